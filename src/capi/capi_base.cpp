@@ -1,0 +1,155 @@
+// C ABI: versions, status strings, the per-thread last error, logging, and the
+// shared compile-spec parser.
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "base/log.h"
+#include "capi/capi_common.h"
+#include "compile_spec/shared_gpu_compile_spec.h"
+
+namespace gpuu::capi {
+namespace {
+thread_local std::string t_last_error;
+
+// The C callback travels as the sink's user data. Boxes are kept for the life
+// of the process: a message may still be in flight through an old sink.
+struct LogCallbackBox {
+  gpuu_log_callback callback;
+  void* user_data;
+};
+
+void* keep_log_callback(gpuu_log_callback callback, void* user_data) {
+  static std::mutex mutex;
+  static std::vector<std::unique_ptr<LogCallbackBox>> boxes;
+  std::lock_guard<std::mutex> lock(mutex);
+  boxes.push_back(std::make_unique<LogCallbackBox>(LogCallbackBox{callback, user_data}));
+  return boxes.back().get();
+}
+
+void forward_log(void* box, LogLevel level, const char* component, const char* message) {
+  auto* b = static_cast<LogCallbackBox*>(box);
+  b->callback(b->user_data, static_cast<gpuu_log_level>(level), component, message);
+}
+
+static_assert(static_cast<int>(StatusCode::kInternal) == GPUU_ERROR_INTERNAL, "status codes drifted");
+static_assert(static_cast<int>(ContextMode::kCreateOnly) == GPUU_CONTEXT_CREATE_ONLY, "modes drifted");
+static_assert(static_cast<int>(SyncMode::kNone) == GPUU_SYNC_NONE, "sync modes drifted");
+static_assert(static_cast<int>(Prefer::kVulkanFirst) == GPUU_PREFER_VULKAN_FIRST, "prefer drifted");
+static_assert(static_cast<int>(LogLevel::kTrace) == GPUU_LOG_TRACE, "log levels drifted");
+static_assert(GPUU_MAX_TOKEN_LENGTH == kMaxTokenLength, "token length drifted");
+}  // namespace
+
+gpuu_status fail(const Status& status) {
+  t_last_error = status.message();
+  log(LogLevel::kDebug, "api", status.to_string());
+  return static_cast<gpuu_status>(status.code());
+}
+
+}  // namespace gpuu::capi
+
+using namespace gpuu;
+using namespace gpuu::capi;
+
+extern "C" {
+
+GPUU_API uint32_t gpuu_version(void) { return GPUU_VERSION; }
+
+GPUU_API const char* gpuu_version_string(void) {
+#define GPUU_STR2(x) #x
+#define GPUU_STR(x) GPUU_STR2(x)
+  return GPUU_STR(GPUU_VERSION_MAJOR) "." GPUU_STR(GPUU_VERSION_MINOR) "." GPUU_STR(GPUU_VERSION_PATCH);
+}
+
+GPUU_API const char* gpuu_status_string(gpuu_status status) {
+  if (status < GPUU_OK || status > GPUU_ERROR_INTERNAL) return "unknown status";
+  return status_code_name(static_cast<StatusCode>(status));
+}
+
+GPUU_API const char* gpuu_last_error(void) { return t_last_error.c_str(); }
+
+GPUU_API void gpuu_set_log_callback(gpuu_log_callback callback, void* user_data, gpuu_log_level max_level) {
+  int level = static_cast<int>(max_level);
+  if (level < GPUU_LOG_ERROR) level = GPUU_LOG_ERROR;
+  if (level > GPUU_LOG_TRACE) level = GPUU_LOG_TRACE;
+  if (!callback) {
+    set_log_sink(nullptr, nullptr, LogLevel::kWarn);
+    return;
+  }
+  set_log_sink(&forward_log, keep_log_callback(callback, user_data), static_cast<LogLevel>(level));
+}
+
+GPUU_API void gpuu_context_overrides_init(gpuu_context_overrides* overrides) {
+  if (!overrides) return;
+  *overrides = gpuu_context_overrides{};
+  overrides->struct_size = sizeof(gpuu_context_overrides);
+  overrides->mode = GPUU_CONTEXT_LOOKUP_OR_CREATE;
+  overrides->sync_mode = GPUU_SYNC_TIMELINE;
+}
+
+GPUU_API void gpuu_shared_spec_init(gpuu_shared_spec* spec) {
+  if (!spec) return;
+  *spec = gpuu_shared_spec{};
+  spec->struct_size = sizeof(gpuu_shared_spec);
+  SharedGpuCompileSpec defaults;
+  copy_string(spec->token, sizeof(spec->token), defaults.token);
+  spec->group_id = defaults.group_id;
+  spec->mode = static_cast<gpuu_context_mode>(defaults.context_mode);
+  spec->sync_mode = static_cast<gpuu_sync_mode>(defaults.sync_mode);
+  spec->min_partition_size = defaults.min_partition_size;
+  spec->prefer = static_cast<gpuu_prefer>(defaults.prefer);
+}
+
+GPUU_API gpuu_status gpuu_shared_spec_parse(const gpuu_compile_spec* specs, size_t count,
+                                            const gpuu_context_overrides* overrides, gpuu_shared_spec* out) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    if (!struct_size_ok(out, sizeof(gpuu_shared_spec))) {
+      return fail_invalid("gpuu_shared_spec_parse: `out` is NULL or its struct_size is not set");
+    }
+    if (count && !specs) return fail_invalid("gpuu_shared_spec_parse: `specs` is NULL but count is ", count);
+    std::vector<CompileSpecEntry> entries;
+    entries.reserve(count);
+    for (size_t i = 0; i < count; ++i) {
+      if (!specs[i].key) return fail_invalid("gpuu_shared_spec_parse: specs[", i, "].key is NULL");
+      if (specs[i].value_size && !specs[i].value) {
+        return fail_invalid("gpuu_shared_spec_parse: specs[", i, "] ('", specs[i].key, "') has NULL value");
+      }
+      const uint8_t* v = static_cast<const uint8_t*>(specs[i].value);
+      entries.push_back(CompileSpecEntry{specs[i].key, std::vector<uint8_t>(v, v + specs[i].value_size)});
+    }
+    ContextOverrides ov;
+    if (overrides) {
+      if (!struct_size_ok(overrides, sizeof(gpuu_context_overrides))) {
+        return fail_invalid("gpuu_shared_spec_parse: overrides->struct_size is not set");
+      }
+      if (overrides->token) ov.token = std::string(overrides->token);
+      if (overrides->has_group_id) ov.group_id = overrides->group_id;
+      if (overrides->has_mode) {
+        if (overrides->mode < GPUU_CONTEXT_DISABLED || overrides->mode > GPUU_CONTEXT_CREATE_ONLY) {
+          return fail_invalid("context override: unknown mode value ", static_cast<int>(overrides->mode));
+        }
+        ov.context_mode = static_cast<ContextMode>(overrides->mode);
+      }
+      if (overrides->has_sync_mode) {
+        if (overrides->sync_mode < GPUU_SYNC_TIMELINE || overrides->sync_mode > GPUU_SYNC_NONE) {
+          return fail_invalid("context override: unknown sync mode value ", static_cast<int>(overrides->sync_mode));
+        }
+        ov.sync_mode = static_cast<SyncMode>(overrides->sync_mode);
+      }
+    }
+    Result<SharedGpuCompileSpec> parsed = parse_shared_gpu_compile_spec(entries, overrides ? &ov : nullptr);
+    if (!parsed.ok()) return fail(parsed.status());
+    const SharedGpuCompileSpec& s = parsed.value();
+    copy_string(out->token, sizeof(out->token), s.token);
+    out->group_id = s.group_id;
+    out->mode = static_cast<gpuu_context_mode>(s.context_mode);
+    out->sync_mode = static_cast<gpuu_sync_mode>(s.sync_mode);
+    out->min_partition_size = s.min_partition_size;
+    out->prefer = static_cast<gpuu_prefer>(s.prefer);
+    out->present = s.present ? 1 : 0;
+    return GPUU_OK;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,146 @@
+// SharedGpuContext: entry-point loading, the queue lock, command pools and
+// ordered destruction of what the context owns.
+#include "context/shared_gpu_context.h"
+
+#include <algorithm>
+
+#include "base/log.h"
+
+namespace gpuu {
+
+Result<std::shared_ptr<SharedGpuContext>> SharedGpuContext::create(SharedGpuContextCreateInfo info) {
+  if (info.token.empty()) return err(StatusCode::kInvalidArgument, "shared GPU context: the token is empty");
+  if (!info.instance || !info.physical_device || !info.device || !info.queue) {
+    return err(StatusCode::kInvalidArgument, "shared GPU context '", info.token, "': instance (",
+               info.instance ? "set" : "null", "), physical device (", info.physical_device ? "set" : "null",
+               "), device (", info.device ? "set" : "null", ") and queue (", info.queue ? "set" : "null",
+               ") must all be given");
+  }
+  if ((info.external_queue_lock.lock == nullptr) != (info.external_queue_lock.unlock == nullptr)) {
+    return err(StatusCode::kInvalidArgument, "shared GPU context '", info.token,
+               "': queue_lock and queue_unlock must be given together");
+  }
+  vk::GlobalFunctions global;
+  if (info.get_instance_proc_addr) {
+    GPUU_ASSIGN_OR_RETURN(global, vk::load_global(info.get_instance_proc_addr));
+  } else {
+    GPUU_ASSIGN_OR_RETURN(global, vk::system_loader());
+  }
+  GPUU_ASSIGN_OR_RETURN(vk::InstanceFunctions instance_fns, vk::load_instance(global, info.instance));
+
+  // Validate the queue family against the physical device before trusting it.
+  uint32_t family_count = 0;
+  instance_fns.vkGetPhysicalDeviceQueueFamilyProperties(info.physical_device, &family_count, nullptr);
+  std::vector<VkQueueFamilyProperties> families(family_count);
+  instance_fns.vkGetPhysicalDeviceQueueFamilyProperties(info.physical_device, &family_count, families.data());
+  if (info.queue_family_index >= family_count) {
+    return err(StatusCode::kInvalidArgument, "shared GPU context '", info.token, "': queue family ",
+               info.queue_family_index, " does not exist (the device has ", family_count, ")");
+  }
+  if (!(families[info.queue_family_index].queueFlags & VK_QUEUE_COMPUTE_BIT)) {
+    return err(StatusCode::kInvalidArgument, "shared GPU context '", info.token, "': queue family ",
+               info.queue_family_index, " has no compute support");
+  }
+  GPUU_ASSIGN_OR_RETURN(vk::DeviceFunctions device_fns, vk::load_device(instance_fns, info.device));
+  if ((info.enabled_features & kFeatureTimelineSemaphore) &&
+      (!device_fns.vkWaitSemaphores || !device_fns.vkSignalSemaphore || !device_fns.vkGetSemaphoreCounterValue)) {
+    return err(StatusCode::kUnsupported, "shared GPU context '", info.token,
+               "': timeline semaphores are marked enabled but vkWaitSemaphores is unavailable (Vulkan 1.2 needed)");
+  }
+
+  bool made_semaphore = false;
+  if (!info.timeline_semaphore && (info.enabled_features & kFeatureTimelineSemaphore)) {
+    VkSemaphoreTypeCreateInfo type_info{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+    type_info.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    type_info.initialValue = 0;
+    VkSemaphoreCreateInfo sem_info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+    sem_info.pNext = &type_info;
+    GPUU_VK_RETURN_IF_ERROR(device_fns.vkCreateSemaphore(info.device, &sem_info, nullptr, &info.timeline_semaphore),
+                            "vkCreateSemaphore(timeline)");
+    info.owns_timeline_semaphore = true;
+    made_semaphore = true;
+  } else if (info.timeline_semaphore) {
+    info.enabled_features |= kFeatureTimelineSemaphore;
+  }
+
+  std::shared_ptr<SharedGpuContext> ctx(new SharedGpuContext(std::move(info)));
+  ctx->global_fns_ = global;
+  ctx->instance_fns_ = instance_fns;
+  ctx->device_fns_ = device_fns;
+  instance_fns.vkGetPhysicalDeviceProperties(ctx->info_.physical_device, &ctx->properties_);
+  instance_fns.vkGetPhysicalDeviceMemoryProperties(ctx->info_.physical_device, &ctx->memory_properties_);
+  if (ctx->info_.timeline_semaphore) {
+    uint64_t current = 0;
+    if (device_fns.vkGetSemaphoreCounterValue &&
+        device_fns.vkGetSemaphoreCounterValue(ctx->info_.device, ctx->info_.timeline_semaphore, &current) ==
+            VK_SUCCESS) {
+      ctx->next_timeline_value_ = current + 1;  // an application's semaphore may be past zero
+    }
+  }
+  log(LogLevel::kDebug, "context", "context '", ctx->token(), "' group ", ctx->group_id(), " on ",
+      ctx->device_name(), made_semaphore ? " (own timeline semaphore)" : "");
+  return ctx;
+}
+
+SharedGpuContext::~SharedGpuContext() {
+  log(LogLevel::kDebug, "context", "destroying context '", info_.token, "' group ", info_.group_id,
+      " (owns device: ", info_.owns_device ? "yes" : "no", ")");
+  // Only a device we own may be waited on as a whole: the application may be
+  // using its own device from other threads. Delegates finish their own work
+  // before they drop their references.
+  if (info_.device && info_.owns_device) device_fns_.vkDeviceWaitIdle(info_.device);
+  if (info_.owns_timeline_semaphore && info_.timeline_semaphore) {
+    device_fns_.vkDestroySemaphore(info_.device, info_.timeline_semaphore, nullptr);
+  }
+  if (info_.owns_device && info_.device) device_fns_.vkDestroyDevice(info_.device, nullptr);
+  if (info_.debug_messenger && instance_fns_.vkDestroyDebugUtilsMessengerEXT) {
+    instance_fns_.vkDestroyDebugUtilsMessengerEXT(info_.instance, info_.debug_messenger, nullptr);
+  }
+  if (info_.owns_instance && info_.instance) instance_fns_.vkDestroyInstance(info_.instance, nullptr);
+  if (info_.on_destroy) info_.on_destroy();
+}
+
+bool SharedGpuContext::has_extension(const std::string& name) const {
+  const auto& exts = info_.enabled_device_extensions;
+  return std::find(exts.begin(), exts.end(), name) != exts.end();
+}
+
+SharedGpuContext::QueueGuard::QueueGuard(const SharedGpuContext& ctx) : ctx_(ctx) {
+  if (ctx_.info_.external_queue_lock.set()) {
+    ctx_.info_.external_queue_lock.lock(ctx_.info_.external_queue_lock.user_data);
+  } else {
+    ctx_.queue_mutex_.lock();
+  }
+}
+
+SharedGpuContext::QueueGuard::~QueueGuard() {
+  if (ctx_.info_.external_queue_lock.set()) {
+    ctx_.info_.external_queue_lock.unlock(ctx_.info_.external_queue_lock.user_data);
+  } else {
+    ctx_.queue_mutex_.unlock();
+  }
+}
+
+VkResult SharedGpuContext::submit(uint32_t count, const VkSubmitInfo* submits, VkFence fence) const {
+  QueueGuard guard(*this);
+  return device_fns_.vkQueueSubmit(info_.queue, count, submits, fence);
+}
+
+VkResult SharedGpuContext::queue_wait_idle() const {
+  QueueGuard guard(*this);
+  return device_fns_.vkQueueWaitIdle(info_.queue);
+}
+
+VkResult SharedGpuContext::create_command_pool(VkCommandPool* command_pool) const {
+  if (!is_valid() || !command_pool) return VK_ERROR_INITIALIZATION_FAILED;
+  VkCommandPoolCreateInfo create_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  create_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  create_info.queueFamilyIndex = info_.queue_family_index;
+  return device_fns_.vkCreateCommandPool(info_.device, &create_info, nullptr, command_pool);
+}
+
+void SharedGpuContext::destroy_command_pool(VkCommandPool command_pool) const {
+  if (command_pool) device_fns_.vkDestroyCommandPool(info_.device, command_pool, nullptr);
+}
+
+}  // namespace gpuu

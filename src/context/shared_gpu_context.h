@@ -1,0 +1,139 @@
+// SharedGpuContext: the Vulkan objects that every delegate of one
+// (token, group_id) shares: instance, physical device, device, one queue and
+// its family, an optional timeline semaphore. It destroys only what it owns.
+// Every use of the queue goes through its lock; command pools are never
+// shared: each delegate makes its own with create_command_pool().
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "context/vulkan_api.h"
+
+namespace gpuu {
+
+// Optional device features a backend may rely on; what is enabled on the device.
+enum DeviceFeature : uint32_t {
+  kFeatureTimelineSemaphore = 1u << 0,
+  kFeatureShaderFloat16 = 1u << 1,
+  kFeatureStorageBuffer16Bit = 1u << 2,
+  kFeatureShaderInt64 = 1u << 3,
+  kFeatureShaderInt8 = 1u << 4,
+  kFeatureStorageBuffer8Bit = 1u << 5,
+};
+
+// An application's own queue lock, for a queue it also submits to.
+struct ExternalQueueLock {
+  void (*lock)(void* user_data) = nullptr;
+  void (*unlock)(void* user_data) = nullptr;
+  void* user_data = nullptr;
+  bool set() const { return lock && unlock; }
+};
+
+struct SharedGpuContextCreateInfo {
+  std::string token;
+  int64_t group_id = 0;
+
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_device = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;
+  uint32_t queue_family_index = 0;
+  VkSemaphore timeline_semaphore = VK_NULL_HANDLE;  // null: made here if the feature is enabled
+
+  bool owns_instance = false;
+  bool owns_device = false;
+  bool owns_timeline_semaphore = false;
+  VkDebugUtilsMessengerEXT debug_messenger = VK_NULL_HANDLE;  // always owned
+
+  PFN_vkGetInstanceProcAddr get_instance_proc_addr = nullptr;  // null: the system loader
+  ExternalQueueLock external_queue_lock;
+  std::vector<std::string> enabled_device_extensions;
+  uint32_t enabled_features = 0;  // DeviceFeature bits
+
+  // Called once, after the owned Vulkan objects are destroyed (tests observe it).
+  std::function<void()> on_destroy;
+};
+
+class SharedGpuContext {
+ public:
+  // Loads the entry points, reads the device's properties, and makes the
+  // timeline semaphore when none was given and the feature is enabled.
+  // On failure nothing in `info` is destroyed, owned or not: the caller keeps it.
+  static Result<std::shared_ptr<SharedGpuContext>> create(SharedGpuContextCreateInfo info);
+
+  ~SharedGpuContext();
+  SharedGpuContext(const SharedGpuContext&) = delete;
+  SharedGpuContext& operator=(const SharedGpuContext&) = delete;
+
+  bool is_valid() const { return info_.device != VK_NULL_HANDLE && info_.queue != VK_NULL_HANDLE; }
+  const std::string& token() const { return info_.token; }
+  int64_t group_id() const { return info_.group_id; }
+  VkInstance instance() const { return info_.instance; }
+  VkPhysicalDevice physical_device() const { return info_.physical_device; }
+  VkDevice device() const { return info_.device; }
+  VkQueue queue() const { return info_.queue; }
+  uint32_t queue_family_index() const { return info_.queue_family_index; }
+  VkSemaphore timeline_semaphore() const { return info_.timeline_semaphore; }
+  bool owns_instance() const { return info_.owns_instance; }
+  bool owns_device() const { return info_.owns_device; }
+  bool owns_timeline_semaphore() const { return info_.owns_timeline_semaphore; }
+  uint32_t enabled_features() const { return info_.enabled_features; }
+  bool has_feature(DeviceFeature f) const { return (info_.enabled_features & f) != 0; }
+  const std::vector<std::string>& enabled_device_extensions() const { return info_.enabled_device_extensions; }
+  bool has_extension(const std::string& name) const;
+  const VkPhysicalDeviceProperties& properties() const { return properties_; }
+  const VkPhysicalDeviceMemoryProperties& memory_properties() const { return memory_properties_; }
+  std::string device_name() const { return properties_.deviceName; }
+
+  const vk::InstanceFunctions& vki() const { return instance_fns_; }
+  const vk::DeviceFunctions& vkd() const { return device_fns_; }
+
+  // Holds the queue lock (the application's, when it gave one) while alive.
+  class QueueGuard {
+   public:
+    explicit QueueGuard(const SharedGpuContext& ctx);
+    ~QueueGuard();
+    QueueGuard(const QueueGuard&) = delete;
+    QueueGuard& operator=(const QueueGuard&) = delete;
+
+   private:
+    const SharedGpuContext& ctx_;
+  };
+  QueueGuard lock_queue() const { return QueueGuard(*this); }
+
+  // vkQueueSubmit / vkQueueWaitIdle under the queue lock.
+  VkResult submit(uint32_t count, const VkSubmitInfo* submits, VkFence fence) const;
+  VkResult queue_wait_idle() const;
+
+  // One pool per delegate instance, never shared (RFC). The caller destroys it
+  // with destroy_command_pool() before it drops its reference to the context.
+  VkResult create_command_pool(VkCommandPool* command_pool) const;
+  void destroy_command_pool(VkCommandPool command_pool) const;
+
+  // Reserves `count` consecutive timeline values and returns the first; values
+  // only grow, so delegates of several sessions never reuse one.
+  uint64_t reserve_timeline_values(uint64_t count) const { return next_timeline_value_.fetch_add(count); }
+
+ private:
+  explicit SharedGpuContext(SharedGpuContextCreateInfo info) : info_(std::move(info)) {}
+
+  SharedGpuContextCreateInfo info_;
+  vk::GlobalFunctions global_fns_;
+  vk::InstanceFunctions instance_fns_;
+  vk::DeviceFunctions device_fns_;
+  VkPhysicalDeviceProperties properties_{};
+  VkPhysicalDeviceMemoryProperties memory_properties_{};
+  mutable std::mutex queue_mutex_;
+  mutable std::atomic<uint64_t> next_timeline_value_{1};
+};
+
+using SharedGpuContextPtr = std::shared_ptr<SharedGpuContext>;
+
+}  // namespace gpuu

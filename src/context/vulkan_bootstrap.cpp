@@ -1,0 +1,353 @@
+// Instance and device creation for gpuu-owned contexts. Validation (with
+// synchronization validation) is opt-in; its messages go to the gpuu log.
+#include "context/vulkan_bootstrap.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+
+#include "base/log.h"
+
+namespace gpuu {
+namespace {
+
+constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
+std::atomic<uint64_t> g_validation_messages{0};
+
+VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                     VkDebugUtilsMessageTypeFlagsEXT,
+                                                     const VkDebugUtilsMessengerCallbackDataEXT* data, void*) {
+  g_validation_messages.fetch_add(1);
+  LogLevel level = (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) ? LogLevel::kError : LogLevel::kWarn;
+  log(level, "vulkan.validation", data && data->pMessage ? data->pMessage : "(no message)");
+  return VK_FALSE;
+}
+
+int device_rank(VkPhysicalDeviceType type) {
+  switch (type) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 0;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 1;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return 3;
+    default: return 4;
+  }
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && (std::strcmp(v, "1") == 0 || std::strcmp(v, "true") == 0 || std::strcmp(v, "on") == 0);
+}
+
+bool layer_present(const vk::GlobalFunctions& g, const char* name) {
+  uint32_t count = 0;
+  if (g.vkEnumerateInstanceLayerProperties(&count, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkLayerProperties> layers(count);
+  if (g.vkEnumerateInstanceLayerProperties(&count, layers.data()) != VK_SUCCESS) return false;
+  for (const auto& l : layers) {
+    if (std::strcmp(l.layerName, name) == 0) return true;
+  }
+  return false;
+}
+
+bool instance_extension_present(const vk::GlobalFunctions& g, const char* name) {
+  uint32_t count = 0;
+  if (g.vkEnumerateInstanceExtensionProperties(nullptr, &count, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkExtensionProperties> exts(count);
+  if (g.vkEnumerateInstanceExtensionProperties(nullptr, &count, exts.data()) != VK_SUCCESS) return false;
+  for (const auto& e : exts) {
+    if (std::strcmp(e.extensionName, name) == 0) return true;
+  }
+  return false;
+}
+
+// An instance that is destroyed unless released to a context.
+struct InstanceHolder {
+  VkInstance instance = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+  vk::InstanceFunctions fns;
+  ~InstanceHolder() {
+    if (messenger && fns.vkDestroyDebugUtilsMessengerEXT) fns.vkDestroyDebugUtilsMessengerEXT(instance, messenger, nullptr);
+    if (instance && fns.vkDestroyInstance) fns.vkDestroyInstance(instance, nullptr);
+  }
+};
+
+struct CreatedInstance {
+  vk::GlobalFunctions global;
+  std::shared_ptr<InstanceHolder> holder;
+};
+
+Result<CreatedInstance> create_instance(bool validation) {
+  GPUU_ASSIGN_OR_RETURN(vk::GlobalFunctions global, vk::system_loader());
+  uint32_t instance_version = VK_API_VERSION_1_0;
+  if (global.vkEnumerateInstanceVersion) global.vkEnumerateInstanceVersion(&instance_version);
+  if (instance_version < VK_API_VERSION_1_2) {
+    return err(StatusCode::kUnsupported, "the Vulkan loader offers version ", VK_API_VERSION_MAJOR(instance_version),
+               ".", VK_API_VERSION_MINOR(instance_version), "; gpuu needs 1.2 or newer");
+  }
+
+  std::vector<const char*> layers;
+  std::vector<const char*> extensions;
+  bool use_debug_utils = false;
+  if (validation) {
+    if (layer_present(global, kValidationLayer)) {
+      layers.push_back(kValidationLayer);
+      if (instance_extension_present(global, VK_EXT_DEBUG_UTILS_EXTENSION_NAME)) {
+        extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+        use_debug_utils = true;
+      }
+    } else {
+      log(LogLevel::kWarn, "context", "validation requested but ", kValidationLayer,
+          " is not installed (Debian: vulkan-validationlayers); continuing without it");
+    }
+  }
+
+  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  app.pApplicationName = "gpuu";
+  app.pEngineName = "gpuu";
+  app.apiVersion = std::min<uint32_t>(instance_version, VK_API_VERSION_1_3);
+
+  VkDebugUtilsMessengerCreateInfoEXT messenger_info{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+  messenger_info.messageSeverity =
+      VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+  messenger_info.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                               VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                               VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+  messenger_info.pfnUserCallback = on_validation_message;
+
+  VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+  VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+  features.enabledValidationFeatureCount = 1;
+  features.pEnabledValidationFeatures = enables;
+
+  VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  info.pApplicationInfo = &app;
+  info.enabledLayerCount = static_cast<uint32_t>(layers.size());
+  info.ppEnabledLayerNames = layers.data();
+  info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  info.ppEnabledExtensionNames = extensions.data();
+  if (!layers.empty()) {
+    info.pNext = &features;
+    if (use_debug_utils) features.pNext = &messenger_info;
+  }
+
+  auto holder = std::make_shared<InstanceHolder>();
+  GPUU_VK_RETURN_IF_ERROR(global.vkCreateInstance(&info, nullptr, &holder->instance), "vkCreateInstance");
+  GPUU_ASSIGN_OR_RETURN(holder->fns, vk::load_instance(global, holder->instance));
+  if (use_debug_utils && holder->fns.vkCreateDebugUtilsMessengerEXT) {
+    GPUU_VK_RETURN_IF_ERROR(
+        holder->fns.vkCreateDebugUtilsMessengerEXT(holder->instance, &messenger_info, nullptr, &holder->messenger),
+        "vkCreateDebugUtilsMessengerEXT");
+  }
+  return CreatedInstance{global, holder};
+}
+
+// The features gpuu enables when the device has them.
+struct FeatureChain {
+  VkPhysicalDeviceFeatures2 features2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  VkPhysicalDeviceVulkan11Features v11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  FeatureChain() {
+    features2.pNext = &v11;
+    v11.pNext = &v12;
+  }
+};
+
+}  // namespace
+
+uint64_t validation_message_count() { return g_validation_messages.load(); }
+
+bool validation_layer_available() {
+  Result<vk::GlobalFunctions> global = vk::system_loader();
+  return global.ok() && layer_present(global.value(), kValidationLayer);
+}
+
+Result<std::vector<PhysicalDeviceInfo>> enumerate_physical_devices() {
+  GPUU_ASSIGN_OR_RETURN(CreatedInstance created, create_instance(false));
+  const auto& fns = created.holder->fns;
+  uint32_t count = 0;
+  GPUU_VK_RETURN_IF_ERROR(fns.vkEnumeratePhysicalDevices(created.holder->instance, &count, nullptr),
+                          "vkEnumeratePhysicalDevices");
+  std::vector<VkPhysicalDevice> devices(count);
+  GPUU_VK_RETURN_IF_ERROR(fns.vkEnumeratePhysicalDevices(created.holder->instance, &count, devices.data()),
+                          "vkEnumeratePhysicalDevices");
+  std::vector<PhysicalDeviceInfo> result;
+  for (VkPhysicalDevice d : devices) {
+    VkPhysicalDeviceProperties p;
+    fns.vkGetPhysicalDeviceProperties(d, &p);
+    result.push_back(PhysicalDeviceInfo{p.deviceName, p.deviceType, p.apiVersion});
+  }
+  return result;
+}
+
+Result<size_t> choose_physical_device(const std::vector<PhysicalDeviceInfo>& devices, const std::string& selector_in) {
+  if (devices.empty()) {
+    return err(StatusCode::kUnsupported,
+               "no Vulkan physical device was found (on a machine without a GPU, install mesa-vulkan-drivers)");
+  }
+  std::string selector = selector_in;
+  const char* source = "device option";
+  if (selector.empty()) {
+    const char* env = std::getenv("GPUU_DEVICE");
+    if (env && *env) {
+      selector = env;
+      source = "GPUU_DEVICE";
+    }
+  }
+  if (!selector.empty()) {
+    bool numeric = std::all_of(selector.begin(), selector.end(), [](unsigned char c) { return std::isdigit(c); });
+    if (numeric) {
+      size_t index = std::strtoul(selector.c_str(), nullptr, 10);
+      if (index >= devices.size()) {
+        return err(StatusCode::kNotFound, source, " '", selector, "': index out of range (", devices.size(),
+                   " devices)");
+      }
+      return index;
+    }
+    for (size_t i = 0; i < devices.size(); ++i) {
+      if (lower(devices[i].name).find(lower(selector)) != std::string::npos) return i;
+    }
+    std::string names;
+    for (const auto& d : devices) names += (names.empty() ? "" : ", ") + d.name;
+    return err(StatusCode::kNotFound, source, " '", selector, "' matches no device (have: ", names, ")");
+  }
+  size_t best = 0;
+  for (size_t i = 1; i < devices.size(); ++i) {
+    if (device_rank(devices[i].type) < device_rank(devices[best].type)) best = i;
+  }
+  return best;
+}
+
+Result<SharedGpuContextPtr> create_vulkan_context(const std::string& token, int64_t group_id,
+                                                  const DeviceOptions& options) {
+  bool validation = options.validation || env_flag("GPUU_VALIDATION");
+  GPUU_ASSIGN_OR_RETURN(CreatedInstance created, create_instance(validation));
+  InstanceHolder& inst = *created.holder;
+
+  uint32_t count = 0;
+  GPUU_VK_RETURN_IF_ERROR(inst.fns.vkEnumeratePhysicalDevices(inst.instance, &count, nullptr),
+                          "vkEnumeratePhysicalDevices");
+  std::vector<VkPhysicalDevice> physical(count);
+  GPUU_VK_RETURN_IF_ERROR(inst.fns.vkEnumeratePhysicalDevices(inst.instance, &count, physical.data()),
+                          "vkEnumeratePhysicalDevices");
+  std::vector<PhysicalDeviceInfo> infos;
+  for (VkPhysicalDevice d : physical) {
+    VkPhysicalDeviceProperties p;
+    inst.fns.vkGetPhysicalDeviceProperties(d, &p);
+    infos.push_back(PhysicalDeviceInfo{p.deviceName, p.deviceType, p.apiVersion});
+  }
+  GPUU_ASSIGN_OR_RETURN(size_t chosen, choose_physical_device(infos, options.device));
+  VkPhysicalDevice pd = physical[chosen];
+  if (infos[chosen].api_version < VK_API_VERSION_1_2) {
+    return err(StatusCode::kUnsupported, "device '", infos[chosen].name, "' supports Vulkan ",
+               VK_API_VERSION_MAJOR(infos[chosen].api_version), ".", VK_API_VERSION_MINOR(infos[chosen].api_version),
+               "; gpuu needs 1.2 or newer");
+  }
+
+  // A compute queue: a compute-only family (async compute) first.
+  uint32_t family_count = 0;
+  inst.fns.vkGetPhysicalDeviceQueueFamilyProperties(pd, &family_count, nullptr);
+  std::vector<VkQueueFamilyProperties> families(family_count);
+  inst.fns.vkGetPhysicalDeviceQueueFamilyProperties(pd, &family_count, families.data());
+  int64_t family = -1;
+  for (uint32_t i = 0; i < family_count; ++i) {
+    bool compute = families[i].queueFlags & VK_QUEUE_COMPUTE_BIT;
+    bool graphics = families[i].queueFlags & VK_QUEUE_GRAPHICS_BIT;
+    if (compute && !graphics) {
+      family = i;
+      break;
+    }
+    if (compute && family < 0) family = i;
+  }
+  if (family < 0) return err(StatusCode::kUnsupported, "device '", infos[chosen].name, "' has no compute queue");
+
+  FeatureChain supported;
+  inst.fns.vkGetPhysicalDeviceFeatures2(pd, &supported.features2);
+  FeatureChain enable;
+  uint32_t enabled = 0;
+  auto take = [&](VkBool32 have, VkBool32& want, DeviceFeature bit) {
+    if (have) {
+      want = VK_TRUE;
+      enabled |= bit;
+    }
+  };
+  take(supported.v12.timelineSemaphore, enable.v12.timelineSemaphore, kFeatureTimelineSemaphore);
+  take(supported.v12.shaderFloat16, enable.v12.shaderFloat16, kFeatureShaderFloat16);
+  take(supported.v11.storageBuffer16BitAccess, enable.v11.storageBuffer16BitAccess, kFeatureStorageBuffer16Bit);
+  take(supported.features2.features.shaderInt64, enable.features2.features.shaderInt64, kFeatureShaderInt64);
+  take(supported.v12.shaderInt8, enable.v12.shaderInt8, kFeatureShaderInt8);
+  take(supported.v12.storageBuffer8BitAccess, enable.v12.storageBuffer8BitAccess, kFeatureStorageBuffer8Bit);
+
+  uint32_t ext_count = 0;
+  inst.fns.vkEnumerateDeviceExtensionProperties(pd, nullptr, &ext_count, nullptr);
+  std::vector<VkExtensionProperties> available(ext_count);
+  inst.fns.vkEnumerateDeviceExtensionProperties(pd, nullptr, &ext_count, available.data());
+  std::vector<std::string> extensions;
+  // The portability subset must be enabled where it is offered; the ARM data
+  // graph extensions let the VGF backend take its native path.
+  for (const char* wanted : {"VK_KHR_portability_subset", "VK_ARM_tensors", "VK_ARM_data_graph"}) {
+    for (const auto& e : available) {
+      if (std::strcmp(e.extensionName, wanted) == 0) extensions.emplace_back(wanted);
+    }
+  }
+  std::vector<const char*> ext_names;
+  for (const auto& e : extensions) ext_names.push_back(e.c_str());
+
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  queue_info.queueFamilyIndex = static_cast<uint32_t>(family);
+  queue_info.queueCount = 1;
+  queue_info.pQueuePriorities = &priority;
+  VkDeviceCreateInfo device_info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  device_info.pNext = &enable.features2;
+  device_info.queueCreateInfoCount = 1;
+  device_info.pQueueCreateInfos = &queue_info;
+  device_info.enabledExtensionCount = static_cast<uint32_t>(ext_names.size());
+  device_info.ppEnabledExtensionNames = ext_names.data();
+  VkDevice device = VK_NULL_HANDLE;
+  GPUU_VK_RETURN_IF_ERROR(inst.fns.vkCreateDevice(pd, &device_info, nullptr, &device), "vkCreateDevice");
+  auto destroy_device = reinterpret_cast<PFN_vkDestroyDevice>(inst.fns.vkGetDeviceProcAddr(device, "vkDestroyDevice"));
+  auto get_queue = reinterpret_cast<PFN_vkGetDeviceQueue>(inst.fns.vkGetDeviceProcAddr(device, "vkGetDeviceQueue"));
+  VkQueue queue = VK_NULL_HANDLE;
+  get_queue(device, static_cast<uint32_t>(family), 0, &queue);
+
+  SharedGpuContextCreateInfo info;
+  info.token = token;
+  info.group_id = group_id;
+  info.instance = inst.instance;
+  info.physical_device = pd;
+  info.device = device;
+  info.queue = queue;
+  info.queue_family_index = static_cast<uint32_t>(family);
+  info.owns_instance = true;
+  info.owns_device = true;
+  info.debug_messenger = inst.messenger;
+  info.get_instance_proc_addr = created.global.vkGetInstanceProcAddr;
+  info.enabled_device_extensions = extensions;
+  info.enabled_features = enabled;
+  Result<SharedGpuContextPtr> ctx = SharedGpuContext::create(std::move(info));
+  if (!ctx.ok()) {
+    destroy_device(device, nullptr);
+    return ctx.status();
+  }
+  // The context owns instance and messenger now.
+  inst.instance = VK_NULL_HANDLE;
+  inst.messenger = VK_NULL_HANDLE;
+  log(LogLevel::kInfo, "context", "created context '", token, "' group ", group_id, " on '", infos[chosen].name,
+      "'", validation ? " with validation" : "");
+  return ctx;
+}
+
+ContextFactory vulkan_context_factory(const DeviceOptions& options) {
+  return [options](const std::string& token, int64_t group_id) {
+    return create_vulkan_context(token, group_id, options);
+  };
+}
+
+}  // namespace gpuu

@@ -1,0 +1,95 @@
+// Graph storage and the small helpers every pass needs.
+#include "graph/graph.h"
+
+#include <sstream>
+
+namespace gpuu::graph {
+
+size_t dtype_size(DType dtype) {
+  switch (dtype) {
+    case DType::kF32: return 4;
+    case DType::kF16: return 2;
+    case DType::kI32: return 4;
+    case DType::kI64: return 8;
+    case DType::kI8: return 1;
+    case DType::kBool: return 1;
+  }
+  return 0;
+}
+
+const char* dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::kF32: return "f32";
+    case DType::kF16: return "f16";
+    case DType::kI32: return "i32";
+    case DType::kI64: return "i64";
+    case DType::kI8: return "i8";
+    case DType::kBool: return "bool";
+  }
+  return "?";
+}
+
+bool parse_dtype(const std::string& name, DType* out) {
+  for (int i = 0; i < kDTypeCount; ++i) {
+    if (name == dtype_name(static_cast<DType>(i))) {
+      *out = static_cast<DType>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+int64_t shape_numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string shape_to_string(const Shape& shape) {
+  std::ostringstream out;
+  out << '[';
+  for (size_t i = 0; i < shape.size(); ++i) out << (i ? "," : "") << shape[i];
+  out << ']';
+  return out.str();
+}
+
+ValueId Graph::add_value(Value value) {
+  values_.push_back(std::move(value));
+  return static_cast<ValueId>(values_.size() - 1);
+}
+
+ValueId Graph::add_input(const std::string& name, DType dtype, Shape shape) {
+  ValueId id = add_value(Value{name, dtype, std::move(shape), kNone, kNone});
+  inputs_.push_back(id);
+  return id;
+}
+
+ValueId Graph::add_constant(const std::string& name, DType dtype, Shape shape, Blob data) {
+  ValueId id = add_value(Value{name, dtype, std::move(shape), kNone, static_cast<int32_t>(constants_.size())});
+  constants_.push_back(Constant{name, id, std::move(data)});
+  return id;
+}
+
+NodeId Graph::add_node(Node node) {
+  NodeId id = static_cast<NodeId>(nodes_.size());
+  for (ValueId out : node.outputs) {
+    if (out >= 0 && static_cast<size_t>(out) < values_.size()) values_[static_cast<size_t>(out)].producer = id;
+  }
+  nodes_.push_back(std::move(node));
+  return id;
+}
+
+std::vector<std::vector<NodeId>> Graph::consumers() const {
+  std::vector<std::vector<NodeId>> result(values_.size());
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    for (ValueId in : nodes_[n].inputs) {
+      if (in >= 0 && static_cast<size_t>(in) < values_.size()) {
+        auto& list = result[static_cast<size_t>(in)];
+        if (list.empty() || list.back() != static_cast<NodeId>(n)) list.push_back(static_cast<NodeId>(n));
+      }
+    }
+  }
+  return result;
+}
+
+}  // namespace gpuu::graph

@@ -1,0 +1,86 @@
+// The graph IR: values with dtype and static shape, nodes with an op name,
+// inputs, outputs and typed attributes, and constants. Ids are dense indices,
+// so passes can use vectors instead of maps and stay deterministic.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "base/blob.h"
+#include "base/status.h"
+
+namespace gpuu::graph {
+
+enum class DType : uint8_t { kF32 = 0, kF16 = 1, kI32 = 2, kI64 = 3, kI8 = 4, kBool = 5 };
+constexpr int kDTypeCount = 6;
+
+size_t dtype_size(DType dtype);
+const char* dtype_name(DType dtype);  // "f32", "f16", "i32", "i64", "i8", "bool"
+bool parse_dtype(const std::string& name, DType* out);
+
+using Shape = std::vector<int64_t>;
+int64_t shape_numel(const Shape& shape);
+std::string shape_to_string(const Shape& shape);  // "[1,3,8,8]"
+
+using ValueId = int32_t;
+using NodeId = int32_t;
+constexpr int32_t kNone = -1;
+
+using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>>;
+using AttrMap = std::map<std::string, AttrValue>;  // ordered: serialization is deterministic
+
+struct Value {
+  std::string name;
+  DType dtype = DType::kF32;
+  Shape shape;
+  NodeId producer = kNone;   // kNone for graph inputs and constants
+  int32_t constant = kNone;  // index into Graph::constants(), or kNone
+};
+
+struct Constant {
+  std::string name;
+  ValueId value = kNone;
+  Blob data;  // dtype_size * numel bytes, little-endian
+};
+
+struct Node {
+  std::string name;  // unique within the graph
+  std::string op;    // registry name: "add", "conv2d", "custom_shader", ...
+  std::vector<ValueId> inputs;
+  std::vector<ValueId> outputs;
+  AttrMap attrs;
+};
+
+class Graph {
+ public:
+  ValueId add_value(Value value);
+  ValueId add_input(const std::string& name, DType dtype, Shape shape);
+  ValueId add_constant(const std::string& name, DType dtype, Shape shape, Blob data);
+  NodeId add_node(Node node);  // sets producer of the node's outputs; no checks here
+  void mark_output(ValueId value) { outputs_.push_back(value); }
+
+  const std::vector<Value>& values() const { return values_; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const std::vector<Constant>& constants() const { return constants_; }
+  const std::vector<ValueId>& inputs() const { return inputs_; }
+  const std::vector<ValueId>& outputs() const { return outputs_; }
+  const Value& value(ValueId id) const { return values_[static_cast<size_t>(id)]; }
+  Value& mutable_value(ValueId id) { return values_[static_cast<size_t>(id)]; }
+  const Node& node(NodeId id) const { return nodes_[static_cast<size_t>(id)]; }
+  Node& mutable_node(NodeId id) { return nodes_[static_cast<size_t>(id)]; }
+
+  // For each value, the nodes that read it, in node order.
+  std::vector<std::vector<NodeId>> consumers() const;
+
+ private:
+  std::vector<Value> values_;
+  std::vector<Node> nodes_;
+  std::vector<Constant> constants_;
+  std::vector<ValueId> inputs_;
+  std::vector<ValueId> outputs_;
+};
+
+}  // namespace gpuu::graph

@@ -1,0 +1,47 @@
+// A Vulkan device made the way an application makes one (linked against the
+// loader, its own instance and debug messenger), for tests of device injection.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <string>
+#include <vector>
+
+namespace gpuu_test {
+
+struct AppDevice {
+  VkInstance instance = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_device = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;
+  uint32_t queue_family_index = 0;
+  bool timeline_enabled = false;
+  std::string device_name;
+
+  AppDevice() = default;
+  AppDevice(const AppDevice&) = delete;
+  AppDevice& operator=(const AppDevice&) = delete;
+  ~AppDevice() { destroy(); }
+
+  // Creates instance (with validation when GPUU_VALIDATION=1), device and queue.
+  // Returns false with `error` set when no device can be made.
+  bool create(std::string* error);
+  // Destroys whatever is still held; safe to call twice.
+  void destroy();
+  // Releases the handles without destroying them (ownership went to gpuu).
+  void forget() { instance = VK_NULL_HANDLE; messenger = VK_NULL_HANDLE; device = VK_NULL_HANDLE; }
+};
+
+// Validation messages the application-side messengers received since last taken.
+std::vector<std::string> take_app_validation_messages();
+
+// Routes warnings and validation messages of the gpuu under test to on_log:
+// through gpuu_set_log_callback for C ABI tests, the internal sink otherwise.
+void install_log_hook();
+void on_log(int level, const char* component, const char* message);
+
+// True when tests run under the validation layer.
+bool validation_enabled();
+
+}  // namespace gpuu_test
