@@ -393,6 +393,21 @@ GPUU_API const char* gpuu_context_extension_name(const gpuu_context* context, ui
  * or GPUU_ERROR_UNSUPPORTED when no Vulkan loader or driver is present. */
 GPUU_API gpuu_status gpuu_enumerate_devices(uint32_t index, char* name, size_t name_size, int32_t* type);
 
+/* ------------------------------------------------------------------------ */
+/* Graph builder (the export side)                                          */
+/* ------------------------------------------------------------------------ */
+/* @@GRAPH_API@@ */
+
+/* ------------------------------------------------------------------------ */
+/* Partitioning                                                             */
+/* ------------------------------------------------------------------------ */
+/* @@PARTITION_API@@ */
+
+/* ------------------------------------------------------------------------ */
+/* Program files                                                            */
+/* ------------------------------------------------------------------------ */
+/* @@PROGRAM_API@@ */
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

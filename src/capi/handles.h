@@ -1,0 +1,21 @@
+// The structs behind the opaque C handles that several capi files share.
+// Only src/capi includes this.
+#pragma once
+
+#include <string>
+
+#include "compile_spec/shared_gpu_compile_spec.h"
+#include "graph/graph.h"
+#include "partition/partition_result.h"
+
+// A graph under construction through the graph-builder API.
+struct gpuu_graph {
+  gpuu::graph::Graph graph;
+};
+
+// The outcome of partitioning one graph with one set of options.
+struct gpuu_partition {
+  gpuu::partition::PartitionResult result;
+  gpuu::SharedGpuCompileSpec shared_spec;  // the policy it ran with; baked into programs written from it
+  std::string explain_json;
+};
