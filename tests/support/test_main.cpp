@@ -28,16 +28,19 @@ void on_log(int level, const char* component, const char* message) {
     std::fprintf(stderr, "gpuu [%s] %s: %s\n", level == 0 ? "error" : "warn", component, message);
   }
 }
+
+std::vector<std::string> take_gpuu_validation_messages() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  std::vector<std::string> out;
+  out.swap(g_gpuu_validation_messages);
+  return out;
+}
 }  // namespace gpuu_test
 
 namespace {
 
 std::vector<std::string> take_all_validation_messages() {
-  std::vector<std::string> out;
-  {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    out.swap(g_gpuu_validation_messages);
-  }
+  std::vector<std::string> out = gpuu_test::take_gpuu_validation_messages();
   for (auto& m : gpuu_test::take_app_validation_messages()) out.push_back(std::move(m));
   return out;
 }

@@ -129,6 +129,37 @@ bool AppDevice::create(std::string* error) {
   return true;
 }
 
+bool AppDevice::still_usable(std::string* why) const {
+  VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pool_info.queueFamilyIndex = queue_family_index;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  if (vkCreateCommandPool(device, &pool_info, nullptr, &pool) != VK_SUCCESS) {
+    *why = "vkCreateCommandPool failed";
+    return false;
+  }
+  vkDestroyCommandPool(device, pool, nullptr);
+  if (vkQueueSubmit(queue, 0, nullptr, VK_NULL_HANDLE) != VK_SUCCESS) {
+    *why = "vkQueueSubmit failed";
+    return false;
+  }
+  if (vkDeviceWaitIdle(device) != VK_SUCCESS) {
+    *why = "vkDeviceWaitIdle failed";
+    return false;
+  }
+  return true;
+}
+
+void AppDevice::forget_device_and_instance_keep_messenger() {
+  if (messenger) {
+    auto destroy_messenger = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+        vkGetInstanceProcAddr(instance, "vkDestroyDebugUtilsMessengerEXT"));
+    if (destroy_messenger) destroy_messenger(instance, messenger, nullptr);
+  }
+  messenger = VK_NULL_HANDLE;
+  device = VK_NULL_HANDLE;
+  instance = VK_NULL_HANDLE;
+}
+
 void AppDevice::destroy() {
   if (device) vkDestroyDevice(device, nullptr);
   device = VK_NULL_HANDLE;

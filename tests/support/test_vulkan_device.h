@@ -29,9 +29,18 @@ struct AppDevice {
   bool create(std::string* error);
   // Destroys whatever is still held; safe to call twice.
   void destroy();
+  // Proves the device still works: a command pool, an empty submit, an idle wait.
+  bool still_usable(std::string* why) const;
   // Releases the handles without destroying them (ownership went to gpuu).
-  void forget() { instance = VK_NULL_HANDLE; messenger = VK_NULL_HANDLE; device = VK_NULL_HANDLE; }
+  // Hands device and instance to gpuu: they are no longer destroyed here. The
+  // debug messenger (a child of the instance) is destroyed now, since gpuu will
+  // destroy the instance it belongs to.
+  void forget_device_and_instance_keep_messenger();
 };
+
+// Validation messages gpuu's own instances logged since last taken (a test
+// that provokes one on purpose takes it, so it does not fail the test).
+std::vector<std::string> take_gpuu_validation_messages();
 
 // Validation messages the application-side messengers received since last taken.
 std::vector<std::string> take_app_validation_messages();
