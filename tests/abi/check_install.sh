@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs the SDK into a scratch prefix, then builds and runs consumers that
+# see only the installed tree: the C sample through pkg-config alone, and a
+# CMake project through find_package(gpuu).
+set -euo pipefail
+build=$1 src=$2 work=$3
+rm -rf "$work" && mkdir -p "$work"
+prefix=$work/prefix
+cmake --install "$build" --prefix "$prefix" > "$work/install.log"
+export PKG_CONFIG_PATH=$prefix/lib/pkgconfig:$prefix/lib/x86_64-linux-gnu/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+libdir=$(pkg-config --variable=libdir gpuu)
+test -f "$prefix/include/gpuu.h"
+test -f "$libdir/cmake/gpuu/gpuuConfig.cmake"
+readelf -d "$libdir/libgpuu.so" | grep -q 'SONAME.*libgpuu.so.0' || { echo "SONAME is not libgpuu.so.0"; exit 1; }
+
+make -s -C "$src/samples/c" -f Makefile inject_device OUT="$work" CC=cc >/dev/null
+mv "$src/samples/c/inject_device" "$work/inject_device"
+out=$(LD_LIBRARY_PATH=$libdir "$work/inject_device")
+echo "$out"
+echo "$out" | grep -q "same as the application's: yes"
+
+mkdir -p "$work/consumer"
+cat > "$work/consumer/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.22)
+project(gpuu_consumer C)
+find_package(gpuu 0.1 REQUIRED)
+add_executable(consumer main.c)
+target_link_libraries(consumer PRIVATE gpuu::gpuu)
+CM
+cat > "$work/consumer/main.c" <<'C'
+#include <gpuu.h>
+#include <stdio.h>
+int main(void) {
+  printf("find_package(gpuu) consumer sees gpuu %s\n", gpuu_version_string());
+  return (gpuu_version() >> 22) == GPUU_VERSION_MAJOR ? 0 : 1;
+}
+C
+cmake -S "$work/consumer" -B "$work/consumer/build" -DCMAKE_PREFIX_PATH="$prefix" > "$work/consumer.log"
+cmake --build "$work/consumer/build" >> "$work/consumer.log"
+LD_LIBRARY_PATH=$libdir "$work/consumer/build/consumer"
