@@ -1,0 +1,20 @@
+# Turns compiled SPIR-V files into one C++ source with a name -> words table,
+# so shaders travel inside libgpuu.so. Run as: cmake -DOUT=... -DNAMES=a;b -DFILES=a.spv;b.spv -P
+list(LENGTH NAMES count)
+math(EXPR last "${count} - 1")
+set(body "// Generated from GLSL by glslc at build time: do not edit.\n#include \"backends/vulkan/shader_library.h\"\n\nnamespace gpuu::vulkan {\nnamespace {\n")
+set(table "")
+foreach(i RANGE ${last})
+  list(GET NAMES ${i} name)
+  list(GET FILES ${i} file)
+  file(READ ${file} hex HEX)
+  string(LENGTH "${hex}" hex_len)
+  math(EXPR words "${hex_len} / 8")
+  # SPIR-V is a stream of little-endian 32-bit words: regroup the bytes.
+  string(REGEX REPLACE "(..)(..)(..)(..)" "0x\\4\\3\\2\\1u," words_text "${hex}")
+  string(APPEND body "const uint32_t k_${name}[] = {${words_text}};\n")
+  string(APPEND table "    {\"${name}\", k_${name}, ${words}},\n")
+endforeach()
+string(APPEND body "}  // namespace\n\nconst std::vector<EmbeddedShader>& embedded_shaders() {\n  static const std::vector<EmbeddedShader> shaders = {\n${table}  };\n  return shaders;\n}\n\n}  // namespace gpuu::vulkan\n")
+file(WRITE ${OUT}.tmp "${body}")
+execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different ${OUT}.tmp ${OUT})

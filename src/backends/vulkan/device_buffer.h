@@ -1,0 +1,54 @@
+// DeviceBuffer: one VkBuffer with its own memory on a shared context. Device
+// buffers hold tensors between dispatches; host-visible ones stage inputs and
+// outputs (on unified-memory devices such as lavapipe they are the same).
+#pragma once
+
+#include <cstdint>
+
+#include "base/status.h"
+#include "context/shared_gpu_context.h"
+
+namespace gpuu::vulkan {
+
+enum class MemoryKind {
+  kDevice,    // fastest for the GPU; host access not required
+  kUpload,    // host writes, GPU reads: HOST_VISIBLE | HOST_COHERENT
+  kReadback,  // GPU writes, host reads: HOST_VISIBLE | HOST_COHERENT, cached if offered
+};
+
+class DeviceBuffer {
+ public:
+  // `size` is rounded up to 4 bytes (shaders address words; fills need it).
+  static Result<DeviceBuffer> create(const SharedGpuContext& ctx, VkDeviceSize size, MemoryKind kind,
+                                     const char* what);
+
+  DeviceBuffer() = default;
+  ~DeviceBuffer() { reset(); }
+  DeviceBuffer(DeviceBuffer&& other) noexcept { *this = std::move(other); }
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  VkBuffer buffer() const { return buffer_; }
+  VkDeviceSize size() const { return size_; }
+  // Non-null for host-visible memory (persistently mapped).
+  void* mapped() const { return mapped_; }
+  bool valid() const { return buffer_ != VK_NULL_HANDLE; }
+  void reset();
+
+ private:
+  const SharedGpuContext* ctx_ = nullptr;
+  VkBuffer buffer_ = VK_NULL_HANDLE;
+  VkDeviceMemory memory_ = VK_NULL_HANDLE;
+  VkDeviceSize size_ = 0;
+  void* mapped_ = nullptr;
+};
+
+// A range of a buffer that a dispatch binds.
+struct BufferRange {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceSize offset = 0;
+  VkDeviceSize size = 0;
+};
+
+}  // namespace gpuu::vulkan

@@ -1,0 +1,57 @@
+// VulkanDelegate: one graph region lowered to gpuu's kernels on a shared
+// context. At creation it uploads constants once, places intermediates in one
+// device arena, builds pipelines once (through its KernelCache) and records
+// one reusable command buffer from its own command pool; running it is one
+// submit, whatever the number of operators.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "backends/vulkan/device_buffer.h"
+#include "backends/vulkan/dispatch_sequence.h"
+#include "backends/vulkan/kernel_cache.h"
+#include "graph/graph.h"
+
+namespace gpuu::vulkan {
+
+class VulkanDelegate {
+ public:
+  // `region` holds the nodes (and constants) to run; its graph inputs read
+  // `inputs[i]` and its graph outputs are written to `outputs[i]`: buffers the
+  // caller owns and keeps alive while the delegate lives.
+  static Result<std::unique_ptr<VulkanDelegate>> create(SharedGpuContextPtr ctx, const graph::Graph& region,
+                                                        const std::vector<BufferRange>& inputs,
+                                                        const std::vector<BufferRange>& outputs);
+  ~VulkanDelegate();
+  VulkanDelegate(const VulkanDelegate&) = delete;
+  VulkanDelegate& operator=(const VulkanDelegate&) = delete;
+
+  VkCommandBuffer command_buffer() const { return command_buffer_; }
+  const SharedGpuContextPtr& context() const { return ctx_; }
+  VkCommandPool command_pool() const { return pool_; }
+  size_t dispatch_count() const { return sequence_->dispatch_count(); }
+  size_t barrier_count() const { return sequence_->barrier_count(); }
+  size_t pipeline_count() const { return kernels_->size(); }
+
+ private:
+  explicit VulkanDelegate(SharedGpuContextPtr ctx) : ctx_(std::move(ctx)) {}
+  Status build(const graph::Graph& region, const std::vector<BufferRange>& inputs,
+               const std::vector<BufferRange>& outputs);
+
+  SharedGpuContextPtr ctx_;  // keeps the device alive for everything below
+  VkCommandPool pool_ = VK_NULL_HANDLE;
+  VkCommandBuffer command_buffer_ = VK_NULL_HANDLE;
+  std::unique_ptr<KernelCache> kernels_;
+  std::unique_ptr<DispatchSequence> sequence_;
+  DeviceBuffer constants_;
+  DeviceBuffer arena_;
+  std::vector<DeviceBuffer> scratch_;
+};
+
+// Copies `bytes` into `dst` at `offset` through a staging buffer and a one-off
+// submit on `pool`, waiting for it. For data set up once (constants).
+Status upload_once(const SharedGpuContext& ctx, VkCommandPool pool, const DeviceBuffer& dst, VkDeviceSize offset,
+                   const void* bytes, VkDeviceSize size);
+
+}  // namespace gpuu::vulkan

@@ -1,0 +1,83 @@
+// The Vulkan backend's op table: for each graph op, a check that says whether
+// (and why not) a node can run on gpuu's kernels, and a lowering that appends
+// its dispatches to a DispatchSequence. The partitioner's Vulkan capability is
+// this table: the backend takes exactly what its kernels implement.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "backends/vulkan/dispatch_sequence.h"
+#include "backends/vulkan/kernel_cache.h"
+#include "graph/graph.h"
+
+namespace gpuu::vulkan {
+
+// Where a graph value lives on the device.
+struct TensorRef {
+  BufferRange range;
+  graph::DType dtype = graph::DType::kF32;
+  graph::Shape shape;
+};
+
+struct LoweringContext {
+  const SharedGpuContext& ctx;
+  KernelCache& kernels;
+  DispatchSequence& sequence;
+  const graph::Graph& graph;
+  std::vector<TensorRef>& tensors;  // indexed by ValueId
+  // Device memory for a kernel's temporaries, alive as long as the delegate.
+  std::function<Result<BufferRange>(VkDeviceSize bytes, const char* what)> scratch;
+
+  uint32_t max_groups_x() const { return ctx.properties().limits.maxComputeWorkGroupCount[0]; }
+  const TensorRef& tensor(graph::ValueId id) const { return tensors[static_cast<size_t>(id)]; }
+};
+
+struct OpKernel {
+  const char* op;
+  // "" when the node can run here, else the reason it cannot.
+  std::string (*check)(const graph::Graph&, const graph::Node&);
+  Status (*lower)(LoweringContext&, const graph::Node&);
+};
+
+// Every op the backend implements.
+const std::vector<OpKernel>& vulkan_op_kernels();
+const OpKernel* find_op_kernel(const std::string& op);
+
+// "" when `node` can run on the Vulkan backend, else why not.
+std::string vulkan_supports(const graph::Graph& graph, const graph::Node& node);
+
+// Families, each in its own file, append their kernels.
+void add_elementwise_kernels(std::vector<OpKernel>& table);
+
+// Small helpers shared by the families.
+class PushConstants {
+ public:
+  PushConstants& u32(uint32_t v);
+  PushConstants& f32(float v);
+  PushConstants& u32_array(const std::vector<uint32_t>& v, size_t padded_to);
+  std::vector<uint8_t> bytes() const { return bytes_; }
+  uint32_t size() const { return static_cast<uint32_t>(bytes_.size()); }
+
+ private:
+  std::vector<uint8_t> bytes_;
+};
+
+constexpr size_t kMaxRank = 6;  // MAX_RANK in shaders/common.glsl
+constexpr uint32_t kWorkgroupSize = 256;  // GPUU_WG in shaders/common.glsl
+
+// "_f32" or "_f16" for float dtypes; "" for others.
+const char* float_suffix(graph::DType dtype);
+bool is_float(graph::DType dtype);
+// Strides (in elements) to read an input of `in_shape` broadcast to `out_shape`.
+std::vector<uint32_t> broadcast_strides(const graph::Shape& in_shape, const graph::Shape& out_shape);
+std::vector<uint32_t> to_u32(const graph::Shape& shape);
+// "" when all values fit the kernels' limits (rank, 32-bit element counts).
+std::string check_tensor_limits(const graph::Graph& graph, const graph::Node& node);
+
+Status add_dispatch(LoweringContext& lc, const graph::Node& node, const KernelKey& key,
+                    std::vector<Binding> bindings, const PushConstants& push, uint64_t invocations);
+
+}  // namespace gpuu::vulkan

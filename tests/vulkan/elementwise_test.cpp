@@ -1,0 +1,147 @@
+// Vulkan elementwise kernels against the CPU reference, on the test device.
+// Tolerances: exact ops (abs, neg, relu, floor, ceil, clamp, add, sub, mul,
+// max, min, comparisons) 0; IEEE-rounded division and sqrt 1 ulp-ish (1e-6
+// relative); transcendental functions 2e-5 abs + 2e-5 relative, the accuracy
+// GPU drivers give their builtins over the ranges used here.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "backends/vulkan/vulkan_ops.h"
+#include "vulkan/vulkan_test_util.h"
+
+namespace gpuu::vulkan_test {
+namespace {
+
+using graph::DType;
+
+cpu::HostTensor tensor_of(const std::vector<double>& values, const graph::Shape& shape) {
+  return cpu::HostTensor::from_doubles(DType::kF32, shape, values).value();
+}
+
+struct UnaryCase {
+  const char* op;
+  double lo, hi, atol, rtol;
+};
+
+const UnaryCase kUnary[] = {
+    {"abs", -4, 4, 0, 0},          {"neg", -4, 4, 0, 0},          {"exp", -4, 4, 2e-5, 2e-5},
+    {"log", 0.05, 10, 2e-5, 2e-5}, {"sqrt", 0, 10, 1e-6, 1e-6},   {"rsqrt", 0.05, 10, 2e-5, 2e-5},
+    {"reciprocal", 0.1, 4, 1e-6, 1e-6}, {"sin", -4, 4, 2e-5, 2e-5}, {"cos", -4, 4, 2e-5, 2e-5},
+    {"tanh", -6, 6, 2e-5, 2e-5},   {"sigmoid", -8, 8, 2e-5, 2e-5}, {"relu", -4, 4, 0, 0},
+    {"gelu", -5, 5, 2e-5, 2e-5},   {"erf", -3, 3, 2e-5, 2e-5},    {"floor", -9, 9, 0, 0},
+    {"ceil", -9, 9, 0, 0}};
+
+TEST(VulkanElementwise, EveryUnaryOpMatchesTheReference) {
+  uint32_t seed = 1;
+  for (const UnaryCase& c : kUnary) {
+    for (const graph::Shape& shape : {graph::Shape{7}, graph::Shape{3, 5, 7}, graph::Shape{2, 3, 517, 3}}) {
+      EXPECT_TRUE(node_matches_cpu(c.op, {random_tensor(DType::kF32, shape, seed++, c.lo, c.hi)}, {}, c.atol, c.rtol))
+          << c.op << " " << graph::shape_to_string(shape);
+    }
+  }
+}
+
+TEST(VulkanElementwise, GeluTanhApproximation) {
+  EXPECT_TRUE(node_matches_cpu("gelu", {random_tensor(DType::kF32, {1000}, 5, -6, 6)},
+                               {{"approximate", std::string("tanh")}}, 2e-5, 2e-5));
+}
+
+TEST(VulkanElementwise, ClampWithBothOrOneBound) {
+  auto x = random_tensor(DType::kF32, {33, 9}, 11, -5, 5);
+  EXPECT_TRUE(node_matches_cpu("clamp", {x}, {{"min", -1.5}, {"max", 2.25}}, 0, 0));
+  EXPECT_TRUE(node_matches_cpu("clamp", {x}, {{"min", 0.5}}, 0, 0));
+  EXPECT_TRUE(node_matches_cpu("clamp", {x}, {{"max", -0.5}}, 0, 0));
+}
+
+TEST(VulkanElementwise, LargeTensorSpansMoreThanOneDispatchRow) {
+  // 2^20 + 3 elements: 4097 workgroups of 256, past any single-row assumption.
+  EXPECT_TRUE(node_matches_cpu("sin", {random_tensor(DType::kF32, {(1 << 20) + 3}, 3, -3, 3)}, {}, 2e-5, 2e-5));
+}
+
+TEST(VulkanElementwise, BinaryOpsBroadcast) {
+  const char* ops[] = {"add", "sub", "mul", "div", "maximum", "minimum"};
+  const std::pair<graph::Shape, graph::Shape> shapes[] = {
+      {{4, 1, 5}, {3, 1}}, {{1}, {2, 3}}, {{2, 3, 4, 5}, {2, 3, 4, 5}}, {{5, 1, 1, 7}, {1, 6, 1}}, {{}, {9}}};
+  uint32_t seed = 100;
+  for (const char* op : ops) {
+    for (const auto& s : shapes) {
+      auto a = random_tensor(DType::kF32, s.first, seed++, -3, 3);
+      auto b = random_tensor(DType::kF32, s.second, seed++, 0.5, 3);  // positive: safe divisors
+      double tol = std::string(op) == "div" ? 1e-6 : 0;
+      EXPECT_TRUE(node_matches_cpu(op, {a, b}, {}, tol, tol))
+          << op << " " << graph::shape_to_string(s.first) << " x " << graph::shape_to_string(s.second);
+    }
+  }
+}
+
+TEST(VulkanElementwise, PowHandlesNegativeBasesWithIntegralExponents) {
+  auto base = tensor_of({-2.0, -2.0, -1.5, 3.0, 0.0, 2.0}, {6});
+  auto exponent = tensor_of({2.0, 3.0, 2.0, 0.5, 2.0, -1.0}, {6});
+  EXPECT_TRUE(node_matches_cpu("pow", {base, exponent}, {}, 1e-5, 1e-5));
+}
+
+TEST(VulkanElementwise, ComparisonsWritePackedBools) {
+  const char* ops[] = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"};
+  uint32_t seed = 200;
+  for (const char* op : ops) {
+    // Small integers as floats so equality happens often; 7 * 11 = 77 is not a multiple of 4.
+    auto a = random_tensor(DType::kF32, {7, 11}, seed++, -3, 3);
+    auto b = random_tensor(DType::kF32, {1, 11}, seed++, -3, 3);
+    a = cpu::HostTensor::from_doubles(DType::kF32, a.shape, [&] {
+          std::vector<double> v = a.to_doubles();
+          for (double& x : v) x = std::round(x);
+          return v;
+        }()).value();
+    EXPECT_TRUE(node_matches_cpu(op, {a, b}, {}, 0, 0)) << op;
+  }
+}
+
+TEST(VulkanElementwise, ConstantOperandsAreUploadedOnce) {
+  auto x = random_tensor(DType::kF32, {4, 8}, 300, -2, 2);
+  auto w = random_tensor(DType::kF32, {8}, 301, -2, 2);
+  EXPECT_TRUE(node_matches_cpu("mul", {x, w}, {}, 0, 0, {false, true}));
+}
+
+TEST(VulkanElementwise, HalfPrecision) {
+  if (!device_has_f16()) GTEST_SKIP() << "device lacks f16 kernels";
+  // f16 results are rounded once from f32 math: within 1e-3 relative of the reference.
+  EXPECT_TRUE(node_matches_cpu("sin", {random_tensor(DType::kF16, {1001}, 400, -3, 3)}, {}, 2e-3, 2e-3));
+  EXPECT_TRUE(node_matches_cpu("add", {random_tensor(DType::kF16, {3, 1, 5}, 401, -3, 3),
+                                       random_tensor(DType::kF16, {4, 1}, 402, -3, 3)},
+                               {}, 2e-3, 2e-3));
+  EXPECT_TRUE(node_matches_cpu("less", {random_tensor(DType::kF16, {9}, 403, -3, 3),
+                                        random_tensor(DType::kF16, {9}, 404, -3, 3)},
+                               {}, 0, 0));
+}
+
+TEST(VulkanElementwise, IntegerInputsAreNotTakenAndSaySo) {
+  graph::Graph g;
+  graph::ValueId a = graph::add_graph_input(g, "a", DType::kI32, {4}).value();
+  graph::ValueId y = graph::add_op(g, "abs", "abs_0", {a}, {}).value()[0];
+  g.mark_output(y);
+  std::string why = vulkan::vulkan_supports(g, g.node(0));
+  EXPECT_NE(why.find("i32"), std::string::npos) << why;
+}
+
+TEST(VulkanElementwise, ChainOfOpsRecordsOneDispatchEachAndBarriersOnlyOnDependencies) {
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", DType::kF32, {64}).value();
+  graph::ValueId s = graph::add_op(g, "sin", "sin_0", {x}, {}).value()[0];
+  graph::ValueId c = graph::add_op(g, "cos", "cos_0", {x}, {}).value()[0];  // independent of sin
+  graph::ValueId r = graph::add_op(g, "reciprocal", "reciprocal_0", {c}, {}).value()[0];
+  graph::ValueId m = graph::add_op(g, "mul", "mul_0", {s, r}, {}).value()[0];
+  g.mark_output(m);
+  RunStats stats;
+  auto input = random_tensor(DType::kF32, {64}, 500, -1, 1);
+  Result<std::vector<cpu::HostTensor>> got = run_on_vulkan(g, {input}, &stats);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(stats.dispatches, 4u);
+  EXPECT_EQ(stats.barriers, 2u) << "sin and cos share a phase; reciprocal and mul each wait";
+  Result<std::vector<cpu::HostTensor>> want = cpu::run_graph(g, {input});
+  ASSERT_TRUE(want.ok());
+  EXPECT_TRUE(all_close(got.value()[0], want.value()[0], 2e-5, 2e-5));
+}
+
+}  // namespace
+}  // namespace gpuu::vulkan_test

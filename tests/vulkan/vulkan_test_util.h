@@ -1,0 +1,47 @@
+// Test harness for Vulkan kernels: runs a graph through a real VulkanDelegate
+// on the test device and compares it with the CPU reference kernels.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "backends/cpu/cpu_kernels.h"
+#include "backends/vulkan/vulkan_delegate.h"
+#include "graph/builder.h"
+
+namespace gpuu::vulkan_test {
+
+// One gpuu-created context for the whole test binary (GPUU_DEVICE picks it).
+SharedGpuContextPtr test_context();
+
+struct RunStats {
+  size_t dispatches = 0;
+  size_t barriers = 0;
+  size_t pipelines = 0;
+};
+
+// Binds host-visible buffers to the graph's inputs and outputs, builds a
+// VulkanDelegate, submits it once and reads the outputs back.
+Result<std::vector<cpu::HostTensor>> run_on_vulkan(const graph::Graph& graph, const std::vector<cpu::HostTensor>& inputs,
+                                                   RunStats* stats = nullptr);
+
+// Deterministic pseudo-random tensor with values in [lo, hi) (integers: whole numbers).
+cpu::HostTensor random_tensor(graph::DType dtype, const graph::Shape& shape, uint32_t seed, double lo, double hi);
+
+// |got - want| <= atol + rtol * |want| everywhere (NaNs must match NaNs), with
+// the first few mismatches named.
+testing::AssertionResult all_close(const cpu::HostTensor& got, const cpu::HostTensor& want, double atol, double rtol);
+
+// Builds a one-node graph of `op` over `inputs` (graph inputs named in0, in1,
+// ...; `constant_inputs[i]` true makes input i a graph constant), runs it on
+// the CPU reference and on Vulkan, and compares every output.
+testing::AssertionResult node_matches_cpu(const std::string& op, const std::vector<cpu::HostTensor>& inputs,
+                                          const graph::AttrMap& attrs, double atol, double rtol,
+                                          const std::vector<bool>& constant_inputs = {});
+
+// True when the test device can run f16 kernels.
+bool device_has_f16();
+
+}  // namespace gpuu::vulkan_test
