@@ -9,6 +9,11 @@ const std::vector<OpKernel>& vulkan_op_kernels() {
   static const std::vector<OpKernel> table = [] {
     std::vector<OpKernel> t;
     add_elementwise_kernels(t);
+    add_linalg_kernels(t);
+    add_conv_pool_kernels(t);
+    add_reduce_norm_kernels(t);
+    add_shape_kernels(t);
+    add_index_kernels(t);
     return t;
   }();
   return table;

@@ -1,5 +1,5 @@
-# Every shader variant built into gpuu: gpuu_shader(<name> <file> [defines]).
-# Float kernels come as _f32 and _f16 (GPUU_F16: 16-bit storage and math).
+# Elementwise shader variants (gpuu_shader(<name> <file> [defines])). Float
+# kernels come as _f32 and _f16 (GPUU_F16: 16-bit storage and math).
 foreach(t f32 f16)
   if(t STREQUAL f16)
     set(def GPUU_F16)
