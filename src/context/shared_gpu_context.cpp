@@ -74,7 +74,7 @@ Result<std::shared_ptr<SharedGpuContext>> SharedGpuContext::create(SharedGpuCont
     if (device_fns.vkGetSemaphoreCounterValue &&
         device_fns.vkGetSemaphoreCounterValue(ctx->info_.device, ctx->info_.timeline_semaphore, &current) ==
             VK_SUCCESS) {
-      ctx->next_timeline_value_ = current + 1;  // an application's semaphore may be past zero
+      ctx->last_timeline_value_ = current;  // an application's semaphore may be past zero
     }
   }
   log(LogLevel::kDebug, "context", "context '", ctx->token(), "' group ", ctx->group_id(), " on ",
@@ -124,6 +124,39 @@ SharedGpuContext::QueueGuard::~QueueGuard() {
 VkResult SharedGpuContext::submit(uint32_t count, const VkSubmitInfo* submits, VkFence fence) const {
   QueueGuard guard(*this);
   return device_fns_.vkQueueSubmit(info_.queue, count, submits, fence);
+}
+
+Result<uint64_t> SharedGpuContext::submit_timeline(VkCommandBuffer command_buffer, VkFence fence) const {
+  if (!info_.timeline_semaphore) {
+    return err(StatusCode::kUnsupported, "context '", info_.token, "' on '", device_name(),
+               "' has no timeline semaphore");
+  }
+  QueueGuard guard(*this);
+  uint64_t wait_value = last_timeline_value_;
+  uint64_t signal_value = wait_value + 1;
+  const VkPipelineStageFlags wait_stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+  VkTimelineSemaphoreSubmitInfo timeline{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+  timeline.waitSemaphoreValueCount = wait_value ? 1 : 0;
+  timeline.pWaitSemaphoreValues = &wait_value;
+  timeline.signalSemaphoreValueCount = 1;
+  timeline.pSignalSemaphoreValues = &signal_value;
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.pNext = &timeline;
+  submit.waitSemaphoreCount = wait_value ? 1 : 0;
+  submit.pWaitSemaphores = &info_.timeline_semaphore;
+  submit.pWaitDstStageMask = &wait_stage;
+  submit.commandBufferCount = command_buffer ? 1 : 0;
+  submit.pCommandBuffers = &command_buffer;
+  submit.signalSemaphoreCount = 1;
+  submit.pSignalSemaphores = &info_.timeline_semaphore;
+  GPUU_VK_RETURN_IF_ERROR(device_fns_.vkQueueSubmit(info_.queue, 1, &submit, fence), "vkQueueSubmit");
+  last_timeline_value_ = signal_value;
+  return signal_value;
+}
+
+uint64_t SharedGpuContext::last_timeline_value() const {
+  QueueGuard guard(*this);
+  return last_timeline_value_;
 }
 
 VkResult SharedGpuContext::queue_wait_idle() const {

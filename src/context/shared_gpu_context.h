@@ -117,9 +117,14 @@ class SharedGpuContext {
   VkResult create_command_pool(VkCommandPool* command_pool) const;
   void destroy_command_pool(VkCommandPool command_pool) const;
 
-  // Reserves `count` consecutive timeline values and returns the first; values
-  // only grow, so delegates of several sessions never reuse one.
-  uint64_t reserve_timeline_values(uint64_t count) const { return next_timeline_value_.fetch_add(count); }
+  // Submits `command_buffer` chained on the timeline semaphore: it waits for
+  // the value the previous timeline submit on this context signals and
+  // signals the next one, which it returns. Every gpuu submit on the context
+  // goes through this chain under the queue lock, so signalled values only
+  // grow, whichever session or delegate submits (the spec requires it).
+  Result<uint64_t> submit_timeline(VkCommandBuffer command_buffer, VkFence fence) const;
+  // The value the last timeline submit will signal (0 before the first).
+  uint64_t last_timeline_value() const;
 
  private:
   explicit SharedGpuContext(SharedGpuContextCreateInfo info) : info_(std::move(info)) {}
@@ -131,7 +136,7 @@ class SharedGpuContext {
   VkPhysicalDeviceProperties properties_{};
   VkPhysicalDeviceMemoryProperties memory_properties_{};
   mutable std::mutex queue_mutex_;
-  mutable std::atomic<uint64_t> next_timeline_value_{1};
+  mutable uint64_t last_timeline_value_ = 0;  // guarded by the queue lock
 };
 
 using SharedGpuContextPtr = std::shared_ptr<SharedGpuContext>;

@@ -229,21 +229,39 @@ TEST(SharedGpuContext, RejectsMissingHandlesAndBadQueueFamily) {
   EXPECT_EQ(SharedGpuContext::create(info).status().code(), StatusCode::kInvalidArgument);
 }
 
-TEST(SharedGpuContext, TimelineValuesOnlyGrow) {
+TEST(SharedGpuContext, TimelineSubmitsFormOneGrowingChain) {
   Result<SharedGpuContextPtr> ctx = create_vulkan_context("timeline", 0, DeviceOptions{});
   ASSERT_TRUE(ctx.ok());
-  uint64_t a = ctx.value()->reserve_timeline_values(3);
-  uint64_t b = ctx.value()->reserve_timeline_values(1);
-  EXPECT_EQ(b, a + 3);
-  if (!ctx.value()->timeline_semaphore()) GTEST_SKIP() << "no timeline semaphores on this device";
-  // Signal from the host and read it back: the semaphore is real.
-  VkSemaphoreSignalInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO};
-  signal.semaphore = ctx.value()->timeline_semaphore();
-  signal.value = b;
-  ASSERT_EQ(ctx.value()->vkd().vkSignalSemaphore(ctx.value()->device(), &signal), VK_SUCCESS);
+  const SharedGpuContext& c = *ctx.value();
+  if (!c.timeline_semaphore()) GTEST_SKIP() << "no timeline semaphores on this device";
+  // Submits from several threads (as several sessions would): each waits on
+  // the previous value, so the semaphore ends at the number of submits.
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 10; ++i) ASSERT_TRUE(c.submit_timeline(VK_NULL_HANDLE, VK_NULL_HANDLE).ok());
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(c.last_timeline_value(), 40u);
+  VkSemaphore sem = c.timeline_semaphore();
+  uint64_t target = 40;
+  VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+  wait.semaphoreCount = 1;
+  wait.pSemaphores = &sem;
+  wait.pValues = &target;
+  ASSERT_EQ(c.vkd().vkWaitSemaphores(c.device(), &wait, UINT64_MAX), VK_SUCCESS);
   uint64_t value = 0;
-  ASSERT_EQ(ctx.value()->vkd().vkGetSemaphoreCounterValue(ctx.value()->device(), signal.semaphore, &value), VK_SUCCESS);
-  EXPECT_EQ(value, b);
+  ASSERT_EQ(c.vkd().vkGetSemaphoreCounterValue(c.device(), sem, &value), VK_SUCCESS);
+  EXPECT_EQ(value, 40u);
+}
+
+TEST(SharedGpuContext, TimelineSubmitWithoutSemaphoreIsRefused) {
+  Result<SharedGpuContextPtr> ctx = make_borrowing_context("no-timeline", 0);  // feature not declared
+  ASSERT_TRUE(ctx.ok());
+  Result<uint64_t> v = ctx.value()->submit_timeline(VK_NULL_HANDLE, VK_NULL_HANDLE);
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.status().code(), StatusCode::kUnsupported);
 }
 
 }  // namespace

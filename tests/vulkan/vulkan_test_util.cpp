@@ -94,7 +94,9 @@ testing::AssertionResult all_close(const HostTensor& got, const HostTensor& want
   size_t mismatches = 0;
   double worst = 0;
   for (size_t i = 0; i < g.size(); ++i) {
-    bool ok = (std::isnan(w[i]) && std::isnan(g[i])) || std::fabs(g[i] - w[i]) <= atol + rtol * std::fabs(w[i]);
+    // Equal values (infinities included) match; NaN matches only NaN.
+    bool ok = g[i] == w[i] || (std::isnan(w[i]) && std::isnan(g[i])) ||
+              std::fabs(g[i] - w[i]) <= atol + rtol * std::fabs(w[i]);
     if (!ok) {
       if (mismatches < 5) bad << "\n  [" << i << "] got " << g[i] << " want " << w[i];
       ++mismatches;

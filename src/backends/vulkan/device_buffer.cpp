@@ -1,22 +1,24 @@
 // Memory-type choice and the lifetime of DeviceBuffer.
 #include "backends/vulkan/device_buffer.h"
 
+#include <vector>
+
 namespace gpuu::vulkan {
 namespace {
 
-// The first memory type allowed by `bits` with all of `required`, preferring
-// one that also has `preferred`.
-int32_t choose_memory_type(const VkPhysicalDeviceMemoryProperties& props, uint32_t bits,
-                           VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred) {
-  int32_t fallback = -1;
+// Memory types allowed by `bits` with all of `required`: those that also
+// have `preferred` first, each group in the driver's order.
+std::vector<uint32_t> memory_type_candidates(const VkPhysicalDeviceMemoryProperties& props, uint32_t bits,
+                                             VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred) {
+  std::vector<uint32_t> first, rest;
   for (uint32_t i = 0; i < props.memoryTypeCount; ++i) {
     if (!(bits & (1u << i))) continue;
     VkMemoryPropertyFlags flags = props.memoryTypes[i].propertyFlags;
     if ((flags & required) != required) continue;
-    if ((flags & preferred) == preferred) return static_cast<int32_t>(i);
-    if (fallback < 0) fallback = static_cast<int32_t>(i);
+    ((flags & preferred) == preferred ? first : rest).push_back(i);
   }
-  return fallback;
+  first.insert(first.end(), rest.begin(), rest.end());
+  return first;
 }
 
 }  // namespace
@@ -45,20 +47,34 @@ Result<DeviceBuffer> DeviceBuffer::create(const SharedGpuContext& ctx, VkDeviceS
     case MemoryKind::kUpload:
       required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
       break;
+    case MemoryKind::kShared:
+      required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+      preferred = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+      break;
     case MemoryKind::kReadback:
       required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
       preferred = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
       break;
   }
-  int32_t type = choose_memory_type(ctx.memory_properties(), req.memoryTypeBits, required, preferred);
-  if (type < 0) {
+  // Try the preferred memory types first, then any allowed one: a small
+  // device-local host-visible heap (a 256 MiB BAR) may run out, and plain
+  // host-visible memory, read by the GPU over the bus, still works.
+  std::vector<uint32_t> candidates = memory_type_candidates(ctx.memory_properties(), req.memoryTypeBits, required,
+                                                            preferred);
+  if (candidates.empty()) {
     return err(StatusCode::kUnsupported, "no memory type for ", what, " (", rounded, " bytes) on '",
                ctx.device_name(), "'");
   }
-  VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-  alloc.allocationSize = req.size;
-  alloc.memoryTypeIndex = static_cast<uint32_t>(type);
-  VkResult r = vk.vkAllocateMemory(ctx.device(), &alloc, nullptr, &out.memory_);
+  VkResult r = VK_ERROR_OUT_OF_DEVICE_MEMORY;
+  uint32_t type = candidates.front();
+  for (uint32_t candidate : candidates) {
+    VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    alloc.allocationSize = req.size;
+    alloc.memoryTypeIndex = candidate;
+    r = vk.vkAllocateMemory(ctx.device(), &alloc, nullptr, &out.memory_);
+    type = candidate;
+    if (r == VK_SUCCESS) break;
+  }
   if (r != VK_SUCCESS) {
     return err(r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY ? StatusCode::kOutOfMemory
                                                                                        : StatusCode::kVulkan,

@@ -14,6 +14,7 @@ enum class MemoryKind {
   kDevice,    // fastest for the GPU; host access not required
   kUpload,    // host writes, GPU reads: HOST_VISIBLE | HOST_COHERENT
   kReadback,  // GPU writes, host reads: HOST_VISIBLE | HOST_COHERENT, cached if offered
+  kShared,    // both: HOST_VISIBLE | HOST_COHERENT, device-local if offered (resizable BAR, unified memory)
 };
 
 class DeviceBuffer {

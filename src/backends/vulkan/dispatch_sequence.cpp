@@ -89,6 +89,15 @@ Status DispatchSequence::record(VkCommandBuffer cb) {
     read.clear();
     ++barriers_;
   };
+  // Work submitted earlier on this queue (another delegate, an input copy)
+  // may write what we read: order it before us. Pipeline barriers reach back
+  // across submissions on one queue, so this alone makes sync mode "none" safe.
+  VkMemoryBarrier entry{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  entry.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  entry.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                        VK_ACCESS_TRANSFER_WRITE_BIT;
+  vk.vkCmdPipelineBarrier(cb, stages, stages, 0, 1, &entry, 0, nullptr, 0, nullptr);
+
   for (size_t i = 0; i < steps_.size(); ++i) {
     const Step& s = steps_[i];
     std::vector<BufferRange> reads, writes;
@@ -118,6 +127,13 @@ Status DispatchSequence::record(VkCommandBuffer cb) {
     written.insert(written.end(), writes.begin(), writes.end());
     read.insert(read.end(), reads.begin(), reads.end());
   }
+
+  // Make our writes visible to the host (outputs read after a fence or
+  // semaphore wait) and to whatever the queue runs next.
+  VkMemoryBarrier exit{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  exit.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  exit.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vk.vkCmdPipelineBarrier(cb, stages, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &exit, 0, nullptr, 0, nullptr);
   return Status::Ok();
 }
 

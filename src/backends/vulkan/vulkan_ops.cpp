@@ -79,6 +79,25 @@ std::vector<uint32_t> to_u32(const graph::Shape& shape) {
   return out;
 }
 
+std::string check_float_inputs(const graph::Graph& graph, const graph::Node& node) {
+  for (graph::ValueId in : node.inputs) {
+    if (in >= 0 && !is_float(graph.value(in).dtype)) {
+      return std::string("Vulkan ") + node.op + " kernels take f32/f16 tensors, input '" + graph.value(in).name +
+             "' is " + graph::dtype_name(graph.value(in).dtype);
+    }
+  }
+  return "";
+}
+
+Status require_f16_support(const LoweringContext& lc, const graph::Node& node, graph::DType dtype) {
+  if (dtype != graph::DType::kF16) return Status::Ok();
+  if (lc.ctx.has_feature(kFeatureShaderFloat16) && lc.ctx.has_feature(kFeatureStorageBuffer16Bit)) {
+    return Status::Ok();
+  }
+  return err(StatusCode::kUnsupported, "node '", node.name, "' (", node.op, ") is f16 but device '",
+             lc.ctx.device_name(), "' lacks shaderFloat16 / storageBuffer16BitAccess");
+}
+
 std::string check_tensor_limits(const graph::Graph& graph, const graph::Node& node) {
   auto check = [&](graph::ValueId id) -> std::string {
     if (id < 0) return "";

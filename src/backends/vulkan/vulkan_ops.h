@@ -79,6 +79,11 @@ bool is_float(graph::DType dtype);
 // Strides (in elements) to read an input of `in_shape` broadcast to `out_shape`.
 std::vector<uint32_t> broadcast_strides(const graph::Shape& in_shape, const graph::Shape& out_shape);
 std::vector<uint32_t> to_u32(const graph::Shape& shape);
+// "" when every input is f32 or f16, else why the float-only kernels refuse it.
+std::string check_float_inputs(const graph::Graph& graph, const graph::Node& node);
+// kUnsupported naming the node when `dtype` is f16 and the device cannot run
+// f16 kernels (shaderFloat16 and storageBuffer16BitAccess).
+Status require_f16_support(const LoweringContext& lc, const graph::Node& node, graph::DType dtype);
 // "" when all values fit the kernels' limits (rank, 32-bit element counts).
 std::string check_tensor_limits(const graph::Graph& graph, const graph::Node& node);
 

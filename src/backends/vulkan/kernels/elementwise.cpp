@@ -33,25 +33,6 @@ const std::map<std::string, int32_t>& comparison_ops() {
   return ops;
 }
 
-std::string float_inputs_only(const graph::Graph& g, const graph::Node& n) {
-  for (graph::ValueId in : n.inputs) {
-    if (in >= 0 && !is_float(g.value(in).dtype)) {
-      return std::string("Vulkan ") + n.op + " kernels take f32/f16 tensors, input '" + g.value(in).name + "' is " +
-             graph::dtype_name(g.value(in).dtype);
-    }
-  }
-  return "";
-}
-
-Status require_f16(LoweringContext& lc, const graph::Node& n, DType dtype) {
-  if (dtype != DType::kF16) return Status::Ok();
-  if (lc.ctx.has_feature(kFeatureShaderFloat16) && lc.ctx.has_feature(kFeatureStorageBuffer16Bit)) {
-    return Status::Ok();
-  }
-  return err(StatusCode::kUnsupported, "node '", n.name, "' (", n.op, ") is f16 but device '",
-             lc.ctx.device_name(), "' lacks shaderFloat16 / storageBuffer16BitAccess");
-}
-
 double attr_float(const graph::Node& n, const char* name, double fallback) {
   auto it = n.attrs.find(name);
   if (it == n.attrs.end()) return fallback;
@@ -63,7 +44,7 @@ double attr_float(const graph::Node& n, const char* name, double fallback) {
 Status lower_unary(LoweringContext& lc, const graph::Node& n) {
   const TensorRef& x = lc.tensor(n.inputs[0]);
   const TensorRef& y = lc.tensor(n.outputs[0]);
-  GPUU_RETURN_IF_ERROR(require_f16(lc, n, x.dtype));
+  GPUU_RETURN_IF_ERROR(require_f16_support(lc, n, x.dtype));
   int32_t op = unary_ops().at(n.op);
   if (n.op == "gelu") {
     auto it = n.attrs.find("approximate");
@@ -82,7 +63,7 @@ Status lower_binary(LoweringContext& lc, const graph::Node& n) {
   const TensorRef& a = lc.tensor(n.inputs[0]);
   const TensorRef& b = lc.tensor(n.inputs[1]);
   const TensorRef& y = lc.tensor(n.outputs[0]);
-  GPUU_RETURN_IF_ERROR(require_f16(lc, n, a.dtype));
+  GPUU_RETURN_IF_ERROR(require_f16_support(lc, n, a.dtype));
   bool compare = comparison_ops().count(n.op) > 0;
   int32_t op = compare ? comparison_ops().at(n.op) : arithmetic_ops().at(n.op);
   uint32_t count = static_cast<uint32_t>(graph::shape_numel(y.shape));
@@ -100,12 +81,12 @@ Status lower_binary(LoweringContext& lc, const graph::Node& n) {
 }  // namespace
 
 void add_elementwise_kernels(std::vector<OpKernel>& table) {
-  for (const auto& entry : unary_ops()) table.push_back(OpKernel{entry.first.c_str(), float_inputs_only, lower_unary});
+  for (const auto& entry : unary_ops()) table.push_back(OpKernel{entry.first.c_str(), check_float_inputs, lower_unary});
   for (const auto& entry : arithmetic_ops()) {
-    table.push_back(OpKernel{entry.first.c_str(), float_inputs_only, lower_binary});
+    table.push_back(OpKernel{entry.first.c_str(), check_float_inputs, lower_binary});
   }
   for (const auto& entry : comparison_ops()) {
-    table.push_back(OpKernel{entry.first.c_str(), float_inputs_only, lower_binary});
+    table.push_back(OpKernel{entry.first.c_str(), check_float_inputs, lower_binary});
   }
 }
 

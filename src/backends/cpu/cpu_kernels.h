@@ -1,0 +1,53 @@
+// The CPU fallback: reference kernels for every registered op (except
+// custom_shader), used at run time for undelegated nodes and as the numerical
+// oracle every GPU kernel is tested against. Clarity and exactness over speed.
+//
+// Numerics, for anyone comparing against these kernels:
+//  - f32 and f16 are computed in double and rounded once to the output dtype
+//    (f16: IEEE half, round-to-nearest-even). Sums (matmul, linear, conv2d,
+//    reductions, softmax, layer_norm) accumulate in double, so results are at
+//    least as accurate as PyTorch's float kernels; NaN propagates through
+//    maximum/minimum, max_pool2d, reduce_max, clamp, relu and softmax as in torch.
+//  - Integer add/sub/mul, neg, abs, reduce_sum and narrowing casts wrap to the
+//    dtype's width (two's complement), as torch does. Integer div (the registry
+//    allows div only for f32/f16 today) truncates toward zero like C; a zero
+//    divisor is an error.
+//  - cast: float -> integer truncates toward zero and saturates to the dtype's
+//    range, NaN -> 0 (PyTorch leaves out-of-range values unspecified);
+//    float -> float rounds to nearest even; anything -> bool is x != 0 (NaN is
+//    true); bool -> number is 0/1. pad's `value` converts by the same rules.
+//  - clamp on integers clamps to ceil(min) and floor(max).
+//  - gather/index_select: an index outside [0, dim) (negative ones included) is
+//    an error naming the node, the index value and its position.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "backends/cpu/host_tensor.h"
+#include "base/status.h"
+#include "graph/graph.h"
+
+namespace gpuu::cpu {
+
+// Runs one node of `graph`. `inputs` has one entry per node.inputs entry:
+// nullptr exactly where node.inputs holds kNone (an absent optional input),
+// and otherwise a tensor of the dtype and shape the graph declares for that
+// value. The node is checked by the op registry (graph::infer) first; on
+// success `outputs` is replaced by one tensor per inferred output.
+// Errors: kInvalidArgument naming the node and the input, attribute or index
+// at fault; kUnsupported for custom_shader (GPU only).
+Status run_node(const graph::Graph& graph, const graph::Node& node, const std::vector<const HostTensor*>& inputs,
+                std::vector<HostTensor>* outputs);
+
+// Runs a whole graph in node order: `inputs` matches graph.inputs() one to one
+// (dtype and shape), constants come from the graph, and the result holds one
+// tensor per graph output. The graph must pass graph::verify(). Intermediate
+// tensors are freed after their last use. Errors name the graph input or the
+// node at fault.
+Result<std::vector<HostTensor>> run_graph(const graph::Graph& graph, const std::vector<HostTensor>& inputs);
+
+// Whether run_node has a kernel for `op` (every registered op but custom_shader).
+bool cpu_supports_op(std::string_view op);
+
+}  // namespace gpuu::cpu

@@ -1,0 +1,99 @@
+// Data-movement CPU kernels (any dtype, moved as raw elements): transpose,
+// reshape, slice (python semantics), concat and constant pad.
+#include <algorithm>
+#include <cstring>
+
+#include "backends/cpu/kernel_support.h"
+#include "graph/op_registry.h"
+
+namespace gpuu::cpu {
+
+Status kernel_transpose(const KernelArgs& a, std::vector<HostTensor>* outputs) {
+  const HostTensor& x = a.x(0);
+  const graph::Value& out = a.out[0];
+  std::vector<int64_t> perm = graph::attr_ints(a.attrs, "perm");
+  std::vector<int64_t> in_strides = row_major_strides(x.shape);
+  // Output dim i walks input dim perm[i].
+  std::vector<int64_t> strides(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) strides[i] = in_strides[static_cast<size_t>(perm[i])];
+  HostTensor result = HostTensor::zeros(out.dtype, out.shape);
+  gather_elements(x, strided_offsets(out.shape, strides), &result);
+  outputs->push_back(std::move(result));
+  return Status::Ok();
+}
+
+Status kernel_reshape(const KernelArgs& a, std::vector<HostTensor>* outputs) {
+  HostTensor result = a.x(0);  // row-major bytes are already in the new order
+  result.shape = a.out[0].shape;
+  outputs->push_back(std::move(result));
+  return Status::Ok();
+}
+
+Status kernel_slice(const KernelArgs& a, std::vector<HostTensor>* outputs) {
+  const HostTensor& x = a.x(0);
+  const graph::Value& out = a.out[0];
+  std::vector<int64_t> axes = graph::attr_ints(a.attrs, "axes"), starts = graph::attr_ints(a.attrs, "starts"),
+                       steps = graph::attr_ints(a.attrs, "steps");
+  std::vector<int64_t> strides = row_major_strides(x.shape);
+  int64_t base = 0;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    auto d = static_cast<size_t>(graph::normalize_axis(axes[i], x.shape.size()));
+    // Python: a negative start counts from the end, then it clamps into [0, dim].
+    // The output length (ends included) was worked out by the registry the same way.
+    int64_t dim = x.shape[d];
+    int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
+    start = std::min(std::max<int64_t>(start, 0), dim);
+    base += start * strides[d];
+    strides[d] *= steps[i];
+  }
+  HostTensor result = HostTensor::zeros(out.dtype, out.shape);
+  gather_elements(x, strided_offsets(out.shape, strides, base), &result);
+  outputs->push_back(std::move(result));
+  return Status::Ok();
+}
+
+Status kernel_concat(const KernelArgs& a, std::vector<HostTensor>* outputs) {
+  const graph::Value& out = a.out[0];
+  auto axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(a.attrs, "axis"), out.shape.size()));
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= out.shape[d];
+  for (size_t d = axis + 1; d < out.shape.size(); ++d) inner *= out.shape[d];
+  HostTensor result = HostTensor::zeros(out.dtype, out.shape);
+  const size_t esize = result.element_size();
+  uint8_t* dst = result.bytes.data();
+  // Each outer index takes one contiguous chunk from every input in turn.
+  for (int64_t o = 0; o < outer; ++o) {
+    for (const HostTensor* t : a.in) {
+      auto chunk = static_cast<size_t>(t->shape[axis] * inner) * esize;
+      if (chunk == 0) continue;
+      std::memcpy(dst, t->bytes.data() + static_cast<size_t>(o) * chunk, chunk);
+      dst += chunk;
+    }
+  }
+  outputs->push_back(std::move(result));
+  return Status::Ok();
+}
+
+Status kernel_pad(const KernelArgs& a, std::vector<HostTensor>* outputs) {
+  const HostTensor& x = a.x(0);
+  const graph::Value& out = a.out[0];
+  std::vector<int64_t> pads = graph::attr_ints(a.attrs, "pads");
+  HostTensor result = HostTensor::zeros(out.dtype, out.shape);
+  const size_t esize = result.element_size();
+  // The fill converts as cast does (integers truncate toward zero and saturate).
+  uint8_t fill[8];
+  store_double(out.dtype, graph::attr_float(a.attrs, "value", 0.0), fill);
+  for (size_t i = 0; i < result.bytes.size(); i += esize) std::memcpy(result.bytes.data() + i, fill, esize);
+  // Where each input element lands: the output strides, shifted by the leading pads.
+  std::vector<int64_t> out_strides = row_major_strides(out.shape);
+  int64_t base = 0;
+  for (size_t d = 0; d < x.shape.size(); ++d) base += pads[2 * d] * out_strides[d];
+  std::vector<int64_t> dst = strided_offsets(x.shape, out_strides, base);
+  for (size_t i = 0; i < dst.size(); ++i) {
+    std::memcpy(result.bytes.data() + static_cast<size_t>(dst[i]) * esize, x.bytes.data() + i * esize, esize);
+  }
+  outputs->push_back(std::move(result));
+  return Status::Ok();
+}
+
+}  // namespace gpuu::cpu

@@ -1,0 +1,71 @@
+// VulkanBackend: init resolves the shared context, decodes the SubGraph,
+// binds the runtime's buffers and builds a VulkanDelegate; execute is one submit.
+#include "backends/vulkan/vulkan_backend.h"
+
+#include "backends/vulkan/vulkan_delegate.h"
+#include "backends/vulkan/vulkan_ops.h"
+#include "base/log.h"
+
+namespace gpuu::vulkan {
+namespace {
+
+class VulkanHandle final : public backends::DelegateHandle {
+ public:
+  explicit VulkanHandle(std::unique_ptr<VulkanDelegate> delegate) : delegate_(std::move(delegate)) {}
+  ~VulkanHandle() override { log(LogLevel::kInfo, "Vulkan", "destroy: handle=", static_cast<const void*>(this)); }
+  const SharedGpuContextPtr& context() const override { return delegate_->context(); }
+  VkCommandPool command_pool() const override { return delegate_->command_pool(); }
+  VulkanDelegate& delegate() { return *delegate_; }
+
+ private:
+  std::unique_ptr<VulkanDelegate> delegate_;
+};
+
+}  // namespace
+
+bool VulkanBackend::is_available() const { return vk::system_loader().ok(); }
+
+Result<std::unique_ptr<backends::DelegateHandle>> VulkanBackend::init(
+    backends::BackendInitContext& context, const Blob& processed, const std::vector<CompileSpecEntry>& compile_specs) {
+  log(LogLevel::kInfo, "Vulkan", "init: ", backends::describe_init(processed, compile_specs));
+  GPUU_ASSIGN_OR_RETURN(SharedGpuContextPtr ctx, backends::resolve_delegate_context(compile_specs, context, "Vulkan"));
+  Result<graph::Graph> region = program::parse_subgraph(processed.data(), processed.size(), context.constants);
+  if (!region.ok()) {
+    return err(region.status().code(), "Vulkan delegate ", context.delegate_index, ": ", region.status().message());
+  }
+  if (!context.bind_io) return err(StatusCode::kInvalidArgument, "Vulkan delegate: the runtime bound no buffers");
+  GPUU_ASSIGN_OR_RETURN(auto io, context.bind_io(ctx, region.value()));
+  Result<std::unique_ptr<VulkanDelegate>> delegate = VulkanDelegate::create(ctx, region.value(), io.first, io.second);
+  if (!delegate.ok()) {
+    return err(delegate.status().code(), "Vulkan delegate ", context.delegate_index, ": ",
+               delegate.status().message());
+  }
+  auto handle = std::make_unique<VulkanHandle>(std::move(delegate).value());
+  log(LogLevel::kDebug, "Vulkan", "init: handle=", static_cast<const void*>(handle.get()), " dispatches=",
+      handle->delegate().dispatch_count(), " on '", ctx->device_name(), "'");
+  return std::unique_ptr<backends::DelegateHandle>(std::move(handle));
+}
+
+Status VulkanBackend::execute(backends::DelegateHandle& handle, const backends::ExecuteArgs& args) {
+  auto& h = static_cast<VulkanHandle&>(handle);
+  log(LogLevel::kInfo, "Vulkan", "execute: handle=", static_cast<const void*>(&handle),
+      " args=", h.delegate().dispatch_count(), " dispatches");
+  return backends::submit_delegate(*h.context(), h.delegate().command_buffer(), args);
+}
+
+std::string VulkanBackend::check(const graph::Graph& graph, const graph::Node& node) const {
+  return vulkan_supports(graph, node);
+}
+
+Result<std::vector<uint8_t>> VulkanBackend::preprocess(const graph::Graph& graph, const partition::Region& region,
+                                                       const std::vector<CompileSpecEntry>&) const {
+  for (graph::NodeId id : region.nodes) {
+    std::string why = check(graph, graph.node(id));
+    if (!why.empty()) {
+      return err(StatusCode::kUnsupported, "VulkanBackend cannot take node '", graph.node(id).name, "': ", why);
+    }
+  }
+  return program::serialize_region(graph, region);
+}
+
+}  // namespace gpuu::vulkan

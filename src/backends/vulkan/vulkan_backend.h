@@ -1,0 +1,25 @@
+// VulkanBackend ("VulkanBackend"): regions lowered to gpuu's compute kernels.
+// Its processed blob is the region as a SubGraph (program/subgraph.h).
+#pragma once
+
+#include "backends/backend.h"
+
+namespace gpuu::vulkan {
+
+class VulkanBackend final : public backends::Backend {
+ public:
+  const char* id() const override { return "VulkanBackend"; }
+  const char* log_name() const override { return "Vulkan"; }
+  uint32_t version() const override { return 1; }
+  bool is_available() const override;
+
+  Result<std::unique_ptr<backends::DelegateHandle>> init(backends::BackendInitContext& context, const Blob& processed,
+                                                         const std::vector<CompileSpecEntry>& compile_specs) override;
+  Status execute(backends::DelegateHandle& handle, const backends::ExecuteArgs& args) override;
+
+  std::string check(const graph::Graph& graph, const graph::Node& node) const override;
+  Result<std::vector<uint8_t>> preprocess(const graph::Graph& graph, const partition::Region& region,
+                                          const std::vector<CompileSpecEntry>& compile_specs) const override;
+};
+
+}  // namespace gpuu::vulkan

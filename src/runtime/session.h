@@ -1,0 +1,77 @@
+// Session: one loaded program made runnable. Each delegate is initialised
+// through its backend (which resolves the shared context and makes its own
+// command pool); tensors that pass between GPU delegates on one context stay
+// in device memory; an execute submits the delegates in plan order, chained
+// on the context's timeline semaphore (or as the sync mode says), and the
+// host waits only where a CPU-fallback step or the caller needs data.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "backends/vulkan/device_buffer.h"
+#include "program/program.h"
+
+namespace gpuu::runtime {
+
+struct SessionOptions {
+  ContextOverrides overrides;  // token, group, mode and sync mode over the file's
+  DeviceOptions device;
+};
+
+struct TensorDesc {
+  std::string name;
+  graph::DType dtype = graph::DType::kF32;
+  graph::Shape shape;
+  size_t bytes = 0;
+};
+
+struct ExecuteStats {
+  uint32_t delegate_submits = 0;
+  uint32_t host_waits = 0;   // times the host blocked on the GPU
+  uint32_t host_copies = 0;  // tensors copied through the host between two devices
+};
+
+class Session {
+ public:
+  static Result<std::unique_ptr<Session>> create(std::shared_ptr<const program::Program> program,
+                                                 const SessionOptions& options);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  const std::vector<TensorDesc>& inputs() const { return input_descs_; }
+  const std::vector<TensorDesc>& outputs() const { return output_descs_; }
+  SyncMode sync_mode() const { return sync_mode_; }
+
+  // Copies `size` bytes (which must equal the input's byte size) as input `index`.
+  Status set_input(size_t index, const void* data, size_t size);
+  // Reads input `index` from an application buffer on the delegates' device at
+  // each execute, instead of host memory (null buffer: back to host memory).
+  Status bind_input_buffer(size_t index, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size);
+  // Writes output `index` to an application buffer at each execute as well.
+  Status bind_output_buffer(size_t index, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size);
+
+  Status execute(ExecuteStats* stats = nullptr);
+  // Copies output `index` (after an execute) into `data` of exactly its byte size.
+  Status get_output(size_t index, void* data, size_t size) const;
+
+  // The context the GPU delegates run on (the first delegate's), or null.
+  SharedGpuContextPtr primary_context() const;
+  size_t delegate_count() const;
+  // The delegate handles, in plan order (for tests: pools and contexts).
+  std::vector<const backends::DelegateHandle*> delegate_handles() const;
+
+ private:
+  struct Impl;
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  std::vector<TensorDesc> input_descs_, output_descs_;
+  SyncMode sync_mode_ = SyncMode::kTimeline;
+};
+
+}  // namespace gpuu::runtime

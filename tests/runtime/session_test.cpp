@@ -1,0 +1,267 @@
+// The runtime session on a real device: programs of several Vulkan delegates
+// and CPU-fallback steps, the three sync modes, an application's device
+// (lookup_only), teardown in every order, and bad inputs.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "backends/vulkan/vulkan_backend.h"
+#include "context/shared_gpu_context_registry.h"
+#include "context/vulkan_bootstrap.h"
+#include "program/program_loader.h"
+#include "program/program_writer.h"
+#include "runtime/session.h"
+#include "support/test_vulkan_device.h"
+#include "vulkan/vulkan_test_util.h"
+
+namespace gpuu::runtime {
+namespace {
+
+using graph::DType;
+using partition::Backend;
+
+// x[2,3,8] -> sin -> mul(w) | floor (CPU) | add(x) -> tanh -> out0 ; also out1 = sin output
+struct MixedProgram {
+  graph::Graph graph;
+  partition::PartitionResult partition;
+  std::vector<uint8_t> bytes;
+};
+
+MixedProgram make_mixed_program(const SharedGpuCompileSpec& spec) {
+  MixedProgram p;
+  graph::Graph& g = p.graph;
+  graph::ValueId x = graph::add_graph_input(g, "x", DType::kF32, {2, 3, 8}).value();
+  cpu::HostTensor w = vulkan_test::random_tensor(DType::kF32, {8}, 7, 0.5, 3.0);
+  graph::ValueId wc = graph::add_graph_constant(g, "w", DType::kF32, {8}, w.to_blob()).value();
+  graph::ValueId s = graph::add_op(g, "sin", "sin_0", {x}, {}).value()[0];
+  graph::ValueId m = graph::add_op(g, "mul", "mul_0", {s, wc}, {}).value()[0];
+  graph::ValueId f = graph::add_op(g, "floor", "floor_0", {m}, {}).value()[0];
+  graph::ValueId a = graph::add_op(g, "add", "add_0", {f, x}, {}).value()[0];
+  graph::ValueId t = graph::add_op(g, "tanh", "tanh_0", {a}, {}).value()[0];
+  g.mark_output(t);
+  g.mark_output(s);
+  p.partition.regions = {{Backend::kVulkan, {0, 1}}, {Backend::kCpu, {2}}, {Backend::kVulkan, {3, 4}}};
+  p.partition.region_of_node = {0, 0, 1, 2, 2};
+  program::Preprocessors pre;
+  pre.vulkan = [](const graph::Graph& graph, const partition::Region& region,
+                  const program::RegionIo&) -> Result<program::PreprocessedRegion> {
+    GPUU_ASSIGN_OR_RETURN(std::vector<uint8_t> blob, vulkan::VulkanBackend().preprocess(graph, region, {}));
+    return program::PreprocessedRegion{Blob::take(std::move(blob)), {}};
+  };
+  Result<std::vector<uint8_t>> bytes = program::build_program(g, p.partition, spec, pre);
+  EXPECT_TRUE(bytes.ok()) << bytes.status().message();
+  if (bytes.ok()) p.bytes = std::move(bytes).value();
+  return p;
+}
+
+SharedGpuCompileSpec spec_with(const std::string& token, ContextMode mode, SyncMode sync) {
+  SharedGpuCompileSpec spec;
+  spec.token = token;
+  spec.group_id = 7;
+  spec.context_mode = mode;
+  spec.sync_mode = sync;
+  spec.present = true;
+  return spec;
+}
+
+std::vector<float> run(Session& session, const cpu::HostTensor& x, size_t output) {
+  EXPECT_TRUE(session.set_input(0, x.bytes.data(), x.bytes.size()).ok());
+  Status s = session.execute();
+  EXPECT_TRUE(s.ok()) << s.message();
+  std::vector<float> out(session.outputs()[output].bytes / 4);
+  EXPECT_TRUE(session.get_output(output, out.data(), out.size() * 4).ok());
+  return out;
+}
+
+class SessionTest : public testing::Test {
+ protected:
+  void TearDown() override { SharedGpuContextRegistry::get().clear_for_testing(); }
+};
+
+TEST_F(SessionTest, MixedProgramMatchesTheReferenceUnderEverySyncMode) {
+  MixedProgram p = make_mixed_program(spec_with("mixed", ContextMode::kLookupOrCreate, SyncMode::kTimeline));
+  Result<std::shared_ptr<const program::Program>> program = program::load_program_bytes(p.bytes.data(), p.bytes.size());
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  ASSERT_EQ(program.value()->delegates().size(), 2u);
+  cpu::HostTensor x = vulkan_test::random_tensor(DType::kF32, {2, 3, 8}, 1, -3, 3);
+  Result<std::vector<cpu::HostTensor>> want = cpu::run_graph(p.graph, {x});
+  ASSERT_TRUE(want.ok()) << want.status().message();
+
+  std::vector<std::vector<float>> results;
+  for (SyncMode mode : {SyncMode::kTimeline, SyncMode::kQueueWaitIdle, SyncMode::kNone}) {
+    SessionOptions options;
+    options.overrides.sync_mode = mode;
+    Result<std::unique_ptr<Session>> session = Session::create(program.value(), options);
+    ASSERT_TRUE(session.ok()) << to_string(mode) << ": " << session.status().message();
+    EXPECT_EQ(session.value()->sync_mode(), mode);
+    for (int repeat = 0; repeat < 3; ++repeat) {  // replays give the same answer
+      ExecuteStats stats;
+      ASSERT_TRUE(session.value()->set_input(0, x.bytes.data(), x.bytes.size()).ok());
+      Status ran = session.value()->execute(&stats);
+      ASSERT_TRUE(ran.ok()) << to_string(mode) << ": " << ran.message();
+      EXPECT_EQ(stats.delegate_submits, 2u);
+      std::vector<float> out0(48), out1(48);
+      ASSERT_TRUE(session.value()->get_output(0, out0.data(), 192).ok());
+      ASSERT_TRUE(session.value()->get_output(1, out1.data(), 192).ok());
+      cpu::HostTensor got0 = cpu::HostTensor::from_data<float>({2, 3, 8}, out0).value();
+      cpu::HostTensor got1 = cpu::HostTensor::from_data<float>({2, 3, 8}, out1).value();
+      EXPECT_TRUE(vulkan_test::all_close(got0, want.value()[0], 1e-5, 1e-5)) << to_string(mode);
+      EXPECT_TRUE(vulkan_test::all_close(got1, want.value()[1], 2e-5, 2e-5)) << to_string(mode);
+      if (repeat == 0) results.push_back(out0);
+    }
+  }
+  EXPECT_EQ(results[0], results[1]) << "timeline and queue_wait_idle agree bit for bit";
+  EXPECT_EQ(results[0], results[2]) << "timeline and none agree bit for bit";
+}
+
+TEST_F(SessionTest, TimelineWaitsOnlyWhereTheCpuNeedsData) {
+  MixedProgram p = make_mixed_program(spec_with("waits", ContextMode::kLookupOrCreate, SyncMode::kTimeline));
+  auto program = program::load_program_bytes(p.bytes.data(), p.bytes.size()).value();
+  auto session = Session::create(program, SessionOptions{}).value();
+  cpu::HostTensor x = vulkan_test::random_tensor(DType::kF32, {2, 3, 8}, 2, -3, 3);
+  ASSERT_TRUE(session->set_input(0, x.bytes.data(), x.bytes.size()).ok());
+  ExecuteStats stats;
+  ASSERT_TRUE(session->execute(&stats).ok());
+  EXPECT_EQ(stats.host_waits, 2u) << "once before the CPU floor step, once at the end";
+  EXPECT_EQ(stats.host_copies, 0u);
+}
+
+TEST_F(SessionTest, BothDelegatesShareOneContextWithTheirOwnPools) {
+  MixedProgram p = make_mixed_program(spec_with("one-device", ContextMode::kLookupOrCreate, SyncMode::kTimeline));
+  auto program = program::load_program_bytes(p.bytes.data(), p.bytes.size()).value();
+  auto session = Session::create(program, SessionOptions{}).value();
+  std::vector<const backends::DelegateHandle*> handles = session->delegate_handles();
+  ASSERT_EQ(handles.size(), 2u);
+  EXPECT_EQ(handles[0]->context(), handles[1]->context());
+  EXPECT_EQ(handles[0]->context()->device(), handles[1]->context()->device());
+  EXPECT_NE(handles[0]->command_pool(), handles[1]->command_pool());
+  EXPECT_EQ(SharedGpuContextRegistry::get().lookup({"one-device", 7}), handles[0]->context());
+}
+
+TEST_F(SessionTest, LookupOnlyRunsOnTheApplicationsDeviceAndLeavesItAlive) {
+  gpuu_test::AppDevice app;
+  std::string why;
+  ASSERT_TRUE(app.create(&why)) << why;
+  {
+    SharedGpuContextCreateInfo info;
+    info.token = "app";
+    info.group_id = 7;
+    info.instance = app.instance;
+    info.physical_device = app.physical_device;
+    info.device = app.device;
+    info.queue = app.queue;
+    info.queue_family_index = app.queue_family_index;
+    info.enabled_features = app.timeline_enabled ? kFeatureTimelineSemaphore : 0u;
+    auto ctx = SharedGpuContext::create(std::move(info));
+    ASSERT_TRUE(ctx.ok()) << ctx.status().message();
+    ASSERT_TRUE(SharedGpuContextRegistry::get().register_context({"app", 7}, ctx.value()).ok());
+  }
+  MixedProgram p = make_mixed_program(spec_with("app", ContextMode::kLookupOnly, SyncMode::kTimeline));
+  auto program = program::load_program_bytes(p.bytes.data(), p.bytes.size()).value();
+  {
+    auto session = Session::create(program, SessionOptions{});
+    ASSERT_TRUE(session.ok()) << session.status().message();
+    EXPECT_EQ(session.value()->primary_context()->device(), app.device);
+    cpu::HostTensor x = vulkan_test::random_tensor(DType::kF32, {2, 3, 8}, 3, -3, 3);
+    std::vector<float> out = run(*session.value(), x, 0);
+    auto want = cpu::run_graph(p.graph, {x}).value();
+    EXPECT_TRUE(vulkan_test::all_close(cpu::HostTensor::from_data<float>({2, 3, 8}, out).value(), want[0], 1e-5,
+                                       1e-5));
+  }
+  ASSERT_TRUE(SharedGpuContextRegistry::get().unregister({"app", 7}).ok());
+  EXPECT_TRUE(app.still_usable(&why)) << why;
+}
+
+TEST_F(SessionTest, LookupOnlyWithoutAContextFailsNamingTheKey) {
+  MixedProgram p = make_mixed_program(spec_with("nobody", ContextMode::kLookupOnly, SyncMode::kTimeline));
+  auto program = program::load_program_bytes(p.bytes.data(), p.bytes.size()).value();
+  auto session = Session::create(program, SessionOptions{});
+  ASSERT_FALSE(session.ok());
+  EXPECT_EQ(session.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(session.status().message().find("'nobody' group 7"), std::string::npos) << session.status().message();
+  EXPECT_NE(session.status().message().find("Vulkan delegate 0"), std::string::npos) << session.status().message();
+}
+
+TEST_F(SessionTest, OverridesRedirectTheContextKey) {
+  MixedProgram p = make_mixed_program(spec_with("from-file", ContextMode::kLookupOrCreate, SyncMode::kTimeline));
+  auto program = program::load_program_bytes(p.bytes.data(), p.bytes.size()).value();
+  SessionOptions options;
+  options.overrides.token = "from-app";
+  options.overrides.group_id = 3;
+  auto session = Session::create(program, options);
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  EXPECT_NE(SharedGpuContextRegistry::get().lookup({"from-app", 3}), nullptr);
+  EXPECT_EQ(SharedGpuContextRegistry::get().lookup({"from-file", 7}), nullptr);
+}
+
+TEST_F(SessionTest, TeardownInEveryOrderLeavesOthersWorking) {
+  MixedProgram p = make_mixed_program(spec_with("teardown", ContextMode::kLookupOrCreate, SyncMode::kTimeline));
+  auto program = program::load_program_bytes(p.bytes.data(), p.bytes.size()).value();
+  cpu::HostTensor x = vulkan_test::random_tensor(DType::kF32, {2, 3, 8}, 4, -3, 3);
+  auto want = cpu::run_graph(p.graph, {x}).value();
+  // Three owners of the context: session A, session B, the registry entry.
+  const std::vector<std::vector<int>> orders = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+  for (const auto& order : orders) {
+    std::unique_ptr<Session> a = Session::create(program, SessionOptions{}).value();
+    std::unique_ptr<Session> b = Session::create(program, SessionOptions{}).value();
+    ASSERT_EQ(a->primary_context(), b->primary_context());
+    for (int step : order) {
+      if (step == 0) a.reset();
+      if (step == 1) b.reset();
+      if (step == 2) ASSERT_TRUE(SharedGpuContextRegistry::get().unregister({"teardown", 7}).ok());
+      for (Session* alive : {a.get(), b.get()}) {  // whoever is left still runs
+        if (!alive) continue;
+        std::vector<float> out = run(*alive, x, 0);
+        EXPECT_TRUE(vulkan_test::all_close(cpu::HostTensor::from_data<float>({2, 3, 8}, out).value(), want[0],
+                                           1e-5, 1e-5));
+      }
+    }
+  }
+}
+
+TEST_F(SessionTest, BadInputsAreRefusedAndTheSessionStillWorks) {
+  MixedProgram p = make_mixed_program(spec_with("bad", ContextMode::kLookupOrCreate, SyncMode::kTimeline));
+  auto program = program::load_program_bytes(p.bytes.data(), p.bytes.size()).value();
+  auto session = Session::create(program, SessionOptions{}).value();
+  Status missing = session->execute();
+  EXPECT_EQ(missing.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(missing.message().find("('x') was never set"), std::string::npos) << missing.message();
+  std::vector<uint8_t> small(100);
+  Status wrong_size = session->set_input(0, small.data(), small.size());
+  EXPECT_EQ(wrong_size.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(wrong_size.message().find("f32[2,3,8]) takes 192 bytes, got 100"), std::string::npos)
+      << wrong_size.message();
+  EXPECT_EQ(session->set_input(5, small.data(), 192).code(), StatusCode::kInvalidArgument);
+  std::vector<float> out(48);
+  EXPECT_EQ(session->get_output(0, out.data(), 192).code(), StatusCode::kFailedPrecondition) << "nothing ran yet";
+  EXPECT_EQ(session->get_output(0, out.data(), 100).code(), StatusCode::kInvalidArgument);
+  cpu::HostTensor x = vulkan_test::random_tensor(DType::kF32, {2, 3, 8}, 5, -3, 3);
+  std::vector<float> got = run(*session, x, 0);
+  auto want = cpu::run_graph(p.graph, {x}).value();
+  EXPECT_TRUE(vulkan_test::all_close(cpu::HostTensor::from_data<float>({2, 3, 8}, got).value(), want[0], 1e-5, 1e-5));
+}
+
+TEST_F(SessionTest, ApplicationBuffersFeedAndReceiveTensorsOnTheDevice) {
+  MixedProgram p = make_mixed_program(spec_with("buffers", ContextMode::kLookupOrCreate, SyncMode::kTimeline));
+  auto program = program::load_program_bytes(p.bytes.data(), p.bytes.size()).value();
+  auto session = Session::create(program, SessionOptions{}).value();
+  const SharedGpuContext& ctx = *session->primary_context();
+  auto in = vulkan::DeviceBuffer::create(ctx, 192 + 64, vulkan::MemoryKind::kUpload, "app input").value();
+  auto out = vulkan::DeviceBuffer::create(ctx, 192 + 32, vulkan::MemoryKind::kReadback, "app output").value();
+  cpu::HostTensor x = vulkan_test::random_tensor(DType::kF32, {2, 3, 8}, 6, -3, 3);
+  std::memcpy(static_cast<uint8_t*>(in.mapped()) + 64, x.bytes.data(), 192);
+  ASSERT_TRUE(session->bind_input_buffer(0, in.buffer(), 64, 192).ok());
+  ASSERT_TRUE(session->bind_output_buffer(0, out.buffer(), 32, 192).ok());
+  EXPECT_EQ(session->bind_output_buffer(0, out.buffer(), 32, 100).code(), StatusCode::kInvalidArgument);
+  Status ran = session->execute();
+  ASSERT_TRUE(ran.ok()) << ran.message();
+  auto want = cpu::run_graph(p.graph, {x}).value();
+  std::vector<float> got(48);
+  std::memcpy(got.data(), static_cast<uint8_t*>(out.mapped()) + 32, 192);
+  EXPECT_TRUE(vulkan_test::all_close(cpu::HostTensor::from_data<float>({2, 3, 8}, got).value(), want[0], 1e-5, 1e-5));
+  ASSERT_TRUE(session->bind_input_buffer(0, VK_NULL_HANDLE, 0, 0).ok());  // back to host memory
+  EXPECT_EQ(session->execute().code(), StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace gpuu::runtime
