@@ -2,6 +2,7 @@
 #include "graph/graph.h"
 
 #include <sstream>
+#include <string>
 
 namespace gpuu::graph {
 
@@ -43,6 +44,20 @@ int64_t shape_numel(const Shape& shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   return n;
+}
+
+std::string shape_problem(const Shape& shape) {
+  if (shape.size() > kMaxRank) return "rank " + std::to_string(shape.size()) + " exceeds " + std::to_string(kMaxRank);
+  int64_t numel = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    int64_t d = shape[i];
+    if (d < 0) return "dim " + std::to_string(i) + " is negative (" + std::to_string(d) + ")";
+    if (d > kMaxDim) return "dim " + std::to_string(i) + " (" + std::to_string(d) + ") exceeds " + std::to_string(kMaxDim);
+    // Divide before multiplying: the product itself could overflow int64.
+    if (d != 0 && numel > kMaxNumel / d) return "more than " + std::to_string(kMaxNumel) + " elements";
+    numel *= d;
+  }
+  return "";
 }
 
 std::string shape_to_string(const Shape& shape) {

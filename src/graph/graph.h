@@ -25,6 +25,14 @@ using Shape = std::vector<int64_t>;
 int64_t shape_numel(const Shape& shape);
 std::string shape_to_string(const Shape& shape);  // "[1,3,8,8]"
 
+// Limits every shape in a graph keeps, so that sizes and byte counts never
+// overflow int64/size_t anywhere downstream.
+constexpr size_t kMaxRank = 8;
+constexpr int64_t kMaxDim = 0x7FFFFFFF;
+constexpr int64_t kMaxNumel = int64_t{1} << 40;
+// "" when `shape` is within the limits (rank, 0 <= dim <= kMaxDim, numel), else why not.
+std::string shape_problem(const Shape& shape);
+
 using ValueId = int32_t;
 using NodeId = int32_t;
 constexpr int32_t kNone = -1;

@@ -1,0 +1,1009 @@
+// Op schemas and shape inference for every registered op. Each infer function
+// checks everything it reads; errors go through InferContext::fail so they
+// always start with the node and op, then name the input or attribute.
+#include "graph/op_registry.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/json.h"
+
+namespace gpuu::graph {
+
+const char* attr_kind_name(AttrKind kind) {
+  switch (kind) {
+    case AttrKind::kInt: return "int";
+    case AttrKind::kFloat: return "float";
+    case AttrKind::kString: return "string";
+    case AttrKind::kInts: return "ints";
+    case AttrKind::kFloats: return "floats";
+  }
+  return "?";
+}
+
+// AttrValue's alternatives are declared in AttrKind's order.
+AttrKind attr_kind_of(const AttrValue& value) { return static_cast<AttrKind>(value.index()); }
+
+bool OpSchema::input_optional(size_t index) const {
+  if (inputs.empty()) return false;
+  return index < inputs.size() ? inputs[index].optional : (variadic() && inputs.back().optional);
+}
+
+const std::string& OpSchema::input_name(size_t index) const {
+  static const std::string kUnnamed = "input";
+  if (inputs.empty()) return kUnnamed;
+  return index < inputs.size() ? inputs[index].name : inputs.back().name;
+}
+
+const AttrSpec* OpSchema::find_attr(std::string_view attr) const {
+  for (const AttrSpec& a : attrs) {
+    if (a.name == attr) return &a;
+  }
+  return nullptr;
+}
+
+bool OpSchema::accepts_dtype(DType dtype) const {
+  return dtypes.empty() || std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end();
+}
+
+int64_t attr_int(const AttrMap& attrs, const std::string& name, int64_t fallback) {
+  auto it = attrs.find(name);
+  if (it == attrs.end()) return fallback;
+  const int64_t* v = std::get_if<int64_t>(&it->second);
+  return v ? *v : fallback;
+}
+
+double attr_float(const AttrMap& attrs, const std::string& name, double fallback) {
+  auto it = attrs.find(name);
+  if (it == attrs.end()) return fallback;
+  const double* v = std::get_if<double>(&it->second);
+  return v ? *v : fallback;
+}
+
+std::string attr_string(const AttrMap& attrs, const std::string& name, const std::string& fallback) {
+  auto it = attrs.find(name);
+  if (it == attrs.end()) return fallback;
+  const std::string* v = std::get_if<std::string>(&it->second);
+  return v ? *v : fallback;
+}
+
+std::vector<int64_t> attr_ints(const AttrMap& attrs, const std::string& name) {
+  auto it = attrs.find(name);
+  if (it == attrs.end()) return {};
+  const auto* v = std::get_if<std::vector<int64_t>>(&it->second);
+  return v ? *v : std::vector<int64_t>{};
+}
+
+std::vector<double> attr_floats(const AttrMap& attrs, const std::string& name) {
+  auto it = attrs.find(name);
+  if (it == attrs.end()) return {};
+  const auto* v = std::get_if<std::vector<double>>(&it->second);
+  return v ? *v : std::vector<double>{};
+}
+
+bool has_attr(const AttrMap& attrs, const std::string& name) { return attrs.count(name) != 0; }
+
+int64_t normalize_axis(int64_t axis, size_t rank) {
+  int64_t r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r) return -1;
+  return axis < 0 ? axis + r : axis;
+}
+
+Result<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    // Walk from the trailing dim; a missing leading dim acts as 1.
+    int64_t da = i < a.size() ? a[a.size() - 1 - i] : 1;
+    int64_t db = i < b.size() ? b[b.size() - 1 - i] : 1;
+    int64_t d;
+    if (da == db || db == 1) {
+      d = da;
+    } else if (da == 1) {
+      d = db;
+    } else {
+      return err(StatusCode::kInvalidArgument, "shapes ", shape_to_string(a), " and ", shape_to_string(b),
+                 " do not broadcast (dim ", da, " vs ", db, " at ", i + 1, " from the end)");
+    }
+    out[rank - 1 - i] = d;
+  }
+  return out;
+}
+
+namespace {
+
+std::string join_dtypes(const std::vector<DType>& dtypes) {
+  std::string s;
+  for (size_t i = 0; i < dtypes.size(); ++i) s += (i ? ", " : "") + std::string(dtype_name(dtypes[i]));
+  return s;
+}
+
+std::string ints_to_string(const std::vector<int64_t>& v) { return shape_to_string(v); }
+
+}  // namespace
+
+// Everything an infer function needs: the node, its input values (nullptr for
+// absent optional inputs), its resolved attributes, and the outputs it emits.
+class InferContext {
+ public:
+  InferContext(const Graph& g, const Node& n, const OpSchema& s) : graph(g), node(n), schema(s) {}
+
+  const Graph& graph;
+  const Node& node;
+  const OpSchema& schema;
+  std::vector<const Value*> in;
+  AttrMap attrs;
+  std::vector<Value> out;
+
+  template <typename... Parts>
+  Status fail(const Parts&... parts) const {
+    return err(StatusCode::kInvalidArgument, "node '", node.name, "' (", node.op, "): ", parts...);
+  }
+
+  // "input 1 (weight 'w')": position, role and value name.
+  std::string input_desc(size_t i) const {
+    std::string d = "input " + std::to_string(i) + " (" + schema.input_name(i);
+    if (i < in.size() && in[i]) d += " '" + in[i]->name + "'";
+    return d + ")";
+  }
+  const Value* input(size_t i) const { return i < in.size() ? in[i] : nullptr; }
+  const Value& x(size_t i) const { return *in[i]; }
+  size_t rank(size_t i) const { return in[i]->shape.size(); }
+
+  void emit(DType dtype, Shape shape) {
+    Value v;
+    v.dtype = dtype;
+    v.shape = std::move(shape);
+    out.push_back(std::move(v));
+  }
+
+  Status expect_dtype(size_t i, const std::vector<DType>& allowed) const {
+    const Value* v = input(i);
+    if (!v || allowed.empty() || std::find(allowed.begin(), allowed.end(), v->dtype) != allowed.end()) {
+      return Status::Ok();
+    }
+    return fail(input_desc(i), " has dtype ", dtype_name(v->dtype), ", but ", node.op, " accepts ",
+                join_dtypes(allowed), " there");
+  }
+  Status expect_schema_dtype(size_t i) const { return expect_dtype(i, schema.dtypes); }
+
+  Status expect_same_dtype(size_t i, size_t j) const {
+    const Value* a = input(i);
+    const Value* b = input(j);
+    if (!a || !b || a->dtype == b->dtype) return Status::Ok();
+    return fail(input_desc(i), " has dtype ", dtype_name(a->dtype), " but ", input_desc(j), " has ",
+                dtype_name(b->dtype), "; they must match");
+  }
+
+  Status expect_rank(size_t i, size_t r) const {
+    if (rank(i) == r) return Status::Ok();
+    return fail(input_desc(i), " must have rank ", r, ", got shape ", shape_to_string(x(i).shape));
+  }
+  Status expect_min_rank(size_t i, size_t r) const {
+    if (rank(i) >= r) return Status::Ok();
+    return fail(input_desc(i), " must have rank >= ", r, ", got shape ", shape_to_string(x(i).shape));
+  }
+
+  Result<Shape> broadcast(const Shape& a, const Shape& b, const std::string& what) const {
+    Result<Shape> s = broadcast_shapes(a, b);
+    if (!s.ok()) return fail(what, ": ", s.status().message());
+    return s;
+  }
+
+  int64_t i64(const char* name) const { return attr_int(attrs, name); }
+  double f64(const char* name) const { return attr_float(attrs, name); }
+  std::string str(const char* name) const { return attr_string(attrs, name); }
+  std::vector<int64_t> ints(const char* name) const { return attr_ints(attrs, name); }
+
+  // An axis attribute in [-rank, rank), returned in [0, rank).
+  Result<int64_t> axis_attr(const char* name, size_t r) const {
+    int64_t a = i64(name);
+    int64_t n = normalize_axis(a, r);
+    if (n < 0) {
+      return fail("attribute '", name, "' = ", a, " is out of range for rank ", r, " (valid: ", -static_cast<int64_t>(r),
+                  "..", static_cast<int64_t>(r) - 1, ")");
+    }
+    return n;
+  }
+
+  // An ints attribute of exactly `len` entries, each in [lo, hi].
+  Result<std::vector<int64_t>> ints_attr(const char* name, size_t len, int64_t lo, int64_t hi) const {
+    std::vector<int64_t> v = ints(name);
+    if (v.size() != len) {
+      return fail("attribute '", name, "' must have ", len, " entries, got ", v.size(), " ", ints_to_string(v));
+    }
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (v[i] < lo || v[i] > hi) {
+        return fail("attribute '", name, "' entry ", i, " = ", v[i], " is out of range [", lo, ", ", hi, "]");
+      }
+    }
+    return v;
+  }
+
+  Result<int64_t> int_attr_in(const char* name, int64_t lo, int64_t hi) const {
+    int64_t v = i64(name);
+    if (v < lo || v > hi) return fail("attribute '", name, "' = ", v, " is out of range [", lo, ", ", hi, "]");
+    return v;
+  }
+};
+
+namespace {
+
+const std::vector<DType> kFloat = {DType::kF32, DType::kF16};
+const std::vector<DType> kFloatI32I8 = {DType::kF32, DType::kF16, DType::kI32, DType::kI8};
+const std::vector<DType> kNumeric = {DType::kF32, DType::kF16, DType::kI32, DType::kI64, DType::kI8};
+const std::vector<DType> kIndex = {DType::kI32, DType::kI64};
+const std::vector<DType> kAny = {};
+
+// ---- elementwise -----------------------------------------------------------
+
+Status infer_unary(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
+  if (c.node.op == "gelu") {
+    std::string a = c.str("approximate");
+    if (a != "none" && a != "tanh") {
+      return c.fail("attribute 'approximate' must be \"none\" or \"tanh\", got \"", a, "\"");
+    }
+  }
+  c.emit(c.x(0).dtype, c.x(0).shape);
+  return Status::Ok();
+}
+
+Status infer_binary(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
+  GPUU_RETURN_IF_ERROR(c.expect_same_dtype(1, 0));
+  GPUU_ASSIGN_OR_RETURN(Shape s, c.broadcast(c.x(0).shape, c.x(1).shape, "inputs 0 and 1"));
+  c.emit(c.x(0).dtype, std::move(s));
+  return Status::Ok();
+}
+
+Status infer_compare(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(infer_binary(c));
+  c.out.back().dtype = DType::kBool;
+  return Status::Ok();
+}
+
+Status infer_clamp(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
+  for (const char* name : {"min", "max"}) {
+    if (has_attr(c.attrs, name) && std::isnan(c.f64(name))) return c.fail("attribute '", name, "' is NaN");
+  }
+  if (has_attr(c.attrs, "min") && has_attr(c.attrs, "max") && c.f64("min") > c.f64("max")) {
+    return c.fail("attribute 'min' (", c.f64("min"), ") is greater than 'max' (", c.f64("max"), ")");
+  }
+  c.emit(c.x(0).dtype, c.x(0).shape);
+  return Status::Ok();
+}
+
+Status infer_where(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(c.expect_dtype(0, {DType::kBool}));
+  GPUU_RETURN_IF_ERROR(c.expect_same_dtype(2, 1));
+  GPUU_ASSIGN_OR_RETURN(Shape s, c.broadcast(c.x(0).shape, c.x(1).shape, "inputs 0 and 1"));
+  GPUU_ASSIGN_OR_RETURN(s, c.broadcast(s, c.x(2).shape, "inputs 0, 1 and 2"));
+  c.emit(c.x(1).dtype, std::move(s));
+  return Status::Ok();
+}
+
+Status infer_cast(InferContext& c) {
+  std::string name = c.str("dtype");
+  DType to;
+  if (!parse_dtype(name, &to)) {
+    return c.fail("attribute 'dtype' = \"", name, "\" is not a dtype (f32, f16, i32, i64, i8, bool)");
+  }
+  c.emit(to, c.x(0).shape);
+  return Status::Ok();
+}
+
+// ---- linear algebra and convolution -----------------------------------------
+
+Status infer_matmul(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
+  GPUU_RETURN_IF_ERROR(c.expect_same_dtype(1, 0));
+  GPUU_RETURN_IF_ERROR(c.expect_min_rank(0, 2));
+  GPUU_RETURN_IF_ERROR(c.expect_min_rank(1, 2));
+  const Shape& a = c.x(0).shape;
+  const Shape& b = c.x(1).shape;
+  int64_t k_a = a[a.size() - 1], k_b = b[b.size() - 2];
+  if (k_a != k_b) {
+    return c.fail("inner dims differ: ", c.input_desc(0), " ", shape_to_string(a), " has K=", k_a, ", ",
+                  c.input_desc(1), " ", shape_to_string(b), " has K=", k_b);
+  }
+  GPUU_ASSIGN_OR_RETURN(Shape batch, c.broadcast(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2),
+                                                 "batch dims of inputs 0 and 1"));
+  batch.push_back(a[a.size() - 2]);
+  batch.push_back(b[b.size() - 1]);
+  c.emit(c.x(0).dtype, std::move(batch));
+  return Status::Ok();
+}
+
+Status infer_linear(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
+  GPUU_RETURN_IF_ERROR(c.expect_same_dtype(1, 0));
+  GPUU_RETURN_IF_ERROR(c.expect_same_dtype(2, 0));
+  GPUU_RETURN_IF_ERROR(c.expect_min_rank(0, 1));
+  GPUU_RETURN_IF_ERROR(c.expect_rank(1, 2));
+  const Shape& x = c.x(0).shape;
+  const Shape& w = c.x(1).shape;
+  if (w[1] != x.back()) {
+    return c.fail(c.input_desc(1), " ", shape_to_string(w), " must be [N, K] with K = ", x.back(), " (the last dim of ",
+                  c.input_desc(0), " ", shape_to_string(x), ")");
+  }
+  if (const Value* bias = c.input(2)) {
+    if (bias->shape != Shape{w[0]}) {
+      return c.fail(c.input_desc(2), " must have shape [", w[0], "], got ", shape_to_string(bias->shape));
+    }
+  }
+  Shape out(x.begin(), x.end() - 1);
+  out.push_back(w[0]);
+  c.emit(c.x(0).dtype, std::move(out));
+  return Status::Ok();
+}
+
+// One spatial output size of a convolution or pool window, exactly torch's
+// formula (floor division, and with ceil_mode the last window must start inside
+// the input or its left padding).
+Result<int64_t> window_output(const InferContext& c, const char* dim, int64_t in, int64_t kernel, int64_t stride,
+                              int64_t pad, int64_t dilation, bool ceil_mode) {
+  int64_t effective = dilation * (kernel - 1) + 1;
+  int64_t numer = in + 2 * pad - effective + (ceil_mode ? stride - 1 : 0);
+  int64_t out = (numer >= 0 ? numer / stride : -((-numer + stride - 1) / stride)) + 1;
+  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
+  if (out < 1) {
+    return c.fail("the ", dim, " window (effective size ", effective, ") does not fit the padded input ", dim, " (",
+                  in + 2 * pad, ")");
+  }
+  return out;
+}
+
+Status infer_conv2d(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
+  GPUU_RETURN_IF_ERROR(c.expect_same_dtype(1, 0));
+  GPUU_RETURN_IF_ERROR(c.expect_same_dtype(2, 0));
+  GPUU_RETURN_IF_ERROR(c.expect_rank(0, 4));
+  GPUU_RETURN_IF_ERROR(c.expect_rank(1, 4));
+  GPUU_ASSIGN_OR_RETURN(auto stride, c.ints_attr("stride", 2, 1, kMaxDim));
+  GPUU_ASSIGN_OR_RETURN(auto padding, c.ints_attr("padding", 2, 0, kMaxDim));
+  GPUU_ASSIGN_OR_RETURN(auto dilation, c.ints_attr("dilation", 2, 1, kMaxDim));
+  GPUU_ASSIGN_OR_RETURN(int64_t groups, c.int_attr_in("groups", 1, kMaxDim));
+  const Shape& x = c.x(0).shape;
+  const Shape& w = c.x(1).shape;
+  int64_t channels = x[1], out_channels = w[0];
+  if (channels % groups != 0) {
+    return c.fail("input channels (", channels, ") are not divisible by attribute 'groups' (", groups, ")");
+  }
+  if (out_channels % groups != 0) {
+    return c.fail("output channels (", out_channels, ", dim 0 of the weight) are not divisible by attribute 'groups' (",
+                  groups, ")");
+  }
+  if (w[1] != channels / groups) {
+    return c.fail(c.input_desc(1), " ", shape_to_string(w), " must have dim 1 = channels / groups = ", channels / groups);
+  }
+  if (w[2] < 1 || w[3] < 1) return c.fail(c.input_desc(1), " ", shape_to_string(w), " has an empty kernel");
+  if (const Value* bias = c.input(2)) {
+    if (bias->shape != Shape{out_channels}) {
+      return c.fail(c.input_desc(2), " must have shape [", out_channels, "], got ", shape_to_string(bias->shape));
+    }
+  }
+  GPUU_ASSIGN_OR_RETURN(int64_t oh, window_output(c, "height", x[2], w[2], stride[0], padding[0], dilation[0], false));
+  GPUU_ASSIGN_OR_RETURN(int64_t ow, window_output(c, "width", x[3], w[3], stride[1], padding[1], dilation[1], false));
+  c.emit(c.x(0).dtype, {x[0], out_channels, oh, ow});
+  return Status::Ok();
+}
+
+Status infer_pool2d(InferContext& c) {
+  bool is_max = c.node.op == "max_pool2d";
+  GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
+  GPUU_RETURN_IF_ERROR(c.expect_rank(0, 4));
+  GPUU_ASSIGN_OR_RETURN(auto kernel, c.ints_attr("kernel", 2, 1, kMaxDim));
+  GPUU_ASSIGN_OR_RETURN(auto stride, c.ints_attr("stride", 2, 1, kMaxDim));
+  GPUU_ASSIGN_OR_RETURN(auto padding, c.ints_attr("padding", 2, 0, kMaxDim));
+  std::vector<int64_t> dilation = {1, 1};
+  if (is_max) {
+    GPUU_ASSIGN_OR_RETURN(dilation, c.ints_attr("dilation", 2, 1, kMaxDim));
+  } else {
+    GPUU_RETURN_IF_ERROR(c.int_attr_in("count_include_pad", 0, 1).status());
+  }
+  GPUU_ASSIGN_OR_RETURN(int64_t ceil_mode, c.int_attr_in("ceil_mode", 0, 1));
+  for (int i = 0; i < 2; ++i) {
+    // torch's limit (for both pools): padding at most half the kernel, so no window is all padding.
+    int64_t limit = kernel[static_cast<size_t>(i)] / 2;
+    if (padding[static_cast<size_t>(i)] > limit) {
+      return c.fail("attribute 'padding' entry ", i, " = ", padding[static_cast<size_t>(i)],
+                    " is more than half the kernel (at most ", limit, ")");
+    }
+  }
+  const Shape& x = c.x(0).shape;
+  GPUU_ASSIGN_OR_RETURN(int64_t oh, window_output(c, "height", x[2], kernel[0], stride[0], padding[0], dilation[0],
+                                                  ceil_mode != 0));
+  GPUU_ASSIGN_OR_RETURN(int64_t ow, window_output(c, "width", x[3], kernel[1], stride[1], padding[1], dilation[1],
+                                                  ceil_mode != 0));
+  c.emit(c.x(0).dtype, {x[0], x[1], oh, ow});
+  return Status::Ok();
+}
+
+void pool_defaults(AttrMap* attrs) {
+  // stride defaults to the kernel, as in torch.
+  auto kernel = attrs->find("kernel");
+  if (kernel != attrs->end() && !attrs->count("stride")) (*attrs)["stride"] = kernel->second;
+}
+
+// ---- reductions and normalization ---------------------------------------
+
+Status infer_reduce(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
+  GPUU_ASSIGN_OR_RETURN(int64_t keepdim, c.int_attr_in("keepdim", 0, 1));
+  std::vector<int64_t> axes = c.ints("axes");
+  if (axes.empty()) return c.fail("attribute 'axes' must name at least one axis");
+  const Shape& x = c.x(0).shape;
+  std::vector<bool> reduced(x.size(), false);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = normalize_axis(axes[i], x.size());
+    if (a < 0) return c.fail("attribute 'axes' entry ", i, " = ", axes[i], " is out of range for rank ", x.size());
+    if (reduced[static_cast<size_t>(a)]) return c.fail("attribute 'axes' names axis ", a, " twice");
+    reduced[static_cast<size_t>(a)] = true;
+  }
+  Shape out;
+  for (size_t d = 0; d < x.size(); ++d) {
+    if (!reduced[d]) {
+      out.push_back(x[d]);
+    } else if (keepdim) {
+      out.push_back(1);
+    }
+  }
+  c.emit(c.x(0).dtype, std::move(out));
+  return Status::Ok();
+}
+
+Status infer_softmax(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
+  GPUU_RETURN_IF_ERROR(c.expect_min_rank(0, 1));
+  GPUU_RETURN_IF_ERROR(c.axis_attr("axis", c.rank(0)).status());
+  c.emit(c.x(0).dtype, c.x(0).shape);
+  return Status::Ok();
+}
+
+Status infer_layer_norm(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
+  GPUU_RETURN_IF_ERROR(c.expect_same_dtype(1, 0));
+  GPUU_RETURN_IF_ERROR(c.expect_same_dtype(2, 0));
+  const Shape& x = c.x(0).shape;
+  GPUU_ASSIGN_OR_RETURN(int64_t nd, c.int_attr_in("normalized_ndim", 1, static_cast<int64_t>(x.size())));
+  double eps = c.f64("eps");
+  if (!(eps >= 0.0) || !std::isfinite(eps)) return c.fail("attribute 'eps' = ", eps, " must be finite and >= 0");
+  Shape normalized(x.end() - nd, x.end());
+  for (size_t i = 1; i <= 2; ++i) {
+    const Value* v = c.input(i);
+    if (v && v->shape != normalized) {
+      return c.fail(c.input_desc(i), " must have the normalized shape ", shape_to_string(normalized), ", got ",
+                    shape_to_string(v->shape));
+    }
+  }
+  c.emit(c.x(0).dtype, x);
+  return Status::Ok();
+}
+
+// ---- data movement ----------------------------------------------------------
+
+Status infer_transpose(InferContext& c) {
+  const Shape& x = c.x(0).shape;
+  std::vector<int64_t> perm = c.ints("perm");
+  if (perm.size() != x.size()) {
+    return c.fail("attribute 'perm' ", ints_to_string(perm), " must have one entry per dim of ", c.input_desc(0), " ",
+                  shape_to_string(x));
+  }
+  Shape out(x.size());
+  std::vector<bool> used(x.size(), false);
+  for (size_t i = 0; i < perm.size(); ++i) {
+    int64_t p = perm[i];
+    if (p < 0 || p >= static_cast<int64_t>(x.size()) || used[static_cast<size_t>(p)]) {
+      return c.fail("attribute 'perm' ", ints_to_string(perm), " is not a permutation of 0..", x.size() - 1);
+    }
+    used[static_cast<size_t>(p)] = true;
+    out[i] = x[static_cast<size_t>(p)];
+  }
+  c.emit(c.x(0).dtype, std::move(out));
+  return Status::Ok();
+}
+
+Status infer_reshape(InferContext& c) {
+  std::vector<int64_t> shape = c.ints("shape");
+  if (shape.size() > kMaxRank) return c.fail("attribute 'shape' has more than ", kMaxRank, " dims");
+  int64_t known = 1;
+  int64_t inferred = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    int64_t d = shape[i];
+    if (d == -1) {
+      if (inferred >= 0) return c.fail("attribute 'shape' ", ints_to_string(shape), " has more than one -1");
+      inferred = static_cast<int64_t>(i);
+      continue;
+    }
+    if (d < 0 || d > kMaxDim) return c.fail("attribute 'shape' entry ", i, " = ", d, " is not a valid dim");
+    if (d != 0 && known > kMaxNumel / d) return c.fail("attribute 'shape' ", ints_to_string(shape), " is too large");
+    known *= d;
+  }
+  int64_t numel = shape_numel(c.x(0).shape);
+  Shape out = shape;
+  if (inferred >= 0) {
+    if (known == 0 || numel % known != 0) {
+      return c.fail("attribute 'shape' ", ints_to_string(shape), " cannot hold the ", numel, " elements of ",
+                    c.input_desc(0), " ", shape_to_string(c.x(0).shape));
+    }
+    out[static_cast<size_t>(inferred)] = numel / known;
+  } else if (known != numel) {
+    return c.fail("attribute 'shape' ", ints_to_string(shape), " has ", known, " elements, but ", c.input_desc(0), " ",
+                  shape_to_string(c.x(0).shape), " has ", numel);
+  }
+  c.emit(c.x(0).dtype, std::move(out));
+  return Status::Ok();
+}
+
+Status infer_slice(InferContext& c) {
+  const Shape& x = c.x(0).shape;
+  std::vector<int64_t> axes = c.ints("axes"), starts = c.ints("starts"), ends = c.ints("ends"), steps = c.ints("steps");
+  if (starts.size() != axes.size() || ends.size() != axes.size() || steps.size() != axes.size()) {
+    return c.fail("attributes 'axes', 'starts', 'ends' and 'steps' must have the same length (got ", axes.size(), ", ",
+                  starts.size(), ", ", ends.size(), ", ", steps.size(), ")");
+  }
+  Shape out = x;
+  std::vector<bool> seen(x.size(), false);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = normalize_axis(axes[i], x.size());
+    if (a < 0) return c.fail("attribute 'axes' entry ", i, " = ", axes[i], " is out of range for rank ", x.size());
+    if (seen[static_cast<size_t>(a)]) return c.fail("attribute 'axes' names axis ", a, " twice");
+    seen[static_cast<size_t>(a)] = true;
+    if (steps[i] < 1) return c.fail("attribute 'steps' entry ", i, " = ", steps[i], " must be >= 1");
+    int64_t dim = x[static_cast<size_t>(a)];
+    // Negative indices count from the end; then both clamp into [0, dim].
+    auto clamp_index = [dim](int64_t v) {
+      if (v < 0) v += dim;
+      return std::min(std::max(v, int64_t{0}), dim);
+    };
+    int64_t start = clamp_index(starts[i]);
+    int64_t end = clamp_index(ends[i]);
+    out[static_cast<size_t>(a)] = end > start ? (end - start - 1) / steps[i] + 1 : 0;
+  }
+  c.emit(c.x(0).dtype, std::move(out));
+  return Status::Ok();
+}
+
+void slice_defaults(AttrMap* attrs) {
+  auto axes = attrs->find("axes");
+  if (axes == attrs->end() || attrs->count("steps")) return;
+  if (const auto* a = std::get_if<std::vector<int64_t>>(&axes->second)) {
+    (*attrs)["steps"] = std::vector<int64_t>(a->size(), 1);
+  }
+}
+
+Status infer_concat(InferContext& c) {
+  const Shape& first = c.x(0).shape;
+  GPUU_RETURN_IF_ERROR(c.expect_min_rank(0, 1));
+  GPUU_ASSIGN_OR_RETURN(int64_t axis, c.axis_attr("axis", first.size()));
+  Shape out = first;
+  for (size_t i = 1; i < c.in.size(); ++i) {
+    GPUU_RETURN_IF_ERROR(c.expect_same_dtype(i, 0));
+    const Shape& s = c.x(i).shape;
+    bool compatible = s.size() == first.size();
+    for (size_t d = 0; compatible && d < s.size(); ++d) {
+      if (static_cast<int64_t>(d) != axis && s[d] != first[d]) compatible = false;
+    }
+    if (!compatible) {
+      return c.fail(c.input_desc(i), " ", shape_to_string(s), " does not match ", c.input_desc(0), " ",
+                    shape_to_string(first), " outside axis ", axis);
+    }
+    out[static_cast<size_t>(axis)] += s[static_cast<size_t>(axis)];
+    if (out[static_cast<size_t>(axis)] > kMaxDim) return c.fail("the concatenated axis ", axis, " is too long");
+  }
+  c.emit(c.x(0).dtype, std::move(out));
+  return Status::Ok();
+}
+
+Status infer_pad(InferContext& c) {
+  const Shape& x = c.x(0).shape;
+  GPUU_ASSIGN_OR_RETURN(auto pads, c.ints_attr("pads", 2 * x.size(), 0, kMaxDim));
+  if (std::isnan(c.f64("value")) && c.x(0).dtype != DType::kF32 && c.x(0).dtype != DType::kF16) {
+    return c.fail("attribute 'value' is NaN, which ", dtype_name(c.x(0).dtype), " cannot hold");
+  }
+  Shape out = x;
+  for (size_t d = 0; d < x.size(); ++d) out[d] += pads[2 * d] + pads[2 * d + 1];
+  c.emit(c.x(0).dtype, std::move(out));
+  return Status::Ok();
+}
+
+Status infer_gather(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(c.expect_dtype(1, kIndex));
+  GPUU_RETURN_IF_ERROR(c.expect_min_rank(0, 1));
+  const Shape& x = c.x(0).shape;
+  const Shape& index = c.x(1).shape;
+  if (index.size() != x.size()) {
+    return c.fail(c.input_desc(1), " ", shape_to_string(index), " must have the rank of ", c.input_desc(0), " ",
+                  shape_to_string(x));
+  }
+  GPUU_ASSIGN_OR_RETURN(int64_t axis, c.axis_attr("axis", x.size()));
+  for (size_t d = 0; d < x.size(); ++d) {
+    if (static_cast<int64_t>(d) != axis && index[d] > x[d]) {
+      return c.fail(c.input_desc(1), " ", shape_to_string(index), " is larger than ", c.input_desc(0), " ",
+                    shape_to_string(x), " at dim ", d, " (only axis ", axis, " may differ)");
+    }
+  }
+  c.emit(c.x(0).dtype, index);
+  return Status::Ok();
+}
+
+Status infer_index_select(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(c.expect_dtype(1, kIndex));
+  GPUU_RETURN_IF_ERROR(c.expect_min_rank(0, 1));
+  GPUU_RETURN_IF_ERROR(c.expect_rank(1, 1));
+  GPUU_ASSIGN_OR_RETURN(int64_t axis, c.axis_attr("axis", c.rank(0)));
+  Shape out = c.x(0).shape;
+  out[static_cast<size_t>(axis)] = c.x(1).shape[0];
+  c.emit(c.x(0).dtype, std::move(out));
+  return Status::Ok();
+}
+
+// ---- custom shaders ---------------------------------------------------------
+
+// Parses "<prefix><digits>_<rest>" with a canonical decimal index.
+bool indexed_name(std::string_view name, std::string_view prefix, int64_t* index, std::string_view* rest) {
+  if (name.substr(0, prefix.size()) != prefix) return false;
+  size_t i = prefix.size();
+  size_t digits_begin = i;
+  while (i < name.size() && name[i] >= '0' && name[i] <= '9') ++i;
+  size_t digits = i - digits_begin;
+  if (digits == 0 || digits > 6 || (digits > 1 && name[digits_begin] == '0')) return false;
+  if (i >= name.size() || name[i] != '_') return false;
+  int64_t v = 0;
+  for (size_t k = digits_begin; k < i; ++k) v = v * 10 + (name[k] - '0');
+  *index = v;
+  *rest = name.substr(i + 1);
+  return true;
+}
+
+bool custom_shader_pattern(std::string_view name, AttrKind* kind) {
+  int64_t index;
+  std::string_view rest;
+  if (!indexed_name(name, "output_", &index, &rest)) return false;
+  if (rest == "shape") {
+    *kind = AttrKind::kInts;
+    return true;
+  }
+  if (rest == "dtype") {
+    *kind = AttrKind::kString;
+    return true;
+  }
+  return false;
+}
+
+constexpr int64_t kMaxCustomShaderOutputs = 64;
+
+Status check_implementation_attrs(const InferContext& c, int64_t num_outputs) {
+  std::string text = c.str("implementation_attrs");
+  Result<JsonValue> parsed = parse_json(text);
+  if (!parsed.ok()) return c.fail("attribute 'implementation_attrs' is not valid JSON: ", parsed.status().message());
+  const JsonValue& doc = parsed.value();
+  if (!doc.is_object()) {
+    return c.fail("attribute 'implementation_attrs' must be a JSON object, got ", json_kind_name(doc.kind()));
+  }
+  const JsonValue* entry = doc.find("entry_point");
+  if (!entry || !entry->is_string() || entry->as_string().empty()) {
+    return c.fail("attribute 'implementation_attrs' needs a non-empty string \"entry_point\"");
+  }
+  const JsonValue* sizes = doc.find("workgroup_sizes");
+  if (!sizes || !sizes->is_array() || sizes->as_array().empty() || sizes->as_array().size() > 3) {
+    return c.fail("attribute 'implementation_attrs' needs \"workgroup_sizes\": an array of 1 to 3 positive integers");
+  }
+  for (size_t i = 0; i < sizes->as_array().size(); ++i) {
+    const JsonValue& s = sizes->as_array()[i];
+    if (!s.is_integer() || s.as_integer() < 1 || s.as_integer() > kMaxDim) {
+      return c.fail("attribute 'implementation_attrs': \"workgroup_sizes\" entry ", i,
+                    " must be a positive integer");
+    }
+  }
+  // Per-resource keys must refer to resources the node has.
+  for (const auto& member : doc.as_object()) {
+    int64_t index;
+    std::string_view rest;
+    if (indexed_name(member.first, "input_", &index, &rest) && index >= static_cast<int64_t>(c.in.size())) {
+      return c.fail("attribute 'implementation_attrs' key \"", member.first, "\" names input ", index,
+                    ", but the node has ", c.in.size(), " inputs");
+    }
+    if (indexed_name(member.first, "output_", &index, &rest) && index >= num_outputs) {
+      return c.fail("attribute 'implementation_attrs' key \"", member.first, "\" names output ", index,
+                    ", but num_outputs is ", num_outputs);
+    }
+  }
+  return Status::Ok();
+}
+
+Status infer_custom_shader(InferContext& c) {
+  std::string domain = c.str("domain_name");
+  if (domain != kCustomShaderDomain) {
+    return c.fail("attribute 'domain_name' must be \"", kCustomShaderDomain, "\", got \"", domain, "\"");
+  }
+  if (c.str("operator_name").empty()) return c.fail("attribute 'operator_name' must not be empty");
+  GPUU_ASSIGN_OR_RETURN(int64_t num_outputs, c.int_attr_in("num_outputs", 1, kMaxCustomShaderOutputs));
+  for (const auto& attr : c.attrs) {
+    int64_t index;
+    std::string_view rest;
+    if (indexed_name(attr.first, "output_", &index, &rest) && index >= num_outputs) {
+      return c.fail("attribute '", attr.first, "' names output ", index, ", but num_outputs is ", num_outputs);
+    }
+  }
+  GPUU_RETURN_IF_ERROR(check_implementation_attrs(c, num_outputs));
+  for (int64_t i = 0; i < num_outputs; ++i) {
+    std::string shape_key = "output_" + std::to_string(i) + "_shape";
+    std::string dtype_key = "output_" + std::to_string(i) + "_dtype";
+    if (!has_attr(c.attrs, shape_key)) return c.fail("attribute '", shape_key, "' (ints) is required but missing");
+    if (!has_attr(c.attrs, dtype_key)) return c.fail("attribute '", dtype_key, "' (string) is required but missing");
+    Shape shape = attr_ints(c.attrs, shape_key);
+    std::string why = shape_problem(shape);
+    if (!why.empty()) return c.fail("attribute '", shape_key, "' ", shape_to_string(shape), " is not a valid shape: ", why);
+    std::string dtype_text = attr_string(c.attrs, dtype_key);
+    DType dtype;
+    if (!parse_dtype(dtype_text, &dtype)) {
+      return c.fail("attribute '", dtype_key, "' = \"", dtype_text, "\" is not a dtype (f32, f16, i32, i64, i8, bool)");
+    }
+    c.emit(dtype, std::move(shape));
+  }
+  return Status::Ok();
+}
+
+// ---- the table ---------------------------------------------------------------
+
+AttrSpec required(const char* name, AttrKind kind) {
+  AttrSpec a;
+  a.name = name;
+  a.kind = kind;
+  a.required = true;
+  return a;
+}
+
+AttrSpec optional(const char* name, AttrKind kind) {
+  AttrSpec a;
+  a.name = name;
+  a.kind = kind;
+  return a;
+}
+
+AttrSpec with_default(const char* name, AttrValue value) {
+  AttrSpec a;
+  a.name = name;
+  a.kind = attr_kind_of(value);
+  a.has_default = true;
+  a.default_value = std::move(value);
+  return a;
+}
+
+AttrSpec derived(const char* name, AttrKind kind, const char* from) {
+  AttrSpec a = optional(name, kind);
+  a.derived_from = from;
+  return a;
+}
+
+OpSchema op(const char* name, std::vector<InputSpec> inputs, size_t min_inputs, size_t max_inputs,
+            std::vector<AttrSpec> attrs, std::vector<DType> dtypes, const char* dtype_rule, InferFn fn) {
+  OpSchema s;
+  s.name = name;
+  s.inputs = std::move(inputs);
+  s.min_inputs = min_inputs;
+  s.max_inputs = max_inputs;
+  s.attrs = std::move(attrs);
+  s.dtypes = std::move(dtypes);
+  s.dtype_rule = dtype_rule;
+  s.infer_fn = fn;
+  return s;
+}
+
+using Ints = std::vector<int64_t>;
+
+std::vector<OpSchema> build_registry() {
+  std::vector<OpSchema> ops;
+  const InputSpec x{"x", false};
+  for (const char* name : {"exp", "log", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tanh", "sigmoid", "erf", "floor",
+                           "ceil"}) {
+    ops.push_back(op(name, {x}, 1, 1, {}, kFloat, "f32 or f16; output has the input's dtype and shape", infer_unary));
+  }
+  for (const char* name : {"abs", "neg", "relu"}) {
+    ops.push_back(op(name, {x}, 1, 1, {}, kFloatI32I8, "f32, f16, i32 or i8; output has the input's dtype and shape",
+                     infer_unary));
+  }
+  ops.push_back(op("gelu", {x}, 1, 1, {with_default("approximate", std::string("none"))}, kFloat,
+                   "f32 or f16; output has the input's dtype and shape", infer_unary));
+
+  const std::vector<InputSpec> ab = {{"a", false}, {"b", false}};
+  for (const char* name : {"add", "sub", "mul", "maximum", "minimum"}) {
+    ops.push_back(op(name, ab, 2, 2, {}, kNumeric, "a and b of one dtype (f32, f16, i32, i64, i8); shapes broadcast",
+                     infer_binary));
+  }
+  for (const char* name : {"div", "pow"}) {
+    ops.push_back(op(name, ab, 2, 2, {}, kFloat, "a and b of one dtype (f32 or f16); shapes broadcast", infer_binary));
+  }
+  for (const char* name : {"equal", "not_equal"}) {
+    ops.push_back(op(name, ab, 2, 2, {}, kAny, "a and b of one dtype (any); shapes broadcast; output bool",
+                     infer_compare));
+  }
+  for (const char* name : {"less", "less_equal", "greater", "greater_equal"}) {
+    ops.push_back(op(name, ab, 2, 2, {}, kNumeric, "a and b of one numeric dtype; shapes broadcast; output bool",
+                     infer_compare));
+  }
+  ops.push_back(op("clamp", {x}, 1, 1, {optional("min", AttrKind::kFloat), optional("max", AttrKind::kFloat)}, kNumeric,
+                   "numeric; output has the input's dtype and shape", infer_clamp));
+  ops.push_back(op("where", {{"cond", false}, {"a", false}, {"b", false}}, 3, 3, {}, kAny,
+                   "cond bool; a and b of one dtype; all three broadcast", infer_where));
+  ops.push_back(op("cast", {x}, 1, 1, {required("dtype", AttrKind::kString)}, kAny,
+                   "any dtype to attribute 'dtype'", infer_cast));
+
+  ops.push_back(op("matmul", ab, 2, 2, {}, kFloat, "f32 or f16, both alike; [...,M,K] x [...,K,N], batch dims broadcast",
+                   infer_matmul));
+  ops.push_back(op("linear", {x, {"weight", false}, {"bias", true}}, 2, 3, {}, kFloat,
+                   "f32 or f16, all alike; x [...,K], weight [N,K], bias [N]", infer_linear));
+  ops.push_back(op("conv2d", {x, {"weight", false}, {"bias", true}}, 2, 3,
+                   {with_default("stride", Ints{1, 1}), with_default("padding", Ints{0, 0}),
+                    with_default("dilation", Ints{1, 1}), with_default("groups", int64_t{1})},
+                   kFloat, "f32 or f16, all alike; x NCHW, weight [O, C/groups, kH, kW], bias [O]", infer_conv2d));
+
+  OpSchema avg = op("avg_pool2d", {x}, 1, 1,
+                    {required("kernel", AttrKind::kInts), derived("stride", AttrKind::kInts, "kernel"),
+                     with_default("padding", Ints{0, 0}), with_default("ceil_mode", int64_t{0}),
+                     with_default("count_include_pad", int64_t{1})},
+                    kFloat, "f32 or f16; x NCHW", infer_pool2d);
+  avg.derived_defaults = pool_defaults;
+  ops.push_back(std::move(avg));
+  OpSchema max = op("max_pool2d", {x}, 1, 1,
+                    {required("kernel", AttrKind::kInts), derived("stride", AttrKind::kInts, "kernel"),
+                     with_default("padding", Ints{0, 0}), with_default("dilation", Ints{1, 1}),
+                     with_default("ceil_mode", int64_t{0})},
+                    kFloatI32I8, "f32, f16, i32 or i8; x NCHW", infer_pool2d);
+  max.derived_defaults = pool_defaults;
+  ops.push_back(std::move(max));
+
+  const std::vector<AttrSpec> reduce_attrs = {required("axes", AttrKind::kInts), with_default("keepdim", int64_t{0})};
+  ops.push_back(op("reduce_sum", {x}, 1, 1, reduce_attrs, {DType::kF32, DType::kF16, DType::kI32, DType::kI64},
+                   "f32, f16, i32 or i64; output keeps the dtype", infer_reduce));
+  ops.push_back(op("reduce_mean", {x}, 1, 1, reduce_attrs, kFloat, "f32 or f16", infer_reduce));
+  ops.push_back(op("reduce_max", {x}, 1, 1, reduce_attrs, kNumeric, "numeric; output keeps the dtype", infer_reduce));
+  ops.push_back(op("softmax", {x}, 1, 1, {required("axis", AttrKind::kInt)}, kFloat, "f32 or f16", infer_softmax));
+  ops.push_back(op("layer_norm", {x, {"weight", true}, {"bias", true}}, 1, 3,
+                   {required("normalized_ndim", AttrKind::kInt), with_default("eps", 1e-5)}, kFloat,
+                   "f32 or f16, all alike; weight and bias have the normalized (trailing) shape", infer_layer_norm));
+
+  ops.push_back(op("transpose", {x}, 1, 1, {required("perm", AttrKind::kInts)}, kAny, "any dtype", infer_transpose));
+  ops.push_back(op("reshape", {x}, 1, 1, {required("shape", AttrKind::kInts)}, kAny, "any dtype", infer_reshape));
+  OpSchema slice = op("slice", {x}, 1, 1,
+                      {required("axes", AttrKind::kInts), required("starts", AttrKind::kInts),
+                       required("ends", AttrKind::kInts), derived("steps", AttrKind::kInts, "axes (all 1)")},
+                      kAny, "any dtype", infer_slice);
+  slice.derived_defaults = slice_defaults;
+  ops.push_back(std::move(slice));
+  ops.push_back(op("concat", {{"x", false}}, 1, kVariadic, {with_default("axis", int64_t{0})}, kAny,
+                   "any dtype, all inputs alike", infer_concat));
+  ops.push_back(op("pad", {x}, 1, 1, {required("pads", AttrKind::kInts), with_default("value", 0.0)}, kAny, "any dtype",
+                   infer_pad));
+  ops.push_back(op("gather", {x, {"index", false}}, 2, 2, {required("axis", AttrKind::kInt)}, kAny,
+                   "x any dtype; index i32 or i64 of x's rank; output has x's dtype and index's shape", infer_gather));
+  ops.push_back(op("index_select", {x, {"index", false}}, 2, 2, {required("axis", AttrKind::kInt)}, kAny,
+                   "x any dtype; index 1-D i32 or i64", infer_index_select));
+
+  OpSchema shader = op("custom_shader", {{"input", false}}, 0, kVariadic,
+                       {required("domain_name", AttrKind::kString), required("operator_name", AttrKind::kString),
+                        required("implementation_attrs", AttrKind::kString), required("num_outputs", AttrKind::kInt)},
+                       kAny, "any dtypes; outputs from attributes output_<i>_shape and output_<i>_dtype",
+                       infer_custom_shader);
+  shader.pattern_attr = custom_shader_pattern;
+  ops.push_back(std::move(shader));
+
+  std::sort(ops.begin(), ops.end(), [](const OpSchema& a, const OpSchema& b) { return a.name < b.name; });
+  return ops;
+}
+
+template <typename... Parts>
+Status node_error(const Node& node, const Parts&... parts) {
+  return err(StatusCode::kInvalidArgument, "node '", node.name, "' (", node.op, "): ", parts...);
+}
+
+std::string known_attrs(const OpSchema& s) {
+  if (s.attrs.empty()) return s.pattern_attr ? " (it takes only output_<i>_* attributes)" : " (it takes none)";
+  std::string list;
+  for (size_t i = 0; i < s.attrs.size(); ++i) list += (i ? ", " : "") + s.attrs[i].name;
+  return " (known: " + list + (s.pattern_attr ? ", output_<i>_shape, output_<i>_dtype" : "") + ")";
+}
+
+Status check_attrs(const OpSchema& s, const Node& node) {
+  for (const auto& [name, value] : node.attrs) {
+    AttrKind kind;
+    if (const AttrSpec* spec = s.find_attr(name)) {
+      kind = spec->kind;
+    } else if (!s.pattern_attr || !s.pattern_attr(name, &kind)) {
+      return node_error(node, "unknown attribute '", name, "'", known_attrs(s));
+    }
+    if (attr_kind_of(value) != kind) {
+      return node_error(node, "attribute '", name, "' must be ", attr_kind_name(kind), ", got ",
+                        attr_kind_name(attr_kind_of(value)));
+    }
+  }
+  for (const AttrSpec& spec : s.attrs) {
+    if (spec.required && !node.attrs.count(spec.name)) {
+      return node_error(node, "attribute '", spec.name, "' (", attr_kind_name(spec.kind), ") is required but missing");
+    }
+  }
+  return Status::Ok();
+}
+
+std::string arity_text(const OpSchema& s) {
+  if (s.variadic()) return std::to_string(s.min_inputs) + " or more";
+  if (s.min_inputs == s.max_inputs) return std::to_string(s.min_inputs);
+  return std::to_string(s.min_inputs) + " to " + std::to_string(s.max_inputs);
+}
+
+}  // namespace
+
+const std::vector<OpSchema>& all_ops() {
+  static const std::vector<OpSchema> kOps = build_registry();
+  return kOps;
+}
+
+const OpSchema* find_op(std::string_view name) {
+  const auto& ops = all_ops();
+  auto it = std::lower_bound(ops.begin(), ops.end(), name,
+                             [](const OpSchema& s, std::string_view n) { return s.name < n; });
+  return it != ops.end() && it->name == name ? &*it : nullptr;
+}
+
+Result<AttrMap> resolve_attrs(const Node& node) {
+  const OpSchema* s = find_op(node.op);
+  if (!s) return node_error(node, "unknown op '", node.op, "'");
+  GPUU_RETURN_IF_ERROR(check_attrs(*s, node));
+  AttrMap attrs = node.attrs;
+  for (const AttrSpec& spec : s->attrs) {
+    if (spec.has_default && !attrs.count(spec.name)) attrs[spec.name] = spec.default_value;
+  }
+  if (s->derived_defaults) s->derived_defaults(&attrs);
+  return attrs;
+}
+
+Status infer(const Graph& graph, const Node& node, std::vector<Value>* outputs) {
+  const OpSchema* s = find_op(node.op);
+  if (!s) return node_error(node, "unknown op '", node.op, "'");
+  size_t n = node.inputs.size();
+  if (n < s->min_inputs || (!s->variadic() && n > s->max_inputs)) {
+    return node_error(node, node.op, " takes ", arity_text(*s), " inputs, got ", n);
+  }
+  InferContext c(graph, node, *s);
+  c.in.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    ValueId id = node.inputs[i];
+    if (id == kNone) {
+      if (!s->input_optional(i)) {
+        return node_error(node, "input ", i, " (", s->input_name(i), ") is required but was left out (-1)");
+      }
+      c.in.push_back(nullptr);
+      continue;
+    }
+    if (id < 0 || static_cast<size_t>(id) >= graph.values().size()) {
+      return node_error(node, "input ", i, " (", s->input_name(i), ") is value id ", id, ", but the graph has ",
+                        graph.values().size(), " values");
+    }
+    const Value& v = graph.value(id);
+    std::string why = shape_problem(v.shape);
+    if (!why.empty()) {
+      return node_error(node, "input ", i, " (", s->input_name(i), " '", v.name, "') has a bad shape ",
+                        shape_to_string(v.shape), ": ", why);
+    }
+    if (static_cast<int>(v.dtype) >= kDTypeCount) {
+      return node_error(node, "input ", i, " (", s->input_name(i), " '", v.name, "') has an unknown dtype");
+    }
+    c.in.push_back(&v);
+  }
+  GPUU_ASSIGN_OR_RETURN(c.attrs, resolve_attrs(node));
+  GPUU_RETURN_IF_ERROR(s->infer_fn(c));
+  for (size_t i = 0; i < c.out.size(); ++i) {
+    std::string why = shape_problem(c.out[i].shape);
+    if (!why.empty()) {
+      return node_error(node, "output ", i, " would have shape ", shape_to_string(c.out[i].shape), ": ", why);
+    }
+    c.out[i].name = node.name + ":" + std::to_string(i);
+  }
+  *outputs = std::move(c.out);
+  return Status::Ok();
+}
+
+}  // namespace gpuu::graph
