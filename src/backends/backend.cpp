@@ -69,9 +69,6 @@ Status submit_delegate(const SharedGpuContext& ctx, VkCommandBuffer command_buff
   submit.commandBufferCount = 1;
   submit.pCommandBuffers = &command_buffer;
   GPUU_VK_RETURN_IF_ERROR(ctx.submit(1, &submit, args.fence), "vkQueueSubmit");
-  if (args.sync_mode == SyncMode::kQueueWaitIdle) {
-    GPUU_VK_RETURN_IF_ERROR(ctx.queue_wait_idle(), "vkQueueWaitIdle");
-  }
   return Status::Ok();
 }
 

@@ -42,6 +42,7 @@ struct BackendInitContext {
 };
 
 // How one execute of a delegate is ordered with the others (RFC sync modes).
+// A backend's execute only submits; the runtime does every host wait.
 struct ExecuteArgs {
   SyncMode sync_mode = SyncMode::kTimeline;
   VkFence fence = VK_NULL_HANDLE;  // signalled when the submit completes (may be null)
@@ -55,6 +56,10 @@ class DelegateHandle {
   virtual ~DelegateHandle() = default;
   virtual const SharedGpuContextPtr& context() const = 0;
   virtual VkCommandPool command_pool() const = 0;
+  // GPU time of the last completed execute in microseconds, or -1 if unknown.
+  virtual double last_gpu_time_us() const { return -1; }
+  // Dispatches one execute records (for logs and benchmarks), or 0 if unknown.
+  virtual size_t dispatch_count() const { return 0; }
 };
 
 class Backend {
@@ -97,7 +102,9 @@ Result<SharedGpuContextPtr> resolve_delegate_context(const std::vector<CompileSp
 // "processed=<bytes> compile_specs=<k=v,...>" for init log lines.
 std::string describe_init(const Blob& processed, const std::vector<CompileSpecEntry>& compile_specs);
 
-// Submits `command_buffer` on the context's queue as `args` says.
+// Submits `command_buffer` on the context's queue as `args` says (timeline:
+// chained on the context's semaphore). It never blocks: waiting, as
+// queue_wait_idle asks after each delegate, is the runtime's job.
 Status submit_delegate(const SharedGpuContext& ctx, VkCommandBuffer command_buffer, const ExecuteArgs& args);
 
 }  // namespace gpuu::backends

@@ -2,6 +2,7 @@
 // context, plan execution with the three sync modes, CPU-fallback steps.
 #include "runtime/session.h"
 
+#include <chrono>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -225,6 +226,7 @@ Status Session::Impl::build_cpu_step(size_t plan_index) {
 
 Status Session::Impl::wait_host(ContextTrack& t, ExecuteStats& stats) {
   if (!t.pending) return Status::Ok();
+  auto start = std::chrono::steady_clock::now();
   if (sync_mode == SyncMode::kTimeline) {
     VkSemaphore sem = t.ctx->timeline_semaphore();
     VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
@@ -237,6 +239,7 @@ Status Session::Impl::wait_host(ContextTrack& t, ExecuteStats& stats) {
   }
   t.pending = false;
   ++stats.host_waits;
+  stats.host_wait_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
   return Status::Ok();
 }
 
@@ -246,8 +249,10 @@ Status Session::Impl::submit_chained(ContextTrack& t, ExecuteStats& stats,
   args.sync_mode = sync_mode;
   args.signaled_value = &t.last_signal;
   GPUU_RETURN_IF_ERROR(submit(args));
-  t.pending = sync_mode != SyncMode::kQueueWaitIdle;
+  t.pending = true;
   ++stats.delegate_submits;
+  // queue_wait_idle: the conservative mode waits after every delegate.
+  if (sync_mode == SyncMode::kQueueWaitIdle) GPUU_RETURN_IF_ERROR(wait_host(t, stats));
   return Status::Ok();
 }
 
@@ -419,6 +424,10 @@ Status Session::Impl::execute(ExecuteStats& stats) {
   for (int32_t t : program->outputs()) GPUU_RETURN_IF_ERROR(make_host_fresh(t, stats));
   // Leave nothing running: the next set_input writes memory the GPU reads.
   for (ContextTrack& t : contexts) GPUU_RETURN_IF_ERROR(wait_host(t, stats));
+  for (const DelegateSlot& d : delegates) {
+    double us = d.handle ? d.handle->last_gpu_time_us() : -1;
+    if (us > 0) stats.gpu_time_us += us;
+  }
   executed = true;
   return Status::Ok();
 }

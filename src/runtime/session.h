@@ -34,6 +34,8 @@ struct ExecuteStats {
   uint32_t delegate_submits = 0;
   uint32_t host_waits = 0;   // times the host blocked on the GPU
   uint32_t host_copies = 0;  // tensors copied through the host between two devices
+  double host_wait_us = 0;   // wall time the host spent blocked on the GPU
+  double gpu_time_us = 0;    // sum of the delegates' GPU times (timestamps), where known
 };
 
 class Session {

@@ -134,13 +134,111 @@ TEST(VulkanElementwise, ChainOfOpsRecordsOneDispatchEachAndBarriersOnlyOnDepende
   g.mark_output(m);
   RunStats stats;
   auto input = random_tensor(DType::kF32, {64}, 500, -1, 1);
-  Result<std::vector<cpu::HostTensor>> got = run_on_vulkan(g, {input}, &stats);
+  vulkan::DelegateOptions unfused;
+  unfused.fuse_elementwise = false;
+  Result<std::vector<cpu::HostTensor>> got = run_on_vulkan(g, {input}, &stats, unfused);
   ASSERT_TRUE(got.ok()) << got.status().message();
   EXPECT_EQ(stats.dispatches, 4u);
   EXPECT_EQ(stats.barriers, 2u) << "sin and cos share a phase; reciprocal and mul each wait";
   Result<std::vector<cpu::HostTensor>> want = cpu::run_graph(g, {input});
   ASSERT_TRUE(want.ok());
   EXPECT_TRUE(all_close(got.value()[0], want.value()[0], 2e-5, 2e-5));
+}
+
+graph::Graph rfc_suffix() {
+  // The RFC model's VGF suffix: sin, cos, reciprocal, mul, then a transpose.
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", DType::kF32, {1, 3, 4, 4}).value();
+  graph::ValueId s = graph::add_op(g, "sin", "sin_0", {x}, {}).value()[0];
+  graph::ValueId c = graph::add_op(g, "cos", "cos_0", {x}, {}).value()[0];
+  graph::ValueId r = graph::add_op(g, "reciprocal", "reciprocal_0", {c}, {}).value()[0];
+  graph::ValueId m = graph::add_op(g, "mul", "mul_0", {s, r}, {}).value()[0];
+  graph::ValueId t = graph::add_op(g, "transpose", "transpose_1", {m}, {{"perm", std::vector<int64_t>{0, 1, 3, 2}}})
+                         .value()[0];
+  g.mark_output(t);
+  return g;
+}
+
+TEST(VulkanFusion, ElementwiseChainBecomesOneDispatch) {
+  graph::Graph g = rfc_suffix();
+  auto input = random_tensor(DType::kF32, {1, 3, 4, 4}, 600, -1, 1);
+  RunStats fused, unfused;
+  vulkan::DelegateOptions off;
+  off.fuse_elementwise = false;
+  auto a = run_on_vulkan(g, {input}, &fused);
+  auto b = run_on_vulkan(g, {input}, &unfused, off);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status().message() << b.status().message();
+  EXPECT_EQ(fused.dispatches, 2u) << "sin+cos+reciprocal+mul fused, then the transpose";
+  EXPECT_EQ(unfused.dispatches, 5u);
+  auto want = cpu::run_graph(g, {input}).value();
+  EXPECT_TRUE(all_close(a.value()[0], want[0], 2e-5, 2e-5));
+  EXPECT_TRUE(all_close(b.value()[0], want[0], 2e-5, 2e-5));
+  EXPECT_LT(fused.arena_bytes, unfused.arena_bytes) << "fused intermediates need no memory";
+}
+
+TEST(VulkanFusion, BroadcastInputsAndEscapingValuesAreRespected) {
+  // y = relu(x * w + b) with w, b broadcast over rows; z = exp(x * w) also
+  // escapes, so the product must stay materialized for both consumers.
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", DType::kF32, {33, 17}).value();
+  graph::ValueId w = graph::add_graph_input(g, "w", DType::kF32, {17}).value();
+  graph::ValueId b = graph::add_graph_input(g, "b", DType::kF32, {33, 1}).value();
+  graph::ValueId xw = graph::add_op(g, "mul", "mul_0", {x, w}, {}).value()[0];
+  graph::ValueId s = graph::add_op(g, "add", "add_0", {xw, b}, {}).value()[0];
+  graph::ValueId y = graph::add_op(g, "relu", "relu_0", {s}, {}).value()[0];
+  graph::ValueId z = graph::add_op(g, "exp", "exp_0", {xw}, {}).value()[0];
+  g.mark_output(y);
+  g.mark_output(z);
+  std::vector<cpu::HostTensor> in = {random_tensor(DType::kF32, {33, 17}, 601, -2, 2),
+                                     random_tensor(DType::kF32, {17}, 602, -2, 2),
+                                     random_tensor(DType::kF32, {33, 1}, 603, -2, 2)};
+  RunStats stats;
+  auto got = run_on_vulkan(g, in, &stats);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  auto want = cpu::run_graph(g, in).value();
+  EXPECT_TRUE(all_close(got.value()[0], want[0], 2e-5, 2e-5));
+  EXPECT_TRUE(all_close(got.value()[1], want[1], 2e-5, 2e-5));
+  EXPECT_LT(stats.dispatches, 4u);
+}
+
+TEST(VulkanFusion, LongChainsSplitAtTheInstructionLimit) {
+  graph::Graph g;
+  graph::ValueId v = graph::add_graph_input(g, "x", DType::kF32, {1000}).value();
+  for (int i = 0; i < 60; ++i) {
+    v = graph::add_op(g, i % 2 ? "cos" : "sin", "op" + std::to_string(i), {v}, {}).value()[0];
+  }
+  g.mark_output(v);
+  auto input = random_tensor(DType::kF32, {1000}, 604, -1, 1);
+  RunStats stats;
+  auto got = run_on_vulkan(g, {input}, &stats);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(stats.dispatches, 3u) << "24 + 24 + 12";
+  auto want = cpu::run_graph(g, {input}).value();
+  EXPECT_TRUE(all_close(got.value()[0], want[0], 1e-5, 1e-5));
+}
+
+TEST(VulkanMemoryPlan, DeadIntermediatesShareMemory) {
+  // A 20-step chain of transposes (never fused): each intermediate dies as
+  // the next is made, so two slots are enough instead of nineteen.
+  graph::Graph g;
+  graph::ValueId v = graph::add_graph_input(g, "x", DType::kF32, {64, 64}).value();
+  for (int i = 0; i < 20; ++i) {
+    v = graph::add_op(g, "transpose", "t" + std::to_string(i), {v}, {{"perm", std::vector<int64_t>{1, 0}}})
+            .value()[0];
+  }
+  g.mark_output(v);
+  auto input = random_tensor(DType::kF32, {64, 64}, 605, -1, 1);
+  RunStats reuse, no_reuse;
+  vulkan::DelegateOptions off;
+  off.reuse_memory = false;
+  auto a = run_on_vulkan(g, {input}, &reuse);
+  auto b = run_on_vulkan(g, {input}, &no_reuse, off);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_LE(reuse.arena_bytes, 2u * 64 * 64 * 4);
+  EXPECT_EQ(no_reuse.arena_bytes, 19u * 64 * 64 * 4);
+  auto want = cpu::run_graph(g, {input}).value();
+  EXPECT_TRUE(all_close(a.value()[0], want[0], 0, 0));
+  EXPECT_TRUE(all_close(b.value()[0], want[0], 0, 0));
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ bool device_has_f16() {
 }
 
 Result<std::vector<HostTensor>> run_on_vulkan(const graph::Graph& graph, const std::vector<HostTensor>& inputs,
-                                              RunStats* stats) {
+                                              RunStats* stats, const vulkan::DelegateOptions& options) {
   SharedGpuContextPtr ctx = test_context();
   if (!ctx) return err(StatusCode::kUnsupported, "no test context");
   if (inputs.size() != graph.inputs().size()) return err(StatusCode::kInvalidArgument, "input count mismatch");
@@ -54,11 +54,12 @@ Result<std::vector<HostTensor>> run_on_vulkan(const graph::Graph& graph, const s
     out_buffers.push_back(std::move(b));
   }
   GPUU_ASSIGN_OR_RETURN(std::unique_ptr<vulkan::VulkanDelegate> delegate,
-                        vulkan::VulkanDelegate::create(ctx, graph, in_ranges, out_ranges));
+                        vulkan::VulkanDelegate::create(ctx, graph, in_ranges, out_ranges, options));
   if (stats) {
     stats->dispatches = delegate->dispatch_count();
     stats->barriers = delegate->barrier_count();
     stats->pipelines = delegate->pipeline_count();
+    stats->arena_bytes = delegate->arena_bytes();
   }
   VkCommandBuffer cb = delegate->command_buffer();
   VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};

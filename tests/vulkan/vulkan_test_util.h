@@ -20,12 +20,14 @@ struct RunStats {
   size_t dispatches = 0;
   size_t barriers = 0;
   size_t pipelines = 0;
+  size_t arena_bytes = 0;
 };
 
 // Binds host-visible buffers to the graph's inputs and outputs, builds a
 // VulkanDelegate, submits it once and reads the outputs back.
 Result<std::vector<cpu::HostTensor>> run_on_vulkan(const graph::Graph& graph, const std::vector<cpu::HostTensor>& inputs,
-                                                   RunStats* stats = nullptr);
+                                                   RunStats* stats = nullptr,
+                                                   const vulkan::DelegateOptions& options = {});
 
 // Deterministic pseudo-random tensor with values in [lo, hi) (integers: whole numbers).
 cpu::HostTensor random_tensor(graph::DType dtype, const graph::Shape& shape, uint32_t seed, double lo, double hi);

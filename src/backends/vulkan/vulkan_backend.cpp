@@ -15,6 +15,8 @@ class VulkanHandle final : public backends::DelegateHandle {
   ~VulkanHandle() override { log(LogLevel::kInfo, "Vulkan", "destroy: handle=", static_cast<const void*>(this)); }
   const SharedGpuContextPtr& context() const override { return delegate_->context(); }
   VkCommandPool command_pool() const override { return delegate_->command_pool(); }
+  double last_gpu_time_us() const override { return delegate_->last_gpu_time_us(); }
+  size_t dispatch_count() const override { return delegate_->dispatch_count(); }
   VulkanDelegate& delegate() { return *delegate_; }
 
  private:

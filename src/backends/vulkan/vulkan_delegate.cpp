@@ -3,7 +3,10 @@
 
 #include <cstring>
 
+#include "backends/vulkan/fusion.h"
 #include "backends/vulkan/vulkan_ops.h"
+
+#include <algorithm>
 #include "base/log.h"
 
 namespace gpuu::vulkan {
@@ -57,19 +60,20 @@ Status upload_once(const SharedGpuContext& ctx, VkCommandPool pool, const Device
 
 Result<std::unique_ptr<VulkanDelegate>> VulkanDelegate::create(SharedGpuContextPtr ctx, const graph::Graph& region,
                                                                const std::vector<BufferRange>& inputs,
-                                                               const std::vector<BufferRange>& outputs) {
+                                                               const std::vector<BufferRange>& outputs,
+                                                               const DelegateOptions& options) {
   if (!ctx || !ctx->is_valid()) return err(StatusCode::kInvalidArgument, "Vulkan delegate: no valid context");
   if (inputs.size() != region.inputs().size() || outputs.size() != region.outputs().size()) {
     return err(StatusCode::kInvalidArgument, "Vulkan delegate: region has ", region.inputs().size(), " inputs and ",
                region.outputs().size(), " outputs but ", inputs.size(), " and ", outputs.size(), " buffers were bound");
   }
   std::unique_ptr<VulkanDelegate> d(new VulkanDelegate(std::move(ctx)));
-  GPUU_RETURN_IF_ERROR(d->build(region, inputs, outputs));
+  GPUU_RETURN_IF_ERROR(d->build(region, inputs, outputs, options));
   return d;
 }
 
 Status VulkanDelegate::build(const graph::Graph& region, const std::vector<BufferRange>& inputs,
-                             const std::vector<BufferRange>& outputs) {
+                             const std::vector<BufferRange>& outputs, const DelegateOptions& options) {
   const SharedGpuContext& ctx = *ctx_;
   GPUU_VK_RETURN_IF_ERROR(ctx.create_command_pool(&pool_), "vkCreateCommandPool");
   kernels_ = std::make_unique<KernelCache>(ctx_);
@@ -104,13 +108,54 @@ Status VulkanDelegate::build(const graph::Graph& region, const std::vector<Buffe
     tensors[static_cast<size_t>(out)].range = outputs[i];
     placed[static_cast<size_t>(out)] = 1;
   }
+  // What to lower, in order; values inside fused groups never touch memory.
+  std::vector<LoweringUnit> units = plan_lowering(region, options.fuse_elementwise);
+  std::vector<int> materialized(region.values().size(), 0);
+  for (size_t u = 0; u < units.size(); ++u) {
+    const graph::Node& last = region.node(units[u].nodes.back());
+    for (graph::ValueId v : last.outputs) materialized[static_cast<size_t>(v)] = 1;
+  }
+  // Lifetimes of arena values, in units: produced at `first`, last read at `last`.
+  std::vector<int> first(region.values().size(), 0), last_use(region.values().size(), -1);
+  for (size_t u = 0; u < units.size(); ++u) {
+    for (graph::NodeId id : units[u].nodes) {
+      for (graph::ValueId in : region.node(id).inputs) {
+        if (in >= 0) last_use[static_cast<size_t>(in)] = static_cast<int>(u);
+      }
+      for (graph::ValueId out : region.node(id).outputs) first[static_cast<size_t>(out)] = static_cast<int>(u);
+    }
+  }
+
   VkDeviceSize constant_bytes = 0, arena_bytes = 0;
   std::vector<VkDeviceSize> offset(region.values().size(), 0);
+  struct Block {
+    VkDeviceSize offset, size;
+    int last;
+  };
+  std::vector<Block> live;  // arena blocks in use, by offset
   for (size_t i = 0; i < region.values().size(); ++i) {
     if (placed[i]) continue;
-    VkDeviceSize& total = region.values()[i].constant >= 0 ? constant_bytes : arena_bytes;
-    offset[i] = total;
-    total = align_up(total + tensor_bytes(region.values()[i]), align);
+    VkDeviceSize bytes = align_up(tensor_bytes(region.values()[i]), align);
+    if (region.values()[i].constant >= 0) {
+      offset[i] = constant_bytes;
+      constant_bytes += bytes;
+      continue;
+    }
+    if (!materialized[i]) continue;
+    // First fit among the gaps left by values that are dead by now.
+    int now = first[i];
+    if (options.reuse_memory) {
+      live.erase(std::remove_if(live.begin(), live.end(), [&](const Block& b) { return b.last < now; }), live.end());
+    }
+    std::sort(live.begin(), live.end(), [](const Block& a, const Block& b) { return a.offset < b.offset; });
+    VkDeviceSize at = 0;
+    for (const Block& b : live) {
+      if (b.offset >= at + bytes) break;
+      at = std::max(at, b.offset + b.size);
+    }
+    offset[i] = at;
+    live.push_back(Block{at, bytes, std::max(last_use[i], now)});
+    arena_bytes = std::max(arena_bytes, at + bytes);
   }
   if (constant_bytes) {
     GPUU_ASSIGN_OR_RETURN(constants_, DeviceBuffer::create(ctx, constant_bytes, MemoryKind::kDevice, "constants"));
@@ -119,7 +164,7 @@ Status VulkanDelegate::build(const graph::Graph& region, const std::vector<Buffe
     GPUU_ASSIGN_OR_RETURN(arena_, DeviceBuffer::create(ctx, arena_bytes, MemoryKind::kDevice, "intermediates"));
   }
   for (size_t i = 0; i < region.values().size(); ++i) {
-    if (placed[i]) continue;
+    if (placed[i] || (region.values()[i].constant < 0 && !materialized[i])) continue;
     const DeviceBuffer& home = region.values()[i].constant >= 0 ? constants_ : arena_;
     tensors[i].range = BufferRange{home.buffer(), offset[i], tensor_bytes(region.values()[i])};
   }
@@ -136,8 +181,9 @@ Status VulkanDelegate::build(const graph::Graph& region, const std::vector<Buffe
                        scratch_.push_back(std::move(b));
                        return r;
                      }};
-  for (const graph::Node& node : region.nodes()) {
-    Status lowered = find_op_kernel(node.op)->lower(lc, node);
+  for (const LoweringUnit& unit : units) {
+    const graph::Node& node = region.node(unit.nodes.back());
+    Status lowered = unit.fused() ? lower_fused_group(lc, unit) : find_op_kernel(node.op)->lower(lc, node);
     if (!lowered.ok()) {
       return err(lowered.code(), "Vulkan delegate: lowering node '", node.name, "' (", node.op,
                  "): ", lowered.message());
@@ -153,11 +199,35 @@ Status VulkanDelegate::build(const graph::Graph& region, const std::vector<Buffe
                           "vkAllocateCommandBuffers");
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   GPUU_VK_RETURN_IF_ERROR(vk.vkBeginCommandBuffer(command_buffer_, &begin), "vkBeginCommandBuffer");
+  // Two timestamps bracket the work, where the queue family can write them.
+  uint32_t family_count = 0;
+  ctx.vki().vkGetPhysicalDeviceQueueFamilyProperties(ctx.physical_device(), &family_count, nullptr);
+  std::vector<VkQueueFamilyProperties> families(family_count);
+  ctx.vki().vkGetPhysicalDeviceQueueFamilyProperties(ctx.physical_device(), &family_count, families.data());
+  if (ctx.queue_family_index() < family_count && families[ctx.queue_family_index()].timestampValidBits > 0) {
+    VkQueryPoolCreateInfo query_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    query_info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    query_info.queryCount = 2;
+    GPUU_VK_RETURN_IF_ERROR(vk.vkCreateQueryPool(ctx.device(), &query_info, nullptr, &timestamps_),
+                            "vkCreateQueryPool");
+    vk.vkCmdResetQueryPool(command_buffer_, timestamps_, 0, 2);
+    vk.vkCmdWriteTimestamp(command_buffer_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, timestamps_, 0);
+  }
   GPUU_RETURN_IF_ERROR(sequence_->record(command_buffer_));
+  if (timestamps_) vk.vkCmdWriteTimestamp(command_buffer_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timestamps_, 1);
   GPUU_VK_RETURN_IF_ERROR(vk.vkEndCommandBuffer(command_buffer_), "vkEndCommandBuffer");
   log(LogLevel::kDebug, "Vulkan", "recorded ", sequence_->dispatch_count(), " dispatches, ",
       sequence_->barrier_count(), " barriers, ", kernels_->size(), " pipelines");
   return Status::Ok();
+}
+
+double VulkanDelegate::last_gpu_time_us() const {
+  if (!timestamps_) return -1;
+  uint64_t ticks[2] = {0, 0};
+  VkResult r = ctx_->vkd().vkGetQueryPoolResults(ctx_->device(), timestamps_, 0, 2, sizeof(ticks), ticks,
+                                                 sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
+  if (r != VK_SUCCESS) return -1;
+  return static_cast<double>(ticks[1] - ticks[0]) * ctx_->properties().limits.timestampPeriod / 1000.0;
 }
 
 VulkanDelegate::~VulkanDelegate() {
@@ -167,6 +237,7 @@ VulkanDelegate::~VulkanDelegate() {
   scratch_.clear();
   constants_.reset();
   arena_.reset();
+  if (timestamps_) ctx_->vkd().vkDestroyQueryPool(ctx_->device(), timestamps_, nullptr);
   if (pool_) ctx_->destroy_command_pool(pool_);  // frees the command buffer too
 }
 

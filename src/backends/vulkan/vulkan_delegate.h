@@ -15,6 +15,13 @@
 
 namespace gpuu::vulkan {
 
+struct DelegateOptions {
+  // Merge chains of elementwise ops into single dispatches (fusion.h).
+  bool fuse_elementwise = true;
+  // Let intermediates whose lifetimes do not overlap share arena memory.
+  bool reuse_memory = true;
+};
+
 class VulkanDelegate {
  public:
   // `region` holds the nodes (and constants) to run; its graph inputs read
@@ -22,7 +29,8 @@ class VulkanDelegate {
   // caller owns and keeps alive while the delegate lives.
   static Result<std::unique_ptr<VulkanDelegate>> create(SharedGpuContextPtr ctx, const graph::Graph& region,
                                                         const std::vector<BufferRange>& inputs,
-                                                        const std::vector<BufferRange>& outputs);
+                                                        const std::vector<BufferRange>& outputs,
+                                                        const DelegateOptions& options = {});
   ~VulkanDelegate();
   VulkanDelegate(const VulkanDelegate&) = delete;
   VulkanDelegate& operator=(const VulkanDelegate&) = delete;
@@ -33,11 +41,17 @@ class VulkanDelegate {
   size_t dispatch_count() const { return sequence_->dispatch_count(); }
   size_t barrier_count() const { return sequence_->barrier_count(); }
   size_t pipeline_count() const { return kernels_->size(); }
+  // Bytes of device memory the intermediates use (after any reuse).
+  VkDeviceSize arena_bytes() const { return arena_.size(); }
+  // GPU time of the last completed run, from timestamps written at the start
+  // and end of the command buffer; -1 where the queue has no timestamps.
+  // Call only after the submit has completed.
+  double last_gpu_time_us() const;
 
  private:
   explicit VulkanDelegate(SharedGpuContextPtr ctx) : ctx_(std::move(ctx)) {}
   Status build(const graph::Graph& region, const std::vector<BufferRange>& inputs,
-               const std::vector<BufferRange>& outputs);
+               const std::vector<BufferRange>& outputs, const DelegateOptions& options);
 
   SharedGpuContextPtr ctx_;  // keeps the device alive for everything below
   VkCommandPool pool_ = VK_NULL_HANDLE;
@@ -47,6 +61,7 @@ class VulkanDelegate {
   DeviceBuffer constants_;
   DeviceBuffer arena_;
   std::vector<DeviceBuffer> scratch_;
+  VkQueryPool timestamps_ = VK_NULL_HANDLE;
 };
 
 // Copies `bytes` into `dst` at `offset` through a staging buffer and a one-off

@@ -1,0 +1,158 @@
+// Runtime benchmark: execute latency and host time for chains of 10, 100 and
+// 1000 elementwise operators in one Vulkan delegate (the host time per execute
+// must stay flat: command buffers are recorded once), and a 100-op chain split
+// into 1 or 3 delegates under timeline and queue_wait_idle. Prints one JSON
+// object; medians and p99 after warm-up. Run by benchmarks/runtime/run.sh.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "backends/vulkan/vulkan_backend.h"
+#include "context/vulkan_bootstrap.h"
+#include "graph/builder.h"
+#include "program/program_loader.h"
+#include "program/program_writer.h"
+#include "runtime/session.h"
+
+namespace {
+
+using namespace gpuu;
+
+struct Series {
+  std::vector<double> wall, host, gpu;
+};
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return -1;
+  std::sort(v.begin(), v.end());
+  size_t i = static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+// x -> [sin, add c, cos, mul c] repeated: bounded values, one dispatch per op.
+graph::Graph make_chain(int ops, int64_t elements) {
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", graph::DType::kF32, {elements}).value();
+  std::vector<float> half(static_cast<size_t>(elements), 0.5f);
+  graph::ValueId c = graph::add_graph_constant(g, "c", graph::DType::kF32, {elements},
+                                               Blob::copy_of(half.data(), half.size() * 4)).value();
+  graph::ValueId v = x;
+  for (int i = 0; i < ops; ++i) {
+    std::string name = "op" + std::to_string(i);
+    switch (i % 4) {
+      case 0: v = graph::add_op(g, "sin", name, {v}, {}).value()[0]; break;
+      case 1: v = graph::add_op(g, "add", name, {v, c}, {}).value()[0]; break;
+      case 2: v = graph::add_op(g, "cos", name, {v}, {}).value()[0]; break;
+      default: v = graph::add_op(g, "mul", name, {v, c}, {}).value()[0]; break;
+    }
+  }
+  g.mark_output(v);
+  return g;
+}
+
+Result<std::shared_ptr<const program::Program>> make_program(const graph::Graph& g, int delegates, SyncMode sync) {
+  partition::PartitionResult p;
+  int n = static_cast<int>(g.nodes().size());
+  p.region_of_node.resize(static_cast<size_t>(n));
+  for (int d = 0; d < delegates; ++d) {
+    partition::Region r{partition::Backend::kVulkan, {}};
+    for (int i = d * n / delegates; i < (d + 1) * n / delegates; ++i) {
+      r.nodes.push_back(i);
+      p.region_of_node[static_cast<size_t>(i)] = d;
+    }
+    p.regions.push_back(r);
+  }
+  SharedGpuCompileSpec spec;
+  spec.token = "bench";
+  spec.sync_mode = sync;
+  spec.present = true;
+  program::Preprocessors pre;
+  pre.vulkan = [](const graph::Graph& graph, const partition::Region& region,
+                  const program::RegionIo&) -> Result<program::PreprocessedRegion> {
+    GPUU_ASSIGN_OR_RETURN(std::vector<uint8_t> blob, vulkan::VulkanBackend().preprocess(graph, region, {}));
+    return program::PreprocessedRegion{Blob::take(std::move(blob)), {}};
+  };
+  GPUU_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, program::build_program(g, p, spec, pre));
+  return program::load_program_bytes(bytes.data(), bytes.size());
+}
+
+Result<Series> measure(const graph::Graph& g, int delegates, SyncMode sync, int warmup, int runs) {
+  GPUU_ASSIGN_OR_RETURN(auto program, make_program(g, delegates, sync));
+  GPUU_ASSIGN_OR_RETURN(auto session, runtime::Session::create(program, runtime::SessionOptions{}));
+  std::vector<float> x(static_cast<size_t>(graph::shape_numel(g.value(g.inputs()[0]).shape)));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 97) / 97.0f;
+  GPUU_RETURN_IF_ERROR(session->set_input(0, x.data(), x.size() * 4));
+  Series s;
+  for (int i = 0; i < warmup + runs; ++i) {
+    runtime::ExecuteStats stats;
+    auto t0 = std::chrono::steady_clock::now();
+    GPUU_RETURN_IF_ERROR(session->execute(&stats));
+    double wall = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    if (i < warmup) continue;
+    s.wall.push_back(wall);
+    s.host.push_back(wall - stats.host_wait_us);
+    s.gpu.push_back(stats.gpu_time_us);
+  }
+  return s;
+}
+
+void print_series(const char* label, const Series& s, bool last) {
+  std::printf("    {%s, \"wall_median_us\": %.2f, \"wall_p99_us\": %.2f, \"host_median_us\": %.2f, "
+              "\"host_p99_us\": %.2f, \"gpu_median_us\": %.2f}%s\n",
+              label, percentile(s.wall, 0.5), percentile(s.wall, 0.99), percentile(s.host, 0.5),
+              percentile(s.host, 0.99), percentile(s.gpu, 0.5), last ? "" : ",");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int runs = 200, warmup = 20;
+  int64_t elements = 4096;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--runs")) runs = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--warmup")) warmup = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--elements")) elements = std::atoll(argv[i + 1]);
+  }
+  Result<SharedGpuContextPtr> probe = create_vulkan_context("bench-probe", 0, DeviceOptions{});
+  if (!probe.ok()) {
+    std::fprintf(stderr, "bench_runtime: %s\n", probe.status().message().c_str());
+    return 1;
+  }
+  std::printf("{\n  \"device\": \"%s\",\n  \"elements\": %lld,\n  \"runs\": %d,\n  \"warmup\": %d,\n",
+              probe.value()->device_name().c_str(), static_cast<long long>(elements), runs, warmup);
+  probe.value().reset();
+
+  std::printf("  \"scaling\": [\n");
+  const int sizes[] = {10, 100, 1000};
+  for (int k = 0; k < 3; ++k) {
+    Result<Series> s = measure(make_chain(sizes[k], elements), 1, SyncMode::kTimeline, warmup, runs);
+    if (!s.ok()) {
+      std::fprintf(stderr, "bench_runtime: %s\n", s.status().message().c_str());
+      return 1;
+    }
+    std::string label = "\"ops\": " + std::to_string(sizes[k]) + ", \"delegates\": 1, \"sync\": \"timeline\"";
+    print_series(label.c_str(), s.value(), k == 2);
+  }
+  std::printf("  ],\n  \"split\": [\n");
+  graph::Graph chain = make_chain(100, elements);
+  const std::pair<int, SyncMode> cases[] = {{1, SyncMode::kTimeline},
+                                            {3, SyncMode::kTimeline},
+                                            {1, SyncMode::kQueueWaitIdle},
+                                            {3, SyncMode::kQueueWaitIdle}};
+  for (int k = 0; k < 4; ++k) {
+    Result<Series> s = measure(chain, cases[k].first, cases[k].second, warmup, runs);
+    if (!s.ok()) {
+      std::fprintf(stderr, "bench_runtime: %s\n", s.status().message().c_str());
+      return 1;
+    }
+    std::string label = "\"ops\": 100, \"delegates\": " + std::to_string(cases[k].first) + ", \"sync\": \"" +
+                        to_string(cases[k].second) + "\"";
+    print_series(label.c_str(), s.value(), k == 3);
+  }
+  std::printf("  ]\n}\n");
+  return 0;
+}
