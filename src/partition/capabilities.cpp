@@ -1,0 +1,316 @@
+// The built-in capability tables. VGF follows TOSA 1.0 (reference/tosa-ops.md):
+// f32/f16/i32/i8/bool tensors only, per-operator dtype limits, GATHER indices
+// i32. Vulkan follows gpuu's kernel set: f32/f16/i32/bool data, i64 only as
+// gather/index_select indices. The CPU fallback takes everything.
+#include "partition/capabilities.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace gpuu::partition {
+
+// How an op's inputs decide its dtype rule.
+enum class OpForm : uint8_t {
+  kPlain,        // input 0 carries the dtype that matters
+  kIndexed,      // gather/index_select: input 0 data, input 1 indices
+  kSelect,       // where: input 0 bool condition, inputs 1 and 2 data
+  kCompare,      // input 0 data, output bool
+  kCast,         // any supported dtype in, any out
+  kCustomShader  // the shader declares its own formats
+};
+
+// One entry of the built-in tables, shared by every op with the same limits.
+struct OpRule {
+  OpForm form = OpForm::kPlain;
+  uint8_t vgf = 0;     // dtypes of the deciding input VGF takes
+  uint8_t vulkan = 0;  // ... and Vulkan
+  const char* tosa = "";  // how VGF expresses it, for messages
+};
+
+namespace {
+
+using graph::DType;
+
+// A dtype outside the enum (a corrupt graph) maps to no bit: no backend table takes it.
+constexpr uint8_t bit(DType d) {
+  return static_cast<unsigned>(d) < 8 ? static_cast<uint8_t>(1u << static_cast<unsigned>(d)) : 0;
+}
+constexpr uint8_t kF = bit(DType::kF32) | bit(DType::kF16);
+constexpr uint8_t kI32 = bit(DType::kI32);
+constexpr uint8_t kI8 = bit(DType::kI8);
+constexpr uint8_t kBool = bit(DType::kBool);
+constexpr uint8_t kI64 = bit(DType::kI64);
+// Every dtype TOSA 1.0 has a tensor type for among ours.
+constexpr uint8_t kVgfTensors = kF | kI32 | kI8 | kBool;
+// Every dtype gpuu's Vulkan kernels store as data.
+constexpr uint8_t kVulkanTensors = kF | kI32 | kBool;
+constexpr int kMaxTosaRank = 6;
+
+const std::unordered_map<std::string_view, OpRule>& op_table() {
+  static const auto* table = [] {
+    auto* t = new std::unordered_map<std::string_view, OpRule>;
+    auto add = [&](std::initializer_list<const char*> names, OpRule rule) {
+      for (const char* n : names) (*t)[n] = rule;
+    };
+    // TOSA's transcendental and rounding operators are float-only.
+    add({"exp", "log", "rsqrt", "reciprocal", "sin", "cos", "tanh", "sigmoid", "erf", "floor", "ceil"},
+        {OpForm::kPlain, kF, kF, "a float-only elementwise operator"});
+    add({"sqrt"}, {OpForm::kPlain, kF, kF, "POW/RSQRT (float-only)"});
+    add({"gelu"}, {OpForm::kPlain, kF, kF, "a decomposition through ERF/TANH (float-only)"});
+    add({"abs"}, {OpForm::kPlain, kF | kI32, kF | kI32, "ABS"});
+    add({"neg"}, {OpForm::kPlain, kF | kI32 | kI8, kF | kI32, "NEGATE"});
+    add({"relu", "clamp"}, {OpForm::kPlain, kF | kI32 | kI8, kF | kI32, "CLAMP/MAXIMUM"});
+    add({"add", "sub", "maximum", "minimum"}, {OpForm::kPlain, kF | kI32, kF | kI32, "an elementwise binary operator"});
+    add({"mul"}, {OpForm::kPlain, kF | kI32 | kI8, kF | kI32, "MUL"});
+    add({"div"}, {OpForm::kPlain, kF | kI32, kF | kI32, "MUL by RECIPROCAL or INTDIV"});
+    add({"pow"}, {OpForm::kPlain, kF, kF, "POW (float-only)"});
+    add({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"},
+        {OpForm::kCompare, kF | kI32, kF | kI32, "EQUAL/GREATER/GREATER_EQUAL"});
+    add({"where"}, {OpForm::kSelect, kVgfTensors, kVulkanTensors, "SELECT"});
+    add({"cast"}, {OpForm::kCast, kVgfTensors, kVulkanTensors, "CAST"});
+    add({"matmul", "linear", "conv2d"}, {OpForm::kPlain, kF | kI8, kF, "MATMUL/CONV2D/DEPTHWISE_CONV2D"});
+    add({"avg_pool2d", "max_pool2d"}, {OpForm::kPlain, kF | kI8, kF, "AVG_POOL2D/MAX_POOL2D"});
+    add({"reduce_sum"}, {OpForm::kPlain, kF | kI32, kF | kI32, "REDUCE_SUM"});
+    add({"reduce_max"}, {OpForm::kPlain, kF | kI32 | kI8, kF | kI32, "REDUCE_MAX"});
+    add({"reduce_mean"}, {OpForm::kPlain, kF, kF, "REDUCE_SUM and MUL (float-only)"});
+    add({"softmax", "layer_norm"}, {OpForm::kPlain, kF, kF, "a float-only decomposition"});
+    add({"transpose", "reshape", "slice", "concat", "pad"},
+        {OpForm::kPlain, kVgfTensors, kVulkanTensors, "a data-movement operator"});
+    add({"gather", "index_select"}, {OpForm::kIndexed, kF | kI32 | kI8, kVulkanTensors, "GATHER"});
+    add({"custom_shader"}, {OpForm::kCustomShader, kVgfTensors, 0xFF, "a VGF COMPUTE segment"});
+    return t;
+  }();
+  return *table;
+}
+
+const char* backend_label(Backend b) {
+  switch (b) {
+    case Backend::kVgf: return "VGF";
+    case Backend::kVulkan: return "Vulkan";
+    case Backend::kCpu: return "CPU";
+  }
+  return "?";
+}
+
+bool value_ok(const graph::Graph& g, graph::ValueId v) {
+  return v >= 0 && static_cast<size_t>(v) < g.values().size();
+}
+
+Verdict at(Verdict::Kind kind, bool is_output, size_t slot, DType dtype) {
+  Verdict v;
+  v.kind = kind;
+  v.is_output = is_output;
+  v.slot = static_cast<int32_t>(slot);
+  v.dtype = dtype;
+  return v;
+}
+
+// Tensor-level checks every op shares: ids resolve, dtypes have storage on
+// the backend, TOSA ranks stay within its limit.
+Verdict check_tensors(Backend backend, const graph::Graph& g, const graph::Node& node, const OpRule& rule) {
+  auto check_one = [&](graph::ValueId id, bool is_output, size_t slot) -> Verdict {
+    if (!value_ok(g, id)) return at(Verdict::Kind::kNoSuchValue, is_output, slot, DType::kF32);
+    const graph::Value& value = g.value(id);
+    uint8_t mask = bit(value.dtype);
+    if (backend == Backend::kVgf) {
+      if (!(mask & kVgfTensors)) return at(Verdict::Kind::kTensorDtype, is_output, slot, value.dtype);
+      if (static_cast<int64_t>(value.shape.size()) > kMaxTosaRank) {
+        Verdict v = at(Verdict::Kind::kRank, is_output, slot, value.dtype);
+        v.rank = static_cast<int64_t>(value.shape.size());
+        return v;
+      }
+    } else if (backend == Backend::kVulkan && rule.form != OpForm::kCustomShader) {
+      bool index_slot = rule.form == OpForm::kIndexed && !is_output && slot == 1;
+      uint8_t allowed = index_slot ? (kI32 | kI64) : kVulkanTensors;
+      if (!(mask & allowed)) return at(Verdict::Kind::kTensorDtype, is_output, slot, value.dtype);
+    }
+    return Verdict{};
+  };
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    if (node.inputs[i] == graph::kNone) continue;  // an optional input left out
+    Verdict v = check_one(node.inputs[i], false, i);
+    if (!v.ok()) return v;
+  }
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    Verdict v = check_one(node.outputs[i], true, i);
+    if (!v.ok()) return v;
+  }
+  return Verdict{};
+}
+
+// The op-specific dtype rule, on the input that decides it.
+Verdict check_op(Backend backend, const graph::Graph& g, const graph::Node& node, const OpRule& rule) {
+  uint8_t allowed = backend == Backend::kVgf ? rule.vgf : rule.vulkan;
+  // check_tensors() already vetted every present id; absent optional inputs
+  // (kNone) never decide a dtype rule.
+  auto present = [&](size_t slot) { return slot < node.inputs.size() && node.inputs[slot] != graph::kNone; };
+  auto input_dtype = [&](size_t slot) { return g.value(node.inputs[slot]).dtype; };
+  switch (rule.form) {
+    case OpForm::kCustomShader:
+      if (!Capabilities::is_custom_shader(node)) return at(Verdict::Kind::kNotShaderDomain, false, 0, DType::kF32);
+      return Verdict{};
+    case OpForm::kCast:
+      return Verdict{};  // every tensor already has storage on the backend
+    case OpForm::kSelect:
+      if (present(0) && input_dtype(0) != DType::kBool) {
+        return at(Verdict::Kind::kConditionDtype, false, 0, input_dtype(0));
+      }
+      if (present(1) && !(bit(input_dtype(1)) & allowed)) {
+        return at(Verdict::Kind::kOpDtype, false, 1, input_dtype(1));
+      }
+      return Verdict{};
+    case OpForm::kIndexed:
+      if (present(1) && backend == Backend::kVgf && input_dtype(1) != DType::kI32) {
+        return at(Verdict::Kind::kIndexDtype, false, 1, input_dtype(1));
+      }
+      [[fallthrough]];
+    case OpForm::kPlain:
+    case OpForm::kCompare:
+      if (present(0) && !(bit(input_dtype(0)) & allowed)) {
+        return at(Verdict::Kind::kOpDtype, false, 0, input_dtype(0));
+      }
+      return Verdict{};
+  }
+  return Verdict{};
+}
+
+}  // namespace
+
+Status Capabilities::deny(Backend backend, std::string op) {
+  if (backend == Backend::kCpu) {
+    return err(StatusCode::kInvalidArgument, "deny: the CPU fallback takes every op; it cannot be denied '", op, "'");
+  }
+  if (backend != Backend::kVgf && backend != Backend::kVulkan) {
+    return err(StatusCode::kInvalidArgument, "deny: unknown backend value ", static_cast<int>(backend));
+  }
+  if (op.empty()) return err(StatusCode::kInvalidArgument, "deny: the op name is empty");
+  if (!is_denied(backend, op)) denials_.push_back(Denial{backend, std::move(op)});
+  return Status::Ok();
+}
+
+Status Capabilities::pin(std::string node_name, Backend backend) {
+  if (static_cast<unsigned>(backend) >= static_cast<unsigned>(kBackendCount)) {
+    return err(StatusCode::kInvalidArgument, "pin: unknown backend value ", static_cast<int>(backend), " for node '",
+               node_name, "'");
+  }
+  if (node_name.empty()) return err(StatusCode::kInvalidArgument, "pin: the node name is empty");
+  pins_.push_back(Pin{std::move(node_name), backend});
+  return Status::Ok();
+}
+
+bool Capabilities::is_denied(Backend backend, std::string_view op) const {
+  return std::any_of(denials_.begin(), denials_.end(),
+                     [&](const Denial& d) { return d.backend == backend && d.op == op; });
+}
+
+bool Capabilities::is_known_op(std::string_view op) { return op_table().count(op) != 0; }
+
+bool Capabilities::is_custom_shader(const graph::Node& node) {
+  if (node.op != "custom_shader") return false;
+  auto it = node.attrs.find("domain_name");
+  if (it == node.attrs.end()) return false;
+  const auto* domain = std::get_if<std::string>(&it->second);
+  return domain && *domain == kVulkanCustomShaderDomain;
+}
+
+const OpRule* Capabilities::find_op_rule(std::string_view op) {
+  auto it = op_table().find(op);
+  return it == op_table().end() ? nullptr : &it->second;
+}
+
+Verdict Capabilities::builtin(Backend backend, const graph::Graph& graph, graph::NodeId node_id) {
+  if (node_id < 0 || static_cast<size_t>(node_id) >= graph.nodes().size()) {
+    return at(Verdict::Kind::kNoSuchValue, false, 0, DType::kF32);
+  }
+  return builtin(backend, graph, node_id, find_op_rule(graph.node(node_id).op));
+}
+
+Verdict Capabilities::builtin(Backend backend, const graph::Graph& graph, graph::NodeId node_id, const OpRule* rule) {
+  if (node_id < 0 || static_cast<size_t>(node_id) >= graph.nodes().size()) {
+    return at(Verdict::Kind::kNoSuchValue, false, 0, DType::kF32);
+  }
+  if (backend == Backend::kCpu) return Verdict{};
+  if (!rule) return at(Verdict::Kind::kUnknownOp, false, 0, DType::kF32);
+  const graph::Node& node = graph.node(node_id);
+  Verdict v = check_tensors(backend, graph, node, *rule);
+  if (!v.ok()) return v;
+  return check_op(backend, graph, node, *rule);
+}
+
+void Capabilities::narrow(Backend backend, BackendCheck check) {
+  if (backend == Backend::kCpu) return;  // the CPU fallback takes everything
+  checks_[static_cast<size_t>(backend)] = std::move(check);
+}
+
+std::string Capabilities::backend_refusal(Backend backend, const graph::Graph& graph, graph::NodeId node) const {
+  if (backend == Backend::kCpu || !checks_[static_cast<size_t>(backend)]) return "";
+  if (node < 0 || static_cast<size_t>(node) >= graph.nodes().size()) return "";
+  return checks_[static_cast<size_t>(backend)](graph, graph.node(node));
+}
+
+Verdict Capabilities::verdict(Backend backend, const graph::Graph& graph, graph::NodeId node) const {
+  Verdict v = builtin(backend, graph, node);
+  if (v.ok() && !backend_refusal(backend, graph, node).empty()) v.kind = Verdict::Kind::kBackendRefused;
+  if (v.ok() && !denials_.empty() && is_denied(backend, graph.node(node).op)) v.kind = Verdict::Kind::kDenied;
+  return v;
+}
+
+Support Capabilities::support(Backend backend, const graph::Graph& graph, graph::NodeId node) const {
+  Verdict v = verdict(backend, graph, node);
+  if (v.ok()) return Support{};
+  if (v.kind == Verdict::Kind::kBackendRefused) return Support{false, backend_refusal(backend, graph, node)};
+  return Support{false, describe(backend, graph, node, v)};
+}
+
+std::string Capabilities::describe(Backend backend, const graph::Graph& graph, graph::NodeId node_id,
+                                   const Verdict& v) {
+  if (v.ok()) return "";
+  if (node_id < 0 || static_cast<size_t>(node_id) >= graph.nodes().size()) {
+    return str_cat("node index ", node_id, " is out of range");
+  }
+  const graph::Node& node = graph.node(node_id);
+  std::string where = str_cat(v.is_output ? "output " : "input ", v.slot, " of ", node.name);
+  const char* dt = graph::dtype_name(v.dtype);
+  switch (v.kind) {
+    case Verdict::Kind::kOk: return "";
+    case Verdict::Kind::kUnknownOp:
+      if (backend == Backend::kVgf) return str_cat("no TOSA 1.0 lowering for op '", node.op, "'");
+      return str_cat("no ", backend_label(backend), " kernel for op '", node.op, "'");
+    case Verdict::Kind::kNoSuchValue: return str_cat(where, " names no value of the graph");
+    case Verdict::Kind::kTensorDtype:
+      if (backend == Backend::kVgf) return str_cat("TOSA 1.0 has no ", dt, " tensors (", where, " is ", dt, ")");
+      if (v.dtype == DType::kI64) {
+        return str_cat("no Vulkan kernel takes i64 data (", where,
+                       " is i64); i64 is accepted only as gather/index_select indices");
+      }
+      return str_cat("no Vulkan kernel for ", dt, " tensors (", where, " is ", dt, ")");
+    case Verdict::Kind::kOpDtype: {
+      auto it = op_table().find(node.op);
+      if (backend == Backend::kVgf) {
+        return str_cat("TOSA 1.0 has no ", dt, " form of '", node.op, "' (", it->second.tosa, "; ", where, " is ", dt,
+                       ")");
+      }
+      return str_cat("no Vulkan kernel for '", node.op, "' on ", dt, " (", where, " is ", dt, ")");
+    }
+    case Verdict::Kind::kIndexDtype:
+      return str_cat("TOSA 1.0 GATHER takes i32 indices only (", where, " is ", dt, ")");
+    case Verdict::Kind::kConditionDtype:
+      return str_cat("the condition of 'where' must be bool (", where, " is ", dt, ")");
+    case Verdict::Kind::kRank:
+      return str_cat("TOSA 1.0 tensors have rank <= ", kMaxTosaRank, " (", where, " has rank ", v.rank, ")");
+    case Verdict::Kind::kNotShaderDomain: {
+      std::string domain = "<none>";
+      auto it = node.attrs.find("domain_name");
+      if (it != node.attrs.end()) {
+        if (const auto* s = std::get_if<std::string>(&it->second)) domain = "'" + *s + "'";
+      }
+      return str_cat("custom_shader ", node.name, " has domain_name ", domain, ", not '", kVulkanCustomShaderDomain,
+                     "'");
+    }
+    case Verdict::Kind::kDenied: return "denied by user";
+    case Verdict::Kind::kBackendRefused: return str_cat("refused by ", backend_label(backend), "'s own check");
+  }
+  return "unsupported";
+}
+
+}  // namespace gpuu::partition

@@ -1,0 +1,249 @@
+// Renders the explain report. Reasons are rebuilt from the capabilities, the
+// pins and the engine's per-node trace, so the engine itself keeps no text.
+#include "partition/explain.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "base/json_writer.h"
+
+namespace gpuu::partition {
+namespace {
+
+constexpr Backend kAllBackends[] = {Backend::kVgf, Backend::kVulkan, Backend::kCpu};
+
+// Pinned backend per node name (the engine already refused conflicting pins).
+std::unordered_map<std::string, Backend> pin_map(const PartitionOptions& options) {
+  std::unordered_map<std::string, Backend> pins;
+  for (const Pin& p : options.capabilities.pins()) pins[p.node] = p.backend;
+  return pins;
+}
+
+// String building without a stream: the report holds two reasons per node, so
+// this runs hundreds of thousands of times on large graphs.
+void append(std::string* out, const char* text) { out->append(text); }
+void append(std::string* out, int64_t number) { out->append(std::to_string(number)); }
+void append(std::string* out, int32_t number) { out->append(std::to_string(number)); }
+
+template <typename... Parts>
+std::string cat(const Parts&... parts) {
+  std::string out;
+  (append(&out, parts), ...);
+  return out;
+}
+
+Backend backend_of(const Partitioned& p, graph::NodeId node) {
+  int32_t r = p.result.region_of_node[static_cast<size_t>(node)];
+  return p.result.regions[static_cast<size_t>(r)].backend;
+}
+
+std::string reason(const graph::Graph& graph, const PartitionOptions& options, const Partitioned& p,
+                   const std::unordered_map<std::string, Backend>& pins, graph::NodeId node, Backend b) {
+  Backend taken = backend_of(p, node);
+  if (b == taken) return "";
+  if (b == Backend::kCpu) return cat("delegated to ", backend_id(taken));
+  const graph::Node& n = graph.node(node);
+  if (!pins.empty()) {
+    auto pin = pins.find(n.name);
+    if (pin != pins.end() && pin->second != b) return cat("pinned to ", backend_id(pin->second), " by user");
+  }
+  Verdict v = options.capabilities.verdict(b, graph, node);
+  if (v.kind == Verdict::Kind::kDenied) return "denied by user";
+  if (!v.ok()) return "unsupported: " + options.capabilities.support(b, graph, node).reason;
+  const NodeTrace& t = p.trace.nodes[static_cast<size_t>(node)];
+  auto bi = static_cast<size_t>(b);
+  if (t.retry_pruned_size[bi] > 0) {
+    return cat("pruned on retry: region of ", t.retry_pruned_size[bi], " nodes < min_partition_size ",
+                   options.min_partition_size);
+  }
+  if (t.pruned_size[bi] > 0) {
+    return cat("pruned: region of ", t.pruned_size[bi], " nodes < min_partition_size ",
+                   options.min_partition_size);
+  }
+  const char* by_auto = p.trace.policy == Prefer::kAuto ? ", chosen by the auto cost model" : "";
+  // The other GPU backend held the node when `b` made its regions, and pruned
+  // it afterwards; without retry `b` never saw it.
+  Backend other = b == Backend::kVgf ? Backend::kVulkan : Backend::kVgf;
+  if (t.pruned_size[static_cast<size_t>(other)] > 0 && !t.offered_on_retry[bi]) {
+    const char* how = p.trace.strategy == Strategy::kCostLabelling ? "labelled for " : "taken first by ";
+    return cat(how, backend_id(other), " (", to_string(p.trace.strategy), by_auto,
+                   "), whose region was then pruned; retry_pruned is off");
+  }
+  switch (p.trace.strategy) {
+    case Strategy::kVgfFirst:
+    case Strategy::kVulkanFirst: {
+      Backend first = p.trace.strategy == Strategy::kVgfFirst ? Backend::kVgf : Backend::kVulkan;
+      if (taken == first) {
+        return cat("taken first by ", backend_id(taken), " (", to_string(p.trace.strategy), by_auto, ")");
+      }
+      break;
+    }
+    case Strategy::kCostLabelling:
+      return cat("placed on ", backend_id(taken), " by the cost model (cost_labelling", by_auto, ")");
+  }
+  // Not reached for results of the engine: a free, supported node is always
+  // taken by an ordered pass unless pruned or pinned.
+  return cat("left to ", backend_id(taken));
+}
+
+}  // namespace
+
+std::string why_not(const graph::Graph& graph, const PartitionOptions& options, const Partitioned& partitioned,
+                    graph::NodeId node, Backend backend) {
+  if (node < 0 || static_cast<size_t>(node) >= partitioned.result.region_of_node.size()) return "";
+  return reason(graph, options, partitioned, pin_map(options), node, backend);
+}
+
+std::string explain_json(const graph::Graph& graph, const PartitionOptions& options, const Partitioned& p) {
+  const auto& nodes = graph.nodes();
+  const PartitionResult& result = p.result;
+  auto pins = pin_map(options);
+  JsonWriter w;
+  w.begin_object();
+  w.field("format", "gpuu.partition.explain/1");
+  w.field("policy", to_string(options.prefer));
+  w.field("strategy", to_string(p.trace.strategy));
+
+  w.key("options").begin_object();
+  w.field("prefer", to_string(options.prefer));
+  w.field("min_partition_size", options.min_partition_size);
+  w.field("retry_pruned", options.retry_pruned);
+  w.key("deny").begin_array();
+  for (const Denial& d : options.capabilities.denials()) {
+    w.begin_object().field("backend", backend_id(d.backend)).field("op", d.op).end_object();
+  }
+  w.end_array();
+  w.key("pins").begin_array();
+  for (const Pin& pin : options.capabilities.pins()) {
+    w.begin_object().field("node", pin.node).field("backend", backend_id(pin.backend)).end_object();
+  }
+  w.end_array();
+  const CostModel& cm = options.cost;
+  w.key("cost_model").begin_object();
+  w.key("op_cost").begin_object();
+  for (Backend b : kAllBackends) w.field(backend_id(b), cm.op_cost[static_cast<size_t>(b)]);
+  w.end_object();
+  w.key("per_op").begin_object();
+  for (const auto& [op, costs] : cm.per_op) {  // std::map: sorted, deterministic
+    w.key(op).begin_object();
+    for (Backend b : kAllBackends) w.field(backend_id(b), costs[static_cast<size_t>(b)]);
+    w.end_object();
+  }
+  w.end_object();
+  w.field("gpu_crossing", cm.gpu_crossing);
+  w.field("cpu_crossing", cm.cpu_crossing);
+  w.field("gpu_region", cm.gpu_region);
+  w.end_object();
+  w.end_object();  // options
+
+  if (!p.trace.candidates.empty()) {
+    w.key("auto").begin_object();
+    w.key("candidates").begin_array();
+    for (const auto& [strategy, cost] : p.trace.candidates) {
+      w.begin_object().field("strategy", to_string(strategy)).field("estimated_cost", cost).end_object();
+    }
+    w.end_array();
+    w.field("chosen", to_string(p.trace.strategy));
+    w.end_object();
+  }
+  w.field("estimated_cost", estimate_cost(graph, result, cm));
+
+  // Values entering and leaving each region: (region, value) pairs, deduplicated.
+  std::vector<std::pair<int32_t, graph::ValueId>> ins, outs;
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    int32_t r = result.region_of_node[n];
+    for (graph::ValueId v : nodes[n].inputs) {
+      if (v < 0) continue;  // an optional input left out
+      const graph::Value& value = graph.value(v);
+      if (value.constant >= 0) continue;  // constants live with the region that reads them
+      int32_t rp = value.producer >= 0 ? result.region_of_node[static_cast<size_t>(value.producer)] : -1;
+      if (rp == r) continue;
+      ins.emplace_back(r, v);
+      if (rp >= 0) outs.emplace_back(rp, v);
+    }
+  }
+  for (graph::ValueId v : graph.outputs()) {
+    if (v < 0 || static_cast<size_t>(v) >= graph.values().size()) continue;
+    graph::NodeId producer = graph.value(v).producer;
+    if (producer >= 0 && static_cast<size_t>(producer) < nodes.size()) {
+      outs.emplace_back(result.region_of_node[static_cast<size_t>(producer)], v);
+    }
+  }
+  auto count_per_region = [&](std::vector<std::pair<int32_t, graph::ValueId>>& pairs) {
+    std::sort(pairs.begin(), pairs.end());
+    pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+    std::vector<int64_t> counts(result.regions.size(), 0);
+    for (const auto& pr : pairs) counts[static_cast<size_t>(pr.first)]++;
+    return counts;
+  };
+  std::vector<int64_t> in_counts = count_per_region(ins);
+  std::vector<int64_t> out_counts = count_per_region(outs);
+
+  w.key("summary").begin_object();
+  w.field("nodes", static_cast<int64_t>(nodes.size()));
+  w.field("regions", static_cast<int64_t>(result.regions.size()));
+  w.key("backends").begin_object();
+  for (Backend b : kAllBackends) {
+    int64_t regions = 0, count = 0;
+    for (const Region& r : result.regions) {
+      if (r.backend != b) continue;
+      ++regions;
+      count += static_cast<int64_t>(r.nodes.size());
+    }
+    w.key(backend_id(b)).begin_object().field("regions", regions).field("nodes", count).end_object();
+  }
+  w.end_object();
+  w.end_object();
+
+  w.key("regions").begin_array();
+  for (size_t r = 0; r < result.regions.size(); ++r) {
+    const Region& region = result.regions[r];
+    w.begin_object();
+    w.field("index", static_cast<int64_t>(r));
+    w.field("backend", backend_id(region.backend));
+    w.field("node_count", static_cast<int64_t>(region.nodes.size()));
+    if (!region.nodes.empty()) {
+      w.field("first_node", nodes[static_cast<size_t>(region.nodes.front())].name);
+      w.field("last_node", nodes[static_cast<size_t>(region.nodes.back())].name);
+    }
+    w.field("custom_shader", region.nodes.size() == 1 &&
+                                 Capabilities::is_custom_shader(nodes[static_cast<size_t>(region.nodes.front())]));
+    w.field("inputs", in_counts[r]);
+    w.field("outputs", out_counts[r]);
+    w.end_object();
+  }
+  w.end_array();
+
+  w.key("nodes").begin_array();
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    auto id = static_cast<graph::NodeId>(n);
+    Backend taken = backend_of(p, id);
+    w.begin_object();
+    w.field("index", static_cast<int64_t>(n));
+    w.field("name", nodes[n].name);
+    w.field("op", nodes[n].op);
+    w.field("backend", backend_id(taken));
+    w.field("region", result.region_of_node[n]);
+    w.key("why_not").begin_object();
+    for (Backend b : kAllBackends) {
+      if (b != taken) w.field(backend_id(b), reason(graph, options, p, pins, id, b));
+    }
+    w.end_object();
+    const NodeTrace& t = p.trace.nodes[n];
+    for (Backend b : {Backend::kVgf, Backend::kVulkan}) {
+      if (!t.offered_on_retry[static_cast<size_t>(b)]) continue;
+      std::string outcome = b == taken ? "taken" : reason(graph, options, p, pins, id, b);
+      w.field("retry", str_cat("offered to ", backend_id(b), " after pruning: ", outcome));
+      break;  // a node is offered on retry to one backend at most
+    }
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  return w.take();
+}
+
+}  // namespace gpuu::partition

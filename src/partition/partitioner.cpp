@@ -1,0 +1,757 @@
+// The policy engine. One building block does all region forming, grow():
+//
+//   Contract the regions fixed so far into single units, so the graph of units
+//   is a DAG. Classify units: TAKE (free nodes this backend takes), SOLO (free
+//   custom-shader nodes it takes: each its own region) and OTHER (the rest).
+//   Lay units out as  gap0, run0, gap1, run1, ...  where run k holds TAKE
+//   units and gap k the others, giving each unit the earliest slot its
+//   predecessors allow (a longest-path labelling, O(V+E)). Every run is a
+//   contiguous stretch of a topological order, so any set of TAKE units of one
+//   run is convex and every edge points to the same or a later slot: the
+//   regions formed from runs can be scheduled in slot order. The number of
+//   runs is the fewest possible: the most TAKE->other->TAKE alternations on
+//   any path. Regions are the connected pieces of each run.
+//   Earliest slots strand a piece whose consumers come much later (a cast of a
+//   graph input, say) in a region of its own; so a piece is moved to the
+//   latest run its successors allow when it joins a TAKE piece there. Moving
+//   only ever merges pieces, and the slot constraints keep the layout valid.
+//
+// Ordered policies: grow(first), grow(second) with first's regions fixed, then
+// prune GPU regions below min_partition_size (RFC phase 1). retry_pruned:
+// the first's pruned nodes are offered to the second, then the second's to the
+// first: the receiver regrows its regions with them (so a pruned piece can join
+// a region next to it), falling back to regions of the offered nodes alone if
+// regrowing would shrink one of its regions below the minimum; then prune
+// again. A backend is never re-offered its own pruned nodes. Last, what is
+// left is laid out for the CPU with the same schedule, which also yields the
+// execution order of all regions.
+//
+// `auto`: three candidates: vgf_first, vulkan_first, and cost labelling (a
+// Viterbi-style pass over the nodes in topological order: per node and backend
+// the cheapest cost of its inputs' labels plus per-edge crossing costs, then
+// labels chosen from the outputs back; exact on chains, a heuristic on DAGs;
+// then grow() per labelled backend). Each finished candidate is scored by
+// estimate_cost() and the cheapest wins (ties: the earlier candidate), so the
+// result is always a valid partition and never costlier than either ordered
+// policy.
+#include "partition/partitioner.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+
+namespace gpuu::partition {
+
+const char* to_string(Strategy strategy) {
+  switch (strategy) {
+    case Strategy::kVgfFirst: return "vgf_first";
+    case Strategy::kVulkanFirst: return "vulkan_first";
+    case Strategy::kCostLabelling: return "cost_labelling";
+  }
+  return "?";
+}
+
+namespace {
+
+using graph::NodeId;
+
+constexpr int32_t kFree = -1;
+constexpr int8_t kNoPin = -1;
+
+// Adjacency in compressed rows: producers and consumers of each node, each
+// listed once however many tensors connect the pair.
+struct Csr {
+  std::vector<int32_t> offset;
+  std::vector<int32_t> items;
+  const int32_t* begin(size_t i) const { return items.data() + offset[i]; }
+  const int32_t* end(size_t i) const { return items.data() + offset[i + 1]; }
+};
+
+struct UnionFind {
+  std::vector<int32_t> parent;
+  explicit UnionFind(size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
+  int32_t find(int32_t x) {
+    while (parent[static_cast<size_t>(x)] != x) {
+      parent[static_cast<size_t>(x)] = parent[static_cast<size_t>(parent[static_cast<size_t>(x)])];
+      x = parent[static_cast<size_t>(x)];
+    }
+    return x;
+  }
+  // The smaller root wins, so roots do not depend on the order of unions.
+  void unite(int32_t a, int32_t b) {
+    a = find(a);
+    b = find(b);
+    if (a == b) return;
+    if (a < b) std::swap(a, b);
+    parent[static_cast<size_t>(a)] = b;
+  }
+};
+
+struct WorkRegion {
+  Backend backend = Backend::kCpu;
+  std::vector<NodeId> nodes;  // ascending ids
+  bool keep = false;          // custom shader or pinned: never pruned
+  bool solo = false;          // a custom-shader region
+  bool alive = true;
+};
+
+struct State {
+  std::vector<int32_t> region_of;  // node -> index into regions, kFree
+  std::vector<WorkRegion> regions;
+  std::vector<NodeTrace> trace;
+};
+
+// Result of laying units out in slots (see the file comment).
+struct Layout {
+  std::vector<int32_t> unit_of;     // node -> unit
+  std::vector<int32_t> region_unit; // work region -> unit (or -1)
+  std::vector<int32_t> unit_node;   // unit -> node (free-node units) or -1
+  std::vector<int32_t> unit_region; // unit -> work region or -1
+  std::vector<uint8_t> cls;         // unit class
+  std::vector<int32_t> level;       // run index (TAKE) or gap index (others)
+  std::vector<int32_t> topo;        // units in a topological order
+  Csr succ, pred;
+};
+
+enum : uint8_t { kOther = 0, kTake = 1, kSolo = 2 };
+
+class Engine {
+ public:
+  Engine(const graph::Graph& g, const PartitionOptions& o) : g_(g), opt_(o) {}
+
+  Status prepare();
+  Result<Partitioned> run(Strategy strategy);
+
+ private:
+  bool gpu_ok(NodeId n, Backend b) const {
+    return (supported_[static_cast<size_t>(n)] >> static_cast<int>(b)) & 1;
+  }
+  // Whether backend b may take node n in this run: supported, and not pinned elsewhere.
+  bool may_take(NodeId n, Backend b) const {
+    int8_t p = pin_[static_cast<size_t>(n)];
+    return gpu_ok(n, b) && (p == kNoPin || p == static_cast<int8_t>(b));
+  }
+
+  Status layout(const State& st, const std::vector<uint8_t>& take_class, bool sink, Layout* out) const;
+  Result<std::vector<int32_t>> grow(State* st, Backend b, const std::vector<uint8_t>& take);
+  // Prunes the given new regions below the minimum; returns the nodes pruned.
+  std::vector<NodeId> prune(State* st, const std::vector<int32_t>& ids, bool on_retry);
+  // retry_pruned: offers `offered` (pruned from the other backend) to `to`.
+  Status retry(State* st, Backend to, const std::vector<NodeId>& offered);
+  Result<PartitionResult> finish(const State& st) const;
+  std::vector<uint8_t> cost_labels() const;
+
+  const graph::Graph& g_;
+  const PartitionOptions& opt_;
+  size_t n_ = 0;
+  Csr preds_, succs_;
+  std::vector<uint8_t> supported_;  // bit b: backend b's capabilities (with deny) accept the node
+  std::vector<uint8_t> solo_;       // custom-shader node
+  std::vector<int8_t> pin_;         // pinned backend or kNoPin
+  std::vector<int32_t> op_index_;   // node -> distinct op index
+  std::vector<std::string> ops_;    // distinct op names
+};
+
+Status Engine::prepare() {
+  const auto& nodes = g_.nodes();
+  const auto& values = g_.values();
+  if (nodes.size() >= static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
+    return err(StatusCode::kInvalidArgument, "partition: the graph has too many nodes (", nodes.size(), ")");
+  }
+  if (opt_.prefer != Prefer::kAuto && opt_.prefer != Prefer::kVgfFirst && opt_.prefer != Prefer::kVulkanFirst) {
+    return err(StatusCode::kInvalidArgument, "partition: unknown prefer value ", static_cast<int>(opt_.prefer));
+  }
+  if (opt_.min_partition_size < 1) {
+    return err(StatusCode::kInvalidArgument, "partition: min_partition_size is ", opt_.min_partition_size,
+               " (must be >= 1)");
+  }
+  GPUU_RETURN_IF_ERROR(opt_.cost.validate());
+  n_ = nodes.size();
+
+  // Structure: ids in range, each value produced once, producers before consumers.
+  for (size_t n = 0; n < n_; ++n) {
+    const graph::Node& node = nodes[n];
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      graph::ValueId v = node.outputs[i];
+      if (v < 0 || static_cast<size_t>(v) >= values.size()) {
+        return err(StatusCode::kInvalidArgument, "partition: output ", i, " of node '", node.name, "' is value id ", v,
+                   ", out of range (", values.size(), " values)");
+      }
+      if (values[static_cast<size_t>(v)].producer != static_cast<NodeId>(n)) {
+        NodeId other = values[static_cast<size_t>(v)].producer;
+        return err(StatusCode::kInvalidArgument, "partition: value '", values[static_cast<size_t>(v)].name,
+                   "' is produced by node '", node.name, "' and by node '",
+                   other >= 0 && static_cast<size_t>(other) < n_ ? nodes[static_cast<size_t>(other)].name : "?", "'");
+      }
+    }
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      graph::ValueId v = node.inputs[i];
+      if (v == graph::kNone) continue;  // an optional input left out
+      if (v < 0 || static_cast<size_t>(v) >= values.size()) {
+        return err(StatusCode::kInvalidArgument, "partition: input ", i, " of node '", node.name, "' is value id ", v,
+                   ", out of range (", values.size(), " values)");
+      }
+      NodeId p = values[static_cast<size_t>(v)].producer;
+      if (p >= static_cast<NodeId>(n)) {
+        return err(StatusCode::kInvalidArgument, "partition: node '", node.name, "' reads value '",
+                   values[static_cast<size_t>(v)].name, "' produced by ",
+                   p == static_cast<NodeId>(n) ? "itself" : "a later node",
+                   ": nodes must be stored in topological order");
+      }
+    }
+  }
+
+  // Adjacency, deduplicated per node.
+  preds_.offset.assign(n_ + 1, 0);
+  std::vector<int32_t> scratch;
+  for (size_t n = 0; n < n_; ++n) {
+    scratch.clear();
+    for (graph::ValueId v : nodes[n].inputs) {
+      if (v == graph::kNone) continue;
+      NodeId p = values[static_cast<size_t>(v)].producer;
+      if (p >= 0) scratch.push_back(p);
+    }
+    std::sort(scratch.begin(), scratch.end());
+    scratch.erase(std::unique(scratch.begin(), scratch.end()), scratch.end());
+    preds_.items.insert(preds_.items.end(), scratch.begin(), scratch.end());
+    preds_.offset[n + 1] = static_cast<int32_t>(preds_.items.size());
+  }
+  succs_.offset.assign(n_ + 1, 0);
+  for (int32_t p : preds_.items) succs_.offset[static_cast<size_t>(p) + 1]++;
+  for (size_t n = 0; n < n_; ++n) succs_.offset[n + 1] += succs_.offset[n];
+  succs_.items.resize(preds_.items.size());
+  {
+    std::vector<int32_t> fill(succs_.offset.begin(), succs_.offset.end() - 1);
+    for (size_t n = 0; n < n_; ++n) {  // ascending n keeps each successor list sorted
+      for (const int32_t* p = preds_.begin(n); p != preds_.end(n); ++p) {
+        succs_.items[static_cast<size_t>(fill[static_cast<size_t>(*p)]++)] = static_cast<int32_t>(n);
+      }
+    }
+  }
+
+  // Capabilities, decided once per node (op tables are looked up per distinct op).
+  std::unordered_map<std::string_view, int32_t> op_ids;
+  op_index_.resize(n_);
+  for (size_t n = 0; n < n_; ++n) {
+    auto [it, inserted] = op_ids.emplace(nodes[n].op, static_cast<int32_t>(ops_.size()));
+    if (inserted) ops_.push_back(nodes[n].op);
+    op_index_[n] = it->second;
+  }
+  std::vector<std::array<bool, 2>> op_denied(ops_.size());
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    op_denied[i] = {opt_.capabilities.is_denied(Backend::kVgf, ops_[i]),
+                    opt_.capabilities.is_denied(Backend::kVulkan, ops_[i])};
+  }
+  for (const Denial& d : opt_.capabilities.denials()) {
+    if (!Capabilities::is_known_op(d.op) && op_ids.count(d.op) == 0) {
+      return err(StatusCode::kInvalidArgument, "deny: op '", d.op, "' (for ", backend_id(d.backend),
+                 ") is not a known op and no node of the graph uses it");
+    }
+  }
+  std::vector<const OpRule*> op_rules(ops_.size());
+  for (size_t i = 0; i < ops_.size(); ++i) op_rules[i] = Capabilities::find_op_rule(ops_[i]);
+  supported_.assign(n_, 0);
+  solo_.assign(n_, 0);
+  for (size_t n = 0; n < n_; ++n) {
+    auto op = static_cast<size_t>(op_index_[n]);
+    for (Backend b : {Backend::kVgf, Backend::kVulkan}) {
+      if (op_denied[op][static_cast<size_t>(b)]) continue;
+      if (Capabilities::builtin(b, g_, static_cast<NodeId>(n), op_rules[op]).ok() &&
+          opt_.capabilities.backend_refusal(b, g_, static_cast<NodeId>(n)).empty()) {
+        supported_[n] |= static_cast<uint8_t>(1u << static_cast<int>(b));
+      }
+    }
+    solo_[n] = Capabilities::is_custom_shader(nodes[n]) ? 1 : 0;
+  }
+
+  // Pins: names resolved, every pin honourable, no node pinned twice differently.
+  pin_.assign(n_, kNoPin);
+  const auto& pins = opt_.capabilities.pins();
+  if (!pins.empty()) {
+    std::unordered_map<std::string_view, NodeId> by_name;
+    by_name.reserve(n_);
+    for (size_t n = 0; n < n_; ++n) {
+      auto [it, inserted] = by_name.emplace(nodes[n].name, static_cast<NodeId>(n));
+      if (!inserted) it->second = -2;  // ambiguous: only an error if a pin names it
+    }
+    for (const Pin& pin : pins) {
+      auto it = by_name.find(pin.node);
+      if (it == by_name.end()) {
+        return err(StatusCode::kInvalidArgument, "pin: no node is named '", pin.node, "'");
+      }
+      if (it->second < 0) {
+        return err(StatusCode::kInvalidArgument, "pin: several nodes are named '", pin.node, "'");
+      }
+      auto n = static_cast<size_t>(it->second);
+      if (pin.backend != Backend::kCpu) {
+        Verdict v = opt_.capabilities.verdict(pin.backend, g_, it->second);
+        if (!v.ok()) {
+          return err(StatusCode::kInvalidArgument, "pin: cannot pin '", pin.node, "' to ", backend_id(pin.backend),
+                     ": ", opt_.capabilities.support(pin.backend, g_, it->second).reason);
+        }
+      }
+      if (pin_[n] != kNoPin && pin_[n] != static_cast<int8_t>(pin.backend)) {
+        return err(StatusCode::kInvalidArgument, "pin: node '", pin.node, "' is pinned to both ",
+                   backend_id(static_cast<Backend>(pin_[n])), " and ", backend_id(pin.backend));
+      }
+      pin_[n] = static_cast<int8_t>(pin.backend);
+    }
+  }
+  return Status::Ok();
+}
+
+Status Engine::layout(const State& st, const std::vector<uint8_t>& take_class, bool sink, Layout* out) const {
+  Layout& L = *out;
+  // Units: each fixed region is one unit, each free node another.
+  L.unit_of.assign(n_, -1);
+  L.region_unit.assign(st.regions.size(), -1);
+  L.unit_node.clear();
+  L.unit_region.clear();
+  L.cls.clear();
+  for (size_t n = 0; n < n_; ++n) {
+    int32_t r = st.region_of[n];
+    if (r >= 0) {
+      int32_t& u = L.region_unit[static_cast<size_t>(r)];
+      if (u < 0) {
+        u = static_cast<int32_t>(L.cls.size());
+        L.unit_node.push_back(-1);
+        L.unit_region.push_back(r);
+        L.cls.push_back(kOther);
+      }
+      L.unit_of[n] = u;
+    } else {
+      L.unit_of[n] = static_cast<int32_t>(L.cls.size());
+      L.unit_node.push_back(static_cast<int32_t>(n));
+      L.unit_region.push_back(-1);
+      L.cls.push_back(take_class[n]);
+    }
+  }
+  const size_t units = L.cls.size();
+
+  // Unit successor lists without duplicates, then predecessor lists.
+  L.succ.offset.assign(units + 1, 0);
+  for (size_t n = 0; n < n_; ++n) {
+    for (const int32_t* s = succs_.begin(n); s != succs_.end(n); ++s) {
+      if (L.unit_of[n] != L.unit_of[static_cast<size_t>(*s)]) L.succ.offset[static_cast<size_t>(L.unit_of[n]) + 1]++;
+    }
+  }
+  for (size_t u = 0; u < units; ++u) L.succ.offset[u + 1] += L.succ.offset[u];
+  L.succ.items.assign(static_cast<size_t>(L.succ.offset[units]), 0);
+  {
+    std::vector<int32_t> fill(L.succ.offset.begin(), L.succ.offset.end() - 1);
+    for (size_t n = 0; n < n_; ++n) {
+      int32_t un = L.unit_of[n];
+      for (const int32_t* s = succs_.begin(n); s != succs_.end(n); ++s) {
+        int32_t us = L.unit_of[static_cast<size_t>(*s)];
+        if (un != us) L.succ.items[static_cast<size_t>(fill[static_cast<size_t>(un)]++)] = us;
+      }
+    }
+    // Compact: sort and dedupe each row in place.
+    int32_t write = 0;
+    for (size_t u = 0; u < units; ++u) {
+      auto b = L.succ.items.begin() + L.succ.offset[u];
+      auto e = L.succ.items.begin() + L.succ.offset[u + 1];
+      std::sort(b, e);
+      auto last = std::unique(b, e);
+      L.succ.offset[u] = write;
+      for (auto it = b; it != last; ++it) L.succ.items[static_cast<size_t>(write++)] = *it;
+    }
+    L.succ.offset[units] = write;
+    L.succ.items.resize(static_cast<size_t>(write));
+  }
+  L.pred.offset.assign(units + 1, 0);
+  for (int32_t s : L.succ.items) L.pred.offset[static_cast<size_t>(s) + 1]++;
+  for (size_t u = 0; u < units; ++u) L.pred.offset[u + 1] += L.pred.offset[u];
+  L.pred.items.assign(L.succ.items.size(), 0);
+  {
+    std::vector<int32_t> fill(L.pred.offset.begin(), L.pred.offset.end() - 1);
+    for (size_t u = 0; u < units; ++u) {
+      for (const int32_t* s = L.succ.begin(u); s != L.succ.end(u); ++s) {
+        L.pred.items[static_cast<size_t>(fill[static_cast<size_t>(*s)]++)] = static_cast<int32_t>(u);
+      }
+    }
+  }
+
+  // Kahn's algorithm, FIFO, seeded in unit order: deterministic.
+  std::vector<int32_t> indegree(units);
+  for (size_t u = 0; u < units; ++u) indegree[u] = L.pred.offset[u + 1] - L.pred.offset[u];
+  L.topo.clear();
+  L.topo.reserve(units);
+  for (size_t u = 0; u < units; ++u) {
+    if (indegree[u] == 0) L.topo.push_back(static_cast<int32_t>(u));
+  }
+  for (size_t head = 0; head < L.topo.size(); ++head) {
+    auto u = static_cast<size_t>(L.topo[head]);
+    for (const int32_t* s = L.succ.begin(u); s != L.succ.end(u); ++s) {
+      if (--indegree[static_cast<size_t>(*s)] == 0) L.topo.push_back(*s);
+    }
+  }
+  if (L.topo.size() != units) {
+    // Fixed regions are convex and mutually acyclic by construction; this
+    // would be a bug, reported rather than looped on.
+    return err(StatusCode::kInternal, "partition: the region graph has a cycle (", units - L.topo.size(),
+               " units unplaced)");
+  }
+
+  // Earliest slots: run index for TAKE, gap index for the rest.
+  L.level.assign(units, 0);
+  for (int32_t u : L.topo) {
+    bool u_take = L.cls[static_cast<size_t>(u)] == kTake;
+    int32_t lu = L.level[static_cast<size_t>(u)];
+    for (const int32_t* s = L.succ.begin(static_cast<size_t>(u)); s != L.succ.end(static_cast<size_t>(u)); ++s) {
+      bool s_take = L.cls[static_cast<size_t>(*s)] == kTake;
+      int32_t need = (u_take && !s_take) ? lu + 1 : lu;
+      if (need > L.level[static_cast<size_t>(*s)]) L.level[static_cast<size_t>(*s)] = need;
+    }
+  }
+  if (!sink) return Status::Ok();
+
+  // Late placement of stranded pieces (file comment). Pieces of one run share
+  // no edge, and a piece's TAKE successors sit in later runs, so handling runs
+  // from the last one down sees every successor in its final place.
+  UnionFind uf(units);
+  for (size_t u = 0; u < units; ++u) {
+    if (L.cls[u] != kTake) continue;
+    for (const int32_t* s = L.succ.begin(u); s != L.succ.end(u); ++s) {
+      if (L.cls[static_cast<size_t>(*s)] == kTake && L.level[static_cast<size_t>(*s)] == L.level[u]) {
+        uf.unite(static_cast<int32_t>(u), *s);
+      }
+    }
+  }
+  std::vector<int32_t> members;  // TAKE units grouped by piece, pieces by level descending
+  for (size_t u = 0; u < units; ++u) {
+    if (L.cls[u] == kTake) members.push_back(static_cast<int32_t>(u));
+  }
+  std::vector<int32_t> root(units, -1);
+  for (int32_t u : members) root[static_cast<size_t>(u)] = uf.find(u);
+  std::stable_sort(members.begin(), members.end(), [&](int32_t a, int32_t b) {
+    int32_t la = L.level[static_cast<size_t>(a)], lb = L.level[static_cast<size_t>(b)];
+    if (la != lb) return la > lb;
+    return root[static_cast<size_t>(a)] < root[static_cast<size_t>(b)];
+  });
+  const int32_t kInf = std::numeric_limits<int32_t>::max();
+  for (size_t i = 0; i < members.size();) {
+    size_t j = i;
+    int32_t r = root[static_cast<size_t>(members[i])];
+    while (j < members.size() && root[static_cast<size_t>(members[j])] == r) ++j;
+    int32_t here = L.level[static_cast<size_t>(members[i])];
+    int32_t latest = kInf;
+    for (size_t k = i; k < j; ++k) {
+      auto u = static_cast<size_t>(members[k]);
+      for (const int32_t* s = L.succ.begin(u); s != L.succ.end(u); ++s) {
+        auto su = static_cast<size_t>(*s);
+        if (L.cls[su] == kTake) {
+          if (root[su] != r) latest = std::min(latest, L.level[su]);
+        } else {
+          latest = std::min(latest, L.level[su] - 1);
+        }
+      }
+    }
+    bool joins = false;
+    if (latest != kInf && latest > here) {
+      for (size_t k = i; k < j && !joins; ++k) {
+        auto u = static_cast<size_t>(members[k]);
+        for (const int32_t* s = L.succ.begin(u); s != L.succ.end(u); ++s) {
+          auto su = static_cast<size_t>(*s);
+          if (L.cls[su] == kTake && L.level[su] == latest) {
+            joins = true;
+            break;
+          }
+        }
+      }
+    }
+    if (joins) {
+      for (size_t k = i; k < j; ++k) L.level[static_cast<size_t>(members[k])] = latest;
+    }
+    i = j;
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<int32_t>> Engine::grow(State* st, Backend b, const std::vector<uint8_t>& take) {
+  std::vector<uint8_t> take_class(n_, kOther);
+  for (size_t n = 0; n < n_; ++n) {
+    if (take[n] && st->region_of[n] == kFree) take_class[n] = solo_[n] ? kSolo : kTake;
+  }
+  Layout L;
+  GPUU_RETURN_IF_ERROR(layout(*st, take_class, /*sink=*/true, &L));
+  const size_t units = L.cls.size();
+
+  // Regions: the connected pieces of each run, plus one per custom shader.
+  UnionFind uf(units);
+  for (size_t u = 0; u < units; ++u) {
+    if (L.cls[u] != kTake) continue;
+    for (const int32_t* s = L.succ.begin(u); s != L.succ.end(u); ++s) {
+      if (L.cls[static_cast<size_t>(*s)] == kTake && L.level[static_cast<size_t>(*s)] == L.level[u]) {
+        uf.unite(static_cast<int32_t>(u), *s);
+      }
+    }
+  }
+  // Units of free nodes are numbered in node order, so walking nodes in order
+  // gives each region its nodes ascending and regions numbered by first node.
+  std::vector<int32_t> region_of_root(units, -1);
+  std::vector<int32_t> created;
+  for (size_t n = 0; n < n_; ++n) {
+    if (st->region_of[n] != kFree) continue;
+    auto u = static_cast<size_t>(L.unit_of[n]);
+    if (L.cls[u] == kOther) continue;
+    int32_t key = L.cls[u] == kSolo ? static_cast<int32_t>(u) : uf.find(static_cast<int32_t>(u));
+    int32_t& r = region_of_root[static_cast<size_t>(key)];
+    if (r < 0) {
+      r = static_cast<int32_t>(st->regions.size());
+      WorkRegion region;
+      region.backend = b;
+      region.keep = region.solo = L.cls[u] == kSolo;
+      st->regions.push_back(std::move(region));
+      created.push_back(r);
+    }
+    WorkRegion& region = st->regions[static_cast<size_t>(r)];
+    region.nodes.push_back(static_cast<NodeId>(n));
+    if (pin_[n] != kNoPin) region.keep = true;
+  }
+  for (int32_t r : created) {
+    for (NodeId n : st->regions[static_cast<size_t>(r)].nodes) st->region_of[static_cast<size_t>(n)] = r;
+  }
+  return created;
+}
+
+std::vector<NodeId> Engine::prune(State* st, const std::vector<int32_t>& ids, bool on_retry) {
+  std::vector<NodeId> pruned;
+  for (int32_t r : ids) {
+    WorkRegion& region = st->regions[static_cast<size_t>(r)];
+    if (region.keep || static_cast<int64_t>(region.nodes.size()) >= opt_.min_partition_size) continue;
+    region.alive = false;
+    auto b = static_cast<size_t>(region.backend);
+    auto size = static_cast<int32_t>(region.nodes.size());
+    for (NodeId n : region.nodes) {
+      st->region_of[static_cast<size_t>(n)] = kFree;
+      NodeTrace& t = st->trace[static_cast<size_t>(n)];
+      (on_retry ? t.retry_pruned_size : t.pruned_size)[b] = size;
+      pruned.push_back(n);
+    }
+  }
+  std::sort(pruned.begin(), pruned.end());
+  return pruned;
+}
+
+Status Engine::retry(State* st, Backend to, const std::vector<NodeId>& offered) {
+  std::vector<uint8_t> take(n_, 0);
+  bool any = false;
+  for (NodeId n : offered) {
+    st->trace[static_cast<size_t>(n)].offered_on_retry[static_cast<size_t>(to)] = true;
+    if (may_take(n, to)) take[static_cast<size_t>(n)] = any = true;
+  }
+  if (!any) return Status::Ok();
+
+  // First try: `to` regrows its ML regions together with the offered nodes, so
+  // a pruned piece can join a neighbouring region of `to`. Accepted only if
+  // none of `to`'s former members ends up in a region below the minimum.
+  State trial = *st;
+  std::vector<uint8_t> former(n_, 0);
+  for (WorkRegion& region : trial.regions) {
+    if (!region.alive || region.backend != to || region.solo) continue;
+    region.alive = false;
+    for (NodeId n : region.nodes) {
+      trial.region_of[static_cast<size_t>(n)] = kFree;
+      former[static_cast<size_t>(n)] = 1;
+    }
+  }
+  std::vector<uint8_t> trial_take = take;
+  for (size_t n = 0; n < n_; ++n) trial_take[n] |= former[n];
+  GPUU_ASSIGN_OR_RETURN(std::vector<int32_t> regrown, grow(&trial, to, trial_take));
+  bool keeps_former = true;
+  for (int32_t r : regrown) {
+    const WorkRegion& region = trial.regions[static_cast<size_t>(r)];
+    if (region.keep || static_cast<int64_t>(region.nodes.size()) >= opt_.min_partition_size) continue;
+    for (NodeId n : region.nodes) keeps_former = keeps_former && !former[static_cast<size_t>(n)];
+  }
+  if (keeps_former) {
+    prune(&trial, regrown, /*on_retry=*/true);
+    *st = std::move(trial);
+    return Status::Ok();
+  }
+  // Otherwise the offered nodes form regions of their own.
+  GPUU_ASSIGN_OR_RETURN(std::vector<int32_t> retried, grow(st, to, take));
+  prune(st, retried, /*on_retry=*/true);
+  return Status::Ok();
+}
+
+Result<PartitionResult> Engine::finish(const State& st) const {
+  std::vector<uint8_t> take_class(n_, kOther);
+  for (size_t n = 0; n < n_; ++n) {
+    if (st.region_of[n] == kFree) take_class[n] = kTake;
+  }
+  Layout L;
+  GPUU_RETURN_IF_ERROR(layout(st, take_class, /*sink=*/false, &L));
+  const size_t units = L.cls.size();
+
+  // Execution order: by slot (gap k = 2k, run k = 2k+1), then topological
+  // position. CPU units of one run form one region.
+  std::vector<int32_t> topo_pos(units);
+  for (size_t i = 0; i < L.topo.size(); ++i) topo_pos[static_cast<size_t>(L.topo[i])] = static_cast<int32_t>(i);
+  std::vector<int32_t> order(L.topo.begin(), L.topo.end());
+  auto slot = [&](int32_t u) {
+    auto i = static_cast<size_t>(u);
+    return static_cast<int64_t>(L.level[i]) * 2 + (L.cls[i] == kTake ? 1 : 0);
+  };
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return slot(a) < slot(b); });
+
+  PartitionResult out;
+  out.region_of_node.assign(n_, -1);
+  int64_t open_cpu_slot = -1;
+  for (int32_t u : order) {
+    auto ui = static_cast<size_t>(u);
+    if (L.cls[ui] == kTake) {
+      if (slot(u) != open_cpu_slot) {
+        out.regions.push_back(Region{Backend::kCpu, {}});
+        open_cpu_slot = slot(u);
+      }
+      out.regions.back().nodes.push_back(L.unit_node[ui]);
+    } else {
+      const WorkRegion& wr = st.regions[static_cast<size_t>(L.unit_region[ui])];
+      out.regions.push_back(Region{wr.backend, wr.nodes});
+      open_cpu_slot = -1;
+    }
+  }
+  for (size_t r = 0; r < out.regions.size(); ++r) {
+    Region& region = out.regions[r];
+    if (region.backend == Backend::kCpu) std::sort(region.nodes.begin(), region.nodes.end());
+    for (NodeId n : region.nodes) out.region_of_node[static_cast<size_t>(n)] = static_cast<int32_t>(r);
+  }
+  return out;
+}
+
+std::vector<uint8_t> Engine::cost_labels() const {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const CostModel& cm = opt_.cost;
+  // Per distinct op: the node cost on each backend.
+  std::vector<std::array<double, kBackendCount>> op_costs(ops_.size());
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    for (int b = 0; b < kBackendCount; ++b) {
+      op_costs[i][static_cast<size_t>(b)] = cm.node_cost(ops_[i], static_cast<Backend>(b));
+    }
+  }
+  std::array<std::array<double, kBackendCount>, kBackendCount> cross{};
+  for (int a = 0; a < kBackendCount; ++a) {
+    for (int b = 0; b < kBackendCount; ++b) {
+      cross[static_cast<size_t>(a)][static_cast<size_t>(b)] =
+          cm.crossing(static_cast<Backend>(a), static_cast<Backend>(b));
+    }
+  }
+  auto allowed = [&](size_t n, int b) {
+    if (pin_[n] != kNoPin) return pin_[n] == b;
+    return b == static_cast<int>(Backend::kCpu) || gpu_ok(static_cast<NodeId>(n), static_cast<Backend>(b));
+  };
+  // Forward: cost[n][b] = own cost + for each producer the cheapest label plus
+  // crossing. Stored relative to the node's best, so sums stay bounded however
+  // often paths reconverge.
+  std::vector<std::array<double, kBackendCount>> rel(n_);
+  for (size_t n = 0; n < n_; ++n) {
+    double best = kInf;
+    for (int b = 0; b < kBackendCount; ++b) {
+      auto bi = static_cast<size_t>(b);
+      if (!allowed(n, b)) {
+        rel[n][bi] = kInf;
+        continue;
+      }
+      double c = op_costs[static_cast<size_t>(op_index_[n])][bi];
+      for (const int32_t* p = preds_.begin(n); p != preds_.end(n); ++p) {
+        double m = kInf;
+        for (int a = 0; a < kBackendCount; ++a) {
+          m = std::min(m, rel[static_cast<size_t>(*p)][static_cast<size_t>(a)] + cross[static_cast<size_t>(a)][bi]);
+        }
+        c += m;
+      }
+      rel[n][bi] = c;
+      best = std::min(best, c);
+    }
+    for (double& c : rel[n]) c -= best;
+  }
+  // Backward: each node's label given its consumers' labels.
+  std::vector<uint8_t> label(n_, static_cast<uint8_t>(Backend::kCpu));
+  for (size_t i = n_; i-- > 0;) {
+    double best = kInf;
+    for (int b = 0; b < kBackendCount; ++b) {
+      auto bi = static_cast<size_t>(b);
+      if (rel[i][bi] == kInf) continue;
+      double c = rel[i][bi];
+      for (const int32_t* s = succs_.begin(i); s != succs_.end(i); ++s) c += cross[bi][label[static_cast<size_t>(*s)]];
+      if (c < best) {  // strict: ties keep the lower backend index (VGF, Vulkan, CPU)
+        best = c;
+        label[i] = static_cast<uint8_t>(b);
+      }
+    }
+  }
+  return label;
+}
+
+Result<Partitioned> Engine::run(Strategy strategy) {
+  State st;
+  st.region_of.assign(n_, kFree);
+  st.trace.assign(n_, NodeTrace{});
+  Backend first = strategy == Strategy::kVulkanFirst ? Backend::kVulkan : Backend::kVgf;
+  Backend second = first == Backend::kVgf ? Backend::kVulkan : Backend::kVgf;
+  std::vector<uint8_t> labels;
+  if (strategy == Strategy::kCostLabelling) labels = cost_labels();
+
+  auto wanted = [&](size_t n, Backend b) {
+    if (!labels.empty()) return labels[n] == static_cast<uint8_t>(b);
+    return may_take(static_cast<NodeId>(n), b);
+  };
+  std::vector<uint8_t> take(n_);
+  for (size_t n = 0; n < n_; ++n) take[n] = wanted(n, first);
+  GPUU_ASSIGN_OR_RETURN(std::vector<int32_t> first_regions, grow(&st, first, take));
+  for (size_t n = 0; n < n_; ++n) take[n] = wanted(n, second);
+  GPUU_ASSIGN_OR_RETURN(std::vector<int32_t> second_regions, grow(&st, second, take));
+  std::vector<NodeId> pruned_first = prune(&st, first_regions, false);
+  std::vector<NodeId> pruned_second = prune(&st, second_regions, false);
+
+  if (opt_.retry_pruned) {
+    // Each backend's pruned nodes are offered to the other one, in policy order.
+    GPUU_RETURN_IF_ERROR(retry(&st, second, pruned_first));
+    GPUU_RETURN_IF_ERROR(retry(&st, first, pruned_second));
+  }
+
+  Partitioned out;
+  GPUU_ASSIGN_OR_RETURN(out.result, finish(st));
+  out.trace.policy = opt_.prefer;
+  out.trace.strategy = strategy;
+  out.trace.nodes = std::move(st.trace);
+  return out;
+}
+
+}  // namespace
+
+Result<Partitioned> partition_with_trace(const graph::Graph& graph, const PartitionOptions& options) {
+  Engine engine(graph, options);
+  GPUU_RETURN_IF_ERROR(engine.prepare());
+  switch (options.prefer) {
+    case Prefer::kVgfFirst: return engine.run(Strategy::kVgfFirst);
+    case Prefer::kVulkanFirst: return engine.run(Strategy::kVulkanFirst);
+    case Prefer::kAuto: break;
+  }
+  std::optional<Partitioned> best;
+  double best_cost = 0.0;
+  std::vector<std::pair<Strategy, double>> candidates;
+  for (Strategy s : {Strategy::kVgfFirst, Strategy::kVulkanFirst, Strategy::kCostLabelling}) {
+    GPUU_ASSIGN_OR_RETURN(Partitioned candidate, engine.run(s));
+    double cost = estimate_cost(graph, candidate.result, options.cost);
+    candidates.emplace_back(s, cost);
+    if (!best || cost < best_cost) {
+      best = std::move(candidate);
+      best_cost = cost;
+    }
+  }
+  best->trace.candidates = std::move(candidates);
+  return std::move(*best);
+}
+
+Result<PartitionResult> partition(const graph::Graph& graph, const PartitionOptions& options) {
+  GPUU_ASSIGN_OR_RETURN(Partitioned p, partition_with_trace(graph, options));
+  return std::move(p.result);
+}
+
+}  // namespace gpuu::partition

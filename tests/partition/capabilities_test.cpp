@@ -1,0 +1,202 @@
+// Backend capability tables: what VGF (TOSA 1.0), Vulkan and the CPU take,
+// the reasons they give when they do not, and user narrowing.
+#include <gtest/gtest.h>
+
+#include "partition/capabilities.h"
+#include "partition/partitioner.h"
+#include "partition_test_util.h"
+
+namespace gpuu::partition {
+namespace {
+
+using testing_util::GraphMaker;
+using testing_util::rfc_model;
+
+Support vgf(const Capabilities& caps, const GraphMaker& m, const char* node) {
+  return caps.support(Backend::kVgf, m.g, m.node_id(node));
+}
+Support vulkan(const Capabilities& caps, const GraphMaker& m, const char* node) {
+  return caps.support(Backend::kVulkan, m.g, m.node_id(node));
+}
+
+TEST(Capabilities, VgfRefusesTheRfcIslandBecauseItsIndicesAreI64) {
+  GraphMaker m = rfc_model();
+  Capabilities caps;
+  Support s = vgf(caps, m, "gather_0");
+  EXPECT_FALSE(s.ok);
+  EXPECT_EQ(s.reason, "TOSA 1.0 has no i64 tensors (input 1 of gather_0 is i64)");
+  EXPECT_EQ(vgf(caps, m, "index_select_0").reason, "TOSA 1.0 has no i64 tensors (input 1 of index_select_0 is i64)");
+  for (const char* n : {"transpose_0", "avg_pool2d_0", "sin_0", "cos_0", "reciprocal_0", "mul_0", "transpose_1"}) {
+    EXPECT_TRUE(vgf(caps, m, n).ok) << n << ": " << vgf(caps, m, n).reason;
+  }
+}
+
+TEST(Capabilities, VulkanTakesEveryNodeOfTheRfcModel) {
+  GraphMaker m = rfc_model();
+  Capabilities caps;
+  for (const auto& node : m.g.nodes()) EXPECT_TRUE(vulkan(caps, m, node.name.c_str()).ok) << node.name;
+}
+
+TEST(Capabilities, VgfTakesGatherWithI32Indices) {
+  GraphMaker m;
+  auto x = m.input("x", graph::DType::kF32, {1, 4, 3});
+  auto idx = m.constant("idx", graph::DType::kI32, {1, 2});
+  m.op("gather", "g", {x, idx}, graph::DType::kF32, {1, 2, 3}, {{"axis", int64_t{1}}});
+  EXPECT_TRUE(vgf(Capabilities(), m, "g").ok);
+}
+
+TEST(Capabilities, VgfRefusesIndicesOfAnotherIntegerType) {
+  GraphMaker m;
+  auto x = m.input("x", graph::DType::kF32, {4, 3});
+  auto idx = m.constant("idx", graph::DType::kI8, {2});
+  m.op("index_select", "s", {x, idx}, graph::DType::kF32, {2, 3}, {{"axis", int64_t{0}}});
+  EXPECT_EQ(vgf(Capabilities(), m, "s").reason, "TOSA 1.0 GATHER takes i32 indices only (input 1 of s is i8)");
+}
+
+TEST(Capabilities, VgfRefusesAnyI64TensorEvenAsAnOutput) {
+  GraphMaker m;
+  auto x = m.input("x", graph::DType::kF32, {4});
+  m.op("cast", "to_i64", {x}, graph::DType::kI64, {4}, {{"dtype", std::string("i64")}});
+  EXPECT_EQ(vgf(Capabilities(), m, "to_i64").reason, "TOSA 1.0 has no i64 tensors (output 0 of to_i64 is i64)");
+  EXPECT_EQ(vulkan(Capabilities(), m, "to_i64").reason,
+            "no Vulkan kernel takes i64 data (output 0 of to_i64 is i64); i64 is accepted only as gather/index_select "
+            "indices");
+}
+
+TEST(Capabilities, FloatOnlyTosaOperatorsRefuseIntegers) {
+  GraphMaker m;
+  auto x = m.input("x", graph::DType::kI32, {4});
+  m.op("sin", "s", {x}, graph::DType::kI32, {4});
+  m.op("add", "a", {x, x}, graph::DType::kI32, {4});
+  Support s = vgf(Capabilities(), m, "s");
+  EXPECT_FALSE(s.ok);
+  EXPECT_NE(s.reason.find("TOSA 1.0 has no i32 form of 'sin'"), std::string::npos) << s.reason;
+  EXPECT_EQ(vulkan(Capabilities(), m, "s").reason, "no Vulkan kernel for 'sin' on i32 (input 0 of s is i32)");
+  EXPECT_TRUE(vgf(Capabilities(), m, "a").ok);
+  EXPECT_TRUE(vulkan(Capabilities(), m, "a").ok);
+}
+
+TEST(Capabilities, Int8IsVgfOnly) {
+  GraphMaker m;
+  auto x = m.input("x", graph::DType::kI8, {4});
+  m.op("neg", "n", {x}, graph::DType::kI8, {4});
+  EXPECT_TRUE(vgf(Capabilities(), m, "n").ok);
+  EXPECT_EQ(vulkan(Capabilities(), m, "n").reason, "no Vulkan kernel for i8 tensors (input 0 of n is i8)");
+}
+
+TEST(Capabilities, WhereNeedsABoolCondition) {
+  GraphMaker m;
+  auto c = m.input("c", graph::DType::kBool, {4});
+  auto f = m.input("f", graph::DType::kF32, {4});
+  m.op("where", "ok", {c, f, f}, graph::DType::kF32, {4});
+  m.op("where", "bad", {f, f, f}, graph::DType::kF32, {4});
+  EXPECT_TRUE(vgf(Capabilities(), m, "ok").ok);
+  EXPECT_EQ(vgf(Capabilities(), m, "bad").reason, "the condition of 'where' must be bool (input 0 of bad is f32)");
+}
+
+TEST(Capabilities, TosaRankLimitIsSix) {
+  GraphMaker m;
+  auto x = m.input("x", graph::DType::kF32, {1, 1, 1, 1, 1, 1, 2});
+  m.op("abs", "a", {x}, graph::DType::kF32, {1, 1, 1, 1, 1, 1, 2});
+  EXPECT_EQ(vgf(Capabilities(), m, "a").reason, "TOSA 1.0 tensors have rank <= 6 (input 0 of a has rank 7)");
+  EXPECT_TRUE(vulkan(Capabilities(), m, "a").ok);
+}
+
+TEST(Capabilities, OptionalInputsLeftOutAreIgnored) {
+  GraphMaker m;
+  auto x = m.input("x", graph::DType::kF32, {2, 4});
+  auto w = m.constant("w", graph::DType::kF32, {3, 4});
+  m.op("linear", "fc", {x, w, graph::kNone}, graph::DType::kF32, {2, 3});
+  EXPECT_TRUE(vgf(Capabilities(), m, "fc").ok) << vgf(Capabilities(), m, "fc").reason;
+  EXPECT_TRUE(vulkan(Capabilities(), m, "fc").ok);
+}
+
+TEST(Capabilities, UnknownOpsGoToTheCpuAlone) {
+  GraphMaker m;
+  auto x = m.input("x", graph::DType::kF32, {4});
+  m.op("foo", "f", {x}, graph::DType::kF32, {4});
+  Capabilities caps;
+  EXPECT_EQ(vgf(caps, m, "f").reason, "no TOSA 1.0 lowering for op 'foo'");
+  EXPECT_EQ(vulkan(caps, m, "f").reason, "no Vulkan kernel for op 'foo'");
+  EXPECT_TRUE(caps.support(Backend::kCpu, m.g, m.node_id("f")).ok);
+  EXPECT_FALSE(Capabilities::is_known_op("foo"));
+  EXPECT_TRUE(Capabilities::is_known_op("index_select"));
+}
+
+TEST(Capabilities, CustomShaderNeedsTheVulkanShaderDomain) {
+  GraphMaker m;
+  auto x = m.input("x", graph::DType::kF32, {4});
+  m.custom_shader("cs", {x}, graph::DType::kF32, {4});
+  m.custom_shader("other", {x}, graph::DType::kF32, {4}, "com.example.Thing");
+  Capabilities caps;
+  EXPECT_TRUE(vgf(caps, m, "cs").ok);
+  EXPECT_TRUE(vulkan(caps, m, "cs").ok);
+  EXPECT_TRUE(Capabilities::is_custom_shader(m.g.node(m.node_id("cs"))));
+  EXPECT_FALSE(Capabilities::is_custom_shader(m.g.node(m.node_id("other"))));
+  EXPECT_EQ(vgf(caps, m, "other").reason,
+            "custom_shader other has domain_name 'com.example.Thing', not 'com.arm.VulkanCustomShader'");
+}
+
+TEST(Capabilities, DenyNarrowsOneBackend) {
+  GraphMaker m = rfc_model();
+  Capabilities caps;
+  ASSERT_TRUE(caps.deny(Backend::kVgf, "sin").ok());
+  EXPECT_EQ(vgf(caps, m, "sin_0").reason, "denied by user");
+  EXPECT_TRUE(vulkan(caps, m, "sin_0").ok);
+  // The built-in table is unchanged; only the narrowed view refuses.
+  EXPECT_TRUE(Capabilities::builtin(Backend::kVgf, m.g, m.node_id("sin_0")).ok());
+  // An unsupported node keeps its real reason rather than "denied".
+  ASSERT_TRUE(caps.deny(Backend::kVgf, "gather").ok());
+  EXPECT_NE(vgf(caps, m, "gather_0").reason.find("i64"), std::string::npos);
+}
+
+TEST(Capabilities, RejectsDenyingTheCpuAndEmptyNames) {
+  Capabilities caps;
+  Status s = caps.deny(Backend::kCpu, "sin");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("CPU fallback"), std::string::npos) << s.message();
+  EXPECT_EQ(caps.deny(Backend::kVulkan, "").code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(caps.pin("", Backend::kCpu).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(caps.pin("x", static_cast<Backend>(7)).code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(caps.denials().empty());
+  EXPECT_TRUE(caps.pins().empty());
+}
+
+TEST(Capabilities, BadIdsGiveAReasonNotACrash) {
+  GraphMaker m;
+  auto x = m.input("x", graph::DType::kF32, {4});
+  m.g.add_node(graph::Node{"broken", "abs", {x + 40}, {}, {}});
+  Support s = Capabilities().support(Backend::kVgf, m.g, 0);
+  EXPECT_FALSE(s.ok);
+  EXPECT_EQ(s.reason, "input 0 of broken names no value of the graph");
+  EXPECT_FALSE(Capabilities().support(Backend::kVulkan, m.g, 5).ok);
+}
+
+}  // namespace
+}  // namespace gpuu::partition
+
+namespace gpuu::partition {
+namespace {
+
+TEST(Capabilities, NarrowAppliesTheBackendsOwnCheck) {
+  testing_util::GraphMaker m = testing_util::rfc_model();
+  Capabilities caps;
+  caps.narrow(Backend::kVulkan, [](const graph::Graph&, const graph::Node& n) {
+    return n.op == "gather" ? std::string("no kernel for this gather today") : std::string();
+  });
+  Support s = caps.support(Backend::kVulkan, m.g, m.node_id("gather_0"));
+  EXPECT_FALSE(s.ok);
+  EXPECT_EQ(s.reason, "no kernel for this gather today");
+  EXPECT_TRUE(caps.support(Backend::kVulkan, m.g, m.node_id("index_select_0")).ok);
+  PartitionOptions options;
+  options.prefer = Prefer::kVulkanFirst;
+  options.min_partition_size = 1;
+  options.capabilities = caps;
+  Result<PartitionResult> r = partition(m.g, options);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Region& home = r->regions[static_cast<size_t>(r->region_of_node[static_cast<size_t>(m.node_id("gather_0"))])];
+  EXPECT_EQ(home.backend, Backend::kCpu) << "neither GPU backend takes it now";
+}
+
+}  // namespace
+}  // namespace gpuu::partition
