@@ -1,0 +1,117 @@
+// A loaded gpuu program: tensors, data segments, delegates and the ordered
+// plan, decoded from a verified file. Constant and blob bytes are Blob views
+// into the file (a memory map when loaded from disk), never copies.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "base/blob.h"
+#include "base/status.h"
+#include "compile_spec/shared_gpu_compile_spec.h"
+#include "graph/graph.h"
+
+namespace gpuu::program {
+
+// Format 1.x. A reader refuses another major; a higher minor only adds fields.
+inline constexpr uint16_t kFormatMajor = 1;
+inline constexpr uint16_t kFormatMinor = 0;
+inline constexpr uint64_t kSegmentAlignment = 64;
+inline constexpr const char* kProgramFileIdentifier = "GPUU";
+inline constexpr const char* kSubGraphFileIdentifier = "GPSG";
+
+struct TensorInfo {
+  std::string name;
+  graph::DType dtype = graph::DType::kF32;
+  graph::Shape shape;
+  int32_t segment = -1;  // the constant's data segment; -1 for non-constants
+  bool is_constant() const { return segment >= 0; }
+};
+
+struct SegmentInfo {
+  uint64_t offset = 0;  // from the start of the file, a multiple of kSegmentAlignment
+  uint64_t size = 0;
+  std::vector<std::string> names;  // every constant / blob stored here
+};
+
+// A graph node a delegate took (its computation lives in the processed blob).
+struct NodeRef {
+  std::string name;
+  std::string op;
+  bool operator==(const NodeRef& o) const { return name == o.name && op == o.op; }
+};
+
+struct DelegateInfo {
+  std::string backend_id;  // "VgfBackend", "VulkanBackend"
+  std::vector<CompileSpecEntry> compile_specs;
+  int32_t processed_segment = -1;
+  std::vector<int32_t> inputs;   // tensor indices
+  std::vector<int32_t> outputs;  // tensor indices
+  std::vector<NodeRef> nodes;
+};
+
+struct CpuNodeInfo {
+  std::string name;
+  std::string op;
+  graph::AttrMap attrs;
+  std::vector<int32_t> inputs;   // tensor indices
+  std::vector<int32_t> outputs;  // tensor indices
+};
+
+struct PlanStep {
+  enum class Kind : uint8_t { kDelegate = 0, kCpuNode = 1 };
+  Kind kind = Kind::kDelegate;
+  int32_t delegate = -1;  // kDelegate: index into Program::delegates()
+  CpuNodeInfo cpu_node;   // kCpuNode
+};
+
+class Program {
+ public:
+  uint16_t format_major() const { return format_major_; }
+  uint16_t format_minor() const { return format_minor_; }
+  uint64_t file_size() const { return file_.size(); }
+  uint64_t data_start() const { return data_start_; }
+
+  const std::vector<TensorInfo>& tensors() const { return tensors_; }
+  const std::vector<int32_t>& inputs() const { return inputs_; }
+  const std::vector<int32_t>& outputs() const { return outputs_; }
+  const std::vector<SegmentInfo>& segments() const { return segments_; }
+  const std::vector<DelegateInfo>& delegates() const { return delegates_; }
+  const std::vector<PlanStep>& plan() const { return plan_; }
+
+  // Index of the tensor named `name`, or -1.
+  int32_t find_tensor(std::string_view name) const;
+
+  // Views into the file; they keep the file's memory alive on their own.
+  Blob segment_data(int32_t segment) const;
+  Blob constant_data(int32_t tensor) const;  // empty Blob for a non-constant
+  Blob processed_blob(int32_t delegate) const;
+
+  // Bytes that would be stored without deduplication: every constant and
+  // processed blob counted once per use, minus the bytes actually stored.
+  uint64_t dedup_saved_bytes() const;
+
+ private:
+  friend class ProgramDecoder;
+  Blob file_;
+  uint16_t format_major_ = 0;
+  uint16_t format_minor_ = 0;
+  uint64_t data_start_ = 0;
+  std::vector<TensorInfo> tensors_;
+  std::vector<int32_t> inputs_;
+  std::vector<int32_t> outputs_;
+  std::vector<SegmentInfo> segments_;
+  std::vector<DelegateInfo> delegates_;
+  std::vector<PlanStep> plan_;
+  std::unordered_map<std::string, int32_t> tensor_index_;
+};
+
+// Bytes of a tensor of `dtype` and `shape`, or an error naming `where` when a
+// dimension is negative or the count overflows.
+Result<uint64_t> tensor_byte_size(graph::DType dtype, const graph::Shape& shape, const std::string& where);
+
+}  // namespace gpuu::program

@@ -1,0 +1,373 @@
+// Program layout (flatbuffer, then deduplicated 64-byte aligned segments),
+// atomic file writes, and the graph + partition -> program lowering.
+#include "program/program_writer.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <system_error>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "program/fb_util.h"
+#include "program/program_generated.h"
+#include "program/program_loader.h"
+
+namespace gpuu::program {
+namespace {
+
+uint64_t align_up(uint64_t v) { return (v + kSegmentAlignment - 1) / kSegmentAlignment * kSegmentAlignment; }
+
+uint64_t fnv1a(const Blob& b) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < b.size(); ++i) h = (h ^ b.data()[i]) * 1099511628211ull;
+  return h;
+}
+
+struct SegmentPlan {
+  Blob data;
+  std::vector<std::string> names;
+};
+
+// Stores each distinct byte string once, first come first placed.
+class SegmentTable {
+ public:
+  uint32_t intern(const Blob& data, const std::string& name) {
+    uint64_t h = fnv1a(data);
+    auto range = by_hash_.equal_range(h);
+    for (auto it = range.first; it != range.second; ++it) {
+      SegmentPlan& s = segments_[it->second];
+      if (s.data.same_bytes(data)) {
+        s.names.push_back(name);
+        return static_cast<uint32_t>(it->second);
+      }
+    }
+    by_hash_.emplace(h, segments_.size());
+    segments_.push_back(SegmentPlan{data, {name}});
+    return static_cast<uint32_t>(segments_.size() - 1);
+  }
+  const std::vector<SegmentPlan>& segments() const { return segments_; }
+
+ private:
+  std::vector<SegmentPlan> segments_;
+  std::unordered_multimap<uint64_t, size_t> by_hash_;
+};
+
+std::string errno_text(int e) { return std::error_code(e, std::generic_category()).message(); }
+
+}  // namespace
+
+int32_t ProgramBuilder::add_tensor(std::string name, graph::DType dtype, graph::Shape shape) {
+  tensors_.push_back(Tensor{std::move(name), dtype, std::move(shape), false, Blob()});
+  return static_cast<int32_t>(tensors_.size() - 1);
+}
+
+int32_t ProgramBuilder::add_constant(std::string name, graph::DType dtype, graph::Shape shape, Blob data) {
+  tensors_.push_back(Tensor{std::move(name), dtype, std::move(shape), true, std::move(data)});
+  return static_cast<int32_t>(tensors_.size() - 1);
+}
+
+int32_t ProgramBuilder::add_delegate(DelegateDesc delegate) {
+  delegates_.push_back(std::move(delegate));
+  return static_cast<int32_t>(delegates_.size() - 1);
+}
+
+void ProgramBuilder::add_delegate_call(int32_t delegate) {
+  PlanStep step;
+  step.kind = PlanStep::Kind::kDelegate;
+  step.delegate = delegate;
+  plan_.push_back(std::move(step));
+}
+
+void ProgramBuilder::add_cpu_node(CpuNodeInfo node) {
+  PlanStep step;
+  step.kind = PlanStep::Kind::kCpuNode;
+  step.cpu_node = std::move(node);
+  plan_.push_back(std::move(step));
+}
+
+Result<std::vector<uint8_t>> ProgramBuilder::finish() const {
+  SegmentTable table;
+  std::vector<int64_t> tensor_segment(tensors_.size(), -1);
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    if (tensors_[i].constant) tensor_segment[i] = table.intern(tensors_[i].data, tensors_[i].name);
+  }
+  std::vector<uint32_t> delegate_segment(delegates_.size());
+  for (size_t i = 0; i < delegates_.size(); ++i) {
+    delegate_segment[i] =
+        table.intern(delegates_[i].processed, str_cat("delegate ", i, " (", delegates_[i].backend_id, ")"));
+  }
+  const std::vector<SegmentPlan>& segments = table.segments();
+
+  // Every scalar is written even at its default, so the flatbuffer's size does
+  // not depend on the offsets: encode once to measure, once for real.
+  auto encode = [&](uint64_t data_start, const std::vector<uint64_t>& offsets) {
+    flatbuffers::FlatBufferBuilder fbb(4096);
+    fbb.ForceDefaults(true);
+    std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
+    for (size_t i = 0; i < tensors_.size(); ++i) {
+      const Tensor& t = tensors_[i];
+      auto name = fbb.CreateString(t.name);
+      auto shape = fbb.CreateVector(t.shape);
+      fb::ConstantRef ref(static_cast<uint32_t>(tensor_segment[i]));
+      tensors.push_back(fb::CreateTensor(fbb, name, detail::to_fb(t.dtype), shape, t.constant ? &ref : nullptr));
+    }
+    std::vector<flatbuffers::Offset<fb::Segment>> segs;
+    for (size_t i = 0; i < segments.size(); ++i) {
+      auto names = fbb.CreateVectorOfStrings(segments[i].names);
+      segs.push_back(fb::CreateSegment(fbb, offsets[i], segments[i].data.size(), names));
+    }
+    std::vector<flatbuffers::Offset<fb::Delegate>> delegates;
+    for (size_t i = 0; i < delegates_.size(); ++i) {
+      const DelegateDesc& d = delegates_[i];
+      std::vector<flatbuffers::Offset<fb::CompileSpec>> specs;
+      for (const CompileSpecEntry& e : d.compile_specs) {
+        specs.push_back(fb::CreateCompileSpec(fbb, fbb.CreateString(e.key), fbb.CreateVector(e.value)));
+      }
+      std::vector<flatbuffers::Offset<fb::NodeRef>> nodes;
+      for (const NodeRef& n : d.nodes) {
+        nodes.push_back(fb::CreateNodeRef(fbb, fbb.CreateString(n.name), fbb.CreateString(n.op)));
+      }
+      delegates.push_back(fb::CreateDelegate(fbb, fbb.CreateString(d.backend_id), fbb.CreateVector(specs),
+                                             delegate_segment[i], detail::encode_indices(fbb, d.inputs),
+                                             detail::encode_indices(fbb, d.outputs), fbb.CreateVector(nodes)));
+    }
+    std::vector<flatbuffers::Offset<fb::PlanStep>> plan;
+    for (const PlanStep& s : plan_) {
+      if (s.kind == PlanStep::Kind::kDelegate) {
+        auto call = fb::CreateDelegateCall(fbb, static_cast<uint32_t>(s.delegate));
+        plan.push_back(fb::CreatePlanStep(fbb, fb::Step::DelegateCall, call.Union()));
+      } else {
+        const CpuNodeInfo& n = s.cpu_node;
+        auto node =
+            fb::CreateCpuNode(fbb, fbb.CreateString(n.name), fbb.CreateString(n.op), detail::encode_attrs(fbb, n.attrs),
+                              detail::encode_indices(fbb, n.inputs), detail::encode_indices(fbb, n.outputs));
+        plan.push_back(fb::CreatePlanStep(fbb, fb::Step::CpuNode, node.Union()));
+      }
+    }
+    fb::FormatVersion version(kFormatMajor, kFormatMinor);
+    auto root = fb::CreateProgram(fbb, &version, data_start, fbb.CreateVector(tensors),
+                                  detail::encode_indices(fbb, inputs_), detail::encode_indices(fbb, outputs_),
+                                  fbb.CreateVector(segs), fbb.CreateVector(delegates), fbb.CreateVector(plan));
+    fb::FinishProgramBuffer(fbb, root);
+    return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  };
+
+  std::vector<uint64_t> offsets(segments.size(), 0);
+  const size_t measured = encode(0, offsets).size();
+  const uint64_t data_start = align_up(measured);
+  uint64_t cursor = data_start;
+  for (size_t i = 0; i < segments.size(); ++i) {
+    offsets[i] = cursor;
+    cursor = align_up(cursor + segments[i].data.size());
+  }
+  std::vector<uint8_t> file = encode(data_start, offsets);
+  if (file.size() != measured) {
+    return err(StatusCode::kInternal, "program writer: the flatbuffer changed size between passes (", measured,
+               " then ", file.size(), " bytes)");
+  }
+  for (size_t i = 0; i < segments.size(); ++i) {
+    file.resize(offsets[i], 0);  // zero padding up to the aligned offset
+    file.insert(file.end(), segments[i].data.data(), segments[i].data.data() + segments[i].data.size());
+  }
+  if (file.size() < data_start) file.resize(data_start, 0);
+
+  Status check = validate_program_bytes(file.data(), file.size());
+  if (!check.ok()) return err(StatusCode::kInvalidArgument, "cannot write an inconsistent program: ", check.message());
+  return file;
+}
+
+Status ProgramBuilder::write_file(const std::string& path) const {
+  GPUU_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, finish());
+  return write_file_atomically(path, bytes);
+}
+
+Status write_file_atomically(const std::string& path, const std::vector<uint8_t>& bytes) {
+  if (path.empty()) return err(StatusCode::kInvalidArgument, "program: the output path is empty");
+  // The temporary lives beside the target so that rename() stays on one file system.
+  std::string tmp = path + ".tmp.XXXXXX";
+  int fd = ::mkstemp(tmp.data());
+  if (fd < 0)
+    return err(StatusCode::kIo, "program: cannot create a temporary file for '", path, "': ", errno_text(errno));
+  auto fail = [&](const char* what, int e) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return err(StatusCode::kIo, "program: cannot ", what, " '", tmp, "' (for '", path, "'): ", errno_text(e));
+  };
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail("write", errno);
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fchmod(fd, 0644) != 0) return fail("set permissions of", errno);
+  if (::fsync(fd) != 0) return fail("flush", errno);
+  if (::close(fd) != 0) {
+    int e = errno;
+    ::unlink(tmp.c_str());
+    return err(StatusCode::kIo, "program: cannot close '", tmp, "': ", errno_text(e));
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int e = errno;
+    ::unlink(tmp.c_str());
+    return err(StatusCode::kIo, "program: cannot rename '", tmp, "' to '", path, "': ", errno_text(e));
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partition::PartitionResult& partition,
+                                           const SharedGpuCompileSpec& shared_spec,
+                                           const Preprocessors& preprocessors) {
+  using graph::NodeId;
+  using graph::ValueId;
+  const size_t nv = g.values().size();
+  const size_t nn = g.nodes().size();
+  auto bad = [](const auto&... parts) { return err(StatusCode::kInvalidArgument, parts...); };
+
+  // The graph and the partition come from callers: check the ids we index with.
+  for (const graph::Node& node : g.nodes()) {
+    for (const auto* list : {&node.inputs, &node.outputs}) {
+      for (ValueId v : *list) {
+        if (v < 0 || static_cast<size_t>(v) >= nv) {
+          return bad("graph: node '", node.name, "' refers to value id ", v, ", out of range (", nv, " values)");
+        }
+      }
+    }
+  }
+  for (const auto* list : {&g.inputs(), &g.outputs()}) {
+    for (ValueId v : *list) {
+      if (v < 0 || static_cast<size_t>(v) >= nv) {
+        return bad("graph: ", list == &g.inputs() ? "input" : "output", " value id ", v, " is out of range (", nv,
+                   " values)");
+      }
+    }
+  }
+  for (size_t v = 0; v < nv; ++v) {
+    int32_t c = g.values()[v].constant;
+    if (c != graph::kNone && (c < 0 || static_cast<size_t>(c) >= g.constants().size())) {
+      return bad("graph: value '", g.values()[v].name, "' refers to constant ", c, ", out of range");
+    }
+  }
+  std::vector<int32_t> region_of(nn, -1);
+  for (size_t r = 0; r < partition.regions.size(); ++r) {
+    const partition::Region& region = partition.regions[r];
+    if (static_cast<int>(region.backend) >= partition::kBackendCount) {
+      return bad("partition: region ", r, " has unknown backend ", static_cast<int>(region.backend));
+    }
+    if (region.nodes.empty()) return bad("partition: region ", r, " (", backend_id(region.backend), ") is empty");
+    for (NodeId n : region.nodes) {
+      if (n < 0 || static_cast<size_t>(n) >= nn) {
+        return bad("partition: region ", r, " lists node id ", n, ", out of range (", nn, " nodes)");
+      }
+      int32_t& owner = region_of[static_cast<size_t>(n)];
+      if (owner >= 0) {
+        return bad("partition: node '", g.node(n).name, "' is in region ", owner, " and region ", r);
+      }
+      owner = static_cast<int32_t>(r);
+    }
+  }
+  for (size_t n = 0; n < nn; ++n) {
+    if (region_of[n] < 0) return bad("partition: node '", g.nodes()[n].name, "' is in no region");
+    if (!partition.region_of_node.empty() &&
+        (partition.region_of_node.size() != nn || partition.region_of_node[n] != region_of[n])) {
+      return bad("partition: region_of_node disagrees with the regions about node '", g.nodes()[n].name, "'");
+    }
+  }
+
+  // Which values become program tensors.
+  std::vector<char> needed(nv, 0);
+  for (ValueId v : g.inputs()) needed[static_cast<size_t>(v)] = 1;
+  for (ValueId v : g.outputs()) needed[static_cast<size_t>(v)] = 1;
+  std::vector<RegionIo> ios(partition.regions.size());
+  for (size_t r = 0; r < partition.regions.size(); ++r) {
+    const partition::Region& region = partition.regions[r];
+    if (region.backend == partition::Backend::kCpu) {
+      for (NodeId n : region.nodes) {
+        for (ValueId v : g.node(n).inputs) needed[static_cast<size_t>(v)] = 1;
+        for (ValueId v : g.node(n).outputs) needed[static_cast<size_t>(v)] = 1;
+      }
+    } else {
+      Result<RegionIo> io = region_io(g, region);
+      if (!io.ok()) return bad("partition: region ", r, " (", backend_id(region.backend), "): ", io.status().message());
+      ios[r] = std::move(io).value();
+      for (ValueId v : ios[r].inputs) needed[static_cast<size_t>(v)] = 1;
+      for (ValueId v : ios[r].outputs) needed[static_cast<size_t>(v)] = 1;
+    }
+  }
+
+  ProgramBuilder builder;
+  std::vector<int32_t> tensor_of(nv, -1);
+  std::unordered_map<std::string, ValueId> names;
+  for (size_t v = 0; v < nv; ++v) {
+    if (!needed[v]) continue;
+    const graph::Value& value = g.values()[v];
+    if (value.name.empty()) return bad("graph: value ", v, " has no name");
+    auto [it, inserted] = names.emplace(value.name, static_cast<ValueId>(v));
+    if (!inserted) return bad("graph: values ", it->second, " and ", v, " are both named '", value.name, "'");
+    if (value.constant != graph::kNone) {
+      const graph::Constant& c = g.constants()[static_cast<size_t>(value.constant)];
+      GPUU_ASSIGN_OR_RETURN(uint64_t expected,
+                            tensor_byte_size(value.dtype, value.shape, "constant '" + value.name + "'"));
+      if (c.data.size() != expected) {
+        return bad("graph: constant '", value.name, "' holds ", c.data.size(), " bytes, its ",
+                   graph::dtype_name(value.dtype), " ", graph::shape_to_string(value.shape), " needs ", expected);
+      }
+      tensor_of[v] = builder.add_constant(value.name, value.dtype, value.shape, c.data);
+    } else {
+      tensor_of[v] = builder.add_tensor(value.name, value.dtype, value.shape);
+    }
+  }
+  auto to_tensors = [&](const std::vector<ValueId>& ids) {
+    std::vector<int32_t> out;
+    out.reserve(ids.size());
+    for (ValueId v : ids) out.push_back(tensor_of[static_cast<size_t>(v)]);
+    return out;
+  };
+  builder.set_inputs(to_tensors(g.inputs()));
+  builder.set_outputs(to_tensors(g.outputs()));
+
+  const std::vector<CompileSpecEntry> shared_specs = make_shared_gpu_compile_specs(shared_spec);
+  for (size_t r = 0; r < partition.regions.size(); ++r) {
+    const partition::Region& region = partition.regions[r];
+    if (region.backend == partition::Backend::kCpu) {
+      for (NodeId n : region.nodes) {
+        const graph::Node& node = g.node(n);
+        builder.add_cpu_node(
+            CpuNodeInfo{node.name, node.op, node.attrs, to_tensors(node.inputs), to_tensors(node.outputs)});
+      }
+      continue;
+    }
+    const PreprocessFn& fn = region.backend == partition::Backend::kVgf ? preprocessors.vgf : preprocessors.vulkan;
+    PreprocessedRegion pre;
+    if (fn) {
+      Result<PreprocessedRegion> out = fn(g, region, ios[r]);
+      if (!out.ok()) {
+        return Status(out.status().code(), str_cat("region ", r, " (", backend_id(region.backend),
+                                                   "): preprocess failed: ", out.status().message()));
+      }
+      pre = std::move(out).value();
+    } else {
+      Result<std::vector<uint8_t>> blob = serialize_region(g, region);
+      if (!blob.ok()) return bad("region ", r, " (", backend_id(region.backend), "): ", blob.status().message());
+      pre.processed = Blob::take(std::move(blob).value());
+    }
+    DelegateDesc d;
+    d.backend_id = backend_id(region.backend);
+    d.compile_specs = shared_specs;
+    d.compile_specs.insert(d.compile_specs.end(), pre.extra_compile_specs.begin(), pre.extra_compile_specs.end());
+    d.processed = std::move(pre.processed);
+    d.inputs = to_tensors(ios[r].inputs);
+    d.outputs = to_tensors(ios[r].outputs);
+    for (NodeId n : region.nodes) d.nodes.push_back(NodeRef{g.node(n).name, g.node(n).op});
+    builder.add_delegate_call(builder.add_delegate(std::move(d)));
+  }
+  return builder.finish();
+}
+
+}  // namespace gpuu::program

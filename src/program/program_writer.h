@@ -1,0 +1,98 @@
+// Writing program files: a builder for hand-made programs and tests, and
+// build_program, which turns a partitioned graph into a program.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/blob.h"
+#include "base/status.h"
+#include "compile_spec/shared_gpu_compile_spec.h"
+#include "graph/graph.h"
+#include "partition/partition_result.h"
+#include "program/program.h"
+#include "program/subgraph.h"
+
+namespace gpuu::program {
+
+// A delegate as the builder takes it: the processed blob's bytes rather than
+// a segment index (the builder assigns and deduplicates segments).
+struct DelegateDesc {
+  std::string backend_id;
+  std::vector<CompileSpecEntry> compile_specs;
+  Blob processed;
+  std::vector<int32_t> inputs;   // tensor indices
+  std::vector<int32_t> outputs;  // tensor indices
+  std::vector<NodeRef> nodes;
+};
+
+// Collects a program, then lays it out: the flatbuffer, then every distinct
+// constant or blob once, each at a 64-byte aligned file offset. The builder
+// checks nothing while adding; finish() runs the loader's full validation on
+// the result, so it never produces a file that load_program_* would refuse.
+class ProgramBuilder {
+ public:
+  // Each returns the new tensor's index.
+  int32_t add_tensor(std::string name, graph::DType dtype, graph::Shape shape);
+  int32_t add_constant(std::string name, graph::DType dtype, graph::Shape shape, Blob data);
+  // Returns the delegate's index; add_delegate_call() puts it into the plan.
+  int32_t add_delegate(DelegateDesc delegate);
+  void add_delegate_call(int32_t delegate);
+  void add_cpu_node(CpuNodeInfo node);
+  void set_inputs(std::vector<int32_t> tensors) { inputs_ = std::move(tensors); }
+  void set_outputs(std::vector<int32_t> tensors) { outputs_ = std::move(tensors); }
+
+  // The file's bytes; the same additions always give the same bytes.
+  Result<std::vector<uint8_t>> finish() const;
+  // finish(), then writes `path` atomically: a temporary file in the same
+  // folder, flushed to disk, renamed over `path`.
+  Status write_file(const std::string& path) const;
+
+ private:
+  struct Tensor {
+    std::string name;
+    graph::DType dtype;
+    graph::Shape shape;
+    bool constant;
+    Blob data;
+  };
+  std::vector<Tensor> tensors_;
+  std::vector<DelegateDesc> delegates_;
+  std::vector<PlanStep> plan_;
+  std::vector<int32_t> inputs_;
+  std::vector<int32_t> outputs_;
+};
+
+// Writes `bytes` to `path` atomically (temporary file + fsync + rename).
+Status write_file_atomically(const std::string& path, const std::vector<uint8_t>& bytes);
+
+// What a backend's preprocess step returns for one region.
+struct PreprocessedRegion {
+  Blob processed;                                     // the delegate's processed blob
+  std::vector<CompileSpecEntry> extra_compile_specs;  // backend keys, after the six shared ones
+};
+
+// Lowers one region for one backend. `io` is the delegate's interface.
+using PreprocessFn = std::function<Result<PreprocessedRegion>(const graph::Graph& graph,
+                                                              const partition::Region& region, const RegionIo& io)>;
+
+// Per-backend preprocess callbacks; an empty one means serialize_region().
+struct Preprocessors {
+  PreprocessFn vgf;
+  PreprocessFn vulkan;
+};
+
+// The program for a partitioned graph. Regions are taken in order: a GPU
+// region becomes a delegate (its interface as region_io() says, the six
+// shared compile specs from `shared_spec`, its blob from the backend's
+// preprocess callback) plus a call in the plan; a CPU region becomes one CPU
+// step per node. Program tensors are the graph's inputs, outputs, constants
+// and every value crossing a region boundary or touched by a CPU node, in
+// value order. Deterministic: the same arguments give the same bytes.
+Result<std::vector<uint8_t>> build_program(const graph::Graph& graph, const partition::PartitionResult& partition,
+                                           const SharedGpuCompileSpec& shared_spec,
+                                           const Preprocessors& preprocessors = {});
+
+}  // namespace gpuu::program

@@ -1,0 +1,297 @@
+// SubGraph encode/decode: a region of the graph as its own flatbuffer, read
+// back with the same strictness as the program file.
+#include "program/subgraph.h"
+
+#include <unordered_map>
+
+#include "program/fb_util.h"
+#include "program/program.h"
+#include "program/subgraph_generated.h"
+
+namespace gpuu::program {
+
+using detail::Locator;
+using graph::NodeId;
+using graph::ValueId;
+
+Result<RegionIo> region_io(const graph::Graph& g, const partition::Region& region) {
+  const size_t nv = g.values().size();
+  const size_t nn = g.nodes().size();
+  std::vector<char> in_region(nn, 0);
+  for (NodeId n : region.nodes) {
+    if (n < 0 || static_cast<size_t>(n) >= nn) {
+      return err(StatusCode::kInvalidArgument, "region: node id ", n, " is out of range (", nn, " nodes)");
+    }
+    if (in_region[static_cast<size_t>(n)]) {
+      return err(StatusCode::kInvalidArgument, "region: node '", g.node(n).name, "' is listed twice");
+    }
+    in_region[static_cast<size_t>(n)] = 1;
+  }
+  auto check_value = [&](const graph::Node& node, ValueId v) -> Status {
+    if (v < 0 || static_cast<size_t>(v) >= nv) {
+      return err(StatusCode::kInvalidArgument, "region: node '", node.name, "' refers to value id ", v,
+                 ", out of range (", nv, " values)");
+    }
+    return Status::Ok();
+  };
+  RegionIo io;
+  std::vector<char> produced(nv, 0);
+  std::vector<char> listed(nv, 0);
+  for (NodeId n : region.nodes) {
+    const graph::Node& node = g.node(n);
+    for (ValueId v : node.inputs) {
+      GPUU_RETURN_IF_ERROR(check_value(node, v));
+      if (produced[static_cast<size_t>(v)]) continue;
+      NodeId producer = g.value(v).producer;
+      if (producer >= 0 && static_cast<size_t>(producer) < nn && in_region[static_cast<size_t>(producer)]) {
+        return err(StatusCode::kInvalidArgument, "region: node '", node.name, "' reads '", g.value(v).name,
+                   "' before node '", g.node(producer).name, "' of the same region produces it");
+      }
+      if (!listed[static_cast<size_t>(v)]) {
+        listed[static_cast<size_t>(v)] = 1;
+        io.inputs.push_back(v);
+      }
+    }
+    for (ValueId v : node.outputs) {
+      GPUU_RETURN_IF_ERROR(check_value(node, v));
+      if (produced[static_cast<size_t>(v)] || listed[static_cast<size_t>(v)]) {
+        return err(StatusCode::kInvalidArgument, "region: value '", g.value(v).name, "' is produced twice or read",
+                   " before node '", node.name, "' produces it");
+      }
+      produced[static_cast<size_t>(v)] = 1;
+    }
+  }
+  std::vector<char> is_graph_output(nv, 0);
+  for (ValueId v : g.outputs()) {
+    if (v >= 0 && static_cast<size_t>(v) < nv) is_graph_output[static_cast<size_t>(v)] = 1;
+  }
+  const std::vector<std::vector<NodeId>> consumers = g.consumers();
+  for (NodeId n : region.nodes) {
+    for (ValueId v : g.node(n).outputs) {
+      bool read_outside = is_graph_output[static_cast<size_t>(v)];
+      for (NodeId c : consumers[static_cast<size_t>(v)]) {
+        if (!in_region[static_cast<size_t>(c)]) read_outside = true;
+      }
+      if (read_outside) io.outputs.push_back(v);
+    }
+  }
+  return io;
+}
+
+Result<std::vector<uint8_t>> serialize_region(const graph::Graph& g, const partition::Region& region) {
+  GPUU_ASSIGN_OR_RETURN(RegionIo io, region_io(g, region));
+  // Local tensor ids in order of first appearance: the same region, the same bytes.
+  std::unordered_map<ValueId, uint32_t> local;
+  std::vector<ValueId> order;
+  auto touch = [&](ValueId v) {
+    if (local.emplace(v, static_cast<uint32_t>(order.size())).second) order.push_back(v);
+  };
+  for (ValueId v : io.inputs) touch(v);
+  for (NodeId n : region.nodes) {
+    for (ValueId v : g.node(n).inputs) touch(v);
+    for (ValueId v : g.node(n).outputs) touch(v);
+  }
+  auto to_local = [&](const std::vector<ValueId>& ids) {
+    std::vector<uint32_t> out;
+    out.reserve(ids.size());
+    for (ValueId v : ids) out.push_back(local.at(v));
+    return out;
+  };
+
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<flatbuffers::Offset<fb::SgTensor>> tensors;
+  for (ValueId v : order) {
+    const graph::Value& value = g.value(v);
+    tensors.push_back(fb::CreateSgTensor(fbb, fbb.CreateString(value.name), detail::to_fb(value.dtype),
+                                         fbb.CreateVector(value.shape), value.constant != graph::kNone));
+  }
+  std::vector<flatbuffers::Offset<fb::SgNode>> nodes;
+  for (NodeId n : region.nodes) {
+    const graph::Node& node = g.node(n);
+    nodes.push_back(fb::CreateSgNode(fbb, fbb.CreateString(node.name), fbb.CreateString(node.op),
+                                     detail::encode_attrs(fbb, node.attrs), fbb.CreateVector(to_local(node.inputs)),
+                                     fbb.CreateVector(to_local(node.outputs))));
+  }
+  fb::FormatVersion version(kFormatMajor, kFormatMinor);
+  auto root = fb::CreateSubGraph(fbb, &version, fbb.CreateVector(tensors), fbb.CreateVector(to_local(io.inputs)),
+                                 fbb.CreateVector(to_local(io.outputs)), fbb.CreateVector(nodes));
+  fb::FinishSubGraphBuffer(fbb, root);
+  std::vector<uint8_t> bytes(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  // Never hand out what the reader would refuse (empty or repeated names, say).
+  Result<graph::Graph> check = parse_subgraph(bytes.data(), bytes.size());
+  if (!check.ok()) {
+    return err(StatusCode::kInvalidArgument, "cannot serialize region: ", check.status().message());
+  }
+  return bytes;
+}
+
+ConstantLookup program_constant_lookup(std::shared_ptr<const Program> program) {
+  return [program = std::move(program)](const std::string& name, graph::DType dtype,
+                                        const graph::Shape& shape) -> Result<Blob> {
+    int32_t t = program->find_tensor(name);
+    if (t < 0) return err(StatusCode::kInvalidFormat, "subgraph constant '", name, "': no program tensor of that name");
+    const TensorInfo& info = program->tensors()[static_cast<size_t>(t)];
+    if (!info.is_constant()) {
+      return err(StatusCode::kInvalidFormat, "subgraph constant '", name, "': program tensor ", t,
+                 " is not a constant");
+    }
+    if (info.dtype != dtype || info.shape != shape) {
+      return err(StatusCode::kInvalidFormat, "subgraph constant '", name, "' is ", graph::dtype_name(dtype), " ",
+                 graph::shape_to_string(shape), " but the program tensor is ", graph::dtype_name(info.dtype), " ",
+                 graph::shape_to_string(info.shape));
+    }
+    return program->constant_data(t);
+  };
+}
+
+Result<graph::Graph> parse_subgraph(const uint8_t* data, size_t size, const ConstantLookup& lookup) {
+  if (!data && size) return err(StatusCode::kInvalidArgument, "subgraph: data is null but size is ", size);
+  if (size < 8) return err(StatusCode::kInvalidFormat, "subgraph: blob of ", size, " bytes is too small");
+  if (!fb::SubGraphBufferHasIdentifier(data)) {
+    return err(StatusCode::kInvalidFormat, "subgraph: identifier (bytes 4..7) is '",
+               detail::printable_identifier(data, size), "', expected '", kSubGraphFileIdentifier, "'");
+  }
+  if (size >= FLATBUFFERS_MAX_BUFFER_SIZE) {
+    return err(StatusCode::kInvalidFormat, "subgraph: blob of ", size, " bytes is too large (2 GiB at most)");
+  }
+  std::vector<uint64_t> storage;
+  const uint8_t* buf = detail::aligned_for_flatbuffers(data, size, &storage);
+  Locator loc("subgraph", buf);
+  flatbuffers::Verifier verifier(buf, size);
+  if (!fb::VerifySubGraphBuffer(verifier)) {
+    return loc.fail("the flatbuffer of ", size, " bytes is corrupt or truncated (verification failed)");
+  }
+  const fb::SubGraph* root = fb::GetSubGraph(buf);
+  const fb::FormatVersion* version = root->version();
+  if (!version) return loc.fail("format version is missing");
+  if (version->major() != kFormatMajor) {
+    return err(StatusCode::kUnsupported, "subgraph: format version ", version->major(), ".", version->minor(),
+               " is not supported (this reader reads ", kFormatMajor, ".x)");
+  }
+
+  struct LocalTensor {
+    std::string name;
+    graph::DType dtype;
+    graph::Shape shape;
+    bool constant;
+  };
+  std::vector<LocalTensor> tensors;
+  std::unordered_map<std::string, uint32_t> names;
+  if (const auto* ts = root->tensors()) {
+    for (uint32_t i = 0; i < ts->size(); ++i) {
+      const fb::SgTensor* t = ts->Get(i);
+      std::string where = str_cat("tensors[", i, "]");
+      LocalTensor lt;
+      GPUU_ASSIGN_OR_RETURN(lt.name, detail::required_string(loc, t->name(), where + ".name"));
+      auto [it, inserted] = names.emplace(lt.name, i);
+      if (!inserted)
+        return loc.fail(where, ".name '", lt.name, "'", loc.at(t->name()), " repeats tensors[", it->second, "]");
+      GPUU_ASSIGN_OR_RETURN(
+          lt.dtype,
+          detail::checked_dtype(loc, t->dtype(), detail::field_address(t, fb::SgTensor::VT_DTYPE), where + ".dtype"));
+      GPUU_ASSIGN_OR_RETURN(lt.shape, detail::checked_shape(loc, t->shape(), lt.dtype, where + ".shape"));
+      lt.constant = t->constant();
+      tensors.push_back(std::move(lt));
+    }
+  }
+  const size_t nt = tensors.size();
+  GPUU_ASSIGN_OR_RETURN(std::vector<int32_t> inputs,
+                        detail::checked_indices(loc, root->inputs(), "inputs", nt, "tensors"));
+  GPUU_ASSIGN_OR_RETURN(std::vector<int32_t> outputs,
+                        detail::checked_indices(loc, root->outputs(), "outputs", nt, "tensors"));
+  // 1: input, 2: produced by a node.
+  std::vector<uint8_t> state(nt, 0);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (state[static_cast<size_t>(inputs[i])])
+      return loc.fail("inputs[", i, "] = ", inputs[i], " repeats an earlier input");
+    state[static_cast<size_t>(inputs[i])] = 1;
+  }
+  for (size_t i = 0; i < nt; ++i) {
+    if (tensors[i].constant && state[i] != 1) {
+      return loc.fail("tensors[", i, "] ('", tensors[i].name, "') is a constant but not an input");
+    }
+  }
+
+  struct LocalNode {
+    std::string name, op;
+    graph::AttrMap attrs;
+    std::vector<int32_t> inputs, outputs;
+  };
+  std::vector<LocalNode> nodes;
+  std::unordered_map<std::string, uint32_t> node_names;
+  if (const auto* ns = root->nodes()) {
+    for (uint32_t i = 0; i < ns->size(); ++i) {
+      const fb::SgNode* n = ns->Get(i);
+      std::string where = str_cat("nodes[", i, "]");
+      LocalNode ln;
+      GPUU_ASSIGN_OR_RETURN(ln.name, detail::required_string(loc, n->name(), where + ".name"));
+      auto [it, inserted] = node_names.emplace(ln.name, i);
+      if (!inserted)
+        return loc.fail(where, ".name '", ln.name, "'", loc.at(n->name()), " repeats nodes[", it->second, "]");
+      GPUU_ASSIGN_OR_RETURN(ln.op, detail::required_string(loc, n->op(), where + ".op"));
+      GPUU_ASSIGN_OR_RETURN(ln.attrs, detail::decode_attrs(loc, n->attrs(), where + ".attrs"));
+      GPUU_ASSIGN_OR_RETURN(ln.inputs, detail::checked_indices(loc, n->inputs(), where + ".inputs", nt, "tensors"));
+      GPUU_ASSIGN_OR_RETURN(ln.outputs, detail::checked_indices(loc, n->outputs(), where + ".outputs", nt, "tensors"));
+      for (size_t k = 0; k < ln.inputs.size(); ++k) {
+        if (!state[static_cast<size_t>(ln.inputs[k])]) {
+          return loc.fail(where, " ('", ln.name, "') reads tensors[", ln.inputs[k], "] ('",
+                          tensors[static_cast<size_t>(ln.inputs[k])].name,
+                          "') before any node produces it, and it is not an input");
+        }
+      }
+      for (size_t k = 0; k < ln.outputs.size(); ++k) {
+        uint8_t& s = state[static_cast<size_t>(ln.outputs[k])];
+        if (s) {
+          return loc.fail(where, " ('", ln.name, "') writes tensors[", ln.outputs[k], "] ('",
+                          tensors[static_cast<size_t>(ln.outputs[k])].name, "'), already ",
+                          s == 1 ? "an input" : "produced by an earlier node");
+        }
+        s = 2;
+      }
+      nodes.push_back(std::move(ln));
+    }
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!state[static_cast<size_t>(outputs[i])]) {
+      return loc.fail("outputs[", i, "] = ", outputs[i], " ('", tensors[static_cast<size_t>(outputs[i])].name,
+                      "') is never produced");
+    }
+  }
+
+  graph::Graph g;
+  std::vector<ValueId> remap(nt, graph::kNone);
+  for (int32_t t : inputs) {
+    const LocalTensor& lt = tensors[static_cast<size_t>(t)];
+    if (lt.constant && lookup) {
+      Result<Blob> blob = lookup(lt.name, lt.dtype, lt.shape);
+      if (!blob.ok()) return blob.status();
+      uint64_t expected = tensor_byte_size(lt.dtype, lt.shape, lt.name).value();  // checked above
+      if (blob->size() != expected) {
+        return loc.fail("constant '", lt.name, "' needs ", expected, " bytes, the lookup gave ", blob->size());
+      }
+      remap[static_cast<size_t>(t)] = g.add_constant(lt.name, lt.dtype, lt.shape, std::move(blob).value());
+    } else {
+      remap[static_cast<size_t>(t)] = g.add_input(lt.name, lt.dtype, lt.shape);
+    }
+  }
+  for (size_t t = 0; t < nt; ++t) {
+    if (remap[t] == graph::kNone) {
+      remap[t] =
+          g.add_value(graph::Value{tensors[t].name, tensors[t].dtype, tensors[t].shape, graph::kNone, graph::kNone});
+    }
+  }
+  auto map_ids = [&](const std::vector<int32_t>& ids) {
+    std::vector<ValueId> out;
+    out.reserve(ids.size());
+    for (int32_t i : ids) out.push_back(remap[static_cast<size_t>(i)]);
+    return out;
+  };
+  for (LocalNode& ln : nodes) {
+    g.add_node(graph::Node{std::move(ln.name), std::move(ln.op), map_ids(ln.inputs), map_ids(ln.outputs),
+                           std::move(ln.attrs)});
+  }
+  for (int32_t t : outputs) g.mark_output(remap[static_cast<size_t>(t)]);
+  return g;
+}
+
+}  // namespace gpuu::program

@@ -1,0 +1,375 @@
+// Writer + loader: what build_program writes comes back identical, stored
+// once per distinct byte string, 64-byte aligned, and byte-for-byte stable.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "program/program_loader.h"
+#include "program/program_writer.h"
+#include "program/sample_program.h"
+#include "program/subgraph.h"
+
+namespace gpuu::program {
+namespace {
+
+using gpuu_test::make_sample_model;
+
+std::vector<uint8_t> build_sample() {
+  auto m = make_sample_model();
+  Result<std::vector<uint8_t>> bytes = build_program(m.graph, m.partition, m.spec);
+  EXPECT_TRUE(bytes.ok()) << bytes.status().message();
+  return bytes.ok() ? bytes.value() : std::vector<uint8_t>{};
+}
+
+std::shared_ptr<const Program> load(const std::vector<uint8_t>& bytes) {
+  Result<std::shared_ptr<const Program>> p = load_program_bytes(bytes.data(), bytes.size());
+  EXPECT_TRUE(p.ok()) << p.status().message();
+  return p.ok() ? p.value() : nullptr;
+}
+
+std::vector<std::string> names_of(const Program& p, const std::vector<int32_t>& ids) {
+  std::vector<std::string> out;
+  for (int32_t t : ids) out.push_back(p.tensors()[static_cast<size_t>(t)].name);
+  return out;
+}
+
+std::string text(const std::vector<uint8_t>& v) { return std::string(v.begin(), v.end()); }
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/gpuu_program_test_XXXXXX";
+    path_ = mkdtemp(tmpl);
+  }
+  ~TempDir() {
+    std::string cmd = "rm -rf '" + path_ + "'";
+    if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "could not remove %s\n", path_.c_str());
+  }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+TEST(ProgramRoundTrip, BuildProgramKeepsTensorsDelegatesAndPlan) {
+  auto p = load(build_sample());
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->format_major(), kFormatMajor);
+  EXPECT_EQ(p->format_minor(), kFormatMinor);
+  // Region-internal values (h0, h1, h4, h5) stay inside the delegates' blobs.
+  std::vector<std::string> tensor_names;
+  for (const TensorInfo& t : p->tensors()) tensor_names.push_back(t.name);
+  EXPECT_EQ(tensor_names, (std::vector<std::string>{"x", "w1", "b1", "scale", "h2", "h3", "y"}));
+  EXPECT_EQ(names_of(*p, p->inputs()), std::vector<std::string>{"x"});
+  EXPECT_EQ(names_of(*p, p->outputs()), std::vector<std::string>{"y"});
+  const TensorInfo& w1 = p->tensors()[static_cast<size_t>(p->find_tensor("w1"))];
+  EXPECT_EQ(w1.dtype, graph::DType::kF32);
+  EXPECT_EQ(w1.shape, (graph::Shape{8, 8}));
+  EXPECT_TRUE(w1.is_constant());
+  EXPECT_FALSE(p->tensors()[static_cast<size_t>(p->find_tensor("x"))].is_constant());
+
+  ASSERT_EQ(p->delegates().size(), 2u);
+  const DelegateInfo& vgf = p->delegates()[0];
+  EXPECT_EQ(vgf.backend_id, "VgfBackend");
+  EXPECT_EQ(names_of(*p, vgf.inputs), (std::vector<std::string>{"x", "w1", "b1"}));
+  EXPECT_EQ(names_of(*p, vgf.outputs), std::vector<std::string>{"h2"});
+  EXPECT_EQ(vgf.nodes, (std::vector<NodeRef>{{"matmul0", "matmul"}, {"add0", "add"}, {"relu0", "clamp"}}));
+  const DelegateInfo& vk = p->delegates()[1];
+  EXPECT_EQ(vk.backend_id, "VulkanBackend");
+  EXPECT_EQ(names_of(*p, vk.inputs), (std::vector<std::string>{"h3", "w1", "scale", "h2"}));
+  EXPECT_EQ(names_of(*p, vk.outputs), std::vector<std::string>{"y"});
+  EXPECT_EQ(vk.nodes.size(), 3u);
+
+  // The six shared keys, with the spec's values, in the RFC's order.
+  ASSERT_EQ(vgf.compile_specs.size(), 6u);
+  EXPECT_EQ(vgf.compile_specs[0].key, kSpecContextToken);
+  EXPECT_EQ(text(vgf.compile_specs[0].value), "scene0");
+  EXPECT_EQ(text(vgf.compile_specs[3].value), "7");
+  Result<SharedGpuCompileSpec> spec = parse_shared_gpu_compile_spec(vk.compile_specs);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  EXPECT_EQ(spec->token, "scene0");
+  EXPECT_EQ(spec->group_id, 7);
+  EXPECT_EQ(spec->context_mode, ContextMode::kLookupOrCreate);
+
+  ASSERT_EQ(p->plan().size(), 3u);
+  EXPECT_EQ(p->plan()[0].kind, PlanStep::Kind::kDelegate);
+  EXPECT_EQ(p->plan()[0].delegate, 0);
+  ASSERT_EQ(p->plan()[1].kind, PlanStep::Kind::kCpuNode);
+  const CpuNodeInfo& softmax = p->plan()[1].cpu_node;
+  EXPECT_EQ(softmax.name, "softmax0");
+  EXPECT_EQ(softmax.op, "softmax");
+  EXPECT_EQ(softmax.attrs, (graph::AttrMap{{"axis", int64_t{-1}}, {"beta", 1.5}}));
+  EXPECT_EQ(names_of(*p, softmax.inputs), std::vector<std::string>{"h2"});
+  EXPECT_EQ(names_of(*p, softmax.outputs), std::vector<std::string>{"h3"});
+  EXPECT_EQ(p->plan()[2].delegate, 1);
+}
+
+TEST(ProgramRoundTrip, ConstantsComeBackByteForByte) {
+  auto m = make_sample_model();
+  auto p = load(build_sample());
+  ASSERT_TRUE(p);
+  for (const graph::Constant& c : m.graph.constants()) {
+    SCOPED_TRACE(c.name);
+    int32_t t = p->find_tensor(c.name);
+    ASSERT_GE(t, 0);
+    EXPECT_TRUE(p->constant_data(t).same_bytes(c.data));
+  }
+  EXPECT_TRUE(p->constant_data(p->find_tensor("x")).empty());
+}
+
+TEST(ProgramRoundTrip, BuilderProgramRoundTripsEveryField) {
+  ProgramBuilder b;
+  int32_t in = b.add_tensor("in", graph::DType::kI8, {2, 3});
+  int32_t k = b.add_constant("k", graph::DType::kI64, {2}, Blob::copy_of("\1\0\0\0\0\0\0\0\2\0\0\0\0\0\0\0", 16));
+  int32_t mid = b.add_tensor("mid", graph::DType::kF16, {2, 3});
+  int32_t out = b.add_tensor("out", graph::DType::kBool, {});
+  DelegateDesc d;
+  d.backend_id = "VulkanBackend";
+  d.compile_specs = {CompileSpecEntry{"vk_binary_key", {0, 1, 2, 255}},
+                     CompileSpecEntry::text(kSpecPrefer, "vgf_first")};
+  d.processed = Blob::copy_of("opaque", 6);
+  d.inputs = {in, k};
+  d.outputs = {mid};
+  d.nodes = {{"gather", "gather"}};
+  b.add_delegate_call(b.add_delegate(d));
+  graph::AttrMap attrs{{"i", int64_t{-5}},
+                       {"f", 0.125},
+                       {"s", std::string("text")},
+                       {"is", std::vector<int64_t>{}},
+                       {"fs", std::vector<double>{-1.0, 3.0}}};
+  b.add_cpu_node(CpuNodeInfo{"reduce", "reduce_any", attrs, {mid}, {out}});
+  b.set_inputs({in});
+  b.set_outputs({out, mid});
+  Result<std::vector<uint8_t>> bytes = b.finish();
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto p = load(bytes.value());
+  ASSERT_TRUE(p);
+  ASSERT_EQ(p->tensors().size(), 4u);
+  EXPECT_EQ(p->tensors()[0].dtype, graph::DType::kI8);
+  EXPECT_EQ(p->tensors()[2].dtype, graph::DType::kF16);
+  EXPECT_EQ(p->tensors()[3].dtype, graph::DType::kBool);
+  EXPECT_EQ(p->tensors()[3].shape, graph::Shape{});
+  EXPECT_EQ(p->constant_data(k).size(), 16u);
+  ASSERT_EQ(p->delegates().size(), 1u);
+  EXPECT_EQ(p->delegates()[0].compile_specs[0].key, "vk_binary_key");
+  EXPECT_EQ(p->delegates()[0].compile_specs[0].value, (std::vector<uint8_t>{0, 1, 2, 255}));
+  EXPECT_TRUE(p->processed_blob(0).same_bytes(Blob::copy_of("opaque", 6)));
+  EXPECT_EQ(p->plan()[1].cpu_node.attrs, attrs);
+  EXPECT_EQ(p->outputs(), (std::vector<int32_t>{out, mid}));
+}
+
+TEST(ProgramRoundTrip, IdenticalConstantsAreStoredOnce) {
+  auto p = load(build_sample());
+  ASSERT_TRUE(p);
+  int32_t b1 = p->find_tensor("b1");
+  int32_t scale = p->find_tensor("scale");
+  const auto& seg = p->tensors()[static_cast<size_t>(b1)].segment;
+  EXPECT_EQ(seg, p->tensors()[static_cast<size_t>(scale)].segment);
+  EXPECT_EQ(p->segments()[static_cast<size_t>(seg)].names, (std::vector<std::string>{"b1", "scale"}));
+  // Same memory, not just the same bytes.
+  EXPECT_EQ(p->constant_data(b1).data(), p->constant_data(scale).data());
+  EXPECT_EQ(p->dedup_saved_bytes(), 32u);
+  // w1, b1/scale, and one blob per delegate.
+  EXPECT_EQ(p->segments().size(), 4u);
+}
+
+TEST(ProgramRoundTrip, IdenticalBlobsAndConstantsShareOneSegment) {
+  ProgramBuilder b;
+  std::vector<uint8_t> bytes(256, 7);
+  int32_t c = b.add_constant("c", graph::DType::kI8, {256}, Blob::take(bytes));
+  int32_t y = b.add_tensor("y", graph::DType::kI8, {256});
+  b.add_delegate_call(b.add_delegate(DelegateDesc{"VgfBackend", {}, Blob::take(bytes), {c}, {y}, {{"n", "copy"}}}));
+  b.set_outputs({y});
+  Result<std::vector<uint8_t>> file = b.finish();
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  auto p = load(file.value());
+  ASSERT_TRUE(p);
+  ASSERT_EQ(p->segments().size(), 1u);
+  EXPECT_EQ(p->segments()[0].names, (std::vector<std::string>{"c", "delegate 0 (VgfBackend)"}));
+  EXPECT_EQ(p->dedup_saved_bytes(), 256u);
+}
+
+TEST(ProgramRoundTrip, SegmentsAre64ByteAlignedAfterTheFlatbuffer) {
+  std::vector<uint8_t> bytes = build_sample();
+  auto p = load(bytes);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->data_start() % 64, 0u);
+  EXPECT_GT(p->data_start(), 0u);
+  for (size_t i = 0; i < p->segments().size(); ++i) {
+    const SegmentInfo& s = p->segments()[i];
+    SCOPED_TRACE(i);
+    EXPECT_EQ(s.offset % 64, 0u);
+    EXPECT_GE(s.offset, p->data_start());
+    EXPECT_LE(s.offset + s.size, bytes.size());
+    // Loaded copies keep the file's alignment in memory too.
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p->segment_data(static_cast<int32_t>(i)).data()) % 64, 0u);
+  }
+}
+
+TEST(ProgramRoundTrip, SameInputGivesSameBytes) {
+  std::vector<uint8_t> a = build_sample();
+  std::vector<uint8_t> b = build_sample();
+  ASSERT_FALSE(a.empty());
+  EXPECT_EQ(a, b);
+}
+
+TEST(ProgramRoundTrip, FileIsMappedAndOutlivesTheProgram) {
+  TempDir dir;
+  std::string path = dir.file("sample.gpuu");
+  std::vector<uint8_t> bytes = build_sample();
+  ASSERT_TRUE(write_file_atomically(path, bytes).ok());
+  std::ifstream in(path, std::ios::binary);
+  std::vector<uint8_t> read_back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(read_back, bytes);
+
+  Blob w1;
+  {
+    Result<std::shared_ptr<const Program>> p = load_program_file(path);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    w1 = p.value()->constant_data(p.value()->find_tensor("w1"));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(w1.data()) % 64, 0u);
+  }
+  // The Program is gone; the Blob still holds the mapping.
+  auto m = make_sample_model();
+  EXPECT_TRUE(w1.same_bytes(m.graph.constants()[0].data));
+}
+
+TEST(ProgramRoundTrip, BuilderWritesFilesAtomically) {
+  TempDir dir;
+  std::string path = dir.file("b.gpuu");
+  ProgramBuilder b;
+  int32_t x = b.add_tensor("x", graph::DType::kF32, {1});
+  int32_t y = b.add_tensor("y", graph::DType::kF32, {1});
+  b.add_cpu_node(CpuNodeInfo{"neg", "neg", {}, {x}, {y}});
+  b.set_inputs({x});
+  b.set_outputs({y});
+  ASSERT_TRUE(b.write_file(path).ok());
+  EXPECT_TRUE(load_program_file(path).ok());
+  // A refused program leaves the old file alone.
+  b.set_outputs({y, 42});
+  Status s = b.write_file(path);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("outputs[1] = 42"), std::string::npos) << s.message();
+  EXPECT_TRUE(load_program_file(path).ok());
+  // A folder that does not exist is an I/O error naming the path.
+  b.set_outputs({y});
+  Status io = b.write_file(dir.file("missing/x.gpuu"));
+  EXPECT_EQ(io.code(), StatusCode::kIo);
+  EXPECT_NE(io.message().find("missing/x.gpuu"), std::string::npos) << io.message();
+}
+
+TEST(ProgramRoundTrip, LoadFileReportsMissingAndEmptyFiles) {
+  TempDir dir;
+  Result<std::shared_ptr<const Program>> missing = load_program_file(dir.file("nope.gpuu"));
+  EXPECT_EQ(missing.status().code(), StatusCode::kIo);
+  EXPECT_NE(missing.status().message().find("nope.gpuu"), std::string::npos);
+  std::string empty = dir.file("empty.gpuu");
+  std::ofstream(empty).close();
+  EXPECT_EQ(load_program_file(empty).status().code(), StatusCode::kInvalidFormat);
+  Result<std::shared_ptr<const Program>> folder = load_program_file(dir.file(""));
+  EXPECT_EQ(folder.status().code(), StatusCode::kIo);
+}
+
+TEST(ProgramRoundTrip, DefaultBlobIsTheRegionAsSubGraph) {
+  auto m = make_sample_model();
+  auto p = load(build_sample());
+  ASSERT_TRUE(p);
+  Blob blob = p->processed_blob(1);
+  Result<graph::Graph> sub = parse_subgraph(blob.data(), blob.size(), program_constant_lookup(p));
+  ASSERT_TRUE(sub.ok()) << sub.status().message();
+  const graph::Graph& g = sub.value();
+  ASSERT_EQ(g.nodes().size(), 3u);
+  EXPECT_EQ(g.nodes()[0].name, "matmul1");
+  EXPECT_EQ(g.nodes()[1].attrs, m.graph.nodes()[5].attrs);
+  // Constants resolve to the program's bytes in place; the rest are inputs, in delegate order.
+  ASSERT_EQ(g.constants().size(), 2u);
+  EXPECT_EQ(g.constants()[0].name, "w1");
+  EXPECT_EQ(g.constants()[0].data.data(), p->constant_data(p->find_tensor("w1")).data());
+  ASSERT_EQ(g.inputs().size(), 2u);
+  EXPECT_EQ(g.value(g.inputs()[0]).name, "h3");
+  EXPECT_EQ(g.value(g.inputs()[1]).name, "h2");
+  ASSERT_EQ(g.outputs().size(), 1u);
+  EXPECT_EQ(g.value(g.outputs()[0]).name, "y");
+}
+
+TEST(ProgramRoundTrip, PreprocessCallbackSuppliesBlobAndExtraSpecs) {
+  auto m = make_sample_model();
+  Preprocessors pre;
+  int calls = 0;
+  pre.vgf = [&](const graph::Graph&, const partition::Region& region,
+                const RegionIo& io) -> Result<PreprocessedRegion> {
+    ++calls;
+    EXPECT_EQ(region.nodes.size(), 3u);
+    EXPECT_EQ(io.inputs.size(), 3u);
+    return PreprocessedRegion{Blob::copy_of("VGF-file", 8), {CompileSpecEntry::text("vgf_compiler_flags", "-O2")}};
+  };
+  Result<std::vector<uint8_t>> bytes = build_program(m.graph, m.partition, m.spec, pre);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  EXPECT_EQ(calls, 1);
+  auto p = load(bytes.value());
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(p->processed_blob(0).same_bytes(Blob::copy_of("VGF-file", 8)));
+  ASSERT_EQ(p->delegates()[0].compile_specs.size(), 7u);
+  EXPECT_EQ(p->delegates()[0].compile_specs[6].key, "vgf_compiler_flags");
+  EXPECT_EQ(p->delegates()[1].compile_specs.size(), 6u);
+
+  pre.vgf = [](const graph::Graph&, const partition::Region&, const RegionIo&) -> Result<PreprocessedRegion> {
+    return err(StatusCode::kUnsupported, "no TOSA lowering for 'clamp'");
+  };
+  Result<std::vector<uint8_t>> failed = build_program(m.graph, m.partition, m.spec, pre);
+  EXPECT_EQ(failed.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(failed.status().message().find("region 0 (VgfBackend)"), std::string::npos);
+}
+
+TEST(ProgramRoundTrip, BuildProgramRefusesBadPartitions) {
+  using gpuu_test::SampleModel;
+  auto expect_refused = [](const SampleModel& m, const char* needle) {
+    Result<std::vector<uint8_t>> r = build_program(m.graph, m.partition, m.spec);
+    ASSERT_FALSE(r.ok()) << needle;
+    EXPECT_NE(r.status().message().find(needle), std::string::npos) << r.status().message();
+  };
+  {
+    auto m = make_sample_model();
+    m.partition.regions[2].nodes.pop_back();
+    m.partition.region_of_node.clear();
+    expect_refused(m, "node 'add1' is in no region");
+  }
+  {
+    auto m = make_sample_model();
+    m.partition.regions[1].nodes.push_back(0);
+    expect_refused(m, "node 'matmul0' is in region 0 and region 1");
+  }
+  {
+    auto m = make_sample_model();
+    m.partition.regions[0].nodes.push_back(99);
+    expect_refused(m, "node id 99, out of range");
+  }
+  {
+    auto m = make_sample_model();
+    std::swap(m.partition.regions[0], m.partition.regions[2]);  // Vulkan before what it reads
+    m.partition.region_of_node = {2, 2, 2, 1, 0, 0, 0};
+    expect_refused(m, "reads tensor");
+  }
+  {
+    auto m = make_sample_model();
+    m.partition.regions[2].nodes = {4, 6, 5};  // add1 before mul0 inside a region
+    expect_refused(m, "node 'add1' reads 'h5' before node 'mul0'");
+  }
+  {
+    auto m = make_sample_model();
+    m.spec.token = "";
+    expect_refused(m, "the token is empty");
+  }
+  {
+    auto m = make_sample_model();
+    m.graph.mutable_value(3).name = "w1";  // 'scale' renamed onto 'w1'
+    expect_refused(m, "are both named 'w1'");
+  }
+}
+
+}  // namespace
+}  // namespace gpuu::program
