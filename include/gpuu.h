@@ -139,6 +139,7 @@ typedef struct VkPhysicalDevice_T* gpuu_vk_physical_device; /* VkPhysicalDevice 
 typedef struct VkDevice_T* gpuu_vk_device;                  /* VkDevice */
 typedef struct VkQueue_T* gpuu_vk_queue;                    /* VkQueue */
 typedef GPUU_VK_NON_DISPATCHABLE(VkSemaphore) gpuu_vk_semaphore; /* VkSemaphore */
+typedef GPUU_VK_NON_DISPATCHABLE(VkBuffer) gpuu_vk_buffer;       /* VkBuffer */
 typedef void (*gpuu_vk_void_function)(void);
 /* PFN_vkGetInstanceProcAddr */
 typedef gpuu_vk_void_function (*gpuu_vk_get_instance_proc_addr)(gpuu_vk_instance instance, const char* name);
@@ -396,17 +397,527 @@ GPUU_API gpuu_status gpuu_enumerate_devices(uint32_t index, char* name, size_t n
 /* ------------------------------------------------------------------------ */
 /* Graph builder (the export side)                                          */
 /* ------------------------------------------------------------------------ */
+/* A graph is built in topological order: graph inputs and constants first
+ * (or whenever they are needed), then nodes whose inputs already exist. Each
+ * node is checked against gpuu's op registry as it is added (op name, input
+ * count, attribute names and kinds, dtypes, shapes) and its outputs are
+ * inferred, so a graph that gpuu accepted is always well formed. A refused
+ * call leaves the graph exactly as it was: the builder may carry on.
+ *
+ * Values (graph inputs, constants, node outputs) and nodes are numbered from 0
+ * in the order they were created; those ids are stable for the life of the
+ * graph. Node outputs are named "<node name>:0", "<node name>:1", ...
+ *
+ * Ops and their attributes (int, float, string, ints, floats; "=" gives the
+ * default, "?" marks an optional one without a default, the rest are
+ * required):
+ *   unary      abs neg exp log sqrt rsqrt reciprocal sin cos tanh sigmoid relu
+ *              gelu(approximate="none"|"tanh") erf floor ceil
+ *   binary     add sub mul div pow maximum minimum: numpy broadcasting;
+ *              equal not_equal less less_equal greater greater_equal: bool out
+ *   clamp(min?: float, max?: float)  where(cond, a, b)  cast(dtype: string)
+ *   matmul(a, b)  linear(x, weight, bias?)
+ *   conv2d(x, weight, bias?; stride=[1,1], padding=[0,0], dilation=[1,1], groups=1)
+ *   avg_pool2d(kernel, stride=kernel, padding=[0,0], ceil_mode=0, count_include_pad=1)
+ *   max_pool2d(kernel, stride=kernel, padding=[0,0], dilation=[1,1], ceil_mode=0)
+ *   reduce_sum reduce_mean reduce_max(axes, keepdim=0)  softmax(axis)
+ *   layer_norm(x, weight?, bias?; normalized_ndim, eps=1e-5)
+ *   transpose(perm)  reshape(shape)  slice(axes, starts, ends, steps=[1...])
+ *   concat(x...; axis=0)  pad(pads, value=0)  gather(x, index; axis)
+ *   index_select(x, index; axis)
+ *   custom_shader(inputs...; domain_name="com.arm.VulkanCustomShader",
+ *              operator_name, implementation_attrs (a JSON object with at least
+ *              entry_point and workgroup_sizes), num_outputs, and for each
+ *              output i: output_<i>_shape (ints), output_<i>_dtype (string))
+ * Axis attributes may be negative (counted from the end). gpuu_op_count() and
+ * gpuu_op_name() list the registered ops at run time. */
+
+/* Element types. Sizes: 4, 2, 4, 8, 1 and 1 bytes; BOOL holds 0 or 1. */
+typedef enum gpuu_dtype {
+  GPUU_DTYPE_F32 = 0,
+  GPUU_DTYPE_F16 = 1,
+  GPUU_DTYPE_I32 = 2,
+  GPUU_DTYPE_I64 = 3,
+  GPUU_DTYPE_I8 = 4,
+  GPUU_DTYPE_BOOL = 5,
+  GPUU_DTYPE_FORCE32 = 0x7FFFFFFF
+} gpuu_dtype;
+
+/* The largest rank of any shape in a graph. Every dim lies in [0, 2^31 - 1]. */
+#define GPUU_MAX_RANK 8
+
+typedef struct gpuu_graph gpuu_graph;
+
+/* Creates an empty graph in *out; release it with gpuu_graph_destroy.
+ * GPUU_ERROR_INVALID_ARGUMENT if `out` is NULL. */
+GPUU_API gpuu_status gpuu_graph_create(gpuu_graph** out);
+
+/* Destroys `graph` and everything it holds (constants' data included). NULL is
+ * ignored. */
+GPUU_API void gpuu_graph_destroy(gpuu_graph* graph);
+
+/* Adds a graph input named `name` (non-empty, unique among values) of
+ * `dtype` and shape `shape[0..rank)` (`shape` may be NULL when rank is 0).
+ * Its id goes to *out_value (may be NULL; -1 on failure).
+ * GPUU_ERROR_INVALID_ARGUMENT for a NULL graph or name, a taken name, an
+ * unknown dtype, a rank above GPUU_MAX_RANK or a negative or too large dim. */
+GPUU_API gpuu_status gpuu_graph_add_input(gpuu_graph* graph, const char* name, gpuu_dtype dtype, const int64_t* shape,
+                                          size_t rank, int32_t* out_value);
+
+/* Adds a constant tensor: as gpuu_graph_add_input, plus its contents, `size`
+ * bytes at `data`, little-endian, row-major; `size` must equal the element
+ * count times the dtype size. The bytes are copied: `data` is borrowed for the
+ * call only. GPUU_ERROR_INVALID_ARGUMENT as for inputs, or for a wrong size. */
+GPUU_API gpuu_status gpuu_graph_add_constant(gpuu_graph* graph, const char* name, gpuu_dtype dtype,
+                                             const int64_t* shape, size_t rank, const void* data, size_t size,
+                                             int32_t* out_value);
+
+typedef enum gpuu_attr_kind {
+  GPUU_ATTR_INT = 0,    /* field i */
+  GPUU_ATTR_FLOAT = 1,  /* field f */
+  GPUU_ATTR_STRING = 2, /* field s: NUL-terminated UTF-8 */
+  GPUU_ATTR_INTS = 3,   /* fields ints and count */
+  GPUU_ATTR_FLOATS = 4, /* fields floats and count */
+  GPUU_ATTR_KIND_FORCE32 = 0x7FFFFFFF
+} gpuu_attr_kind;
+
+/* One node attribute: a name and a value of one kind; the fields of the other
+ * kinds are ignored. The kind must be the one the op's schema names: an int
+ * where a float is due is refused, not converted. */
+typedef struct gpuu_attr {
+  const char* name;
+  gpuu_attr_kind kind;
+  int64_t i;
+  double f;
+  const char* s;
+  const int64_t* ints;
+  const double* floats;
+  size_t count;
+} gpuu_attr;
+
+/* Appends node `name` (non-empty, unique among nodes) running `op` on
+ * `inputs[0..n_inputs)` (value ids; -1 leaves an optional input out, and
+ * trailing optional inputs may simply be omitted) with `attrs[0..n_attrs)`.
+ * Attributes left out take their defaults, which the node then stores.
+ * The ids of its outputs go to `outputs[0..outputs_capacity)` and their number
+ * to *n_outputs (may be NULL); every op but custom_shader has one output.
+ * If `outputs_capacity` is too small the node is not added and *n_outputs says
+ * how many are needed. All arguments are borrowed for the call only.
+ * GPUU_ERROR_INVALID_ARGUMENT, with a message naming the node and the input or
+ * attribute at fault, for: an unknown op, a taken or empty name, a wrong input
+ * count, a bad value id, a required input left out, an unknown, repeated,
+ * missing or wrongly kinded attribute, an attribute value out of range, a
+ * dtype the op does not take, or shapes that do not fit together. The graph is
+ * unchanged after any failure. */
+GPUU_API gpuu_status gpuu_graph_add_node(gpuu_graph* graph, const char* op, const char* name, const int32_t* inputs,
+                                         size_t n_inputs, const gpuu_attr* attrs, size_t n_attrs, int32_t* outputs,
+                                         size_t outputs_capacity, size_t* n_outputs);
+
+/* Marks `value` as a graph output (in call order). GPUU_ERROR_INVALID_ARGUMENT
+ * for a bad id or a value that is already an output. */
+GPUU_API gpuu_status gpuu_graph_mark_output(gpuu_graph* graph, int32_t value);
+
+/* Checks the whole graph: unique names, one producer per value, topological
+ * order, each node's inference matching its stored outputs, constant sizes,
+ * at least one output. A graph built only through this API fails only when it
+ * has no outputs. GPUU_ERROR_INVALID_ARGUMENT with a message naming the value
+ * or node at fault. May run concurrently with the other read-only functions
+ * below on the same graph. */
+GPUU_API gpuu_status gpuu_graph_verify(const gpuu_graph* graph);
+
+/* Read-back. Functions that take `const gpuu_graph*` do not change the graph
+ * and may run concurrently with each other. Returned strings are borrowed:
+ * valid until the graph is changed or destroyed.
+ *
+ * Id arrays follow one convention: *count receives the number of ids; `ids`
+ * receives them when `capacity` is at least that. Pass ids = NULL and
+ * capacity = 0 to ask for the count alone. A smaller nonzero capacity is
+ * GPUU_ERROR_INVALID_ARGUMENT (nothing written but *count). */
+
+/* Number of values (inputs, constants and node outputs); 0 for NULL. */
+GPUU_API size_t gpuu_graph_value_count(const gpuu_graph* graph);
+
+/* Name of value `value`, or NULL for a bad id. */
+GPUU_API const char* gpuu_graph_value_name(const gpuu_graph* graph, int32_t value);
+
+/* Dtype of `value`. GPUU_ERROR_INVALID_ARGUMENT for a bad id or NULL out. */
+GPUU_API gpuu_status gpuu_graph_value_dtype(const gpuu_graph* graph, int32_t value, gpuu_dtype* out);
+
+/* Rank of `value` to *rank and its dims to dims[0..rank) when dims is not
+ * NULL (`capacity` must then be at least the rank; GPUU_MAX_RANK always is).
+ * GPUU_ERROR_INVALID_ARGUMENT for a bad id, a NULL rank or a small capacity. */
+GPUU_API gpuu_status gpuu_graph_value_shape(const gpuu_graph* graph, int32_t value, int64_t* dims, size_t capacity,
+                                            size_t* rank);
+
+/* The node that produces `value` to *node, or -1 for graph inputs and
+ * constants. GPUU_ERROR_INVALID_ARGUMENT for a bad id or NULL node. */
+GPUU_API gpuu_status gpuu_graph_value_producer(const gpuu_graph* graph, int32_t value, int32_t* node);
+
+/* 1 when `value` is a constant, 0 otherwise (also for a bad id). */
+GPUU_API int32_t gpuu_graph_value_is_constant(const gpuu_graph* graph, int32_t value);
+
+/* The id of the value named `name` to *out_value (-1 when absent).
+ * GPUU_ERROR_NOT_FOUND when no value has that name;
+ * GPUU_ERROR_INVALID_ARGUMENT for NULL arguments. */
+GPUU_API gpuu_status gpuu_graph_find_value(const gpuu_graph* graph, const char* name, int32_t* out_value);
+
+/* Number of nodes; 0 for NULL. */
+GPUU_API size_t gpuu_graph_node_count(const gpuu_graph* graph);
+
+/* Name and op of node `node`, or NULL for a bad id. */
+GPUU_API const char* gpuu_graph_node_name(const gpuu_graph* graph, int32_t node);
+GPUU_API const char* gpuu_graph_node_op(const gpuu_graph* graph, int32_t node);
+
+/* Input value ids of `node` (-1 where an optional input was left out) and
+ * its output value ids, by the id-array convention above.
+ * GPUU_ERROR_INVALID_ARGUMENT for a bad node id, a NULL count or a small
+ * capacity. */
+GPUU_API gpuu_status gpuu_graph_node_inputs(const gpuu_graph* graph, int32_t node, int32_t* ids, size_t capacity,
+                                            size_t* count);
+GPUU_API gpuu_status gpuu_graph_node_outputs(const gpuu_graph* graph, int32_t node, int32_t* ids, size_t capacity,
+                                             size_t* count);
+
+/* The graph inputs (in creation order) and the graph outputs (in marking
+ * order), by the id-array convention above. */
+GPUU_API gpuu_status gpuu_graph_inputs(const gpuu_graph* graph, int32_t* ids, size_t capacity, size_t* count);
+GPUU_API gpuu_status gpuu_graph_outputs(const gpuu_graph* graph, int32_t* ids, size_t capacity, size_t* count);
+
+/* The registered ops, sorted by name: their number, and the name at `index`
+ * (static, valid forever; NULL past the end). Thread-safe. */
+GPUU_API size_t gpuu_op_count(void);
+GPUU_API const char* gpuu_op_name(size_t index);
+
 /* @@GRAPH_API@@ */
 
 /* ------------------------------------------------------------------------ */
 /* Partitioning                                                             */
 /* ------------------------------------------------------------------------ */
+/* A partition splits a graph into regions, each run by one backend: VGF
+ * (TOSA graph regions in a VGF file), Vulkan (gpuu's own compute kernels) or
+ * the CPU fallback. Every node is in exactly one region; regions come in
+ * execution order (every edge goes from a region to itself or to a later
+ * one, so every region is convex: no path leaves it and comes back); GPU
+ * regions are connected. The same graph and options always give the same
+ * partition, and partitioning takes time near-linear in the graph's size.
+ *
+ * Policies (gpuu_prefer), as in the RFC: VGF_FIRST lets VGF take maximal
+ * regions of the nodes it supports, then Vulkan takes maximal regions of
+ * what is left (VULKAN_FIRST: the other way round); then GPU regions with
+ * fewer than min_partition_size nodes are pruned and their nodes stay on the
+ * CPU. AUTO scores three candidates (vgf_first, vulkan_first and a per-node
+ * labelling by the cost model) with the cost model below and keeps the
+ * cheapest (the earlier on a tie). Two exceptions to pruning: a custom_shader
+ * node of domain "com.arm.VulkanCustomShader" always gets a region of its own
+ * and keeps it, and so does a region that holds a pinned node.
+ *
+ * What each backend supports: VGF what TOSA 1.0 expresses for f32, f16, i32,
+ * i8 and bool tensors (never i64: gather/index_select need i32 indices);
+ * Vulkan every op on f32, f16, i32 and bool data, with i32 or i64 indices;
+ * the CPU everything, including ops no GPU backend knows. */
+
+typedef enum gpuu_backend {
+  GPUU_BACKEND_VGF = 0,    /* "VgfBackend" */
+  GPUU_BACKEND_VULKAN = 1, /* "VulkanBackend" */
+  GPUU_BACKEND_CPU = 2,    /* "CpuFallback" */
+  GPUU_BACKEND_FORCE32 = 0x7FFFFFFF
+} gpuu_backend;
+
+/* The id of `backend` as written into programs, logs and explain reports:
+ * "VgfBackend", "VulkanBackend" or "CpuFallback"; "unknown backend" for any
+ * other value. Static, valid forever. Thread-safe; never fails. */
+GPUU_API const char* gpuu_backend_name(gpuu_backend backend);
+
+/* `backend` (VGF or VULKAN: the CPU cannot be denied anything) takes no node
+ * that runs `op`. */
+typedef struct gpuu_partition_deny {
+  gpuu_backend backend;
+  const char* op;
+} gpuu_partition_deny;
+
+/* The node named `node` goes to `backend` (the CPU included) whatever the
+ * policy, and its region is never pruned. */
+typedef struct gpuu_partition_pin {
+  const char* node;
+  gpuu_backend backend;
+} gpuu_partition_pin;
+
+/* The cost of one node running `op`, per backend (indexed by gpuu_backend). */
+typedef struct gpuu_partition_op_cost {
+  const char* op;
+  double cost[3];
+} gpuu_partition_op_cost;
+
+typedef struct gpuu_partition_options {
+  uint32_t struct_size;
+  gpuu_prefer prefer;         /* default GPUU_PREFER_AUTO */
+  int64_t min_partition_size; /* default 3; must be >= 1 */
+  /* Default 0: pruned nodes stay on the CPU (the RFC's first version).
+   * Nonzero: each GPU backend's pruned nodes are first offered to the other
+   * GPU backend, which may add them to its regions (still subject to
+   * min_partition_size). */
+  int32_t retry_pruned;
+  const gpuu_partition_deny* deny; /* deny[0..deny_count); may be NULL when the count is 0 */
+  size_t deny_count;
+  const gpuu_partition_pin* pins; /* pins[0..pin_count); may be NULL when the count is 0 */
+  size_t pin_count;
+  /* The cost model of AUTO, in abstract units (only ratios matter); every
+   * cost must be finite and >= 0. Defaults in brackets. */
+  double op_cost[3];        /* one node, by gpuu_backend [1, 2, 10] */
+  double gpu_crossing_cost; /* a tensor handed between VGF and Vulkan [3] */
+  double cpu_crossing_cost; /* a tensor handed between a GPU backend and the CPU [15] */
+  double gpu_region_cost;   /* each VGF or Vulkan region: one more submit [1] */
+  /* Per-op costs replacing op_cost for those ops; they extend the built-in
+   * table (conv2d, matmul and linear: [4, 8, 100]); a later entry for the same
+   * op wins. May be NULL when the count is 0. */
+  const gpuu_partition_op_cost* op_costs;
+  size_t op_cost_count;
+} gpuu_partition_options;
+
+/* Fills `options` with the defaults above. NULL is ignored. Never fails. */
+GPUU_API void gpuu_partition_options_init(gpuu_partition_options* options);
+
+/* The outcome of partitioning one graph. Independent of the graph once made:
+ * the graph may change or go away meanwhile (but a program must be written
+ * from the same, unchanged graph). */
+typedef struct gpuu_partition gpuu_partition;
+
+/* Partitions `graph` with `options` (NULL: the defaults) into a new partition
+ * in *out (release it with gpuu_partition_destroy; NULL on failure). The
+ * partition records prefer and min_partition_size for the program writer to
+ * bake into the delegates' compile specs, and an explain report.
+ * All arguments are borrowed for the call. May run concurrently with other
+ * calls that only read `graph`.
+ * GPUU_ERROR_INVALID_ARGUMENT, with a message naming what is wrong, for a
+ * NULL graph or out, a struct_size that is not set, an unknown prefer or
+ * backend value, min_partition_size < 1, a NULL array with a nonzero count, a
+ * NULL or empty op or node name, a denial for the CPU, a denied op that is
+ * neither a known op nor used by the graph, a pin naming no node (or a name
+ * several nodes share), a pin to a backend that cannot take that node (the
+ * message says why), a node pinned to two backends, a negative or non-finite
+ * cost, or a malformed graph (a value id out of range, nodes out of
+ * topological order, a value produced twice). */
+GPUU_API gpuu_status gpuu_graph_partition(const gpuu_graph* graph, const gpuu_partition_options* options,
+                                          gpuu_partition** out);
+
+/* Destroys `partition`. NULL is ignored. */
+GPUU_API void gpuu_partition_destroy(gpuu_partition* partition);
+
+/* The functions below only read `partition`: they may run concurrently. */
+
+/* Number of regions; 0 for NULL. */
+GPUU_API size_t gpuu_partition_region_count(const gpuu_partition* partition);
+
+/* The backend of region `region` (in execution order) to *out.
+ * GPUU_ERROR_INVALID_ARGUMENT for a NULL argument or a region out of range. */
+GPUU_API gpuu_status gpuu_partition_region_backend(const gpuu_partition* partition, size_t region, gpuu_backend* out);
+
+/* The number of nodes in region `region` to *out.
+ * GPUU_ERROR_INVALID_ARGUMENT for a NULL argument or a region out of range. */
+GPUU_API gpuu_status gpuu_partition_region_node_count(const gpuu_partition* partition, size_t region, size_t* out);
+
+/* The graph node id of the `index`-th node of region `region` to *node. Nodes
+ * of a region come in graph order (a topological order).
+ * GPUU_ERROR_INVALID_ARGUMENT for a NULL argument, or a region or index out
+ * of range. */
+GPUU_API gpuu_status gpuu_partition_region_node(const gpuu_partition* partition, size_t region, size_t index,
+                                                int32_t* node);
+
+/* The backend that runs graph node `node` to *backend, and the index of its
+ * region to *region (may be NULL).
+ * GPUU_ERROR_INVALID_ARGUMENT for a NULL partition or backend, or a node id
+ * out of range. */
+GPUU_API gpuu_status gpuu_partition_node_backend(const gpuu_partition* partition, int32_t node, gpuu_backend* backend,
+                                                 size_t* region);
+
+/* The explain report as JSON text (UTF-8, NUL-terminated): the policy and
+ * options; for AUTO every candidate's estimated cost and the choice; a
+ * summary per backend and per region (backend, node count, first and last
+ * node, tensors in and out); and per node its name, op, backend, region and,
+ * for each other backend, why not ("unsupported: TOSA 1.0 has no i64 tensors
+ * (input 1 of gather_0 is i64)", "denied by user", "pinned to CpuFallback by
+ * user", "pruned: region of 2 nodes < min_partition_size 3", "taken first by
+ * VgfBackend (vgf_first)", ...) and, where retry_pruned offered it to a
+ * backend, the outcome. The same graph and options give the same text.
+ * Borrowed: valid until the partition is destroyed. NULL for NULL. */
+GPUU_API const char* gpuu_partition_explain_json(const gpuu_partition* partition);
+
 /* @@PARTITION_API@@ */
 
 /* ------------------------------------------------------------------------ */
 /* Program files                                                            */
 /* ------------------------------------------------------------------------ */
+/* A program file holds everything needed to run one partitioned graph: its
+ * tensors, one delegate per GPU region (backend id "VgfBackend" or
+ * "VulkanBackend", compile specs, the backend's processed blob, the names and
+ * ops of the graph nodes it took), the CPU-fallback nodes, and the plan that
+ * orders them. Constants and blobs are stored once per distinct content, each
+ * 64-byte aligned, so a loader can use them in place from a memory map.
+ * The same graph, partition and options always give the same bytes.
+ * Inspect a file with the gpuu-inspect tool. */
+
+/* Shared-context settings baked into every delegate's compile specs (the six
+ * GPUU_SPEC_* keys); prefer and min_partition_size come from the partition.
+ * The application may still override the context keys when it loads the
+ * program. */
+typedef struct gpuu_program_write_options {
+  uint32_t struct_size;
+  const char* token;        /* default "default"; non-empty, at most GPUU_MAX_TOKEN_LENGTH bytes */
+  int64_t group_id;         /* default 0; must be >= 0 */
+  gpuu_context_mode mode;   /* default GPUU_CONTEXT_LOOKUP_OR_CREATE */
+  gpuu_sync_mode sync_mode; /* default GPUU_SYNC_TIMELINE */
+} gpuu_program_write_options;
+
+/* Fills `options` with the defaults above (the RFC's). Never fails. */
+GPUU_API void gpuu_program_write_options_init(gpuu_program_write_options* options);
+
+/* Writes the program for `graph` as partitioned by `partition` (which must
+ * come from partitioning that same graph) to the file `path`. `options` may
+ * be NULL for the defaults. The file is written atomically: a temporary file
+ * beside `path` is flushed and renamed over it, so readers never see half a
+ * program and a failed call leaves an existing file untouched. All arguments
+ * are borrowed for the call. Thread-safe as long as nothing modifies `graph`
+ * or `partition` meanwhile.
+ * Returns GPUU_ERROR_INVALID_ARGUMENT for a NULL handle or path, a bad option
+ * (empty or too long token, negative group_id, unknown mode) or a partition
+ * that does not match the graph (a node in no region or in two, a region that
+ * reads a value before it is produced); GPUU_ERROR_IO when the file cannot be
+ * written (the message names the path). */
+GPUU_API gpuu_status gpuu_program_write(const gpuu_graph* graph, const gpuu_partition* partition,
+                                        const gpuu_program_write_options* options, const char* path);
+
+/* As gpuu_program_write, but the program's bytes go to a new buffer: *out_data
+ * (caller's; free it with gpuu_program_bytes_free) and *out_size. On failure
+ * *out_data is NULL and *out_size 0. Same errors, except GPUU_ERROR_IO, plus
+ * GPUU_ERROR_OUT_OF_MEMORY. */
+GPUU_API gpuu_status gpuu_program_write_to_memory(const gpuu_graph* graph, const gpuu_partition* partition,
+                                                  const gpuu_program_write_options* options, void** out_data,
+                                                  size_t* out_size);
+
+/* Frees a buffer from gpuu_program_write_to_memory. NULL is ignored. */
+GPUU_API void gpuu_program_bytes_free(void* data);
 /* @@PROGRAM_API@@ */
+
+/* ------------------------------------------------------------------------ */
+/* Running programs                                                         */
+/* ------------------------------------------------------------------------ */
+
+/* A loaded program file: immutable, and safe to share between threads and
+ * sessions. A session keeps its own reference, so the program may be released
+ * while sessions made from it live on. */
+typedef struct gpuu_program gpuu_program;
+
+/* Maps the file at `path` (read-only; constants are used in place), verifies
+ * it and checks every index, size and offset. On success *out is the
+ * caller's. GPUU_ERROR_IO when the file cannot be read, GPUU_ERROR_INVALID_FORMAT
+ * (the message names the field and byte offset) for a corrupt file.
+ * Thread-safe. */
+GPUU_API gpuu_status gpuu_program_load_file(const char* path, gpuu_program** out);
+
+/* The same from `size` bytes at `data`, which are copied. Thread-safe. */
+GPUU_API gpuu_status gpuu_program_load_memory(const void* data, size_t size, gpuu_program** out);
+
+/* Drops the caller's reference. NULL is ignored. Thread-safe. */
+GPUU_API void gpuu_program_release(gpuu_program* program);
+
+/* Number of delegates and the backend id of delegate `index` ("VgfBackend",
+ * "VulkanBackend"; NULL when out of range). Borrowed from the program. */
+GPUU_API size_t gpuu_program_delegate_count(const gpuu_program* program);
+GPUU_API const char* gpuu_program_delegate_backend(const gpuu_program* program, size_t index);
+
+/* Standalone VGF export: writes each VGF delegate of `program` as
+ * `dir/<delegate index>.vgf` (a complete VGF file, readable by Arm's tools)
+ * with a scenario JSON for Arm's scenario runner beside it
+ * (`<delegate index>.json`, inputs and outputs as `<name>.npy`), creating
+ * `dir` if needed. *vgf_count (may be NULL) receives the number of VGF files.
+ * GPUU_ERROR_IO naming the path when a file cannot be written. */
+GPUU_API gpuu_status gpuu_program_extract_vgf(const gpuu_program* program, const char* dir, size_t* vgf_count);
+
+/* A program made runnable: delegates initialised on their shared context,
+ * buffers and command buffers ready. Not thread-safe: one thread at a time
+ * per session (several sessions may run concurrently). */
+typedef struct gpuu_session gpuu_session;
+
+typedef struct gpuu_session_options {
+  uint32_t struct_size;
+  gpuu_context_overrides overrides; /* token, group, mode, sync mode over the file's */
+  gpuu_device_options device;       /* when a delegate creates the context */
+} gpuu_session_options;
+
+GPUU_API void gpuu_session_options_init(gpuu_session_options* options);
+
+/* Initialises every delegate through its backend (each resolves the shared
+ * context by its compile specs and `options`, and makes its own command
+ * pool). Failures name the delegate: GPUU_ERROR_NOT_FOUND (lookup_only and
+ * nothing registered), GPUU_ERROR_ALREADY_EXISTS (create_only and the key is
+ * taken), GPUU_ERROR_UNSUPPORTED (a backend or device feature is missing),
+ * GPUU_ERROR_INVALID_FORMAT. On success *out is the caller's. Thread-safe
+ * with respect to other sessions. */
+GPUU_API gpuu_status gpuu_session_create(const gpuu_program* program, const gpuu_session_options* options,
+                                         gpuu_session** out);
+
+/* Waits for the session's GPU work, destroys its delegates (each drops its
+ * reference to the shared context) and frees it. NULL is ignored. */
+GPUU_API void gpuu_session_destroy(gpuu_session* session);
+
+/* A program input or output. `name` and `shape` are borrowed from the session. */
+typedef struct gpuu_tensor_info {
+  uint32_t struct_size;
+  const char* name;
+  gpuu_dtype dtype;
+  uint32_t rank;
+  const int64_t* shape;
+  size_t byte_size;
+} gpuu_tensor_info;
+
+GPUU_API size_t gpuu_session_input_count(const gpuu_session* session);
+GPUU_API size_t gpuu_session_output_count(const gpuu_session* session);
+/* Fills `out` (struct_size set) for input/output `index`; GPUU_ERROR_INVALID_ARGUMENT when out of range. */
+GPUU_API gpuu_status gpuu_session_input_info(const gpuu_session* session, size_t index, gpuu_tensor_info* out);
+GPUU_API gpuu_status gpuu_session_output_info(const gpuu_session* session, size_t index, gpuu_tensor_info* out);
+
+/* Copies input `index` from host memory: `size` must equal its byte size
+ * (little-endian elements, row-major). GPUU_ERROR_INVALID_ARGUMENT otherwise,
+ * naming the input, its type and both sizes; the session stays usable. */
+GPUU_API gpuu_status gpuu_session_set_input(gpuu_session* session, size_t index, const void* data, size_t size);
+
+/* Takes input `index` from `buffer` (a VkBuffer on the delegates' device,
+ * with TRANSFER_SRC usage) at every execute, copied on the GPU; a null buffer
+ * returns to host memory. The application must not write the range while an
+ * execute runs. `size` must equal the input's byte size. */
+GPUU_API gpuu_status gpuu_session_bind_input_buffer(gpuu_session* session, size_t index, gpuu_vk_buffer buffer,
+                                                    uint64_t offset, uint64_t size);
+
+/* Also writes output `index` into `buffer` (TRANSFER_DST usage) at every
+ * execute, on the GPU; it is complete when gpuu_session_execute returns. */
+GPUU_API gpuu_status gpuu_session_bind_output_buffer(gpuu_session* session, size_t index, gpuu_vk_buffer buffer,
+                                                     uint64_t offset, uint64_t size);
+
+/* Runs the plan: delegates are submitted in order, chained on the context's
+ * timeline semaphore (or as the sync mode says); the host waits only before
+ * a CPU-fallback step that needs GPU data and once at the end. Returns when
+ * the outputs are ready. GPUU_ERROR_FAILED_PRECONDITION when an input was
+ * never set. After a failure the session stays usable. */
+GPUU_API gpuu_status gpuu_session_execute(gpuu_session* session);
+
+/* Copies output `index` of the last successful execute into `data`; `size`
+ * must equal its byte size. */
+GPUU_API gpuu_status gpuu_session_get_output(const gpuu_session* session, size_t index, void* data, size_t size);
+
+/* What the last execute did: submits, host waits, host copies between devices. */
+typedef struct gpuu_execute_stats {
+  uint32_t struct_size;
+  uint32_t delegate_submits;
+  uint32_t host_waits;
+  uint32_t host_copies;
+} gpuu_execute_stats;
+GPUU_API gpuu_status gpuu_session_last_execute_stats(const gpuu_session* session, gpuu_execute_stats* out);
+
+/* The sync mode the session runs with (the file's, or the override). */
+GPUU_API gpuu_sync_mode gpuu_session_sync_mode(const gpuu_session* session);
+
+/* A new reference to the context the session's GPU delegates run on (the
+ * first delegate's); GPUU_ERROR_NOT_FOUND for a program without GPU delegates. */
+GPUU_API gpuu_status gpuu_session_get_context(const gpuu_session* session, gpuu_context** out);
 
 #ifdef __cplusplus
 } /* extern "C" */

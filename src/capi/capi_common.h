@@ -4,12 +4,20 @@
 
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <new>
 
 #include "base/status.h"
 #include "gpuu.h"
 
+namespace gpuu {
+class SharedGpuContext;
+}
+
 namespace gpuu::capi {
+
+// A new gpuu_context reference to `ctx` (capi_context.cpp owns the struct).
+gpuu_context* wrap_context(std::shared_ptr<SharedGpuContext> ctx);
 
 // Records `status` as the calling thread's last error and returns its code.
 gpuu_status fail(const Status& status);

@@ -18,11 +18,7 @@ namespace {
 static_assert(static_cast<uint32_t>(kFeatureStorageBuffer8Bit) == static_cast<uint32_t>(GPUU_FEATURE_STORAGE_BUFFER_8BIT),
               "features drifted");
 
-gpuu_context* wrap(SharedGpuContextPtr ptr) {
-  auto* c = new gpuu_context;
-  c->ptr = std::move(ptr);
-  return c;
-}
+gpuu_context* wrap(SharedGpuContextPtr ptr) { return wrap_context(std::move(ptr)); }
 
 gpuu_status check_token(const char* function, const char* token) {
   if (!token || !*token) return fail_invalid(function, ": the token is NULL or empty");
@@ -40,6 +36,12 @@ DeviceOptions to_device_options(const gpuu_device_options& o) {
 }
 
 }  // namespace
+
+gpuu_context* wrap_context(SharedGpuContextPtr ctx) {
+  auto* c = new gpuu_context;
+  c->ptr = std::move(ctx);
+  return c;
+}
 }  // namespace gpuu::capi
 
 using namespace gpuu;

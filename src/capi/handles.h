@@ -5,12 +5,16 @@
 #include <string>
 
 #include "compile_spec/shared_gpu_compile_spec.h"
+#include "graph/builder.h"
 #include "graph/graph.h"
 #include "partition/partition_result.h"
 
 // A graph under construction through the graph-builder API.
 struct gpuu_graph {
   gpuu::graph::Graph graph;
+  // Names taken in `graph`, kept current by the capi_graph.cpp mutators; code
+  // that fills `graph` directly need not touch it (it catches up, see GraphNames).
+  gpuu::graph::GraphNames names;
 };
 
 // The outcome of partitioning one graph with one set of options.

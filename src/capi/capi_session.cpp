@@ -1,0 +1,236 @@
+// C ABI: loading programs and running them in sessions.
+#include <atomic>
+
+#include "backends/vgf/vgf_export.h"
+#include "capi/capi_common.h"
+#include "program/program_loader.h"
+#include "runtime/session.h"
+
+struct gpuu_program {
+  std::shared_ptr<const gpuu::program::Program> program;
+};
+
+struct gpuu_session {
+  std::unique_ptr<gpuu::runtime::Session> session;
+  gpuu::runtime::ExecuteStats last_stats;
+};
+
+namespace gpuu::capi {
+namespace {
+
+gpuu_status check_session(const gpuu_session* s, const char* function) {
+  if (!s || !s->session) return fail_invalid(function, ": session is NULL");
+  return GPUU_OK;
+}
+
+gpuu_status fill_info(const runtime::TensorDesc& d, gpuu_tensor_info* out, const char* function) {
+  if (!struct_size_ok(out, sizeof(gpuu_tensor_info))) {
+    return fail_invalid(function, ": `out` is NULL or its struct_size is not set");
+  }
+  out->name = d.name.c_str();
+  out->dtype = static_cast<gpuu_dtype>(d.dtype);
+  out->rank = static_cast<uint32_t>(d.shape.size());
+  out->shape = d.shape.data();
+  out->byte_size = d.bytes;
+  return GPUU_OK;
+}
+
+gpuu_status wrap_program(Result<std::shared_ptr<const program::Program>> loaded, gpuu_program** out) {
+  if (!loaded.ok()) return fail(loaded.status());
+  *out = new gpuu_program{std::move(loaded).value()};
+  return GPUU_OK;
+}
+
+}  // namespace
+}  // namespace gpuu::capi
+
+using namespace gpuu;
+using namespace gpuu::capi;
+
+extern "C" {
+
+GPUU_API gpuu_status gpuu_program_load_file(const char* path, gpuu_program** out) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    if (!out) return fail_invalid("gpuu_program_load_file: `out` is NULL");
+    *out = nullptr;
+    if (!path || !*path) return fail_invalid("gpuu_program_load_file: path is NULL or empty");
+    return wrap_program(program::load_program_file(path), out);
+  });
+}
+
+GPUU_API gpuu_status gpuu_program_load_memory(const void* data, size_t size, gpuu_program** out) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    if (!out) return fail_invalid("gpuu_program_load_memory: `out` is NULL");
+    *out = nullptr;
+    if (!data && size) return fail_invalid("gpuu_program_load_memory: data is NULL but size is ", size);
+    return wrap_program(program::load_program_bytes(data, size), out);
+  });
+}
+
+GPUU_API void gpuu_program_release(gpuu_program* program) { delete program; }
+
+GPUU_API size_t gpuu_program_delegate_count(const gpuu_program* program) {
+  return program ? program->program->delegates().size() : 0;
+}
+
+GPUU_API const char* gpuu_program_delegate_backend(const gpuu_program* program, size_t index) {
+  if (!program || index >= program->program->delegates().size()) return nullptr;
+  return program->program->delegates()[index].backend_id.c_str();
+}
+
+GPUU_API gpuu_status gpuu_program_extract_vgf(const gpuu_program* program, const char* dir, size_t* vgf_count) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    if (vgf_count) *vgf_count = 0;
+    if (!program) return fail_invalid("gpuu_program_extract_vgf: program is NULL");
+    if (!dir || !*dir) return fail_invalid("gpuu_program_extract_vgf: dir is NULL or empty");
+    std::vector<std::string> written;
+    if (gpuu_status s = to_c(vgf::extract_vgf_delegates(*program->program, dir, &written))) return s;
+    if (vgf_count) *vgf_count = written.size() / 2;
+    return GPUU_OK;
+  });
+}
+
+GPUU_API void gpuu_session_options_init(gpuu_session_options* options) {
+  if (!options) return;
+  *options = gpuu_session_options{};
+  options->struct_size = sizeof(gpuu_session_options);
+  gpuu_context_overrides_init(&options->overrides);
+  gpuu_device_options_init(&options->device);
+}
+
+GPUU_API gpuu_status gpuu_session_create(const gpuu_program* program, const gpuu_session_options* options,
+                                         gpuu_session** out) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    if (!out) return fail_invalid("gpuu_session_create: `out` is NULL");
+    *out = nullptr;
+    if (!program) return fail_invalid("gpuu_session_create: program is NULL");
+    runtime::SessionOptions opts;
+    if (options) {
+      if (!struct_size_ok(options, sizeof(gpuu_session_options))) {
+        return fail_invalid("gpuu_session_create: options->struct_size is not set");
+      }
+      const gpuu_context_overrides& o = options->overrides;
+      if (o.token) opts.overrides.token = std::string(o.token);
+      if (o.has_group_id) opts.overrides.group_id = o.group_id;
+      if (o.has_mode) {
+        if (o.mode < GPUU_CONTEXT_DISABLED || o.mode > GPUU_CONTEXT_CREATE_ONLY) {
+          return fail_invalid("gpuu_session_create: unknown context mode value ", static_cast<int>(o.mode));
+        }
+        opts.overrides.context_mode = static_cast<ContextMode>(o.mode);
+      }
+      if (o.has_sync_mode) {
+        if (o.sync_mode < GPUU_SYNC_TIMELINE || o.sync_mode > GPUU_SYNC_NONE) {
+          return fail_invalid("gpuu_session_create: unknown sync mode value ", static_cast<int>(o.sync_mode));
+        }
+        opts.overrides.sync_mode = static_cast<SyncMode>(o.sync_mode);
+      }
+      if (options->device.device) opts.device.device = options->device.device;
+      opts.device.validation = options->device.enable_validation != 0;
+    }
+    Result<std::unique_ptr<runtime::Session>> session = runtime::Session::create(program->program, opts);
+    if (!session.ok()) return fail(session.status());
+    *out = new gpuu_session{std::move(session).value(), {}};
+    return GPUU_OK;
+  });
+}
+
+GPUU_API void gpuu_session_destroy(gpuu_session* session) { delete session; }
+
+GPUU_API size_t gpuu_session_input_count(const gpuu_session* session) {
+  return session ? session->session->inputs().size() : 0;
+}
+
+GPUU_API size_t gpuu_session_output_count(const gpuu_session* session) {
+  return session ? session->session->outputs().size() : 0;
+}
+
+GPUU_API gpuu_status gpuu_session_input_info(const gpuu_session* session, size_t index, gpuu_tensor_info* out) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    if (gpuu_status s = check_session(session, "gpuu_session_input_info")) return s;
+    if (index >= session->session->inputs().size()) {
+      return fail_invalid("gpuu_session_input_info: index ", index, " is out of range (",
+                          session->session->inputs().size(), " inputs)");
+    }
+    return fill_info(session->session->inputs()[index], out, "gpuu_session_input_info");
+  });
+}
+
+GPUU_API gpuu_status gpuu_session_output_info(const gpuu_session* session, size_t index, gpuu_tensor_info* out) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    if (gpuu_status s = check_session(session, "gpuu_session_output_info")) return s;
+    if (index >= session->session->outputs().size()) {
+      return fail_invalid("gpuu_session_output_info: index ", index, " is out of range (",
+                          session->session->outputs().size(), " outputs)");
+    }
+    return fill_info(session->session->outputs()[index], out, "gpuu_session_output_info");
+  });
+}
+
+GPUU_API gpuu_status gpuu_session_set_input(gpuu_session* session, size_t index, const void* data, size_t size) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    if (gpuu_status s = check_session(session, "gpuu_session_set_input")) return s;
+    return to_c(session->session->set_input(index, data, size));
+  });
+}
+
+GPUU_API gpuu_status gpuu_session_bind_input_buffer(gpuu_session* session, size_t index, gpuu_vk_buffer buffer,
+                                                    uint64_t offset, uint64_t size) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    if (gpuu_status s = check_session(session, "gpuu_session_bind_input_buffer")) return s;
+    return to_c(session->session->bind_input_buffer(index, reinterpret_cast<VkBuffer>(buffer), offset, size));
+  });
+}
+
+GPUU_API gpuu_status gpuu_session_bind_output_buffer(gpuu_session* session, size_t index, gpuu_vk_buffer buffer,
+                                                     uint64_t offset, uint64_t size) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    if (gpuu_status s = check_session(session, "gpuu_session_bind_output_buffer")) return s;
+    return to_c(session->session->bind_output_buffer(index, reinterpret_cast<VkBuffer>(buffer), offset, size));
+  });
+}
+
+GPUU_API gpuu_status gpuu_session_execute(gpuu_session* session) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    if (gpuu_status s = check_session(session, "gpuu_session_execute")) return s;
+    session->last_stats = runtime::ExecuteStats{};
+    return to_c(session->session->execute(&session->last_stats));
+  });
+}
+
+GPUU_API gpuu_status gpuu_session_get_output(const gpuu_session* session, size_t index, void* data, size_t size) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    if (gpuu_status s = check_session(session, "gpuu_session_get_output")) return s;
+    return to_c(session->session->get_output(index, data, size));
+  });
+}
+
+GPUU_API gpuu_status gpuu_session_last_execute_stats(const gpuu_session* session, gpuu_execute_stats* out) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    if (gpuu_status s = check_session(session, "gpuu_session_last_execute_stats")) return s;
+    if (!struct_size_ok(out, sizeof(gpuu_execute_stats))) {
+      return fail_invalid("gpuu_session_last_execute_stats: `out` is NULL or its struct_size is not set");
+    }
+    out->delegate_submits = session->last_stats.delegate_submits;
+    out->host_waits = session->last_stats.host_waits;
+    out->host_copies = session->last_stats.host_copies;
+    return GPUU_OK;
+  });
+}
+
+GPUU_API gpuu_sync_mode gpuu_session_sync_mode(const gpuu_session* session) {
+  return session ? static_cast<gpuu_sync_mode>(session->session->sync_mode()) : GPUU_SYNC_TIMELINE;
+}
+
+GPUU_API gpuu_status gpuu_session_get_context(const gpuu_session* session, gpuu_context** out) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    if (!out) return fail_invalid("gpuu_session_get_context: `out` is NULL");
+    *out = nullptr;
+    if (gpuu_status s = check_session(session, "gpuu_session_get_context")) return s;
+    SharedGpuContextPtr ctx = session->session->primary_context();
+    if (!ctx) return fail(err(StatusCode::kNotFound, "the session's program has no GPU delegate"));
+    *out = wrap_context(std::move(ctx));
+    return GPUU_OK;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,228 @@
+// The partition C API through gpuu.h and libgpuu.so alone: the RFC model built
+// with the graph-builder API and partitioned vgf_first, options, read-back,
+// the explain report, and refusals that name what is wrong.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gpuu.h"
+#include "support/rfc_model_capi.h"
+
+namespace {
+
+class PartitionCapi : public testing::Test {
+ protected:
+  void SetUp() override {
+    graph_ = gpuu_test_build_rfc_model();
+    ASSERT_NE(graph_, nullptr) << gpuu_last_error();
+    gpuu_partition_options_init(&options_);
+  }
+  void TearDown() override {
+    gpuu_partition_destroy(partition_);
+    gpuu_graph_destroy(graph_);
+  }
+
+  gpuu_status run() {
+    gpuu_partition_destroy(partition_);
+    partition_ = nullptr;
+    return gpuu_graph_partition(graph_, &options_, &partition_);
+  }
+
+  // Each region as "Backend[node,node,...]".
+  std::vector<std::string> regions() {
+    std::vector<std::string> out;
+    for (size_t r = 0; r < gpuu_partition_region_count(partition_); ++r) {
+      gpuu_backend b = GPUU_BACKEND_FORCE32;
+      size_t count = 0;
+      EXPECT_EQ(gpuu_partition_region_backend(partition_, r, &b), GPUU_OK);
+      EXPECT_EQ(gpuu_partition_region_node_count(partition_, r, &count), GPUU_OK);
+      std::string text = std::string(gpuu_backend_name(b)) + "[";
+      for (size_t i = 0; i < count; ++i) {
+        int32_t node = -1;
+        EXPECT_EQ(gpuu_partition_region_node(partition_, r, i, &node), GPUU_OK);
+        text += (i ? "," : "") + std::string(gpuu_graph_node_name(graph_, node));
+        gpuu_backend nb = GPUU_BACKEND_FORCE32;
+        size_t nr = 99;
+        EXPECT_EQ(gpuu_partition_node_backend(partition_, node, &nb, &nr), GPUU_OK);
+        EXPECT_EQ(nb, b);
+        EXPECT_EQ(nr, r);
+      }
+      out.push_back(text + "]");
+    }
+    return out;
+  }
+
+  void expect_invalid(gpuu_status s, const std::string& fragment) {
+    EXPECT_EQ(s, GPUU_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(gpuu_last_error()).find(fragment), std::string::npos) << gpuu_last_error();
+  }
+
+  gpuu_graph* graph_ = nullptr;
+  gpuu_partition* partition_ = nullptr;
+  gpuu_partition_options options_;
+};
+
+TEST_F(PartitionCapi, RfcModelVgfFirstGivesVgfVulkanVgf) {
+  options_.prefer = GPUU_PREFER_VGF_FIRST;
+  options_.min_partition_size = 1;
+  ASSERT_EQ(run(), GPUU_OK) << gpuu_last_error();
+  std::vector<std::string> expected = {"VgfBackend[transpose_0,avg_pool2d_0]",
+                                       "VulkanBackend[index_select_0,gather_0,index_select_1]",
+                                       "VgfBackend[sin_0,cos_0,reciprocal_0,mul_0,transpose_1]"};
+  EXPECT_EQ(regions(), expected);
+  std::string explain = gpuu_partition_explain_json(partition_);
+  EXPECT_NE(explain.find("\"policy\":\"vgf_first\""), std::string::npos) << explain;
+  EXPECT_NE(explain.find("TOSA 1.0 has no i64 tensors (input 1 of gather_0 is i64)"), std::string::npos);
+}
+
+TEST_F(PartitionCapi, OptionDefaultsFollowTheRfc) {
+  EXPECT_EQ(options_.struct_size, sizeof(gpuu_partition_options));
+  EXPECT_EQ(options_.prefer, GPUU_PREFER_AUTO);
+  EXPECT_EQ(options_.min_partition_size, 3);
+  EXPECT_EQ(options_.retry_pruned, 0);
+  EXPECT_EQ(options_.deny, nullptr);
+  EXPECT_EQ(options_.pins, nullptr);
+  EXPECT_EQ(options_.op_cost[GPUU_BACKEND_VULKAN], 2.0);
+  EXPECT_EQ(options_.gpu_crossing_cost, 3.0);
+  // NULL options mean these defaults: auto keeps the small RFC model on Vulkan.
+  ASSERT_EQ(gpuu_graph_partition(graph_, nullptr, &partition_), GPUU_OK) << gpuu_last_error();
+  EXPECT_EQ(regions(), std::vector<std::string>{"VulkanBackend[transpose_0,avg_pool2d_0,index_select_0,gather_0,"
+                                                "index_select_1,sin_0,cos_0,reciprocal_0,mul_0,transpose_1]"});
+}
+
+TEST_F(PartitionCapi, CheaperHandOffsMakeAutoSplitTheModel) {
+  options_.min_partition_size = 1;
+  options_.gpu_crossing_cost = 0.5;
+  options_.gpu_region_cost = 0.0;
+  ASSERT_EQ(run(), GPUU_OK) << gpuu_last_error();
+  ASSERT_EQ(gpuu_partition_region_count(partition_), 3u);
+  std::string explain = gpuu_partition_explain_json(partition_);
+  EXPECT_NE(explain.find("\"chosen\":\"vgf_first\""), std::string::npos) << explain;
+}
+
+TEST_F(PartitionCapi, PerOpCostsSteerAuto) {
+  // Make every transcendental op very cheap on VGF: the suffix moves there.
+  options_.min_partition_size = 1;
+  gpuu_partition_op_cost costs[3] = {{"sin", {0.0, 9.0, 50.0}}, {"cos", {0.0, 9.0, 50.0}},
+                                     {"reciprocal", {0.0, 9.0, 50.0}}};
+  options_.op_costs = costs;
+  options_.op_cost_count = 3;
+  ASSERT_EQ(run(), GPUU_OK) << gpuu_last_error();
+  gpuu_backend b = GPUU_BACKEND_FORCE32;
+  int32_t sin_node = 5;
+  ASSERT_STREQ(gpuu_graph_node_name(graph_, sin_node), "sin_0");
+  ASSERT_EQ(gpuu_partition_node_backend(partition_, sin_node, &b, nullptr), GPUU_OK);
+  EXPECT_EQ(b, GPUU_BACKEND_VGF);
+}
+
+TEST_F(PartitionCapi, DenyAndPinReachTheEngine) {
+  options_.prefer = GPUU_PREFER_VGF_FIRST;
+  options_.min_partition_size = 1;
+  gpuu_partition_deny deny[1] = {{GPUU_BACKEND_VGF, "sin"}};
+  gpuu_partition_pin pins[1] = {{"gather_0", GPUU_BACKEND_CPU}};
+  options_.deny = deny;
+  options_.deny_count = 1;
+  options_.pins = pins;
+  options_.pin_count = 1;
+  ASSERT_EQ(run(), GPUU_OK) << gpuu_last_error();
+  std::vector<std::string> expected = {"VgfBackend[transpose_0,avg_pool2d_0]", "VulkanBackend[index_select_0]",
+                                       "CpuFallback[gather_0]", "VulkanBackend[index_select_1,sin_0]",
+                                       "VgfBackend[cos_0,reciprocal_0,mul_0,transpose_1]"};
+  EXPECT_EQ(regions(), expected);
+  std::string explain = gpuu_partition_explain_json(partition_);
+  EXPECT_NE(explain.find("\"VgfBackend\":\"denied by user\""), std::string::npos);
+  EXPECT_NE(explain.find("\"VulkanBackend\":\"pinned to CpuFallback by user\""), std::string::npos);
+}
+
+TEST_F(PartitionCapi, RetryKeepsTheIslandOnTheCpuAndSaysWhy) {
+  options_.prefer = GPUU_PREFER_VGF_FIRST;
+  options_.min_partition_size = 4;
+  options_.retry_pruned = 1;
+  ASSERT_EQ(run(), GPUU_OK) << gpuu_last_error();
+  std::vector<std::string> expected = {
+      "CpuFallback[transpose_0,avg_pool2d_0,index_select_0,gather_0,index_select_1]",
+      "VgfBackend[sin_0,cos_0,reciprocal_0,mul_0,transpose_1]"};
+  EXPECT_EQ(regions(), expected);
+  std::string explain = gpuu_partition_explain_json(partition_);
+  EXPECT_NE(explain.find("\"retry\":\"offered to VgfBackend after pruning: unsupported: TOSA 1.0 has no i64 tensors "
+                         "(input 1 of gather_0 is i64)\""),
+            std::string::npos)
+      << explain;
+}
+
+TEST_F(PartitionCapi, ThePartitionOutlivesItsGraph) {
+  options_.prefer = GPUU_PREFER_VULKAN_FIRST;
+  ASSERT_EQ(run(), GPUU_OK);
+  gpuu_graph_destroy(graph_);
+  graph_ = nullptr;
+  EXPECT_EQ(gpuu_partition_region_count(partition_), 1u);
+  size_t count = 0;
+  EXPECT_EQ(gpuu_partition_region_node_count(partition_, 0, &count), GPUU_OK);
+  EXPECT_EQ(count, 10u);
+  EXPECT_NE(std::string(gpuu_partition_explain_json(partition_)).find("transpose_1"), std::string::npos);
+}
+
+TEST_F(PartitionCapi, RefusesBadArguments) {
+  expect_invalid(gpuu_graph_partition(graph_, &options_, nullptr), "`out` is NULL");
+  partition_ = reinterpret_cast<gpuu_partition*>(&options_);  // must be overwritten with NULL
+  expect_invalid(gpuu_graph_partition(nullptr, &options_, &partition_), "`graph` is NULL");
+  EXPECT_EQ(partition_, nullptr);
+
+  gpuu_partition_options bad = options_;
+  bad.struct_size = 0;
+  expect_invalid(gpuu_graph_partition(graph_, &bad, &partition_), "struct_size");
+  bad = options_;
+  bad.prefer = static_cast<gpuu_prefer>(7);
+  expect_invalid(gpuu_graph_partition(graph_, &bad, &partition_), "unknown prefer value 7");
+  bad = options_;
+  bad.min_partition_size = 0;
+  expect_invalid(gpuu_graph_partition(graph_, &bad, &partition_), "min_partition_size is 0");
+  bad = options_;
+  bad.deny_count = 2;
+  expect_invalid(gpuu_graph_partition(graph_, &bad, &partition_), "deny is NULL but deny_count is 2");
+  gpuu_partition_deny deny_cpu[1] = {{GPUU_BACKEND_CPU, "sin"}};
+  bad = options_;
+  bad.deny = deny_cpu;
+  bad.deny_count = 1;
+  expect_invalid(gpuu_graph_partition(graph_, &bad, &partition_), "cannot be denied");
+  gpuu_partition_deny deny_odd[1] = {{static_cast<gpuu_backend>(5), "sin"}};
+  bad.deny = deny_odd;
+  expect_invalid(gpuu_graph_partition(graph_, &bad, &partition_), "deny[0] has unknown backend value 5");
+  gpuu_partition_pin pin_missing[1] = {{"no_such_node", GPUU_BACKEND_CPU}};
+  bad = options_;
+  bad.pins = pin_missing;
+  bad.pin_count = 1;
+  expect_invalid(gpuu_graph_partition(graph_, &bad, &partition_), "no node is named 'no_such_node'");
+  gpuu_partition_pin pin_vgf[1] = {{"gather_0", GPUU_BACKEND_VGF}};
+  bad.pins = pin_vgf;
+  expect_invalid(gpuu_graph_partition(graph_, &bad, &partition_), "cannot pin 'gather_0' to VgfBackend");
+  gpuu_partition_pin pin_null[1] = {{nullptr, GPUU_BACKEND_VGF}};
+  bad.pins = pin_null;
+  expect_invalid(gpuu_graph_partition(graph_, &bad, &partition_), "pins[0].node is NULL");
+  bad = options_;
+  bad.cpu_crossing_cost = NAN;
+  expect_invalid(gpuu_graph_partition(graph_, &bad, &partition_), "cpu_crossing");
+  EXPECT_EQ(partition_, nullptr);
+
+  // Getters refuse what is out of range and leave the partition usable.
+  ASSERT_EQ(run(), GPUU_OK);
+  gpuu_backend b;
+  size_t n;
+  int32_t node;
+  expect_invalid(gpuu_partition_region_backend(partition_, 99, &b), "region 99 is out of range");
+  expect_invalid(gpuu_partition_region_node_count(partition_, 99, &n), "region 99 is out of range");
+  expect_invalid(gpuu_partition_region_node(partition_, 0, 9999, &node), "index 9999 is out of range");
+  expect_invalid(gpuu_partition_node_backend(partition_, -1, &b, nullptr), "node -1 is out of range");
+  expect_invalid(gpuu_partition_node_backend(partition_, 0, nullptr, nullptr), "NULL");
+  EXPECT_EQ(gpuu_partition_region_backend(partition_, 0, &b), GPUU_OK);
+  EXPECT_EQ(gpuu_partition_region_count(nullptr), 0u);
+  EXPECT_EQ(gpuu_partition_explain_json(nullptr), nullptr);
+  EXPECT_STREQ(gpuu_backend_name(GPUU_BACKEND_CPU), "CpuFallback");
+  EXPECT_STREQ(gpuu_backend_name(static_cast<gpuu_backend>(3)), "unknown backend");
+  gpuu_partition_destroy(nullptr);
+  gpuu_partition_options_init(nullptr);
+}
+
+}  // namespace

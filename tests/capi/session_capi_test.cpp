@@ -1,0 +1,217 @@
+// Running programs through the C ABI alone: the RFC model built with the
+// graph builder, partitioned, written, loaded and run on the test device,
+// checked against a host reference; sync modes; gpuu-run; bad input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "gpuu.h"
+#include "support/rfc_model_capi.h"
+
+namespace {
+
+std::string last_error() { return gpuu_last_error(); }
+
+std::vector<float> rfc_input() {
+  std::vector<float> x(192);
+  for (int i = 0; i < 192; ++i) x[static_cast<size_t>(i)] = static_cast<float>(-0.8 + 1.6 * i / 191.0);
+  return x;
+}
+
+std::string temp_path(const std::string& name) {
+  const char* dir = std::getenv("TMPDIR");
+  return std::string(dir && *dir ? dir : "/tmp") + "/gpuu_session_capi_" + name;
+}
+
+// The RFC model, partitioned as `prefer` says (with `pins`), written to `path`.
+void write_rfc_program(const std::string& path, gpuu_prefer prefer, std::vector<gpuu_partition_pin> pins = {}) {
+  gpuu_graph* graph = gpuu_test_build_rfc_model();
+  ASSERT_NE(graph, nullptr) << last_error();
+  gpuu_partition_options options;
+  gpuu_partition_options_init(&options);
+  options.prefer = prefer;
+  options.min_partition_size = 1;
+  options.pins = pins.empty() ? nullptr : pins.data();
+  options.pin_count = pins.size();
+  gpuu_partition* partition = nullptr;
+  ASSERT_EQ(gpuu_graph_partition(graph, &options, &partition), GPUU_OK) << last_error();
+  gpuu_program_write_options write;
+  gpuu_program_write_options_init(&write);
+  write.token = "capi_session";
+  write.group_id = 7;
+  ASSERT_EQ(gpuu_program_write(graph, partition, &write, path.c_str()), GPUU_OK) << last_error();
+  gpuu_partition_destroy(partition);
+  gpuu_graph_destroy(graph);
+}
+
+struct RunResult {
+  gpuu_status status = GPUU_OK;
+  std::vector<float> y;
+  gpuu_execute_stats stats{};
+};
+
+RunResult run_program(const std::string& path, const gpuu_session_options* options) {
+  RunResult r;
+  gpuu_program* program = nullptr;
+  r.status = gpuu_program_load_file(path.c_str(), &program);
+  if (r.status != GPUU_OK) return r;
+  gpuu_session* session = nullptr;
+  r.status = gpuu_session_create(program, options, &session);
+  gpuu_program_release(program);  // the session holds its own reference
+  if (r.status != GPUU_OK) return r;
+  std::vector<float> x = rfc_input();
+  r.status = gpuu_session_set_input(session, 0, x.data(), x.size() * 4);
+  if (r.status == GPUU_OK) r.status = gpuu_session_execute(session);
+  if (r.status == GPUU_OK) {
+    r.y.resize(48);
+    r.status = gpuu_session_get_output(session, 0, r.y.data(), r.y.size() * 4);
+    r.stats.struct_size = sizeof(r.stats);
+    gpuu_session_last_execute_stats(session, &r.stats);
+  }
+  gpuu_session_destroy(session);
+  return r;
+}
+
+void expect_matches_reference(const std::vector<float>& y) {
+  std::vector<float> x = rfc_input(), want(48);
+  gpuu_test_rfc_model_reference(x.data(), want.data());
+  ASSERT_EQ(y.size(), want.size());
+  for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], want[i], 2e-5 * (1 + std::fabs(want[i]))) << i;
+}
+
+TEST(SessionCApi, RfcModelOnVulkanMatchesTheReference) {
+  std::string path = temp_path("vulkan_first.gpuu");
+  write_rfc_program(path, GPUU_PREFER_VULKAN_FIRST);
+  RunResult r = run_program(path, nullptr);
+  ASSERT_EQ(r.status, GPUU_OK) << last_error();
+  expect_matches_reference(r.y);
+  EXPECT_EQ(r.stats.delegate_submits, 1u);
+  EXPECT_EQ(r.stats.host_waits, 1u) << "one wait per execute";
+  std::remove(path.c_str());
+}
+
+TEST(SessionCApi, DelegatesAndACpuStepAgreeUnderEverySyncMode) {
+  std::string path = temp_path("split.gpuu");
+  // index_select_1 on the CPU splits the Vulkan work into two delegates.
+  write_rfc_program(path, GPUU_PREFER_VULKAN_FIRST, {gpuu_partition_pin{"index_select_1", GPUU_BACKEND_CPU}});
+  gpuu_program* program = nullptr;
+  ASSERT_EQ(gpuu_program_load_file(path.c_str(), &program), GPUU_OK) << last_error();
+  ASSERT_EQ(gpuu_program_delegate_count(program), 2u);
+  EXPECT_STREQ(gpuu_program_delegate_backend(program, 0), "VulkanBackend");
+  gpuu_program_release(program);
+  std::vector<std::vector<float>> outputs;
+  for (gpuu_sync_mode mode : {GPUU_SYNC_TIMELINE, GPUU_SYNC_QUEUE_WAIT_IDLE, GPUU_SYNC_NONE}) {
+    gpuu_session_options options;
+    gpuu_session_options_init(&options);
+    options.overrides.has_sync_mode = 1;
+    options.overrides.sync_mode = mode;
+    RunResult r = run_program(path, &options);
+    ASSERT_EQ(r.status, GPUU_OK) << mode << ": " << last_error();
+    expect_matches_reference(r.y);
+    EXPECT_EQ(r.stats.delegate_submits, 2u);
+    outputs.push_back(r.y);
+  }
+  EXPECT_EQ(outputs[0], outputs[1]);
+  EXPECT_EQ(outputs[0], outputs[2]);
+  std::remove(path.c_str());
+}
+
+TEST(SessionCApi, LookupOnlyOverrideWithoutAContextFailsWithItsMessage) {
+  std::string path = temp_path("lookup_only.gpuu");
+  write_rfc_program(path, GPUU_PREFER_VULKAN_FIRST);
+  gpuu_session_options options;
+  gpuu_session_options_init(&options);
+  options.overrides.has_mode = 1;
+  options.overrides.mode = GPUU_CONTEXT_LOOKUP_ONLY;
+  options.overrides.token = "nobody_registered_this";
+  RunResult r = run_program(path, &options);
+  EXPECT_EQ(r.status, GPUU_ERROR_NOT_FOUND);
+  EXPECT_NE(last_error().find("'nobody_registered_this' group 7"), std::string::npos) << last_error();
+  std::remove(path.c_str());
+}
+
+TEST(SessionCApi, CorruptFilesAndBadInputsGetClearErrors) {
+  std::string path = temp_path("corrupt.gpuu");
+  write_rfc_program(path, GPUU_PREFER_VULKAN_FIRST);
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  gpuu_program* program = nullptr;
+  EXPECT_EQ(gpuu_program_load_memory(bytes.data(), bytes.size() / 2, &program), GPUU_ERROR_INVALID_FORMAT);
+  EXPECT_EQ(program, nullptr);
+  EXPECT_FALSE(last_error().empty());
+  EXPECT_EQ(gpuu_program_load_file("/nonexistent/x.gpuu", &program), GPUU_ERROR_IO) << last_error();
+
+  ASSERT_EQ(gpuu_program_load_memory(bytes.data(), bytes.size(), &program), GPUU_OK) << last_error();
+  gpuu_session* session = nullptr;
+  ASSERT_EQ(gpuu_session_create(program, nullptr, &session), GPUU_OK) << last_error();
+  gpuu_program_release(program);
+  gpuu_tensor_info info;
+  info.struct_size = sizeof(info);
+  ASSERT_EQ(gpuu_session_input_info(session, 0, &info), GPUU_OK);
+  EXPECT_STREQ(info.name, "x");
+  EXPECT_EQ(info.dtype, GPUU_DTYPE_F32);
+  ASSERT_EQ(info.rank, 4u);
+  EXPECT_EQ(info.shape[3], 8);
+  EXPECT_EQ(info.byte_size, 768u);
+  EXPECT_EQ(gpuu_session_input_info(session, 1, &info), GPUU_ERROR_INVALID_ARGUMENT);
+  std::vector<float> small(10);
+  EXPECT_EQ(gpuu_session_set_input(session, 0, small.data(), 40), GPUU_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("takes 768 bytes, got 40"), std::string::npos) << last_error();
+  EXPECT_EQ(gpuu_session_execute(session), GPUU_ERROR_FAILED_PRECONDITION) << "input never set";
+  std::vector<float> x = rfc_input(), y(48);
+  ASSERT_EQ(gpuu_session_set_input(session, 0, x.data(), 768), GPUU_OK);
+  ASSERT_EQ(gpuu_session_execute(session), GPUU_OK) << last_error();
+  ASSERT_EQ(gpuu_session_get_output(session, 0, y.data(), 192), GPUU_OK);
+  expect_matches_reference(y);
+  gpuu_context* ctx = nullptr;
+  ASSERT_EQ(gpuu_session_get_context(session, &ctx), GPUU_OK);
+  EXPECT_STREQ(gpuu_context_token(ctx), "capi_session");
+  gpuu_session_destroy(session);
+  EXPECT_NE(gpuu_context_device_name(ctx), nullptr) << "the context outlives the session while held";
+  gpuu_context_release(ctx);
+  gpuu_context_unregister("capi_session", 7);
+  std::remove(path.c_str());
+}
+
+#ifdef GPUU_RUN_PATH
+TEST(GpuuRun, RunsAProgramAndPrintsTheDelegateLines) {
+  std::string model = temp_path("run.gpuu"), input = temp_path("input0.bin"), output = temp_path("output.bin"),
+              log = temp_path("run.log");
+  write_rfc_program(model, GPUU_PREFER_VULKAN_FIRST, {gpuu_partition_pin{"index_select_1", GPUU_BACKEND_CPU}});
+  std::vector<float> x = rfc_input();
+  std::ofstream(input, std::ios::binary).write(reinterpret_cast<const char*>(x.data()), 768);
+  std::string cmd = std::string(GPUU_RUN_PATH) + " --model_path " + model + " --input_list " + input +
+                    " --output_path " + output + " --num_executions 5 > " + log + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream log_in(log);
+  std::string text((std::istreambuf_iterator<char>(log_in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("[Vulkan] init: processed="), std::string::npos) << text;
+  EXPECT_NE(text.find("compile_specs=gpu_shared_context_token=capi_session"), std::string::npos) << text;
+  EXPECT_NE(text.find("[Vulkan] execute: handle="), std::string::npos) << text;
+  EXPECT_NE(text.find("[CPU] execute: node=index_select_1"), std::string::npos) << text;
+  EXPECT_NE(text.find("[Vulkan] destroy: handle="), std::string::npos) << text;
+  EXPECT_NE(text.find("executions: 5, median"), std::string::npos) << text;
+  std::ifstream out_in(output, std::ios::binary);
+  std::vector<float> y(48);
+  out_in.read(reinterpret_cast<char*>(y.data()), 192);
+  EXPECT_EQ(out_in.gcount(), 192);
+  expect_matches_reference(y);
+
+  // A wrong-sized input file is refused with a message, not a crash.
+  std::ofstream(input, std::ios::binary).write(reinterpret_cast<const char*>(x.data()), 100);
+  cmd = std::string(GPUU_RUN_PATH) + " --model_path " + model + " --input_list " + input + " > " + log + " 2>&1";
+  EXPECT_NE(std::system(cmd.c_str()), 0);
+  std::ifstream again(log);
+  std::string err_text((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>());
+  EXPECT_NE(err_text.find("has 100 bytes, the program expects 768"), std::string::npos) << err_text;
+  for (const std::string& f : {model, input, output, log}) std::remove(f.c_str());
+}
+#endif
+
+}  // namespace

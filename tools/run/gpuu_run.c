@@ -1,0 +1,281 @@
+/*
+ * gpuu-run: runs a gpuu program on raw little-endian tensors, the counterpart
+ * of ExecuTorch's executor_runner. Written against gpuu.h alone.
+ *
+ *   gpuu-run --model_path P --input_list a.bin[,b.bin] --output_path OUT
+ *            [--num_executions N] [--device D] [--sync_mode M]
+ *            [--token T --group_id G --mode M] [--quiet]
+ *
+ * Output i goes to OUT when the program has one output, else OUT.<i>.
+ * Delegates log their init/execute/destroy lines as "[VGF] ...", "[Vulkan] ...".
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <gpuu.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct {
+  const char* model_path;
+  const char* input_list;
+  const char* output_path;
+  long num_executions;
+  const char* device;
+  const char* sync_mode;
+  const char* token;
+  const char* group_id;
+  const char* mode;
+  int quiet;
+} options;
+
+static void usage(FILE* to) {
+  fprintf(to,
+          "usage: gpuu-run --model_path P --input_list a.bin[,b.bin] --output_path OUT\n"
+          "                [--num_executions N] [--device D] [--sync_mode timeline|queue_wait_idle|none]\n"
+          "                [--token T] [--group_id G] [--mode disabled|lookup_only|lookup_or_create|create_only]\n"
+          "                [--quiet]\n");
+}
+
+static void on_log(void* user, gpuu_log_level level, const char* component, const char* message) {
+  const options* o = (const options*)user;
+  int delegate_line = strcmp(component, "VGF") == 0 || strcmp(component, "Vulkan") == 0 || strcmp(component, "CPU") == 0;
+  if (delegate_line && level == GPUU_LOG_INFO) {
+    if (!o->quiet) printf("[%s] %s\n", component, message);
+  } else if (level <= GPUU_LOG_WARN) {
+    fprintf(stderr, "gpuu [%s] %s: %s\n", level == GPUU_LOG_ERROR ? "error" : "warn", component, message);
+  }
+}
+
+static int parse_args(int argc, char** argv, options* o) {
+  memset(o, 0, sizeof(*o));
+  o->num_executions = 1;
+  for (int i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    const char** slot = NULL;
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      usage(stdout);
+      exit(0);
+    }
+    if (strcmp(a, "--quiet") == 0) {
+      o->quiet = 1;
+      continue;
+    }
+    if (strcmp(a, "--model_path") == 0) slot = &o->model_path;
+    else if (strcmp(a, "--input_list") == 0) slot = &o->input_list;
+    else if (strcmp(a, "--output_path") == 0) slot = &o->output_path;
+    else if (strcmp(a, "--device") == 0) slot = &o->device;
+    else if (strcmp(a, "--sync_mode") == 0) slot = &o->sync_mode;
+    else if (strcmp(a, "--token") == 0) slot = &o->token;
+    else if (strcmp(a, "--group_id") == 0) slot = &o->group_id;
+    else if (strcmp(a, "--mode") == 0) slot = &o->mode;
+    else if (strcmp(a, "--num_executions") == 0) {
+      if (i + 1 >= argc) break;
+      char* end = NULL;
+      o->num_executions = strtol(argv[++i], &end, 10);
+      if (*end || o->num_executions < 1) {
+        fprintf(stderr, "gpuu-run: --num_executions takes a positive integer, got '%s'\n", argv[i]);
+        return 0;
+      }
+      continue;
+    } else {
+      fprintf(stderr, "gpuu-run: unknown option '%s'\n", a);
+      usage(stderr);
+      return 0;
+    }
+    if (i + 1 >= argc) {
+      fprintf(stderr, "gpuu-run: %s needs a value\n", a);
+      return 0;
+    }
+    *slot = argv[++i];
+  }
+  if (!o->model_path) {
+    fprintf(stderr, "gpuu-run: --model_path is required\n");
+    usage(stderr);
+    return 0;
+  }
+  return 1;
+}
+
+static int parse_enum(const char* text, const char* const* names, int count, const char* what, int* out) {
+  for (int i = 0; i < count; ++i) {
+    if (strcmp(text, names[i]) == 0) {
+      *out = i;
+      return 1;
+    }
+  }
+  fprintf(stderr, "gpuu-run: unknown %s '%s'\n", what, text);
+  return 0;
+}
+
+/* Reads exactly `size` bytes from `path` into a new buffer. */
+static void* read_exact(const char* path, size_t size) {
+  FILE* f = fopen(path, "rb");
+  if (!f) {
+    fprintf(stderr, "gpuu-run: cannot open input '%s'\n", path);
+    return NULL;
+  }
+  fseek(f, 0, SEEK_END);
+  long have = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  if (have < 0 || (size_t)have != size) {
+    fprintf(stderr, "gpuu-run: input '%s' has %ld bytes, the program expects %zu\n", path, have, size);
+    fclose(f);
+    return NULL;
+  }
+  void* data = malloc(size ? size : 1);
+  if (size && fread(data, 1, size, f) != size) {
+    fprintf(stderr, "gpuu-run: reading '%s' failed\n", path);
+    free(data);
+    data = NULL;
+  }
+  fclose(f);
+  return data;
+}
+
+static double now_us(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+static int compare_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+static int fail(const char* what, gpuu_status status) {
+  fprintf(stderr, "gpuu-run: %s failed (%s): %s\n", what, gpuu_status_string(status), gpuu_last_error());
+  return 1;
+}
+
+int main(int argc, char** argv) {
+  options o;
+  if (!parse_args(argc, argv, &o)) return 2;
+  gpuu_set_log_callback(on_log, &o, GPUU_LOG_INFO);
+
+  gpuu_session_options so;
+  gpuu_session_options_init(&so);
+  so.device.device = o.device;
+  static const char* const sync_names[] = {"timeline", "queue_wait_idle", "none"};
+  static const char* const mode_names[] = {"disabled", "lookup_only", "lookup_or_create", "create_only"};
+  int value = 0;
+  if (o.sync_mode) {
+    if (!parse_enum(o.sync_mode, sync_names, 3, "sync mode", &value)) return 2;
+    so.overrides.has_sync_mode = 1;
+    so.overrides.sync_mode = (gpuu_sync_mode)value;
+  }
+  if (o.mode) {
+    if (!parse_enum(o.mode, mode_names, 4, "context mode", &value)) return 2;
+    so.overrides.has_mode = 1;
+    so.overrides.mode = (gpuu_context_mode)value;
+  }
+  so.overrides.token = o.token;
+  if (o.group_id) {
+    char* end = NULL;
+    so.overrides.group_id = strtoll(o.group_id, &end, 10);
+    if (*end) {
+      fprintf(stderr, "gpuu-run: --group_id takes an integer, got '%s'\n", o.group_id);
+      return 2;
+    }
+    so.overrides.has_group_id = 1;
+  }
+
+  gpuu_program* program = NULL;
+  gpuu_status s = gpuu_program_load_file(o.model_path, &program);
+  if (s != GPUU_OK) return fail("loading the program", s);
+  gpuu_session* session = NULL;
+  s = gpuu_session_create(program, &so, &session);
+  gpuu_program_release(program); /* the session keeps its own reference */
+  if (s != GPUU_OK) return fail("creating the session", s);
+
+  int rc = 0;
+  size_t n_inputs = gpuu_session_input_count(session);
+  char* list = o.input_list ? strdup(o.input_list) : NULL;
+  char* cursor = list;
+  for (size_t i = 0; i < n_inputs && rc == 0; ++i) {
+    gpuu_tensor_info info;
+    info.struct_size = sizeof(info);
+    gpuu_session_input_info(session, i, &info);
+    char* path = cursor;
+    if (cursor) {
+      char* comma = strchr(cursor, ',');
+      if (comma) *comma = '\0';
+      cursor = comma ? comma + 1 : NULL;
+    }
+    if (!path || !*path) {
+      fprintf(stderr, "gpuu-run: the program has %zu inputs; --input_list names fewer\n", n_inputs);
+      rc = 2;
+      break;
+    }
+    void* data = read_exact(path, info.byte_size);
+    if (!data) {
+      rc = 1;
+      break;
+    }
+    s = gpuu_session_set_input(session, i, data, info.byte_size);
+    free(data);
+    if (s != GPUU_OK) rc = fail("setting an input", s);
+  }
+  if (rc == 0 && cursor && *cursor) {
+    fprintf(stderr, "gpuu-run: --input_list names more files than the program's %zu inputs\n", n_inputs);
+    rc = 2;
+  }
+  free(list);
+
+  double* times = rc == 0 ? calloc((size_t)o.num_executions, sizeof(double)) : NULL;
+  for (long e = 0; rc == 0 && e < o.num_executions; ++e) {
+    double t0 = now_us();
+    s = gpuu_session_execute(session);
+    times[e] = now_us() - t0;
+    if (s != GPUU_OK) rc = fail("execute", s);
+    o.quiet = o.quiet || e == 0; /* log the delegates' lines once */
+  }
+
+  size_t n_outputs = gpuu_session_output_count(session);
+  for (size_t i = 0; rc == 0 && i < n_outputs; ++i) {
+    gpuu_tensor_info info;
+    info.struct_size = sizeof(info);
+    gpuu_session_output_info(session, i, &info);
+    void* data = malloc(info.byte_size ? info.byte_size : 1);
+    s = gpuu_session_get_output(session, i, data, info.byte_size);
+    if (s != GPUU_OK) {
+      rc = fail("reading an output", s);
+    } else if (o.output_path) {
+      char path[4096];
+      if (n_outputs == 1) {
+        snprintf(path, sizeof(path), "%s", o.output_path);
+      } else {
+        snprintf(path, sizeof(path), "%s.%zu", o.output_path, i);
+      }
+      FILE* f = fopen(path, "wb");
+      if (!f || fwrite(data, 1, info.byte_size, f) != info.byte_size) {
+        fprintf(stderr, "gpuu-run: cannot write output '%s'\n", path);
+        rc = 1;
+      } else {
+        printf("output %zu '%s' (%zu bytes) -> %s\n", i, info.name, info.byte_size, path);
+      }
+      if (f) fclose(f);
+    }
+    free(data);
+  }
+
+  if (rc == 0) {
+    qsort(times, (size_t)o.num_executions, sizeof(double), compare_double);
+    long n = o.num_executions;
+    double median = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+    long p99_index = (long)((double)(n - 1) * 0.99 + 0.5);
+    gpuu_execute_stats stats;
+    stats.struct_size = sizeof(stats);
+    gpuu_session_last_execute_stats(session, &stats);
+    printf("executions: %ld, median %.1f us, p99 %.1f us, min %.1f us (host wall time per execute; "
+           "%u submits, %u host waits, sync %s)\n",
+           n, median, times[p99_index], times[0], stats.delegate_submits, stats.host_waits,
+           sync_names[gpuu_session_sync_mode(session)]);
+  }
+  free(times);
+  o.quiet = 0; /* show the destroy lines */
+  gpuu_session_destroy(session);
+  return rc;
+}
