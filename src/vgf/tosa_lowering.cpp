@@ -1,0 +1,1044 @@
+// lower_to_tosa: gpuu region -> TOSA graph. One function per gpuu op family;
+// TOSA's own rules shape the output: NHWC convolutions and pools, equal ranks
+// for broadcasting (RESHAPE to leading 1s), one axis per REDUCE_*, i8
+// arithmetic through i32 where TOSA has no i8 form, window sizes that divide
+// exactly (pads adjusted or the input cropped), attribute constants per
+// tosa-ops.md. TRANSPOSE chains fold as they are built; unused operators are
+// dropped at the end.
+#include "vgf/tosa_lowering.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include "graph/op_registry.h"
+#include "graph/verifier.h"
+
+namespace gpuu::vgf {
+
+namespace {
+
+using graph::AttrMap;
+using graph::DType;
+using graph::Graph;
+using graph::Node;
+using graph::ValueId;
+using Shape = std::vector<int64_t>;
+using Perm = std::vector<int64_t>;
+using E = TosaElementType;
+
+// Constants the lowering derives stay inline up to this many elements.
+constexpr int64_t kInlineLimit = 64;
+const Perm kToNhwc = {0, 2, 3, 1};
+const Perm kToNchw = {0, 3, 1, 2};
+
+bool to_tosa_type(DType d, E* out) {
+  switch (d) {
+    case DType::kF32: *out = E::kF32; return true;
+    case DType::kF16: *out = E::kF16; return true;
+    case DType::kI32: *out = E::kI32; return true;
+    case DType::kI8: *out = E::kI8; return true;
+    case DType::kBool: *out = E::kBool; return true;
+    case DType::kI64: return false;
+  }
+  return false;
+}
+
+// Row-major bytes of a tensor of `shape` permuted by `perm` (out dim i = in dim perm[i]).
+std::vector<uint8_t> permute_bytes(const uint8_t* data, size_t esize, const Shape& shape, const Perm& perm) {
+  size_t rank = shape.size();
+  Shape out_shape(rank);
+  for (size_t i = 0; i < rank; ++i) out_shape[i] = shape[static_cast<size_t>(perm[i])];
+  std::vector<int64_t> in_strides(rank, 1);
+  for (size_t i = rank; i-- > 1;) in_strides[i - 1] = in_strides[i] * shape[i];
+  int64_t numel = tosa_numel(shape);
+  std::vector<uint8_t> out(static_cast<size_t>(numel) * esize);
+  std::vector<int64_t> idx(rank, 0);  // index into the output
+  for (int64_t o = 0; o < numel; ++o) {
+    int64_t src = 0;
+    for (size_t i = 0; i < rank; ++i) src += idx[i] * in_strides[static_cast<size_t>(perm[i])];
+    std::memcpy(out.data() + static_cast<size_t>(o) * esize, data + static_cast<size_t>(src) * esize, esize);
+    for (size_t i = rank; i-- > 0;) {
+      if (++idx[i] < out_shape[i]) break;
+      idx[i] = 0;
+    }
+  }
+  return out;
+}
+
+// TOSA window ops cover exactly (out - 1) * stride + k_eff padded cells, where
+// gpuu floors (dropping leftover cells) or, with ceil_mode, overhangs. The
+// leftover comes off the trailing pad, then off the input (crop); an
+// overhang goes onto the trailing pad.
+struct WindowFit {
+  int64_t pad_before = 0, pad_after = 0, crop = 0;
+};
+WindowFit fit_window(int64_t in, int64_t k_eff, int64_t stride, int64_t pad_before, int64_t pad_after, int64_t out) {
+  int64_t needed = (out - 1) * stride + k_eff;
+  int64_t have = pad_before + in + pad_after;
+  WindowFit f{pad_before, pad_after, 0};
+  if (have > needed) {
+    int64_t excess = have - needed;
+    int64_t cut = std::min(excess, pad_after);
+    f.pad_after -= cut;
+    f.crop = excess - cut;
+  } else {
+    f.pad_after += needed - have;
+  }
+  return f;
+}
+
+class Lowering {
+ public:
+  explicit Lowering(const Graph& src) : src_(src) {}
+
+  Result<TosaGraph> run() {
+    GPUU_RETURN_IF_ERROR(graph::verify(src_));
+    value_.assign(src_.values().size(), -1);
+    for (size_t i = 0; i < src_.values().size(); ++i) {
+      GPUU_RETURN_IF_ERROR(check_value(static_cast<ValueId>(i)));
+    }
+    uint32_t binding = 0;
+    for (ValueId in : src_.inputs()) {
+      const graph::Value& v = src_.value(in);
+      E t = E::kF32;
+      to_tosa_type(v.dtype, &t);
+      value_[static_cast<size_t>(in)] = g_.add_input(t, v.shape, 0, binding++, v.name);
+    }
+    for (size_t n = 0; n < src_.nodes().size(); ++n) {
+      const Node& node = src_.node(static_cast<graph::NodeId>(n));
+      node_ = &node;
+      GPUU_ASSIGN_OR_RETURN(attrs_, graph::resolve_attrs(node));
+      GPUU_RETURN_IF_ERROR(lower_node(node));
+      for (ValueId out : node.outputs) {
+        TosaTensorId t = value_[static_cast<size_t>(out)];
+        const graph::Value& v = src_.value(out);
+        E want = E::kF32;
+        to_tosa_type(v.dtype, &want);
+        if (t < 0 || g_.tensor(t).type != want || g_.tensor(t).shape != v.shape) {
+          return err(StatusCode::kInternal, where(), "lowered to ", t < 0 ? std::string("nothing") : tosa_type_string(g_.tensor(t)),
+                     " but the node's output is ", tosa_element_type_name(want), tosa_shape_string(v.shape));
+        }
+      }
+    }
+    for (ValueId out : src_.outputs()) {
+      GPUU_ASSIGN_OR_RETURN(TosaTensorId t, value(out));
+      g_.add_output(t, 0, binding++, src_.value(out).name);
+    }
+    TosaGraph pruned = canonicalize_tosa_graph(prune(g_));
+    Status valid = validate_tosa_graph(pruned);
+    if (!valid.ok()) return err(StatusCode::kInternal, "lower_to_tosa built an invalid TOSA graph: ", valid.message());
+    return pruned;
+  }
+
+ private:
+  // ---- errors and values ----
+
+  std::string where() const { return "node '" + node_->name + "' (" + node_->op + "): "; }
+  template <typename... Parts>
+  Status unsupported(const Parts&... parts) const {
+    return err(StatusCode::kUnsupported, where(), parts...);
+  }
+
+  Status check_value(ValueId id) const {
+    const graph::Value& v = src_.value(id);
+    E t = E::kF32;
+    if (!to_tosa_type(v.dtype, &t)) {
+      return err(StatusCode::kUnsupported, "value '", v.name, "' is ", graph::dtype_name(v.dtype),
+                 ": TOSA 1.0 has no i64 tensors");
+    }
+    if (v.shape.empty() || v.shape.size() > kTosaMaxRank) {
+      return err(StatusCode::kUnsupported, "value '", v.name, "' has rank ", v.shape.size(),
+                 ": TOSA graph tensors have rank 1..", kTosaMaxRank);
+    }
+    for (int64_t d : v.shape) {
+      if (d < 1) return err(StatusCode::kUnsupported, "value '", v.name, "' ", graph::shape_to_string(v.shape), " is empty");
+    }
+    return Status::Ok();
+  }
+
+  bool is_constant(ValueId id) const { return src_.value(id).constant != graph::kNone; }
+  const Blob& constant_data(ValueId id) const {
+    return src_.constants()[static_cast<size_t>(src_.value(id).constant)].data;
+  }
+
+  // The TOSA tensor of a gpuu value; a gpuu constant becomes a graph constant on first use.
+  Result<TosaTensorId> value(ValueId id) {
+    TosaTensorId& t = value_[static_cast<size_t>(id)];
+    if (t >= 0) return t;
+    if (!is_constant(id)) return err(StatusCode::kInternal, "value ", id, " was used before it was lowered");
+    const graph::Value& v = src_.value(id);
+    E type = E::kF32;
+    to_tosa_type(v.dtype, &type);
+    t = g_.add_graph_constant(type, v.shape, next_graph_constant_++, constant_data(id), v.name);
+    return t;
+  }
+  Result<TosaTensorId> in(size_t i) { return value(node_->inputs[i]); }
+  bool has_in(size_t i) const { return i < node_->inputs.size() && node_->inputs[i] != graph::kNone; }
+  void set_out(TosaTensorId t) { value_[static_cast<size_t>(node_->outputs[0])] = t; }
+  const graph::Value& out_value() const { return src_.value(node_->outputs[0]); }
+  E out_type() const {
+    E t = E::kF32;
+    to_tosa_type(out_value().dtype, &t);
+    return t;
+  }
+
+  E type(TosaTensorId t) const { return g_.tensor(t).type; }
+  Shape shape(TosaTensorId t) const { return g_.tensor(t).shape; }
+  size_t rank(TosaTensorId t) const { return g_.tensor(t).shape.size(); }
+
+  // ---- TOSA building blocks ----
+
+  TosaTensorId emit(TosaOp op, std::vector<TosaAttribute> attrs, std::vector<TosaTensorId> inputs, E type, Shape shape) {
+    return g_.add_operator(op, std::move(attrs), std::move(inputs), {{type, std::move(shape)}});
+  }
+
+  TosaTensorId reshape(TosaTensorId x, const Shape& s) {
+    auto inner = reshaped_.find(x);
+    if (inner != reshaped_.end()) x = inner->second;  // reshape(reshape(v)) = reshape(v)
+    if (shape(x) == s) return x;
+    TosaTensorId y = emit(TosaOp::kReshape, {TosaAttribute::shape(s)}, {x}, type(x), s);
+    reshaped_[y] = x;
+    return y;
+  }
+
+  TosaTensorId align_rank(TosaTensorId x, size_t r) {
+    Shape s = shape(x);
+    if (s.size() >= r) return x;
+    s.insert(s.begin(), r - s.size(), 1);
+    return reshape(x, s);
+  }
+
+  TosaTensorId transpose(TosaTensorId x, const Perm& perm) {
+    bool identity = true;
+    for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int64_t>(i);
+    if (identity) return x;
+    auto inner = transposed_.find(x);
+    if (inner != transposed_.end()) {
+      // transpose(transpose(s, p0), p) = transpose(s, p0[p[i]]).
+      Perm composed(perm.size());
+      for (size_t i = 0; i < perm.size(); ++i) composed[i] = inner->second.second[static_cast<size_t>(perm[i])];
+      return transpose(inner->second.first, composed);
+    }
+    Shape s = shape(x), out(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i) out[i] = s[static_cast<size_t>(perm[i])];
+    TosaTensorId y = emit(TosaOp::kTranspose, {TosaAttribute::shape(perm)}, {x}, type(x), out);
+    transposed_[y] = {x, perm};
+    return y;
+  }
+
+  TosaTensorId slice(TosaTensorId x, const Shape& start, const Shape& size) {
+    if (size == shape(x)) return x;
+    return emit(TosaOp::kSlice, {TosaAttribute::shape(start), TosaAttribute::shape(size)}, {x}, type(x), size);
+  }
+
+  TosaAttribute scalar_attr(E t, double v) const {
+    return tosa_is_float(t) ? TosaAttribute::float_tensor(t, {v})
+                            : TosaAttribute::int_tensor(t, {static_cast<int64_t>(v)});
+  }
+
+  // PAD by [before0, after0, ...] with `value`.
+  TosaTensorId pad(TosaTensorId x, const Shape& pads, double value) {
+    bool any = false;
+    for (int64_t p : pads) any = any || p != 0;
+    if (!any) return x;
+    Shape s = shape(x);
+    for (size_t d = 0; d < s.size(); ++d) s[d] += pads[2 * d] + pads[2 * d + 1];
+    return emit(TosaOp::kPad, {TosaAttribute::shape(pads), scalar_attr(type(x), value)}, {x}, type(x), s);
+  }
+
+  // A constant tensor: inline when small, else a graph constant.
+  TosaTensorId constant(E t, const Shape& s, std::vector<uint8_t> bytes, std::string name = "") {
+    if (tosa_numel(s) <= kInlineLimit) return g_.add_inline_constant(t, s, Blob::take(std::move(bytes)), std::move(name));
+    return g_.add_graph_constant(t, s, next_graph_constant_++, Blob::take(std::move(bytes)), std::move(name));
+  }
+
+  // A [1]*rank constant holding `v` (cached).
+  TosaTensorId scalar(E t, double v, size_t r) {
+    std::vector<uint8_t> bytes(tosa_element_size(t));
+    tosa_store_element(t, v, bytes.data(), 0);
+    auto key = std::make_tuple(static_cast<int>(t), bytes, r);
+    auto it = scalars_.find(key);
+    if (it != scalars_.end()) return it->second;
+    TosaTensorId id = g_.add_inline_constant(t, Shape(r, 1), Blob::take(bytes));
+    scalars_.emplace(key, id);
+    return id;
+  }
+
+  // Elementwise op on operands broadcast to one rank (TOSA broadcasts only
+  // size-1 dims of equal ranks).
+  TosaTensorId elementwise(TosaOp op, std::vector<TosaAttribute> attrs, std::vector<TosaTensorId> xs, E out) {
+    size_t r = 0;
+    for (TosaTensorId x : xs) r = std::max(r, rank(x));
+    Shape s(r, 1);
+    for (TosaTensorId& x : xs) {
+      x = align_rank(x, r);
+      Shape xs_shape = shape(x);
+      for (size_t d = 0; d < r; ++d) s[d] = std::max(s[d], xs_shape[d]);
+    }
+    return emit(op, std::move(attrs), std::move(xs), out, s);
+  }
+  TosaTensorId binary(TosaOp op, TosaTensorId a, TosaTensorId b) { return elementwise(op, {}, {a, b}, type(a)); }
+  TosaTensorId mul(TosaTensorId a, TosaTensorId b) {
+    E out = type(a) == E::kI8 || type(a) == E::kI16 ? E::kI32 : type(a);
+    return elementwise(TosaOp::kMul, {}, {a, b}, out, TosaAttribute::zero_point(E::kI8));
+  }
+  TosaTensorId elementwise(TosaOp op, std::vector<TosaAttribute> attrs, std::vector<TosaTensorId> xs, E out,
+                           TosaAttribute trailing) {
+    attrs.push_back(std::move(trailing));
+    return elementwise(op, std::move(attrs), std::move(xs), out);
+  }
+  TosaTensorId nan_binary(TosaOp op, TosaTensorId a, TosaTensorId b) {
+    return elementwise(op, {TosaAttribute::u32(static_cast<uint32_t>(TosaNanPropagationMode::kPropagate))}, {a, b},
+                       type(a));
+  }
+  // A one-input elementwise op commutes with a transpose: apply it before the
+  // transpose, so the transpose can still cancel against a later one
+  // (conv -> relu -> pool stays NHWC throughout).
+  template <typename Fn>
+  TosaTensorId pointwise(TosaTensorId x, Fn fn) {
+    auto it = transposed_.find(x);
+    if (it == transposed_.end()) return fn(x);
+    std::pair<TosaTensorId, Perm> source = it->second;
+    return transpose(fn(source.first), source.second);
+  }
+  TosaTensorId unary(TosaOp op, TosaTensorId x) {
+    return pointwise(x, [&](TosaTensorId v) { return emit(op, {}, {v}, type(v), shape(v)); });
+  }
+  TosaTensorId cast(TosaTensorId x, E to) {
+    if (type(x) == to) return x;
+    return pointwise(x, [&](TosaTensorId v) { return emit(TosaOp::kCast, {}, {v}, to, shape(v)); });
+  }
+  TosaTensorId compare(TosaOp op, TosaTensorId a, TosaTensorId b) { return elementwise(op, {}, {a, b}, E::kBool); }
+  TosaTensorId select(TosaTensorId c, TosaTensorId a, TosaTensorId b) {
+    return elementwise(TosaOp::kSelect, {}, {c, a, b}, type(a));
+  }
+  TosaTensorId negate(TosaTensorId x) {
+    return pointwise(x, [&](TosaTensorId v) {
+      return emit(TosaOp::kNegate, {TosaAttribute::zero_point(type(v)), TosaAttribute::zero_point(type(v))}, {v},
+                  type(v), shape(v));
+    });
+  }
+  TosaTensorId reduce(TosaOp op, TosaTensorId x, int64_t axis) {
+    Shape s = shape(x);
+    s[static_cast<size_t>(axis)] = 1;
+    std::vector<TosaAttribute> attrs = {TosaAttribute::u32(static_cast<uint32_t>(axis))};
+    if (op == TosaOp::kReduceMax || op == TosaOp::kReduceMin) {
+      attrs.push_back(TosaAttribute::u32(static_cast<uint32_t>(TosaNanPropagationMode::kPropagate)));
+    }
+    return emit(op, std::move(attrs), {x}, type(x), s);
+  }
+
+  // i8 arithmetic TOSA only has for i32: widen, compute, narrow (CAST i32->i8
+  // keeps the low bits, the wrap-around gpuu's kernels have).
+  template <typename Fn>
+  TosaTensorId via_i32(std::vector<TosaTensorId> xs, Fn fn) {
+    E t = type(xs[0]);
+    if (t != E::kI8) return fn(xs);
+    for (TosaTensorId& x : xs) x = cast(x, E::kI32);
+    return cast(fn(xs), E::kI8);
+  }
+
+  // Every step-th element along `axis` (from 0), `count` of them: TOSA SLICE
+  // has no step, so view the axis as [count, step] and keep column 0.
+  TosaTensorId stride_select(TosaTensorId x, size_t axis, int64_t step, int64_t count) {
+    Shape s = shape(x);
+    if (step == 1) {
+      Shape start(s.size(), 0), size = s;
+      size[axis] = count;
+      return slice(x, start, size);
+    }
+    int64_t needed = count * step;
+    if (s[axis] > needed) {
+      Shape start(s.size(), 0), size = s;
+      size[axis] = needed;
+      x = slice(x, start, size);
+    } else if (s[axis] < needed) {
+      Shape pads(2 * s.size(), 0);
+      pads[2 * axis + 1] = needed - s[axis];
+      x = pad(x, pads, 0.0);
+    }
+    int64_t pre = 1, post = 1;
+    for (size_t d = 0; d < axis; ++d) pre *= s[d];
+    for (size_t d = axis + 1; d < s.size(); ++d) post *= s[d];
+    TosaTensorId v = reshape(x, {pre, count, step, post});
+    v = slice(v, {0, 0, 0, 0}, {pre, count, 1, post});
+    Shape out = s;
+    out[axis] = count;
+    return reshape(v, out);
+  }
+
+  // A gpuu operand viewed as `view` (same elements) and permuted by `perm`:
+  // constants are rearranged here, other values get RESHAPE + TRANSPOSE.
+  Result<TosaTensorId> rearranged(ValueId v, const Shape& view, const Perm& perm) {
+    if (is_constant(v) && value_[static_cast<size_t>(v)] < 0) {
+      E t = E::kF32;
+      to_tosa_type(src_.value(v).dtype, &t);
+      std::vector<uint8_t> bytes = permute_bytes(constant_data(v).data(), tosa_element_size(t), view, perm);
+      Shape out(perm.size());
+      for (size_t i = 0; i < perm.size(); ++i) out[i] = view[static_cast<size_t>(perm[i])];
+      return constant(t, out, std::move(bytes), src_.value(v).name);
+    }
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, value(v));
+    return transpose(reshape(x, view), perm);
+  }
+
+  // ---- per op ----
+
+  Status lower_node(const Node& node) {
+    static const std::map<std::string, TosaOp> kUnary = {
+        {"exp", TosaOp::kExp},         {"log", TosaOp::kLog},     {"rsqrt", TosaOp::kRsqrt},
+        {"reciprocal", TosaOp::kReciprocal}, {"sin", TosaOp::kSin}, {"cos", TosaOp::kCos},
+        {"tanh", TosaOp::kTanh},       {"sigmoid", TosaOp::kSigmoid}, {"erf", TosaOp::kErf},
+        {"floor", TosaOp::kFloor},     {"ceil", TosaOp::kCeil}};
+    const std::string& op = node.op;
+    auto unary_it = kUnary.find(op);
+    if (unary_it != kUnary.end()) {
+      GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+      GPUU_RETURN_IF_ERROR(need_float(x));
+      set_out(unary(unary_it->second, x));
+      return Status::Ok();
+    }
+    if (op == "sqrt") return lower_sqrt();
+    if (op == "abs" || op == "neg" || op == "relu") return lower_sign_ops();
+    if (op == "gelu") return lower_gelu();
+    if (op == "add" || op == "sub" || op == "mul" || op == "maximum" || op == "minimum" || op == "div" || op == "pow") {
+      return lower_arithmetic();
+    }
+    if (op == "equal" || op == "not_equal" || op == "less" || op == "less_equal" || op == "greater" ||
+        op == "greater_equal") {
+      return lower_compare();
+    }
+    if (op == "clamp") return lower_clamp();
+    if (op == "where") return lower_where();
+    if (op == "cast") return lower_cast();
+    if (op == "matmul") return lower_matmul();
+    if (op == "linear") return lower_linear();
+    if (op == "conv2d") return lower_conv2d();
+    if (op == "avg_pool2d") return lower_avg_pool2d();
+    if (op == "max_pool2d") return lower_max_pool2d();
+    if (op == "reduce_sum" || op == "reduce_mean" || op == "reduce_max") return lower_reduce();
+    if (op == "softmax") return lower_softmax();
+    if (op == "layer_norm") return lower_layer_norm();
+    if (op == "transpose") {
+      GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+      set_out(transpose(x, graph::attr_ints(attrs_, "perm")));
+      return Status::Ok();
+    }
+    if (op == "reshape") {
+      GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+      set_out(reshape(x, out_value().shape));
+      return Status::Ok();
+    }
+    if (op == "slice") return lower_slice();
+    if (op == "concat") return lower_concat();
+    if (op == "pad") return lower_pad();
+    if (op == "gather") return lower_gather();
+    if (op == "index_select") return lower_index_select();
+    if (op == "custom_shader") return unsupported("a custom shader is a VGF COMPUTE segment, not a TOSA operator");
+    return unsupported("no TOSA 1.0 lowering for this op");
+  }
+
+  Status need_float(TosaTensorId x) const {
+    if (tosa_is_float(type(x))) return Status::Ok();
+    return unsupported("TOSA has this operator for f32/f16 only, the input is ", tosa_element_type_name(type(x)));
+  }
+  Status need(TosaTensorId x, std::initializer_list<E> allowed) const {
+    for (E t : allowed) {
+      if (type(x) == t) return Status::Ok();
+    }
+    return unsupported("no TOSA 1.0 form for ", tosa_element_type_name(type(x)), " inputs");
+  }
+
+  Status lower_sqrt() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    GPUU_RETURN_IF_ERROR(need_float(x));
+    set_out(binary(TosaOp::kPow, x, scalar(type(x), 0.5, rank(x))));
+    return Status::Ok();
+  }
+
+  Status lower_sign_ops() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    GPUU_RETURN_IF_ERROR(need(x, {E::kF32, E::kF16, E::kI32, E::kI8}));
+    const std::string& op = node_->op;
+    if (op == "abs") {
+      set_out(via_i32({x}, [&](const std::vector<TosaTensorId>& v) { return unary(TosaOp::kAbs, v[0]); }));
+    } else if (op == "neg") {
+      // TOSA's i8 NEGATE saturates (-(-128) = 127); gpuu wraps: go through i32.
+      set_out(via_i32({x}, [&](const std::vector<TosaTensorId>& v) { return negate(v[0]); }));
+    } else if (type(x) == E::kI32) {  // relu: TOSA's CLAMP has no i32 form
+      set_out(nan_binary(TosaOp::kMaximum, x, scalar(E::kI32, 0, rank(x))));
+    } else {
+      double hi = type(x) == E::kI8 ? 127.0 : INFINITY;
+      set_out(clamp(x, 0.0, hi));
+    }
+    return Status::Ok();
+  }
+
+  TosaTensorId clamp(TosaTensorId x, double lo, double hi) {
+    E t = type(x);
+    TosaAttribute a = tosa_is_float(t) ? TosaAttribute::float_scalar(t, lo) : TosaAttribute::int_scalar(t, static_cast<int64_t>(lo));
+    TosaAttribute b = tosa_is_float(t) ? TosaAttribute::float_scalar(t, hi) : TosaAttribute::int_scalar(t, static_cast<int64_t>(hi));
+    return pointwise(x, [&](TosaTensorId v) {
+      return emit(TosaOp::kClamp, {a, b, TosaAttribute::u32(static_cast<uint32_t>(TosaNanPropagationMode::kPropagate))},
+                  {v}, t, shape(v));
+    });
+  }
+
+  Status lower_clamp() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    GPUU_RETURN_IF_ERROR(need(x, {E::kF32, E::kF16, E::kI32, E::kI8}));
+    bool has_min = graph::has_attr(attrs_, "min"), has_max = graph::has_attr(attrs_, "max");
+    double lo = graph::attr_float(attrs_, "min"), hi = graph::attr_float(attrs_, "max");
+    E t = type(x);
+    if (tosa_is_float(t)) {
+      set_out(clamp(x, has_min ? lo : -INFINITY, has_max ? hi : INFINITY));
+      return Status::Ok();
+    }
+    // Integers clamp to ceil(min) and floor(max), like the CPU kernel; the min
+    // applies first, so max wins when they cross.
+    double tmin = t == E::kI8 ? -128.0 : -2147483648.0, tmax = t == E::kI8 ? 127.0 : 2147483647.0;
+    double ilo = has_min ? std::min(std::max(std::ceil(lo), tmin), tmax) : tmin;
+    double ihi = has_max ? std::min(std::max(std::floor(hi), tmin), tmax) : tmax;
+    if (ilo > ihi) ilo = ihi;
+    if (t == E::kI8) {
+      set_out(clamp(x, ilo, ihi));
+    } else {  // CLAMP has no i32 form
+      TosaTensorId y = x;
+      if (has_min) y = nan_binary(TosaOp::kMaximum, y, scalar(t, ilo, rank(x)));
+      if (has_max) y = nan_binary(TosaOp::kMinimum, y, scalar(t, ihi, rank(x)));
+      set_out(y);
+    }
+    return Status::Ok();
+  }
+
+  Status lower_gelu() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    GPUU_RETURN_IF_ERROR(need_float(x));
+    E t = type(x);
+    size_t r = rank(x);
+    TosaTensorId inner;
+    if (graph::attr_string(attrs_, "approximate") == "tanh") {
+      // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+      TosaTensorId cube = mul(mul(x, x), x);
+      TosaTensorId poly = binary(TosaOp::kAdd, x, mul(cube, scalar(t, 0.044715, r)));
+      inner = unary(TosaOp::kTanh, mul(poly, scalar(t, 0.79788456080286535588, r)));
+    } else {
+      // 0.5 x (1 + erf(x / sqrt(2)))
+      inner = unary(TosaOp::kErf, mul(x, scalar(t, 0.70710678118654752440, r)));
+    }
+    TosaTensorId one_plus = binary(TosaOp::kAdd, inner, scalar(t, 1.0, r));
+    set_out(mul(mul(x, one_plus), scalar(t, 0.5, r)));
+    return Status::Ok();
+  }
+
+  Status lower_arithmetic() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId a, in(0));
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId b, in(1));
+    const std::string& op = node_->op;
+    if (op == "div" || op == "pow") {
+      GPUU_RETURN_IF_ERROR(need_float(a));
+      // div: a * (1/b); one more rounding than a true division (<= 1.5 ulp).
+      set_out(op == "pow" ? binary(TosaOp::kPow, a, b) : mul(a, unary(TosaOp::kReciprocal, b)));
+      return Status::Ok();
+    }
+    GPUU_RETURN_IF_ERROR(need(a, {E::kF32, E::kF16, E::kI32, E::kI8}));
+    if (op == "mul") {
+      // TOSA's i8 MUL already yields i32; narrow it back (wraps like gpuu).
+      set_out(cast(mul(a, b), type(a)));
+      return Status::Ok();
+    }
+    TosaOp top = op == "add" ? TosaOp::kAdd : op == "sub" ? TosaOp::kSub : op == "maximum" ? TosaOp::kMaximum : TosaOp::kMinimum;
+    set_out(via_i32({a, b}, [&](const std::vector<TosaTensorId>& v) {
+      return top == TosaOp::kAdd || top == TosaOp::kSub ? binary(top, v[0], v[1]) : nan_binary(top, v[0], v[1]);
+    }));
+    return Status::Ok();
+  }
+
+  Status lower_compare() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId a, in(0));
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId b, in(1));
+    const std::string& op = node_->op;
+    if (type(a) == E::kBool) {
+      if (op != "equal" && op != "not_equal") return unsupported("bool tensors have no order");
+      TosaTensorId x = elementwise(TosaOp::kLogicalXor, {}, {a, b}, E::kBool);
+      set_out(op == "equal" ? unary(TosaOp::kLogicalNot, x) : x);
+      return Status::Ok();
+    }
+    GPUU_RETURN_IF_ERROR(need(a, {E::kF32, E::kF16, E::kI32, E::kI8}));
+    // TOSA compares i32 and floats only; i8 widens exactly.
+    a = cast(a, type(a) == E::kI8 ? E::kI32 : type(a));
+    b = cast(b, type(b) == E::kI8 ? E::kI32 : type(b));
+    if (op == "equal") set_out(compare(TosaOp::kEqual, a, b));
+    if (op == "not_equal") set_out(unary(TosaOp::kLogicalNot, compare(TosaOp::kEqual, a, b)));
+    if (op == "greater") set_out(compare(TosaOp::kGreater, a, b));
+    if (op == "greater_equal") set_out(compare(TosaOp::kGreaterEqual, a, b));
+    if (op == "less") set_out(compare(TosaOp::kGreater, b, a));
+    if (op == "less_equal") set_out(compare(TosaOp::kGreaterEqual, b, a));
+    return Status::Ok();
+  }
+
+  Status lower_where() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId c, in(0));
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId a, in(1));
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId b, in(2));
+    set_out(select(c, a, b));
+    return Status::Ok();
+  }
+
+  Status lower_cast() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    E from = type(x), to = out_type();
+    size_t r = rank(x);
+    if (from == to) {
+      set_out(x);
+    } else if (from == E::kBool) {
+      // TOSA casts bool to integers only; SELECT covers every target.
+      set_out(select(x, scalar(to, 1.0, r), scalar(to, 0.0, r)));
+    } else if (to == E::kBool) {
+      // x != 0 (NaN is true); EQUAL takes i32 and floats.
+      TosaTensorId w = cast(x, from == E::kI8 ? E::kI32 : from);
+      set_out(unary(TosaOp::kLogicalNot, compare(TosaOp::kEqual, w, scalar(type(w), 0.0, r))));
+    } else if (tosa_is_float(from) && !tosa_is_float(to)) {
+      // gpuu truncates toward zero and maps NaN to 0; TOSA's CAST rounds to
+      // nearest. Truncate first, so the CAST sees integers (it saturates, as gpuu does).
+      TosaTensorId zero = scalar(from, 0.0, r);
+      TosaTensorId trunc = select(compare(TosaOp::kGreaterEqual, x, zero), unary(TosaOp::kFloor, x), unary(TosaOp::kCeil, x));
+      TosaTensorId not_nan = compare(TosaOp::kEqual, x, x);
+      set_out(cast(select(not_nan, trunc, zero), to));
+    } else {
+      set_out(cast(x, to));  // int<->int wraps, int->float and float->float round to nearest
+    }
+    return Status::Ok();
+  }
+
+  Status lower_matmul() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId a, in(0));
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId b, in(1));
+    GPUU_RETURN_IF_ERROR(need_float(a));
+    Shape out = out_value().shape;
+    size_t r = out.size();
+    Shape batch(out.begin(), out.end() - 2);
+    int64_t batch_n = tosa_numel(batch), m = out[r - 2], n = out[r - 1];
+    int64_t k = shape(a).back();
+    a = align_rank(a, r);
+    b = align_rank(b, r);
+    auto batch_of = [&](TosaTensorId x) { Shape s = shape(x); return Shape(s.begin(), s.end() - 2); };
+    TosaTensorId result;
+    if (tosa_numel(batch_of(b)) == 1) {
+      // Shared right operand (weights): fold a's batch into its rows.
+      TosaTensorId a3 = reshape(broadcast_batch(a, batch), {1, batch_n * m, k});
+      TosaTensorId b3 = reshape(b, {1, k, n});
+      result = emit(TosaOp::kMatmul, {TosaAttribute::zero_point(type(a)), TosaAttribute::zero_point(type(a))}, {a3, b3},
+                    type(a), {1, batch_n * m, n});
+    } else {
+      TosaTensorId a3 = reshape(broadcast_batch(a, batch), {batch_n, m, k});
+      TosaTensorId b3 = reshape(broadcast_batch(b, batch), {batch_n, k, n});
+      result = emit(TosaOp::kMatmul, {TosaAttribute::zero_point(type(a)), TosaAttribute::zero_point(type(a))}, {a3, b3},
+                    type(a), {batch_n, m, n});
+    }
+    set_out(reshape(result, out));
+    return Status::Ok();
+  }
+
+  // TILE x's batch dims (all but the last two) up to `batch` where they are 1.
+  TosaTensorId broadcast_batch(TosaTensorId x, const Shape& batch) {
+    Shape s = shape(x), multiples(s.size(), 1);
+    bool any = false;
+    for (size_t d = 0; d < batch.size(); ++d) {
+      if (s[d] != batch[d]) {
+        multiples[d] = batch[d];
+        s[d] = batch[d];
+        any = true;
+      }
+    }
+    if (!any) return x;
+    return emit(TosaOp::kTile, {TosaAttribute::shape(multiples)}, {x}, type(x), s);
+  }
+
+  Status lower_linear() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    GPUU_RETURN_IF_ERROR(need_float(x));
+    const Shape& ws = src_.value(node_->inputs[1]).shape;
+    int64_t n = ws[0], k = ws[1];
+    Shape out = out_value().shape;
+    int64_t m = tosa_numel(out) / n;
+    // weight [N, K] -> [1, K, N]; a constant weight is transposed right here.
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId w, rearranged(node_->inputs[1], {1, n, k}, {0, 2, 1}));
+    TosaTensorId y = emit(TosaOp::kMatmul, {TosaAttribute::zero_point(type(x)), TosaAttribute::zero_point(type(x))},
+                          {reshape(x, {1, m, k}), w}, type(x), {1, m, n});
+    y = reshape(y, out);
+    if (has_in(2)) {
+      GPUU_ASSIGN_OR_RETURN(TosaTensorId bias, in(2));
+      y = binary(TosaOp::kAdd, y, bias);
+    }
+    set_out(y);
+    return Status::Ok();
+  }
+
+  Status lower_conv2d() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    GPUU_RETURN_IF_ERROR(need_float(x));
+    E t = type(x);
+    Shape xs = shape(x), ws = src_.value(node_->inputs[1]).shape, out = out_value().shape;
+    Shape stride = graph::attr_ints(attrs_, "stride"), padding = graph::attr_ints(attrs_, "padding"),
+          dilation = graph::attr_ints(attrs_, "dilation");
+    int64_t groups = graph::attr_int(attrs_, "groups", 1);
+    int64_t channels = xs[1], oc = ws[0], kh = ws[2], kw = ws[3];
+    WindowFit fh = fit_window(xs[2], (kh - 1) * dilation[0] + 1, stride[0], padding[0], padding[0], out[2]);
+    WindowFit fw = fit_window(xs[3], (kw - 1) * dilation[1] + 1, stride[1], padding[1], padding[1], out[3]);
+    TosaTensorId nhwc = transpose(x, kToNhwc);
+    if (fh.crop || fw.crop) {
+      Shape s = shape(nhwc);
+      nhwc = slice(nhwc, {0, 0, 0, 0}, {s[0], s[1] - fh.crop, s[2] - fw.crop, s[3]});
+    }
+    TosaTensorId bias;
+    if (has_in(2)) {
+      GPUU_ASSIGN_OR_RETURN(bias, in(2));
+    } else {
+      bias = scalar(t, 0.0, 1);  // BC = 1 broadcasts
+    }
+    std::vector<TosaAttribute> window = {TosaAttribute::shape({fh.pad_before, fh.pad_after, fw.pad_before, fw.pad_after}),
+                                         TosaAttribute::shape(stride), TosaAttribute::shape(dilation),
+                                         TosaAttribute::u32(static_cast<uint32_t>(TosaAccType::kFp32)),
+                                         TosaAttribute::boolean(false), TosaAttribute::zero_point(t),
+                                         TosaAttribute::zero_point(t)};
+    Shape sn = shape(nhwc);
+    auto out_nhwc = [&](int64_t c) { return Shape{out[0], out[2], out[3], c}; };
+    TosaTensorId y;
+    if (groups == 1) {
+      GPUU_ASSIGN_OR_RETURN(TosaTensorId w, rearranged(node_->inputs[1], ws, kToNhwc));  // OIHW -> OHWI
+      y = emit(TosaOp::kConv2d, window, {nhwc, w, bias}, t, out_nhwc(oc));
+    } else if (groups == channels && ws[1] == 1) {
+      // Depthwise: [C*M, 1, KH, KW] viewed as [C, M, KH, KW] -> [KH, KW, C, M].
+      int64_t mult = oc / channels;
+      GPUU_ASSIGN_OR_RETURN(TosaTensorId w, rearranged(node_->inputs[1], {channels, mult, kh, kw}, {2, 3, 0, 1}));
+      y = emit(TosaOp::kDepthwiseConv2d, window, {nhwc, w, bias}, t, out_nhwc(oc));
+    } else {
+      // Grouped: one CONV2D per group on its channel slice, then CONCAT.
+      GPUU_ASSIGN_OR_RETURN(TosaTensorId w, rearranged(node_->inputs[1], ws, kToNhwc));
+      int64_t cg = channels / groups, og = oc / groups;
+      std::vector<TosaTensorId> parts;
+      for (int64_t gi = 0; gi < groups; ++gi) {
+        TosaTensorId xg = slice(nhwc, {0, 0, 0, gi * cg}, {sn[0], sn[1], sn[2], cg});
+        TosaTensorId wg = slice(w, {gi * og, 0, 0, 0}, {og, kh, kw, cg});
+        TosaTensorId bg = shape(bias)[0] == 1 ? bias : slice(bias, {gi * og}, {og});
+        parts.push_back(emit(TosaOp::kConv2d, window, {xg, wg, bg}, t, out_nhwc(og)));
+      }
+      y = emit(TosaOp::kConcat, {TosaAttribute::u32(3)}, parts, t, out_nhwc(oc));
+    }
+    set_out(transpose(y, kToNchw));
+    return Status::Ok();
+  }
+
+  Status lower_avg_pool2d() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    GPUU_RETURN_IF_ERROR(need_float(x));
+    E t = type(x);
+    Shape kernel = graph::attr_ints(attrs_, "kernel"), stride = graph::attr_ints(attrs_, "stride"),
+          padding = graph::attr_ints(attrs_, "padding"), out = out_value().shape;
+    bool include_pad = graph::attr_int(attrs_, "count_include_pad", 1) != 0;
+    if (include_pad && (padding[0] || padding[1])) {
+      // TOSA never counts padding in the divisor: make torch's counted padding
+      // real zeros (in NCHW, so the transposes around the pool still cancel).
+      x = pad(x, {0, 0, 0, 0, padding[0], padding[0], padding[1], padding[1]}, 0.0);
+      padding = {0, 0};
+    }
+    TosaTensorId nhwc = transpose(x, kToNhwc);
+    Shape s = shape(nhwc);
+    WindowFit fh = fit_window(s[1], kernel[0], stride[0], padding[0], padding[0], out[2]);
+    WindowFit fw = fit_window(s[2], kernel[1], stride[1], padding[1], padding[1], out[3]);
+    if (fh.pad_after >= kernel[0] || fw.pad_after >= kernel[1]) {
+      return unsupported("ceil_mode needs a trailing pad of ", std::max(fh.pad_after, fw.pad_after),
+                         ", but TOSA's AVG_POOL2D pads must be smaller than the kernel");
+    }
+    if (fh.crop || fw.crop) nhwc = slice(nhwc, {0, 0, 0, 0}, {s[0], s[1] - fh.crop, s[2] - fw.crop, s[3]});
+    TosaTensorId y = emit(TosaOp::kAvgPool2d,
+                          {TosaAttribute::shape(kernel), TosaAttribute::shape(stride),
+                           TosaAttribute::shape({fh.pad_before, fh.pad_after, fw.pad_before, fw.pad_after}),
+                           TosaAttribute::u32(static_cast<uint32_t>(TosaAccType::kFp32)), TosaAttribute::zero_point(t),
+                           TosaAttribute::zero_point(t)},
+                          {nhwc}, t, {out[0], out[2], out[3], out[1]});
+    set_out(transpose(y, kToNchw));
+    return Status::Ok();
+  }
+
+  double lowest(E t) const { return tosa_is_float(t) ? -INFINITY : t == E::kI8 ? -128.0 : -2147483648.0; }
+
+  Status lower_max_pool2d() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    GPUU_RETURN_IF_ERROR(need(x, {E::kF32, E::kF16, E::kI8}));
+    E t = type(x);
+    Shape kernel = graph::attr_ints(attrs_, "kernel"), stride = graph::attr_ints(attrs_, "stride"),
+          padding = graph::attr_ints(attrs_, "padding"), dilation = graph::attr_ints(attrs_, "dilation"),
+          out = out_value().shape;
+    Shape xs = shape(x);
+    WindowFit fh = fit_window(xs[2], (kernel[0] - 1) * dilation[0] + 1, stride[0], padding[0], padding[0], out[2]);
+    WindowFit fw = fit_window(xs[3], (kernel[1] - 1) * dilation[1] + 1, stride[1], padding[1], padding[1], out[3]);
+    if (dilation[0] != 1 || dilation[1] != 1) return lower_dilated_max_pool(x, kernel, stride, dilation, fh, fw, out);
+    TosaTensorId nhwc = transpose(x, kToNhwc);
+    if (fh.crop || fw.crop) nhwc = slice(nhwc, {0, 0, 0, 0}, {xs[0], xs[2] - fh.crop, xs[3] - fw.crop, xs[1]});
+    Shape pads = {fh.pad_before, fh.pad_after, fw.pad_before, fw.pad_after};
+    if (fh.pad_after >= kernel[0] || fw.pad_after >= kernel[1]) {
+      // TOSA wants pads below the kernel; padding with the lowest value is the same thing.
+      nhwc = pad(nhwc, {0, 0, pads[0], pads[1], pads[2], pads[3], 0, 0}, lowest(t));
+      pads = {0, 0, 0, 0};
+    }
+    TosaTensorId y = emit(TosaOp::kMaxPool2d,
+                          {TosaAttribute::shape(kernel), TosaAttribute::shape(stride), TosaAttribute::shape(pads),
+                           TosaAttribute::u32(static_cast<uint32_t>(TosaNanPropagationMode::kPropagate))},
+                          {nhwc}, t, {out[0], out[2], out[3], out[1]});
+    set_out(transpose(y, kToNchw));
+    return Status::Ok();
+  }
+
+  // MAX_POOL2D has no dilation: the max over one strided view per kernel tap.
+  Status lower_dilated_max_pool(TosaTensorId x, const Shape& kernel, const Shape& stride, const Shape& dilation,
+                                const WindowFit& fh, const WindowFit& fw, const Shape& out) {
+    E t = type(x);
+    TosaTensorId xp = pad(x, {0, 0, 0, 0, fh.pad_before, std::max<int64_t>(fh.pad_after, 0), fw.pad_before,
+                              std::max<int64_t>(fw.pad_after, 0)},
+                          lowest(t));
+    Shape ps = shape(xp);
+    TosaTensorId acc = -1;
+    for (int64_t ky = 0; ky < kernel[0]; ++ky) {
+      for (int64_t kx = 0; kx < kernel[1]; ++kx) {
+        int64_t rows = (out[2] - 1) * stride[0] + 1, cols = (out[3] - 1) * stride[1] + 1;
+        TosaTensorId tap = slice(xp, {0, 0, ky * dilation[0], kx * dilation[1]}, {ps[0], ps[1], rows, cols});
+        tap = stride_select(stride_select(tap, 2, stride[0], out[2]), 3, stride[1], out[3]);
+        if (t == E::kI8) tap = cast(tap, E::kI32);  // MAXIMUM has no i8 form
+        acc = acc < 0 ? tap : nan_binary(TosaOp::kMaximum, acc, tap);
+      }
+    }
+    set_out(cast(acc, t));
+    return Status::Ok();
+  }
+
+  Status lower_reduce() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    const std::string& op = node_->op;
+    if (op == "reduce_max") {
+      GPUU_RETURN_IF_ERROR(need(x, {E::kF32, E::kF16, E::kI32, E::kI8}));
+    } else if (op == "reduce_sum") {
+      GPUU_RETURN_IF_ERROR(need(x, {E::kF32, E::kF16, E::kI32}));
+    } else {
+      GPUU_RETURN_IF_ERROR(need_float(x));
+    }
+    std::vector<int64_t> axes = graph::attr_ints(attrs_, "axes");
+    for (int64_t& a : axes) a = graph::normalize_axis(a, rank(x));
+    std::sort(axes.begin(), axes.end());
+    TosaOp top = op == "reduce_max" ? TosaOp::kReduceMax : TosaOp::kReduceSum;
+    TosaTensorId y = x;
+    int64_t count = 1;
+    for (int64_t a : axes) {
+      count *= shape(x)[static_cast<size_t>(a)];
+      y = reduce(top, y, a);
+    }
+    if (op == "reduce_mean") y = mul(y, scalar(type(x), 1.0 / static_cast<double>(count), rank(y)));
+    set_out(reshape(y, out_value().shape));
+    return Status::Ok();
+  }
+
+  Status lower_softmax() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    GPUU_RETURN_IF_ERROR(need_float(x));
+    int64_t axis = graph::normalize_axis(graph::attr_int(attrs_, "axis"), rank(x));
+    TosaTensorId e = unary(TosaOp::kExp, binary(TosaOp::kSub, x, reduce(TosaOp::kReduceMax, x, axis)));
+    TosaTensorId sum = reduce(TosaOp::kReduceSum, e, axis);
+    set_out(mul(e, unary(TosaOp::kReciprocal, sum)));
+    return Status::Ok();
+  }
+
+  Status lower_layer_norm() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    GPUU_RETURN_IF_ERROR(need_float(x));
+    E t = type(x);
+    size_t r = rank(x);
+    int64_t nd = graph::attr_int(attrs_, "normalized_ndim");
+    double eps = graph::attr_float(attrs_, "eps");
+    int64_t count = 1;
+    TosaTensorId sum = x;
+    for (size_t a = r - static_cast<size_t>(nd); a < r; ++a) {
+      count *= shape(x)[a];
+      sum = reduce(TosaOp::kReduceSum, sum, static_cast<int64_t>(a));
+    }
+    TosaTensorId inv_n = scalar(t, 1.0 / static_cast<double>(count), r);
+    TosaTensorId centered = binary(TosaOp::kSub, x, mul(sum, inv_n));
+    TosaTensorId sq = mul(centered, centered);
+    for (size_t a = r - static_cast<size_t>(nd); a < r; ++a) sq = reduce(TosaOp::kReduceSum, sq, static_cast<int64_t>(a));
+    TosaTensorId rstd = unary(TosaOp::kRsqrt, binary(TosaOp::kAdd, mul(sq, inv_n), scalar(t, eps, r)));
+    TosaTensorId y = mul(centered, rstd);
+    if (has_in(1)) {
+      GPUU_ASSIGN_OR_RETURN(TosaTensorId w, in(1));
+      y = mul(y, w);
+    }
+    if (has_in(2)) {
+      GPUU_ASSIGN_OR_RETURN(TosaTensorId b, in(2));
+      y = binary(TosaOp::kAdd, y, b);
+    }
+    set_out(y);
+    return Status::Ok();
+  }
+
+  Status lower_slice() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    Shape xs = shape(x);
+    std::vector<int64_t> axes = graph::attr_ints(attrs_, "axes"), starts = graph::attr_ints(attrs_, "starts"),
+                         steps = graph::attr_ints(attrs_, "steps");
+    const Shape& out = out_value().shape;
+    Shape start(xs.size(), 0), size = xs;
+    std::vector<std::pair<size_t, int64_t>> strided;
+    for (size_t i = 0; i < axes.size(); ++i) {
+      size_t a = static_cast<size_t>(graph::normalize_axis(axes[i], xs.size()));
+      int64_t s = starts[i] < 0 ? starts[i] + xs[a] : starts[i];
+      s = std::min(std::max<int64_t>(s, 0), xs[a]);
+      start[a] = s;
+      // The span from the first to the last element taken.
+      size[a] = (out[a] - 1) * steps[i] + 1;
+      if (steps[i] > 1) strided.push_back({a, steps[i]});
+    }
+    TosaTensorId y = slice(x, start, size);
+    for (const auto& [axis, step] : strided) y = stride_select(y, axis, step, out[axis]);
+    set_out(y);
+    return Status::Ok();
+  }
+
+  Status lower_concat() {
+    std::vector<TosaTensorId> xs;
+    for (size_t i = 0; i < node_->inputs.size(); ++i) {
+      GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(i));
+      xs.push_back(x);
+    }
+    int64_t axis = graph::normalize_axis(graph::attr_int(attrs_, "axis"), rank(xs[0]));
+    if (xs.size() == 1) {
+      set_out(xs[0]);
+      return Status::Ok();
+    }
+    set_out(emit(TosaOp::kConcat, {TosaAttribute::u32(static_cast<uint32_t>(axis))}, xs, type(xs[0]), out_value().shape));
+    return Status::Ok();
+  }
+
+  Status lower_pad() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    // pad_const holds the value as the element type stores it (cast's rules).
+    std::vector<uint8_t> v(tosa_element_size(type(x)));
+    tosa_store_element(type(x), saturated(type(x), graph::attr_float(attrs_, "value")), v.data(), 0);
+    set_out(pad(x, graph::attr_ints(attrs_, "pads"), tosa_data_element(type(x), v.data(), 0)));
+    return Status::Ok();
+  }
+
+  // The cast op's float -> integer rule for a value: saturate (NaN -> 0).
+  static double saturated(E t, double v) {
+    if (tosa_is_float(t) || t == E::kBool) return v;
+    if (std::isnan(v)) return 0.0;
+    double lo = t == E::kI8 ? -128.0 : -2147483648.0, hi = t == E::kI8 ? 127.0 : 2147483647.0;
+    return std::min(std::max(std::trunc(v), lo), hi);
+  }
+
+  Status need_gather(TosaTensorId x, TosaTensorId index) const {
+    GPUU_RETURN_IF_ERROR(need(x, {E::kF32, E::kF16, E::kI32, E::kI8}));
+    if (type(index) != E::kI32) return unsupported("GATHER takes i32 indices");
+    return Status::Ok();
+  }
+
+  // torch.gather: out[p] = x[p with p[axis] replaced by index[p]]. TOSA's
+  // GATHER picks rows, so view x as [1, numel, 1] and compute flat row
+  // numbers: a constant offset per position plus index * stride(axis).
+  Status lower_gather() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId index, in(1));
+    GPUU_RETURN_IF_ERROR(need_gather(x, index));
+    Shape xs = shape(x), is = shape(index);
+    size_t r = xs.size();
+    size_t axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(attrs_, "axis"), r));
+    if (tosa_numel(xs) > INT32_MAX) return unsupported("the input has more elements than i32 row numbers reach");
+    std::vector<int64_t> strides(r, 1);
+    for (size_t d = r; d-- > 1;) strides[d - 1] = strides[d] * xs[d];
+    int64_t n = tosa_numel(is);
+    std::vector<uint8_t> offsets(static_cast<size_t>(n) * 4);
+    std::vector<int64_t> idx(r, 0);
+    for (int64_t p = 0; p < n; ++p) {
+      int64_t off = 0;
+      for (size_t d = 0; d < r; ++d) off += d == axis ? 0 : idx[d] * strides[d];
+      tosa_store_element(E::kI32, static_cast<double>(off), offsets.data(), p);
+      for (size_t d = r; d-- > 0;) {
+        if (++idx[d] < is[d]) break;
+        idx[d] = 0;
+      }
+    }
+    TosaTensorId rows = mul(index, scalar(E::kI32, static_cast<double>(strides[axis]), r));
+    rows = binary(TosaOp::kAdd, rows, constant(E::kI32, is, std::move(offsets)));
+    TosaTensorId values = reshape(x, {1, tosa_numel(xs), 1});
+    TosaTensorId picked = emit(TosaOp::kGather, {}, {values, reshape(rows, {1, n})}, type(x), {1, n, 1});
+    set_out(reshape(picked, is));
+    return Status::Ok();
+  }
+
+  // index_select: x viewed as [pre, dim, post]; every batch row takes the same indices.
+  Status lower_index_select() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId index, in(1));
+    GPUU_RETURN_IF_ERROR(need_gather(x, index));
+    Shape xs = shape(x);
+    size_t axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(attrs_, "axis"), xs.size()));
+    int64_t pre = 1, post = 1, w = shape(index)[0];
+    for (size_t d = 0; d < axis; ++d) pre *= xs[d];
+    for (size_t d = axis + 1; d < xs.size(); ++d) post *= xs[d];
+    TosaTensorId rows = reshape(index, {1, w});
+    if (pre > 1) rows = emit(TosaOp::kTile, {TosaAttribute::shape({pre, 1})}, {rows}, E::kI32, {pre, w});
+    TosaTensorId picked = emit(TosaOp::kGather, {}, {reshape(x, {pre, xs[axis], post}), rows}, type(x), {pre, w, post});
+    set_out(reshape(picked, out_value().shape));
+    return Status::Ok();
+  }
+
+  // ---- clean-up ----
+
+  // Drops operators and constants no output depends on; graph constant ids
+  // become dense again (0.. in order), since VGF uses them as indices.
+  static TosaGraph prune(const TosaGraph& g) {
+    std::vector<bool> live(g.tensors.size(), false);
+    for (const TosaInterface& o : g.outputs) live[static_cast<size_t>(o.tensor)] = true;
+    std::vector<bool> keep(g.operators.size(), false);
+    for (size_t i = g.operators.size(); i-- > 0;) {
+      const TosaOperator& op = g.operators[i];
+      for (TosaTensorId t : op.outputs) keep[i] = keep[i] || live[static_cast<size_t>(t)];
+      if (!keep[i]) continue;
+      for (TosaTensorId t : op.inputs) live[static_cast<size_t>(t)] = true;
+    }
+    TosaGraph out = g;
+    out.constants.clear();
+    out.operators.clear();
+    uint32_t next_id = 0;
+    for (const TosaConstant& c : g.constants) {
+      if (!live[static_cast<size_t>(c.tensor)]) continue;
+      TosaConstant copy = c;
+      if (copy.storage == TosaConstantStorage::kGraphConstant) copy.graph_constant_id = next_id++;
+      out.constants.push_back(std::move(copy));
+    }
+    for (size_t i = 0; i < g.operators.size(); ++i) {
+      if (keep[i]) out.operators.push_back(g.operators[i]);
+    }
+    return out;
+  }
+
+  const Graph& src_;
+  TosaGraph g_;
+  const Node* node_ = nullptr;
+  AttrMap attrs_;
+  std::vector<TosaTensorId> value_;
+  uint32_t next_graph_constant_ = 0;
+  std::map<TosaTensorId, std::pair<TosaTensorId, Perm>> transposed_;  // TRANSPOSE result -> (input, perm)
+  std::map<TosaTensorId, TosaTensorId> reshaped_;                      // RESHAPE result -> input
+  std::map<std::tuple<int, std::vector<uint8_t>, size_t>, TosaTensorId> scalars_;
+};
+
+}  // namespace
+
+Result<TosaGraph> lower_to_tosa(const graph::Graph& region) { return Lowering(region).run(); }
+
+}  // namespace gpuu::vgf

@@ -1,0 +1,39 @@
+// gpuu graph regions <-> TOSA graphs: lower_to_tosa is what the VGF writer
+// encodes (NCHW gpuu ops become NHWC TOSA operators between TRANSPOSEs, ops
+// TOSA lacks become decompositions); tosa_to_gpuu maps a TOSA graph back onto
+// gpuu ops, so a VGF segment can run on gpuu's own kernels.
+#pragma once
+
+#include "base/status.h"
+#include "graph/graph.h"
+#include "vgf/tosa_graph.h"
+
+namespace gpuu::vgf {
+
+// Lowers a whole region (a verified gpuu graph) to one TOSA graph:
+//  - graph inputs -> TOSA inputs, descriptor set 0, bindings 0..n-1 in order;
+//    graph outputs -> bindings n..n+m-1 (model-converter's numbering); the
+//    names carry over to the interface variables;
+//  - gpuu constants -> OpGraphConstantARM with data (ids 0.. in order of
+//    first use); constants the lowering derives (a pre-transposed weight, index
+//    offsets) too when larger than 64 elements, smaller ones inline;
+//  - every node of the VGF capability table (partition/capabilities.cpp):
+//    everything but custom_shader, i64 tensors and rank > 6 / rank 0 values.
+// Unused operators are dropped and TRANSPOSE chains folded. Errors:
+// kUnsupported naming the node and why (e.g. "node 'g' (gather): TOSA 1.0
+// has no i64 tensors"), kInvalidArgument for a graph that does not verify.
+Result<TosaGraph> lower_to_tosa(const graph::Graph& region);
+
+// The inverse: a gpuu graph computing what `graph` computes, for every TOSA
+// operator lower_to_tosa emits (plus LOGICAL_AND/OR/XOR and TILE), with the
+// TOSA semantics: NHWC operators run as NCHW gpuu ops between transposes
+// (folded away against each other), asymmetric pads become explicit pads,
+// CAST float->int rounds half to even and saturates, i8 NEGATE saturates.
+// Graph inputs keep their order and names ("input_<i>" when unnamed); graph
+// constants need their data (set_graph_constant_data). Errors: kUnsupported
+// naming the operator ("operator 3 (INTDIV): no gpuu equivalent", nonzero
+// zero points, nan_mode IGNORE, i16/i48 tensors), kInvalidArgument for a graph
+// that does not validate or a constant without data.
+Result<graph::Graph> tosa_to_gpuu(const TosaGraph& graph);
+
+}  // namespace gpuu::vgf

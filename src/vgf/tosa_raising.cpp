@@ -1,0 +1,690 @@
+// tosa_to_gpuu: TOSA graph -> gpuu graph, one function per TOSA operator
+// family, keeping TOSA's semantics where gpuu's ops differ (NHWC layout,
+// asymmetric pads, CAST rounding, saturating i8 NEGATE). Transposes fold as
+// they are built; a final copy drops nodes no output needs.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <tuple>
+#include <utility>
+
+#include "graph/builder.h"
+#include "graph/op_registry.h"
+#include "vgf/tosa_lowering.h"
+
+namespace gpuu::vgf {
+
+namespace {
+
+using graph::AttrMap;
+using graph::DType;
+using graph::ValueId;
+using Shape = std::vector<int64_t>;
+using Perm = std::vector<int64_t>;
+using Ints = std::vector<int64_t>;
+using E = TosaElementType;
+
+const Perm kToNhwc = {0, 2, 3, 1};
+const Perm kToNchw = {0, 3, 1, 2};
+
+bool to_dtype(E t, DType* out) {
+  switch (t) {
+    case E::kF32: *out = DType::kF32; return true;
+    case E::kF16: *out = DType::kF16; return true;
+    case E::kI32: *out = DType::kI32; return true;
+    case E::kI8: *out = DType::kI8; return true;
+    case E::kBool: *out = DType::kBool; return true;
+    default: return false;
+  }
+}
+
+// gpuu graphs never shrink, so dead nodes are dropped by copying the live ones.
+Result<graph::Graph> copy_live(const graph::Graph& g) {
+  std::vector<bool> live(g.values().size(), false);
+  for (ValueId v : g.outputs()) live[static_cast<size_t>(v)] = true;
+  std::vector<bool> keep(g.nodes().size(), false);
+  for (size_t n = g.nodes().size(); n-- > 0;) {
+    const graph::Node& node = g.nodes()[n];
+    for (ValueId v : node.outputs) keep[n] = keep[n] || live[static_cast<size_t>(v)];
+    if (!keep[n]) continue;
+    for (ValueId v : node.inputs) {
+      if (v != graph::kNone) live[static_cast<size_t>(v)] = true;
+    }
+  }
+  graph::Graph out;
+  graph::GraphNames names;
+  std::vector<ValueId> map(g.values().size(), graph::kNone);
+  for (ValueId in : g.inputs()) {
+    const graph::Value& v = g.value(in);
+    GPUU_ASSIGN_OR_RETURN(map[static_cast<size_t>(in)], graph::add_graph_input(out, v.name, v.dtype, v.shape, &names));
+  }
+  for (const graph::Constant& c : g.constants()) {
+    if (!live[static_cast<size_t>(c.value)]) continue;
+    const graph::Value& v = g.value(c.value);
+    GPUU_ASSIGN_OR_RETURN(map[static_cast<size_t>(c.value)],
+                          graph::add_graph_constant(out, v.name, v.dtype, v.shape, c.data, &names));
+  }
+  for (size_t n = 0; n < g.nodes().size(); ++n) {
+    if (!keep[n]) continue;
+    const graph::Node& node = g.nodes()[n];
+    std::vector<ValueId> inputs;
+    for (ValueId v : node.inputs) inputs.push_back(v == graph::kNone ? graph::kNone : map[static_cast<size_t>(v)]);
+    GPUU_ASSIGN_OR_RETURN(std::vector<ValueId> outs, graph::add_op(out, node.op, node.name, inputs, node.attrs, &names));
+    for (size_t i = 0; i < outs.size(); ++i) map[static_cast<size_t>(node.outputs[i])] = outs[i];
+  }
+  for (ValueId v : g.outputs()) GPUU_RETURN_IF_ERROR(graph::add_graph_output(out, map[static_cast<size_t>(v)]));
+  return out;
+}
+
+class Raising {
+ public:
+  explicit Raising(const TosaGraph& g) : g_(g) {}
+
+  Result<graph::Graph> run() {
+    Status valid = validate_tosa_graph(g_);
+    if (!valid.ok()) return valid;
+    for (size_t i = 0; i < g_.tensors.size(); ++i) {
+      DType d = DType::kF32;
+      if (!to_dtype(g_.tensors[i].type, &d)) {
+        return err(StatusCode::kUnsupported, "tensor ", i, " is ", tosa_element_type_name(g_.tensors[i].type),
+                   ": gpuu has no such dtype");
+      }
+    }
+    value_.assign(g_.tensors.size(), graph::kNone);
+    constant_of_.assign(g_.tensors.size(), -1);
+    for (size_t i = 0; i < g_.constants.size(); ++i) constant_of_[static_cast<size_t>(g_.constants[i].tensor)] = static_cast<int>(i);
+    for (size_t i = 0; i < g_.inputs.size(); ++i) {
+      const TosaInterface& io = g_.inputs[i];
+      const TosaTensor& t = g_.tensor(io.tensor);
+      DType d = DType::kF32;
+      to_dtype(t.type, &d);
+      std::string name = unique_value_name(io.name.empty() ? "input_" + std::to_string(i) : io.name);
+      GPUU_ASSIGN_OR_RETURN(value_[static_cast<size_t>(io.tensor)], graph::add_graph_input(out_, name, d, t.shape, &names_));
+    }
+    for (op_index_ = 0; op_index_ < g_.operators.size(); ++op_index_) {
+      const TosaOperator& op = g_.operators[op_index_];
+      op_ = &op;
+      GPUU_RETURN_IF_ERROR(raise(op));
+      for (TosaTensorId t : op.outputs) {
+        ValueId v = value_[static_cast<size_t>(t)];
+        const TosaTensor& want = g_.tensor(t);
+        DType d = DType::kF32;
+        to_dtype(want.type, &d);
+        if (v == graph::kNone || out_.value(v).dtype != d || out_.value(v).shape != want.shape) {
+          return err(StatusCode::kInvalidArgument, where(), "the gpuu ops give ",
+                     v == graph::kNone ? std::string("nothing") : graph::dtype_name(out_.value(v).dtype) + graph::shape_to_string(out_.value(v).shape),
+                     ", but the TOSA result is ", tosa_type_string(want));
+        }
+      }
+    }
+    op_ = nullptr;
+    for (const TosaInterface& o : g_.outputs) {
+      GPUU_ASSIGN_OR_RETURN(ValueId v, value(o.tensor));
+      if (std::find(out_.outputs().begin(), out_.outputs().end(), v) != out_.outputs().end()) {
+        // The same tensor twice: gpuu outputs are distinct values, so copy it.
+        GPUU_ASSIGN_OR_RETURN(v, node("reshape", {v}, {{"shape", out_.value(v).shape}}));
+      }
+      GPUU_RETURN_IF_ERROR(graph::add_graph_output(out_, v));
+    }
+    return copy_live(out_);
+  }
+
+ private:
+  // ---- naming, errors, values ----
+
+  std::string where() const {
+    if (!op_) return "";
+    return "operator " + std::to_string(op_index_) + " (" + tosa_op_name(op_->op) + "): ";
+  }
+  template <typename... Parts>
+  Status unsupported(const Parts&... parts) const {
+    return err(StatusCode::kUnsupported, where(), parts...);
+  }
+
+  std::string unique_value_name(const std::string& base) {
+    names_.catch_up(out_);
+    std::string name = base;
+    for (int k = 1; names_.find_value(name) != graph::kNone; ++k) name = base + "_" + std::to_string(k);
+    return name;
+  }
+
+  Result<ValueId> node(const char* op, std::vector<ValueId> inputs, AttrMap attrs = {}) {
+    names_.catch_up(out_);
+    std::string name;
+    do {
+      name = std::string(op) + "_" + std::to_string(counter_++);
+    } while (names_.find_node(name) != graph::kNone || names_.find_value(name + ":0") != graph::kNone);
+    Result<std::vector<ValueId>> outs = graph::add_op(out_, op, name, std::move(inputs), std::move(attrs), &names_);
+    if (!outs.ok()) return err(outs.status().code(), where(), outs.status().message());
+    return outs->front();
+  }
+
+  Result<ValueId> constant(DType d, const Shape& s, std::vector<uint8_t> bytes, const std::string& base = "const") {
+    std::string name = unique_value_name(base);
+    return graph::add_graph_constant(out_, name, d, s, Blob::take(std::move(bytes)), &names_);
+  }
+
+  // A [1]*rank constant holding `v` (cached).
+  Result<ValueId> scalar(DType d, double v, size_t rank) {
+    std::vector<uint8_t> bytes(graph::dtype_size(d));
+    E t = d == DType::kF32 ? E::kF32 : d == DType::kF16 ? E::kF16 : d == DType::kI32 ? E::kI32 : d == DType::kI8 ? E::kI8 : E::kBool;
+    tosa_store_element(t, v, bytes.data(), 0);
+    auto key = std::make_tuple(static_cast<int>(d), bytes, rank);
+    auto it = scalars_.find(key);
+    if (it != scalars_.end()) return it->second;
+    GPUU_ASSIGN_OR_RETURN(ValueId id, constant(d, Shape(rank, 1), bytes));
+    scalars_.emplace(key, id);
+    return id;
+  }
+
+  // The gpuu value of a TOSA tensor; constants become gpuu constants on first use.
+  Result<ValueId> value(TosaTensorId t) {
+    ValueId& v = value_[static_cast<size_t>(t)];
+    if (v != graph::kNone) return v;
+    int k = constant_of_[static_cast<size_t>(t)];
+    if (k < 0) return err(StatusCode::kInternal, where(), "tensor ", t, " has no value yet");
+    const TosaConstant& c = g_.constants[static_cast<size_t>(k)];
+    const TosaTensor& tt = g_.tensor(t);
+    if (c.data.empty()) {
+      return err(StatusCode::kInvalidArgument, "graph constant ", c.graph_constant_id,
+                 " has no data (attach the VGF constant with set_graph_constant_data)");
+    }
+    DType d = DType::kF32;
+    to_dtype(tt.type, &d);
+    std::string name = unique_value_name(c.name.empty() ? "const_" + std::to_string(k) : c.name);
+    GPUU_ASSIGN_OR_RETURN(v, graph::add_graph_constant(out_, name, d, tt.shape, c.data, &names_));
+    return v;
+  }
+  Result<ValueId> in(size_t i) { return value(op_->inputs[i]); }
+  const TosaTensor& tin(size_t i) const { return g_.tensor(op_->inputs[i]); }
+  const TosaTensor& tout(size_t i = 0) const { return g_.tensor(op_->outputs[i]); }
+  DType out_dtype(size_t i = 0) const {
+    DType d = DType::kF32;
+    to_dtype(tout(i).type, &d);
+    return d;
+  }
+  void set_out(ValueId v, size_t i = 0) { value_[static_cast<size_t>(op_->outputs[i])] = v; }
+  const TosaAttribute& attr(size_t i) const { return op_->attributes[i]; }
+  DType dtype(ValueId v) const { return out_.value(v).dtype; }
+  Shape shape(ValueId v) const { return out_.value(v).shape; }
+
+  Result<ValueId> transpose(ValueId x, const Perm& perm) {
+    bool identity = true;
+    for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int64_t>(i);
+    if (identity) return x;
+    auto inner = transposed_.find(x);
+    if (inner != transposed_.end()) {
+      Perm composed(perm.size());
+      for (size_t i = 0; i < perm.size(); ++i) composed[i] = inner->second.second[static_cast<size_t>(perm[i])];
+      return transpose(inner->second.first, composed);
+    }
+    GPUU_ASSIGN_OR_RETURN(ValueId y, node("transpose", {x}, {{"perm", perm}}));
+    transposed_[y] = {x, perm};
+    return y;
+  }
+
+  // A one-input elementwise op commutes with a transpose: apply it to the
+  // transpose's input instead, so that transpose can cancel against the next.
+  Result<ValueId> pointwise(ValueId x, const std::function<Result<ValueId>(ValueId)>& fn) {
+    auto it = transposed_.find(x);
+    if (it == transposed_.end()) return fn(x);
+    std::pair<ValueId, Perm> source = it->second;
+    GPUU_ASSIGN_OR_RETURN(ValueId y, fn(source.first));
+    return transpose(y, source.second);
+  }
+
+  Result<ValueId> reshape(ValueId x, const Shape& s) {
+    auto inner = reshaped_.find(x);
+    if (inner != reshaped_.end()) x = inner->second;  // reshape(reshape(v)) = reshape(v)
+    if (shape(x) == s) return x;
+    GPUU_ASSIGN_OR_RETURN(ValueId y, node("reshape", {x}, {{"shape", s}}));
+    reshaped_[y] = x;
+    return y;
+  }
+
+  Result<ValueId> cast(ValueId x, DType to) {
+    if (dtype(x) == to) return x;
+    return node("cast", {x}, {{"dtype", std::string(graph::dtype_name(to))}});
+  }
+
+  // A TOSA operand viewed as `view` and permuted: constants are rearranged
+  // here (a weight is then a plain constant again), values get ops.
+  Result<ValueId> rearranged(size_t input, const Shape& view, const Perm& perm) {
+    TosaTensorId t = op_->inputs[input];
+    int k = constant_of_[static_cast<size_t>(t)];
+    if (k >= 0 && value_[static_cast<size_t>(t)] == graph::kNone && !g_.constants[static_cast<size_t>(k)].data.empty()) {
+      const TosaTensor& tt = g_.tensor(t);
+      size_t esize = tosa_element_size(tt.type);
+      const uint8_t* src = g_.constants[static_cast<size_t>(k)].data.data();
+      Shape out(perm.size());
+      for (size_t i = 0; i < perm.size(); ++i) out[i] = view[static_cast<size_t>(perm[i])];
+      std::vector<int64_t> strides(view.size(), 1);
+      for (size_t i = view.size(); i-- > 1;) strides[i - 1] = strides[i] * view[i];
+      std::vector<uint8_t> bytes(static_cast<size_t>(tosa_numel(view)) * esize);
+      std::vector<int64_t> idx(out.size(), 0);
+      for (int64_t o = 0; o < tosa_numel(out); ++o) {
+        int64_t s = 0;
+        for (size_t i = 0; i < out.size(); ++i) s += idx[i] * strides[static_cast<size_t>(perm[i])];
+        std::memcpy(bytes.data() + static_cast<size_t>(o) * esize, src + static_cast<size_t>(s) * esize, esize);
+        for (size_t i = out.size(); i-- > 0;) {
+          if (++idx[i] < out[i]) break;
+          idx[i] = 0;
+        }
+      }
+      DType d = DType::kF32;
+      to_dtype(tt.type, &d);
+      std::string base = g_.constants[static_cast<size_t>(k)].name.empty() ? "const" : g_.constants[static_cast<size_t>(k)].name;
+      return constant(d, out, std::move(bytes), base);
+    }
+    GPUU_ASSIGN_OR_RETURN(ValueId x, in(input));
+    GPUU_ASSIGN_OR_RETURN(x, reshape(x, view));
+    return transpose(x, perm);
+  }
+
+  Status require_zero(size_t attr_index, const char* what) const {
+    const TosaAttribute& a = attr(attr_index);
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a.value(i) != 0.0) return unsupported(what, " is ", a.value(i), "; gpuu has no zero-point arithmetic");
+    }
+    return Status::Ok();
+  }
+  Status require_propagate(size_t attr_index) const {
+    if (tosa_is_float(tin(0).type) && attr(attr_index).ints[0] != static_cast<int64_t>(TosaNanPropagationMode::kPropagate)) {
+      return unsupported("nan_mode IGNORE has no gpuu equivalent (gpuu propagates NaN)");
+    }
+    return Status::Ok();
+  }
+
+  // ---- operators ----
+
+  Status raise(const TosaOperator& op) {
+    switch (op.op) {
+      case TosaOp::kExp: return simple("exp");
+      case TosaOp::kLog: return simple("log");
+      case TosaOp::kRsqrt: return simple("rsqrt");
+      case TosaOp::kReciprocal: return simple("reciprocal");
+      case TosaOp::kSin: return simple("sin");
+      case TosaOp::kCos: return simple("cos");
+      case TosaOp::kTanh: return simple("tanh");
+      case TosaOp::kSigmoid: return simple("sigmoid");
+      case TosaOp::kErf: return simple("erf");
+      case TosaOp::kFloor: return simple("floor");
+      case TosaOp::kCeil: return simple("ceil");
+      case TosaOp::kAbs: return simple("abs");
+      case TosaOp::kAdd: return simple("add");
+      case TosaOp::kSub: return simple("sub");
+      case TosaOp::kPow: return simple("pow");
+      case TosaOp::kEqual: return simple("equal");
+      case TosaOp::kGreater: return simple("greater");
+      case TosaOp::kGreaterEqual: return simple("greater_equal");
+      case TosaOp::kLogicalXor: return simple("not_equal");
+      case TosaOp::kSelect: return simple("where");
+      case TosaOp::kMaximum:
+      case TosaOp::kMinimum:
+        GPUU_RETURN_IF_ERROR(require_propagate(0));
+        return simple(op.op == TosaOp::kMaximum ? "maximum" : "minimum");
+      case TosaOp::kLogicalNot: return raise_logical();
+      case TosaOp::kLogicalAnd: return raise_logical();
+      case TosaOp::kLogicalOr: return raise_logical();
+      case TosaOp::kNegate: return raise_negate();
+      case TosaOp::kClamp: return raise_clamp();
+      case TosaOp::kMul: return raise_mul();
+      case TosaOp::kCast: return raise_cast();
+      case TosaOp::kMatmul: return raise_matmul();
+      case TosaOp::kConv2d:
+      case TosaOp::kDepthwiseConv2d: return raise_conv();
+      case TosaOp::kAvgPool2d: return raise_avg_pool();
+      case TosaOp::kMaxPool2d: return raise_max_pool();
+      case TosaOp::kReduceSum:
+      case TosaOp::kReduceMax: return raise_reduce();
+      case TosaOp::kReshape: {
+        GPUU_ASSIGN_OR_RETURN(ValueId x, in(0));
+        GPUU_ASSIGN_OR_RETURN(ValueId y, reshape(x, tout().shape));
+        set_out(y);
+        return Status::Ok();
+      }
+      case TosaOp::kTranspose: {
+        GPUU_ASSIGN_OR_RETURN(ValueId x, in(0));
+        GPUU_ASSIGN_OR_RETURN(ValueId y, transpose(x, attr(0).ints));
+        set_out(y);
+        return Status::Ok();
+      }
+      case TosaOp::kSlice: return raise_slice();
+      case TosaOp::kConcat: return raise_concat();
+      case TosaOp::kPad: return raise_pad();
+      case TosaOp::kTile: return raise_tile();
+      case TosaOp::kGather: return raise_gather();
+      default: return unsupported("no gpuu equivalent");
+    }
+  }
+
+  // One gpuu op over the tensor operands, same order.
+  Status simple(const char* gpuu_op) {
+    if (op_->inputs.size() == 1) {  // every one-input op here is elementwise
+      GPUU_ASSIGN_OR_RETURN(ValueId x, in(0));
+      GPUU_ASSIGN_OR_RETURN(ValueId y, pointwise(x, [&](ValueId v) { return node(gpuu_op, {v}); }));
+      set_out(y);
+      return Status::Ok();
+    }
+    std::vector<ValueId> xs;
+    for (size_t i = 0; i < op_->inputs.size(); ++i) {
+      GPUU_ASSIGN_OR_RETURN(ValueId x, in(i));
+      xs.push_back(x);
+    }
+    GPUU_ASSIGN_OR_RETURN(ValueId y, node(gpuu_op, xs));
+    set_out(y);
+    return Status::Ok();
+  }
+
+  Status raise_logical() {
+    GPUU_ASSIGN_OR_RETURN(ValueId a, in(0));
+    size_t r = tin(0).shape.size();
+    ValueId y;
+    if (op_->op == TosaOp::kLogicalNot) {
+      GPUU_ASSIGN_OR_RETURN(ValueId f, scalar(DType::kBool, 0, r));
+      GPUU_ASSIGN_OR_RETURN(y, node("equal", {a, f}));
+    } else {
+      GPUU_ASSIGN_OR_RETURN(ValueId b, in(1));
+      bool is_and = op_->op == TosaOp::kLogicalAnd;
+      GPUU_ASSIGN_OR_RETURN(ValueId k, scalar(DType::kBool, is_and ? 0 : 1, r));
+      // and: a ? b : false; or: a ? true : b.
+      GPUU_ASSIGN_OR_RETURN(y, is_and ? node("where", {a, b, k}) : node("where", {a, k, b}));
+    }
+    set_out(y);
+    return Status::Ok();
+  }
+
+  Status raise_negate() {
+    GPUU_RETURN_IF_ERROR(require_zero(0, "input1_zp"));
+    GPUU_RETURN_IF_ERROR(require_zero(1, "output_zp"));
+    GPUU_ASSIGN_OR_RETURN(ValueId x, in(0));
+    if (dtype(x) != DType::kI8) {
+      GPUU_ASSIGN_OR_RETURN(ValueId y, pointwise(x, [&](ValueId v) { return node("neg", {v}); }));
+      set_out(y);
+      return Status::Ok();
+    }
+    // i8 NEGATE saturates: -(-128) = 127.
+    GPUU_ASSIGN_OR_RETURN(ValueId wide, cast(x, DType::kI32));
+    GPUU_ASSIGN_OR_RETURN(ValueId neg, node("neg", {wide}));
+    GPUU_ASSIGN_OR_RETURN(ValueId sat, node("clamp", {neg}, {{"min", -128.0}, {"max", 127.0}}));
+    GPUU_ASSIGN_OR_RETURN(ValueId y, cast(sat, DType::kI8));
+    set_out(y);
+    return Status::Ok();
+  }
+
+  Status raise_clamp() {
+    GPUU_RETURN_IF_ERROR(require_propagate(2));
+    GPUU_ASSIGN_OR_RETURN(ValueId x, in(0));
+    AttrMap bounds = {{"min", attr(0).value(0)}, {"max", attr(1).value(0)}};
+    GPUU_ASSIGN_OR_RETURN(ValueId y, pointwise(x, [&](ValueId v) { return node("clamp", {v}, bounds); }));
+    set_out(y);
+    return Status::Ok();
+  }
+
+  Status raise_mul() {
+    for (size_t i = 0; i < attr(0).size(); ++i) {
+      if (attr(0).value(i) != 0.0) return unsupported("a nonzero shift (fixed-point MUL) has no gpuu equivalent");
+    }
+    GPUU_ASSIGN_OR_RETURN(ValueId a, in(0));
+    GPUU_ASSIGN_OR_RETURN(ValueId b, in(1));
+    // i8 x i8 -> i32: widen first (exact).
+    GPUU_ASSIGN_OR_RETURN(a, cast(a, out_dtype()));
+    GPUU_ASSIGN_OR_RETURN(b, cast(b, out_dtype()));
+    GPUU_ASSIGN_OR_RETURN(ValueId y, node("mul", {a, b}));
+    set_out(y);
+    return Status::Ok();
+  }
+
+  Status raise_cast() {
+    GPUU_ASSIGN_OR_RETURN(ValueId x, in(0));
+    DType from = dtype(x), to = out_dtype();
+    bool from_float = from == DType::kF32 || from == DType::kF16;
+    bool to_int = to == DType::kI32 || to == DType::kI8;
+    if (from_float && to_int) {
+      // TOSA rounds to nearest, ties to even, then saturates; gpuu's cast
+      // truncates (and saturates), so round first.
+      size_t r = shape(x).size();
+      GPUU_ASSIGN_OR_RETURN(ValueId half, scalar(from, 0.5, r));
+      GPUU_ASSIGN_OR_RETURN(ValueId one, scalar(from, 1.0, r));
+      GPUU_ASSIGN_OR_RETURN(ValueId fl, node("floor", {x}));
+      GPUU_ASSIGN_OR_RETURN(ValueId diff, node("sub", {x, fl}));
+      GPUU_ASSIGN_OR_RETURN(ValueId up, node("add", {fl, one}));
+      GPUU_ASSIGN_OR_RETURN(ValueId h, node("mul", {fl, half}));
+      GPUU_ASSIGN_OR_RETURN(ValueId fh, node("floor", {h}));
+      GPUU_ASSIGN_OR_RETURN(ValueId odd, node("not_equal", {h, fh}));
+      GPUU_ASSIGN_OR_RETURN(ValueId tie_pick, node("where", {odd, up, fl}));
+      GPUU_ASSIGN_OR_RETURN(ValueId is_tie, node("equal", {diff, half}));
+      GPUU_ASSIGN_OR_RETURN(ValueId below, node("where", {is_tie, tie_pick, fl}));
+      GPUU_ASSIGN_OR_RETURN(ValueId above_half, node("greater", {diff, half}));
+      GPUU_ASSIGN_OR_RETURN(ValueId rounded, node("where", {above_half, up, below}));
+      GPUU_ASSIGN_OR_RETURN(x, cast(rounded, to));
+      set_out(x);
+      return Status::Ok();
+    }
+    // The other pairs agree (int narrowing wraps in both).
+    GPUU_ASSIGN_OR_RETURN(ValueId y, pointwise(x, [&](ValueId v) { return cast(v, to); }));
+    set_out(y);
+    return Status::Ok();
+  }
+
+  Status raise_matmul() {
+    GPUU_RETURN_IF_ERROR(require_zero(0, "A_zp"));
+    GPUU_RETURN_IF_ERROR(require_zero(1, "B_zp"));
+    GPUU_ASSIGN_OR_RETURN(ValueId a, in(0));
+    GPUU_ASSIGN_OR_RETURN(ValueId b, in(1));
+    DType to = out_dtype();
+    if (to != DType::kF32 && to != DType::kF16) return unsupported("integer MATMUL has no gpuu equivalent");
+    GPUU_ASSIGN_OR_RETURN(a, cast(a, to));
+    GPUU_ASSIGN_OR_RETURN(b, cast(b, to));
+    GPUU_ASSIGN_OR_RETURN(ValueId y, node("matmul", {a, b}));
+    set_out(y);
+    return Status::Ok();
+  }
+
+  // NHWC input (x), padded explicitly where the pads are not symmetric (or,
+  // for pools, exceed half the kernel as gpuu allows); returns the NCHW
+  // value and the symmetric padding left for the gpuu op.
+  Result<ValueId> nchw_padded(const Ints& pads, double fill, bool pool, const Ints& kernel, Ints* padding) {
+    GPUU_ASSIGN_OR_RETURN(ValueId x, in(0));
+    GPUU_ASSIGN_OR_RETURN(x, transpose(x, kToNchw));
+    bool symmetric = pads[0] == pads[1] && pads[2] == pads[3];
+    if (pool) symmetric = symmetric && pads[0] <= kernel[0] / 2 && pads[2] <= kernel[1] / 2;
+    if (symmetric) {
+      *padding = {pads[0], pads[2]};
+      return x;
+    }
+    *padding = {0, 0};
+    return node("pad", {x}, {{"pads", Ints{0, 0, 0, 0, pads[0], pads[1], pads[2], pads[3]}}, {"value", fill}});
+  }
+
+  Status raise_conv() {
+    bool depthwise = op_->op == TosaOp::kDepthwiseConv2d;
+    GPUU_RETURN_IF_ERROR(require_zero(5, "input_zp"));
+    GPUU_RETURN_IF_ERROR(require_zero(6, "weight_zp"));
+    const Ints& pads = attr(0).ints;
+    Ints padding;
+    GPUU_ASSIGN_OR_RETURN(ValueId x, nchw_padded(pads, 0.0, false, {}, &padding));
+    const Shape& ws = tin(1).shape;
+    ValueId w;
+    int64_t groups = 1;
+    if (depthwise) {
+      // [KH, KW, C, M] -> [C, M, KH, KW] -> [C*M, 1, KH, KW]
+      GPUU_ASSIGN_OR_RETURN(w, rearranged(1, ws, {2, 3, 0, 1}));
+      GPUU_ASSIGN_OR_RETURN(w, reshape(w, {ws[2] * ws[3], 1, ws[0], ws[1]}));
+      groups = ws[2];
+    } else {
+      GPUU_ASSIGN_OR_RETURN(w, rearranged(1, ws, kToNchw));  // OHWI -> OIHW
+    }
+    GPUU_ASSIGN_OR_RETURN(ValueId bias, in(2));
+    DType to = out_dtype();
+    if (to != DType::kF32 && to != DType::kF16) return unsupported("integer convolution has no gpuu equivalent");
+    GPUU_ASSIGN_OR_RETURN(x, cast(x, to));
+    GPUU_ASSIGN_OR_RETURN(w, cast(w, to));
+    GPUU_ASSIGN_OR_RETURN(bias, cast(bias, to));
+    int64_t oc = shape(w)[0];
+    bool full_bias = shape(bias) == Shape{oc};
+    std::vector<ValueId> inputs = {x, w};
+    if (full_bias) inputs.push_back(bias);
+    GPUU_ASSIGN_OR_RETURN(ValueId y, node("conv2d", inputs,
+                                          {{"stride", attr(1).ints}, {"padding", padding}, {"dilation", attr(2).ints},
+                                           {"groups", groups}}));
+    if (!full_bias) {
+      GPUU_ASSIGN_OR_RETURN(y, node("add", {y, bias}));  // BC = 1 broadcasts
+    }
+    GPUU_ASSIGN_OR_RETURN(y, transpose(y, kToNhwc));
+    set_out(y);
+    return Status::Ok();
+  }
+
+  Status raise_avg_pool() {
+    GPUU_RETURN_IF_ERROR(require_zero(4, "input_zp"));
+    GPUU_RETURN_IF_ERROR(require_zero(5, "output_zp"));
+    const Ints& kernel = attr(0).ints;
+    const Ints& stride = attr(1).ints;
+    const Ints& pads = attr(2).ints;
+    Ints padding;
+    GPUU_ASSIGN_OR_RETURN(ValueId x, nchw_padded(pads, 0.0, true, kernel, &padding));
+    bool explicit_pad = padding == Ints{0, 0} && (pads[0] || pads[1] || pads[2] || pads[3]);
+    // With symmetric pads gpuu's count_include_pad = 0 is TOSA's divisor;
+    // explicit pads are counted, so scale each window by area / real cells.
+    GPUU_ASSIGN_OR_RETURN(ValueId y, node("avg_pool2d", {x},
+                                          {{"kernel", kernel}, {"stride", stride}, {"padding", padding},
+                                           {"count_include_pad", int64_t{explicit_pad ? 1 : 0}}}));
+    if (explicit_pad) {
+      const Shape& is = tin(0).shape;  // NHWC
+      const Shape& os = tout().shape;
+      auto cells = [](int64_t start, int64_t k, int64_t size) {
+        return std::max<int64_t>(0, std::min(start + k, size) - std::max<int64_t>(start, 0));
+      };
+      std::vector<double> factor;
+      bool needed = false;
+      for (int64_t oy = 0; oy < os[1]; ++oy) {
+        for (int64_t ox = 0; ox < os[2]; ++ox) {
+          int64_t count = cells(oy * stride[0] - pads[0], kernel[0], is[1]) * cells(ox * stride[1] - pads[2], kernel[1], is[2]);
+          double f = count ? static_cast<double>(kernel[0] * kernel[1]) / static_cast<double>(count) : 0.0;
+          needed = needed || f != 1.0;
+          factor.push_back(f);
+        }
+      }
+      if (needed) {
+        DType d = dtype(y);
+        E t = d == DType::kF16 ? E::kF16 : E::kF32;
+        std::vector<uint8_t> bytes(factor.size() * graph::dtype_size(d));
+        for (size_t i = 0; i < factor.size(); ++i) tosa_store_element(t, factor[i], bytes.data(), static_cast<int64_t>(i));
+        GPUU_ASSIGN_OR_RETURN(ValueId f, constant(d, {1, 1, os[1], os[2]}, std::move(bytes)));
+        GPUU_ASSIGN_OR_RETURN(y, node("mul", {y, f}));
+      }
+    }
+    GPUU_ASSIGN_OR_RETURN(y, transpose(y, kToNhwc));
+    set_out(y);
+    return Status::Ok();
+  }
+
+  Status raise_max_pool() {
+    GPUU_RETURN_IF_ERROR(require_propagate(3));
+    const Ints& kernel = attr(0).ints;
+    E t = tin(0).type;
+    double lowest = tosa_is_float(t) ? -INFINITY : t == E::kI8 ? -128.0 : -2147483648.0;
+    Ints padding;
+    GPUU_ASSIGN_OR_RETURN(ValueId x, nchw_padded(attr(2).ints, lowest, true, kernel, &padding));
+    GPUU_ASSIGN_OR_RETURN(ValueId y, node("max_pool2d", {x}, {{"kernel", kernel}, {"stride", attr(1).ints}, {"padding", padding}}));
+    GPUU_ASSIGN_OR_RETURN(y, transpose(y, kToNhwc));
+    set_out(y);
+    return Status::Ok();
+  }
+
+  Status raise_reduce() {
+    bool is_max = op_->op == TosaOp::kReduceMax;
+    if (is_max) {
+      GPUU_RETURN_IF_ERROR(require_propagate(1));
+    }
+    GPUU_ASSIGN_OR_RETURN(ValueId x, in(0));
+    GPUU_ASSIGN_OR_RETURN(ValueId y, node(is_max ? "reduce_max" : "reduce_sum", {x},
+                                          {{"axes", Ints{attr(0).ints[0]}}, {"keepdim", int64_t{1}}}));
+    set_out(y);
+    return Status::Ok();
+  }
+
+  Status raise_slice() {
+    GPUU_ASSIGN_OR_RETURN(ValueId x, in(0));
+    const Ints& start = attr(0).ints;
+    const Ints& size = attr(1).ints;
+    Ints axes, ends;
+    for (size_t d = 0; d < start.size(); ++d) {
+      axes.push_back(static_cast<int64_t>(d));
+      ends.push_back(start[d] + size[d]);
+    }
+    GPUU_ASSIGN_OR_RETURN(ValueId y, node("slice", {x}, {{"axes", axes}, {"starts", start}, {"ends", ends}}));
+    set_out(y);
+    return Status::Ok();
+  }
+
+  Status raise_concat() {
+    std::vector<ValueId> xs;
+    for (size_t i = 0; i < op_->inputs.size(); ++i) {
+      GPUU_ASSIGN_OR_RETURN(ValueId x, in(i));
+      xs.push_back(x);
+    }
+    GPUU_ASSIGN_OR_RETURN(ValueId y, node("concat", xs, {{"axis", attr(0).ints[0]}}));
+    set_out(y);
+    return Status::Ok();
+  }
+
+  Status raise_pad() {
+    GPUU_ASSIGN_OR_RETURN(ValueId x, in(0));
+    GPUU_ASSIGN_OR_RETURN(ValueId y, node("pad", {x}, {{"pads", attr(0).ints}, {"value", attr(1).value(0)}}));
+    set_out(y);
+    return Status::Ok();
+  }
+
+  Status raise_tile() {
+    GPUU_ASSIGN_OR_RETURN(ValueId x, in(0));
+    const Ints& multiples = attr(0).ints;
+    for (size_t d = 0; d < multiples.size(); ++d) {
+      if (multiples[d] == 1) continue;
+      if (multiples[d] < 1) return unsupported("multiples entry ", d, " = ", multiples[d]);
+      std::vector<ValueId> copies(static_cast<size_t>(multiples[d]), x);
+      GPUU_ASSIGN_OR_RETURN(x, node("concat", copies, {{"axis", static_cast<int64_t>(d)}}));
+    }
+    set_out(x);
+    return Status::Ok();
+  }
+
+  // GATHER [N,K,C] by [N,W] -> [N,W,C]: gpuu's gather along axis 1 with the
+  // indices repeated over C.
+  Status raise_gather() {
+    GPUU_ASSIGN_OR_RETURN(ValueId values, in(0));
+    GPUU_ASSIGN_OR_RETURN(ValueId indices, in(1));
+    const Shape& vs = tin(0).shape;
+    const Shape& is = tin(1).shape;
+    GPUU_ASSIGN_OR_RETURN(ValueId idx, reshape(indices, {is[0], is[1], 1}));
+    if (vs[2] > 1) {
+      std::vector<uint8_t> zeros(static_cast<size_t>(vs[2]) * 4, 0);
+      GPUU_ASSIGN_OR_RETURN(ValueId z, constant(DType::kI32, {1, 1, vs[2]}, std::move(zeros)));
+      GPUU_ASSIGN_OR_RETURN(idx, node("add", {idx, z}));
+    }
+    GPUU_ASSIGN_OR_RETURN(ValueId y, node("gather", {values, idx}, {{"axis", int64_t{1}}}));
+    set_out(y);
+    return Status::Ok();
+  }
+
+  const TosaGraph& g_;
+  graph::Graph out_;
+  graph::GraphNames names_;
+  std::vector<ValueId> value_;
+  std::vector<int> constant_of_;  // tensor -> index in g_.constants, or -1
+  std::map<ValueId, std::pair<ValueId, Perm>> transposed_;
+  std::map<ValueId, ValueId> reshaped_;  // reshape node output -> its input
+  std::map<std::tuple<int, std::vector<uint8_t>, size_t>, ValueId> scalars_;
+  const TosaOperator* op_ = nullptr;
+  size_t op_index_ = 0;
+  int counter_ = 0;
+};
+
+}  // namespace
+
+Result<graph::Graph> tosa_to_gpuu(const TosaGraph& graph) { return Raising(graph).run(); }
+
+}  // namespace gpuu::vgf
