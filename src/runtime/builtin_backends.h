@@ -2,10 +2,20 @@
 #pragma once
 
 #include "backends/backend.h"
+#include "partition/capabilities.h"
+#include "program/program_writer.h"
 
 namespace gpuu::runtime {
 
 // The registry with VulkanBackend (and every other built-in backend) in it.
 backends::BackendRegistry& backend_registry();
+
+// Each GPU backend's own preprocess (VGF: a VGF file; Vulkan: a SubGraph),
+// for the program writer.
+program::Preprocessors builtin_preprocessors();
+
+// Narrows the partitioner's tables to what the built-in backends' own checks
+// accept, so a region is never given to a backend that would refuse it.
+void narrow_to_builtin_backends(partition::Capabilities& capabilities);
 
 }  // namespace gpuu::runtime

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs the VGF executor benchmark (fused against unfused) on the default
+# Vulkan device and writes benchmarks/results/vgf-<device>-<date>.json.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${BUILD_DIR:-$root/build}
+out_dir=${OUT_DIR:-$root/benchmarks/results}
+commit=${GPUU_COMMIT:-$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)}
+[ -x "$build/benchmarks/vgf/bench_vgf" ] || cmake --build "$build" --target bench_vgf
+tmp=$(mktemp)
+"$build/benchmarks/vgf/bench_vgf" --runs "${RUNS:-100}" --warmup "${WARMUP:-10}" > "$tmp"
+device=$(sed -n 's/.*"device": "\(.*\)",/\1/p' "$tmp" | head -1 | tr ' /()' '____' | tr -s '_' | cut -c1-40)
+mkdir -p "$out_dir"
+out="$out_dir/vgf-${device}-$(date -u +%Y-%m-%d).json"
+{
+  echo "{"
+  echo "  \"benchmark\": \"vgf_executor_fusion\","
+  echo "  \"date\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\","
+  echo "  \"commit\": \"$commit\","
+  echo "  \"results\": $(cat "$tmp")"
+  echo "}"
+} > "$out"
+rm -f "$tmp"
+echo "wrote $out"
+cat "$out"

@@ -1,0 +1,33 @@
+// VgfBackend ("VgfBackend"): regions as TOSA graphs in VGF files. Its
+// processed blob is a VGF file that also stands on its own (Arm's tools and
+// runtimes read it). At init the graph runs natively through
+// VK_ARM_data_graph where a device offers it, otherwise on gpuu's built-in
+// TOSA executor: the graph is parsed back, elementwise chains are fused,
+// intermediates get a memory plan and the command buffer is recorded once.
+#pragma once
+
+#include "backends/backend.h"
+
+namespace gpuu::vgf {
+
+class VgfBackend final : public backends::Backend {
+ public:
+  const char* id() const override { return "VgfBackend"; }
+  const char* log_name() const override { return "VGF"; }
+  uint32_t version() const override { return 1; }
+  bool is_available() const override;
+
+  Result<std::unique_ptr<backends::DelegateHandle>> init(backends::BackendInitContext& context, const Blob& processed,
+                                                         const std::vector<CompileSpecEntry>& compile_specs) override;
+  Status execute(backends::DelegateHandle& handle, const backends::ExecuteArgs& args) override;
+
+  std::string check(const graph::Graph& graph, const graph::Node& node) const override;
+  Result<std::vector<uint8_t>> preprocess(const graph::Graph& graph, const partition::Region& region,
+                                          const std::vector<CompileSpecEntry>& compile_specs) const override;
+};
+
+// The entry points the native VK_ARM_data_graph path needs; when a device
+// claims the extension, every one must resolve or init fails naming it.
+const std::vector<const char*>& data_graph_entry_points();
+
+}  // namespace gpuu::vgf

@@ -1,0 +1,197 @@
+// Region -> TOSA -> SPIR-V -> VGF, and back again for execution.
+#include "backends/vgf/vgf_region.h"
+
+#include <sstream>
+
+#include "base/json_writer.h"
+#include "vgf/tosa_lowering.h"
+#include "vgf/tosa_spirv.h"
+#include "vgf/vgf_vulkan_names.h"
+
+#include <algorithm>
+
+namespace gpuu::vgf {
+namespace {
+
+Result<graph::DType> dtype_of_tosa(TosaElementType t) {
+  switch (t) {
+    case TosaElementType::kF32: return graph::DType::kF32;
+    case TosaElementType::kF16: return graph::DType::kF16;
+    case TosaElementType::kI32: return graph::DType::kI32;
+    case TosaElementType::kI8: return graph::DType::kI8;
+    case TosaElementType::kBool: return graph::DType::kBool;
+    default: return err(StatusCode::kUnsupported, "TOSA element type ", static_cast<int>(t), " has no gpuu dtype");
+  }
+}
+
+}  // namespace
+
+uint32_t vk_format_of(graph::DType dtype) {
+  switch (dtype) {
+    case graph::DType::kF32: return 100;   // VK_FORMAT_R32_SFLOAT
+    case graph::DType::kF16: return 76;    // VK_FORMAT_R16_SFLOAT
+    case graph::DType::kI32: return 99;    // VK_FORMAT_R32_SINT
+    case graph::DType::kI64: return 111;   // VK_FORMAT_R64_SINT
+    case graph::DType::kI8: return 14;     // VK_FORMAT_R8_SINT
+    case graph::DType::kBool: return 1000460000u;  // VK_FORMAT_R8_BOOL_ARM
+  }
+  return 0;
+}
+
+Result<graph::DType> dtype_of_vk_format(uint32_t vk_format) {
+  for (int i = 0; i < graph::kDTypeCount; ++i) {
+    if (vk_format_of(static_cast<graph::DType>(i)) == vk_format) return static_cast<graph::DType>(i);
+  }
+  return err(StatusCode::kUnsupported, "VkFormat ", vk_format, " is not a tensor format gpuu runs");
+}
+
+Result<VgfFile> vgf_from_region(const graph::Graph& region) {
+  GPUU_ASSIGN_OR_RETURN(TosaGraph tosa, lower_to_tosa(region));
+  GPUU_ASSIGN_OR_RETURN(std::vector<uint32_t> spirv, emit_tosa_module(tosa));
+  VgfFile file;
+  file.modules.push_back(Module::with_spirv(ModuleType::kGraph, "graph_partition_0", tosa.entry_point, spirv));
+  Segment segment;
+  segment.type = ModuleType::kGraph;
+  segment.name = "graph_segment_0";
+  segment.module_index = 0;
+  DescriptorSetInfo set;
+  // Graph constants first (model-converter's order), their ids = constant indices.
+  std::vector<const TosaConstant*> graph_constants;
+  for (const TosaConstant& c : tosa.constants) {
+    if (c.storage == TosaConstantStorage::kGraphConstant) graph_constants.push_back(&c);
+  }
+  std::sort(graph_constants.begin(), graph_constants.end(),
+            [](const TosaConstant* a, const TosaConstant* b) { return a->graph_constant_id < b->graph_constant_id; });
+  for (size_t i = 0; i < graph_constants.size(); ++i) {
+    const TosaConstant& c = *graph_constants[i];
+    if (c.graph_constant_id != i) {
+      return err(StatusCode::kInternal, "graph constant ids are not 0..n-1 (", c.graph_constant_id, " at ", i, ")");
+    }
+    const TosaTensor& t = tosa.tensor(c.tensor);
+    GPUU_ASSIGN_OR_RETURN(graph::DType dtype, dtype_of_tosa(t.type));
+    Resource r;
+    r.category = ResourceCategory::kConstant;
+    r.vk_descriptor_type = kNoDescriptorType;
+    r.vk_format = vk_format_of(dtype);
+    r.shape = t.shape;
+    file.resources.push_back(r);
+    file.constants.push_back(Constant{static_cast<uint32_t>(file.resources.size() - 1), -1, c.data});
+    segment.constants.push_back(static_cast<uint32_t>(i));
+  }
+  for (int pass = 0; pass < 2; ++pass) {
+    const auto& interfaces = pass == 0 ? tosa.inputs : tosa.outputs;
+    for (const TosaInterface& io : interfaces) {
+      const TosaTensor& t = tosa.tensor(io.tensor);
+      GPUU_ASSIGN_OR_RETURN(graph::DType dtype, dtype_of_tosa(t.type));
+      Resource r;
+      r.category = pass == 0 ? ResourceCategory::kInput : ResourceCategory::kOutput;
+      r.vk_descriptor_type = kVkDescriptorTypeTensorArm;
+      r.vk_format = vk_format_of(dtype);
+      r.shape = t.shape;
+      file.resources.push_back(r);
+      BindingSlot slot{io.binding, static_cast<uint32_t>(file.resources.size() - 1)};
+      set.bindings.push_back(slot);
+      (pass == 0 ? segment.inputs : segment.outputs).push_back(slot);
+      (pass == 0 ? file.sequence.inputs : file.sequence.outputs).push_back(slot);
+      (pass == 0 ? file.sequence.input_names : file.sequence.output_names).push_back(io.name);
+    }
+  }
+  segment.descriptor_sets.push_back(set);
+  file.sequence.segments.push_back(segment);
+  GPUU_RETURN_IF_ERROR(validate_vgf(file));
+  return file;
+}
+
+Result<graph::Graph> graph_from_vgf(const VgfFile& file) {
+  if (file.sequence.segments.size() != 1) {
+    return err(StatusCode::kUnsupported, "VGF with ", file.sequence.segments.size(),
+               " segments: gpuu's executor runs files of one segment");
+  }
+  const Segment& segment = file.sequence.segments[0];
+  const Module& module = file.modules.at(segment.module_index);
+  if (segment.type != ModuleType::kGraph) {
+    return err(StatusCode::kUnsupported, "VGF segment '", segment.name,
+               "' is a COMPUTE segment; gpuu runs custom shaders on the Vulkan backend");
+  }
+  if (!module.has_code || module.code_type != CodeType::kSpirv) {
+    return err(StatusCode::kUnsupported, "VGF module '", module.name, "' carries no SPIR-V (a placeholder)");
+  }
+  GPUU_ASSIGN_OR_RETURN(TosaGraph tosa, parse_tosa_module(module.spirv.data(), module.spirv.size()));
+  for (uint32_t id : segment.constants) {
+    if (id >= file.constants.size()) {
+      return err(StatusCode::kInvalidFormat, "segment '", segment.name, "' names constant ", id, " of ",
+                 file.constants.size());
+    }
+    GPUU_RETURN_IF_ERROR(set_graph_constant_data(tosa, id, file.constants[id].data));
+  }
+  // The sequence's names (when given) name the graph's inputs and outputs, in binding order.
+  for (size_t i = 0; i < tosa.inputs.size() && i < file.sequence.input_names.size(); ++i) {
+    if (!file.sequence.input_names[i].empty()) tosa.inputs[i].name = file.sequence.input_names[i];
+  }
+  for (size_t i = 0; i < tosa.outputs.size() && i < file.sequence.output_names.size(); ++i) {
+    if (!file.sequence.output_names[i].empty()) tosa.outputs[i].name = file.sequence.output_names[i];
+  }
+  GPUU_ASSIGN_OR_RETURN(graph::Graph g, tosa_to_gpuu(tosa));
+  // Outputs carry the sequence's names too: the runtime binds by name.
+  for (size_t i = 0; i < g.outputs().size() && i < file.sequence.output_names.size(); ++i) {
+    const std::string& name = file.sequence.output_names[i];
+    if (!name.empty()) g.mutable_value(g.outputs()[i]).name = name;
+  }
+  return g;
+}
+
+std::string scenario_json(const VgfFile& file, const std::string& vgf_file_name) {
+  // Arm's scenario runner: resources (the VGF, each tensor as .npy) and one
+  // dispatch of the graph binding them.
+  JsonWriter w;
+  w.begin_object();
+  w.key("commands").begin_array();
+  w.begin_object().key("dispatch_graph").begin_object();
+  w.key("bindings").begin_array();
+  auto bind = [&](const std::string& name, const BindingSlot& slot) {
+    w.begin_object();
+    w.key("id").value(name);
+    w.key("set").value(static_cast<int64_t>(0));
+    w.key("binding").value(static_cast<int64_t>(static_cast<int64_t>(slot.binding)));
+    w.end_object();
+  };
+  for (size_t i = 0; i < file.sequence.inputs.size(); ++i) bind(file.sequence.input_names.at(i), file.sequence.inputs[i]);
+  for (size_t i = 0; i < file.sequence.outputs.size(); ++i) {
+    bind(file.sequence.output_names.at(i), file.sequence.outputs[i]);
+  }
+  w.end_array();
+  w.key("graph_ref").value("graph");
+  w.key("shader_substitutions").begin_array().end_array();
+  w.end_object().end_object();
+  w.end_array();
+  w.key("resources").begin_array();
+  w.begin_object().key("graph").begin_object();
+  w.key("uid").value("graph");
+  w.key("src").value(vgf_file_name);
+  w.end_object().end_object();
+  auto tensor = [&](const std::string& name, const Resource& r, bool output) {
+    w.begin_object().key("tensor").begin_object();
+    w.key("uid").value(name);
+    w.key("dims").begin_array();
+    for (int64_t d : r.shape) w.value(static_cast<int64_t>(d));
+    w.end_array();
+    w.key("format").value(vk_format_name(r.vk_format));
+    if (output) {
+      w.key("dst").value(name + ".npy");
+    } else {
+      w.key("src").value(name + ".npy");
+    }
+    w.end_object().end_object();
+  };
+  for (size_t i = 0; i < file.sequence.inputs.size(); ++i) {
+    tensor(file.sequence.input_names.at(i), file.resources.at(file.sequence.inputs[i].mrt_index), false);
+  }
+  for (size_t i = 0; i < file.sequence.outputs.size(); ++i) {
+    tensor(file.sequence.output_names.at(i), file.resources.at(file.sequence.outputs[i].mrt_index), true);
+  }
+  w.end_array();
+  w.end_object();
+  return w.str();
+}
+
+}  // namespace gpuu::vgf

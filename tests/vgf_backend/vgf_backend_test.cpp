@@ -1,0 +1,263 @@
+// The VGF backend on the test device: Arm's own VGF files through gpuu's TOSA
+// executor, VGF delegates under every context mode, the RFC model mixing VGF
+// and Vulkan delegates on one VkDevice, and a device that claims
+// VK_ARM_data_graph without its entry points.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <iterator>
+
+#include "backends/vgf/vgf_backend.h"
+#include "backends/vgf/vgf_region.h"
+#include "context/shared_gpu_context_registry.h"
+#include "partition/partitioner.h"
+#include "program/program_loader.h"
+#include "program/program_writer.h"
+#include "runtime/builtin_backends.h"
+#include "runtime/session.h"
+#include "support/test_vulkan_device.h"
+#include "vgf/vgf_file.h"
+#include "vulkan/vulkan_test_util.h"
+
+namespace gpuu {
+namespace {
+
+using graph::DType;
+
+std::vector<uint8_t> read_sample(const std::string& name) {
+  std::ifstream in(std::string(GPUU_VGF_SAMPLES_DIR) + "/" + name, std::ios::binary);
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+TEST(VgfExecutor, ArmsSinMulFileComputesSinTimesX) {
+  std::vector<uint8_t> bytes = read_sample("sin_mul.vgf");
+  ASSERT_FALSE(bytes.empty());
+  Result<vgf::VgfFile> file = vgf::decode_vgf(bytes.data(), bytes.size());
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  Result<graph::Graph> g = vgf::graph_from_vgf(file.value());
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  cpu::HostTensor x = vulkan_test::random_tensor(DType::kF32, {1, 3, 4, 4}, 1, -3, 3);
+  auto got = vulkan_test::run_on_vulkan(g.value(), {x});
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  std::vector<double> in = x.to_doubles(), out = got.value()[0].to_doubles();
+  for (size_t i = 0; i < in.size(); ++i) EXPECT_NEAR(out[i], std::sin(in[i]) * in[i], 3e-5) << i;
+}
+
+TEST(VgfExecutor, ArmsSinMulConstFileUsesItsConstant) {
+  std::vector<uint8_t> bytes = read_sample("sin_mul_const.vgf");
+  Result<vgf::VgfFile> file = vgf::decode_vgf(bytes.data(), bytes.size());
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  Result<graph::Graph> g = vgf::graph_from_vgf(file.value());
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  cpu::HostTensor x = vulkan_test::random_tensor(DType::kF32, {1, 3, 4, 4}, 2, -3, 3);
+  auto got = vulkan_test::run_on_vulkan(g.value(), {x});
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  std::vector<double> in = x.to_doubles(), out = got.value()[0].to_doubles();
+  for (size_t i = 0; i < in.size(); ++i) {
+    double w = 0.5 * static_cast<double>(i);  // the file's constant: 0.0, 0.5, 1.0, ... 23.5
+    EXPECT_NEAR(out[i], std::sin(in[i]) * w, 3e-5 * (1 + w)) << i;
+  }
+}
+
+TEST(VgfExecutor, RegionRoundTripsThroughAVgfFileAndFusesItsChain) {
+  // The RFC model's VGF suffix: sin, cos, reciprocal, mul, transpose.
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", DType::kF32, {1, 3, 4, 4}).value();
+  graph::ValueId s = graph::add_op(g, "sin", "sin_0", {x}, {}).value()[0];
+  graph::ValueId c = graph::add_op(g, "cos", "cos_0", {x}, {}).value()[0];
+  graph::ValueId r = graph::add_op(g, "reciprocal", "reciprocal_0", {c}, {}).value()[0];
+  graph::ValueId m = graph::add_op(g, "mul", "mul_0", {s, r}, {}).value()[0];
+  graph::ValueId t =
+      graph::add_op(g, "transpose", "transpose_1", {m}, {{"perm", std::vector<int64_t>{0, 1, 3, 2}}}).value()[0];
+  g.mark_output(t);
+  Result<vgf::VgfFile> file = vgf::vgf_from_region(g);
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  Result<std::vector<uint8_t>> bytes = vgf::encode_vgf(file.value());
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  Result<vgf::VgfFile> decoded = vgf::decode_vgf(bytes.value().data(), bytes.value().size());
+  ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+  Result<graph::Graph> back = vgf::graph_from_vgf(decoded.value());
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  cpu::HostTensor in = vulkan_test::random_tensor(DType::kF32, {1, 3, 4, 4}, 3, -1.2, 1.2);
+  vulkan_test::RunStats fused, unfused;
+  vulkan::DelegateOptions off;
+  off.fuse_elementwise = false;
+  auto a = vulkan_test::run_on_vulkan(back.value(), {in}, &fused);
+  auto b = vulkan_test::run_on_vulkan(back.value(), {in}, &unfused, off);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status().message() << b.status().message();
+  auto want = cpu::run_graph(g, {in}).value();
+  EXPECT_TRUE(vulkan_test::all_close(a.value()[0], want[0], 3e-5, 3e-5));
+  EXPECT_TRUE(vulkan_test::all_close(b.value()[0], want[0], 3e-5, 3e-5));
+  EXPECT_LT(fused.dispatches, unfused.dispatches) << "the executor fuses the elementwise chain";
+  EXPECT_EQ(decoded.value().sequence.input_names[0], "x");
+}
+
+// The RFC model partitioned vgf_first (VGF -> Vulkan -> VGF), as a program.
+struct RfcProgram {
+  graph::Graph graph;
+  std::shared_ptr<const program::Program> program;
+};
+
+RfcProgram rfc_program(const std::string& token, ContextMode mode) {
+  RfcProgram p;
+  graph::Graph& g = p.graph;
+  graph::ValueId x = graph::add_graph_input(g, "x", DType::kF32, {1, 3, 8, 8}).value();
+  std::vector<int64_t> channel = {2, 0, 1}, row = {3, 1, 2, 0}, col(48);
+  for (size_t i = 0; i < col.size(); ++i) col[i] = std::vector<int64_t>{3, 1, 2, 0}[i % 4];
+  auto blob = [](const std::vector<int64_t>& v) { return Blob::copy_of(v.data(), v.size() * 8); };
+  graph::ValueId ci = graph::add_graph_constant(g, "channel_index", DType::kI64, {3}, blob(channel)).value();
+  graph::ValueId gi = graph::add_graph_constant(g, "col_gather_index", DType::kI64, {1, 3, 4, 4}, blob(col)).value();
+  graph::ValueId ri = graph::add_graph_constant(g, "row_index", DType::kI64, {4}, blob(row)).value();
+  auto op = [&](const char* o, const char* n, std::vector<graph::ValueId> in, graph::AttrMap a = {}) {
+    return graph::add_op(g, o, n, std::move(in), std::move(a)).value()[0];
+  };
+  graph::ValueId v = op("transpose", "transpose_0", {x}, {{"perm", std::vector<int64_t>{0, 1, 3, 2}}});
+  v = op("avg_pool2d", "avg_pool2d_0", {v},
+         {{"kernel", std::vector<int64_t>{2, 2}}, {"stride", std::vector<int64_t>{2, 2}}});
+  v = op("index_select", "index_select_0", {v, ci}, {{"axis", int64_t{1}}});
+  v = op("gather", "gather_0", {v, gi}, {{"axis", int64_t{3}}});
+  v = op("index_select", "index_select_1", {v, ri}, {{"axis", int64_t{2}}});
+  graph::ValueId s = op("sin", "sin_0", {v});
+  graph::ValueId c = op("cos", "cos_0", {v});
+  graph::ValueId r = op("reciprocal", "reciprocal_0", {c});
+  graph::ValueId m = op("mul", "mul_0", {s, r});
+  graph::ValueId y = op("transpose", "transpose_1", {m}, {{"perm", std::vector<int64_t>{0, 1, 3, 2}}});
+  g.mark_output(y);
+  partition::PartitionOptions options;
+  options.prefer = Prefer::kVgfFirst;
+  options.min_partition_size = 1;
+  runtime::narrow_to_builtin_backends(options.capabilities);
+  Result<partition::PartitionResult> parts = partition::partition(g, options);
+  EXPECT_TRUE(parts.ok()) << parts.status().message();
+  SharedGpuCompileSpec spec;
+  spec.token = token;
+  spec.group_id = 7;
+  spec.context_mode = mode;
+  spec.prefer = Prefer::kVgfFirst;
+  spec.min_partition_size = 1;
+  spec.present = true;
+  Result<std::vector<uint8_t>> bytes =
+      program::build_program(g, parts.value(), spec, runtime::builtin_preprocessors());
+  EXPECT_TRUE(bytes.ok()) << bytes.status().message();
+  auto loaded = program::load_program_bytes(bytes.value().data(), bytes.value().size());
+  EXPECT_TRUE(loaded.ok()) << loaded.status().message();
+  p.program = loaded.value();
+  return p;
+}
+
+cpu::HostTensor rfc_input() {
+  std::vector<double> v(192);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = -0.8 + 1.6 * static_cast<double>(i) / 191.0;
+  return cpu::HostTensor::from_doubles(DType::kF32, {1, 3, 8, 8}, v).value();
+}
+
+class VgfBackendTest : public testing::Test {
+ protected:
+  void TearDown() override { SharedGpuContextRegistry::get().clear_for_testing(); }
+};
+
+TEST_F(VgfBackendTest, RfcModelRunsAsVgfVulkanVgfOnOneDevice) {
+  RfcProgram p = rfc_program("rfc", ContextMode::kLookupOrCreate);
+  ASSERT_TRUE(p.program);
+  const auto& d = p.program->delegates();
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_EQ(d[0].backend_id, "VgfBackend");
+  EXPECT_EQ(d[1].backend_id, "VulkanBackend");
+  EXPECT_EQ(d[2].backend_id, "VgfBackend");
+  Result<vgf::VgfFile> file = vgf::decode_vgf(p.program->processed_blob(0));
+  ASSERT_TRUE(file.ok()) << "a VGF delegate's blob is a real VGF file: " << file.status().message();
+  cpu::HostTensor x = rfc_input();
+  auto want = cpu::run_graph(p.graph, {x}).value();
+  for (SyncMode mode : {SyncMode::kTimeline, SyncMode::kQueueWaitIdle, SyncMode::kNone}) {
+    runtime::SessionOptions options;
+    options.overrides.sync_mode = mode;
+    auto session = runtime::Session::create(p.program, options);
+    ASSERT_TRUE(session.ok()) << session.status().message();
+    auto handles = session.value()->delegate_handles();
+    ASSERT_EQ(handles.size(), 3u);
+    for (const auto* h : handles) EXPECT_EQ(h->context()->device(), handles[0]->context()->device());
+    EXPECT_NE(handles[0]->command_pool(), handles[1]->command_pool());
+    EXPECT_NE(handles[0]->command_pool(), handles[2]->command_pool());
+    EXPECT_NE(handles[1]->command_pool(), handles[2]->command_pool());
+    ASSERT_TRUE(session.value()->set_input(0, x.bytes.data(), x.bytes.size()).ok());
+    runtime::ExecuteStats stats;
+    Status ran = session.value()->execute(&stats);
+    ASSERT_TRUE(ran.ok()) << ran.message();
+    EXPECT_EQ(stats.delegate_submits, 3u);
+    if (mode == SyncMode::kTimeline) EXPECT_EQ(stats.host_waits, 1u) << "the host waits once per execute";
+    std::vector<float> y(48);
+    ASSERT_TRUE(session.value()->get_output(0, y.data(), 192).ok());
+    auto got = cpu::HostTensor::from_data<float>({1, 3, 4, 4}, y).value();
+    EXPECT_TRUE(vulkan_test::all_close(got, want[0], 3e-5, 3e-5)) << to_string(mode);
+  }
+}
+
+TEST_F(VgfBackendTest, EveryContextModeResolvesAsTheRfcSays) {
+  cpu::HostTensor x = rfc_input();
+  // disabled: private contexts, nothing registered.
+  {
+    RfcProgram p = rfc_program("modes", ContextMode::kDisabled);
+    auto session = runtime::Session::create(p.program, {});
+    ASSERT_TRUE(session.ok()) << session.status().message();
+    EXPECT_EQ(SharedGpuContextRegistry::get().size(), 0u);
+  }
+  // lookup_only without a context: not found, naming the VGF delegate.
+  {
+    RfcProgram p = rfc_program("modes", ContextMode::kLookupOnly);
+    auto session = runtime::Session::create(p.program, {});
+    ASSERT_FALSE(session.ok());
+    EXPECT_EQ(session.status().code(), StatusCode::kNotFound);
+    EXPECT_NE(session.status().message().find("VGF delegate 0"), std::string::npos) << session.status().message();
+  }
+  // create_only: the first delegate creates, the second finds the key taken.
+  {
+    RfcProgram p = rfc_program("modes", ContextMode::kCreateOnly);
+    auto session = runtime::Session::create(p.program, {});
+    ASSERT_FALSE(session.ok());
+    EXPECT_EQ(session.status().code(), StatusCode::kAlreadyExists);
+    EXPECT_NE(session.status().message().find("create_only"), std::string::npos) << session.status().message();
+    SharedGpuContextRegistry::get().clear_for_testing();
+  }
+  // lookup_or_create, then lookup_only finds what the first session made.
+  {
+    RfcProgram p = rfc_program("modes", ContextMode::kLookupOrCreate);
+    auto first = runtime::Session::create(p.program, {});
+    ASSERT_TRUE(first.ok()) << first.status().message();
+    RfcProgram q = rfc_program("modes", ContextMode::kLookupOnly);
+    auto second = runtime::Session::create(q.program, {});
+    ASSERT_TRUE(second.ok()) << second.status().message();
+    EXPECT_EQ(first.value()->primary_context(), second.value()->primary_context());
+  }
+}
+
+TEST_F(VgfBackendTest, ADeviceClaimingDataGraphWithoutItsEntryPointsFailsClearly) {
+  gpuu_test::AppDevice app;
+  std::string why;
+  ASSERT_TRUE(app.create(&why)) << why;
+  SharedGpuContextCreateInfo info;
+  info.token = "claims";
+  info.group_id = 7;
+  info.instance = app.instance;
+  info.physical_device = app.physical_device;
+  info.device = app.device;
+  info.queue = app.queue;
+  info.queue_family_index = app.queue_family_index;
+  info.enabled_features = app.timeline_enabled ? kFeatureTimelineSemaphore : 0u;
+  info.enabled_device_extensions = {"VK_ARM_data_graph"};  // lavapipe has no such extension
+  auto ctx = SharedGpuContext::create(std::move(info));
+  ASSERT_TRUE(ctx.ok()) << ctx.status().message();
+  ASSERT_TRUE(SharedGpuContextRegistry::get().register_context({"claims", 7}, ctx.value()).ok());
+  RfcProgram p = rfc_program("claims", ContextMode::kLookupOnly);
+  auto session = runtime::Session::create(p.program, {});
+  ASSERT_FALSE(session.ok());
+  EXPECT_EQ(session.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(session.status().message().find("vkCreateDataGraphPipelinesARM is unavailable"), std::string::npos)
+      << session.status().message();
+  SharedGpuContextRegistry::get().clear_for_testing();
+  ctx.value().reset();
+  EXPECT_TRUE(app.still_usable(&why)) << why;
+}
+
+}  // namespace
+}  // namespace gpuu
