@@ -6,6 +6,7 @@ packages=(
   cmake ninja-build g++ make pkg-config binutils
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers glslc spirv-tools
   libgtest-dev libgmock-dev libflatbuffers-dev flatbuffers-compiler
+  python3-torch python3-numpy python3-pytest python3-dev swig
   "$@"
 )
 missing=()

@@ -1,0 +1,585 @@
+"""Pythonic handles over the low-level bindings: Graph, Partition, Program, Session, Context.
+
+Each object owns one C handle and releases it exactly once: on close(), at the
+end of a `with` block, or when the object is garbage collected. Strings and
+arrays the C side lends are copied into Python objects at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import gpuu_c as _c
+from .errors import InternalError, InvalidArgumentError
+
+# ---- dtypes ------------------------------------------------------------------
+
+DTYPE_F32 = _c.GPUU_DTYPE_F32
+DTYPE_F16 = _c.GPUU_DTYPE_F16
+DTYPE_I32 = _c.GPUU_DTYPE_I32
+DTYPE_I64 = _c.GPUU_DTYPE_I64
+DTYPE_I8 = _c.GPUU_DTYPE_I8
+DTYPE_BOOL = _c.GPUU_DTYPE_BOOL
+
+_NUMPY_BY_DTYPE = {
+    DTYPE_F32: np.dtype("<f4"),
+    DTYPE_F16: np.dtype("<f2"),
+    DTYPE_I32: np.dtype("<i4"),
+    DTYPE_I64: np.dtype("<i8"),
+    DTYPE_I8: np.dtype("i1"),
+    DTYPE_BOOL: np.dtype("?"),
+}
+_DTYPE_NAMES = {DTYPE_F32: "f32", DTYPE_F16: "f16", DTYPE_I32: "i32", DTYPE_I64: "i64", DTYPE_I8: "i8",
+                DTYPE_BOOL: "bool"}
+
+
+def numpy_dtype(dtype: int) -> np.dtype:
+    """The numpy dtype of a gpuu_dtype (little-endian, as gpuu stores tensors)."""
+    try:
+        return _NUMPY_BY_DTYPE[dtype]
+    except KeyError:
+        raise InvalidArgumentError(f"unknown gpuu dtype {dtype}", 1) from None
+
+
+def gpuu_dtype(dtype: Any) -> int:
+    """The gpuu_dtype of a numpy dtype (or anything np.dtype() takes)."""
+    d = np.dtype(dtype)
+    for code, nd in _NUMPY_BY_DTYPE.items():
+        if d == nd or (d.kind == nd.kind and d.itemsize == nd.itemsize and d.kind != "V"):
+            return code
+    raise InvalidArgumentError(f"numpy dtype {d} has no gpuu equivalent (f32, f16, i32, i64, i8, bool)", 1)
+
+
+def _dtype_code(dtype: Any) -> int:
+    """A gpuu dtype code given as itself or as a numpy dtype."""
+    if isinstance(dtype, int) and not isinstance(dtype, bool):
+        return dtype
+    return gpuu_dtype(dtype)
+
+
+def dtype_name(dtype: int) -> str:
+    return _DTYPE_NAMES.get(dtype, f"dtype({dtype})")
+
+
+# ---- backends ------------------------------------------------------------
+
+BACKEND_VGF = _c.GPUU_BACKEND_VGF
+BACKEND_VULKAN = _c.GPUU_BACKEND_VULKAN
+BACKEND_CPU = _c.GPUU_BACKEND_CPU
+_BACKEND_BY_NAME = {
+    "vgf": BACKEND_VGF, "VgfBackend": BACKEND_VGF,
+    "vulkan": BACKEND_VULKAN, "VulkanBackend": BACKEND_VULKAN,
+    "cpu": BACKEND_CPU, "CpuFallback": BACKEND_CPU,
+}
+
+
+def backend_code(backend: Any) -> int:
+    """A gpuu_backend from its code or a name ("vgf", "VgfBackend", "vulkan", "cpu", ...)."""
+    if isinstance(backend, str):
+        try:
+            return _BACKEND_BY_NAME[backend]
+        except KeyError:
+            raise InvalidArgumentError(
+                f"unknown backend {backend!r} (known: {', '.join(sorted(_BACKEND_BY_NAME))})", 1) from None
+    if isinstance(backend, int) and not isinstance(backend, bool):
+        return backend
+    raise TypeError(f"a backend must be a name or a gpuu_backend code, got {type(backend).__name__}")
+
+
+def backend_name(backend: int) -> str:
+    """"VgfBackend", "VulkanBackend" or "CpuFallback"."""
+    return _c.gpuu_backend_name(backend)
+
+
+# ---- enums spelled as in the compile specs ---------------------------------
+
+CONTEXT_MODES = {"disabled": _c.GPUU_CONTEXT_DISABLED, "lookup_only": _c.GPUU_CONTEXT_LOOKUP_ONLY,
+                 "lookup_or_create": _c.GPUU_CONTEXT_LOOKUP_OR_CREATE, "create_only": _c.GPUU_CONTEXT_CREATE_ONLY}
+SYNC_MODES = {"timeline": _c.GPUU_SYNC_TIMELINE, "queue_wait_idle": _c.GPUU_SYNC_QUEUE_WAIT_IDLE,
+              "none": _c.GPUU_SYNC_NONE}
+PREFER = {"auto": _c.GPUU_PREFER_AUTO, "vgf_first": _c.GPUU_PREFER_VGF_FIRST,
+          "vulkan_first": _c.GPUU_PREFER_VULKAN_FIRST}
+
+
+def _enum_value(table: Dict[str, int], what: str, value: Any) -> int:
+    if isinstance(value, str):
+        if value not in table:
+            raise InvalidArgumentError(f"unknown {what} {value!r} (known: {', '.join(table)})", 1)
+        return table[value]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise TypeError(f"{what} must be a name ({', '.join(table)}), got {type(value).__name__}")
+
+
+def _enum_name(table: Dict[str, int], value: int) -> str:
+    for name, code in table.items():
+        if code == value:
+            return name
+    return str(value)
+
+
+# ---- versions and logging --------------------------------------------------
+
+def version() -> str:
+    """The version of the loaded libgpuu, "MAJOR.MINOR.PATCH"."""
+    return _c.gpuu_version_string()
+
+
+LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG, LOG_TRACE = (
+    _c.GPUU_LOG_ERROR, _c.GPUU_LOG_WARN, _c.GPUU_LOG_INFO, _c.GPUU_LOG_DEBUG, _c.GPUU_LOG_TRACE)
+_LOG_LEVELS = {"error": LOG_ERROR, "warn": LOG_WARN, "info": LOG_INFO, "debug": LOG_DEBUG, "trace": LOG_TRACE}
+_log_lock = threading.Lock()
+
+
+def set_log_callback(callback: Optional[Callable[[int, str, str], None]], max_level: Any = "warn") -> None:
+    """Sends gpuu's messages at `max_level` or more severe to callback(level, component, message).
+
+    The callback may run on any thread gpuu uses, concurrently. None restores the
+    default logger (stderr, threshold from GPUU_LOG).
+    """
+    level = _enum_value(_LOG_LEVELS, "log level", max_level)
+    with _log_lock:
+        _c.gpuu_py_set_log_callback(callback, level)
+
+
+# ---- handles ---------------------------------------------------------------
+
+class _Handle:
+    """Owns one C handle; `_release` is the C function that frees it."""
+
+    _release: Callable[[Any], None]
+
+    def __init__(self, handle: Any) -> None:
+        self._handle = handle
+
+    @property
+    def handle(self) -> Any:
+        if self._handle is None:
+            raise ValueError(f"{type(self).__name__} is closed")
+        return self._handle
+
+    def close(self) -> None:
+        """Releases the C handle now (idempotent)."""
+        handle, self._handle = getattr(self, "_handle", None), None
+        if handle is not None:
+            type(self)._release(handle)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: the module may be half gone
+            pass
+
+
+@dataclass(frozen=True)
+class Node:
+    """A graph node as read back: id, name, op, input and output value ids."""
+
+    id: int
+    name: str
+    op: str
+    inputs: Tuple[int, ...]
+    outputs: Tuple[int, ...]
+
+
+def _attr_triples(attrs: Dict[str, Any]) -> List[Tuple[str, int, Any]]:
+    """Node attributes by Python type: int, float, str, list of ints, list of floats.
+
+    The C side checks each against the op's schema (an int where a float is due is
+    refused, as gpuu.h says); an empty list is taken as ints.
+    """
+    out = []
+    for name, value in attrs.items():
+        if isinstance(value, bool):
+            raise TypeError(f"attribute {name!r}: bool is not an attribute kind (use 0 or 1)")
+        if isinstance(value, (int, np.integer)):
+            out.append((name, _c.GPUU_ATTR_INT, int(value)))
+        elif isinstance(value, (float, np.floating)):
+            out.append((name, _c.GPUU_ATTR_FLOAT, float(value)))
+        elif isinstance(value, str):
+            out.append((name, _c.GPUU_ATTR_STRING, value))
+        elif isinstance(value, (list, tuple)):
+            if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value):
+                out.append((name, _c.GPUU_ATTR_INTS, [int(v) for v in value]))
+            elif all(isinstance(v, (float, np.floating)) for v in value):
+                out.append((name, _c.GPUU_ATTR_FLOATS, [float(v) for v in value]))
+            else:
+                raise TypeError(f"attribute {name!r}: a list must hold only ints or only floats, got {value!r}")
+        else:
+            raise TypeError(f"attribute {name!r}: unsupported value type {type(value).__name__}")
+    return out
+
+
+class Graph(_Handle):
+    """A gpuu graph under construction (gpuu_graph_*). Build in topological order."""
+
+    _release = staticmethod(_c.gpuu_graph_destroy)
+
+    def __init__(self) -> None:
+        super().__init__(_c.gpuu_graph_create())
+
+    def add_input(self, name: str, dtype: Any, shape: Sequence[int]) -> int:
+        """Adds a graph input; returns its value id. `dtype`: a gpuu dtype code or numpy dtype."""
+        return _c.gpuu_graph_add_input(self.handle, name, _dtype_code(dtype), list(shape))
+
+    def add_constant(self, name: str, array: Any, dtype: Any = None) -> int:
+        """Adds a constant holding `array` (copied by gpuu); returns its value id.
+
+        `dtype` (a gpuu dtype code or numpy dtype) converts the data; by default it
+        keeps the array's own dtype.
+        """
+        arr = np.asarray(array)
+        code = gpuu_dtype(arr.dtype) if dtype is None else _dtype_code(dtype)
+        arr = np.ascontiguousarray(arr, dtype=numpy_dtype(code))  # little-endian, row-major
+        return _c.gpuu_graph_add_constant(self.handle, name, code, list(arr.shape), arr)
+
+    def add_node(self, op: str, name: str, inputs: Sequence[Optional[int]], attrs: Optional[Dict[str, Any]] = None
+                 ) -> List[int]:
+        """Appends a node; returns its output value ids. None in `inputs` leaves an optional input out."""
+        ids = [-1 if v is None else int(v) for v in inputs]
+        return _c.gpuu_graph_add_node(self.handle, op, name, ids, _attr_triples(attrs or {}))
+
+    def mark_output(self, value: int) -> None:
+        _c.gpuu_graph_mark_output(self.handle, value)
+
+    def verify(self) -> None:
+        _c.gpuu_graph_verify(self.handle)
+
+    # read-back
+    @property
+    def value_count(self) -> int:
+        return _c.gpuu_graph_value_count(self.handle)
+
+    @property
+    def node_count(self) -> int:
+        return _c.gpuu_graph_node_count(self.handle)
+
+    def value_name(self, value: int) -> str:
+        name = _c.gpuu_graph_value_name(self.handle, value)
+        if name is None:
+            raise InvalidArgumentError(f"value id {value} is out of range (the graph has {self.value_count})", 1)
+        return name
+
+    def value_dtype(self, value: int) -> int:
+        return _c.gpuu_graph_value_dtype(self.handle, value)
+
+    def value_shape(self, value: int) -> Tuple[int, ...]:
+        return tuple(_c.gpuu_graph_value_shape(self.handle, value))
+
+    def value_producer(self, value: int) -> int:
+        """The id of the node producing `value`, or -1 for inputs and constants."""
+        return _c.gpuu_graph_value_producer(self.handle, value)
+
+    def value_is_constant(self, value: int) -> bool:
+        return bool(_c.gpuu_graph_value_is_constant(self.handle, value))
+
+    def find_value(self, name: str) -> int:
+        """The id of the value named `name`; NotFoundError when there is none."""
+        return _c.gpuu_graph_find_value(self.handle, name)
+
+    def node(self, node: int) -> Node:
+        name = _c.gpuu_graph_node_name(self.handle, node)
+        if name is None:
+            raise InvalidArgumentError(f"node id {node} is out of range (the graph has {self.node_count})", 1)
+        return Node(node, name, _c.gpuu_graph_node_op(self.handle, node),
+                    tuple(_c.gpuu_py_graph_node_inputs(self.handle, node)),
+                    tuple(_c.gpuu_py_graph_node_outputs(self.handle, node)))
+
+    def nodes(self) -> List[Node]:
+        return [self.node(i) for i in range(self.node_count)]
+
+    def node_id(self, name: str) -> int:
+        for i in range(self.node_count):
+            if _c.gpuu_graph_node_name(self.handle, i) == name:
+                return i
+        raise KeyError(f"no node named {name!r}")
+
+    @property
+    def inputs(self) -> List[int]:
+        return list(_c.gpuu_py_graph_inputs(self.handle))
+
+    @property
+    def outputs(self) -> List[int]:
+        return list(_c.gpuu_py_graph_outputs(self.handle))
+
+
+def op_names() -> List[str]:
+    """Every op the graph builder knows, sorted."""
+    return [_c.gpuu_op_name(i) for i in range(_c.gpuu_op_count())]
+
+
+@dataclass(frozen=True)
+class Region:
+    """One partition region: its backend name and its nodes' names, in graph order."""
+
+    backend: str
+    nodes: Tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"{self.backend}[{','.join(self.nodes)}]"
+
+
+class Partition(_Handle):
+    """The outcome of partitioning a graph (gpuu_graph_partition). Independent of the graph once made."""
+
+    _release = staticmethod(_c.gpuu_partition_destroy)
+
+    def __init__(self, graph: Graph, options: Any, deny: Sequence[Tuple[int, str]] = (),
+                 pins: Sequence[Tuple[str, int]] = (), op_costs: Sequence[Tuple[str, Sequence[float]]] = ()) -> None:
+        super().__init__(_c.gpuu_py_graph_partition(graph.handle, options, list(deny), list(pins), list(op_costs)))
+        # Node names are read now: the partition outlives changes to the graph.
+        node_names = [_c.gpuu_graph_node_name(graph.handle, i) for i in range(graph.node_count)]
+        self._regions = []
+        for r in range(_c.gpuu_partition_region_count(self.handle)):
+            backend = _c.gpuu_partition_region_backend(self.handle, r)
+            count = _c.gpuu_partition_region_node_count(self.handle, r)
+            nodes = tuple(node_names[_c.gpuu_partition_region_node(self.handle, r, i)] for i in range(count))
+            self._regions.append(Region(backend_name(backend), nodes))
+        self._node_names = node_names
+
+    @property
+    def regions(self) -> List[Region]:
+        """The regions in execution order."""
+        return list(self._regions)
+
+    def node_backend(self, node: Any) -> Tuple[str, int]:
+        """(backend name, region index) of a node, by id or name."""
+        node_id = self._node_names.index(node) if isinstance(node, str) else int(node)
+        backend, region = _c.gpuu_partition_node_backend(self.handle, node_id)
+        return backend_name(backend), region
+
+    def explain_json(self) -> str:
+        return _c.gpuu_partition_explain_json(self.handle)
+
+    def explain(self) -> Dict[str, Any]:
+        """The explain report as a dict (see gpuu_partition_explain_json)."""
+        return json.loads(self.explain_json())
+
+
+def program_write_options(token: str = "default", group_id: int = 0, mode: Any = "lookup_or_create",
+                          sync_mode: Any = "timeline") -> Any:
+    """A filled gpuu_program_write_options."""
+    o = _c.gpuu_program_write_options()
+    _c.gpuu_program_write_options_init(o)
+    o.token = token
+    o.group_id = group_id
+    o.mode = _enum_value(CONTEXT_MODES, "context mode", mode)
+    o.sync_mode = _enum_value(SYNC_MODES, "sync mode", sync_mode)
+    return o
+
+
+def write_program(graph: Graph, partition: Partition, path: Optional[str], options: Any = None) -> Optional[bytes]:
+    """Writes the program file to `path` (atomically), or returns its bytes when path is None."""
+    if path is None:
+        return _c.gpuu_program_write_to_memory(graph.handle, partition.handle, options)
+    _c.gpuu_program_write(graph.handle, partition.handle, options, str(path))
+    return None
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """A program input or output: name, gpuu dtype, shape and byte size."""
+
+    name: str
+    dtype: int
+    shape: Tuple[int, ...]
+    byte_size: int
+
+    @property
+    def numpy_dtype(self) -> np.dtype:
+        return numpy_dtype(self.dtype)
+
+
+class Program(_Handle):
+    """A loaded program file (gpuu_program_load_file / _memory)."""
+
+    _release = staticmethod(_c.gpuu_program_release)
+
+    def __init__(self, path: Optional[str] = None, data: Any = None) -> None:
+        if (path is None) == (data is None):
+            raise TypeError("Program takes a path or data, not both or neither")
+        handle = _c.gpuu_program_load_file(str(path)) if path is not None else _c.gpuu_program_load_memory(data)
+        super().__init__(handle)
+
+    @property
+    def delegates(self) -> List[str]:
+        """The backend id of each delegate, in order ("VgfBackend", "VulkanBackend")."""
+        return [_c.gpuu_program_delegate_backend(self.handle, i)
+                for i in range(_c.gpuu_program_delegate_count(self.handle))]
+
+    def extract_vgf(self, directory: str) -> List[str]:
+        """Writes each VGF delegate as `directory/<delegate index>.vgf` (plus a scenario JSON); returns the paths."""
+        count = _c.gpuu_program_extract_vgf(self.handle, os.fspath(directory))
+        paths = [os.path.join(os.fspath(directory), f"{i}.vgf") for i, b in enumerate(self.delegates)
+                 if b == "VgfBackend"]
+        if count != len(paths):
+            raise InternalError(f"gpuu_program_extract_vgf wrote {count} VGF files for {len(paths)} VGF delegates", 11)
+        return paths
+
+
+def session_options(token: Optional[str] = None, group_id: Optional[int] = None, mode: Any = None,
+                    sync_mode: Any = None, device: Optional[str] = None, validation: Optional[bool] = None) -> Any:
+    """A filled gpuu_session_options: None keeps what the file (or environment) says."""
+    o = _c.gpuu_session_options()
+    _c.gpuu_session_options_init(o)
+    if token is not None:
+        o.overrides.token = token
+    if group_id is not None:
+        if isinstance(group_id, bool) or not isinstance(group_id, int):
+            raise TypeError(f"group_id must be an int, got {type(group_id).__name__}")
+        o.overrides.group_id = group_id
+        o.overrides.has_group_id = 1
+    if mode is not None:
+        o.overrides.mode = _enum_value(CONTEXT_MODES, "context mode", mode)
+        o.overrides.has_mode = 1
+    if sync_mode is not None:
+        o.overrides.sync_mode = _enum_value(SYNC_MODES, "sync mode", sync_mode)
+        o.overrides.has_sync_mode = 1
+    if device is not None:
+        o.device.device = str(device)
+    if validation is not None:
+        o.device.enable_validation = 1 if validation else 0
+    return o
+
+
+@dataclass(frozen=True)
+class ExecuteStats:
+    """What the last execute did: delegate submits, host waits, host copies."""
+
+    delegate_submits: int
+    host_waits: int
+    host_copies: int
+
+
+class Session(_Handle):
+    """A program made runnable (gpuu_session_create). One thread at a time."""
+
+    _release = staticmethod(_c.gpuu_session_destroy)
+
+    def __init__(self, program: Program, options: Any = None) -> None:
+        super().__init__(_c.gpuu_session_create(program.handle, options))
+        self.inputs = [TensorInfo(n, d, tuple(s), b) for n, d, s, b in
+                       (_c.gpuu_session_input_info(self.handle, i)
+                        for i in range(_c.gpuu_session_input_count(self.handle)))]
+        self.outputs = [TensorInfo(n, d, tuple(s), b) for n, d, s, b in
+                        (_c.gpuu_session_output_info(self.handle, i)
+                         for i in range(_c.gpuu_session_output_count(self.handle)))]
+
+    def set_input(self, index: int, array: Any) -> None:
+        """Copies input `index` from `array`, which must match its dtype and shape exactly."""
+        info = self.inputs[index]
+        arr = np.asarray(array)
+        if arr.dtype != info.numpy_dtype:
+            raise InvalidArgumentError(
+                f"input {index} ('{info.name}') is {dtype_name(info.dtype)}, got numpy {arr.dtype}", 1)
+        if tuple(arr.shape) != info.shape:
+            raise InvalidArgumentError(
+                f"input {index} ('{info.name}') has shape {list(info.shape)}, got {list(arr.shape)}", 1)
+        # Only a strided array is copied: the C side reads the buffer in place.
+        _c.gpuu_session_set_input(self.handle, index, np.ascontiguousarray(arr))
+
+    def execute(self) -> None:
+        _c.gpuu_session_execute(self.handle)
+
+    def get_output(self, index: int, out: Optional[np.ndarray] = None) -> np.ndarray:
+        """Output `index` of the last execute, written straight into `out` (or a new array)."""
+        info = self.outputs[index]
+        if out is None:
+            out = np.empty(info.shape, dtype=info.numpy_dtype)
+        elif out.dtype != info.numpy_dtype or tuple(out.shape) != info.shape or not out.flags.c_contiguous:
+            raise InvalidArgumentError(
+                f"output {index} ('{info.name}') needs a C-contiguous {dtype_name(info.dtype)} array of shape "
+                f"{list(info.shape)}", 1)
+        _c.gpuu_session_get_output(self.handle, index, out)
+        return out
+
+    def last_execute_stats(self) -> ExecuteStats:
+        s = _c.gpuu_session_last_execute_stats(self.handle)
+        return ExecuteStats(s.delegate_submits, s.host_waits, s.host_copies)
+
+    @property
+    def sync_mode(self) -> str:
+        return _enum_name(SYNC_MODES, _c.gpuu_session_sync_mode(self.handle))
+
+    def context(self) -> "Context":
+        """The shared context the GPU delegates run on (NotFoundError without GPU delegates)."""
+        return Context(_c.gpuu_session_get_context(self.handle))
+
+
+class Context(_Handle):
+    """A counted reference to a shared GPU context (gpuu_context_*)."""
+
+    _release = staticmethod(_c.gpuu_context_release)
+
+    @classmethod
+    def resolve(cls, token: str = "default", group_id: int = 0, mode: Any = "lookup_or_create",
+                device: Optional[str] = None, validation: Optional[bool] = None) -> "Context":
+        """Finds or creates the context for (token, group_id) as a delegate would."""
+        o = _c.gpuu_context_resolve_options()
+        _c.gpuu_context_resolve_options_init(o)
+        o.token = token
+        o.group_id = group_id
+        o.mode = _enum_value(CONTEXT_MODES, "context mode", mode)
+        if device is not None:
+            o.device.device = str(device)
+        if validation is not None:
+            o.device.enable_validation = 1 if validation else 0
+        return cls(_c.gpuu_context_resolve(o))
+
+    @classmethod
+    def lookup(cls, token: str, group_id: int = 0) -> "Context":
+        """The registered context for (token, group_id); NotFoundError when none is."""
+        return cls(_c.gpuu_context_lookup(token, group_id))
+
+    @staticmethod
+    def unregister(token: str, group_id: int = 0) -> None:
+        """Drops the registry's reference under (token, group_id)."""
+        _c.gpuu_context_unregister(token, group_id)
+
+    @property
+    def device_name(self) -> str:
+        return _c.gpuu_context_device_name(self.handle)
+
+    @property
+    def token(self) -> str:
+        return _c.gpuu_context_token(self.handle)
+
+    @property
+    def group_id(self) -> int:
+        return _c.gpuu_context_group_id(self.handle)
+
+    @property
+    def extensions(self) -> List[str]:
+        return [_c.gpuu_context_extension_name(self.handle, i)
+                for i in range(_c.gpuu_context_extension_count(self.handle))]
+
+    def vulkan_handles(self) -> Any:
+        """The raw handles (gpuu_vulkan_handles); valid while this reference is held."""
+        return _c.gpuu_context_get_vulkan_handles(self.handle)
+
+
+def enumerate_devices() -> List[Tuple[str, int]]:
+    """(name, VkPhysicalDeviceType) of every device the Vulkan loader sees."""
+    from .errors import NotFoundError
+    devices = []
+    index = 0
+    while True:
+        try:
+            name, kind = _c.gpuu_enumerate_devices(index)
+        except NotFoundError:
+            return devices
+        devices.append((name, kind))
+        index += 1
+

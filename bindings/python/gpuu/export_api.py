@@ -1,0 +1,398 @@
+"""The export API of RFC phase 1: shared compile specs, UnifiedGpuCompileSpec, UnifiedGpuPartitioner.
+
+Compile-spec values are validated by the same C parser the backends use at init
+(gpuu_shared_spec_parse), so a value Python accepts is one the runtime accepts.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+from . import core
+from . import gpuu_c as _c
+from .errors import InvalidArgumentError
+
+# The six keys both GPU backends read (gpuu.h's GPUU_SPEC_*).
+GPU_SHARED_CONTEXT_TOKEN = _c.GPUU_SPEC_CONTEXT_TOKEN
+GPU_SHARED_CONTEXT_MODE = _c.GPUU_SPEC_CONTEXT_MODE
+GPU_SHARED_SYNC_MODE = _c.GPUU_SPEC_SYNC_MODE
+GPU_SHARED_GROUP_ID = _c.GPUU_SPEC_GROUP_ID
+GPU_SHARED_MIN_PARTITION_SIZE = _c.GPUU_SPEC_MIN_PARTITION_SIZE
+GPU_SHARED_PREFER = _c.GPUU_SPEC_PREFER
+SHARED_KEYS = (GPU_SHARED_CONTEXT_TOKEN, GPU_SHARED_CONTEXT_MODE, GPU_SHARED_SYNC_MODE, GPU_SHARED_GROUP_ID,
+               GPU_SHARED_MIN_PARTITION_SIZE, GPU_SHARED_PREFER)
+
+
+@dataclass(frozen=True)
+class CompileSpec:
+    """One compile spec: a key and its value bytes (UTF-8 text, or ASCII decimal for integers)."""
+
+    key: str
+    value: bytes
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.key, str) or not self.key:
+            raise TypeError(f"CompileSpec.key must be a non-empty str, got {self.key!r}")
+        if not isinstance(self.value, bytes):
+            raise TypeError(f"CompileSpec.value must be bytes, got {type(self.value).__name__} (key {self.key!r})")
+
+
+def _spec_value(key: str, value: Any) -> bytes:
+    if isinstance(value, bool):
+        raise TypeError(f"{key}: a bool is not a compile-spec value (use an int or a str)")
+    if isinstance(value, int):
+        return str(value).encode("ascii")
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    if isinstance(value, bytes):
+        return value
+    raise TypeError(f"{key}: compile-spec values are str, int or bytes, got {type(value).__name__}")
+
+
+@dataclass(frozen=True)
+class SharedGpuSpec:
+    """The shared keys as the C parser reads them (gpuu_shared_spec)."""
+
+    token: str
+    group_id: int
+    mode: str
+    sync_mode: str
+    min_partition_size: int
+    prefer: str
+    present: bool
+
+
+def parse_shared_compile_specs(specs: Iterable[Union[CompileSpec, Tuple[str, Any]]],
+                               token: Optional[str] = None, group_id: Optional[int] = None,
+                               mode: Optional[str] = None, sync_mode: Optional[str] = None) -> SharedGpuSpec:
+    """Parses compile specs exactly as a delegate does at init, then applies load-time overrides.
+
+    Keys without the "gpu_shared_" prefix are ignored (they belong to other
+    backends). Raises InvalidArgumentError with the C parser's message for an
+    unknown gpu_shared_ key, a repeated key, an unknown mode, a bad integer or an
+    empty token.
+    """
+    pairs = []
+    for s in specs:
+        key, value = (s.key, s.value) if isinstance(s, CompileSpec) else s
+        pairs.append((key, _spec_value(key, value)))
+    overrides = None
+    if any(v is not None for v in (token, group_id, mode, sync_mode)):
+        overrides = _c.gpuu_context_overrides()
+        _c.gpuu_context_overrides_init(overrides)
+        if token is not None:
+            overrides.token = token
+        if group_id is not None:
+            overrides.group_id, overrides.has_group_id = group_id, 1
+        if mode is not None:
+            overrides.mode, overrides.has_mode = core._enum_value(core.CONTEXT_MODES, "context mode", mode), 1
+        if sync_mode is not None:
+            overrides.sync_mode = core._enum_value(core.SYNC_MODES, "sync mode", sync_mode)
+            overrides.has_sync_mode = 1
+    out = _c.gpuu_shared_spec_parse(pairs, overrides)
+    return SharedGpuSpec(token=out.token, group_id=out.group_id, mode=core._enum_name(core.CONTEXT_MODES, out.mode),
+                         sync_mode=core._enum_name(core.SYNC_MODES, out.sync_mode),
+                         min_partition_size=out.min_partition_size, prefer=core._enum_name(core.PREFER, out.prefer),
+                         present=bool(out.present))
+
+
+def make_shared_gpu_compile_specs(token: str = "default", mode: str = "lookup_or_create", sync_mode: str = "timeline",
+                                  group_id: int = 0, min_partition_size: int = 3, prefer: str = "auto"
+                                  ) -> List[CompileSpec]:
+    """The six shared compile specs, in GPUU_SPEC_* order, validated by the C parser.
+
+    Integers are written as ASCII decimal, names as UTF-8. An invalid value raises
+    InvalidArgumentError carrying the C parser's message (naming key and value).
+    """
+    specs = [
+        CompileSpec(GPU_SHARED_CONTEXT_TOKEN, _spec_value(GPU_SHARED_CONTEXT_TOKEN, token)),
+        CompileSpec(GPU_SHARED_CONTEXT_MODE, _spec_value(GPU_SHARED_CONTEXT_MODE, mode)),
+        CompileSpec(GPU_SHARED_SYNC_MODE, _spec_value(GPU_SHARED_SYNC_MODE, sync_mode)),
+        CompileSpec(GPU_SHARED_GROUP_ID, _spec_value(GPU_SHARED_GROUP_ID, group_id)),
+        CompileSpec(GPU_SHARED_MIN_PARTITION_SIZE, _spec_value(GPU_SHARED_MIN_PARTITION_SIZE, min_partition_size)),
+        CompileSpec(GPU_SHARED_PREFER, _spec_value(GPU_SHARED_PREFER, prefer)),
+    ]
+    parse_shared_compile_specs(specs)
+    return specs
+
+
+# ---- backend-specific specs --------------------------------------------------
+
+_TOSA_SPEC = re.compile(r"^TOSA-(\d+)\.(\d+)((?:\+[A-Za-z0-9]+)*)$")
+_FLOAT_DTYPES = {core.DTYPE_F32, core.DTYPE_F16}
+_INT_DTYPES = {core.DTYPE_I32, core.DTYPE_I8}
+
+
+@dataclass(frozen=True)
+class VgfCompileSpec:
+    """What the VGF side is asked to target.
+
+    tosa_spec: "TOSA-1.0" plus profiles, "+FP" (float tensors) and/or "+INT"
+      (integer tensors). gpuu's VGF backend emits TOSA 1.0; a profile left out
+      keeps VGF away from every op that, somewhere in the graph, runs on tensors
+      of that kind (those ops are denied to VGF, and the explain report says so).
+    denied_ops: gpuu op names VGF must not take.
+    """
+
+    tosa_spec: str = "TOSA-1.0+FP+INT"
+    denied_ops: Tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        m = _TOSA_SPEC.match(self.tosa_spec) if isinstance(self.tosa_spec, str) else None
+        if not m:
+            raise InvalidArgumentError(
+                f"VgfCompileSpec.tosa_spec {self.tosa_spec!r} is not of the form 'TOSA-<major>.<minor>+PROFILE...'", 1)
+        if (int(m.group(1)), int(m.group(2))) != (1, 0):
+            raise InvalidArgumentError(
+                f"VgfCompileSpec.tosa_spec {self.tosa_spec!r}: gpuu's VGF backend emits TOSA 1.0 only", 1)
+        unknown = [p for p in self.profiles if p not in ("FP", "INT")]
+        if unknown or not self.profiles:
+            raise InvalidArgumentError(
+                f"VgfCompileSpec.tosa_spec {self.tosa_spec!r}: profiles must be FP and/or INT"
+                + (f" (unknown: {', '.join(unknown)})" if unknown else ""), 1)
+        object.__setattr__(self, "denied_ops", tuple(self.denied_ops))
+
+    @property
+    def profiles(self) -> Tuple[str, ...]:
+        m = _TOSA_SPEC.match(self.tosa_spec)
+        return tuple(p for p in m.group(3).split("+") if p) if m else ()
+
+    def denied_ops_for(self, graph: core.Graph) -> List[str]:
+        """denied_ops plus the ops of `graph` whose tensors need a profile this spec lacks."""
+        denied = list(self.denied_ops)
+        profiles = set(self.profiles)
+        for node in graph.nodes():
+            dtypes = {graph.value_dtype(v) for v in node.inputs + node.outputs if v >= 0}
+            needs_fp = bool(dtypes & _FLOAT_DTYPES)
+            needs_int = bool(dtypes & _INT_DTYPES)
+            if ((needs_fp and "FP" not in profiles) or (needs_int and "INT" not in profiles)) and \
+                    node.op not in denied:
+                denied.append(node.op)
+        return denied
+
+
+_VULKAN_OPTIONS = ("denied_ops",)
+
+
+def _vulkan_denied_ops(options: Optional[Mapping[str, Any]]) -> List[str]:
+    if not options:
+        return []
+    unknown = [k for k in options if k not in _VULKAN_OPTIONS]
+    if unknown:
+        raise InvalidArgumentError(
+            f"vulkan_compile_options: unknown option(s) {', '.join(map(repr, unknown))} "
+            f"(known: {', '.join(_VULKAN_OPTIONS)})", 1)
+    ops = options.get("denied_ops", ())
+    if isinstance(ops, str) or not all(isinstance(o, str) for o in ops):
+        raise TypeError("vulkan_compile_options['denied_ops'] must be a sequence of op names")
+    return list(ops)
+
+
+@dataclass(frozen=True)
+class UnifiedGpuCompileSpec:
+    """The unified export's configuration (RFC phase 1), validated when made."""
+
+    vgf: Any
+    vulkan_compile_options: Optional[Dict[str, Any]] = None
+    shared_context_token: str = "default"
+    shared_context_mode: str = "lookup_or_create"
+    shared_sync_mode: str = "timeline"
+    shared_group_id: int = 0
+    min_partition_size: int = 3
+    prefer: str = "auto"
+    extra_shared_compile_specs: Tuple[CompileSpec, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        if self.vgf is not None and not isinstance(self.vgf, VgfCompileSpec):
+            raise TypeError(
+                f"UnifiedGpuCompileSpec.vgf must be a VgfCompileSpec or None, got {type(self.vgf).__name__}")
+        object.__setattr__(self, "extra_shared_compile_specs", tuple(self.extra_shared_compile_specs))
+        for s in self.extra_shared_compile_specs:
+            if not isinstance(s, CompileSpec):
+                raise TypeError(f"extra_shared_compile_specs must hold CompileSpec, got {type(s).__name__}")
+        _vulkan_denied_ops(self.vulkan_compile_options)
+        self.shared_spec()  # every value through the C parser now, not at export
+
+    def shared_compile_specs(self) -> List[CompileSpec]:
+        return [
+            *make_shared_gpu_compile_specs(
+                token=self.shared_context_token,
+                mode=self.shared_context_mode,
+                sync_mode=self.shared_sync_mode,
+                group_id=self.shared_group_id,
+                min_partition_size=self.min_partition_size,
+                prefer=self.prefer,
+            ),
+            *self.extra_shared_compile_specs,
+        ]
+
+    def shared_spec(self) -> SharedGpuSpec:
+        """shared_compile_specs() as the runtime will read them (a repeated key is refused)."""
+        return parse_shared_compile_specs(self.shared_compile_specs())
+
+
+# ---- partitioning --------------------------------------------------------
+
+@dataclass
+class PartitionResult:
+    """A partition of one graph: its regions, the explain report, and the C partition."""
+
+    graph: core.Graph
+    partition: core.Partition
+    spec: UnifiedGpuCompileSpec
+
+    @property
+    def regions(self) -> List[core.Region]:
+        return self.partition.regions
+
+    def region_strings(self) -> List[str]:
+        """Each region as "Backend[node,node,...]"."""
+        return [str(r) for r in self.regions]
+
+    @property
+    def explain(self) -> Dict[str, Any]:
+        return self.partition.explain()
+
+    def node_backend(self, node: Union[int, str]) -> str:
+        return self.partition.node_backend(node)[0]
+
+    @property
+    def delegate_backends(self) -> List[str]:
+        """The backend of each GPU region, in order: the program's delegates."""
+        return [r.backend for r in self.regions if r.backend != "CpuFallback"]
+
+
+def _graph_of(graph: Any) -> core.Graph:
+    if isinstance(graph, core.Graph):
+        return graph
+    inner = getattr(graph, "graph", None)  # a frontend TracedGraph
+    if isinstance(inner, core.Graph):
+        return inner
+    raise TypeError(f"expected a gpuu Graph or a traced graph, got {type(graph).__name__}")
+
+
+class UnifiedGpuPartitioner:
+    """Partitions a gpuu graph between VGF, Vulkan and the CPU as a UnifiedGpuCompileSpec says.
+
+    prefer and min_partition_size come from the spec. Beyond the RFC:
+      retry_pruned: offer a backend's pruned nodes to the other GPU backend;
+      deny: (backend, op) pairs a backend must not take (added to the specs' denied_ops);
+      pins: {node name: backend} placed whatever the policy, never pruned;
+      op_costs: {op: (vgf, vulkan, cpu)} for the auto policy's cost model;
+      op_cost, gpu_crossing_cost, cpu_crossing_cost, gpu_region_cost: the cost model's defaults.
+    Backends are named "vgf", "vulkan", "cpu" (or "VgfBackend", ...).
+    """
+
+    def __init__(self, spec: UnifiedGpuCompileSpec, *, retry_pruned: bool = False,
+                 deny: Sequence[Tuple[Any, str]] = (), pins: Optional[Mapping[str, Any]] = None,
+                 op_costs: Optional[Mapping[str, Sequence[float]]] = None,
+                 op_cost: Optional[Sequence[float]] = None, gpu_crossing_cost: Optional[float] = None,
+                 cpu_crossing_cost: Optional[float] = None, gpu_region_cost: Optional[float] = None) -> None:
+        if not isinstance(spec, UnifiedGpuCompileSpec):
+            raise TypeError(f"UnifiedGpuPartitioner takes a UnifiedGpuCompileSpec, got {type(spec).__name__}")
+        self.spec = spec
+        self.shared = spec.shared_spec()
+        self.retry_pruned = bool(retry_pruned)
+        self.deny = [(core.backend_code(b), op) for b, op in deny]
+        self.pins = [(node, core.backend_code(b)) for node, b in (pins or {}).items()]
+        self.op_costs = [(op, tuple(float(c) for c in costs)) for op, costs in (op_costs or {}).items()]
+        self.costs = {"op_cost": op_cost, "gpu_crossing_cost": gpu_crossing_cost,
+                      "cpu_crossing_cost": cpu_crossing_cost, "gpu_region_cost": gpu_region_cost}
+
+    def _options(self) -> Any:
+        o = _c.gpuu_partition_options()
+        _c.gpuu_partition_options_init(o)
+        o.prefer = core.PREFER[self.shared.prefer]
+        o.min_partition_size = self.shared.min_partition_size
+        o.retry_pruned = 1 if self.retry_pruned else 0
+        for name, value in self.costs.items():
+            if value is not None:
+                setattr(o, name, tuple(float(v) for v in value) if name == "op_cost" else float(value))
+        return o
+
+    def _denials(self, graph: core.Graph) -> List[Tuple[int, str]]:
+        deny = list(self.deny)
+        if self.spec.vgf is not None:
+            deny += [(core.BACKEND_VGF, op) for op in self.spec.vgf.denied_ops_for(graph)]
+        deny += [(core.BACKEND_VULKAN, op) for op in _vulkan_denied_ops(self.spec.vulkan_compile_options)]
+        # Several sources may deny the same op: pass each pair once.
+        seen, unique = set(), []
+        for d in deny:
+            if d not in seen:
+                seen.add(d)
+                unique.append(d)
+        return unique
+
+    def partition(self, graph: Any) -> PartitionResult:
+        """Runs the partition engine on `graph` (a gpuu Graph or a frontend TracedGraph)."""
+        g = _graph_of(graph)
+        p = core.Partition(g, self._options(), deny=self._denials(g), pins=self.pins, op_costs=self.op_costs)
+        return PartitionResult(g, p, self.spec)
+
+    def write_options(self) -> Any:
+        return core.program_write_options(token=self.shared.token, group_id=self.shared.group_id,
+                                          mode=self.shared.mode, sync_mode=self.shared.sync_mode)
+
+    def write_program(self, result: PartitionResult, path: Optional[Union[str, os.PathLike]] = None
+                      ) -> Optional[bytes]:
+        """Writes the program file for `result` to `path` (atomically), or returns its bytes if path is None.
+
+        Every delegate gets the six shared compile specs of the spec. Extra compile
+        specs cannot travel yet: gpuu_program_write takes the six shared keys only,
+        so a spec with extra_shared_compile_specs is refused rather than silently
+        dropped.
+        """
+        if self.spec.extra_shared_compile_specs:
+            keys = ", ".join(s.key for s in self.spec.extra_shared_compile_specs)
+            raise InvalidArgumentError(
+                f"extra_shared_compile_specs ({keys}) cannot be written: the program writer "
+                "(gpuu_program_write) bakes in only the six shared keys", 1)
+        return core.write_program(result.graph, result.partition, None if path is None else os.fspath(path),
+                                  self.write_options())
+
+
+def export(module: Any, example_inputs: Sequence[Any], spec: UnifiedGpuCompileSpec,
+           path: Union[str, os.PathLike], **partitioner_options: Any) -> Dict[str, Any]:
+    """Traces `module` on `example_inputs`, partitions it as `spec` says, writes the program to `path`.
+
+    Returns the partition's explain report (a dict). `partitioner_options` go to
+    UnifiedGpuPartitioner (retry_pruned, deny, pins, op_costs, costs).
+    """
+    from .frontend import from_torch
+
+    traced = from_torch(module, example_inputs)
+    try:
+        partitioner = UnifiedGpuPartitioner(spec, **partitioner_options)
+        result = partitioner.partition(traced)
+        try:
+            partitioner.write_program(result, path)
+            return result.explain
+        finally:
+            result.partition.close()
+    finally:
+        traced.close()
+
+
+def export_vgf(module: Any, example_inputs: Sequence[Any], spec: UnifiedGpuCompileSpec,
+               out_dir: Union[str, os.PathLike], **partitioner_options: Any) -> List[str]:
+    """The standalone VGF flow: each VGF region of the partitioned model as its own .vgf file.
+
+    Traces and partitions as export() does, then writes `out_dir/<delegate index>.vgf`
+    (complete VGF files for Arm's tools and bespoke runtimes) with a scenario JSON
+    for Arm's scenario runner beside each (gpuu_program_extract_vgf). Returns the
+    paths of the .vgf files; none when no region went to VGF.
+    """
+    from .frontend import from_torch
+
+    with from_torch(module, example_inputs) as traced:
+        partitioner = UnifiedGpuPartitioner(spec, **partitioner_options)
+        result = partitioner.partition(traced)
+        try:
+            data = partitioner.write_program(result)
+        finally:
+            result.partition.close()
+    with core.Program(data=data) as program:
+        return program.extract_vgf(os.fspath(out_dir))

@@ -1,0 +1,86 @@
+"""Running program files from Python: gpuu.load(path, **runtime_options).run(inputs) -> outputs."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, List, Optional, Sequence, Union
+
+import numpy as np
+
+from . import core
+
+
+class LoadedProgram:
+    """A program file with a session ready to run it (gpuu_program_load_file + gpuu_session_create).
+
+    run() takes one array per program input (dtype and shape must match
+    `inputs`) and returns one new numpy array per output. Not thread-safe: use
+    one LoadedProgram per thread. Release it with close() or a `with` block.
+    """
+
+    def __init__(self, path: Union[str, os.PathLike], token: Optional[str] = None, group_id: Optional[int] = None,
+                 mode: Optional[str] = None, sync_mode: Optional[str] = None, device: Optional[str] = None,
+                 validation: Optional[bool] = None) -> None:
+        self.path = os.fspath(path)
+        with core.Program(path=self.path) as program:
+            self.delegates: List[str] = program.delegates
+            options = core.session_options(token=token, group_id=group_id, mode=mode, sync_mode=sync_mode,
+                                           device=device, validation=validation)
+            # The session keeps its own reference to the program.
+            self.session = core.Session(program, options)
+
+    @property
+    def inputs(self) -> List[core.TensorInfo]:
+        return self.session.inputs
+
+    @property
+    def outputs(self) -> List[core.TensorInfo]:
+        return self.session.outputs
+
+    @property
+    def sync_mode(self) -> str:
+        return self.session.sync_mode
+
+    def run(self, inputs: Sequence[Any]) -> List[np.ndarray]:
+        """Sets every input, executes, and returns the outputs as new arrays."""
+        inputs = list(inputs)
+        if len(inputs) != len(self.inputs):
+            raise ValueError(f"the program takes {len(self.inputs)} input(s) "
+                             f"({', '.join(i.name for i in self.inputs)}), got {len(inputs)}")
+        for i, x in enumerate(inputs):
+            self.session.set_input(i, x)
+        self.session.execute()
+        return [self.session.get_output(i) for i in range(len(self.outputs))]
+
+    def last_execute_stats(self) -> core.ExecuteStats:
+        return self.session.last_execute_stats()
+
+    def context(self) -> core.Context:
+        return self.session.context()
+
+    def close(self) -> None:
+        self.session.close()
+
+    def __enter__(self) -> "LoadedProgram":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def load(path: Union[str, os.PathLike], *, token: Optional[str] = None, group_id: Optional[int] = None,
+         mode: Optional[str] = None, sync_mode: Optional[str] = None, device: Optional[str] = None,
+         validation: Optional[bool] = None) -> LoadedProgram:
+    """Loads the program at `path` and initialises its delegates.
+
+    Runtime options override what the file's compile specs say (None keeps it):
+      token, group_id: the shared context's key; mode: "disabled", "lookup_only",
+      "lookup_or_create", "create_only"; sync_mode: "timeline", "queue_wait_idle",
+      "none"; device: a device index or name substring (default: GPUU_DEVICE, else
+      the first GPU); validation: enable the Khronos validation layer (default:
+      GPUU_VALIDATION=1).
+    Raises a GpuuError subclass naming the delegate that failed (NotFoundError for
+    lookup_only with nothing registered, UnsupportedError for a missing feature, ...).
+    """
+    return LoadedProgram(path, token=token, group_id=group_id, mode=mode, sync_mode=sync_mode, device=device,
+                         validation=validation)
