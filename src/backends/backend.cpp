@@ -46,6 +46,19 @@ Result<SharedGpuContextPtr> resolve_delegate_context(const std::vector<CompileSp
   return ctx;
 }
 
+Result<graph::Graph> region_graph(const graph::Graph& graph, const partition::Region& region) {
+  GPUU_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, program::serialize_region(graph, region));
+  program::ConstantLookup from_graph = [&graph](const std::string& name, graph::DType dtype,
+                                                const graph::Shape& shape) -> Result<Blob> {
+    for (const graph::Constant& c : graph.constants()) {
+      const graph::Value& v = graph.value(c.value);
+      if (c.name == name && v.dtype == dtype && v.shape == shape) return c.data;
+    }
+    return err(StatusCode::kNotFound, "no constant '", name, "' in the graph");
+  };
+  return program::parse_subgraph(bytes.data(), bytes.size(), from_graph);
+}
+
 std::string describe_init(const Blob& processed, const std::vector<CompileSpecEntry>& compile_specs) {
   std::ostringstream out;
   out << "processed=" << processed.size() << "B compile_specs=";

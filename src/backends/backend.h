@@ -99,6 +99,11 @@ class BackendRegistry {
 Result<SharedGpuContextPtr> resolve_delegate_context(const std::vector<CompileSpecEntry>& compile_specs,
                                                      const BackendInitContext& context, const char* backend_name);
 
+// A region as a standalone graph: its outside inputs become graph inputs,
+// the constants it reads come along with their data, its escaping values are
+// the outputs. Names are the original graph's.
+Result<graph::Graph> region_graph(const graph::Graph& graph, const partition::Region& region);
+
 // "processed=<bytes> compile_specs=<k=v,...>" for init log lines.
 std::string describe_init(const Blob& processed, const std::vector<CompileSpecEntry>& compile_specs);
 
