@@ -34,6 +34,11 @@ struct TensorSlot {
   bool host_fresh = false;
   bool is_input = false;
   bool input_set = false;
+  // The host reads it (a graph output, an input of a CPU step): its homes
+  // live in host-cached memory, since reads of device memory mapped through
+  // the PCIe BAR are uncached and slow; otherwise device-local host-visible
+  // memory where offered, which the host only writes.
+  bool host_reads = false;
   Home* home_on(const SharedGpuContext* ctx) {
     for (auto& h : homes) {
       if (h->ctx.get() == ctx) return h.get();
@@ -131,7 +136,8 @@ Result<Home*> Session::Impl::home_for(int32_t tensor, const SharedGpuContextPtr&
   auto home = std::make_unique<Home>();
   home->ctx = ctx;
   std::string what = "tensor '" + slot.info.name + "'";
-  GPUU_ASSIGN_OR_RETURN(home->buffer, DeviceBuffer::create(*ctx, slot.bytes, MemoryKind::kShared, what.c_str()));
+  MemoryKind kind = slot.host_reads ? MemoryKind::kReadback : MemoryKind::kShared;
+  GPUU_ASSIGN_OR_RETURN(home->buffer, DeviceBuffer::create(*ctx, slot.bytes, kind, what.c_str()));
   slot.homes.push_back(std::move(home));
   track(ctx);
   return slot.homes.back().get();
@@ -459,6 +465,13 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const program::
     slot.host = cpu::HostTensor::zeros(slot.info.dtype, slot.info.shape);
   }
   for (int32_t t : program->inputs()) impl->tensors[static_cast<size_t>(t)].is_input = true;
+  for (int32_t t : program->outputs()) impl->tensors[static_cast<size_t>(t)].host_reads = true;
+  for (const program::PlanStep& step : program->plan()) {
+    if (step.kind != program::PlanStep::Kind::kCpuNode) continue;
+    for (int32_t t : step.cpu_node.inputs) {
+      if (t >= 0) impl->tensors[static_cast<size_t>(t)].host_reads = true;
+    }
+  }
 
   impl->delegates.resize(program->delegates().size());
   impl->cpu_steps.resize(program->plan().size());

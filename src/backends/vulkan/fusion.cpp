@@ -152,6 +152,11 @@ Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit) {
     reg[node.outputs[0]] = static_cast<int>(kMaxFusedInputs + k);
   }
   spec.resize(2 + kMaxFusedInstructions, 0);
+  int contiguous = 0;
+  for (size_t i = 0; i < externals.size(); ++i) {
+    if (lc.tensor(externals[i]).shape == y.shape) contiguous |= 1 << i;
+  }
+  spec.push_back(contiguous);
 
   uint32_t count = static_cast<uint32_t>(graph::shape_numel(y.shape));
   PushConstants push;

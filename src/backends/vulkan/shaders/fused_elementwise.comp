@@ -35,6 +35,8 @@ layout(constant_id = 22) const int C20 = 0;
 layout(constant_id = 23) const int C21 = 0;
 layout(constant_id = 24) const int C22 = 0;
 layout(constant_id = 25) const int C23 = 0;
+// Bit k set: input k has the output's shape, so element i is at index i.
+layout(constant_id = 26) const int CONTIGUOUS = 0;
 
 layout(std430, set = 0, binding = 0) readonly buffer In0 { T in0[]; };
 layout(std430, set = 0, binding = 1) readonly buffer In1 { T in1[]; };
@@ -95,6 +97,7 @@ float apply(int op, float u, float v) {
 }
 
 uint input_offset(uint i, int which) {
+  if ((CONTIGUOUS & (1 << which)) != 0) return i;
   uint off = 0u;
   for (int d = int(p.rank) - 1; d >= 0; --d) {
     uint c = i % p.shape[d];
@@ -104,20 +107,26 @@ uint input_offset(uint i, int which) {
   return off;
 }
 
+// One instruction, fully specialised: op and operand registers are constants,
+// so the register file stays in registers and the switch folds away.
+#define STEP(k, CODE)                                                                            \
+  if (k < N_INSTRUCTIONS) {                                                                      \
+    r[MAX_INPUTS + k] = apply((CODE) & 0xff, r[((CODE) >> 8) & 0xff], r[((CODE) >> 16) & 0xff]); \
+  }
+
 void main() {
   uint i = linear_id();
   if (i >= p.count) return;
-  const int code[MAX_INSTRUCTIONS] = int[MAX_INSTRUCTIONS](C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12,
-                                                          C13, C14, C15, C16, C17, C18, C19, C20, C21, C22, C23);
   float r[MAX_INPUTS + MAX_INSTRUCTIONS];
   r[0] = float(in0[input_offset(i, 0)]);
-  if (N_INPUTS > 1) r[1] = float(in1[input_offset(i, 1)]);
-  if (N_INPUTS > 2) r[2] = float(in2[input_offset(i, 2)]);
-  if (N_INPUTS > 3) r[3] = float(in3[input_offset(i, 3)]);
-  for (int k = 0; k < MAX_INSTRUCTIONS; ++k) {
-    if (k >= N_INSTRUCTIONS) break;
-    int c = code[k];
-    r[MAX_INPUTS + k] = apply(c & 0xff, r[(c >> 8) & 0xff], r[(c >> 16) & 0xff]);
-  }
-  y[i] = T(r[MAX_INPUTS + N_INSTRUCTIONS - 1]);
+  r[1] = N_INPUTS > 1 ? float(in1[input_offset(i, 1)]) : 0.0;
+  r[2] = N_INPUTS > 2 ? float(in2[input_offset(i, 2)]) : 0.0;
+  r[3] = N_INPUTS > 3 ? float(in3[input_offset(i, 3)]) : 0.0;
+  STEP(0, C0) STEP(1, C1) STEP(2, C2) STEP(3, C3) STEP(4, C4) STEP(5, C5)
+  STEP(6, C6) STEP(7, C7) STEP(8, C8) STEP(9, C9) STEP(10, C10) STEP(11, C11)
+  STEP(12, C12) STEP(13, C13) STEP(14, C14) STEP(15, C15) STEP(16, C16) STEP(17, C17)
+  STEP(18, C18) STEP(19, C19) STEP(20, C20) STEP(21, C21) STEP(22, C22) STEP(23, C23)
+  float result = r[MAX_INPUTS];
+  if (N_INSTRUCTIONS > 1) result = r[MAX_INPUTS + N_INSTRUCTIONS - 1];
+  y[i] = T(result);
 }
