@@ -259,5 +259,43 @@ TEST_F(VgfBackendTest, ADeviceClaimingDataGraphWithoutItsEntryPointsFailsClearly
   EXPECT_TRUE(app.still_usable(&why)) << why;
 }
 
+TEST_F(VgfBackendTest, WhatTheVgfBackendTakesAlsoRunsAfterTosa) {
+  // gather with i32 indices is TOSA-expressible; whatever the VGF backend's
+  // check says, the partition built with it must run and match the reference.
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", DType::kF32, {2, 5}).value();
+  std::vector<int32_t> idx = {4, 0, 1, 3, 3, 2};
+  graph::ValueId i = graph::add_graph_constant(g, "idx", DType::kI32, {2, 3}, Blob::copy_of(idx.data(), 24)).value();
+  graph::ValueId v = graph::add_op(g, "gather", "gather_0", {x, i}, {{"axis", int64_t{1}}}).value()[0];
+  v = graph::add_op(g, "sin", "sin_0", {v}, {}).value()[0];
+  v = graph::add_op(g, "mul", "mul_0", {v, v}, {}).value()[0];
+  g.mark_output(v);
+  std::string why = vgf::VgfBackend().check(g, g.node(0));
+  partition::PartitionOptions options;
+  options.prefer = Prefer::kVgfFirst;
+  options.min_partition_size = 1;
+  runtime::narrow_to_builtin_backends(options.capabilities);
+  auto parts = partition::partition(g, options);
+  ASSERT_TRUE(parts.ok()) << parts.status().message();
+  EXPECT_EQ(parts->regions[static_cast<size_t>(parts->region_of_node[0])].backend == partition::Backend::kVgf,
+            why.empty())
+      << why;
+  SharedGpuCompileSpec spec;
+  spec.token = "gather_i32";
+  spec.present = true;
+  auto bytes = program::build_program(g, parts.value(), spec, runtime::builtin_preprocessors());
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto program = program::load_program_bytes(bytes->data(), bytes->size()).value();
+  auto session = runtime::Session::create(program, {});
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  cpu::HostTensor in = vulkan_test::random_tensor(DType::kF32, {2, 5}, 9, -2, 2);
+  ASSERT_TRUE(session.value()->set_input(0, in.bytes.data(), in.bytes.size()).ok());
+  ASSERT_TRUE(session.value()->execute().ok());
+  std::vector<float> y(6);
+  ASSERT_TRUE(session.value()->get_output(0, y.data(), 24).ok());
+  auto want = cpu::run_graph(g, {in}).value();
+  EXPECT_TRUE(vulkan_test::all_close(cpu::HostTensor::from_data<float>({2, 3}, y).value(), want[0], 2e-5, 2e-5));
+}
+
 }  // namespace
 }  // namespace gpuu

@@ -5,7 +5,13 @@
 #include "backends/vulkan/vulkan_delegate.h"
 #include "backends/vulkan/vulkan_ops.h"
 #include "base/log.h"
+#include "graph/builder.h"
+#include "vgf/tosa_lowering.h"
 #include "vgf/vgf_file.h"
+
+#include <map>
+#include <mutex>
+#include <sstream>
 
 namespace gpuu::vgf {
 namespace {
@@ -38,6 +44,48 @@ Status check_native_path(const SharedGpuContext& ctx) {
   }
   log(LogLevel::kInfo, "VGF", kDataGraphExtension, " is present; running the graph on gpuu's TOSA executor");
   return Status::Ok();
+}
+
+void append_attr(std::ostringstream& out, int64_t v) { out << v; }
+void append_attr(std::ostringstream& out, double v) { out << v; }
+void append_attr(std::ostringstream& out, const std::string& v) { out << v; }
+template <typename T>
+void append_attr(std::ostringstream& out, const std::vector<T>& v) {
+  for (const T& x : v) out << x << ',';
+}
+
+// The node alone, lowered to TOSA and raised back, checked node by node.
+std::string check_round_trip(const graph::Graph& graph, const graph::Node& node) {
+  graph::Graph one;
+  std::vector<graph::ValueId> inputs;
+  for (graph::ValueId id : node.inputs) {
+    if (id < 0) {
+      inputs.push_back(graph::kNone);
+      continue;
+    }
+    const graph::Value& v = graph.value(id);
+    Result<graph::ValueId> in =
+        v.constant >= 0
+            ? graph::add_graph_constant(one, v.name, v.dtype, v.shape,
+                                        graph.constants()[static_cast<size_t>(v.constant)].data)
+            : graph::add_graph_input(one, v.name, v.dtype, v.shape);
+    if (!in.ok()) return "cannot isolate node '" + node.name + "': " + in.status().message();
+    inputs.push_back(in.value());
+  }
+  Result<std::vector<graph::ValueId>> outs = graph::add_op(one, node.op, node.name, inputs, node.attrs);
+  if (!outs.ok()) return "cannot isolate node '" + node.name + "': " + outs.status().message();
+  for (graph::ValueId o : outs.value()) one.mark_output(o);
+  Result<TosaGraph> tosa = lower_to_tosa(one);
+  if (!tosa.ok()) return tosa.status().message();
+  Result<graph::Graph> raised = tosa_to_gpuu(tosa.value());
+  if (!raised.ok()) return "TOSA form cannot run here: " + raised.status().message();
+  for (const graph::Node& n : raised.value().nodes()) {
+    std::string why = vulkan::vulkan_supports(raised.value(), n);
+    if (!why.empty()) {
+      return "in TOSA form '" + node.name + "' needs a " + n.op + " the Vulkan kernels lack (" + why + ")";
+    }
+  }
+  return "";
 }
 
 }  // namespace
@@ -89,7 +137,35 @@ std::string VgfBackend::check(const graph::Graph& graph, const graph::Node& node
   // run, this backend cannot take either (TOSA's own limits are the
   // partitioner's VGF table).
   std::string why = vulkan::vulkan_supports(graph, node);
-  return why.empty() ? why : "gpuu's TOSA executor runs on the Vulkan kernels, and " + why;
+  if (!why.empty()) return "gpuu's TOSA executor runs on the Vulkan kernels, and " + why;
+  // Lowering may rewrite the node (a gather's flat offsets are i32
+  // arithmetic, say): what comes back from TOSA must run too. Answers are
+  // kept per node signature, so a large graph lowers each kind of node once.
+  std::ostringstream key;
+  key << node.op;
+  for (graph::ValueId id : node.inputs) {
+    if (id < 0) {
+      key << "|-";
+      continue;
+    }
+    const graph::Value& v = graph.value(id);
+    key << '|' << graph::dtype_name(v.dtype) << graph::shape_to_string(v.shape) << (v.constant >= 0 ? "c" : "");
+  }
+  for (const auto& [name, value] : node.attrs) {
+    key << '|' << name << '=';
+    std::visit([&key](const auto& a) { append_attr(key, a); }, value);
+  }
+  static std::mutex mutex;
+  static std::map<std::string, std::string> answers;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = answers.find(key.str());
+    if (it != answers.end()) return it->second;
+  }
+  std::string answer = check_round_trip(graph, node);
+  std::lock_guard<std::mutex> lock(mutex);
+  answers.emplace(key.str(), answer);
+  return answer;
 }
 
 Result<std::vector<uint8_t>> VgfBackend::preprocess(const graph::Graph& graph, const partition::Region& region,
