@@ -19,7 +19,7 @@ if [ $with_torch -eq 1 ]; then
   python3 "$root/benchmarks/runtime/torch_chain.py" --runs "${RUNS:-200}" --warmup "${WARMUP:-20}" > "$tmp/torch.json"
   torch_json=$(cat "$tmp/torch.json")
 fi
-device=$(sed -n 's/.*"device": "\(.*\)",/\1/p' "$tmp/gpuu.json" | head -1 | tr ' /()' '____' | tr -s '_' | cut -c1-40)
+device=$(sed -n 's/.*"device": "\(.*\)",/\1/p' "$tmp/gpuu.json" | head -1 | tr ' /(),' '_____' | tr -s '_' | cut -c1-40)
 mkdir -p "$out_dir"
 out="$out_dir/runtime-${device}-$(date -u +%Y-%m-%d).json"
 {

@@ -9,7 +9,7 @@ commit=${GPUU_COMMIT:-$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknow
 [ -x "$build/benchmarks/vgf/bench_vgf" ] || cmake --build "$build" --target bench_vgf
 tmp=$(mktemp)
 "$build/benchmarks/vgf/bench_vgf" --runs "${RUNS:-100}" --warmup "${WARMUP:-10}" > "$tmp"
-device=$(sed -n 's/.*"device": "\(.*\)",/\1/p' "$tmp" | head -1 | tr ' /()' '____' | tr -s '_' | cut -c1-40)
+device=$(sed -n 's/.*"device": "\(.*\)",/\1/p' "$tmp" | head -1 | tr ' /(),' '_____' | tr -s '_' | cut -c1-40)
 mkdir -p "$out_dir"
 out="$out_dir/vgf-${device}-$(date -u +%Y-%m-%d).json"
 {
