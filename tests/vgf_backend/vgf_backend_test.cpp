@@ -25,12 +25,20 @@ namespace {
 
 using graph::DType;
 
+// Arm's sample files live in ../shared beside the checkout (CI has it); a
+// binary carried to another machine without it skips these two tests.
+bool samples_present() {
+  std::ifstream probe(std::string(GPUU_VGF_SAMPLES_DIR) + "/README.md");
+  return probe.good();
+}
+
 std::vector<uint8_t> read_sample(const std::string& name) {
   std::ifstream in(std::string(GPUU_VGF_SAMPLES_DIR) + "/" + name, std::ios::binary);
   return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 TEST(VgfExecutor, ArmsSinMulFileComputesSinTimesX) {
+  if (!samples_present()) GTEST_SKIP() << "no " << GPUU_VGF_SAMPLES_DIR;
   std::vector<uint8_t> bytes = read_sample("sin_mul.vgf");
   ASSERT_FALSE(bytes.empty());
   Result<vgf::VgfFile> file = vgf::decode_vgf(bytes.data(), bytes.size());
@@ -45,6 +53,7 @@ TEST(VgfExecutor, ArmsSinMulFileComputesSinTimesX) {
 }
 
 TEST(VgfExecutor, ArmsSinMulConstFileUsesItsConstant) {
+  if (!samples_present()) GTEST_SKIP() << "no " << GPUU_VGF_SAMPLES_DIR;
   std::vector<uint8_t> bytes = read_sample("sin_mul_const.vgf");
   Result<vgf::VgfFile> file = vgf::decode_vgf(bytes.data(), bytes.size());
   ASSERT_TRUE(file.ok()) << file.status().message();
