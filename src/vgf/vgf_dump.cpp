@@ -1,19 +1,17 @@
 // dump_vgf_json: the JSON view Arm's vgf_dump prints (same keys and values;
 // text laid out as nlohmann::json::dump(4): sorted keys, four-space indent).
-#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <vector>
 
-#include "base/json.h"
 #include "base/json_writer.h"
 #include "vgf/vgf_file.h"
 #include "vgf/vgf_vulkan_names.h"
 
 namespace gpuu::vgf {
 namespace {
-
-using Object = JsonValue::Object;
-using Array = JsonValue::Array;
 
 // Valid UTF-8 passes through; each invalid byte becomes U+FFFD, so that the
 // dump is always valid JSON whatever bytes a name holds.
@@ -53,176 +51,210 @@ std::string utf8_or_replacement(std::string_view s) {
   return out;
 }
 
-JsonValue str(std::string_view s) { return JsonValue::string(utf8_or_replacement(s)); }
-JsonValue num(int64_t v) { return JsonValue::integer(v); }
+// Writes JSON laid out as nlohmann::json::dump(4). Callers give object keys in
+// sorted order (nlohmann keeps objects in a std::map), which this does not check.
+class PrettyJson {
+ public:
+  PrettyJson& begin_object() { return open('{'); }
+  PrettyJson& end_object() { return close('}'); }
+  PrettyJson& begin_array() { return open('['); }
+  PrettyJson& end_array() { return close(']'); }
+  PrettyJson& key(std::string_view name) {
+    next_element();
+    JsonWriter::append_quoted(&out_, name);
+    out_.append(": ");
+    key_pending_ = true;
+    return *this;
+  }
+  PrettyJson& value(int64_t v) {
+    before_value();
+    out_.append(std::to_string(v));
+    return *this;
+  }
+  PrettyJson& value(bool v) {
+    before_value();
+    out_.append(v ? "true" : "false");
+    return *this;
+  }
+  PrettyJson& value(std::string_view text) {
+    before_value();
+    JsonWriter::append_quoted(&out_, utf8_or_replacement(text));
+    return *this;
+  }
+  PrettyJson& value(const char* text) { return value(std::string_view(text)); }
+  template <typename T>
+  PrettyJson& field(std::string_view name, const T& v) {
+    key(name);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return value(static_cast<int64_t>(v));
+    else return value(v);
+  }
+  template <typename Container>
+  PrettyJson& int_array(std::string_view name, const Container& values) {
+    key(name).begin_array();
+    for (auto v : values) value(static_cast<int64_t>(v));
+    return end_array();
+  }
+  std::string take() { return std::move(out_); }
 
-template <typename T>
-JsonValue int_array(const T& values) {
-  Array a;
-  for (auto v : values) a.push_back(num(static_cast<int64_t>(v)));
-  return JsonValue::array(std::move(a));
+ private:
+  PrettyJson& open(char c) {
+    before_value();
+    out_.push_back(c);
+    empty_.push_back(true);
+    return *this;
+  }
+  PrettyJson& close(char c) {
+    const bool empty = empty_.back();
+    empty_.pop_back();
+    if (!empty) {
+      out_.push_back('\n');
+      out_.append(empty_.size() * 4, ' ');
+    }
+    out_.push_back(c);
+    return *this;
+  }
+  // A new member or element: comma after the previous one, newline, indent.
+  void next_element() {
+    if (empty_.empty()) return;
+    if (!empty_.back()) out_.push_back(',');
+    empty_.back() = false;
+    out_.push_back('\n');
+    out_.append(empty_.size() * 4, ' ');
+  }
+  void before_value() {
+    if (key_pending_) {
+      key_pending_ = false;
+      return;
+    }
+    next_element();  // an array element (or the top-level value)
+  }
+
+  std::string out_;
+  std::vector<bool> empty_;  // per open container: nothing written in it yet
+  bool key_pending_ = false;
+};
+
+void slot_fields(PrettyJson& j, const BindingSlot& s, size_t index) {
+  j.field("binding", s.binding).field("index", index).field("mrt_index", s.mrt_index);
 }
 
-JsonValue slot_json(const BindingSlot& s, size_t index) {
-  return JsonValue::object({{"binding", num(s.binding)}, {"index", num(static_cast<int64_t>(index))},
-                            {"mrt_index", num(s.mrt_index)}});
-}
-
-JsonValue slots_json(const std::vector<BindingSlot>& slots) {
-  Array a;
-  for (size_t i = 0; i < slots.size(); ++i) a.push_back(slot_json(slots[i], i));
-  return JsonValue::array(std::move(a));
+void slots_array(PrettyJson& j, std::string_view name, const std::vector<BindingSlot>& slots) {
+  j.key(name).begin_array();
+  for (size_t i = 0; i < slots.size(); ++i) {
+    j.begin_object();
+    slot_fields(j, slots[i], i);
+    j.end_object();
+  }
+  j.end_array();
 }
 
 // Model inputs/outputs also carry their name when the file has names.
-JsonValue named_slots_json(const std::vector<BindingSlot>& slots, const std::vector<std::string>& names) {
-  Array a;
+void named_slots_array(PrettyJson& j, std::string_view name, const std::vector<BindingSlot>& slots,
+                       const std::vector<std::string>& names) {
+  j.key(name).begin_array();
   for (size_t i = 0; i < slots.size(); ++i) {
-    Object o = slot_json(slots[i], i).as_object();
-    if (i < names.size()) o.emplace_back("name", str(names[i]));
-    a.push_back(JsonValue::object(std::move(o)));
+    j.begin_object();
+    slot_fields(j, slots[i], i);
+    if (i < names.size()) j.field("name", names[i]);
+    j.end_object();
   }
-  return JsonValue::array(std::move(a));
+  j.end_array();
 }
 
 std::string enum_name(const char* name, uint32_t value) {
   return name ? std::string(name) : str_cat("unknown (", value, ")");
 }
 
-JsonValue segment_json(const Segment& seg, size_t index) {
-  Array sets;
+void segment_object(PrettyJson& j, const Segment& seg, size_t index) {
+  j.begin_object();
+  j.int_array("constants", seg.constants);
+  j.key("descriptor_set_infos").begin_array();
   for (size_t k = 0; k < seg.descriptor_sets.size(); ++k) {
     const DescriptorSetInfo& d = seg.descriptor_sets[k];
-    sets.push_back(JsonValue::object({{"bindings", slots_json(d.bindings)}, {"set_index", num(d.set_number(k))}}));
+    j.begin_object();
+    slots_array(j, "bindings", d.bindings);
+    j.field("set_index", d.set_number(k));
+    j.end_object();
   }
-  Array ranges;
+  j.end_array();
+  j.int_array("dispatch_shape", seg.dispatch_shape);
+  j.field("index", index);
+  slots_array(j, "inputs", seg.inputs);
+  j.field("module_index", seg.module_index);
+  j.field("name", seg.name);
+  slots_array(j, "outputs", seg.outputs);
+  j.key("push_constant_ranges").begin_array();
   for (size_t k = 0; k < seg.push_constant_ranges.size(); ++k) {
     const PushConstantRange& r = seg.push_constant_ranges[k];
-    ranges.push_back(JsonValue::object({{"index", num(static_cast<int64_t>(k))}, {"offset", num(r.offset)},
-                                        {"size", num(r.size)}, {"stage_flags", num(r.stage_flags)}}));
+    j.begin_object().field("index", k).field("offset", r.offset).field("size", r.size);
+    j.field("stage_flags", r.stage_flags).end_object();
   }
-  return JsonValue::object({{"constants", int_array(seg.constants)},
-                            {"descriptor_set_infos", JsonValue::array(std::move(sets))},
-                            {"dispatch_shape", int_array(seg.dispatch_shape)},
-                            {"index", num(static_cast<int64_t>(index))},
-                            {"inputs", slots_json(seg.inputs)},
-                            {"module_index", num(seg.module_index)},
-                            {"name", str(seg.name)},
-                            {"outputs", slots_json(seg.outputs)},
-                            {"push_constant_ranges", JsonValue::array(std::move(ranges))},
-                            {"type", str(to_string(seg.type))}});
+  j.end_array();
+  j.field("type", to_string(seg.type));
+  j.end_object();
 }
 
-JsonValue resource_json(const Resource& r, size_t index) {
-  Object o = {{"category", str(to_string(r.category))},
-              {"index", num(static_cast<int64_t>(index))},
-              {"shape", int_array(r.shape)},
-              {"stride", int_array(r.strides)},
-              {"vk_descriptor_type", str(r.vk_descriptor_type == kNoDescriptorType
-                                             ? std::string("none")
-                                             : enum_name(vk_descriptor_type_name(r.vk_descriptor_type),
-                                                         r.vk_descriptor_type))},
-              {"vk_format", str(enum_name(vk_format_name(r.vk_format), r.vk_format))}};
-  // Not in Arm's 0.10.0 samples: shown only when set, so that older files dump as Arm's do.
-  if (r.alias_group_id != kNoAliasGroup) o.emplace_back("alias_group_id", num(r.alias_group_id));
+void resource_object(PrettyJson& j, const Resource& r, size_t index) {
+  j.begin_object();
+  // alias_group_id and sampler_config are not in Arm's 0.10.0 dumps: shown only
+  // when set, so that every file without them dumps exactly as Arm's tool does.
+  if (r.alias_group_id != kNoAliasGroup) j.field("alias_group_id", r.alias_group_id);
+  j.field("category", to_string(r.category));
+  j.field("index", index);
   if (r.sampler) {
     const SamplerConfig& c = *r.sampler;
-    o.emplace_back("sampler_config", JsonValue::object({{"address_mode_u", num(c.address_mode_u)},
-                                                        {"address_mode_v", num(c.address_mode_v)},
-                                                        {"border_color", num(c.border_color)},
-                                                        {"mag_filter", num(c.mag_filter)},
-                                                        {"min_filter", num(c.min_filter)}}));
+    j.key("sampler_config").begin_object();
+    j.field("address_mode_u", c.address_mode_u).field("address_mode_v", c.address_mode_v);
+    j.field("border_color", c.border_color).field("mag_filter", c.mag_filter).field("min_filter", c.min_filter);
+    j.end_object();
   }
-  return JsonValue::object(std::move(o));
-}
-
-void indent(std::string* out, int depth) { out->append(static_cast<size_t>(depth) * 4, ' '); }
-
-void print(const JsonValue& v, int depth, std::string* out) {
-  switch (v.kind()) {
-    case JsonValue::Kind::kNull: out->append("null"); return;
-    case JsonValue::Kind::kBool: out->append(v.as_bool() ? "true" : "false"); return;
-    case JsonValue::Kind::kNumber: out->append(std::to_string(v.as_integer())); return;
-    case JsonValue::Kind::kString: JsonWriter::append_quoted(out, v.as_string()); return;
-    case JsonValue::Kind::kArray: {
-      const Array& a = v.as_array();
-      if (a.empty()) {
-        out->append("[]");
-        return;
-      }
-      out->append("[\n");
-      for (size_t i = 0; i < a.size(); ++i) {
-        indent(out, depth + 1);
-        print(a[i], depth + 1, out);
-        out->append(i + 1 < a.size() ? ",\n" : "\n");
-      }
-      indent(out, depth);
-      out->push_back(']');
-      return;
-    }
-    case JsonValue::Kind::kObject: {
-      Object o = v.as_object();
-      if (o.empty()) {
-        out->append("{}");
-        return;
-      }
-      std::sort(o.begin(), o.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-      out->append("{\n");
-      for (size_t i = 0; i < o.size(); ++i) {
-        indent(out, depth + 1);
-        JsonWriter::append_quoted(out, o[i].first);
-        out->append(": ");
-        print(o[i].second, depth + 1, out);
-        out->append(i + 1 < o.size() ? ",\n" : "\n");
-      }
-      indent(out, depth);
-      out->push_back('}');
-      return;
-    }
-  }
+  j.int_array("shape", r.shape);
+  j.int_array("stride", r.strides);
+  j.field("vk_descriptor_type", r.vk_descriptor_type == kNoDescriptorType
+                                    ? std::string("none")
+                                    : enum_name(vk_descriptor_type_name(r.vk_descriptor_type), r.vk_descriptor_type));
+  j.field("vk_format", enum_name(vk_format_name(r.vk_format), r.vk_format));
+  j.end_object();
 }
 
 }  // namespace
 
 std::string dump_vgf_json(const VgfFile& file) {
-  Array constants;
+  PrettyJson j;
+  j.begin_object();
+  j.key("constants").begin_array();
   for (size_t i = 0; i < file.constants.size(); ++i) {
     const Constant& c = file.constants[i];
-    constants.push_back(JsonValue::object({{"index", num(static_cast<int64_t>(i))},
-                                           {"mrt_index", num(c.mrt_index)},
-                                           {"sparsity_dimension", num(c.sparsity_dimension)}}));
+    j.begin_object().field("index", i).field("mrt_index", c.mrt_index);
+    j.field("sparsity_dimension", c.sparsity_dimension).end_object();
   }
+  j.end_array();
   const FormatVersion& v = file.header.version;
-  JsonValue header = JsonValue::object({{"major", num(v.major)}, {"minor", num(v.minor)}, {"patch", num(v.patch)}});
+  j.key("header").begin_object().field("major", v.major).field("minor", v.minor).field("patch", v.patch).end_object();
 
   const ModelSequence& seq = file.sequence;
-  Array segments;
-  for (size_t i = 0; i < seq.segments.size(); ++i) segments.push_back(segment_json(seq.segments[i], i));
-  JsonValue sequence = JsonValue::object({{"inputs", named_slots_json(seq.inputs, seq.input_names)},
-                                          {"outputs", named_slots_json(seq.outputs, seq.output_names)},
-                                          {"segments", JsonValue::array(std::move(segments))}});
+  j.key("model_sequence").begin_object();
+  named_slots_array(j, "inputs", seq.inputs, seq.input_names);
+  named_slots_array(j, "outputs", seq.outputs, seq.output_names);
+  j.key("segments").begin_array();
+  for (size_t i = 0; i < seq.segments.size(); ++i) segment_object(j, seq.segments[i], i);
+  j.end_array();
+  j.end_object();
 
-  Array modules;
+  j.key("modules").begin_array();
   for (size_t i = 0; i < file.modules.size(); ++i) {
     const Module& m = file.modules[i];
-    modules.push_back(JsonValue::object({{"entry_point", str(m.entry_point)},
-                                         {"index", num(static_cast<int64_t>(i))},
-                                         {"name", str(m.name)},
-                                         {"shader_code_available", JsonValue::boolean(m.has_code)},
-                                         {"shader_type", str(to_string(m.code_type))},
-                                         {"type", str(to_string(m.type))}}));
+    j.begin_object().field("entry_point", m.entry_point).field("index", i).field("name", m.name);
+    j.field("shader_code_available", m.has_code).field("shader_type", to_string(m.code_type));
+    j.field("type", to_string(m.type)).end_object();
   }
-  Array resources;
-  for (size_t i = 0; i < file.resources.size(); ++i) resources.push_back(resource_json(file.resources[i], i));
+  j.end_array();
 
-  JsonValue doc = JsonValue::object({{"constants", JsonValue::array(std::move(constants))},
-                                     {"header", std::move(header)},
-                                     {"model_sequence", std::move(sequence)},
-                                     {"modules", JsonValue::array(std::move(modules))},
-                                     {"resources", JsonValue::array(std::move(resources))}});
-  std::string out;
-  print(doc, 0, &out);
-  return out;
+  j.key("resources").begin_array();
+  for (size_t i = 0; i < file.resources.size(); ++i) resource_object(j, file.resources[i], i);
+  j.end_array();
+  j.end_object();
+  return j.take();
 }
 
 }  // namespace gpuu::vgf

@@ -166,8 +166,14 @@ Result<VgfFile> decode_vgf(const Blob& file);
 // range, segment type = module type, unique set numbers, ...). Errors name the item.
 Status validate_vgf(const VgfFile& file);
 
-// Writes format 0.4.3 exactly as Arm's encoder (library 0.10.0) does when fed
-// the calls VgfBuilder documents for a whole file; refuses what validate_vgf refuses.
+// Writes format 0.4.3 (FourCC magic, 8-aligned sections, CONST00) by replaying
+// the file through VgfBuilder, i.e. Arm's encoder calls, in this order: modules;
+// resources; constants; per segment its not-yet-made binding slots (one per
+// distinct (binding, resource), first use in set/input/output order), its
+// descriptor set infos, push constant ranges, then the segment; finally the
+// model inputs/outputs. Arm's files (one segment) come out byte-identical;
+// Arm's own call interleaving for several segments is undocumented, so there
+// only the content is guaranteed. Refuses what validate_vgf refuses.
 Result<std::vector<uint8_t>> encode_vgf(const VgfFile& file);
 
 // The JSON document Arm's `vgf_dump` prints for the file (keys sorted, four-space

@@ -19,11 +19,14 @@ using testing::content_difference;
 using testing::kGoldenFiles;
 using testing::read_sample;
 
-// What every accepted file must allow: a JSON dump, and an encoding that
-// decodes back to the same content.
-void expect_usable(const VgfFile& file, const std::string& what) {
-  Result<JsonValue> dump = parse_json(dump_vgf_json(file));
-  EXPECT_TRUE(dump.ok()) << what << ": " << dump.status().message();
+// What every accepted file must allow: a JSON dump (parsed back when
+// `parse_dump`: parsing is the slow part), and an encoding that decodes back to the same content.
+void expect_usable(const VgfFile& file, const std::string& what, bool parse_dump = true) {
+  const std::string text = dump_vgf_json(file);
+  if (parse_dump) {
+    Result<JsonValue> dump = parse_json(text);
+    EXPECT_TRUE(dump.ok()) << what << ": " << dump.status().message();
+  }
   Result<std::vector<uint8_t>> bytes = encode_vgf(file);
   ASSERT_TRUE(bytes.ok()) << what << ": decoded but does not encode: " << bytes.status().message();
   Result<VgfFile> back = decode_vgf(bytes->data(), bytes->size());
@@ -71,7 +74,7 @@ TEST(VgfRobustness, RandomByteChangesGiveErrorsOrUsableFiles) {
         continue;
       }
       ++accepted;
-      expect_usable(*f, str_cat(name, " mutation ", i));
+      expect_usable(*f, str_cat(name, " mutation ", i), /*parse_dump=*/accepted % 4 == 1);
       if (::testing::Test::HasFatalFailure()) return;
     }
     // Changes inside SPIR-V words, names and payloads are harmless: some must pass.

@@ -3,7 +3,9 @@
 #include <flatbuffers/flatbuffers.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "base/json.h"
@@ -512,9 +514,14 @@ TEST(VgfDecodeErrors, SegmentConstantIndexOutOfRange) {
   std::vector<uint8_t> bytes = read_sample("sin_mul_const.vgf");
   Result<VgfFile> f = decode_vgf(bytes.data(), bytes.size());
   ASSERT_TRUE(f.ok());
-  const auto* root = flatbuffers::GetRoot<fb::ModelSequenceTable>(bytes.data() + 968);
-  const uint8_t* element = reinterpret_cast<const uint8_t*>(root->segments()->Get(0)->constants()->data());
-  bytes[element - bytes.data()] = 5;
+  // Locate the element in an aligned copy of the section, then patch the file.
+  std::vector<uint64_t> section((308 + 7) / 8);
+  std::memcpy(section.data(), bytes.data() + 968, 308);
+  const auto* base = reinterpret_cast<const uint8_t*>(section.data());
+  const auto* root = flatbuffers::GetRoot<fb::ModelSequenceTable>(base);
+  const auto* element = reinterpret_cast<const uint8_t*>(root->segments()->Get(0)->constants()->data());
+  const size_t at = 968 + static_cast<size_t>(element - base);
+  bytes.at(at) = 5;
   Status st = decode_status(bytes);
   EXPECT_EQ(st.message(),
             "vgf: model sequence section at offset 968: segment 0 (at byte 1104): constant 0 is constant index 5 "
@@ -646,6 +653,55 @@ TEST(VgfDecode, AcceptsTheLegacyMagicAndAnyPatchOfMinor4OrOlderMinors) {
   Result<std::vector<uint8_t>> again = encode_vgf(*f);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again, read_sample("sin_mul.vgf"));
+}
+
+// `file` encoded, then made a 0.3.0 file: its constants rewritten as a legacy
+// ConstantSection flatbuffer appended at the end (no padding, as 0.3.0 writers did).
+std::vector<uint8_t> as_legacy_file(const VgfFile& file, int64_t override_sparsity_of_first = 0) {
+  Result<std::vector<uint8_t>> bytes = encode_vgf(file);
+  EXPECT_TRUE(bytes.ok());
+  std::vector<uint8_t> out = *bytes;
+  out.resize(header_u64(out, 64));  // drop the CONST00 block
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<flatbuffers::Offset<fb::ConstantData>> data;
+  for (size_t i = 0; i < file.constants.size(); ++i) {
+    const Constant& c = file.constants[i];
+    std::vector<uint8_t> raw(c.data.data(), c.data.data() + c.data.size());
+    const int64_t sparsity = (i == 0 && override_sparsity_of_first != 0) ? override_sparsity_of_first
+                                                                         : c.sparsity_dimension;
+    data.push_back(fb::CreateConstantDataDirect(fbb, c.mrt_index, sparsity, &raw));
+  }
+  fbb.Finish(fb::CreateConstantSection(fbb, fbb.CreateVector(data)));
+  layout::store_le<uint64_t>(out.data() + 64, out.size());
+  layout::store_le<uint64_t>(out.data() + 72, fbb.GetSize());
+  out.insert(out.end(), fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  out[9] = 3;
+  out[10] = 0;
+  return out;
+}
+
+TEST(VgfDecode, LegacyConstantSectionWithSparseConstantsDecodes) {
+  VgfFile rich = make_rich_file();
+  std::vector<uint8_t> legacy = as_legacy_file(rich);
+  Result<VgfFile> f = decode_vgf(legacy.data(), legacy.size());
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f->header.version, (FormatVersion{0, 3, 0}));
+  EXPECT_EQ(content_difference(rich, *f, /*compare_header=*/false), "");
+  EXPECT_EQ(f->constants[1].sparsity_dimension, 1);
+  // Upgrading it gives what encoding the content directly gives.
+  EXPECT_EQ(encode_vgf(*f).value(), encode_vgf(rich).value());
+}
+
+TEST(VgfDecodeErrors, LegacyConstantWithSparsityBelowMinusOne) {
+  std::vector<uint8_t> legacy = as_legacy_file(make_rich_file(), -5);
+  const uint64_t section = header_u64(legacy, 64);
+  Status st = decode_status(legacy);
+  const std::string prefix = str_cat("vgf: constants section at offset ", section, ": constant 0 (at byte ");
+  EXPECT_EQ(st.message().substr(0, prefix.size()), prefix) << st.message();
+  EXPECT_NE(st.message().find(") has sparsity dimension -5 (-1 or a dimension index expected)"), std::string::npos)
+      << st.message();
+  legacy = as_legacy_file(make_rich_file(), int64_t{1} << 40);
+  EXPECT_NE(decode_status(legacy).message().find("has sparsity dimension 1099511627776"), std::string::npos);
 }
 
 TEST(VgfDecode, SectionsInAnyOrderAreAccepted) {
