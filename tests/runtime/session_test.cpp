@@ -142,20 +142,7 @@ TEST_F(SessionTest, LookupOnlyRunsOnTheApplicationsDeviceAndLeavesItAlive) {
   gpuu_test::AppDevice app;
   std::string why;
   ASSERT_TRUE(app.create(&why)) << why;
-  {
-    SharedGpuContextCreateInfo info;
-    info.token = "app";
-    info.group_id = 7;
-    info.instance = app.instance;
-    info.physical_device = app.physical_device;
-    info.device = app.device;
-    info.queue = app.queue;
-    info.queue_family_index = app.queue_family_index;
-    info.enabled_features = app.timeline_enabled ? kFeatureTimelineSemaphore : 0u;
-    auto ctx = SharedGpuContext::create(std::move(info));
-    ASSERT_TRUE(ctx.ok()) << ctx.status().message();
-    ASSERT_TRUE(SharedGpuContextRegistry::get().register_context({"app", 7}, ctx.value()).ok());
-  }
+  ASSERT_TRUE(vulkan_test::register_app_device(app, "app", 7).ok());
   MixedProgram p = make_mixed_program(spec_with("app", ContextMode::kLookupOnly, SyncMode::kTimeline));
   auto program = program::load_program_bytes(p.bytes.data(), p.bytes.size()).value();
   {

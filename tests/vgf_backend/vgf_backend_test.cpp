@@ -244,19 +244,9 @@ TEST_F(VgfBackendTest, ADeviceClaimingDataGraphWithoutItsEntryPointsFailsClearly
   gpuu_test::AppDevice app;
   std::string why;
   ASSERT_TRUE(app.create(&why)) << why;
-  SharedGpuContextCreateInfo info;
-  info.token = "claims";
-  info.group_id = 7;
-  info.instance = app.instance;
-  info.physical_device = app.physical_device;
-  info.device = app.device;
-  info.queue = app.queue;
-  info.queue_family_index = app.queue_family_index;
-  info.enabled_features = app.timeline_enabled ? kFeatureTimelineSemaphore : 0u;
-  info.enabled_device_extensions = {"VK_ARM_data_graph"};  // lavapipe has no such extension
-  auto ctx = SharedGpuContext::create(std::move(info));
+  // lavapipe has no VK_ARM_data_graph: the context only claims it.
+  auto ctx = vulkan_test::register_app_device(app, "claims", 7, {"VK_ARM_data_graph"});
   ASSERT_TRUE(ctx.ok()) << ctx.status().message();
-  ASSERT_TRUE(SharedGpuContextRegistry::get().register_context({"claims", 7}, ctx.value()).ok());
   RfcProgram p = rfc_program("claims", ContextMode::kLookupOnly);
   auto session = runtime::Session::create(p.program, {});
   ASSERT_FALSE(session.ok());

@@ -6,6 +6,7 @@
 #include <random>
 #include <sstream>
 
+#include "context/shared_gpu_context_registry.h"
 #include "context/vulkan_bootstrap.h"
 
 namespace gpuu::vulkan_test {
@@ -24,6 +25,23 @@ SharedGpuContextPtr test_context() {
     }
     return c.value();
   }();
+  return ctx;
+}
+
+Result<SharedGpuContextPtr> register_app_device(const gpuu_test::AppDevice& app, const std::string& token,
+                                                int64_t group, std::vector<std::string> extensions) {
+  SharedGpuContextCreateInfo info;
+  info.token = token;
+  info.group_id = group;
+  info.instance = app.instance;
+  info.physical_device = app.physical_device;
+  info.device = app.device;
+  info.queue = app.queue;
+  info.queue_family_index = app.queue_family_index;
+  info.enabled_features = app.timeline_enabled ? kFeatureTimelineSemaphore : 0u;
+  info.enabled_device_extensions = std::move(extensions);
+  GPUU_ASSIGN_OR_RETURN(SharedGpuContextPtr ctx, SharedGpuContext::create(std::move(info)));
+  GPUU_RETURN_IF_ERROR(SharedGpuContextRegistry::get().register_context({token, group}, ctx));
   return ctx;
 }
 

@@ -10,6 +10,7 @@
 #include "backends/cpu/cpu_kernels.h"
 #include "backends/vulkan/vulkan_delegate.h"
 #include "graph/builder.h"
+#include "support/test_vulkan_device.h"
 
 namespace gpuu::vulkan_test {
 
@@ -42,6 +43,12 @@ testing::AssertionResult all_close(const cpu::HostTensor& got, const cpu::HostTe
 testing::AssertionResult node_matches_cpu(const std::string& op, const std::vector<cpu::HostTensor>& inputs,
                                           const graph::AttrMap& attrs, double atol, double rtol,
                                           const std::vector<bool>& constant_inputs = {});
+
+// Wraps an application's device (owning nothing of it) as a shared context
+// and registers it under (token, group), as an application would through
+// the C ABI; `extensions` are what the context claims to have enabled.
+Result<SharedGpuContextPtr> register_app_device(const gpuu_test::AppDevice& app, const std::string& token,
+                                                int64_t group, std::vector<std::string> extensions = {});
 
 // True when the test device can run f16 kernels.
 bool device_has_f16();
