@@ -10,6 +10,7 @@
 
 #include "backends/vgf/vgf_backend.h"
 #include "backends/vgf/vgf_region.h"
+#include "base/json_writer.h"
 #include "context/shared_gpu_context_registry.h"
 #include "partition/partitioner.h"
 #include "program/program_loader.h"
@@ -296,6 +297,99 @@ TEST_F(VgfBackendTest, WhatTheVgfBackendTakesAlsoRunsAfterTosa) {
   ASSERT_TRUE(session.value()->get_output(0, y.data(), 24).ok());
   auto want = cpu::run_graph(g, {in}).value();
   EXPECT_TRUE(vulkan_test::all_close(cpu::HostTensor::from_data<float>({2, 3}, y).value(), want[0], 2e-5, 2e-5));
+}
+
+// x -> sin -> custom shader (y = 2x + 1, GLSL) -> cos, and the same with
+// ordinary ops as the reference.
+graph::Graph shader_graph(bool with_shader) {
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", DType::kF32, {1000}).value();
+  graph::ValueId v = graph::add_op(g, "sin", "sin_0", {x}, {}).value()[0];
+  if (with_shader) {
+    JsonWriter attrs;
+    attrs.begin_object();
+    attrs.key("entry_point").value("main");
+    attrs.key("workgroup_sizes").begin_array().value(int64_t{64}).value(int64_t{1}).value(int64_t{1}).end_array();
+    attrs.key("shader_language").value("GLSL");
+    attrs.key("shader_code").value(
+        "#version 450\n"
+        "layout(local_size_x = 64) in;\n"
+        "layout(std430, set = 0, binding = 0) readonly buffer In { float x[]; };\n"
+        "layout(std430, set = 0, binding = 1) writeonly buffer Out { float y[]; };\n"
+        "void main() { uint i = gl_GlobalInvocationID.x; if (i < 1000u) y[i] = x[i] * 2.0 + 1.0; }\n");
+    attrs.key("input_0_binding").value(int64_t{0});
+    attrs.key("input_0_vkdescriptortype").value("VK_DESCRIPTOR_TYPE_STORAGE_BUFFER");
+    attrs.key("output_0_binding").value(int64_t{1});
+    attrs.end_object();
+    graph::AttrMap a = {{"domain_name", std::string("com.arm.VulkanCustomShader")},
+                        {"operator_name", std::string("affine")},
+                        {"implementation_attrs", attrs.str()},
+                        {"num_outputs", int64_t{1}},
+                        {"output_0_shape", std::vector<int64_t>{1000}},
+                        {"output_0_dtype", std::string("f32")}};
+    v = graph::add_op(g, "custom_shader", "affine_0", {v}, a).value()[0];
+  } else {
+    std::vector<float> two(1000, 2.0f), one(1000, 1.0f);
+    graph::ValueId c2 = graph::add_graph_constant(g, "two", DType::kF32, {1000}, Blob::copy_of(two.data(), 4000)).value();
+    graph::ValueId c1 = graph::add_graph_constant(g, "one", DType::kF32, {1000}, Blob::copy_of(one.data(), 4000)).value();
+    v = graph::add_op(g, "mul", "mul_0", {v, c2}, {}).value()[0];
+    v = graph::add_op(g, "add", "add_0", {v, c1}, {}).value()[0];
+  }
+  v = graph::add_op(g, "cos", "cos_0", {v}, {}).value()[0];
+  g.mark_output(v);
+  return g;
+}
+
+void run_custom_shader_program(Prefer prefer, const char* expected_backend) {
+  graph::Graph g = shader_graph(true);
+  partition::PartitionOptions options;
+  options.prefer = prefer;
+  options.min_partition_size = 1;
+  runtime::narrow_to_builtin_backends(options.capabilities);
+  auto parts = partition::partition(g, options);
+  ASSERT_TRUE(parts.ok()) << parts.status().message();
+  const partition::Region& shader_region = parts->regions[static_cast<size_t>(parts->region_of_node[1])];
+  EXPECT_EQ(shader_region.nodes.size(), 1u) << "a custom shader gets a region of its own";
+  EXPECT_STREQ(partition::backend_id(shader_region.backend), expected_backend);
+  SharedGpuCompileSpec spec;
+  spec.token = std::string("shader_") + expected_backend;
+  spec.present = true;
+  auto bytes = program::build_program(g, parts.value(), spec, runtime::builtin_preprocessors());
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto program = program::load_program_bytes(bytes->data(), bytes->size()).value();
+  if (std::string(expected_backend) == "VgfBackend") {
+    int32_t shader_delegate = -1;
+    for (size_t d = 0; d < program->delegates().size(); ++d) {
+      for (const auto& node : program->delegates()[d].nodes) {
+        if (node.name == "affine_0") shader_delegate = static_cast<int32_t>(d);
+      }
+    }
+    ASSERT_GE(shader_delegate, 0);
+    auto file = vgf::decode_vgf(program->processed_blob(shader_delegate));
+    ASSERT_TRUE(file.ok()) << file.status().message();
+    ASSERT_EQ(file->modules.size(), 1u);
+    EXPECT_EQ(file->modules[0].type, vgf::ModuleType::kCompute);
+    EXPECT_EQ(file->sequence.segments[0].type, vgf::ModuleType::kCompute);
+    EXPECT_EQ(file->sequence.segments[0].dispatch_shape[0], 16u) << "1000 elements in groups of 64";
+  }
+  auto session = runtime::Session::create(program, {});
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  cpu::HostTensor in = vulkan_test::random_tensor(DType::kF32, {1000}, 11, -3, 3);
+  ASSERT_TRUE(session.value()->set_input(0, in.bytes.data(), in.bytes.size()).ok());
+  Status ran = session.value()->execute();
+  ASSERT_TRUE(ran.ok()) << ran.message();
+  std::vector<float> y(1000);
+  ASSERT_TRUE(session.value()->get_output(0, y.data(), 4000).ok());
+  auto want = cpu::run_graph(shader_graph(false), {in}).value();
+  EXPECT_TRUE(vulkan_test::all_close(cpu::HostTensor::from_data<float>({1000}, y).value(), want[0], 3e-5, 3e-5));
+}
+
+TEST_F(VgfBackendTest, CustomShaderBecomesACompiledComputeSegment) {
+  run_custom_shader_program(Prefer::kVgfFirst, "VgfBackend");
+}
+
+TEST_F(VgfBackendTest, CustomShaderRunsOnTheVulkanBackendToo) {
+  run_custom_shader_program(Prefer::kVulkanFirst, "VulkanBackend");
 }
 
 }  // namespace

@@ -243,3 +243,48 @@ TEST(VulkanMemoryPlan, DeadIntermediatesShareMemory) {
 
 }  // namespace
 }  // namespace gpuu::vulkan_test
+
+#include "backends/vulkan/custom_shader.h"
+
+namespace gpuu::vulkan_test {
+namespace {
+
+graph::Node shader_node(const std::string& implementation_attrs) {
+  graph::Node n;
+  n.name = "shader_0";
+  n.op = "custom_shader";
+  n.inputs = {0};
+  n.outputs = {1};
+  n.attrs = {{"operator_name", std::string("s")}, {"implementation_attrs", implementation_attrs}};
+  return n;
+}
+
+TEST(CustomShaderAttributes, BindingsMustCoverZeroToNOnce) {
+  auto s = vulkan::parse_custom_shader(shader_node(
+      R"({"entry_point":"main","workgroup_sizes":[8],"shader_code":"void main(){}","input_0_binding":0,"output_0_binding":0})"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("each used once"), std::string::npos) << s.status().message();
+  EXPECT_NE(s.status().message().find("shader_0"), std::string::npos);
+}
+
+TEST(CustomShaderAttributes, RefusesOtherDescriptorSetsAndBadSpirv) {
+  auto set1 = vulkan::parse_custom_shader(shader_node(
+      R"({"entry_point":"main","workgroup_sizes":[8],"shader_code":"x","input_0_descriptorset":1})"));
+  ASSERT_FALSE(set1.ok());
+  EXPECT_NE(set1.status().message().find("descriptorset must be 0"), std::string::npos);
+  auto spirv = vulkan::parse_custom_shader(shader_node(
+      R"({"entry_point":"main","workgroup_sizes":[8],"shader_language":"SPIR-V","shader_code":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"})"));
+  ASSERT_FALSE(spirv.ok());
+  EXPECT_NE(spirv.status().message().find("magic"), std::string::npos) << spirv.status().message();
+}
+
+TEST(CustomShaderAttributes, GlslThatDoesNotCompileNamesTheShader) {
+  graph::Node n = shader_node(
+      R"({"entry_point":"main","workgroup_sizes":[8],"shader_code":"#version 450\nvoid main() { nonsense; }"})");
+  auto attrs = vulkan::attrs_with_spirv(n);
+  ASSERT_FALSE(attrs.ok());
+  EXPECT_NE(attrs.status().message().find("custom shader 'shader_0'"), std::string::npos) << attrs.status().message();
+}
+
+}  // namespace
+}  // namespace gpuu::vulkan_test

@@ -138,6 +138,7 @@ std::string VgfBackend::check(const graph::Graph& graph, const graph::Node& node
   // partitioner's VGF table).
   std::string why = vulkan::vulkan_supports(graph, node);
   if (!why.empty()) return "gpuu's TOSA executor runs on the Vulkan kernels, and " + why;
+  if (node.op == "custom_shader") return "";  // a COMPUTE segment, not TOSA
   // Lowering may rewrite the node (a gather's flat offsets are i32
   // arithmetic, say): what comes back from TOSA must run too. Answers are
   // kept per node signature, so a large graph lowers each kind of node once.

@@ -3,7 +3,10 @@
 
 #include <sstream>
 
+#include "backends/vulkan/custom_shader.h"
+#include "base/base64.h"
 #include "base/json_writer.h"
+#include "graph/builder.h"
 #include "vgf/tosa_lowering.h"
 #include "vgf/tosa_spirv.h"
 #include "vgf/vgf_vulkan_names.h"
@@ -45,7 +48,105 @@ Result<graph::DType> dtype_of_vk_format(uint32_t vk_format) {
   return err(StatusCode::kUnsupported, "VkFormat ", vk_format, " is not a tensor format gpuu runs");
 }
 
+namespace {
+
+// A custom shader region: one COMPUTE segment whose storage buffers are the
+// node's inputs and outputs at the bindings its attributes name.
+Result<VgfFile> compute_vgf_from_region(const graph::Graph& region) {
+  const graph::Node& node = region.node(0);
+  graph::Node compiled = node;
+  GPUU_ASSIGN_OR_RETURN(compiled.attrs, vulkan::attrs_with_spirv(node));
+  GPUU_ASSIGN_OR_RETURN(vulkan::CustomShader shader, vulkan::parse_custom_shader(compiled));
+  VgfFile file;
+  std::string name = shader.operator_name.empty() ? node.name : shader.operator_name;
+  file.modules.push_back(Module::with_spirv(ModuleType::kCompute, name, shader.entry_point, shader.spirv));
+  Segment segment;
+  segment.type = ModuleType::kCompute;
+  segment.name = "compute_segment_0";
+  DescriptorSetInfo set;
+  size_t input_index = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    const std::vector<graph::ValueId>& ids = pass == 0 ? node.inputs : node.outputs;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (ids[i] < 0) continue;
+      const graph::Value& v = region.value(ids[i]);
+      if (v.constant >= 0) {
+        return err(StatusCode::kUnsupported, "custom shader '", node.name, "': constant input '", v.name,
+                   "' cannot be a VGF COMPUTE segment input (pass it as a graph input)");
+      }
+      Resource r;
+      r.category = pass == 0 ? ResourceCategory::kInput : ResourceCategory::kOutput;
+      r.vk_descriptor_type = kVkDescriptorTypeStorageBuffer;
+      r.vk_format = vk_format_of(v.dtype);
+      r.shape = v.shape;
+      file.resources.push_back(r);
+      uint32_t binding = pass == 0 ? shader.input_bindings[input_index++] : shader.output_bindings[i];
+      BindingSlot slot{binding, static_cast<uint32_t>(file.resources.size() - 1)};
+      set.bindings.push_back(slot);
+      (pass == 0 ? segment.inputs : segment.outputs).push_back(slot);
+      (pass == 0 ? file.sequence.inputs : file.sequence.outputs).push_back(slot);
+      (pass == 0 ? file.sequence.input_names : file.sequence.output_names).push_back(v.name);
+    }
+  }
+  segment.descriptor_sets.push_back(set);
+  segment.dispatch_shape = vulkan::custom_dispatch(shader, graph::shape_numel(region.value(node.outputs[0]).shape));
+  file.sequence.segments.push_back(segment);
+  GPUU_RETURN_IF_ERROR(validate_vgf(file));
+  return file;
+}
+
+// The inverse: a graph with one custom_shader node running the segment's module.
+Result<graph::Graph> graph_from_compute_segment(const VgfFile& file, const Segment& segment, const Module& module) {
+  graph::Graph g;
+  std::vector<graph::ValueId> inputs;
+  JsonWriter attrs;
+  attrs.begin_object();
+  attrs.key("entry_point").value(module.entry_point);
+  attrs.key("workgroup_sizes").begin_array().value(int64_t{1}).end_array();
+  attrs.key("dispatch").begin_array();
+  for (uint32_t d : segment.dispatch_shape) attrs.value(static_cast<int64_t>(d == 0 ? 1 : d));
+  attrs.end_array();
+  attrs.key("shader_language").value("SPIR-V");
+  attrs.key("shader_code").value(
+      base64_encode(reinterpret_cast<const uint8_t*>(module.spirv.data()), module.spirv.size() * 4));
+  for (size_t i = 0; i < segment.inputs.size(); ++i) {
+    const Resource& r = file.resources.at(segment.inputs[i].mrt_index);
+    GPUU_ASSIGN_OR_RETURN(graph::DType dtype, dtype_of_vk_format(r.vk_format));
+    std::string name = i < file.sequence.input_names.size() && !file.sequence.input_names[i].empty()
+                           ? file.sequence.input_names[i]
+                           : "input_" + std::to_string(i);
+    GPUU_ASSIGN_OR_RETURN(graph::ValueId id, graph::add_graph_input(g, name, dtype, r.shape));
+    inputs.push_back(id);
+    attrs.key("input_" + std::to_string(i) + "_binding").value(static_cast<int64_t>(segment.inputs[i].binding));
+  }
+  graph::AttrMap node_attrs;
+  node_attrs["domain_name"] = std::string("com.arm.VulkanCustomShader");
+  node_attrs["operator_name"] = module.name;
+  node_attrs["num_outputs"] = static_cast<int64_t>(segment.outputs.size());
+  for (size_t o = 0; o < segment.outputs.size(); ++o) {
+    const Resource& r = file.resources.at(segment.outputs[o].mrt_index);
+    GPUU_ASSIGN_OR_RETURN(graph::DType dtype, dtype_of_vk_format(r.vk_format));
+    node_attrs["output_" + std::to_string(o) + "_shape"] = r.shape;
+    node_attrs["output_" + std::to_string(o) + "_dtype"] = std::string(graph::dtype_name(dtype));
+    attrs.key("output_" + std::to_string(o) + "_binding").value(static_cast<int64_t>(segment.outputs[o].binding));
+  }
+  attrs.end_object();
+  node_attrs["implementation_attrs"] = attrs.str();
+  GPUU_ASSIGN_OR_RETURN(std::vector<graph::ValueId> outs, graph::add_op(g, "custom_shader", module.name, inputs,
+                                                                        node_attrs));
+  for (size_t o = 0; o < outs.size(); ++o) {
+    if (o < file.sequence.output_names.size() && !file.sequence.output_names[o].empty()) {
+      g.mutable_value(outs[o]).name = file.sequence.output_names[o];
+    }
+    g.mark_output(outs[o]);
+  }
+  return g;
+}
+
+}  // namespace
+
 Result<VgfFile> vgf_from_region(const graph::Graph& region) {
+  if (region.nodes().size() == 1 && region.node(0).op == "custom_shader") return compute_vgf_from_region(region);
   GPUU_ASSIGN_OR_RETURN(TosaGraph tosa, lower_to_tosa(region));
   GPUU_ASSIGN_OR_RETURN(std::vector<uint32_t> spirv, emit_tosa_module(tosa));
   VgfFile file;
@@ -109,13 +210,10 @@ Result<graph::Graph> graph_from_vgf(const VgfFile& file) {
   }
   const Segment& segment = file.sequence.segments[0];
   const Module& module = file.modules.at(segment.module_index);
-  if (segment.type != ModuleType::kGraph) {
-    return err(StatusCode::kUnsupported, "VGF segment '", segment.name,
-               "' is a COMPUTE segment; gpuu runs custom shaders on the Vulkan backend");
-  }
   if (!module.has_code || module.code_type != CodeType::kSpirv) {
     return err(StatusCode::kUnsupported, "VGF module '", module.name, "' carries no SPIR-V (a placeholder)");
   }
+  if (segment.type == ModuleType::kCompute) return graph_from_compute_segment(file, segment, module);
   GPUU_ASSIGN_OR_RETURN(TosaGraph tosa, parse_tosa_module(module.spirv.data(), module.spirv.size()));
   for (uint32_t id : segment.constants) {
     if (id >= file.constants.size()) {

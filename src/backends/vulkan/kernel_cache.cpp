@@ -46,11 +46,16 @@ Result<const Kernel*> KernelCache::get(const KernelKey& key) {
   if (mod != modules_.end()) {
     module = mod->second;
   } else {
-    const EmbeddedShader* shader = find_shader(key.shader);
-    if (!shader) return err(StatusCode::kInternal, "no embedded shader named '", key.shader, "'");
     VkShaderModuleCreateInfo info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    info.codeSize = shader->word_count * 4;
-    info.pCode = shader->words;
+    if (const EmbeddedShader* shader = find_shader(key.shader)) {
+      info.codeSize = shader->word_count * 4;
+      info.pCode = shader->words;
+    } else if (auto custom = custom_spirv_.find(key.shader); custom != custom_spirv_.end()) {
+      info.codeSize = custom->second.size() * 4;
+      info.pCode = custom->second.data();
+    } else {
+      return err(StatusCode::kInternal, "no shader named '", key.shader, "'");
+    }
     GPUU_VK_RETURN_IF_ERROR(vk.vkCreateShaderModule(dev, &info, nullptr, &module), "vkCreateShaderModule");
     modules_[key.shader] = module;
   }
@@ -91,7 +96,7 @@ Result<const Kernel*> KernelCache::get(const KernelKey& key) {
   pipe.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
   pipe.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   pipe.stage.module = module;
-  pipe.stage.pName = "main";
+  pipe.stage.pName = key.entry_point.c_str();
   pipe.stage.pSpecializationInfo = entries.empty() ? nullptr : &spec;
   pipe.layout = kernel->layout;
   r = vk.vkCreateComputePipelines(dev, pipeline_cache_, 1, &pipe, nullptr, &kernel->pipeline);

@@ -2,6 +2,7 @@
 // binds the runtime's buffers and builds a VulkanDelegate; execute is one submit.
 #include "backends/vulkan/vulkan_backend.h"
 
+#include "backends/vulkan/custom_shader.h"
 #include "backends/vulkan/vulkan_delegate.h"
 #include "backends/vulkan/vulkan_ops.h"
 #include "base/log.h"
@@ -67,7 +68,19 @@ Result<std::vector<uint8_t>> VulkanBackend::preprocess(const graph::Graph& graph
       return err(StatusCode::kUnsupported, "VulkanBackend cannot take node '", graph.node(id).name, "': ", why);
     }
   }
-  return program::serialize_region(graph, region);
+  bool has_custom = false;
+  for (graph::NodeId id : region.nodes) has_custom |= graph.node(id).op == "custom_shader";
+  if (!has_custom) return program::serialize_region(graph, region);
+  // A custom shader's GLSL becomes SPIR-V here: no compiler exists at run time.
+  GPUU_ASSIGN_OR_RETURN(graph::Graph sub, backends::region_graph(graph, region));
+  partition::Region all{region.backend, {}};
+  for (size_t i = 0; i < sub.nodes().size(); ++i) {
+    all.nodes.push_back(static_cast<graph::NodeId>(i));
+    if (sub.node(static_cast<graph::NodeId>(i)).op != "custom_shader") continue;
+    GPUU_ASSIGN_OR_RETURN(sub.mutable_node(static_cast<graph::NodeId>(i)).attrs,
+                          attrs_with_spirv(sub.node(static_cast<graph::NodeId>(i))));
+  }
+  return program::serialize_region(sub, all);
 }
 
 }  // namespace gpuu::vulkan

@@ -14,6 +14,7 @@ const std::vector<OpKernel>& vulkan_op_kernels() {
     add_reduce_norm_kernels(t);
     add_shape_kernels(t);
     add_index_kernels(t);
+    add_custom_kernels(t);
     return t;
   }();
   return table;

@@ -56,6 +56,7 @@ void add_conv_pool_kernels(std::vector<OpKernel>& table);    // conv2d, avg_pool
 void add_reduce_norm_kernels(std::vector<OpKernel>& table);  // reduce_*, softmax, layer_norm
 void add_shape_kernels(std::vector<OpKernel>& table);        // transpose, reshape, slice, concat, pad, cast, where
 void add_index_kernels(std::vector<OpKernel>& table);        // gather, index_select
+void add_custom_kernels(std::vector<OpKernel>& table);       // custom_shader (com.arm.VulkanCustomShader)
 
 // Small helpers shared by the families.
 class PushConstants {
