@@ -37,17 +37,6 @@ constexpr int64_t kInlineLimit = 64;
 const Perm kToNhwc = {0, 2, 3, 1};
 const Perm kToNchw = {0, 3, 1, 2};
 
-bool to_tosa_type(DType d, E* out) {
-  switch (d) {
-    case DType::kF32: *out = E::kF32; return true;
-    case DType::kF16: *out = E::kF16; return true;
-    case DType::kI32: *out = E::kI32; return true;
-    case DType::kI8: *out = E::kI8; return true;
-    case DType::kBool: *out = E::kBool; return true;
-    case DType::kI64: return false;
-  }
-  return false;
-}
 
 // Row-major bytes of a tensor of `shape` permuted by `perm` (out dim i = in dim perm[i]).
 std::vector<uint8_t> permute_bytes(const uint8_t* data, size_t esize, const Shape& shape, const Perm& perm) {
@@ -107,7 +96,7 @@ class Lowering {
     for (ValueId in : src_.inputs()) {
       const graph::Value& v = src_.value(in);
       E t = E::kF32;
-      to_tosa_type(v.dtype, &t);
+      dtype_to_tosa(v.dtype, &t);
       value_[static_cast<size_t>(in)] = g_.add_input(t, v.shape, 0, binding++, v.name);
     }
     for (size_t n = 0; n < src_.nodes().size(); ++n) {
@@ -119,7 +108,7 @@ class Lowering {
         TosaTensorId t = value_[static_cast<size_t>(out)];
         const graph::Value& v = src_.value(out);
         E want = E::kF32;
-        to_tosa_type(v.dtype, &want);
+        dtype_to_tosa(v.dtype, &want);
         if (t < 0 || g_.tensor(t).type != want || g_.tensor(t).shape != v.shape) {
           return err(StatusCode::kInternal, where(), "lowered to ", t < 0 ? std::string("nothing") : tosa_type_string(g_.tensor(t)),
                      " but the node's output is ", tosa_element_type_name(want), tosa_shape_string(v.shape));
@@ -148,7 +137,7 @@ class Lowering {
   Status check_value(ValueId id) const {
     const graph::Value& v = src_.value(id);
     E t = E::kF32;
-    if (!to_tosa_type(v.dtype, &t)) {
+    if (!dtype_to_tosa(v.dtype, &t)) {
       return err(StatusCode::kUnsupported, "value '", v.name, "' is ", graph::dtype_name(v.dtype),
                  ": TOSA 1.0 has no i64 tensors");
     }
@@ -174,7 +163,7 @@ class Lowering {
     if (!is_constant(id)) return err(StatusCode::kInternal, "value ", id, " was used before it was lowered");
     const graph::Value& v = src_.value(id);
     E type = E::kF32;
-    to_tosa_type(v.dtype, &type);
+    dtype_to_tosa(v.dtype, &type);
     t = g_.add_graph_constant(type, v.shape, next_graph_constant_++, constant_data(id), v.name);
     return t;
   }
@@ -184,7 +173,7 @@ class Lowering {
   const graph::Value& out_value() const { return src_.value(node_->outputs[0]); }
   E out_type() const {
     E t = E::kF32;
-    to_tosa_type(out_value().dtype, &t);
+    dtype_to_tosa(out_value().dtype, &t);
     return t;
   }
 
@@ -378,7 +367,7 @@ class Lowering {
   Result<TosaTensorId> rearranged(ValueId v, const Shape& view, const Perm& perm) {
     if (is_constant(v) && value_[static_cast<size_t>(v)] < 0) {
       E t = E::kF32;
-      to_tosa_type(src_.value(v).dtype, &t);
+      dtype_to_tosa(src_.value(v).dtype, &t);
       std::vector<uint8_t> bytes = permute_bytes(constant_data(v).data(), tosa_element_size(t), view, perm);
       Shape out(perm.size());
       for (size_t i = 0; i < perm.size(); ++i) out[i] = view[static_cast<size_t>(perm[i])];
@@ -1040,5 +1029,28 @@ class Lowering {
 }  // namespace
 
 Result<TosaGraph> lower_to_tosa(const graph::Graph& region) { return Lowering(region).run(); }
+
+bool dtype_to_tosa(graph::DType d, TosaElementType* out) {
+  switch (d) {
+    case graph::DType::kF32: *out = TosaElementType::kF32; return true;
+    case graph::DType::kF16: *out = TosaElementType::kF16; return true;
+    case graph::DType::kI32: *out = TosaElementType::kI32; return true;
+    case graph::DType::kI8: *out = TosaElementType::kI8; return true;
+    case graph::DType::kBool: *out = TosaElementType::kBool; return true;
+    case graph::DType::kI64: return false;
+  }
+  return false;
+}
+
+bool tosa_to_dtype(TosaElementType t, graph::DType* out) {
+  switch (t) {
+    case TosaElementType::kF32: *out = graph::DType::kF32; return true;
+    case TosaElementType::kF16: *out = graph::DType::kF16; return true;
+    case TosaElementType::kI32: *out = graph::DType::kI32; return true;
+    case TosaElementType::kI8: *out = graph::DType::kI8; return true;
+    case TosaElementType::kBool: *out = graph::DType::kBool; return true;
+    default: return false;
+  }
+}
 
 }  // namespace gpuu::vgf

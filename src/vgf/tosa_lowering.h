@@ -10,6 +10,11 @@
 
 namespace gpuu::vgf {
 
+// Element types between gpuu and TOSA: false where there is no counterpart
+// (gpuu's i64; TOSA's i16 and i48).
+bool dtype_to_tosa(graph::DType dtype, TosaElementType* out);
+bool tosa_to_dtype(TosaElementType type, graph::DType* out);
+
 // Lowers a whole region (a verified gpuu graph) to one TOSA graph:
 //  - graph inputs -> TOSA inputs, descriptor set 0, bindings 0..n-1 in order;
 //    graph outputs -> bindings n..n+m-1 (model-converter's numbering); the

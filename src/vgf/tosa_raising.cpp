@@ -29,16 +29,6 @@ using E = TosaElementType;
 const Perm kToNhwc = {0, 2, 3, 1};
 const Perm kToNchw = {0, 3, 1, 2};
 
-bool to_dtype(E t, DType* out) {
-  switch (t) {
-    case E::kF32: *out = DType::kF32; return true;
-    case E::kF16: *out = DType::kF16; return true;
-    case E::kI32: *out = DType::kI32; return true;
-    case E::kI8: *out = DType::kI8; return true;
-    case E::kBool: *out = DType::kBool; return true;
-    default: return false;
-  }
-}
 
 // gpuu graphs never shrink, so dead nodes are dropped by copying the live ones.
 Result<graph::Graph> copy_live(const graph::Graph& g) {
@@ -87,7 +77,7 @@ class Raising {
     if (!valid.ok()) return valid;
     for (size_t i = 0; i < g_.tensors.size(); ++i) {
       DType d = DType::kF32;
-      if (!to_dtype(g_.tensors[i].type, &d)) {
+      if (!tosa_to_dtype(g_.tensors[i].type, &d)) {
         return err(StatusCode::kUnsupported, "tensor ", i, " is ", tosa_element_type_name(g_.tensors[i].type),
                    ": gpuu has no such dtype");
       }
@@ -99,7 +89,7 @@ class Raising {
       const TosaInterface& io = g_.inputs[i];
       const TosaTensor& t = g_.tensor(io.tensor);
       DType d = DType::kF32;
-      to_dtype(t.type, &d);
+      tosa_to_dtype(t.type, &d);
       std::string name = unique_value_name(io.name.empty() ? "input_" + std::to_string(i) : io.name);
       GPUU_ASSIGN_OR_RETURN(value_[static_cast<size_t>(io.tensor)], graph::add_graph_input(out_, name, d, t.shape, &names_));
     }
@@ -111,7 +101,7 @@ class Raising {
         ValueId v = value_[static_cast<size_t>(t)];
         const TosaTensor& want = g_.tensor(t);
         DType d = DType::kF32;
-        to_dtype(want.type, &d);
+        tosa_to_dtype(want.type, &d);
         if (v == graph::kNone || out_.value(v).dtype != d || out_.value(v).shape != want.shape) {
           return err(StatusCode::kInvalidArgument, where(), "the gpuu ops give ",
                      v == graph::kNone ? std::string("nothing") : graph::dtype_name(out_.value(v).dtype) + graph::shape_to_string(out_.value(v).shape),
@@ -192,7 +182,7 @@ class Raising {
                  " has no data (attach the VGF constant with set_graph_constant_data)");
     }
     DType d = DType::kF32;
-    to_dtype(tt.type, &d);
+    tosa_to_dtype(tt.type, &d);
     std::string name = unique_value_name(c.name.empty() ? "const_" + std::to_string(k) : c.name);
     GPUU_ASSIGN_OR_RETURN(v, graph::add_graph_constant(out_, name, d, tt.shape, c.data, &names_));
     return v;
@@ -202,7 +192,7 @@ class Raising {
   const TosaTensor& tout(size_t i = 0) const { return g_.tensor(op_->outputs[i]); }
   DType out_dtype(size_t i = 0) const {
     DType d = DType::kF32;
-    to_dtype(tout(i).type, &d);
+    tosa_to_dtype(tout(i).type, &d);
     return d;
   }
   void set_out(ValueId v, size_t i = 0) { value_[static_cast<size_t>(op_->outputs[i])] = v; }
@@ -274,7 +264,7 @@ class Raising {
         }
       }
       DType d = DType::kF32;
-      to_dtype(tt.type, &d);
+      tosa_to_dtype(tt.type, &d);
       std::string base = g_.constants[static_cast<size_t>(k)].name.empty() ? "const" : g_.constants[static_cast<size_t>(k)].name;
       return constant(d, out, std::move(bytes), base);
     }

@@ -17,14 +17,9 @@ namespace gpuu::vgf {
 namespace {
 
 Result<graph::DType> dtype_of_tosa(TosaElementType t) {
-  switch (t) {
-    case TosaElementType::kF32: return graph::DType::kF32;
-    case TosaElementType::kF16: return graph::DType::kF16;
-    case TosaElementType::kI32: return graph::DType::kI32;
-    case TosaElementType::kI8: return graph::DType::kI8;
-    case TosaElementType::kBool: return graph::DType::kBool;
-    default: return err(StatusCode::kUnsupported, "TOSA element type ", static_cast<int>(t), " has no gpuu dtype");
-  }
+  graph::DType d;
+  if (tosa_to_dtype(t, &d)) return d;
+  return err(StatusCode::kUnsupported, "TOSA element type ", static_cast<int>(t), " has no gpuu dtype");
 }
 
 }  // namespace
