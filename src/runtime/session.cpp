@@ -588,7 +588,6 @@ Status Session::execute(ExecuteStats* stats) {
   Status s = impl_->execute(stats ? *stats : local);
   if (!s.ok()) {
     // Leave the session usable: let whatever was submitted finish.
-    ExecuteStats ignored;
     for (ContextTrack& t : impl_->contexts) {
       if (t.pending) {
         t.ctx->queue_wait_idle();
