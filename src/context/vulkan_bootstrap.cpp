@@ -148,6 +148,28 @@ Result<CreatedInstance> create_instance(bool validation) {
   return CreatedInstance{global, holder};
 }
 
+struct PhysicalDevices {
+  std::vector<VkPhysicalDevice> handles;
+  std::vector<PhysicalDeviceInfo> infos;  // same order
+};
+
+Result<PhysicalDevices> list_physical_devices(const InstanceHolder& inst) {
+  uint32_t count = 0;
+  GPUU_VK_RETURN_IF_ERROR(inst.fns.vkEnumeratePhysicalDevices(inst.instance, &count, nullptr),
+                          "vkEnumeratePhysicalDevices");
+  PhysicalDevices out;
+  out.handles.resize(count);
+  GPUU_VK_RETURN_IF_ERROR(inst.fns.vkEnumeratePhysicalDevices(inst.instance, &count, out.handles.data()),
+                          "vkEnumeratePhysicalDevices");
+  out.handles.resize(count);
+  for (VkPhysicalDevice d : out.handles) {
+    VkPhysicalDeviceProperties p;
+    inst.fns.vkGetPhysicalDeviceProperties(d, &p);
+    out.infos.push_back(PhysicalDeviceInfo{p.deviceName, p.deviceType, p.apiVersion});
+  }
+  return out;
+}
+
 // The features gpuu enables when the device has them.
 struct FeatureChain {
   VkPhysicalDeviceFeatures2 features2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
@@ -170,20 +192,8 @@ bool validation_layer_available() {
 
 Result<std::vector<PhysicalDeviceInfo>> enumerate_physical_devices() {
   GPUU_ASSIGN_OR_RETURN(CreatedInstance created, create_instance(false));
-  const auto& fns = created.holder->fns;
-  uint32_t count = 0;
-  GPUU_VK_RETURN_IF_ERROR(fns.vkEnumeratePhysicalDevices(created.holder->instance, &count, nullptr),
-                          "vkEnumeratePhysicalDevices");
-  std::vector<VkPhysicalDevice> devices(count);
-  GPUU_VK_RETURN_IF_ERROR(fns.vkEnumeratePhysicalDevices(created.holder->instance, &count, devices.data()),
-                          "vkEnumeratePhysicalDevices");
-  std::vector<PhysicalDeviceInfo> result;
-  for (VkPhysicalDevice d : devices) {
-    VkPhysicalDeviceProperties p;
-    fns.vkGetPhysicalDeviceProperties(d, &p);
-    result.push_back(PhysicalDeviceInfo{p.deviceName, p.deviceType, p.apiVersion});
-  }
-  return result;
+  GPUU_ASSIGN_OR_RETURN(PhysicalDevices devices, list_physical_devices(*created.holder));
+  return devices.infos;
 }
 
 Result<size_t> choose_physical_device(const std::vector<PhysicalDeviceInfo>& devices, const std::string& selector_in) {
@@ -230,20 +240,10 @@ Result<SharedGpuContextPtr> create_vulkan_context(const std::string& token, int6
   GPUU_ASSIGN_OR_RETURN(CreatedInstance created, create_instance(validation));
   InstanceHolder& inst = *created.holder;
 
-  uint32_t count = 0;
-  GPUU_VK_RETURN_IF_ERROR(inst.fns.vkEnumeratePhysicalDevices(inst.instance, &count, nullptr),
-                          "vkEnumeratePhysicalDevices");
-  std::vector<VkPhysicalDevice> physical(count);
-  GPUU_VK_RETURN_IF_ERROR(inst.fns.vkEnumeratePhysicalDevices(inst.instance, &count, physical.data()),
-                          "vkEnumeratePhysicalDevices");
-  std::vector<PhysicalDeviceInfo> infos;
-  for (VkPhysicalDevice d : physical) {
-    VkPhysicalDeviceProperties p;
-    inst.fns.vkGetPhysicalDeviceProperties(d, &p);
-    infos.push_back(PhysicalDeviceInfo{p.deviceName, p.deviceType, p.apiVersion});
-  }
+  GPUU_ASSIGN_OR_RETURN(PhysicalDevices devices, list_physical_devices(inst));
+  const std::vector<PhysicalDeviceInfo>& infos = devices.infos;
   GPUU_ASSIGN_OR_RETURN(size_t chosen, choose_physical_device(infos, options.device));
-  VkPhysicalDevice pd = physical[chosen];
+  VkPhysicalDevice pd = devices.handles[chosen];
   if (infos[chosen].api_version < VK_API_VERSION_1_2) {
     return err(StatusCode::kUnsupported, "device '", infos[chosen].name, "' supports Vulkan ",
                VK_API_VERSION_MAJOR(infos[chosen].api_version), ".", VK_API_VERSION_MINOR(infos[chosen].api_version),
