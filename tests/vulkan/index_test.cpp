@@ -27,23 +27,13 @@ testing::AssertionResult same_bytes(const cpu::HostTensor& got, const cpu::HostT
              : testing::AssertionFailure() << "bytes differ; " << all_close(got, want, 0, 0).message();
 }
 
-// Runs `g` on the CPU reference and on Vulkan, and compares every output exactly.
+// Every output of `g` exactly as the CPU reference computes it.
 testing::AssertionResult graph_matches_cpu(const graph::Graph& g, const std::vector<cpu::HostTensor>& inputs,
                                            RunStats* stats = nullptr) {
-  Result<std::vector<cpu::HostTensor>> want = cpu::run_graph(g, inputs);
-  if (!want.ok()) return testing::AssertionFailure() << "CPU reference: " << want.status().message();
-  Result<std::vector<cpu::HostTensor>> got = run_on_vulkan(g, inputs, stats);
-  if (!got.ok()) return testing::AssertionFailure() << "Vulkan: " << got.status().message();
-  for (size_t i = 0; i < want.value().size(); ++i) {
-    testing::AssertionResult r = same_bytes(got.value()[i], want.value()[i]);
-    if (!r) return testing::AssertionFailure() << "output '" << g.value(g.outputs()[i]).name << "': " << r.message();
-  }
-  return testing::AssertionSuccess();
+  return vulkan_test::graph_matches_cpu(g, inputs, same_bytes, stats);
 }
 
-cpu::HostTensor values(DType dtype, const graph::Shape& shape, uint32_t seed) {
-  return dtype == DType::kBool ? random_tensor(dtype, shape, seed, 0, 2) : random_tensor(dtype, shape, seed, -100, 100);
-}
+
 
 // Valid indices in [0, dim) of `dtype` (i32 or i64).
 cpu::HostTensor indices(DType dtype, const graph::Shape& shape, int64_t dim, uint32_t seed) {
@@ -58,7 +48,7 @@ testing::AssertionResult indexing_matches(const std::string& op, const cpu::Host
 
 TEST(VulkanIndex, GatherEveryAxisWithSmallerIndexShapes) {
   const graph::Shape xs{4, 5, 6};
-  auto x = values(DType::kF32, xs, 1);
+  auto x = exact_values(DType::kF32, xs, 1);
   uint32_t seed = 10;
   for (DType idx : {DType::kI32, DType::kI64}) {
     for (int64_t axis : {0, 1, 2, -1, -3}) {
@@ -76,7 +66,7 @@ TEST(VulkanIndex, GatherEveryAxisWithSmallerIndexShapes) {
 
 TEST(VulkanIndex, IndexSelectEveryAxis) {
   const graph::Shape xs{3, 5, 7};
-  auto x = values(DType::kF32, xs, 2);
+  auto x = exact_values(DType::kF32, xs, 2);
   uint32_t seed = 40;
   for (DType idx : {DType::kI32, DType::kI64}) {
     for (int64_t axis : {0, 1, 2, -1}) {
@@ -99,7 +89,7 @@ TEST(VulkanIndex, EveryDataDType) {
     graph::ValueId si = graph::add_graph_input(g, "si", DType::kI32, {11}).value();
     g.mark_output(graph::add_op(g, "gather", "gather_0", {x, gi}, {{"axis", int64_t{0}}}).value()[0]);
     g.mark_output(graph::add_op(g, "index_select", "select_0", {x, si}, {{"axis", int64_t{1}}}).value()[0]);
-    EXPECT_TRUE(graph_matches_cpu(g, {values(dtype, {5, 7}, seed), indices(DType::kI64, {3, 7}, 5, seed + 1),
+    EXPECT_TRUE(graph_matches_cpu(g, {exact_values(dtype, {5, 7}, seed), indices(DType::kI64, {3, 7}, 5, seed + 1),
                                       indices(DType::kI32, {11}, 7, seed + 2)}))
         << graph::dtype_name(dtype);
     seed += 3;
@@ -108,7 +98,7 @@ TEST(VulkanIndex, EveryDataDType) {
 
 TEST(VulkanIndex, LargeIndexSelect) {
   // 513 x 1031 f16 rows picked 2000 times along axis 0: a multi-row dispatch.
-  auto x = values(DType::kF16, {513, 1031}, 90);
+  auto x = exact_values(DType::kF16, {513, 1031}, 90);
   EXPECT_TRUE(indexing_matches("index_select", x, indices(DType::kI64, {2000}, 513, 91), 0, false));
 }
 
@@ -136,14 +126,14 @@ TEST(VulkanIndex, OutOfRangeConstantIndexIsRejectedNamingTheNode) {
   };
   for (const Case& c : cases) {
     graph::Graph g = constant_index_graph(c.op, {2, 4}, c.index, -1);
-    Result<std::vector<cpu::HostTensor>> got = run_on_vulkan(g, {values(DType::kF32, {2, 4}, 100)});
+    Result<std::vector<cpu::HostTensor>> got = run_on_vulkan(g, {exact_values(DType::kF32, {2, 4}, 100)});
     ASSERT_FALSE(got.ok()) << c.op;
     EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument);
     EXPECT_NE(got.status().message().find("node 'pick'"), std::string::npos) << got.status().message();
     EXPECT_NE(got.status().message().find(c.value), std::string::npos) << got.status().message();
     EXPECT_NE(got.status().message().find("valid: 0..3"), std::string::npos) << got.status().message();
     // The reference refuses the same graph.
-    EXPECT_FALSE(cpu::run_graph(g, {values(DType::kF32, {2, 4}, 100)}).ok());
+    EXPECT_FALSE(cpu::run_graph(g, {exact_values(DType::kF32, {2, 4}, 100)}).ok());
   }
 }
 

@@ -40,24 +40,13 @@ testing::AssertionResult same_elements(const cpu::HostTensor& got, const cpu::Ho
   return testing::AssertionFailure() << bad << " of " << want.numel() << " elements differ" << first;
 }
 
-// Runs `g` on the CPU reference and on Vulkan, and compares every output exactly.
+// Every output of `g` exactly as the CPU reference computes it.
 testing::AssertionResult graph_matches_cpu(const graph::Graph& g, const std::vector<cpu::HostTensor>& inputs,
                                            RunStats* stats = nullptr) {
-  Result<std::vector<cpu::HostTensor>> want = cpu::run_graph(g, inputs);
-  if (!want.ok()) return testing::AssertionFailure() << "CPU reference: " << want.status().message();
-  Result<std::vector<cpu::HostTensor>> got = run_on_vulkan(g, inputs, stats);
-  if (!got.ok()) return testing::AssertionFailure() << "Vulkan: " << got.status().message();
-  for (size_t i = 0; i < want.value().size(); ++i) {
-    testing::AssertionResult r = same_elements(got.value()[i], want.value()[i]);
-    if (!r) return testing::AssertionFailure() << "output '" << g.value(g.outputs()[i]).name << "': " << r.message();
-  }
-  return testing::AssertionSuccess();
+  return vulkan_test::graph_matches_cpu(g, inputs, same_elements, stats);
 }
 
-// Values every dtype can hold exactly in a test: small whole numbers (bool: 0/1).
-cpu::HostTensor values(DType dtype, const graph::Shape& shape, uint32_t seed) {
-  return dtype == DType::kBool ? random_tensor(dtype, shape, seed, 0, 2) : random_tensor(dtype, shape, seed, -100, 100);
-}
+
 
 // A graph over one input `x` with one node of `op` per attribute map, all outputs.
 graph::Graph one_input_graph(DType dtype, const graph::Shape& shape, const std::string& op,
@@ -82,7 +71,7 @@ TEST(VulkanShape, TransposeEveryDTypeAndPermutation) {
   }
   uint32_t seed = 1;
   for (DType dtype : kAllDTypes) {
-    EXPECT_TRUE(graph_matches_cpu(one_input_graph(dtype, shape, "transpose", perms), {values(dtype, shape, seed++)}))
+    EXPECT_TRUE(graph_matches_cpu(one_input_graph(dtype, shape, "transpose", perms), {exact_values(dtype, shape, seed++)}))
         << graph::dtype_name(dtype);
   }
 }
@@ -90,11 +79,11 @@ TEST(VulkanShape, TransposeEveryDTypeAndPermutation) {
 TEST(VulkanShape, TransposeOfRankSixAndOfUnitDims) {
   EXPECT_TRUE(graph_matches_cpu(
       one_input_graph(DType::kF16, {2, 3, 1, 5, 2, 3}, "transpose", {{{"perm", Ints{5, 3, 0, 2, 4, 1}}}}),
-      {values(DType::kF16, {2, 3, 1, 5, 2, 3}, 10)}));
+      {exact_values(DType::kF16, {2, 3, 1, 5, 2, 3}, 10)}));
   // Moving only unit dims keeps the bytes in order: a plain copy.
   RunStats stats;
   EXPECT_TRUE(graph_matches_cpu(one_input_graph(DType::kI8, {1, 9, 1, 7}, "transpose", {{{"perm", Ints{2, 1, 0, 3}}}}),
-                                {values(DType::kI8, {1, 9, 1, 7}, 11)}, &stats));
+                                {exact_values(DType::kI8, {1, 9, 1, 7}, 11)}, &stats));
   EXPECT_EQ(stats.dispatches, 0u);
 }
 
@@ -103,7 +92,7 @@ TEST(VulkanShape, ReshapeIsACopyForEveryDType) {
   for (DType dtype : kAllDTypes) {
     RunStats stats;
     EXPECT_TRUE(graph_matches_cpu(one_input_graph(dtype, {3, 5, 7}, "reshape", {{{"shape", Ints{7, -1}}}}),
-                                  {values(dtype, {3, 5, 7}, seed++)}, &stats))
+                                  {exact_values(dtype, {3, 5, 7}, seed++)}, &stats))
         << graph::dtype_name(dtype);
     EXPECT_EQ(stats.dispatches, 0u);
   }
@@ -123,7 +112,7 @@ TEST(VulkanShape, SliceWithPythonSemantics) {
   };
   uint32_t seed = 30;
   for (DType dtype : kAllDTypes) {
-    EXPECT_TRUE(graph_matches_cpu(one_input_graph(dtype, shape, "slice", slices), {values(dtype, shape, seed++)}))
+    EXPECT_TRUE(graph_matches_cpu(one_input_graph(dtype, shape, "slice", slices), {exact_values(dtype, shape, seed++)}))
         << graph::dtype_name(dtype);
   }
 }
@@ -138,7 +127,7 @@ void add_concat(graph::Graph& g, std::vector<cpu::HostTensor>& inputs, const std
     graph::Shape s = base;
     s[a] = lengths[i];
     ids.push_back(graph::add_graph_input(g, tag + "_x" + std::to_string(i), dtype, s).value());
-    inputs.push_back(values(dtype, s, seed + static_cast<uint32_t>(i)));
+    inputs.push_back(exact_values(dtype, s, seed + static_cast<uint32_t>(i)));
   }
   auto y = graph::add_op(g, "concat", tag, ids, {{"axis", axis}});
   ASSERT_TRUE(y.ok()) << y.status().message();
@@ -183,7 +172,7 @@ TEST(VulkanShape, PadEveryDTypeWithAConvertedValue) {
   };
   uint32_t seed = 120;
   for (DType dtype : kAllDTypes) {
-    EXPECT_TRUE(graph_matches_cpu(one_input_graph(dtype, shape, "pad", pads), {values(dtype, shape, seed++)}))
+    EXPECT_TRUE(graph_matches_cpu(one_input_graph(dtype, shape, "pad", pads), {exact_values(dtype, shape, seed++)}))
         << graph::dtype_name(dtype);
   }
   EXPECT_TRUE(graph_matches_cpu(one_input_graph(DType::kF16, {0, 3}, "pad", {{{"pads", Ints{1, 2, 0, 1}}, {"value", 0.1}}}),
@@ -273,8 +262,8 @@ TEST(VulkanShape, WhereBroadcastsEveryDType) {
     graph::ValueId s = graph::add_graph_input(g, "s", dtype, {}).value();
     g.mark_output(graph::add_op(g, "where", "where_0", {c, a, b}, {}).value()[0]);
     g.mark_output(graph::add_op(g, "where", "where_1", {c, s, a}, {}).value()[0]);
-    EXPECT_TRUE(graph_matches_cpu(g, {values(DType::kBool, {4, 1, 5}, seed), values(dtype, {3, 1}, seed + 1),
-                                      values(dtype, {4, 3, 5}, seed + 2), values(dtype, {}, seed + 3)}))
+    EXPECT_TRUE(graph_matches_cpu(g, {exact_values(DType::kBool, {4, 1, 5}, seed), exact_values(dtype, {3, 1}, seed + 1),
+                                      exact_values(dtype, {4, 3, 5}, seed + 2), exact_values(dtype, {}, seed + 3)}))
         << graph::dtype_name(dtype);
     seed += 4;
   }

@@ -45,6 +45,26 @@ Result<SharedGpuContextPtr> register_app_device(const gpuu_test::AppDevice& app,
   return ctx;
 }
 
+testing::AssertionResult graph_matches_cpu(const graph::Graph& graph, const std::vector<HostTensor>& inputs,
+                                           OutputComparison compare, RunStats* stats) {
+  Result<std::vector<HostTensor>> want = cpu::run_graph(graph, inputs);
+  if (!want.ok()) return testing::AssertionFailure() << "CPU reference: " << want.status().message();
+  Result<std::vector<HostTensor>> got = run_on_vulkan(graph, inputs, stats);
+  if (!got.ok()) return testing::AssertionFailure() << "Vulkan: " << got.status().message();
+  for (size_t i = 0; i < want.value().size(); ++i) {
+    testing::AssertionResult r = compare(got.value()[i], want.value()[i]);
+    if (!r) {
+      return testing::AssertionFailure() << "output '" << graph.value(graph.outputs()[i]).name << "': " << r.message();
+    }
+  }
+  return testing::AssertionSuccess();
+}
+
+HostTensor exact_values(graph::DType dtype, const graph::Shape& shape, uint32_t seed) {
+  return dtype == graph::DType::kBool ? random_tensor(dtype, shape, seed, 0, 2)
+                                      : random_tensor(dtype, shape, seed, -100, 100);
+}
+
 bool device_has_f16() {
   SharedGpuContextPtr ctx = test_context();
   return ctx && ctx->has_feature(kFeatureShaderFloat16) && ctx->has_feature(kFeatureStorageBuffer16Bit);

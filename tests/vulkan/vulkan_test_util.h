@@ -50,6 +50,16 @@ testing::AssertionResult node_matches_cpu(const std::string& op, const std::vect
 Result<SharedGpuContextPtr> register_app_device(const gpuu_test::AppDevice& app, const std::string& token,
                                                 int64_t group, std::vector<std::string> extensions = {});
 
+// Compares one output with its reference (exact comparisons of index and shape ops, say).
+using OutputComparison = testing::AssertionResult (*)(const cpu::HostTensor& got, const cpu::HostTensor& want);
+
+// Runs `graph` on the CPU reference and on Vulkan and compares every output with `compare`.
+testing::AssertionResult graph_matches_cpu(const graph::Graph& graph, const std::vector<cpu::HostTensor>& inputs,
+                                           OutputComparison compare, RunStats* stats = nullptr);
+
+// Values every dtype holds exactly: small whole numbers in [-100, 100) (bool: 0/1).
+cpu::HostTensor exact_values(graph::DType dtype, const graph::Shape& shape, uint32_t seed);
+
 // True when the test device can run f16 kernels.
 bool device_has_f16();
 
