@@ -4,6 +4,8 @@ Run with PYTHONPATH=<build>/bindings/python (ctest's python_tests does).
 """
 
 import functools
+import importlib.util
+import os
 import sys
 
 import numpy as np
@@ -40,30 +42,22 @@ def no_validation_messages():
 
 # ---- the models ----------------------------------------------------------------
 
-class UnifiedVgfVulkanModel(nn.Module):
-    """The RFC's model, as samples/export_unified_vgf_vulkan_e2e.py defines it."""
+def _load_sample():
+    """The RFC model comes from the sample script itself: the tests check what users run."""
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "samples", "export_unified_vgf_vulkan_e2e.py")
+    spec = importlib.util.spec_from_file_location("export_unified_vgf_vulkan_e2e", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
-    def __init__(self):
-        super().__init__()
-        self.register_buffer("channel_index", torch.tensor([2, 0, 1], dtype=torch.int64))
-        self.register_buffer("row_index", torch.tensor([3, 1, 2, 0], dtype=torch.int64))
-        col_pattern = torch.tensor([3, 1, 2, 0], dtype=torch.int64)
-        self.register_buffer("col_gather_index", col_pattern.view(1, 1, 1, 4).repeat(1, 3, 4, 1))
 
-    def forward(self, x):
-        x = x.transpose(-1, -2)
-        x = F.avg_pool2d(x, kernel_size=2, stride=2)
-        x = torch.index_select(x, dim=1, index=self.channel_index)
-        x = torch.gather(x, dim=3, index=self.col_gather_index)
-        x = torch.index_select(x, dim=2, index=self.row_index)
-        s = torch.sin(x)
-        c = torch.cos(x)
-        y = s * torch.reciprocal(c)
-        return y.transpose(-1, -2)
+_sample = _load_sample()
+UnifiedVgfVulkanModel = _sample.UnifiedVgfVulkanModel
 
 
 def rfc_input():
-    return torch.linspace(-0.8, 0.8, steps=192, dtype=torch.float32).reshape(1, 3, 8, 8)
+    (x,) = _sample.example_inputs()
+    return x
 
 
 class SmallCnn(nn.Module):
