@@ -35,6 +35,22 @@ Result<std::vector<int32_t>> checked_indices(const Locator& loc, const flatbuffe
   return out;
 }
 
+Result<std::vector<int32_t>> checked_node_inputs(const Locator& loc, const flatbuffers::Vector<uint32_t>* vec,
+                                                 const std::string& what, size_t limit) {
+  std::vector<int32_t> out;
+  if (!vec) return out;
+  out.reserve(vec->size());
+  for (uint32_t i = 0; i < vec->size(); ++i) {
+    if (vec->Get(i) == kAbsentInput) {
+      out.push_back(-1);
+      continue;
+    }
+    GPUU_ASSIGN_OR_RETURN(int32_t v, checked_index(loc, vec, i, what, limit, "tensors"));
+    out.push_back(v);
+  }
+  return out;
+}
+
 Result<std::string> required_string(const Locator& loc, const flatbuffers::String* s, const std::string& what) {
   if (!s) return loc.fail(what, " is missing");
   if (s->size() == 0) return loc.fail(what, loc.at(s), " is empty");

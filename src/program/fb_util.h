@@ -48,6 +48,11 @@ Result<int32_t> checked_index(const Locator& loc, const flatbuffers::Vector<uint
 Result<std::vector<int32_t>> checked_indices(const Locator& loc, const flatbuffers::Vector<uint32_t>* vec,
                                              const std::string& what, size_t limit, const char* unit);
 
+// A node's input list: as checked_indices, except that kAbsentInput reads as
+// -1 (an optional input left out, such as a convolution's bias).
+Result<std::vector<int32_t>> checked_node_inputs(const Locator& loc, const flatbuffers::Vector<uint32_t>* vec,
+                                                 const std::string& what, size_t limit);
+
 // A required, non-empty string field.
 Result<std::string> required_string(const Locator& loc, const flatbuffers::String* s, const std::string& what);
 
@@ -65,12 +70,17 @@ flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Attr>>> encode_a
 
 inline fb::DType to_fb(graph::DType dtype) { return static_cast<fb::DType>(static_cast<uint8_t>(dtype)); }
 
+// How a node's input list stores an optional input that was left out.
+constexpr uint32_t kAbsentInput = 0xFFFFFFFFu;
+
+// Index vectors; a negative index (graph::kNone, an absent optional input) is
+// written as kAbsentInput.
 template <typename T>
 flatbuffers::Offset<flatbuffers::Vector<uint32_t>> encode_indices(flatbuffers::FlatBufferBuilder& fbb,
                                                                   const std::vector<T>& indices) {
   std::vector<uint32_t> v;
   v.reserve(indices.size());
-  for (T i : indices) v.push_back(static_cast<uint32_t>(i));
+  for (T i : indices) v.push_back(i < 0 ? kAbsentInput : static_cast<uint32_t>(i));
   return fbb.CreateVector(v);
 }
 

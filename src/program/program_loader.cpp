@@ -276,8 +276,8 @@ class ProgramDecoder {
           GPUU_ASSIGN_OR_RETURN(cpu.op, detail::required_string(loc_, node->op(), where + ".op"));
           GPUU_RETURN_IF_ERROR(claim_node_name(cpu.name, where, node->name()));
           GPUU_ASSIGN_OR_RETURN(cpu.attrs, detail::decode_attrs(loc_, node->attrs(), where + ".attrs"));
-          GPUU_ASSIGN_OR_RETURN(cpu.inputs, detail::checked_indices(loc_, node->inputs(), where + ".inputs",
-                                                                    p_->tensors_.size(), "tensors"));
+          GPUU_ASSIGN_OR_RETURN(cpu.inputs, detail::checked_node_inputs(loc_, node->inputs(), where + ".inputs",
+                                                                        p_->tensors_.size()));
           GPUU_ASSIGN_OR_RETURN(cpu.outputs, detail::checked_indices(loc_, node->outputs(), where + ".outputs",
                                                                      p_->tensors_.size(), "tensors"));
           GPUU_RETURN_IF_ERROR(check_unique(node->outputs(), cpu.outputs, where + ".outputs"));
@@ -328,6 +328,7 @@ class ProgramDecoder {
         writes = &p_->delegates_[d].outputs;
       }
       for (int32_t t : *reads) {
+        if (t < 0) continue;  // an absent optional input of a cpu node
         if (source[static_cast<size_t>(t)] == -1) {
           return loc_.fail(step_label(i), " reads tensor ", t, " (", tensor_name(t),
                            ") before any step writes it, and it is neither a graph input nor a constant");

@@ -234,6 +234,7 @@ Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partitio
   for (const graph::Node& node : g.nodes()) {
     for (const auto* list : {&node.inputs, &node.outputs}) {
       for (ValueId v : *list) {
+        if (v == graph::kNone && list == &node.inputs) continue;  // an optional input left out
         if (v < 0 || static_cast<size_t>(v) >= nv) {
           return bad("graph: node '", node.name, "' refers to value id ", v, ", out of range (", nv, " values)");
         }
@@ -289,7 +290,9 @@ Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partitio
     const partition::Region& region = partition.regions[r];
     if (region.backend == partition::Backend::kCpu) {
       for (NodeId n : region.nodes) {
-        for (ValueId v : g.node(n).inputs) needed[static_cast<size_t>(v)] = 1;
+        for (ValueId v : g.node(n).inputs) {
+          if (v != graph::kNone) needed[static_cast<size_t>(v)] = 1;
+        }
         for (ValueId v : g.node(n).outputs) needed[static_cast<size_t>(v)] = 1;
       }
     } else {
@@ -326,7 +329,7 @@ Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partitio
   auto to_tensors = [&](const std::vector<ValueId>& ids) {
     std::vector<int32_t> out;
     out.reserve(ids.size());
-    for (ValueId v : ids) out.push_back(tensor_of[static_cast<size_t>(v)]);
+    for (ValueId v : ids) out.push_back(v == graph::kNone ? -1 : tensor_of[static_cast<size_t>(v)]);
     return out;
   };
   builder.set_inputs(to_tensors(g.inputs()));

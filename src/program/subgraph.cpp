@@ -40,6 +40,7 @@ Result<RegionIo> region_io(const graph::Graph& g, const partition::Region& regio
   for (NodeId n : region.nodes) {
     const graph::Node& node = g.node(n);
     for (ValueId v : node.inputs) {
+      if (v == graph::kNone) continue;  // an optional input left out
       GPUU_RETURN_IF_ERROR(check_value(node, v));
       if (produced[static_cast<size_t>(v)]) continue;
       NodeId producer = g.value(v).producer;
@@ -88,13 +89,15 @@ Result<std::vector<uint8_t>> serialize_region(const graph::Graph& g, const parti
   };
   for (ValueId v : io.inputs) touch(v);
   for (NodeId n : region.nodes) {
-    for (ValueId v : g.node(n).inputs) touch(v);
+    for (ValueId v : g.node(n).inputs) {
+      if (v != graph::kNone) touch(v);
+    }
     for (ValueId v : g.node(n).outputs) touch(v);
   }
   auto to_local = [&](const std::vector<ValueId>& ids) {
     std::vector<uint32_t> out;
     out.reserve(ids.size());
-    for (ValueId v : ids) out.push_back(local.at(v));
+    for (ValueId v : ids) out.push_back(v == graph::kNone ? detail::kAbsentInput : local.at(v));
     return out;
   };
 
@@ -230,9 +233,10 @@ Result<graph::Graph> parse_subgraph(const uint8_t* data, size_t size, const Cons
         return loc.fail(where, ".name '", ln.name, "'", loc.at(n->name()), " repeats nodes[", it->second, "]");
       GPUU_ASSIGN_OR_RETURN(ln.op, detail::required_string(loc, n->op(), where + ".op"));
       GPUU_ASSIGN_OR_RETURN(ln.attrs, detail::decode_attrs(loc, n->attrs(), where + ".attrs"));
-      GPUU_ASSIGN_OR_RETURN(ln.inputs, detail::checked_indices(loc, n->inputs(), where + ".inputs", nt, "tensors"));
+      GPUU_ASSIGN_OR_RETURN(ln.inputs, detail::checked_node_inputs(loc, n->inputs(), where + ".inputs", nt));
       GPUU_ASSIGN_OR_RETURN(ln.outputs, detail::checked_indices(loc, n->outputs(), where + ".outputs", nt, "tensors"));
       for (size_t k = 0; k < ln.inputs.size(); ++k) {
+        if (ln.inputs[k] < 0) continue;  // left out
         if (!state[static_cast<size_t>(ln.inputs[k])]) {
           return loc.fail(where, " ('", ln.name, "') reads tensors[", ln.inputs[k], "] ('",
                           tensors[static_cast<size_t>(ln.inputs[k])].name,
@@ -283,7 +287,7 @@ Result<graph::Graph> parse_subgraph(const uint8_t* data, size_t size, const Cons
   auto map_ids = [&](const std::vector<int32_t>& ids) {
     std::vector<ValueId> out;
     out.reserve(ids.size());
-    for (int32_t i : ids) out.push_back(remap[static_cast<size_t>(i)]);
+    for (int32_t i : ids) out.push_back(i < 0 ? graph::kNone : remap[static_cast<size_t>(i)]);
     return out;
   };
   for (LocalNode& ln : nodes) {

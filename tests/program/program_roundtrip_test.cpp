@@ -108,6 +108,47 @@ TEST(ProgramRoundTrip, BuildProgramKeepsTensorsDelegatesAndPlan) {
   EXPECT_EQ(p->plan()[2].delegate, 1);
 }
 
+// Optional inputs left out (a convolution's bias, a norm's weight) travel as
+// "absent" through the program file, for CPU nodes and delegate blobs alike.
+TEST(ProgramRoundTrip, AbsentOptionalInputsSurviveTheFile) {
+  using graph::DType;
+  using graph::Node;
+  graph::Graph g;
+  auto x = g.add_input("x", DType::kF32, {2, 4});
+  auto bias = g.add_constant("bias", DType::kF32, {4}, gpuu_test::f32_blob({0.5f, 0.5f, 0.5f, 0.5f}));
+  auto h = g.add_value(graph::Value{"h", DType::kF32, {2, 4}});
+  auto y = g.add_value(graph::Value{"y", DType::kF32, {2, 4}});
+  // weight left out in the middle, bias given: kNone cannot just be dropped.
+  g.add_node(Node{"ln_cpu", "layer_norm", {x, graph::kNone, bias}, {h}, {{"normalized_ndim", int64_t{1}}}});
+  g.add_node(Node{"ln_gpu", "layer_norm", {h, graph::kNone, bias}, {y}, {{"normalized_ndim", int64_t{1}}}});
+  g.mark_output(y);
+  partition::PartitionResult part;
+  part.regions = {{partition::Backend::kCpu, {0}}, {partition::Backend::kVulkan, {1}}};
+  part.region_of_node = {0, 1};
+  SharedGpuCompileSpec spec;
+  Result<std::vector<uint8_t>> bytes = build_program(g, part, spec);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto p = load(bytes.value());
+  ASSERT_TRUE(p);
+  const PlanStep* cpu = nullptr;
+  for (const PlanStep& step : p->plan()) {
+    if (step.kind == PlanStep::Kind::kCpuNode) cpu = &step;
+  }
+  ASSERT_NE(cpu, nullptr);
+  ASSERT_EQ(cpu->cpu_node.inputs.size(), 3u);
+  EXPECT_EQ(cpu->cpu_node.inputs[1], -1);
+  EXPECT_EQ(names_of(*p, {cpu->cpu_node.inputs[0], cpu->cpu_node.inputs[2]}),
+            (std::vector<std::string>{"x", "bias"}));
+  ASSERT_EQ(p->delegates().size(), 1u);
+  Blob blob = p->processed_blob(0);
+  Result<graph::Graph> region = parse_subgraph(blob.data(), blob.size());
+  ASSERT_TRUE(region.ok()) << region.status().message();
+  ASSERT_EQ(region->nodes().size(), 1u);
+  ASSERT_EQ(region->node(0).inputs.size(), 3u);
+  EXPECT_EQ(region->node(0).inputs[1], graph::kNone);
+  EXPECT_EQ(region->value(region->node(0).inputs[2]).name, "bias");
+}
+
 TEST(ProgramRoundTrip, ConstantsComeBackByteForByte) {
   auto m = make_sample_model();
   auto p = load(build_sample());
