@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Configures and builds gpuu into build/ (or $GPUU_BUILD_DIR).
+# Configures and builds gpuu into build/ (or $GPUU_BUILD_DIR), with the Python
+# bindings made for the project's environment (tools/dev/python_env.sh).
+# Extra arguments go to the configure step, e.g. -DGPUU_BUILD_TESTS=OFF.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${GPUU_BUILD_DIR:-$root/build}
+python=$("$root/tools/dev/python_env.sh")
 mkdir -p "$build"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" > "$build/configure.log" 2>&1 ||
-  { cat "$build/configure.log"; exit 1; }
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython3_EXECUTABLE="$python" "$@" \
+  > "$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }
 cmake --build "$build" -j "$(nproc)"

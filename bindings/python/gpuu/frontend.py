@@ -1,0 +1,205 @@
+"""PyTorch frontend: a model (nn.Module, function of tensors, or torch.export ExportedProgram) -> a gpuu graph.
+
+Tracing reduces the model to PyTorch's Core ATen operator set with PyTorch's own
+decomposition tables (torch._decomp), the set torch.export and ExecuTorch lower
+to, so composites (multi-head attention, group/instance norm, hardswish, SDPA,
+...) arrive as core ops and gpuu maps the core set (aten_ops). A few composites
+stay whole because gpuu has a kernel that runs them better than their pieces:
+see KEPT_WHOLE.
+
+- nn.Module / function: make_fx on the functionalized model (in-place and view
+  ops become functional ones), with the parameters and buffers as named inputs
+  that become gpuu constants.
+- ExportedProgram (torch >= 2.1, the RFC's flow): run_decompositions with the same
+  table; its graph signature says which placeholders are parameters, buffers,
+  constants and user inputs.
+
+Anything computed from constants alone is folded at trace time. Export fails
+with one FrontendError listing every ATen op gpuu has no mapping for (count and
+first node of each) and every node whose mapping failed.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+import torch
+import torch.fx
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from . import aten_ops
+from .fx_lowering import FrontendError, Lowering, Placeholder, TracedGraph
+
+aten = torch.ops.aten
+
+__all__ = ["FrontendError", "KEPT_WHOLE", "TracedGraph", "decomposition_table", "from_torch", "mapped_ops", "trace"]
+
+# Composites gpuu keeps out of the decomposition: each has a gpuu op (or a short
+# lowering) that beats its Core ATen pieces.
+KEPT_WHOLE = (
+    "gelu", "_softmax", "_log_softmax", "native_layer_norm", "upsample_nearest1d", "upsample_nearest2d",
+    "upsample_nearest3d", "_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d",
+    "upsample_bilinear2d", "upsample_linear1d", "upsample_trilinear3d", "reflection_pad1d", "reflection_pad2d",
+    "reflection_pad3d", "replication_pad1d", "replication_pad2d", "replication_pad3d", "hardtanh",
+)
+
+# Core ATen ops gpuu has no kernel for, decomposed further with PyTorch's own
+# decompositions (their pieces are core ops gpuu maps).
+_EXTRA_DECOMPOSED = (
+    "native_group_norm", "leaky_relu", "elu", "hardsigmoid", "hardswish", "silu", "mish", "softplus", "glu",
+    "logit", "_safe_softmax", "roll", "rot90", "im2col", "col2im", "pixel_shuffle", "pixel_unshuffle", "tril", "triu",
+    "logsumexp", "logaddexp", "addcmul", "addcdiv", "lerp", "frac", "xlogy", "hypot", "diag_embed", "linalg_vector_norm",
+    "norm", "_adaptive_avg_pool2d_backward", "nan_to_num", "baddbmm", "addmv", "addbmm", "squeeze_copy",
+    "unsqueeze_copy", "threshold", "celu", "selu", "rrelu", "softshrink", "hardshrink", "tanhshrink", "log_sigmoid",
+    "log_sigmoid_forward", "huber_loss", "_log_softmax_backward_data", "cosine_similarity", "trace", "diagonal_copy",
+    "native_dropout", "special_entr", "sinc", "deg2rad", "rad2deg", "heaviside", "isposinf", "isneginf", "float_power",
+    "copysign", "nextafter", "renorm",
+)
+
+
+def _packet_ops(names: Sequence[str]) -> List[Any]:
+    ops = []
+    for name in names:
+        packet = getattr(aten, name, None)
+        if packet is not None:
+            ops.append(packet)
+    return ops
+
+
+def decomposition_table() -> Dict[Any, Callable]:
+    """The decomposition table tracing uses: Core ATen's, plus gpuu's extras, minus KEPT_WHOLE."""
+    from torch._decomp import get_decompositions
+
+    try:
+        from torch._decomp import core_aten_decompositions
+        table = dict(core_aten_decompositions().items())
+    except ImportError:  # torch < 2.0: no Core ATen table, PyTorch's decompositions of the extras alone
+        table = {}
+    table.update(get_decompositions(_packet_ops(_EXTRA_DECOMPOSED)))
+    kept = set(_packet_ops(KEPT_WHOLE))
+    return {op: fn for op, fn in table.items() if getattr(op, "overloadpacket", op) not in kept}
+
+
+def mapped_ops() -> List[str]:
+    """The ATen overload packets gpuu maps ("add", "convolution", ...), sorted."""
+    return sorted(p for p in aten_ops.LOWERINGS if not p.endswith("_") or p.startswith("_"))
+
+
+def _functionalize(fn: Callable) -> Callable:
+    try:
+        from torch.func import functionalize
+    except ImportError:  # torch 1.13
+        from functorch import functionalize
+    return functionalize(fn, remove="mutations")
+
+
+def trace(module: Callable, example_inputs: Sequence[torch.Tensor]) -> torch.fx.GraphModule:
+    """The Core ATen fx graph of `module` on `example_inputs` (make_fx, real tensors, functionalized, no autograd)."""
+    gm, _ = _trace_module(module, tuple(example_inputs))
+    return gm
+
+
+def _trace_module(module: Callable, inputs: tuple):
+    """(fx graph, constant placeholders): parameters and buffers come first as named placeholders."""
+    state: Dict[str, torch.Tensor] = {}
+    if isinstance(module, torch.nn.Module):
+        state.update({k: v.detach() for k, v in module.named_parameters()})
+        state.update({k: v.detach() for k, v in module.named_buffers()})
+    names = list(state)
+
+    def run(flat_state: List[torch.Tensor], *args: torch.Tensor) -> Any:
+        if not names:
+            return module(*args)
+        return torch.func.functional_call(module, dict(zip(names, flat_state)), args)
+
+    with torch.no_grad():
+        gm = make_fx(_functionalize(run), decomposition_table=decomposition_table(),
+                     tracing_mode="real")([state[k] for k in names], *inputs)
+    constants = [Placeholder(k, state[k], False) for k in names]
+    return gm, constants
+
+
+def from_torch(model: Any, example_inputs: Optional[Sequence[Any]] = None,
+               input_names: Optional[Sequence[str]] = None) -> TracedGraph:
+    """A gpuu graph of `model`: an nn.Module or function of tensors traced on `example_inputs`, or an ExportedProgram.
+
+    Graph inputs are named after the forward's parameters (or `input_names`);
+    constants after the parameters and buffers they hold; nodes "<gpuu op>_<n>".
+    Raises FrontendError listing every problem (unmapped ATen ops with their count
+    and first node, nodes whose mapping failed).
+    """
+    if _is_exported_program(model):
+        return _from_exported(model, example_inputs, input_names)
+    if example_inputs is None:
+        raise FrontendError("example_inputs are needed to trace a module (only an ExportedProgram carries its own)")
+    inputs = tuple(example_inputs)
+    for i, x in enumerate(inputs):
+        if not isinstance(x, torch.Tensor):
+            raise FrontendError(f"example input {i} is a {type(x).__name__}; gpuu graphs take tensors only")
+    # Tracing and recording run the model for real: on copies, so that in-place ops leave the caller's inputs alone.
+    gm, constants = _trace_module(model, tuple(x.clone() for x in inputs))
+    names = list(input_names) if input_names is not None else _input_names(model, len(inputs))
+    if len(names) != len(inputs):
+        raise FrontendError(f"{len(names)} input names for {len(inputs)} example inputs")
+    placeholders = constants + [Placeholder(n, x.clone(), True) for n, x in zip(names, inputs)]
+    return Lowering(gm, placeholders, aten_ops.LOWERINGS, aten_ops.SHAPE_ONLY).run()
+
+
+def _is_exported_program(model: Any) -> bool:
+    try:
+        from torch.export import ExportedProgram
+    except ImportError:
+        return False
+    return isinstance(model, ExportedProgram)
+
+
+def _from_exported(ep: Any, example_inputs: Optional[Sequence[Any]], input_names: Optional[Sequence[str]]
+                   ) -> TracedGraph:
+    from torch.export.graph_signature import InputKind
+
+    ep = ep.run_decompositions(decomposition_table())
+    if example_inputs is None:
+        stored = getattr(ep, "example_inputs", None)
+        if not stored:
+            raise FrontendError("this ExportedProgram carries no example inputs: pass example_inputs")
+        args, kwargs = stored
+        if kwargs:
+            raise FrontendError("the ExportedProgram's example inputs have keyword arguments; pass example_inputs")
+        example_inputs = args
+    inputs = [x for x in example_inputs]
+    for i, x in enumerate(inputs):
+        if not isinstance(x, torch.Tensor):
+            raise FrontendError(f"example input {i} is a {type(x).__name__}; gpuu graphs take tensors only")
+    state = ep.state_dict
+    placeholders: List[Placeholder] = []
+    user = 0
+    specs = ep.graph_signature.input_specs
+    user_specs = [s for s in specs if s.kind == InputKind.USER_INPUT]
+    if len(user_specs) != len(inputs):
+        raise FrontendError(f"the ExportedProgram takes {len(user_specs)} tensor inputs, {len(inputs)} were given")
+    names = list(input_names) if input_names is not None else [s.arg.name for s in user_specs]
+    for spec in specs:
+        if spec.kind == InputKind.USER_INPUT:
+            placeholders.append(Placeholder(names[user], inputs[user].clone(), True))
+            user += 1
+        elif spec.kind in (InputKind.PARAMETER, InputKind.BUFFER):
+            tensor = state[spec.target] if spec.target in state else ep.constants[spec.target]
+            placeholders.append(Placeholder(spec.target, tensor.detach(), False))
+        elif spec.kind == InputKind.CONSTANT_TENSOR:
+            placeholders.append(Placeholder(spec.target, ep.constants[spec.target].detach(), False))
+        else:
+            raise FrontendError(f"ExportedProgram input '{spec.arg.name}' is a {spec.kind.name}, "
+                                "which gpuu graphs cannot take")
+    return Lowering(ep.graph_module, placeholders, aten_ops.LOWERINGS, aten_ops.SHAPE_ONLY).run()
+
+
+def _input_names(module: Callable, count: int) -> List[str]:
+    try:
+        params = [p for p in inspect.signature(module.forward if isinstance(module, torch.nn.Module) else module)
+                  .parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    if len(params) >= count:
+        return [p.name for p in params[:count]]
+    return [f"input{i}" for i in range(count)]
