@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Installs, from Debian's archive, whatever gpuu's build, tests and samples need
-# and the machine lacks. Extra package names may be passed as arguments.
+# and the machine lacks (the Python packages come from PyPI: python_env.sh). Extra package names may be passed as arguments.
 set -euo pipefail
 packages=(
   cmake ninja-build g++ make pkg-config binutils
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers glslc spirv-tools
   libgtest-dev libgmock-dev libflatbuffers-dev flatbuffers-compiler
-  python3-torch python3-numpy python3-pytest python3-dev swig
+  python3-dev python3-venv swig
   "$@"
 )
 missing=()
@@ -19,5 +19,7 @@ done
 echo "gpuu: installing missing packages: ${missing[*]}"
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
-$sudo apt-get update -q
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+# Another apt run (an unattended upgrade, say) may hold the lock: wait for it rather than fail.
+lock_wait=(-o DPkg::Lock::Timeout=900)
+$sudo apt-get "${lock_wait[@]}" update -q
+DEBIAN_FRONTEND=noninteractive $sudo apt-get "${lock_wait[@]}" install -y -q --no-install-recommends "${missing[@]}"

@@ -139,26 +139,6 @@ def _mul(L, a, real, node):
     return L.binary("mul", a["self"], a["other"], real)
 
 
-@_lowering("div", "div_")
-def _div(L, a, real, node):
-    mode = a.get("rounding_mode")
-    if mode is None:
-        return L.binary("div", a["self"], a["other"], real)
-    # Integer or float floor/trunc division: divide in f32, round, cast back.
-    work = real.dtype if real.dtype in (torch.float32, torch.float16) else torch.float32
-    wd = _TORCH_TO_GPUU[work]
-    rank = max((v.rank for v in (a["self"], a["other"]) if isinstance(v, (_T, _K))), default=0)
-    q = L._emit("div", [L._operand(a["self"], wd, rank, "input 0"), L._operand(a["other"], wd, rank, "input 1")])
-    if mode == "floor":
-        q = L._emit("floor", [q])
-    elif mode == "trunc":
-        negative = L._emit("less", [q, L._scalar(0, wd, q.rank)])
-        q = L._emit("where", [negative, L._emit("ceil", [q]), L._emit("floor", [q])])
-    else:
-        raise L._error(f"unknown rounding_mode {mode!r}")
-    return L._cast(q, L.result_dtype(real))
-
-
 @_lowering("pow")
 def _pow(L, a, real, node):
     base, exponent = a["self"], a["exponent"]
@@ -240,16 +220,6 @@ def _dropout(L, a, real, node):
 def _reshape(L, a, real, node):
     x = L.tensor(a["self"], "input")
     return L.reshape(x, real.shape)
-
-
-@_lowering("expand")
-def _expand(L, a, real, node):
-    return L.broadcast_to(L.tensor(a["self"], "input"), real.shape)
-
-
-@_lowering("repeat")
-def _repeat(L, a, real, node):
-    return L.tile(L.tensor(a["self"], "input"), a["repeats"])
 
 
 @_lowering("permute")
@@ -345,20 +315,6 @@ def _stack(L, a, real, node):
     return parts[0] if len(parts) == 1 else L._emit("concat", parts, {"axis": axis})
 
 
-@_lowering("constant_pad_nd")
-def _pad(L, a, real, node):
-    x = L.tensor(a["self"], "input")
-    pad = [int(p) for p in a["pad"]]
-    if any(p < 0 for p in pad):
-        raise L._error(f"negative padding {pad} (cropping) is not supported")
-    pads = [0] * (2 * x.rank)
-    # torch lists (before, after) pairs from the last dim backwards; gpuu from the first dim.
-    for k in range(len(pad) // 2):
-        dim = x.rank - 1 - k
-        pads[2 * dim], pads[2 * dim + 1] = pad[2 * k], pad[2 * k + 1]
-    return L._emit("pad", [x], {"pads": pads, "value": float(a.get("value") or 0.0)})
-
-
 @_lowering("index_select")
 def _index_select(L, a, real, node):
     x = L.tensor(a["self"], "input")
@@ -380,85 +336,6 @@ def _embedding(L, a, real, node):
     return L.reshape(rows, real.shape)
 
 
-@_lowering("convolution", "_convolution")
-def _convolution(L, a, real, node):
-    x = L.tensor(a["input"], "input")
-    if a.get("transposed"):
-        raise L._error("transposed convolution is not supported")
-    if x.rank != 4:
-        raise L._error(f"only 2-D convolution (NCHW input) is supported, got an input of rank {x.rank}")
-    w = L.tensor(a["weight"], "weight")
-    b = None if a.get("bias") is None else L.tensor(a["bias"], "bias")
-    return L._emit("conv2d", [x, w, b], {"stride": _ints(a["stride"], 2), "padding": _ints(a["padding"], 2),
-                                         "dilation": _ints(a["dilation"], 2), "groups": int(a["groups"])})
-
-
-@_lowering("avg_pool2d")
-def _avg_pool2d(L, a, real, node):
-    if a.get("divisor_override") is not None:
-        raise L._error("avg_pool2d with divisor_override is not supported")
-    kernel = _ints(a["kernel_size"], 2)
-    stride = _ints(a["stride"], 2) if a.get("stride") else kernel
-    return L._emit("avg_pool2d", [L.tensor(a["self"], "input")],
-                   {"kernel": kernel, "stride": stride, "padding": _ints(a.get("padding", 0), 2),
-                    "ceil_mode": int(bool(a.get("ceil_mode"))),
-                    "count_include_pad": int(bool(a.get("count_include_pad", True)))})
-
-
-@_lowering("max_pool2d_with_indices", "max_pool2d")
-def _max_pool2d(L, a, real, node):
-    kernel = _ints(a["kernel_size"], 2)
-    stride = _ints(a["stride"], 2) if a.get("stride") else kernel
-    y = L._emit("max_pool2d", [L.tensor(a["self"], "input")],
-                {"kernel": kernel, "stride": stride, "padding": _ints(a.get("padding", 0), 2),
-                 "dilation": _ints(a.get("dilation", 1), 2), "ceil_mode": int(bool(a.get("ceil_mode")))})
-    if isinstance(real, (list, tuple)):
-        return [y, _Unusable("the indices of max_pool2d_with_indices")]
-    return y
-
-
-@_lowering("adaptive_avg_pool2d", "_adaptive_avg_pool2d")
-def _adaptive_avg_pool2d(L, a, real, node):
-    x = L.tensor(a["self"], "input")
-    h, w = x.shape[-2], x.shape[-1]
-    size = a["output_size"]
-    size = [size, size] if isinstance(size, int) else list(size)
-    oh, ow = (h if size[0] is None else int(size[0])), (w if size[-1] is None else int(size[-1]))
-    if (oh, ow) == (1, 1):
-        return L._emit("reduce_mean", [x], {"axes": [x.rank - 2, x.rank - 1], "keepdim": 1})
-    if h % oh or w % ow:
-        raise L._error(f"adaptive_avg_pool2d from {h}x{w} to {oh}x{ow} has uneven windows, which gpuu lacks")
-    kernel = [h // oh, w // ow]
-    return L._emit("avg_pool2d", [x], {"kernel": kernel, "stride": kernel})
-
-
-def _reduce_axes(L, x: _T, dims: Any) -> List[int]:
-    if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
-        return list(range(x.rank))
-    dims = [dims] if isinstance(dims, int) else list(dims)
-    return [L.axis(d, x.rank) for d in dims]
-
-
-def _make_reduce(op: str):
-    def lower(L, a, real, node):
-        if "other" in a:  # max.other is the elementwise maximum
-            return L.binary("maximum", a["self"], a["other"], real)
-        results = real if isinstance(real, (list, tuple)) else [real]
-        x = L._operand(a["self"], L.result_dtype(results[0]), 0, "input")
-        if x.rank == 0:
-            return x
-        y = L._emit(op, [x], {"axes": _reduce_axes(L, x, a.get("dim")), "keepdim": int(bool(a.get("keepdim")))})
-        if isinstance(real, (list, tuple)):
-            return [y, _Unusable(f"the indices of {node.target}")]
-        return y
-    return lower
-
-
-_lowering("mean")(_make_reduce("reduce_mean"))
-_lowering("sum")(_make_reduce("reduce_sum"))
-_lowering("amax", "max")(_make_reduce("reduce_max"))
-
-
 @_lowering("_softmax", "softmax")
 def _softmax(L, a, real, node):
     x = L._operand(a["self"], L.result_dtype(real), 0, "input")
@@ -478,34 +355,6 @@ def _layer_norm(L, a, real, node):
     b = None if a.get("bias") is None else L.tensor(a["bias"], "bias")
     y = L._emit("layer_norm", [x, w, b], {"normalized_ndim": len(a["normalized_shape"]), "eps": float(a["eps"])})
     return [y, _Unusable("the mean of native_layer_norm"), _Unusable("the rstd of native_layer_norm")]
-
-
-@_lowering("native_batch_norm", "_native_batch_norm_legit_no_training", "_native_batch_norm_legit")
-def _batch_norm(L, a, real, node):
-    if a.get("training"):
-        raise L._error("batch_norm in training mode (call module.eval() before exporting)")
-    x = L.tensor(a["input"], "input")
-    stats = {}
-    for key in ("weight", "bias", "running_mean", "running_var"):
-        v = a.get(key)
-        if v is not None and not isinstance(v, _K):
-            raise L._error(f"batch_norm's {key} is computed in the graph; only constant statistics are folded")
-        stats[key] = None if v is None else v.tensor.detach().double().numpy()
-    if stats["running_mean"] is None or stats["running_var"] is None:
-        raise L._error("batch_norm without running statistics cannot be folded")
-    # Eval batch norm is an affine map per channel: y = x * scale + shift.
-    scale = 1.0 / np.sqrt(stats["running_var"] + float(a["eps"]))
-    if stats["weight"] is not None:
-        scale = scale * stats["weight"]
-    shift = -stats["running_mean"] * scale
-    if stats["bias"] is not None:
-        shift = shift + stats["bias"]
-    channels = [1, x.shape[1]] + [1] * (x.rank - 2)
-    np_dtype = core.numpy_dtype(x.dtype)
-    s = L.constant(scale.astype(np_dtype).reshape(channels), "scale")
-    t = L.constant(shift.astype(np_dtype).reshape(channels), "shift")
-    y = L._emit("add", [L._emit("mul", [x, s]), t])
-    return [y, _Unusable("the saved mean of batch_norm"), _Unusable("the saved invstd of batch_norm")]
 
 
 def _linear_from(L, x: _T, weight_t: _K, bias: Any, real) -> _T:
@@ -555,3 +404,639 @@ def _linear(L, a, real, node):
     b = None if a.get("bias") is None else L.tensor(a["bias"], "bias")
     return L._emit("linear", [x, w, b])
 
+
+
+# ---- elementwise ops beyond the basic set ---------------------------------------
+
+for _name in ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "expm1", "log1p", "trunc"):
+    _lowering(_name)(_make_unary(_name))
+_lowering("arcsin")(_make_unary("asin"))
+_lowering("arccos")(_make_unary("acos"))
+_lowering("arctan")(_make_unary("atan"))
+_lowering("fix")(_make_unary("trunc"))
+
+
+@_lowering("round")
+def _round(L, a, real, node):
+    x = L._operand(a["self"], L.result_dtype(real), 0, "input")
+    if real.dtype not in (torch.float32, torch.float16):
+        return x
+    decimals = int(a.get("decimals") or 0)
+    if decimals == 0:
+        return L._emit("round", [x])
+    scale = L._scalar(10.0 ** decimals, x.dtype, x.rank)
+    return L._emit("div", [L._emit("round", [L._emit("mul", [x, scale])]), scale])
+
+
+@_lowering("sign", "sgn")
+def _sign(L, a, real, node):
+    x = L._operand(a["self"], L.result_dtype(real), 0, "input")
+    if x.dtype == core.DTYPE_BOOL:
+        return x
+    return L._emit("sign", [x])
+
+
+def _float_operand(L, v, what="input"):
+    """v as f32/f16 (integers promote to f32, as torch's float ops do)."""
+    if isinstance(v, (_T, _K)):
+        dtype = v.dtype if isinstance(v, _T) else _TORCH_TO_GPUU.get(v.tensor.dtype)
+        if dtype in (core.DTYPE_F32, core.DTYPE_F16):
+            return L._operand(v, dtype, 0, what)
+    return L._operand(v, core.DTYPE_F32, 0, what)
+
+
+@_lowering("isnan", "isinf")
+def _isnan(L, a, real, node):
+    x = L.tensor(a["self"], "input")
+    if x.dtype not in (core.DTYPE_F32, core.DTYPE_F16):  # integers are never NaN nor infinite
+        return L._emit("not_equal", [x, x])
+    return L._emit(node.target.overloadpacket.__name__, [x])
+
+
+@_lowering("logical_not")
+def _logical_not(L, a, real, node):
+    return L._emit("logical_not", [L.tensor(a["self"], "input")])
+
+
+@_lowering("bitwise_not")
+def _bitwise_not(L, a, real, node):
+    x = L._operand(a["self"], L.result_dtype(real), 0, "input")
+    return L._emit("logical_not" if x.dtype == core.DTYPE_BOOL else "bitwise_not", [x])
+
+
+def _scaled_log(L, a, real, base: float):
+    x = L._operand(a["self"], L.result_dtype(real), 0, "input")
+    return L._emit("mul", [L._emit("log", [x]), L._scalar(1.0 / math.log(base), x.dtype, x.rank)])
+
+
+_lowering("log2")(lambda L, a, real, node: _scaled_log(L, a, real, 2.0))
+_lowering("log10")(lambda L, a, real, node: _scaled_log(L, a, real, 10.0))
+
+
+@_lowering("exp2")
+def _exp2(L, a, real, node):
+    x = L._operand(a["self"], L.result_dtype(real), 0, "input")
+    return L._emit("exp", [L._emit("mul", [x, L._scalar(math.log(2.0), x.dtype, x.rank)])])
+
+
+@_lowering("square")
+def _square(L, a, real, node):
+    x = L._operand(a["self"], L.result_dtype(real), 0, "input")
+    return L._emit("mul", [x, x])
+
+
+@_lowering("atan2", "arctan2")
+def _atan2(L, a, real, node):
+    return L.binary("atan2", a["self"], a["other"], real)
+
+
+@_lowering("remainder")
+def _remainder(L, a, real, node):
+    return L.binary("remainder", a["self"], a["other"], real)
+
+
+@_lowering("fmod")
+def _fmod(L, a, real, node):
+    return L.binary("fmod", a["self"], a["other"], real)
+
+
+@_lowering("floor_divide")
+def _floor_divide(L, a, real, node):
+    return L.binary("floor_divide", a["self"], a["other"], real)
+
+
+@_lowering("div")
+def _div(L, a, real, node):
+    mode = a.get("rounding_mode")
+    if mode is None:
+        return L.binary("div", a["self"], a["other"], real)
+    if mode == "floor":
+        return L.binary("floor_divide", a["self"], a["other"], real)
+    if mode != "trunc":
+        raise L._error(f"unknown rounding_mode {mode!r}")
+    dtype = L.result_dtype(real)
+    rank = max((v.rank for v in (a["self"], a["other"]) if isinstance(v, (_T, _K))), default=0)
+    num, den = L._operand(a["self"], dtype, rank, "input 0"), L._operand(a["other"], dtype, rank, "input 1")
+    if dtype in (core.DTYPE_F32, core.DTYPE_F16):
+        return L._emit("trunc", [L._emit("div", [num, den])])
+    # Integers: num - fmod(num, den) is an exact multiple of den, so floor division of it truncates.
+    return L._emit("floor_divide", [L._emit("sub", [num, L._emit("fmod", [num, den])]), den])
+
+
+def _make_logical(op: str):
+    def lower(L, a, real, node):
+        common = torch.result_type(L.real_arg(node, 0), L.real_arg(node, 1))
+        return L.binary(op, a["self"], a["other"], real, operand_dtype=_gpuu_dtype_of(common, "the operands"))
+    return lower
+
+
+for _name in ("logical_and", "logical_or", "logical_xor"):
+    _lowering(_name)(_make_logical(_name))
+
+
+def _make_bitwise(op: str):
+    def lower(L, a, real, node):
+        dtype = L.result_dtype(real)
+        if dtype == core.DTYPE_BOOL:
+            return L.binary("logical_" + op.split("_")[1], a["self"], a["other"], real)
+        return L.binary(op, a["self"], a["other"], real)
+    return lower
+
+
+for _name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+    _lowering(_name)(_make_bitwise(_name))
+
+
+# ---- reductions ------------------------------------------------------------------
+
+def _reduce_axes(L, x: _T, dims: Any) -> List[int]:
+    if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
+        return list(range(x.rank))
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    return [L.axis(d, x.rank) for d in dims]
+
+
+def _arg_reduce(L, x: _T, op: str, dim: Any, keepdim: bool, real_shape) -> _T:
+    if dim is None:  # over the flattened tensor
+        flat = L.reshape(x, [int(np.prod(x.shape, dtype=np.int64))])
+        return L.reshape(L._emit(op, [flat], {"axis": 0, "keepdim": 0}), real_shape)
+    return L._emit(op, [x], {"axis": L.axis(dim, x.rank), "keepdim": int(bool(keepdim))})
+
+
+def _make_reduce(op: str, arg_op: Optional[str] = None):
+    def lower(L, a, real, node):
+        if "other" in a:  # max.other / min.other are the elementwise maximum / minimum
+            return L.binary("maximum" if op == "reduce_max" else "minimum", a["self"], a["other"], real)
+        results = real if isinstance(real, (list, tuple)) else [real]
+        x = L._operand(a["self"], L.result_dtype(results[0]), 0, "input")
+        if x.rank == 0:
+            y = x
+        else:
+            y = L._emit(op, [x], {"axes": _reduce_axes(L, x, a.get("dim")), "keepdim": int(bool(a.get("keepdim")))})
+        if isinstance(real, (list, tuple)):  # max.dim / min.dim: (values, indices)
+            return [y, _Lazy(lambda: _arg_reduce(L, x, arg_op, a.get("dim"), a.get("keepdim"), real[1].shape))]
+        return y
+    return lower
+
+
+_lowering("mean")(_make_reduce("reduce_mean"))
+_lowering("sum")(_make_reduce("reduce_sum"))
+_lowering("amax", "max")(_make_reduce("reduce_max", "argmax"))
+_lowering("amin", "min")(_make_reduce("reduce_min", "argmin"))
+_lowering("prod")(_make_reduce("reduce_prod"))
+
+
+def _make_bool_reduce(op: str):
+    def lower(L, a, real, node):
+        x = L._operand(a["self"], core.DTYPE_BOOL, 0, "input")
+        dims = a.get("dim")
+        if x.rank == 0:
+            return x
+        return L._emit(op, [x], {"axes": _reduce_axes(L, x, dims), "keepdim": int(bool(a.get("keepdim")))})
+    return lower
+
+
+_lowering("any")(_make_bool_reduce("reduce_any"))
+_lowering("all")(_make_bool_reduce("reduce_all"))
+
+
+def _make_arg(op: str):
+    def lower(L, a, real, node):
+        x = L.tensor(a["self"], "input")
+        if x.dtype == core.DTYPE_BOOL or x.dtype == core.DTYPE_I8:
+            x = L._cast(x, core.DTYPE_I32)
+        return _arg_reduce(L, x, op, a.get("dim"), a.get("keepdim"), real.shape)
+    return lower
+
+
+_lowering("argmax")(_make_arg("argmax"))
+_lowering("argmin")(_make_arg("argmin"))
+
+
+@_lowering("cumsum")
+def _cumsum(L, a, real, node):
+    x = L._operand(a["self"], L.result_dtype(real), 0, "input")
+    if x.rank == 0:
+        return x
+    return L._emit("cumsum", [x], {"axis": L.axis(a["dim"], x.rank)})
+
+
+def _moments(L, x: _T, dims: Any, correction: Any, keepdim: bool):
+    """(mean, variance) over `dims` with Bessel-style `correction` (default 1), as torch.var_mean computes them."""
+    axes = _reduce_axes(L, x, dims)
+    n = int(np.prod([x.shape[d] for d in axes], dtype=np.int64))
+    c = 1 if correction is None else float(correction)
+    mean = L._emit("reduce_mean", [x], {"axes": axes, "keepdim": 1})
+    centred = L._emit("sub", [x, mean])
+    var = L._emit("reduce_sum", [L._emit("mul", [centred, centred])], {"axes": axes, "keepdim": int(bool(keepdim))})
+    var = L._emit("mul", [var, L._scalar(1.0 / max(n - c, 0.0) if n - c > 0 else float("nan"), x.dtype, var.rank)])
+    if not keepdim:
+        mean = L.reshape(mean, var.shape)
+    return mean, var
+
+
+@_lowering("var_mean")
+def _var_mean(L, a, real, node):
+    x = L._operand(a["self"], L.result_dtype(real[0]), 0, "input")
+    mean, var = _moments(L, x, a.get("dim"), a.get("correction", a.get("unbiased")), bool(a.get("keepdim")))
+    return [var, mean]
+
+
+@_lowering("var")
+def _var(L, a, real, node):
+    x = L._operand(a["self"], L.result_dtype(real), 0, "input")
+    return _moments(L, x, a.get("dim"), a.get("correction", a.get("unbiased")), bool(a.get("keepdim")))[1]
+
+
+@_lowering("std")
+def _std(L, a, real, node):
+    return L._emit("sqrt", [_var(L, a, real, node)])
+
+
+# ---- convolutions and pools ---------------------------------------------------------
+
+def _as_2d(L, x: _T) -> _T:
+    """A 1-D (N, C, W) tensor as 2-D (N, C, 1, W): gpuu runs 1-D convs, pools and resizes as 2-D ones with H = 1."""
+    return L.reshape(x, list(x.shape[:2]) + [1, x.shape[2]])
+
+
+@_lowering("convolution", "_convolution")
+def _convolution(L, a, real, node):
+    x = L.tensor(a["input"], "input")
+    w = L.tensor(a["weight"], "weight")
+    b = None if a.get("bias") is None else L.tensor(a["bias"], "bias")
+    transposed = bool(a.get("transposed"))
+    spatial = x.rank - 2
+    if spatial not in (1, 2, 3):
+        raise L._error(f"convolution over {spatial} spatial dims (input rank {x.rank}) is not supported")
+    if transposed and spatial == 3:
+        raise L._error("3-D transposed convolution is not supported (1-D and 2-D are)")
+    stride, padding, dilation = (_ints(a[k], spatial) for k in ("stride", "padding", "dilation"))
+    groups = int(a["groups"])
+    if spatial == 1:
+        x, w = _as_2d(L, x), L.reshape(w, list(w.shape[:2]) + [1, w.shape[2]])
+        stride, padding, dilation = [1] + stride, [0] + padding, [1] + dilation
+    attrs = {"stride": stride, "padding": padding, "dilation": dilation, "groups": groups}
+    if transposed:
+        out_pad = _ints(a.get("output_padding") or 0, spatial)
+        attrs["output_padding"] = [0] + out_pad if spatial == 1 else out_pad
+        y = L._emit("conv_transpose2d", [x, w, b], attrs)
+    else:
+        y = L._emit("conv3d" if spatial == 3 else "conv2d", [x, w, b], attrs)
+    return L.reshape(y, real.shape)
+
+
+def _pool_args(a, n: int, ceil_default=False):
+    kernel = _ints(a["kernel_size"], n)
+    stride = _ints(a["stride"], n) if a.get("stride") else kernel
+    return kernel, stride, _ints(a.get("padding", 0), n), int(bool(a.get("ceil_mode", ceil_default)))
+
+
+def _make_avg_pool(n: int):
+    def lower(L, a, real, node):
+        if a.get("divisor_override") is not None:
+            raise L._error(f"avg_pool{n}d with divisor_override is not supported")
+        x = L.tensor(a["self"], "input")
+        kernel, stride, padding, ceil = _pool_args(a, n)
+        op = "avg_pool3d" if n == 3 else "avg_pool2d"
+        if n == 1:
+            x, kernel, stride, padding = _as_2d(L, x), [1] + kernel, [1] + stride, [0] + padding
+        y = L._emit(op, [x], {"kernel": kernel, "stride": stride, "padding": padding, "ceil_mode": ceil,
+                              "count_include_pad": int(bool(a.get("count_include_pad", True)))})
+        return L.reshape(y, real.shape)
+    return lower
+
+
+def _make_max_pool(n: int):
+    def lower(L, a, real, node):
+        x = L.tensor(a["self"], "input")
+        kernel, stride, padding, ceil = _pool_args(a, n)
+        dilation = _ints(a.get("dilation", 1), n)
+        op = "max_pool3d" if n == 3 else "max_pool2d"
+        if n == 1:
+            x, kernel, stride, padding, dilation = (_as_2d(L, x), [1] + kernel, [1] + stride, [0] + padding,
+                                                    [1] + dilation)
+        y = L._emit(op, [x], {"kernel": kernel, "stride": stride, "padding": padding, "dilation": dilation,
+                              "ceil_mode": ceil})
+        values = real[0] if isinstance(real, (list, tuple)) else real
+        y = L.reshape(y, values.shape)
+        if isinstance(real, (list, tuple)):
+            return [y, _Unusable(f"the indices of {node.target}")]
+        return y
+    return lower
+
+
+for _n in (1, 2, 3):
+    _lowering(f"avg_pool{_n}d")(_make_avg_pool(_n))
+    _lowering(f"max_pool{_n}d", f"max_pool{_n}d_with_indices")(_make_max_pool(_n))
+
+
+def _adaptive_matrix(size: int, out: int, dtype) -> np.ndarray:
+    """[out, size]: row i averages torch's adaptive window i (start floor(i*size/out), end ceil((i+1)*size/out))."""
+    m = np.zeros((out, size), dtype=np.float64)
+    for i in range(out):
+        start, end = (i * size) // out, -((-(i + 1) * size) // out)
+        m[i, start:end] = 1.0 / (end - start)
+    return m.astype(dtype)
+
+
+def _make_adaptive_avg(n: int):
+    def lower(L, a, real, node):
+        x = L.tensor(a["self"], "input")
+        spatial = list(x.shape[-n:])
+        out = list(real.shape[-n:])
+        axes = list(range(x.rank - n, x.rank))
+        if all(o == 1 for o in out):
+            return L._emit("reduce_mean", [x], {"axes": axes, "keepdim": 1})
+        if n == 2 and all(s % o == 0 for s, o in zip(spatial, out)):
+            kernel = [s // o for s, o in zip(spatial, out)]
+            return L._emit("avg_pool2d", [x], {"kernel": kernel, "stride": kernel})
+        # Uneven windows: each spatial axis is a matmul with a constant averaging matrix.
+        np_dtype = core.numpy_dtype(x.dtype)
+        y = x
+        for k, axis in enumerate(reversed(axes)):
+            size, o = spatial[-1 - k], out[-1 - k]
+            if size == o:
+                continue
+            perm = list(range(y.rank))
+            perm[axis], perm[-1] = perm[-1], perm[axis]
+            moved = y if axis == y.rank - 1 else L._emit("transpose", [y], {"perm": perm})
+            m = L.constant(_adaptive_matrix(size, o, np_dtype).T.copy(), f"adaptive_{axis}")
+            moved = L._emit("matmul", [moved, m])
+            y = moved if axis == y.rank - 1 else L._emit("transpose", [moved], {"perm": perm})
+        return y
+    return lower
+
+
+_lowering("adaptive_avg_pool1d")(_make_adaptive_avg(1))
+_lowering("adaptive_avg_pool2d", "_adaptive_avg_pool2d")(_make_adaptive_avg(2))
+_lowering("adaptive_avg_pool3d", "_adaptive_avg_pool3d")(_make_adaptive_avg(3))
+
+
+# ---- resizing -----------------------------------------------------------------------
+
+def _resize_2d(L, x: _T, size, mode: str, align_corners: bool, scales) -> _T:
+    attrs = {"size": [int(s) for s in size], "mode": mode}
+    if mode == "bilinear":
+        attrs["align_corners"] = int(bool(align_corners))
+    if scales is not None and all(s is not None for s in scales):
+        attrs["scales"] = [float(s) for s in scales]
+    return L._emit("resize", [x], attrs)
+
+
+def _make_resize(n: int, mode: str):
+    """upsample_{nearest,linear,bilinear,trilinear}{1,2,3}d (.default and .vec): gpuu's 2-D resize."""
+    def lower(L, a, real, node):
+        x = L.tensor(a["input"] if "input" in a else a["self"], "input")
+        out = list(real.shape[2:])
+        align = bool(a.get("align_corners"))
+        if "scale_factors" in a:
+            scales = list(a["scale_factors"]) if a.get("scale_factors") else [None] * n
+        else:
+            scales = [a.get(k) for k in (["scales"] if n == 1 else ["scales_h", "scales_w"] if n == 2
+                                            else ["scales_d", "scales_h", "scales_w"])]
+        if n == 1:
+            y = _resize_2d(L, _as_2d(L, x), [1, out[0]], mode, align, [1.0, scales[0]] if scales[0] else None)
+            return L.reshape(y, real.shape)
+        if n == 2:
+            return _resize_2d(L, x, out, mode, align, scales)
+        # 3-D: separable, H and W first on (N, C*D, H, W), then D on (N, C, D, OH*OW).
+        b, c, d = x.shape[:3]
+        hw = _resize_2d(L, L.reshape(x, [b, c * d] + list(x.shape[3:])), out[1:], mode, align,
+                        scales[1:] if scales[0] is not None else None)
+        flat = L.reshape(hw, [b, c, d, out[1] * out[2]])
+        dz = _resize_2d(L, flat, [out[0], out[1] * out[2]], mode, align,
+                        [scales[0], 1.0] if scales[0] is not None else None)
+        return L.reshape(dz, real.shape)
+    return lower
+
+
+for _n, _dims in ((1, "1d"), (2, "2d"), (3, "3d")):
+    _lowering(f"upsample_nearest{_dims}")(_make_resize(_n, "nearest"))
+    _lowering(f"_upsample_nearest_exact{_dims}")(_make_resize(_n, "nearest_exact"))
+_lowering("upsample_linear1d")(_make_resize(1, "bilinear"))
+_lowering("upsample_bilinear2d")(_make_resize(2, "bilinear"))
+_lowering("upsample_trilinear3d")(_make_resize(3, "bilinear"))
+
+
+# ---- padding ------------------------------------------------------------------------
+
+def _gpuu_pads(pad: Sequence[int], rank: int) -> List[int]:
+    """torch's (before, after) pairs from the last dim backwards -> gpuu's pads from the first dim."""
+    pads = [0] * (2 * rank)
+    for k in range(len(pad) // 2):
+        dim = rank - 1 - k
+        pads[2 * dim], pads[2 * dim + 1] = int(pad[2 * k]), int(pad[2 * k + 1])
+    return pads
+
+
+@_lowering("constant_pad_nd")
+def _constant_pad(L, a, real, node):
+    x = L.tensor(a["self"], "input")
+    pads = _gpuu_pads(a["pad"], x.rank)
+    # Negative padding crops.
+    for dim in range(x.rank):
+        before, after = pads[2 * dim], pads[2 * dim + 1]
+        if before < 0 or after < 0:
+            x = L.slice(x, dim, max(-before, 0), x.shape[dim] - max(-after, 0))
+            pads[2 * dim], pads[2 * dim + 1] = max(before, 0), max(after, 0)
+    if not any(pads):
+        return x
+    return L._emit("pad", [x], {"pads": pads, "value": float(a.get("value") or 0.0)})
+
+
+def _make_mode_pad(mode: str):
+    def lower(L, a, real, node):
+        x = L.tensor(a["self"], "input")
+        return L._emit("pad", [x], {"pads": _gpuu_pads(a["padding"], x.rank), "mode": mode})
+    return lower
+
+
+for _n in (1, 2, 3):
+    _lowering(f"reflection_pad{_n}d")(_make_mode_pad("reflect"))
+    _lowering(f"replication_pad{_n}d")(_make_mode_pad("replicate"))
+_lowering("_pad_circular")(lambda L, a, real, node: L._emit(
+    "pad", [L.tensor(a["self"], "input")], {"pads": _gpuu_pads(a["pad"], L.tensor(a["self"], "input").rank),
+                                           "mode": "circular"}))
+
+
+# ---- data movement ----------------------------------------------------------------
+
+@_lowering("expand", "expand_copy", "broadcast_to")
+def _expand(L, a, real, node):
+    return L.broadcast_to(L.tensor(a["self"], "input"), real.shape)
+
+
+@_lowering("repeat")
+def _repeat(L, a, real, node):
+    x = L.tensor(a["self"], "input")
+    repeats = [int(r) for r in a["repeats"]]
+    shape = [1] * (len(repeats) - x.rank) + list(x.shape)
+    # x.repeat(r) == x viewed as [1, d0, 1, d1, ...], expanded to [r0, d0, r1, d1, ...], flattened pairwise.
+    inter = [v for d in shape for v in (1, d)]
+    expanded = [v for r, d in zip(repeats, shape) for v in (r, d)]
+    y = L.broadcast_to(L.reshape(x, inter), expanded)
+    return L.reshape(y, real.shape)
+
+
+@_lowering("flip")
+def _flip(L, a, real, node):
+    x = L.tensor(a["self"], "input")
+    axes = sorted({L.axis(d, x.rank) for d in a["dims"]} - {d for d in range(x.rank) if x.shape[d] == 1})
+    return x if not axes else L._emit("flip", [x], {"axes": axes})
+
+
+def _linear_index(L, idx: List[Any], sizes: List[int]) -> Any:
+    """The flat index into dims of `sizes` from one index tensor per dim (broadcast together), negatives wrapped."""
+    if all(isinstance(i, _K) for i in idx):
+        arrays = [i.tensor.to(torch.int64).numpy() for i in idx]
+        arrays = [np.where(v < 0, v + n, v) for v, n in zip(arrays, sizes)]
+        flat = np.zeros(np.broadcast_shapes(*[v.shape for v in arrays]), dtype=np.int64)
+        for v, n in zip(arrays, sizes):
+            flat = flat * n + v
+        return _K(torch.from_numpy(np.ascontiguousarray(flat)), f"{L.current.name}_index")
+    total = None
+    for i, n in zip(idx, sizes):
+        v = L._operand(i, core.DTYPE_I64, 0, "index")
+        negative = L._emit("less", [v, L._scalar(0, core.DTYPE_I64, v.rank)])
+        v = L._emit("where", [negative, L._emit("add", [v, L._scalar(n, core.DTYPE_I64, v.rank)]), v])
+        total = v if total is None else L._emit("add", [L._emit("mul", [total, L._scalar(n, core.DTYPE_I64,
+                                                                                          total.rank)]), v])
+    return total
+
+
+@_lowering("index", "_unsafe_index")
+def _index(L, a, real, node):
+    """x[i0, i1, ...] with index tensors (advanced indexing): one index_select on a flattened view."""
+    x = L.tensor(a["self"], "input")
+    indices = list(a["indices"])
+    for i, v in enumerate(indices):
+        if isinstance(v, _K) and v.tensor.dtype == torch.bool:  # a constant mask: its positions
+            indices[i] = _K(v.tensor.nonzero(as_tuple=True)[0], f"{v.name}_positions")
+            if v.tensor.dim() != 1:
+                raise L._error("boolean mask indexing with a mask of rank > 1 is not supported")
+        elif v is not None and not isinstance(v, (_T, _K)):
+            raise L._error(f"index {i} is a {type(v).__name__}")
+        elif isinstance(v, _T) and v.dtype == core.DTYPE_BOOL:
+            raise L._error("indexing with a computed boolean mask has a data-dependent shape, which gpuu lacks")
+    dims = [d for d, v in enumerate(indices) if v is not None]
+    adjacent = dims == list(range(dims[0], dims[-1] + 1))
+    if not adjacent:  # torch puts the broadcast index dims first: so does moving the indexed dims to the front
+        rest = [d for d in range(x.rank) if d not in dims]
+        x = L._emit("transpose", [x], {"perm": dims + rest})
+        dims = list(range(len(dims)))
+    first, count = dims[0], len(dims)
+    sizes = [x.shape[d] for d in dims]
+    lin = _linear_index(L, [indices[d] if adjacent else v for d, v in
+                            zip(dims, [v for v in indices if v is not None])], sizes)
+    index_shape = list(lin.shape)
+    flat_x = L.reshape(x, list(x.shape[:first]) + [int(np.prod(sizes, dtype=np.int64))] +
+                       list(x.shape[first + count:]))
+    flat_index = L.reshape(L.tensor(lin, "index"), [int(np.prod(index_shape, dtype=np.int64))])
+    y = L._emit("index_select", [flat_x, flat_index], {"axis": first})
+    return L.reshape(y, real.shape)
+
+
+@_lowering("slice_scatter")
+def _slice_scatter(L, a, real, node):
+    x = L.tensor(a["self"], "input")
+    axis = L.axis(a.get("dim", 0), x.rank)
+    size = x.shape[axis]
+    start = 0 if a.get("start") is None else int(a["start"])
+    end = size if a.get("end") is None else int(a["end"])
+    start = max(0, min(size, start + size if start < 0 else start))
+    end = max(start, min(size, end + size if end < 0 else end))
+    if int(a.get("step") or 1) != 1:
+        raise L._error("slice_scatter with a step other than 1 is not supported")
+    src = L._operand(a["src"], x.dtype, 0, "src")
+    parts = ([L.slice(x, axis, 0, start)] if start > 0 else []) + [src] + \
+            ([L.slice(x, axis, end, size)] if end < size else [])
+    return parts[0] if len(parts) == 1 else L._emit("concat", parts, {"axis": axis})
+
+
+@_lowering("select_scatter")
+def _select_scatter(L, a, real, node):
+    x = L.tensor(a["self"], "input")
+    axis = L.axis(a["dim"], x.rank)
+    index = int(a["index"])
+    index = index + x.shape[axis] if index < 0 else index
+    src = L._operand(a["src"], x.dtype, 0, "src")
+    src = L.reshape(src, list(x.shape[:axis]) + [1] + list(x.shape[axis + 1:]))
+    bound = dict(a, dim=axis, start=index, end=index + 1, step=1, src=src)
+    return _slice_scatter(L, bound, real, node)
+
+
+@_lowering("copy")
+def _copy(L, a, real, node):
+    """copy(self, src): src's values in self's shape and dtype (functionalization's copy_)."""
+    src = L._operand(a["src"], L.result_dtype(real), 0, "src")
+    return L.broadcast_to(src, real.shape)
+
+
+@_lowering("as_strided", "as_strided_copy")
+def _as_strided(L, a, real, node):
+    x = L.tensor(a["self"], "input")
+    base = L.real_arg(node, 0)
+    if not base.is_contiguous() or base.storage_offset() != 0:
+        raise L._error("as_strided of a non-contiguous view reads the view's storage, which gpuu does not model")
+    size, stride = [int(s) for s in a["size"]], [int(s) for s in a["stride"]]
+    offset = int(a.get("storage_offset") or 0)
+    contiguous = [int(np.prod(size[k + 1:], dtype=np.int64)) for k in range(len(size))]
+    if offset == 0 and all(st == c for st, c, n in zip(stride, contiguous, size) if n != 1):
+        return L.reshape(x, size)
+    flat_index = np.full(size, offset, dtype=np.int64)
+    for k, (n, st) in enumerate(zip(size, stride)):
+        flat_index = flat_index + (np.arange(n, dtype=np.int64) * st).reshape([n if j == k else 1
+                                                                               for j in range(len(size))])
+    flat = L.reshape(x, [int(np.prod(x.shape, dtype=np.int64))])
+    index = L.constant(flat_index.reshape(-1), "strided_index")
+    return L.reshape(L._emit("index_select", [flat, index], {"axis": 0}), size)
+
+
+# ---- normalisation --------------------------------------------------------------------
+
+@_lowering("native_batch_norm", "_native_batch_norm_legit_no_training", "_native_batch_norm_legit",
+           "_native_batch_norm_legit_functional")
+def _batch_norm(L, a, real, node):
+    x = L.tensor(a["input"], "input")
+    training = bool(a.get("training")) or node.target.overloadpacket.__name__ == "_native_batch_norm_legit" \
+        and a.get("training", True)
+    if training or a.get("running_mean") is None:
+        return _batch_norm_from_batch(L, x, a)
+    stats = {}
+    for key in ("weight", "bias", "running_mean", "running_var"):
+        v = a.get(key)
+        if v is not None and not isinstance(v, _K):
+            raise L._error(f"batch_norm's {key} is computed in the graph; only constant statistics are folded")
+        stats[key] = None if v is None else v.tensor.detach().double().numpy()
+    # Eval batch norm is an affine map per channel: y = x * scale + shift.
+    scale = 1.0 / np.sqrt(stats["running_var"] + float(a["eps"]))
+    if stats["weight"] is not None:
+        scale = scale * stats["weight"]
+    shift = -stats["running_mean"] * scale
+    if stats["bias"] is not None:
+        shift = shift + stats["bias"]
+    channels = [1, x.shape[1]] + [1] * (x.rank - 2)
+    np_dtype = core.numpy_dtype(x.dtype)
+    s = L.constant(scale.astype(np_dtype).reshape(channels), "scale")
+    t = L.constant(shift.astype(np_dtype).reshape(channels), "shift")
+    y = L._emit("add", [L._emit("mul", [x, s]), t])
+    return [y, _Unusable("the saved mean of batch_norm"), _Unusable("the saved invstd of batch_norm")] + \
+        ([_Unusable("the updated running statistics of batch_norm")] * 2
+         if node.target.overloadpacket.__name__ == "_native_batch_norm_legit_functional" else [])
+
+
+def _batch_norm_from_batch(L, x: _T, a) -> List[Any]:
+    """Batch statistics (instance norm, a model traced in training mode): normalise over all but the channel dim."""
+    axes = [0] + list(range(2, x.rank))
+    mean, var = _moments(L, x, axes, 0, True)
+    eps = L._scalar(float(a["eps"]), x.dtype, x.rank)
+    y = L._emit("mul", [L._emit("sub", [x, mean]), L._emit("rsqrt", [L._emit("add", [var, eps])])])
+    channels = [1, x.shape[1]] + [1] * (x.rank - 2)
+    if a.get("weight") is not None:
+        y = L._emit("mul", [y, L.reshape(L.tensor(a["weight"], "weight"), channels)])
+    if a.get("bias") is not None:
+        y = L._emit("add", [y, L.reshape(L.tensor(a["bias"], "bias"), channels)])
+    return [y, _Unusable("the saved mean of batch_norm"), _Unusable("the saved invstd of batch_norm"),
+            _Unusable("the updated running statistics of batch_norm"),
+            _Unusable("the updated running statistics of batch_norm")]

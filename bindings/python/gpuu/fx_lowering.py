@@ -502,25 +502,11 @@ class Lowering:
         return dim % max(rank, 1)
 
     def broadcast_to(self, x: _T, shape: Sequence[int]) -> _T:
-        """x broadcast to `shape` (numpy rules), each repeated axis as one concat of copies."""
+        """x broadcast to `shape` (numpy rules): one expand node, nothing when the shape already matches."""
         shape = [int(d) for d in shape]
         if list(x.shape) == shape:
             return x
-        x = self.reshape(x, [1] * (len(shape) - x.rank) + list(x.shape))
-        for axis, (have, want) in enumerate(zip(list(x.shape), shape)):
-            if have != want:
-                if have != 1:
-                    raise self._error(f"cannot broadcast dim {axis} of {list(x.shape)} to {shape}")
-                x = self._emit("concat", [x] * want, {"axis": axis})
-        return x
-
-    def tile(self, x: _T, repeats: Sequence[int]) -> _T:
-        repeats = [int(r) for r in repeats]
-        x = self.reshape(x, [1] * (len(repeats) - x.rank) + list(x.shape))
-        for axis, r in enumerate(repeats):
-            if r != 1:
-                x = self._emit("concat", [x] * r, {"axis": axis})
-        return x
+        return self._emit("expand", [x], {"shape": shape})
 
     def slice(self, x: _T, axis: int, start: int, end: int, step: int = 1) -> _T:
         size = x.shape[axis]
