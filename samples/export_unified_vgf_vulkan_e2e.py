@@ -23,8 +23,8 @@ import torch.nn.functional as F
 try:
     import gpuu
 except ImportError as e:  # say where the package lives rather than a bare traceback
-    sys.exit(f"cannot import gpuu ({e}): set PYTHONPATH to <build>/bindings/python "
-             "or to the site-packages folder of a `cmake --install` prefix")
+    sys.exit(f"cannot import gpuu ({e}): `pip install .` from the gpuu source tree (the main job,"
+             " tools/dev/main.sh, does it into .venv), or set PYTHONPATH to <build>/bindings/python")
 
 
 class UnifiedVgfVulkanModel(torch.nn.Module):

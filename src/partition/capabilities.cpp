@@ -205,6 +205,22 @@ bool Capabilities::is_denied(Backend backend, std::string_view op) const {
 
 bool Capabilities::is_known_op(std::string_view op) { return op_table().count(op) != 0; }
 
+std::vector<graph::DType> Capabilities::declared_dtypes(Backend backend, std::string_view op) {
+  std::vector<graph::DType> out;
+  const OpRule* rule = find_op_rule(op);
+  if (!rule || backend == Backend::kCpu) return out;
+  uint8_t mask = backend == Backend::kVgf ? rule->vgf : rule->vulkan;
+  for (int d = 0; d < graph::kDTypeCount; ++d) {
+    if (mask & bit(static_cast<DType>(d))) out.push_back(static_cast<DType>(d));
+  }
+  return out;
+}
+
+std::string Capabilities::tosa_form(std::string_view op) {
+  const OpRule* rule = find_op_rule(op);
+  return rule && rule->vgf ? rule->tosa : "";
+}
+
 bool Capabilities::is_custom_shader(const graph::Node& node) {
   if (node.op != "custom_shader") return false;
   auto it = node.attrs.find("domain_name");

@@ -106,6 +106,11 @@ class Capabilities {
 
   // An op name of the shared op list (unknown ops go to the CPU alone).
   static bool is_known_op(std::string_view op);
+  // What the built-in table declares for `op` on `backend` (VGF or Vulkan):
+  // the dtypes of the input that decides (empty: the backend does not take
+  // the op), and how VGF expresses it in TOSA. For docs and gpuu-inspect --ops.
+  static std::vector<graph::DType> declared_dtypes(Backend backend, std::string_view op);
+  static std::string tosa_form(std::string_view op);
   // op "custom_shader" with domain_name com.arm.VulkanCustomShader: such a node
   // always gets a region of its own.
   static bool is_custom_shader(const graph::Node& node);

@@ -7,6 +7,7 @@
 
 #include "backends/vgf/vgf_export.h"
 #include "inspect/inspect.h"
+#include "inspect/ops_table.h"
 #include "program/program_loader.h"
 
 namespace {
@@ -17,6 +18,9 @@ const char kUsage[] =
     "             CPU-fallback steps, inputs/outputs, constants, deduplication\n"
     "  --json     the same, machine-readable\n"
     "  --dot      a Graphviz graph: nodes coloured by backend, edges via tensors\n"
+    "usage: gpuu-inspect --ops [--json]\n"
+    "             every op gpuu has: inputs, attributes, dtypes, and which\n"
+    "             backends (CPU, Vulkan, VGF with its TOSA form) run it\n"
     "usage: gpuu-inspect --extract-vgf DIR PROGRAM\n"
     "             writes each VGF delegate as DIR/<delegate index>.vgf with a\n"
     "             scenario JSON for Arm's scenario runner beside it\n";
@@ -27,6 +31,7 @@ int main(int argc, char** argv) {
   enum class Format { kText, kJson, kDot } format = Format::kText;
   const char* path = nullptr;
   const char* extract_dir = nullptr;
+  bool ops = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--extract-vgf") == 0) {
       if (i + 1 >= argc) {
@@ -34,6 +39,8 @@ int main(int argc, char** argv) {
         return 1;
       }
       extract_dir = argv[++i];
+    } else if (std::strcmp(argv[i], "--ops") == 0) {
+      ops = true;
     } else if (std::strcmp(argv[i], "--json") == 0) {
       format = Format::kJson;
     } else if (std::strcmp(argv[i], "--dot") == 0) {
@@ -50,6 +57,15 @@ int main(int argc, char** argv) {
     } else {
       path = argv[i];
     }
+  }
+  if (ops) {
+    if (path || extract_dir || format == Format::kDot) {
+      std::fprintf(stderr, "gpuu-inspect: --ops takes no program and no --dot/--extract-vgf\n%s", kUsage);
+      return 1;
+    }
+    std::string table = format == Format::kJson ? gpuu::inspect::render_ops_json() : gpuu::inspect::render_ops_markdown();
+    std::fwrite(table.data(), 1, table.size(), stdout);
+    return std::fflush(stdout) == 0 ? 0 : 1;
   }
   if (!path) {
     std::fputs(kUsage, stderr);

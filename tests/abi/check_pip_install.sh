@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# `pip install <source>` into a fresh virtual environment, as a Python user
+# would: the build backend fetches its own build requirements from PyPI,
+# compiles the library, the SWIG module and the tools, and installs them; the
+# package then runs a program and the tools run from the environment's bin/.
+set -euo pipefail
+python=$1 src=$2 work=$3
+rm -rf "$work" && mkdir -p "$work"
+"$python" -m venv "$work/venv"
+"$work/venv/bin/python" -m pip install -q --disable-pip-version-check "$src" > "$work/pip.log" 2>&1 ||
+  { tail -40 "$work/pip.log"; exit 1; }
+cd "$work"
+"$work/venv/bin/python" - <<'PY'
+import numpy as np
+import gpuu
+
+assert gpuu.__file__.startswith(__import__("sys").prefix), gpuu.__file__
+with gpuu.Graph() as g:
+    x = g.add_input("x", np.float32, [8])
+    g.mark_output(g.add_node("sin", "sin_0", [x])[0])
+    spec = gpuu.UnifiedGpuCompileSpec(vgf=gpuu.VgfCompileSpec(), prefer="vulkan_first", min_partition_size=1)
+    partitioner = gpuu.UnifiedGpuPartitioner(spec)
+    result = partitioner.partition(g)
+    partitioner.write_program(result, "sin.gpuu")
+    result.partition.close()
+values = np.linspace(-3, 3, 8, dtype=np.float32)
+with gpuu.load("sin.gpuu") as program:
+    (y,) = program.run([values])
+np.testing.assert_allclose(y, np.sin(values), rtol=1e-6, atol=1e-6)
+print("pip-installed gpuu ran sin on", gpuu.enumerate_devices()[0][0])
+PY
+# Whole outputs first: grep -q on a pipe would end the writer early (SIGPIPE under pipefail).
+inspect=$("$work/venv/bin/gpuu-inspect" sin.gpuu)
+ops=$("$work/venv/bin/gpuu-inspect" --ops)
+usage=$("$work/venv/bin/gpuu-run" --help)
+grep -q "VulkanBackend: 1 delegate" <<< "$inspect" || { echo "gpuu-inspect: $inspect"; exit 1; }
+grep -q '^| `conv2d`' <<< "$ops" || { echo "gpuu-inspect --ops: $ops"; exit 1; }
+grep -q model_path <<< "$usage" || { echo "gpuu-run --help: $usage"; exit 1; }
+echo "pip install: package and tools work from a fresh environment"
