@@ -85,6 +85,9 @@ std::string check_float_inputs(const graph::Graph& graph, const graph::Node& nod
 // kUnsupported naming the node when `dtype` is f16 and the device cannot run
 // f16 kernels (shaderFloat16 and storageBuffer16BitAccess).
 Status require_f16_support(const LoweringContext& lc, const graph::Node& node, graph::DType dtype);
+// kUnsupported naming the node when `dtype` is i64 and the device lacks
+// shaderInt64 (the i64 integer kernels compute in 64-bit shader integers).
+Status require_int64_support(const LoweringContext& lc, const graph::Node& node, graph::DType dtype);
 // "" when all values fit the kernels' limits (rank, 32-bit element counts).
 std::string check_tensor_limits(const graph::Graph& graph, const graph::Node& node);
 
