@@ -311,6 +311,21 @@ TEST(VulkanInteger, I64WhereAndCastRoundTrip) {
                                 same_bytes));
 }
 
+TEST(VulkanInteger, IntegerChainsAreNotFused) {
+  // Fusion is float-only: an i32 chain keeps one dispatch per node and stays exact.
+  graph::Graph g;
+  graph::ValueId a = graph::add_graph_input(g, "a", DType::kI32, {4, 9}).value();
+  graph::ValueId b = graph::add_graph_input(g, "b", DType::kI32, {9}).value();
+  graph::ValueId v = graph::add_op(g, "add", "add_0", {a, b}, {}).value()[0];
+  v = graph::add_op(g, "mul", "mul_0", {v, a}, {}).value()[0];
+  v = graph::add_op(g, "neg", "neg_0", {v}, {}).value()[0];
+  g.mark_output(v);
+  RunStats stats;
+  EXPECT_TRUE(graph_matches_cpu(g, {exact_values(DType::kI32, {4, 9}, 1300), exact_values(DType::kI32, {9}, 1301)},
+                                same_bytes, &stats));
+  EXPECT_EQ(stats.dispatches, 3u);
+}
+
 TEST(VulkanInteger, RefusesWhatItHasNoKernelFor) {
   graph::Graph g;
   graph::ValueId a = graph::add_graph_input(g, "a", DType::kI64, {4}).value();
