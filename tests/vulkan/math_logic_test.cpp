@@ -241,6 +241,26 @@ TEST(VulkanReduce, IntegerReductions) {
   EXPECT_TRUE(node_exact("reduce_sum", {wide_i64({5, 9}, seed++)}, {{"axes", Ints{0}}}));
 }
 
+TEST(VulkanReduce, LongIntegerAndBoolReductionsGoThroughPartials) {
+  // Rows of >= 4096 elements over few outputs split into chunks and a second pass.
+  uint32_t seed = 850;
+  for (DType dtype : {DType::kI32, DType::kI64}) {
+    auto x = exact_values(dtype, {2, 10007}, seed++);
+    for (const char* op : {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod"}) {
+      EXPECT_TRUE(node_exact(op, {x}, {{"axes", Ints{1}}})) << op << " " << graph::dtype_name(dtype);
+    }
+    EXPECT_TRUE(node_exact("reduce_sum", {x}, {{"axes", Ints{0, 1}}})) << graph::dtype_name(dtype);
+  }
+  auto b = exact_values(DType::kBool, {3, 9001}, seed++);
+  std::vector<double> ones(3 * 9001, 1.0);
+  ones[5000] = 0;  // row 0 is all true but one element
+  auto mostly = values(DType::kBool, {3, 9001}, ones);
+  for (const char* op : {"reduce_any", "reduce_all"}) {
+    EXPECT_TRUE(node_exact(op, {b}, {{"axes", Ints{1}}})) << op;
+    EXPECT_TRUE(node_exact(op, {mostly}, {{"axes", Ints{1}}})) << op;
+  }
+}
+
 TEST(VulkanReduce, AnyAndAll) {
   uint32_t seed = 900;
   for (const graph::Shape& shape : {graph::Shape{5, 7}, graph::Shape{3, 2, 9}}) {

@@ -63,20 +63,50 @@ int32_t reduce_op_code(const std::string& op) {
   return 0;  // sum, mean
 }
 
-// Integer and bool reductions (shaders/reduce_int.comp): one invocation per
-// output (four per bool word), whatever the reduction's length.
-Status lower_int_reduce(LoweringContext& lc, const graph::Node& n, const ReducePass& r, const TensorRef& x,
-                        const TensorRef& y) {
-  GPUU_RETURN_IF_ERROR(require_int64_support(lc, n, x.dtype));
-  const auto esize = static_cast<int32_t>(graph::dtype_size(x.dtype));
+// One reduce_int.comp pass: r.n_out * r.n_chunks results.
+Status add_int_reduce_pass(LoweringContext& lc, const graph::Node& n, const ReducePass& r, const char* shader,
+                           int32_t in_size, int32_t out_size, const BufferRange& in, const BufferRange& out) {
+  uint32_t chunk = (r.n_red + r.n_chunks - 1) / r.n_chunks;
+  const uint32_t n_res = r.n_out * r.n_chunks;
   PushConstants push;
-  push.u32(r.n_out).u32(r.n_red);
+  push.u32(n_res).u32(r.n_red).u32(chunk).u32(r.n_chunks);
   push.u32(static_cast<uint32_t>(r.kept_shape.size()) | static_cast<uint32_t>(r.red_shape.size()) << 8);
   push.u32_array(r.kept_shape, kMaxRank).u32_array(r.kept_strides, kMaxRank);
   push.u32_array(r.red_shape, kMaxRank).u32_array(r.red_strides, kMaxRank);
-  KernelKey key{x.dtype == DType::kI64 ? "reduce_int_i64" : "reduce_int_i32", {r.op, esize}, 2, push.size()};
-  uint64_t invocations = esize == 1 ? (static_cast<uint64_t>(r.n_out) + 3) / 4 : r.n_out;
-  return add_dispatch(lc, n, key, {{x.range, false}, {y.range, true}}, push, invocations);
+  KernelKey key{shader, {r.op, in_size, out_size}, 2, push.size()};
+  uint64_t invocations = out_size == 1 ? (static_cast<uint64_t>(n_res) + 3) / 4 : n_res;
+  return add_dispatch(lc, n, key, {{in, false}, {out, true}}, push, invocations);
+}
+
+// Integer and bool reductions (shaders/reduce_int.comp): one invocation per
+// output; a long reduction over few outputs is split into chunks whose
+// partials (i32, or i64 for i64) a second pass reduces, so no invocation
+// walks more than a few thousand elements.
+Status lower_int_reduce(LoweringContext& lc, const graph::Node& n, ReducePass r, const TensorRef& x,
+                        const TensorRef& y) {
+  GPUU_RETURN_IF_ERROR(require_int64_support(lc, n, x.dtype));
+  const bool wide = x.dtype == DType::kI64;
+  const char* shader = wide ? "reduce_int_i64" : "reduce_int_i32";
+  const auto esize = static_cast<int32_t>(graph::dtype_size(x.dtype));
+  const int32_t partial_size = wide ? 8 : 4;
+  uint64_t chunks = 1;
+  if (r.n_red >= 2 * kMinChunk && r.n_out < kTargetWorkgroups * kWorkgroupSize) {
+    chunks = (r.n_red + kMinChunk - 1) / kMinChunk;
+  }
+  if (chunks <= 1) return add_int_reduce_pass(lc, n, r, shader, esize, esize, x.range, y.range);
+  r.n_chunks = static_cast<uint32_t>(chunks);
+  GPUU_ASSIGN_OR_RETURN(BufferRange partials,
+                        lc.scratch(static_cast<VkDeviceSize>(r.n_out) * chunks * partial_size, "reduction partials"));
+  GPUU_RETURN_IF_ERROR(add_int_reduce_pass(lc, n, r, shader, esize, partial_size, x.range, partials));
+  ReducePass finish;
+  finish.op = r.op;
+  finish.n_out = r.n_out;
+  finish.n_red = r.n_chunks;
+  finish.kept_shape = {r.n_out};
+  finish.kept_strides = {r.n_chunks};
+  finish.red_shape = {r.n_chunks};
+  finish.red_strides = {1};
+  return add_int_reduce_pass(lc, n, finish, shader, partial_size, esize, partials, y.range);
 }
 
 Status lower_reduce(LoweringContext& lc, const graph::Node& n) {

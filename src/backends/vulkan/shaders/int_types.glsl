@@ -17,3 +17,11 @@ IT int_from_words(uint lo, uint hi) {
   return int(lo);
 #endif
 }
+
+#ifdef GPUU_I64
+#define IT_MIN int_from_words(0u, 0x80000000u)
+#define IT_MAX int_from_words(0xFFFFFFFFu, 0x7FFFFFFFu)
+#else
+#define IT_MIN (-2147483647 - 1)
+#define IT_MAX 2147483647
+#endif
