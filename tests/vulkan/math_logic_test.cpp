@@ -6,7 +6,10 @@
 
 #include <cmath>
 
+#include "backends/vulkan/device_buffer.h"
 #include "backends/vulkan/vulkan_ops.h"
+#include "context/shared_gpu_context_registry.h"
+#include "support/test_vulkan_device.h"
 #include "vulkan/vulkan_test_util.h"
 
 namespace gpuu::vulkan_test {
@@ -226,6 +229,16 @@ TEST(VulkanReduce, MinAndProdOnFloatsEveryPath) {
   EXPECT_TRUE(node_matches_cpu("reduce_prod", {x}, {{"axes", Ints{0}}}, 0, 2e-5));
 }
 
+TEST(VulkanReduce, MinAndProdInHalfPrecision) {
+  if (!device_has_f16()) GTEST_SKIP() << "device lacks f16 kernels";
+  uint32_t seed = 750;
+  for (const graph::Shape& shape : {graph::Shape{6, 7}, graph::Shape{2, 9000}}) {
+    auto x = random_tensor(DType::kF16, shape, seed++, 0.999, 1.001);
+    EXPECT_TRUE(node_matches_cpu("reduce_min", {x}, {{"axes", Ints{1}}}, 0, 0));
+    EXPECT_TRUE(node_matches_cpu("reduce_prod", {x}, {{"axes", Ints{1}}}, 0, 2e-3));
+  }
+}
+
 TEST(VulkanReduce, IntegerReductions) {
   uint32_t seed = 800;
   for (DType dtype : {DType::kI32, DType::kI64}) {
@@ -344,6 +357,40 @@ TEST(VulkanInteger, IntegerChainsAreNotFused) {
   EXPECT_TRUE(graph_matches_cpu(g, {exact_values(DType::kI32, {4, 9}, 1300), exact_values(DType::kI32, {9}, 1301)},
                                 same_bytes, &stats));
   EXPECT_EQ(stats.dispatches, 3u);
+}
+
+// Builds a delegate for a one-node `op` over two inputs of `dtype` on `ctx`.
+Status delegate_status(const SharedGpuContextPtr& ctx, const std::string& op, DType dtype) {
+  graph::Graph g;
+  graph::ValueId a = graph::add_graph_input(g, "a", dtype, {4}).value();
+  g.mark_output(graph::add_op(g, op, op + "_0", {a, a}, {}).value()[0]);
+  GPUU_ASSIGN_OR_RETURN(vulkan::DeviceBuffer in, vulkan::DeviceBuffer::create(*ctx, 32, vulkan::MemoryKind::kUpload, "in"));
+  GPUU_ASSIGN_OR_RETURN(vulkan::DeviceBuffer out, vulkan::DeviceBuffer::create(*ctx, 32, vulkan::MemoryKind::kReadback, "out"));
+  auto delegate = vulkan::VulkanDelegate::create(ctx, g, {vulkan::BufferRange{in.buffer(), 0, in.size()}},
+                                                 {vulkan::BufferRange{out.buffer(), 0, out.size()}});
+  return delegate.status();
+}
+
+TEST(VulkanInteger, I64KernelsNeedShaderInt64AndSaySo) {
+  // An application's device wrapped as a context enables no optional
+  // features, shaderInt64 included: i64 arithmetic is refused, i32 is not.
+  gpuu_test::AppDevice app;
+  std::string why;
+  ASSERT_TRUE(app.create(&why)) << why;
+  {
+    auto ctx = register_app_device(app, "no_int64", 11);
+    ASSERT_TRUE(ctx.ok()) << ctx.status().message();
+    ASSERT_FALSE(ctx.value()->has_feature(kFeatureShaderInt64));
+    Status s = delegate_status(ctx.value(), "add", DType::kI64);
+    EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+    EXPECT_NE(s.message().find("node 'add_0' (add) is i64 but device"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("lacks shaderInt64"), std::string::npos) << s.message();
+    EXPECT_TRUE(delegate_status(ctx.value(), "add", DType::kI32).ok());
+    // Kernels that move i64 as words need no 64-bit shader integers.
+    EXPECT_TRUE(delegate_status(ctx.value(), "logical_and", DType::kI64).ok());
+    SharedGpuContextRegistry::get().clear_for_testing();
+  }
+  EXPECT_TRUE(app.still_usable(&why)) << why;
 }
 
 TEST(VulkanInteger, RefusesWhatItHasNoKernelFor) {
