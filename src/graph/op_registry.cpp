@@ -233,6 +233,8 @@ const std::vector<DType> kFloat = {DType::kF32, DType::kF16};
 const std::vector<DType> kFloatI32I8 = {DType::kF32, DType::kF16, DType::kI32, DType::kI8};
 const std::vector<DType> kNumeric = {DType::kF32, DType::kF16, DType::kI32, DType::kI64, DType::kI8};
 const std::vector<DType> kIndex = {DType::kI32, DType::kI64};
+const std::vector<DType> kFloatInt = {DType::kF32, DType::kF16, DType::kI32, DType::kI64};
+const std::vector<DType> kBits = {DType::kI32, DType::kI64, DType::kBool};
 const std::vector<DType> kAny = {};
 
 // ---- elementwise -----------------------------------------------------------
@@ -260,6 +262,13 @@ Status infer_binary(InferContext& c) {
 Status infer_compare(InferContext& c) {
   GPUU_RETURN_IF_ERROR(infer_binary(c));
   c.out.back().dtype = DType::kBool;
+  return Status::Ok();
+}
+
+// isnan, isinf, logical_not: the input's shape, bool out.
+Status infer_predicate(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
+  c.emit(DType::kBool, c.x(0).shape);
   return Status::Ok();
 }
 
@@ -451,6 +460,33 @@ Status infer_reduce(InferContext& c) {
     }
   }
   c.emit(c.x(0).dtype, std::move(out));
+  return Status::Ok();
+}
+
+Status infer_arg_reduce(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
+  GPUU_RETURN_IF_ERROR(c.expect_min_rank(0, 1));
+  GPUU_ASSIGN_OR_RETURN(int64_t keepdim, c.int_attr_in("keepdim", 0, 1));
+  GPUU_ASSIGN_OR_RETURN(int64_t axis, c.axis_attr("axis", c.rank(0)));
+  Shape out = c.x(0).shape;
+  if (out[static_cast<size_t>(axis)] == 0) {
+    return c.fail(c.input_desc(0), " ", shape_to_string(out), " is empty along attribute 'axis' = ", axis,
+                  ": there is no index to return");
+  }
+  if (keepdim) {
+    out[static_cast<size_t>(axis)] = 1;
+  } else {
+    out.erase(out.begin() + axis);
+  }
+  c.emit(DType::kI64, std::move(out));
+  return Status::Ok();
+}
+
+Status infer_cumsum(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
+  GPUU_RETURN_IF_ERROR(c.expect_min_rank(0, 1));
+  GPUU_RETURN_IF_ERROR(c.axis_attr("axis", c.rank(0)).status());
+  c.emit(c.x(0).dtype, c.x(0).shape);
   return Status::Ok();
 }
 
@@ -802,10 +838,24 @@ std::vector<OpSchema> build_registry() {
                            "ceil"}) {
     ops.push_back(op(name, {x}, 1, 1, {}, kFloat, "f32 or f16; output has the input's dtype and shape", infer_unary));
   }
-  for (const char* name : {"abs", "neg", "relu"}) {
-    ops.push_back(op(name, {x}, 1, 1, {}, kFloatI32I8, "f32, f16, i32 or i8; output has the input's dtype and shape",
+  for (const char* name : {"tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "expm1", "log1p",
+                           "round", "trunc"}) {
+    ops.push_back(op(name, {x}, 1, 1, {}, kFloat, "f32 or f16; output has the input's dtype and shape", infer_unary));
+  }
+  for (const char* name : {"abs", "neg"}) {
+    ops.push_back(op(name, {x}, 1, 1, {}, kNumeric, "f32, f16, i32, i64 or i8; output has the input's dtype and shape",
                      infer_unary));
   }
+  ops.push_back(op("relu", {x}, 1, 1, {}, kFloatI32I8, "f32, f16, i32 or i8; output has the input's dtype and shape",
+                   infer_unary));
+  ops.push_back(op("sign", {x}, 1, 1, {}, kFloatInt, "f32, f16, i32 or i64; output has the input's dtype and shape",
+                   infer_unary));
+  for (const char* name : {"isnan", "isinf"}) {
+    ops.push_back(op(name, {x}, 1, 1, {}, kFloat, "f32 or f16; output bool of the input's shape", infer_predicate));
+  }
+  ops.push_back(op("logical_not", {x}, 1, 1, {}, kAny, "any dtype; output bool (x == 0)", infer_predicate));
+  ops.push_back(op("bitwise_not", {x}, 1, 1, {}, kBits, "i32, i64 or bool; output has the input's dtype and shape",
+                   infer_unary));
   ops.push_back(op("gelu", {x}, 1, 1, {with_default("approximate", std::string("none"))}, kFloat,
                    "f32 or f16; output has the input's dtype and shape", infer_unary));
 
@@ -813,6 +863,18 @@ std::vector<OpSchema> build_registry() {
   for (const char* name : {"add", "sub", "mul", "maximum", "minimum"}) {
     ops.push_back(op(name, ab, 2, 2, {}, kNumeric, "a and b of one dtype (f32, f16, i32, i64, i8); shapes broadcast",
                      infer_binary));
+  }
+  ops.push_back(op("atan2", ab, 2, 2, {}, kFloat, "a and b of one dtype (f32 or f16); shapes broadcast", infer_binary));
+  for (const char* name : {"remainder", "fmod", "floor_divide"}) {
+    ops.push_back(op(name, ab, 2, 2, {}, kFloatInt, "a and b of one dtype (f32, f16, i32, i64); shapes broadcast",
+                     infer_binary));
+  }
+  for (const char* name : {"logical_and", "logical_or", "logical_xor"}) {
+    ops.push_back(op(name, ab, 2, 2, {}, kAny, "a and b of one dtype (any; nonzero is true); shapes broadcast; output bool",
+                     infer_compare));
+  }
+  for (const char* name : {"bitwise_and", "bitwise_or", "bitwise_xor"}) {
+    ops.push_back(op(name, ab, 2, 2, {}, kBits, "a and b of one dtype (i32, i64, bool); shapes broadcast", infer_binary));
   }
   for (const char* name : {"div", "pow"}) {
     ops.push_back(op(name, ab, 2, 2, {}, kFloat, "a and b of one dtype (f32 or f16); shapes broadcast", infer_binary));
@@ -861,6 +923,18 @@ std::vector<OpSchema> build_registry() {
                    "f32, f16, i32 or i64; output keeps the dtype", infer_reduce));
   ops.push_back(op("reduce_mean", {x}, 1, 1, reduce_attrs, kFloat, "f32 or f16", infer_reduce));
   ops.push_back(op("reduce_max", {x}, 1, 1, reduce_attrs, kNumeric, "numeric; output keeps the dtype", infer_reduce));
+  ops.push_back(op("reduce_min", {x}, 1, 1, reduce_attrs, kNumeric, "numeric; output keeps the dtype", infer_reduce));
+  ops.push_back(op("reduce_prod", {x}, 1, 1, reduce_attrs, kNumeric, "numeric; output keeps the dtype", infer_reduce));
+  for (const char* name : {"reduce_any", "reduce_all"}) {
+    ops.push_back(op(name, {x}, 1, 1, reduce_attrs, {DType::kBool}, "bool; output bool", infer_reduce));
+  }
+  for (const char* name : {"argmax", "argmin"}) {
+    ops.push_back(op(name, {x}, 1, 1, {required("axis", AttrKind::kInt), with_default("keepdim", int64_t{0})},
+                     kFloatInt, "f32, f16, i32 or i64; output i64 (first index of the extreme value)",
+                     infer_arg_reduce));
+  }
+  ops.push_back(op("cumsum", {x}, 1, 1, {required("axis", AttrKind::kInt)}, kFloatInt,
+                   "f32, f16, i32 or i64; output has the input's dtype and shape", infer_cumsum));
   ops.push_back(op("softmax", {x}, 1, 1, {required("axis", AttrKind::kInt)}, kFloat, "f32 or f16", infer_softmax));
   ops.push_back(op("layer_norm", {x, {"weight", true}, {"bias", true}}, 1, 3,
                    {required("normalized_ndim", AttrKind::kInt), with_default("eps", 1e-5)}, kFloat,

@@ -1,7 +1,7 @@
 // The built-in capability tables. VGF follows TOSA 1.0 (reference/tosa-ops.md):
 // f32/f16/i32/i8/bool tensors only, per-operator dtype limits, GATHER indices
-// i32. Vulkan follows gpuu's kernel set: f32/f16/i32/bool data, i64 only as
-// gather/index_select indices. The CPU fallback takes everything.
+// i32. Vulkan follows gpuu's kernel set: f32/f16/i32/i64/bool data (i8 has no
+// Vulkan storage). The CPU fallback takes everything.
 #include "partition/capabilities.h"
 
 #include <algorithm>
@@ -43,7 +43,8 @@ constexpr uint8_t kI64 = bit(DType::kI64);
 // Every dtype TOSA 1.0 has a tensor type for among ours.
 constexpr uint8_t kVgfTensors = kF | kI32 | kI8 | kBool;
 // Every dtype gpuu's Vulkan kernels store as data.
-constexpr uint8_t kVulkanTensors = kF | kI32 | kBool;
+constexpr uint8_t kVulkanTensors = kF | kI32 | kI64 | kBool;
+constexpr uint8_t kInt = kI32 | kI64;
 constexpr int kMaxTosaRank = 6;
 
 const std::unordered_map<std::string_view, OpRule>& op_table() {
@@ -57,21 +58,41 @@ const std::unordered_map<std::string_view, OpRule>& op_table() {
         {OpForm::kPlain, kF, kF, "a float-only elementwise operator"});
     add({"sqrt"}, {OpForm::kPlain, kF, kF, "POW/RSQRT (float-only)"});
     add({"gelu"}, {OpForm::kPlain, kF, kF, "a decomposition through ERF/TANH (float-only)"});
-    add({"abs"}, {OpForm::kPlain, kF | kI32, kF | kI32, "ABS"});
-    add({"neg"}, {OpForm::kPlain, kF | kI32 | kI8, kF | kI32, "NEGATE"});
-    add({"relu", "clamp"}, {OpForm::kPlain, kF | kI32 | kI8, kF | kI32, "CLAMP/MAXIMUM"});
-    add({"add", "sub", "maximum", "minimum"}, {OpForm::kPlain, kF | kI32, kF | kI32, "an elementwise binary operator"});
-    add({"mul"}, {OpForm::kPlain, kF | kI32 | kI8, kF | kI32, "MUL"});
-    add({"div"}, {OpForm::kPlain, kF | kI32, kF | kI32, "MUL by RECIPROCAL or INTDIV"});
+    add({"tan", "cosh"}, {OpForm::kPlain, kF, kF, "SIN/COS/EXP/RECIPROCAL compositions (float-only)"});
+    add({"round", "trunc"}, {OpForm::kPlain, kF, kF, "FLOOR/CEIL/SELECT compositions (float-only)"});
+    add({"asin", "acos", "atan", "atan2"},
+        {OpForm::kPlain, 0, kF, "no inverse trigonometric operator in TOSA 1.0"});
+    add({"sinh", "asinh", "acosh", "atanh", "expm1", "log1p"},
+        {OpForm::kPlain, 0, kF, "no TOSA 1.0 operator; EXP/LOG compositions lose every digit near the function's zero"});
+    add({"abs"}, {OpForm::kPlain, kF | kI32, kF | kInt, "ABS"});
+    add({"neg"}, {OpForm::kPlain, kF | kI32 | kI8, kF | kInt, "NEGATE"});
+    add({"sign"}, {OpForm::kPlain, kF | kI32, kF | kInt, "GREATER/SELECT"});
+    add({"relu"}, {OpForm::kPlain, kF | kI32 | kI8, kF, "CLAMP/MAXIMUM"});
+    add({"clamp"}, {OpForm::kPlain, kF | kI32 | kI8, kF | kInt, "CLAMP/MAXIMUM"});
+    add({"isnan", "isinf"}, {OpForm::kCompare, kF, kF, "EQUAL/ABS/LOGICAL_NOT (float-only)"});
+    add({"logical_not", "logical_and", "logical_or", "logical_xor"},
+        {OpForm::kCompare, kVgfTensors, kVulkanTensors, "EQUAL and LOGICAL_*"});
+    add({"bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor"},
+        {OpForm::kPlain, kI32 | kBool, kInt | kBool, "BITWISE_* (i32) or LOGICAL_* (bool)"});
+    add({"add", "sub", "maximum", "minimum"}, {OpForm::kPlain, kF | kI32, kF | kInt, "an elementwise binary operator"});
+    add({"mul"}, {OpForm::kPlain, kF | kI32 | kI8, kF | kInt, "MUL"});
+    add({"div"}, {OpForm::kPlain, kF | kI32, kF, "MUL by RECIPROCAL or INTDIV"});
     add({"pow"}, {OpForm::kPlain, kF, kF, "POW (float-only)"});
+    add({"remainder", "fmod", "floor_divide"},
+        {OpForm::kPlain, kI32, kF | kInt, "INTDIV with sign fix-ups (i32 only; a float division has no TOSA form)"});
     add({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"},
-        {OpForm::kCompare, kF | kI32, kF | kI32, "EQUAL/GREATER/GREATER_EQUAL"});
+        {OpForm::kCompare, kF | kI32, kF | kInt, "EQUAL/GREATER/GREATER_EQUAL"});
     add({"where"}, {OpForm::kSelect, kVgfTensors, kVulkanTensors, "SELECT"});
     add({"cast"}, {OpForm::kCast, kVgfTensors, kVulkanTensors, "CAST"});
     add({"matmul", "linear", "conv2d"}, {OpForm::kPlain, kF | kI8, kF, "MATMUL/CONV2D/DEPTHWISE_CONV2D"});
     add({"avg_pool2d", "max_pool2d"}, {OpForm::kPlain, kF | kI8, kF, "AVG_POOL2D/MAX_POOL2D"});
-    add({"reduce_sum"}, {OpForm::kPlain, kF | kI32, kF | kI32, "REDUCE_SUM"});
-    add({"reduce_max"}, {OpForm::kPlain, kF | kI32 | kI8, kF | kI32, "REDUCE_MAX"});
+    add({"reduce_sum"}, {OpForm::kPlain, kF | kI32, kF | kInt, "REDUCE_SUM"});
+    add({"reduce_max"}, {OpForm::kPlain, kF | kI32 | kI8, kF | kInt, "REDUCE_MAX"});
+    add({"reduce_min"}, {OpForm::kPlain, kF | kI32 | kI8, kF | kInt, "REDUCE_MIN"});
+    add({"reduce_prod"}, {OpForm::kPlain, kF, kF | kInt, "REDUCE_PRODUCT (float-only)"});
+    add({"reduce_any", "reduce_all"}, {OpForm::kPlain, kBool, kBool, "REDUCE_ANY/REDUCE_ALL"});
+    add({"argmax", "argmin"}, {OpForm::kPlain, 0, kF | kInt, "none: the output is i64, which TOSA 1.0 lacks"});
+    add({"cumsum"}, {OpForm::kPlain, 0, kF | kInt, "no prefix-sum operator in TOSA 1.0"});
     add({"reduce_mean"}, {OpForm::kPlain, kF, kF, "REDUCE_SUM and MUL (float-only)"});
     add({"softmax", "layer_norm"}, {OpForm::kPlain, kF, kF, "a float-only decomposition"});
     add({"transpose", "reshape", "slice", "concat", "pad"},
@@ -295,10 +316,6 @@ std::string Capabilities::describe(Backend backend, const graph::Graph& graph, g
     case Verdict::Kind::kNoSuchValue: return str_cat(where, " names no value of the graph");
     case Verdict::Kind::kTensorDtype:
       if (backend == Backend::kVgf) return str_cat("TOSA 1.0 has no ", dt, " tensors (", where, " is ", dt, ")");
-      if (v.dtype == DType::kI64) {
-        return str_cat("no Vulkan kernel takes i64 data (", where,
-                       " is i64); i64 is accepted only as gather/index_select indices");
-      }
       return str_cat("no Vulkan kernel for ", dt, " tensors (", where, " is ", dt, ")");
     case Verdict::Kind::kOpDtype: {
       auto it = op_table().find(node.op);

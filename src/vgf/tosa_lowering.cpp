@@ -394,6 +394,12 @@ class Lowering {
       return Status::Ok();
     }
     if (op == "sqrt") return lower_sqrt();
+    if (op == "tan" || op == "cosh" || op == "round" || op == "trunc") return lower_float_compositions();
+    if (op == "sign") return lower_sign();
+    if (op == "isnan" || op == "isinf" || op == "logical_not") return lower_predicate();
+    if (op == "logical_and" || op == "logical_or" || op == "logical_xor") return lower_logical();
+    if (op == "bitwise_and" || op == "bitwise_or" || op == "bitwise_xor" || op == "bitwise_not") return lower_bitwise();
+    if (op == "remainder" || op == "fmod" || op == "floor_divide") return lower_int_division();
     if (op == "abs" || op == "neg" || op == "relu") return lower_sign_ops();
     if (op == "gelu") return lower_gelu();
     if (op == "add" || op == "sub" || op == "mul" || op == "maximum" || op == "minimum" || op == "div" || op == "pow") {
@@ -411,7 +417,10 @@ class Lowering {
     if (op == "conv2d") return lower_conv2d();
     if (op == "avg_pool2d") return lower_avg_pool2d();
     if (op == "max_pool2d") return lower_max_pool2d();
-    if (op == "reduce_sum" || op == "reduce_mean" || op == "reduce_max") return lower_reduce();
+    if (op == "reduce_sum" || op == "reduce_mean" || op == "reduce_max" || op == "reduce_min" || op == "reduce_prod" ||
+        op == "reduce_any" || op == "reduce_all") {
+      return lower_reduce();
+    }
     if (op == "softmax") return lower_softmax();
     if (op == "layer_norm") return lower_layer_norm();
     if (op == "transpose") {
@@ -448,6 +457,145 @@ class Lowering {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
     GPUU_RETURN_IF_ERROR(need_float(x));
     set_out(binary(TosaOp::kPow, x, scalar(type(x), 0.5, rank(x))));
+    return Status::Ok();
+  }
+
+  // tan = sin / cos; cosh = (e + 1/e) / 2; trunc picks floor or ceil by
+  // sign; round adds 1 to floor(x) above the half and at the half when
+  // floor(x) is odd (ties to even). Every step is exact but the first two's.
+  Status lower_float_compositions() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    GPUU_RETURN_IF_ERROR(need_float(x));
+    E t = type(x);
+    size_t r = rank(x);
+    const std::string& op = node_->op;
+    if (op == "tan") {
+      set_out(mul(unary(TosaOp::kSin, x), unary(TosaOp::kReciprocal, unary(TosaOp::kCos, x))));
+    } else if (op == "cosh") {
+      TosaTensorId e = unary(TosaOp::kExp, x);
+      set_out(mul(binary(TosaOp::kAdd, e, unary(TosaOp::kReciprocal, e)), scalar(t, 0.5, r)));
+    } else if (op == "trunc") {
+      set_out(select(compare(TosaOp::kGreaterEqual, x, scalar(t, 0.0, r)), unary(TosaOp::kFloor, x),
+                     unary(TosaOp::kCeil, x)));
+    } else {
+      TosaTensorId f = unary(TosaOp::kFloor, x);
+      TosaTensorId frac = binary(TosaOp::kSub, x, f);
+      TosaTensorId half = scalar(t, 0.5, r);
+      TosaTensorId halves = unary(TosaOp::kFloor, mul(f, half));
+      TosaTensorId odd = binary(TosaOp::kSub, f, mul(halves, scalar(t, 2.0, r)));  // 0 or 1
+      TosaTensorId zero = scalar(t, 0.0, r);
+      TosaTensorId at_half = select(compare(TosaOp::kEqual, frac, half), odd, zero);
+      TosaTensorId up = select(compare(TosaOp::kGreater, frac, half), scalar(t, 1.0, r), at_half);
+      set_out(binary(TosaOp::kAdd, f, up));
+    }
+    return Status::Ok();
+  }
+
+  // sign: 1 above 0, -1 below, else x itself (zeros, and NaN for floats).
+  Status lower_sign() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    GPUU_RETURN_IF_ERROR(need(x, {E::kF32, E::kF16, E::kI32}));
+    E t = type(x);
+    size_t r = rank(x);
+    TosaTensorId zero = scalar(t, 0.0, r);
+    TosaTensorId below = select(compare(TosaOp::kGreater, zero, x), scalar(t, -1.0, r), x);
+    set_out(select(compare(TosaOp::kGreater, x, zero), scalar(t, 1.0, r), below));
+    return Status::Ok();
+  }
+
+  // x != 0 as bool (NaN is true), as gpuu's logical ops read their inputs.
+  TosaTensorId truth(TosaTensorId x) {
+    if (type(x) == E::kBool) return x;
+    TosaTensorId w = cast(x, type(x) == E::kI8 ? E::kI32 : type(x));
+    return unary(TosaOp::kLogicalNot, compare(TosaOp::kEqual, w, scalar(type(w), 0.0, rank(w))));
+  }
+
+  Status lower_predicate() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    const std::string& op = node_->op;
+    if (op == "logical_not") {
+      set_out(unary(TosaOp::kLogicalNot, truth(x)));
+      return Status::Ok();
+    }
+    GPUU_RETURN_IF_ERROR(need_float(x));
+    if (op == "isnan") {
+      set_out(unary(TosaOp::kLogicalNot, compare(TosaOp::kEqual, x, x)));
+    } else {
+      set_out(compare(TosaOp::kEqual, unary(TosaOp::kAbs, x), scalar(type(x), INFINITY, rank(x))));
+    }
+    return Status::Ok();
+  }
+
+  Status lower_logical() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId a, in(0));
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId b, in(1));
+    const std::string& op = node_->op;
+    TosaOp top = op == "logical_and" ? TosaOp::kLogicalAnd : op == "logical_or" ? TosaOp::kLogicalOr : TosaOp::kLogicalXor;
+    set_out(elementwise(top, {}, {truth(a), truth(b)}, E::kBool));
+    return Status::Ok();
+  }
+
+  // i32: TOSA's BITWISE_*; bool: the LOGICAL_* ones.
+  Status lower_bitwise() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId a, in(0));
+    GPUU_RETURN_IF_ERROR(need(a, {E::kI32, E::kBool}));
+    const std::string& op = node_->op;
+    bool logical = type(a) == E::kBool;
+    if (op == "bitwise_not") {
+      set_out(unary(logical ? TosaOp::kLogicalNot : TosaOp::kBitwiseNot, a));
+      return Status::Ok();
+    }
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId b, in(1));
+    TosaOp top;
+    if (op == "bitwise_and") {
+      top = logical ? TosaOp::kLogicalAnd : TosaOp::kBitwiseAnd;
+    } else if (op == "bitwise_or") {
+      top = logical ? TosaOp::kLogicalOr : TosaOp::kBitwiseOr;
+    } else {
+      top = logical ? TosaOp::kLogicalXor : TosaOp::kBitwiseXor;
+    }
+    set_out(binary(top, a, b));
+    return Status::Ok();
+  }
+
+  // i32 remainder / fmod / floor_divide through INTDIV (truncating). INTDIV
+  // is undefined for a zero divisor and for MIN / -1, so those divide by 1
+  // and gpuu's defined results (0; -a for floor_divide by -1) are selected.
+  Status lower_int_division() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId a, in(0));
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId b, in(1));
+    if (type(a) != E::kI32) {
+      return unsupported("TOSA 1.0 has only the truncating i32 INTDIV; a float ", node_->op,
+                         " through RECIPROCAL would not round like a division");
+    }
+    size_t r = std::max(rank(a), rank(b));
+    a = align_rank(a, r);
+    b = align_rank(b, r);
+    TosaTensorId zero = scalar(E::kI32, 0, r), one = scalar(E::kI32, 1, r), minus_one = scalar(E::kI32, -1, r);
+    TosaTensorId by_zero = compare(TosaOp::kEqual, b, zero);
+    TosaTensorId by_minus_one = compare(TosaOp::kEqual, b, minus_one);
+    TosaTensorId special = elementwise(TosaOp::kLogicalOr, {}, {by_zero, by_minus_one}, E::kBool);
+    TosaTensorId safe_b = select(special, one, b);
+    TosaTensorId q = binary(TosaOp::kIntdiv, a, safe_b);
+    TosaTensorId rem = binary(TosaOp::kSub, a, mul(q, safe_b));  // C's %: the dividend's sign
+    const std::string& op = node_->op;
+    if (op == "fmod") {
+      set_out(select(special, zero, rem));
+      return Status::Ok();
+    }
+    // The floor differs from the truncation when the remainder is nonzero and its sign is not the divisor's.
+    TosaTensorId signs_differ = elementwise(TosaOp::kLogicalXor, {}, {compare(TosaOp::kGreater, zero, rem),
+                                                                       compare(TosaOp::kGreater, zero, safe_b)},
+                                            E::kBool);
+    TosaTensorId adjust = elementwise(TosaOp::kLogicalAnd, {},
+                                      {unary(TosaOp::kLogicalNot, compare(TosaOp::kEqual, rem, zero)), signs_differ},
+                                      E::kBool);
+    if (op == "remainder") {
+      set_out(select(special, zero, select(adjust, binary(TosaOp::kAdd, rem, b), rem)));
+    } else {
+      TosaTensorId floor_q = select(adjust, binary(TosaOp::kSub, q, one), q);
+      set_out(select(by_zero, zero, select(by_minus_one, binary(TosaOp::kSub, zero, a), floor_q)));
+    }
     return Status::Ok();
   }
 
@@ -811,17 +959,24 @@ class Lowering {
   Status lower_reduce() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
     const std::string& op = node_->op;
-    if (op == "reduce_max") {
+    if (op == "reduce_max" || op == "reduce_min") {
       GPUU_RETURN_IF_ERROR(need(x, {E::kF32, E::kF16, E::kI32, E::kI8}));
     } else if (op == "reduce_sum") {
       GPUU_RETURN_IF_ERROR(need(x, {E::kF32, E::kF16, E::kI32}));
-    } else {
+    } else if (op == "reduce_any" || op == "reduce_all") {
+      GPUU_RETURN_IF_ERROR(need(x, {E::kBool}));
+    } else {  // mean; prod (REDUCE_PRODUCT is float-only)
       GPUU_RETURN_IF_ERROR(need_float(x));
     }
     std::vector<int64_t> axes = graph::attr_ints(attrs_, "axes");
     for (int64_t& a : axes) a = graph::normalize_axis(a, rank(x));
     std::sort(axes.begin(), axes.end());
-    TosaOp top = op == "reduce_max" ? TosaOp::kReduceMax : TosaOp::kReduceSum;
+    TosaOp top = op == "reduce_max"    ? TosaOp::kReduceMax
+                 : op == "reduce_min"  ? TosaOp::kReduceMin
+                 : op == "reduce_prod" ? TosaOp::kReduceProduct
+                 : op == "reduce_any"  ? TosaOp::kReduceAny
+                 : op == "reduce_all"  ? TosaOp::kReduceAll
+                                       : TosaOp::kReduceSum;
     TosaTensorId y = x;
     int64_t count = 1;
     for (int64_t a : axes) {

@@ -309,7 +309,7 @@ class Raising {
       case TosaOp::kEqual: return simple("equal");
       case TosaOp::kGreater: return simple("greater");
       case TosaOp::kGreaterEqual: return simple("greater_equal");
-      case TosaOp::kLogicalXor: return simple("not_equal");
+      case TosaOp::kLogicalXor: return raise_logical();
       case TosaOp::kSelect: return simple("where");
       case TosaOp::kMaximum:
       case TosaOp::kMinimum:
@@ -328,7 +328,16 @@ class Raising {
       case TosaOp::kAvgPool2d: return raise_avg_pool();
       case TosaOp::kMaxPool2d: return raise_max_pool();
       case TosaOp::kReduceSum:
-      case TosaOp::kReduceMax: return raise_reduce();
+      case TosaOp::kReduceMax:
+      case TosaOp::kReduceMin:
+      case TosaOp::kReduceProduct:
+      case TosaOp::kReduceAny:
+      case TosaOp::kReduceAll: return raise_reduce();
+      case TosaOp::kBitwiseAnd: return simple("bitwise_and");
+      case TosaOp::kBitwiseOr: return simple("bitwise_or");
+      case TosaOp::kBitwiseXor: return simple("bitwise_xor");
+      case TosaOp::kBitwiseNot: return simple("bitwise_not");
+      case TosaOp::kIntdiv: return raise_intdiv();
       case TosaOp::kReshape: {
         GPUU_ASSIGN_OR_RETURN(ValueId x, in(0));
         GPUU_ASSIGN_OR_RETURN(ValueId y, reshape(x, tout().shape));
@@ -368,23 +377,29 @@ class Raising {
     return Status::Ok();
   }
 
-  Status raise_logical() {
+  // INTDIV truncates; gpuu's floor_divide floors. They differ by one exactly
+  // where remainder (the divisor's sign) and fmod (the dividend's) differ.
+  Status raise_intdiv() {
     GPUU_ASSIGN_OR_RETURN(ValueId a, in(0));
-    size_t r = tin(0).shape.size();
-    ValueId y;
-    if (op_->op == TosaOp::kLogicalNot) {
-      GPUU_ASSIGN_OR_RETURN(ValueId f, scalar(DType::kBool, 0, r));
-      GPUU_ASSIGN_OR_RETURN(y, node("equal", {a, f}));
-    } else {
-      GPUU_ASSIGN_OR_RETURN(ValueId b, in(1));
-      bool is_and = op_->op == TosaOp::kLogicalAnd;
-      GPUU_ASSIGN_OR_RETURN(ValueId k, scalar(DType::kBool, is_and ? 0 : 1, r));
-      // and: a ? b : false; or: a ? true : b.
-      GPUU_ASSIGN_OR_RETURN(y, is_and ? node("where", {a, b, k}) : node("where", {a, k, b}));
-    }
+    GPUU_ASSIGN_OR_RETURN(ValueId b, in(1));
+    GPUU_ASSIGN_OR_RETURN(ValueId floored, node("floor_divide", {a, b}));
+    GPUU_ASSIGN_OR_RETURN(ValueId c_rem, node("fmod", {a, b}));
+    GPUU_ASSIGN_OR_RETURN(ValueId py_rem, node("remainder", {a, b}));
+    GPUU_ASSIGN_OR_RETURN(ValueId differ, node("not_equal", {c_rem, py_rem}));
+    GPUU_ASSIGN_OR_RETURN(ValueId step, node("cast", {differ}, {{"dtype", std::string("i32")}}));
+    GPUU_ASSIGN_OR_RETURN(ValueId y, node("add", {floored, step}));
     set_out(y);
     return Status::Ok();
   }
+
+  Status raise_logical() {
+    const char* gpuu_op = op_->op == TosaOp::kLogicalNot   ? "logical_not"
+                          : op_->op == TosaOp::kLogicalAnd ? "logical_and"
+                          : op_->op == TosaOp::kLogicalOr  ? "logical_or"
+                                                           : "logical_xor";
+    return simple(gpuu_op);
+  }
+
 
   Status raise_negate() {
     GPUU_RETURN_IF_ERROR(require_zero(0, "input1_zp"));
@@ -586,13 +601,20 @@ class Raising {
   }
 
   Status raise_reduce() {
-    bool is_max = op_->op == TosaOp::kReduceMax;
-    if (is_max) {
+    const char* gpuu_op = "reduce_sum";
+    switch (op_->op) {
+      case TosaOp::kReduceMax: gpuu_op = "reduce_max"; break;
+      case TosaOp::kReduceMin: gpuu_op = "reduce_min"; break;
+      case TosaOp::kReduceProduct: gpuu_op = "reduce_prod"; break;
+      case TosaOp::kReduceAny: gpuu_op = "reduce_any"; break;
+      case TosaOp::kReduceAll: gpuu_op = "reduce_all"; break;
+      default: break;
+    }
+    if (op_->op == TosaOp::kReduceMax || op_->op == TosaOp::kReduceMin) {
       GPUU_RETURN_IF_ERROR(require_propagate(1));
     }
     GPUU_ASSIGN_OR_RETURN(ValueId x, in(0));
-    GPUU_ASSIGN_OR_RETURN(ValueId y, node(is_max ? "reduce_max" : "reduce_sum", {x},
-                                          {{"axes", Ints{attr(0).ints[0]}}, {"keepdim", int64_t{1}}}));
+    GPUU_ASSIGN_OR_RETURN(ValueId y, node(gpuu_op, {x}, {{"axes", Ints{attr(0).ints[0]}}, {"keepdim", int64_t{1}}}));
     set_out(y);
     return Status::Ok();
   }

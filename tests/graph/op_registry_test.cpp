@@ -65,7 +65,11 @@ TEST(OpRegistry, HasEveryOpOtherComponentsUse) {
                          "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "clamp", "where",
                          "cast", "matmul", "linear", "conv2d", "avg_pool2d", "max_pool2d", "reduce_sum", "reduce_mean",
                          "reduce_max", "softmax", "layer_norm", "transpose", "reshape", "slice", "concat", "pad",
-                         "gather", "index_select", "custom_shader"};
+                         "gather", "index_select", "custom_shader", "tan", "asin", "acos", "atan", "sinh", "cosh",
+                         "asinh", "acosh", "atanh", "expm1", "log1p", "round", "trunc", "sign", "isnan", "isinf",
+                         "logical_not", "bitwise_not", "atan2", "remainder", "fmod", "floor_divide", "logical_and",
+                         "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "reduce_min",
+                         "reduce_prod", "reduce_any", "reduce_all", "argmax", "argmin", "cumsum"};
   std::set<std::string> expected(std::begin(names), std::end(names));
   std::set<std::string> registered;
   for (const OpSchema& s : all_ops()) {
@@ -96,10 +100,43 @@ TEST(OpRegistry, SchemaDescribesAttributesAndOptionalInputs) {
   EXPECT_TRUE(find_op("relu")->accepts_dtype(DType::kI8));
 }
 
+TEST_F(Infer, PredicatesAndLogicalOpsGiveBool) {
+  ValueId x = in(DType::kF16, {2, 3});
+  EXPECT_EQ(dtype_of("isnan", {x}), DType::kBool);
+  EXPECT_EQ(dtype_of("isinf", {x}), DType::kBool);
+  EXPECT_EQ(dtype_of("logical_not", {in(DType::kI64, {4})}), DType::kBool);
+  ValueId a = in(DType::kI32, {4, 1});
+  ValueId b = in(DType::kI32, {3});
+  EXPECT_EQ(dtype_of("logical_xor", {a, b}), DType::kBool);
+  EXPECT_EQ(shape_of("logical_and", {a, b}), (Shape{4, 3}));
+  EXPECT_EQ(dtype_of("bitwise_or", {a, b}), DType::kI32);
+  EXPECT_EQ(dtype_of("floor_divide", {a, b}), DType::kI32);
+  EXPECT_MENTIONS(error_of("bitwise_not", {x}), "input 0 (x 'v0') has dtype f16, but bitwise_not accepts i32, i64, bool");
+  EXPECT_MENTIONS(error_of("atan2", {a, b}), "has dtype i32");
+  EXPECT_MENTIONS(error_of("remainder", {in(DType::kI8, {2}), in(DType::kI8, {2})}), "has dtype i8");
+}
+
+TEST_F(Infer, ArgReduceGivesI64AndChecksItsAttributes) {
+  ValueId x = in(DType::kF32, {2, 5, 3});
+  EXPECT_EQ(dtype_of("argmax", {x}, {{"axis", int64_t{1}}}), DType::kI64);
+  EXPECT_EQ(shape_of("argmax", {x}, {{"axis", int64_t{1}}}), (Shape{2, 3}));
+  EXPECT_EQ(shape_of("argmin", {x}, {{"axis", int64_t{-1}}, {"keepdim", int64_t{1}}}), (Shape{2, 5, 1}));
+  EXPECT_MENTIONS(error_of("argmax", {x}, {{"axis", int64_t{3}}}), "attribute 'axis' = 3 is out of range");
+  EXPECT_MENTIONS(error_of("argmax", {x}, {{"axis", 1.0}}), "attribute 'axis' must be int, got float");
+  EXPECT_MENTIONS(error_of("argmin", {x}, {{"axis", int64_t{0}}, {"keepdim", int64_t{3}}}), "attribute 'keepdim'");
+  EXPECT_MENTIONS(error_of("argmin", {x}, {{"axes", Ints{0}}}), "unknown attribute 'axes'");
+  EXPECT_MENTIONS(error_of("argmax", {in(DType::kBool, {3})}, {{"axis", int64_t{0}}}), "has dtype bool");
+  EXPECT_EQ(shape_of("cumsum", {x}, {{"axis", int64_t{2}}}), (Shape{2, 5, 3}));
+  EXPECT_MENTIONS(error_of("cumsum", {x}, {{"axis", int64_t{-4}}}), "attribute 'axis' = -4");
+  EXPECT_MENTIONS(error_of("reduce_all", {x}, {{"axes", Ints{0}}}), "accepts bool");
+  EXPECT_EQ(shape_of("reduce_prod", {x}, {{"axes", Ints{0, 2}}}), (Shape{5}));
+}
+
 TEST_F(Infer, UnaryKeepsDtypeAndShape) {
   ValueId x = in(DType::kF16, {2, 3, 5});
   for (const char* op : {"exp", "log", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tanh", "sigmoid", "erf", "floor",
-                         "ceil", "abs", "neg", "relu", "gelu"}) {
+                         "ceil", "abs", "neg", "relu", "gelu", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
+                         "acosh", "atanh", "expm1", "log1p", "round", "trunc", "sign"}) {
     auto r = run(op, {x});
     ASSERT_TRUE(r.ok()) << op << ": " << r.status().message();
     ASSERT_EQ(r->size(), 1u);

@@ -58,9 +58,38 @@ TEST(Capabilities, VgfRefusesAnyI64TensorEvenAsAnOutput) {
   auto x = m.input("x", graph::DType::kF32, {4});
   m.op("cast", "to_i64", {x}, graph::DType::kI64, {4}, {{"dtype", std::string("i64")}});
   EXPECT_EQ(vgf(Capabilities(), m, "to_i64").reason, "TOSA 1.0 has no i64 tensors (output 0 of to_i64 is i64)");
-  EXPECT_EQ(vulkan(Capabilities(), m, "to_i64").reason,
-            "no Vulkan kernel takes i64 data (output 0 of to_i64 is i64); i64 is accepted only as gather/index_select "
-            "indices");
+  EXPECT_TRUE(vulkan(Capabilities(), m, "to_i64").ok) << vulkan(Capabilities(), m, "to_i64").reason;
+}
+
+TEST(Capabilities, VulkanTakesI64ArithmeticButVgfDoesNot) {
+  GraphMaker m;
+  auto a = m.input("a", graph::DType::kI64, {4});
+  auto b = m.input("b", graph::DType::kI64, {4});
+  m.op("add", "add_i64", {a, b}, graph::DType::kI64, {4});
+  m.op("argmax", "arg", {a}, graph::DType::kI64, {}, {{"axis", int64_t{0}}});
+  m.op("relu", "relu_i64", {a}, graph::DType::kI64, {4});
+  EXPECT_TRUE(vulkan(Capabilities(), m, "add_i64").ok) << vulkan(Capabilities(), m, "add_i64").reason;
+  EXPECT_TRUE(vulkan(Capabilities(), m, "arg").ok) << vulkan(Capabilities(), m, "arg").reason;
+  EXPECT_EQ(vulkan(Capabilities(), m, "relu_i64").reason, "no Vulkan kernel for 'relu' on i64 (input 0 of relu_i64 is i64)");
+  EXPECT_EQ(vgf(Capabilities(), m, "add_i64").reason, "TOSA 1.0 has no i64 tensors (input 0 of add_i64 is i64)");
+}
+
+TEST(Capabilities, NewOpsFollowWhatTosaCanExpress) {
+  GraphMaker m;
+  auto f = m.input("f", graph::DType::kF32, {4});
+  auto i = m.input("i", graph::DType::kI32, {4});
+  m.op("atan", "atan_0", {f}, graph::DType::kF32, {4});
+  m.op("round", "round_0", {f}, graph::DType::kF32, {4});
+  m.op("remainder", "rem_f", {f, f}, graph::DType::kF32, {4});
+  m.op("remainder", "rem_i", {i, i}, graph::DType::kI32, {4});
+  m.op("isnan", "isnan_0", {f}, graph::DType::kBool, {4});
+  EXPECT_EQ(vgf(Capabilities(), m, "atan_0").reason,
+            "TOSA 1.0 has no f32 form of 'atan' (no inverse trigonometric operator in TOSA 1.0; input 0 of atan_0 is f32)");
+  EXPECT_TRUE(vgf(Capabilities(), m, "round_0").ok);
+  EXPECT_FALSE(vgf(Capabilities(), m, "rem_f").ok);
+  EXPECT_TRUE(vgf(Capabilities(), m, "rem_i").ok);
+  EXPECT_TRUE(vgf(Capabilities(), m, "isnan_0").ok);
+  for (const char* n : {"atan_0", "round_0", "rem_f", "rem_i", "isnan_0"}) EXPECT_TRUE(vulkan(Capabilities(), m, n).ok) << n;
 }
 
 TEST(Capabilities, FloatOnlyTosaOperatorsRefuseIntegers) {

@@ -206,6 +206,20 @@ TEST(Partitioner, CustomOpOfAnotherDomainFallsToTheCpu) {
   EXPECT_EQ(run(m, options(Prefer::kVgfFirst, 1)), expected);
 }
 
+TEST(Partitioner, I64ArithmeticLandsOnVulkanNotTheCpu) {
+  GraphMaker m;
+  auto a = m.input("a", DType::kI64, {4, 3});
+  auto b = m.input("b", DType::kI64, {3});
+  auto sum = m.op("add", "add_0", {a, b}, DType::kI64, {4, 3});
+  m.op("argmax", "argmax_0", {sum}, DType::kI64, {4}, {{"axis", int64_t{1}}});
+  for (Prefer prefer : {Prefer::kVgfFirst, Prefer::kVulkanFirst}) {
+    std::vector<NamedRegion> expected = {{kVulkan, {"add_0", "argmax_0"}}};
+    EXPECT_EQ(run(m, options(prefer, 1)), expected);
+  }
+  EXPECT_EQ(why(m, options(Prefer::kVgfFirst, 1), "add_0", kVgf),
+            "unsupported: TOSA 1.0 has no i64 tensors (input 0 of add_0 is i64)");
+}
+
 TEST(Partitioner, DenyHandsTheOpToTheOtherBackend) {
   GraphMaker m = rfc_model();
   PartitionOptions o = options(Prefer::kVgfFirst, 1);

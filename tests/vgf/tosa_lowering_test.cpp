@@ -466,6 +466,104 @@ TEST(TosaLowering, RefusesI64AndCustomShaders) {
   EXPECT_NE(t.status().message().find("(custom_shader)"), std::string::npos) << t.status().message();
 }
 
+// ---- math and logic ops added with integer support --------------------------------
+
+TEST(TosaLowering, FloatCompositions) {
+  check_op("tan", DType::kF32, {2, 3, 4}, 1, {}, kF32, -1.2, 1.2);
+  check_op("cosh", DType::kF32, {2, 3, 4}, 1, {}, kF32, -4, 4);
+  check_op("trunc", DType::kF32, {2, 3, 4}, 1, {}, kExact, -9, 9);
+  check_op("cosh", DType::kF16, {3, 5}, 1, {}, kF16, -2, 2);
+  // round: ties go to the even neighbour, NaN and inf pass through.
+  Region r;
+  ValueId x = r.input_values(DType::kF32, {12}, {0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 2.4, -2.6, 7.0, NAN, INFINITY,
+                                                 -0.2});
+  r.output(r.op("round", {x}));
+  r.output(r.op("trunc", {x}));
+  round_trip(r, kExact);
+  check_op("round", DType::kF16, {4, 9}, 1, {}, kExact, -20, 20);
+}
+
+TEST(TosaLowering, SignAndPredicates) {
+  check_op("sign", DType::kI32, {3, 7}, 1, {}, kExact, -3, 3);
+  Region r;
+  ValueId x = r.input_values(DType::kF32, {7}, {-2, 0, 3, NAN, INFINITY, -INFINITY, -0.0});
+  r.output(r.op("sign", {x}));
+  r.output(r.op("isnan", {x}));
+  r.output(r.op("isinf", {x}));
+  r.output(r.op("logical_not", {x}));
+  round_trip(r, kExact);
+  for (DType d : {DType::kI32, DType::kI8, DType::kBool}) check_op("logical_not", d, {2, 5}, 1, {}, kExact, -2, 2);
+}
+
+TEST(TosaLowering, LogicalAndBitwiseOps) {
+  for (const char* op : {"logical_and", "logical_or", "logical_xor"}) {
+    for (DType d : {DType::kF32, DType::kI32, DType::kI8, DType::kBool}) check_op(op, d, {3, 4}, 2, {}, kExact, -1, 1);
+  }
+  for (const char* op : {"bitwise_and", "bitwise_or", "bitwise_xor"}) {
+    check_op(op, DType::kI32, {3, 4}, 2, {}, kExact, -1000, 1000);
+    check_op(op, DType::kBool, {3, 4}, 2, {}, kExact);
+  }
+  check_op("bitwise_not", DType::kI32, {3, 4}, 1, {}, kExact, -1000, 1000);
+  check_op("bitwise_not", DType::kBool, {3, 4}, 1, {}, kExact);
+  Region r;  // broadcasting across ranks
+  ValueId a = r.input(DType::kI32, {2, 1, 3}, -50, 50);
+  ValueId b = r.input(DType::kI32, {4, 1}, -50, 50);
+  r.output(r.op("bitwise_xor", {a, b}));
+  r.output(r.op("logical_and", {a, b}));
+  round_trip(r, kExact);
+}
+
+TEST(TosaLowering, IntegerDivisionThroughIntdiv) {
+  for (const char* op : {"remainder", "fmod", "floor_divide"}) {
+    SCOPED_TRACE(op);
+    Region r;
+    // Every sign combination, zero divisors and MIN / -1.
+    ValueId a = r.input_values(DType::kI32, {9}, {7, -7, 7, -7, 6, 5, -2147483648.0, 0, -1});
+    ValueId b = r.input_values(DType::kI32, {9}, {3, 3, -3, -3, 3, 0, -1, -4, 2});
+    r.output(r.op(op, {a, b}));
+    round_trip(r, kExact);
+    check_op(op, DType::kI32, {4, 6}, 2, {}, kExact, -20, 20);
+  }
+}
+
+TEST(TosaLowering, NewReductions) {
+  for (int64_t keep : {0, 1}) {
+    check_op("reduce_min", DType::kF32, {2, 3, 4}, 1, {{"axes", Ints{0, 2}}, {"keepdim", keep}}, kExact);
+    check_op("reduce_prod", DType::kF32, {2, 3, 4}, 1, {{"axes", Ints{1}}, {"keepdim", keep}}, kF32);
+    check_op("reduce_any", DType::kBool, {2, 3, 4}, 1, {{"axes", Ints{-1}}, {"keepdim", keep}}, kExact);
+    check_op("reduce_all", DType::kBool, {2, 3, 4}, 1, {{"axes", Ints{0, 1}}, {"keepdim", keep}}, kExact);
+  }
+  check_op("reduce_min", DType::kI32, {3, 4}, 1, {{"axes", Ints{1}}}, kExact, -100, 100);
+  check_op("reduce_min", DType::kI8, {3, 4}, 1, {{"axes", Ints{0}}}, kExact, -128, 127);
+}
+
+TEST(TosaLowering, RefusesWhatTosaCannotExpress) {
+  struct Case {
+    const char* op;
+    DType dtype;
+    AttrMap attrs;
+    const char* says;
+  };
+  const Case cases[] = {{"atan", DType::kF32, {}, "no TOSA 1.0 lowering"},
+                        {"expm1", DType::kF32, {}, "no TOSA 1.0 lowering"},
+                        {"fmod", DType::kF32, {}, "truncating i32 INTDIV"},
+                        {"reduce_prod", DType::kI32, {{"axes", Ints{0}}, {"keepdim", int64_t{1}}}, "f32/f16 only"},
+                        {"cumsum", DType::kF32, {{"axis", int64_t{0}}}, "no TOSA 1.0 lowering"},
+                        {"argmax", DType::kF32, {{"axis", int64_t{0}}}, "no i64 tensors"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op);
+    Region r;
+    bool binary = std::string(c.op) == "fmod";
+    std::vector<ValueId> in = {r.input(c.dtype, {4})};
+    if (binary) in.push_back(r.input(c.dtype, {4}));
+    r.output(r.op(c.op, in, c.attrs));
+    Result<TosaGraph> t = lower_to_tosa(r.g);
+    ASSERT_FALSE(t.ok());
+    EXPECT_EQ(t.status().code(), StatusCode::kUnsupported);
+    EXPECT_NE(t.status().message().find(c.says), std::string::npos) << t.status().message();
+  }
+}
+
 // ---- tosa_to_gpuu on TOSA written by hand ----------------------------------------
 
 Result<std::vector<HostTensor>> run_tosa(const TosaGraph& t, const std::vector<HostTensor>& inputs) {
@@ -534,16 +632,28 @@ TEST(TosaToGpuu, GoldenSinMulRunsOnTheCpuKernels) {
   }
 }
 
-TEST(TosaToGpuu, RefusesWhatGpuuCannotExpress) {
+TEST(TosaToGpuu, IntdivTruncatesTowardZero) {
   TosaGraph t;
   TosaTensorId a = t.add_input(TosaElementType::kI32, {4}, 0, 0);
   TosaTensorId b = t.add_input(TosaElementType::kI32, {4}, 0, 1);
   t.add_output(t.add_operator(TosaOp::kIntdiv, {}, {a, b}, {{TosaElementType::kI32, {4}}}), 0, 2);
+  HostTensor x = HostTensor::from_doubles(DType::kI32, {4}, {7, -7, 7, -6}).value();
+  HostTensor y = HostTensor::from_doubles(DType::kI32, {4}, {2, 2, -2, -2}).value();
+  Result<std::vector<HostTensor>> out = run_tosa(t, {x, y});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_EQ((*out)[0].to_doubles(), (Reals{3, -3, -3, 3}));
+}
+
+TEST(TosaToGpuu, RefusesWhatGpuuCannotExpress) {
+  TosaGraph t;
+  TosaTensorId a = t.add_input(TosaElementType::kI32, {4}, 0, 0);
+  t.add_output(t.add_operator(TosaOp::kClz, {}, {a}, {{TosaElementType::kI32, {4}}}), 0, 1);
   Result<graph::Graph> g = tosa_to_gpuu(t);
   ASSERT_FALSE(g.ok());
   EXPECT_EQ(g.status().code(), StatusCode::kUnsupported);
-  EXPECT_NE(g.status().message().find("operator 0 (INTDIV): no gpuu equivalent"), std::string::npos)
+  EXPECT_NE(g.status().message().find("operator 0 (CLZ): no gpuu equivalent"), std::string::npos)
       << g.status().message();
+  TosaTensorId b;
 
   TosaGraph m;
   a = m.add_input(TosaElementType::kI32, {4}, 0, 0);

@@ -104,6 +104,59 @@ TEST(VgfExecutor, RegionRoundTripsThroughAVgfFileAndFusesItsChain) {
   EXPECT_EQ(decoded.value().sequence.input_names[0], "x");
 }
 
+TEST(VgfExecutor, NewOpsTheVgfTableTakesRunAfterTosaOnTheVulkanKernels) {
+  // Each op the VGF table accepts must pass the backend's own check (its TOSA
+  // form raises to ops the Vulkan kernels run) and compute what the CPU does.
+  struct Case {
+    const char* op;
+    DType dtype;
+    int arity;
+    graph::AttrMap attrs;
+  };
+  const Case cases[] = {{"tan", DType::kF32, 1, {}},
+                        {"cosh", DType::kF32, 1, {}},
+                        {"round", DType::kF32, 1, {}},
+                        {"trunc", DType::kF32, 1, {}},
+                        {"sign", DType::kF32, 1, {}},
+                        {"sign", DType::kI32, 1, {}},
+                        {"isnan", DType::kF32, 1, {}},
+                        {"isinf", DType::kF32, 1, {}},
+                        {"logical_not", DType::kI32, 1, {}},
+                        {"logical_and", DType::kF32, 2, {}},
+                        {"logical_xor", DType::kBool, 2, {}},
+                        {"bitwise_or", DType::kI32, 2, {}},
+                        {"bitwise_not", DType::kBool, 1, {}},
+                        {"remainder", DType::kI32, 2, {}},
+                        {"fmod", DType::kI32, 2, {}},
+                        {"floor_divide", DType::kI32, 2, {}},
+                        {"reduce_min", DType::kF32, 1, {{"axes", std::vector<int64_t>{1}}}},
+                        {"reduce_prod", DType::kF32, 1, {{"axes", std::vector<int64_t>{0}}}},
+                        {"reduce_any", DType::kBool, 1, {{"axes", std::vector<int64_t>{1}}}},
+                        {"reduce_all", DType::kBool, 1, {{"axes", std::vector<int64_t>{0}}}}};
+  uint32_t seed = 40;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.op) + " " + graph::dtype_name(c.dtype));
+    graph::Graph g;
+    std::vector<graph::ValueId> ins;
+    std::vector<cpu::HostTensor> tensors;
+    for (int k = 0; k < c.arity; ++k) {
+      ins.push_back(graph::add_graph_input(g, "x" + std::to_string(k), c.dtype, {3, 8}).value());
+      tensors.push_back(vulkan_test::random_tensor(c.dtype, {3, 8}, seed++, c.dtype == DType::kBool ? 0 : -6,
+                                                   c.dtype == DType::kBool ? 2 : 6));
+    }
+    g.mark_output(graph::add_op(g, c.op, std::string(c.op) + "_0", ins, c.attrs).value()[0]);
+    EXPECT_EQ(vgf::VgfBackend().check(g, g.node(0)), "");
+    Result<vgf::VgfFile> file = vgf::vgf_from_region(g);
+    ASSERT_TRUE(file.ok()) << file.status().message();
+    Result<graph::Graph> back = vgf::graph_from_vgf(file.value());
+    ASSERT_TRUE(back.ok()) << back.status().message();
+    auto got = vulkan_test::run_on_vulkan(back.value(), tensors);
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    auto want = cpu::run_graph(g, tensors).value();
+    EXPECT_TRUE(vulkan_test::all_close(got.value()[0], want[0], 1e-5, 1e-5));
+  }
+}
+
 // The RFC model partitioned vgf_first (VGF -> Vulkan -> VGF), as a program.
 struct RfcProgram {
   graph::Graph graph;

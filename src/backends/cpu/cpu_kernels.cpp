@@ -20,11 +20,17 @@ const std::map<std::string, Kernel, std::less<>>& kernel_table() {
   static const std::map<std::string, Kernel, std::less<>> table = [] {
     std::map<std::string, Kernel, std::less<>> t;
     for (const char* op : {"abs", "neg", "exp", "log", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tanh", "sigmoid",
-                           "relu", "gelu", "erf", "floor", "ceil"}) {
+                           "relu", "gelu", "erf", "floor", "ceil", "tan", "asin", "acos", "atan", "sinh", "cosh",
+                           "asinh", "acosh", "atanh", "expm1", "log1p", "round", "trunc", "sign", "bitwise_not"}) {
       t[op] = kernel_unary;
     }
-    for (const char* op : {"add", "sub", "mul", "div", "pow", "maximum", "minimum"}) t[op] = kernel_binary;
-    for (const char* op : {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}) {
+    for (const char* op : {"isnan", "isinf", "logical_not"}) t[op] = kernel_predicate;
+    for (const char* op : {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "atan2", "remainder", "fmod",
+                           "floor_divide", "bitwise_and", "bitwise_or", "bitwise_xor"}) {
+      t[op] = kernel_binary;
+    }
+    for (const char* op : {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
+                           "logical_or", "logical_xor"}) {
       t[op] = kernel_compare;
     }
     t["clamp"] = kernel_clamp;
@@ -35,7 +41,13 @@ const std::map<std::string, Kernel, std::less<>>& kernel_table() {
     t["conv2d"] = kernel_conv2d;
     t["avg_pool2d"] = kernel_avg_pool2d;
     t["max_pool2d"] = kernel_max_pool2d;
-    for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max"}) t[op] = kernel_reduce;
+    for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_any",
+                           "reduce_all"}) {
+      t[op] = kernel_reduce;
+    }
+    t["argmax"] = kernel_arg_reduce;
+    t["argmin"] = kernel_arg_reduce;
+    t["cumsum"] = kernel_cumsum;
     t["softmax"] = kernel_softmax;
     t["layer_norm"] = kernel_layer_norm;
     t["transpose"] = kernel_transpose;

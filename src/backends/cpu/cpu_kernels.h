@@ -17,6 +17,14 @@
 //    float -> float rounds to nearest even; anything -> bool is x != 0 (NaN is
 //    true); bool -> number is 0/1. pad's `value` converts by the same rules.
 //  - clamp on integers clamps to ceil(min) and floor(max).
+//  - remainder takes the divisor's sign (Python), fmod the dividend's (C),
+//    floor_divide rounds the exact quotient down. On integers a zero divisor
+//    gives 0 for all three (torch raises; GPU kernels cannot), and MIN / -1
+//    wraps to MIN (remainders 0). reduce_prod wraps like reduce_sum.
+//  - round is half to even; sign(NaN) is NaN; logical ops read nonzero as
+//    true (NaN too, -0 not); reduce_any/all over nothing: false/true.
+//  - argmax/argmin return the first index of the extreme; a NaN is the extreme
+//    for both, as in torch. cumsum accumulates floats in double.
 //  - gather/index_select: an index outside [0, dim) (negative ones included) is
 //    an error naming the node, the index value and its position.
 #pragma once

@@ -40,6 +40,22 @@ RealFn real_unary(const std::string& op, const graph::AttrMap& attrs) {
   if (op == "erf") return [](double x) { return std::erf(x); };
   if (op == "floor") return [](double x) { return std::floor(x); };
   if (op == "ceil") return [](double x) { return std::ceil(x); };
+  if (op == "tan") return [](double x) { return std::tan(x); };
+  if (op == "asin") return [](double x) { return std::asin(x); };
+  if (op == "acos") return [](double x) { return std::acos(x); };
+  if (op == "atan") return [](double x) { return std::atan(x); };
+  if (op == "sinh") return [](double x) { return std::sinh(x); };
+  if (op == "cosh") return [](double x) { return std::cosh(x); };
+  if (op == "asinh") return [](double x) { return std::asinh(x); };
+  if (op == "acosh") return [](double x) { return std::acosh(x); };
+  if (op == "atanh") return [](double x) { return std::atanh(x); };
+  if (op == "expm1") return [](double x) { return std::expm1(x); };
+  if (op == "log1p") return [](double x) { return std::log1p(x); };
+  // The default rounding mode is to nearest, ties to even: torch.round's rule.
+  if (op == "round") return [](double x) { return std::nearbyint(x); };
+  if (op == "trunc") return [](double x) { return std::trunc(x); };
+  // NaN stays NaN and zeros give +0, as in torch.
+  if (op == "sign") return [](double x) { return std::isnan(x) ? x : static_cast<double>((x > 0) - (x < 0)); };
   if (op == "gelu") return graph::attr_string(attrs, "approximate", "none") == "tanh" ? gelu_tanh : gelu_exact;
   return nullptr;
 }
@@ -52,10 +68,33 @@ IntFn int_unary(const std::string& op) {
   if (op == "abs") return [](int64_t x) { return x < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(x)) : x; };
   if (op == "neg") return [](int64_t x) { return static_cast<int64_t>(0 - static_cast<uint64_t>(x)); };
   if (op == "relu") return [](int64_t x) { return x < 0 ? int64_t{0} : x; };
+  if (op == "sign") return [](int64_t x) { return static_cast<int64_t>((x > 0) - (x < 0)); };
+  if (op == "bitwise_not") return [](int64_t x) { return ~x; };  // bool: kernel_unary handles it
   return nullptr;
 }
 
 int64_t wrapping(uint64_t v) { return static_cast<int64_t>(v); }
+
+// Python's %: the result takes the divisor's sign.
+double float_remainder(double p, double q) {
+  double r = std::fmod(p, q);
+  if (r != 0.0 && (r < 0.0) != (q < 0.0)) r += q;
+  return r;
+}
+
+// Integer remainder / fmod / floor_divide. A zero divisor gives 0 (torch
+// raises; a GPU kernel cannot, so gpuu defines it). INT_MIN / -1 wraps to
+// INT_MIN (its remainders are 0); i32 operands never reach that case here,
+// their quotient 2^31 wraps on store.
+int64_t int_division(const std::string& op, int64_t p, int64_t q) {
+  if (q == 0) return 0;
+  if (q == -1) return op == "floor_divide" ? wrapping(0 - static_cast<uint64_t>(p)) : 0;
+  int64_t quot = p / q, rem = p % q;  // C: truncation, remainder has p's sign
+  bool adjust = rem != 0 && ((rem < 0) != (q < 0));
+  if (op == "fmod") return rem;
+  if (op == "remainder") return adjust ? rem + q : rem;
+  return adjust ? quot - 1 : quot;
+}
 
 }  // namespace
 
@@ -73,6 +112,7 @@ Status kernel_unary(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   IntFn fn = int_unary(a.node.op);
   if (!fn) return a.fail("no CPU kernel for ", graph::dtype_name(x.dtype), " inputs");
   std::vector<int64_t> v = read_ints(x);
+  if (x.dtype == DType::kBool && a.node.op == "bitwise_not") fn = [](int64_t b) { return static_cast<int64_t>(b == 0); };
   for (int64_t& e : v) e = fn(e);
   outputs->push_back(make_ints(out.dtype, out.shape, v));
   return Status::Ok();
@@ -105,6 +145,14 @@ Status kernel_binary(const KernelArgs& a, std::vector<HostTensor>* outputs) {
       apply([](double p, double q) { return std::isnan(p) || std::isnan(q) ? NAN : (p > q ? p : q); });
     } else if (op == "minimum") {
       apply([](double p, double q) { return std::isnan(p) || std::isnan(q) ? NAN : (p < q ? p : q); });
+    } else if (op == "atan2") {
+      apply([](double p, double q) { return std::atan2(p, q); });
+    } else if (op == "fmod") {
+      apply([](double p, double q) { return std::fmod(p, q); });
+    } else if (op == "remainder") {
+      apply([](double p, double q) { return float_remainder(p, q); });
+    } else if (op == "floor_divide") {
+      apply([](double p, double q) { return std::floor(p / q); });
     } else {
       return a.fail("no CPU kernel for this op");
     }
@@ -126,6 +174,16 @@ Status kernel_binary(const KernelArgs& a, std::vector<HostTensor>* outputs) {
     apply([](int64_t p, int64_t q) { return p > q ? p : q; });
   } else if (op == "minimum") {
     apply([](int64_t p, int64_t q) { return p < q ? p : q; });
+  } else if (op == "remainder" || op == "fmod" || op == "floor_divide") {
+    for (size_t i = 0; i < n; ++i) {
+      r[i] = int_division(op, vx[static_cast<size_t>(ix[i])], vy[static_cast<size_t>(iy[i])]);
+    }
+  } else if (op == "bitwise_and") {
+    apply([](int64_t p, int64_t q) { return p & q; });
+  } else if (op == "bitwise_or") {
+    apply([](int64_t p, int64_t q) { return p | q; });
+  } else if (op == "bitwise_xor") {
+    apply([](int64_t p, int64_t q) { return p ^ q; });
   } else if (op == "div") {
     // Integer division truncates toward zero, as in C. The registry admits div
     // only for f32/f16 today; this keeps the oracle ready should that widen.
@@ -169,6 +227,12 @@ Status kernel_compare(const KernelArgs& a, std::vector<HostTensor>* outputs) {
       compare([](auto p, auto q) { return p > q; });
     } else if (op == "greater_equal") {
       compare([](auto p, auto q) { return p >= q; });
+    } else if (op == "logical_and") {  // nonzero is true (NaN included)
+      compare([](auto p, auto q) { return p != 0 && q != 0; });
+    } else if (op == "logical_or") {
+      compare([](auto p, auto q) { return p != 0 || q != 0; });
+    } else if (op == "logical_xor") {
+      compare([](auto p, auto q) { return (p != 0) != (q != 0); });
     } else {
       return a.fail("no CPU kernel for this op");
     }
@@ -178,6 +242,25 @@ Status kernel_compare(const KernelArgs& a, std::vector<HostTensor>* outputs) {
     GPUU_RETURN_IF_ERROR(run(read_reals(x), read_reals(y)));
   } else {
     GPUU_RETURN_IF_ERROR(run(read_ints(x), read_ints(y)));
+  }
+  outputs->push_back(std::move(result));
+  return Status::Ok();
+}
+
+Status kernel_predicate(const KernelArgs& a, std::vector<HostTensor>* outputs) {
+  const HostTensor& x = a.x(0);
+  const std::string& op = a.node.op;
+  HostTensor result = HostTensor::zeros(DType::kBool, a.out[0].shape);
+  if (is_float(x.dtype)) {
+    std::vector<double> v = read_reals(x);
+    for (size_t i = 0; i < v.size(); ++i) {
+      bool r = op == "isnan" ? std::isnan(v[i]) : op == "isinf" ? std::isinf(v[i]) : v[i] == 0.0;
+      result.bytes[i] = r ? 1 : 0;
+    }
+  } else {
+    if (op != "logical_not") return a.fail("no CPU kernel for ", graph::dtype_name(x.dtype), " inputs");
+    std::vector<int64_t> v = read_ints(x);
+    for (size_t i = 0; i < v.size(); ++i) result.bytes[i] = v[i] == 0 ? 1 : 0;
   }
   outputs->push_back(std::move(result));
   return Status::Ok();

@@ -67,6 +67,7 @@ void gather_elements(const HostTensor& in, const std::vector<int64_t>& src, Host
 Status kernel_unary(const KernelArgs& args, std::vector<HostTensor>* outputs);         // elementwise.cpp
 Status kernel_binary(const KernelArgs& args, std::vector<HostTensor>* outputs);        // (arithmetic)
 Status kernel_compare(const KernelArgs& args, std::vector<HostTensor>* outputs);
+Status kernel_predicate(const KernelArgs& args, std::vector<HostTensor>* outputs);     // isnan, isinf, logical_not
 Status kernel_clamp(const KernelArgs& args, std::vector<HostTensor>* outputs);
 Status kernel_where(const KernelArgs& args, std::vector<HostTensor>* outputs);
 Status kernel_cast(const KernelArgs& args, std::vector<HostTensor>* outputs);
@@ -76,6 +77,8 @@ Status kernel_conv2d(const KernelArgs& args, std::vector<HostTensor>* outputs); 
 Status kernel_avg_pool2d(const KernelArgs& args, std::vector<HostTensor>* outputs);
 Status kernel_max_pool2d(const KernelArgs& args, std::vector<HostTensor>* outputs);
 Status kernel_reduce(const KernelArgs& args, std::vector<HostTensor>* outputs);        // reduce_norm.cpp
+Status kernel_arg_reduce(const KernelArgs& args, std::vector<HostTensor>* outputs);    // argmax, argmin
+Status kernel_cumsum(const KernelArgs& args, std::vector<HostTensor>* outputs);
 Status kernel_softmax(const KernelArgs& args, std::vector<HostTensor>* outputs);
 Status kernel_layer_norm(const KernelArgs& args, std::vector<HostTensor>* outputs);
 Status kernel_transpose(const KernelArgs& args, std::vector<HostTensor>* outputs);     // shape_ops.cpp

@@ -2,6 +2,7 @@
 // softmax along one axis, and layer_norm over trailing dims (biased variance).
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "backends/cpu/kernel_support.h"
 #include "graph/op_registry.h"
@@ -34,19 +35,24 @@ Status kernel_reduce(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   }
   std::vector<int64_t> target = broadcast_offsets(kept, x.shape);
   const auto n_out = static_cast<size_t>(graph::shape_numel(kept));
-  if (op == "reduce_max" && count == 0 && n_out > 0) {
-    return a.fail("cannot take the max over zero elements (input ", x.type_string(), ")");
+  if ((op == "reduce_max" || op == "reduce_min") && count == 0 && n_out > 0) {
+    return a.fail("cannot take the ", op == "reduce_max" ? "max" : "min", " over zero elements (input ",
+                  x.type_string(), ")");
   }
   if (is_float(x.dtype)) {
     std::vector<double> v = read_reals(x);
     std::vector<double> r;
-    if (op == "reduce_max") {
+    if (op == "reduce_max" || op == "reduce_min") {
       // NaN wins, as in torch.
-      r.assign(n_out, -std::numeric_limits<double>::infinity());
+      const bool is_max = op == "reduce_max";
+      r.assign(n_out, (is_max ? -1 : 1) * std::numeric_limits<double>::infinity());
       for (size_t i = 0; i < v.size(); ++i) {
         double& slot = r[static_cast<size_t>(target[i])];
-        if (!std::isnan(slot) && (v[i] > slot || std::isnan(v[i]))) slot = v[i];
+        if (!std::isnan(slot) && ((is_max ? v[i] > slot : v[i] < slot) || std::isnan(v[i]))) slot = v[i];
       }
+    } else if (op == "reduce_prod") {
+      r.assign(n_out, 1.0);
+      for (size_t i = 0; i < v.size(); ++i) r[static_cast<size_t>(target[i])] *= v[i];
     } else {
       r.assign(n_out, 0.0);
       for (size_t i = 0; i < v.size(); ++i) r[static_cast<size_t>(target[i])] += v[i];
@@ -65,6 +71,25 @@ Status kernel_reduce(const KernelArgs& a, std::vector<HostTensor>* outputs) {
       int64_t& slot = r[static_cast<size_t>(target[i])];
       if (v[i] > slot) slot = v[i];
     }
+  } else if (op == "reduce_min") {
+    r.assign(n_out, std::numeric_limits<int64_t>::max());
+    for (size_t i = 0; i < v.size(); ++i) {
+      int64_t& slot = r[static_cast<size_t>(target[i])];
+      if (v[i] < slot) slot = v[i];
+    }
+  } else if (op == "reduce_any" || op == "reduce_all") {
+    // Over nothing: any is false, all is true (as in torch).
+    const bool is_all = op == "reduce_all";
+    r.assign(n_out, is_all ? 1 : 0);
+    for (size_t i = 0; i < v.size(); ++i) {
+      int64_t& slot = r[static_cast<size_t>(target[i])];
+      slot = is_all ? (slot && v[i] != 0) : (slot || v[i] != 0);
+    }
+  } else if (op == "reduce_prod") {
+    // Products wrap in the dtype's width, like sums.
+    std::vector<uint64_t> prods(n_out, 1);
+    for (size_t i = 0; i < v.size(); ++i) prods[static_cast<size_t>(target[i])] *= static_cast<uint64_t>(v[i]);
+    r.assign(prods.begin(), prods.end());
   } else {
     // Integer sums wrap in the dtype's width (accumulated on uint64, narrowed on store).
     std::vector<uint64_t> sums(n_out, 0);
@@ -72,6 +97,73 @@ Status kernel_reduce(const KernelArgs& a, std::vector<HostTensor>* outputs) {
     r.assign(sums.begin(), sums.end());
   }
   outputs->push_back(make_ints(out.dtype, out.shape, r));
+  return Status::Ok();
+}
+
+// argmax / argmin along one axis: the first index of the extreme value; a NaN
+// counts as the extreme (its first index wins), as in torch.
+Status kernel_arg_reduce(const KernelArgs& a, std::vector<HostTensor>* outputs) {
+  const HostTensor& x = a.x(0);
+  const bool is_max = a.node.op == "argmax";
+  auto axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(a.attrs, "axis"), x.shape.size()));
+  const int64_t outer = dims_product(x.shape, 0, axis), len = x.shape[axis];
+  const int64_t inner = dims_product(x.shape, axis + 1, x.shape.size());
+  std::vector<int64_t> r(static_cast<size_t>(outer * inner), 0);
+  auto scan = [&](const auto& v, auto is_nan) {
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < inner; ++i) {
+        const int64_t base = o * len * inner + i;
+        int64_t best = 0;
+        auto best_v = v[static_cast<size_t>(base)];
+        for (int64_t j = 1; j < len && !is_nan(best_v); ++j) {
+          auto e = v[static_cast<size_t>(base + j * inner)];
+          if (is_nan(e) || (is_max ? e > best_v : e < best_v)) {
+            best = j;
+            best_v = e;
+          }
+        }
+        r[static_cast<size_t>(o * inner + i)] = best;
+      }
+    }
+  };
+  if (is_float(x.dtype)) {
+    scan(read_reals(x), [](double e) { return std::isnan(e); });
+  } else {
+    scan(read_ints(x), [](int64_t) { return false; });
+  }
+  outputs->push_back(make_ints(graph::DType::kI64, a.out[0].shape, r));
+  return Status::Ok();
+}
+
+// Inclusive prefix sums along one axis: floats accumulate in double and round
+// each output once; integers wrap in the dtype's width.
+Status kernel_cumsum(const KernelArgs& a, std::vector<HostTensor>* outputs) {
+  const HostTensor& x = a.x(0);
+  const graph::Value& out = a.out[0];
+  auto axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(a.attrs, "axis"), x.shape.size()));
+  const int64_t outer = dims_product(x.shape, 0, axis), len = x.shape[axis];
+  const int64_t inner = dims_product(x.shape, axis + 1, x.shape.size());
+  auto run = [&](auto v, auto zero) {
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < inner; ++i) {
+        auto acc = zero;
+        for (int64_t j = 0; j < len; ++j) {
+          auto& e = v[static_cast<size_t>(o * len * inner + j * inner + i)];
+          acc += static_cast<decltype(zero)>(e);
+          e = static_cast<std::remove_reference_t<decltype(e)>>(acc);
+        }
+      }
+    }
+    return v;
+  };
+  if (is_float(x.dtype)) {
+    outputs->push_back(make_reals(out.dtype, out.shape, run(read_reals(x), 0.0)));
+  } else {
+    std::vector<int64_t> v = read_ints(x);
+    std::vector<uint64_t> u(v.begin(), v.end());
+    u = run(std::move(u), uint64_t{0});
+    outputs->push_back(make_ints(out.dtype, out.shape, std::vector<int64_t>(u.begin(), u.end())));
+  }
   return Status::Ok();
 }
 

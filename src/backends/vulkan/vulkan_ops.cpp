@@ -99,6 +99,12 @@ Status require_f16_support(const LoweringContext& lc, const graph::Node& node, g
              lc.ctx.device_name(), "' lacks shaderFloat16 / storageBuffer16BitAccess");
 }
 
+Status require_int64_support(const LoweringContext& lc, const graph::Node& node, graph::DType dtype) {
+  if (dtype != graph::DType::kI64 || lc.ctx.has_feature(kFeatureShaderInt64)) return Status::Ok();
+  return err(StatusCode::kUnsupported, "node '", node.name, "' (", node.op, ") is i64 but device '",
+             lc.ctx.device_name(), "' lacks shaderInt64");
+}
+
 std::string check_tensor_limits(const graph::Graph& graph, const graph::Node& node) {
   auto check = [&](graph::ValueId id) -> std::string {
     if (id < 0) return "";

@@ -50,10 +50,10 @@ const OpKernel* find_op_kernel(const std::string& op);
 std::string vulkan_supports(const graph::Graph& graph, const graph::Node& node);
 
 // Families, each in kernels/<family>.cpp, append their kernels.
-void add_elementwise_kernels(std::vector<OpKernel>& table);  // unary, clamp, binary, comparisons
+void add_elementwise_kernels(std::vector<OpKernel>& table);  // unary, clamp, binary, comparisons, logic, bitwise
 void add_linalg_kernels(std::vector<OpKernel>& table);       // matmul, linear
 void add_conv_pool_kernels(std::vector<OpKernel>& table);    // conv2d, avg_pool2d, max_pool2d
-void add_reduce_norm_kernels(std::vector<OpKernel>& table);  // reduce_*, softmax, layer_norm
+void add_reduce_norm_kernels(std::vector<OpKernel>& table);  // reduce_*, argmax/argmin, cumsum, softmax, layer_norm
 void add_shape_kernels(std::vector<OpKernel>& table);        // transpose, reshape, slice, concat, pad, cast, where
 void add_index_kernels(std::vector<OpKernel>& table);        // gather, index_select
 void add_custom_kernels(std::vector<OpKernel>& table);       // custom_shader (com.arm.VulkanCustomShader)
@@ -85,6 +85,9 @@ std::string check_float_inputs(const graph::Graph& graph, const graph::Node& nod
 // kUnsupported naming the node when `dtype` is f16 and the device cannot run
 // f16 kernels (shaderFloat16 and storageBuffer16BitAccess).
 Status require_f16_support(const LoweringContext& lc, const graph::Node& node, graph::DType dtype);
+// kUnsupported naming the node when `dtype` is i64 and the device lacks
+// shaderInt64 (the i64 integer kernels compute in 64-bit shader integers).
+Status require_int64_support(const LoweringContext& lc, const graph::Node& node, graph::DType dtype);
 // "" when all values fit the kernels' limits (rank, 32-bit element counts).
 std::string check_tensor_limits(const graph::Graph& graph, const graph::Node& node);
 

@@ -1,6 +1,7 @@
-// Reduction and normalization kernels: reduce_sum / reduce_mean / reduce_max
-// over any axes, softmax along one axis, layer_norm over trailing dims; f32 and
-// f16 tensors, f32 accumulation. Short rows take one invocation each, long
+// Reduction and normalization kernels: reduce_sum / _mean / _max / _min / _prod
+// over any axes (f32/f16 with f32 accumulation; i32/i64 and bool any/all in
+// reduce_int.comp), argmax/argmin and cumsum along one axis, softmax along one
+// axis, layer_norm over trailing dims. Short rows take one invocation each, long
 // ones a workgroup with a shared-memory tree (shaders/workgroup_reduce.glsl).
 #include <algorithm>
 
@@ -53,6 +54,61 @@ Status add_reduce_pass(LoweringContext& lc, const graph::Node& n, const ReducePa
   return add_dispatch(lc, n, key, {{in, false}, {out, true}}, push, invocations);
 }
 
+int32_t reduce_op_code(const std::string& op) {
+  if (op == "reduce_max") return 1;
+  if (op == "reduce_min") return 2;
+  if (op == "reduce_prod") return 3;
+  if (op == "reduce_any") return 4;
+  if (op == "reduce_all") return 5;
+  return 0;  // sum, mean
+}
+
+// One reduce_int.comp pass: r.n_out * r.n_chunks results.
+Status add_int_reduce_pass(LoweringContext& lc, const graph::Node& n, const ReducePass& r, const char* shader,
+                           int32_t in_size, int32_t out_size, const BufferRange& in, const BufferRange& out) {
+  uint32_t chunk = (r.n_red + r.n_chunks - 1) / r.n_chunks;
+  const uint32_t n_res = r.n_out * r.n_chunks;
+  PushConstants push;
+  push.u32(n_res).u32(r.n_red).u32(chunk).u32(r.n_chunks);
+  push.u32(static_cast<uint32_t>(r.kept_shape.size()) | static_cast<uint32_t>(r.red_shape.size()) << 8);
+  push.u32_array(r.kept_shape, kMaxRank).u32_array(r.kept_strides, kMaxRank);
+  push.u32_array(r.red_shape, kMaxRank).u32_array(r.red_strides, kMaxRank);
+  KernelKey key{shader, {r.op, in_size, out_size}, 2, push.size()};
+  uint64_t invocations = out_size == 1 ? (static_cast<uint64_t>(n_res) + 3) / 4 : n_res;
+  return add_dispatch(lc, n, key, {{in, false}, {out, true}}, push, invocations);
+}
+
+// Integer and bool reductions (shaders/reduce_int.comp): one invocation per
+// output; a long reduction over few outputs is split into chunks whose
+// partials (i32, or i64 for i64) a second pass reduces, so no invocation
+// walks more than a few thousand elements.
+Status lower_int_reduce(LoweringContext& lc, const graph::Node& n, ReducePass r, const TensorRef& x,
+                        const TensorRef& y) {
+  GPUU_RETURN_IF_ERROR(require_int64_support(lc, n, x.dtype));
+  const bool wide = x.dtype == DType::kI64;
+  const char* shader = wide ? "reduce_int_i64" : "reduce_int_i32";
+  const auto esize = static_cast<int32_t>(graph::dtype_size(x.dtype));
+  const int32_t partial_size = wide ? 8 : 4;
+  uint64_t chunks = 1;
+  if (r.n_red >= 2 * kMinChunk && r.n_out < kTargetWorkgroups * kWorkgroupSize) {
+    chunks = (r.n_red + kMinChunk - 1) / kMinChunk;
+  }
+  if (chunks <= 1) return add_int_reduce_pass(lc, n, r, shader, esize, esize, x.range, y.range);
+  r.n_chunks = static_cast<uint32_t>(chunks);
+  GPUU_ASSIGN_OR_RETURN(BufferRange partials,
+                        lc.scratch(static_cast<VkDeviceSize>(r.n_out) * chunks * partial_size, "reduction partials"));
+  GPUU_RETURN_IF_ERROR(add_int_reduce_pass(lc, n, r, shader, esize, partial_size, x.range, partials));
+  ReducePass finish;
+  finish.op = r.op;
+  finish.n_out = r.n_out;
+  finish.n_red = r.n_chunks;
+  finish.kept_shape = {r.n_out};
+  finish.kept_strides = {r.n_chunks};
+  finish.red_shape = {r.n_chunks};
+  finish.red_strides = {1};
+  return add_int_reduce_pass(lc, n, finish, shader, partial_size, esize, partials, y.range);
+}
+
 Status lower_reduce(LoweringContext& lc, const graph::Node& n) {
   GPUU_ASSIGN_OR_RETURN(graph::AttrMap attrs, graph::resolve_attrs(n));
   const TensorRef& x = lc.tensor(n.inputs[0]);
@@ -86,13 +142,15 @@ Status lower_reduce(LoweringContext& lc, const graph::Node& n) {
     }
     stride *= dim;
   }
-  if (n.op == "reduce_max" && n_red == 0 && n_out > 0) {
-    return err(StatusCode::kInvalidArgument, "node '", n.name, "' (reduce_max): cannot take the max over zero elements");
+  if ((n.op == "reduce_max" || n.op == "reduce_min") && n_red == 0 && n_out > 0) {
+    return err(StatusCode::kInvalidArgument, "node '", n.name, "' (", n.op, "): cannot take the ",
+               n.op == "reduce_max" ? "max" : "min", " over zero elements");
   }
   const bool f16 = x.dtype == DType::kF16;
-  pass.op = n.op == "reduce_max" ? 1 : 0;
+  pass.op = reduce_op_code(n.op);
   pass.n_out = static_cast<uint32_t>(n_out);
   pass.n_red = static_cast<uint32_t>(n_red);
+  if (!is_float(x.dtype)) return lower_int_reduce(lc, n, pass, x, y);
   const bool mean = n.op == "reduce_mean";
   const float divisor = mean && n_red > 0 ? static_cast<float>(n_red) : 1.0f;
 
@@ -123,6 +181,65 @@ Status lower_reduce(LoweringContext& lc, const graph::Node& n) {
   finish.red_shape = {static_cast<uint32_t>(chunks)};
   finish.red_strides = {1};
   return add_reduce_pass(lc, n, finish, partials, y.range);
+}
+
+// outer, axis length and inner of `x` around `axis`.
+struct AxisSplit {
+  uint64_t outer = 1, len = 1, inner = 1;
+};
+AxisSplit split_at(const graph::Shape& shape, size_t axis) {
+  AxisSplit s;
+  for (size_t d = 0; d < axis; ++d) s.outer *= static_cast<uint64_t>(shape[d]);
+  s.len = static_cast<uint64_t>(shape[axis]);
+  for (size_t d = axis + 1; d < shape.size(); ++d) s.inner *= static_cast<uint64_t>(shape[d]);
+  return s;
+}
+
+Status lower_arg_reduce(LoweringContext& lc, const graph::Node& n) {
+  GPUU_ASSIGN_OR_RETURN(graph::AttrMap attrs, graph::resolve_attrs(n));
+  const TensorRef& x = lc.tensor(n.inputs[0]);
+  const TensorRef& y = lc.tensor(n.outputs[0]);
+  auto axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(attrs, "axis"), x.shape.size()));
+  AxisSplit s = split_at(x.shape, axis);
+  PushConstants push;
+  push.u32(static_cast<uint32_t>(s.outer * s.inner)).u32(static_cast<uint32_t>(s.len));
+  push.u32(static_cast<uint32_t>(s.inner)).u32(static_cast<uint32_t>(x.dtype));
+  KernelKey key{"arg_reduce", {n.op == "argmax" ? 1 : 0}, 2, push.size()};
+  return add_dispatch(lc, n, key, {{x.range, false}, {y.range, true}}, push, s.outer * s.inner);
+}
+
+Status lower_cumsum(LoweringContext& lc, const graph::Node& n) {
+  GPUU_ASSIGN_OR_RETURN(graph::AttrMap attrs, graph::resolve_attrs(n));
+  const TensorRef& x = lc.tensor(n.inputs[0]);
+  const TensorRef& y = lc.tensor(n.outputs[0]);
+  GPUU_RETURN_IF_ERROR(require_f16_support(lc, n, x.dtype));
+  GPUU_RETURN_IF_ERROR(require_int64_support(lc, n, x.dtype));
+  auto axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(attrs, "axis"), x.shape.size()));
+  AxisSplit s = split_at(x.shape, axis);
+  PushConstants push;
+  push.u32(static_cast<uint32_t>(s.outer * s.inner)).u32(static_cast<uint32_t>(s.len)).u32(static_cast<uint32_t>(s.inner));
+  KernelKey key{std::string("cumsum_axis_") + graph::dtype_name(x.dtype), {}, 2, push.size()};
+  return add_dispatch(lc, n, key, {{x.range, false}, {y.range, true}}, push, s.outer * s.inner);
+}
+
+// The dtypes of input 0 each reduction's kernels take.
+std::string reduce_check(const graph::Graph& g, const graph::Node& n) {
+  const graph::Value& x = g.value(n.inputs[0]);
+  bool ok;
+  const char* takes;
+  if (n.op == "reduce_any" || n.op == "reduce_all") {
+    ok = x.dtype == DType::kBool;
+    takes = "bool";
+  } else if (n.op == "reduce_mean") {
+    ok = is_float(x.dtype);
+    takes = "f32/f16";
+  } else {
+    ok = is_float(x.dtype) || x.dtype == DType::kI32 || x.dtype == DType::kI64;
+    takes = "f32/f16/i32/i64";
+  }
+  if (ok) return "";
+  return std::string("Vulkan ") + n.op + " kernels take " + takes + " tensors, input '" + x.name + "' is " +
+         graph::dtype_name(x.dtype);
 }
 
 Status lower_softmax(LoweringContext& lc, const graph::Node& n) {
@@ -174,9 +291,13 @@ Status lower_layer_norm(LoweringContext& lc, const graph::Node& n) {
 }  // namespace
 
 void add_reduce_norm_kernels(std::vector<OpKernel>& table) {
-  for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max"}) {
-    table.push_back(OpKernel{op, check_float_inputs, lower_reduce});
+  for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_any",
+                         "reduce_all"}) {
+    table.push_back(OpKernel{op, reduce_check, lower_reduce});
   }
+  table.push_back(OpKernel{"argmax", reduce_check, lower_arg_reduce});
+  table.push_back(OpKernel{"argmin", reduce_check, lower_arg_reduce});
+  table.push_back(OpKernel{"cumsum", reduce_check, lower_cumsum});
   table.push_back(OpKernel{"softmax", check_float_inputs, lower_softmax});
   table.push_back(OpKernel{"layer_norm", check_float_inputs, lower_layer_norm});
 }

@@ -4,6 +4,7 @@
 // write bool bytes, four per invocation packed into one word, so no 8-bit
 // storage feature is needed.
 #include "common.glsl"
+#include "math.glsl"
 
 layout(constant_id = 0) const int OP = 0;
 layout(std430, set = 0, binding = 0) readonly buffer A { T a[]; };
@@ -58,6 +59,55 @@ void main() {
   packed[word] = bits;
 }
 #else
+// u - q * v for a whole-number q, exactly as far as f32 allows: q * v splits
+// into p + e (Dekker's product; no fma, which drivers may leave unfused),
+// and u - p is exact when it matters (p close to u). `precise` keeps the
+// compiler from contracting or reassociating the steps.
+float residual(float u, float q, float v) {
+  precise float p = q * v;
+  precise float cq = 4097.0 * q;
+  precise float qh = cq - (cq - q);
+  precise float ql = q - qh;
+  precise float cv = 4097.0 * v;
+  precise float vh = cv - (cv - v);
+  precise float vl = v - vh;
+  precise float e = ((qh * vh - p) + qh * vl + ql * vh) + ql * vl;
+  precise float r = (u - p) - e;
+  return r;
+}
+
+// C's fmod: u - v * trunc(u / v), with the quotient corrected where u / v
+// rounded across an integer, so the result keeps u's sign and |r| < |v|.
+float fmod_c(float u, float v) {
+  if (v == 0.0 || isinf(u) || isnan(u) || isnan(v)) return 0.0 / 0.0;
+  if (isinf(v)) return u;
+  float q = trunc(u / v);
+  float r = residual(u, q, v);
+  float av = abs(v);
+  if (u >= 0.0) {
+    if (r < 0.0) r += av;
+    if (r >= av) r -= av;
+  } else {
+    if (r > 0.0) r -= av;
+    if (r <= -av) r += av;
+  }
+  return r;
+}
+
+// floor(u / v) of the exact quotient: the remainder decides the rounding.
+float floor_div(float u, float v) {
+  float q = u / v;
+  if (v == 0.0 || isinf(q) || isnan(q) || isinf(v)) return floor(q);
+  q = floor(q);
+  float r = residual(u, q, v);
+  if (r != 0.0 && (r < 0.0) != (v < 0.0)) {
+    q -= 1.0;
+  } else if (abs(r) >= abs(v)) {
+    q += 1.0;
+  }
+  return q;
+}
+
 float combine(float u, float v) {
   switch (OP) {
     case 0: return u + v;
@@ -74,6 +124,13 @@ float combine(float u, float v) {
     }
     case 5: return max(u, v);
     case 6: return min(u, v);
+    case 7: return atan2_acc(u, v);
+    case 8: {  // remainder: the divisor's sign
+      float r = fmod_c(u, v);
+      return (r != 0.0 && (r < 0.0) != (v < 0.0)) ? r + v : r;
+    }
+    case 9: return fmod_c(u, v);
+    case 10: return floor_div(u, v);
   }
   return 0.0;
 }

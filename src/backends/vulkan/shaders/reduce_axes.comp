@@ -1,5 +1,5 @@
 #version 450
-// reduce_sum / reduce_mean / reduce_max over any set of axes, without a
+// reduce_sum / _mean / _max / _min / _prod over any set of axes, without a
 // transpose: output element o starts at the offset of its kept coordinates,
 // and reduced element r adds the offset of its reduced coordinates. Either one
 // invocation per output (short reductions) or one workgroup per (output,
@@ -19,7 +19,7 @@
 #define OUT_T T
 #endif
 
-layout(constant_id = 0) const int OP = 0;  // 0 sum (mean: sum / divisor), 1 max
+layout(constant_id = 0) const int OP = 0;  // 0 sum (mean: sum / divisor), 1 max, 2 min, 3 prod
 layout(constant_id = 1) const bool PER_THREAD = false;
 layout(std430, set = 0, binding = 0) readonly buffer In { IN_T x[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Out { OUT_T y[]; };
@@ -54,8 +54,22 @@ uint reduced_offset(uint r) {
   return off;
 }
 
-float combine(float a, float b) { return OP == 0 ? a + b : max_nan(a, b); }
-float identity() { return OP == 0 ? 0.0 : uintBitsToFloat(0xFF800000u); }
+float combine(float a, float b) {
+  switch (OP) {
+    case 1: return max_nan(a, b);
+    case 2: return min_nan(a, b);
+    case 3: return a * b;
+  }
+  return a + b;
+}
+float identity() {
+  switch (OP) {
+    case 1: return uintBitsToFloat(0xFF800000u);  // -inf
+    case 2: return uintBitsToFloat(0x7F800000u);  // +inf
+    case 3: return 1.0;
+  }
+  return 0.0;
+}
 
 void store(uint at, float acc) {
   if ((p.flags & 0x10000u) != 0u) acc = uintBitsToFloat(0x7FC00000u);  // mean of nothing
@@ -82,6 +96,6 @@ void main() {
   for (uint r = start + gl_LocalInvocationID.x; r < end; r += GPUU_WG) {
     acc = combine(acc, float(x[base + reduced_offset(r)]));
   }
-  acc = OP == 0 ? wg_sum(acc) : wg_max(acc);
+  acc = OP == 0 ? wg_sum(acc) : OP == 1 ? wg_max(acc) : OP == 2 ? wg_min(acc) : wg_prod(acc);
   if (gl_LocalInvocationID.x == 0u) store(g, acc);
 }

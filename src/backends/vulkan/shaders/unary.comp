@@ -1,7 +1,8 @@
 #version 450
 // y = f(x) elementwise, f chosen by the OP specialization constant (values of
-// UnaryOp in elementwise_ops.h). Float math runs in f32 whatever T is.
+// unary_ops() in kernels/elementwise.cpp). Float math runs in f32 whatever T is.
 #include "common.glsl"
+#include "math.glsl"
 
 layout(constant_id = 0) const int OP = 0;
 layout(std430, set = 0, binding = 0) readonly buffer In { T x[]; };
@@ -41,6 +42,30 @@ float apply(float v) {
     case 15: return floor(v);
     case 16: return ceil(v);
     case 17: return min(max(v, p.lo), p.hi);
+    case 18: return tan(v);
+    case 19: return asin_acc(v);
+    case 20: return acos_acc(v);
+    case 21: return atan_acc(v);
+    case 22: {  // (e - 1/e) / 2 through expm1: no cancellation near 0
+      float e = expm1_acc(v);
+      return 0.5 * (e + e / (e + 1.0));
+    }
+    case 23: return 0.5 * (exp(v) + exp(-v));
+    case 24: {
+      float a = abs(v);
+      float r = a > 1e18 ? log(a) + 0.69314718055994531 : log1p_acc(a + a * a / (1.0 + sqrt(1.0 + a * a)));
+      return v < 0.0 ? -r : r;
+    }
+    case 25: {
+      float t = v - 1.0;
+      return v > 1e18 ? log(v) + 0.69314718055994531 : log1p_acc(t + sqrt(2.0 * t + t * t));
+    }
+    case 26: return 0.5 * log1p_acc(2.0 * v / (1.0 - v));
+    case 27: return expm1_acc(v);
+    case 28: return log1p_acc(v);
+    case 29: return roundEven(v);
+    case 30: return trunc(v);
+    case 31: return isnan(v) ? v : (v > 0.0 ? 1.0 : (v < 0.0 ? -1.0 : 0.0));
   }
   return v;
 }

@@ -19,6 +19,35 @@ float wg_sum(float v) {
   return r;
 }
 
+// min and product, as max_nan and sum above.
+float min_nan(float a, float b) { return (isnan(a) || a <= b) ? a : b; }
+
+float wg_min(float v) {
+  uint t = gl_LocalInvocationID.x;
+  wg_scratch[t] = v;
+  barrier();
+  for (uint s = GPUU_WG / 2; s > 0u; s >>= 1u) {
+    if (t < s) wg_scratch[t] = min_nan(wg_scratch[t], wg_scratch[t + s]);
+    barrier();
+  }
+  float r = wg_scratch[0];
+  barrier();
+  return r;
+}
+
+float wg_prod(float v) {
+  uint t = gl_LocalInvocationID.x;
+  wg_scratch[t] = v;
+  barrier();
+  for (uint s = GPUU_WG / 2; s > 0u; s >>= 1u) {
+    if (t < s) wg_scratch[t] *= wg_scratch[t + s];
+    barrier();
+  }
+  float r = wg_scratch[0];
+  barrier();
+  return r;
+}
+
 float wg_max(float v) {
   uint t = gl_LocalInvocationID.x;
   wg_scratch[t] = v;

@@ -1,0 +1,80 @@
+// f32 functions with small relative error everywhere, where drivers' builtins
+// (lavapipe's among them) have only absolute accuracy near 0 or near 1:
+// atan and what derives from it, expm1 and log1p.
+
+// atan: |x| > 1 folds to pi/2 - atan(1/x); above tan(pi/12) a shift by pi/6;
+// then the odd series to t^11 (error < 3e-9 for |t| <= 0.268).
+float atan_acc(float x) {
+  float a = abs(x);
+  if (isnan(x)) return x;
+  bool inverted = a > 1.0;
+  if (inverted) a = 1.0 / a;
+  bool shifted = a > 0.26794919243112270;
+  if (shifted) a = (a * 1.7320508075688772 - 1.0) / (1.7320508075688772 + a);
+  float t2 = a * a;
+  float r = a * (1.0 + t2 * (-1.0 / 3.0 + t2 * (0.2 + t2 * (-1.0 / 7.0 + t2 * (1.0 / 9.0 + t2 * (-1.0 / 11.0))))));
+  if (shifted) r += 0.52359877559829887;
+  if (inverted) r = 1.5707963267948966 - r;
+  return x < 0.0 ? -r : r;
+}
+
+float atan2_acc(float y, float x) {
+  if (isnan(x) || isnan(y)) return x + y;
+  const float pi = 3.14159265358979324;
+  if (x == 0.0) {
+    if (y == 0.0) return (floatBitsToUint(x) >> 31u) != 0u ? (y < 0.0 || (floatBitsToUint(y) >> 31u) != 0u ? -pi : pi) : y;
+    return y > 0.0 ? 0.5 * pi : -0.5 * pi;
+  }
+  if (isinf(x) || isinf(y)) {
+    float ax = isinf(x) ? (x > 0.0 ? 1.0 : -1.0) : 0.0;
+    float ay = isinf(y) ? (y > 0.0 ? 1.0 : -1.0) : 0.0;
+    if (ax == 0.0) return ay * 0.5 * pi;
+    if (ay == 0.0) {
+      bool neg_y = (floatBitsToUint(y) >> 31u) != 0u;
+      float r = ax > 0.0 ? 0.0 : pi;
+      return neg_y ? -r : r;
+    }
+    return ay * (ax > 0.0 ? 0.25 * pi : 0.75 * pi);
+  }
+  // Largest magnitude on the bottom keeps the quotient in [-1, 1].
+  float r;
+  if (abs(y) <= abs(x)) {
+    r = atan_acc(y / x);
+    if (x < 0.0) r += (floatBitsToUint(y) >> 31u) != 0u ? -pi : pi;
+  } else {
+    r = (y > 0.0 ? 0.5 * pi : -0.5 * pi) - atan_acc(x / y);
+  }
+  return r;
+}
+
+float asin_acc(float v) {
+  if (abs(v) > 1.0) return 0.0 / 0.0;
+  return atan2_acc(v, sqrt((1.0 - v) * (1.0 + v)));
+}
+
+float acos_acc(float v) {
+  if (abs(v) > 1.0) return 0.0 / 0.0;
+  return atan2_acc(sqrt((1.0 - v) * (1.0 + v)), v);
+}
+
+// expm1: the Taylor series for |x| < 0.5 (error < 1e-9), exp(x) - 1 beyond,
+// where the subtraction loses at most a factor 2.6.
+float expm1_acc(float x) {
+  if (abs(x) < 0.5) {
+    return x * (1.0 + x * (1.0 / 2.0 + x * (1.0 / 6.0 + x * (1.0 / 24.0 + x * (1.0 / 120.0 +
+               x * (1.0 / 720.0 + x * (1.0 / 5040.0 + x * (1.0 / 40320.0))))))));
+  }
+  return exp(x) - 1.0;
+}
+
+// log1p: 2 atanh(s) with s = x / (2 + x) for |x| < 0.5 (|s| <= 1/3, series
+// to s^15), log(1 + x) beyond, where the result is far from 0.
+float log1p_acc(float x) {
+  if (abs(x) < 0.5) {
+    float s = x / (2.0 + x);
+    float s2 = s * s;
+    return 2.0 * s * (1.0 + s2 * (1.0 / 3.0 + s2 * (0.2 + s2 * (1.0 / 7.0 + s2 * (1.0 / 9.0 + s2 * (1.0 / 11.0 +
+           s2 * (1.0 / 13.0 + s2 * (1.0 / 15.0))))))));
+  }
+  return log(1.0 + x);
+}
