@@ -999,9 +999,7 @@ def _as_strided(L, a, real, node):
            "_native_batch_norm_legit_functional")
 def _batch_norm(L, a, real, node):
     x = L.tensor(a["input"], "input")
-    training = bool(a.get("training")) or node.target.overloadpacket.__name__ == "_native_batch_norm_legit" \
-        and a.get("training", True)
-    if training or a.get("running_mean") is None:
+    if bool(a.get("training")) or a.get("running_mean") is None:
         return _batch_norm_from_batch(L, x, a)
     stats = {}
     for key in ("weight", "bias", "running_mean", "running_var"):
@@ -1040,3 +1038,12 @@ def _batch_norm_from_batch(L, x: _T, a) -> List[Any]:
     return [y, _Unusable("the saved mean of batch_norm"), _Unusable("the saved invstd of batch_norm"),
             _Unusable("the updated running statistics of batch_norm"),
             _Unusable("the updated running statistics of batch_norm")]
+
+
+@_lowering("diagonal", "diagonal_copy")
+def _diagonal(L, a, real, node):
+    """a view: read through its strides (as_strided on the contiguous input)."""
+    base = L.real_arg(node, 0)
+    offset = real.storage_offset() - base.storage_offset()
+    bound = {"self": a["self"], "size": list(real.shape), "stride": list(real.stride()), "storage_offset": offset}
+    return _as_strided(L, bound, real, node)
