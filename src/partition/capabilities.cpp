@@ -70,12 +70,19 @@ const std::unordered_map<std::string_view, OpRule>& op_table() {
     add({"cast"}, {OpForm::kCast, kVgfTensors, kVulkanTensors, "CAST"});
     add({"matmul", "linear", "conv2d"}, {OpForm::kPlain, kF | kI8, kF, "MATMUL/CONV2D/DEPTHWISE_CONV2D"});
     add({"avg_pool2d", "max_pool2d"}, {OpForm::kPlain, kF | kI8, kF, "AVG_POOL2D/MAX_POOL2D"});
+    add({"conv3d"}, {OpForm::kPlain, kF, kF, "CONV3D (groups 1)"});
+    add({"conv_transpose2d"}, {OpForm::kPlain, kF, kF, "TRANSPOSE_CONV2D (groups 1, dilation 1)"});
+    add({"resize"}, {OpForm::kPlain, kF, kF, "RESIZE (where its integer scale/offset/border reproduce torch's indices)"});
+    // TOSA 1.0 has no 3-D pooling: no dtype is VGF's.
+    add({"avg_pool3d", "max_pool3d"}, {OpForm::kPlain, 0, kF, "no 3-D pooling operator"});
     add({"reduce_sum"}, {OpForm::kPlain, kF | kI32, kF | kI32, "REDUCE_SUM"});
     add({"reduce_max"}, {OpForm::kPlain, kF | kI32 | kI8, kF | kI32, "REDUCE_MAX"});
     add({"reduce_mean"}, {OpForm::kPlain, kF, kF, "REDUCE_SUM and MUL (float-only)"});
     add({"softmax", "layer_norm"}, {OpForm::kPlain, kF, kF, "a float-only decomposition"});
     add({"transpose", "reshape", "slice", "concat", "pad"},
         {OpForm::kPlain, kVgfTensors, kVulkanTensors, "a data-movement operator"});
+    add({"expand"}, {OpForm::kPlain, kVgfTensors, kVulkanTensors, "RESHAPE and TILE"});
+    add({"flip"}, {OpForm::kPlain, kVgfTensors, kVulkanTensors, "REVERSE"});
     add({"gather", "index_select"}, {OpForm::kIndexed, kF | kI32 | kI8, kVulkanTensors, "GATHER"});
     add({"custom_shader"}, {OpForm::kCustomShader, kVgfTensors, 0xFF, "a VGF COMPUTE segment"});
     return t;
