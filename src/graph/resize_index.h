@@ -54,9 +54,14 @@ inline ResizeTap resize_tap(ResizeMode mode, bool align_corners, int64_t in, int
     if (out == in) {
       t.i0 = t.i1 = dst;
     } else {
-      // Kept as separate roundings (no fused multiply-add), as torch computes it.
-      volatile float scaled = scale * (static_cast<float>(dst) + 0.5f);
-      float src = align_corners ? scale * static_cast<float>(dst) : std::max(scaled - 0.5f, 0.0f);
+      float src;
+      if (align_corners) {
+        src = scale * static_cast<float>(dst);
+      } else {
+        // volatile keeps the product rounded on its own (no fused multiply-subtract), as in torch.
+        volatile float scaled = scale * (static_cast<float>(dst) + 0.5f);
+        src = std::max(scaled - 0.5f, 0.0f);
+      }
       t.i0 = std::min(static_cast<int64_t>(std::floor(src)), in - 1);
       t.frac = std::min(std::max(src - static_cast<float>(t.i0), 0.0f), 1.0f);
       t.i1 = t.i0 + (t.i0 < in - 1 ? 1 : 0);

@@ -12,8 +12,8 @@ namespace gpuu::cpu {
 
 namespace {
 
-// A 3-entry attribute (depth, height, width), or `fallback` when absent.
-std::vector<int64_t> triple(const graph::AttrMap& attrs, const char* name, std::vector<int64_t> fallback) {
+// A per-spatial-dim attribute, or `fallback` (of the right length) when absent.
+std::vector<int64_t> ints_or(const graph::AttrMap& attrs, const char* name, std::vector<int64_t> fallback) {
   std::vector<int64_t> v = graph::attr_ints(attrs, name);
   return v.size() == fallback.size() ? v : fallback;
 }
@@ -25,8 +25,8 @@ template <typename T>
 std::vector<T> pool3d(const std::vector<T>& x, const graph::Shape& in, const graph::Shape& out, const graph::AttrMap& attrs,
                       bool is_max) {
   std::vector<int64_t> k = graph::attr_ints(attrs, "kernel");
-  std::vector<int64_t> s = triple(attrs, "stride", k), p = triple(attrs, "padding", {0, 0, 0});
-  std::vector<int64_t> dil = is_max ? triple(attrs, "dilation", {1, 1, 1}) : std::vector<int64_t>{1, 1, 1};
+  std::vector<int64_t> s = ints_or(attrs, "stride", k), p = ints_or(attrs, "padding", {0, 0, 0});
+  std::vector<int64_t> dil = is_max ? ints_or(attrs, "dilation", {1, 1, 1}) : std::vector<int64_t>{1, 1, 1};
   const bool include_pad = graph::attr_int(attrs, "count_include_pad", 1) != 0;
   const int64_t planes = in[0] * in[1], id = in[2], ih = in[3], iw = in[4];
   const int64_t od = out[2], oh = out[3], ow = out[4];
@@ -97,8 +97,8 @@ Status kernel_conv3d(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& w = a.x(1);
   const HostTensor* bias = a.input(2);
   const graph::Value& out = a.out[0];
-  std::vector<int64_t> s = triple(a.attrs, "stride", {1, 1, 1}), p = triple(a.attrs, "padding", {0, 0, 0}),
-                       dil = triple(a.attrs, "dilation", {1, 1, 1});
+  std::vector<int64_t> s = ints_or(a.attrs, "stride", {1, 1, 1}), p = ints_or(a.attrs, "padding", {0, 0, 0}),
+                       dil = ints_or(a.attrs, "dilation", {1, 1, 1});
   const int64_t groups = graph::attr_int(a.attrs, "groups", 1);
   const int64_t batch = x.shape[0], channels = x.shape[1], id = x.shape[2], ih = x.shape[3], iw = x.shape[4];
   const int64_t oc = w.shape[0], cg = w.shape[1], kd = w.shape[2], kh = w.shape[3], kw = w.shape[4];
@@ -149,8 +149,8 @@ Status kernel_conv_transpose2d(const KernelArgs& a, std::vector<HostTensor>* out
   const HostTensor& w = a.x(1);
   const HostTensor* bias = a.input(2);
   const graph::Value& out = a.out[0];
-  std::vector<int64_t> s = triple(a.attrs, "stride", {1, 1}), p = triple(a.attrs, "padding", {0, 0}),
-                       dil = triple(a.attrs, "dilation", {1, 1});
+  std::vector<int64_t> s = ints_or(a.attrs, "stride", {1, 1}), p = ints_or(a.attrs, "padding", {0, 0}),
+                       dil = ints_or(a.attrs, "dilation", {1, 1});
   const int64_t groups = graph::attr_int(a.attrs, "groups", 1);
   const int64_t batch = x.shape[0], channels = x.shape[1], ih = x.shape[2], iw = x.shape[3];
   const int64_t og = w.shape[1], kh = w.shape[2], kw = w.shape[3];
