@@ -1250,6 +1250,8 @@ Result<TosaGraph> lower_to_tosa(const graph::Graph& region) { return Lowering(re
 
 namespace {
 
+constexpr int64_t kMaxCheckedResizeAxis = int64_t{1} << 16;
+
 int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 // The weight each input index gets at one output position (zero weights dropped).
@@ -1301,9 +1303,10 @@ bool same_taps(const Taps& a, const Taps& b) {
   return true;
 }
 
-// TOSA 1.0's limits on one axis (ERROR_IF of RESIZE), the output size included.
+// TOSA 1.0's limits on one axis (RESIZE's ERROR_IFs and the 8K level's
+// MAX_SCALE of 256), the output size included.
 bool valid_tosa_axis(const TosaResizeAxis& a, int64_t in, int64_t out) {
-  if (a.n <= 0 || a.d <= 0 || a.n > 2048 || a.d >= 16 * a.n) return false;
+  if (a.n <= 0 || a.d <= 0 || a.n > 2048 || a.d >= 16 * a.n || a.n > 256 * a.d) return false;
   if (a.offset < -a.n || a.offset >= 16 * a.n) return false;
   if (a.border < -16 * a.n || a.border >= a.n) return false;
   int64_t span = (in - 1) * a.n - a.offset + a.border;
@@ -1330,6 +1333,7 @@ int64_t gcd(int64_t a, int64_t b) { return b == 0 ? a : gcd(b, a % b); }
 bool tosa_resize_axis_matches(graph::ResizeMode mode, bool align_corners, int64_t in, int64_t out, double user_scale,
                               bool tosa_bilinear, const TosaResizeAxis& axis) {
   if (tosa_bilinear != (mode == graph::ResizeMode::kBilinear)) return false;
+  if (out > kMaxCheckedResizeAxis) return false;
   if (!valid_tosa_axis(axis, in, out)) return false;
   float scale = graph::resize_scale(in, out, align_corners, user_scale);
   for (int64_t dst = 0; dst < out; ++dst) {
@@ -1342,6 +1346,9 @@ bool tosa_resize_axis_matches(graph::ResizeMode mode, bool align_corners, int64_
 
 bool tosa_resize_axis_for(graph::ResizeMode mode, bool align_corners, int64_t in, int64_t out, double user_scale,
                           TosaResizeAxis* axis) {
+  // The check visits every output position: longer axes are refused rather
+  // than searched.
+  if (out > kMaxCheckedResizeAxis) return false;
   // Sampling steps (in input pixels per output pixel) to try, as p/q: the
   // sizes' ratio, and the user's scale where it is a simple fraction.
   std::vector<std::pair<int64_t, int64_t>> steps;  // (out-ish numerator n0, in-ish denominator d0): step = d0/n0

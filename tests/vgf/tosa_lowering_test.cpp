@@ -388,9 +388,10 @@ TEST(TosaLowering, ResizeRefusesWhatRescaleCannotExpress) {
     Ints size;
     const char* why;
   };
-  // More than 16x down needs d >= 16n; 1 -> 3000 needs n > 2048.
+  // More than 16x down needs d >= 16n; 1 -> 3000 needs n > 2048; 1 -> 300 is past the 8K level's MAX_SCALE (256).
   for (const Case& c : std::vector<Case>{{{1, 1, 40, 4}, {2, 4}, "along the height (40 -> 2)"},
-                                         {{1, 1, 1, 1}, {1, 3000}, "along the width (1 -> 3000)"}}) {
+                                         {{1, 1, 1, 1}, {1, 3000}, "along the width (1 -> 3000)"},
+                                         {{1, 1, 1, 1}, {1, 300}, "along the width (1 -> 300)"}}) {
     Region r;
     r.output(r.op("resize", {r.input(DType::kF32, c.x)}, {{"size", c.size}}));
     Result<TosaGraph> t = lower_to_tosa(r.g);
