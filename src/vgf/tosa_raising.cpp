@@ -591,8 +591,8 @@ class Raising {
 
   // ---- CONV3D, TRANSPOSE_CONV2D, RESIZE, REVERSE ----
 
-  // The bias of a convolution result: a full [OC] one goes into the gpuu op;
-  // BC = 1 is added after it (broadcast).
+  // Operands in the output's float dtype, and whether the bias is a full
+  // [OC] one (it goes into the gpuu op) or BC = 1 (added after, broadcast).
   Status conv_inputs(ValueId* x, ValueId* w, ValueId* bias, bool* full_bias) {
     GPUU_ASSIGN_OR_RETURN(*bias, in(2));
     DType to = out_dtype();
@@ -600,7 +600,7 @@ class Raising {
     GPUU_ASSIGN_OR_RETURN(*x, cast(*x, to));
     GPUU_ASSIGN_OR_RETURN(*w, cast(*w, to));
     GPUU_ASSIGN_OR_RETURN(*bias, cast(*bias, to));
-    *full_bias = shape(*bias) == Shape{shape(*w)[0]} || shape(*bias) == Shape{tout().shape.back()};
+    *full_bias = shape(*bias) == Shape{tout().shape.back()};  // channels last
     return Status::Ok();
   }
 
@@ -652,7 +652,6 @@ class Raising {
     ValueId bias;
     bool full_bias = false;
     GPUU_RETURN_IF_ERROR(conv_inputs(&x, &w, &bias, &full_bias));
-    full_bias = shape(bias) == Shape{tin(1).shape[0]};
     std::vector<ValueId> inputs = {x, w};
     if (full_bias) inputs.push_back(bias);
     GPUU_ASSIGN_OR_RETURN(ValueId y, node("conv_transpose2d", inputs,
