@@ -34,10 +34,12 @@ bool tosa_to_dtype(TosaElementType type, graph::DType* out);
 Result<TosaGraph> lower_to_tosa(const graph::Graph& region);
 
 // The inverse: a gpuu graph computing what `graph` computes, for every TOSA
-// operator lower_to_tosa emits (plus LOGICAL_AND/OR/XOR and TILE), with the
+// operator lower_to_tosa emits (plus LOGICAL_AND/OR/XOR), with the
 // TOSA semantics: NHWC operators run as NCHW gpuu ops between transposes
 // (folded away against each other), asymmetric pads become explicit pads,
-// CAST float->int rounds half to even and saturates, i8 NEGATE saturates.
+// CAST float->int rounds half to even and saturates, i8 NEGATE saturates,
+// TILE of size-1 dims is an expand, RESIZE becomes the gpuu resize whose
+// indices it reproduces (or kUnsupported when none does).
 // Graph inputs keep their order and names ("input_<i>" when unnamed); graph
 // constants need their data (set_graph_constant_data). Errors: kUnsupported
 // naming the operator ("operator 3 (INTDIV): no gpuu equivalent", nonzero
