@@ -866,7 +866,10 @@ class Lowering {
 
   // TRANSPOSE_CONV2D writes input pixel iy at iy * stride + out_pad_top + ky,
   // torch at iy * stride - padding + ky: out_pad = -padding before and
-  // output_padding - padding after. No dilation in TOSA.
+  // output_padding - padding after. TOSA wants out_pad > -kernel, so larger
+  // paddings compute more rows and SLICE them off; the pads are chosen so
+  // that they read back as a torch padding / output_padding pair (top <= 0,
+  // 0 <= bottom - top < stride). No dilation in TOSA.
   Status lower_conv_transpose2d() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
     GPUU_RETURN_IF_ERROR(need_float(x));
@@ -878,15 +881,23 @@ class Lowering {
     if (dilation[0] != 1 || dilation[1] != 1) {
       return unsupported("TOSA 1.0 TRANSPOSE_CONV2D has no dilation (dilation is ", graph::shape_to_string(dilation), ")");
     }
-    Shape out_pad = {-padding[0], output_padding[0] - padding[0], -padding[1], output_padding[1] - padding[1]};
-    for (size_t i = 0; i < 4; ++i) {
-      int64_t k = ws[2 + i / 2];
-      if (out_pad[i] <= -k) {
-        return unsupported("TRANSPOSE_CONV2D's out_pad must be > -kernel, but padding ", graph::shape_to_string(padding),
-                           " with output_padding ", graph::shape_to_string(output_padding), " and kernel ", k,
-                           " needs ", out_pad[i]);
+    Shape out_pad(4), crop(2);
+    for (size_t d = 0; d < 2; ++d) {
+      int64_t k = ws[2 + d], p = padding[d], after = output_padding[d] - padding[d];
+      // top = 0 always fits (output_padding < stride), so the search ends.
+      for (int64_t top = std::max(-p, 1 - k); top <= 0; ++top) {
+        int64_t bottom = std::max({after, top, 1 - k});
+        if (bottom - top < stride[d]) {
+          out_pad[2 * d] = top;
+          out_pad[2 * d + 1] = bottom;
+          crop[d] = top + p;
+          break;
+        }
       }
     }
+    Shape xs = shape(x);
+    Shape full = {out[0], (xs[2] - 1) * stride[0] + out_pad[0] + out_pad[1] + ws[2],
+                  (xs[3] - 1) * stride[1] + out_pad[2] + out_pad[3] + ws[3]};
     TosaTensorId nhwc = transpose(x, kToNhwc);
     TosaTensorId bias;
     if (has_in(2)) {
@@ -908,11 +919,12 @@ class Lowering {
       TosaTensorId xg = slice(nhwc, {0, 0, 0, gi * cg}, {sn[0], sn[1], sn[2], cg});
       TosaTensorId wg = slice(w, {gi * og, 0, 0, 0}, {og, ws[2], ws[3], cg});
       TosaTensorId bg = shape(bias)[0] == 1 ? bias : slice(bias, {gi * og}, {og});
-      parts.push_back(emit(TosaOp::kTransposeConv2d, attrs, {xg, wg, bg}, t, {out[0], out[2], out[3], og}));
+      parts.push_back(emit(TosaOp::kTransposeConv2d, attrs, {xg, wg, bg}, t, {full[0], full[1], full[2], og}));
     }
     TosaTensorId y = parts.size() == 1 ? parts[0]
                                        : emit(TosaOp::kConcat, {TosaAttribute::u32(3)}, parts, t,
-                                              {out[0], out[2], out[3], out[1]});
+                                              {full[0], full[1], full[2], out[1]});
+    y = slice(y, {0, crop[0], crop[1], 0}, {out[0], out[2], out[3], out[1]});
     set_out(transpose(y, kToNchw));
     return Status::Ok();
   }
