@@ -70,8 +70,8 @@ const std::unordered_map<std::string_view, OpRule>& op_table() {
     add({"cast"}, {OpForm::kCast, kVgfTensors, kVulkanTensors, "CAST"});
     add({"matmul", "linear", "conv2d"}, {OpForm::kPlain, kF | kI8, kF, "MATMUL/CONV2D/DEPTHWISE_CONV2D"});
     add({"avg_pool2d", "max_pool2d"}, {OpForm::kPlain, kF | kI8, kF, "AVG_POOL2D/MAX_POOL2D"});
-    add({"conv3d"}, {OpForm::kPlain, kF, kF, "CONV3D (groups 1)"});
-    add({"conv_transpose2d"}, {OpForm::kPlain, kF, kF, "TRANSPOSE_CONV2D (groups 1, dilation 1)"});
+    add({"conv3d"}, {OpForm::kPlain, kF, kF, "CONV3D, one per group"});
+    add({"conv_transpose2d"}, {OpForm::kPlain, kF, kF, "TRANSPOSE_CONV2D, one per group, no dilation"});
     add({"resize"}, {OpForm::kPlain, kF, kF, "RESIZE (where its integer scale/offset/border reproduce torch's indices)"});
     // TOSA 1.0 has no 3-D pooling: no dtype is VGF's.
     add({"avg_pool3d", "max_pool3d"}, {OpForm::kPlain, 0, kF, "no 3-D pooling operator"});
