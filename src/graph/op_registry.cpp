@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "base/json.h"
+#include "graph/resize_index.h"
 
 namespace gpuu::graph {
 
@@ -436,6 +437,163 @@ void pool_defaults(AttrMap* attrs) {
   if (kernel != attrs->end() && !attrs->count("stride")) (*attrs)["stride"] = kernel->second;
 }
 
+// ---- conv3d, conv_transpose2d, 3-D pools, resize ----------------------------
+
+// x [N, C, spatial...], weight [O, C/groups, k...]: the checks conv2d makes,
+// for any number of spatial dims.
+Status check_conv_weight(InferContext& c, size_t spatial, int64_t groups) {
+  const Shape& x = c.x(0).shape;
+  const Shape& w = c.x(1).shape;
+  int64_t channels = x[1], out_channels = w[0];
+  if (channels % groups != 0) {
+    return c.fail("input channels (", channels, ") are not divisible by attribute 'groups' (", groups, ")");
+  }
+  if (out_channels % groups != 0) {
+    return c.fail("output channels (", out_channels, ", dim 0 of the weight) are not divisible by attribute 'groups' (",
+                  groups, ")");
+  }
+  if (w[1] != channels / groups) {
+    return c.fail(c.input_desc(1), " ", shape_to_string(w), " must have dim 1 = channels / groups = ", channels / groups);
+  }
+  for (size_t d = 0; d < spatial; ++d) {
+    if (w[2 + d] < 1) return c.fail(c.input_desc(1), " ", shape_to_string(w), " has an empty kernel");
+  }
+  return Status::Ok();
+}
+
+Status check_bias(InferContext& c, int64_t out_channels) {
+  if (const Value* bias = c.input(2)) {
+    if (bias->shape != Shape{out_channels}) {
+      return c.fail(c.input_desc(2), " must have shape [", out_channels, "], got ", shape_to_string(bias->shape));
+    }
+  }
+  return Status::Ok();
+}
+
+Status infer_conv3d(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
+  GPUU_RETURN_IF_ERROR(c.expect_same_dtype(1, 0));
+  GPUU_RETURN_IF_ERROR(c.expect_same_dtype(2, 0));
+  GPUU_RETURN_IF_ERROR(c.expect_rank(0, 5));
+  GPUU_RETURN_IF_ERROR(c.expect_rank(1, 5));
+  GPUU_ASSIGN_OR_RETURN(auto stride, c.ints_attr("stride", 3, 1, kMaxDim));
+  GPUU_ASSIGN_OR_RETURN(auto padding, c.ints_attr("padding", 3, 0, kMaxDim));
+  GPUU_ASSIGN_OR_RETURN(auto dilation, c.ints_attr("dilation", 3, 1, kMaxDim));
+  GPUU_ASSIGN_OR_RETURN(int64_t groups, c.int_attr_in("groups", 1, kMaxDim));
+  GPUU_RETURN_IF_ERROR(check_conv_weight(c, 3, groups));
+  const Shape& x = c.x(0).shape;
+  const Shape& w = c.x(1).shape;
+  GPUU_RETURN_IF_ERROR(check_bias(c, w[0]));
+  Shape out = {x[0], w[0]};
+  const char* names[3] = {"depth", "height", "width"};
+  for (size_t d = 0; d < 3; ++d) {
+    GPUU_ASSIGN_OR_RETURN(int64_t o, window_output(c, names[d], x[2 + d], w[2 + d], stride[d], padding[d], dilation[d], false));
+    out.push_back(o);
+  }
+  c.emit(c.x(0).dtype, std::move(out));
+  return Status::Ok();
+}
+
+// weight [C_in, C_out/groups, kH, kW] (torch's layout for transposed convs).
+Status infer_conv_transpose2d(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
+  GPUU_RETURN_IF_ERROR(c.expect_same_dtype(1, 0));
+  GPUU_RETURN_IF_ERROR(c.expect_same_dtype(2, 0));
+  GPUU_RETURN_IF_ERROR(c.expect_rank(0, 4));
+  GPUU_RETURN_IF_ERROR(c.expect_rank(1, 4));
+  GPUU_ASSIGN_OR_RETURN(auto stride, c.ints_attr("stride", 2, 1, kMaxDim));
+  GPUU_ASSIGN_OR_RETURN(auto padding, c.ints_attr("padding", 2, 0, kMaxDim));
+  GPUU_ASSIGN_OR_RETURN(auto output_padding, c.ints_attr("output_padding", 2, 0, kMaxDim));
+  GPUU_ASSIGN_OR_RETURN(auto dilation, c.ints_attr("dilation", 2, 1, kMaxDim));
+  GPUU_ASSIGN_OR_RETURN(int64_t groups, c.int_attr_in("groups", 1, kMaxDim));
+  const Shape& x = c.x(0).shape;
+  const Shape& w = c.x(1).shape;
+  if (x[1] % groups != 0) {
+    return c.fail("input channels (", x[1], ") are not divisible by attribute 'groups' (", groups, ")");
+  }
+  if (w[0] != x[1]) {
+    return c.fail(c.input_desc(1), " ", shape_to_string(w), " must have dim 0 = input channels = ", x[1]);
+  }
+  if (w[2] < 1 || w[3] < 1) return c.fail(c.input_desc(1), " ", shape_to_string(w), " has an empty kernel");
+  int64_t out_channels = w[1] * groups;
+  GPUU_RETURN_IF_ERROR(check_bias(c, out_channels));
+  Shape out = {x[0], out_channels};
+  const char* names[2] = {"height", "width"};
+  for (size_t d = 0; d < 2; ++d) {
+    // torch: output padding must be smaller than either stride or dilation.
+    if (output_padding[d] >= std::max(stride[d], dilation[d])) {
+      return c.fail("attribute 'output_padding' entry ", d, " = ", output_padding[d],
+                    " must be smaller than the stride (", stride[d], ") or the dilation (", dilation[d], ")");
+    }
+    int64_t o = (x[2 + d] - 1) * stride[d] - 2 * padding[d] + dilation[d] * (w[2 + d] - 1) + output_padding[d] + 1;
+    if (o < 1 || o > kMaxDim) {
+      return c.fail("the output ", names[d], " (", x[2 + d] - 1, " * ", stride[d], " - 2 * ", padding[d], " + ",
+                    dilation[d], " * (", w[2 + d], " - 1) + ", output_padding[d], " + 1 = ", o, ") is not positive");
+    }
+    out.push_back(o);
+  }
+  c.emit(c.x(0).dtype, std::move(out));
+  return Status::Ok();
+}
+
+Status infer_pool3d(InferContext& c) {
+  bool is_max = c.node.op == "max_pool3d";
+  GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
+  GPUU_RETURN_IF_ERROR(c.expect_rank(0, 5));
+  GPUU_ASSIGN_OR_RETURN(auto kernel, c.ints_attr("kernel", 3, 1, kMaxDim));
+  GPUU_ASSIGN_OR_RETURN(auto stride, c.ints_attr("stride", 3, 1, kMaxDim));
+  GPUU_ASSIGN_OR_RETURN(auto padding, c.ints_attr("padding", 3, 0, kMaxDim));
+  std::vector<int64_t> dilation = {1, 1, 1};
+  if (is_max) {
+    GPUU_ASSIGN_OR_RETURN(dilation, c.ints_attr("dilation", 3, 1, kMaxDim));
+  } else {
+    GPUU_RETURN_IF_ERROR(c.int_attr_in("count_include_pad", 0, 1).status());
+  }
+  GPUU_ASSIGN_OR_RETURN(int64_t ceil_mode, c.int_attr_in("ceil_mode", 0, 1));
+  const Shape& x = c.x(0).shape;
+  Shape out = {x[0], x[1]};
+  const char* names[3] = {"depth", "height", "width"};
+  for (size_t d = 0; d < 3; ++d) {
+    int64_t limit = kernel[d] / 2;  // torch's limit, as for the 2-D pools
+    if (padding[d] > limit) {
+      return c.fail("attribute 'padding' entry ", d, " = ", padding[d], " is more than half the kernel (at most ", limit,
+                    ")");
+    }
+    GPUU_ASSIGN_OR_RETURN(int64_t o, window_output(c, names[d], x[2 + d], kernel[d], stride[d], padding[d], dilation[d],
+                                                   ceil_mode != 0));
+    out.push_back(o);
+  }
+  c.emit(c.x(0).dtype, std::move(out));
+  return Status::Ok();
+}
+
+Status infer_resize(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
+  GPUU_RETURN_IF_ERROR(c.expect_rank(0, 4));
+  GPUU_ASSIGN_OR_RETURN(auto size, c.ints_attr("size", 2, 1, kMaxDim));
+  ResizeMode mode;
+  std::string mode_name = c.str("mode");
+  if (!parse_resize_mode(mode_name, &mode)) {
+    return c.fail("attribute 'mode' must be \"nearest\", \"nearest_exact\" or \"bilinear\", got \"", mode_name, "\"");
+  }
+  GPUU_ASSIGN_OR_RETURN(int64_t align_corners, c.int_attr_in("align_corners", 0, 1));
+  if (align_corners && mode != ResizeMode::kBilinear) {
+    return c.fail("attribute 'align_corners' = 1 applies to mode \"bilinear\" only, not \"", mode_name, "\"");
+  }
+  if (has_attr(c.attrs, "scales")) {
+    std::vector<double> scales = attr_floats(c.attrs, "scales");
+    if (scales.size() != 2) return c.fail("attribute 'scales' must have 2 entries, got ", scales.size());
+    for (size_t i = 0; i < 2; ++i) {
+      if (!(scales[i] > 0.0) || !std::isfinite(scales[i])) {
+        return c.fail("attribute 'scales' entry ", i, " = ", scales[i], " must be finite and > 0");
+      }
+    }
+  }
+  const Shape& x = c.x(0).shape;
+  c.emit(c.x(0).dtype, {x[0], x[1], size[0], size[1]});
+  return Status::Ok();
+}
+
 // ---- reductions and normalization ---------------------------------------
 
 Status infer_reduce(InferContext& c) {
@@ -639,9 +797,72 @@ Status infer_pad(InferContext& c) {
   if (std::isnan(c.f64("value")) && c.x(0).dtype != DType::kF32 && c.x(0).dtype != DType::kF16) {
     return c.fail("attribute 'value' is NaN, which ", dtype_name(c.x(0).dtype), " cannot hold");
   }
+  std::string mode = c.str("mode");
+  if (mode != "constant" && mode != "reflect" && mode != "replicate" && mode != "circular") {
+    return c.fail("attribute 'mode' must be \"constant\", \"reflect\", \"replicate\" or \"circular\", got \"", mode,
+                  "\"");
+  }
+  if (mode != "constant") {
+    if (c.f64("value") != 0.0) return c.fail("attribute 'value' applies to mode \"constant\" only, not \"", mode, "\"");
+    for (size_t d = 0; d < x.size(); ++d) {
+      int64_t most = std::max(pads[2 * d], pads[2 * d + 1]);
+      if (most == 0) continue;
+      // torch's limits: one reflection (pad < dim), one wrap (pad <= dim), something to repeat.
+      int64_t limit = mode == "reflect" ? x[d] - 1 : mode == "circular" ? x[d] : (x[d] > 0 ? kMaxDim : 0);
+      if (most > limit) {
+        return c.fail("attribute 'pads' pads dim ", d, " (size ", x[d], ") by ", most, ", but mode \"", mode,
+                      "\" allows at most ", limit);
+      }
+    }
+  }
   Shape out = x;
   for (size_t d = 0; d < x.size(); ++d) out[d] += pads[2 * d] + pads[2 * d + 1];
   c.emit(c.x(0).dtype, std::move(out));
+  return Status::Ok();
+}
+
+// torch.expand: numpy broadcasting of x to 'shape' (-1 keeps x's dim).
+Status infer_expand(InferContext& c) {
+  const Shape& x = c.x(0).shape;
+  std::vector<int64_t> shape = c.ints("shape");
+  if (shape.size() < x.size()) {
+    return c.fail("attribute 'shape' ", ints_to_string(shape), " has fewer dims than ", c.input_desc(0), " ",
+                  shape_to_string(x));
+  }
+  if (shape.size() > kMaxRank) return c.fail("attribute 'shape' has more than ", kMaxRank, " dims");
+  size_t lead = shape.size() - x.size();
+  Shape out(shape.size());
+  for (size_t i = 0; i < shape.size(); ++i) {
+    int64_t want = shape[i];
+    if (i < lead) {
+      if (want < 0 || want > kMaxDim) return c.fail("attribute 'shape' entry ", i, " = ", want, " is not a valid new dim");
+      out[i] = want;
+      continue;
+    }
+    int64_t have = x[i - lead];
+    if (want == -1) want = have;
+    if (want < 0 || want > kMaxDim) return c.fail("attribute 'shape' entry ", i, " = ", shape[i], " is not a valid dim");
+    if (have != want && have != 1) {
+      return c.fail(c.input_desc(0), " ", shape_to_string(x), " cannot expand to ", ints_to_string(shape), ": dim ",
+                    i - lead, " is ", have, " (must be 1 or ", want, ")");
+    }
+    out[i] = want;
+  }
+  c.emit(c.x(0).dtype, std::move(out));
+  return Status::Ok();
+}
+
+Status infer_flip(InferContext& c) {
+  const Shape& x = c.x(0).shape;
+  std::vector<int64_t> axes = c.ints("axes");
+  std::vector<bool> seen(x.size(), false);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = normalize_axis(axes[i], x.size());
+    if (a < 0) return c.fail("attribute 'axes' entry ", i, " = ", axes[i], " is out of range for rank ", x.size());
+    if (seen[static_cast<size_t>(a)]) return c.fail("attribute 'axes' names axis ", a, " twice");
+    seen[static_cast<size_t>(a)] = true;
+  }
+  c.emit(c.x(0).dtype, x);
   return Status::Ok();
 }
 
@@ -918,6 +1139,35 @@ std::vector<OpSchema> build_registry() {
   max.derived_defaults = pool_defaults;
   ops.push_back(std::move(max));
 
+  ops.push_back(op("conv3d", {x, {"weight", false}, {"bias", true}}, 2, 3,
+                   {with_default("stride", Ints{1, 1, 1}), with_default("padding", Ints{0, 0, 0}),
+                    with_default("dilation", Ints{1, 1, 1}), with_default("groups", int64_t{1})},
+                   kFloat, "f32 or f16, all alike; x NCDHW, weight [O, C/groups, kD, kH, kW], bias [O]", infer_conv3d));
+  ops.push_back(op("conv_transpose2d", {x, {"weight", false}, {"bias", true}}, 2, 3,
+                   {with_default("stride", Ints{1, 1}), with_default("padding", Ints{0, 0}),
+                    with_default("output_padding", Ints{0, 0}), with_default("dilation", Ints{1, 1}),
+                    with_default("groups", int64_t{1})},
+                   kFloat, "f32 or f16, all alike; x NCHW, weight [C, O/groups, kH, kW], bias [O]",
+                   infer_conv_transpose2d));
+  OpSchema avg3 = op("avg_pool3d", {x}, 1, 1,
+                     {required("kernel", AttrKind::kInts), derived("stride", AttrKind::kInts, "kernel"),
+                      with_default("padding", Ints{0, 0, 0}), with_default("ceil_mode", int64_t{0}),
+                      with_default("count_include_pad", int64_t{1})},
+                     kFloat, "f32 or f16; x NCDHW", infer_pool3d);
+  avg3.derived_defaults = pool_defaults;
+  ops.push_back(std::move(avg3));
+  OpSchema max3 = op("max_pool3d", {x}, 1, 1,
+                     {required("kernel", AttrKind::kInts), derived("stride", AttrKind::kInts, "kernel"),
+                      with_default("padding", Ints{0, 0, 0}), with_default("dilation", Ints{1, 1, 1}),
+                      with_default("ceil_mode", int64_t{0})},
+                     kFloatI32I8, "f32, f16, i32 or i8; x NCDHW", infer_pool3d);
+  max3.derived_defaults = pool_defaults;
+  ops.push_back(std::move(max3));
+  ops.push_back(op("resize", {x}, 1, 1,
+                   {required("size", AttrKind::kInts), with_default("mode", std::string("nearest")),
+                    with_default("align_corners", int64_t{0}), optional("scales", AttrKind::kFloats)},
+                   kFloat, "f32 or f16; x NCHW", infer_resize));
+
   const std::vector<AttrSpec> reduce_attrs = {required("axes", AttrKind::kInts), with_default("keepdim", int64_t{0})};
   ops.push_back(op("reduce_sum", {x}, 1, 1, reduce_attrs, {DType::kF32, DType::kF16, DType::kI32, DType::kI64},
                    "f32, f16, i32 or i64; output keeps the dtype", infer_reduce));
@@ -950,8 +1200,12 @@ std::vector<OpSchema> build_registry() {
   ops.push_back(std::move(slice));
   ops.push_back(op("concat", {{"x", false}}, 1, kVariadic, {with_default("axis", int64_t{0})}, kAny,
                    "any dtype, all inputs alike", infer_concat));
-  ops.push_back(op("pad", {x}, 1, 1, {required("pads", AttrKind::kInts), with_default("value", 0.0)}, kAny, "any dtype",
-                   infer_pad));
+  ops.push_back(op("pad", {x}, 1, 1,
+                   {required("pads", AttrKind::kInts), with_default("value", 0.0),
+                    with_default("mode", std::string("constant"))},
+                   kAny, "any dtype", infer_pad));
+  ops.push_back(op("expand", {x}, 1, 1, {required("shape", AttrKind::kInts)}, kAny, "any dtype", infer_expand));
+  ops.push_back(op("flip", {x}, 1, 1, {required("axes", AttrKind::kInts)}, kAny, "any dtype", infer_flip));
   ops.push_back(op("gather", {x, {"index", false}}, 2, 2, {required("axis", AttrKind::kInt)}, kAny,
                    "x any dtype; index i32 or i64 of x's rank; output has x's dtype and index's shape", infer_gather));
   ops.push_back(op("index_select", {x, {"index", false}}, 2, 2, {required("axis", AttrKind::kInt)}, kAny,

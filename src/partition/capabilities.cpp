@@ -86,6 +86,11 @@ const std::unordered_map<std::string_view, OpRule>& op_table() {
     add({"cast"}, {OpForm::kCast, kVgfTensors, kVulkanTensors, "CAST"});
     add({"matmul", "linear", "conv2d"}, {OpForm::kPlain, kF | kI8, kF, "MATMUL/CONV2D/DEPTHWISE_CONV2D"});
     add({"avg_pool2d", "max_pool2d"}, {OpForm::kPlain, kF | kI8, kF, "AVG_POOL2D/MAX_POOL2D"});
+    add({"conv3d"}, {OpForm::kPlain, kF, kF, "CONV3D, one per group"});
+    add({"conv_transpose2d"}, {OpForm::kPlain, kF, kF, "TRANSPOSE_CONV2D, one per group, no dilation"});
+    add({"resize"}, {OpForm::kPlain, kF, kF, "RESIZE (where its integer scale/offset/border reproduce torch's indices)"});
+    // TOSA 1.0 has no 3-D pooling: no dtype is VGF's.
+    add({"avg_pool3d", "max_pool3d"}, {OpForm::kPlain, 0, kF, "no 3-D pooling operator"});
     add({"reduce_sum"}, {OpForm::kPlain, kF | kI32, kF | kInt, "REDUCE_SUM"});
     add({"reduce_max"}, {OpForm::kPlain, kF | kI32 | kI8, kF | kInt, "REDUCE_MAX"});
     add({"reduce_min"}, {OpForm::kPlain, kF | kI32 | kI8, kF | kInt, "REDUCE_MIN"});
@@ -97,6 +102,8 @@ const std::unordered_map<std::string_view, OpRule>& op_table() {
     add({"softmax", "layer_norm"}, {OpForm::kPlain, kF, kF, "a float-only decomposition"});
     add({"transpose", "reshape", "slice", "concat", "pad"},
         {OpForm::kPlain, kVgfTensors, kVulkanTensors, "a data-movement operator"});
+    add({"expand"}, {OpForm::kPlain, kVgfTensors, kVulkanTensors, "RESHAPE and TILE"});
+    add({"flip"}, {OpForm::kPlain, kVgfTensors, kVulkanTensors, "REVERSE"});
     add({"gather", "index_select"}, {OpForm::kIndexed, kF | kI32 | kI8, kVulkanTensors, "GATHER"});
     add({"custom_shader"}, {OpForm::kCustomShader, kVgfTensors, 0xFF, "a VGF COMPUTE segment"});
     return t;

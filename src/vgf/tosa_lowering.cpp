@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "graph/op_registry.h"
+#include "graph/resize_index.h"
 #include "graph/verifier.h"
 
 namespace gpuu::vgf {
@@ -417,6 +418,10 @@ class Lowering {
     if (op == "conv2d") return lower_conv2d();
     if (op == "avg_pool2d") return lower_avg_pool2d();
     if (op == "max_pool2d") return lower_max_pool2d();
+    if (op == "conv3d") return lower_conv3d();
+    if (op == "conv_transpose2d") return lower_conv_transpose2d();
+    if (op == "avg_pool3d" || op == "max_pool3d") return unsupported("TOSA 1.0 has no 3-D pooling operator");
+    if (op == "resize") return lower_resize();
     if (op == "reduce_sum" || op == "reduce_mean" || op == "reduce_max" || op == "reduce_min" || op == "reduce_prod" ||
         op == "reduce_any" || op == "reduce_all") {
       return lower_reduce();
@@ -436,6 +441,8 @@ class Lowering {
     if (op == "slice") return lower_slice();
     if (op == "concat") return lower_concat();
     if (op == "pad") return lower_pad();
+    if (op == "expand") return lower_expand();
+    if (op == "flip") return lower_flip();
     if (op == "gather") return lower_gather();
     if (op == "index_select") return lower_index_select();
     if (op == "custom_shader") return unsupported("a custom shader is a VGF COMPUTE segment, not a TOSA operator");
@@ -956,6 +963,150 @@ class Lowering {
     return Status::Ok();
   }
 
+  // ---- conv3d, conv_transpose2d, 3-D pools, resize ----
+
+  Status lower_conv3d() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    GPUU_RETURN_IF_ERROR(need_float(x));
+    E t = type(x);
+    Shape xs = shape(x), ws = src_.value(node_->inputs[1]).shape, out = out_value().shape;
+    Shape stride = graph::attr_ints(attrs_, "stride"), padding = graph::attr_ints(attrs_, "padding"),
+          dilation = graph::attr_ints(attrs_, "dilation");
+    int64_t groups = graph::attr_int(attrs_, "groups", 1);
+    Shape pads, crop(3, 0);
+    for (size_t d = 0; d < 3; ++d) {
+      WindowFit f = fit_window(xs[2 + d], (ws[2 + d] - 1) * dilation[d] + 1, stride[d], padding[d], padding[d], out[2 + d]);
+      pads.push_back(f.pad_before);
+      pads.push_back(f.pad_after);
+      crop[d] = f.crop;
+    }
+    TosaTensorId ndhwc = transpose(x, {0, 2, 3, 4, 1});
+    Shape s = shape(ndhwc);
+    ndhwc = slice(ndhwc, {0, 0, 0, 0, 0}, {s[0], s[1] - crop[0], s[2] - crop[1], s[3] - crop[2], s[4]});
+    TosaTensorId bias;
+    if (has_in(2)) {
+      GPUU_ASSIGN_OR_RETURN(bias, in(2));
+    } else {
+      bias = scalar(t, 0.0, 1);  // BC = 1 broadcasts
+    }
+    // OIDHW -> ODHWI; per group, one CONV3D on its channel slice, then CONCAT.
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId w, rearranged(node_->inputs[1], ws, {0, 2, 3, 4, 1}));
+    std::vector<TosaAttribute> window = {TosaAttribute::shape(pads), TosaAttribute::shape(stride),
+                                         TosaAttribute::shape(dilation),
+                                         TosaAttribute::u32(static_cast<uint32_t>(TosaAccType::kFp32)),
+                                         TosaAttribute::boolean(false), TosaAttribute::zero_point(t),
+                                         TosaAttribute::zero_point(t)};
+    int64_t cg = ws[1], og = ws[0] / groups;
+    Shape sn = shape(ndhwc);
+    std::vector<TosaTensorId> parts;
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      TosaTensorId xg = slice(ndhwc, {0, 0, 0, 0, gi * cg}, {sn[0], sn[1], sn[2], sn[3], cg});
+      TosaTensorId wg = slice(w, {gi * og, 0, 0, 0, 0}, {og, ws[2], ws[3], ws[4], cg});
+      TosaTensorId bg = shape(bias)[0] == 1 ? bias : slice(bias, {gi * og}, {og});
+      parts.push_back(emit(TosaOp::kConv3d, window, {xg, wg, bg}, t, {out[0], out[2], out[3], out[4], og}));
+    }
+    TosaTensorId y = parts.size() == 1 ? parts[0]
+                                       : emit(TosaOp::kConcat, {TosaAttribute::u32(4)}, parts, t,
+                                              {out[0], out[2], out[3], out[4], out[1]});
+    set_out(transpose(y, {0, 4, 1, 2, 3}));
+    return Status::Ok();
+  }
+
+  // TRANSPOSE_CONV2D writes input pixel iy at iy * stride + out_pad_top + ky,
+  // torch at iy * stride - padding + ky: out_pad = -padding before and
+  // output_padding - padding after. TOSA wants out_pad > -kernel, so larger
+  // paddings compute more rows and SLICE them off; the pads are chosen so
+  // that they read back as a torch padding / output_padding pair (top <= 0,
+  // 0 <= bottom - top < stride). No dilation in TOSA.
+  Status lower_conv_transpose2d() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    GPUU_RETURN_IF_ERROR(need_float(x));
+    E t = type(x);
+    Shape ws = src_.value(node_->inputs[1]).shape, out = out_value().shape;
+    Shape stride = graph::attr_ints(attrs_, "stride"), padding = graph::attr_ints(attrs_, "padding"),
+          output_padding = graph::attr_ints(attrs_, "output_padding"), dilation = graph::attr_ints(attrs_, "dilation");
+    int64_t groups = graph::attr_int(attrs_, "groups", 1);
+    if (dilation[0] != 1 || dilation[1] != 1) {
+      return unsupported("TOSA 1.0 TRANSPOSE_CONV2D has no dilation (dilation is ", graph::shape_to_string(dilation), ")");
+    }
+    Shape out_pad(4), crop(2);
+    for (size_t d = 0; d < 2; ++d) {
+      int64_t k = ws[2 + d], p = padding[d], after = output_padding[d] - padding[d];
+      // top = 0 always fits (output_padding < stride), so the search ends.
+      for (int64_t top = std::max(-p, 1 - k); top <= 0; ++top) {
+        int64_t bottom = std::max({after, top, 1 - k});
+        if (bottom - top < stride[d]) {
+          out_pad[2 * d] = top;
+          out_pad[2 * d + 1] = bottom;
+          crop[d] = top + p;
+          break;
+        }
+      }
+    }
+    Shape xs = shape(x);
+    Shape full = {out[0], (xs[2] - 1) * stride[0] + out_pad[0] + out_pad[1] + ws[2],
+                  (xs[3] - 1) * stride[1] + out_pad[2] + out_pad[3] + ws[3]};
+    TosaTensorId nhwc = transpose(x, kToNhwc);
+    TosaTensorId bias;
+    if (has_in(2)) {
+      GPUU_ASSIGN_OR_RETURN(bias, in(2));
+    } else {
+      bias = scalar(t, 0.0, 1);
+    }
+    int64_t cg = ws[0] / groups, og = ws[1];
+    // [C, O/g, kH, kW] viewed as [g, C/g, O/g, kH, kW] -> [g, O/g, kH, kW, C/g] = per group OHWI.
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId w, rearranged(node_->inputs[1], {groups, cg, og, ws[2], ws[3]}, {0, 2, 3, 4, 1}));
+    w = reshape(w, {groups * og, ws[2], ws[3], cg});
+    std::vector<TosaAttribute> attrs = {TosaAttribute::shape(out_pad), TosaAttribute::shape(stride),
+                                        TosaAttribute::u32(static_cast<uint32_t>(TosaAccType::kFp32)),
+                                        TosaAttribute::boolean(false), TosaAttribute::zero_point(t),
+                                        TosaAttribute::zero_point(t)};
+    Shape sn = shape(nhwc);
+    std::vector<TosaTensorId> parts;
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      TosaTensorId xg = slice(nhwc, {0, 0, 0, gi * cg}, {sn[0], sn[1], sn[2], cg});
+      TosaTensorId wg = slice(w, {gi * og, 0, 0, 0}, {og, ws[2], ws[3], cg});
+      TosaTensorId bg = shape(bias)[0] == 1 ? bias : slice(bias, {gi * og}, {og});
+      parts.push_back(emit(TosaOp::kTransposeConv2d, attrs, {xg, wg, bg}, t, {full[0], full[1], full[2], og}));
+    }
+    TosaTensorId y = parts.size() == 1 ? parts[0]
+                                       : emit(TosaOp::kConcat, {TosaAttribute::u32(3)}, parts, t,
+                                              {full[0], full[1], full[2], out[1]});
+    y = slice(y, {0, crop[0], crop[1], 0}, {out[0], out[2], out[3], out[1]});
+    set_out(transpose(y, kToNchw));
+    return Status::Ok();
+  }
+
+  Status lower_resize() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    GPUU_RETURN_IF_ERROR(need_float(x));
+    graph::ResizeMode mode = graph::ResizeMode::kNearest;
+    graph::parse_resize_mode(graph::attr_string(attrs_, "mode"), &mode);
+    bool align = graph::attr_int(attrs_, "align_corners") != 0;
+    std::vector<double> scales = graph::attr_floats(attrs_, "scales");
+    Shape xs = shape(x), out = out_value().shape;
+    TosaResizeAxis axes[2];
+    const char* names[2] = {"height", "width"};
+    for (size_t d = 0; d < 2; ++d) {
+      double user = scales.size() == 2 ? scales[d] : 0.0;
+      if (!tosa_resize_axis_for(mode, align, xs[2 + d], out[2 + d], user, &axes[d])) {
+        return unsupported("no TOSA RESIZE scale/offset/border reproduces torch's ", graph::attr_string(attrs_, "mode"),
+                           align ? " (align_corners)" : "", " indices along the ", names[d], " (", xs[2 + d], " -> ",
+                           out[2 + d], user > 0 ? ", scale " + std::to_string(user) : std::string(), ")");
+      }
+    }
+    TosaResizeMode tmode = mode == graph::ResizeMode::kBilinear ? TosaResizeMode::kBilinear : TosaResizeMode::kNearestNeighbor;
+    TosaTensorId nhwc = transpose(x, kToNhwc);
+    TosaTensorId y = emit(TosaOp::kResize,
+                          {TosaAttribute::u32(static_cast<uint32_t>(tmode)),
+                           TosaAttribute::shape({axes[0].n, axes[0].d, axes[1].n, axes[1].d}),
+                           TosaAttribute::shape({axes[0].offset, axes[1].offset}),
+                           TosaAttribute::shape({axes[0].border, axes[1].border})},
+                          {nhwc}, type(x), {out[0], out[2], out[3], out[1]});
+    set_out(transpose(y, kToNchw));
+    return Status::Ok();
+  }
+
   Status lower_reduce() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
     const std::string& op = node_->op;
@@ -1068,11 +1219,88 @@ class Lowering {
   }
 
   Status lower_pad() {
+    std::string mode = graph::attr_string(attrs_, "mode", "constant");
+    if (mode != "constant") return lower_pad_mode(mode);
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
     // pad_const holds the value as the element type stores it (cast's rules).
     std::vector<uint8_t> v(tosa_element_size(type(x)));
     tosa_store_element(type(x), saturated(type(x), graph::attr_float(attrs_, "value")), v.data(), 0);
     set_out(pad(x, graph::attr_ints(attrs_, "pads"), tosa_data_element(type(x), v.data(), 0)));
+    return Status::Ok();
+  }
+
+  // ---- pad modes, expand, flip ----
+
+  TosaTensorId slice_axis(TosaTensorId x, size_t axis, int64_t start, int64_t len) {
+    Shape s = shape(x), begin(s.size(), 0);
+    begin[axis] = start;
+    s[axis] = len;
+    return slice(x, begin, s);
+  }
+  TosaTensorId reverse(TosaTensorId x, size_t axis) {
+    if (shape(x)[axis] <= 1) return x;
+    return emit(TosaOp::kReverse, {TosaAttribute::u32(static_cast<uint32_t>(axis))}, {x}, type(x), shape(x));
+  }
+  TosaTensorId tile_axis(TosaTensorId x, size_t axis, int64_t times) {
+    if (times == 1) return x;
+    Shape multiples(rank(x), 1), s = shape(x);
+    multiples[axis] = times;
+    s[axis] *= times;
+    return emit(TosaOp::kTile, {TosaAttribute::shape(multiples)}, {x}, type(x), s);
+  }
+
+  // Reflect, replicate and circular pads are separable: one axis at a time,
+  // CONCAT of (reversed / repeated / wrapped) slices around the input.
+  Status lower_pad_mode(const std::string& mode) {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    Shape pads = graph::attr_ints(attrs_, "pads");
+    for (size_t d = 0; d < rank(x); ++d) {
+      int64_t before = pads[2 * d], after = pads[2 * d + 1], n = shape(x)[d];
+      if (before == 0 && after == 0) continue;
+      std::vector<TosaTensorId> parts;
+      if (before > 0) {
+        if (mode == "reflect") parts.push_back(reverse(slice_axis(x, d, 1, before), d));
+        if (mode == "replicate") parts.push_back(tile_axis(slice_axis(x, d, 0, 1), d, before));
+        if (mode == "circular") parts.push_back(slice_axis(x, d, n - before, before));
+      }
+      parts.push_back(x);
+      if (after > 0) {
+        if (mode == "reflect") parts.push_back(reverse(slice_axis(x, d, n - 1 - after, after), d));
+        if (mode == "replicate") parts.push_back(tile_axis(slice_axis(x, d, n - 1, 1), d, after));
+        if (mode == "circular") parts.push_back(slice_axis(x, d, 0, after));
+      }
+      Shape s = shape(x);
+      s[d] += before + after;
+      x = emit(TosaOp::kConcat, {TosaAttribute::u32(static_cast<uint32_t>(d))}, parts, type(x), s);
+    }
+    set_out(x);
+    return Status::Ok();
+  }
+
+  // RESHAPE to the target rank, then TILE the size-1 dims.
+  Status lower_expand() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    const Shape& out = out_value().shape;
+    x = align_rank(x, out.size());
+    Shape s = shape(x), multiples(out.size(), 1);
+    bool any = false;
+    for (size_t d = 0; d < out.size(); ++d) {
+      if (s[d] != out[d]) {
+        multiples[d] = out[d];
+        any = true;
+      }
+    }
+    set_out(any ? emit(TosaOp::kTile, {TosaAttribute::shape(multiples)}, {x}, type(x), out) : x);
+    return Status::Ok();
+  }
+
+  Status lower_flip() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    std::vector<int64_t> axes = graph::attr_ints(attrs_, "axes");
+    for (int64_t& a : axes) a = graph::normalize_axis(a, rank(x));
+    std::sort(axes.begin(), axes.end());
+    for (int64_t a : axes) x = reverse(x, static_cast<size_t>(a));
+    set_out(x);
     return Status::Ok();
   }
 
@@ -1184,6 +1412,142 @@ class Lowering {
 }  // namespace
 
 Result<TosaGraph> lower_to_tosa(const graph::Graph& region) { return Lowering(region).run(); }
+
+// ---- RESIZE parameters -----------------------------------------------------------
+
+namespace {
+
+constexpr int64_t kMaxCheckedResizeAxis = int64_t{1} << 16;
+
+int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+// The weight each input index gets at one output position (zero weights dropped).
+using Taps = std::map<int64_t, double>;
+
+Taps torch_taps(graph::ResizeMode mode, bool align, int64_t in, int64_t out, float scale, int64_t dst) {
+  graph::ResizeTap t = graph::resize_tap(mode, align, in, out, scale, dst);
+  Taps taps;
+  if (mode != graph::ResizeMode::kBilinear) {
+    taps[t.i0] = 1.0;
+    return taps;
+  }
+  taps[t.i0] += 1.0 - static_cast<double>(t.frac);
+  taps[t.i1] += t.frac;
+  return taps;
+}
+
+// TOSA 1.0 RESIZE's pseudo-code along one axis.
+Taps tosa_taps(bool bilinear, int64_t in, const TosaResizeAxis& a, int64_t dst) {
+  int64_t y = dst * a.d + a.offset;
+  int64_t iy = floor_div(y, a.n);
+  int64_t ry = y - iy * a.n;
+  int64_t i0 = std::max<int64_t>(iy, 0), i1 = std::min(iy + 1, in - 1);
+  Taps taps;
+  if (!bilinear) {
+    taps[2 * ry >= a.n ? i1 : i0] = 1.0;
+    return taps;
+  }
+  double dy = static_cast<double>(ry) / static_cast<double>(a.n);
+  taps[i0] += 1.0 - dy;
+  taps[i1] += dy;
+  return taps;
+}
+
+// Equal up to the float rounding of torch's weights.
+bool same_taps(const Taps& a, const Taps& b) {
+  auto significant = [](const Taps& t) {
+    Taps s;
+    for (const auto& [i, w] : t) {
+      if (std::fabs(w) > 1e-6) s[i] = w;
+    }
+    return s;
+  };
+  Taps sa = significant(a), sb = significant(b);
+  if (sa.size() != sb.size()) return false;
+  for (auto ia = sa.begin(), ib = sb.begin(); ia != sa.end(); ++ia, ++ib) {
+    if (ia->first != ib->first || std::fabs(ia->second - ib->second) > 1e-5) return false;
+  }
+  return true;
+}
+
+// TOSA 1.0's limits on one axis (RESIZE's ERROR_IFs and the 8K level's
+// MAX_SCALE of 256), the output size included.
+bool valid_tosa_axis(const TosaResizeAxis& a, int64_t in, int64_t out) {
+  if (a.n <= 0 || a.d <= 0 || a.n > 2048 || a.d >= 16 * a.n || a.n > 256 * a.d) return false;
+  if (a.offset < -a.n || a.offset >= 16 * a.n) return false;
+  if (a.border < -16 * a.n || a.border >= a.n) return false;
+  int64_t span = (in - 1) * a.n - a.offset + a.border;
+  return span >= 0 && span % a.d == 0 && span / a.d + 1 == out;
+}
+
+// p/q == v exactly, with a small q.
+bool small_fraction(double v, int64_t* p, int64_t* q) {
+  for (int64_t den = 1; den <= 64; ++den) {
+    double num = v * static_cast<double>(den);
+    if (num == std::round(num) && num >= 1.0 && num <= 1e6) {
+      *p = static_cast<int64_t>(num);
+      *q = den;
+      return true;
+    }
+  }
+  return false;
+}
+
+int64_t gcd(int64_t a, int64_t b) { return b == 0 ? a : gcd(b, a % b); }
+
+}  // namespace
+
+bool tosa_resize_axis_matches(graph::ResizeMode mode, bool align_corners, int64_t in, int64_t out, double user_scale,
+                              bool tosa_bilinear, const TosaResizeAxis& axis) {
+  if (tosa_bilinear != (mode == graph::ResizeMode::kBilinear)) return false;
+  if (out > kMaxCheckedResizeAxis) return false;
+  if (!valid_tosa_axis(axis, in, out)) return false;
+  float scale = graph::resize_scale(in, out, align_corners, user_scale);
+  for (int64_t dst = 0; dst < out; ++dst) {
+    if (!same_taps(torch_taps(mode, align_corners, in, out, scale, dst), tosa_taps(tosa_bilinear, in, axis, dst))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool tosa_resize_axis_for(graph::ResizeMode mode, bool align_corners, int64_t in, int64_t out, double user_scale,
+                          TosaResizeAxis* axis) {
+  // The check visits every output position: longer axes are refused rather
+  // than searched.
+  if (out > kMaxCheckedResizeAxis) return false;
+  // Sampling steps (in input pixels per output pixel) to try, as p/q: the
+  // sizes' ratio, and the user's scale where it is a simple fraction.
+  std::vector<std::pair<int64_t, int64_t>> steps;  // (out-ish numerator n0, in-ish denominator d0): step = d0/n0
+  if (align_corners) {
+    steps.push_back({std::max<int64_t>(out - 1, 1), std::max<int64_t>(in - 1, 1)});
+  } else {
+    steps.push_back({out, in});
+    int64_t p = 0, q = 0;
+    if (user_scale > 0 && small_fraction(user_scale, &p, &q)) steps.push_back({p, q});
+  }
+  for (auto [n0, d0] : steps) {
+    int64_t g = gcd(n0, d0);
+    n0 /= g;
+    d0 /= g;
+    TosaResizeAxis a;
+    if (align_corners) {
+      a = {n0, d0, 0, 0};  // src = dst * (in-1)/(out-1)
+    } else {
+      // Positions in half steps: nearest floors dst*step, nearest_exact and
+      // bilinear sample at (dst + 1/2) * step - 1/2.
+      a.n = 2 * n0;
+      a.d = 2 * d0;
+      a.offset = mode == graph::ResizeMode::kNearest ? -n0 : d0 - n0;
+    }
+    a.border = (out - 1) * a.d + a.offset - (in - 1) * a.n;
+    if (tosa_resize_axis_matches(mode, align_corners, in, out, user_scale, mode == graph::ResizeMode::kBilinear, a)) {
+      *axis = a;
+      return true;
+    }
+  }
+  return false;
+}
 
 bool dtype_to_tosa(graph::DType d, TosaElementType* out) {
   switch (d) {

@@ -6,6 +6,7 @@
 
 #include "base/status.h"
 #include "graph/graph.h"
+#include "graph/resize_index.h"
 #include "vgf/tosa_graph.h"
 
 namespace gpuu::vgf {
@@ -23,22 +24,41 @@ bool tosa_to_dtype(TosaElementType type, graph::DType* out);
 //    first use); constants the lowering derives (a pre-transposed weight, index
 //    offsets) too when larger than 64 elements, smaller ones inline;
 //  - every node of the VGF capability table (partition/capabilities.cpp):
-//    everything but custom_shader, i64 tensors and rank > 6 / rank 0 values.
+//    everything but custom_shader, the 3-D pools, i64 tensors and rank > 6 /
+//    rank 0 values; conv_transpose2d without dilation, and resize where
+//    RESIZE's integer parameters reproduce torch's indices (the refusal names
+//    the axis otherwise).
 // Unused operators are dropped and TRANSPOSE chains folded. Errors:
 // kUnsupported naming the node and why (e.g. "node 'g' (gather): TOSA 1.0
 // has no i64 tensors"), kInvalidArgument for a graph that does not verify.
 Result<TosaGraph> lower_to_tosa(const graph::Graph& region);
 
 // The inverse: a gpuu graph computing what `graph` computes, for every TOSA
-// operator lower_to_tosa emits (plus LOGICAL_AND/OR/XOR and TILE), with the
+// operator lower_to_tosa emits (plus LOGICAL_AND/OR/XOR), with the
 // TOSA semantics: NHWC operators run as NCHW gpuu ops between transposes
 // (folded away against each other), asymmetric pads become explicit pads,
-// CAST float->int rounds half to even and saturates, i8 NEGATE saturates.
+// CAST float->int rounds half to even and saturates, i8 NEGATE saturates,
+// TILE of size-1 dims is an expand, RESIZE becomes the gpuu resize whose
+// indices it reproduces (or kUnsupported when none does).
 // Graph inputs keep their order and names ("input_<i>" when unnamed); graph
 // constants need their data (set_graph_constant_data). Errors: kUnsupported
 // naming the operator ("operator 3 (INTDIV): no gpuu equivalent", nonzero
 // zero points, nan_mode IGNORE, i16/i48 tensors), kInvalidArgument for a graph
 // that does not validate or a constant without data.
 Result<graph::Graph> tosa_to_gpuu(const TosaGraph& graph);
+
+// RESIZE's integer parameters along one axis: scale n/d (an output step is
+// d/n input pixels), offset and border.
+struct TosaResizeAxis {
+  int64_t n = 1, d = 1, offset = 0, border = 0;
+};
+// Whether a RESIZE axis (within TOSA 1.0's limits) reads, at every output
+// position, the input indices and weights gpuu's resize reads with `mode`,
+// `align_corners` and `user_scale` (<= 0: none) for `in` -> `out` elements.
+bool tosa_resize_axis_matches(graph::ResizeMode mode, bool align_corners, int64_t in, int64_t out, double user_scale,
+                              bool tosa_bilinear, const TosaResizeAxis& axis);
+// Parameters reproducing gpuu's resize along one axis; false when none do.
+bool tosa_resize_axis_for(graph::ResizeMode mode, bool align_corners, int64_t in, int64_t out, double user_scale,
+                          TosaResizeAxis* axis);
 
 }  // namespace gpuu::vgf

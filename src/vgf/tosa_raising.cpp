@@ -327,6 +327,10 @@ class Raising {
       case TosaOp::kDepthwiseConv2d: return raise_conv();
       case TosaOp::kAvgPool2d: return raise_avg_pool();
       case TosaOp::kMaxPool2d: return raise_max_pool();
+      case TosaOp::kConv3d: return raise_conv3d();
+      case TosaOp::kTransposeConv2d: return raise_transpose_conv();
+      case TosaOp::kResize: return raise_resize();
+      case TosaOp::kReverse: return raise_reverse();
       case TosaOp::kReduceSum:
       case TosaOp::kReduceMax:
       case TosaOp::kReduceMin:
@@ -600,6 +604,138 @@ class Raising {
     return Status::Ok();
   }
 
+  // ---- CONV3D, TRANSPOSE_CONV2D, RESIZE, REVERSE ----
+
+  // Operands in the output's float dtype, and whether the bias is a full
+  // [OC] one (it goes into the gpuu op) or BC = 1 (added after, broadcast).
+  Status conv_inputs(ValueId* x, ValueId* w, ValueId* bias, bool* full_bias) {
+    GPUU_ASSIGN_OR_RETURN(*bias, in(2));
+    DType to = out_dtype();
+    if (to != DType::kF32 && to != DType::kF16) return unsupported("integer convolution has no gpuu equivalent");
+    GPUU_ASSIGN_OR_RETURN(*x, cast(*x, to));
+    GPUU_ASSIGN_OR_RETURN(*w, cast(*w, to));
+    GPUU_ASSIGN_OR_RETURN(*bias, cast(*bias, to));
+    *full_bias = shape(*bias) == Shape{tout().shape.back()};  // channels last
+    return Status::Ok();
+  }
+
+  Status raise_conv3d() {
+    GPUU_RETURN_IF_ERROR(require_zero(5, "input_zp"));
+    GPUU_RETURN_IF_ERROR(require_zero(6, "weight_zp"));
+    const Ints& pads = attr(0).ints;
+    GPUU_ASSIGN_OR_RETURN(ValueId x, in(0));
+    GPUU_ASSIGN_OR_RETURN(x, transpose(x, {0, 4, 1, 2, 3}));  // NDHWC -> NCDHW
+    Ints padding = {pads[0], pads[2], pads[4]};
+    if (pads[0] != pads[1] || pads[2] != pads[3] || pads[4] != pads[5]) {
+      padding = {0, 0, 0};
+      GPUU_ASSIGN_OR_RETURN(x, node("pad", {x}, {{"pads", Ints{0, 0, 0, 0, pads[0], pads[1], pads[2], pads[3], pads[4], pads[5]}}}));
+    }
+    GPUU_ASSIGN_OR_RETURN(ValueId w, rearranged(1, tin(1).shape, {0, 4, 1, 2, 3}));  // ODHWI -> OIDHW
+    ValueId bias;
+    bool full_bias = false;
+    GPUU_RETURN_IF_ERROR(conv_inputs(&x, &w, &bias, &full_bias));
+    std::vector<ValueId> inputs = {x, w};
+    if (full_bias) inputs.push_back(bias);
+    GPUU_ASSIGN_OR_RETURN(ValueId y, node("conv3d", inputs,
+                                          {{"stride", attr(1).ints}, {"padding", padding}, {"dilation", attr(2).ints}}));
+    if (!full_bias) {
+      GPUU_ASSIGN_OR_RETURN(y, node("add", {y, bias}));
+    }
+    GPUU_ASSIGN_OR_RETURN(y, transpose(y, {0, 2, 3, 4, 1}));
+    set_out(y);
+    return Status::Ok();
+  }
+
+  // out_pad (top, bottom, left, right) is torch's (-padding, output_padding -
+  // padding) when top/left <= 0 and 0 <= output_padding < stride.
+  Status raise_transpose_conv() {
+    GPUU_RETURN_IF_ERROR(require_zero(4, "input_zp"));
+    GPUU_RETURN_IF_ERROR(require_zero(5, "weight_zp"));
+    const Ints& out_pad = attr(0).ints;
+    const Ints& stride = attr(1).ints;
+    Ints padding(2), output_padding(2);
+    for (size_t d = 0; d < 2; ++d) {
+      padding[d] = -out_pad[2 * d];
+      output_padding[d] = out_pad[2 * d + 1] - out_pad[2 * d];
+      if (padding[d] < 0 || output_padding[d] < 0 || output_padding[d] >= stride[d]) {
+        return unsupported("out_pad ", graph::shape_to_string(out_pad), " has no conv_transpose2d padding/output_padding form");
+      }
+    }
+    GPUU_ASSIGN_OR_RETURN(ValueId x, in(0));
+    GPUU_ASSIGN_OR_RETURN(x, transpose(x, kToNchw));
+    GPUU_ASSIGN_OR_RETURN(ValueId w, rearranged(1, tin(1).shape, {3, 0, 1, 2}));  // OHWI -> [I, O, kH, kW]
+    ValueId bias;
+    bool full_bias = false;
+    GPUU_RETURN_IF_ERROR(conv_inputs(&x, &w, &bias, &full_bias));
+    std::vector<ValueId> inputs = {x, w};
+    if (full_bias) inputs.push_back(bias);
+    GPUU_ASSIGN_OR_RETURN(ValueId y, node("conv_transpose2d", inputs,
+                                          {{"stride", stride}, {"padding", padding}, {"output_padding", output_padding}}));
+    if (!full_bias) {
+      GPUU_ASSIGN_OR_RETURN(y, node("add", {y, bias}));
+    }
+    GPUU_ASSIGN_OR_RETURN(y, transpose(y, kToNhwc));
+    set_out(y);
+    return Status::Ok();
+  }
+
+  // The gpuu resize (mode, align_corners, scales) whose indices are this
+  // RESIZE's along both axes, if one is.
+  Status raise_resize() {
+    bool bilinear = attr(0).ints[0] == static_cast<int64_t>(TosaResizeMode::kBilinear);
+    const Ints& sc = attr(1).ints;
+    const Ints& off = attr(2).ints;
+    const Ints& border = attr(3).ints;
+    const Shape& is = tin(0).shape;  // NHWC
+    const Shape& os = tout().shape;
+    TosaResizeAxis axes[2] = {{sc[0], sc[1], off[0], border[0]}, {sc[2], sc[3], off[1], border[1]}};
+    struct Form {
+      graph::ResizeMode mode;
+      bool align;
+      bool with_scales;
+    };
+    std::vector<Form> forms;
+    if (bilinear) {
+      forms = {{graph::ResizeMode::kBilinear, false, false}, {graph::ResizeMode::kBilinear, true, false},
+               {graph::ResizeMode::kBilinear, false, true}};
+    } else {
+      forms = {{graph::ResizeMode::kNearest, false, false}, {graph::ResizeMode::kNearestExact, false, false},
+               {graph::ResizeMode::kNearest, false, true}, {graph::ResizeMode::kNearestExact, false, true}};
+    }
+    for (const Form& f : forms) {
+      std::vector<double> scales = {static_cast<double>(sc[0]) / static_cast<double>(sc[1]),
+                                    static_cast<double>(sc[2]) / static_cast<double>(sc[3])};
+      bool ok = true;
+      for (size_t d = 0; d < 2 && ok; ++d) {
+        ok = tosa_resize_axis_matches(f.mode, f.align, is[1 + d], os[1 + d], f.with_scales ? scales[d] : 0.0, bilinear,
+                                      axes[d]);
+      }
+      if (!ok) continue;
+      static const char* kNames[] = {"nearest", "nearest_exact", "bilinear"};
+      AttrMap a = {{"size", Ints{os[1], os[2]}},
+                   {"mode", std::string(kNames[static_cast<int>(f.mode)])},
+                   {"align_corners", int64_t{f.align ? 1 : 0}}};
+      if (f.with_scales) a["scales"] = scales;
+      GPUU_ASSIGN_OR_RETURN(ValueId x, in(0));
+      GPUU_ASSIGN_OR_RETURN(x, transpose(x, kToNchw));
+      DType to = out_dtype();
+      if (to != DType::kF32 && to != DType::kF16) return unsupported("integer RESIZE has no gpuu equivalent");
+      GPUU_ASSIGN_OR_RETURN(ValueId y, node("resize", {x}, std::move(a)));
+      GPUU_ASSIGN_OR_RETURN(y, transpose(y, kToNhwc));
+      set_out(y);
+      return Status::Ok();
+    }
+    return unsupported("scale ", graph::shape_to_string(sc), ", offset ", graph::shape_to_string(off), " and border ",
+                       graph::shape_to_string(border), " match no gpuu resize mode");
+  }
+
+  Status raise_reverse() {
+    GPUU_ASSIGN_OR_RETURN(ValueId x, in(0));
+    GPUU_ASSIGN_OR_RETURN(ValueId y, node("flip", {x}, {{"axes", Ints{attr(0).ints[0]}}}));
+    set_out(y);
+    return Status::Ok();
+  }
+
   Status raise_reduce() {
     const char* gpuu_op = "reduce_sum";
     switch (op_->op) {
@@ -654,6 +790,14 @@ class Raising {
   Status raise_tile() {
     GPUU_ASSIGN_OR_RETURN(ValueId x, in(0));
     const Ints& multiples = attr(0).ints;
+    // Repeating only size-1 dims is a broadcast: one expand.
+    bool broadcast = true;
+    for (size_t d = 0; d < multiples.size(); ++d) broadcast = broadcast && (multiples[d] == 1 || tin(0).shape[d] == 1);
+    if (broadcast) {
+      GPUU_ASSIGN_OR_RETURN(ValueId y, node("expand", {x}, {{"shape", tout().shape}}));
+      set_out(y);
+      return Status::Ok();
+    }
     for (size_t d = 0; d < multiples.size(); ++d) {
       if (multiples[d] == 1) continue;
       if (multiples[d] < 1) return unsupported("multiples entry ", d, " = ", multiples[d]);

@@ -71,6 +71,9 @@ TEST(OpRegistry, HasEveryOpOtherComponentsUse) {
                          "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "reduce_min",
                          "reduce_prod", "reduce_any", "reduce_all", "argmax", "argmin", "cumsum"};
   std::set<std::string> expected(std::begin(names), std::end(names));
+  for (const char* spatial : {"conv3d", "conv_transpose2d", "avg_pool3d", "max_pool3d", "resize", "expand", "flip"}) {
+    expected.insert(spatial);
+  }
   std::set<std::string> registered;
   for (const OpSchema& s : all_ops()) {
     registered.insert(s.name);
@@ -309,6 +312,112 @@ TEST_F(Infer, MaxPoolWithDilation) {
   // torch bounds the padding by half the kernel, not half the dilated window.
   EXPECT_MENTIONS(error_of("max_pool2d", {x}, {{"kernel", Ints{3, 3}}, {"padding", Ints{2, 0}}, {"dilation", Ints{2, 2}}}),
                   "'padding' entry 0 = 2");
+}
+
+// ---- conv3d, conv_transpose2d, 3-D pools, resize, pad modes, expand, flip ----
+// Expected shapes from torch's formulas (checked against torch.nn.functional by hand).
+
+TEST_F(Infer, Conv3dOutputSizes) {
+  ValueId x = f32({2, 4, 7, 9, 8});
+  // out = floor((in + 2p - d*(k-1) - 1) / s) + 1 per dim.
+  EXPECT_EQ(shape_of("conv3d", {x, f32({6, 4, 3, 3, 3})}), (Shape{2, 6, 5, 7, 6}));
+  EXPECT_EQ(shape_of("conv3d", {x, f32({6, 2, 3, 2, 3}), f32({6})},
+                     {{"stride", Ints{2, 1, 3}}, {"padding", Ints{1, 0, 2}}, {"dilation", Ints{1, 2, 1}},
+                      {"groups", int64_t{2}}}),
+            (Shape{2, 6, 4, 7, 4}));
+  EXPECT_MENTIONS(error_of("conv3d", {x, f32({6, 3, 3, 3, 3})}), "input 1 (weight");
+  EXPECT_MENTIONS(error_of("conv3d", {x, f32({6, 4, 3, 3, 3})}, {{"stride", Ints{1, 1}}}), "'stride' must have 3");
+  EXPECT_MENTIONS(error_of("conv3d", {x, f32({6, 4, 3, 3, 3}), f32({4})}), "input 2 (bias");
+  EXPECT_MENTIONS(error_of("conv3d", {x, f32({6, 4, 8, 3, 3})}), "depth window");
+  EXPECT_MENTIONS(error_of("conv3d", {f32({2, 4, 7, 9}), f32({6, 4, 3, 3, 3})}), "must have rank 5");
+}
+
+TEST_F(Infer, ConvTranspose2dOutputSizes) {
+  ValueId x = f32({1, 4, 5, 6});
+  // H = (H-1)*s - 2p + d*(k-1) + op + 1: (5-1)*2 - 2 + 1*2 + 1 + 1 = 10; (6-1)*3 - 0 + 2*1 + 2 + 1 = 20.
+  EXPECT_EQ(shape_of("conv_transpose2d", {x, f32({4, 3, 3, 2})},
+                     {{"stride", Ints{2, 3}}, {"padding", Ints{1, 0}}, {"output_padding", Ints{1, 2}},
+                      {"dilation", Ints{1, 2}}}),
+            (Shape{1, 3, 10, 20}));
+  // groups 2: weight [C_in, C_out/groups, ...], 2 * 3 = 6 output channels.
+  EXPECT_EQ(shape_of("conv_transpose2d", {x, f32({4, 3, 3, 3}), f32({6})}, {{"groups", int64_t{2}}}),
+            (Shape{1, 6, 7, 8}));
+  EXPECT_MENTIONS(error_of("conv_transpose2d", {x, f32({3, 3, 3, 3})}), "dim 0 = input channels");
+  EXPECT_MENTIONS(error_of("conv_transpose2d", {x, f32({4, 3, 3, 3})}, {{"stride", Ints{2, 2}}, {"output_padding", Ints{2, 0}}}),
+                  "'output_padding' entry 0 = 2 must be smaller than the stride");
+  EXPECT_MENTIONS(error_of("conv_transpose2d", {x, f32({4, 3, 3, 3}), f32({4})}), "input 2 (bias");
+  EXPECT_MENTIONS(error_of("conv_transpose2d", {x, f32({4, 3, 1, 1})}, {{"padding", Ints{3, 0}}}), "not positive");
+  EXPECT_MENTIONS(error_of("conv_transpose2d", {x, f32({4, 3, 3, 3})}, {{"groups", int64_t{3}}}), "'groups'");
+}
+
+TEST_F(Infer, Pool3dFollowsTorch) {
+  ValueId x = f32({1, 2, 5, 6, 7});
+  // stride defaults to the kernel; ceil_mode keeps a last window starting inside the input (or left padding).
+  EXPECT_EQ(shape_of("avg_pool3d", {x}, {{"kernel", Ints{2, 2, 2}}}), (Shape{1, 2, 2, 3, 3}));
+  EXPECT_EQ(shape_of("avg_pool3d", {x}, {{"kernel", Ints{2, 2, 2}}, {"ceil_mode", int64_t{1}}}), (Shape{1, 2, 3, 3, 4}));
+  EXPECT_EQ(shape_of("max_pool3d", {x},
+                     {{"kernel", Ints{3, 2, 3}}, {"stride", Ints{2, 2, 2}}, {"padding", Ints{1, 1, 1}},
+                      {"dilation", Ints{1, 2, 2}}, {"ceil_mode", int64_t{1}}}),
+            (Shape{1, 2, 3, 4, 3}));
+  EXPECT_MENTIONS(error_of("avg_pool3d", {x}, {{"kernel", Ints{2, 2, 2}}, {"padding", Ints{0, 2, 0}}}),
+                  "more than half the kernel");
+  EXPECT_MENTIONS(error_of("max_pool3d", {x}, {{"kernel", Ints{2, 2}}}), "'kernel' must have 3");
+  EXPECT_MENTIONS(error_of("max_pool3d", {x}, {{"kernel", Ints{2, 2, 9}}}), "width window");
+}
+
+TEST_F(Infer, ResizeTakesSizeAndChecksModes) {
+  ValueId x = f32({1, 3, 4, 5});
+  EXPECT_EQ(shape_of("resize", {x}, {{"size", Ints{8, 3}}}), (Shape{1, 3, 8, 3}));
+  EXPECT_EQ(shape_of("resize", {x}, {{"size", Ints{10, 12}}, {"mode", std::string("bilinear")},
+                                     {"align_corners", int64_t{1}}}),
+            (Shape{1, 3, 10, 12}));
+  EXPECT_EQ(shape_of("resize", {x}, {{"size", Ints{10, 12}}, {"scales", std::vector<double>{2.5, 2.5}}}),
+            (Shape{1, 3, 10, 12}));
+  EXPECT_MENTIONS(error_of("resize", {x}, {{"size", Ints{8}}}), "'size' must have 2");
+  EXPECT_MENTIONS(error_of("resize", {x}, {{"size", Ints{8, 0}}}), "'size' entry 1 = 0");
+  EXPECT_MENTIONS(error_of("resize", {x}, {{"size", Ints{8, 8}}, {"mode", std::string("bicubic")}}), "'mode'");
+  EXPECT_MENTIONS(error_of("resize", {x}, {{"size", Ints{8, 8}}, {"align_corners", int64_t{1}}}),
+                  "\"bilinear\" only");
+  EXPECT_MENTIONS(error_of("resize", {x}, {{"size", Ints{8, 8}}, {"scales", std::vector<double>{2.0, 0.0}}}),
+                  "'scales' entry 1");
+  EXPECT_MENTIONS(error_of("resize", {f32({3, 4, 5})}, {{"size", Ints{8, 8}}}), "must have rank 4");
+}
+
+TEST_F(Infer, PadModesKeepTorchLimits) {
+  ValueId x = f32({2, 3, 4});
+  EXPECT_EQ(shape_of("pad", {x}, {{"pads", Ints{0, 0, 2, 2, 3, 1}}, {"mode", std::string("reflect")}}),
+            (Shape{2, 7, 8}));
+  EXPECT_EQ(shape_of("pad", {x}, {{"pads", Ints{0, 0, 3, 0, 4, 4}}, {"mode", std::string("circular")}}),
+            (Shape{2, 6, 12}));
+  EXPECT_EQ(shape_of("pad", {x}, {{"pads", Ints{9, 9, 0, 0, 0, 0}}, {"mode", std::string("replicate")}}),
+            (Shape{20, 3, 4}));
+  EXPECT_MENTIONS(error_of("pad", {x}, {{"pads", Ints{0, 0, 3, 0, 0, 0}}, {"mode", std::string("reflect")}}),
+                  "allows at most 2");
+  EXPECT_MENTIONS(error_of("pad", {x}, {{"pads", Ints{0, 0, 0, 0, 0, 5}}, {"mode", std::string("circular")}}),
+                  "allows at most 4");
+  EXPECT_MENTIONS(error_of("pad", {x}, {{"pads", Ints{0, 0, 0, 0, 0, 1}}, {"mode", std::string("edge")}}), "'mode'");
+  EXPECT_MENTIONS(error_of("pad", {x}, {{"pads", Ints{0, 0, 0, 0, 0, 1}}, {"mode", std::string("reflect")}, {"value", 1.0}}),
+                  "'value' applies to mode \"constant\" only");
+  EXPECT_MENTIONS(error_of("pad", {f32({0, 2})}, {{"pads", Ints{1, 0, 0, 0}}, {"mode", std::string("replicate")}}),
+                  "allows at most 0");
+}
+
+TEST_F(Infer, ExpandBroadcastsLikeTorch) {
+  ValueId x = f32({3, 1});
+  EXPECT_EQ(shape_of("expand", {x}, {{"shape", Ints{2, 3, 4}}}), (Shape{2, 3, 4}));
+  EXPECT_EQ(shape_of("expand", {x}, {{"shape", Ints{-1, 5}}}), (Shape{3, 5}));
+  EXPECT_EQ(shape_of("expand", {x}, {{"shape", Ints{0, 3, 1}}}), (Shape{0, 3, 1}));
+  EXPECT_MENTIONS(error_of("expand", {x}, {{"shape", Ints{4, 4}}}), "dim 0 is 3");
+  EXPECT_MENTIONS(error_of("expand", {x}, {{"shape", Ints{5}}}), "fewer dims");
+  EXPECT_MENTIONS(error_of("expand", {x}, {{"shape", Ints{-1, 3, 1}}}), "not a valid new dim");
+}
+
+TEST_F(Infer, FlipKeepsShape) {
+  ValueId x = in(DType::kI8, {2, 3, 4});
+  EXPECT_EQ(shape_of("flip", {x}, {{"axes", Ints{0, -1}}}), (Shape{2, 3, 4}));
+  EXPECT_EQ(dtype_of("flip", {x}, {{"axes", Ints{1}}}), DType::kI8);
+  EXPECT_MENTIONS(error_of("flip", {x}, {{"axes", Ints{2, -1}}}), "names axis 2 twice");
+  EXPECT_MENTIONS(error_of("flip", {x}, {{"axes", Ints{3}}}), "out of range");
 }
 
 TEST_F(Infer, ReductionsWithNegativeAxesAndKeepdim) {

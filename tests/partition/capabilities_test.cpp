@@ -123,6 +123,29 @@ TEST(Capabilities, WhereNeedsABoolCondition) {
   EXPECT_EQ(vgf(Capabilities(), m, "bad").reason, "the condition of 'where' must be bool (input 0 of bad is f32)");
 }
 
+TEST(Capabilities, SpatialOpsFloatOnBothButPools3dOnVulkanOnly) {
+  GraphMaker m;
+  auto x = m.input("x", graph::DType::kF32, {1, 2, 4, 4});
+  auto x3 = m.input("x3", graph::DType::kF16, {1, 2, 4, 4, 4});
+  auto i = m.input("i", graph::DType::kI32, {1, 2, 4, 4});
+  m.op("resize", "resize", {x}, graph::DType::kF32, {1, 2, 8, 8});
+  m.op("avg_pool3d", "avg3", {x3}, graph::DType::kF16, {1, 2, 2, 2, 2});
+  m.op("max_pool3d", "max3", {x3}, graph::DType::kF16, {1, 2, 2, 2, 2});
+  m.op("flip", "flip_i", {i}, graph::DType::kI32, {1, 2, 4, 4});
+  m.op("expand", "expand_i", {i}, graph::DType::kI32, {2, 1, 2, 4, 4});
+  m.op("resize", "resize_i", {i}, graph::DType::kI32, {1, 2, 8, 8});
+  Capabilities caps;
+  for (const char* n : {"resize", "flip_i", "expand_i"}) {
+    EXPECT_TRUE(vgf(caps, m, n).ok) << n << ": " << vgf(caps, m, n).reason;
+    EXPECT_TRUE(vulkan(caps, m, n).ok) << n << ": " << vulkan(caps, m, n).reason;
+  }
+  for (const char* n : {"avg3", "max3"}) {
+    EXPECT_TRUE(vulkan(caps, m, n).ok) << n;
+    EXPECT_NE(vgf(caps, m, n).reason.find("no 3-D pooling operator"), std::string::npos) << vgf(caps, m, n).reason;
+  }
+  EXPECT_EQ(vulkan(caps, m, "resize_i").reason, "no Vulkan kernel for 'resize' on i32 (input 0 of resize_i is i32)");
+}
+
 TEST(Capabilities, TosaRankLimitIsSix) {
   GraphMaker m;
   auto x = m.input("x", graph::DType::kF32, {1, 1, 1, 1, 1, 1, 2});

@@ -6,6 +6,7 @@
 // the refusals.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -343,6 +344,143 @@ TEST(TosaLowering, Pools) {
   round_trip(r8, kExact);
 }
 
+// ---- conv3d, conv_transpose2d, 3-D pools, resize --------------------------------
+
+TEST(TosaLowering, ResizeWhereRescaleParametersReproduceTorch) {
+  struct Case {
+    Shape x;
+    Ints size;
+    const char* mode;
+    int64_t align;
+    std::vector<double> scales;
+  };
+  const std::vector<Case> cases = {
+      {{1, 2, 4, 4}, {8, 8}, "nearest", 0, {}},
+      {{1, 2, 3, 4}, {9, 12}, "nearest", 0, {3.0, 3.0}},
+      {{1, 2, 3, 4}, {5, 7}, "nearest", 0, {}},          // 0.6 and 4/7 steps: the half-step offset still floors
+      {{1, 1, 8, 6}, {4, 2}, "nearest", 0, {}},          // downscale
+      {{1, 2, 4, 3}, {8, 6}, "nearest_exact", 0, {}},
+      {{1, 2, 4, 3}, {10, 7}, "nearest_exact", 0, {2.5, 2.5}},
+      {{1, 2, 4, 3}, {8, 9}, "bilinear", 0, {}},
+      {{1, 2, 8, 6}, {4, 3}, "bilinear", 0, {}},
+      {{1, 2, 3, 5}, {5, 9}, "bilinear", 1, {}},
+      {{1, 1, 3, 4}, {1, 4}, "bilinear", 1, {}},         // one output row
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.mode) + " align " + std::to_string(c.align) + " " + graph::shape_to_string(c.x) +
+                 " -> " + graph::shape_to_string(c.size));
+    Region r;
+    AttrMap attrs = {{"size", c.size}, {"mode", std::string(c.mode)}, {"align_corners", c.align}};
+    if (!c.scales.empty()) attrs["scales"] = c.scales;
+    r.output(r.op("resize", {r.input(DType::kF32, c.x)}, attrs));
+    TosaGraph t = round_trip(r, std::string(c.mode) == "bilinear" ? kF32 : kExact);
+    std::vector<TosaOp> ops = ops_of(t);
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), TosaOp::kResize), 1);
+  }
+  Region h;  // f16
+  h.output(h.op("resize", {h.input(DType::kF16, {1, 3, 3, 3})}, {{"size", Ints{6, 6}}, {"mode", std::string("bilinear")}}));
+  round_trip(h, kF16);
+}
+
+TEST(TosaLowering, ResizeRefusesWhatRescaleCannotExpress) {
+  struct Case {
+    Shape x;
+    Ints size;
+    const char* why;
+  };
+  // More than 16x down needs d >= 16n; 1 -> 3000 needs n > 2048; 1 -> 300 is past the 8K level's MAX_SCALE (256).
+  for (const Case& c : std::vector<Case>{{{1, 1, 40, 4}, {2, 4}, "along the height (40 -> 2)"},
+                                         {{1, 1, 1, 1}, {1, 3000}, "along the width (1 -> 3000)"},
+                                         {{1, 1, 1, 1}, {1, 300}, "along the width (1 -> 300)"}}) {
+    Region r;
+    r.output(r.op("resize", {r.input(DType::kF32, c.x)}, {{"size", c.size}}));
+    Result<TosaGraph> t = lower_to_tosa(r.g);
+    ASSERT_FALSE(t.ok());
+    EXPECT_EQ(t.status().code(), StatusCode::kUnsupported);
+    EXPECT_NE(t.status().message().find("(resize): no TOSA RESIZE"), std::string::npos) << t.status().message();
+    EXPECT_NE(t.status().message().find(c.why), std::string::npos) << t.status().message();
+  }
+}
+
+TEST(TosaLowering, ConvTranspose2dForms) {
+  struct Case {
+    const char* label;
+    Shape x, w;
+    AttrMap attrs;
+    bool bias, weight_input;
+  };
+  const std::vector<Case> cases = {
+      {"stride 2", {1, 3, 4, 5}, {3, 4, 3, 3}, {{"stride", Ints{2, 2}}}, true, false},
+      {"padding and output_padding", {2, 2, 3, 4}, {2, 3, 3, 2},
+       {{"stride", Ints{3, 2}}, {"padding", Ints{1, 1}}, {"output_padding", Ints{2, 1}}}, true, false},
+      {"groups 2, weight as input, no bias", {1, 4, 3, 3}, {4, 2, 2, 3},
+       {{"stride", Ints{2, 1}}, {"groups", int64_t{2}}, {"padding", Ints{0, 1}}}, false, true},
+      {"depthwise", {1, 3, 4, 4}, {3, 1, 4, 4}, {{"stride", Ints{2, 2}}, {"padding", Ints{1, 1}}, {"groups", int64_t{3}}},
+       true, false},
+      // out_pad -2 is not > -2: a wider result, sliced.
+      {"padding as large as the kernel", {1, 2, 3, 3}, {2, 2, 2, 2},
+       {{"stride", Ints{3, 3}}, {"padding", Ints{2, 0}}, {"output_padding", Ints{2, 1}}}, true, false},
+      {"padding past the kernel", {1, 1, 4, 4}, {1, 2, 3, 3},
+       {{"stride", Ints{2, 2}}, {"padding", Ints{3, 3}}, {"output_padding", Ints{1, 0}}}, false, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.label);
+    Region r;
+    ValueId x = r.input(DType::kF32, c.x);
+    ValueId w = c.weight_input ? r.input(DType::kF32, c.w) : r.constant(DType::kF32, c.w);
+    std::vector<ValueId> in = {x, w};
+    int64_t groups = c.attrs.count("groups") ? std::get<int64_t>(c.attrs.at("groups")) : 1;
+    if (c.bias) in.push_back(r.constant(DType::kF32, {c.w[1] * groups}));
+    r.output(r.op("conv_transpose2d", in, c.attrs));
+    std::vector<TosaOp> ops = ops_of(round_trip(r, kF32));
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), TosaOp::kTransposeConv2d), groups);
+  }
+}
+
+TEST(TosaLowering, ConvTranspose2dRefusesDilation) {
+  Region r;
+  ValueId x = r.input(DType::kF32, {1, 2, 3, 3});
+  r.output(r.op("conv_transpose2d", {x, r.constant(DType::kF32, {2, 2, 2, 2})}, {{"dilation", Ints{2, 1}}}));
+  Result<TosaGraph> t = lower_to_tosa(r.g);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("TRANSPOSE_CONV2D has no dilation"), std::string::npos) << t.status().message();
+}
+
+TEST(TosaLowering, Conv3dForms) {
+  struct Case {
+    const char* label;
+    Shape x, w;
+    AttrMap attrs;
+    bool bias;
+  };
+  const std::vector<Case> cases = {
+      {"3x3x3 pad 1", {1, 2, 4, 5, 6}, {3, 2, 3, 3, 3}, {{"padding", Ints{1, 1, 1}}}, true},
+      {"stride with leftover, dilation", {1, 2, 6, 7, 5}, {2, 2, 2, 2, 2},
+       {{"stride", Ints{2, 3, 1}}, {"dilation", Ints{1, 1, 2}}, {"padding", Ints{0, 1, 1}}}, false},
+      {"groups 2", {2, 4, 3, 4, 4}, {4, 2, 1, 3, 3}, {{"groups", int64_t{2}}}, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.label);
+    Region r;
+    std::vector<ValueId> in = {r.input(DType::kF32, c.x), r.constant(DType::kF32, c.w)};
+    if (c.bias) in.push_back(r.constant(DType::kF32, {c.w[0]}));
+    r.output(r.op("conv3d", in, c.attrs));
+    std::vector<TosaOp> ops = ops_of(round_trip(r, kF32));
+    EXPECT_GE(std::count(ops.begin(), ops.end(), TosaOp::kConv3d), 1);
+  }
+}
+
+TEST(TosaLowering, Pools3dAreRefused) {
+  for (const char* op : {"avg_pool3d", "max_pool3d"}) {
+    Region r;
+    r.output(r.op(op, {r.input(DType::kF32, {1, 1, 4, 4, 4})}, {{"kernel", Ints{2, 2, 2}}}));
+    Result<TosaGraph> t = lower_to_tosa(r.g);
+    ASSERT_FALSE(t.ok());
+    EXPECT_EQ(t.status().code(), StatusCode::kUnsupported);
+    EXPECT_NE(t.status().message().find("no 3-D pooling"), std::string::npos) << t.status().message();
+  }
+}
+
 // ---- reductions and normalization ---------------------------------------------
 
 TEST(TosaLowering, Reductions) {
@@ -387,6 +525,34 @@ TEST(TosaLowering, DataMovement) {
   r.output(r.op("concat", {a, b, a}, {{"axis", int64_t{-1}}}));
   r.output(r.op("concat", {b}, {{"axis", int64_t{0}}}));
   round_trip(r, kExact);
+}
+
+TEST(TosaLowering, PadModesAsSliceReverseConcat) {
+  for (const char* mode : {"reflect", "replicate", "circular"}) {
+    SCOPED_TRACE(mode);
+    check_op("pad", DType::kF32, {5}, 1, {{"pads", Ints{2, 3}}, {"mode", std::string(mode)}}, kExact);
+    check_op("pad", DType::kI32, {3, 4}, 1, {{"pads", Ints{1, 2, 3, 0}}, {"mode", std::string(mode)}}, kExact, -50, 50);
+    check_op("pad", DType::kBool, {2, 3, 4}, 1, {{"pads", Ints{0, 0, 1, 1, 0, 2}}, {"mode", std::string(mode)}}, kExact);
+  }
+}
+
+TEST(TosaLowering, ExpandIsReshapeAndTile) {
+  check_op("expand", DType::kF32, {3, 1}, 1, {{"shape", Ints{2, 3, 4}}}, kExact);
+  check_op("expand", DType::kI8, {1, 4}, 1, {{"shape", Ints{5, -1}}}, kExact, -100, 100);
+  check_op("expand", DType::kBool, {2, 1, 1}, 1, {{"shape", Ints{2, 3, 2}}}, kExact);
+  Region r;
+  r.output(r.op("expand", {r.input(DType::kF32, {4, 1})}, {{"shape", Ints{2, 4, 3}}}));
+  std::vector<TosaOp> ops = ops_of(round_trip(r, kExact));
+  EXPECT_EQ(ops, (std::vector<TosaOp>{TosaOp::kReshape, TosaOp::kTile}));
+}
+
+TEST(TosaLowering, FlipIsOneReversePerAxis) {
+  check_op("flip", DType::kI32, {4, 5}, 1, {{"axes", Ints{0}}}, kExact, -50, 50);
+  check_op("flip", DType::kF16, {2, 3, 4}, 1, {{"axes", Ints{-1, 0}}}, kExact);
+  Region r;
+  r.output(r.op("flip", {r.input(DType::kF32, {2, 1, 3})}, {{"axes", Ints{0, 1, 2}}}));
+  std::vector<TosaOp> ops = ops_of(round_trip(r, kExact));
+  EXPECT_EQ(ops, (std::vector<TosaOp>{TosaOp::kReverse, TosaOp::kReverse}));  // the size-1 axis needs none
 }
 
 TEST(TosaLowering, GatherAndIndexSelect) {

@@ -353,6 +353,80 @@ TEST_F(VgfBackendTest, WhatTheVgfBackendTakesAlsoRunsAfterTosa) {
   EXPECT_TRUE(vulkan_test::all_close(cpu::HostTensor::from_data<float>({2, 3}, y).value(), want[0], 2e-5, 2e-5));
 }
 
+TEST_F(VgfBackendTest, SpatialOpsTakenOnlyWhereTheirTosaFormRunsHere) {
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", DType::kF32, {1, 2, 4, 4}).value();
+  graph::ValueId x3 = graph::add_graph_input(g, "x3", DType::kF32, {1, 1, 40, 4, 4}).value();
+  graph::ValueId w = graph::add_graph_input(g, "w", DType::kF32, {2, 2, 2, 2}).value();
+  auto add = [&](const char* op, const char* name, std::vector<graph::ValueId> in, graph::AttrMap attrs) {
+    graph::ValueId v = graph::add_op(g, op, name, std::move(in), std::move(attrs)).value()[0];
+    g.mark_output(v);
+  };
+  add("resize", "up2", {x}, {{"size", std::vector<int64_t>{8, 8}}, {"mode", std::string("bilinear")}});
+  add("resize", "down4", {x}, {{"size", std::vector<int64_t>{1, 4}}});  // 4x down: within RESIZE's 16x
+  add("conv_transpose2d", "dilated", {x, w}, {{"dilation", std::vector<int64_t>{2, 2}}});
+  add("max_pool3d", "pool3", {x3}, {{"kernel", std::vector<int64_t>{2, 2, 2}}});
+  add("resize", "far", {graph::add_op(g, "reshape", "r", {x3}, {{"shape", std::vector<int64_t>{1, 1, 40, 16}}}).value()[0]},
+      {{"size", std::vector<int64_t>{2, 16}}});  // 20x down: past RESIZE's 16x
+  add("flip", "flip", {x}, {{"axes", std::vector<int64_t>{-1}}});
+  vgf::VgfBackend vgf;
+  auto check = [&](const std::string& name) {
+    for (const graph::Node& n : g.nodes()) {
+      if (n.name == name) return vgf.check(g, n);
+    }
+    return std::string("no node ") + name;
+  };
+  EXPECT_EQ(check("up2"), "");
+  EXPECT_EQ(check("down4"), "");
+  EXPECT_EQ(check("flip"), "");
+  EXPECT_NE(check("dilated").find("TRANSPOSE_CONV2D has no dilation"), std::string::npos) << check("dilated");
+  EXPECT_NE(check("far").find("no TOSA RESIZE"), std::string::npos) << check("far");
+  EXPECT_NE(check("pool3").find("no 3-D pooling"), std::string::npos) << check("pool3");
+}
+
+TEST_F(VgfBackendTest, SpatialRegionRunsThroughAVgfFile) {
+  // resize -> reflect pad -> conv_transpose2d -> flip -> expand, all on VGF.
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", DType::kF32, {1, 2, 3, 4}).value();
+  cpu::HostTensor wt = vulkan_test::random_tensor(DType::kF32, {2, 3, 2, 2}, 5, -1, 1);
+  graph::ValueId w = graph::add_graph_constant(g, "w", DType::kF32, {2, 3, 2, 2}, wt.to_blob()).value();
+  graph::ValueId v =
+      graph::add_op(g, "resize", "resize_0", {x}, {{"size", std::vector<int64_t>{6, 8}}, {"mode", std::string("bilinear")}})
+          .value()[0];
+  v = graph::add_op(g, "pad", "pad_0", {v}, {{"pads", std::vector<int64_t>{0, 0, 0, 0, 1, 2, 2, 1}}, {"mode", std::string("reflect")}})
+          .value()[0];
+  v = graph::add_op(g, "conv_transpose2d", "deconv_0", {v, w},
+                    {{"stride", std::vector<int64_t>{2, 2}}, {"padding", std::vector<int64_t>{1, 1}},
+                     {"output_padding", std::vector<int64_t>{1, 0}}})
+          .value()[0];
+  v = graph::add_op(g, "flip", "flip_0", {v}, {{"axes", std::vector<int64_t>{2, 3}}}).value()[0];
+  v = graph::add_op(g, "expand", "expand_0", {v}, {{"shape", std::vector<int64_t>{2, 1, 3, 17, 20}}}).value()[0];
+  g.mark_output(v);
+  partition::PartitionOptions options;
+  options.prefer = Prefer::kVgfFirst;
+  options.min_partition_size = 1;
+  runtime::narrow_to_builtin_backends(options.capabilities);
+  auto parts = partition::partition(g, options);
+  ASSERT_TRUE(parts.ok()) << parts.status().message();
+  ASSERT_EQ(parts->regions.size(), 1u);
+  EXPECT_EQ(parts->regions[0].backend, partition::Backend::kVgf);
+  SharedGpuCompileSpec spec;
+  spec.token = "spatial";
+  spec.present = true;
+  auto bytes = program::build_program(g, parts.value(), spec, runtime::builtin_preprocessors());
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto program = program::load_program_bytes(bytes->data(), bytes->size()).value();
+  auto session = runtime::Session::create(program, {});
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  cpu::HostTensor in = vulkan_test::random_tensor(DType::kF32, {1, 2, 3, 4}, 9, -2, 2);
+  ASSERT_TRUE(session.value()->set_input(0, in.bytes.data(), in.bytes.size()).ok());
+  ASSERT_TRUE(session.value()->execute().ok());
+  auto want = cpu::run_graph(g, {in}).value();
+  std::vector<float> y(static_cast<size_t>(want[0].numel()));
+  ASSERT_TRUE(session.value()->get_output(0, y.data(), y.size() * 4).ok());
+  EXPECT_TRUE(vulkan_test::all_close(cpu::HostTensor::from_data<float>(want[0].shape, y).value(), want[0], 1e-5, 1e-5));
+}
+
 // x -> sin -> custom shader (y = 2x + 1, GLSL) -> cos, and the same with
 // ordinary ops as the reference.
 graph::Graph shader_graph(bool with_shader) {

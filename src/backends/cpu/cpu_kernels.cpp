@@ -41,6 +41,11 @@ const std::map<std::string, Kernel, std::less<>>& kernel_table() {
     t["conv2d"] = kernel_conv2d;
     t["avg_pool2d"] = kernel_avg_pool2d;
     t["max_pool2d"] = kernel_max_pool2d;
+    t["conv3d"] = kernel_conv3d;
+    t["conv_transpose2d"] = kernel_conv_transpose2d;
+    t["avg_pool3d"] = kernel_avg_pool3d;
+    t["max_pool3d"] = kernel_max_pool3d;
+    t["resize"] = kernel_resize;
     for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_any",
                            "reduce_all"}) {
       t[op] = kernel_reduce;
@@ -55,6 +60,8 @@ const std::map<std::string, Kernel, std::less<>>& kernel_table() {
     t["slice"] = kernel_slice;
     t["concat"] = kernel_concat;
     t["pad"] = kernel_pad;
+    t["expand"] = kernel_expand;
+    t["flip"] = kernel_flip;
     t["gather"] = kernel_gather;
     t["index_select"] = kernel_index_select;
     return t;

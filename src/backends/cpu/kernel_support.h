@@ -86,6 +86,13 @@ Status kernel_reshape(const KernelArgs& args, std::vector<HostTensor>* outputs);
 Status kernel_slice(const KernelArgs& args, std::vector<HostTensor>* outputs);
 Status kernel_concat(const KernelArgs& args, std::vector<HostTensor>* outputs);
 Status kernel_pad(const KernelArgs& args, std::vector<HostTensor>* outputs);
+Status kernel_expand(const KernelArgs& args, std::vector<HostTensor>* outputs);
+Status kernel_flip(const KernelArgs& args, std::vector<HostTensor>* outputs);
+Status kernel_conv3d(const KernelArgs& args, std::vector<HostTensor>* outputs);        // spatial.cpp
+Status kernel_conv_transpose2d(const KernelArgs& args, std::vector<HostTensor>* outputs);
+Status kernel_avg_pool3d(const KernelArgs& args, std::vector<HostTensor>* outputs);
+Status kernel_max_pool3d(const KernelArgs& args, std::vector<HostTensor>* outputs);
+Status kernel_resize(const KernelArgs& args, std::vector<HostTensor>* outputs);
 Status kernel_gather(const KernelArgs& args, std::vector<HostTensor>* outputs);        // index_ops.cpp
 Status kernel_index_select(const KernelArgs& args, std::vector<HostTensor>* outputs);
 

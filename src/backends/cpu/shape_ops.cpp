@@ -1,7 +1,9 @@
 // Data-movement CPU kernels (any dtype, moved as raw elements): transpose,
-// reshape, slice (python semantics), concat and constant pad.
+// reshape, slice (python semantics), concat, pad (constant, reflect,
+// replicate, circular), expand and flip.
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "backends/cpu/kernel_support.h"
 #include "graph/op_registry.h"
@@ -74,10 +76,42 @@ Status kernel_concat(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   return Status::Ok();
 }
 
+// The input index that output index `o` (of a dim padded by `lead` in front)
+// reads in a reflect/replicate/circular pad; the registry keeps every pad
+// within one reflection or wrap.
+int64_t pad_source(const std::string& mode, int64_t o, int64_t lead, int64_t size) {
+  int64_t i = o - lead;
+  if (mode == "replicate") return std::min(std::max<int64_t>(i, 0), size - 1);
+  if (mode == "circular") return ((i % size) + size) % size;
+  if (i < 0) return -i;  // reflect
+  if (i >= size) return 2 * (size - 1) - i;
+  return i;
+}
+
 Status kernel_pad(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
   const graph::Value& out = a.out[0];
   std::vector<int64_t> pads = graph::attr_ints(a.attrs, "pads");
+  std::string mode = graph::attr_string(a.attrs, "mode", "constant");
+  if (mode != "constant") {
+    // Every output element reads one input element: an odometer over the output.
+    std::vector<int64_t> in_strides = row_major_strides(x.shape);
+    std::vector<int64_t> src(static_cast<size_t>(graph::shape_numel(out.shape)));
+    std::vector<int64_t> index(out.shape.size(), 0);
+    for (size_t i = 0; i < src.size(); ++i) {
+      int64_t off = 0;
+      for (size_t d = 0; d < index.size(); ++d) off += pad_source(mode, index[d], pads[2 * d], x.shape[d]) * in_strides[d];
+      src[i] = off;
+      for (size_t d = index.size(); d-- > 0;) {
+        if (++index[d] < out.shape[d]) break;
+        index[d] = 0;
+      }
+    }
+    HostTensor result = HostTensor::zeros(out.dtype, out.shape);
+    gather_elements(x, src, &result);
+    outputs->push_back(std::move(result));
+    return Status::Ok();
+  }
   HostTensor result = HostTensor::zeros(out.dtype, out.shape);
   const size_t esize = result.element_size();
   // The fill converts as cast does (integers truncate toward zero and saturate).
@@ -92,6 +126,31 @@ Status kernel_pad(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   for (size_t i = 0; i < dst.size(); ++i) {
     std::memcpy(result.bytes.data() + static_cast<size_t>(dst[i]) * esize, x.bytes.data() + i * esize, esize);
   }
+  outputs->push_back(std::move(result));
+  return Status::Ok();
+}
+
+Status kernel_expand(const KernelArgs& a, std::vector<HostTensor>* outputs) {
+  const graph::Value& out = a.out[0];
+  HostTensor result = HostTensor::zeros(out.dtype, out.shape);
+  gather_elements(a.x(0), broadcast_offsets(a.x(0).shape, out.shape), &result);
+  outputs->push_back(std::move(result));
+  return Status::Ok();
+}
+
+Status kernel_flip(const KernelArgs& a, std::vector<HostTensor>* outputs) {
+  const HostTensor& x = a.x(0);
+  std::vector<int64_t> strides = row_major_strides(x.shape);
+  int64_t base = 0;
+  // A flipped axis starts at its last element and walks backwards.
+  for (int64_t axis : graph::attr_ints(a.attrs, "axes")) {
+    auto d = static_cast<size_t>(graph::normalize_axis(axis, x.shape.size()));
+    if (x.shape[d] == 0) continue;
+    base += (x.shape[d] - 1) * strides[d];
+    strides[d] = -strides[d];
+  }
+  HostTensor result = HostTensor::zeros(x.dtype, x.shape);
+  gather_elements(x, strided_offsets(x.shape, strides, base), &result);
   outputs->push_back(std::move(result));
   return Status::Ok();
 }

@@ -11,6 +11,7 @@ const std::vector<OpKernel>& vulkan_op_kernels() {
     add_elementwise_kernels(t);
     add_linalg_kernels(t);
     add_conv_pool_kernels(t);
+    add_spatial_kernels(t);
     add_reduce_norm_kernels(t);
     add_shape_kernels(t);
     add_index_kernels(t);

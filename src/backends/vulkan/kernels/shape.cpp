@@ -1,6 +1,7 @@
-// Data-movement kernels: transpose, reshape, slice, concat, pad, cast and
-// where, for every dtype. Elements move as 32-bit words (shaders/elements.glsl),
-// so no 8- or 16-bit storage feature is needed; contiguous moves are copies.
+// Data-movement kernels: transpose, reshape, slice, concat, pad (all modes),
+// expand, flip, cast and where, for every dtype. Elements move as 32-bit
+// words (shaders/elements.glsl), so no 8- or 16-bit storage feature is
+// needed; contiguous moves are copies.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -232,8 +233,42 @@ Status lower_pad(LoweringContext& lc, const graph::Node& n) {
   push.u32(count).u32(static_cast<uint32_t>(y.shape.size()));
   push.u32(static_cast<uint32_t>(fill)).u32(static_cast<uint32_t>(fill >> 32));
   push.u32_array(to_u32(y.shape), kMaxRank).u32_array(to_u32(x.shape), kMaxRank).u32_array(lead, kMaxRank);
-  KernelKey key{"pad_constant", {static_cast<int32_t>(esize)}, 2, push.size()};
+  std::string mode = graph::attr_string(attrs, "mode", "constant");
+  int32_t mode_id = mode == "reflect" ? 1 : mode == "replicate" ? 2 : mode == "circular" ? 3 : 0;
+  KernelKey key{"pad_constant", {static_cast<int32_t>(esize), mode_id}, 2, push.size()};
   return add_dispatch(lc, n, key, {{x.range, false}, {y.range, true}}, push, mover_invocations(count, esize));
+}
+
+// A zero stride repeats the input along every broadcast dim.
+Status lower_expand(LoweringContext& lc, const graph::Node& n) {
+  const TensorRef& x = lc.tensor(n.inputs[0]);
+  const TensorRef& y = lc.tensor(n.outputs[0]);
+  if (graph::shape_numel(y.shape) == 0) return Status::Ok();
+  std::vector<int64_t> in_strides = row_major_strides(x.shape);
+  std::vector<int64_t> strides(y.shape.size(), 0);
+  size_t lead = y.shape.size() - x.shape.size();
+  for (size_t d = 0; d < x.shape.size(); ++d) {
+    if (x.shape[d] != 1) strides[lead + d] = in_strides[d];
+  }
+  return lower_strided(lc, n, x, y, y.shape, strides, 0);
+}
+
+// A flipped axis starts at its last element with a negative stride (the
+// shader's 32-bit arithmetic wraps back into range).
+Status lower_flip(LoweringContext& lc, const graph::Node& n) {
+  GPUU_ASSIGN_OR_RETURN(graph::AttrMap attrs, attrs_of(n));
+  const TensorRef& x = lc.tensor(n.inputs[0]);
+  const TensorRef& y = lc.tensor(n.outputs[0]);
+  if (graph::shape_numel(y.shape) == 0) return Status::Ok();
+  std::vector<int64_t> strides = row_major_strides(x.shape);
+  int64_t base = 0;
+  for (int64_t axis : graph::attr_ints(attrs, "axes")) {
+    auto d = static_cast<size_t>(graph::normalize_axis(axis, x.shape.size()));
+    if (x.shape[d] <= 1) continue;
+    base += (x.shape[d] - 1) * strides[d];
+    strides[d] = -strides[d];
+  }
+  return lower_strided(lc, n, x, y, y.shape, strides, base);
 }
 
 Status lower_cast(LoweringContext& lc, const graph::Node& n) {
@@ -285,6 +320,8 @@ void add_shape_kernels(std::vector<OpKernel>& table) {
   table.push_back(OpKernel{"slice", any_dtype, lower_slice});
   table.push_back(OpKernel{"concat", any_dtype, lower_concat});
   table.push_back(OpKernel{"pad", any_dtype, lower_pad});
+  table.push_back(OpKernel{"expand", any_dtype, lower_expand});
+  table.push_back(OpKernel{"flip", any_dtype, lower_flip});
   table.push_back(OpKernel{"cast", any_dtype, lower_cast});
   table.push_back(OpKernel{"where", where_check, lower_where});
 }

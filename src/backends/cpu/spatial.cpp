@@ -1,0 +1,244 @@
+// CPU kernels for conv3d, conv_transpose2d, the 3-D pools (NCDHW) and resize,
+// with PyTorch's semantics; output sizes come from the registry's inference.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "backends/cpu/kernel_support.h"
+#include "graph/op_registry.h"
+#include "graph/resize_index.h"
+
+namespace gpuu::cpu {
+
+namespace {
+
+// A per-spatial-dim attribute, or `fallback` (of the right length) when absent.
+std::vector<int64_t> ints_or(const graph::AttrMap& attrs, const char* name, std::vector<int64_t> fallback) {
+  std::vector<int64_t> v = graph::attr_ints(attrs, name);
+  return v.size() == fallback.size() ? v : fallback;
+}
+
+size_t at(int64_t i) { return static_cast<size_t>(i); }
+
+// Max (NaN wins) or average over each 3-D window, as the 2-D pools do.
+template <typename T>
+std::vector<T> pool3d(const std::vector<T>& x, const graph::Shape& in, const graph::Shape& out, const graph::AttrMap& attrs,
+                      bool is_max) {
+  std::vector<int64_t> k = graph::attr_ints(attrs, "kernel");
+  std::vector<int64_t> s = ints_or(attrs, "stride", k), p = ints_or(attrs, "padding", {0, 0, 0});
+  std::vector<int64_t> dil = is_max ? ints_or(attrs, "dilation", {1, 1, 1}) : std::vector<int64_t>{1, 1, 1};
+  const bool include_pad = graph::attr_int(attrs, "count_include_pad", 1) != 0;
+  const int64_t planes = in[0] * in[1], id = in[2], ih = in[3], iw = in[4];
+  const int64_t od = out[2], oh = out[3], ow = out[4];
+  std::vector<T> r(at(planes * od * oh * ow));
+  size_t o = 0;
+  for (int64_t pl = 0; pl < planes; ++pl) {
+    const T* plane = x.data() + pl * id * ih * iw;
+    for (int64_t z = 0; z < od; ++z) {
+      for (int64_t y = 0; y < oh; ++y) {
+        for (int64_t xo = 0; xo < ow; ++xo, ++o) {
+          int64_t start[3] = {z * s[0] - p[0], y * s[1] - p[1], xo * s[2] - p[2]};
+          const int64_t dims[3] = {id, ih, iw};
+          if (is_max) {
+            T best = std::numeric_limits<T>::lowest();
+            if constexpr (std::numeric_limits<T>::has_infinity) best = -std::numeric_limits<T>::infinity();
+            bool nan = false;
+            for (int64_t a = 0; a < k[0]; ++a) {
+              int64_t zi = start[0] + a * dil[0];
+              if (zi < 0 || zi >= id) continue;
+              for (int64_t b = 0; b < k[1]; ++b) {
+                int64_t yi = start[1] + b * dil[1];
+                if (yi < 0 || yi >= ih) continue;
+                for (int64_t c = 0; c < k[2]; ++c) {
+                  int64_t xi = start[2] + c * dil[2];
+                  if (xi < 0 || xi >= iw) continue;
+                  T v = plane[(zi * ih + yi) * iw + xi];
+                  if constexpr (std::numeric_limits<T>::has_quiet_NaN) {
+                    if (std::isnan(v)) nan = true;
+                  }
+                  if (v > best) best = v;
+                }
+              }
+            }
+            if constexpr (std::numeric_limits<T>::has_quiet_NaN) {
+              if (nan) best = std::numeric_limits<T>::quiet_NaN();
+            }
+            r[o] = best;
+            continue;
+          }
+          // avg: the window clipped to the padded input (the count_include_pad
+          // divisor), then to the input.
+          int64_t lo[3], hi[3], padded = 1, real = 1;
+          for (int d = 0; d < 3; ++d) {
+            int64_t end = std::min(start[d] + k[at(d)], dims[d] + p[at(d)]);
+            padded *= end - start[d];
+            lo[d] = std::max<int64_t>(start[d], 0);
+            hi[d] = std::min(end, dims[d]);
+            real *= hi[d] - lo[d];
+          }
+          double sum = 0.0;
+          for (int64_t zi = lo[0]; zi < hi[0]; ++zi) {
+            for (int64_t yi = lo[1]; yi < hi[1]; ++yi) {
+              for (int64_t xi = lo[2]; xi < hi[2]; ++xi) sum += static_cast<double>(plane[(zi * ih + yi) * iw + xi]);
+            }
+          }
+          r[o] = static_cast<T>(sum / static_cast<double>(include_pad ? padded : real));
+        }
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+Status kernel_conv3d(const KernelArgs& a, std::vector<HostTensor>* outputs) {
+  const HostTensor& x = a.x(0);
+  const HostTensor& w = a.x(1);
+  const HostTensor* bias = a.input(2);
+  const graph::Value& out = a.out[0];
+  std::vector<int64_t> s = ints_or(a.attrs, "stride", {1, 1, 1}), p = ints_or(a.attrs, "padding", {0, 0, 0}),
+                       dil = ints_or(a.attrs, "dilation", {1, 1, 1});
+  const int64_t groups = graph::attr_int(a.attrs, "groups", 1);
+  const int64_t batch = x.shape[0], channels = x.shape[1], id = x.shape[2], ih = x.shape[3], iw = x.shape[4];
+  const int64_t oc = w.shape[0], cg = w.shape[1], kd = w.shape[2], kh = w.shape[3], kw = w.shape[4];
+  const int64_t od = out.shape[2], oh = out.shape[3], ow = out.shape[4];
+  const int64_t og = oc / groups;
+  std::vector<double> vx = read_reals(x), vw = read_reals(w);
+  std::vector<double> vb = bias ? read_reals(*bias) : std::vector<double>(at(oc), 0.0);
+  std::vector<double> r(at(graph::shape_numel(out.shape)));
+  size_t o = 0;
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t f = 0; f < oc; ++f) {
+      const int64_t first = (f / og) * cg;
+      for (int64_t z = 0; z < od; ++z) {
+        for (int64_t y = 0; y < oh; ++y) {
+          for (int64_t xo = 0; xo < ow; ++xo, ++o) {
+            double acc = vb[at(f)];
+            for (int64_t c = 0; c < cg; ++c) {
+              const double* vol = vx.data() + (n * channels + first + c) * id * ih * iw;
+              const double* taps = vw.data() + (f * cg + c) * kd * kh * kw;
+              for (int64_t t = 0; t < kd; ++t) {
+                int64_t zi = z * s[0] - p[0] + t * dil[0];
+                if (zi < 0 || zi >= id) continue;
+                for (int64_t u = 0; u < kh; ++u) {
+                  int64_t yi = y * s[1] - p[1] + u * dil[1];
+                  if (yi < 0 || yi >= ih) continue;
+                  for (int64_t v = 0; v < kw; ++v) {
+                    int64_t xi = xo * s[2] - p[2] + v * dil[2];
+                    if (xi < 0 || xi >= iw) continue;
+                    acc += vol[(zi * ih + yi) * iw + xi] * taps[(t * kh + u) * kw + v];
+                  }
+                }
+              }
+            }
+            r[o] = acc;
+          }
+        }
+      }
+    }
+  }
+  outputs->push_back(make_reals(out.dtype, out.shape, r));
+  return Status::Ok();
+}
+
+// Scatter form, as the definition reads: input pixel (ih, iw) adds
+// x * w[c, o, kh, kw] at (ih*stride - pad + kh*dilation, ...).
+Status kernel_conv_transpose2d(const KernelArgs& a, std::vector<HostTensor>* outputs) {
+  const HostTensor& x = a.x(0);
+  const HostTensor& w = a.x(1);
+  const HostTensor* bias = a.input(2);
+  const graph::Value& out = a.out[0];
+  std::vector<int64_t> s = ints_or(a.attrs, "stride", {1, 1}), p = ints_or(a.attrs, "padding", {0, 0}),
+                       dil = ints_or(a.attrs, "dilation", {1, 1});
+  const int64_t groups = graph::attr_int(a.attrs, "groups", 1);
+  const int64_t batch = x.shape[0], channels = x.shape[1], ih = x.shape[2], iw = x.shape[3];
+  const int64_t og = w.shape[1], kh = w.shape[2], kw = w.shape[3];
+  const int64_t oc = out.shape[1], oh = out.shape[2], ow = out.shape[3];
+  const int64_t cg = channels / groups;
+  std::vector<double> vx = read_reals(x), vw = read_reals(w);
+  std::vector<double> vb = bias ? read_reals(*bias) : std::vector<double>(at(oc), 0.0);
+  std::vector<double> r(at(graph::shape_numel(out.shape)));
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t f = 0; f < oc; ++f) {
+      double* plane = r.data() + (n * oc + f) * oh * ow;
+      std::fill(plane, plane + oh * ow, vb[at(f)]);
+      const int64_t g = f / og, fo = f % og;
+      for (int64_t c = g * cg; c < (g + 1) * cg; ++c) {
+        const double* in = vx.data() + (n * channels + c) * ih * iw;
+        const double* taps = vw.data() + (c * og + fo) * kh * kw;
+        for (int64_t y = 0; y < ih; ++y) {
+          for (int64_t xi = 0; xi < iw; ++xi) {
+            double v = in[y * iw + xi];
+            for (int64_t u = 0; u < kh; ++u) {
+              int64_t yo = y * s[0] - p[0] + u * dil[0];
+              if (yo < 0 || yo >= oh) continue;
+              for (int64_t t = 0; t < kw; ++t) {
+                int64_t xo = xi * s[1] - p[1] + t * dil[1];
+                if (xo < 0 || xo >= ow) continue;
+                plane[yo * ow + xo] += v * taps[u * kw + t];
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  outputs->push_back(make_reals(out.dtype, out.shape, r));
+  return Status::Ok();
+}
+
+Status kernel_avg_pool3d(const KernelArgs& a, std::vector<HostTensor>* outputs) {
+  const graph::Value& out = a.out[0];
+  outputs->push_back(make_reals(out.dtype, out.shape, pool3d(read_reals(a.x(0)), a.x(0).shape, out.shape, a.attrs, false)));
+  return Status::Ok();
+}
+
+Status kernel_max_pool3d(const KernelArgs& a, std::vector<HostTensor>* outputs) {
+  const HostTensor& x = a.x(0);
+  const graph::Value& out = a.out[0];
+  if (is_float(x.dtype)) {
+    outputs->push_back(make_reals(out.dtype, out.shape, pool3d(read_reals(x), x.shape, out.shape, a.attrs, true)));
+  } else {
+    outputs->push_back(make_ints(out.dtype, out.shape, pool3d(read_ints(x), x.shape, out.shape, a.attrs, true)));
+  }
+  return Status::Ok();
+}
+
+Status kernel_resize(const KernelArgs& a, std::vector<HostTensor>* outputs) {
+  const HostTensor& x = a.x(0);
+  const graph::Value& out = a.out[0];
+  graph::ResizeMode mode = graph::ResizeMode::kNearest;
+  graph::parse_resize_mode(graph::attr_string(a.attrs, "mode", "nearest"), &mode);
+  const bool align = graph::attr_int(a.attrs, "align_corners", 0) != 0;
+  std::vector<double> scales = graph::attr_floats(a.attrs, "scales");
+  const int64_t planes = x.shape[0] * x.shape[1], ih = x.shape[2], iw = x.shape[3], oh = out.shape[2], ow = out.shape[3];
+  float sh = graph::resize_scale(ih, oh, align, scales.size() == 2 ? scales[0] : 0.0);
+  float sw = graph::resize_scale(iw, ow, align, scales.size() == 2 ? scales[1] : 0.0);
+  std::vector<graph::ResizeTap> rows, cols;
+  for (int64_t y = 0; y < oh; ++y) rows.push_back(graph::resize_tap(mode, align, ih, oh, sh, y));
+  for (int64_t xo = 0; xo < ow; ++xo) cols.push_back(graph::resize_tap(mode, align, iw, ow, sw, xo));
+  std::vector<double> vx = read_reals(x);
+  std::vector<double> r(at(graph::shape_numel(out.shape)));
+  size_t o = 0;
+  for (int64_t pl = 0; pl < planes; ++pl) {
+    const double* plane = vx.data() + pl * ih * iw;
+    for (const graph::ResizeTap& ry : rows) {
+      for (const graph::ResizeTap& rx : cols) {
+        if (mode != graph::ResizeMode::kBilinear) {
+          r[o++] = plane[ry.i0 * iw + rx.i0];
+          continue;
+        }
+        // torch's blend: h0 * (w0 * v00 + w1 * v01) + h1 * (w0 * v10 + w1 * v11).
+        // The weights are torch's floats (lambda0 = 1 - lambda1 rounded to float).
+        double h1 = ry.frac, h0 = 1.0f - ry.frac, w1 = rx.frac, w0 = 1.0f - rx.frac;
+        r[o++] = h0 * (w0 * plane[ry.i0 * iw + rx.i0] + w1 * plane[ry.i0 * iw + rx.i1]) +
+                 h1 * (w0 * plane[ry.i1 * iw + rx.i0] + w1 * plane[ry.i1 * iw + rx.i1]);
+      }
+    }
+  }
+  outputs->push_back(make_reals(out.dtype, out.shape, r));
+  return Status::Ok();
+}
+
+}  // namespace gpuu::cpu
