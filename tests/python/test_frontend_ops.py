@@ -223,7 +223,7 @@ def test_exported_program_is_taken_as_the_rfc_flow(tmp_path):
     traced = from_torch(ep)  # the ExportedProgram's own example inputs
     with traced:
         result = gpuu.UnifiedGpuPartitioner(spec).partition(traced)
-        assert result.delegate_backends == ["VgfBackend"], result.region_strings()
+        assert result.delegate_backends == ["VgfBackend"], (result.region_strings(), [n["why_not"] for n in result.explain["nodes"] if n["backend"] != "VgfBackend"])
         constants = {traced.graph.value_name(v) for v in range(traced.graph.value_count)
                      if traced.graph.value_is_constant(v)}
         assert "5.weight" in constants or "5.weight.T" in constants, constants

@@ -524,4 +524,20 @@ TEST_F(VgfBackendTest, CustomShaderRunsOnTheVulkanBackendToo) {
 }
 
 }  // namespace
+// A node reading one value twice (x * x, as squares and variances do) is
+// isolated with one input; its answer is its own, not that of x * y.
+TEST(VgfBackendCheck, NodeReadingOneValueTwiceIsTaken) {
+  using graph::DType;
+  vgf::VgfBackend vgf;
+  graph::Graph g;
+  auto x = graph::add_graph_input(g, "x", DType::kF32, {2, 7}).value();
+  auto y = graph::add_graph_input(g, "y", DType::kF32, {2, 7}).value();
+  auto square = graph::add_op(g, "mul", "square", {x, x}, {}).value()[0];
+  auto product = graph::add_op(g, "mul", "product", {x, y}, {}).value()[0];
+  g.mark_output(square);
+  g.mark_output(product);
+  EXPECT_EQ(vgf.check(g, g.node(0)), "");
+  EXPECT_EQ(vgf.check(g, g.node(1)), "");
+}
+
 }  // namespace gpuu

@@ -569,13 +569,16 @@ def _make_reduce(op: str, arg_op: Optional[str] = None):
             return L.binary("maximum" if op == "reduce_max" else "minimum", a["self"], a["other"], real)
         results = real if isinstance(real, (list, tuple)) else [real]
         x = L._operand(a["self"], L.result_dtype(results[0]), 0, "input")
-        if x.rank == 0:
-            y = x
-        else:
-            y = L._emit(op, [x], {"axes": _reduce_axes(L, x, a.get("dim")), "keepdim": int(bool(a.get("keepdim")))})
-        if isinstance(real, (list, tuple)):  # max.dim / min.dim: (values, indices)
-            return [y, _Lazy(lambda: _arg_reduce(L, x, arg_op, a.get("dim"), a.get("keepdim"), real[1].shape))]
-        return y
+
+        def values() -> _T:
+            if x.rank == 0:
+                return x
+            return L._emit(op, [x], {"axes": _reduce_axes(L, x, a.get("dim")), "keepdim": int(bool(a.get("keepdim")))})
+
+        if isinstance(real, (list, tuple)):  # max.dim / min.dim: (values, indices), each made only if used
+            return [_Lazy(values), _Lazy(lambda: _arg_reduce(L, x, arg_op, a.get("dim"), a.get("keepdim"),
+                                                             real[1].shape))]
+        return values()
     return lower
 
 
@@ -872,11 +875,17 @@ def _repeat(L, a, real, node):
     x = L.tensor(a["self"], "input")
     repeats = [int(r) for r in a["repeats"]]
     shape = [1] * (len(repeats) - x.rank) + list(x.shape)
-    # x.repeat(r) == x viewed as [1, d0, 1, d1, ...], expanded to [r0, d0, r1, d1, ...], flattened pairwise.
-    inter = [v for d in shape for v in (1, d)]
-    expanded = [v for r, d in zip(repeats, shape) for v in (r, d)]
-    y = L.broadcast_to(L.reshape(x, inter), expanded)
-    return L.reshape(y, real.shape)
+    x = L.reshape(x, shape)
+    # One rank-3 expand per repeated dim k: [outer, 1, inner] -> [outer, r, inner] tiles the block from dim k on.
+    for k, r in enumerate(repeats):
+        if r == 1:
+            continue
+        outer = int(np.prod(shape[:k], dtype=np.int64))
+        inner = int(np.prod(shape[k:], dtype=np.int64))
+        y = L.broadcast_to(L.reshape(x, [outer, 1, inner]), [outer, r, inner])
+        shape[k] *= r
+        x = L.reshape(y, shape)
+    return L.reshape(x, real.shape)
 
 
 @_lowering("flip")

@@ -113,11 +113,23 @@ def _trace_module(module: Callable, inputs: tuple):
             return module(*args)
         return torch.func.functional_call(module, dict(zip(names, flat_state)), args)
 
+    args = ([state[k] for k in names], *inputs)
     with torch.no_grad():
-        gm = make_fx(_functionalize(run), decomposition_table=decomposition_table(),
-                     tracing_mode="real")([state[k] for k in names], *inputs)
+        gm = make_fx(_functionalize(run), decomposition_table=decomposition_table(), tracing_mode="real")(*args)
+        if _mutates(gm):
+            # Decompositions run below functionalization, and some write in place (circular padding's copy_):
+            # a second, plain pass over the decomposed graph makes those functional too.
+            gm = make_fx(_functionalize(gm), tracing_mode="real")(*args)
     constants = [Placeholder(k, state[k], False) for k in names]
     return gm, constants
+
+
+def _mutates(gm: torch.fx.GraphModule) -> bool:
+    for node in gm.graph.nodes:
+        schema = getattr(node.target, "_schema", None)
+        if node.op == "call_function" and schema is not None and schema.is_mutable:
+            return True
+    return False
 
 
 def from_torch(model: Any, example_inputs: Optional[Sequence[Any]] = None,

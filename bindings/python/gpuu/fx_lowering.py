@@ -103,7 +103,9 @@ class _Unusable:
         self.why = why
 
 
-_RANDOM_PREFIXES = ("rand", "bernoulli", "normal", "uniform", "multinomial", "native_dropout", "empty", "poisson")
+_RANDOM_PREFIXES = ("rand", "bernoulli", "normal", "uniform", "multinomial", "native_dropout", "poisson")
+# Uninitialised tensors: decompositions fill them before reading (circular padding's copies, say); folded as zeros.
+_UNINITIALISED = ("empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided")
 
 
 @dataclass
@@ -447,10 +449,12 @@ class Lowering:
         if any(isinstance(a, (_T, _Unusable)) for a in leaves):
             return packet in self.shape_only and not any(isinstance(a, _Unusable) for a in leaves)
         if packet.startswith(_RANDOM_PREFIXES):
-            raise self._error("random or uninitialised tensors cannot be baked into a gpuu graph")
+            raise self._error("random tensors cannot be baked into a gpuu graph (call module.eval() for dropout)")
         return True
 
     def _fold(self, node: torch.fx.Node, real: Any, args: Any) -> Any:
+        if _packet(node.target) in _UNINITIALISED and isinstance(real, torch.Tensor):
+            real = torch.zeros_like(real)
         # A fold of one named constant keeps its name: "fc.weight.t" reads better than "t_3".
         known = [a for a in pytree.tree_flatten(args)[0] if isinstance(a, _K)]
         base = f"{known[0].name}.{_packet(node.target)}" if len(known) == 1 else node.name

@@ -9,6 +9,7 @@
 #include "vgf/tosa_lowering.h"
 #include "vgf/vgf_file.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -58,9 +59,14 @@ void append_attr(std::ostringstream& out, const std::vector<T>& v) {
 std::string check_round_trip(const graph::Graph& graph, const graph::Node& node) {
   graph::Graph one;
   std::vector<graph::ValueId> inputs;
+  std::map<graph::ValueId, graph::ValueId> isolated;  // a value read twice (x * x) is one input
   for (graph::ValueId id : node.inputs) {
     if (id < 0) {
       inputs.push_back(graph::kNone);
+      continue;
+    }
+    if (auto it = isolated.find(id); it != isolated.end()) {
+      inputs.push_back(it->second);
       continue;
     }
     const graph::Value& v = graph.value(id);
@@ -70,6 +76,7 @@ std::string check_round_trip(const graph::Graph& graph, const graph::Node& node)
                                         graph.constants()[static_cast<size_t>(v.constant)].data)
             : graph::add_graph_input(one, v.name, v.dtype, v.shape);
     if (!in.ok()) return "cannot isolate node '" + node.name + "': " + in.status().message();
+    isolated[id] = in.value();
     inputs.push_back(in.value());
   }
   Result<std::vector<graph::ValueId>> outs = graph::add_op(one, node.op, node.name, inputs, node.attrs);
@@ -144,13 +151,17 @@ std::string VgfBackend::check(const graph::Graph& graph, const graph::Node& node
   // kept per node signature, so a large graph lowers each kind of node once.
   std::ostringstream key;
   key << node.op;
-  for (graph::ValueId id : node.inputs) {
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    graph::ValueId id = node.inputs[i];
     if (id < 0) {
       key << "|-";
       continue;
     }
     const graph::Value& v = graph.value(id);
     key << '|' << graph::dtype_name(v.dtype) << graph::shape_to_string(v.shape) << (v.constant >= 0 ? "c" : "");
+    // x * x and x * y are different nodes: a repeated input names its first position.
+    auto first = static_cast<size_t>(std::find(node.inputs.begin(), node.inputs.end(), id) - node.inputs.begin());
+    if (first != i) key << '=' << first;
   }
   for (const auto& [name, value] : node.attrs) {
     key << '|' << name << '=';
