@@ -1008,8 +1008,10 @@ def _as_strided(L, a, real, node):
            "_native_batch_norm_legit_functional")
 def _batch_norm(L, a, real, node):
     x = L.tensor(a["input"], "input")
-    if bool(a.get("training")) or a.get("running_mean") is None:
+    if a.get("running_mean") is None:  # no running statistics (instance norm): the batch's own
         return _batch_norm_from_batch(L, x, a)
+    if a.get("training"):
+        raise L._error("batch_norm in training mode (call module.eval() before exporting)")
     stats = {}
     for key in ("weight", "bias", "running_mean", "running_var"):
         v = a.get(key)
