@@ -258,6 +258,13 @@ typedef enum gpuu_device_features {
   GPUU_FEATURE_SHADER_INT64 = 8,         /* Vulkan 1.0 shaderInt64 */
   GPUU_FEATURE_SHADER_INT8 = 16,         /* Vulkan 1.2 shaderInt8 */
   GPUU_FEATURE_STORAGE_BUFFER_8BIT = 32, /* Vulkan 1.2 storageBuffer8BitAccess */
+  /* VK_ARM_tensors, VK_ARM_data_graph and VK_ARM_data_graph_instruction_set_tosa
+   * enabled, on a queue family with VK_QUEUE_DATA_GRAPH_BIT_ARM: the VGF
+   * backend's native path. gpuu derives this bit itself: for an application's
+   * device it is set when the three extensions are among
+   * enabled_device_extensions and the queue family runs data-graph work (the
+   * application must also have enabled the tensors and dataGraph features). */
+  GPUU_FEATURE_DATA_GRAPH = 64,
   GPUU_DEVICE_FEATURES_FORCE32 = 0x7FFFFFFF
 } gpuu_device_features;
 
@@ -837,10 +844,25 @@ GPUU_API gpuu_status gpuu_program_extract_vgf(const gpuu_program* program, const
  * per session (several sessions may run concurrently). */
 typedef struct gpuu_session gpuu_session;
 
+/* How VGF delegates run their graphs. AUTO: natively through VK_ARM_data_graph
+ * (data-graph pipelines on VK_ARM_tensors that alias the delegate's buffers)
+ * where the context's device has GPUU_FEATURE_DATA_GRAPH, otherwise on gpuu's
+ * TOSA executor (its own Vulkan compute kernels). NATIVE: the native path or
+ * GPUU_ERROR_UNSUPPORTED naming why not. EXECUTOR: always gpuu's executor.
+ * The "[VGF] init:" log line says which path each delegate took and why. */
+typedef enum gpuu_vgf_path {
+  GPUU_VGF_PATH_AUTO = 0,
+  GPUU_VGF_PATH_NATIVE = 1,
+  GPUU_VGF_PATH_EXECUTOR = 2,
+  GPUU_VGF_PATH_FORCE32 = 0x7FFFFFFF
+} gpuu_vgf_path;
+
 typedef struct gpuu_session_options {
   uint32_t struct_size;
   gpuu_context_overrides overrides; /* token, group, mode, sync mode over the file's */
   gpuu_device_options device;       /* when a delegate creates the context */
+  /* Added in 0.2; a caller whose struct_size ends before it gets AUTO. */
+  gpuu_vgf_path vgf_path;
 } gpuu_session_options;
 
 GPUU_API void gpuu_session_options_init(gpuu_session_options* options);

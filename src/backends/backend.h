@@ -23,6 +23,12 @@ namespace gpuu::backends {
 
 using vulkan::BufferRange;
 
+// Whether a graph runs natively through VK_ARM_data_graph where the device
+// has it (kAuto), must (kNative: init fails, saying why, where it cannot), or
+// runs on gpuu's own kernels (kExecutor). A load-time option of the session.
+enum class DataGraphPath : uint8_t { kAuto = 0, kNative = 1, kExecutor = 2 };
+const char* data_graph_path_name(DataGraphPath path);  // "auto", "native", "executor"
+
 // What the runtime gives a backend at init.
 struct BackendInitContext {
   int32_t delegate_index = 0;
@@ -30,6 +36,7 @@ struct BackendInitContext {
   // the delegate's compile specs).
   ContextOverrides overrides;
   DeviceOptions device;
+  DataGraphPath data_graph_path = DataGraphPath::kAuto;
   // Constants the processed blob names, from the program file (no copy).
   program::ConstantLookup constants;
   // Called by the backend once it has its context: the device buffers the

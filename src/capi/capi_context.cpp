@@ -17,6 +17,8 @@ namespace {
 
 static_assert(static_cast<uint32_t>(kFeatureStorageBuffer8Bit) == static_cast<uint32_t>(GPUU_FEATURE_STORAGE_BUFFER_8BIT),
               "features drifted");
+static_assert(static_cast<uint32_t>(kFeatureDataGraph) == static_cast<uint32_t>(GPUU_FEATURE_DATA_GRAPH),
+              "features drifted");
 
 gpuu_context* wrap(SharedGpuContextPtr ptr) { return wrap_context(std::move(ptr)); }
 

@@ -1,5 +1,6 @@
 // C ABI: loading programs and running them in sessions.
 #include <atomic>
+#include <cstddef>
 
 #include "backends/vgf/vgf_export.h"
 #include "capi/capi_common.h"
@@ -106,8 +107,16 @@ GPUU_API gpuu_status gpuu_session_create(const gpuu_program* program, const gpuu
     if (!program) return fail_invalid("gpuu_session_create: program is NULL");
     runtime::SessionOptions opts;
     if (options) {
-      if (!struct_size_ok(options, sizeof(gpuu_session_options))) {
+      // Callers built against 0.1 pass the struct without vgf_path.
+      constexpr size_t kFirstReleaseSize = offsetof(gpuu_session_options, vgf_path);
+      if (!struct_size_ok(options, kFirstReleaseSize)) {
         return fail_invalid("gpuu_session_create: options->struct_size is not set");
+      }
+      if (options->struct_size >= offsetof(gpuu_session_options, vgf_path) + sizeof(gpuu_vgf_path)) {
+        if (options->vgf_path < GPUU_VGF_PATH_AUTO || options->vgf_path > GPUU_VGF_PATH_EXECUTOR) {
+          return fail_invalid("gpuu_session_create: unknown vgf_path value ", static_cast<int>(options->vgf_path));
+        }
+        opts.data_graph_path = static_cast<backends::DataGraphPath>(options->vgf_path);
       }
       const gpuu_context_overrides& o = options->overrides;
       if (o.token) opts.overrides.token = std::string(o.token);

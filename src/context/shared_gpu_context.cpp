@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "base/log.h"
+#include "context/vulkan_arm.h"
 
 namespace gpuu {
 
@@ -42,6 +43,22 @@ Result<std::shared_ptr<SharedGpuContext>> SharedGpuContext::create(SharedGpuCont
                info.queue_family_index, " has no compute support");
   }
   GPUU_ASSIGN_OR_RETURN(vk::DeviceFunctions device_fns, vk::load_device(instance_fns, info.device));
+  // The data-graph path needs the three ARM extensions enabled on the device
+  // and a queue that runs data-graph work; an application's device qualifies
+  // only if it enabled them (and the tensors / dataGraph features, which gpuu
+  // cannot read back from a device it did not create).
+  bool data_graph_extensions = true;
+  for (const char* name : {vk::kTensorsExtension, vk::kDataGraphExtension, vk::kDataGraphTosaExtension}) {
+    data_graph_extensions = data_graph_extensions &&
+                            std::find(info.enabled_device_extensions.begin(), info.enabled_device_extensions.end(),
+                                      name) != info.enabled_device_extensions.end();
+  }
+  bool data_graph_queue = (families[info.queue_family_index].queueFlags & VK_QUEUE_DATA_GRAPH_BIT_ARM) != 0;
+  if (data_graph_extensions && data_graph_queue) {
+    info.enabled_features |= kFeatureDataGraph;
+  } else {
+    info.enabled_features &= ~static_cast<uint32_t>(kFeatureDataGraph);
+  }
   if ((info.enabled_features & kFeatureTimelineSemaphore) &&
       (!device_fns.vkWaitSemaphores || !device_fns.vkSignalSemaphore || !device_fns.vkGetSemaphoreCounterValue)) {
     return err(StatusCode::kUnsupported, "shared GPU context '", info.token,

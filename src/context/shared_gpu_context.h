@@ -26,6 +26,10 @@ enum DeviceFeature : uint32_t {
   kFeatureShaderInt64 = 1u << 3,
   kFeatureShaderInt8 = 1u << 4,
   kFeatureStorageBuffer8Bit = 1u << 5,
+  // VK_ARM_tensors + VK_ARM_data_graph (+ its TOSA instruction set) enabled
+  // with their tensors / dataGraph features, on a queue family that runs
+  // data-graph work: the VGF backend's native path.
+  kFeatureDataGraph = 1u << 6,
 };
 
 // An application's own queue lock, for a queue it also submits to.

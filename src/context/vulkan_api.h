@@ -28,6 +28,7 @@ namespace gpuu::vk {
   X(vkGetPhysicalDeviceQueueFamilyProperties)     \
   X(vkGetPhysicalDeviceMemoryProperties)          \
   X(vkEnumerateDeviceExtensionProperties)         \
+  X(vkEnumerateDeviceLayerProperties)             \
   X(vkCreateDevice)                               \
   X(vkGetDeviceProcAddr)
 

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "base/log.h"
+#include "context/vulkan_arm.h"
 
 namespace gpuu {
 namespace {
@@ -67,6 +68,27 @@ bool instance_extension_present(const vk::GlobalFunctions& g, const char* name) 
   return false;
 }
 
+// GPUU_VULKAN_LAYERS: instance layers gpuu enables, in order, on the
+// instances it creates (Arm's emulation layers: graph, then tensor).
+std::vector<std::string> layer_list_from_env() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    const char* env = std::getenv("GPUU_VULKAN_LAYERS");
+    std::string item;
+    for (const char* p = env ? env : ""; ; ++p) {
+      if (*p == ',' || *p == ':' || *p == '\0') {
+        if (!item.empty()) out.push_back(item);
+        item.clear();
+        if (*p == '\0') break;
+      } else if (!std::isspace(static_cast<unsigned char>(*p))) {
+        item += *p;
+      }
+    }
+    return out;
+  }();
+  return names;
+}
+
 // An instance that is destroyed unless released to a context.
 struct InstanceHolder {
   VkInstance instance = VK_NULL_HANDLE;
@@ -95,6 +117,14 @@ Result<CreatedInstance> create_instance(bool validation) {
   std::vector<const char*> layers;
   std::vector<const char*> extensions;
   bool use_debug_utils = false;
+  std::vector<std::string> extra = layer_list_from_env();
+  for (const std::string& name : extra) {
+    if (!layer_present(global, name.c_str())) {
+      return err(StatusCode::kNotFound, "GPUU_VULKAN_LAYERS names layer '", name,
+                 "', which the Vulkan loader does not find (is VK_LAYER_PATH set?)");
+    }
+    layers.push_back(name.c_str());
+  }
   if (validation) {
     if (layer_present(global, kValidationLayer)) {
       layers.push_back(kValidationLayer);
@@ -250,25 +280,73 @@ Result<SharedGpuContextPtr> create_vulkan_context(const std::string& token, int6
                "; gpuu needs 1.2 or newer");
   }
 
-  // A compute queue: a compute-only family (async compute) first.
+  // The driver's extensions, and those of the enabled layers (Arm's emulation
+  // layers, say, enabled through VK_INSTANCE_LAYERS), which a query without a
+  // layer name leaves out.
+  std::vector<VkExtensionProperties> available;
+  auto add_extensions = [&](const char* layer) {
+    uint32_t count = 0;
+    if (inst.fns.vkEnumerateDeviceExtensionProperties(pd, layer, &count, nullptr) != VK_SUCCESS) return;
+    std::vector<VkExtensionProperties> list(count);
+    if (inst.fns.vkEnumerateDeviceExtensionProperties(pd, layer, &count, list.data()) != VK_SUCCESS) return;
+    available.insert(available.end(), list.begin(), list.begin() + count);
+  };
+  add_extensions(nullptr);
+  uint32_t layer_count = 0;
+  inst.fns.vkEnumerateDeviceLayerProperties(pd, &layer_count, nullptr);
+  std::vector<VkLayerProperties> device_layers(layer_count);
+  inst.fns.vkEnumerateDeviceLayerProperties(pd, &layer_count, device_layers.data());
+  for (uint32_t i = 0; i < layer_count; ++i) add_extensions(device_layers[i].layerName);
+  auto offered = [&](const char* name) {
+    return std::any_of(available.begin(), available.end(),
+                       [&](const VkExtensionProperties& e) { return std::strcmp(e.extensionName, name) == 0; });
+  };
+  // The VGF backend's native path needs all three ARM extensions (Arm's
+  // emulation layer offers them on any compute device).
+  bool data_graph = offered(vk::kTensorsExtension) && offered(vk::kDataGraphExtension) &&
+                    offered(vk::kDataGraphTosaExtension);
+
+  // A compute queue: a compute-only family (async compute) first; with the
+  // data-graph extensions, one that runs data-graph work too.
   uint32_t family_count = 0;
   inst.fns.vkGetPhysicalDeviceQueueFamilyProperties(pd, &family_count, nullptr);
   std::vector<VkQueueFamilyProperties> families(family_count);
   inst.fns.vkGetPhysicalDeviceQueueFamilyProperties(pd, &family_count, families.data());
-  int64_t family = -1;
-  for (uint32_t i = 0; i < family_count; ++i) {
-    bool compute = families[i].queueFlags & VK_QUEUE_COMPUTE_BIT;
-    bool graphics = families[i].queueFlags & VK_QUEUE_GRAPHICS_BIT;
-    if (compute && !graphics) {
-      family = i;
-      break;
+  auto pick_family = [&](VkQueueFlags required) {
+    int64_t family = -1;
+    for (uint32_t i = 0; i < family_count; ++i) {
+      if ((families[i].queueFlags & required) != required) continue;
+      if (!(families[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)) return static_cast<int64_t>(i);
+      if (family < 0) family = i;
     }
-    if (compute && family < 0) family = i;
+    return family;
+  };
+  int64_t family = -1;
+  if (data_graph) {
+    family = pick_family(VK_QUEUE_COMPUTE_BIT | VK_QUEUE_DATA_GRAPH_BIT_ARM);
+    if (family < 0) {
+      log(LogLevel::kWarn, "context", "device '", infos[chosen].name,
+          "' offers VK_ARM_data_graph but no queue family runs both compute and data-graph work; "
+          "the VGF backend will use gpuu's TOSA executor");
+      data_graph = false;
+    }
   }
+  if (family < 0) family = pick_family(VK_QUEUE_COMPUTE_BIT);
   if (family < 0) return err(StatusCode::kUnsupported, "device '", infos[chosen].name, "' has no compute queue");
 
   FeatureChain supported;
+  VkPhysicalDeviceTensorFeaturesARM tensor_features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TENSOR_FEATURES_ARM};
+  VkPhysicalDeviceDataGraphFeaturesARM graph_features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DATA_GRAPH_FEATURES_ARM};
+  if (data_graph) {  // only then: a driver without the extensions need not know these structures
+    supported.v12.pNext = &tensor_features;
+    tensor_features.pNext = &graph_features;
+  }
   inst.fns.vkGetPhysicalDeviceFeatures2(pd, &supported.features2);
+  if (data_graph && !(tensor_features.tensors && graph_features.dataGraph)) {
+    log(LogLevel::kWarn, "context", "device '", infos[chosen].name, "' offers the ARM data-graph extensions without ",
+        tensor_features.tensors ? "the dataGraph" : "the tensors", " feature; the VGF backend will use gpuu's TOSA executor");
+    data_graph = false;
+  }
   FeatureChain enable;
   uint32_t enabled = 0;
   auto take = [&](VkBool32 have, VkBool32& want, DeviceFeature bit) {
@@ -283,17 +361,22 @@ Result<SharedGpuContextPtr> create_vulkan_context(const std::string& token, int6
   take(supported.features2.features.shaderInt64, enable.features2.features.shaderInt64, kFeatureShaderInt64);
   take(supported.v12.shaderInt8, enable.v12.shaderInt8, kFeatureShaderInt8);
   take(supported.v12.storageBuffer8BitAccess, enable.v12.storageBuffer8BitAccess, kFeatureStorageBuffer8Bit);
+  VkPhysicalDeviceTensorFeaturesARM enable_tensors{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TENSOR_FEATURES_ARM};
+  VkPhysicalDeviceDataGraphFeaturesARM enable_graph{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DATA_GRAPH_FEATURES_ARM};
+  if (data_graph) {
+    enable_tensors.tensors = VK_TRUE;
+    enable_graph.dataGraph = VK_TRUE;
+    enable.v12.pNext = &enable_tensors;
+    enable_tensors.pNext = &enable_graph;
+    enabled |= kFeatureDataGraph;
+  }
 
-  uint32_t ext_count = 0;
-  inst.fns.vkEnumerateDeviceExtensionProperties(pd, nullptr, &ext_count, nullptr);
-  std::vector<VkExtensionProperties> available(ext_count);
-  inst.fns.vkEnumerateDeviceExtensionProperties(pd, nullptr, &ext_count, available.data());
   std::vector<std::string> extensions;
-  // The portability subset must be enabled where it is offered; the ARM data
-  // graph extensions let the VGF backend take its native path.
-  for (const char* wanted : {"VK_KHR_portability_subset", "VK_ARM_tensors", "VK_ARM_data_graph"}) {
-    for (const auto& e : available) {
-      if (std::strcmp(e.extensionName, wanted) == 0) extensions.emplace_back(wanted);
+  // The portability subset must be enabled where it is offered.
+  if (offered("VK_KHR_portability_subset")) extensions.emplace_back("VK_KHR_portability_subset");
+  if (data_graph) {
+    for (const char* name : {vk::kTensorsExtension, vk::kDataGraphExtension, vk::kDataGraphTosaExtension}) {
+      extensions.emplace_back(name);
     }
   }
   std::vector<const char*> ext_names;

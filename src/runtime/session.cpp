@@ -162,6 +162,7 @@ Status Session::Impl::init_delegate(int32_t index) {
   init.delegate_index = index;
   init.overrides = options.overrides;
   init.device = options.device;
+  init.data_graph_path = options.data_graph_path;
   init.constants = program::program_constant_lookup(program);
   init.bind_io = [this, &slot](const SharedGpuContextPtr& ctx, const graph::Graph& region)
       -> Result<std::pair<std::vector<backends::BufferRange>, std::vector<backends::BufferRange>>> {
@@ -182,7 +183,7 @@ Status Session::Impl::init_delegate(int32_t index) {
                      graph::dtype_name(ti.dtype), graph::shape_to_string(ti.shape));
         }
         GPUU_ASSIGN_OR_RETURN(Home * home, home_for(t, ctx));
-        backends::BufferRange r{home->buffer.buffer(), 0, home->buffer.size()};
+        backends::BufferRange r{home->buffer.buffer(), 0, home->buffer.size(), home->buffer.memory(), 0};
         (pass == 0 ? io.first : io.second).push_back(r);
         (pass == 0 ? slot.inputs : slot.outputs).push_back(t);
       }

@@ -21,6 +21,7 @@ namespace gpuu::runtime {
 struct SessionOptions {
   ContextOverrides overrides;  // token, group, mode and sync mode over the file's
   DeviceOptions device;
+  backends::DataGraphPath data_graph_path = backends::DataGraphPath::kAuto;  // VGF delegates: native or executor
 };
 
 struct TensorDesc {

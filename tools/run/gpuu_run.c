@@ -4,7 +4,7 @@
  *
  *   gpuu-run --model_path P --input_list a.bin[,b.bin] --output_path OUT
  *            [--num_executions N] [--device D] [--sync_mode M]
- *            [--token T --group_id G --mode M] [--quiet]
+ *            [--token T --group_id G --mode M] [--vgf_path auto|native|executor] [--quiet]
  *
  * Output i goes to OUT when the program has one output, else OUT.<i>.
  * Delegates log their init/execute/destroy lines as "[VGF] ...", "[Vulkan] ...".
@@ -27,6 +27,7 @@ typedef struct {
   const char* token;
   const char* group_id;
   const char* mode;
+  const char* vgf_path;
   int quiet;
 } options;
 
@@ -35,7 +36,7 @@ static void usage(FILE* to) {
           "usage: gpuu-run --model_path P --input_list a.bin[,b.bin] --output_path OUT\n"
           "                [--num_executions N] [--device D] [--sync_mode timeline|queue_wait_idle|none]\n"
           "                [--token T] [--group_id G] [--mode disabled|lookup_only|lookup_or_create|create_only]\n"
-          "                [--quiet]\n");
+          "                [--vgf_path auto|native|executor] [--quiet]\n");
 }
 
 static void on_log(void* user, gpuu_log_level level, const char* component, const char* message) {
@@ -70,6 +71,7 @@ static int parse_args(int argc, char** argv, options* o) {
     else if (strcmp(a, "--token") == 0) slot = &o->token;
     else if (strcmp(a, "--group_id") == 0) slot = &o->group_id;
     else if (strcmp(a, "--mode") == 0) slot = &o->mode;
+    else if (strcmp(a, "--vgf_path") == 0) slot = &o->vgf_path;
     else if (strcmp(a, "--num_executions") == 0) {
       if (i + 1 >= argc) break;
       char* end = NULL;
@@ -165,6 +167,11 @@ int main(int argc, char** argv) {
     if (!parse_enum(o.sync_mode, sync_names, 3, "sync mode", &value)) return 2;
     so.overrides.has_sync_mode = 1;
     so.overrides.sync_mode = (gpuu_sync_mode)value;
+  }
+  if (o.vgf_path) {
+    static const char* const path_names[] = {"auto", "native", "executor"};
+    if (!parse_enum(o.vgf_path, path_names, 3, "VGF path", &value)) return 2;
+    so.vgf_path = (gpuu_vgf_path)value;
   }
   if (o.mode) {
     if (!parse_enum(o.mode, mode_names, 4, "context mode", &value)) return 2;

@@ -429,8 +429,12 @@ class Program(_Handle):
         return paths
 
 
+VGF_PATHS = {"auto": _c.GPUU_VGF_PATH_AUTO, "native": _c.GPUU_VGF_PATH_NATIVE, "executor": _c.GPUU_VGF_PATH_EXECUTOR}
+
+
 def session_options(token: Optional[str] = None, group_id: Optional[int] = None, mode: Any = None,
-                    sync_mode: Any = None, device: Optional[str] = None, validation: Optional[bool] = None) -> Any:
+                    sync_mode: Any = None, device: Optional[str] = None, validation: Optional[bool] = None,
+                    vgf_path: Any = None) -> Any:
     """A filled gpuu_session_options: None keeps what the file (or environment) says."""
     o = _c.gpuu_session_options()
     _c.gpuu_session_options_init(o)
@@ -451,6 +455,8 @@ def session_options(token: Optional[str] = None, group_id: Optional[int] = None,
         o.device.device = str(device)
     if validation is not None:
         o.device.enable_validation = 1 if validation else 0
+    if vgf_path is not None:
+        o.vgf_path = _enum_value(VGF_PATHS, "VGF path", vgf_path)
     return o
 
 

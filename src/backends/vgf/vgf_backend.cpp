@@ -1,6 +1,7 @@
 // VgfBackend: export (region -> VGF) and run (VGF -> executor on the shared context).
 #include "backends/vgf/vgf_backend.h"
 
+#include "backends/vgf/data_graph_executor.h"
 #include "backends/vgf/vgf_region.h"
 #include "backends/vulkan/vulkan_delegate.h"
 #include "backends/vulkan/vulkan_ops.h"
@@ -19,18 +20,27 @@ namespace {
 
 constexpr const char* kDataGraphExtension = "VK_ARM_data_graph";
 
+// One delegate: its graph runs either natively (data-graph pipelines) or on
+// gpuu's TOSA executor (the Vulkan kernels); exactly one of the two is set.
 class VgfHandle final : public backends::DelegateHandle {
  public:
   explicit VgfHandle(std::unique_ptr<vulkan::VulkanDelegate> executor) : executor_(std::move(executor)) {}
+  explicit VgfHandle(std::unique_ptr<DataGraphExecutor> native) : native_(std::move(native)) {}
   ~VgfHandle() override { log(LogLevel::kInfo, "VGF", "destroy: handle=", static_cast<const void*>(this)); }
-  const SharedGpuContextPtr& context() const override { return executor_->context(); }
-  VkCommandPool command_pool() const override { return executor_->command_pool(); }
-  double last_gpu_time_us() const override { return executor_->last_gpu_time_us(); }
-  size_t dispatch_count() const override { return executor_->dispatch_count(); }
-  vulkan::VulkanDelegate& executor() { return *executor_; }
+  const SharedGpuContextPtr& context() const override {
+    return native_ ? native_->context() : executor_->context();
+  }
+  VkCommandPool command_pool() const override { return native_ ? native_->command_pool() : executor_->command_pool(); }
+  double last_gpu_time_us() const override { return native_ ? -1 : executor_->last_gpu_time_us(); }
+  size_t dispatch_count() const override { return native_ ? native_->dispatch_count() : executor_->dispatch_count(); }
+  VkCommandBuffer command_buffer() const {
+    return native_ ? native_->command_buffer() : executor_->command_buffer();
+  }
+  bool native() const { return native_ != nullptr; }
 
  private:
   std::unique_ptr<vulkan::VulkanDelegate> executor_;
+  std::unique_ptr<DataGraphExecutor> native_;
 };
 
 // RFC phase 4: a device that claims the data-graph extension must provide its
@@ -43,7 +53,6 @@ Status check_native_path(const SharedGpuContext& ctx) {
                  " enabled but its entry point ", name, " is unavailable");
     }
   }
-  log(LogLevel::kInfo, "VGF", kDataGraphExtension, " is present; running the graph on gpuu's TOSA executor");
   return Status::Ok();
 }
 
@@ -110,9 +119,9 @@ bool VgfBackend::is_available() const { return vk::system_loader().ok(); }
 Result<std::unique_ptr<backends::DelegateHandle>> VgfBackend::init(backends::BackendInitContext& context,
                                                                    const Blob& processed,
                                                                    const std::vector<CompileSpecEntry>& compile_specs) {
-  log(LogLevel::kInfo, "VGF", "init: ", backends::describe_init(processed, compile_specs));
   GPUU_ASSIGN_OR_RETURN(SharedGpuContextPtr ctx, backends::resolve_delegate_context(compile_specs, context, "VGF"));
   auto fail = [&](const Status& s) {
+    log(LogLevel::kInfo, "VGF", "init: ", backends::describe_init(processed, compile_specs), " failed");
     return err(s.code(), "VGF delegate ", context.delegate_index, ": ", s.message());
   };
   if (Status s = check_native_path(*ctx); !s.ok()) return fail(s);
@@ -122,11 +131,36 @@ Result<std::unique_ptr<backends::DelegateHandle>> VgfBackend::init(backends::Bac
   if (!graph.ok()) return fail(graph.status());
   if (!context.bind_io) return err(StatusCode::kInvalidArgument, "VGF delegate: the runtime bound no buffers");
   GPUU_ASSIGN_OR_RETURN(auto io, context.bind_io(ctx, graph.value()));
-  vulkan::DelegateOptions options;  // the executor fuses elementwise chains and reuses memory
-  Result<std::unique_ptr<vulkan::VulkanDelegate>> executor =
-      vulkan::VulkanDelegate::create(ctx, graph.value(), io.first, io.second, options);
-  if (!executor.ok()) return fail(executor.status());
-  auto handle = std::make_unique<VgfHandle>(std::move(executor).value());
+
+  // Which path, and why: native through VK_ARM_data_graph where the device
+  // has it, unless the session asks for the executor; the executor otherwise.
+  const backends::DataGraphPath wanted = context.data_graph_path;
+  std::string why = wanted == backends::DataGraphPath::kExecutor ? std::string("the session asked for the executor")
+                                                                 : data_graph_refusal(*ctx, file.value());
+  std::unique_ptr<VgfHandle> handle;
+  if (why.empty()) {
+    Result<std::unique_ptr<DataGraphExecutor>> native = DataGraphExecutor::create(ctx, file.value(), io.first, io.second);
+    if (native.ok()) {
+      handle = std::make_unique<VgfHandle>(std::move(native).value());
+    } else if (wanted == backends::DataGraphPath::kNative) {
+      return fail(err(native.status().code(), "the native VK_ARM_data_graph path failed: ", native.status().message()));
+    } else {
+      why = "the native path failed (" + native.status().message() + ")";
+      log(LogLevel::kWarn, "VGF", "delegate ", context.delegate_index, ": ", why, "; running gpuu's TOSA executor");
+    }
+  } else if (wanted == backends::DataGraphPath::kNative) {
+    return fail(err(StatusCode::kUnsupported, "the session asked for the native VK_ARM_data_graph path, but ", why));
+  }
+  if (!handle) {
+    vulkan::DelegateOptions options;  // the executor fuses elementwise chains and reuses memory
+    Result<std::unique_ptr<vulkan::VulkanDelegate>> executor =
+        vulkan::VulkanDelegate::create(ctx, graph.value(), io.first, io.second, options);
+    if (!executor.ok()) return fail(executor.status());
+    handle = std::make_unique<VgfHandle>(std::move(executor).value());
+  }
+  log(LogLevel::kInfo, "VGF", "init: ", backends::describe_init(processed, compile_specs), " path=",
+      handle->native() ? "native (VK_ARM_data_graph on '" + ctx->device_name() + "')"
+                       : "executor (" + why + ")");
   log(LogLevel::kDebug, "VGF", "init: handle=", static_cast<const void*>(handle.get()), " dispatches=",
       handle->dispatch_count(), " on '", ctx->device_name(), "'");
   return std::unique_ptr<backends::DelegateHandle>(std::move(handle));
@@ -135,8 +169,8 @@ Result<std::unique_ptr<backends::DelegateHandle>> VgfBackend::init(backends::Bac
 Status VgfBackend::execute(backends::DelegateHandle& handle, const backends::ExecuteArgs& args) {
   auto& h = static_cast<VgfHandle&>(handle);
   log(LogLevel::kInfo, "VGF", "execute: handle=", static_cast<const void*>(&handle), " args=", h.dispatch_count(),
-      " dispatches");
-  return backends::submit_delegate(*h.context(), h.executor().command_buffer(), args);
+      h.native() ? " data-graph dispatches" : " dispatches");
+  return backends::submit_delegate(*h.context(), h.command_buffer(), args);
 }
 
 std::string VgfBackend::check(const graph::Graph& graph, const graph::Node& node) const {

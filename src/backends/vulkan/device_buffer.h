@@ -32,6 +32,9 @@ class DeviceBuffer {
 
   VkBuffer buffer() const { return buffer_; }
   VkDeviceSize size() const { return size_; }
+  // The buffer's own allocation (bound at offset 0): what another resource
+  // aliasing the buffer binds to (the VGF backend's tensors).
+  VkDeviceMemory memory() const { return memory_; }
   // Non-null for host-visible memory (persistently mapped).
   void* mapped() const { return mapped_; }
   bool valid() const { return buffer_ != VK_NULL_HANDLE; }
@@ -50,6 +53,10 @@ struct BufferRange {
   VkBuffer buffer = VK_NULL_HANDLE;
   VkDeviceSize offset = 0;
   VkDeviceSize size = 0;
+  // The memory the buffer is bound to and where, when the range's owner says
+  // (hand-off buffers do): resources that alias the buffer bind there.
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  VkDeviceSize memory_offset = 0;
 };
 
 }  // namespace gpuu::vulkan
