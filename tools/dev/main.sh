@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The main job: export the RFC's UnifiedVgfVulkanModel with the Python API
 # (VGF -> Vulkan -> VGF), run it with gpuu-run on the default device, printing
-# the delegates' init/execute lines, and report the error against PyTorch eager.
+# the delegates' init/execute lines (the VGF ones natively through
+# VK_ARM_data_graph on Arm's emulation layers), and report the error against
+# PyTorch eager.
 # It builds only what it runs: `pip install .` puts the library, the SWIG
 # module and the tools into the project's environment (.venv).
 set -euo pipefail
@@ -23,9 +25,14 @@ python "$root/samples/export_unified_vgf_vulkan_e2e.py" --out_dir "$out" --token
   --group_id 7 --prefer vgf_first --min_partition_size 1 --sync_mode timeline
 echo "== backends in the file"
 gpuu-inspect "$out/unified_vgf_vulkan.gpuu" | grep -E '^ *(delegate|plan)|Backend' | head -20
-echo "== run (gpuu-run on the default device)"
-gpuu-run --model_path "$out/unified_vgf_vulkan.gpuu" --input_list "$out/input0.bin" \
-  --output_path "$out/output0.bin" --num_executions 100
+# Arm's emulation layers (from the environment) give the default device
+# VK_ARM_data_graph: the VGF regions then run natively as data-graph pipelines.
+layers=$(python -c "import emulation_layer, os; print(os.path.join(os.path.dirname(emulation_layer.__file__), 'deploy'))")
+echo "== run (gpuu-run on the default device with Arm's emulation layers: VGF through VK_ARM_data_graph)"
+LD_LIBRARY_PATH=$layers/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} VK_LAYER_PATH=$layers/share/vulkan/explicit_layer.d \
+  GPUU_VULKAN_LAYERS=VK_LAYER_ML_Graph_Emulation,VK_LAYER_ML_Tensor_Emulation \
+  gpuu-run --model_path "$out/unified_vgf_vulkan.gpuu" --input_list "$out/input0.bin" \
+  --output_path "$out/output0.bin" --num_executions 100 --vgf_path native
 echo "== error against PyTorch eager"
 python - "$out/output0.bin" "$out/expected0.bin" <<'PY'
 import sys

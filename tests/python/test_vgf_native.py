@@ -1,0 +1,146 @@
+"""The VGF backend's native path: VK_ARM_data_graph on lavapipe through Arm's emulation layers.
+
+ctest runs this file with Arm's layers enabled (GPUU_VULKAN_LAYERS, from the
+environment's ai-ml-emulation-layer-for-vulkan) and *without* the Khronos
+validation layer: Debian's validation layer (1.3.239) predates VK_ARM_data_graph
+and, placed under the emulation layers, reports on the layers' own internal
+compute pipelines rather than on gpuu's calls. Every other test file keeps it.
+
+Each program runs three ways and must agree: natively (vgf_path="native", which
+fails rather than fall back), on gpuu's TOSA executor (vgf_path="executor"),
+and in PyTorch eager.
+"""
+
+import os
+
+import numpy as np
+import pytest
+import torch
+
+import gpuu
+import conftest
+from conftest import SYNC_MODES, UnifiedVgfVulkanModel, rfc_input
+from model_families import FAMILIES, family_input, make_family
+
+TOL = 1e-5
+
+
+@pytest.fixture(autouse=True, scope="module")
+def arm_layers_present():
+    layers = os.environ.get("GPUU_VULKAN_LAYERS", "")
+    assert "VK_LAYER_ML_Graph_Emulation" in layers, (
+        "this file runs under Arm's emulation layers: ctest sets GPUU_VULKAN_LAYERS, VK_LAYER_PATH and "
+        "LD_LIBRARY_PATH (see bindings/python/CMakeLists.txt)")
+    with gpuu.Context.resolve("native_probe", 0) as ctx:
+        assert "VK_ARM_data_graph" in ctx.extensions, ctx.extensions
+        assert ctx.vulkan_handles().enabled_features & gpuu.gpuu_c.GPUU_FEATURE_DATA_GRAPH
+    gpuu.Context.unregister("native_probe", 0)
+
+
+class InitLines:
+    """Captures the delegates' "[VGF] init: ..." lines (and keeps conftest's validation policing)."""
+
+    def __enter__(self):
+        self.lines = []
+
+        def log(level, component, message):
+            if component == "VGF" and message.startswith("init:"):
+                self.lines.append(message)
+            if level <= gpuu.gpuu_c.GPUU_LOG_WARN:
+                conftest._log(level, component, message)
+
+        gpuu.set_log_callback(log, "info")
+        return self
+
+    def __exit__(self, *exc):
+        gpuu.set_log_callback(conftest._log, "warn")
+
+
+def _export(model, x, path, prefer="vgf_first"):
+    spec = gpuu.UnifiedGpuCompileSpec(vgf=gpuu.VgfCompileSpec(), prefer=prefer, min_partition_size=1,
+                                      shared_context_token="vgf_native")
+    return gpuu.export(model, (x,), spec, path)
+
+
+def _run(path, x, **options):
+    with InitLines() as lines, gpuu.load(path, **options) as program:
+        outputs = program.run([x.numpy()])
+    return outputs, lines.lines
+
+
+@pytest.fixture(scope="module")
+def rfc_program(tmp_path_factory):
+    model, x = UnifiedVgfVulkanModel().eval(), rfc_input()
+    path = tmp_path_factory.mktemp("rfc") / "rfc.gpuu"
+    report = _export(model, x, path)
+    assert [r["backend"] for r in report["regions"]] == ["VgfBackend", "VulkanBackend", "VgfBackend"]
+    with torch.no_grad():
+        want = model(x).numpy()
+    return path, x, want
+
+
+@pytest.mark.parametrize("sync_mode", SYNC_MODES)
+def test_rfc_model_runs_natively_and_agrees_with_executor_and_eager(rfc_program, sync_mode):
+    path, x, want = rfc_program
+    (native,), lines = _run(path, x, sync_mode=sync_mode, vgf_path="native")
+    assert len(lines) == 2 and all("path=native (VK_ARM_data_graph on" in line for line in lines), lines
+    (executor,), lines = _run(path, x, sync_mode=sync_mode, vgf_path="executor")
+    assert all("path=executor (the session asked for the executor)" in line for line in lines), lines
+    np.testing.assert_allclose(native, want, rtol=TOL, atol=TOL)
+    np.testing.assert_allclose(native, executor, rtol=TOL, atol=TOL)
+
+
+def test_auto_takes_the_native_path_where_the_device_has_it(rfc_program):
+    path, x, want = rfc_program
+    (got,), lines = _run(path, x)
+    assert all("path=native" in line for line in lines), lines
+    np.testing.assert_allclose(got, want, rtol=TOL, atol=TOL)
+
+
+@pytest.fixture(scope="module")
+def one_delegate_program(tmp_path_factory):
+    """A program that is one VGF delegate (create_only lets just one delegate create the context)."""
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU(), torch.nn.AvgPool2d(2)).eval()
+    x = torch.randn(1, 3, 10, 10)
+    path = tmp_path_factory.mktemp("one") / "one.gpuu"
+    report = _export(model, x, path)
+    assert [r["backend"] for r in report["regions"]] == ["VgfBackend"], report["regions"]
+    with torch.no_grad():
+        return path, x, model(x).numpy()
+
+
+@pytest.mark.parametrize("mode", ["disabled", "lookup_or_create", "create_only", "lookup_only"])
+def test_every_context_mode_with_the_native_path(rfc_program, one_delegate_program, mode):
+    path, x, want = one_delegate_program if mode == "create_only" else rfc_program
+    token = f"native_{mode}"
+    app_context = None
+    if mode == "lookup_only":  # the context exists before the program loads
+        app_context = gpuu.Context.resolve(token, 3)
+    try:
+        with gpuu.load(path, token=token, group_id=3, mode=mode, vgf_path="native") as program:
+            (got,) = program.run([x.numpy()])
+            if mode != "disabled":
+                # Every delegate (VGF -> Vulkan -> VGF for the RFC model) on the one registered VkDevice.
+                with gpuu.Context.lookup(token, 3) as shared:
+                    assert program.context().vulkan_handles().device == shared.vulkan_handles().device
+        np.testing.assert_allclose(got, want, rtol=TOL, atol=TOL)
+    finally:
+        if app_context is not None:
+            app_context.close()
+        if mode != "disabled":
+            gpuu.Context.unregister(token, 3)
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_model_family_regions_run_natively(name, tmp_path):
+    model, x = make_family(name), family_input(name, batch=2)
+    with torch.no_grad():
+        want = model(x).numpy()
+    report = _export(model, x, tmp_path / f"{name}.gpuu")
+    assert report["summary"]["backends"]["VgfBackend"]["regions"] >= 1, report["regions"]
+    (native,), lines = _run(tmp_path / f"{name}.gpuu", x, vgf_path="native")
+    assert lines and all("path=native" in line for line in lines), lines
+    (executor,), _ = _run(tmp_path / f"{name}.gpuu", x, vgf_path="executor")
+    scale = max(1.0, float(np.abs(want).max()))
+    np.testing.assert_allclose(native, want, rtol=1e-4, atol=1e-4 * scale, err_msg=name)
+    np.testing.assert_allclose(native, executor, rtol=1e-4, atol=1e-4 * scale, err_msg=name)

@@ -1,0 +1,62 @@
+"""Choosing the VGF path on a device without VK_ARM_data_graph (plain lavapipe, validation on).
+
+test_vgf_native.py covers the native path itself, under Arm's emulation layers.
+"""
+
+import numpy as np
+import pytest
+import torch
+
+import gpuu
+import conftest
+from conftest import UnifiedVgfVulkanModel, rfc_input
+
+
+@pytest.fixture(scope="module")
+def rfc_path(tmp_path_factory):
+    model, x = UnifiedVgfVulkanModel().eval(), rfc_input()
+    path = tmp_path_factory.mktemp("paths") / "rfc.gpuu"
+    spec = gpuu.UnifiedGpuCompileSpec(vgf=gpuu.VgfCompileSpec(), prefer="vgf_first", min_partition_size=1,
+                                      shared_context_token="vgf_paths")
+    gpuu.export(model, (x,), spec, path)
+    with torch.no_grad():
+        return path, x, model(x).numpy()
+
+
+def _init_lines(path, x, **options):
+    lines = []
+
+    def log(level, component, message):
+        if component == "VGF" and message.startswith("init:"):
+            lines.append(message)
+        if level <= gpuu.gpuu_c.GPUU_LOG_WARN:
+            conftest._log(level, component, message)
+
+    gpuu.set_log_callback(log, "info")
+    try:
+        with gpuu.load(path, **options) as program:
+            (got,) = program.run([x.numpy()])
+    finally:
+        gpuu.set_log_callback(conftest._log, "warn")
+    return got, lines
+
+
+def test_auto_runs_the_executor_and_says_why(rfc_path):
+    path, x, want = rfc_path
+    got, lines = _init_lines(path, x)
+    assert len(lines) == 2, lines
+    for line in lines:
+        assert "path=executor (device 'llvmpipe" in line and "has no VK_ARM_data_graph" in line, line
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_forcing_the_native_path_without_the_extension_fails_naming_it(rfc_path):
+    path, x, _ = rfc_path
+    with pytest.raises(gpuu.UnsupportedError, match=r"VGF delegate 0: .*native VK_ARM_data_graph path.*no VK_ARM_data_graph"):
+        gpuu.load(path, vgf_path="native")
+
+
+def test_an_unknown_vgf_path_is_refused(rfc_path):
+    path, _, _ = rfc_path
+    with pytest.raises((ValueError, gpuu.InvalidArgumentError), match="VGF path"):
+        gpuu.load(path, vgf_path="fastest")
