@@ -70,6 +70,7 @@ struct DataGraphExecutor::Impl {
   VkDescriptorPool pool = VK_NULL_HANDLE;
   VkCommandPool command_pool = VK_NULL_HANDLE;
   VkCommandBuffer command_buffer = VK_NULL_HANDLE;
+  VkQueryPool timestamps = VK_NULL_HANDLE;
 
   ~Impl();
   Status load_entry_points();
@@ -105,6 +106,15 @@ const SharedGpuContextPtr& DataGraphExecutor::context() const { return impl_->ct
 VkCommandPool DataGraphExecutor::command_pool() const { return impl_->command_pool; }
 VkCommandBuffer DataGraphExecutor::command_buffer() const { return impl_->command_buffer; }
 size_t DataGraphExecutor::dispatch_count() const { return impl_->segments.size(); }
+
+double DataGraphExecutor::last_gpu_time_us() const {
+  if (!impl_->timestamps) return -1;
+  uint64_t ticks[2] = {0, 0};
+  VkResult r = impl_->ctx->vkd().vkGetQueryPoolResults(impl_->ctx->device(), impl_->timestamps, 0, 2, sizeof(ticks),
+                                                        ticks, sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
+  if (r != VK_SUCCESS) return -1;
+  return static_cast<double>(ticks[1] - ticks[0]) * impl_->ctx->properties().limits.timestampPeriod / 1000.0;
+}
 
 Result<std::unique_ptr<DataGraphExecutor>> DataGraphExecutor::create(SharedGpuContextPtr ctx, const VgfFile& file,
                                                                      const std::vector<vulkan::BufferRange>& inputs,
@@ -395,6 +405,20 @@ Status DataGraphExecutor::Impl::record() {
                           "vkAllocateCommandBuffers");
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   GPUU_VK_RETURN_IF_ERROR(vkd.vkBeginCommandBuffer(command_buffer, &begin), "vkBeginCommandBuffer");
+  // Two timestamps bracket the work where the queue family can write them (benchmarks read them).
+  uint32_t family_count = 0;
+  ctx->vki().vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical_device(), &family_count, nullptr);
+  std::vector<VkQueueFamilyProperties> families(family_count);
+  ctx->vki().vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical_device(), &family_count, families.data());
+  if (ctx->queue_family_index() < family_count && families[ctx->queue_family_index()].timestampValidBits > 0) {
+    VkQueryPoolCreateInfo query_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    query_info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    query_info.queryCount = 2;
+    GPUU_VK_RETURN_IF_ERROR(vkd.vkCreateQueryPool(ctx->device(), &query_info, nullptr, &timestamps),
+                            "vkCreateQueryPool");
+    vkd.vkCmdResetQueryPool(command_buffer, timestamps, 0, 2);
+    vkd.vkCmdWriteTimestamp(command_buffer, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, timestamps, 0);
+  }
   // Whatever wrote the inputs before (another delegate, a host copy) is
   // visible; and each segment sees the previous one's writes.
   VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
@@ -412,6 +436,7 @@ Status DataGraphExecutor::Impl::record() {
   }
   vkd.vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1,
                            &barrier, 0, nullptr, 0, nullptr);
+  if (timestamps) vkd.vkCmdWriteTimestamp(command_buffer, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timestamps, 1);
   GPUU_VK_RETURN_IF_ERROR(vkd.vkEndCommandBuffer(command_buffer), "vkEndCommandBuffer");
   return Status::Ok();
 }
@@ -421,6 +446,7 @@ DataGraphExecutor::Impl::~Impl() {
   const auto& vkd = ctx->vkd();
   const VkDevice device = ctx->device();
   if (command_pool) ctx->destroy_command_pool(command_pool);  // frees the command buffer too
+  if (timestamps) vkd.vkDestroyQueryPool(device, timestamps, nullptr);
   for (GraphSegment& g : segments) {
     if (g.session && arm.vkDestroyDataGraphPipelineSessionARM) {
       arm.vkDestroyDataGraphPipelineSessionARM(device, g.session, nullptr);

@@ -36,6 +36,8 @@ class DataGraphExecutor {
   VkCommandPool command_pool() const;
   VkCommandBuffer command_buffer() const;
   size_t dispatch_count() const;  // data-graph dispatches per execute (one per GRAPH segment)
+  // GPU time of the last completed execute (timestamps around the dispatches), or -1.
+  double last_gpu_time_us() const;
 
   struct Impl;
 

@@ -31,7 +31,9 @@ class VgfHandle final : public backends::DelegateHandle {
     return native_ ? native_->context() : executor_->context();
   }
   VkCommandPool command_pool() const override { return native_ ? native_->command_pool() : executor_->command_pool(); }
-  double last_gpu_time_us() const override { return native_ ? -1 : executor_->last_gpu_time_us(); }
+  double last_gpu_time_us() const override {
+    return native_ ? native_->last_gpu_time_us() : executor_->last_gpu_time_us();
+  }
   size_t dispatch_count() const override { return native_ ? native_->dispatch_count() : executor_->dispatch_count(); }
   VkCommandBuffer command_buffer() const {
     return native_ ? native_->command_buffer() : executor_->command_buffer();
