@@ -7,6 +7,7 @@
 //   bench_vgf_paths [--runs N] [--warmup N] PROGRAM...
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -29,6 +30,7 @@ double median(std::vector<double> v) {
 
 struct PathResult {
   std::string error;
+  std::vector<std::vector<float>> outputs;  // f32 outputs of the last execute
   double wall_us = -1;
   std::vector<double> vgf_gpu_us;  // per VGF delegate, plan order
   std::string device;
@@ -81,6 +83,11 @@ PathResult measure(const std::shared_ptr<const program::Program>& program, backe
     auto handles = s.delegate_handles();
     for (size_t k = 0; k < vgf.size(); ++k) gpu[k].push_back(handles[vgf[k]]->last_gpu_time_us());
   }
+  for (size_t i = 0; i < s.outputs().size(); ++i) {
+    std::vector<float> values(s.outputs()[i].bytes / 4);
+    if (s.outputs()[i].dtype == graph::DType::kF32) s.get_output(i, values.data(), values.size() * 4);
+    out.outputs.push_back(std::move(values));
+  }
   out.wall_us = median(wall);
   for (auto& g : gpu) out.vgf_gpu_us.push_back(median(g));
   auto ctx = s.primary_context();
@@ -131,7 +138,16 @@ int main(int argc, char** argv) {
     PathResult executor = measure(program.value(), backends::DataGraphPath::kExecutor, warmup, runs);
     if (device.empty()) device = !executor.device.empty() ? executor.device : native.device;
     std::string name = files[f].substr(files[f].find_last_of('/') + 1);
-    std::printf("    {\"program\": \"%s\",\n", name.c_str());
+    double diff = -1;  // the native path's outputs against the executor's
+    if (native.error.empty() && executor.error.empty()) {
+      diff = 0;
+      for (size_t i = 0; i < native.outputs.size(); ++i) {
+        for (size_t k = 0; k < native.outputs[i].size(); ++k) {
+          diff = std::max(diff, static_cast<double>(std::abs(native.outputs[i][k] - executor.outputs[i][k])));
+        }
+      }
+    }
+    std::printf("    {\"program\": \"%s\", \"max_abs_diff_native_vs_executor\": %.3g,\n", name.c_str(), diff);
     print_path("native", native);
     std::printf(",\n");
     print_path("executor", executor);

@@ -200,9 +200,13 @@ Status DataGraphExecutor::Impl::make_tensors(const VgfFile& file, const std::vec
       if (range.memory == VK_NULL_HANDLE) {
         return err(StatusCode::kInternal, "resource ", mrt, ": its hand-off buffer came without its memory");
       }
-      if (req.memoryRequirements.size > range.size) {
+      VkDeviceSize room = range.memory_size > range.offset ? range.memory_size - range.offset : range.size;
+      if (req.memoryRequirements.size > room || (req.memoryRequirements.alignment > 1 &&
+                                                  (range.memory_offset + range.offset) % req.memoryRequirements.alignment)) {
         return err(StatusCode::kInvalidArgument, "resource ", mrt, " needs ", req.memoryRequirements.size,
-                   " bytes as a tensor but its hand-off buffer has ", range.size);
+                   " bytes aligned to ", req.memoryRequirements.alignment,
+                   " as a tensor but its hand-off buffer's memory has ", room, " at offset ",
+                   range.memory_offset + range.offset);
       }
       bind.memory = range.memory;
       bind.memoryOffset = range.memory_offset + range.offset;

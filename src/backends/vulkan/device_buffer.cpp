@@ -1,6 +1,7 @@
 // Memory-type choice and the lifetime of DeviceBuffer.
 #include "backends/vulkan/device_buffer.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace gpuu::vulkan {
@@ -67,9 +68,13 @@ Result<DeviceBuffer> DeviceBuffer::create(const SharedGpuContext& ctx, VkDeviceS
   }
   VkResult r = VK_ERROR_OUT_OF_DEVICE_MEMORY;
   uint32_t type = candidates.front();
+  // A little slack past the buffer: a tensor aliasing it (the VGF native
+  // path) may need its size rounded up further than a buffer does (NVIDIA:
+  // to 16 bytes); 64 covers the granularities seen.
+  out.allocation_size_ = std::max<VkDeviceSize>(req.size, (rounded + 63) & ~VkDeviceSize(63));
   for (uint32_t candidate : candidates) {
     VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    alloc.allocationSize = req.size;
+    alloc.allocationSize = out.allocation_size_;
     alloc.memoryTypeIndex = candidate;
     r = vk.vkAllocateMemory(ctx.device(), &alloc, nullptr, &out.memory_);
     type = candidate;
@@ -78,7 +83,7 @@ Result<DeviceBuffer> DeviceBuffer::create(const SharedGpuContext& ctx, VkDeviceS
   if (r != VK_SUCCESS) {
     return err(r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY ? StatusCode::kOutOfMemory
                                                                                        : StatusCode::kVulkan,
-               "allocating ", req.size, " bytes for ", what, " failed: ", vk::vk_result_name(r));
+               "allocating ", out.allocation_size_, " bytes for ", what, " failed: ", vk::vk_result_name(r));
   }
   GPUU_VK_RETURN_IF_ERROR(vk.vkBindBufferMemory(ctx.device(), out.buffer_, out.memory_, 0), "vkBindBufferMemory");
   VkMemoryPropertyFlags flags = ctx.memory_properties().memoryTypes[type].propertyFlags;
@@ -96,6 +101,7 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
     buffer_ = other.buffer_;
     memory_ = other.memory_;
     size_ = other.size_;
+    allocation_size_ = other.allocation_size_;
     mapped_ = other.mapped_;
     other.buffer_ = VK_NULL_HANDLE;
     other.memory_ = VK_NULL_HANDLE;

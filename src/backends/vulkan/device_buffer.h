@@ -35,6 +35,7 @@ class DeviceBuffer {
   // The buffer's own allocation (bound at offset 0): what another resource
   // aliasing the buffer binds to (the VGF backend's tensors).
   VkDeviceMemory memory() const { return memory_; }
+  VkDeviceSize allocation_size() const { return allocation_size_; }
   // Non-null for host-visible memory (persistently mapped).
   void* mapped() const { return mapped_; }
   bool valid() const { return buffer_ != VK_NULL_HANDLE; }
@@ -45,6 +46,7 @@ class DeviceBuffer {
   VkBuffer buffer_ = VK_NULL_HANDLE;
   VkDeviceMemory memory_ = VK_NULL_HANDLE;
   VkDeviceSize size_ = 0;
+  VkDeviceSize allocation_size_ = 0;
   void* mapped_ = nullptr;
 };
 
@@ -57,6 +59,7 @@ struct BufferRange {
   // (hand-off buffers do): resources that alias the buffer bind there.
   VkDeviceMemory memory = VK_NULL_HANDLE;
   VkDeviceSize memory_offset = 0;
+  VkDeviceSize memory_size = 0;  // bytes of `memory` usable from memory_offset on
 };
 
 }  // namespace gpuu::vulkan
