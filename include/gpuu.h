@@ -333,7 +333,12 @@ typedef struct gpuu_external_context_desc {
   void (*queue_lock)(void* user_data);
   void (*queue_unlock)(void* user_data);
   void* queue_lock_user_data;
-  /* Optional. The device extensions the application enabled on `device`. */
+  /* Optional. The device extensions the application enabled on `device`.
+   * VGF delegates run natively through VK_ARM_data_graph on the device only
+   * if these include VK_ARM_tensors, VK_ARM_data_graph and
+   * VK_ARM_data_graph_instruction_set_tosa (with the tensors and dataGraph
+   * features enabled) and `queue_family_index` has VK_QUEUE_DATA_GRAPH_BIT_ARM;
+   * otherwise they run on gpuu's TOSA executor (see gpuu_vgf_path). */
   const char* const* enabled_device_extensions;
   uint32_t enabled_device_extension_count;
   /* gpuu_device_features the application enabled on `device`; backends use
