@@ -232,3 +232,35 @@ def test_exported_program_is_taken_as_the_rfc_flow(tmp_path):
     with gpuu.load(tmp_path / "ep.gpuu") as program:
         (got,) = program.run([x.numpy()])
     np.testing.assert_allclose(got, model(x).detach().numpy(), rtol=1e-5, atol=1e-5)
+
+
+class FirstOutput(nn.Module):
+    """Recurrent layers return (output, state): the output is what a model uses."""
+
+    def __init__(self, layer):
+        super().__init__()
+        self.layer = layer
+
+    def forward(self, x):
+        return self.layer(x)[0]
+
+
+MORE_LAYERS = {
+    "lstm": (FirstOutput(nn.LSTM(6, 8, num_layers=2, batch_first=True)), (torch.randn(2, 5, 6),)),
+    "gru": (FirstOutput(nn.GRU(6, 8, batch_first=True, bidirectional=True)), (torch.randn(2, 5, 6),)),
+    "transformer_decoder": (nn.TransformerDecoderLayer(16, 2, 32, dropout=0.0, batch_first=True),
+                            (torch.randn(1, 4, 16), torch.randn(1, 6, 16))),
+    "bicubic": (Fn(lambda x: F.interpolate(x, scale_factor=2, mode="bicubic")), (torch.randn(1, 2, 5, 5),)),
+    "adaptive_max": (Fn(lambda x: F.adaptive_max_pool2d(x, 1) + F.adaptive_max_pool2d(x, 3).mean()),
+                     (torch.randn(1, 2, 6, 6),)),
+    "rmsnorm_einsum_unfold": (Fn(lambda x: F.rms_norm(x, (4,)).sum() + torch.einsum("nchw,nchw->nc", x, x).sum()
+                                 + F.unfold(x, 2).sum()), (torch.randn(1, 3, 4, 4),)),
+    "normalize_prelu": (nn.Sequential(nn.PReLU(3), Fn(lambda x: F.normalize(x, dim=1))), (torch.randn(2, 3, 4),)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE_LAYERS))
+def test_more_layers(name, tmp_path):
+    model, inputs = MORE_LAYERS[name]
+    torch.manual_seed(5)
+    _check(model.eval(), inputs, tmp_path, tol=2e-5)

@@ -771,6 +771,34 @@ def _make_adaptive_avg(n: int):
     return lower
 
 
+def _make_adaptive_max(n: int):
+    def lower(L, a, real, node):
+        x = L.tensor(a["self"], "input")
+        spatial, out = list(x.shape[-n:]), list(real[0].shape[-n:])
+        axes = list(range(x.rank - n, x.rank))
+        if all(o == 1 for o in out):
+            y = L._emit("reduce_max", [x], {"axes": axes, "keepdim": 1})
+        elif n == 2 and all(s % o == 0 for s, o in zip(spatial, out)):
+            kernel = [s // o for s, o in zip(spatial, out)]
+            y = L._emit("max_pool2d", [x], {"kernel": kernel, "stride": kernel})
+        else:
+            raise L._error(f"adaptive_max_pool{n}d from {spatial} to {out} has uneven windows, which gpuu lacks")
+        return [y, _Unusable(f"the indices of {node.target}")]
+    return lower
+
+
+_lowering("adaptive_max_pool1d")(lambda L, a, real, node: _adaptive_max_1d(L, a, real, node))
+_lowering("adaptive_max_pool2d")(_make_adaptive_max(2))
+_lowering("adaptive_max_pool3d")(_make_adaptive_max(3))
+
+
+def _adaptive_max_1d(L, a, real, node):
+    x = L.tensor(a["self"], "input")
+    bound = dict(a, self=_as_2d(L, x))
+    values, indices = _make_adaptive_max(2)(L, bound, [real[0].unsqueeze(-2), real[1]], node)
+    return [L.reshape(values, real[0].shape), indices]
+
+
 _lowering("adaptive_avg_pool1d")(_make_adaptive_avg(1))
 _lowering("adaptive_avg_pool2d", "_adaptive_avg_pool2d")(_make_adaptive_avg(2))
 _lowering("adaptive_avg_pool3d", "_adaptive_avg_pool3d")(_make_adaptive_avg(3))

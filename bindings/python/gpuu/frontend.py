@@ -54,7 +54,7 @@ _EXTRA_DECOMPOSED = (
     "unsqueeze_copy", "threshold", "celu", "selu", "rrelu", "softshrink", "hardshrink", "tanhshrink", "log_sigmoid",
     "log_sigmoid_forward", "huber_loss", "_log_softmax_backward_data", "cosine_similarity", "trace", "diagonal_copy",
     "native_dropout", "special_entr", "sinc", "deg2rad", "rad2deg", "heaviside", "isposinf", "isneginf", "float_power",
-    "copysign", "nextafter", "renorm",
+    "copysign", "nextafter", "renorm", "upsample_bicubic2d", "lstm", "rnn_tanh", "rnn_relu", "gru",
 )
 
 
@@ -114,7 +114,9 @@ def _trace_module(module: Callable, inputs: tuple):
         return torch.func.functional_call(module, dict(zip(names, flat_state)), args)
 
     args = ([state[k] for k in names], *inputs)
-    with torch.no_grad():
+    # mkldnn off: on the CPU, PyTorch would otherwise trace recurrent layers to its mkldnn kernels
+    # (mkldnn_rnn_layer) instead of their decomposition into matmuls and gates.
+    with torch.no_grad(), torch.backends.mkldnn.flags(enabled=False):
         gm = make_fx(_functionalize(run), decomposition_table=decomposition_table(), tracing_mode="real")(*args)
         if _mutates(gm):
             # Decompositions run below functionalization, and some write in place (circular padding's copy_):
