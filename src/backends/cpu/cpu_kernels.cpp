@@ -64,6 +64,11 @@ const std::map<std::string, Kernel, std::less<>>& kernel_table() {
     t["flip"] = kernel_flip;
     t["gather"] = kernel_gather;
     t["index_select"] = kernel_index_select;
+    t["rescale"] = kernel_rescale;
+    t["conv2d_int"] = kernel_conv2d_int;
+    t["matmul_int"] = kernel_matmul_int;
+    t["avg_pool2d_int"] = kernel_avg_pool2d_int;
+    t["table"] = kernel_table_lookup;
     return t;
   }();
   return table;
