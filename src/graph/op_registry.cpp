@@ -1179,6 +1179,13 @@ Status infer_avg_pool2d_int(InferContext& c) {
   return Status::Ok();
 }
 
+// arithmetic_right_shift, mul_shift: i32 a and b, broadcast.
+Status infer_int_shift(InferContext& c) {
+  if (c.node.op == "mul_shift") GPUU_RETURN_IF_ERROR(c.int_attr_in("shift", 0, 63).status());
+  if (c.node.op == "arithmetic_right_shift") GPUU_RETURN_IF_ERROR(c.int_attr_in("round", 0, 1).status());
+  return infer_binary(c);
+}
+
 Status infer_table(InferContext& c) {
   GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
   GPUU_RETURN_IF_ERROR(c.expect_same_dtype(1, 0));
@@ -1429,6 +1436,11 @@ std::vector<OpSchema> build_registry() {
                         kI8Only, "i8; x NCHW; output i8", infer_avg_pool2d_int);
   avg_int.derived_defaults = pool_defaults;
   ops.push_back(std::move(avg_int));
+  ops.push_back(op("mul_shift", ab, 2, 2, {with_default("shift", int64_t{0})}, {DType::kI32},
+                   "a and b i32; shapes broadcast; (a * b + 2^(shift-1)) >> shift in 64 bits, wrapped to i32",
+                   infer_int_shift));
+  ops.push_back(op("arithmetic_right_shift", ab, 2, 2, {with_default("round", int64_t{0})}, {DType::kI32},
+                   "a and b i32; shapes broadcast; b clamped to [0, 31]", infer_int_shift));
   ops.push_back(op("table", {x, {"table", false}}, 2, 2, {}, kI8Only, "x i8, table i8 [256]; output i8",
                    infer_table));
 

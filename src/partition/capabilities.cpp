@@ -94,6 +94,8 @@ const std::unordered_map<std::string_view, OpRule>& op_table() {
     add({"matmul_int"}, {OpForm::kPlain, kI8, kI8, "MATMUL with zero points (i32 result)"});
     add({"avg_pool2d_int"}, {OpForm::kPlain, kI8, kI8, "AVG_POOL2D with zero points"});
     add({"table"}, {OpForm::kPlain, kI8, kI8, "TABLE (256 entries)"});
+    add({"mul_shift"}, {OpForm::kPlain, kI32, kI32, "MUL with a shift"});
+    add({"arithmetic_right_shift"}, {OpForm::kPlain, kI32, kI32, "ARITHMETIC_RIGHT_SHIFT"});
     add({"conv3d"}, {OpForm::kPlain, kF, kF, "CONV3D, one per group"});
     add({"conv_transpose2d"}, {OpForm::kPlain, kF, kF, "TRANSPOSE_CONV2D, one per group, no dilation"});
     add({"resize"}, {OpForm::kPlain, kF, kF, "RESIZE (where its integer scale/offset/border reproduce torch's indices)"});

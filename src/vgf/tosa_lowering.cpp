@@ -450,6 +450,23 @@ class Lowering {
     if (op == "matmul_int") return lower_matmul_int();
     if (op == "avg_pool2d_int") return lower_avg_pool2d_int();
     if (op == "table") return lower_table();
+    if (op == "mul_shift") {
+      GPUU_ASSIGN_OR_RETURN(TosaTensorId a, in(0));
+      GPUU_ASSIGN_OR_RETURN(TosaTensorId b, in(1));
+      set_out(elementwise(TosaOp::kMul, {}, {a, b}, E::kI32,
+                          TosaAttribute::int_tensor(E::kI8, {graph::attr_int(attrs_, "shift")})));
+      return Status::Ok();
+    }
+    if (op == "arithmetic_right_shift") {
+      // TOSA requires shifts in [0, 31]; gpuu's op clamps them there first.
+      GPUU_ASSIGN_OR_RETURN(TosaTensorId a, in(0));
+      GPUU_ASSIGN_OR_RETURN(TosaTensorId b, in(1));
+      TosaTensorId lo = scalar(E::kI32, 0.0, rank(b)), hi = scalar(E::kI32, 31.0, rank(b));
+      b = nan_binary(TosaOp::kMinimum, nan_binary(TosaOp::kMaximum, b, lo), hi);
+      set_out(elementwise(TosaOp::kArithmeticRightShift,
+                          {TosaAttribute::boolean(graph::attr_int(attrs_, "round") != 0)}, {a, b}, E::kI32));
+      return Status::Ok();
+    }
     if (op == "custom_shader") return unsupported("a custom shader is a VGF COMPUTE segment, not a TOSA operator");
     return unsupported("no TOSA 1.0 lowering for this op");
   }

@@ -361,6 +361,7 @@ class Raising {
       case TosaOp::kGather: return raise_gather();
       case TosaOp::kRescale: return raise_rescale();
       case TosaOp::kTable: return raise_table();
+      case TosaOp::kArithmeticRightShift: return raise_arithmetic_right_shift();
       default: return unsupported("no gpuu equivalent");
     }
   }
@@ -445,6 +446,14 @@ class Raising {
   }
 
   Status raise_mul() {
+    if (tin(0).type == E::kI32 && attr(0).ints[0] != 0) {
+      // Fixed-point MUL: (a * b + 2^(shift-1)) >> shift.
+      GPUU_ASSIGN_OR_RETURN(ValueId a, in(0));
+      GPUU_ASSIGN_OR_RETURN(ValueId b, in(1));
+      GPUU_ASSIGN_OR_RETURN(ValueId y, node("mul_shift", {a, b}, {{"shift", attr(0).ints[0]}}));
+      set_out(y);
+      return Status::Ok();
+    }
     for (size_t i = 0; i < attr(0).size(); ++i) {
       if (attr(0).value(i) != 0.0) return unsupported("a nonzero shift (fixed-point MUL) has no gpuu equivalent");
     }
@@ -729,6 +738,20 @@ class Raising {
       a["axis"] = int64_t{-1};
       GPUU_ASSIGN_OR_RETURN(y, node("rescale", {x, m, sh}, a));
     }
+    set_out(y);
+    return Status::Ok();
+  }
+
+  // i8 operands shift exactly in i32 (the result only shrinks).
+  Status raise_arithmetic_right_shift() {
+    GPUU_ASSIGN_OR_RETURN(ValueId a, in(0));
+    GPUU_ASSIGN_OR_RETURN(ValueId b, in(1));
+    DType d = dtype(a);
+    if (d != DType::kI32 && d != DType::kI8) return unsupported("no gpuu form for ", graph::dtype_name(d), " operands");
+    GPUU_ASSIGN_OR_RETURN(a, cast(a, DType::kI32));
+    GPUU_ASSIGN_OR_RETURN(b, cast(b, DType::kI32));
+    GPUU_ASSIGN_OR_RETURN(ValueId y, node("arithmetic_right_shift", {a, b}, {{"round", attr(0).ints[0]}}));
+    GPUU_ASSIGN_OR_RETURN(y, cast(y, d));
     set_out(y);
     return Status::Ok();
   }

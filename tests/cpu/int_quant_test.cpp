@@ -204,5 +204,33 @@ TEST_F(IntQuantTest, MaxPool2dOnI8) {
                       {127, 5}));
 }
 
+TEST_F(IntQuantTest, MulShiftRoundsTheExact64BitProduct) {
+  // shift 0 wraps like mul; shift 1: 3*5 = 15 -> (15 + 1) >> 1 = 8, -15 -> -7;
+  // (2^31-1)^2 keeps its low 32 bits; shift 63: (-2^31)^2 + 2^62 wraps to -2^63 -> -1.
+  ValueId a = i32({5}, {3, -3, 2147483647.0, -2147483648.0, 65536});
+  ValueId b = i32({5}, {5, 5, 2147483647.0, -2147483648.0, 65536});
+  EXPECT_TRUE(Matches(run1("mul_shift", {a, b}), DType::kI32, {5}, {15, -15, 1, 0, 0}));
+  EXPECT_TRUE(Matches(run1("mul_shift", {a, b}, {{"shift", int64_t{1}}}), DType::kI32, {5},
+                      {8, -7, -2147483647.0, 0, -2147483648.0}));
+  EXPECT_TRUE(Matches(run1("mul_shift", {a, b}, {{"shift", int64_t{31}}}), DType::kI32, {5},
+                      {0, 0, 2147483646.0, -2147483648.0, 2}));
+  EXPECT_TRUE(Matches(run1("mul_shift", {a, b}, {{"shift", int64_t{63}}}), DType::kI32, {5}, {0, 0, 0, -1, 0}));
+  EXPECT_MENTIONS(error_of("mul_shift", {a, b}, {{"shift", int64_t{64}}}), "attribute 'shift'");
+  ValueId f = f32({5}, {1, 2, 3, 4, 5});
+  EXPECT_MENTIONS(error_of("mul_shift", {f, f}), "f32");
+}
+
+TEST_F(IntQuantTest, ArithmeticRightShiftWithAndWithoutRounding) {
+  ValueId a = i32({6}, {-7, 7, -8, 2147483647.0, -2147483648.0, 5});
+  ValueId b = i32({6}, {1, 1, 2, 31, 31, 40});  // 40 is clamped to 31
+  EXPECT_TRUE(Matches(run1("arithmetic_right_shift", {a, b}), DType::kI32, {6}, {-4, 3, -2, 0, -1, 0}));
+  EXPECT_TRUE(Matches(run1("arithmetic_right_shift", {a, b}, {{"round", int64_t{1}}}), DType::kI32, {6},
+                      {-3, 4, -2, 1, -1, 0}));
+  ValueId zero = i32({1}, {0});  // broadcast; shift 0 never rounds
+  EXPECT_TRUE(Matches(run1("arithmetic_right_shift", {a, zero}, {{"round", int64_t{1}}}), DType::kI32, {6},
+                      {-7, 7, -8, 2147483647.0, -2147483648.0, 5}));
+  EXPECT_MENTIONS(error_of("arithmetic_right_shift", {a, b}, {{"round", int64_t{2}}}), "attribute 'round'");
+}
+
 }  // namespace
 }  // namespace gpuu::cpu

@@ -364,6 +364,56 @@ TEST(VgfInt8, GpuuIntOpsLowerToTosaAndRunBack) {
   for (size_t i = 0; i < 2; ++i) EXPECT_TRUE(vulkan_test::all_close(got.value()[i], want.value()[i], 0, 0)) << i;
 }
 
+TEST(VgfInt8, Int32ArithmeticMulShiftShiftsAndCastsMatchLoops) {
+  // ADD/SUB on i32, MUL with shift 10, ARITHMETIC_RIGHT_SHIFT with rounding
+  // (i32 and i8), CAST i32 -> i8 (truncating) and i8 -> i32.
+  vgf::TosaGraph t;
+  std::vector<int64_t> av = pseudo_random(24, 8, -2000000, 2000000), bv = pseudo_random(24, 9, -40000, 40000);
+  std::vector<int64_t> sv = pseudo_random(24, 10, 0, 20), qv = pseudo_random(24, 11, -128, 127);
+  std::vector<int64_t> q_shift = pseudo_random(24, 12, 0, 7);
+  Ints s3 = {2, 3, 4};
+  auto a = t.add_input(E::kI32, s3, 0, 0, "a");
+  auto b = t.add_input(E::kI32, s3, 0, 1, "b");
+  auto sh = t.add_input(E::kI32, s3, 0, 2, "s");
+  auto q = t.add_input(E::kI8, s3, 0, 3, "q");
+  auto qs = t.add_graph_constant(E::kI8, s3, 0, bytes_of(E::kI8, q_shift), "qs");
+  auto sum = t.add_operator(TosaOp::kAdd, {}, {a, b}, {{E::kI32, s3}});
+  auto diff = t.add_operator(TosaOp::kSub, {}, {sum, b}, {{E::kI32, s3}});
+  auto prod = t.add_operator(TosaOp::kMul, {TosaAttribute::int_tensor(E::kI8, {10})}, {diff, b}, {{E::kI32, s3}});
+  auto ars = t.add_operator(TosaOp::kArithmeticRightShift, {TosaAttribute::boolean(true)}, {prod, sh}, {{E::kI32, s3}});
+  auto narrow = t.add_operator(TosaOp::kCast, {}, {ars}, {{E::kI8, s3}});
+  auto qr = t.add_operator(TosaOp::kArithmeticRightShift, {TosaAttribute::boolean(true)}, {q, qs}, {{E::kI8, s3}});
+  auto wide = t.add_operator(TosaOp::kCast, {}, {qr}, {{E::kI32, s3}});
+  t.add_output(ars, 0, 4, "ars");
+  t.add_output(narrow, 0, 5, "narrow");
+  t.add_output(wide, 0, 6, "wide");
+
+  graph::Graph raised;
+  std::vector<HostTensor> got = run_vgf(t, {host(DType::kI32, s3, av), host(DType::kI32, s3, bv), host(DType::kI32, s3, sv),
+                                            host(DType::kI8, s3, qv)},
+                                 &raised);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_TRUE(has_op(raised, "mul_shift") && has_op(raised, "arithmetic_right_shift"));
+  auto shift_round = [](int64_t x, int64_t s) {
+    int64_t r = x >> s;
+    if (s > 0 && ((x >> (s - 1)) & 1)) r += 1;
+    return r;
+  };
+  std::vector<int64_t> ref_ars, ref_narrow, ref_wide;
+  for (size_t i = 0; i < 24; ++i) {
+    int64_t p = av[i] * bv[i];  // a + b - b = a; |a * b| < 2^37
+    int64_t m = (p + (1 << 9)) >> 10;
+    int64_t r = shift_round(m, sv[i]);
+    ref_ars.push_back(r);
+    ref_narrow.push_back(static_cast<int8_t>(static_cast<uint8_t>(static_cast<uint64_t>(r) & 0xFF)));
+    ref_wide.push_back(shift_round(qv[i], q_shift[i]));
+  }
+  EXPECT_EQ(ints_of(got[0]), ref_ars);
+  EXPECT_EQ(ints_of(got[1]), ref_narrow);
+  EXPECT_EQ(ints_of(got[2]), ref_wide);
+  EXPECT_GE(distinct(ref_ars), 12u);
+}
+
 TEST(VgfInt8, UnsupportedIntFormsAreRefusedByName) {
   // An i16 TABLE (gpuu has no i16 tensors) and a TABLE whose table is too short.
   vgf::TosaGraph t;

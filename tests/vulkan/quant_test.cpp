@@ -106,5 +106,22 @@ TEST(VulkanQuant, TableMatchesCpu) {
   }
 }
 
+TEST(VulkanQuant, IntShiftsMatchCpu) {
+  // Full-range products through every shift (the 64-bit product without shaderInt64).
+  HostTensor a = random_tensor(DType::kI32, {4, 16}, 50, -2147483648.0, 2147483647.0);
+  HostTensor b = random_tensor(DType::kI32, {4, 16}, 51, -2147483648.0, 2147483647.0);
+  std::vector<int32_t> edges = {INT32_MIN, INT32_MAX, -1, 0, 1, 3, -3, 65536};
+  HostTensor ea = HostTensor::from_bytes(DType::kI32, {8, 1}, edges.data(), 32).value();
+  HostTensor eb = HostTensor::from_bytes(DType::kI32, {1, 8}, edges.data(), 32).value();
+  for (int64_t shift : {0, 1, 13, 31, 32, 33, 47, 62, 63}) {
+    EXPECT_TRUE(node_matches_cpu("mul_shift", {a, b}, {{"shift", shift}}, 0, 0)) << shift;
+    EXPECT_TRUE(node_matches_cpu("mul_shift", {ea, eb}, {{"shift", shift}}, 0, 0)) << shift;  // broadcast
+  }
+  HostTensor s = random_tensor(DType::kI32, {1, 16}, 52, -3, 36);  // some out of [0, 31]
+  for (int64_t round : {0, 1}) {
+    EXPECT_TRUE(node_matches_cpu("arithmetic_right_shift", {a, s}, {{"round", round}}, 0, 0)) << round;
+  }
+}
+
 }  // namespace
 }  // namespace gpuu::vulkan_test

@@ -69,6 +69,8 @@ const std::map<std::string, Kernel, std::less<>>& kernel_table() {
     t["matmul_int"] = kernel_matmul_int;
     t["avg_pool2d_int"] = kernel_avg_pool2d_int;
     t["table"] = kernel_table_lookup;
+    t["mul_shift"] = kernel_int_shift;
+    t["arithmetic_right_shift"] = kernel_int_shift;
     return t;
   }();
   return table;

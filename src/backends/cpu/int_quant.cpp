@@ -184,6 +184,32 @@ Status kernel_avg_pool2d_int(const KernelArgs& a, std::vector<HostTensor>* outpu
   return Status::Ok();
 }
 
+// mul_shift and arithmetic_right_shift (TOSA MUL with a shift, and
+// ARITHMETIC_RIGHT_SHIFT): i32 operands broadcast; a shift amount outside
+// TOSA's [0, 31] is clamped into it (TOSA leaves such values unspecified).
+Status kernel_int_shift(const KernelArgs& a, std::vector<HostTensor>* outputs) {
+  const graph::Value& out = a.out[0];
+  std::vector<int64_t> av = read_ints(a.x(0)), bv = read_ints(a.x(1));
+  std::vector<int64_t> ia = broadcast_offsets(a.x(0).shape, out.shape), ib = broadcast_offsets(a.x(1).shape, out.shape);
+  const bool is_mul = a.node.op == "mul_shift";
+  const int64_t shift = graph::attr_int(a.attrs, "shift");
+  const bool round = graph::attr_int(a.attrs, "round") != 0;
+  std::vector<int64_t> r(ia.size());
+  for (size_t i = 0; i < r.size(); ++i) {
+    int64_t x = av[static_cast<size_t>(ia[i])], y = bv[static_cast<size_t>(ib[i])];
+    if (is_mul) {
+      r[i] = apply_scale(x, y, shift, false);  // (x * y + round) >> shift, 64-bit, wrapped to 32
+    } else {
+      int64_t s = y < 0 ? 0 : y > 31 ? 31 : y;
+      int64_t v = x >> s;  // x is an i32 value: the shift is exact in int64 (arithmetic)
+      if (round && s > 0 && ((x >> (s - 1)) & 1)) v += 1;
+      r[i] = v;
+    }
+  }
+  outputs->push_back(make_ints(out.dtype, out.shape, r));
+  return Status::Ok();
+}
+
 Status kernel_table_lookup(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   std::vector<int64_t> xv = read_ints(a.x(0));
   std::vector<int64_t> table = read_ints(a.x(1));

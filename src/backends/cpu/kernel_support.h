@@ -100,5 +100,6 @@ Status kernel_conv2d_int(const KernelArgs& args, std::vector<HostTensor>* output
 Status kernel_matmul_int(const KernelArgs& args, std::vector<HostTensor>* outputs);
 Status kernel_avg_pool2d_int(const KernelArgs& args, std::vector<HostTensor>* outputs);
 Status kernel_table_lookup(const KernelArgs& args, std::vector<HostTensor>* outputs);
+Status kernel_int_shift(const KernelArgs& args, std::vector<HostTensor>* outputs);  // mul_shift, arithmetic_right_shift
 
 }  // namespace gpuu::cpu

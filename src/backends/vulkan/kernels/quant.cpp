@@ -1,6 +1,7 @@
 // Kernel family 'quant': the integer ops of TOSA's INT profile over i8/i32
 // tensors stored as 32-bit words (shaders/int_io.glsl): rescale,
-// conv2d_int, matmul_int, avg_pool2d_int, table, and max_pool2d on i8/i32.
+// conv2d_int, matmul_int, avg_pool2d_int, table, mul_shift,
+// arithmetic_right_shift, and max_pool2d on i8/i32.
 // rescale and avg_pool2d_int compute in 64-bit shader integers and need
 // shaderInt64 (refused at lowering where the device lacks it).
 #include <cstdint>
@@ -158,6 +159,27 @@ Status lower_table(LoweringContext& lc, const graph::Node& n) {
                       word_invocations(count, DType::kI8));
 }
 
+std::string check_i32(const graph::Graph& g, const graph::Node& n) { return check_dtypes(g, n, {DType::kI32}); }
+
+// mul_shift and arithmetic_right_shift: i32 operands broadcast to the output.
+Status lower_int_shift(LoweringContext& lc, const graph::Node& n) {
+  GPUU_ASSIGN_OR_RETURN(graph::AttrMap a, attrs_of(n));
+  const TensorRef& x = lc.tensor(n.inputs[0]);
+  const TensorRef& b = lc.tensor(n.inputs[1]);
+  const TensorRef& y = lc.tensor(n.outputs[0]);
+  const uint64_t count = static_cast<uint64_t>(graph::shape_numel(y.shape));
+  if (count == 0) return Status::Ok();
+  PushConstants push;
+  push.u32(static_cast<uint32_t>(count)).u32(static_cast<uint32_t>(y.shape.size()));
+  push.u32_array(to_u32(y.shape), kMaxRank);
+  push.u32_array(broadcast_strides(x.shape, y.shape), kMaxRank);
+  push.u32_array(broadcast_strides(b.shape, y.shape), kMaxRank);
+  push.u32(u32(graph::attr_int(a, "shift")));
+  const bool is_mul = n.op == "mul_shift";
+  KernelKey key{"int_shift", {is_mul ? 1 : 0, graph::attr_int(a, "round") != 0 ? 1 : 0}, 3, push.size()};
+  return add_dispatch(lc, n, key, {{x.range, false}, {b.range, false}, {y.range, true}}, push, count);
+}
+
 }  // namespace
 
 std::string check_int_pool2d(const graph::Graph& g, const graph::Node& n) { return check_int(g, n); }
@@ -169,6 +191,8 @@ void add_quant_kernels(std::vector<OpKernel>& table) {
   table.push_back(OpKernel{"matmul_int", check_int, lower_matmul_int});
   table.push_back(OpKernel{"avg_pool2d_int", check_int, lower_pool2d_int});
   table.push_back(OpKernel{"table", check_int, lower_table});
+  table.push_back(OpKernel{"mul_shift", check_i32, lower_int_shift});
+  table.push_back(OpKernel{"arithmetic_right_shift", check_i32, lower_int_shift});
 }
 
 }  // namespace gpuu::vulkan
