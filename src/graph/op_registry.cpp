@@ -1169,8 +1169,9 @@ Status infer_avg_pool2d_int(InferContext& c) {
                     kernel[i / 2], ")");
     }
   }
-  if (kernel[0] * kernel[1] > (int64_t{1} << 24)) {
-    return c.fail("attribute 'kernel' ", shape_to_string(kernel), " covers more than 2^24 elements (the int32 sum could overflow)");
+  // 2^23 windows of |x - zp| <= 255 keep the int32 sum from overflowing.
+  if (kernel[0] * kernel[1] > (int64_t{1} << 23)) {
+    return c.fail("attribute 'kernel' ", shape_to_string(kernel), " covers more than 2^23 elements (the int32 sum could overflow)");
   }
   const Shape& x = c.x(0).shape;
   GPUU_ASSIGN_OR_RETURN(int64_t oh, window_output_pads(c, "height", x[2], kernel[0], stride[0], padding[0], padding[1], 1));

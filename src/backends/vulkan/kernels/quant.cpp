@@ -26,11 +26,7 @@ Status require_int64(const LoweringContext& lc, const graph::Node& n) {
              lc.ctx.device_name(), "' lacks shaderInt64");
 }
 
-Result<graph::AttrMap> attrs_of(const graph::Node& n) {
-  Result<graph::AttrMap> a = graph::resolve_attrs(n);
-  if (!a.ok()) return a.status();
-  return a;
-}
+Result<graph::AttrMap> attrs_of(const graph::Node& n) { return graph::resolve_attrs(n); }
 
 // The registry has checked dtypes; these say what the kernels store.
 std::string check_dtypes(const graph::Graph& g, const graph::Node& n, std::initializer_list<DType> allowed) {
@@ -134,7 +130,8 @@ Status lower_pool2d_int(LoweringContext& lc, const graph::Node& n) {
   std::vector<int64_t> stride = graph::attr_ints(a, "stride");
   std::vector<int64_t> pad = graph::attr_ints(a, "padding");
   std::vector<int64_t> dilation = is_max ? graph::attr_ints(a, "dilation") : std::vector<int64_t>{1, 1};
-  int64_t pad_top = is_max ? pad[0] : pad[0], pad_left = is_max ? pad[1] : pad[2];
+  // max_pool2d pads (height, width) on both sides; avg_pool2d_int (top, bottom, left, right).
+  int64_t pad_top = pad[0], pad_left = is_max ? pad[1] : pad[2];
   PushConstants push;
   push.u32(static_cast<uint32_t>(count));
   push.u32(u32(x.shape[2])).u32(u32(x.shape[3])).u32(u32(y.shape[2])).u32(u32(y.shape[3]));
