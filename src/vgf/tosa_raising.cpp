@@ -684,6 +684,47 @@ class Raising {
     return Status::Ok();
   }
 
+  // i8 TRANSPOSE_CONV2D: output [o] sums (x[i] - izp) * (w[k] - wzp) over
+  // i * stride + out_pad_before + k = o. That is conv2d_int over x with
+  // stride - 1 copies of input_zp between elements (they add nothing), the
+  // kernel flipped, and pads K - 1 + out_pad on each side (>= 0 as TOSA
+  // requires out_pad > -K); pads add nothing in conv2d_int either.
+  Status raise_transpose_conv_int() {
+    if (out_dtype() != DType::kI32) return unsupported("i8 TRANSPOSE_CONV2D must give i32");
+    if (attr(2).ints[0] != static_cast<int64_t>(TosaAccType::kInt32)) return unsupported("i8 TRANSPOSE_CONV2D needs acc_type INT32");
+    const Ints& out_pad = attr(0).ints;
+    const Ints& stride = attr(1).ints;
+    int64_t izp = attr(4).ints[0], wzp = attr(5).ints[0];
+    const Shape& ws = tin(1).shape;  // [OC, KH, KW, IC]
+    GPUU_ASSIGN_OR_RETURN(ValueId x, in(0));
+    GPUU_ASSIGN_OR_RETURN(x, transpose(x, kToNchw));
+    Shape xs = shape(x);  // N, C, H, W
+    if (stride[0] > 1 || stride[1] > 1) {
+      GPUU_ASSIGN_OR_RETURN(x, reshape(x, {xs[0], xs[1], xs[2], 1, xs[3], 1}));
+      GPUU_ASSIGN_OR_RETURN(x, node("pad", {x}, {{"pads", Ints{0, 0, 0, 0, 0, 0, 0, stride[0] - 1, 0, 0, 0, stride[1] - 1}},
+                                                 {"value", static_cast<double>(izp)}}));
+      GPUU_ASSIGN_OR_RETURN(x, reshape(x, {xs[0], xs[1], xs[2] * stride[0], xs[3] * stride[1]}));
+      GPUU_ASSIGN_OR_RETURN(x, node("slice", {x}, {{"axes", Ints{2, 3}}, {"starts", Ints{0, 0}},
+                                                   {"ends", Ints{(xs[2] - 1) * stride[0] + 1, (xs[3] - 1) * stride[1] + 1}}}));
+    }
+    GPUU_ASSIGN_OR_RETURN(ValueId w, rearranged(1, ws, kToNchw));  // OHWI -> OIHW
+    GPUU_ASSIGN_OR_RETURN(w, node("flip", {w}, {{"axes", Ints{2, 3}}}));
+    GPUU_ASSIGN_OR_RETURN(ValueId bias, in(2));
+    if (dtype(bias) != DType::kI32) return unsupported("an i8 transposed convolution's bias must be i32");
+    bool full_bias = shape(bias) == Shape{ws[0]};
+    std::vector<ValueId> inputs = {x, w};
+    if (full_bias) inputs.push_back(bias);
+    Ints padding = {ws[1] - 1 + out_pad[0], ws[1] - 1 + out_pad[1], ws[2] - 1 + out_pad[2], ws[2] - 1 + out_pad[3]};
+    GPUU_ASSIGN_OR_RETURN(ValueId y, node("conv2d_int", inputs,
+                                          {{"padding", padding}, {"input_zp", izp}, {"weight_zp", wzp}}));
+    if (!full_bias) {
+      GPUU_ASSIGN_OR_RETURN(y, node("add", {y, bias}));
+    }
+    GPUU_ASSIGN_OR_RETURN(y, transpose(y, kToNhwc));
+    set_out(y);
+    return Status::Ok();
+  }
+
   // An i32 constant [n] of attribute values.
   Result<ValueId> int32_constant(const std::vector<int64_t>& values, const std::string& base) {
     std::vector<uint8_t> bytes(values.size() * 4);
@@ -816,6 +857,7 @@ class Raising {
   // out_pad (top, bottom, left, right) is torch's (-padding, output_padding -
   // padding) when top/left <= 0 and 0 <= output_padding < stride.
   Status raise_transpose_conv() {
+    if (tin(0).type == E::kI8) return raise_transpose_conv_int();
     GPUU_RETURN_IF_ERROR(require_zero(4, "input_zp"));
     GPUU_RETURN_IF_ERROR(require_zero(5, "weight_zp"));
     const Ints& out_pad = attr(0).ints;

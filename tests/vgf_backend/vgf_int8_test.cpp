@@ -414,6 +414,60 @@ TEST(VgfInt8, Int32ArithmeticMulShiftShiftsAndCastsMatchLoops) {
   EXPECT_GE(distinct(ref_ars), 12u);
 }
 
+TEST(VgfInt8, TransposeConv2dMatchesLoops) {
+  // TOSA's definition: out[oy, ox] += (x[iy, ix] - izp) * (w[ky, kx] - wzp)
+  // where oy = iy * stride + out_pad_top + ky (outside the output: dropped).
+  struct Case {
+    Ints xs, ws, stride, out_pad;
+  };
+  const Case cases[] = {{{1, 3, 4, 2}, {3, 3, 2, 2}, {2, 2}, {0, 0, 0, 0}},
+                        {{2, 2, 3, 3}, {2, 2, 3, 3}, {1, 3}, {-1, 1, 0, -2}},
+                        {{1, 4, 4, 1}, {1, 3, 3, 1}, {3, 1}, {1, 0, -2, 0}}};
+  uint32_t seed = 60;
+  for (const Case& c : cases) {
+    int64_t N = c.xs[0], H = c.xs[1], W = c.xs[2], IC = c.xs[3], OC = c.ws[0], KH = c.ws[1], KW = c.ws[2];
+    int64_t OH = (H - 1) * c.stride[0] + c.out_pad[0] + c.out_pad[1] + KH;
+    int64_t OW = (W - 1) * c.stride[1] + c.out_pad[2] + c.out_pad[3] + KW;
+    std::vector<int64_t> xv = pseudo_random(static_cast<size_t>(N * H * W * IC), seed++, -128, 127);
+    std::vector<int64_t> wv = pseudo_random(static_cast<size_t>(OC * KH * KW * IC), seed++, -128, 127);
+    std::vector<int64_t> bv = pseudo_random(static_cast<size_t>(OC), seed++, -1000, 1000);
+    int64_t izp = 5, wzp = -7;
+    vgf::TosaGraph t;
+    auto x = t.add_input(E::kI8, c.xs, 0, 0, "x");
+    auto w = t.add_graph_constant(E::kI8, c.ws, 0, bytes_of(E::kI8, wv), "w");
+    auto b = t.add_graph_constant(E::kI32, {OC}, 1, bytes_of(E::kI32, bv), "b");
+    auto y = t.add_operator(TosaOp::kTransposeConv2d,
+                            {TosaAttribute::shape(c.out_pad), TosaAttribute::shape(c.stride), acc_int32(),
+                             TosaAttribute::boolean(false), zp(E::kI8, izp), zp(E::kI8, wzp)},
+                            {x, w, b}, {{E::kI32, {N, OH, OW, OC}}});
+    t.add_output(y, 0, 1, "y");
+    graph::Graph raised;
+    std::vector<HostTensor> got = run_vgf(t, {host(DType::kI8, c.xs, xv)}, &raised);
+    ASSERT_EQ(got.size(), 1u);
+    std::vector<int64_t> ref(static_cast<size_t>(N * OH * OW * OC), 0);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t oy = 0; oy < OH; ++oy)
+        for (int64_t ox = 0; ox < OW; ++ox)
+          for (int64_t oc = 0; oc < OC; ++oc) ref[static_cast<size_t>(((n * OH + oy) * OW + ox) * OC + oc)] = bv[static_cast<size_t>(oc)];
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t iy = 0; iy < H; ++iy)
+        for (int64_t ix = 0; ix < W; ++ix)
+          for (int64_t oc = 0; oc < OC; ++oc)
+            for (int64_t ky = 0; ky < KH; ++ky)
+              for (int64_t kx = 0; kx < KW; ++kx) {
+                int64_t oy = iy * c.stride[0] + c.out_pad[0] + ky, ox = ix * c.stride[1] + c.out_pad[2] + kx;
+                if (oy < 0 || oy >= OH || ox < 0 || ox >= OW) continue;
+                for (int64_t ic = 0; ic < IC; ++ic) {
+                  ref[static_cast<size_t>(((n * OH + oy) * OW + ox) * OC + oc)] +=
+                      (xv[static_cast<size_t>(((n * H + iy) * W + ix) * IC + ic)] - izp) *
+                      (wv[static_cast<size_t>(((oc * KH + ky) * KW + kx) * IC + ic)] - wzp);
+                }
+              }
+    EXPECT_EQ(ints_of(got[0]), ref);
+    EXPECT_TRUE(has_op(raised, "conv2d_int"));
+  }
+}
+
 TEST(VgfInt8, UnsupportedIntFormsAreRefusedByName) {
   // An i16 TABLE (gpuu has no i16 tensors) and a TABLE whose table is too short.
   vgf::TosaGraph t;
