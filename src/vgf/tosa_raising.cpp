@@ -455,7 +455,7 @@ class Raising {
       return Status::Ok();
     }
     for (size_t i = 0; i < attr(0).size(); ++i) {
-      if (attr(0).value(i) != 0.0) return unsupported("a nonzero shift (fixed-point MUL) has no gpuu equivalent");
+      if (attr(0).value(i) != 0.0) return unsupported("a nonzero shift applies to i32 MUL only (TOSA requires 0 here)");
     }
     GPUU_ASSIGN_OR_RETURN(ValueId a, in(0));
     GPUU_ASSIGN_OR_RETURN(ValueId b, in(1));
