@@ -11,6 +11,12 @@
 
 #include "backends/vgf/vgf_backend.h"
 #include "backends/vgf/vgf_region.h"
+#include "context/shared_gpu_context_registry.h"
+#include "partition/partitioner.h"
+#include "program/program_loader.h"
+#include "program/program_writer.h"
+#include "runtime/builtin_backends.h"
+#include "runtime/session.h"
 #include "vgf/tosa_graph.h"
 #include "vgf/tosa_lowering.h"
 #include "vgf/tosa_spirv.h"
@@ -465,6 +471,64 @@ TEST(VgfInt8, TransposeConv2dMatchesLoops) {
               }
     EXPECT_EQ(ints_of(got[0]), ref);
     EXPECT_TRUE(has_op(raised, "conv2d_int"));
+  }
+}
+
+// A quantized block as a program: partitioned VGF-first and Vulkan-first,
+// every node lands on the preferred GPU backend and the session's output
+// matches the CPU reference exactly.
+class VgfInt8Session : public testing::Test {
+ protected:
+  void TearDown() override { SharedGpuContextRegistry::get().clear_for_testing(); }
+};
+
+TEST_F(VgfInt8Session, QuantizedBlockRunsOnEitherGpuBackend) {
+  graph::Graph g;
+  auto x = graph::add_graph_input(g, "x", DType::kI8, {1, 2, 6, 6}).value();
+  auto w = graph::add_graph_constant(g, "w", DType::kI8, {3, 2, 3, 3}, bytes_of(E::kI8, pseudo_random(54, 70, -128, 127))).value();
+  auto bias = graph::add_graph_constant(g, "bias", DType::kI32, {3}, bytes_of(E::kI32, {100, -100, 7})).value();
+  auto m = graph::add_graph_constant(g, "m", DType::kI32, {3}, bytes_of(E::kI32, {1300000000, 1500000000, 1700000000})).value();
+  auto s = graph::add_graph_constant(g, "s", DType::kI32, {3}, bytes_of(E::kI32, {38, 38, 39})).value();
+  std::vector<int64_t> table(256);
+  for (size_t i = 0; i < 256; ++i) table[i] = static_cast<int64_t>((i * 91 + 3) % 256) - 128;
+  auto tb = graph::add_graph_constant(g, "tbl", DType::kI8, {256}, bytes_of(E::kI8, table)).value();
+  auto conv = graph::add_op(g, "conv2d_int", "conv", {x, w, bias}, {{"padding", Ints{1, 1, 1, 1}}, {"input_zp", int64_t{-4}}})
+                  .value()[0];
+  auto rq = graph::add_op(g, "rescale", "rq", {conv, m, s}, {{"dtype", std::string("i8")}, {"axis", int64_t{1}}}).value()[0];
+  auto lut = graph::add_op(g, "table", "lut", {rq, tb}, {}).value()[0];
+  auto pool = graph::add_op(g, "max_pool2d", "pool", {lut}, {{"kernel", Ints{2, 2}}}).value()[0];
+  g.mark_output(pool);
+  HostTensor in = vulkan_test::random_tensor(DType::kI8, {1, 2, 6, 6}, 71, -128, 128);
+  auto want = cpu::run_graph(g, {in});
+  ASSERT_TRUE(want.ok()) << want.status().message();
+  for (Prefer prefer : {Prefer::kVgfFirst, Prefer::kVulkanFirst}) {
+    SCOPED_TRACE(prefer == Prefer::kVgfFirst ? "vgf_first" : "vulkan_first");
+    partition::PartitionOptions options;
+    options.prefer = prefer;
+    options.min_partition_size = 1;
+    runtime::narrow_to_builtin_backends(options.capabilities);
+    auto parts = partition::partition(g, options);
+    ASSERT_TRUE(parts.ok()) << parts.status().message();
+    partition::Backend expected = prefer == Prefer::kVgfFirst ? partition::Backend::kVgf : partition::Backend::kVulkan;
+    for (size_t n = 0; n < g.nodes().size(); ++n) {
+      EXPECT_EQ(parts->regions[static_cast<size_t>(parts->region_of_node[n])].backend, expected) << g.node(static_cast<graph::NodeId>(n)).name;
+    }
+    SharedGpuCompileSpec spec;
+    spec.token = "int8_block";
+    spec.present = true;
+    auto bytes = program::build_program(g, parts.value(), spec, runtime::builtin_preprocessors());
+    ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+    auto program = program::load_program_bytes(bytes->data(), bytes->size());
+    ASSERT_TRUE(program.ok()) << program.status().message();
+    auto session = runtime::Session::create(program.value(), {});
+    ASSERT_TRUE(session.ok()) << session.status().message();
+    ASSERT_TRUE(session.value()->set_input(0, in.bytes.data(), in.bytes.size()).ok());
+    Status ran = session.value()->execute();
+    ASSERT_TRUE(ran.ok()) << ran.message();
+    std::vector<uint8_t> y(want.value()[0].bytes.size());
+    ASSERT_TRUE(session.value()->get_output(0, y.data(), y.size()).ok());
+    EXPECT_EQ(y, want.value()[0].bytes);
+    SharedGpuContextRegistry::get().clear_for_testing();
   }
 }
 
