@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "base/json.h"
 #include "graph/resize_index.h"
@@ -1004,6 +1005,198 @@ Status infer_custom_shader(InferContext& c) {
   return Status::Ok();
 }
 
+// ---- integer ops of TOSA's INT profile ----------------------------------------
+// Quantized arithmetic with explicit zero points, int32 accumulators and
+// fixed-point requantisation (rescale), as TOSA 1.0 defines it.
+
+// An int attribute holding a zero point of an i8 tensor (signed: -128..127,
+// unsigned: 0..255), or 0 for i32.
+Status check_zero_point(const InferContext& c, const char* name, DType dtype, bool is_unsigned) {
+  int64_t zp = c.i64(name);
+  if (dtype != DType::kI8) {
+    if (zp != 0) return c.fail("attribute '", name, "' = ", zp, " must be 0 for an ", dtype_name(dtype), " tensor");
+    return Status::Ok();
+  }
+  int64_t lo = is_unsigned ? 0 : -128, hi = is_unsigned ? 255 : 127;
+  if (zp < lo || zp > hi) {
+    return c.fail("attribute '", name, "' = ", zp, " is out of range [", lo, ", ", hi, "] for ",
+                  is_unsigned ? "unsigned " : "", "i8");
+  }
+  return Status::Ok();
+}
+
+// Input i: an i32 rank-1 graph constant; its values.
+Result<std::vector<int64_t>> constant_i32_values(const InferContext& c, size_t i) {
+  const Value& v = c.x(i);
+  if (v.dtype != DType::kI32 || v.shape.size() != 1) {
+    return c.fail(c.input_desc(i), " must be a rank-1 i32 tensor, got ", dtype_name(v.dtype), shape_to_string(v.shape));
+  }
+  if (v.constant < 0 || static_cast<size_t>(v.constant) >= c.graph.constants().size()) {
+    return c.fail(c.input_desc(i), " must be a graph constant (its values are checked here)");
+  }
+  const Blob& data = c.graph.constants()[static_cast<size_t>(v.constant)].data;
+  if (data.size() != static_cast<size_t>(v.shape[0]) * 4) {
+    return c.fail(c.input_desc(i), " holds ", data.size(), " bytes, not ", v.shape[0] * 4);
+  }
+  std::vector<int64_t> out(static_cast<size_t>(v.shape[0]));
+  for (size_t k = 0; k < out.size(); ++k) {
+    int32_t e;
+    std::memcpy(&e, data.data() + 4 * k, 4);
+    out[k] = e;
+  }
+  return out;
+}
+
+Status infer_rescale(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
+  std::string out_name = c.str("dtype");
+  DType to;
+  if (!parse_dtype(out_name, &to) || (to != DType::kI8 && to != DType::kI32)) {
+    return c.fail("attribute 'dtype' = \"", out_name, "\" must be \"i8\" or \"i32\"");
+  }
+  GPUU_ASSIGN_OR_RETURN(int64_t scale32, c.int_attr_in("scale32", 0, 1));
+  std::string rounding = c.str("rounding");
+  if (rounding != "single_round" && rounding != "double_round" && rounding != "inexact_round") {
+    return c.fail("attribute 'rounding' must be \"single_round\", \"double_round\" or \"inexact_round\", got \"",
+                  rounding, "\"");
+  }
+  if (rounding == "double_round" && !scale32) {
+    return c.fail("attribute 'rounding' = \"double_round\" needs attribute 'scale32' = 1");
+  }
+  GPUU_ASSIGN_OR_RETURN(int64_t in_unsigned, c.int_attr_in("input_unsigned", 0, 1));
+  GPUU_ASSIGN_OR_RETURN(int64_t out_unsigned, c.int_attr_in("output_unsigned", 0, 1));
+  DType from = c.x(0).dtype;
+  if (in_unsigned && from != DType::kI8) return c.fail("attribute 'input_unsigned' = 1 needs an i8 input, got ", dtype_name(from));
+  if (out_unsigned && to != DType::kI8) return c.fail("attribute 'output_unsigned' = 1 needs dtype i8, got ", dtype_name(to));
+  if (in_unsigned && out_unsigned) return c.fail("attributes 'input_unsigned' and 'output_unsigned' cannot both be 1");
+  GPUU_RETURN_IF_ERROR(check_zero_point(c, "input_zp", from, in_unsigned != 0));
+  GPUU_RETURN_IF_ERROR(check_zero_point(c, "output_zp", to, out_unsigned != 0));
+  GPUU_ASSIGN_OR_RETURN(std::vector<int64_t> multiplier, constant_i32_values(c, 1));
+  GPUU_ASSIGN_OR_RETURN(std::vector<int64_t> shift, constant_i32_values(c, 2));
+  if (multiplier.size() != shift.size()) {
+    return c.fail(c.input_desc(1), " has ", multiplier.size(), " entries but ", c.input_desc(2), " has ", shift.size());
+  }
+  if (multiplier.size() != 1) {
+    if (c.rank(0) == 0) return c.fail("per-channel scales need an input of rank >= 1");
+    GPUU_ASSIGN_OR_RETURN(int64_t axis, c.axis_attr("axis", c.rank(0)));
+    int64_t channels = c.x(0).shape[static_cast<size_t>(axis)];
+    if (static_cast<int64_t>(multiplier.size()) != channels) {
+      return c.fail(c.input_desc(1), " has ", multiplier.size(), " entries: per-channel scales need one per channel of "
+                    "attribute 'axis' (", channels, ") or a single one");
+    }
+  }
+  int64_t max_multiplier = scale32 ? 2147483647 : 32767;
+  for (size_t k = 0; k < multiplier.size(); ++k) {
+    if (multiplier[k] < 0 || multiplier[k] > max_multiplier) {
+      return c.fail(c.input_desc(1), " entry ", k, " = ", multiplier[k], " is out of range [0, ", max_multiplier,
+                    "] (scale32 = ", scale32, ")");
+    }
+    if (shift[k] < 0 || shift[k] > 63) {
+      return c.fail(c.input_desc(2), " entry ", k, " = ", shift[k], " is out of range [0, 63]");
+    }
+  }
+  c.emit(to, c.x(0).shape);
+  return Status::Ok();
+}
+
+// One output size of a window with separate leading/trailing pads (floor division).
+Result<int64_t> window_output_pads(const InferContext& c, const char* dim, int64_t in, int64_t kernel, int64_t stride,
+                                   int64_t pad_a, int64_t pad_b, int64_t dilation) {
+  int64_t effective = dilation * (kernel - 1) + 1;
+  int64_t numer = in + pad_a + pad_b - effective;
+  if (numer < 0) {
+    return c.fail("the ", dim, " window (effective size ", effective, ") does not fit the padded input ", dim, " (",
+                  in + pad_a + pad_b, ")");
+  }
+  return numer / stride + 1;
+}
+
+Status infer_conv2d_int(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
+  GPUU_RETURN_IF_ERROR(c.expect_same_dtype(1, 0));
+  GPUU_RETURN_IF_ERROR(c.expect_dtype(2, {DType::kI32}));
+  GPUU_RETURN_IF_ERROR(c.expect_rank(0, 4));
+  GPUU_RETURN_IF_ERROR(c.expect_rank(1, 4));
+  GPUU_ASSIGN_OR_RETURN(auto stride, c.ints_attr("stride", 2, 1, kMaxDim));
+  GPUU_ASSIGN_OR_RETURN(auto padding, c.ints_attr("padding", 4, 0, kMaxDim));
+  GPUU_ASSIGN_OR_RETURN(auto dilation, c.ints_attr("dilation", 2, 1, kMaxDim));
+  GPUU_ASSIGN_OR_RETURN(int64_t groups, c.int_attr_in("groups", 1, kMaxDim));
+  GPUU_RETURN_IF_ERROR(check_zero_point(c, "input_zp", DType::kI8, false));
+  GPUU_RETURN_IF_ERROR(check_zero_point(c, "weight_zp", DType::kI8, false));
+  GPUU_RETURN_IF_ERROR(check_conv_weight(c, 2, groups));
+  const Shape& x = c.x(0).shape;
+  const Shape& w = c.x(1).shape;
+  GPUU_RETURN_IF_ERROR(check_bias(c, w[0]));
+  GPUU_ASSIGN_OR_RETURN(int64_t oh, window_output_pads(c, "height", x[2], w[2], stride[0], padding[0], padding[1], dilation[0]));
+  GPUU_ASSIGN_OR_RETURN(int64_t ow, window_output_pads(c, "width", x[3], w[3], stride[1], padding[2], padding[3], dilation[1]));
+  c.emit(DType::kI32, {x[0], w[0], oh, ow});
+  return Status::Ok();
+}
+
+Status infer_matmul_int(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
+  GPUU_RETURN_IF_ERROR(c.expect_same_dtype(1, 0));
+  GPUU_RETURN_IF_ERROR(c.expect_rank(0, 3));
+  GPUU_RETURN_IF_ERROR(c.expect_rank(1, 3));
+  GPUU_RETURN_IF_ERROR(check_zero_point(c, "a_zp", DType::kI8, false));
+  GPUU_RETURN_IF_ERROR(check_zero_point(c, "b_zp", DType::kI8, false));
+  const Shape& a = c.x(0).shape;
+  const Shape& b = c.x(1).shape;
+  if (a[0] != b[0]) {
+    return c.fail("batch dims differ: ", c.input_desc(0), " ", shape_to_string(a), " and ", c.input_desc(1), " ",
+                  shape_to_string(b));
+  }
+  if (a[2] != b[1]) {
+    return c.fail("inner dims differ: ", c.input_desc(0), " ", shape_to_string(a), " has K=", a[2], ", ",
+                  c.input_desc(1), " ", shape_to_string(b), " has K=", b[1]);
+  }
+  c.emit(DType::kI32, {a[0], a[1], b[2]});
+  return Status::Ok();
+}
+
+Status infer_avg_pool2d_int(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
+  GPUU_RETURN_IF_ERROR(c.expect_rank(0, 4));
+  GPUU_ASSIGN_OR_RETURN(auto kernel, c.ints_attr("kernel", 2, 1, kMaxDim));
+  GPUU_ASSIGN_OR_RETURN(auto stride, c.ints_attr("stride", 2, 1, kMaxDim));
+  GPUU_ASSIGN_OR_RETURN(auto padding, c.ints_attr("padding", 4, 0, kMaxDim));
+  GPUU_RETURN_IF_ERROR(check_zero_point(c, "input_zp", DType::kI8, false));
+  GPUU_RETURN_IF_ERROR(check_zero_point(c, "output_zp", DType::kI8, false));
+  for (size_t i = 0; i < 4; ++i) {
+    // TOSA's rule: a pad as large as the kernel would leave windows of padding only.
+    if (padding[i] >= kernel[i / 2]) {
+      return c.fail("attribute 'padding' entry ", i, " = ", padding[i], " must be smaller than the kernel (",
+                    kernel[i / 2], ")");
+    }
+  }
+  // 2^23 windows of |x - zp| <= 255 keep the int32 sum from overflowing.
+  if (kernel[0] * kernel[1] > (int64_t{1} << 23)) {
+    return c.fail("attribute 'kernel' ", shape_to_string(kernel), " covers more than 2^23 elements (the int32 sum could overflow)");
+  }
+  const Shape& x = c.x(0).shape;
+  GPUU_ASSIGN_OR_RETURN(int64_t oh, window_output_pads(c, "height", x[2], kernel[0], stride[0], padding[0], padding[1], 1));
+  GPUU_ASSIGN_OR_RETURN(int64_t ow, window_output_pads(c, "width", x[3], kernel[1], stride[1], padding[2], padding[3], 1));
+  c.emit(DType::kI8, {x[0], x[1], oh, ow});
+  return Status::Ok();
+}
+
+// arithmetic_right_shift, mul_shift: i32 a and b, broadcast.
+Status infer_int_shift(InferContext& c) {
+  if (c.node.op == "mul_shift") GPUU_RETURN_IF_ERROR(c.int_attr_in("shift", 0, 63).status());
+  if (c.node.op == "arithmetic_right_shift") GPUU_RETURN_IF_ERROR(c.int_attr_in("round", 0, 1).status());
+  return infer_binary(c);
+}
+
+Status infer_table(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
+  GPUU_RETURN_IF_ERROR(c.expect_same_dtype(1, 0));
+  if (c.x(1).shape != Shape{256}) {
+    return c.fail(c.input_desc(1), " must have shape [256] (one entry per i8 value), got ", shape_to_string(c.x(1).shape));
+  }
+  c.emit(DType::kI8, c.x(0).shape);
+  return Status::Ok();
+}
+
 // ---- the table ---------------------------------------------------------------
 
 AttrSpec required(const char* name, AttrKind kind) {
@@ -1218,6 +1411,39 @@ std::vector<OpSchema> build_registry() {
                        infer_custom_shader);
   shader.pattern_attr = custom_shader_pattern;
   ops.push_back(std::move(shader));
+
+  const std::vector<DType> kI8Only = {DType::kI8};
+  ops.push_back(op("rescale", {x, {"multiplier", false}, {"shift", false}}, 3, 3,
+                   {required("dtype", AttrKind::kString), with_default("scale32", int64_t{1}),
+                    with_default("rounding", std::string("single_round")), with_default("axis", int64_t{-1}),
+                    with_default("input_zp", int64_t{0}), with_default("output_zp", int64_t{0}),
+                    with_default("input_unsigned", int64_t{0}), with_default("output_unsigned", int64_t{0})},
+                   {DType::kI8, DType::kI32},
+                   "x i8 or i32; multiplier and shift i32 constants [1] or [channels of 'axis']; output i8 or i32 "
+                   "(attribute 'dtype')",
+                   infer_rescale));
+  ops.push_back(op("conv2d_int", {x, {"weight", false}, {"bias", true}}, 2, 3,
+                   {with_default("stride", Ints{1, 1}), with_default("padding", Ints{0, 0, 0, 0}),
+                    with_default("dilation", Ints{1, 1}), with_default("groups", int64_t{1}),
+                    with_default("input_zp", int64_t{0}), with_default("weight_zp", int64_t{0})},
+                   kI8Only, "x and weight i8, bias i32; x NCHW, weight [O, C/groups, kH, kW]; output i32",
+                   infer_conv2d_int));
+  ops.push_back(op("matmul_int", ab, 2, 2, {with_default("a_zp", int64_t{0}), with_default("b_zp", int64_t{0})},
+                   kI8Only, "a and b i8; [B,M,K] x [B,K,N]; output i32", infer_matmul_int));
+  OpSchema avg_int = op("avg_pool2d_int", {x}, 1, 1,
+                        {required("kernel", AttrKind::kInts), derived("stride", AttrKind::kInts, "kernel"),
+                         with_default("padding", Ints{0, 0, 0, 0}), with_default("input_zp", int64_t{0}),
+                         with_default("output_zp", int64_t{0})},
+                        kI8Only, "i8; x NCHW; output i8", infer_avg_pool2d_int);
+  avg_int.derived_defaults = pool_defaults;
+  ops.push_back(std::move(avg_int));
+  ops.push_back(op("mul_shift", ab, 2, 2, {with_default("shift", int64_t{0})}, {DType::kI32},
+                   "a and b i32; shapes broadcast; (a * b + 2^(shift-1)) >> shift in 64 bits, wrapped to i32",
+                   infer_int_shift));
+  ops.push_back(op("arithmetic_right_shift", ab, 2, 2, {with_default("round", int64_t{0})}, {DType::kI32},
+                   "a and b i32; shapes broadcast; b clamped to [0, 31]", infer_int_shift));
+  ops.push_back(op("table", {x, {"table", false}}, 2, 2, {}, kI8Only, "x i8, table i8 [256]; output i8",
+                   infer_table));
 
   std::sort(ops.begin(), ops.end(), [](const OpSchema& a, const OpSchema& b) { return a.name < b.name; });
   return ops;

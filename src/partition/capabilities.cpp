@@ -1,7 +1,8 @@
 // The built-in capability tables. VGF follows TOSA 1.0 (reference/tosa-ops.md):
 // f32/f16/i32/i8/bool tensors only, per-operator dtype limits, GATHER indices
-// i32. Vulkan follows gpuu's kernel set: f32/f16/i32/i64/bool data (i8 has no
-// Vulkan storage). The CPU fallback takes everything.
+// i32. Vulkan follows gpuu's kernel set: f32/f16/i32/i64/bool data, and i8
+// where an op's own rule says its Vulkan kernels store i8 (the integer ops of
+// TOSA's INT profile). The CPU fallback takes everything.
 #include "partition/capabilities.h"
 
 #include <algorithm>
@@ -85,7 +86,16 @@ const std::unordered_map<std::string_view, OpRule>& op_table() {
     add({"where"}, {OpForm::kSelect, kVgfTensors, kVulkanTensors, "SELECT"});
     add({"cast"}, {OpForm::kCast, kVgfTensors, kVulkanTensors, "CAST"});
     add({"matmul", "linear", "conv2d"}, {OpForm::kPlain, kF | kI8, kF, "MATMUL/CONV2D/DEPTHWISE_CONV2D"});
-    add({"avg_pool2d", "max_pool2d"}, {OpForm::kPlain, kF | kI8, kF, "AVG_POOL2D/MAX_POOL2D"});
+    add({"avg_pool2d"}, {OpForm::kPlain, kF | kI8, kF, "AVG_POOL2D"});
+    add({"max_pool2d"}, {OpForm::kPlain, kF | kI8, kF | kI8 | kI32, "MAX_POOL2D"});
+    // TOSA's INT profile: i8 data, i32 accumulators, fixed-point rescaling.
+    add({"rescale"}, {OpForm::kPlain, kI8 | kI32, kI8 | kI32, "RESCALE"});
+    add({"conv2d_int"}, {OpForm::kPlain, kI8, kI8, "CONV2D/DEPTHWISE_CONV2D with zero points (i32 result)"});
+    add({"matmul_int"}, {OpForm::kPlain, kI8, kI8, "MATMUL with zero points (i32 result)"});
+    add({"avg_pool2d_int"}, {OpForm::kPlain, kI8, kI8, "AVG_POOL2D with zero points"});
+    add({"table"}, {OpForm::kPlain, kI8, kI8, "TABLE (256 entries)"});
+    add({"mul_shift"}, {OpForm::kPlain, kI32, kI32, "MUL with a shift"});
+    add({"arithmetic_right_shift"}, {OpForm::kPlain, kI32, kI32, "ARITHMETIC_RIGHT_SHIFT"});
     add({"conv3d"}, {OpForm::kPlain, kF, kF, "CONV3D, one per group"});
     add({"conv_transpose2d"}, {OpForm::kPlain, kF, kF, "TRANSPOSE_CONV2D, one per group, no dilation"});
     add({"resize"}, {OpForm::kPlain, kF, kF, "RESIZE (where its integer scale/offset/border reproduce torch's indices)"});
@@ -149,7 +159,7 @@ Verdict check_tensors(Backend backend, const graph::Graph& g, const graph::Node&
       }
     } else if (backend == Backend::kVulkan && rule.form != OpForm::kCustomShader) {
       bool index_slot = rule.form == OpForm::kIndexed && !is_output && slot == 1;
-      uint8_t allowed = index_slot ? (kI32 | kI64) : kVulkanTensors;
+      uint8_t allowed = index_slot ? (kI32 | kI64) : static_cast<uint8_t>(kVulkanTensors | (rule.vulkan & kI8));
       if (!(mask & allowed)) return at(Verdict::Kind::kTensorDtype, is_output, slot, value.dtype);
     }
     return Verdict{};

@@ -445,6 +445,28 @@ class Lowering {
     if (op == "flip") return lower_flip();
     if (op == "gather") return lower_gather();
     if (op == "index_select") return lower_index_select();
+    if (op == "rescale") return lower_rescale();
+    if (op == "conv2d_int") return lower_conv2d_int();
+    if (op == "matmul_int") return lower_matmul_int();
+    if (op == "avg_pool2d_int") return lower_avg_pool2d_int();
+    if (op == "table") return lower_table();
+    if (op == "mul_shift") {
+      GPUU_ASSIGN_OR_RETURN(TosaTensorId a, in(0));
+      GPUU_ASSIGN_OR_RETURN(TosaTensorId b, in(1));
+      set_out(elementwise(TosaOp::kMul, {}, {a, b}, E::kI32,
+                          TosaAttribute::int_tensor(E::kI8, {graph::attr_int(attrs_, "shift")})));
+      return Status::Ok();
+    }
+    if (op == "arithmetic_right_shift") {
+      // TOSA requires shifts in [0, 31]; gpuu's op clamps them there first.
+      GPUU_ASSIGN_OR_RETURN(TosaTensorId a, in(0));
+      GPUU_ASSIGN_OR_RETURN(TosaTensorId b, in(1));
+      TosaTensorId lo = scalar(E::kI32, 0.0, rank(b)), hi = scalar(E::kI32, 31.0, rank(b));
+      b = nan_binary(TosaOp::kMinimum, nan_binary(TosaOp::kMaximum, b, lo), hi);
+      set_out(elementwise(TosaOp::kArithmeticRightShift,
+                          {TosaAttribute::boolean(graph::attr_int(attrs_, "round") != 0)}, {a, b}, E::kI32));
+      return Status::Ok();
+    }
     if (op == "custom_shader") return unsupported("a custom shader is a VGF COMPUTE segment, not a TOSA operator");
     return unsupported("no TOSA 1.0 lowering for this op");
   }
@@ -960,6 +982,164 @@ class Lowering {
       }
     }
     set_out(cast(acc, t));
+    return Status::Ok();
+  }
+
+
+  // ---- TOSA's INT profile: rescale, conv2d_int, matmul_int, avg_pool2d_int, table ----
+
+  // Values of an i32 constant input (the registry makes multiplier and shift constants).
+  std::vector<int64_t> constant_ints(ValueId id) const {
+    const Blob& data = constant_data(id);
+    std::vector<int64_t> out(data.size() / 4);
+    for (size_t i = 0; i < out.size(); ++i) {
+      int32_t v;
+      std::memcpy(&v, data.data() + 4 * i, 4);
+      out[i] = v;
+    }
+    return out;
+  }
+
+  // An i8 zero-point attribute holding `zp` (an unsigned one keeps its bits).
+  static TosaAttribute zp_attr(E t, int64_t zp) {
+    if (t == E::kI8 && zp > 127) zp -= 256;
+    return TosaAttribute::int_tensor(t, {zp});
+  }
+
+  Status lower_rescale() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    GPUU_RETURN_IF_ERROR(need(x, {E::kI8, E::kI32}));
+    std::vector<int64_t> multiplier = constant_ints(node_->inputs[1]);
+    std::vector<int64_t> shift = constant_ints(node_->inputs[2]);
+    bool scale32 = graph::attr_int(attrs_, "scale32", 1) != 0;
+    std::string rounding = graph::attr_string(attrs_, "rounding", "single_round");
+    TosaRoundingMode mode = rounding == "double_round"    ? TosaRoundingMode::kDoubleRound
+                            : rounding == "inexact_round" ? TosaRoundingMode::kInexactRound
+                                                          : TosaRoundingMode::kSingleRound;
+    bool per_channel = multiplier.size() > 1;
+    E to = out_type();
+    std::vector<TosaAttribute> attrs = {
+        TosaAttribute::boolean(scale32),
+        TosaAttribute::u32(static_cast<uint32_t>(mode)),
+        TosaAttribute::boolean(per_channel),
+        TosaAttribute::boolean(graph::attr_int(attrs_, "input_unsigned") != 0),
+        TosaAttribute::boolean(graph::attr_int(attrs_, "output_unsigned") != 0),
+        TosaAttribute::int_tensor(scale32 ? E::kI32 : E::kI16, multiplier),
+        TosaAttribute::int_tensor(E::kI8, shift),
+        zp_attr(type(x), graph::attr_int(attrs_, "input_zp")),
+        zp_attr(to, graph::attr_int(attrs_, "output_zp"))};
+    auto rescale = [&](TosaTensorId v) { return emit(TosaOp::kRescale, attrs, {v}, to, shape(v)); };
+    size_t r = rank(x);
+    int64_t axis = graph::normalize_axis(graph::attr_int(attrs_, "axis", -1), r);
+    if (!per_channel || axis == static_cast<int64_t>(r) - 1) {
+      set_out(rescale(x));
+      return Status::Ok();
+    }
+    // TOSA's channel is the last dim: move 'axis' there and back.
+    Perm to_last, back(r);
+    for (size_t d = 0; d < r; ++d) {
+      if (static_cast<int64_t>(d) != axis) to_last.push_back(static_cast<int64_t>(d));
+    }
+    to_last.push_back(axis);
+    for (size_t d = 0; d < r; ++d) back[static_cast<size_t>(to_last[d])] = static_cast<int64_t>(d);
+    set_out(transpose(rescale(transpose(x, to_last)), back));
+    return Status::Ok();
+  }
+
+  Status lower_conv2d_int() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    GPUU_RETURN_IF_ERROR(need(x, {E::kI8}));
+    Shape xs = shape(x), ws = src_.value(node_->inputs[1]).shape, out = out_value().shape;
+    Shape stride = graph::attr_ints(attrs_, "stride"), padding = graph::attr_ints(attrs_, "padding"),
+          dilation = graph::attr_ints(attrs_, "dilation");
+    int64_t groups = graph::attr_int(attrs_, "groups", 1);
+    int64_t channels = xs[1], oc = ws[0], kh = ws[2], kw = ws[3];
+    WindowFit fh = fit_window(xs[2], (kh - 1) * dilation[0] + 1, stride[0], padding[0], padding[1], out[2]);
+    WindowFit fw = fit_window(xs[3], (kw - 1) * dilation[1] + 1, stride[1], padding[2], padding[3], out[3]);
+    TosaTensorId nhwc = transpose(x, kToNhwc);
+    if (fh.crop || fw.crop) {
+      Shape s = shape(nhwc);
+      nhwc = slice(nhwc, {0, 0, 0, 0}, {s[0], s[1] - fh.crop, s[2] - fw.crop, s[3]});
+    }
+    TosaTensorId bias;
+    if (has_in(2)) {
+      GPUU_ASSIGN_OR_RETURN(bias, in(2));
+    } else {
+      bias = scalar(E::kI32, 0.0, 1);  // BC = 1 broadcasts
+    }
+    std::vector<TosaAttribute> window = {TosaAttribute::shape({fh.pad_before, fh.pad_after, fw.pad_before, fw.pad_after}),
+                                         TosaAttribute::shape(stride), TosaAttribute::shape(dilation),
+                                         TosaAttribute::u32(static_cast<uint32_t>(TosaAccType::kInt32)),
+                                         TosaAttribute::boolean(false),
+                                         zp_attr(E::kI8, graph::attr_int(attrs_, "input_zp")),
+                                         zp_attr(E::kI8, graph::attr_int(attrs_, "weight_zp"))};
+    Shape sn = shape(nhwc);
+    auto out_nhwc = [&](int64_t c) { return Shape{out[0], out[2], out[3], c}; };
+    TosaTensorId y;
+    if (groups == 1) {
+      GPUU_ASSIGN_OR_RETURN(TosaTensorId w, rearranged(node_->inputs[1], ws, kToNhwc));  // OIHW -> OHWI
+      y = emit(TosaOp::kConv2d, window, {nhwc, w, bias}, E::kI32, out_nhwc(oc));
+    } else if (groups == channels && ws[1] == 1) {
+      int64_t mult = oc / channels;
+      GPUU_ASSIGN_OR_RETURN(TosaTensorId w, rearranged(node_->inputs[1], {channels, mult, kh, kw}, {2, 3, 0, 1}));
+      y = emit(TosaOp::kDepthwiseConv2d, window, {nhwc, w, bias}, E::kI32, out_nhwc(oc));
+    } else {
+      GPUU_ASSIGN_OR_RETURN(TosaTensorId w, rearranged(node_->inputs[1], ws, kToNhwc));
+      int64_t cg = channels / groups, og = oc / groups;
+      std::vector<TosaTensorId> parts;
+      for (int64_t gi = 0; gi < groups; ++gi) {
+        TosaTensorId xg = slice(nhwc, {0, 0, 0, gi * cg}, {sn[0], sn[1], sn[2], cg});
+        TosaTensorId wg = slice(w, {gi * og, 0, 0, 0}, {og, kh, kw, cg});
+        TosaTensorId bg = shape(bias)[0] == 1 ? bias : slice(bias, {gi * og}, {og});
+        parts.push_back(emit(TosaOp::kConv2d, window, {xg, wg, bg}, E::kI32, out_nhwc(og)));
+      }
+      y = emit(TosaOp::kConcat, {TosaAttribute::u32(3)}, parts, E::kI32, out_nhwc(oc));
+    }
+    set_out(transpose(y, kToNchw));
+    return Status::Ok();
+  }
+
+  Status lower_matmul_int() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId a, in(0));
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId b, in(1));
+    GPUU_RETURN_IF_ERROR(need(a, {E::kI8}));
+    set_out(emit(TosaOp::kMatmul,
+                 {zp_attr(E::kI8, graph::attr_int(attrs_, "a_zp")), zp_attr(E::kI8, graph::attr_int(attrs_, "b_zp"))},
+                 {a, b}, E::kI32, out_value().shape));
+    return Status::Ok();
+  }
+
+  Status lower_avg_pool2d_int() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    GPUU_RETURN_IF_ERROR(need(x, {E::kI8}));
+    Shape kernel = graph::attr_ints(attrs_, "kernel"), stride = graph::attr_ints(attrs_, "stride"),
+          padding = graph::attr_ints(attrs_, "padding"), out = out_value().shape;
+    TosaTensorId nhwc = transpose(x, kToNhwc);
+    Shape s = shape(nhwc);
+    WindowFit fh = fit_window(s[1], kernel[0], stride[0], padding[0], padding[1], out[2]);
+    WindowFit fw = fit_window(s[2], kernel[1], stride[1], padding[2], padding[3], out[3]);
+    if (fh.crop || fw.crop) nhwc = slice(nhwc, {0, 0, 0, 0}, {s[0], s[1] - fh.crop, s[2] - fw.crop, s[3]});
+    TosaTensorId y = emit(TosaOp::kAvgPool2d,
+                          {TosaAttribute::shape(kernel), TosaAttribute::shape(stride),
+                           TosaAttribute::shape({fh.pad_before, fh.pad_after, fw.pad_before, fw.pad_after}),
+                           TosaAttribute::u32(static_cast<uint32_t>(TosaAccType::kInt32)),
+                           zp_attr(E::kI8, graph::attr_int(attrs_, "input_zp")),
+                           zp_attr(E::kI8, graph::attr_int(attrs_, "output_zp"))},
+                          {nhwc}, E::kI8, {out[0], out[2], out[3], out[1]});
+    set_out(transpose(y, kToNchw));
+    return Status::Ok();
+  }
+
+  Status lower_table() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    GPUU_RETURN_IF_ERROR(need(x, {E::kI8}));
+    ValueId t = node_->inputs[1];
+    if (!is_constant(t)) return unsupported("TOSA's TABLE takes its table as a constant; '", src_.value(t).name, "' is not one");
+    const Blob& data = constant_data(t);
+    std::vector<int64_t> entries(data.size());
+    for (size_t i = 0; i < entries.size(); ++i) entries[i] = static_cast<int8_t>(data.data()[i]);
+    TosaAttribute table = TosaAttribute::int_tensor(E::kI8, entries);
+    set_out(pointwise(x, [&](TosaTensorId v) { return emit(TosaOp::kTable, {table}, {v}, E::kI8, shape(v)); }));
     return Status::Ok();
   }
 

@@ -40,11 +40,17 @@ Result<TosaGraph> lower_to_tosa(const graph::Graph& region);
 // CAST float->int rounds half to even and saturates, i8 NEGATE saturates,
 // TILE of size-1 dims is an expand, RESIZE becomes the gpuu resize whose
 // indices it reproduces (or kUnsupported when none does).
+// TOSA's INT profile raises to gpuu's integer ops: RESCALE -> rescale; i8
+// CONV2D/DEPTHWISE_CONV2D/TRANSPOSE_CONV2D -> conv2d_int (zero points kept);
+// i8 MATMUL -> matmul_int; i8 AVG_POOL2D -> avg_pool2d_int; i8 TABLE -> table;
+// i32 MUL with a shift -> mul_shift; ARITHMETIC_RIGHT_SHIFT -> the op of that
+// name; i8 CLAMP and MAX_POOL2D -> clamp through i32 / max_pool2d.
 // Graph inputs keep their order and names ("input_<i>" when unnamed); graph
 // constants need their data (set_graph_constant_data). Errors: kUnsupported
-// naming the operator ("operator 3 (INTDIV): no gpuu equivalent", nonzero
-// zero points, nan_mode IGNORE, i16/i48 tensors), kInvalidArgument for a graph
-// that does not validate or a constant without data.
+// naming the operator ("operator 3 (FFT2D): no gpuu equivalent", nonzero
+// zero points of float operators, nan_mode IGNORE, i16/i48 tensors, an i16
+// TABLE), kInvalidArgument for a graph that does not validate or a constant
+// without data.
 Result<graph::Graph> tosa_to_gpuu(const TosaGraph& graph);
 
 // RESIZE's integer parameters along one axis: scale n/d (an output step is

@@ -359,6 +359,9 @@ class Raising {
       case TosaOp::kPad: return raise_pad();
       case TosaOp::kTile: return raise_tile();
       case TosaOp::kGather: return raise_gather();
+      case TosaOp::kRescale: return raise_rescale();
+      case TosaOp::kTable: return raise_table();
+      case TosaOp::kArithmeticRightShift: return raise_arithmetic_right_shift();
       default: return unsupported("no gpuu equivalent");
     }
   }
@@ -427,14 +430,32 @@ class Raising {
     GPUU_RETURN_IF_ERROR(require_propagate(2));
     GPUU_ASSIGN_OR_RETURN(ValueId x, in(0));
     AttrMap bounds = {{"min", attr(0).value(0)}, {"max", attr(1).value(0)}};
+    if (dtype(x) == DType::kI8) {
+      // Exactly the i8 clamp, on the i32 kernels (the bounds are i8 values).
+      GPUU_ASSIGN_OR_RETURN(ValueId y, pointwise(x, [&](ValueId v) -> Result<ValueId> {
+        GPUU_ASSIGN_OR_RETURN(ValueId wide, cast(v, DType::kI32));
+        GPUU_ASSIGN_OR_RETURN(ValueId c, node("clamp", {wide}, bounds));
+        return cast(c, DType::kI8);
+      }));
+      set_out(y);
+      return Status::Ok();
+    }
     GPUU_ASSIGN_OR_RETURN(ValueId y, pointwise(x, [&](ValueId v) { return node("clamp", {v}, bounds); }));
     set_out(y);
     return Status::Ok();
   }
 
   Status raise_mul() {
+    if (tin(0).type == E::kI32 && attr(0).ints[0] != 0) {
+      // Fixed-point MUL: (a * b + 2^(shift-1)) >> shift.
+      GPUU_ASSIGN_OR_RETURN(ValueId a, in(0));
+      GPUU_ASSIGN_OR_RETURN(ValueId b, in(1));
+      GPUU_ASSIGN_OR_RETURN(ValueId y, node("mul_shift", {a, b}, {{"shift", attr(0).ints[0]}}));
+      set_out(y);
+      return Status::Ok();
+    }
     for (size_t i = 0; i < attr(0).size(); ++i) {
-      if (attr(0).value(i) != 0.0) return unsupported("a nonzero shift (fixed-point MUL) has no gpuu equivalent");
+      if (attr(0).value(i) != 0.0) return unsupported("a nonzero shift applies to i32 MUL only (TOSA requires 0 here)");
     }
     GPUU_ASSIGN_OR_RETURN(ValueId a, in(0));
     GPUU_ASSIGN_OR_RETURN(ValueId b, in(1));
@@ -479,6 +500,14 @@ class Raising {
   }
 
   Status raise_matmul() {
+    if (tin(0).type == E::kI8) {
+      if (out_dtype() != DType::kI32) return unsupported("i8 MATMUL must give i32");
+      GPUU_ASSIGN_OR_RETURN(ValueId a, in(0));
+      GPUU_ASSIGN_OR_RETURN(ValueId b, in(1));
+      GPUU_ASSIGN_OR_RETURN(ValueId y, node("matmul_int", {a, b}, {{"a_zp", attr(0).ints[0]}, {"b_zp", attr(1).ints[0]}}));
+      set_out(y);
+      return Status::Ok();
+    }
     GPUU_RETURN_IF_ERROR(require_zero(0, "A_zp"));
     GPUU_RETURN_IF_ERROR(require_zero(1, "B_zp"));
     GPUU_ASSIGN_OR_RETURN(ValueId a, in(0));
@@ -510,6 +539,7 @@ class Raising {
 
   Status raise_conv() {
     bool depthwise = op_->op == TosaOp::kDepthwiseConv2d;
+    if (tin(0).type == E::kI8) return raise_conv_int(depthwise);
     GPUU_RETURN_IF_ERROR(require_zero(5, "input_zp"));
     GPUU_RETURN_IF_ERROR(require_zero(6, "weight_zp"));
     const Ints& pads = attr(0).ints;
@@ -548,6 +578,18 @@ class Raising {
   }
 
   Status raise_avg_pool() {
+    if (tin(0).type == E::kI8) {
+      if (out_dtype() != DType::kI8) return unsupported("i8 AVG_POOL2D must give i8");
+      if (attr(3).ints[0] != static_cast<int64_t>(TosaAccType::kInt32)) return unsupported("i8 AVG_POOL2D needs acc_type INT32");
+      GPUU_ASSIGN_OR_RETURN(ValueId x, in(0));
+      GPUU_ASSIGN_OR_RETURN(x, transpose(x, kToNchw));
+      GPUU_ASSIGN_OR_RETURN(ValueId y, node("avg_pool2d_int", {x},
+                                            {{"kernel", attr(0).ints}, {"stride", attr(1).ints}, {"padding", attr(2).ints},
+                                             {"input_zp", attr(4).ints[0]}, {"output_zp", attr(5).ints[0]}}));
+      GPUU_ASSIGN_OR_RETURN(y, transpose(y, kToNhwc));
+      set_out(y);
+      return Status::Ok();
+    }
     GPUU_RETURN_IF_ERROR(require_zero(4, "input_zp"));
     GPUU_RETURN_IF_ERROR(require_zero(5, "output_zp"));
     const Ints& kernel = attr(0).ints;
@@ -604,6 +646,172 @@ class Raising {
     return Status::Ok();
   }
 
+
+  // ---- TOSA INT profile: integer convolution, RESCALE, TABLE ----
+
+  // CONV2D / DEPTHWISE_CONV2D on i8 with zero points: conv2d_int (NCHW, the
+  // four pads as they are), i32 out; a BC = 1 bias is added after.
+  Status raise_conv_int(bool depthwise) {
+    if (out_dtype() != DType::kI32) return unsupported("i8 convolution must give i32");
+    if (attr(3).ints[0] != static_cast<int64_t>(TosaAccType::kInt32)) return unsupported("i8 convolution needs acc_type INT32");
+    GPUU_ASSIGN_OR_RETURN(ValueId x, in(0));
+    GPUU_ASSIGN_OR_RETURN(x, transpose(x, kToNchw));
+    const Shape& ws = tin(1).shape;
+    ValueId w;
+    int64_t groups = 1;
+    if (depthwise) {
+      GPUU_ASSIGN_OR_RETURN(w, rearranged(1, ws, {2, 3, 0, 1}));  // [KH, KW, C, M] -> [C, M, KH, KW]
+      GPUU_ASSIGN_OR_RETURN(w, reshape(w, {ws[2] * ws[3], 1, ws[0], ws[1]}));
+      groups = ws[2];
+    } else {
+      GPUU_ASSIGN_OR_RETURN(w, rearranged(1, ws, kToNchw));  // OHWI -> OIHW
+    }
+    GPUU_ASSIGN_OR_RETURN(ValueId bias, in(2));
+    if (dtype(bias) != DType::kI32) return unsupported("an i8 convolution's bias must be i32");
+    int64_t oc = shape(w)[0];
+    bool full_bias = shape(bias) == Shape{oc};
+    std::vector<ValueId> inputs = {x, w};
+    if (full_bias) inputs.push_back(bias);
+    GPUU_ASSIGN_OR_RETURN(ValueId y, node("conv2d_int", inputs,
+                                          {{"stride", attr(1).ints}, {"padding", attr(0).ints}, {"dilation", attr(2).ints},
+                                           {"groups", groups}, {"input_zp", attr(5).ints[0]},
+                                           {"weight_zp", attr(6).ints[0]}}));
+    if (!full_bias) {
+      GPUU_ASSIGN_OR_RETURN(y, node("add", {y, bias}));  // BC = 1 broadcasts
+    }
+    GPUU_ASSIGN_OR_RETURN(y, transpose(y, kToNhwc));
+    set_out(y);
+    return Status::Ok();
+  }
+
+  // i8 TRANSPOSE_CONV2D: output [o] sums (x[i] - izp) * (w[k] - wzp) over
+  // i * stride + out_pad_before + k = o. That is conv2d_int over x with
+  // stride - 1 copies of input_zp between elements (they add nothing), the
+  // kernel flipped, and pads K - 1 + out_pad on each side (>= 0 as TOSA
+  // requires out_pad > -K); pads add nothing in conv2d_int either.
+  Status raise_transpose_conv_int() {
+    if (out_dtype() != DType::kI32) return unsupported("i8 TRANSPOSE_CONV2D must give i32");
+    if (attr(2).ints[0] != static_cast<int64_t>(TosaAccType::kInt32)) return unsupported("i8 TRANSPOSE_CONV2D needs acc_type INT32");
+    const Ints& out_pad = attr(0).ints;
+    const Ints& stride = attr(1).ints;
+    int64_t izp = attr(4).ints[0], wzp = attr(5).ints[0];
+    const Shape& ws = tin(1).shape;  // [OC, KH, KW, IC]
+    GPUU_ASSIGN_OR_RETURN(ValueId x, in(0));
+    GPUU_ASSIGN_OR_RETURN(x, transpose(x, kToNchw));
+    Shape xs = shape(x);  // N, C, H, W
+    if (stride[0] > 1 || stride[1] > 1) {
+      GPUU_ASSIGN_OR_RETURN(x, reshape(x, {xs[0], xs[1], xs[2], 1, xs[3], 1}));
+      GPUU_ASSIGN_OR_RETURN(x, node("pad", {x}, {{"pads", Ints{0, 0, 0, 0, 0, 0, 0, stride[0] - 1, 0, 0, 0, stride[1] - 1}},
+                                                 {"value", static_cast<double>(izp)}}));
+      GPUU_ASSIGN_OR_RETURN(x, reshape(x, {xs[0], xs[1], xs[2] * stride[0], xs[3] * stride[1]}));
+      GPUU_ASSIGN_OR_RETURN(x, node("slice", {x}, {{"axes", Ints{2, 3}}, {"starts", Ints{0, 0}},
+                                                   {"ends", Ints{(xs[2] - 1) * stride[0] + 1, (xs[3] - 1) * stride[1] + 1}}}));
+    }
+    GPUU_ASSIGN_OR_RETURN(ValueId w, rearranged(1, ws, kToNchw));  // OHWI -> OIHW
+    GPUU_ASSIGN_OR_RETURN(w, node("flip", {w}, {{"axes", Ints{2, 3}}}));
+    GPUU_ASSIGN_OR_RETURN(ValueId bias, in(2));
+    if (dtype(bias) != DType::kI32) return unsupported("an i8 transposed convolution's bias must be i32");
+    bool full_bias = shape(bias) == Shape{ws[0]};
+    std::vector<ValueId> inputs = {x, w};
+    if (full_bias) inputs.push_back(bias);
+    Ints padding = {ws[1] - 1 + out_pad[0], ws[1] - 1 + out_pad[1], ws[2] - 1 + out_pad[2], ws[2] - 1 + out_pad[3]};
+    GPUU_ASSIGN_OR_RETURN(ValueId y, node("conv2d_int", inputs,
+                                          {{"padding", padding}, {"input_zp", izp}, {"weight_zp", wzp}}));
+    if (!full_bias) {
+      GPUU_ASSIGN_OR_RETURN(y, node("add", {y, bias}));
+    }
+    GPUU_ASSIGN_OR_RETURN(y, transpose(y, kToNhwc));
+    set_out(y);
+    return Status::Ok();
+  }
+
+  // An i32 constant [n] of attribute values.
+  Result<ValueId> int32_constant(const std::vector<int64_t>& values, const std::string& base) {
+    std::vector<uint8_t> bytes(values.size() * 4);
+    for (size_t i = 0; i < values.size(); ++i) {
+      uint32_t u = static_cast<uint32_t>(values[i]);
+      std::memcpy(bytes.data() + 4 * i, &u, 4);
+    }
+    return constant(DType::kI32, {static_cast<int64_t>(values.size())}, std::move(bytes), base);
+  }
+
+  // RESCALE: gpuu's rescale with multiplier/shift as i32 constants; the
+  // channel is TOSA's last dim, which is dim perm[rank-1] of a transposed
+  // source (the rescale then runs before the transpose, which may cancel).
+  Status raise_rescale() {
+    bool scale32 = attr(0).ints[0] != 0;
+    int64_t mode = attr(1).ints[0];
+    bool per_channel = attr(2).ints[0] != 0;
+    bool in_unsigned = attr(3).ints[0] != 0, out_unsigned = attr(4).ints[0] != 0;
+    const std::vector<int64_t>& mult = attr(5).ints;
+    const std::vector<int64_t>& shift = attr(6).ints;
+    const Shape& is = tin(0).shape;
+    size_t expect = per_channel ? static_cast<size_t>(is.back()) : 1;
+    if (mult.size() != expect || shift.size() != expect) {
+      return err(StatusCode::kInvalidArgument, where(), "multiplier and shift have ", mult.size(), " and ", shift.size(),
+                 " entries; ", per_channel ? "per_channel needs one per channel of the last dim (" : "per-tensor needs one (",
+                 expect, ")");
+    }
+    const char* rounding = mode == static_cast<int64_t>(TosaRoundingMode::kDoubleRound)    ? "double_round"
+                           : mode == static_cast<int64_t>(TosaRoundingMode::kInexactRound) ? "inexact_round"
+                                                                                            : "single_round";
+    int64_t izp = attr(7).ints[0], ozp = attr(8).ints[0];
+    if (in_unsigned && tin(0).type == E::kI8) izp &= 0xFF;
+    if (out_unsigned && tout().type == E::kI8) ozp &= 0xFF;
+    GPUU_ASSIGN_OR_RETURN(ValueId m, int32_constant(mult, "multiplier"));
+    GPUU_ASSIGN_OR_RETURN(ValueId sh, int32_constant(shift, "shift"));
+    GPUU_ASSIGN_OR_RETURN(ValueId x, in(0));
+    AttrMap a = {{"dtype", std::string(graph::dtype_name(out_dtype()))},
+                 {"scale32", int64_t{scale32 ? 1 : 0}},
+                 {"rounding", std::string(rounding)},
+                 {"input_zp", izp},
+                 {"output_zp", ozp},
+                 {"input_unsigned", int64_t{in_unsigned ? 1 : 0}},
+                 {"output_unsigned", int64_t{out_unsigned ? 1 : 0}}};
+    ValueId y;
+    auto it = transposed_.find(x);
+    if (it != transposed_.end() && !is.empty()) {
+      std::pair<ValueId, Perm> source = it->second;
+      a["axis"] = source.second.back();
+      GPUU_ASSIGN_OR_RETURN(ValueId r, node("rescale", {source.first, m, sh}, a));
+      GPUU_ASSIGN_OR_RETURN(y, transpose(r, source.second));
+    } else {
+      a["axis"] = int64_t{-1};
+      GPUU_ASSIGN_OR_RETURN(y, node("rescale", {x, m, sh}, a));
+    }
+    set_out(y);
+    return Status::Ok();
+  }
+
+  // i8 operands shift exactly in i32 (the result only shrinks).
+  Status raise_arithmetic_right_shift() {
+    GPUU_ASSIGN_OR_RETURN(ValueId a, in(0));
+    GPUU_ASSIGN_OR_RETURN(ValueId b, in(1));
+    DType d = dtype(a);
+    if (d != DType::kI32 && d != DType::kI8) return unsupported("no gpuu form for ", graph::dtype_name(d), " operands");
+    GPUU_ASSIGN_OR_RETURN(a, cast(a, DType::kI32));
+    GPUU_ASSIGN_OR_RETURN(b, cast(b, DType::kI32));
+    GPUU_ASSIGN_OR_RETURN(ValueId y, node("arithmetic_right_shift", {a, b}, {{"round", attr(0).ints[0]}}));
+    GPUU_ASSIGN_OR_RETURN(y, cast(y, d));
+    set_out(y);
+    return Status::Ok();
+  }
+
+  Status raise_table() {
+    if (tin(0).type != E::kI8) return unsupported("only the i8 TABLE (256 entries) has a gpuu equivalent");
+    const TosaAttribute& t = attr(0);
+    if (t.size() != 256) {
+      return err(StatusCode::kInvalidArgument, where(), "an i8 TABLE needs 256 entries, got ", t.size());
+    }
+    std::vector<uint8_t> bytes(256);
+    for (size_t i = 0; i < 256; ++i) bytes[i] = static_cast<uint8_t>(static_cast<int8_t>(t.ints[i]));
+    GPUU_ASSIGN_OR_RETURN(ValueId table, constant(DType::kI8, {256}, std::move(bytes), "table"));
+    GPUU_ASSIGN_OR_RETURN(ValueId x, in(0));
+    GPUU_ASSIGN_OR_RETURN(ValueId y, pointwise(x, [&](ValueId v) { return node("table", {v, table}); }));
+    set_out(y);
+    return Status::Ok();
+  }
+
   // ---- CONV3D, TRANSPOSE_CONV2D, RESIZE, REVERSE ----
 
   // Operands in the output's float dtype, and whether the bias is a full
@@ -649,6 +857,7 @@ class Raising {
   // out_pad (top, bottom, left, right) is torch's (-padding, output_padding -
   // padding) when top/left <= 0 and 0 <= output_padding < stride.
   Status raise_transpose_conv() {
+    if (tin(0).type == E::kI8) return raise_transpose_conv_int();
     GPUU_RETURN_IF_ERROR(require_zero(4, "input_zp"));
     GPUU_RETURN_IF_ERROR(require_zero(5, "weight_zp"));
     const Ints& out_pad = attr(0).ints;

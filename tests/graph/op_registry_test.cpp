@@ -74,6 +74,10 @@ TEST(OpRegistry, HasEveryOpOtherComponentsUse) {
   for (const char* spatial : {"conv3d", "conv_transpose2d", "avg_pool3d", "max_pool3d", "resize", "expand", "flip"}) {
     expected.insert(spatial);
   }
+  for (const char* int_profile : {"rescale", "conv2d_int", "matmul_int", "avg_pool2d_int", "table", "mul_shift",
+                                  "arithmetic_right_shift"}) {
+    expected.insert(int_profile);
+  }
   std::set<std::string> registered;
   for (const OpSchema& s : all_ops()) {
     registered.insert(s.name);

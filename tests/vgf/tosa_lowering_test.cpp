@@ -821,9 +821,10 @@ TEST(TosaToGpuu, RefusesWhatGpuuCannotExpress) {
       << g.status().message();
   TosaTensorId b;
 
+  // A shift is i32 MUL's (it raises to mul_shift); an i8 MUL must have none.
   TosaGraph m;
-  a = m.add_input(TosaElementType::kI32, {4}, 0, 0);
-  b = m.add_input(TosaElementType::kI32, {4}, 0, 1);
+  a = m.add_input(TosaElementType::kI8, {4}, 0, 0);
+  b = m.add_input(TosaElementType::kI8, {4}, 0, 1);
   m.add_output(m.add_operator(TosaOp::kMul, {TosaAttribute::int_tensor(TosaElementType::kI8, {3})}, {a, b},
                               {{TosaElementType::kI32, {4}}}),
                0, 2);

@@ -64,6 +64,13 @@ const std::map<std::string, Kernel, std::less<>>& kernel_table() {
     t["flip"] = kernel_flip;
     t["gather"] = kernel_gather;
     t["index_select"] = kernel_index_select;
+    t["rescale"] = kernel_rescale;
+    t["conv2d_int"] = kernel_conv2d_int;
+    t["matmul_int"] = kernel_matmul_int;
+    t["avg_pool2d_int"] = kernel_avg_pool2d_int;
+    t["table"] = kernel_table_lookup;
+    t["mul_shift"] = kernel_int_shift;
+    t["arithmetic_right_shift"] = kernel_int_shift;
     return t;
   }();
   return table;

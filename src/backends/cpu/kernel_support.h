@@ -95,5 +95,11 @@ Status kernel_max_pool3d(const KernelArgs& args, std::vector<HostTensor>* output
 Status kernel_resize(const KernelArgs& args, std::vector<HostTensor>* outputs);
 Status kernel_gather(const KernelArgs& args, std::vector<HostTensor>* outputs);        // index_ops.cpp
 Status kernel_index_select(const KernelArgs& args, std::vector<HostTensor>* outputs);
+Status kernel_rescale(const KernelArgs& args, std::vector<HostTensor>* outputs);         // int_quant.cpp
+Status kernel_conv2d_int(const KernelArgs& args, std::vector<HostTensor>* outputs);
+Status kernel_matmul_int(const KernelArgs& args, std::vector<HostTensor>* outputs);
+Status kernel_avg_pool2d_int(const KernelArgs& args, std::vector<HostTensor>* outputs);
+Status kernel_table_lookup(const KernelArgs& args, std::vector<HostTensor>* outputs);
+Status kernel_int_shift(const KernelArgs& args, std::vector<HostTensor>* outputs);  // mul_shift, arithmetic_right_shift
 
 }  // namespace gpuu::cpu

@@ -143,6 +143,10 @@ Result<graph::Graph> graph_from_compute_segment(const VgfFile& file, const Segme
 Result<VgfFile> vgf_from_region(const graph::Graph& region) {
   if (region.nodes().size() == 1 && region.node(0).op == "custom_shader") return compute_vgf_from_region(region);
   GPUU_ASSIGN_OR_RETURN(TosaGraph tosa, lower_to_tosa(region));
+  return vgf_from_tosa(tosa);
+}
+
+Result<VgfFile> vgf_from_tosa(const TosaGraph& tosa) {
   GPUU_ASSIGN_OR_RETURN(std::vector<uint32_t> spirv, emit_tosa_module(tosa));
   VgfFile file;
   file.modules.push_back(Module::with_spirv(ModuleType::kGraph, "graph_partition_0", tosa.entry_point, spirv));

@@ -8,6 +8,7 @@
 
 #include "base/status.h"
 #include "graph/graph.h"
+#include "vgf/tosa_graph.h"
 #include "vgf/vgf_file.h"
 
 namespace gpuu::vgf {
@@ -16,6 +17,10 @@ namespace gpuu::vgf {
 // inputs and outputs as tensor resources named after the region's values,
 // constants as CONSTANT resources with their data.
 Result<VgfFile> vgf_from_region(const graph::Graph& region);
+
+// The VGF file of one TOSA graph (what vgf_from_region does after lowering):
+// one GRAPH segment, graph constants as CONSTANT resources with their data.
+Result<VgfFile> vgf_from_tosa(const TosaGraph& tosa);
 
 // The gpuu graph computing the file's GRAPH segment, with inputs and outputs
 // in the sequence's order and named by its input/output names (when present).

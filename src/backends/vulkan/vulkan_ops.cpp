@@ -16,6 +16,7 @@ const std::vector<OpKernel>& vulkan_op_kernels() {
     add_shape_kernels(t);
     add_index_kernels(t);
     add_custom_kernels(t);
+    add_quant_kernels(t);
     return t;
   }();
   return table;

@@ -59,6 +59,10 @@ void add_shape_kernels(std::vector<OpKernel>& table);        // transpose, resha
                                                              // flip, cast, where
 void add_index_kernels(std::vector<OpKernel>& table);        // gather, index_select
 void add_custom_kernels(std::vector<OpKernel>& table);       // custom_shader (com.arm.VulkanCustomShader)
+void add_quant_kernels(std::vector<OpKernel>& table);        // rescale, conv2d_int, matmul_int, avg_pool2d_int, table
+// max_pool2d on i8/i32 tensors (kernels/quant.cpp), which conv_pool's max_pool2d hands integers to.
+std::string check_int_pool2d(const graph::Graph& graph, const graph::Node& node);
+Status lower_int_pool2d(LoweringContext& lc, const graph::Node& node);
 
 // Small helpers shared by the families.
 class PushConstants {

@@ -1,5 +1,6 @@
 // Kernel family 'conv_pool': conv2d (tiled implicit GEMM, or direct where
-// there are few output channels per group) and avg/max pool2d over NCHW, f32/f16.
+// there are few output channels per group) and avg/max pool2d over NCHW, f32/f16
+// (max_pool2d on i8/i32 goes to kernels/quant.cpp).
 #include <utility>
 
 #include "backends/vulkan/vulkan_ops.h"
@@ -78,10 +79,16 @@ Status lower_conv2d(LoweringContext& lc, const graph::Node& n) {
   return add_dispatch(lc, n, key, std::move(bindings), push, count);
 }
 
-std::string check_pool2d(const graph::Graph& g, const graph::Node& n) { return check_float_inputs(g, n); }
+std::string check_pool2d(const graph::Graph& g, const graph::Node& n) {
+  if (n.op == "max_pool2d" && !n.inputs.empty() && n.inputs[0] >= 0 && !is_float(g.value(n.inputs[0]).dtype)) {
+    return check_int_pool2d(g, n);  // i8/i32: kernels/quant.cpp
+  }
+  return check_float_inputs(g, n);
+}
 
 Status lower_pool2d(LoweringContext& lc, const graph::Node& n) {
   const TensorRef& x = lc.tensor(n.inputs[0]);
+  if (!is_float(x.dtype)) return lower_int_pool2d(lc, n);
   const TensorRef& y = lc.tensor(n.outputs[0]);
   GPUU_RETURN_IF_ERROR(require_f16_support(lc, n, y.dtype));
   const uint64_t count = static_cast<uint64_t>(graph::shape_numel(y.shape));
