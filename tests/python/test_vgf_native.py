@@ -144,3 +144,33 @@ def test_model_family_regions_run_natively(name, tmp_path):
     scale = max(1.0, float(np.abs(want).max()))
     np.testing.assert_allclose(native, want, rtol=1e-4, atol=1e-4 * scale, err_msg=name)
     np.testing.assert_allclose(native, executor, rtol=1e-4, atol=1e-4 * scale, err_msg=name)
+
+
+def test_int8_block_runs_natively_bit_exact(tmp_path):
+    """A TOSA INT-profile block (i8 conv with zero point -> per-channel RESCALE -> TABLE -> i8 max pool)."""
+    rng = np.random.default_rng(54)
+    with gpuu.Graph() as g:
+        x = g.add_input("x", np.int8, [1, 2, 6, 6])
+        w = g.add_constant("w", rng.integers(-128, 128, (3, 2, 3, 3), dtype=np.int8))
+        bias = g.add_constant("bias", np.array([100, -100, 7], dtype=np.int32))
+        m = g.add_constant("m", np.array([1300000000, 1500000000, 1700000000], dtype=np.int32))
+        s = g.add_constant("s", np.array([38, 38, 39], dtype=np.int32))
+        table = g.add_constant("tbl", ((np.arange(256) * 91 + 3) % 256 - 128).astype(np.int8))
+        conv = g.add_node("conv2d_int", "conv", [x, w, bias], {"padding": [1, 1, 1, 1], "input_zp": -4})[0]
+        rq = g.add_node("rescale", "rq", [conv, m, s], {"dtype": "i8", "axis": 1})[0]
+        lut = g.add_node("table", "lut", [rq, table])[0]
+        g.mark_output(g.add_node("max_pool2d", "pool", [lut], {"kernel": [2, 2]})[0])
+        spec = gpuu.UnifiedGpuCompileSpec(vgf=gpuu.VgfCompileSpec(), prefer="vgf_first", min_partition_size=1,
+                                          shared_context_token="vgf_native_int8")
+        partitioner = gpuu.UnifiedGpuPartitioner(spec)
+        result = partitioner.partition(g)
+        assert result.delegate_backends == ["VgfBackend"], result.region_strings()
+        partitioner.write_program(result, tmp_path / "int8.gpuu")
+        result.partition.close()
+    xs = rng.integers(-128, 128, (1, 2, 6, 6), dtype=np.int8)
+    x_tensor = torch.from_numpy(xs)
+    (native,), lines = _run(tmp_path / "int8.gpuu", x_tensor, vgf_path="native")
+    assert all("path=native" in line for line in lines), lines
+    (executor,), _ = _run(tmp_path / "int8.gpuu", x_tensor, vgf_path="executor")
+    assert native.dtype == np.int8
+    np.testing.assert_array_equal(native, executor)
