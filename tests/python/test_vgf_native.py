@@ -174,3 +174,40 @@ def test_int8_block_runs_natively_bit_exact(tmp_path):
     (executor,), _ = _run(tmp_path / "int8.gpuu", x_tensor, vgf_path="executor")
     assert native.dtype == np.int8
     np.testing.assert_array_equal(native, executor)
+
+
+AFFINE_GLSL = """#version 450
+layout(local_size_x = 64) in;
+layout(std430, set = 0, binding = 0) readonly buffer In { float x[]; };
+layout(std430, set = 0, binding = 1) writeonly buffer Out { float y[]; };
+void main() { uint i = gl_GlobalInvocationID.x; if (i < 1000u) y[i] = x[i] * 2.0 + 1.0; }
+"""
+
+
+def test_custom_shader_between_graph_regions_with_the_native_path(tmp_path):
+    """x -> sin [GRAPH] -> custom shader [COMPUTE] -> cos [GRAPH]: the graphs run as data-graph pipelines,
+    the COMPUTE segment as a compute pipeline from its own SPIR-V; forcing native accepts both."""
+    import json
+
+    with gpuu.Graph() as g:
+        x = g.add_input("x", np.float32, [1000])
+        s = g.add_node("sin", "sin_0", [x])[0]
+        attrs = {"entry_point": "main", "workgroup_sizes": [64, 1, 1], "shader_language": "GLSL",
+                 "shader_code": AFFINE_GLSL, "input_0_binding": 0,
+                 "input_0_vkdescriptortype": "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER", "output_0_binding": 1}
+        a = g.add_node("custom_shader", "affine_0", [s], {
+            "domain_name": "com.arm.VulkanCustomShader", "operator_name": "affine",
+            "implementation_attrs": json.dumps(attrs), "num_outputs": 1, "output_0_shape": [1000],
+            "output_0_dtype": "f32"})[0]
+        g.mark_output(g.add_node("cos", "cos_0", [a])[0])
+        spec = gpuu.UnifiedGpuCompileSpec(vgf=gpuu.VgfCompileSpec(), prefer="vgf_first", min_partition_size=1,
+                                          shared_context_token="vgf_native_shader")
+        partitioner = gpuu.UnifiedGpuPartitioner(spec)
+        result = partitioner.partition(g)
+        assert result.delegate_backends == ["VgfBackend"] * 3, result.region_strings()
+        partitioner.write_program(result, tmp_path / "shader.gpuu")
+        result.partition.close()
+    values = np.linspace(-3, 3, 1000, dtype=np.float32)
+    (got,), lines = _run(tmp_path / "shader.gpuu", torch.from_numpy(values), vgf_path="native")
+    assert [line.split("path=")[1].split(" ")[0] for line in lines] == ["native", "compute", "native"], lines
+    np.testing.assert_allclose(got, np.cos(np.sin(values) * 2 + 1), rtol=1e-5, atol=1e-5)

@@ -137,8 +137,13 @@ Result<std::unique_ptr<backends::DelegateHandle>> VgfBackend::init(backends::Bac
   // Which path, and why: native through VK_ARM_data_graph where the device
   // has it, unless the session asks for the executor; the executor otherwise.
   const backends::DataGraphPath wanted = context.data_graph_path;
+  // A file of COMPUTE segments only (a custom shader) is a compute pipeline
+  // from the file's own SPIR-V on either path: no data graph is involved.
+  bool compute_only = !file->sequence.segments.empty();
+  for (const Segment& segment : file->sequence.segments) compute_only = compute_only && segment.type == ModuleType::kCompute;
   std::string why = wanted == backends::DataGraphPath::kExecutor ? std::string("the session asked for the executor")
-                                                                 : data_graph_refusal(*ctx, file.value());
+                    : compute_only ? std::string("a COMPUTE segment: a compute pipeline from the file's SPIR-V")
+                                   : data_graph_refusal(*ctx, file.value());
   std::unique_ptr<VgfHandle> handle;
   if (why.empty()) {
     Result<std::unique_ptr<DataGraphExecutor>> native = DataGraphExecutor::create(ctx, file.value(), io.first, io.second);
@@ -150,7 +155,7 @@ Result<std::unique_ptr<backends::DelegateHandle>> VgfBackend::init(backends::Bac
       why = "the native path failed (" + native.status().message() + ")";
       log(LogLevel::kWarn, "VGF", "delegate ", context.delegate_index, ": ", why, "; running gpuu's TOSA executor");
     }
-  } else if (wanted == backends::DataGraphPath::kNative) {
+  } else if (wanted == backends::DataGraphPath::kNative && !compute_only) {
     return fail(err(StatusCode::kUnsupported, "the session asked for the native VK_ARM_data_graph path, but ", why));
   }
   if (!handle) {
@@ -161,8 +166,9 @@ Result<std::unique_ptr<backends::DelegateHandle>> VgfBackend::init(backends::Bac
     handle = std::make_unique<VgfHandle>(std::move(executor).value());
   }
   log(LogLevel::kInfo, "VGF", "init: ", backends::describe_init(processed, compile_specs), " path=",
-      handle->native() ? "native (VK_ARM_data_graph on '" + ctx->device_name() + "')"
-                       : "executor (" + why + ")");
+      handle->native()  ? "native (VK_ARM_data_graph on '" + ctx->device_name() + "')"
+      : compute_only ? "compute (" + why + ")"
+                     : "executor (" + why + ")");
   log(LogLevel::kDebug, "VGF", "init: handle=", static_cast<const void*>(handle.get()), " dispatches=",
       handle->dispatch_count(), " on '", ctx->device_name(), "'");
   return std::unique_ptr<backends::DelegateHandle>(std::move(handle));
