@@ -35,8 +35,6 @@ import subprocess
 import sys
 from typing import Dict, List, Optional
 
-import gpuu
-
 # Tool -> (the Python package that ships it, its binary inside the package, its console script, the pip package).
 _TOOLS = {
     "vgf_dump": ("vgf_lib", "vgf_dump", "vgf_dump", "ai-ml-sdk-vgf-library"),
@@ -166,6 +164,8 @@ def model_converter(mlir_path: str, vgf_path: str) -> None:
 
 def gpuu_inspect() -> str:
     """gpuu-inspect: beside the gpuu package's build tree (<build>/tools/inspect), in this environment, or on PATH."""
+    import gpuu
+
     package = os.path.dirname(os.path.abspath(gpuu.__file__))
     candidates = [os.path.join(package, "..", "..", "..", "tools", "inspect", "gpuu-inspect"),
                   os.path.join(sys.prefix, "bin", "gpuu-inspect")]
@@ -191,3 +191,15 @@ def mlir_dense(array) -> str:
     if a.ndim == 0:
         return f"{float(a):.8e}"
     return "[" + ", ".join(mlir_dense(sub) for sub in a) + "]"
+
+
+if __name__ == "__main__":
+    # By hand: python tests/python/arm_sdk.py SCENARIO.json [runner options] runs Arm's scenario
+    # runner under the emulation layers, set up as the tests do (manifests in a temporary folder).
+    import tempfile
+
+    if len(sys.argv) < 2:
+        sys.exit("usage: arm_sdk.py SCENARIO.json [scenario runner options]")
+    with tempfile.TemporaryDirectory(prefix="gpuu_arm_") as scratch:
+        sys.exit(subprocess.run([tool("scenario_runner"), "--scenario"] + sys.argv[1:],
+                                env=emulation_env(scratch)).returncode)
