@@ -24,7 +24,8 @@ from .export_api import (GPU_SHARED_CONTEXT_MODE, GPU_SHARED_CONTEXT_TOKEN, GPU_
                          PartitionResult, SharedGpuSpec, UnifiedGpuCompileSpec, UnifiedGpuPartitioner,
                          VgfCompileSpec, export, export_vgf, make_shared_gpu_compile_specs,
                          parse_shared_compile_specs)
-from .runtime import LoadedProgram, LoadedVgf, load, load_vgf  # noqa: E402
+from .runtime import LoadedProgram, load  # noqa: E402
+from .standalone_vgf import LoadedVgf, load_vgf  # noqa: E402
 
 __version__ = version()
 
