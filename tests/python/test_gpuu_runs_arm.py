@@ -8,8 +8,10 @@ NumPy reference. Where gpuu lowers the same graph itself (the PyTorch model
 that computes it, NCHW where TOSA is NHWC), gpuu's own .vgf of it gives the
 same numbers. Also: gpuu's errors for what it cannot load name the problem.
 
-The int8 conv2d + rescale case the issue asks for is not here yet: it needs the
-TOSA INT8 operators of the executor (another branch).
+The int8 conv2d + rescale case the issue asks for is not here: it needs the
+executor's TOSA INT8 operators (branch vgf-int8). It is the one commit of branch
+vgf-interop-int8 (tests/python/test_gpuu_runs_arm_int8.py), which passes on
+vgf-int8 merged with this branch; merge it after both.
 """
 
 import os
