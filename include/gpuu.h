@@ -838,11 +838,45 @@ GPUU_API const char* gpuu_program_delegate_backend(const gpuu_program* program, 
 
 /* Standalone VGF export: writes each VGF delegate of `program` as
  * `dir/<delegate index>.vgf` (a complete VGF file, readable by Arm's tools)
- * with a scenario JSON for Arm's scenario runner beside it
- * (`<delegate index>.json`, inputs and outputs as `<name>.npy`), creating
- * `dir` if needed. *vgf_count (may be NULL) receives the number of VGF files.
+ * with a scenario JSON for Arm's scenario runner (0.11) beside it
+ * (`<delegate index>.json`): the VGF as a graph resource, each input and
+ * output of the delegate as a tensor (a storage buffer for a custom-shader
+ * COMPUTE segment) whose uid is its name, bound at its descriptor set and
+ * binding by a dispatch_vgf command.
+ * Inputs are read from `<delegate index>.input_<i>.npy`, written here filled
+ * with zeros (replace them with real data), outputs go to
+ * `<delegate index>.output_<i>.npy`; the scenario runs as written:
+ * `scenario_runner --scenario dir/<delegate index>.json` on a device with
+ * VK_ARM_data_graph (or Arm's emulation layers). Creates `dir` if needed.
+ * *vgf_count (may be NULL) receives the number of VGF files.
  * GPUU_ERROR_IO naming the path when a file cannot be written. */
 GPUU_API gpuu_status gpuu_program_extract_vgf(const gpuu_program* program, const char* dir, size_t* vgf_count);
+
+/* A standalone VGF file (one written by Arm's model converter, say) as a
+ * program of one VGF delegate that runs it: the program's inputs and outputs
+ * are the file's model inputs and outputs, in its sequence order, named by
+ * its input/output names (input_<i> / output_<i> where the file has none) and
+ * typed and shaped by their resources (gpuu_session_input_info tells them).
+ * The file's bytes are copied, unchanged, into the program as the delegate's
+ * blob. `options` (may be NULL for the defaults of
+ * gpuu_program_write_options_init) gives the delegate's shared-context
+ * compile specs, as for gpuu_program_write. On success *out is the caller's.
+ * Formats 0.0.x to 0.5.x (Arm's VGF library up to 0.11) are read; the file
+ * must hold exactly one segment: a GRAPH segment of TOSA gpuu's executor runs,
+ * or a COMPUTE segment. Added in 0.2. Thread-safe.
+ * Returns GPUU_ERROR_INVALID_ARGUMENT for NULL `out`, NULL or empty data, or a
+ * bad option; GPUU_ERROR_INVALID_FORMAT for bytes that are not a VGF file or a
+ * corrupt one (the message names the section and byte offset);
+ * GPUU_ERROR_UNSUPPORTED for a file gpuu cannot run (several segments, a
+ * placeholder module without code, a TOSA operator or element format gpuu
+ * lacks: the message names it). */
+GPUU_API gpuu_status gpuu_program_from_vgf(const void* data, size_t size, const gpuu_program_write_options* options,
+                                           gpuu_program** out);
+
+/* As gpuu_program_from_vgf, for the VGF file at `path` (read whole).
+ * GPUU_ERROR_IO naming the path when it cannot be read. */
+GPUU_API gpuu_status gpuu_program_from_vgf_file(const char* path, const gpuu_program_write_options* options,
+                                                gpuu_program** out);
 
 /* A program made runnable: delegates initialised on their shared context,
  * buffers and command buffers ready. Not thread-safe: one thread at a time

@@ -4,12 +4,9 @@
 
 #include "backends/vgf/vgf_export.h"
 #include "capi/capi_common.h"
+#include "capi/handles.h"
 #include "program/program_loader.h"
 #include "runtime/session.h"
-
-struct gpuu_program {
-  std::shared_ptr<const gpuu::program::Program> program;
-};
 
 struct gpuu_session {
   std::unique_ptr<gpuu::runtime::Session> session;
@@ -86,7 +83,11 @@ GPUU_API gpuu_status gpuu_program_extract_vgf(const gpuu_program* program, const
     if (!dir || !*dir) return fail_invalid("gpuu_program_extract_vgf: dir is NULL or empty");
     std::vector<std::string> written;
     if (gpuu_status s = to_c(vgf::extract_vgf_delegates(*program->program, dir, &written))) return s;
-    if (vgf_count) *vgf_count = written.size() / 2;
+    if (vgf_count) {
+      for (const std::string& path : written) {
+        if (path.size() > 4 && path.compare(path.size() - 4, 4, ".vgf") == 0) ++*vgf_count;
+      }
+    }
     return GPUU_OK;
   });
 }

@@ -2,12 +2,14 @@
 // Only src/capi includes this.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "compile_spec/shared_gpu_compile_spec.h"
 #include "graph/builder.h"
 #include "graph/graph.h"
 #include "partition/partition_result.h"
+#include "program/program.h"
 
 // A graph under construction through the graph-builder API.
 struct gpuu_graph {
@@ -22,4 +24,9 @@ struct gpuu_partition {
   gpuu::partition::PartitionResult result;
   gpuu::SharedGpuCompileSpec shared_spec;  // the policy it ran with; baked into programs written from it
   std::string explain_json;
+};
+
+// A loaded program (capi_session.cpp loads them, capi_vgf.cpp makes them from VGF files).
+struct gpuu_program {
+  std::shared_ptr<const gpuu::program::Program> program;
 };

@@ -165,8 +165,16 @@ std::string enum_name(const char* name, uint32_t value) {
   return name ? std::string(name) : str_cat("unknown (", value, ")");
 }
 
-void segment_object(PrettyJson& j, const Segment& seg, size_t index) {
+void segment_object(PrettyJson& j, const Segment& seg, size_t index, DumpStyle style) {
   j.begin_object();
+  if (style == DumpStyle::kVgfLibrary0_11) {
+    j.key("constant_bindings").begin_array();
+    for (const GraphConstantBinding& b : seg.effective_constant_bindings()) {
+      j.begin_object().field("constant_table_index", b.constant_table_index);
+      j.field("graph_constant_id", b.graph_constant_id).end_object();
+    }
+    j.end_array();
+  }
   j.int_array("constants", seg.constants);
   j.key("descriptor_set_infos").begin_array();
   for (size_t k = 0; k < seg.descriptor_sets.size(); ++k) {
@@ -219,7 +227,7 @@ void resource_object(PrettyJson& j, const Resource& r, size_t index) {
 
 }  // namespace
 
-std::string dump_vgf_json(const VgfFile& file) {
+std::string dump_vgf_json(const VgfFile& file, DumpStyle style) {
   PrettyJson j;
   j.begin_object();
   j.key("constants").begin_array();
@@ -237,7 +245,7 @@ std::string dump_vgf_json(const VgfFile& file) {
   named_slots_array(j, "inputs", seq.inputs, seq.input_names);
   named_slots_array(j, "outputs", seq.outputs, seq.output_names);
   j.key("segments").begin_array();
-  for (size_t i = 0; i < seq.segments.size(); ++i) segment_object(j, seq.segments[i], i);
+  for (size_t i = 0; i < seq.segments.size(); ++i) segment_object(j, seq.segments[i], i, style);
   j.end_array();
   j.end_object();
 

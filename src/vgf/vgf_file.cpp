@@ -124,10 +124,11 @@ class Decoder {
     v.major = data_[layout::kVersionOffset];
     v.minor = data_[layout::kVersionOffset + 1];
     v.patch = data_[layout::kVersionOffset + 2];
-    // Arm's rule: major 0 and minor <= 4, patch ignored.
-    if (v.major != 0 || v.minor > 4) {
+    // Arm's rule up to library 0.10: major 0 and minor <= 4, patch ignored;
+    // library 0.11 writes 0.5.0 (graph constant bindings).
+    if (v.major != 0 || v.minor > 5) {
       return fail_header(layout::kVersionOffset, "format version ", int(v.major), ".", int(v.minor), ".",
-                         int(v.patch), " is not supported (0.0.x to 0.4.x are)");
+                         int(v.patch), " is not supported (0.0.x to 0.5.x are)");
     }
     for (int i = 0; i < layout::kSectionCount; ++i) {
       const size_t entry = layout::kSectionTableOffset + 16 * i;
@@ -374,6 +375,11 @@ class Decoder {
             seg.push_constant_ranges.push_back(PushConstantRange{r->stage_flags(), r->offset(), r->size()});
           }
         }
+        if (s->constant_bindings()) {
+          for (const fb::GraphConstantBinding* c : *s->constant_bindings()) {
+            seg.constant_bindings.push_back(GraphConstantBinding{c->graph_constant_id(), c->constant_table_index()});
+          }
+        }
         seq.segments.push_back(std::move(seg));
       }
     }
@@ -398,6 +404,13 @@ class Decoder {
 };
 
 }  // namespace
+
+std::vector<GraphConstantBinding> Segment::effective_constant_bindings() const {
+  if (!constant_bindings.empty()) return constant_bindings;
+  std::vector<GraphConstantBinding> out;
+  for (uint32_t c : constants) out.push_back(GraphConstantBinding{c, c});
+  return out;
+}
 
 Result<VgfFile> decode_vgf(const uint8_t* data, size_t size) {
   if (!data && size != 0) return err(StatusCode::kInvalidArgument, "vgf: null data of ", size, " bytes");
@@ -450,6 +463,13 @@ Result<std::vector<uint8_t>> encode_vgf(const VgfFile& file) {
 
   // Per segment: its binding slots, descriptor sets, push constant ranges, then the segment.
   for (const Segment& seg : file.sequence.segments) {
+    // Format 0.4.3 has no bindings: only the 0.4.x rule (id = constant index) can be written.
+    std::vector<GraphConstantBinding> legacy;
+    for (uint32_t c : seg.constants) legacy.push_back(GraphConstantBinding{c, c});
+    if (seg.effective_constant_bindings() != legacy) {
+      return err(StatusCode::kUnsupported, "vgf: segment '", seg.name,
+                 "' binds graph constant ids to other constant indices, which format 0.4.3 cannot hold");
+    }
     for (const DescriptorSetInfo& set : seg.descriptor_sets) slots(set.bindings);
     slots(seg.inputs);
     slots(seg.outputs);

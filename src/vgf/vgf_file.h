@@ -1,5 +1,5 @@
 // The VGF file (Arm ML SDK for Vulkan container) as plain C++ values, with a
-// verifying decoder (formats 0.0-0.4.x), a byte-exact 0.4.3 encoder and vgf_dump's JSON view.
+// verifying decoder (formats 0.0-0.5.x), a byte-exact 0.4.3 encoder and vgf_dump's JSON view.
 #pragma once
 
 #include <array>
@@ -108,6 +108,16 @@ struct DescriptorSetInfo {
   }
 };
 
+// Graph constant `graph_constant_id` (OpGraphConstantARM) takes constant record
+// `constant_table_index` (format 0.5.0).
+struct GraphConstantBinding {
+  uint32_t graph_constant_id = 0;
+  uint32_t constant_table_index = 0;
+  bool operator==(const GraphConstantBinding& o) const {
+    return graph_constant_id == o.graph_constant_id && constant_table_index == o.constant_table_index;
+  }
+};
+
 struct PushConstantRange {
   uint32_t stage_flags = 0;  // VkShaderStageFlags
   uint32_t offset = 0;       // bytes, multiple of 4
@@ -127,6 +137,11 @@ struct Segment {
   // the field reads as [0,0,0]; the encoder always writes three values, as Arm's does.
   std::array<uint32_t, 3> dispatch_shape{0, 0, 0};
   std::vector<PushConstantRange> push_constant_ranges;  // compute only
+  // Explicit graph constant bindings (format 0.5.0); empty: the 0.4.x rule,
+  // graph constant id = constant index, for every entry of `constants`.
+  std::vector<GraphConstantBinding> constant_bindings;
+  // The bindings in force: the explicit ones, else those of the 0.4.x rule.
+  std::vector<GraphConstantBinding> effective_constant_bindings() const;
 };
 
 struct ModelSequence {
@@ -153,8 +168,8 @@ struct VgfFile {
   std::vector<Constant> constants;
 };
 
-// Decodes and verifies a VGF file of format 0.0.x-0.4.x (either magic, CONST00 or
-// legacy flatbuffer constants). Every range, alignment, flatbuffer and index is
+// Decodes and verifies a VGF file of format 0.0.x-0.5.x (either magic, CONST00 or
+// legacy flatbuffer constants; 0.5.0 adds per-segment graph constant bindings). Every range, alignment, flatbuffer and index is
 // checked; failures are kInvalidFormat naming the section and its file offset.
 // Constants view `data` without copying: the caller keeps those bytes alive as
 // long as the returned constants are used.
@@ -177,7 +192,9 @@ Status validate_vgf(const VgfFile& file);
 Result<std::vector<uint8_t>> encode_vgf(const VgfFile& file);
 
 // The JSON document Arm's `vgf_dump` prints for the file (keys sorted, four-space
-// indent, no trailing newline).
-std::string dump_vgf_json(const VgfFile& file);
+// indent, no trailing newline), as VGF library 0.10 prints it, or as 0.11 does
+// (which adds each segment's "constant_bindings", the effective ones).
+enum class DumpStyle { kVgfLibrary0_10, kVgfLibrary0_11 };
+std::string dump_vgf_json(const VgfFile& file, DumpStyle style = DumpStyle::kVgfLibrary0_10);
 
 }  // namespace gpuu::vgf

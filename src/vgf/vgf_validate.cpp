@@ -165,6 +165,17 @@ class Checker {
       }
       if (!seen.insert(c).second) return fail(layout::kSequence, name, " lists constant index ", c, " twice");
     }
+    std::set<uint32_t> ids;
+    for (size_t i = 0; i < seg.constant_bindings.size(); ++i) {
+      const GraphConstantBinding& b = seg.constant_bindings[i];
+      if (b.constant_table_index >= f_.constants.size()) {
+        return fail(layout::kSequence, name, ": graph constant binding ", i, " names constant index ",
+                    b.constant_table_index, " (", plural(f_.constants.size(), "constant"), ")");
+      }
+      if (!ids.insert(b.graph_constant_id).second) {
+        return fail(layout::kSequence, name, " binds graph constant id ", b.graph_constant_id, " twice");
+      }
+    }
     for (size_t i = 0; i < seg.push_constant_ranges.size(); ++i) {
       const PushConstantRange& r = seg.push_constant_ranges[i];
       if (r.offset % 4 != 0 || r.size % 4 != 0 || r.size == 0) {

@@ -628,9 +628,11 @@ TEST(VgfDecodeErrors, HeaderProblemsNameTheHeaderOffset) {
   bytes[0] = 'X';
   EXPECT_EQ(decode_status(bytes).message(), "vgf: header at offset 0: magic 58 47 46 31 is neither \"VGF1\" nor c3 d2 e1 f0");
   bytes = read_sample("sin_mul.vgf");
-  bytes[9] = 5;
+  bytes[9] = 5;  // 0.5.x (VGF library 0.11) is read
+  EXPECT_TRUE(decode_vgf(bytes.data(), bytes.size()).ok());
+  bytes[9] = 6;
   EXPECT_EQ(decode_status(bytes).message(),
-            "vgf: header at offset 8: format version 0.5.3 is not supported (0.0.x to 0.4.x are)");
+            "vgf: header at offset 8: format version 0.6.3 is not supported (0.0.x to 0.5.x are)");
   bytes[8] = 1;
   bytes[9] = 0;
   EXPECT_NE(decode_status(bytes).message().find("format version 1.0.3 is not supported"), std::string::npos);

@@ -1,5 +1,7 @@
 // gpuu-inspect: prints what a program file holds (delegates, plan, compile
 // specs, constants, deduplication) as text, JSON (--json) or Graphviz (--dot).
+#include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -9,6 +11,7 @@
 #include "inspect/inspect.h"
 #include "inspect/ops_table.h"
 #include "program/program_loader.h"
+#include "vgf/vgf_file.h"
 
 namespace {
 
@@ -23,7 +26,37 @@ const char kUsage[] =
     "             backends (CPU, Vulkan, VGF with its TOSA form) run it\n"
     "usage: gpuu-inspect --extract-vgf DIR PROGRAM\n"
     "             writes each VGF delegate as DIR/<delegate index>.vgf with a\n"
-    "             scenario JSON for Arm's scenario runner beside it\n";
+    "             scenario JSON for Arm's scenario runner beside it\n"
+    "usage: gpuu-inspect --dump-vgf FILE [--vgf-library 0.10|0.11]\n"
+    "             a standalone .vgf file decoded by gpuu, printed as the JSON\n"
+    "             Arm's vgf_dump of that VGF library version prints (default 0.11)\n";
+
+// --dump-vgf: the file decoded by gpuu, in vgf_dump's JSON view.
+int dump_vgf(const char* path, gpuu::vgf::DumpStyle style) {
+  std::FILE* f = std::fopen(path, "rb");
+  if (!f) {
+    std::fprintf(stderr, "gpuu-inspect: cannot open '%s': %s\n", path, std::strerror(errno));
+    return 1;
+  }
+  std::vector<uint8_t> bytes;
+  uint8_t chunk[65536];
+  size_t n = 0;
+  while ((n = std::fread(chunk, 1, sizeof(chunk), f)) > 0) bytes.insert(bytes.end(), chunk, chunk + n);
+  const bool read_error = std::ferror(f) != 0;
+  std::fclose(f);
+  if (read_error) {
+    std::fprintf(stderr, "gpuu-inspect: cannot read '%s'\n", path);
+    return 1;
+  }
+  auto file = gpuu::vgf::decode_vgf(bytes.data(), bytes.size());
+  if (!file.ok()) {
+    std::fprintf(stderr, "gpuu-inspect: '%s': %s\n", path, file.status().message().c_str());
+    return 1;
+  }
+  std::string out = gpuu::vgf::dump_vgf_json(file.value(), style);
+  out.push_back('\n');
+  return std::fwrite(out.data(), 1, out.size(), stdout) == out.size() && std::fflush(stdout) == 0 ? 0 : 1;
+}
 
 }  // namespace
 
@@ -31,6 +64,8 @@ int main(int argc, char** argv) {
   enum class Format { kText, kJson, kDot } format = Format::kText;
   const char* path = nullptr;
   const char* extract_dir = nullptr;
+  const char* dump_path = nullptr;
+  const char* vgf_library = nullptr;
   bool ops = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--extract-vgf") == 0) {
@@ -39,6 +74,13 @@ int main(int argc, char** argv) {
         return 1;
       }
       extract_dir = argv[++i];
+    } else if (std::strcmp(argv[i], "--dump-vgf") == 0 || std::strcmp(argv[i], "--vgf-library") == 0) {
+      const bool dump = argv[i][2] == 'd';
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "gpuu-inspect: %s needs a value\n%s", argv[i], kUsage);
+        return 1;
+      }
+      (dump ? dump_path : vgf_library) = argv[++i];
     } else if (std::strcmp(argv[i], "--ops") == 0) {
       ops = true;
     } else if (std::strcmp(argv[i], "--json") == 0) {
@@ -57,6 +99,20 @@ int main(int argc, char** argv) {
     } else {
       path = argv[i];
     }
+  }
+  if (dump_path || vgf_library) {
+    if (!dump_path || path || extract_dir || ops || format != Format::kText) {
+      std::fprintf(stderr, "gpuu-inspect: --dump-vgf takes one VGF file and only --vgf-library\n%s", kUsage);
+      return 1;
+    }
+    gpuu::vgf::DumpStyle style = gpuu::vgf::DumpStyle::kVgfLibrary0_11;
+    if (vgf_library && std::strcmp(vgf_library, "0.10") == 0) {
+      style = gpuu::vgf::DumpStyle::kVgfLibrary0_10;
+    } else if (vgf_library && std::strcmp(vgf_library, "0.11") != 0) {
+      std::fprintf(stderr, "gpuu-inspect: --vgf-library '%s' is not 0.10 or 0.11\n%s", vgf_library, kUsage);
+      return 1;
+    }
+    return dump_vgf(dump_path, style);
   }
   if (ops) {
     if (path || extract_dir || format == Format::kDot) {

@@ -25,6 +25,7 @@ from .export_api import (GPU_SHARED_CONTEXT_MODE, GPU_SHARED_CONTEXT_TOKEN, GPU_
                          VgfCompileSpec, export, export_vgf, make_shared_gpu_compile_specs,
                          parse_shared_compile_specs)
 from .runtime import LoadedProgram, load  # noqa: E402
+from .standalone_vgf import LoadedVgf, load_vgf  # noqa: E402
 
 __version__ = version()
 
@@ -49,7 +50,7 @@ __all__ = [
     "IoError", "LoadedProgram", "NotFoundError", "OutOfMemoryError", "Partition", "PartitionResult", "Program",
     "Region", "Session", "SharedGpuSpec", "TensorInfo", "UnifiedGpuCompileSpec", "UnifiedGpuPartitioner",
     "UnsupportedError", "VgfCompileSpec", "VulkanError", "enumerate_devices", "error_class", "export", "export_vgf",
-    "load",
+    "load", "load_vgf", "LoadedVgf",
     "make_shared_gpu_compile_specs", "op_names", "parse_shared_compile_specs", "set_log_callback", "version",
 ]
 

@@ -413,6 +413,20 @@ class Program(_Handle):
         handle = _c.gpuu_program_load_file(str(path)) if path is not None else _c.gpuu_program_load_memory(data)
         super().__init__(handle)
 
+    @classmethod
+    def from_vgf(cls, path: Optional[str] = None, data: Any = None) -> "Program":
+        """A standalone VGF file (a path, or its bytes) as a program of one VGF delegate
+        (gpuu_program_from_vgf_file / gpuu_program_from_vgf)."""
+        if (path is None) == (data is None):
+            raise TypeError("Program.from_vgf takes a path or data, not both or neither")
+        if path is not None:
+            handle = _c.gpuu_program_from_vgf_file(os.fspath(path), None)
+        else:
+            handle = _c.gpuu_program_from_vgf(data, None)
+        program = cls.__new__(cls)
+        _Handle.__init__(program, handle)
+        return program
+
     @property
     def delegates(self) -> List[str]:
         """The backend id of each delegate, in order ("VgfBackend", "VulkanBackend")."""

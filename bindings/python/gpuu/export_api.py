@@ -382,8 +382,10 @@ def export_vgf(module: Any, example_inputs: Sequence[Any], spec: UnifiedGpuCompi
 
     Traces and partitions as export() does, then writes `out_dir/<delegate index>.vgf`
     (complete VGF files for Arm's tools and bespoke runtimes) with a scenario JSON
-    for Arm's scenario runner beside each (gpuu_program_extract_vgf). Returns the
-    paths of the .vgf files; none when no region went to VGF.
+    for Arm's scenario runner beside each, plus its input .npy files filled with
+    zeros (`<index>.input_<i>.npy`; replace them with real data) so that the
+    scenario runs as written (gpuu_program_extract_vgf). Returns the paths of the
+    .vgf files; none when no region went to VGF.
     """
     from .frontend import from_torch
 

@@ -9,7 +9,6 @@
 #include "graph/builder.h"
 #include "vgf/tosa_lowering.h"
 #include "vgf/tosa_spirv.h"
-#include "vgf/vgf_vulkan_names.h"
 
 #include <algorithm>
 
@@ -214,12 +213,13 @@ Result<graph::Graph> graph_from_vgf(const VgfFile& file) {
   }
   if (segment.type == ModuleType::kCompute) return graph_from_compute_segment(file, segment, module);
   GPUU_ASSIGN_OR_RETURN(TosaGraph tosa, parse_tosa_module(module.spirv.data(), module.spirv.size()));
-  for (uint32_t id : segment.constants) {
-    if (id >= file.constants.size()) {
-      return err(StatusCode::kInvalidFormat, "segment '", segment.name, "' names constant ", id, " of ",
-                 file.constants.size());
+  // Each graph constant id takes its constant record (format 0.5.0 says which; 0.4.x: id = index).
+  for (const GraphConstantBinding& b : segment.effective_constant_bindings()) {
+    if (b.constant_table_index >= file.constants.size()) {
+      return err(StatusCode::kInvalidFormat, "segment '", segment.name, "' names constant ", b.constant_table_index,
+                 " of ", file.constants.size());
     }
-    GPUU_RETURN_IF_ERROR(set_graph_constant_data(tosa, id, file.constants[id].data));
+    GPUU_RETURN_IF_ERROR(set_graph_constant_data(tosa, b.graph_constant_id, file.constants[b.constant_table_index].data));
   }
   // The sequence's names (when given) name the graph's inputs and outputs, in binding order.
   for (size_t i = 0; i < tosa.inputs.size() && i < file.sequence.input_names.size(); ++i) {
@@ -235,60 +235,6 @@ Result<graph::Graph> graph_from_vgf(const VgfFile& file) {
     if (!name.empty()) g.mutable_value(g.outputs()[i]).name = name;
   }
   return g;
-}
-
-std::string scenario_json(const VgfFile& file, const std::string& vgf_file_name) {
-  // Arm's scenario runner: resources (the VGF, each tensor as .npy) and one
-  // dispatch of the graph binding them.
-  JsonWriter w;
-  w.begin_object();
-  w.key("commands").begin_array();
-  w.begin_object().key("dispatch_graph").begin_object();
-  w.key("bindings").begin_array();
-  auto bind = [&](const std::string& name, const BindingSlot& slot) {
-    w.begin_object();
-    w.key("id").value(name);
-    w.key("set").value(static_cast<int64_t>(0));
-    w.key("binding").value(static_cast<int64_t>(static_cast<int64_t>(slot.binding)));
-    w.end_object();
-  };
-  for (size_t i = 0; i < file.sequence.inputs.size(); ++i) bind(file.sequence.input_names.at(i), file.sequence.inputs[i]);
-  for (size_t i = 0; i < file.sequence.outputs.size(); ++i) {
-    bind(file.sequence.output_names.at(i), file.sequence.outputs[i]);
-  }
-  w.end_array();
-  w.key("graph_ref").value("graph");
-  w.key("shader_substitutions").begin_array().end_array();
-  w.end_object().end_object();
-  w.end_array();
-  w.key("resources").begin_array();
-  w.begin_object().key("graph").begin_object();
-  w.key("uid").value("graph");
-  w.key("src").value(vgf_file_name);
-  w.end_object().end_object();
-  auto tensor = [&](const std::string& name, const Resource& r, bool output) {
-    w.begin_object().key("tensor").begin_object();
-    w.key("uid").value(name);
-    w.key("dims").begin_array();
-    for (int64_t d : r.shape) w.value(static_cast<int64_t>(d));
-    w.end_array();
-    w.key("format").value(vk_format_name(r.vk_format));
-    if (output) {
-      w.key("dst").value(name + ".npy");
-    } else {
-      w.key("src").value(name + ".npy");
-    }
-    w.end_object().end_object();
-  };
-  for (size_t i = 0; i < file.sequence.inputs.size(); ++i) {
-    tensor(file.sequence.input_names.at(i), file.resources.at(file.sequence.inputs[i].mrt_index), false);
-  }
-  for (size_t i = 0; i < file.sequence.outputs.size(); ++i) {
-    tensor(file.sequence.output_names.at(i), file.resources.at(file.sequence.outputs[i].mrt_index), true);
-  }
-  w.end_array();
-  w.end_object();
-  return w.str();
 }
 
 }  // namespace gpuu::vgf

@@ -31,8 +31,4 @@ Result<graph::Graph> graph_from_vgf(const VgfFile& file);
 uint32_t vk_format_of(graph::DType dtype);
 Result<graph::DType> dtype_of_vk_format(uint32_t vk_format);
 
-// A scenario JSON for Arm's scenario runner: the file, its inputs and outputs
-// as .npy files named `<name>.npy`.
-std::string scenario_json(const VgfFile& file, const std::string& vgf_file_name);
-
 }  // namespace gpuu::vgf

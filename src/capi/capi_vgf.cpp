@@ -1,0 +1,97 @@
+// C ABI: a standalone VGF file (an Arm-made one, say) as a program of one VGF delegate.
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "backends/vgf/vgf_export.h"
+#include "capi/capi_common.h"
+#include "capi/handles.h"
+#include "program/program_loader.h"
+
+namespace gpuu::capi {
+namespace {
+
+// Wraps the VGF file `data` as a program of one VGF delegate (see gpuu_program_from_vgf).
+gpuu_status program_from_vgf_bytes(const char* what, const uint8_t* data, size_t size,
+                                   const gpuu_program_write_options* options, gpuu_program** out) {
+  gpuu_program_write_options o;
+  gpuu_program_write_options_init(&o);
+  if (options) {
+    if (!struct_size_ok(options, sizeof(gpuu_program_write_options))) {
+      return fail_invalid(what, ": options->struct_size is not set (use gpuu_program_write_options_init)");
+    }
+    if (!options->token || !*options->token) return fail_invalid(what, ": options->token is NULL or empty");
+    if (std::strlen(options->token) > GPUU_MAX_TOKEN_LENGTH) {
+      return fail_invalid(what, ": options->token is longer than ", GPUU_MAX_TOKEN_LENGTH, " bytes");
+    }
+    if (options->group_id < 0) return fail_invalid(what, ": options->group_id ", options->group_id, " is < 0");
+    int32_t mode = 0, sync_mode = 0;
+    std::memcpy(&mode, &options->mode, sizeof(mode));
+    std::memcpy(&sync_mode, &options->sync_mode, sizeof(sync_mode));
+    if (mode < GPUU_CONTEXT_DISABLED || mode > GPUU_CONTEXT_CREATE_ONLY) {
+      return fail_invalid(what, ": options->mode ", mode, " is not a gpuu_context_mode");
+    }
+    if (sync_mode < GPUU_SYNC_TIMELINE || sync_mode > GPUU_SYNC_NONE) {
+      return fail_invalid(what, ": options->sync_mode ", sync_mode, " is not a gpuu_sync_mode");
+    }
+    o = *options;
+  }
+  SharedGpuCompileSpec spec;
+  spec.token = o.token;
+  spec.group_id = o.group_id;
+  spec.context_mode = static_cast<ContextMode>(o.mode);
+  spec.sync_mode = static_cast<SyncMode>(o.sync_mode);
+  spec.min_partition_size = 1;
+  spec.prefer = Prefer::kVgfFirst;
+  spec.present = true;
+  Result<std::vector<uint8_t>> bytes = vgf::program_from_vgf(data, size, spec);
+  if (!bytes.ok()) return fail(Status(bytes.status().code(), str_cat(what, ": ", bytes.status().message())));
+  Result<std::shared_ptr<const program::Program>> loaded =
+      program::load_program_bytes(bytes.value().data(), bytes.value().size());
+  if (!loaded.ok()) return fail(loaded.status());
+  *out = new gpuu_program{std::move(loaded).value()};
+  return GPUU_OK;
+}
+
+}  // namespace
+}  // namespace gpuu::capi
+
+using namespace gpuu;
+using namespace gpuu::capi;
+
+extern "C" {
+
+GPUU_API gpuu_status gpuu_program_from_vgf(const void* data, size_t size, const gpuu_program_write_options* options,
+                                           gpuu_program** out) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    if (!out) return fail_invalid("gpuu_program_from_vgf: `out` is NULL");
+    *out = nullptr;
+    if (!data || size == 0) return fail_invalid("gpuu_program_from_vgf: data is NULL or empty");
+    return program_from_vgf_bytes("gpuu_program_from_vgf", static_cast<const uint8_t*>(data), size, options, out);
+  });
+}
+
+GPUU_API gpuu_status gpuu_program_from_vgf_file(const char* path, const gpuu_program_write_options* options,
+                                                gpuu_program** out) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    if (!out) return fail_invalid("gpuu_program_from_vgf_file: `out` is NULL");
+    *out = nullptr;
+    if (!path || !*path) return fail_invalid("gpuu_program_from_vgf_file: path is NULL or empty");
+    std::ifstream in(path, std::ios::binary);
+    std::vector<char> bytes;
+    if (in) bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (!in && !in.eof()) {
+      return fail(err(StatusCode::kIo, "gpuu_program_from_vgf_file: cannot read '", path, "': ", std::strerror(errno)));
+    }
+    if (bytes.empty()) return fail(err(StatusCode::kInvalidFormat, "gpuu_program_from_vgf_file: '", path, "' is empty"));
+    std::string what = str_cat("gpuu_program_from_vgf_file: '", path, "'");
+    return program_from_vgf_bytes(what.c_str(), reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), options,
+                                  out);
+  });
+}
+
+}  // extern "C"
