@@ -203,3 +203,8 @@ if __name__ == "__main__":
     with tempfile.TemporaryDirectory(prefix="gpuu_arm_") as scratch:
         sys.exit(subprocess.run([tool("scenario_runner"), "--scenario"] + sys.argv[1:],
                                 env=emulation_env(scratch)).returncode)
+
+
+def native_layers_enabled() -> bool:
+    """True in a process ctest started with Arm's layers for gpuu (GPUU_VULKAN_LAYERS): the native path runs."""
+    return "VK_LAYER_ML_Graph_Emulation" in os.environ.get("GPUU_VULKAN_LAYERS", "")

@@ -43,12 +43,20 @@ def convert(tmp_path, name, text):
 
 
 def run_vgf(vgf_path, inputs):
-    with gpuu.load_vgf(vgf_path) as program:
+    """Runs an Arm-made .vgf on gpuu's executor and, under Arm's emulation layers (ctest runs this file a
+    second time with them: python_test_gpuu_runs_arm_native), natively too; both must agree."""
+    with gpuu.load_vgf(vgf_path, vgf_path="executor") as program:
         assert program.delegates == ["VgfBackend"]
         assert len(program.inputs) == len(inputs)
         for info, x in zip(program.inputs, inputs):
             assert list(info.shape) == list(x.shape), (info, x.shape)
-        return program.run(inputs)
+        outputs = program.run(inputs)
+    if arm_sdk.native_layers_enabled():
+        with gpuu.load_vgf(vgf_path, vgf_path="native") as program:
+            native = program.run(inputs)
+        for a, b in zip(native, outputs):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5, err_msg="native vs executor")
+    return outputs
 
 
 def gpuu_own_vgf(tmp_path, model, example):

@@ -55,8 +55,12 @@ def test_int8_conv2d_rescale(tmp_path):
     mlir.write_text(text)
     vgf_path = str(tmp_path / "int8_conv_rescale.vgf")
     arm_sdk.model_converter(str(mlir), vgf_path)
-    with gpuu.load_vgf(vgf_path) as program:
+    with gpuu.load_vgf(vgf_path, vgf_path="executor") as program:
         (y,) = program.run([x])
+    if arm_sdk.native_layers_enabled():  # both paths, bit for bit
+        with gpuu.load_vgf(vgf_path, vgf_path="native") as program:
+            (native,) = program.run([x])
+        np.testing.assert_array_equal(native, y)
     xp = np.pad(x.astype(np.int64), ((0, 0), (1, 1), (1, 1), (0, 0)))
     acc = np.zeros((1, 5, 5, 4), np.int64)
     for i in range(3):

@@ -292,17 +292,19 @@ Status DataGraphExecutor::Impl::make_segment(const VgfFile& file, const Segment&
   GPUU_VK_RETURN_IF_ERROR(vkd.vkCreatePipelineLayout(device, &layout_info, nullptr, &g.layout),
                           "vkCreatePipelineLayout");
 
-  // Graph constants: id = the constant's index in the file, data from its constant section.
+  // Graph constants: each OpGraphConstantARM id takes its constant record's
+  // data (format 0.5 binds them explicitly; 0.4 uses id = record index).
   std::vector<VkDataGraphPipelineConstantARM> constants;
-  for (uint32_t id : segment.constants) {
-    if (id >= file.constants.size()) {
-      return err(StatusCode::kInvalidFormat, "constant ", id, " of ", file.constants.size(), " is named");
+  for (const GraphConstantBinding& b : segment.effective_constant_bindings()) {
+    if (b.constant_table_index >= file.constants.size()) {
+      return err(StatusCode::kInvalidFormat, "constant ", b.constant_table_index, " of ", file.constants.size(),
+                 " is named");
     }
-    const Constant& c = file.constants[id];
+    const Constant& c = file.constants[b.constant_table_index];
     descriptions.push_back(describe(file.resources[c.mrt_index]));
     VkDataGraphPipelineConstantARM k{VK_STRUCTURE_TYPE_DATA_GRAPH_PIPELINE_CONSTANT_ARM};
     k.pNext = &descriptions.back()->vk;
-    k.id = id;
+    k.id = b.graph_constant_id;
     k.pConstantData = c.data.data();
     constants.push_back(k);
   }
