@@ -1,6 +1,6 @@
 // f32 functions with small relative error everywhere, where drivers' builtins
 // (lavapipe's among them) have only absolute accuracy near 0 or near 1:
-// atan and what derives from it, expm1 and log1p.
+// atan and what derives from it, expm1, log1p and tan.
 
 // atan: |x| > 1 folds to pi/2 - atan(1/x); above tan(pi/12) a shift by pi/6;
 // then the odd series to t^11 (error < 3e-9 for |t| <= 0.268).
@@ -77,4 +77,15 @@ float log1p_acc(float x) {
            s2 * (1.0 / 13.0 + s2 * (1.0 / 15.0))))))));
   }
   return log(1.0 + x);
+}
+
+// tan: near 0 the odd series to x^11 (error < 2e-10 relative for |x| < 0.25),
+// since NVIDIA's sin returns 0 for tiny arguments; sin / cos beyond.
+float tan_acc(float x) {
+  if (abs(x) < 0.25) {
+    float x2 = x * x;
+    return x * (1.0 + x2 * (1.0 / 3.0 + x2 * (2.0 / 15.0 + x2 * (17.0 / 315.0 + x2 * (62.0 / 2835.0 +
+           x2 * (1382.0 / 155925.0))))));
+  }
+  return sin(x) / cos(x);
 }

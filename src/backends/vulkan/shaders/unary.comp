@@ -42,7 +42,7 @@ float apply(float v) {
     case 15: return floor(v);
     case 16: return ceil(v);
     case 17: return min(max(v, p.lo), p.hi);
-    case 18: return tan(v);
+    case 18: return tan_acc(v);
     case 19: return asin_acc(v);
     case 20: return acos_acc(v);
     case 21: return atan_acc(v);
