@@ -9,17 +9,6 @@ commit=${GPUU_COMMIT:-$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknow
 [ -x "$build/benchmarks/vgf/bench_vgf" ] || cmake --build "$build" --target bench_vgf
 tmp=$(mktemp)
 "$build/benchmarks/vgf/bench_vgf" --runs "${RUNS:-100}" --warmup "${WARMUP:-10}" > "$tmp"
-device=$(sed -n 's/.*"device": "\(.*\)",/\1/p' "$tmp" | head -1 | tr ' /(),' '_____' | tr -s '_' | cut -c1-40)
-mkdir -p "$out_dir"
-out="$out_dir/vgf-${device}-$(date -u +%Y-%m-%d).json"
-{
-  echo "{"
-  echo "  \"benchmark\": \"vgf_executor_fusion\","
-  echo "  \"date\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\","
-  echo "  \"commit\": \"$commit\","
-  echo "  \"results\": $(cat "$tmp")"
-  echo "}"
-} > "$out"
+. "$root/benchmarks/write_result.sh"
+write_result vgf_executor_fusion vgf "$tmp"
 rm -f "$tmp"
-echo "wrote $out"
-cat "$out"

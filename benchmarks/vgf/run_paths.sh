@@ -16,22 +16,9 @@ if [ -z "$programs" ]; then
   python=$(sed -n 's/^Python3_EXECUTABLE:[A-Z]*=//p' "$build/CMakeCache.txt" | head -1)
   PYTHONPATH=$build/bindings/python "$python" "$root/benchmarks/vgf/export_programs.py" "$programs" > /dev/null
 fi
-layers=${LAYERS:-$("$root/.venv/bin/python" -c "import emulation_layer, os; print(os.path.join(os.path.dirname(emulation_layer.__file__), 'deploy'))")}
 tmp=$(mktemp)
-LD_LIBRARY_PATH=$layers/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} VK_LAYER_PATH=$layers/share/vulkan/explicit_layer.d \
-  GPUU_VULKAN_LAYERS=VK_LAYER_ML_Graph_Emulation,VK_LAYER_ML_Tensor_Emulation \
-  "$build/benchmarks/vgf/bench_vgf_paths" --runs "${RUNS:-50}" --warmup "${WARMUP:-5}" "$programs"/*.gpuu > "$tmp"
-device=$(sed -n 's/.*"device": "\(.*\)".*/\1/p' "$tmp" | head -1 | tr ' /(),' '_____' | tr -s '_' | cut -c1-40)
-mkdir -p "$out_dir"
-out="$out_dir/vgf-paths-${device}-$(date -u +%Y-%m-%d).json"
-{
-  echo "{"
-  echo "  \"benchmark\": \"vgf_native_vs_executor\","
-  echo "  \"date\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\","
-  echo "  \"commit\": \"$commit\","
-  echo "  \"results\": $(cat "$tmp")"
-  echo "}"
-} > "$out"
+. "$root/tools/dev/arm_layers.sh" "$root/.venv/bin/python"
+"$build/benchmarks/vgf/bench_vgf_paths" --runs "${RUNS:-50}" --warmup "${WARMUP:-5}" "$programs"/*.gpuu > "$tmp"
+. "$root/benchmarks/write_result.sh"
+write_result vgf_native_vs_executor vgf-paths "$tmp"
 rm -f "$tmp"
-echo "wrote $out"
-cat "$out"

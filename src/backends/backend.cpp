@@ -69,15 +69,6 @@ std::string describe_init(const Blob& processed, const std::vector<CompileSpecEn
   return out.str();
 }
 
-const char* data_graph_path_name(DataGraphPath path) {
-  switch (path) {
-    case DataGraphPath::kAuto: return "auto";
-    case DataGraphPath::kNative: return "native";
-    case DataGraphPath::kExecutor: return "executor";
-  }
-  return "?";
-}
-
 Status submit_delegate(const SharedGpuContext& ctx, VkCommandBuffer command_buffer, const ExecuteArgs& args) {
   if (args.sync_mode == SyncMode::kTimeline) {
     Result<uint64_t> value = ctx.submit_timeline(command_buffer, args.fence);

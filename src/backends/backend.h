@@ -27,7 +27,6 @@ using vulkan::BufferRange;
 // has it (kAuto), must (kNative: init fails, saying why, where it cannot), or
 // runs on gpuu's own kernels (kExecutor). A load-time option of the session.
 enum class DataGraphPath : uint8_t { kAuto = 0, kNative = 1, kExecutor = 2 };
-const char* data_graph_path_name(DataGraphPath path);  // "auto", "native", "executor"
 
 // What the runtime gives a backend at init.
 struct BackendInitContext {

@@ -5,6 +5,8 @@
 // nothing else. Where the system headers have them, theirs are used.
 #pragma once
 
+#include <vector>
+
 #include "context/vulkan_api.h"
 
 namespace gpuu::vk {
@@ -259,23 +261,31 @@ namespace gpuu::vk {
 
 // The tensor and data-graph entry points the native VGF path calls, through
 // vkGetDeviceProcAddr of a device that enabled both extensions.
-#define GPUU_VK_ARM_DEVICE_FUNCTIONS(X)           \
-  X(vkCreateTensorARM)                            \
-  X(vkDestroyTensorARM)                           \
-  X(vkCreateTensorViewARM)                        \
-  X(vkDestroyTensorViewARM)                       \
-  X(vkGetTensorMemoryRequirementsARM)             \
-  X(vkBindTensorMemoryARM)                        \
-  X(vkCreateDataGraphPipelinesARM)                \
-  X(vkCreateDataGraphPipelineSessionARM)          \
+#define GPUU_VK_ARM_DEVICE_FUNCTIONS(X)                   \
+  X(vkCreateDataGraphPipelinesARM)                        \
+  X(vkCreateDataGraphPipelineSessionARM)                  \
   X(vkGetDataGraphPipelineSessionBindPointRequirementsARM) \
-  X(vkGetDataGraphPipelineSessionMemoryRequirementsARM) \
-  X(vkBindDataGraphPipelineSessionMemoryARM)      \
-  X(vkDestroyDataGraphPipelineSessionARM)         \
-  X(vkCmdDispatchDataGraphARM)
+  X(vkGetDataGraphPipelineSessionMemoryRequirementsARM)   \
+  X(vkBindDataGraphPipelineSessionMemoryARM)              \
+  X(vkDestroyDataGraphPipelineSessionARM)                 \
+  X(vkCmdDispatchDataGraphARM)                            \
+  X(vkCreateTensorARM)                                    \
+  X(vkDestroyTensorARM)                                   \
+  X(vkCreateTensorViewARM)                                \
+  X(vkDestroyTensorViewARM)                               \
+  X(vkGetTensorMemoryRequirementsARM)                     \
+  X(vkBindTensorMemoryARM)
 
 struct ArmDeviceFunctions {
   GPUU_VK_ARM_DEVICE_FUNCTIONS(GPUU_VK_DECLARE)
 };
+
+// Their names, for checking that a device which enabled the extensions has them all.
+inline const std::vector<const char*>& arm_device_entry_points() {
+#define GPUU_VK_NAME(name) #name,
+  static const std::vector<const char*> names = {GPUU_VK_ARM_DEVICE_FUNCTIONS(GPUU_VK_NAME)};
+#undef GPUU_VK_NAME
+  return names;
+}
 
 }  // namespace gpuu::vk

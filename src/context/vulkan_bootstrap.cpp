@@ -367,8 +367,7 @@ Result<SharedGpuContextPtr> create_vulkan_context(const std::string& token, int6
     enable_tensors.tensors = VK_TRUE;
     enable_graph.dataGraph = VK_TRUE;
     enable.v12.pNext = &enable_tensors;
-    enable_tensors.pNext = &enable_graph;
-    enabled |= kFeatureDataGraph;
+    enable_tensors.pNext = &enable_graph;  // kFeatureDataGraph follows: SharedGpuContext::create derives it
   }
 
   std::vector<std::string> extensions;

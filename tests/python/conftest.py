@@ -40,6 +40,26 @@ def no_validation_messages():
     assert not validation, "Vulkan validation messages:\n" + "\n".join(m[2] for m in validation)
 
 
+class VgfInitLines:
+    """Collects the delegates' "[VGF] init: ..." lines (with the path each took) while keeping the
+    validation policing above: `with VgfInitLines() as lines: ...; lines.lines`."""
+
+    def __enter__(self):
+        self.lines = []
+
+        def log(level, component, message):
+            if component == "VGF" and message.startswith("init:"):
+                self.lines.append(message)
+            if level <= gpuu.gpuu_c.GPUU_LOG_WARN:
+                _log(level, component, message)
+
+        gpuu.set_log_callback(log, "info")
+        return self
+
+    def __exit__(self, *exc):
+        gpuu.set_log_callback(_log, "warn")
+
+
 # ---- the models ----------------------------------------------------------------
 
 def _load_sample():

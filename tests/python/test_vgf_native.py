@@ -18,8 +18,7 @@ import pytest
 import torch
 
 import gpuu
-import conftest
-from conftest import SYNC_MODES, UnifiedVgfVulkanModel, rfc_input
+from conftest import SYNC_MODES, UnifiedVgfVulkanModel, VgfInitLines, rfc_input
 from model_families import FAMILIES, family_input, make_family
 
 TOL = 1e-5
@@ -37,25 +36,6 @@ def arm_layers_present():
     gpuu.Context.unregister("native_probe", 0)
 
 
-class InitLines:
-    """Captures the delegates' "[VGF] init: ..." lines (and keeps conftest's validation policing)."""
-
-    def __enter__(self):
-        self.lines = []
-
-        def log(level, component, message):
-            if component == "VGF" and message.startswith("init:"):
-                self.lines.append(message)
-            if level <= gpuu.gpuu_c.GPUU_LOG_WARN:
-                conftest._log(level, component, message)
-
-        gpuu.set_log_callback(log, "info")
-        return self
-
-    def __exit__(self, *exc):
-        gpuu.set_log_callback(conftest._log, "warn")
-
-
 def _export(model, x, path, prefer="vgf_first"):
     spec = gpuu.UnifiedGpuCompileSpec(vgf=gpuu.VgfCompileSpec(), prefer=prefer, min_partition_size=1,
                                       shared_context_token="vgf_native")
@@ -63,7 +43,7 @@ def _export(model, x, path, prefer="vgf_first"):
 
 
 def _run(path, x, **options):
-    with InitLines() as lines, gpuu.load(path, **options) as program:
+    with VgfInitLines() as lines, gpuu.load(path, **options) as program:
         outputs = program.run([x.numpy()])
     return outputs, lines.lines
 

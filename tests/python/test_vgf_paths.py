@@ -8,8 +8,7 @@ import pytest
 import torch
 
 import gpuu
-import conftest
-from conftest import UnifiedVgfVulkanModel, rfc_input
+from conftest import UnifiedVgfVulkanModel, VgfInitLines, rfc_input
 
 
 @pytest.fixture(scope="module")
@@ -24,21 +23,9 @@ def rfc_path(tmp_path_factory):
 
 
 def _init_lines(path, x, **options):
-    lines = []
-
-    def log(level, component, message):
-        if component == "VGF" and message.startswith("init:"):
-            lines.append(message)
-        if level <= gpuu.gpuu_c.GPUU_LOG_WARN:
-            conftest._log(level, component, message)
-
-    gpuu.set_log_callback(log, "info")
-    try:
-        with gpuu.load(path, **options) as program:
-            (got,) = program.run([x.numpy()])
-    finally:
-        gpuu.set_log_callback(conftest._log, "warn")
-    return got, lines
+    with VgfInitLines() as lines, gpuu.load(path, **options) as program:
+        (got,) = program.run([x.numpy()])
+    return got, lines.lines
 
 
 def test_auto_runs_the_executor_and_says_why(rfc_path):

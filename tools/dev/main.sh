@@ -27,12 +27,12 @@ echo "== backends in the file"
 gpuu-inspect "$out/unified_vgf_vulkan.gpuu" | grep -E '^ *(delegate|plan)|Backend' | head -20
 # Arm's emulation layers (from the environment) give the default device
 # VK_ARM_data_graph: the VGF regions then run natively as data-graph pipelines.
-layers=$(python -c "import emulation_layer, os; print(os.path.join(os.path.dirname(emulation_layer.__file__), 'deploy'))")
 echo "== run (gpuu-run on the default device with Arm's emulation layers: VGF through VK_ARM_data_graph)"
-LD_LIBRARY_PATH=$layers/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} VK_LAYER_PATH=$layers/share/vulkan/explicit_layer.d \
-  GPUU_VULKAN_LAYERS=VK_LAYER_ML_Graph_Emulation,VK_LAYER_ML_Tensor_Emulation \
+(
+  . "$root/tools/dev/arm_layers.sh" python
   gpuu-run --model_path "$out/unified_vgf_vulkan.gpuu" --input_list "$out/input0.bin" \
-  --output_path "$out/output0.bin" --num_executions 100 --vgf_path native
+    --output_path "$out/output0.bin" --num_executions 100 --vgf_path native
+)
 echo "== error against PyTorch eager"
 python - "$out/output0.bin" "$out/expected0.bin" <<'PY'
 import sys

@@ -119,6 +119,18 @@ def _alpha_scaled(L, v, alpha, real):
     return L.binary("mul", v, alpha, real)
 
 
+def _make_binary(op: str):
+    def lower(L, a, real, node):
+        return L.binary(op, a["self"], a["other"], real)
+    return lower
+
+
+# ATen packet -> gpuu op, for binaries with torch's type promotion and nothing else.
+for _name, _op in {"mul": "mul", "maximum": "maximum", "minimum": "minimum", "atan2": "atan2", "arctan2": "atan2",
+                   "remainder": "remainder", "fmod": "fmod", "floor_divide": "floor_divide"}.items():
+    _lowering(_name)(_make_binary(_op))
+
+
 @_lowering("add", "add_")
 def _add(L, a, real, node):
     return L.binary("add", a["self"], _alpha_scaled(L, a["other"], a.get("alpha"), real), real)
@@ -132,11 +144,6 @@ def _sub(L, a, real, node):
 @_lowering("rsub")
 def _rsub(L, a, real, node):
     return L.binary("sub", a["other"], _alpha_scaled(L, a["self"], a.get("alpha"), real), real)
-
-
-@_lowering("mul", "mul_")
-def _mul(L, a, real, node):
-    return L.binary("mul", a["self"], a["other"], real)
 
 
 @_lowering("pow")
@@ -156,16 +163,6 @@ def _pow(L, a, real, node):
         if exponent == -1:
             return L._emit("reciprocal", [x])
     return L.binary("pow", base, exponent, real)
-
-
-@_lowering("maximum")
-def _maximum(L, a, real, node):
-    return L.binary("maximum", a["self"], a["other"], real)
-
-
-@_lowering("minimum")
-def _minimum(L, a, real, node):
-    return L.binary("minimum", a["self"], a["other"], real)
 
 
 def _make_compare(op: str):
@@ -436,15 +433,6 @@ def _sign(L, a, real, node):
     return L._emit("sign", [x])
 
 
-def _float_operand(L, v, what="input"):
-    """v as f32/f16 (integers promote to f32, as torch's float ops do)."""
-    if isinstance(v, (_T, _K)):
-        dtype = v.dtype if isinstance(v, _T) else _TORCH_TO_GPUU.get(v.tensor.dtype)
-        if dtype in (core.DTYPE_F32, core.DTYPE_F16):
-            return L._operand(v, dtype, 0, what)
-    return L._operand(v, core.DTYPE_F32, 0, what)
-
-
 @_lowering("isnan", "isinf")
 def _isnan(L, a, real, node):
     x = L.tensor(a["self"], "input")
@@ -483,26 +471,6 @@ def _exp2(L, a, real, node):
 def _square(L, a, real, node):
     x = L._operand(a["self"], L.result_dtype(real), 0, "input")
     return L._emit("mul", [x, x])
-
-
-@_lowering("atan2", "arctan2")
-def _atan2(L, a, real, node):
-    return L.binary("atan2", a["self"], a["other"], real)
-
-
-@_lowering("remainder")
-def _remainder(L, a, real, node):
-    return L.binary("remainder", a["self"], a["other"], real)
-
-
-@_lowering("fmod")
-def _fmod(L, a, real, node):
-    return L.binary("fmod", a["self"], a["other"], real)
-
-
-@_lowering("floor_divide")
-def _floor_divide(L, a, real, node):
-    return L.binary("floor_divide", a["self"], a["other"], real)
 
 
 @_lowering("div")

@@ -21,6 +21,7 @@ first node of each) and every node whose mapping failed.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
@@ -67,8 +68,9 @@ def _packet_ops(names: Sequence[str]) -> List[Any]:
     return ops
 
 
+@functools.lru_cache(maxsize=None)
 def decomposition_table() -> Dict[Any, Callable]:
-    """The decomposition table tracing uses: Core ATen's, plus gpuu's extras, minus KEPT_WHOLE."""
+    """The decomposition table tracing uses: Core ATen's, plus gpuu's extras, minus KEPT_WHOLE (built once; read only)."""
     from torch._decomp import get_decompositions
 
     try:
@@ -147,10 +149,7 @@ def from_torch(model: Any, example_inputs: Optional[Sequence[Any]] = None,
         return _from_exported(model, example_inputs, input_names)
     if example_inputs is None:
         raise FrontendError("example_inputs are needed to trace a module (only an ExportedProgram carries its own)")
-    inputs = tuple(example_inputs)
-    for i, x in enumerate(inputs):
-        if not isinstance(x, torch.Tensor):
-            raise FrontendError(f"example input {i} is a {type(x).__name__}; gpuu graphs take tensors only")
+    inputs = _tensors(example_inputs)
     # Tracing and recording run the model for real: on copies, so that in-place ops leave the caller's inputs alone.
     gm, constants = _trace_module(model, tuple(x.clone() for x in inputs))
     names = list(input_names) if input_names is not None else _input_names(model, len(inputs))
@@ -158,6 +157,14 @@ def from_torch(model: Any, example_inputs: Optional[Sequence[Any]] = None,
         raise FrontendError(f"{len(names)} input names for {len(inputs)} example inputs")
     placeholders = constants + [Placeholder(n, x.clone(), True) for n, x in zip(names, inputs)]
     return Lowering(gm, placeholders, aten_ops.LOWERINGS, aten_ops.SHAPE_ONLY).run()
+
+
+def _tensors(example_inputs: Sequence[Any]) -> tuple:
+    inputs = tuple(example_inputs)
+    for i, x in enumerate(inputs):
+        if not isinstance(x, torch.Tensor):
+            raise FrontendError(f"example input {i} is a {type(x).__name__}; gpuu graphs take tensors only")
+    return inputs
 
 
 def _is_exported_program(model: Any) -> bool:
@@ -181,10 +188,7 @@ def _from_exported(ep: Any, example_inputs: Optional[Sequence[Any]], input_names
         if kwargs:
             raise FrontendError("the ExportedProgram's example inputs have keyword arguments; pass example_inputs")
         example_inputs = args
-    inputs = [x for x in example_inputs]
-    for i, x in enumerate(inputs):
-        if not isinstance(x, torch.Tensor):
-            raise FrontendError(f"example input {i} is a {type(x).__name__}; gpuu graphs take tensors only")
+    inputs = _tensors(example_inputs)
     state = ep.state_dict
     placeholders: List[Placeholder] = []
     user = 0

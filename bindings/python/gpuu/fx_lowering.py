@@ -224,15 +224,17 @@ class Lowering:
         with torch.no_grad():
             recorder.run(*[p.tensor for p in self.placeholders])
         self.real = recorder.results
+        # What each fx placeholder stands for, found once.
+        placeholder_of = dict(zip(fx_placeholders, self.placeholders))
         live = self._live_nodes()
-        self._check_mapped(live)
+        self._check_mapped(live, placeholder_of)
         output_names: List[str] = []
         input_names: List[str] = []
         for node in self.gm.graph.nodes:
             self.current = node
             try:
                 if node.op == "placeholder":
-                    p = self.placeholders[fx_placeholders.index(node)]
+                    p = placeholder_of[node]
                     if p.is_input:
                         self.env[node] = self._placeholder(p)
                         input_names.append(self.graph.value_name(self.env[node].id))
@@ -269,14 +271,13 @@ class Lowering:
         head = f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''} exporting the model:"
         return "\n".join([head] + [f"  - {p}" for p in self.problems])
 
-    def _check_mapped(self, live: set) -> None:
+    def _check_mapped(self, live: set, placeholder_of: Dict[torch.fx.Node, Placeholder]) -> None:
         """Records every live, input-dependent ATen op without a lowering, with its count and first node."""
         dynamic: set = set()
         missing: Dict[str, List[torch.fx.Node]] = {}
-        index = {n: i for i, n in enumerate(n for n in self.gm.graph.nodes if n.op == "placeholder")}
         for node in self.gm.graph.nodes:
             if node.op == "placeholder":
-                if self.placeholders[index[node]].is_input:
+                if placeholder_of[node].is_input:
                     dynamic.add(node)
                 continue
             if node.op != "call_function" or node not in live:

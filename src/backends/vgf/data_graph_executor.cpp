@@ -263,7 +263,6 @@ Status DataGraphExecutor::Impl::make_segment(const VgfFile& file, const Segment&
   uint32_t set_total = by_number.empty() ? 0 : by_number.rbegin()->first + 1;
   std::vector<std::unique_ptr<Description>> descriptions;
   std::vector<VkDataGraphPipelineResourceInfoARM> resources;
-  resources.reserve(64);
   for (uint32_t number = 0; number < set_total; ++number) {
     std::vector<VkDescriptorSetLayoutBinding> bindings;
     auto it = by_number.find(number);

@@ -6,6 +6,7 @@
 #include "backends/vulkan/vulkan_delegate.h"
 #include "backends/vulkan/vulkan_ops.h"
 #include "base/log.h"
+#include "context/vulkan_arm.h"
 #include "graph/builder.h"
 #include "vgf/tosa_lowering.h"
 #include "vgf/vgf_file.h"
@@ -17,8 +18,6 @@
 
 namespace gpuu::vgf {
 namespace {
-
-constexpr const char* kDataGraphExtension = "VK_ARM_data_graph";
 
 // One delegate: its graph runs either natively (data-graph pipelines) or on
 // gpuu's TOSA executor (the Vulkan kernels); exactly one of the two is set.
@@ -48,10 +47,10 @@ class VgfHandle final : public backends::DelegateHandle {
 // RFC phase 4: a device that claims the data-graph extension must provide its
 // entry points, or init fails with a clear error instead of crashing later.
 Status check_native_path(const SharedGpuContext& ctx) {
-  if (!ctx.has_extension(kDataGraphExtension)) return Status::Ok();
+  if (!ctx.has_extension(vk::kDataGraphExtension)) return Status::Ok();
   for (const char* name : data_graph_entry_points()) {
     if (!ctx.vki().vkGetDeviceProcAddr(ctx.device(), name)) {
-      return err(StatusCode::kUnsupported, "device '", ctx.device_name(), "' has ", kDataGraphExtension,
+      return err(StatusCode::kUnsupported, "device '", ctx.device_name(), "' has ", vk::kDataGraphExtension,
                  " enabled but its entry point ", name, " is unavailable");
     }
   }
@@ -108,13 +107,7 @@ std::string check_round_trip(const graph::Graph& graph, const graph::Node& node)
 
 }  // namespace
 
-const std::vector<const char*>& data_graph_entry_points() {
-  static const std::vector<const char*> names = {
-      "vkCreateDataGraphPipelinesARM", "vkCreateDataGraphPipelineSessionARM",
-      "vkGetDataGraphPipelineSessionMemoryRequirementsARM", "vkBindDataGraphPipelineSessionMemoryARM",
-      "vkDestroyDataGraphPipelineSessionARM", "vkCmdDispatchDataGraphARM"};
-  return names;
-}
+const std::vector<const char*>& data_graph_entry_points() { return vk::arm_device_entry_points(); }
 
 bool VgfBackend::is_available() const { return vk::system_loader().ok(); }
 
