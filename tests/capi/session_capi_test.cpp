@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -133,6 +134,26 @@ TEST(SessionCApi, LookupOnlyOverrideWithoutAContextFailsWithItsMessage) {
   RunResult r = run_program(path, &options);
   EXPECT_EQ(r.status, GPUU_ERROR_NOT_FOUND);
   EXPECT_NE(last_error().find("'nobody_registered_this' group 7"), std::string::npos) << last_error();
+  std::remove(path.c_str());
+}
+
+// A client built against 0.1 passes gpuu_session_options without vgf_path:
+// it still loads (the path is "auto"); an unknown vgf_path is refused by name.
+TEST(SessionCApi, OptionsOfTheFirstReleaseSizeStillLoad) {
+  std::string path = temp_path("old_client.gpuu");
+  write_rfc_program(path, GPUU_PREFER_VGF_FIRST);
+  gpuu_session_options options;
+  gpuu_session_options_init(&options);
+  options.vgf_path = static_cast<gpuu_vgf_path>(99);  // beyond the old size: must not be read
+  options.struct_size = static_cast<uint32_t>(offsetof(gpuu_session_options, vgf_path));
+  RunResult r = run_program(path, &options);
+  ASSERT_EQ(r.status, GPUU_OK) << last_error();
+  expect_matches_reference(r.y);
+  gpuu_session_options_init(&options);
+  options.vgf_path = static_cast<gpuu_vgf_path>(99);
+  r = run_program(path, &options);
+  EXPECT_EQ(r.status, GPUU_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("unknown vgf_path value 99"), std::string::npos) << last_error();
   std::remove(path.c_str());
 }
 
