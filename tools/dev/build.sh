@@ -7,6 +7,11 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${GPUU_BUILD_DIR:-$root/build}
 python=$("$root/tools/dev/python_env.sh")
 mkdir -p "$build"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython3_EXECUTABLE="$python" "$@" \
+# ccache, where installed, makes rebuilds in other checkouts of the tree cheap.
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython3_EXECUTABLE="$python" "${launcher[@]}" "$@" \
   > "$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }
 cmake --build "$build" -j "$(nproc)"
