@@ -6,6 +6,8 @@
 #include <exception>
 #include <memory>
 #include <new>
+#include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "gpuu.h"
@@ -34,6 +36,70 @@ gpuu_status fail_invalid(const Parts&... parts) {
 template <typename T>
 bool struct_size_ok(const T* s, size_t min_size) {
   return s && s->struct_size >= min_size;
+}
+
+// ABI growth, inputs: `*out` is first filled by `init` (the struct's defaults),
+// then the caller's first min(struct_size, sizeof(T)) bytes are copied over it,
+// so a caller built against an older header (smaller struct_size) gets the
+// defaults for every field it does not know, and a newer caller's extra bytes
+// are ignored. False (nothing copied) when `in` is NULL or its struct_size is
+// below `first_release_size`, the size of the struct's first release.
+template <typename T>
+bool read_sized(const T* in, size_t first_release_size, void (*init)(T*), T* out) {
+  init(out);
+  if (!in || in->struct_size < first_release_size) return false;
+  const size_t n = in->struct_size < sizeof(T) ? in->struct_size : sizeof(T);
+  std::memcpy(static_cast<void*>(out), static_cast<const void*>(in), n);
+  out->struct_size = static_cast<uint32_t>(sizeof(T));
+  return true;
+}
+
+// ABI growth, outputs: writes `value` into the caller's struct up to the
+// caller's struct_size (fields it does not know are not written). False when
+// `out` is NULL or its struct_size is below `first_release_size`.
+template <typename T>
+bool write_sized(const T& value, size_t first_release_size, T* out) {
+  if (!out || out->struct_size < first_release_size) return false;
+  const uint32_t caller_size = out->struct_size;
+  const size_t n = caller_size < sizeof(T) ? caller_size : sizeof(T);
+  std::memcpy(static_cast<void*>(out), static_cast<const void*>(&value), n);
+  out->struct_size = caller_size;
+  return true;
+}
+
+// ABI growth, arrays of structs: every element begins with struct_size, and
+// all elements of one array share elements[0].struct_size, which is also the
+// array's stride in bytes. Each element is read as read_sized() reads one.
+// `error` receives why the array was refused (empty on success).
+template <typename T>
+bool read_sized_array(const T* elements, size_t count, size_t first_release_size, void (*init)(T*),
+                      std::vector<T>* out, std::string* error) {
+  out->clear();
+  error->clear();
+  if (count == 0) return true;
+  if (!elements) {
+    *error = "NULL array with a nonzero count";
+    return false;
+  }
+  const uint32_t stride = elements[0].struct_size;
+  if (stride < first_release_size) {
+    *error = "element 0 has struct_size " + std::to_string(stride) + ", below the smallest known size " +
+             std::to_string(first_release_size) + " (set it with the element's *_init function)";
+    return false;
+  }
+  const auto* bytes = reinterpret_cast<const unsigned char*>(elements);
+  out->resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    const T* element = reinterpret_cast<const T*>(bytes + i * stride);
+    if (element->struct_size != stride) {
+      *error = "element " + std::to_string(i) + " has struct_size " + std::to_string(element->struct_size) +
+               ", element 0 has " + std::to_string(stride) + " (all elements of an array must share one size)";
+      out->clear();
+      return false;
+    }
+    read_sized(element, first_release_size, init, &(*out)[i]);
+  }
+  return true;
 }
 
 // Runs `body`, turning any escaping C++ exception into a status: nothing may
