@@ -131,10 +131,6 @@ GPUU_API gpuu_status gpuu_context_register_external(const gpuu_external_context_
                           desc->enabled_device_extension_count);
     }
     ContextKey key{desc->token, desc->group_id};
-    if (SharedGpuContextRegistry::get().lookup(key)) {
-      return fail(err(StatusCode::kAlreadyExists, "gpuu_context_register_external: a context is already registered "
-                      "under token '", key.token, "' group ", key.group_id));
-    }
     SharedGpuContextCreateInfo info;
     info.token = desc->token;
     info.group_id = desc->group_id;
@@ -156,10 +152,14 @@ GPUU_API gpuu_status gpuu_context_register_external(const gpuu_external_context_
       info.enabled_device_extensions.emplace_back(desc->enabled_device_extensions[i]);
     }
     info.enabled_features = desc->enabled_features;
-    Result<SharedGpuContextPtr> ctx = SharedGpuContext::create(std::move(info));
-    if (!ctx.ok()) return fail(ctx.status());
-    Status registered = SharedGpuContextRegistry::get().register_context(key, ctx.value());
-    if (!registered.ok()) return fail(registered);
+    // Taking the key and wrapping the handles is one step under the registry's
+    // lock: a caller that loses the key never wraps (and so never destroys)
+    // handles another caller registered.
+    Result<SharedGpuContextPtr> ctx = SharedGpuContextRegistry::get().create_registered(
+        key, [&] { return SharedGpuContext::create(std::move(info)); });
+    if (!ctx.ok()) {
+      return fail(err(ctx.status().code(), "gpuu_context_register_external: ", ctx.status().message()));
+    }
     if (out) *out = wrap(ctx.value());
     return GPUU_OK;
   });

@@ -37,6 +37,27 @@ Result<SharedGpuContextPtr> SharedGpuContextRegistry::lookup_or_create(const Con
     entries_[key].pending = pending;
   }
 
+  return run_creator(key, pending, create);
+}
+
+Result<SharedGpuContextPtr> SharedGpuContextRegistry::create_registered(const ContextKey& key,
+                                                                      const Creator& create) {
+  std::shared_ptr<Pending> pending;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (entries_.count(key)) {
+      return err(StatusCode::kAlreadyExists, "a shared GPU context is already registered under token '", key.token,
+                 "' group ", key.group_id);
+    }
+    pending = std::make_shared<Pending>();
+    entries_[key].pending = pending;  // the key is ours: later callers see it taken
+  }
+  return run_creator(key, pending, create);
+}
+
+Result<SharedGpuContextPtr> SharedGpuContextRegistry::run_creator(const ContextKey& key,
+                                                                  const std::shared_ptr<Pending>& pending,
+                                                                  const Creator& create) {
   Result<SharedGpuContextPtr> created = err(StatusCode::kInternal, "context creator did not run");
   try {
     created = create();
@@ -129,16 +150,12 @@ Result<SharedGpuContextPtr> resolve_shared_context(const SharedGpuCompileSpec& s
     case ContextMode::kLookupOrCreate:
       return registry.lookup_or_create(key, [&] { return factory(key.token, key.group_id); });
     case ContextMode::kCreateOnly: {
-      if (registry.lookup(key)) {
-        return err(StatusCode::kAlreadyExists, "a shared GPU context already exists under token '", key.token,
-                   "' group ", key.group_id, " (mode create_only)");
+      Result<SharedGpuContextPtr> created =
+          registry.create_registered(key, [&] { return factory(key.token, key.group_id); });
+      if (!created.ok() && created.status().code() == StatusCode::kAlreadyExists) {
+        return err(StatusCode::kAlreadyExists, created.status().message(), " (mode create_only)");
       }
-      GPUU_ASSIGN_OR_RETURN(SharedGpuContextPtr ctx, factory(key.token, key.group_id));
-      Status registered = registry.register_context(key, ctx);
-      if (!registered.ok()) {
-        return err(StatusCode::kAlreadyExists, registered.message(), " (mode create_only)");
-      }
-      return ctx;
+      return created;
     }
     case ContextMode::kDisabled:
       break;

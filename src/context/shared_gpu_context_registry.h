@@ -36,6 +36,12 @@ class SharedGpuContextRegistry {
   // Returns the registered context, or runs `create` once (other callers for the
   // same key wait for it and share its result, success or failure).
   Result<SharedGpuContextPtr> lookup_or_create(const ContextKey& key, const Creator& create);
+  // One atomic step: takes `key` under the lock (kAlreadyExists, without
+  // running `create`, when anything holds it or is being created under it),
+  // then runs `create` and registers its result (on failure the key is free
+  // again). So a context that owns application handles is only ever made by
+  // the one caller that won the key, and never destroyed by a loser.
+  Result<SharedGpuContextPtr> create_registered(const ContextKey& key, const Creator& create);
   // kAlreadyExists when another context holds `key`; registering the same
   // context again is accepted.
   Status register_context(const ContextKey& key, SharedGpuContextPtr context);
@@ -55,6 +61,10 @@ class SharedGpuContextRegistry {
     SharedGpuContextPtr context;      // set once created
     std::shared_ptr<Pending> pending;  // set while a creator runs
   };
+
+  // Runs `create` for the key `pending` holds, then publishes the outcome.
+  Result<SharedGpuContextPtr> run_creator(const ContextKey& key, const std::shared_ptr<Pending>& pending,
+                                          const Creator& create);
 
   std::mutex mutex_;
   std::condition_variable created_;

@@ -2,6 +2,7 @@
 // gpuu.h and libgpuu.so only, with its own Vulkan device.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -108,7 +109,7 @@ class CApiContext : public testing::Test {
  protected:
   void TearDown() override {
     // Leave nothing registered for the next test.
-    for (const char* t : {"app", "owned", "created", "dup"}) {
+    for (const char* t : {"app", "owned", "created", "dup", "race"}) {
       for (int g = 0; g < 8; ++g) gpuu_context_unregister(t, g);
     }
   }
@@ -230,6 +231,65 @@ TEST_F(CApiContext, OwnershipTransferMakesGpuuDestroyTheDevice) {
   app.forget_device_and_instance_keep_messenger();
   ASSERT_EQ(gpuu_context_unregister("owned", 0), GPUU_OK);
   gpuu_context_release(ctx);  // gpuu destroys device and instance here; the layer reports leaks if not
+}
+
+// Registration is one step under the registry's lock: of 64 threads racing to
+// register the same application device with ownership, exactly one wins, the
+// others are refused without ever wrapping the handles, so the device is
+// destroyed once (by gpuu, when the winner's references go) and no context
+// leaks. Several rounds, each on a fresh device, to give the race a chance.
+TEST_F(CApiContext, SixtyFourThreadsRegisteringOneKeyGiveOneWinner) {
+  constexpr int kThreads = 64;
+  constexpr int kRounds = 4;
+  for (int round = 0; round < kRounds; ++round) {
+    gpuu_test::AppDevice app;
+    std::string why;
+    ASSERT_TRUE(app.create(&why)) << why;
+    gpuu_external_context_desc desc;
+    fill(&desc, app, "race", round);
+    desc.ownership = GPUU_OWN_DEVICE | GPUU_OWN_INSTANCE;
+
+    std::atomic<int> ready{0};
+    std::vector<gpuu_status> status(kThreads, GPUU_ERROR_INTERNAL);
+    std::vector<gpuu_context*> refs(kThreads, nullptr);
+    std::vector<std::string> errors(kThreads);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        ready.fetch_add(1);
+        while (ready.load() < kThreads) std::this_thread::yield();  // start together
+        status[t] = gpuu_context_register_external(&desc, &refs[t]);
+        if (status[t] != GPUU_OK) errors[t] = gpuu_last_error();
+      });
+    }
+    for (std::thread& t : threads) t.join();
+
+    int winners = 0;
+    gpuu_context* winner = nullptr;
+    for (int t = 0; t < kThreads; ++t) {
+      if (status[t] == GPUU_OK) {
+        ++winners;
+        winner = refs[t];
+      } else {
+        EXPECT_EQ(status[t], GPUU_ERROR_ALREADY_EXISTS) << errors[t];
+        EXPECT_EQ(refs[t], nullptr);
+        EXPECT_NE(errors[t].find("'race'"), std::string::npos) << errors[t];
+      }
+    }
+    ASSERT_EQ(winners, 1) << "round " << round;
+    // Had a loser wrapped and dropped the handles, the device would be gone.
+    ASSERT_TRUE(app.still_usable(&why)) << "round " << round << ": " << why;
+    gpuu_vulkan_handles handles;
+    handles.struct_size = sizeof(handles);
+    ASSERT_EQ(gpuu_context_get_vulkan_handles(winner, &handles), GPUU_OK) << last_error();
+    EXPECT_EQ(handles.device, app.device);
+
+    app.forget_device_and_instance_keep_messenger();
+    ASSERT_EQ(gpuu_context_unregister("race", round), GPUU_OK) << last_error();
+    gpuu_context* none = nullptr;
+    EXPECT_EQ(gpuu_context_lookup("race", round, &none), GPUU_ERROR_NOT_FOUND);
+    gpuu_context_release(winner);  // the one destruction of device and instance
+  }
 }
 
 TEST_F(CApiContext, BadArgumentsAreRefusedWithAMessage) {
