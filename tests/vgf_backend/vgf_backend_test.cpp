@@ -40,7 +40,7 @@ std::vector<uint8_t> read_sample(const std::string& name) {
 }
 
 TEST(VgfExecutor, ArmsSinMulFileComputesSinTimesX) {
-  if (!samples_present()) GTEST_SKIP() << "no " << GPUU_VGF_SAMPLES_DIR;
+  ASSERT_TRUE(samples_present()) << "missing test dependency " << GPUU_VGF_SAMPLES_DIR;
   std::vector<uint8_t> bytes = read_sample("sin_mul.vgf");
   ASSERT_FALSE(bytes.empty());
   Result<vgf::VgfFile> file = vgf::decode_vgf(bytes.data(), bytes.size());
@@ -55,7 +55,7 @@ TEST(VgfExecutor, ArmsSinMulFileComputesSinTimesX) {
 }
 
 TEST(VgfExecutor, ArmsSinMulConstFileUsesItsConstant) {
-  if (!samples_present()) GTEST_SKIP() << "no " << GPUU_VGF_SAMPLES_DIR;
+  ASSERT_TRUE(samples_present()) << "missing test dependency " << GPUU_VGF_SAMPLES_DIR;
   std::vector<uint8_t> bytes = read_sample("sin_mul_const.vgf");
   Result<vgf::VgfFile> file = vgf::decode_vgf(bytes.data(), bytes.size());
   ASSERT_TRUE(file.ok()) << file.status().message();
@@ -469,9 +469,8 @@ graph::Graph shader_graph(bool with_shader) {
 }
 
 void run_custom_shader_program(Prefer prefer, const char* expected_backend) {
-  // GLSL compiles at export, with glslc: a machine without it (the GPU
-  // machine, say) cannot export this program.
-  if (std::system("glslc --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "glslc is not installed";
+  // GLSL compiles at export, with glslc (a build dependency, so always here).
+  ASSERT_EQ(std::system("glslc --version > /dev/null 2>&1"), 0) << "glslc is not on PATH";
   graph::Graph g = shader_graph(true);
   partition::PartitionOptions options;
   options.prefer = prefer;
