@@ -30,14 +30,8 @@ std::vector<std::string> BackendRegistry::ids() const {
   return out;
 }
 
-Result<SharedGpuContextPtr> resolve_delegate_context(const std::vector<CompileSpecEntry>& compile_specs,
-                                                     const BackendInitContext& context, const char* backend_name) {
-  Result<SharedGpuCompileSpec> spec = parse_shared_gpu_compile_spec(compile_specs, &context.overrides);
-  if (!spec.ok()) {
-    return err(spec.status().code(), backend_name, " delegate ", context.delegate_index, ": ",
-               spec.status().message());
-  }
-  SharedGpuCompileSpec s = spec.value();
+Result<SharedGpuContextPtr> resolve_delegate_context(const BackendInitContext& context, const char* backend_name) {
+  SharedGpuCompileSpec s = context.shared;
   if (!s.enabled()) s.token = std::string(backend_name) + "-local";  // a private context (RFC: "vgf-local")
   Result<SharedGpuContextPtr> ctx = resolve_shared_context(s, vulkan_context_factory(context.device));
   if (!ctx.ok()) {

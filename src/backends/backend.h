@@ -31,9 +31,10 @@ enum class DataGraphPath : uint8_t { kAuto = 0, kNative = 1, kExecutor = 2 };
 // What the runtime gives a backend at init.
 struct BackendInitContext {
   int32_t delegate_index = 0;
-  // The application's load-time overrides of the context keys (they win over
-  // the delegate's compile specs).
-  ContextOverrides overrides;
+  // The delegate's shared keys, parsed once when the program was loaded, with
+  // the application's load-time overrides applied (they win over the file).
+  // Its sync_mode is the session's one sync policy.
+  SharedGpuCompileSpec shared;
   DeviceOptions device;
   DataGraphPath data_graph_path = DataGraphPath::kAuto;
   // Constants the processed blob names, from the program file (no copy).
@@ -102,8 +103,7 @@ class BackendRegistry {
 // application's overrides exactly as RFC phases 3 and 4 say (disabled ->
 // private, lookup_only, lookup_or_create, create_only). Both GPU backends
 // call this, so they agree on which VkDevice they bind to.
-Result<SharedGpuContextPtr> resolve_delegate_context(const std::vector<CompileSpecEntry>& compile_specs,
-                                                     const BackendInitContext& context, const char* backend_name);
+Result<SharedGpuContextPtr> resolve_delegate_context(const BackendInitContext& context, const char* backend_name);
 
 // A region as a standalone graph: its outside inputs become graph inputs,
 // the constants it reads come along with their data, its escaping values are

@@ -138,14 +138,17 @@ Result<SharedGpuCompileSpec> parse_shared_gpu_compile_spec(const std::vector<Com
                  quote(entry.value), ")");
     }
   }
-  if (overrides) {
-    GPUU_RETURN_IF_ERROR(validate_overrides(*overrides));
-    if (overrides->token) spec.token = *overrides->token;
-    if (overrides->group_id) spec.group_id = *overrides->group_id;
-    if (overrides->context_mode) spec.context_mode = *overrides->context_mode;
-    if (overrides->sync_mode) spec.sync_mode = *overrides->sync_mode;
-    if (overrides->token || overrides->group_id || overrides->context_mode) spec.present = true;
-  }
+  if (overrides) return apply_overrides(spec, *overrides);
+  return spec;
+}
+
+Result<SharedGpuCompileSpec> apply_overrides(SharedGpuCompileSpec spec, const ContextOverrides& overrides) {
+  GPUU_RETURN_IF_ERROR(validate_overrides(overrides));
+  if (overrides.token) spec.token = *overrides.token;
+  if (overrides.group_id) spec.group_id = *overrides.group_id;
+  if (overrides.context_mode) spec.context_mode = *overrides.context_mode;
+  if (overrides.sync_mode) spec.sync_mode = *overrides.sync_mode;
+  if (overrides.token || overrides.group_id || overrides.context_mode) spec.present = true;
   return spec;
 }
 

@@ -69,6 +69,9 @@ struct ContextOverrides {
 Result<SharedGpuCompileSpec> parse_shared_gpu_compile_spec(const std::vector<CompileSpecEntry>& specs,
                                                            const ContextOverrides* overrides = nullptr);
 
+// `spec` with the set fields of `overrides` in place of the file's (checked
+// first, as validate_overrides does).
+Result<SharedGpuCompileSpec> apply_overrides(SharedGpuCompileSpec spec, const ContextOverrides& overrides);
 // Checks override values alone (an empty token, say), before they meet a file.
 Status validate_overrides(const ContextOverrides& overrides);
 

@@ -48,6 +48,8 @@ struct NodeRef {
 struct DelegateInfo {
   std::string backend_id;  // "VgfBackend", "VulkanBackend"
   std::vector<CompileSpecEntry> compile_specs;
+  // The shared keys among compile_specs, parsed once when the file is loaded.
+  SharedGpuCompileSpec shared;
   int32_t processed_segment = -1;
   std::vector<int32_t> inputs;   // tensor indices
   std::vector<int32_t> outputs;  // tensor indices
@@ -82,6 +84,10 @@ class Program {
   const std::vector<SegmentInfo>& segments() const { return segments_; }
   const std::vector<DelegateInfo>& delegates() const { return delegates_; }
   const std::vector<PlanStep>& plan() const { return plan_; }
+  // The one sync mode of the program: every delegate's gpu_shared_sync_mode
+  // (the loader refuses a file whose delegates disagree); timeline when the
+  // program has no delegates.
+  SyncMode sync_mode() const { return sync_mode_; }
 
   // Index of the tensor named `name`, or -1.
   int32_t find_tensor(std::string_view name) const;
@@ -107,6 +113,7 @@ class Program {
   std::vector<SegmentInfo> segments_;
   std::vector<DelegateInfo> delegates_;
   std::vector<PlanStep> plan_;
+  SyncMode sync_mode_ = SyncMode::kTimeline;
   std::unordered_map<std::string, int32_t> tensor_index_;
 };
 

@@ -213,6 +213,7 @@ class ProgramDecoder {
       // Refuse bad shared keys now, with the delegate named, not at init.
       Result<SharedGpuCompileSpec> shared = parse_shared_gpu_compile_spec(info.compile_specs);
       if (!shared.ok()) return loc_.fail(where, ".compile_specs: ", shared.status().message());
+      info.shared = std::move(shared).value();
 
       uint32_t processed = d->processed();
       if (processed >= p_->segments_.size()) {
@@ -241,7 +242,24 @@ class ProgramDecoder {
       }
       p_->delegates_.push_back(std::move(info));
     }
-    return Status::Ok();
+    return agree_on_sync_mode();
+  }
+
+  // Sync mode is a property of the whole execute (how delegates are chained),
+  // so every delegate must carry the same one.
+  Status agree_on_sync_mode() {
+    if (p_->delegates_.empty()) return Status::Ok();
+    p_->sync_mode_ = p_->delegates_[0].shared.sync_mode;
+    bool agree = true;
+    for (const DelegateInfo& d : p_->delegates_) agree = agree && d.shared.sync_mode == p_->sync_mode_;
+    if (agree) return Status::Ok();
+    std::string listing;
+    for (size_t d = 0; d < p_->delegates_.size(); ++d) {
+      listing += str_cat(d ? ", " : "", "delegates[", d, "] (", p_->delegates_[d].backend_id, ") ",
+                         to_string(p_->delegates_[d].shared.sync_mode));
+    }
+    return loc_.fail("delegates disagree on ", kSpecSyncMode, ": ", listing,
+                     " (one execute chains all delegates one way)");
   }
 
   Status decode_plan() {

@@ -160,7 +160,8 @@ Status Session::Impl::init_delegate(int32_t index) {
   }
   backends::BackendInitContext init;
   init.delegate_index = index;
-  init.overrides = options.overrides;
+  // Overrides were validated when the session began: this cannot fail.
+  GPUU_ASSIGN_OR_RETURN(init.shared, apply_overrides(info.shared, options.overrides));
   init.device = options.device;
   init.data_graph_path = options.data_graph_path;
   init.constants = program::program_constant_lookup(program);
@@ -451,13 +452,9 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const program::
   impl->program = program;
   impl->options = options;
 
-  // One sync mode for the whole program: the first delegate's (after overrides).
-  impl->sync_mode = options.overrides.sync_mode.value_or(SyncMode::kTimeline);
-  if (!program->delegates().empty() && !options.overrides.sync_mode) {
-    Result<SharedGpuCompileSpec> spec = parse_shared_gpu_compile_spec(program->delegates()[0].compile_specs);
-    if (!spec.ok()) return err(spec.status().code(), "delegate 0: ", spec.status().message());
-    impl->sync_mode = spec->sync_mode;
-  }
+  // The one sync policy of every execute: the program's (all its delegates
+  // agree), unless the application overrides it.
+  impl->sync_mode = options.overrides.sync_mode.value_or(program->sync_mode());
 
   impl->tensors.resize(program->tensors().size());
   for (size_t t = 0; t < program->tensors().size(); ++t) {

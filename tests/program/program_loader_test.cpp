@@ -80,6 +80,33 @@ TEST(ProgramLoader, HigherMinorVersionLoads) {
   EXPECT_EQ(p.value()->format_minor(), kFormatMinor + 5);
 }
 
+// The shared keys are parsed once, at load; the program's one sync mode is
+// the delegates' common one, and a file whose delegates disagree is refused
+// naming every delegate and its mode.
+TEST(ProgramLoader, DelegatesMustAgreeOnSyncMode) {
+  RawProgram raw = valid_raw();
+  auto set_sync = [](std::vector<gpuu_test::RawSpec>& specs, const std::string& mode) {
+    for (gpuu_test::RawSpec& spec : specs) {
+      if (spec.key && *spec.key == kSpecSyncMode) spec.value = text_bytes(mode);
+    }
+  };
+  set_sync(raw.delegates[0].specs, "queue_wait_idle");
+  set_sync(raw.delegates[1].specs, "queue_wait_idle");
+  std::vector<uint8_t> agreeing = encode_raw(raw);
+  Result<std::shared_ptr<const Program>> p = load_program_bytes(agreeing.data(), agreeing.size());
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p.value()->sync_mode(), SyncMode::kQueueWaitIdle);
+  EXPECT_EQ(p.value()->delegates()[1].shared.sync_mode, SyncMode::kQueueWaitIdle);
+  EXPECT_EQ(p.value()->delegates()[1].shared.token, "default");
+
+  set_sync(raw.delegates[1].specs, "none");
+  Status s = load_status(encode_raw(raw));
+  ASSERT_EQ(s.code(), StatusCode::kInvalidFormat) << s.message();
+  EXPECT_NE(s.message().find("disagree on gpu_shared_sync_mode"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("delegates[0] (VgfBackend) queue_wait_idle"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("delegates[1] (VulkanBackend) none"), std::string::npos) << s.message();
+}
+
 TEST(ProgramLoader, EveryTruncationIsAnError) {
   std::vector<uint8_t> file = sample_file();
   ASSERT_FALSE(file.empty());

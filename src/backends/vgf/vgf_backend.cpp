@@ -114,7 +114,7 @@ bool VgfBackend::is_available() const { return vk::system_loader().ok(); }
 Result<std::unique_ptr<backends::DelegateHandle>> VgfBackend::init(backends::BackendInitContext& context,
                                                                    const Blob& processed,
                                                                    const std::vector<CompileSpecEntry>& compile_specs) {
-  GPUU_ASSIGN_OR_RETURN(SharedGpuContextPtr ctx, backends::resolve_delegate_context(compile_specs, context, "VGF"));
+  GPUU_ASSIGN_OR_RETURN(SharedGpuContextPtr ctx, backends::resolve_delegate_context(context, "VGF"));
   auto fail = [&](const Status& s) {
     log(LogLevel::kInfo, "VGF", "init: ", backends::describe_init(processed, compile_specs), " failed");
     return err(s.code(), "VGF delegate ", context.delegate_index, ": ", s.message());

@@ -31,7 +31,7 @@ bool VulkanBackend::is_available() const { return vk::system_loader().ok(); }
 Result<std::unique_ptr<backends::DelegateHandle>> VulkanBackend::init(
     backends::BackendInitContext& context, const Blob& processed, const std::vector<CompileSpecEntry>& compile_specs) {
   log(LogLevel::kInfo, "Vulkan", "init: ", backends::describe_init(processed, compile_specs));
-  GPUU_ASSIGN_OR_RETURN(SharedGpuContextPtr ctx, backends::resolve_delegate_context(compile_specs, context, "Vulkan"));
+  GPUU_ASSIGN_OR_RETURN(SharedGpuContextPtr ctx, backends::resolve_delegate_context(context, "Vulkan"));
   Result<graph::Graph> region = program::parse_subgraph(processed.data(), processed.size(), context.constants);
   if (!region.ok()) {
     return err(region.status().code(), "Vulkan delegate ", context.delegate_index, ": ", region.status().message());
