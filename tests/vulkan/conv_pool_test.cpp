@@ -80,7 +80,7 @@ TEST(VulkanConvPool, Conv2dWithConstantWeightAndBias) {
 }
 
 TEST(VulkanConvPool, Conv2dF16) {
-  if (!device_has_f16()) GTEST_SKIP() << "device lacks f16 storage/arithmetic";
+  if (!f16_kernels_or_refused()) return;
   EXPECT_TRUE(conv_matches(DType::kF16, kGemmConvs[1], 400)) << describe(kGemmConvs[1]);
   EXPECT_TRUE(conv_matches(DType::kF16, kGemmConvs[3], 410)) << describe(kGemmConvs[3]);
   EXPECT_TRUE(conv_matches(DType::kF16, kDirectConvs[0], 420)) << describe(kDirectConvs[0]);
@@ -183,7 +183,7 @@ TEST(VulkanConvPool, MaxPoolPropagatesNaNAndKeepsInfinities) {
 }
 
 TEST(VulkanConvPool, PoolsF16) {
-  if (!device_has_f16()) GTEST_SKIP() << "device lacks f16 storage/arithmetic";
+  if (!f16_kernels_or_refused()) return;
   uint32_t seed = 700;
   for (const Pool& p : {kPools[1], kPools[2], kPools[4]}) {
     cpu::HostTensor x = random_tensor(DType::kF16, p.x, seed++, -2, 2);

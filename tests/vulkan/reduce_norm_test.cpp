@@ -130,7 +130,7 @@ TEST(VulkanReduce, I8InputsAreNotTakenAndSaySo) {
 }
 
 TEST(VulkanReduce, HalfPrecision) {
-  if (!device_has_f16()) GTEST_SKIP() << "device lacks f16 kernels";
+  if (!f16_kernels_or_refused()) return;
   graph::Shape shape{3, 5, 7};
   graph::Graph g = reduce_sweep(DType::kF16, shape, {"reduce_sum", "reduce_mean", "reduce_max"}, true);
   EXPECT_TRUE(graph_matches_cpu(g, {random_tensor(DType::kF16, shape, 6, -2, 2)}, 2e-3, 2e-3));
@@ -165,7 +165,7 @@ TEST(VulkanSoftmax, LargeLogitsStayFinite) {
 }
 
 TEST(VulkanSoftmax, HalfPrecision) {
-  if (!device_has_f16()) GTEST_SKIP() << "device lacks f16 kernels";
+  if (!f16_kernels_or_refused()) return;
   EXPECT_TRUE(node_matches_cpu("softmax", {random_tensor(DType::kF16, {5, 1031}, 22, -4, 4)}, {{"axis", int64_t{-1}}},
                                2e-3, 2e-3));
   EXPECT_TRUE(node_matches_cpu("softmax", {random_tensor(DType::kF16, {6, 7, 3}, 23, -4, 4)}, {{"axis", int64_t{1}}},
@@ -212,7 +212,7 @@ TEST(VulkanLayerNorm, TrailingDimsWithAndWithoutAffine) {
 }
 
 TEST(VulkanLayerNorm, HalfPrecision) {
-  if (!device_has_f16()) GTEST_SKIP() << "device lacks f16 kernels";
+  if (!f16_kernels_or_refused()) return;
   EXPECT_TRUE(layer_norm_matches(DType::kF16, {4, 9}, 1, true, true, 1e-5, 60, 4e-3));
   EXPECT_TRUE(layer_norm_matches(DType::kF16, {3, 777}, 1, true, false, 1e-5, 63, 4e-3));
 }

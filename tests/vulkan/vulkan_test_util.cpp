@@ -12,6 +12,7 @@
 namespace gpuu::vulkan_test {
 
 using cpu::HostTensor;
+using graph::DType;
 using vulkan::BufferRange;
 using vulkan::DeviceBuffer;
 using vulkan::MemoryKind;
@@ -68,6 +69,21 @@ HostTensor exact_values(graph::DType dtype, const graph::Shape& shape, uint32_t 
 bool device_has_f16() {
   SharedGpuContextPtr ctx = test_context();
   return ctx && ctx->has_feature(kFeatureShaderFloat16) && ctx->has_feature(kFeatureStorageBuffer16Bit);
+}
+
+bool f16_kernels_or_refused() {
+  if (device_has_f16()) return true;
+  graph::Graph g;
+  graph::ValueId a = graph::add_graph_input(g, "a", DType::kF16, {4}).value();
+  graph::ValueId sum = graph::add_op(g, "add", "add_0", {a, a}, {}).value()[0];
+  g.mark_output(sum);
+  Result<std::vector<HostTensor>> got = run_on_vulkan(g, {random_tensor(DType::kF16, {4}, 1, -1, 1)});
+  EXPECT_FALSE(got.ok()) << "an f16 node ran on a device without f16 kernels";
+  if (!got.ok()) {
+    EXPECT_EQ(got.status().code(), StatusCode::kUnsupported) << got.status().message();
+    EXPECT_NE(got.status().message().find("f16"), std::string::npos) << got.status().message();
+  }
+  return false;
 }
 
 Result<std::vector<HostTensor>> run_on_vulkan(const graph::Graph& graph, const std::vector<HostTensor>& inputs,

@@ -63,4 +63,10 @@ cpu::HostTensor exact_values(graph::DType dtype, const graph::Shape& shape, uint
 // True when the test device can run f16 kernels.
 bool device_has_f16();
 
+// For the f16 tests: true when the device runs f16 kernels. Otherwise it
+// checks what such a device must do instead — refuse an f16 node with
+// kUnsupported naming f16 — and returns false, so the test ends there:
+//   if (!f16_kernels_or_refused()) return;
+bool f16_kernels_or_refused();
+
 }  // namespace gpuu::vulkan_test
