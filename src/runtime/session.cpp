@@ -14,8 +14,8 @@
 namespace gpuu::runtime {
 namespace {
 
-using vulkan::DeviceBuffer;
-using vulkan::MemoryKind;
+using gpu::DeviceBuffer;
+using gpu::MemoryKind;
 
 // A tensor's storage on one context: host-visible (device-local where the
 // device offers it) so that the host can fill inputs, read outputs and serve
@@ -334,7 +334,7 @@ Result<AppCopy> Session::Impl::record_app_copy(Home* home, VkBuffer buffer, VkDe
 Status Session::Impl::submit_copy(AppCopy& copy, ExecuteStats& stats) {
   ContextTrack& t = track(copy.home->ctx);
   return submit_chained(t, stats, [&](const backends::ExecuteArgs& args) {
-    return backends::submit_delegate(*t.ctx, copy.command_buffer, args);
+    return gpu::submit_recorded(*t.ctx, copy.command_buffer, args);
   });
 }
 

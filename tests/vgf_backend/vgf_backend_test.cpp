@@ -92,7 +92,7 @@ TEST(VgfExecutor, RegionRoundTripsThroughAVgfFileAndFusesItsChain) {
   ASSERT_TRUE(back.ok()) << back.status().message();
   cpu::HostTensor in = vulkan_test::random_tensor(DType::kF32, {1, 3, 4, 4}, 3, -1.2, 1.2);
   vulkan_test::RunStats fused, unfused;
-  vulkan::DelegateOptions off;
+  kernels::KernelGraphOptions off;
   off.fuse_elementwise = false;
   auto a = vulkan_test::run_on_vulkan(back.value(), {in}, &fused);
   auto b = vulkan_test::run_on_vulkan(back.value(), {in}, &unfused, off);

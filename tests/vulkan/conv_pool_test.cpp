@@ -10,7 +10,7 @@
 #include <cmath>
 #include <limits>
 
-#include "backends/vulkan/vulkan_ops.h"
+#include "kernels/op_table.h"
 #include "vulkan/vulkan_test_util.h"
 
 namespace gpuu::vulkan_test {
@@ -202,7 +202,7 @@ TEST(VulkanConvPool, IntegerMaxPoolRunsOnTheIntegerKernels) {
   graph::Graph g;
   graph::ValueId x = graph::add_graph_input(g, "pixels", DType::kI32, {1, 1, 4, 4}).value();
   ASSERT_TRUE(graph::add_op(g, "max_pool2d", "pool", {x}, {{"kernel", Ints{2, 2}}}).ok());
-  EXPECT_EQ(vulkan::vulkan_supports(g, g.nodes()[0]), "");  // exactness: vulkan_quant_test
+  EXPECT_EQ(kernels::vulkan_supports(g, g.nodes()[0]), "");  // exactness: vulkan_quant_test
 }
 
 TEST(VulkanConvPool, TableTakesFloatConvAndPools) {
@@ -212,7 +212,7 @@ TEST(VulkanConvPool, TableTakesFloatConvAndPools) {
   ASSERT_TRUE(graph::add_op(g, "conv2d", "dw", {x, w}, {{"groups", int64_t{4}}}).ok());
   ASSERT_TRUE(graph::add_op(g, "avg_pool2d", "avg", {x}, {{"kernel", Ints{2, 2}}}).ok());
   ASSERT_TRUE(graph::add_op(g, "max_pool2d", "max", {x}, {{"kernel", Ints{2, 2}}}).ok());
-  for (const graph::Node& node : g.nodes()) EXPECT_EQ(vulkan::vulkan_supports(g, node), "") << node.name;
+  for (const graph::Node& node : g.nodes()) EXPECT_EQ(kernels::vulkan_supports(g, node), "") << node.name;
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "backends/vulkan/vulkan_ops.h"
+#include "kernels/op_table.h"
 #include "vulkan/vulkan_test_util.h"
 
 namespace gpuu::vulkan_test {
@@ -121,7 +121,7 @@ TEST(VulkanElementwise, IntegerInputsOfFloatOnlyKernelsAreNotTakenAndSaySo) {
   graph::ValueId a = graph::add_graph_input(g, "a", DType::kI32, {4}).value();
   graph::ValueId y = graph::add_op(g, "relu", "relu_0", {a}, {}).value()[0];
   g.mark_output(y);
-  std::string why = vulkan::vulkan_supports(g, g.node(0));
+  std::string why = kernels::vulkan_supports(g, g.node(0));
   EXPECT_NE(why.find("i32"), std::string::npos) << why;
 }
 
@@ -135,7 +135,7 @@ TEST(VulkanElementwise, ChainOfOpsRecordsOneDispatchEachAndBarriersOnlyOnDepende
   g.mark_output(m);
   RunStats stats;
   auto input = random_tensor(DType::kF32, {64}, 500, -1, 1);
-  vulkan::DelegateOptions unfused;
+  kernels::KernelGraphOptions unfused;
   unfused.fuse_elementwise = false;
   Result<std::vector<cpu::HostTensor>> got = run_on_vulkan(g, {input}, &stats, unfused);
   ASSERT_TRUE(got.ok()) << got.status().message();
@@ -164,7 +164,7 @@ TEST(VulkanFusion, ElementwiseChainBecomesOneDispatch) {
   graph::Graph g = rfc_suffix();
   auto input = random_tensor(DType::kF32, {1, 3, 4, 4}, 600, -1, 1);
   RunStats fused, unfused;
-  vulkan::DelegateOptions off;
+  kernels::KernelGraphOptions off;
   off.fuse_elementwise = false;
   auto a = run_on_vulkan(g, {input}, &fused);
   auto b = run_on_vulkan(g, {input}, &unfused, off);
@@ -230,7 +230,7 @@ TEST(VulkanMemoryPlan, DeadIntermediatesShareMemory) {
   g.mark_output(v);
   auto input = random_tensor(DType::kF32, {64, 64}, 605, -1, 1);
   RunStats reuse, no_reuse;
-  vulkan::DelegateOptions off;
+  kernels::KernelGraphOptions off;
   off.reuse_memory = false;
   auto a = run_on_vulkan(g, {input}, &reuse);
   auto b = run_on_vulkan(g, {input}, &no_reuse, off);
@@ -245,7 +245,7 @@ TEST(VulkanMemoryPlan, DeadIntermediatesShareMemory) {
 }  // namespace
 }  // namespace gpuu::vulkan_test
 
-#include "backends/vulkan/custom_shader.h"
+#include "kernels/custom_shader.h"
 
 namespace gpuu::vulkan_test {
 namespace {
@@ -261,7 +261,7 @@ graph::Node shader_node(const std::string& implementation_attrs) {
 }
 
 TEST(CustomShaderAttributes, BindingsMustCoverZeroToNOnce) {
-  auto s = vulkan::parse_custom_shader(shader_node(
+  auto s = kernels::parse_custom_shader(shader_node(
       R"({"entry_point":"main","workgroup_sizes":[8],"shader_code":"void main(){}","input_0_binding":0,"output_0_binding":0})"));
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("each used once"), std::string::npos) << s.status().message();
@@ -269,11 +269,11 @@ TEST(CustomShaderAttributes, BindingsMustCoverZeroToNOnce) {
 }
 
 TEST(CustomShaderAttributes, RefusesOtherDescriptorSetsAndBadSpirv) {
-  auto set1 = vulkan::parse_custom_shader(shader_node(
+  auto set1 = kernels::parse_custom_shader(shader_node(
       R"({"entry_point":"main","workgroup_sizes":[8],"shader_code":"x","input_0_descriptorset":1})"));
   ASSERT_FALSE(set1.ok());
   EXPECT_NE(set1.status().message().find("descriptorset must be 0"), std::string::npos);
-  auto spirv = vulkan::parse_custom_shader(shader_node(
+  auto spirv = kernels::parse_custom_shader(shader_node(
       R"({"entry_point":"main","workgroup_sizes":[8],"shader_language":"SPIR-V","shader_code":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"})"));
   ASSERT_FALSE(spirv.ok());
   EXPECT_NE(spirv.status().message().find("magic"), std::string::npos) << spirv.status().message();
@@ -282,7 +282,7 @@ TEST(CustomShaderAttributes, RefusesOtherDescriptorSetsAndBadSpirv) {
 TEST(CustomShaderAttributes, GlslThatDoesNotCompileNamesTheShader) {
   graph::Node n = shader_node(
       R"({"entry_point":"main","workgroup_sizes":[8],"shader_code":"#version 450\nvoid main() { nonsense; }"})");
-  auto attrs = vulkan::attrs_with_spirv(n);
+  auto attrs = kernels::attrs_with_spirv(n);
   ASSERT_FALSE(attrs.ok());
   EXPECT_NE(attrs.status().message().find("custom shader 'shader_0'"), std::string::npos) << attrs.status().message();
 }

@@ -6,8 +6,8 @@
 
 #include <cstring>
 
-#include "backends/vulkan/vulkan_ops.h"
 #include "graph/op_registry.h"
+#include "kernels/op_table.h"
 #include "vulkan/vulkan_test_util.h"
 
 namespace gpuu::vulkan_test {
@@ -169,7 +169,7 @@ TEST(VulkanIndex, RfcModelIslandRunsAsOneRegion) {
   graph::ValueId b = graph::add_op(g, "gather", "gather_1", {a, gi}, {{"axis", int64_t{3}}}).value()[0];
   graph::ValueId c = graph::add_op(g, "index_select", "index_select_2", {b, ri}, {{"axis", int64_t{2}}}).value()[0];
   g.mark_output(c);
-  for (const graph::Node& n : g.nodes()) EXPECT_EQ(vulkan::vulkan_supports(g, n), "") << n.name;
+  for (const graph::Node& n : g.nodes()) EXPECT_EQ(kernels::vulkan_supports(g, n), "") << n.name;
   // torch.linspace-like input: distinct values make any misplaced element show.
   std::vector<double> v(48);
   for (size_t i = 0; i < v.size(); ++i) v[i] = -1.0 + 2.0 * static_cast<double>(i) / 47.0;

@@ -8,7 +8,7 @@
 // half precision, 2^-11 relative: rtol 1e-3, atol 1e-3 + 1e-6 * K.
 #include <gtest/gtest.h>
 
-#include "backends/vulkan/vulkan_ops.h"
+#include "kernels/op_table.h"
 #include "vulkan/vulkan_test_util.h"
 
 namespace gpuu::vulkan_test {
@@ -116,7 +116,7 @@ TEST(VulkanLinalg, TableTakesMatmulAndLinear) {
   graph::ValueId xh = graph::add_graph_input(g, "xh", DType::kF16, {2, 8}).value();
   ASSERT_TRUE(graph::add_op(g, "matmul", "mm", {a, b}, {}).ok());
   ASSERT_TRUE(graph::add_op(g, "linear", "fc", {xh, w}, {}).ok());
-  for (const graph::Node& node : g.nodes()) EXPECT_EQ(vulkan::vulkan_supports(g, node), "") << node.name;
+  for (const graph::Node& node : g.nodes()) EXPECT_EQ(kernels::vulkan_supports(g, node), "") << node.name;
 }
 
 }  // namespace

@@ -6,9 +6,9 @@
 
 #include <cmath>
 
-#include "backends/vulkan/device_buffer.h"
-#include "backends/vulkan/vulkan_ops.h"
 #include "context/shared_gpu_context_registry.h"
+#include "gpu/device_buffer.h"
+#include "kernels/op_table.h"
 #include "support/test_vulkan_device.h"
 #include "vulkan/vulkan_test_util.h"
 
@@ -364,10 +364,10 @@ Status delegate_status(const SharedGpuContextPtr& ctx, const std::string& op, DT
   graph::Graph g;
   graph::ValueId a = graph::add_graph_input(g, "a", dtype, {4}).value();
   g.mark_output(graph::add_op(g, op, op + "_0", {a, a}, {}).value()[0]);
-  GPUU_ASSIGN_OR_RETURN(vulkan::DeviceBuffer in, vulkan::DeviceBuffer::create(*ctx, 32, vulkan::MemoryKind::kUpload, "in"));
-  GPUU_ASSIGN_OR_RETURN(vulkan::DeviceBuffer out, vulkan::DeviceBuffer::create(*ctx, 32, vulkan::MemoryKind::kReadback, "out"));
-  auto delegate = vulkan::VulkanDelegate::create(ctx, g, {vulkan::BufferRange{in.buffer(), 0, in.size()}},
-                                                 {vulkan::BufferRange{out.buffer(), 0, out.size()}});
+  GPUU_ASSIGN_OR_RETURN(gpu::DeviceBuffer in, gpu::DeviceBuffer::create(*ctx, 32, gpu::MemoryKind::kUpload, "in"));
+  GPUU_ASSIGN_OR_RETURN(gpu::DeviceBuffer out, gpu::DeviceBuffer::create(*ctx, 32, gpu::MemoryKind::kReadback, "out"));
+  auto delegate = kernels::KernelGraph::create(ctx, g, {gpu::BufferRange{in.buffer(), 0, in.size()}},
+                                                 {gpu::BufferRange{out.buffer(), 0, out.size()}});
   return delegate.status();
 }
 
@@ -400,9 +400,9 @@ TEST(VulkanInteger, RefusesWhatItHasNoKernelFor) {
   graph::add_op(g, "relu", "relu_0", {graph::add_graph_input(g, "c", DType::kI32, {4}).value()}, {}).value();
   graph::add_op(g, "not_equal", "ne_0", {b, b}, {}).value();
   graph::add_op(g, "add", "add_0", {a, a}, {}).value();
-  EXPECT_NE(vulkan::vulkan_supports(g, g.node(0)).find("i32"), std::string::npos) << vulkan::vulkan_supports(g, g.node(0));
-  EXPECT_NE(vulkan::vulkan_supports(g, g.node(1)).find("bool"), std::string::npos) << vulkan::vulkan_supports(g, g.node(1));
-  EXPECT_EQ(vulkan::vulkan_supports(g, g.node(2)), "");
+  EXPECT_NE(kernels::vulkan_supports(g, g.node(0)).find("i32"), std::string::npos) << kernels::vulkan_supports(g, g.node(0));
+  EXPECT_NE(kernels::vulkan_supports(g, g.node(1)).find("bool"), std::string::npos) << kernels::vulkan_supports(g, g.node(1));
+  EXPECT_EQ(kernels::vulkan_supports(g, g.node(2)), "");
 }
 
 }  // namespace

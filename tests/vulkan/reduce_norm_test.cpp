@@ -10,7 +10,7 @@
 #include <cmath>
 #include <limits>
 
-#include "backends/vulkan/vulkan_ops.h"
+#include "kernels/op_table.h"
 #include "vulkan/vulkan_test_util.h"
 
 namespace gpuu::vulkan_test {
@@ -124,7 +124,7 @@ TEST(VulkanReduce, I8InputsAreNotTakenAndSaySo) {
   graph::Graph g;
   graph::ValueId x = graph::add_graph_input(g, "counts", DType::kI8, {4, 4}).value();
   graph::add_op(g, "reduce_max", "max_0", {x}, {{"axes", std::vector<int64_t>{0}}}).value();
-  std::string why = vulkan::vulkan_supports(g, g.node(0));
+  std::string why = kernels::vulkan_supports(g, g.node(0));
   EXPECT_NE(why.find("f32/f16/i32/i64"), std::string::npos) << why;
   EXPECT_NE(why.find("'counts' is i8"), std::string::npos) << why;
 }

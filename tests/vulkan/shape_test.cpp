@@ -8,8 +8,8 @@
 #include <cstring>
 #include <limits>
 
-#include "backends/vulkan/vulkan_ops.h"
 #include "graph/op_registry.h"
+#include "kernels/op_table.h"
 #include "vulkan/vulkan_test_util.h"
 
 namespace gpuu::vulkan_test {

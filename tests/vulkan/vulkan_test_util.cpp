@@ -12,9 +12,9 @@
 namespace gpuu::vulkan_test {
 
 using cpu::HostTensor;
-using vulkan::BufferRange;
-using vulkan::DeviceBuffer;
-using vulkan::MemoryKind;
+using gpu::BufferRange;
+using gpu::DeviceBuffer;
+using gpu::MemoryKind;
 
 SharedGpuContextPtr test_context() {
   static SharedGpuContextPtr ctx = [] {
@@ -71,7 +71,7 @@ bool device_has_f16() {
 }
 
 Result<std::vector<HostTensor>> run_on_vulkan(const graph::Graph& graph, const std::vector<HostTensor>& inputs,
-                                              RunStats* stats, const vulkan::DelegateOptions& options) {
+                                              RunStats* stats, const kernels::KernelGraphOptions& options) {
   SharedGpuContextPtr ctx = test_context();
   if (!ctx) return err(StatusCode::kUnsupported, "no test context");
   if (inputs.size() != graph.inputs().size()) return err(StatusCode::kInvalidArgument, "input count mismatch");
@@ -91,8 +91,8 @@ Result<std::vector<HostTensor>> run_on_vulkan(const graph::Graph& graph, const s
     out_ranges.push_back(BufferRange{b.buffer(), 0, b.size()});
     out_buffers.push_back(std::move(b));
   }
-  GPUU_ASSIGN_OR_RETURN(std::unique_ptr<vulkan::VulkanDelegate> delegate,
-                        vulkan::VulkanDelegate::create(ctx, graph, in_ranges, out_ranges, options));
+  GPUU_ASSIGN_OR_RETURN(std::unique_ptr<kernels::KernelGraph> delegate,
+                        kernels::KernelGraph::create(ctx, graph, in_ranges, out_ranges, options));
   if (stats) {
     stats->dispatches = delegate->dispatch_count();
     stats->barriers = delegate->barrier_count();

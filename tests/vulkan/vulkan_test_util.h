@@ -1,4 +1,4 @@
-// Test harness for Vulkan kernels: runs a graph through a real VulkanDelegate
+// Test harness for Vulkan kernels: runs a graph through a real KernelGraph
 // on the test device and compares it with the CPU reference kernels.
 #pragma once
 
@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "backends/cpu/cpu_kernels.h"
-#include "backends/vulkan/vulkan_delegate.h"
 #include "graph/builder.h"
+#include "kernels/kernel_graph.h"
 #include "support/test_vulkan_device.h"
 
 namespace gpuu::vulkan_test {
@@ -25,10 +25,10 @@ struct RunStats {
 };
 
 // Binds host-visible buffers to the graph's inputs and outputs, builds a
-// VulkanDelegate, submits it once and reads the outputs back.
+// KernelGraph, submits it once and reads the outputs back.
 Result<std::vector<cpu::HostTensor>> run_on_vulkan(const graph::Graph& graph, const std::vector<cpu::HostTensor>& inputs,
                                                    RunStats* stats = nullptr,
-                                                   const vulkan::DelegateOptions& options = {});
+                                                   const kernels::KernelGraphOptions& options = {});
 
 // Deterministic pseudo-random tensor with values in [lo, hi) (integers: whole numbers).
 cpu::HostTensor random_tensor(graph::DType dtype, const graph::Shape& shape, uint32_t seed, double lo, double hi);

@@ -7,11 +7,11 @@
 #include <cstring>
 #include <limits>
 
-#include "backends/vulkan/vulkan_ops.h"
 #include "base/half.h"
 #include "graph/op_registry.h"
+#include "kernels/op_table.h"
 
-namespace gpuu::vulkan {
+namespace gpuu::kernels {
 namespace {
 
 using graph::DType;
@@ -326,4 +326,4 @@ void add_shape_kernels(std::vector<OpKernel>& table) {
   table.push_back(OpKernel{"where", where_check, lower_where});
 }
 
-}  // namespace gpuu::vulkan
+}  // namespace gpuu::kernels

@@ -8,7 +8,7 @@
 #include "base/status.h"
 #include "context/shared_gpu_context.h"
 
-namespace gpuu::vulkan {
+namespace gpuu::gpu {
 
 enum class MemoryKind {
   kDevice,    // fastest for the GPU; host access not required
@@ -62,4 +62,4 @@ struct BufferRange {
   VkDeviceSize memory_size = 0;  // bytes of `memory` usable from memory_offset on
 };
 
-}  // namespace gpuu::vulkan
+}  // namespace gpuu::gpu

@@ -11,7 +11,7 @@
 #include "base/status.h"
 #include "graph/graph.h"
 
-namespace gpuu::vulkan {
+namespace gpuu::kernels {
 
 struct CustomShader {
   std::string operator_name;
@@ -40,4 +40,4 @@ Result<graph::AttrMap> attrs_with_spirv(const graph::Node& node);
 // The workgroup counts to dispatch for `shader` whose first output has `elements`.
 std::array<uint32_t, 3> custom_dispatch(const CustomShader& shader, int64_t elements);
 
-}  // namespace gpuu::vulkan
+}  // namespace gpuu::kernels

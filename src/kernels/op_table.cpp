@@ -1,9 +1,9 @@
 // The op table and the helpers that kernel families share.
-#include "backends/vulkan/vulkan_ops.h"
+#include "kernels/op_table.h"
 
 #include <cstring>
 
-namespace gpuu::vulkan {
+namespace gpuu::kernels {
 
 const std::vector<OpKernel>& vulkan_op_kernels() {
   static const std::vector<OpKernel> table = [] {
@@ -144,4 +144,4 @@ Status add_dispatch(LoweringContext& lc, const graph::Node& node, const KernelKe
   return Status::Ok();
 }
 
-}  // namespace gpuu::vulkan
+}  // namespace gpuu::kernels

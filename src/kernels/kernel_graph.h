@@ -1,4 +1,4 @@
-// VulkanDelegate: one graph region lowered to gpuu's kernels on a shared
+// KernelGraph: one graph region lowered to gpuu's kernels on a shared
 // context. At creation it uploads constants once, places intermediates in one
 // device arena, builds pipelines once (through its KernelCache) and records
 // one reusable command buffer from its own command pool; running it is one
@@ -8,32 +8,33 @@
 #include <memory>
 #include <vector>
 
-#include "backends/vulkan/device_buffer.h"
-#include "backends/vulkan/dispatch_sequence.h"
-#include "backends/vulkan/kernel_cache.h"
+#include "gpu/device_buffer.h"
+#include "gpu/gpu_timer.h"
 #include "graph/graph.h"
+#include "kernels/dispatch_sequence.h"
+#include "kernels/kernel_cache.h"
 
-namespace gpuu::vulkan {
+namespace gpuu::kernels {
 
-struct DelegateOptions {
+struct KernelGraphOptions {
   // Merge chains of elementwise ops into single dispatches (fusion.h).
   bool fuse_elementwise = true;
   // Let intermediates whose lifetimes do not overlap share arena memory.
   bool reuse_memory = true;
 };
 
-class VulkanDelegate {
+class KernelGraph {
  public:
   // `region` holds the nodes (and constants) to run; its graph inputs read
   // `inputs[i]` and its graph outputs are written to `outputs[i]`: buffers the
   // caller owns and keeps alive while the delegate lives.
-  static Result<std::unique_ptr<VulkanDelegate>> create(SharedGpuContextPtr ctx, const graph::Graph& region,
+  static Result<std::unique_ptr<KernelGraph>> create(SharedGpuContextPtr ctx, const graph::Graph& region,
                                                         const std::vector<BufferRange>& inputs,
                                                         const std::vector<BufferRange>& outputs,
-                                                        const DelegateOptions& options = {});
-  ~VulkanDelegate();
-  VulkanDelegate(const VulkanDelegate&) = delete;
-  VulkanDelegate& operator=(const VulkanDelegate&) = delete;
+                                                        const KernelGraphOptions& options = {});
+  ~KernelGraph();
+  KernelGraph(const KernelGraph&) = delete;
+  KernelGraph& operator=(const KernelGraph&) = delete;
 
   VkCommandBuffer command_buffer() const { return command_buffer_; }
   const SharedGpuContextPtr& context() const { return ctx_; }
@@ -46,12 +47,12 @@ class VulkanDelegate {
   // GPU time of the last completed run, from timestamps written at the start
   // and end of the command buffer; -1 where the queue has no timestamps.
   // Call only after the submit has completed.
-  double last_gpu_time_us() const;
+  double last_gpu_time_us() const { return timer_.elapsed_us(); }
 
  private:
-  explicit VulkanDelegate(SharedGpuContextPtr ctx) : ctx_(std::move(ctx)) {}
+  explicit KernelGraph(SharedGpuContextPtr ctx) : ctx_(std::move(ctx)) {}
   Status build(const graph::Graph& region, const std::vector<BufferRange>& inputs,
-               const std::vector<BufferRange>& outputs, const DelegateOptions& options);
+               const std::vector<BufferRange>& outputs, const KernelGraphOptions& options);
 
   SharedGpuContextPtr ctx_;  // keeps the device alive for everything below
   VkCommandPool pool_ = VK_NULL_HANDLE;
@@ -61,12 +62,7 @@ class VulkanDelegate {
   DeviceBuffer constants_;
   DeviceBuffer arena_;
   std::vector<DeviceBuffer> scratch_;
-  VkQueryPool timestamps_ = VK_NULL_HANDLE;
+  gpu::GpuTimer timer_;
 };
 
-// Copies `bytes` into `dst` at `offset` through a staging buffer and a one-off
-// submit on `pool`, waiting for it. For data set up once (constants).
-Status upload_once(const SharedGpuContext& ctx, VkCommandPool pool, const DeviceBuffer& dst, VkDeviceSize offset,
-                   const void* bytes, VkDeviceSize size);
-
-}  // namespace gpuu::vulkan
+}  // namespace gpuu::kernels

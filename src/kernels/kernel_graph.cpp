@@ -1,15 +1,14 @@
-// Building a VulkanDelegate: memory layout, constant upload, lowering, recording.
-#include "backends/vulkan/vulkan_delegate.h"
-
-#include <cstring>
-
-#include "backends/vulkan/fusion.h"
-#include "backends/vulkan/vulkan_ops.h"
+// Building a KernelGraph: memory layout, constant upload, lowering, recording.
+#include "kernels/kernel_graph.h"
 
 #include <algorithm>
-#include "base/log.h"
 
-namespace gpuu::vulkan {
+#include "base/log.h"
+#include "gpu/submission.h"
+#include "kernels/fusion.h"
+#include "kernels/op_table.h"
+
+namespace gpuu::kernels {
 namespace {
 
 VkDeviceSize align_up(VkDeviceSize v, VkDeviceSize a) { return (v + a - 1) / a * a; }
@@ -21,59 +20,22 @@ VkDeviceSize tensor_bytes(const graph::Value& v) {
 
 }  // namespace
 
-Status upload_once(const SharedGpuContext& ctx, VkCommandPool pool, const DeviceBuffer& dst, VkDeviceSize offset,
-                   const void* bytes, VkDeviceSize size) {
-  if (size == 0) return Status::Ok();
-  const auto& vk = ctx.vkd();
-  GPUU_ASSIGN_OR_RETURN(DeviceBuffer staging, DeviceBuffer::create(ctx, size, MemoryKind::kUpload, "staging"));
-  std::memcpy(staging.mapped(), bytes, size);
-  VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  alloc.commandPool = pool;
-  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  alloc.commandBufferCount = 1;
-  VkCommandBuffer cb = VK_NULL_HANDLE;
-  GPUU_VK_RETURN_IF_ERROR(vk.vkAllocateCommandBuffers(ctx.device(), &alloc, &cb), "vkAllocateCommandBuffers");
-  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  VkFence fence = VK_NULL_HANDLE;
-  VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  Status status = Status::Ok();
-  VkResult r = vk.vkBeginCommandBuffer(cb, &begin);
-  if (r == VK_SUCCESS) {
-    VkBufferCopy region{0, offset, size};
-    vk.vkCmdCopyBuffer(cb, staging.buffer(), dst.buffer(), 1, &region);
-    r = vk.vkEndCommandBuffer(cb);
-  }
-  if (r == VK_SUCCESS) r = vk.vkCreateFence(ctx.device(), &fence_info, nullptr, &fence);
-  if (r == VK_SUCCESS) {
-    VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    submit.commandBufferCount = 1;
-    submit.pCommandBuffers = &cb;
-    r = ctx.submit(1, &submit, fence);
-  }
-  if (r == VK_SUCCESS) r = vk.vkWaitForFences(ctx.device(), 1, &fence, VK_TRUE, UINT64_MAX);
-  if (r != VK_SUCCESS) status = vk::vk_status(r, "uploading constants");
-  if (fence) vk.vkDestroyFence(ctx.device(), fence, nullptr);
-  vk.vkFreeCommandBuffers(ctx.device(), pool, 1, &cb);
-  return status;
-}
-
-Result<std::unique_ptr<VulkanDelegate>> VulkanDelegate::create(SharedGpuContextPtr ctx, const graph::Graph& region,
+Result<std::unique_ptr<KernelGraph>> KernelGraph::create(SharedGpuContextPtr ctx, const graph::Graph& region,
                                                                const std::vector<BufferRange>& inputs,
                                                                const std::vector<BufferRange>& outputs,
-                                                               const DelegateOptions& options) {
+                                                               const KernelGraphOptions& options) {
   if (!ctx || !ctx->is_valid()) return err(StatusCode::kInvalidArgument, "Vulkan delegate: no valid context");
   if (inputs.size() != region.inputs().size() || outputs.size() != region.outputs().size()) {
     return err(StatusCode::kInvalidArgument, "Vulkan delegate: region has ", region.inputs().size(), " inputs and ",
                region.outputs().size(), " outputs but ", inputs.size(), " and ", outputs.size(), " buffers were bound");
   }
-  std::unique_ptr<VulkanDelegate> d(new VulkanDelegate(std::move(ctx)));
+  std::unique_ptr<KernelGraph> d(new KernelGraph(std::move(ctx)));
   GPUU_RETURN_IF_ERROR(d->build(region, inputs, outputs, options));
   return d;
 }
 
-Status VulkanDelegate::build(const graph::Graph& region, const std::vector<BufferRange>& inputs,
-                             const std::vector<BufferRange>& outputs, const DelegateOptions& options) {
+Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRange>& inputs,
+                             const std::vector<BufferRange>& outputs, const KernelGraphOptions& options) {
   const SharedGpuContext& ctx = *ctx_;
   GPUU_VK_RETURN_IF_ERROR(ctx.create_command_pool(&pool_), "vkCreateCommandPool");
   kernels_ = std::make_unique<KernelCache>(ctx_);
@@ -170,7 +132,7 @@ Status VulkanDelegate::build(const graph::Graph& region, const std::vector<Buffe
   }
   for (const graph::Constant& c : region.constants()) {
     const TensorRef& t = tensors[static_cast<size_t>(c.value)];
-    GPUU_RETURN_IF_ERROR(upload_once(ctx, pool_, constants_, t.range.offset, c.data.data(), c.data.size()));
+    GPUU_RETURN_IF_ERROR(gpu::upload_once(ctx, pool_, constants_, t.range.offset, c.data.data(), c.data.size()));
   }
 
   LoweringContext lc{ctx, *kernels_, *sequence_, region, tensors,
@@ -199,46 +161,24 @@ Status VulkanDelegate::build(const graph::Graph& region, const std::vector<Buffe
                           "vkAllocateCommandBuffers");
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   GPUU_VK_RETURN_IF_ERROR(vk.vkBeginCommandBuffer(command_buffer_, &begin), "vkBeginCommandBuffer");
-  // Two timestamps bracket the work, where the queue family can write them.
-  uint32_t family_count = 0;
-  ctx.vki().vkGetPhysicalDeviceQueueFamilyProperties(ctx.physical_device(), &family_count, nullptr);
-  std::vector<VkQueueFamilyProperties> families(family_count);
-  ctx.vki().vkGetPhysicalDeviceQueueFamilyProperties(ctx.physical_device(), &family_count, families.data());
-  if (ctx.queue_family_index() < family_count && families[ctx.queue_family_index()].timestampValidBits > 0) {
-    VkQueryPoolCreateInfo query_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-    query_info.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    query_info.queryCount = 2;
-    GPUU_VK_RETURN_IF_ERROR(vk.vkCreateQueryPool(ctx.device(), &query_info, nullptr, &timestamps_),
-                            "vkCreateQueryPool");
-    vk.vkCmdResetQueryPool(command_buffer_, timestamps_, 0, 2);
-    vk.vkCmdWriteTimestamp(command_buffer_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, timestamps_, 0);
-  }
+  GPUU_RETURN_IF_ERROR(timer_.begin(ctx, command_buffer_));
   GPUU_RETURN_IF_ERROR(sequence_->record(command_buffer_));
-  if (timestamps_) vk.vkCmdWriteTimestamp(command_buffer_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timestamps_, 1);
+  timer_.end(command_buffer_);
   GPUU_VK_RETURN_IF_ERROR(vk.vkEndCommandBuffer(command_buffer_), "vkEndCommandBuffer");
   log(LogLevel::kDebug, "Vulkan", "recorded ", sequence_->dispatch_count(), " dispatches, ",
       sequence_->barrier_count(), " barriers, ", kernels_->size(), " pipelines");
   return Status::Ok();
 }
 
-double VulkanDelegate::last_gpu_time_us() const {
-  if (!timestamps_) return -1;
-  uint64_t ticks[2] = {0, 0};
-  VkResult r = ctx_->vkd().vkGetQueryPoolResults(ctx_->device(), timestamps_, 0, 2, sizeof(ticks), ticks,
-                                                 sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
-  if (r != VK_SUCCESS) return -1;
-  return static_cast<double>(ticks[1] - ticks[0]) * ctx_->properties().limits.timestampPeriod / 1000.0;
-}
-
-VulkanDelegate::~VulkanDelegate() {
+KernelGraph::~KernelGraph() {
   // Pipelines, descriptor sets and buffers go before the pool and the context.
   sequence_.reset();
   kernels_.reset();
   scratch_.clear();
   constants_.reset();
   arena_.reset();
-  if (timestamps_) ctx_->vkd().vkDestroyQueryPool(ctx_->device(), timestamps_, nullptr);
+  timer_.reset();
   if (pool_) ctx_->destroy_command_pool(pool_);  // frees the command buffer too
 }
 
-}  // namespace gpuu::vulkan
+}  // namespace gpuu::kernels

@@ -1,11 +1,11 @@
 // Grouping of fusable elementwise nodes and the fused dispatch.
-#include "backends/vulkan/fusion.h"
+#include "kernels/fusion.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
-namespace gpuu::vulkan {
+namespace gpuu::kernels {
 namespace {
 
 constexpr size_t kMaxFusedInputs = 4;        // MAX_INPUTS in fused_elementwise.comp
@@ -181,4 +181,4 @@ Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit) {
   return add_dispatch(lc, labelled, key, std::move(bindings), push, count);
 }
 
-}  // namespace gpuu::vulkan
+}  // namespace gpuu::kernels

@@ -2,10 +2,10 @@
 // its inputs and outputs as storage buffers of descriptor set 0.
 #include <functional>
 
-#include "backends/vulkan/custom_shader.h"
-#include "backends/vulkan/vulkan_ops.h"
+#include "kernels/custom_shader.h"
+#include "kernels/op_table.h"
 
-namespace gpuu::vulkan {
+namespace gpuu::kernels {
 namespace {
 
 std::string check_custom(const graph::Graph&, const graph::Node& n) {
@@ -49,4 +49,4 @@ void add_custom_kernels(std::vector<OpKernel>& table) {
   table.push_back(OpKernel{"custom_shader", check_custom, lower_custom});
 }
 
-}  // namespace gpuu::vulkan
+}  // namespace gpuu::kernels

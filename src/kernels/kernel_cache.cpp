@@ -1,11 +1,11 @@
 // Pipeline creation from embedded SPIR-V, once per (shader, constants).
-#include "backends/vulkan/kernel_cache.h"
+#include "kernels/kernel_cache.h"
 
 #include <tuple>
 
-#include "backends/vulkan/shader_library.h"
+#include "kernels/shader_library.h"
 
-namespace gpuu::vulkan {
+namespace gpuu::kernels {
 
 const EmbeddedShader* find_shader(std::string_view name) {
   for (const EmbeddedShader& s : embedded_shaders()) {
@@ -110,4 +110,4 @@ Result<const Kernel*> KernelCache::get(const KernelKey& key) {
   return out;
 }
 
-}  // namespace gpuu::vulkan
+}  // namespace gpuu::kernels

@@ -1,10 +1,10 @@
 // Memory-type choice and the lifetime of DeviceBuffer.
-#include "backends/vulkan/device_buffer.h"
+#include "gpu/device_buffer.h"
 
 #include <algorithm>
 #include <vector>
 
-namespace gpuu::vulkan {
+namespace gpuu::gpu {
 namespace {
 
 // Memory types allowed by `bits` with all of `required`: those that also
@@ -122,4 +122,4 @@ void DeviceBuffer::reset() {
   size_ = 0;
 }
 
-}  // namespace gpuu::vulkan
+}  // namespace gpuu::gpu

@@ -1,12 +1,12 @@
 // Kernel family 'conv_pool': conv2d (tiled implicit GEMM, or direct where
 // there are few output channels per group) and avg/max pool2d over NCHW, f32/f16
-// (max_pool2d on i8/i32 goes to kernels/quant.cpp).
+// (max_pool2d on i8/i32 goes to families/quant.cpp).
 #include <utility>
 
-#include "backends/vulkan/vulkan_ops.h"
 #include "graph/op_registry.h"
+#include "kernels/op_table.h"
 
-namespace gpuu::vulkan {
+namespace gpuu::kernels {
 namespace {
 
 using graph::DType;
@@ -81,7 +81,7 @@ Status lower_conv2d(LoweringContext& lc, const graph::Node& n) {
 
 std::string check_pool2d(const graph::Graph& g, const graph::Node& n) {
   if (n.op == "max_pool2d" && !n.inputs.empty() && n.inputs[0] >= 0 && !is_float(g.value(n.inputs[0]).dtype)) {
-    return check_int_pool2d(g, n);  // i8/i32: kernels/quant.cpp
+    return check_int_pool2d(g, n);  // i8/i32: families/quant.cpp
   }
   return check_float_inputs(g, n);
 }
@@ -119,4 +119,4 @@ void add_conv_pool_kernels(std::vector<OpKernel>& table) {
   table.push_back(OpKernel{"max_pool2d", check_pool2d, lower_pool2d});
 }
 
-}  // namespace gpuu::vulkan
+}  // namespace gpuu::kernels

@@ -5,10 +5,10 @@
 // ones a workgroup with a shared-memory tree (shaders/workgroup_reduce.glsl).
 #include <algorithm>
 
-#include "backends/vulkan/vulkan_ops.h"
 #include "graph/op_registry.h"
+#include "kernels/op_table.h"
 
-namespace gpuu::vulkan {
+namespace gpuu::kernels {
 namespace {
 
 using graph::DType;
@@ -302,4 +302,4 @@ void add_reduce_norm_kernels(std::vector<OpKernel>& table) {
   table.push_back(OpKernel{"layer_norm", check_float_inputs, lower_layer_norm});
 }
 
-}  // namespace gpuu::vulkan
+}  // namespace gpuu::kernels

@@ -1,8 +1,8 @@
 // Kernel family 'linalg': matmul (batch dims broadcast) and linear (x W^T + b)
 // for f32 and f16, both on the tiled GEMM of shaders/gemm.comp.
-#include "backends/vulkan/vulkan_ops.h"
+#include "kernels/op_table.h"
 
-namespace gpuu::vulkan {
+namespace gpuu::kernels {
 namespace {
 
 using graph::DType;
@@ -97,4 +97,4 @@ void add_linalg_kernels(std::vector<OpKernel>& table) {
   table.push_back(OpKernel{"linear", check_linear, lower_linear});
 }
 
-}  // namespace gpuu::vulkan
+}  // namespace gpuu::kernels

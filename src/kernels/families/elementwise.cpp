@@ -5,9 +5,9 @@
 #include <limits>
 #include <map>
 
-#include "backends/vulkan/vulkan_ops.h"
+#include "kernels/op_table.h"
 
-namespace gpuu::vulkan {
+namespace gpuu::kernels {
 namespace {
 
 using graph::DType;
@@ -246,4 +246,4 @@ void add_elementwise_kernels(std::vector<OpKernel>& table) {
   }
 }
 
-}  // namespace gpuu::vulkan
+}  // namespace gpuu::kernels

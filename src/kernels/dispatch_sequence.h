@@ -8,10 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "backends/vulkan/device_buffer.h"
-#include "backends/vulkan/kernel_cache.h"
+#include "gpu/device_buffer.h"
+#include "kernels/kernel_cache.h"
 
-namespace gpuu::vulkan {
+namespace gpuu::kernels {
+
+// The kernel library places tensors in the GPU layer's buffers.
+using gpu::BufferRange;
+using gpu::DeviceBuffer;
+using gpu::MemoryKind;
 
 struct Binding {
   BufferRange range;
@@ -57,4 +62,4 @@ class DispatchSequence {
   size_t barriers_ = 0;
 };
 
-}  // namespace gpuu::vulkan
+}  // namespace gpuu::kernels

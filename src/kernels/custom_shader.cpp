@@ -1,5 +1,5 @@
 // Custom shader attributes, GLSL compilation at export, the SPIR-V form.
-#include "backends/vulkan/custom_shader.h"
+#include "kernels/custom_shader.h"
 
 #include <unistd.h>
 
@@ -13,7 +13,7 @@
 #include "base/json.h"
 #include "base/json_writer.h"
 
-namespace gpuu::vulkan {
+namespace gpuu::kernels {
 namespace {
 
 std::string attr_string(const graph::Node& n, const char* name) {
@@ -192,4 +192,4 @@ std::array<uint32_t, 3> custom_dispatch(const CustomShader& shader, int64_t elem
   return {static_cast<uint32_t>(groups == 0 ? 1 : groups), 1, 1};
 }
 
-}  // namespace gpuu::vulkan
+}  // namespace gpuu::kernels

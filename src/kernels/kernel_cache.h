@@ -12,7 +12,7 @@
 #include "base/status.h"
 #include "context/shared_gpu_context.h"
 
-namespace gpuu::vulkan {
+namespace gpuu::kernels {
 
 struct KernelKey {
   std::string shader;                  // embedded shader name, e.g. "unary_f32"
@@ -58,4 +58,4 @@ class KernelCache {
   std::map<std::string, std::vector<uint32_t>> custom_spirv_;
 };
 
-}  // namespace gpuu::vulkan
+}  // namespace gpuu::kernels

@@ -6,9 +6,9 @@
 
 #include <vector>
 
-#include "backends/vulkan/vulkan_ops.h"
+#include "kernels/op_table.h"
 
-namespace gpuu::vulkan {
+namespace gpuu::kernels {
 
 struct LoweringUnit {
   std::vector<graph::NodeId> nodes;  // one node, or a fused group in graph order (the last one's output escapes)
@@ -22,4 +22,4 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& graph, bool fuse);
 // Appends the one dispatch of a fused group.
 Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit);
 
-}  // namespace gpuu::vulkan
+}  // namespace gpuu::kernels

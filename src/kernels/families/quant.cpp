@@ -7,10 +7,10 @@
 #include <cstdint>
 #include <utility>
 
-#include "backends/vulkan/vulkan_ops.h"
 #include "graph/op_registry.h"
+#include "kernels/op_table.h"
 
-namespace gpuu::vulkan {
+namespace gpuu::kernels {
 namespace {
 
 using graph::DType;
@@ -192,4 +192,4 @@ void add_quant_kernels(std::vector<OpKernel>& table) {
   table.push_back(OpKernel{"arithmetic_right_shift", check_i32, lower_int_shift});
 }
 
-}  // namespace gpuu::vulkan
+}  // namespace gpuu::kernels

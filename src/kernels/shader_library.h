@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gpuu::vulkan {
+namespace gpuu::kernels {
 
 struct EmbeddedShader {
   const char* name;
@@ -20,4 +20,4 @@ const std::vector<EmbeddedShader>& embedded_shaders();
 // Null when no shader has that name.
 const EmbeddedShader* find_shader(std::string_view name);
 
-}  // namespace gpuu::vulkan
+}  // namespace gpuu::kernels

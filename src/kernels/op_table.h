@@ -1,4 +1,4 @@
-// The Vulkan backend's op table: for each graph op, a check that says whether
+// The kernel library's op table: for each graph op, a check that says whether
 // (and why not) a node can run on gpuu's kernels, and a lowering that appends
 // its dispatches to a DispatchSequence. The partitioner's Vulkan capability is
 // this table: the backend takes exactly what its kernels implement.
@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "backends/vulkan/dispatch_sequence.h"
-#include "backends/vulkan/kernel_cache.h"
 #include "graph/graph.h"
+#include "kernels/dispatch_sequence.h"
+#include "kernels/kernel_cache.h"
 
-namespace gpuu::vulkan {
+namespace gpuu::kernels {
 
 // Where a graph value lives on the device.
 struct TensorRef {
@@ -49,7 +49,7 @@ const OpKernel* find_op_kernel(const std::string& op);
 // "" when `node` can run on the Vulkan backend, else why not.
 std::string vulkan_supports(const graph::Graph& graph, const graph::Node& node);
 
-// Families, each in kernels/<family>.cpp, append their kernels.
+// Families, each in families/<family>.cpp, append their kernels.
 void add_elementwise_kernels(std::vector<OpKernel>& table);  // unary, clamp, binary, comparisons, logic, bitwise
 void add_linalg_kernels(std::vector<OpKernel>& table);       // matmul, linear
 void add_conv_pool_kernels(std::vector<OpKernel>& table);    // conv2d, avg_pool2d, max_pool2d
@@ -60,7 +60,7 @@ void add_shape_kernels(std::vector<OpKernel>& table);        // transpose, resha
 void add_index_kernels(std::vector<OpKernel>& table);        // gather, index_select
 void add_custom_kernels(std::vector<OpKernel>& table);       // custom_shader (com.arm.VulkanCustomShader)
 void add_quant_kernels(std::vector<OpKernel>& table);        // rescale, conv2d_int, matmul_int, avg_pool2d_int, table
-// max_pool2d on i8/i32 tensors (kernels/quant.cpp), which conv_pool's max_pool2d hands integers to.
+// max_pool2d on i8/i32 tensors (families/quant.cpp), which conv_pool's max_pool2d hands integers to.
 std::string check_int_pool2d(const graph::Graph& graph, const graph::Node& node);
 Status lower_int_pool2d(LoweringContext& lc, const graph::Node& node);
 
@@ -100,4 +100,4 @@ std::string check_tensor_limits(const graph::Graph& graph, const graph::Node& no
 Status add_dispatch(LoweringContext& lc, const graph::Node& node, const KernelKey& key,
                     std::vector<Binding> bindings, const PushConstants& push, uint64_t invocations);
 
-}  // namespace gpuu::vulkan
+}  // namespace gpuu::kernels

@@ -1,9 +1,9 @@
 // Recording of a DispatchSequence with hazard-driven barriers.
-#include "backends/vulkan/dispatch_sequence.h"
+#include "kernels/dispatch_sequence.h"
 
 #include <algorithm>
 
-namespace gpuu::vulkan {
+namespace gpuu::kernels {
 namespace {
 
 bool overlaps(const BufferRange& a, const BufferRange& b) {
@@ -137,4 +137,4 @@ Status DispatchSequence::record(VkCommandBuffer cb) {
   return Status::Ok();
 }
 
-}  // namespace gpuu::vulkan
+}  // namespace gpuu::kernels

@@ -3,11 +3,11 @@
 #include <string>
 #include <utility>
 
-#include "backends/vulkan/vulkan_ops.h"
 #include "graph/op_registry.h"
 #include "graph/resize_index.h"
+#include "kernels/op_table.h"
 
-namespace gpuu::vulkan {
+namespace gpuu::kernels {
 namespace {
 
 // An attribute of `n` ints; `fallback` when absent (graphs built by add_op
@@ -135,4 +135,4 @@ void add_spatial_kernels(std::vector<OpKernel>& table) {
   table.push_back(OpKernel{"resize", float_only, lower_resize});
 }
 
-}  // namespace gpuu::vulkan
+}  // namespace gpuu::kernels

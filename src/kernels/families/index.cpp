@@ -4,10 +4,10 @@
 // checks every index; runtime ones read nothing out of range (the shader writes 0).
 #include <cstring>
 
-#include "backends/vulkan/vulkan_ops.h"
 #include "graph/op_registry.h"
+#include "kernels/op_table.h"
 
-namespace gpuu::vulkan {
+namespace gpuu::kernels {
 namespace {
 
 using graph::DType;
@@ -128,4 +128,4 @@ void add_index_kernels(std::vector<OpKernel>& table) {
   table.push_back(OpKernel{"index_select", index_check, lower_index_select});
 }
 
-}  // namespace gpuu::vulkan
+}  // namespace gpuu::kernels
