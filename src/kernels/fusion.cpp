@@ -8,23 +8,31 @@
 namespace gpuu::kernels {
 namespace {
 
-constexpr size_t kMaxFusedInputs = 4;        // MAX_INPUTS in fused_elementwise.comp
-constexpr size_t kMaxFusedInstructions = 24;  // MAX_INSTRUCTIONS
+constexpr size_t kMaxFusedInputs = op_codes::kLimitFusedMaxInputs;  // MAX_INPUTS in fused_elementwise.comp
+constexpr size_t kMaxFusedInstructions = op_codes::kLimitFusedMaxInstructions;  // MAX_INSTRUCTIONS
 
-// Op codes of fused_elementwise.comp.
+// Op codes of fused_elementwise.comp: the ops it implements, coded as in op_codes.txt.
 int fused_code(const graph::Node& n) {
-  static const std::map<std::string, int> codes = {
-      {"abs", 0},   {"neg", 1},     {"exp", 2},      {"log", 3},   {"sqrt", 4},      {"rsqrt", 5},
-      {"reciprocal", 6}, {"sin", 7}, {"cos", 8},     {"tanh", 9},  {"sigmoid", 10},  {"relu", 11},
-      {"gelu", 12}, {"erf", 14},    {"floor", 15},   {"ceil", 16}, {"add", 32},      {"sub", 33},
-      {"mul", 34},  {"div", 35},    {"pow", 36},     {"maximum", 37}, {"minimum", 38}};
+  static const std::map<std::string, int> codes = [] {
+    const std::map<std::string, int32_t> unary = op_codes::to_map(op_codes::kUnaryTable);
+    const std::map<std::string, int32_t> binary = op_codes::to_map(op_codes::kBinaryTable);
+    std::map<std::string, int> c;
+    for (const char* op : {"abs", "neg", "exp", "log", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tanh", "sigmoid",
+                           "relu", "gelu", "erf", "floor", "ceil"}) {
+      c[op] = unary.at(op);
+    }
+    for (const char* op : {"add", "sub", "mul", "div", "pow", "maximum", "minimum"}) {
+      c[op] = op_codes::kFusedBinaryBase + binary.at(op);
+    }
+    return c;
+  }();
   auto it = codes.find(n.op);
   if (it == codes.end()) return -1;
   if (n.op == "gelu") {
     auto a = n.attrs.find("approximate");
     if (a != n.attrs.end() && std::get_if<std::string>(&a->second) &&
         std::get<std::string>(a->second) == "tanh") {
-      return 13;
+      return op_codes::kUnaryGeluTanh;
     }
   }
   return it->second;

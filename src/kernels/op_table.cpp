@@ -3,7 +3,21 @@
 
 #include <cstring>
 
+#include "graph/resize_index.h"
+
 namespace gpuu::kernels {
+
+// The shaders read dtypes and resize modes as the codes of op_codes.txt,
+// which the kernels pass on straight from the graph's enums.
+static_assert(static_cast<int32_t>(graph::DType::kF32) == op_codes::kDtypeF32 &&
+              static_cast<int32_t>(graph::DType::kF16) == op_codes::kDtypeF16 &&
+              static_cast<int32_t>(graph::DType::kI32) == op_codes::kDtypeI32 &&
+              static_cast<int32_t>(graph::DType::kI64) == op_codes::kDtypeI64 &&
+              static_cast<int32_t>(graph::DType::kI8) == op_codes::kDtypeI8 &&
+              static_cast<int32_t>(graph::DType::kBool) == op_codes::kDtypeBool);
+static_assert(static_cast<int32_t>(graph::ResizeMode::kNearest) == op_codes::kResizeModeNearest &&
+              static_cast<int32_t>(graph::ResizeMode::kNearestExact) == op_codes::kResizeModeNearestExact &&
+              static_cast<int32_t>(graph::ResizeMode::kBilinear) == op_codes::kResizeModeBilinear);
 
 const std::vector<OpKernel>& vulkan_op_kernels() {
   static const std::vector<OpKernel> table = [] {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "kernels/op_codes.h"
 #include "kernels/dispatch_sequence.h"
 #include "kernels/kernel_cache.h"
 
@@ -77,8 +78,8 @@ class PushConstants {
   std::vector<uint8_t> bytes_;
 };
 
-constexpr size_t kMaxRank = 6;  // MAX_RANK in shaders/common.glsl
-constexpr uint32_t kWorkgroupSize = 256;  // GPUU_WG in shaders/common.glsl
+constexpr size_t kMaxRank = op_codes::kLimitMaxRank;  // MAX_RANK in the shaders
+constexpr uint32_t kWorkgroupSize = op_codes::kLimitWorkgroupSize;  // GPUU_WG in the shaders
 
 // "_f32" or "_f16" for float dtypes; "" for others.
 const char* float_suffix(graph::DType dtype);

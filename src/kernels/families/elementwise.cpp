@@ -12,46 +12,35 @@ namespace {
 
 using graph::DType;
 
-// Values of the OP specialization constant in shaders/unary.comp.
+// Values of the OP specialization constant in shaders/unary.comp (op_codes.txt).
 const std::map<std::string, int32_t>& unary_ops() {
-  static const std::map<std::string, int32_t> ops = {
-      {"abs", 0},   {"neg", 1},      {"exp", 2},      {"log", 3},    {"sqrt", 4},   {"rsqrt", 5},
-      {"reciprocal", 6}, {"sin", 7}, {"cos", 8},      {"tanh", 9},   {"sigmoid", 10}, {"relu", 11},
-      {"gelu", 12}, {"erf", 14},     {"floor", 15},   {"ceil", 16},  {"clamp", 17},  {"tan", 18},
-      {"asin", 19}, {"acos", 20},    {"atan", 21},    {"sinh", 22},  {"cosh", 23},   {"asinh", 24},
-      {"acosh", 25}, {"atanh", 26},  {"expm1", 27},   {"log1p", 28}, {"round", 29},  {"trunc", 30},
-      {"sign", 31}};
+  static const std::map<std::string, int32_t> ops = op_codes::to_map(op_codes::kUnaryTable);
   return ops;
 }
-constexpr int32_t kGeluTanh = 13;
 
 // shaders/int_unary.comp.
 const std::map<std::string, int32_t>& int_unary_ops() {
-  static const std::map<std::string, int32_t> ops = {
-      {"neg", 0}, {"abs", 1}, {"sign", 2}, {"clamp", 3}, {"bitwise_not", 4}};
+  static const std::map<std::string, int32_t> ops = op_codes::to_map(op_codes::kIntUnaryTable);
   return ops;
 }
 
 // shaders/int_binary.comp (arithmetic; comparisons use comparison_ops()).
 const std::map<std::string, int32_t>& int_binary_ops() {
-  static const std::map<std::string, int32_t> ops = {
-      {"add", 0},       {"sub", 1},          {"mul", 2},          {"maximum", 3},    {"minimum", 4},    {"remainder", 5},
-      {"fmod", 6},      {"floor_divide", 7}, {"bitwise_and", 8},  {"bitwise_or", 9}, {"bitwise_xor", 10}};
+  static const std::map<std::string, int32_t> ops = op_codes::to_map(op_codes::kIntBinaryTable);
   return ops;
 }
 
 // shaders/logic.comp: bool results over any dtype; bitwise ops on bool are these.
 const std::map<std::string, int32_t>& logic_ops() {
-  static const std::map<std::string, int32_t> ops = {{"isnan", 0},       {"isinf", 1},      {"logical_not", 2},
-                                                     {"logical_and", 3}, {"logical_or", 4}, {"logical_xor", 5}};
+  static const std::map<std::string, int32_t> ops = op_codes::to_map(op_codes::kLogicTable);
   return ops;
 }
 int32_t logic_op_for(const graph::Node& n, DType dtype) {
   if (dtype == DType::kBool) {
-    if (n.op == "bitwise_not") return 2;
-    if (n.op == "bitwise_and") return 3;
-    if (n.op == "bitwise_or") return 4;
-    if (n.op == "bitwise_xor") return 5;
+    if (n.op == "bitwise_not") return op_codes::kLogicLogicalNot;
+    if (n.op == "bitwise_and") return op_codes::kLogicLogicalAnd;
+    if (n.op == "bitwise_or") return op_codes::kLogicLogicalOr;
+    if (n.op == "bitwise_xor") return op_codes::kLogicLogicalXor;
   }
   auto it = logic_ops().find(n.op);
   return it == logic_ops().end() ? -1 : it->second;
@@ -59,14 +48,11 @@ int32_t logic_op_for(const graph::Node& n, DType dtype) {
 
 // shaders/binary.comp: arithmetic OP values, then comparison OP values (GPUU_COMPARE).
 const std::map<std::string, int32_t>& arithmetic_ops() {
-  static const std::map<std::string, int32_t> ops = {
-      {"add", 0},     {"sub", 1},       {"mul", 2},          {"div", 3},          {"pow", 4},           {"maximum", 5},
-      {"minimum", 6}, {"atan2", 7},     {"remainder", 8},    {"fmod", 9},         {"floor_divide", 10}};
+  static const std::map<std::string, int32_t> ops = op_codes::to_map(op_codes::kBinaryTable);
   return ops;
 }
 const std::map<std::string, int32_t>& comparison_ops() {
-  static const std::map<std::string, int32_t> ops = {{"equal", 0},   {"not_equal", 1}, {"less", 2},
-                                                     {"less_equal", 3}, {"greater", 4}, {"greater_equal", 5}};
+  static const std::map<std::string, int32_t> ops = op_codes::to_map(op_codes::kCompareTable);
   return ops;
 }
 
@@ -200,7 +186,7 @@ Status lower_unary(LoweringContext& lc, const graph::Node& n) {
   int32_t op = unary_ops().at(n.op);
   if (n.op == "gelu") {
     auto it = n.attrs.find("approximate");
-    if (it != n.attrs.end() && std::get<std::string>(it->second) == "tanh") op = kGeluTanh;
+    if (it != n.attrs.end() && std::get<std::string>(it->second) == "tanh") op = op_codes::kUnaryGeluTanh;
   }
   uint32_t count = static_cast<uint32_t>(graph::shape_numel(y.shape));
   PushConstants push;

@@ -173,7 +173,8 @@ Status lower_int_shift(LoweringContext& lc, const graph::Node& n) {
   push.u32_array(broadcast_strides(b.shape, y.shape), kMaxRank);
   push.u32(u32(graph::attr_int(a, "shift")));
   const bool is_mul = n.op == "mul_shift";
-  KernelKey key{"int_shift", {is_mul ? 1 : 0, graph::attr_int(a, "round") != 0 ? 1 : 0}, 3, push.size()};
+  const int32_t op = is_mul ? op_codes::kShiftMulShift : op_codes::kShiftArithmeticRightShift;
+  KernelKey key{"int_shift", {op, graph::attr_int(a, "round") != 0 ? 1 : 0}, 3, push.size()};
   return add_dispatch(lc, n, key, {{x.range, false}, {b.range, false}, {y.range, true}}, push, count);
 }
 

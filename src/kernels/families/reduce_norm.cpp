@@ -28,7 +28,7 @@ uint64_t workgroup_invocations(uint64_t workgroups) { return workgroups * kWorkg
 // kept_offset(o) + reduced_offset(r), r < n_red, split into n_chunks chunks.
 struct ReducePass {
   std::string shader;
-  int32_t op = 0;  // 0 sum, 1 max
+  int32_t op = op_codes::kReduceSum;
   uint32_t n_out = 0, n_red = 0, n_chunks = 1;
   float divisor = 1.0f;
   bool empty_mean = false;
@@ -55,12 +55,12 @@ Status add_reduce_pass(LoweringContext& lc, const graph::Node& n, const ReducePa
 }
 
 int32_t reduce_op_code(const std::string& op) {
-  if (op == "reduce_max") return 1;
-  if (op == "reduce_min") return 2;
-  if (op == "reduce_prod") return 3;
-  if (op == "reduce_any") return 4;
-  if (op == "reduce_all") return 5;
-  return 0;  // sum, mean
+  if (op == "reduce_max") return op_codes::kReduceMax;
+  if (op == "reduce_min") return op_codes::kReduceMin;
+  if (op == "reduce_prod") return op_codes::kReduceProd;
+  if (op == "reduce_any") return op_codes::kReduceAny;
+  if (op == "reduce_all") return op_codes::kReduceAll;
+  return op_codes::kReduceSum;  // sum, mean
 }
 
 // One reduce_int.comp pass: r.n_out * r.n_chunks results.

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 
 #include "base/half.h"
 #include "graph/op_registry.h"
@@ -234,7 +235,9 @@ Status lower_pad(LoweringContext& lc, const graph::Node& n) {
   push.u32(static_cast<uint32_t>(fill)).u32(static_cast<uint32_t>(fill >> 32));
   push.u32_array(to_u32(y.shape), kMaxRank).u32_array(to_u32(x.shape), kMaxRank).u32_array(lead, kMaxRank);
   std::string mode = graph::attr_string(attrs, "mode", "constant");
-  int32_t mode_id = mode == "reflect" ? 1 : mode == "replicate" ? 2 : mode == "circular" ? 3 : 0;
+  static const std::map<std::string, int32_t> modes = op_codes::to_map(op_codes::kPadModeTable);
+  auto known = modes.find(mode);
+  int32_t mode_id = known == modes.end() ? op_codes::kPadModeConstant : known->second;
   KernelKey key{"pad_constant", {static_cast<int32_t>(esize), mode_id}, 2, push.size()};
   return add_dispatch(lc, n, key, {{x.range, false}, {y.range, true}}, push, mover_invocations(count, esize));
 }

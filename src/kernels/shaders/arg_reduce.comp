@@ -13,16 +13,16 @@ layout(push_constant) uniform Params {
   uint n_out;  // outer * inner
   uint len;
   uint inner;
-  int dtype;   // DType code: f32 0, f16 1, i32 2, i64 3
+  int dtype;   // DTYPE_F32, _F16, _I32 or _I64 of op_codes.txt
 } p;
 
 float load_float(uint i) {
-  if (p.dtype == 0) return uintBitsToFloat(x_words[i]);
+  if (p.dtype == DTYPE_F32) return uintBitsToFloat(x_words[i]);
   return unpackHalf2x16(bitfieldExtract(x_words[i >> 1u], int((i & 1u) * 16u), 16)).x;
 }
 
 ivec2 load_int(uint i) {  // (high, low) of the value as int64
-  if (p.dtype == 3) return ivec2(int(x_words[2u * i + 1u]), int(x_words[2u * i]));
+  if (p.dtype == DTYPE_I64) return ivec2(int(x_words[2u * i + 1u]), int(x_words[2u * i]));
   int v = int(x_words[i]);
   return ivec2(v >> 31, v);
 }
@@ -39,7 +39,7 @@ void main() {
   uint outer = id / p.inner;
   uint base = outer * p.len * p.inner + (id - outer * p.inner);
   uint best = 0u;
-  if (p.dtype <= 1) {
+  if (p.dtype == DTYPE_F32 || p.dtype == DTYPE_F16) {
     float bv = load_float(base);
     for (uint j = 1u; j < p.len && !isnan(bv); ++j) {
       float e = load_float(base + j * p.inner);

@@ -36,12 +36,12 @@ void offsets(uint i, out uint ia, out uint ib) {
 #ifdef GPUU_COMPARE
 bool compare(float u, float v) {
   switch (OP) {
-    case 0: return u == v;
-    case 1: return u != v;
-    case 2: return u < v;
-    case 3: return u <= v;
-    case 4: return u > v;
-    case 5: return u >= v;
+    case COMPARE_EQUAL: return u == v;
+    case COMPARE_NOT_EQUAL: return u != v;
+    case COMPARE_LESS: return u < v;
+    case COMPARE_LESS_EQUAL: return u <= v;
+    case COMPARE_GREATER: return u > v;
+    case COMPARE_GREATER_EQUAL: return u >= v;
   }
   return false;
 }
@@ -110,11 +110,11 @@ float floor_div(float u, float v) {
 
 float combine(float u, float v) {
   switch (OP) {
-    case 0: return u + v;
-    case 1: return u - v;
-    case 2: return u * v;
-    case 3: return u / v;
-    case 4: {
+    case BINARY_ADD: return u + v;
+    case BINARY_SUB: return u - v;
+    case BINARY_MUL: return u * v;
+    case BINARY_DIV: return u / v;
+    case BINARY_POW: {
       // GLSL pow is undefined for u < 0; follow IEEE pow: a negative base
       // with an integral exponent keeps the exponent's parity in its sign.
       if (u >= 0.0) return pow(u, v);
@@ -122,15 +122,15 @@ float combine(float u, float v) {
       float m = pow(-u, v);
       return mod(v, 2.0) == 1.0 ? -m : m;
     }
-    case 5: return max(u, v);
-    case 6: return min(u, v);
-    case 7: return atan2_acc(u, v);
-    case 8: {  // remainder: the divisor's sign
+    case BINARY_MAXIMUM: return max(u, v);
+    case BINARY_MINIMUM: return min(u, v);
+    case BINARY_ATAN2: return atan2_acc(u, v);
+    case BINARY_REMAINDER: {  // remainder: the divisor's sign
       float r = fmod_c(u, v);
       return (r != 0.0 && (r < 0.0) != (v < 0.0)) ? r + v : r;
     }
-    case 9: return fmod_c(u, v);
-    case 10: return floor_div(u, v);
+    case BINARY_FMOD: return fmod_c(u, v);
+    case BINARY_FLOOR_DIVIDE: return floor_div(u, v);
   }
   return 0.0;
 }

@@ -15,7 +15,7 @@ layout(std430, set = 0, binding = 0) readonly buffer X { uint x_words[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Out { uint out_words[]; };
 layout(push_constant) uniform Params {
   uint count;
-  int src;       // DType codes of graph.h: f32 0, f16 1, i32 2, i64 3, i8 4, bool 5
+  int src;       // DTYPE_* of op_codes.txt
   int dst;
   int src_size;  // input element bytes
 } p;
@@ -121,23 +121,23 @@ int float_to_int_saturated(float f, int lo, int hi) {
 
 uvec2 element(uint i) {
   uvec2 raw = load_x(i);
-  bool from_float = SRC == 0 || SRC == 1;
+  bool from_float = SRC == DTYPE_F32 || SRC == DTYPE_F16;
   // A float source as f32 (exact for f16); an integer source as int64 words.
-  float f = SRC == 0 ? uintBitsToFloat(raw.x) : half_bits_to_float(raw.x);
+  float f = SRC == DTYPE_F32 ? uintBitsToFloat(raw.x) : half_bits_to_float(raw.x);
   uvec2 n = raw;
-  if (SRC == 2) n = uvec2(raw.x, int(raw.x) < 0 ? 0xFFFFFFFFu : 0u);
-  if (SRC == 4) {
+  if (SRC == DTYPE_I32) n = uvec2(raw.x, int(raw.x) < 0 ? 0xFFFFFFFFu : 0u);
+  if (SRC == DTYPE_I8) {
     int b = bitfieldExtract(int(raw.x), 0, 8);
     n = uvec2(uint(b), b < 0 ? 0xFFFFFFFFu : 0u);
   }
-  if (SRC == 5) n = uvec2(raw.x != 0u ? 1u : 0u, 0u);
+  if (SRC == DTYPE_BOOL) n = uvec2(raw.x != 0u ? 1u : 0u, 0u);
 
-  if (DST == 5) {
-    bool nonzero = SRC == 0 ? (raw.x & 0x7FFFFFFFu) != 0u : SRC == 1 ? (raw.x & 0x7FFFu) != 0u : (n.x | n.y) != 0u;
+  if (DST == DTYPE_BOOL) {
+    bool nonzero = SRC == DTYPE_F32 ? (raw.x & 0x7FFFFFFFu) != 0u : SRC == DTYPE_F16 ? (raw.x & 0x7FFFu) != 0u : (n.x | n.y) != 0u;
     return uvec2(nonzero ? 1u : 0u, 0u);
   }
-  if (DST == 0) return uvec2(from_float ? floatBitsToUint(f) : int64_to_float_bits(n), 0u);
-  if (DST == 1) {
+  if (DST == DTYPE_F32) return uvec2(from_float ? floatBitsToUint(f) : int64_to_float_bits(n), 0u);
+  if (DST == DTYPE_F16) {
     if (from_float) return uvec2(float_bits_to_half(floatBitsToUint(f)), 0u);
     // Beyond the int32 range the value is far past half's 65504: inf. Inside
     // it, values up to 2^24 convert to f32 exactly; larger ones become inf in
@@ -146,7 +146,7 @@ uvec2 element(uint i) {
     if (!fits32) return uvec2(int(n.y) < 0 ? 0xFC00u : 0x7C00u, 0u);
     return uvec2(float_bits_to_half(int64_to_float_bits(n)), 0u);
   }
-  if (DST == 2) return uvec2(from_float ? uint(float_to_int_saturated(f, -2147483647 - 1, 2147483647)) : n.x, 0u);
-  if (DST == 4) return uvec2(from_float ? uint(float_to_int_saturated(f, -128, 127)) : n.x, 0u);
-  return from_float ? float_to_int64(f) : n;  // DST == 3
+  if (DST == DTYPE_I32) return uvec2(from_float ? uint(float_to_int_saturated(f, -2147483647 - 1, 2147483647)) : n.x, 0u);
+  if (DST == DTYPE_I8) return uvec2(from_float ? uint(float_to_int_saturated(f, -128, 127)) : n.x, 0u);
+  return from_float ? float_to_int64(f) : n;  // DST == DTYPE_I64
 }

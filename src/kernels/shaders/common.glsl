@@ -9,11 +9,13 @@
 #define T float
 #endif
 
-#define GPUU_WG 256
+#include "op_codes.glsl"  // generated from op_codes.txt
+
+#define GPUU_WG LIMIT_WORKGROUP_SIZE
 layout(local_size_x = GPUU_WG, local_size_y = 1, local_size_z = 1) in;
 
 uint linear_id() {
   return gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * GPUU_WG;
 }
 
-#define MAX_RANK 6
+#define MAX_RANK LIMIT_MAX_RANK

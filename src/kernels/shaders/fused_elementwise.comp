@@ -6,8 +6,8 @@
 // element is read once, computed in registers, and written once.
 #include "common.glsl"
 
-#define MAX_INPUTS 4
-#define MAX_INSTRUCTIONS 24
+#define MAX_INPUTS LIMIT_FUSED_MAX_INPUTS
+#define MAX_INSTRUCTIONS LIMIT_FUSED_MAX_INSTRUCTIONS
 
 layout(constant_id = 0) const int N_INPUTS = 1;
 layout(constant_id = 1) const int N_INSTRUCTIONS = 1;
@@ -60,38 +60,38 @@ float erf_approx(float v) {
   return s * (1.0 - poly * exp(-a * a));
 }
 
-// Op codes: unary.comp's (0..16) for unary ops, 32 + binary.comp's for arithmetic.
+// Op codes: UNARY_* for unary ops, FUSED_BINARY_BASE + BINARY_* for arithmetic.
 float apply(int op, float u, float v) {
   switch (op) {
-    case 0: return abs(u);
-    case 1: return -u;
-    case 2: return exp(u);
-    case 3: return log(u);
-    case 4: return sqrt(u);
-    case 5: return inversesqrt(u);
-    case 6: return 1.0 / u;
-    case 7: return sin(u);
-    case 8: return cos(u);
-    case 9: return tanh(clamp(u, -15.0, 15.0));
-    case 10: return 1.0 / (1.0 + exp(-u));
-    case 11: return max(u, 0.0);
-    case 12: return 0.5 * u * (1.0 + erf_approx(u * 0.70710678118654752));
-    case 13: return 0.5 * u * (1.0 + tanh(clamp(0.79788456080286536 * (u + 0.044715 * u * u * u), -15.0, 15.0)));
-    case 14: return erf_approx(u);
-    case 15: return floor(u);
-    case 16: return ceil(u);
-    case 32: return u + v;
-    case 33: return u - v;
-    case 34: return u * v;
-    case 35: return u / v;
-    case 36: {
+    case UNARY_ABS: return abs(u);
+    case UNARY_NEG: return -u;
+    case UNARY_EXP: return exp(u);
+    case UNARY_LOG: return log(u);
+    case UNARY_SQRT: return sqrt(u);
+    case UNARY_RSQRT: return inversesqrt(u);
+    case UNARY_RECIPROCAL: return 1.0 / u;
+    case UNARY_SIN: return sin(u);
+    case UNARY_COS: return cos(u);
+    case UNARY_TANH: return tanh(clamp(u, -15.0, 15.0));
+    case UNARY_SIGMOID: return 1.0 / (1.0 + exp(-u));
+    case UNARY_RELU: return max(u, 0.0);
+    case UNARY_GELU: return 0.5 * u * (1.0 + erf_approx(u * 0.70710678118654752));
+    case UNARY_GELU_TANH: return 0.5 * u * (1.0 + tanh(clamp(0.79788456080286536 * (u + 0.044715 * u * u * u), -15.0, 15.0)));
+    case UNARY_ERF: return erf_approx(u);
+    case UNARY_FLOOR: return floor(u);
+    case UNARY_CEIL: return ceil(u);
+    case FUSED_BINARY_BASE + BINARY_ADD: return u + v;
+    case FUSED_BINARY_BASE + BINARY_SUB: return u - v;
+    case FUSED_BINARY_BASE + BINARY_MUL: return u * v;
+    case FUSED_BINARY_BASE + BINARY_DIV: return u / v;
+    case FUSED_BINARY_BASE + BINARY_POW: {
       if (u >= 0.0) return pow(u, v);
       if (v != floor(v)) return 0.0 / 0.0;
       float m = pow(-u, v);
       return mod(v, 2.0) == 1.0 ? -m : m;
     }
-    case 37: return max(u, v);
-    case 38: return min(u, v);
+    case FUSED_BINARY_BASE + BINARY_MAXIMUM: return max(u, v);
+    case FUSED_BINARY_BASE + BINARY_MINIMUM: return min(u, v);
   }
   return u;
 }

@@ -36,12 +36,12 @@ void offsets(uint i, out uint ia, out uint ib) {
 #ifdef GPUU_COMPARE
 bool compare(IT u, IT v) {
   switch (OP) {
-    case 0: return u == v;
-    case 1: return u != v;
-    case 2: return u < v;
-    case 3: return u <= v;
-    case 4: return u > v;
-    case 5: return u >= v;
+    case COMPARE_EQUAL: return u == v;
+    case COMPARE_NOT_EQUAL: return u != v;
+    case COMPARE_LESS: return u < v;
+    case COMPARE_LESS_EQUAL: return u <= v;
+    case COMPARE_GREATER: return u > v;
+    case COMPARE_GREATER_EQUAL: return u >= v;
   }
   return false;
 }
@@ -59,31 +59,31 @@ void main() {
   packed[word] = bits;
 }
 #else
-// 5 remainder (the divisor's sign), 6 fmod (the dividend's), 7 floor_divide.
+// remainder (the divisor's sign), fmod (the dividend's), floor_divide.
 IT divide(IT u, IT v) {
   if (v == IT(0)) return IT(0);
-  if (v == IT(-1)) return OP == 7 ? -u : IT(0);
+  if (v == IT(-1)) return OP == INT_BINARY_FLOOR_DIVIDE ? -u : IT(0);
   IT q = u / v;  // truncates toward zero
   IT r = u - q * v;
   bool adjust = r != IT(0) && ((r < IT(0)) != (v < IT(0)));
-  if (OP == 6) return r;
-  if (OP == 5) return adjust ? r + v : r;
+  if (OP == INT_BINARY_FMOD) return r;
+  if (OP == INT_BINARY_REMAINDER) return adjust ? r + v : r;
   return adjust ? q - IT(1) : q;
 }
 
 IT combine(IT u, IT v) {
   switch (OP) {
-    case 0: return u + v;
-    case 1: return u - v;
-    case 2: return u * v;
-    case 3: return max(u, v);
-    case 4: return min(u, v);
-    case 5:
-    case 6:
-    case 7: return divide(u, v);
-    case 8: return u & v;
-    case 9: return u | v;
-    case 10: return u ^ v;
+    case INT_BINARY_ADD: return u + v;
+    case INT_BINARY_SUB: return u - v;
+    case INT_BINARY_MUL: return u * v;
+    case INT_BINARY_MAXIMUM: return max(u, v);
+    case INT_BINARY_MINIMUM: return min(u, v);
+    case INT_BINARY_REMAINDER:
+    case INT_BINARY_FMOD:
+    case INT_BINARY_FLOOR_DIVIDE: return divide(u, v);
+    case INT_BINARY_BITWISE_AND: return u & v;
+    case INT_BINARY_BITWISE_OR: return u | v;
+    case INT_BINARY_BITWISE_XOR: return u ^ v;
   }
   return IT(0);
 }

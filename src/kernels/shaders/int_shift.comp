@@ -1,12 +1,12 @@
 #version 450
 // i32 shifts of TOSA's INT profile with numpy broadcasting (as int_binary.comp):
-// OP 0 arithmetic_right_shift (b clamped to [0, 31]; ROUND adds the last bit
-// shifted out), OP 1 mul_shift ((a * b + 2^(s-1)) >> s over the exact 64-bit
+// OP SHIFT_ARITHMETIC_RIGHT_SHIFT (b clamped to [0, 31]; ROUND adds the last bit
+// shifted out), OP SHIFT_MUL_SHIFT ((a * b + 2^(s-1)) >> s over the exact 64-bit
 // product from imulExtended, the sum wrapping at 64 bits, the result's low 32
 // bits: no shaderInt64 needed).
 #include "common.glsl"
 
-layout(constant_id = 0) const int OP = 0;
+layout(constant_id = 0) const int OP = SHIFT_ARITHMETIC_RIGHT_SHIFT;
 layout(constant_id = 1) const int ROUND = 0;
 layout(std430, set = 0, binding = 0) readonly buffer A { int a[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B { int b[]; };
@@ -50,5 +50,5 @@ void main() {
     ia += c * p.a_strides[d];
     ib += c * p.b_strides[d];
   }
-  y[i] = OP == 1 ? mul_shift(a[ia], b[ib], p.shift) : shift_right(a[ia], b[ib]);
+  y[i] = OP == SHIFT_MUL_SHIFT ? mul_shift(a[ia], b[ib], p.shift) : shift_right(a[ia], b[ib]);
 }

@@ -1,6 +1,6 @@
 #version 450
-// y = f(x) for i32 / i64 tensors: neg, abs, sign, clamp, bitwise_not (OP
-// values of int_unary_ops() in kernels/elementwise.cpp).
+// y = f(x) for i32 / i64 tensors: neg, abs, sign, clamp, bitwise_not (OP:
+// INT_UNARY_* of op_codes.txt).
 #include "common.glsl"
 #include "int_types.glsl"
 
@@ -15,11 +15,11 @@ layout(push_constant) uniform Params {
 
 IT apply(IT v) {
   switch (OP) {
-    case 0: return -v;  // wraps: -MIN is MIN
-    case 1: return v < IT(0) ? -v : v;
-    case 2: return v > IT(0) ? IT(1) : (v < IT(0) ? IT(-1) : IT(0));
-    case 3: return min(max(v, int_from_words(p.lo_low, p.lo_high)), int_from_words(p.hi_low, p.hi_high));
-    case 4: return ~v;
+    case INT_UNARY_NEG: return -v;  // wraps: -MIN is MIN
+    case INT_UNARY_ABS: return v < IT(0) ? -v : v;
+    case INT_UNARY_SIGN: return v > IT(0) ? IT(1) : (v < IT(0) ? IT(-1) : IT(0));
+    case INT_UNARY_CLAMP: return min(max(v, int_from_words(p.lo_low, p.lo_high)), int_from_words(p.hi_low, p.hi_high));
+    case INT_UNARY_BITWISE_NOT: return ~v;
   }
   return v;
 }

@@ -3,7 +3,7 @@
 // (elements.glsl), so no 8/16/64-bit shader types are needed: isnan, isinf,
 // logical_not (x == 0), and with two broadcast operands logical_and / or /
 // xor (nonzero is true; NaN is nonzero, -0 is zero). bitwise ops on bool are
-// the logical ones. OP values: logic_ops() in kernels/elementwise.cpp.
+// the logical ones. OP: LOGIC_* of op_codes.txt.
 #include "common.glsl"
 
 layout(constant_id = 0) const int OP = 0;
@@ -14,7 +14,7 @@ layout(std430, set = 0, binding = 2) writeonly buffer Out { uint out_words[]; };
 layout(push_constant) uniform Params {
   uint count;
   uint rank;
-  int dtype;      // DType code of graph.h: f32 0, f16 1, i32 2, i64 3, i8 4, bool 5
+  int dtype;      // DTYPE_* of op_codes.txt
   uint src_size;  // its element bytes
   uint shape[MAX_RANK];
   uint a_strides[MAX_RANK];
@@ -27,18 +27,18 @@ DEFINE_LOADER(load_a, a_words, p.src_size)
 DEFINE_LOADER(load_b, b_words, p.src_size)
 
 bool nonzero(uvec2 v) {
-  if (p.dtype == 0) return (v.x & 0x7FFFFFFFu) != 0u;
-  if (p.dtype == 1) return (v.x & 0x7FFFu) != 0u;
+  if (p.dtype == DTYPE_F32) return (v.x & 0x7FFFFFFFu) != 0u;
+  if (p.dtype == DTYPE_F16) return (v.x & 0x7FFFu) != 0u;
   return (v.x | v.y) != 0u;
 }
 
 bool is_nan(uvec2 v) {
-  if (p.dtype == 0) return (v.x & 0x7FFFFFFFu) > 0x7F800000u;
+  if (p.dtype == DTYPE_F32) return (v.x & 0x7FFFFFFFu) > 0x7F800000u;
   return (v.x & 0x7FFFu) > 0x7C00u;
 }
 
 bool is_inf(uvec2 v) {
-  if (p.dtype == 0) return (v.x & 0x7FFFFFFFu) == 0x7F800000u;
+  if (p.dtype == DTYPE_F32) return (v.x & 0x7FFFFFFFu) == 0x7F800000u;
   return (v.x & 0x7FFFu) == 0x7C00u;
 }
 
@@ -53,12 +53,12 @@ uvec2 element(uint i) {
   uvec2 u = load_a(ia);
   bool r = false;
   switch (OP) {
-    case 0: r = is_nan(u); break;
-    case 1: r = is_inf(u); break;
-    case 2: r = !nonzero(u); break;
-    case 3: r = nonzero(u) && nonzero(load_b(ib)); break;
-    case 4: r = nonzero(u) || nonzero(load_b(ib)); break;
-    case 5: r = nonzero(u) != nonzero(load_b(ib)); break;
+    case LOGIC_ISNAN: r = is_nan(u); break;
+    case LOGIC_ISINF: r = is_inf(u); break;
+    case LOGIC_LOGICAL_NOT: r = !nonzero(u); break;
+    case LOGIC_LOGICAL_AND: r = nonzero(u) && nonzero(load_b(ib)); break;
+    case LOGIC_LOGICAL_OR: r = nonzero(u) || nonzero(load_b(ib)); break;
+    case LOGIC_LOGICAL_XOR: r = nonzero(u) != nonzero(load_b(ib)); break;
   }
   return uvec2(r ? 1u : 0u, 0u);
 }

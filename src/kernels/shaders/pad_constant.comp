@@ -7,7 +7,7 @@
 #include "common.glsl"
 
 layout(constant_id = 0) const int ESIZE = 4;
-layout(constant_id = 1) const int MODE = 0;  // 0 constant, 1 reflect, 2 replicate, 3 circular
+layout(constant_id = 1) const int MODE = PAD_MODE_CONSTANT;  // PAD_MODE_* of op_codes.txt
 layout(std430, set = 0, binding = 0) readonly buffer X { uint x_words[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Out { uint out_words[]; };
 layout(push_constant) uniform Params {
@@ -33,13 +33,13 @@ uvec2 element(uint i) {
     i /= p.out_shape[d];
     // Unsigned wrap-around turns coordinates before the pad into huge ones.
     uint ic = c - p.lead[d];
-    if (MODE == 0) {
+    if (MODE == PAD_MODE_CONSTANT) {
       if (c < p.lead[d] || ic >= p.in_shape[d]) inside = false;
     } else {
       int n = int(p.in_shape[d]);
       int s = int(c) - int(p.lead[d]);
-      if (MODE == 1) s = s < 0 ? -s : (s >= n ? 2 * (n - 1) - s : s);
-      else if (MODE == 2) s = clamp(s, 0, n - 1);
+      if (MODE == PAD_MODE_REFLECT) s = s < 0 ? -s : (s >= n ? 2 * (n - 1) - s : s);
+      else if (MODE == PAD_MODE_REPLICATE) s = clamp(s, 0, n - 1);
       else s = s < 0 ? s + n : (s >= n ? s - n : s);
       ic = uint(s);
     }

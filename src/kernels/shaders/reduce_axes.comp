@@ -19,7 +19,7 @@
 #define OUT_T T
 #endif
 
-layout(constant_id = 0) const int OP = 0;  // 0 sum (mean: sum / divisor), 1 max, 2 min, 3 prod
+layout(constant_id = 0) const int OP = REDUCE_SUM;  // REDUCE_SUM (mean: sum / divisor), _MAX, _MIN, _PROD
 layout(constant_id = 1) const bool PER_THREAD = false;
 layout(std430, set = 0, binding = 0) readonly buffer In { IN_T x[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Out { OUT_T y[]; };
@@ -56,17 +56,17 @@ uint reduced_offset(uint r) {
 
 float combine(float a, float b) {
   switch (OP) {
-    case 1: return max_nan(a, b);
-    case 2: return min_nan(a, b);
-    case 3: return a * b;
+    case REDUCE_MAX: return max_nan(a, b);
+    case REDUCE_MIN: return min_nan(a, b);
+    case REDUCE_PROD: return a * b;
   }
   return a + b;
 }
 float identity() {
   switch (OP) {
-    case 1: return uintBitsToFloat(0xFF800000u);  // -inf
-    case 2: return uintBitsToFloat(0x7F800000u);  // +inf
-    case 3: return 1.0;
+    case REDUCE_MAX: return uintBitsToFloat(0xFF800000u);  // -inf
+    case REDUCE_MIN: return uintBitsToFloat(0x7F800000u);  // +inf
+    case REDUCE_PROD: return 1.0;
   }
   return 0.0;
 }
@@ -96,6 +96,6 @@ void main() {
   for (uint r = start + gl_LocalInvocationID.x; r < end; r += GPUU_WG) {
     acc = combine(acc, float(x[base + reduced_offset(r)]));
   }
-  acc = OP == 0 ? wg_sum(acc) : OP == 1 ? wg_max(acc) : OP == 2 ? wg_min(acc) : wg_prod(acc);
+  acc = OP == REDUCE_SUM ? wg_sum(acc) : OP == REDUCE_MAX ? wg_max(acc) : OP == REDUCE_MIN ? wg_min(acc) : wg_prod(acc);
   if (gl_LocalInvocationID.x == 0u) store(g, acc);
 }

@@ -8,7 +8,7 @@
 #include "common.glsl"
 #include "int_types.glsl"
 
-layout(constant_id = 0) const int OP = 0;     // 0 sum, 1 max, 2 min, 3 prod, 4 any, 5 all
+layout(constant_id = 0) const int OP = REDUCE_SUM;  // REDUCE_* of op_codes.txt
 layout(constant_id = 1) const int IN_SIZE = 4;   // element bytes: 1 (bool), 4 or 8
 layout(constant_id = 2) const int OUT_SIZE = 4;
 layout(std430, set = 0, binding = 0) readonly buffer In { uint x_words[]; };
@@ -56,20 +56,20 @@ IT reduce_one(uint res) {
   uint base = kept_offset(o);
   IT acc;
   switch (OP) {
-    case 1: acc = IT_MIN; break;
-    case 2: acc = IT_MAX; break;
-    case 3: case 5: acc = IT(1); break;
+    case REDUCE_MAX: acc = IT_MIN; break;
+    case REDUCE_MIN: acc = IT_MAX; break;
+    case REDUCE_PROD: case REDUCE_ALL: acc = IT(1); break;
     default: acc = IT(0); break;
   }
   for (uint r = start; r < end; ++r) {
     IT v = load(base + reduced_offset(r));
     switch (OP) {
-      case 0: acc += v; break;
-      case 1: acc = max(acc, v); break;
-      case 2: acc = min(acc, v); break;
-      case 3: acc *= v; break;
-      case 4: acc = (acc != IT(0) || v != IT(0)) ? IT(1) : IT(0); break;
-      case 5: acc = (acc != IT(0) && v != IT(0)) ? IT(1) : IT(0); break;
+      case REDUCE_SUM: acc += v; break;
+      case REDUCE_MAX: acc = max(acc, v); break;
+      case REDUCE_MIN: acc = min(acc, v); break;
+      case REDUCE_PROD: acc *= v; break;
+      case REDUCE_ANY: acc = (acc != IT(0) || v != IT(0)) ? IT(1) : IT(0); break;
+      case REDUCE_ALL: acc = (acc != IT(0) && v != IT(0)) ? IT(1) : IT(0); break;
     }
   }
   return acc;

@@ -5,7 +5,7 @@
 // `precise` keeps each product and sum rounded on its own, as torch's are.
 #include "common.glsl"
 
-layout(constant_id = 0) const int MODE = 0;  // 0 nearest, 1 nearest_exact, 2 bilinear
+layout(constant_id = 0) const int MODE = RESIZE_MODE_NEAREST;  // RESIZE_MODE_* of op_codes.txt
 layout(constant_id = 1) const int ALIGN_CORNERS = 0;
 
 layout(std430, set = 0, binding = 0) readonly buffer X { T x[]; };
@@ -19,7 +19,7 @@ layout(push_constant) uniform Params {
 // (i0, i1) and the weight of i1 for output index `dst` along one axis.
 void tap(uint dst, uint n_in, uint n_out, float scale, out uint i0, out uint i1, out float frac) {
   frac = 0.0;
-  if (MODE == 0) {
+  if (MODE == RESIZE_MODE_NEAREST) {
     if (n_out == n_in) i0 = dst;
     else if (n_out == 2u * n_in) i0 = dst >> 1u;
     else {
@@ -27,7 +27,7 @@ void tap(uint dst, uint n_in, uint n_out, float scale, out uint i0, out uint i1,
       i0 = min(uint(floor(pos)), n_in - 1u);
     }
     i1 = i0;
-  } else if (MODE == 1) {
+  } else if (MODE == RESIZE_MODE_NEAREST_EXACT) {
     precise float pos = (float(dst) + 0.5) * scale;
     i0 = min(uint(floor(pos)), n_in - 1u);
     i1 = i0;
@@ -59,7 +59,7 @@ void main() {
   float fy, fx;
   tap(oy, p.H, p.OH, p.scale_h, y0, y1, fy);
   tap(ox, p.W, p.OW, p.scale_w, x0, x1, fx);
-  if (MODE != 2) {
+  if (MODE != RESIZE_MODE_BILINEAR) {
     y[i] = x[plane + y0 * p.W + x0];
     return;
   }

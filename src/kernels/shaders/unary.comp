@@ -1,6 +1,6 @@
 #version 450
-// y = f(x) elementwise, f chosen by the OP specialization constant (values of
-// unary_ops() in kernels/elementwise.cpp). Float math runs in f32 whatever T is.
+// y = f(x) elementwise, f chosen by the OP specialization constant (UNARY_*
+// of op_codes.txt). Float math runs in f32 whatever T is.
 #include "common.glsl"
 #include "math.glsl"
 
@@ -24,48 +24,48 @@ float erf_approx(float v) {
 
 float apply(float v) {
   switch (OP) {
-    case 0: return abs(v);
-    case 1: return -v;
-    case 2: return exp(v);
-    case 3: return log(v);
-    case 4: return sqrt(v);
-    case 5: return inversesqrt(v);
-    case 6: return 1.0 / v;
-    case 7: return sin(v);
-    case 8: return cos(v);
-    case 9: return tanh(clamp(v, -15.0, 15.0));  // tanh(+-15) is +-1 in f32; avoids exp overflow
-    case 10: return 1.0 / (1.0 + exp(-v));
-    case 11: return max(v, 0.0);
-    case 12: return 0.5 * v * (1.0 + erf_approx(v * 0.70710678118654752));
-    case 13: return 0.5 * v * (1.0 + tanh(clamp(0.79788456080286536 * (v + 0.044715 * v * v * v), -15.0, 15.0)));
-    case 14: return erf_approx(v);
-    case 15: return floor(v);
-    case 16: return ceil(v);
-    case 17: return min(max(v, p.lo), p.hi);
-    case 18: return tan_acc(v);
-    case 19: return asin_acc(v);
-    case 20: return acos_acc(v);
-    case 21: return atan_acc(v);
-    case 22: {  // (e - 1/e) / 2 through expm1: no cancellation near 0
+    case UNARY_ABS: return abs(v);
+    case UNARY_NEG: return -v;
+    case UNARY_EXP: return exp(v);
+    case UNARY_LOG: return log(v);
+    case UNARY_SQRT: return sqrt(v);
+    case UNARY_RSQRT: return inversesqrt(v);
+    case UNARY_RECIPROCAL: return 1.0 / v;
+    case UNARY_SIN: return sin(v);
+    case UNARY_COS: return cos(v);
+    case UNARY_TANH: return tanh(clamp(v, -15.0, 15.0));  // tanh(+-15) is +-1 in f32; avoids exp overflow
+    case UNARY_SIGMOID: return 1.0 / (1.0 + exp(-v));
+    case UNARY_RELU: return max(v, 0.0);
+    case UNARY_GELU: return 0.5 * v * (1.0 + erf_approx(v * 0.70710678118654752));
+    case UNARY_GELU_TANH: return 0.5 * v * (1.0 + tanh(clamp(0.79788456080286536 * (v + 0.044715 * v * v * v), -15.0, 15.0)));
+    case UNARY_ERF: return erf_approx(v);
+    case UNARY_FLOOR: return floor(v);
+    case UNARY_CEIL: return ceil(v);
+    case UNARY_CLAMP: return min(max(v, p.lo), p.hi);
+    case UNARY_TAN: return tan_acc(v);
+    case UNARY_ASIN: return asin_acc(v);
+    case UNARY_ACOS: return acos_acc(v);
+    case UNARY_ATAN: return atan_acc(v);
+    case UNARY_SINH: {  // (e - 1/e) / 2 through expm1: no cancellation near 0
       float e = expm1_acc(v);
       return 0.5 * (e + e / (e + 1.0));
     }
-    case 23: return 0.5 * (exp(v) + exp(-v));
-    case 24: {
+    case UNARY_COSH: return 0.5 * (exp(v) + exp(-v));
+    case UNARY_ASINH: {
       float a = abs(v);
       float r = a > 1e18 ? log(a) + 0.69314718055994531 : log1p_acc(a + a * a / (1.0 + sqrt(1.0 + a * a)));
       return v < 0.0 ? -r : r;
     }
-    case 25: {
+    case UNARY_ACOSH: {
       float t = v - 1.0;
       return v > 1e18 ? log(v) + 0.69314718055994531 : log1p_acc(t + sqrt(2.0 * t + t * t));
     }
-    case 26: return 0.5 * log1p_acc(2.0 * v / (1.0 - v));
-    case 27: return expm1_acc(v);
-    case 28: return log1p_acc(v);
-    case 29: return roundEven(v);
-    case 30: return trunc(v);
-    case 31: return isnan(v) ? v : (v > 0.0 ? 1.0 : (v < 0.0 ? -1.0 : 0.0));
+    case UNARY_ATANH: return 0.5 * log1p_acc(2.0 * v / (1.0 - v));
+    case UNARY_EXPM1: return expm1_acc(v);
+    case UNARY_LOG1P: return log1p_acc(v);
+    case UNARY_ROUND: return roundEven(v);
+    case UNARY_TRUNC: return trunc(v);
+    case UNARY_SIGN: return isnan(v) ? v : (v > 0.0 ? 1.0 : (v < 0.0 ? -1.0 : 0.0));
   }
   return v;
 }
