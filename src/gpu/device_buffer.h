@@ -17,6 +17,18 @@ enum class MemoryKind {
   kShared,    // both: HOST_VISIBLE | HOST_COHERENT, device-local if offered (resizable BAR, unified memory)
 };
 
+// A range of a buffer that a dispatch binds.
+struct BufferRange {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceSize offset = 0;
+  VkDeviceSize size = 0;
+  // The memory the buffer is bound to and where, when the range's owner says
+  // (hand-off buffers do): resources that alias the buffer bind there.
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  VkDeviceSize memory_offset = 0;
+  VkDeviceSize memory_size = 0;  // bytes of `memory` usable from memory_offset on
+};
+
 class DeviceBuffer {
  public:
   // `size` is rounded up to 4 bytes (shaders address words; fills need it).
@@ -39,6 +51,9 @@ class DeviceBuffer {
   // Non-null for host-visible memory (persistently mapped).
   void* mapped() const { return mapped_; }
   bool valid() const { return buffer_ != VK_NULL_HANDLE; }
+  // The whole buffer with its memory: how a hand-off buffer is handed to a
+  // delegate (one that aliases it, as the VGF native path does, binds there).
+  BufferRange whole_range() const { return BufferRange{buffer_, 0, size_, memory_, 0, allocation_size_}; }
   void reset();
 
  private:
@@ -48,18 +63,6 @@ class DeviceBuffer {
   VkDeviceSize size_ = 0;
   VkDeviceSize allocation_size_ = 0;
   void* mapped_ = nullptr;
-};
-
-// A range of a buffer that a dispatch binds.
-struct BufferRange {
-  VkBuffer buffer = VK_NULL_HANDLE;
-  VkDeviceSize offset = 0;
-  VkDeviceSize size = 0;
-  // The memory the buffer is bound to and where, when the range's owner says
-  // (hand-off buffers do): resources that alias the buffer bind there.
-  VkDeviceMemory memory = VK_NULL_HANDLE;
-  VkDeviceSize memory_offset = 0;
-  VkDeviceSize memory_size = 0;  // bytes of `memory` usable from memory_offset on
 };
 
 }  // namespace gpuu::gpu

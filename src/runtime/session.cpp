@@ -9,6 +9,7 @@
 
 #include "backends/cpu/cpu_kernels.h"
 #include "base/log.h"
+#include "gpu/device_buffer.h"
 #include "runtime/builtin_backends.h"
 
 namespace gpuu::runtime {
@@ -183,9 +184,7 @@ Status Session::Impl::init_delegate(int32_t index) {
                      graph::dtype_name(ti.dtype), graph::shape_to_string(ti.shape));
         }
         GPUU_ASSIGN_OR_RETURN(Home * home, home_for(t, ctx));
-        backends::BufferRange r{home->buffer.buffer(), 0, home->buffer.size(), home->buffer.memory(), 0,
-                                home->buffer.allocation_size()};
-        (pass == 0 ? io.first : io.second).push_back(r);
+        (pass == 0 ? io.first : io.second).push_back(home->buffer.whole_range());
         (pass == 0 ? slot.inputs : slot.outputs).push_back(t);
       }
     }

@@ -83,6 +83,18 @@ TEST_F(GpuLayer, UploadOnceWritesOnlyTheRangeAsked) {
   }
 }
 
+TEST_F(GpuLayer, WholeRangeHandsOffTheBufferWithItsMemory) {
+  Result<DeviceBuffer> b = DeviceBuffer::create(*ctx_, 10, MemoryKind::kShared, "hand-off");
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  BufferRange r = b->whole_range();
+  EXPECT_EQ(r.buffer, b->buffer());
+  EXPECT_EQ(r.offset, 0u);
+  EXPECT_EQ(r.size, 12u) << "sizes round up to whole words";
+  EXPECT_EQ(r.memory, b->memory());
+  EXPECT_EQ(r.memory_offset, 0u);
+  EXPECT_GE(r.memory_size, r.size);
+}
+
 TEST_F(GpuLayer, TimelineSubmitsSignalGrowingValuesAndRunTheWork) {
   Result<DeviceBuffer> b = DeviceBuffer::create(*ctx_, 16, MemoryKind::kReadback, "fill target");
   ASSERT_TRUE(b.ok()) << b.status().message();
