@@ -8,11 +8,11 @@
 #include "backends/vulkan/vulkan_backend.h"
 #include "context/shared_gpu_context_registry.h"
 #include "context/vulkan_bootstrap.h"
+#include "kernels/vulkan_test_util.h"
 #include "program/program_loader.h"
 #include "program/program_writer.h"
 #include "runtime/session.h"
 #include "support/test_vulkan_device.h"
-#include "vulkan/vulkan_test_util.h"
 
 namespace gpuu::runtime {
 namespace {

@@ -13,6 +13,7 @@
 #include "backends/vgf/vgf_region.h"
 #include "base/json_writer.h"
 #include "context/shared_gpu_context_registry.h"
+#include "kernels/vulkan_test_util.h"
 #include "partition/partitioner.h"
 #include "program/program_loader.h"
 #include "program/program_writer.h"
@@ -20,7 +21,6 @@
 #include "runtime/session.h"
 #include "support/test_vulkan_device.h"
 #include "vgf/vgf_file.h"
-#include "vulkan/vulkan_test_util.h"
 
 namespace gpuu {
 namespace {

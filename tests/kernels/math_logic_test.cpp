@@ -9,8 +9,8 @@
 #include "context/shared_gpu_context_registry.h"
 #include "gpu/device_buffer.h"
 #include "kernels/op_table.h"
+#include "kernels/vulkan_test_util.h"
 #include "support/test_vulkan_device.h"
-#include "vulkan/vulkan_test_util.h"
 
 namespace gpuu::vulkan_test {
 namespace {

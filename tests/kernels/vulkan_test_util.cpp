@@ -1,5 +1,5 @@
 // The Vulkan kernel harness: real device, real delegate, CPU oracle.
-#include "vulkan/vulkan_test_util.h"
+#include "kernels/vulkan_test_util.h"
 
 #include <cmath>
 #include <cstring>

@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "kernels/op_table.h"
-#include "vulkan/vulkan_test_util.h"
+#include "kernels/vulkan_test_util.h"
 
 namespace gpuu::vulkan_test {
 namespace {

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/op_table.h"
-#include "vulkan/vulkan_test_util.h"
+#include "kernels/vulkan_test_util.h"
 
 namespace gpuu::vulkan_test {
 namespace {

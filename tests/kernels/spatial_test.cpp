@@ -6,7 +6,7 @@
 // and data movement exactly.
 #include <gtest/gtest.h>
 
-#include "vulkan/vulkan_test_util.h"
+#include "kernels/vulkan_test_util.h"
 
 namespace gpuu::vulkan_test {
 namespace {

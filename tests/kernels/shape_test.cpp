@@ -10,7 +10,7 @@
 
 #include "graph/op_registry.h"
 #include "kernels/op_table.h"
-#include "vulkan/vulkan_test_util.h"
+#include "kernels/vulkan_test_util.h"
 
 namespace gpuu::vulkan_test {
 namespace {

@@ -11,7 +11,7 @@
 #include <limits>
 
 #include "kernels/op_table.h"
-#include "vulkan/vulkan_test_util.h"
+#include "kernels/vulkan_test_util.h"
 
 namespace gpuu::vulkan_test {
 namespace {

@@ -3,7 +3,7 @@
 // i8 included), zero points, per-channel scales and both rounding modes.
 #include <cstring>
 
-#include "vulkan/vulkan_test_util.h"
+#include "kernels/vulkan_test_util.h"
 
 namespace gpuu::vulkan_test {
 namespace {
