@@ -21,9 +21,9 @@ VkDeviceSize tensor_bytes(const graph::Value& v) {
 }  // namespace
 
 Result<std::unique_ptr<KernelGraph>> KernelGraph::create(SharedGpuContextPtr ctx, const graph::Graph& region,
-                                                               const std::vector<BufferRange>& inputs,
-                                                               const std::vector<BufferRange>& outputs,
-                                                               const KernelGraphOptions& options) {
+                                                         const std::vector<BufferRange>& inputs,
+                                                         const std::vector<BufferRange>& outputs,
+                                                         const KernelGraphOptions& options) {
   if (!ctx || !ctx->is_valid()) return err(StatusCode::kInvalidArgument, "Vulkan delegate: no valid context");
   if (inputs.size() != region.inputs().size() || outputs.size() != region.outputs().size()) {
     return err(StatusCode::kInvalidArgument, "Vulkan delegate: region has ", region.inputs().size(), " inputs and ",
@@ -35,7 +35,7 @@ Result<std::unique_ptr<KernelGraph>> KernelGraph::create(SharedGpuContextPtr ctx
 }
 
 Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRange>& inputs,
-                             const std::vector<BufferRange>& outputs, const KernelGraphOptions& options) {
+                          const std::vector<BufferRange>& outputs, const KernelGraphOptions& options) {
   const SharedGpuContext& ctx = *ctx_;
   GPUU_VK_RETURN_IF_ERROR(ctx.create_command_pool(&pool_), "vkCreateCommandPool");
   kernels_ = std::make_unique<KernelCache>(ctx_);

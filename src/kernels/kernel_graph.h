@@ -29,9 +29,9 @@ class KernelGraph {
   // `inputs[i]` and its graph outputs are written to `outputs[i]`: buffers the
   // caller owns and keeps alive while the delegate lives.
   static Result<std::unique_ptr<KernelGraph>> create(SharedGpuContextPtr ctx, const graph::Graph& region,
-                                                        const std::vector<BufferRange>& inputs,
-                                                        const std::vector<BufferRange>& outputs,
-                                                        const KernelGraphOptions& options = {});
+                                                     const std::vector<BufferRange>& inputs,
+                                                     const std::vector<BufferRange>& outputs,
+                                                     const KernelGraphOptions& options = {});
   ~KernelGraph();
   KernelGraph(const KernelGraph&) = delete;
   KernelGraph& operator=(const KernelGraph&) = delete;

@@ -367,7 +367,7 @@ Status delegate_status(const SharedGpuContextPtr& ctx, const std::string& op, DT
   GPUU_ASSIGN_OR_RETURN(gpu::DeviceBuffer in, gpu::DeviceBuffer::create(*ctx, 32, gpu::MemoryKind::kUpload, "in"));
   GPUU_ASSIGN_OR_RETURN(gpu::DeviceBuffer out, gpu::DeviceBuffer::create(*ctx, 32, gpu::MemoryKind::kReadback, "out"));
   auto delegate = kernels::KernelGraph::create(ctx, g, {gpu::BufferRange{in.buffer(), 0, in.size()}},
-                                                 {gpu::BufferRange{out.buffer(), 0, out.size()}});
+                                               {gpu::BufferRange{out.buffer(), 0, out.size()}});
   return delegate.status();
 }
 

@@ -39,7 +39,8 @@ Result<std::unique_ptr<backends::DelegateHandle>> VulkanBackend::init(
   }
   if (!context.bind_io) return err(StatusCode::kInvalidArgument, "Vulkan delegate: the runtime bound no buffers");
   GPUU_ASSIGN_OR_RETURN(auto io, context.bind_io(ctx, region.value()));
-  Result<std::unique_ptr<kernels::KernelGraph>> delegate = kernels::KernelGraph::create(ctx, region.value(), io.first, io.second);
+  Result<std::unique_ptr<kernels::KernelGraph>> delegate =
+      kernels::KernelGraph::create(ctx, region.value(), io.first, io.second);
   if (!delegate.ok()) {
     return err(delegate.status().code(), "Vulkan delegate ", context.delegate_index, ": ",
                delegate.status().message());
