@@ -12,7 +12,7 @@ namespace {
 using graph::DType;
 
 // gemm.comp's output tile (BM rows = output channels, BN columns = pixels).
-constexpr uint32_t kTileM = 64, kTileN = 64;
+constexpr uint32_t kTileM = op_codes::kLimitGemmTileM, kTileN = op_codes::kLimitGemmTileN;
 // Fewer output channels per group than this would leave over 3/4 of each
 // 64-row GEMM tile idle; the direct kernel serves those (depthwise included).
 constexpr int64_t kMinGemmChannelsPerGroup = 16;

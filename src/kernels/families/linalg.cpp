@@ -9,7 +9,7 @@ using graph::DType;
 
 // gemm.comp's output tile (BM, BN) and batch dims (batch_shape[4]): the
 // table's rank limit (check_tensor_limits) leaves matmul at most 4 batch dims.
-constexpr uint32_t kTileM = 64, kTileN = 64;
+constexpr uint32_t kTileM = op_codes::kLimitGemmTileM, kTileN = op_codes::kLimitGemmTileN;
 constexpr size_t kMaxBatchRank = kMaxRank - 2;
 
 uint32_t tiles(uint32_t size, uint32_t tile) { return (size + tile - 1) / tile; }

@@ -17,7 +17,7 @@ namespace {
 
 using graph::DType;
 
-constexpr uint32_t kConcatInputsPerDispatch = 8;  // input bindings of shaders/concat_inputs.comp
+constexpr uint32_t kConcatInputsPerDispatch = op_codes::kLimitConcatInputs;  // input bindings of concat_inputs.comp
 
 uint32_t element_size(DType dtype) { return static_cast<uint32_t>(graph::dtype_size(dtype)); }
 

@@ -4,6 +4,10 @@
 // whose slice of the axis holds it. Unused input bindings repeat input 0.
 #include "common.glsl"
 
+#if LIMIT_CONCAT_INPUTS != 8
+#error "concat_inputs.comp declares 8 input bindings and 9 starts: change them with the list"
+#endif
+
 layout(constant_id = 0) const int ESIZE = 4;
 layout(std430, set = 0, binding = 0) readonly buffer In0 { uint w0[]; };
 layout(std430, set = 0, binding = 1) readonly buffer In1 { uint w1[]; };

@@ -9,8 +9,8 @@
 // while the tile loads (zero padding included), so nothing is materialized.
 #include "common.glsl"
 
-#define BM 64u
-#define BN 64u
+#define BM uint(LIMIT_GEMM_TILE_M)
+#define BN uint(LIMIT_GEMM_TILE_N)
 #define BK 16u
 // Invocation (tx, ty) owns rows ty + 16*i and columns tx + 16*j of the tile:
 // neighbouring invocations store neighbouring columns.
