@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "backends/vgf/vgf_region.h"
-#include "backends/vulkan/vulkan_delegate.h"
 #include "context/vulkan_bootstrap.h"
 #include "graph/builder.h"
+#include "kernels/kernel_graph.h"
 #include "vgf/vgf_file.h"
 
 namespace {
@@ -53,22 +53,22 @@ Result<Measured> run(const SharedGpuContextPtr& ctx, const graph::Graph& region,
   GPUU_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, vgf::encode_vgf(file));
   GPUU_ASSIGN_OR_RETURN(vgf::VgfFile decoded, vgf::decode_vgf(bytes.data(), bytes.size()));
   GPUU_ASSIGN_OR_RETURN(graph::Graph g, vgf::graph_from_vgf(decoded));
-  std::vector<vulkan::DeviceBuffer> buffers;
-  std::vector<vulkan::BufferRange> ins, outs;
+  std::vector<gpu::DeviceBuffer> buffers;
+  std::vector<gpu::BufferRange> ins, outs;
   for (int pass = 0; pass < 2; ++pass) {
     for (graph::ValueId id : pass == 0 ? g.inputs() : g.outputs()) {
       const graph::Value& v = g.value(id);
       size_t n = static_cast<size_t>(graph::shape_numel(v.shape)) * graph::dtype_size(v.dtype);
-      GPUU_ASSIGN_OR_RETURN(vulkan::DeviceBuffer b,
-                            vulkan::DeviceBuffer::create(*ctx, n, vulkan::MemoryKind::kShared, "bench io"));
+      GPUU_ASSIGN_OR_RETURN(gpu::DeviceBuffer b,
+                            gpu::DeviceBuffer::create(*ctx, n, gpu::MemoryKind::kShared, "bench io"));
       if (pass == 0) std::memset(b.mapped(), 0x3c, n);  // finite, non-zero floats
-      (pass == 0 ? ins : outs).push_back(vulkan::BufferRange{b.buffer(), 0, b.size()});
+      (pass == 0 ? ins : outs).push_back(gpu::BufferRange{b.buffer(), 0, b.size()});
       buffers.push_back(std::move(b));
     }
   }
-  vulkan::DelegateOptions options;
+  kernels::KernelGraphOptions options;
   options.fuse_elementwise = fuse;
-  GPUU_ASSIGN_OR_RETURN(auto delegate, vulkan::VulkanDelegate::create(ctx, g, ins, outs, options));
+  GPUU_ASSIGN_OR_RETURN(auto delegate, kernels::KernelGraph::create(ctx, g, ins, outs, options));
   std::vector<double> gpu;
   VkCommandBuffer cb = delegate->command_buffer();
   for (int i = 0; i < warmup + runs; ++i) {

@@ -1,5 +1,5 @@
-// The backend registry and what both GPU backends share: context resolution,
-// init log text and the submit of a recorded delegate.
+// The backend registry and what both GPU backends share: context resolution
+// and the init log text.
 #include "backends/backend.h"
 
 #include <sstream>
@@ -61,22 +61,6 @@ std::string describe_init(const Blob& processed, const std::vector<CompileSpecEn
     for (uint8_t b : compile_specs[i].value) out << (b >= 0x20 && b < 0x7f ? static_cast<char>(b) : '?');
   }
   return out.str();
-}
-
-Status submit_delegate(const SharedGpuContext& ctx, VkCommandBuffer command_buffer, const ExecuteArgs& args) {
-  if (args.sync_mode == SyncMode::kTimeline) {
-    Result<uint64_t> value = ctx.submit_timeline(command_buffer, args.fence);
-    if (!value.ok()) {
-      return err(value.status().code(), "sync mode timeline: ", value.status().message(), " (use queue_wait_idle)");
-    }
-    if (args.signaled_value) *args.signaled_value = value.value();
-    return Status::Ok();
-  }
-  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &command_buffer;
-  GPUU_VK_RETURN_IF_ERROR(ctx.submit(1, &submit, args.fence), "vkQueueSubmit");
-  return Status::Ok();
 }
 
 }  // namespace gpuu::backends

@@ -11,17 +11,18 @@
 #include <string>
 #include <vector>
 
-#include "backends/vulkan/device_buffer.h"
 #include "base/blob.h"
 #include "compile_spec/shared_gpu_compile_spec.h"
 #include "context/shared_gpu_context_registry.h"
+#include "gpu/device_buffer.h"
+#include "gpu/submission.h"
 #include "graph/graph.h"
 #include "partition/partition_result.h"
 #include "program/subgraph.h"
 
 namespace gpuu::backends {
 
-using vulkan::BufferRange;
+using gpu::BufferRange;
 
 // Whether a graph runs natively through VK_ARM_data_graph where the device
 // has it (kAuto), must (kNative: init fails, saying why, where it cannot), or
@@ -49,14 +50,9 @@ struct BackendInitContext {
 };
 
 // How one execute of a delegate is ordered with the others (RFC sync modes).
-// A backend's execute only submits; the runtime does every host wait.
-struct ExecuteArgs {
-  SyncMode sync_mode = SyncMode::kTimeline;
-  VkFence fence = VK_NULL_HANDLE;  // signalled when the submit completes (may be null)
-  // timeline: set to the value the submit signals on the context's semaphore
-  // (it waits for the context's previous timeline submit first).
-  uint64_t* signaled_value = nullptr;
-};
+// A backend's execute only submits (gpu::submit_recorded); the runtime does
+// every host wait.
+using ExecuteArgs = gpu::SubmitArgs;
 
 class DelegateHandle {
  public:
@@ -112,10 +108,5 @@ Result<graph::Graph> region_graph(const graph::Graph& graph, const partition::Re
 
 // "processed=<bytes> compile_specs=<k=v,...>" for init log lines.
 std::string describe_init(const Blob& processed, const std::vector<CompileSpecEntry>& compile_specs);
-
-// Submits `command_buffer` on the context's queue as `args` says (timeline:
-// chained on the context's semaphore). It never blocks: waiting, as
-// queue_wait_idle asks after each delegate, is the runtime's job.
-Status submit_delegate(const SharedGpuContext& ctx, VkCommandBuffer command_buffer, const ExecuteArgs& args);
 
 }  // namespace gpuu::backends

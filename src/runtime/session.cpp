@@ -9,13 +9,14 @@
 
 #include "backends/cpu/cpu_kernels.h"
 #include "base/log.h"
+#include "gpu/device_buffer.h"
 #include "runtime/builtin_backends.h"
 
 namespace gpuu::runtime {
 namespace {
 
-using vulkan::DeviceBuffer;
-using vulkan::MemoryKind;
+using gpu::DeviceBuffer;
+using gpu::MemoryKind;
 
 // A tensor's storage on one context: host-visible (device-local where the
 // device offers it) so that the host can fill inputs, read outputs and serve
@@ -184,9 +185,7 @@ Status Session::Impl::init_delegate(int32_t index) {
                      graph::dtype_name(ti.dtype), graph::shape_to_string(ti.shape));
         }
         GPUU_ASSIGN_OR_RETURN(Home * home, home_for(t, ctx));
-        backends::BufferRange r{home->buffer.buffer(), 0, home->buffer.size(), home->buffer.memory(), 0,
-                                home->buffer.allocation_size()};
-        (pass == 0 ? io.first : io.second).push_back(r);
+        (pass == 0 ? io.first : io.second).push_back(home->buffer.whole_range());
         (pass == 0 ? slot.inputs : slot.outputs).push_back(t);
       }
     }
@@ -335,7 +334,7 @@ Result<AppCopy> Session::Impl::record_app_copy(Home* home, VkBuffer buffer, VkDe
 Status Session::Impl::submit_copy(AppCopy& copy, ExecuteStats& stats) {
   ContextTrack& t = track(copy.home->ctx);
   return submit_chained(t, stats, [&](const backends::ExecuteArgs& args) {
-    return backends::submit_delegate(*t.ctx, copy.command_buffer, args);
+    return gpu::submit_recorded(*t.ctx, copy.command_buffer, args);
   });
 }
 

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "backends/backend.h"
-#include "backends/vulkan/device_buffer.h"
 #include "program/program.h"
 
 namespace gpuu::runtime {

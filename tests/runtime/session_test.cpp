@@ -8,11 +8,11 @@
 #include "backends/vulkan/vulkan_backend.h"
 #include "context/shared_gpu_context_registry.h"
 #include "context/vulkan_bootstrap.h"
+#include "kernels/vulkan_test_util.h"
 #include "program/program_loader.h"
 #include "program/program_writer.h"
 #include "runtime/session.h"
 #include "support/test_vulkan_device.h"
-#include "vulkan/vulkan_test_util.h"
 
 namespace gpuu::runtime {
 namespace {
@@ -233,8 +233,8 @@ TEST_F(SessionTest, ApplicationBuffersFeedAndReceiveTensorsOnTheDevice) {
   auto program = program::load_program_bytes(p.bytes.data(), p.bytes.size()).value();
   auto session = Session::create(program, SessionOptions{}).value();
   const SharedGpuContext& ctx = *session->primary_context();
-  auto in = vulkan::DeviceBuffer::create(ctx, 192 + 64, vulkan::MemoryKind::kUpload, "app input").value();
-  auto out = vulkan::DeviceBuffer::create(ctx, 192 + 32, vulkan::MemoryKind::kReadback, "app output").value();
+  auto in = gpu::DeviceBuffer::create(ctx, 192 + 64, gpu::MemoryKind::kUpload, "app input").value();
+  auto out = gpu::DeviceBuffer::create(ctx, 192 + 32, gpu::MemoryKind::kReadback, "app output").value();
   cpu::HostTensor x = vulkan_test::random_tensor(DType::kF32, {2, 3, 8}, 6, -3, 3);
   std::memcpy(static_cast<uint8_t*>(in.mapped()) + 64, x.bytes.data(), 192);
   ASSERT_TRUE(session->bind_input_buffer(0, in.buffer(), 64, 192).ok());

@@ -13,6 +13,7 @@
 #include "backends/vgf/vgf_region.h"
 #include "base/json_writer.h"
 #include "context/shared_gpu_context_registry.h"
+#include "kernels/vulkan_test_util.h"
 #include "partition/partitioner.h"
 #include "program/program_loader.h"
 #include "program/program_writer.h"
@@ -20,7 +21,6 @@
 #include "runtime/session.h"
 #include "support/test_vulkan_device.h"
 #include "vgf/vgf_file.h"
-#include "vulkan/vulkan_test_util.h"
 
 namespace gpuu {
 namespace {
@@ -92,7 +92,7 @@ TEST(VgfExecutor, RegionRoundTripsThroughAVgfFileAndFusesItsChain) {
   ASSERT_TRUE(back.ok()) << back.status().message();
   cpu::HostTensor in = vulkan_test::random_tensor(DType::kF32, {1, 3, 4, 4}, 3, -1.2, 1.2);
   vulkan_test::RunStats fused, unfused;
-  vulkan::DelegateOptions off;
+  kernels::KernelGraphOptions off;
   off.fuse_elementwise = false;
   auto a = vulkan_test::run_on_vulkan(back.value(), {in}, &fused);
   auto b = vulkan_test::run_on_vulkan(back.value(), {in}, &unfused, off);

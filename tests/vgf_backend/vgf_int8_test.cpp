@@ -12,6 +12,7 @@
 #include "backends/vgf/vgf_backend.h"
 #include "backends/vgf/vgf_region.h"
 #include "context/shared_gpu_context_registry.h"
+#include "kernels/vulkan_test_util.h"
 #include "partition/partitioner.h"
 #include "program/program_loader.h"
 #include "program/program_writer.h"
@@ -21,7 +22,6 @@
 #include "vgf/tosa_lowering.h"
 #include "vgf/tosa_spirv.h"
 #include "vgf/vgf_file.h"
-#include "vulkan/vulkan_test_util.h"
 
 namespace gpuu {
 namespace {

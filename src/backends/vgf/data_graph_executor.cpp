@@ -7,6 +7,7 @@
 
 #include "base/log.h"
 #include "context/vulkan_arm.h"
+#include "gpu/gpu_timer.h"
 
 namespace gpuu::vgf {
 
@@ -70,12 +71,12 @@ struct DataGraphExecutor::Impl {
   VkDescriptorPool pool = VK_NULL_HANDLE;
   VkCommandPool command_pool = VK_NULL_HANDLE;
   VkCommandBuffer command_buffer = VK_NULL_HANDLE;
-  VkQueryPool timestamps = VK_NULL_HANDLE;
+  gpu::GpuTimer timer;  // GPU time of each execute (benchmarks read it)
 
   ~Impl();
   Status load_entry_points();
-  Status make_tensors(const VgfFile& file, const std::vector<vulkan::BufferRange>& inputs,
-                      const std::vector<vulkan::BufferRange>& outputs);
+  Status make_tensors(const VgfFile& file, const std::vector<gpu::BufferRange>& inputs,
+                      const std::vector<gpu::BufferRange>& outputs);
   Status make_segment(const VgfFile& file, const Segment& segment);
   Status bind_session_memory(GraphSegment& g);
   Status record();
@@ -107,18 +108,11 @@ VkCommandPool DataGraphExecutor::command_pool() const { return impl_->command_po
 VkCommandBuffer DataGraphExecutor::command_buffer() const { return impl_->command_buffer; }
 size_t DataGraphExecutor::dispatch_count() const { return impl_->segments.size(); }
 
-double DataGraphExecutor::last_gpu_time_us() const {
-  if (!impl_->timestamps) return -1;
-  uint64_t ticks[2] = {0, 0};
-  VkResult r = impl_->ctx->vkd().vkGetQueryPoolResults(impl_->ctx->device(), impl_->timestamps, 0, 2, sizeof(ticks),
-                                                        ticks, sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
-  if (r != VK_SUCCESS) return -1;
-  return static_cast<double>(ticks[1] - ticks[0]) * impl_->ctx->properties().limits.timestampPeriod / 1000.0;
-}
+double DataGraphExecutor::last_gpu_time_us() const { return impl_->timer.elapsed_us(); }
 
 Result<std::unique_ptr<DataGraphExecutor>> DataGraphExecutor::create(SharedGpuContextPtr ctx, const VgfFile& file,
-                                                                     const std::vector<vulkan::BufferRange>& inputs,
-                                                                     const std::vector<vulkan::BufferRange>& outputs) {
+                                                                     const std::vector<gpu::BufferRange>& inputs,
+                                                                     const std::vector<gpu::BufferRange>& outputs) {
   std::string why = data_graph_refusal(*ctx, file);
   if (!why.empty()) return err(StatusCode::kUnsupported, why);
   auto impl = std::make_unique<Impl>();
@@ -156,8 +150,8 @@ Status DataGraphExecutor::Impl::allocate(const VkMemoryRequirements& req, const 
   return Status::Ok();
 }
 
-Status DataGraphExecutor::Impl::make_tensors(const VgfFile& file, const std::vector<vulkan::BufferRange>& inputs,
-                                             const std::vector<vulkan::BufferRange>& outputs) {
+Status DataGraphExecutor::Impl::make_tensors(const VgfFile& file, const std::vector<gpu::BufferRange>& inputs,
+                                             const std::vector<gpu::BufferRange>& outputs) {
   // Which hand-off buffer backs each model input and output: the buffers come
   // in the graph's interface order (the segment's, for a file of one segment).
   const bool one = file.sequence.segments.size() == 1;
@@ -167,7 +161,7 @@ Status DataGraphExecutor::Impl::make_tensors(const VgfFile& file, const std::vec
     return err(StatusCode::kInvalidArgument, "the VGF graph has ", in_slots.size(), " inputs and ", out_slots.size(),
                " outputs but ", inputs.size(), " and ", outputs.size(), " buffers were bound");
   }
-  std::map<uint32_t, const vulkan::BufferRange*> backing;
+  std::map<uint32_t, const gpu::BufferRange*> backing;
   for (size_t i = 0; i < inputs.size(); ++i) backing[in_slots[i].mrt_index] = &inputs[i];
   for (size_t i = 0; i < outputs.size(); ++i) backing[out_slots[i].mrt_index] = &outputs[i];
   std::set<uint32_t> used;
@@ -196,7 +190,7 @@ Status DataGraphExecutor::Impl::make_tensors(const VgfFile& file, const std::vec
     auto it = backing.find(mrt);
     if (it != backing.end()) {
       // Inputs and outputs alias the hand-off buffers: no copy in or out.
-      const vulkan::BufferRange& range = *it->second;
+      const gpu::BufferRange& range = *it->second;
       if (range.memory == VK_NULL_HANDLE) {
         return err(StatusCode::kInternal, "resource ", mrt, ": its hand-off buffer came without its memory");
       }
@@ -410,20 +404,7 @@ Status DataGraphExecutor::Impl::record() {
                           "vkAllocateCommandBuffers");
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   GPUU_VK_RETURN_IF_ERROR(vkd.vkBeginCommandBuffer(command_buffer, &begin), "vkBeginCommandBuffer");
-  // Two timestamps bracket the work where the queue family can write them (benchmarks read them).
-  uint32_t family_count = 0;
-  ctx->vki().vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical_device(), &family_count, nullptr);
-  std::vector<VkQueueFamilyProperties> families(family_count);
-  ctx->vki().vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical_device(), &family_count, families.data());
-  if (ctx->queue_family_index() < family_count && families[ctx->queue_family_index()].timestampValidBits > 0) {
-    VkQueryPoolCreateInfo query_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-    query_info.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    query_info.queryCount = 2;
-    GPUU_VK_RETURN_IF_ERROR(vkd.vkCreateQueryPool(ctx->device(), &query_info, nullptr, &timestamps),
-                            "vkCreateQueryPool");
-    vkd.vkCmdResetQueryPool(command_buffer, timestamps, 0, 2);
-    vkd.vkCmdWriteTimestamp(command_buffer, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, timestamps, 0);
-  }
+  GPUU_RETURN_IF_ERROR(timer.begin(*ctx, command_buffer));
   // Whatever wrote the inputs before (another delegate, a host copy) is
   // visible; and each segment sees the previous one's writes.
   VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
@@ -441,7 +422,7 @@ Status DataGraphExecutor::Impl::record() {
   }
   vkd.vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1,
                            &barrier, 0, nullptr, 0, nullptr);
-  if (timestamps) vkd.vkCmdWriteTimestamp(command_buffer, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timestamps, 1);
+  timer.end(command_buffer);
   GPUU_VK_RETURN_IF_ERROR(vkd.vkEndCommandBuffer(command_buffer), "vkEndCommandBuffer");
   return Status::Ok();
 }
@@ -451,7 +432,7 @@ DataGraphExecutor::Impl::~Impl() {
   const auto& vkd = ctx->vkd();
   const VkDevice device = ctx->device();
   if (command_pool) ctx->destroy_command_pool(command_pool);  // frees the command buffer too
-  if (timestamps) vkd.vkDestroyQueryPool(device, timestamps, nullptr);
+  timer.reset();
   for (GraphSegment& g : segments) {
     if (g.session && arm.vkDestroyDataGraphPipelineSessionARM) {
       arm.vkDestroyDataGraphPipelineSessionARM(device, g.session, nullptr);

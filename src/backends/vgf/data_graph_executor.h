@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "backends/vulkan/device_buffer.h"
 #include "base/status.h"
 #include "context/shared_gpu_context.h"
+#include "gpu/device_buffer.h"
 #include "vgf/vgf_file.h"
 
 namespace gpuu::vgf {
@@ -26,8 +26,8 @@ class DataGraphExecutor {
   // `inputs` / `outputs`: the hand-off buffers of the file's sequence inputs
   // and outputs, in order, each with its memory.
   static Result<std::unique_ptr<DataGraphExecutor>> create(SharedGpuContextPtr ctx, const VgfFile& file,
-                                                           const std::vector<vulkan::BufferRange>& inputs,
-                                                           const std::vector<vulkan::BufferRange>& outputs);
+                                                           const std::vector<gpu::BufferRange>& inputs,
+                                                           const std::vector<gpu::BufferRange>& outputs);
   ~DataGraphExecutor();
   DataGraphExecutor(const DataGraphExecutor&) = delete;
   DataGraphExecutor& operator=(const DataGraphExecutor&) = delete;

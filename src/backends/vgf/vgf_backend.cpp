@@ -3,11 +3,11 @@
 
 #include "backends/vgf/data_graph_executor.h"
 #include "backends/vgf/vgf_region.h"
-#include "backends/vulkan/vulkan_delegate.h"
-#include "backends/vulkan/vulkan_ops.h"
 #include "base/log.h"
 #include "context/vulkan_arm.h"
 #include "graph/builder.h"
+#include "kernels/kernel_graph.h"
+#include "kernels/op_table.h"
 #include "vgf/tosa_lowering.h"
 #include "vgf/vgf_file.h"
 
@@ -23,7 +23,7 @@ namespace {
 // gpuu's TOSA executor (the Vulkan kernels); exactly one of the two is set.
 class VgfHandle final : public backends::DelegateHandle {
  public:
-  explicit VgfHandle(std::unique_ptr<vulkan::VulkanDelegate> executor) : executor_(std::move(executor)) {}
+  explicit VgfHandle(std::unique_ptr<kernels::KernelGraph> executor) : executor_(std::move(executor)) {}
   explicit VgfHandle(std::unique_ptr<DataGraphExecutor> native) : native_(std::move(native)) {}
   ~VgfHandle() override { log(LogLevel::kInfo, "VGF", "destroy: handle=", static_cast<const void*>(this)); }
   const SharedGpuContextPtr& context() const override {
@@ -40,7 +40,7 @@ class VgfHandle final : public backends::DelegateHandle {
   bool native() const { return native_ != nullptr; }
 
  private:
-  std::unique_ptr<vulkan::VulkanDelegate> executor_;
+  std::unique_ptr<kernels::KernelGraph> executor_;
   std::unique_ptr<DataGraphExecutor> native_;
 };
 
@@ -97,7 +97,7 @@ std::string check_round_trip(const graph::Graph& graph, const graph::Node& node)
   Result<graph::Graph> raised = tosa_to_gpuu(tosa.value());
   if (!raised.ok()) return "TOSA form cannot run here: " + raised.status().message();
   for (const graph::Node& n : raised.value().nodes()) {
-    std::string why = vulkan::vulkan_supports(raised.value(), n);
+    std::string why = kernels::vulkan_supports(raised.value(), n);
     if (!why.empty()) {
       return "in TOSA form '" + node.name + "' needs a " + n.op + " the Vulkan kernels lack (" + why + ")";
     }
@@ -152,9 +152,9 @@ Result<std::unique_ptr<backends::DelegateHandle>> VgfBackend::init(backends::Bac
     return fail(err(StatusCode::kUnsupported, "the session asked for the native VK_ARM_data_graph path, but ", why));
   }
   if (!handle) {
-    vulkan::DelegateOptions options;  // the executor fuses elementwise chains and reuses memory
-    Result<std::unique_ptr<vulkan::VulkanDelegate>> executor =
-        vulkan::VulkanDelegate::create(ctx, graph.value(), io.first, io.second, options);
+    kernels::KernelGraphOptions options;  // the executor fuses elementwise chains and reuses memory
+    Result<std::unique_ptr<kernels::KernelGraph>> executor =
+        kernels::KernelGraph::create(ctx, graph.value(), io.first, io.second, options);
     if (!executor.ok()) return fail(executor.status());
     handle = std::make_unique<VgfHandle>(std::move(executor).value());
   }
@@ -171,14 +171,14 @@ Status VgfBackend::execute(backends::DelegateHandle& handle, const backends::Exe
   auto& h = static_cast<VgfHandle&>(handle);
   log(LogLevel::kInfo, "VGF", "execute: handle=", static_cast<const void*>(&handle), " args=", h.dispatch_count(),
       h.native() ? " data-graph dispatches" : " dispatches");
-  return backends::submit_delegate(*h.context(), h.command_buffer(), args);
+  return gpu::submit_recorded(*h.context(), h.command_buffer(), args);
 }
 
 std::string VgfBackend::check(const graph::Graph& graph, const graph::Node& node) const {
   // The executor runs the TOSA graph on the Vulkan kernels: what they cannot
   // run, this backend cannot take either (TOSA's own limits are the
   // partitioner's VGF table).
-  std::string why = vulkan::vulkan_supports(graph, node);
+  std::string why = kernels::vulkan_supports(graph, node);
   if (!why.empty()) return "gpuu's TOSA executor runs on the Vulkan kernels, and " + why;
   if (node.op == "custom_shader") return "";  // a COMPUTE segment, not TOSA
   // Lowering may rewrite the node (a gather's flat offsets are i32

@@ -3,10 +3,10 @@
 
 #include <sstream>
 
-#include "backends/vulkan/custom_shader.h"
 #include "base/base64.h"
 #include "base/json_writer.h"
 #include "graph/builder.h"
+#include "kernels/custom_shader.h"
 #include "vgf/tosa_lowering.h"
 #include "vgf/tosa_spirv.h"
 
@@ -49,8 +49,8 @@ namespace {
 Result<VgfFile> compute_vgf_from_region(const graph::Graph& region) {
   const graph::Node& node = region.node(0);
   graph::Node compiled = node;
-  GPUU_ASSIGN_OR_RETURN(compiled.attrs, vulkan::attrs_with_spirv(node));
-  GPUU_ASSIGN_OR_RETURN(vulkan::CustomShader shader, vulkan::parse_custom_shader(compiled));
+  GPUU_ASSIGN_OR_RETURN(compiled.attrs, kernels::attrs_with_spirv(node));
+  GPUU_ASSIGN_OR_RETURN(kernels::CustomShader shader, kernels::parse_custom_shader(compiled));
   VgfFile file;
   std::string name = shader.operator_name.empty() ? node.name : shader.operator_name;
   file.modules.push_back(Module::with_spirv(ModuleType::kCompute, name, shader.entry_point, shader.spirv));
@@ -83,7 +83,7 @@ Result<VgfFile> compute_vgf_from_region(const graph::Graph& region) {
     }
   }
   segment.descriptor_sets.push_back(set);
-  segment.dispatch_shape = vulkan::custom_dispatch(shader, graph::shape_numel(region.value(node.outputs[0]).shape));
+  segment.dispatch_shape = kernels::custom_dispatch(shader, graph::shape_numel(region.value(node.outputs[0]).shape));
   file.sequence.segments.push_back(segment);
   GPUU_RETURN_IF_ERROR(validate_vgf(file));
   return file;

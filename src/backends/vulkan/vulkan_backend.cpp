@@ -1,27 +1,28 @@
 // VulkanBackend: init resolves the shared context, decodes the SubGraph,
-// binds the runtime's buffers and builds a VulkanDelegate; execute is one submit.
+// binds the runtime's buffers and builds a kernels::KernelGraph (the kernel
+// library); execute is one submit.
 #include "backends/vulkan/vulkan_backend.h"
 
-#include "backends/vulkan/custom_shader.h"
-#include "backends/vulkan/vulkan_delegate.h"
-#include "backends/vulkan/vulkan_ops.h"
 #include "base/log.h"
+#include "kernels/custom_shader.h"
+#include "kernels/kernel_graph.h"
+#include "kernels/op_table.h"
 
 namespace gpuu::vulkan {
 namespace {
 
 class VulkanHandle final : public backends::DelegateHandle {
  public:
-  explicit VulkanHandle(std::unique_ptr<VulkanDelegate> delegate) : delegate_(std::move(delegate)) {}
+  explicit VulkanHandle(std::unique_ptr<kernels::KernelGraph> delegate) : delegate_(std::move(delegate)) {}
   ~VulkanHandle() override { log(LogLevel::kInfo, "Vulkan", "destroy: handle=", static_cast<const void*>(this)); }
   const SharedGpuContextPtr& context() const override { return delegate_->context(); }
   VkCommandPool command_pool() const override { return delegate_->command_pool(); }
   double last_gpu_time_us() const override { return delegate_->last_gpu_time_us(); }
   size_t dispatch_count() const override { return delegate_->dispatch_count(); }
-  VulkanDelegate& delegate() { return *delegate_; }
+  kernels::KernelGraph& delegate() { return *delegate_; }
 
  private:
-  std::unique_ptr<VulkanDelegate> delegate_;
+  std::unique_ptr<kernels::KernelGraph> delegate_;
 };
 
 }  // namespace
@@ -38,7 +39,8 @@ Result<std::unique_ptr<backends::DelegateHandle>> VulkanBackend::init(
   }
   if (!context.bind_io) return err(StatusCode::kInvalidArgument, "Vulkan delegate: the runtime bound no buffers");
   GPUU_ASSIGN_OR_RETURN(auto io, context.bind_io(ctx, region.value()));
-  Result<std::unique_ptr<VulkanDelegate>> delegate = VulkanDelegate::create(ctx, region.value(), io.first, io.second);
+  Result<std::unique_ptr<kernels::KernelGraph>> delegate =
+      kernels::KernelGraph::create(ctx, region.value(), io.first, io.second);
   if (!delegate.ok()) {
     return err(delegate.status().code(), "Vulkan delegate ", context.delegate_index, ": ",
                delegate.status().message());
@@ -53,11 +55,11 @@ Status VulkanBackend::execute(backends::DelegateHandle& handle, const backends::
   auto& h = static_cast<VulkanHandle&>(handle);
   log(LogLevel::kInfo, "Vulkan", "execute: handle=", static_cast<const void*>(&handle),
       " args=", h.delegate().dispatch_count(), " dispatches");
-  return backends::submit_delegate(*h.context(), h.delegate().command_buffer(), args);
+  return gpu::submit_recorded(*h.context(), h.delegate().command_buffer(), args);
 }
 
 std::string VulkanBackend::check(const graph::Graph& graph, const graph::Node& node) const {
-  return vulkan_supports(graph, node);
+  return kernels::vulkan_supports(graph, node);
 }
 
 Result<std::vector<uint8_t>> VulkanBackend::preprocess(const graph::Graph& graph, const partition::Region& region,
@@ -78,7 +80,7 @@ Result<std::vector<uint8_t>> VulkanBackend::preprocess(const graph::Graph& graph
     all.nodes.push_back(static_cast<graph::NodeId>(i));
     if (sub.node(static_cast<graph::NodeId>(i)).op != "custom_shader") continue;
     GPUU_ASSIGN_OR_RETURN(sub.mutable_node(static_cast<graph::NodeId>(i)).attrs,
-                          attrs_with_spirv(sub.node(static_cast<graph::NodeId>(i))));
+                          kernels::attrs_with_spirv(sub.node(static_cast<graph::NodeId>(i))));
   }
   return program::serialize_region(sub, all);
 }

@@ -1,0 +1,61 @@
+// Submits of recorded work and the one-off upload, on a shared context's queue.
+#include "gpu/submission.h"
+
+#include <cstring>
+
+namespace gpuu::gpu {
+
+Status submit_recorded(const SharedGpuContext& ctx, VkCommandBuffer command_buffer, const SubmitArgs& args) {
+  if (args.sync_mode == SyncMode::kTimeline) {
+    Result<uint64_t> value = ctx.submit_timeline(command_buffer, args.fence);
+    if (!value.ok()) {
+      return err(value.status().code(), "sync mode timeline: ", value.status().message(), " (use queue_wait_idle)");
+    }
+    if (args.signaled_value) *args.signaled_value = value.value();
+    return Status::Ok();
+  }
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &command_buffer;
+  GPUU_VK_RETURN_IF_ERROR(ctx.submit(1, &submit, args.fence), "vkQueueSubmit");
+  return Status::Ok();
+}
+
+Status upload_once(const SharedGpuContext& ctx, VkCommandPool pool, const DeviceBuffer& dst, VkDeviceSize offset,
+                   const void* bytes, VkDeviceSize size) {
+  if (size == 0) return Status::Ok();
+  const auto& vk = ctx.vkd();
+  GPUU_ASSIGN_OR_RETURN(DeviceBuffer staging, DeviceBuffer::create(ctx, size, MemoryKind::kUpload, "staging"));
+  std::memcpy(staging.mapped(), bytes, size);
+  VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  alloc.commandPool = pool;
+  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  alloc.commandBufferCount = 1;
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  GPUU_VK_RETURN_IF_ERROR(vk.vkAllocateCommandBuffers(ctx.device(), &alloc, &cb), "vkAllocateCommandBuffers");
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  VkFence fence = VK_NULL_HANDLE;
+  VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  Status status = Status::Ok();
+  VkResult r = vk.vkBeginCommandBuffer(cb, &begin);
+  if (r == VK_SUCCESS) {
+    VkBufferCopy region{0, offset, size};
+    vk.vkCmdCopyBuffer(cb, staging.buffer(), dst.buffer(), 1, &region);
+    r = vk.vkEndCommandBuffer(cb);
+  }
+  if (r == VK_SUCCESS) r = vk.vkCreateFence(ctx.device(), &fence_info, nullptr, &fence);
+  if (r == VK_SUCCESS) {
+    VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    submit.commandBufferCount = 1;
+    submit.pCommandBuffers = &cb;
+    r = ctx.submit(1, &submit, fence);
+  }
+  if (r == VK_SUCCESS) r = vk.vkWaitForFences(ctx.device(), 1, &fence, VK_TRUE, UINT64_MAX);
+  if (r != VK_SUCCESS) status = vk::vk_status(r, "uploading constants");
+  if (fence) vk.vkDestroyFence(ctx.device(), fence, nullptr);
+  vk.vkFreeCommandBuffers(ctx.device(), pool, 1, &cb);
+  return status;
+}
+
+}  // namespace gpuu::gpu

@@ -1,0 +1,140 @@
+// Recording of a DispatchSequence with hazard-driven barriers.
+#include "kernels/dispatch_sequence.h"
+
+#include <algorithm>
+
+namespace gpuu::kernels {
+namespace {
+
+bool overlaps(const BufferRange& a, const BufferRange& b) {
+  return a.buffer == b.buffer && a.offset < b.offset + b.size && b.offset < a.offset + a.size;
+}
+
+bool touches(const std::vector<BufferRange>& set, const BufferRange& r) {
+  return std::any_of(set.begin(), set.end(), [&](const BufferRange& s) { return overlaps(s, r); });
+}
+
+}  // namespace
+
+void dispatch_groups(uint64_t invocations, uint32_t group_size, uint32_t max_groups_x, uint32_t out[3]) {
+  uint64_t groups = (invocations + group_size - 1) / group_size;
+  if (groups == 0) groups = 1;
+  uint64_t x = std::min<uint64_t>(groups, max_groups_x);
+  out[0] = static_cast<uint32_t>(x);
+  out[1] = static_cast<uint32_t>((groups + x - 1) / x);
+  out[2] = 1;
+}
+
+DispatchSequence::~DispatchSequence() {
+  if (pool_) ctx_->vkd().vkDestroyDescriptorPool(ctx_->device(), pool_, nullptr);
+}
+
+size_t DispatchSequence::dispatch_count() const {
+  return static_cast<size_t>(
+      std::count_if(steps_.begin(), steps_.end(), [](const Step& s) { return s.kind == Step::Kind::kDispatch; }));
+}
+
+Status DispatchSequence::record(VkCommandBuffer cb) {
+  const auto& vk = ctx_->vkd();
+  VkDevice dev = ctx_->device();
+  uint32_t sets = 0, descriptors = 0;
+  for (const Step& s : steps_) {
+    if (s.kind != Step::Kind::kDispatch) continue;
+    ++sets;
+    descriptors += static_cast<uint32_t>(s.bindings.size());
+  }
+  std::vector<VkDescriptorSet> set_of_step(steps_.size(), VK_NULL_HANDLE);
+  if (sets > 0) {
+    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max<uint32_t>(descriptors, 1)};
+    VkDescriptorPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    pool_info.maxSets = sets;
+    pool_info.poolSizeCount = 1;
+    pool_info.pPoolSizes = &size;
+    GPUU_VK_RETURN_IF_ERROR(vk.vkCreateDescriptorPool(dev, &pool_info, nullptr, &pool_), "vkCreateDescriptorPool");
+    std::vector<VkDescriptorBufferInfo> infos;
+    std::vector<VkWriteDescriptorSet> writes;
+    infos.reserve(descriptors);
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      const Step& s = steps_[i];
+      if (s.kind != Step::Kind::kDispatch) continue;
+      VkDescriptorSetAllocateInfo alloc{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+      alloc.descriptorPool = pool_;
+      alloc.descriptorSetCount = 1;
+      alloc.pSetLayouts = &s.kernel->set_layout;
+      GPUU_VK_RETURN_IF_ERROR(vk.vkAllocateDescriptorSets(dev, &alloc, &set_of_step[i]), "vkAllocateDescriptorSets");
+      for (uint32_t b = 0; b < s.bindings.size(); ++b) {
+        const BufferRange& r = s.bindings[b].range;
+        infos.push_back(VkDescriptorBufferInfo{r.buffer, r.offset, r.size});
+        VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+        w.dstSet = set_of_step[i];
+        w.dstBinding = b;
+        w.descriptorCount = 1;
+        w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        w.pBufferInfo = &infos.back();
+        writes.push_back(w);
+      }
+    }
+    vk.vkUpdateDescriptorSets(dev, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+  }
+
+  std::vector<BufferRange> written, read;  // since the last barrier
+  const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+  auto barrier = [&] {
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                       VK_ACCESS_TRANSFER_WRITE_BIT;
+    vk.vkCmdPipelineBarrier(cb, stages, stages, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    written.clear();
+    read.clear();
+    ++barriers_;
+  };
+  // Work submitted earlier on this queue (another delegate, an input copy)
+  // may write what we read: order it before us. Pipeline barriers reach back
+  // across submissions on one queue, so this alone makes sync mode "none" safe.
+  VkMemoryBarrier entry{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  entry.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  entry.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                        VK_ACCESS_TRANSFER_WRITE_BIT;
+  vk.vkCmdPipelineBarrier(cb, stages, stages, 0, 1, &entry, 0, nullptr, 0, nullptr);
+
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Step& s = steps_[i];
+    std::vector<BufferRange> reads, writes;
+    if (s.kind == Step::Kind::kDispatch) {
+      for (const Binding& b : s.bindings) (b.written ? writes : reads).push_back(b.range);
+    } else {
+      reads.push_back(s.copy_src);
+      writes.push_back(s.copy_dst);
+    }
+    bool hazard = false;
+    for (const auto& r : reads) hazard |= touches(written, r);
+    for (const auto& w : writes) hazard |= touches(written, w) || touches(read, w);
+    if (hazard) barrier();
+    if (s.kind == Step::Kind::kDispatch) {
+      vk.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, s.kernel->pipeline);
+      vk.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, s.kernel->layout, 0, 1, &set_of_step[i], 0,
+                                 nullptr);
+      if (!s.push_constants.empty()) {
+        vk.vkCmdPushConstants(cb, s.kernel->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                              static_cast<uint32_t>(s.push_constants.size()), s.push_constants.data());
+      }
+      vk.vkCmdDispatch(cb, s.groups[0], s.groups[1], s.groups[2]);
+    } else {
+      VkBufferCopy region{s.copy_src.offset, s.copy_dst.offset, s.copy_src.size};
+      vk.vkCmdCopyBuffer(cb, s.copy_src.buffer, s.copy_dst.buffer, 1, &region);
+    }
+    written.insert(written.end(), writes.begin(), writes.end());
+    read.insert(read.end(), reads.begin(), reads.end());
+  }
+
+  // Make our writes visible to the host (outputs read after a fence or
+  // semaphore wait) and to whatever the queue runs next.
+  VkMemoryBarrier exit{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  exit.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  exit.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vk.vkCmdPipelineBarrier(cb, stages, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &exit, 0, nullptr, 0, nullptr);
+  return Status::Ok();
+}
+
+}  // namespace gpuu::kernels

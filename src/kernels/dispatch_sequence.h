@@ -1,0 +1,65 @@
+// DispatchSequence: the steps of one delegate (compute dispatches and buffer
+// copies), recorded once into a reusable command buffer with a barrier only
+// where a step touches what an earlier step since the last barrier wrote (or
+// writes what it read), so independent dispatches may overlap on the GPU.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpu/device_buffer.h"
+#include "kernels/kernel_cache.h"
+
+namespace gpuu::kernels {
+
+// The kernel library places tensors in the GPU layer's buffers.
+using gpu::BufferRange;
+using gpu::DeviceBuffer;
+using gpu::MemoryKind;
+
+struct Binding {
+  BufferRange range;
+  bool written = false;
+};
+
+struct Step {
+  enum class Kind { kDispatch, kCopy } kind = Kind::kDispatch;
+  std::string label;  // the graph node it implements, for logs
+  // kDispatch
+  const Kernel* kernel = nullptr;
+  std::vector<Binding> bindings;  // binding i of set 0
+  std::vector<uint8_t> push_constants;
+  uint32_t groups[3] = {1, 1, 1};
+  // kCopy
+  BufferRange copy_src, copy_dst;
+};
+
+// Workgroup counts for `invocations` threads of `group_size` each, spread over
+// x and y so no dimension passes the device's limit.
+void dispatch_groups(uint64_t invocations, uint32_t group_size, uint32_t max_groups_x, uint32_t out[3]);
+
+class DispatchSequence {
+ public:
+  explicit DispatchSequence(SharedGpuContextPtr ctx) : ctx_(std::move(ctx)) {}
+  ~DispatchSequence();
+  DispatchSequence(const DispatchSequence&) = delete;
+  DispatchSequence& operator=(const DispatchSequence&) = delete;
+
+  void add(Step step) { steps_.push_back(std::move(step)); }
+  const std::vector<Step>& steps() const { return steps_; }
+
+  // Allocates every descriptor set from one pool and records all steps into
+  // `cb` (which must be in the recording state). Call once.
+  Status record(VkCommandBuffer cb);
+  size_t barrier_count() const { return barriers_; }
+  size_t dispatch_count() const;
+
+ private:
+  SharedGpuContextPtr ctx_;
+  std::vector<Step> steps_;
+  VkDescriptorPool pool_ = VK_NULL_HANDLE;
+  size_t barriers_ = 0;
+};
+
+}  // namespace gpuu::kernels

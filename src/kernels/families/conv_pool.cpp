@@ -1,0 +1,122 @@
+// Kernel family 'conv_pool': conv2d (tiled implicit GEMM, or direct where
+// there are few output channels per group) and avg/max pool2d over NCHW, f32/f16
+// (max_pool2d on i8/i32 goes to families/quant.cpp).
+#include <utility>
+
+#include "graph/op_registry.h"
+#include "kernels/op_table.h"
+
+namespace gpuu::kernels {
+namespace {
+
+using graph::DType;
+
+// gemm.comp's output tile (BM rows = output channels, BN columns = pixels).
+constexpr uint32_t kTileM = op_codes::kLimitGemmTileM, kTileN = op_codes::kLimitGemmTileN;
+// Fewer output channels per group than this would leave over 3/4 of each
+// 64-row GEMM tile idle; the direct kernel serves those (depthwise included).
+constexpr int64_t kMinGemmChannelsPerGroup = 16;
+
+// A (height, width) attribute pair; `fallback` when absent (graphs built by
+// add_op store resolved attributes, so this only covers hand-made nodes).
+std::vector<uint32_t> pair_attr(const graph::Node& n, const char* name, std::vector<uint32_t> fallback) {
+  std::vector<int64_t> v = graph::attr_ints(n.attrs, name);
+  if (v.size() != 2) return fallback;
+  return {static_cast<uint32_t>(v[0]), static_cast<uint32_t>(v[1])};
+}
+
+uint32_t tiles(uint32_t size, uint32_t tile) { return (size + tile - 1) / tile; }
+
+std::string check_conv2d(const graph::Graph& g, const graph::Node& n) { return check_float_inputs(g, n); }
+
+Status lower_conv2d(LoweringContext& lc, const graph::Node& n) {
+  const TensorRef& x = lc.tensor(n.inputs[0]);
+  const TensorRef& w = lc.tensor(n.inputs[1]);
+  const TensorRef* bias = n.inputs.size() > 2 && n.inputs[2] >= 0 ? &lc.tensor(n.inputs[2]) : nullptr;
+  const TensorRef& y = lc.tensor(n.outputs[0]);
+  GPUU_RETURN_IF_ERROR(require_f16_support(lc, n, y.dtype));
+  const uint64_t count = static_cast<uint64_t>(graph::shape_numel(y.shape));
+  if (count == 0) return Status::Ok();
+  std::vector<uint32_t> stride = pair_attr(n, "stride", {1, 1});
+  std::vector<uint32_t> padding = pair_attr(n, "padding", {0, 0});
+  std::vector<uint32_t> dilation = pair_attr(n, "dilation", {1, 1});
+  const int64_t groups = graph::attr_int(n.attrs, "groups", 1);
+  const uint32_t batch = static_cast<uint32_t>(x.shape[0]), channels = static_cast<uint32_t>(x.shape[1]);
+  const uint32_t height = static_cast<uint32_t>(x.shape[2]), width = static_cast<uint32_t>(x.shape[3]);
+  const uint32_t out_channels = static_cast<uint32_t>(w.shape[0]), group_channels = static_cast<uint32_t>(w.shape[1]);
+  const uint32_t kh = static_cast<uint32_t>(w.shape[2]), kw = static_cast<uint32_t>(w.shape[3]);
+  const uint32_t oh = static_cast<uint32_t>(y.shape[2]), ow = static_cast<uint32_t>(y.shape[3]);
+  const uint32_t out_per_group = out_channels / static_cast<uint32_t>(groups);
+  // Without a bias, binding 2 still needs a buffer: the weight's, never read there.
+  BufferRange bias_range = bias ? bias->range : w.range;
+  std::vector<Binding> bindings = {{w.range, false}, {x.range, false}, {bias_range, false}, {y.range, true}};
+  const int32_t has_bias = bias ? 1 : 0;
+
+  if (out_per_group >= kMinGemmChannelsPerGroup) {
+    // Per group: [O/groups, C/groups*kH*kW] weight rows x the im2col view
+    // [C/groups*kH*kW, batch*OH*OW] of the input.
+    const uint32_t gemm_m = out_per_group, gemm_n = batch * oh * ow, gemm_k = group_channels * kh * kw;
+    const uint32_t tiles_m = tiles(gemm_m, kTileM), tiles_n = tiles(gemm_n, kTileN);
+    // <= numel(y) <= 2^31 (check_tensor_limits), so the tile count fits 32 bits.
+    const uint32_t tile_count = static_cast<uint32_t>(uint64_t{tiles_m} * tiles_n * static_cast<uint64_t>(groups));
+    PushConstants push;
+    push.u32(gemm_m).u32(gemm_n).u32(gemm_k).u32(tiles_n).u32(tiles_m).u32(tile_count);
+    push.u32(channels).u32(height).u32(width).u32(out_channels).u32(oh).u32(ow);
+    push.u32(kh).u32(kw).u32(stride[0]).u32(stride[1]).u32(padding[0]).u32(padding[1]).u32(dilation[0]).u32(dilation[1]);
+    push.u32(group_channels);
+    KernelKey key{std::string("conv2d_gemm") + float_suffix(y.dtype), {has_bias, 0}, 4, push.size()};
+    return add_dispatch(lc, n, key, std::move(bindings), push, uint64_t{tile_count} * kWorkgroupSize);
+  }
+
+  PushConstants push;
+  push.u32(static_cast<uint32_t>(count));
+  push.u32(channels).u32(height).u32(width).u32(out_channels).u32(oh).u32(ow);
+  push.u32(kh).u32(kw).u32(stride[0]).u32(stride[1]).u32(padding[0]).u32(padding[1]).u32(dilation[0]).u32(dilation[1]);
+  push.u32(group_channels).u32(out_per_group);
+  // conv2d_direct.comp takes the input at binding 0 and the weight at 1.
+  std::swap(bindings[0], bindings[1]);
+  KernelKey key{std::string("conv2d_direct") + float_suffix(y.dtype), {has_bias}, 4, push.size()};
+  return add_dispatch(lc, n, key, std::move(bindings), push, count);
+}
+
+std::string check_pool2d(const graph::Graph& g, const graph::Node& n) {
+  if (n.op == "max_pool2d" && !n.inputs.empty() && n.inputs[0] >= 0 && !is_float(g.value(n.inputs[0]).dtype)) {
+    return check_int_pool2d(g, n);  // i8/i32: families/quant.cpp
+  }
+  return check_float_inputs(g, n);
+}
+
+Status lower_pool2d(LoweringContext& lc, const graph::Node& n) {
+  const TensorRef& x = lc.tensor(n.inputs[0]);
+  if (!is_float(x.dtype)) return lower_int_pool2d(lc, n);
+  const TensorRef& y = lc.tensor(n.outputs[0]);
+  GPUU_RETURN_IF_ERROR(require_f16_support(lc, n, y.dtype));
+  const uint64_t count = static_cast<uint64_t>(graph::shape_numel(y.shape));
+  if (count == 0) return Status::Ok();
+  const bool is_max = n.op == "max_pool2d";
+  std::vector<uint32_t> kernel = pair_attr(n, "kernel", {1, 1});  // required: the registry checked it is there
+  std::vector<uint32_t> stride = pair_attr(n, "stride", kernel);   // torch's default stride is the kernel
+  std::vector<uint32_t> padding = pair_attr(n, "padding", {0, 0});
+  std::vector<uint32_t> dilation = is_max ? pair_attr(n, "dilation", {1, 1}) : std::vector<uint32_t>{1, 1};
+  const int32_t include_pad = graph::attr_int(n.attrs, "count_include_pad", 1) != 0 ? 1 : 0;
+  // ceil_mode needs nothing here: it only adds output positions (y's shape),
+  // whose windows the shader clips like any other.
+  PushConstants push;
+  push.u32(static_cast<uint32_t>(count));
+  push.u32(static_cast<uint32_t>(x.shape[2])).u32(static_cast<uint32_t>(x.shape[3]));
+  push.u32(static_cast<uint32_t>(y.shape[2])).u32(static_cast<uint32_t>(y.shape[3]));
+  push.u32(kernel[0]).u32(kernel[1]).u32(stride[0]).u32(stride[1]).u32(padding[0]).u32(padding[1]);
+  push.u32(dilation[0]).u32(dilation[1]);
+  KernelKey key{std::string("pool2d") + float_suffix(y.dtype), {is_max ? 1 : 0, include_pad}, 2, push.size()};
+  return add_dispatch(lc, n, key, {{x.range, false}, {y.range, true}}, push, count);
+}
+
+}  // namespace
+
+void add_conv_pool_kernels(std::vector<OpKernel>& table) {
+  table.push_back(OpKernel{"conv2d", check_conv2d, lower_conv2d});
+  table.push_back(OpKernel{"avg_pool2d", check_pool2d, lower_pool2d});
+  table.push_back(OpKernel{"max_pool2d", check_pool2d, lower_pool2d});
+}
+
+}  // namespace gpuu::kernels

@@ -1,0 +1,131 @@
+// Index kernels: gather (torch.gather) and index_select over any data dtype,
+// with i32 or i64 indices (i64 read as two words: no shaderInt64 needed).
+// Constant index tensors are checked here, at lowering, as the CPU reference
+// checks every index; runtime ones read nothing out of range (the shader writes 0).
+#include <cstring>
+
+#include "graph/op_registry.h"
+#include "kernels/op_table.h"
+
+namespace gpuu::kernels {
+namespace {
+
+using graph::DType;
+
+uint64_t mover_invocations(uint64_t count, uint32_t esize) {
+  if (esize >= 4) return count;
+  uint64_t per_word = 4 / esize;
+  return (count + per_word - 1) / per_word;
+}
+
+std::vector<uint32_t> row_major_strides(const graph::Shape& shape) {
+  std::vector<uint32_t> strides(shape.size());
+  uint32_t s = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    strides[d] = s;
+    s *= static_cast<uint32_t>(shape[d]);
+  }
+  return strides;
+}
+
+// Row-major flat index -> "[i0,i1,...]" within `shape`.
+std::string position(const graph::Shape& shape, int64_t flat) {
+  graph::Shape index(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    index[d] = shape[d] ? flat % shape[d] : 0;
+    flat = shape[d] ? flat / shape[d] : 0;
+  }
+  return graph::shape_to_string(index);
+}
+
+std::string index_check(const graph::Graph& g, const graph::Node& n) {
+  const graph::Value& index = g.value(n.inputs[1]);
+  if (index.dtype != DType::kI32 && index.dtype != DType::kI64) {
+    return std::string("Vulkan ") + n.op + " takes i32 or i64 indices, input '" + index.name + "' is " +
+           graph::dtype_name(index.dtype);
+  }
+  return "";
+}
+
+// A constant index tensor must hold only values in [0, dim): the CPU reference
+// refuses anything else, so the delegate does too, before anything runs.
+Status check_constant_indices(const LoweringContext& lc, const graph::Node& n, size_t axis) {
+  const graph::Value& index = lc.graph.value(n.inputs[1]);
+  if (index.constant < 0) return Status::Ok();
+  const graph::Value& x = lc.graph.value(n.inputs[0]);
+  const int64_t dim = x.shape[axis];
+  const Blob& data = lc.graph.constants()[static_cast<size_t>(index.constant)].data;
+  const size_t esize = graph::dtype_size(index.dtype);
+  const int64_t count = graph::shape_numel(index.shape);
+  if (data.size() < static_cast<size_t>(count) * esize) {
+    return err(StatusCode::kInvalidArgument, "node '", n.name, "' (", n.op, "): constant index '", index.name,
+               "' holds ", data.size(), " bytes, fewer than its ", count, " elements need");
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t v;
+    if (esize == 8) {
+      std::memcpy(&v, data.data() + i * 8, 8);
+    } else {
+      int32_t v32;
+      std::memcpy(&v32, data.data() + i * 4, 4);
+      v = v32;
+    }
+    if (v >= 0 && v < dim) continue;
+    return err(StatusCode::kInvalidArgument, "node '", n.name, "' (", n.op, "): constant index '", index.name,
+               "' holds ", v, " at ", position(index.shape, i), ", out of range for axis ", axis, " of '", x.name,
+               "' ", graph::dtype_name(x.dtype), graph::shape_to_string(x.shape), " (valid: ",
+               dim ? "0.." + std::to_string(dim - 1) : std::string("none, the axis is empty"), ")");
+  }
+  return Status::Ok();
+}
+
+// Output element at coordinates c reads x at c off the axis and at
+// index[sum_d c_d * index_strides[d]] on it.
+Status lower_indexed(LoweringContext& lc, const graph::Node& n, size_t axis,
+                     const std::vector<uint32_t>& index_strides) {
+  GPUU_RETURN_IF_ERROR(check_constant_indices(lc, n, axis));
+  const TensorRef& x = lc.tensor(n.inputs[0]);
+  const TensorRef& index = lc.tensor(n.inputs[1]);
+  const TensorRef& y = lc.tensor(n.outputs[0]);
+  const auto esize = static_cast<uint32_t>(graph::dtype_size(y.dtype));
+  const auto count = static_cast<uint32_t>(graph::shape_numel(y.shape));
+  PushConstants push;
+  push.u32(count).u32(static_cast<uint32_t>(y.shape.size())).u32(static_cast<uint32_t>(axis));
+  push.u32(static_cast<uint32_t>(x.shape[axis]));
+  push.u32_array(to_u32(y.shape), kMaxRank);
+  push.u32_array(row_major_strides(x.shape), kMaxRank);
+  push.u32_array(index_strides, kMaxRank);
+  KernelKey key{"index_gather", {static_cast<int32_t>(esize), index.dtype == DType::kI64 ? 1 : 0}, 3, push.size()};
+  return add_dispatch(lc, n, key, {{x.range, false}, {index.range, false}, {y.range, true}}, push,
+                      mover_invocations(count, esize));
+}
+
+Result<size_t> axis_of(const graph::Node& n, size_t rank) {
+  GPUU_ASSIGN_OR_RETURN(graph::AttrMap attrs, graph::resolve_attrs(n));
+  return static_cast<size_t>(graph::normalize_axis(graph::attr_int(attrs, "axis"), rank));
+}
+
+Status lower_gather(LoweringContext& lc, const graph::Node& n) {
+  const TensorRef& x = lc.tensor(n.inputs[0]);
+  GPUU_ASSIGN_OR_RETURN(size_t axis, axis_of(n, x.shape.size()));
+  // The output has the index's shape: output and index coordinates coincide.
+  return lower_indexed(lc, n, axis, row_major_strides(lc.tensor(n.inputs[1]).shape));
+}
+
+Status lower_index_select(LoweringContext& lc, const graph::Node& n) {
+  const TensorRef& x = lc.tensor(n.inputs[0]);
+  GPUU_ASSIGN_OR_RETURN(size_t axis, axis_of(n, x.shape.size()));
+  // The 1-D index is walked by the axis coordinate alone.
+  std::vector<uint32_t> index_strides(x.shape.size(), 0);
+  index_strides[axis] = 1;
+  return lower_indexed(lc, n, axis, index_strides);
+}
+
+}  // namespace
+
+void add_index_kernels(std::vector<OpKernel>& table) {
+  table.push_back(OpKernel{"gather", index_check, lower_gather});
+  table.push_back(OpKernel{"index_select", index_check, lower_index_select});
+}
+
+}  // namespace gpuu::kernels

@@ -1,0 +1,100 @@
+// Kernel family 'linalg': matmul (batch dims broadcast) and linear (x W^T + b)
+// for f32 and f16, both on the tiled GEMM of shaders/gemm.comp.
+#include "kernels/op_table.h"
+
+namespace gpuu::kernels {
+namespace {
+
+using graph::DType;
+
+// gemm.comp's output tile (BM, BN) and batch dims (batch_shape[4]): the
+// table's rank limit (check_tensor_limits) leaves matmul at most 4 batch dims.
+constexpr uint32_t kTileM = op_codes::kLimitGemmTileM, kTileN = op_codes::kLimitGemmTileN;
+constexpr size_t kMaxBatchRank = kMaxRank - 2;
+
+uint32_t tiles(uint32_t size, uint32_t tile) { return (size + tile - 1) / tile; }
+
+// One GEMM dispatch: y[batch] = a[batch] (M x K, row-major) x b[batch] (K x N
+// read as b[k * b_stride_k + n * b_stride_n]) (+ bias[n]).
+struct Gemm {
+  uint32_t m = 0, n = 0, k = 0;
+  uint32_t b_stride_k = 0, b_stride_n = 1;
+  bool b_k_contiguous = false;
+  std::vector<uint32_t> batch_shape;  // output batch dims
+  std::vector<uint32_t> a_batch_strides, b_batch_strides;
+};
+
+Status dispatch_gemm(LoweringContext& lc, const graph::Node& n, const Gemm& g, const TensorRef& a, const TensorRef& b,
+                     const TensorRef* bias, const TensorRef& y) {
+  GPUU_RETURN_IF_ERROR(require_f16_support(lc, n, y.dtype));
+  if (graph::shape_numel(y.shape) == 0) return Status::Ok();  // nothing to write
+  uint64_t batches = 1;
+  for (uint32_t d : g.batch_shape) batches *= d;
+  uint32_t tiles_m = tiles(g.m, kTileM), tiles_n = tiles(g.n, kTileN);
+  // <= numel(y) <= 2^31 (check_tensor_limits), so the tile count fits 32 bits.
+  uint32_t tile_count = static_cast<uint32_t>(batches * tiles_m * tiles_n);
+  PushConstants push;
+  push.u32(g.m).u32(g.n).u32(g.k).u32(tiles_n).u32(tiles_m).u32(tile_count);
+  push.u32(static_cast<uint32_t>(g.batch_shape.size())).u32(g.b_stride_k).u32(g.b_stride_n);
+  push.u32_array(g.batch_shape, kMaxBatchRank);
+  push.u32_array(g.a_batch_strides, kMaxBatchRank);
+  push.u32_array(g.b_batch_strides, kMaxBatchRank);
+  KernelKey key{std::string("gemm") + float_suffix(y.dtype), {bias ? 1 : 0, g.b_k_contiguous ? 1 : 0}, 4, push.size()};
+  // Without a bias, binding 2 still needs a buffer: a's, which the shader never reads there.
+  BufferRange bias_range = bias ? bias->range : a.range;
+  return add_dispatch(lc, n, key, {{a.range, false}, {b.range, false}, {bias_range, false}, {y.range, true}}, push,
+                      uint64_t{tile_count} * kWorkgroupSize);
+}
+
+std::string check_matmul(const graph::Graph& g, const graph::Node& n) { return check_float_inputs(g, n); }
+
+Status lower_matmul(LoweringContext& lc, const graph::Node& n) {
+  const TensorRef& a = lc.tensor(n.inputs[0]);
+  const TensorRef& b = lc.tensor(n.inputs[1]);
+  const TensorRef& y = lc.tensor(n.outputs[0]);
+  const size_t ra = a.shape.size(), rb = b.shape.size();
+  Gemm gemm;
+  gemm.m = static_cast<uint32_t>(a.shape[ra - 2]);
+  gemm.k = static_cast<uint32_t>(a.shape[ra - 1]);
+  gemm.n = static_cast<uint32_t>(b.shape[rb - 1]);
+  gemm.b_stride_k = gemm.n;
+  gemm.b_stride_n = 1;
+  graph::Shape batch(y.shape.begin(), y.shape.end() - 2);
+  gemm.batch_shape = to_u32(batch);
+  // Per-batch-dim strides in matrices, scaled to elements; 0 where an input broadcasts.
+  gemm.a_batch_strides = broadcast_strides(graph::Shape(a.shape.begin(), a.shape.end() - 2), batch);
+  gemm.b_batch_strides = broadcast_strides(graph::Shape(b.shape.begin(), b.shape.end() - 2), batch);
+  for (uint32_t& s : gemm.a_batch_strides) s *= gemm.m * gemm.k;
+  for (uint32_t& s : gemm.b_batch_strides) s *= gemm.k * gemm.n;
+  return dispatch_gemm(lc, n, gemm, a, b, nullptr, y);
+}
+
+std::string check_linear(const graph::Graph& g, const graph::Node& n) { return check_float_inputs(g, n); }
+
+Status lower_linear(LoweringContext& lc, const graph::Node& n) {
+  const TensorRef& x = lc.tensor(n.inputs[0]);
+  const TensorRef& w = lc.tensor(n.inputs[1]);
+  const TensorRef* bias = n.inputs.size() > 2 && n.inputs[2] >= 0 ? &lc.tensor(n.inputs[2]) : nullptr;
+  const TensorRef& y = lc.tensor(n.outputs[0]);
+  // Leading dims of x flatten into the GEMM's rows; the weight [N, K] is B
+  // transposed, read along k.
+  Gemm gemm;
+  gemm.k = static_cast<uint32_t>(x.shape.back());
+  gemm.n = static_cast<uint32_t>(w.shape[0]);
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < x.shape.size(); ++d) rows *= x.shape[d];
+  gemm.m = static_cast<uint32_t>(rows);
+  gemm.b_stride_k = 1;
+  gemm.b_stride_n = gemm.k;
+  gemm.b_k_contiguous = true;
+  return dispatch_gemm(lc, n, gemm, x, w, bias, y);
+}
+
+}  // namespace
+
+void add_linalg_kernels(std::vector<OpKernel>& table) {
+  table.push_back(OpKernel{"matmul", check_matmul, lower_matmul});
+  table.push_back(OpKernel{"linear", check_linear, lower_linear});
+}
+
+}  // namespace gpuu::kernels

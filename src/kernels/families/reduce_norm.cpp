@@ -1,0 +1,305 @@
+// Reduction and normalization kernels: reduce_sum / _mean / _max / _min / _prod
+// over any axes (f32/f16 with f32 accumulation; i32/i64 and bool any/all in
+// reduce_int.comp), argmax/argmin and cumsum along one axis, softmax along one
+// axis, layer_norm over trailing dims. Short rows take one invocation each, long
+// ones a workgroup with a shared-memory tree (shaders/workgroup_reduce.glsl).
+#include <algorithm>
+
+#include "graph/op_registry.h"
+#include "kernels/op_table.h"
+
+namespace gpuu::kernels {
+namespace {
+
+using graph::DType;
+
+// Below this many elements per row an invocation walks the row alone: a
+// workgroup would leave most of its 256 invocations idle.
+constexpr uint32_t kPerThreadBelow = 128;
+// A reduction this long over few outputs is split into chunks of at least this
+// many elements (f32 partials, then a second pass), to fill the GPU.
+constexpr uint32_t kMinChunk = 2048;
+constexpr uint32_t kTargetWorkgroups = 256;
+
+// Groups for `workgroups` workgroups, as invocations for add_dispatch.
+uint64_t workgroup_invocations(uint64_t workgroups) { return workgroups * kWorkgroupSize; }
+
+// One reduce_axes pass: n_out outputs, each over the elements at
+// kept_offset(o) + reduced_offset(r), r < n_red, split into n_chunks chunks.
+struct ReducePass {
+  std::string shader;
+  int32_t op = op_codes::kReduceSum;
+  uint32_t n_out = 0, n_red = 0, n_chunks = 1;
+  float divisor = 1.0f;
+  bool empty_mean = false;
+  std::vector<uint32_t> kept_shape, kept_strides, red_shape, red_strides;
+};
+
+Status add_reduce_pass(LoweringContext& lc, const graph::Node& n, const ReducePass& r, const BufferRange& in,
+                       const BufferRange& out) {
+  // With the innermost dim kept, neighbouring invocations read neighbouring
+  // elements, so many outputs go one per invocation even over longer rows.
+  bool inner_kept = !r.kept_strides.empty() && r.kept_strides.back() == 1;
+  bool per_thread = r.n_chunks == 1 && (r.n_red < kPerThreadBelow || (inner_kept && r.n_out >= 4096));
+  uint32_t chunk = (r.n_red + r.n_chunks - 1) / r.n_chunks;
+  PushConstants push;
+  push.u32(r.n_out).u32(r.n_red).u32(chunk).u32(r.n_chunks).f32(r.divisor);
+  push.u32(static_cast<uint32_t>(r.kept_shape.size()) | static_cast<uint32_t>(r.red_shape.size()) << 8 |
+           (r.empty_mean ? 1u << 16 : 0u));
+  push.u32_array(r.kept_shape, kMaxRank).u32_array(r.kept_strides, kMaxRank);
+  push.u32_array(r.red_shape, kMaxRank).u32_array(r.red_strides, kMaxRank);
+  KernelKey key{r.shader, {r.op, per_thread ? 1 : 0}, 2, push.size()};
+  uint64_t invocations =
+      per_thread ? r.n_out : workgroup_invocations(static_cast<uint64_t>(r.n_out) * r.n_chunks);
+  return add_dispatch(lc, n, key, {{in, false}, {out, true}}, push, invocations);
+}
+
+int32_t reduce_op_code(const std::string& op) {
+  if (op == "reduce_max") return op_codes::kReduceMax;
+  if (op == "reduce_min") return op_codes::kReduceMin;
+  if (op == "reduce_prod") return op_codes::kReduceProd;
+  if (op == "reduce_any") return op_codes::kReduceAny;
+  if (op == "reduce_all") return op_codes::kReduceAll;
+  return op_codes::kReduceSum;  // sum, mean
+}
+
+// One reduce_int.comp pass: r.n_out * r.n_chunks results.
+Status add_int_reduce_pass(LoweringContext& lc, const graph::Node& n, const ReducePass& r, const char* shader,
+                           int32_t in_size, int32_t out_size, const BufferRange& in, const BufferRange& out) {
+  uint32_t chunk = (r.n_red + r.n_chunks - 1) / r.n_chunks;
+  const uint32_t n_res = r.n_out * r.n_chunks;
+  PushConstants push;
+  push.u32(n_res).u32(r.n_red).u32(chunk).u32(r.n_chunks);
+  push.u32(static_cast<uint32_t>(r.kept_shape.size()) | static_cast<uint32_t>(r.red_shape.size()) << 8);
+  push.u32_array(r.kept_shape, kMaxRank).u32_array(r.kept_strides, kMaxRank);
+  push.u32_array(r.red_shape, kMaxRank).u32_array(r.red_strides, kMaxRank);
+  KernelKey key{shader, {r.op, in_size, out_size}, 2, push.size()};
+  uint64_t invocations = out_size == 1 ? (static_cast<uint64_t>(n_res) + 3) / 4 : n_res;
+  return add_dispatch(lc, n, key, {{in, false}, {out, true}}, push, invocations);
+}
+
+// Integer and bool reductions (shaders/reduce_int.comp): one invocation per
+// output; a long reduction over few outputs is split into chunks whose
+// partials (i32, or i64 for i64) a second pass reduces, so no invocation
+// walks more than a few thousand elements.
+Status lower_int_reduce(LoweringContext& lc, const graph::Node& n, ReducePass r, const TensorRef& x,
+                        const TensorRef& y) {
+  GPUU_RETURN_IF_ERROR(require_int64_support(lc, n, x.dtype));
+  const bool wide = x.dtype == DType::kI64;
+  const char* shader = wide ? "reduce_int_i64" : "reduce_int_i32";
+  const auto esize = static_cast<int32_t>(graph::dtype_size(x.dtype));
+  const int32_t partial_size = wide ? 8 : 4;
+  uint64_t chunks = 1;
+  if (r.n_red >= 2 * kMinChunk && r.n_out < kTargetWorkgroups * kWorkgroupSize) {
+    chunks = (r.n_red + kMinChunk - 1) / kMinChunk;
+  }
+  if (chunks <= 1) return add_int_reduce_pass(lc, n, r, shader, esize, esize, x.range, y.range);
+  r.n_chunks = static_cast<uint32_t>(chunks);
+  GPUU_ASSIGN_OR_RETURN(BufferRange partials,
+                        lc.scratch(static_cast<VkDeviceSize>(r.n_out) * chunks * partial_size, "reduction partials"));
+  GPUU_RETURN_IF_ERROR(add_int_reduce_pass(lc, n, r, shader, esize, partial_size, x.range, partials));
+  ReducePass finish;
+  finish.op = r.op;
+  finish.n_out = r.n_out;
+  finish.n_red = r.n_chunks;
+  finish.kept_shape = {r.n_out};
+  finish.kept_strides = {r.n_chunks};
+  finish.red_shape = {r.n_chunks};
+  finish.red_strides = {1};
+  return add_int_reduce_pass(lc, n, finish, shader, partial_size, esize, partials, y.range);
+}
+
+Status lower_reduce(LoweringContext& lc, const graph::Node& n) {
+  GPUU_ASSIGN_OR_RETURN(graph::AttrMap attrs, graph::resolve_attrs(n));
+  const TensorRef& x = lc.tensor(n.inputs[0]);
+  const TensorRef& y = lc.tensor(n.outputs[0]);
+  GPUU_RETURN_IF_ERROR(require_f16_support(lc, n, x.dtype));
+  std::vector<bool> reduced(x.shape.size(), false);
+  for (int64_t axis : graph::attr_ints(attrs, "axes")) {
+    reduced[static_cast<size_t>(graph::normalize_axis(axis, x.shape.size()))] = true;
+  }
+  // Runs of neighbouring dims of one kind (kept or reduced) merge into one dim;
+  // size-1 dims drop out. Kept dims stay in order, so the output's row-major
+  // order is the order of kept offsets.
+  ReducePass pass;
+  uint64_t n_red = 1, n_out = 1;
+  int last_kind = -1;  // 0 kept, 1 reduced
+  uint32_t stride = 1;
+  for (size_t d = x.shape.size(); d-- > 0;) {
+    const auto dim = static_cast<uint32_t>(x.shape[d]);
+    (reduced[d] ? n_red : n_out) *= dim;
+    if (dim != 1) {
+      int kind = reduced[d] ? 1 : 0;
+      auto& shape = kind ? pass.red_shape : pass.kept_shape;
+      auto& strides = kind ? pass.red_strides : pass.kept_strides;
+      if (kind == last_kind) {
+        shape.front() *= dim;
+      } else {
+        shape.insert(shape.begin(), dim);
+        strides.insert(strides.begin(), stride);
+      }
+      last_kind = kind;
+    }
+    stride *= dim;
+  }
+  if ((n.op == "reduce_max" || n.op == "reduce_min") && n_red == 0 && n_out > 0) {
+    return err(StatusCode::kInvalidArgument, "node '", n.name, "' (", n.op, "): cannot take the ",
+               n.op == "reduce_max" ? "max" : "min", " over zero elements");
+  }
+  const bool f16 = x.dtype == DType::kF16;
+  pass.op = reduce_op_code(n.op);
+  pass.n_out = static_cast<uint32_t>(n_out);
+  pass.n_red = static_cast<uint32_t>(n_red);
+  if (!is_float(x.dtype)) return lower_int_reduce(lc, n, pass, x, y);
+  const bool mean = n.op == "reduce_mean";
+  const float divisor = mean && n_red > 0 ? static_cast<float>(n_red) : 1.0f;
+
+  // Few outputs over a long reduction: chunks write f32 partials first.
+  uint64_t chunks = 1;
+  if (n_red >= 2 * kMinChunk && n_out < kTargetWorkgroups) {
+    chunks = std::min<uint64_t>((n_red + kMinChunk - 1) / kMinChunk, (kTargetWorkgroups + n_out - 1) / n_out);
+  }
+  if (chunks <= 1) {
+    pass.shader = std::string("reduce_axes") + float_suffix(x.dtype);
+    pass.divisor = divisor;
+    pass.empty_mean = mean && n_red == 0;
+    return add_reduce_pass(lc, n, pass, x.range, y.range);
+  }
+  pass.shader = f16 ? "reduce_axes_f16_to_f32" : "reduce_axes_f32";
+  pass.n_chunks = static_cast<uint32_t>(chunks);
+  GPUU_ASSIGN_OR_RETURN(BufferRange partials, lc.scratch(n_out * chunks * sizeof(float), "reduction partials"));
+  GPUU_RETURN_IF_ERROR(add_reduce_pass(lc, n, pass, x.range, partials));
+  // Partials are [n_out, chunks]: the second pass reduces each row.
+  ReducePass finish;
+  finish.shader = f16 ? "reduce_axes_f32_to_f16" : "reduce_axes_f32";
+  finish.op = pass.op;
+  finish.n_out = pass.n_out;
+  finish.n_red = static_cast<uint32_t>(chunks);
+  finish.divisor = divisor;
+  finish.kept_shape = {pass.n_out};
+  finish.kept_strides = {static_cast<uint32_t>(chunks)};
+  finish.red_shape = {static_cast<uint32_t>(chunks)};
+  finish.red_strides = {1};
+  return add_reduce_pass(lc, n, finish, partials, y.range);
+}
+
+// outer, axis length and inner of `x` around `axis`.
+struct AxisSplit {
+  uint64_t outer = 1, len = 1, inner = 1;
+};
+AxisSplit split_at(const graph::Shape& shape, size_t axis) {
+  AxisSplit s;
+  for (size_t d = 0; d < axis; ++d) s.outer *= static_cast<uint64_t>(shape[d]);
+  s.len = static_cast<uint64_t>(shape[axis]);
+  for (size_t d = axis + 1; d < shape.size(); ++d) s.inner *= static_cast<uint64_t>(shape[d]);
+  return s;
+}
+
+Status lower_arg_reduce(LoweringContext& lc, const graph::Node& n) {
+  GPUU_ASSIGN_OR_RETURN(graph::AttrMap attrs, graph::resolve_attrs(n));
+  const TensorRef& x = lc.tensor(n.inputs[0]);
+  const TensorRef& y = lc.tensor(n.outputs[0]);
+  auto axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(attrs, "axis"), x.shape.size()));
+  AxisSplit s = split_at(x.shape, axis);
+  PushConstants push;
+  push.u32(static_cast<uint32_t>(s.outer * s.inner)).u32(static_cast<uint32_t>(s.len));
+  push.u32(static_cast<uint32_t>(s.inner)).u32(static_cast<uint32_t>(x.dtype));
+  KernelKey key{"arg_reduce", {n.op == "argmax" ? 1 : 0}, 2, push.size()};
+  return add_dispatch(lc, n, key, {{x.range, false}, {y.range, true}}, push, s.outer * s.inner);
+}
+
+Status lower_cumsum(LoweringContext& lc, const graph::Node& n) {
+  GPUU_ASSIGN_OR_RETURN(graph::AttrMap attrs, graph::resolve_attrs(n));
+  const TensorRef& x = lc.tensor(n.inputs[0]);
+  const TensorRef& y = lc.tensor(n.outputs[0]);
+  GPUU_RETURN_IF_ERROR(require_f16_support(lc, n, x.dtype));
+  GPUU_RETURN_IF_ERROR(require_int64_support(lc, n, x.dtype));
+  auto axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(attrs, "axis"), x.shape.size()));
+  AxisSplit s = split_at(x.shape, axis);
+  PushConstants push;
+  push.u32(static_cast<uint32_t>(s.outer * s.inner)).u32(static_cast<uint32_t>(s.len)).u32(static_cast<uint32_t>(s.inner));
+  KernelKey key{std::string("cumsum_axis_") + graph::dtype_name(x.dtype), {}, 2, push.size()};
+  return add_dispatch(lc, n, key, {{x.range, false}, {y.range, true}}, push, s.outer * s.inner);
+}
+
+// The dtypes of input 0 each reduction's kernels take.
+std::string reduce_check(const graph::Graph& g, const graph::Node& n) {
+  const graph::Value& x = g.value(n.inputs[0]);
+  bool ok;
+  const char* takes;
+  if (n.op == "reduce_any" || n.op == "reduce_all") {
+    ok = x.dtype == DType::kBool;
+    takes = "bool";
+  } else if (n.op == "reduce_mean") {
+    ok = is_float(x.dtype);
+    takes = "f32/f16";
+  } else {
+    ok = is_float(x.dtype) || x.dtype == DType::kI32 || x.dtype == DType::kI64;
+    takes = "f32/f16/i32/i64";
+  }
+  if (ok) return "";
+  return std::string("Vulkan ") + n.op + " kernels take " + takes + " tensors, input '" + x.name + "' is " +
+         graph::dtype_name(x.dtype);
+}
+
+Status lower_softmax(LoweringContext& lc, const graph::Node& n) {
+  GPUU_ASSIGN_OR_RETURN(graph::AttrMap attrs, graph::resolve_attrs(n));
+  const TensorRef& x = lc.tensor(n.inputs[0]);
+  const TensorRef& y = lc.tensor(n.outputs[0]);
+  GPUU_RETURN_IF_ERROR(require_f16_support(lc, n, x.dtype));
+  auto axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(attrs, "axis"), x.shape.size()));
+  uint64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= static_cast<uint64_t>(x.shape[d]);
+  for (size_t d = axis + 1; d < x.shape.size(); ++d) inner *= static_cast<uint64_t>(x.shape[d]);
+  const auto len = static_cast<uint32_t>(x.shape[axis]);
+  const uint64_t rows = outer * inner;
+  // Strided rows (inner > 1) read coalesced when neighbouring invocations take
+  // neighbouring rows, so many of them go one per invocation too.
+  bool per_thread = len < kPerThreadBelow || (inner > 1 && rows >= 4096);
+  PushConstants push;
+  push.u32(static_cast<uint32_t>(rows)).u32(len).u32(static_cast<uint32_t>(inner));
+  KernelKey key{std::string("softmax_axis") + float_suffix(x.dtype), {per_thread ? 1 : 0}, 2, push.size()};
+  return add_dispatch(lc, n, key, {{x.range, false}, {y.range, true}}, push,
+                      per_thread ? rows : workgroup_invocations(rows));
+}
+
+Status lower_layer_norm(LoweringContext& lc, const graph::Node& n) {
+  GPUU_ASSIGN_OR_RETURN(graph::AttrMap attrs, graph::resolve_attrs(n));
+  const TensorRef& x = lc.tensor(n.inputs[0]);
+  const TensorRef& y = lc.tensor(n.outputs[0]);
+  GPUU_RETURN_IF_ERROR(require_f16_support(lc, n, x.dtype));
+  auto nd = static_cast<size_t>(graph::attr_int(attrs, "normalized_ndim"));
+  uint64_t rows = 1, size = 1;
+  for (size_t d = 0; d < x.shape.size(); ++d) (d + nd < x.shape.size() ? rows : size) *= static_cast<uint64_t>(x.shape[d]);
+  bool has_weight = n.inputs.size() > 1 && n.inputs[1] >= 0;
+  bool has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
+  // An absent weight or bias binds x in its place; the shader never reads it.
+  const BufferRange& weight = has_weight ? lc.tensor(n.inputs[1]).range : x.range;
+  const BufferRange& bias = has_bias ? lc.tensor(n.inputs[2]).range : x.range;
+  bool per_thread = size < kPerThreadBelow;
+  PushConstants push;
+  push.u32(static_cast<uint32_t>(rows)).u32(static_cast<uint32_t>(size));
+  push.f32(static_cast<float>(graph::attr_float(attrs, "eps", 1e-5)));
+  KernelKey key{std::string("layer_norm_rows") + float_suffix(x.dtype),
+                {per_thread ? 1 : 0, has_weight ? 1 : 0, has_bias ? 1 : 0},
+                4,
+                push.size()};
+  return add_dispatch(lc, n, key, {{x.range, false}, {weight, false}, {bias, false}, {y.range, true}}, push,
+                      per_thread ? rows : workgroup_invocations(rows));
+}
+
+}  // namespace
+
+void add_reduce_norm_kernels(std::vector<OpKernel>& table) {
+  for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_any",
+                         "reduce_all"}) {
+    table.push_back(OpKernel{op, reduce_check, lower_reduce});
+  }
+  table.push_back(OpKernel{"argmax", reduce_check, lower_arg_reduce});
+  table.push_back(OpKernel{"argmin", reduce_check, lower_arg_reduce});
+  table.push_back(OpKernel{"cumsum", reduce_check, lower_cumsum});
+  table.push_back(OpKernel{"softmax", check_float_inputs, lower_softmax});
+  table.push_back(OpKernel{"layer_norm", check_float_inputs, lower_layer_norm});
+}
+
+}  // namespace gpuu::kernels

@@ -1,0 +1,192 @@
+// Grouping of fusable elementwise nodes and the fused dispatch.
+#include "kernels/fusion.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace gpuu::kernels {
+namespace {
+
+constexpr size_t kMaxFusedInputs = op_codes::kLimitFusedMaxInputs;  // MAX_INPUTS in fused_elementwise.comp
+constexpr size_t kMaxFusedInstructions = op_codes::kLimitFusedMaxInstructions;  // MAX_INSTRUCTIONS
+
+// Op codes of fused_elementwise.comp: the ops it implements, coded as in op_codes.txt.
+int fused_code(const graph::Node& n) {
+  static const std::map<std::string, int> codes = [] {
+    const std::map<std::string, int32_t> unary = op_codes::to_map(op_codes::kUnaryTable);
+    const std::map<std::string, int32_t> binary = op_codes::to_map(op_codes::kBinaryTable);
+    std::map<std::string, int> c;
+    for (const char* op : {"abs", "neg", "exp", "log", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tanh", "sigmoid",
+                           "relu", "gelu", "erf", "floor", "ceil"}) {
+      c[op] = unary.at(op);
+    }
+    for (const char* op : {"add", "sub", "mul", "div", "pow", "maximum", "minimum"}) {
+      c[op] = op_codes::kFusedBinaryBase + binary.at(op);
+    }
+    return c;
+  }();
+  auto it = codes.find(n.op);
+  if (it == codes.end()) return -1;
+  if (n.op == "gelu") {
+    auto a = n.attrs.find("approximate");
+    if (a != n.attrs.end() && std::get_if<std::string>(&a->second) &&
+        std::get<std::string>(a->second) == "tanh") {
+      return op_codes::kUnaryGeluTanh;
+    }
+  }
+  return it->second;
+}
+
+bool fusable(const graph::Graph& g, const graph::Node& n) {
+  if (fused_code(n) < 0 || n.outputs.size() != 1) return false;
+  graph::DType dtype = g.value(n.outputs[0]).dtype;
+  if (!is_float(dtype)) return false;
+  for (graph::ValueId in : n.inputs) {
+    if (in < 0 || g.value(in).dtype != dtype) return false;
+  }
+  return check_tensor_limits(g, n).empty();
+}
+
+bool broadcasts_to(const graph::Shape& in, const graph::Shape& out) {
+  if (in.size() > out.size()) return false;
+  for (size_t k = 0; k < in.size(); ++k) {
+    int64_t d = in[in.size() - 1 - k];
+    if (d != 1 && d != out[out.size() - 1 - k]) return false;
+  }
+  return true;
+}
+
+std::vector<graph::ValueId> externals_of(const graph::Graph& g, const std::vector<graph::NodeId>& nodes) {
+  std::set<graph::ValueId> produced;
+  std::vector<graph::ValueId> externals;
+  for (graph::NodeId id : nodes) {
+    for (graph::ValueId in : g.node(id).inputs) {
+      if (!produced.count(in) && std::find(externals.begin(), externals.end(), in) == externals.end()) {
+        externals.push_back(in);
+      }
+    }
+    produced.insert(g.node(id).outputs[0]);
+  }
+  return externals;
+}
+
+}  // namespace
+
+// Groups grow backwards from a root (the node whose output escapes): a
+// producer joins when it is fusable, has the root's shape, and everything it
+// feeds is already in the group. Diamonds (sin(x) and cos(x) meeting in a mul)
+// fold into one group, and a group is always convex: no outside node reads a
+// member other than the root, so no path leaves the group and comes back.
+std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse) {
+  const size_t n = g.nodes().size();
+  std::vector<LoweringUnit> units;
+  if (!fuse) {
+    for (size_t i = 0; i < n; ++i) units.push_back(LoweringUnit{{static_cast<graph::NodeId>(i)}});
+    return units;
+  }
+  std::vector<std::vector<graph::NodeId>> consumers = g.consumers();
+  std::set<graph::ValueId> graph_outputs(g.outputs().begin(), g.outputs().end());
+  std::vector<int> group_of(n, -1);
+  std::vector<std::vector<graph::NodeId>> groups;
+  for (size_t r = n; r-- > 0;) {
+    const graph::Node& root = g.node(static_cast<graph::NodeId>(r));
+    if (group_of[r] >= 0 || !fusable(g, root)) continue;
+    const graph::Shape& shape = g.value(root.outputs[0]).shape;
+    std::set<graph::NodeId> members = {static_cast<graph::NodeId>(r)};
+    bool grew = true;
+    while (grew) {
+      grew = false;
+      // Candidates in descending order keep the growth deterministic.
+      std::vector<graph::NodeId> candidates;
+      for (graph::NodeId m : members) {
+        for (graph::ValueId in : g.node(m).inputs) {
+          graph::NodeId p = g.value(in).producer;
+          if (p >= 0 && !members.count(p)) candidates.push_back(p);
+        }
+      }
+      std::sort(candidates.rbegin(), candidates.rend());
+      for (graph::NodeId p : candidates) {
+        if (members.count(p) || group_of[static_cast<size_t>(p)] >= 0) continue;
+        const graph::Node& node = g.node(p);
+        if (!fusable(g, node) || g.value(node.outputs[0]).shape != shape) continue;
+        if (graph_outputs.count(node.outputs[0])) continue;
+        const auto& readers = consumers[static_cast<size_t>(node.outputs[0])];
+        if (!std::all_of(readers.begin(), readers.end(), [&](graph::NodeId c) { return members.count(c) > 0; })) {
+          continue;
+        }
+        std::vector<graph::NodeId> trial(members.begin(), members.end());
+        trial.push_back(p);
+        std::sort(trial.begin(), trial.end());
+        bool inputs_broadcast = true;
+        for (graph::ValueId e : externals_of(g, trial)) inputs_broadcast &= broadcasts_to(g.value(e).shape, shape);
+        if (!inputs_broadcast || externals_of(g, trial).size() > kMaxFusedInputs ||
+            trial.size() > kMaxFusedInstructions) {
+          continue;
+        }
+        members.insert(p);
+        grew = true;
+      }
+    }
+    if (members.size() < 2) continue;
+    for (graph::NodeId id : members) group_of[static_cast<size_t>(id)] = static_cast<int>(groups.size());
+    groups.emplace_back(members.begin(), members.end());  // ascending: graph order, root last
+  }
+  // A group is lowered where its root stands: by then all its inputs exist.
+  for (size_t i = 0; i < n; ++i) {
+    if (group_of[i] < 0) {
+      units.push_back(LoweringUnit{{static_cast<graph::NodeId>(i)}});
+    } else if (groups[static_cast<size_t>(group_of[i])].back() == static_cast<graph::NodeId>(i)) {
+      units.push_back(LoweringUnit{groups[static_cast<size_t>(group_of[i])]});
+    }
+  }
+  return units;
+}
+
+Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit) {
+  const graph::Graph& g = lc.graph;
+  const graph::Node& last = g.node(unit.nodes.back());
+  const TensorRef& y = lc.tensor(last.outputs[0]);
+  GPUU_RETURN_IF_ERROR(require_f16_support(lc, last, y.dtype));
+  std::vector<graph::ValueId> externals = externals_of(g, unit.nodes);
+  std::map<graph::ValueId, int> reg;
+  for (size_t i = 0; i < externals.size(); ++i) reg[externals[i]] = static_cast<int>(i);
+  std::vector<int32_t> spec = {static_cast<int32_t>(externals.size()), static_cast<int32_t>(unit.nodes.size())};
+  for (size_t k = 0; k < unit.nodes.size(); ++k) {
+    const graph::Node& node = g.node(unit.nodes[k]);
+    int a = reg.at(node.inputs[0]);
+    int b = node.inputs.size() > 1 ? reg.at(node.inputs[1]) : 0;
+    spec.push_back(fused_code(node) | (a << 8) | (b << 16));
+    reg[node.outputs[0]] = static_cast<int>(kMaxFusedInputs + k);
+  }
+  spec.resize(2 + kMaxFusedInstructions, 0);
+  int contiguous = 0;
+  for (size_t i = 0; i < externals.size(); ++i) {
+    if (lc.tensor(externals[i]).shape == y.shape) contiguous |= 1 << i;
+  }
+  spec.push_back(contiguous);
+
+  uint32_t count = static_cast<uint32_t>(graph::shape_numel(y.shape));
+  PushConstants push;
+  push.u32(count).u32(static_cast<uint32_t>(y.shape.size()));
+  push.u32_array(to_u32(y.shape), kMaxRank);
+  for (size_t i = 0; i < kMaxFusedInputs; ++i) {
+    std::vector<uint32_t> strides =
+        i < externals.size() ? broadcast_strides(lc.tensor(externals[i]).shape, y.shape) : std::vector<uint32_t>{};
+    for (size_t d = 0; d < kMaxRank; ++d) push.u32(d < strides.size() ? strides[d] : 0u);
+  }
+  std::vector<Binding> bindings;
+  for (size_t i = 0; i < kMaxFusedInputs; ++i) {
+    bindings.push_back(Binding{lc.tensor(externals[i < externals.size() ? i : 0]).range, false});
+  }
+  bindings.push_back(Binding{y.range, true});
+  KernelKey key{std::string("fused_elementwise") + float_suffix(y.dtype), spec,
+                static_cast<uint32_t>(bindings.size()), push.size()};
+  std::string label;
+  for (graph::NodeId id : unit.nodes) label += (label.empty() ? "" : "+") + g.node(id).name;
+  graph::Node labelled = last;
+  labelled.name = label;
+  return add_dispatch(lc, labelled, key, std::move(bindings), push, count);
+}
+
+}  // namespace gpuu::kernels

@@ -1,0 +1,113 @@
+// Pipeline creation from embedded SPIR-V, once per (shader, constants).
+#include "kernels/kernel_cache.h"
+
+#include <tuple>
+
+#include "kernels/shader_library.h"
+
+namespace gpuu::kernels {
+
+const EmbeddedShader* find_shader(std::string_view name) {
+  for (const EmbeddedShader& s : embedded_shaders()) {
+    if (name == s.name) return &s;
+  }
+  return nullptr;
+}
+
+KernelCache::~KernelCache() {
+  const auto& vk = ctx_->vkd();
+  VkDevice dev = ctx_->device();
+  for (auto& entry : kernels_) {
+    vk.vkDestroyPipeline(dev, entry.second->pipeline, nullptr);
+    vk.vkDestroyPipelineLayout(dev, entry.second->layout, nullptr);
+    vk.vkDestroyDescriptorSetLayout(dev, entry.second->set_layout, nullptr);
+  }
+  for (auto& entry : modules_) vk.vkDestroyShaderModule(dev, entry.second, nullptr);
+  if (pipeline_cache_) vk.vkDestroyPipelineCache(dev, pipeline_cache_, nullptr);
+}
+
+Status KernelCache::ensure_pipeline_cache() {
+  if (pipeline_cache_) return Status::Ok();
+  VkPipelineCacheCreateInfo info{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+  GPUU_VK_RETURN_IF_ERROR(ctx_->vkd().vkCreatePipelineCache(ctx_->device(), &info, nullptr, &pipeline_cache_),
+                          "vkCreatePipelineCache");
+  return Status::Ok();
+}
+
+Result<const Kernel*> KernelCache::get(const KernelKey& key) {
+  auto found = kernels_.find(key);
+  if (found != kernels_.end()) return found->second.get();
+  GPUU_RETURN_IF_ERROR(ensure_pipeline_cache());
+  const auto& vk = ctx_->vkd();
+  VkDevice dev = ctx_->device();
+
+  VkShaderModule module = VK_NULL_HANDLE;
+  auto mod = modules_.find(key.shader);
+  if (mod != modules_.end()) {
+    module = mod->second;
+  } else {
+    VkShaderModuleCreateInfo info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    if (const EmbeddedShader* shader = find_shader(key.shader)) {
+      info.codeSize = shader->word_count * 4;
+      info.pCode = shader->words;
+    } else if (auto custom = custom_spirv_.find(key.shader); custom != custom_spirv_.end()) {
+      info.codeSize = custom->second.size() * 4;
+      info.pCode = custom->second.data();
+    } else {
+      return err(StatusCode::kInternal, "no shader named '", key.shader, "'");
+    }
+    GPUU_VK_RETURN_IF_ERROR(vk.vkCreateShaderModule(dev, &info, nullptr, &module), "vkCreateShaderModule");
+    modules_[key.shader] = module;
+  }
+
+  auto kernel = std::make_unique<Kernel>();
+  kernel->key = key;
+  std::vector<VkDescriptorSetLayoutBinding> bindings(key.bindings);
+  for (uint32_t i = 0; i < key.bindings; ++i) {
+    bindings[i].binding = i;
+    bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    bindings[i].descriptorCount = 1;
+    bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+  }
+  VkDescriptorSetLayoutCreateInfo set_info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  set_info.bindingCount = key.bindings;
+  set_info.pBindings = bindings.data();
+  GPUU_VK_RETURN_IF_ERROR(vk.vkCreateDescriptorSetLayout(dev, &set_info, nullptr, &kernel->set_layout),
+                          "vkCreateDescriptorSetLayout");
+  VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, key.push_constant_bytes};
+  VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  layout_info.setLayoutCount = 1;
+  layout_info.pSetLayouts = &kernel->set_layout;
+  layout_info.pushConstantRangeCount = key.push_constant_bytes ? 1 : 0;
+  layout_info.pPushConstantRanges = &push;
+  VkResult r = vk.vkCreatePipelineLayout(dev, &layout_info, nullptr, &kernel->layout);
+  if (r != VK_SUCCESS) {
+    vk.vkDestroyDescriptorSetLayout(dev, kernel->set_layout, nullptr);
+    return vk::vk_status(r, "vkCreatePipelineLayout");
+  }
+
+  std::vector<VkSpecializationMapEntry> entries(key.spec_constants.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    entries[i] = VkSpecializationMapEntry{static_cast<uint32_t>(i), static_cast<uint32_t>(i * 4), 4};
+  }
+  VkSpecializationInfo spec{static_cast<uint32_t>(entries.size()), entries.data(), key.spec_constants.size() * 4,
+                            key.spec_constants.data()};
+  VkComputePipelineCreateInfo pipe{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  pipe.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  pipe.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  pipe.stage.module = module;
+  pipe.stage.pName = key.entry_point.c_str();
+  pipe.stage.pSpecializationInfo = entries.empty() ? nullptr : &spec;
+  pipe.layout = kernel->layout;
+  r = vk.vkCreateComputePipelines(dev, pipeline_cache_, 1, &pipe, nullptr, &kernel->pipeline);
+  if (r != VK_SUCCESS) {
+    vk.vkDestroyPipelineLayout(dev, kernel->layout, nullptr);
+    vk.vkDestroyDescriptorSetLayout(dev, kernel->set_layout, nullptr);
+    return vk::vk_status(r, "vkCreateComputePipelines");
+  }
+  const Kernel* out = kernel.get();
+  kernels_.emplace(key, std::move(kernel));
+  return out;
+}
+
+}  // namespace gpuu::kernels

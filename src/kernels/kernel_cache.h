@@ -1,0 +1,61 @@
+// KernelCache: compute pipelines built once per delegate from the embedded
+// shaders, keyed by shader name and specialization constants, through one
+// VkPipelineCache so repeated shapes of a kernel reuse driver work.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "base/status.h"
+#include "context/shared_gpu_context.h"
+
+namespace gpuu::kernels {
+
+struct KernelKey {
+  std::string shader;                  // embedded shader name, e.g. "unary_f32"
+  std::vector<int32_t> spec_constants;  // constant_id 0, 1, ... in order
+  uint32_t bindings = 0;               // storage buffers at set 0, bindings 0..n-1
+  uint32_t push_constant_bytes = 0;
+  std::string entry_point = "main";
+
+  bool operator<(const KernelKey& o) const {
+    return std::tie(shader, spec_constants, bindings, push_constant_bytes, entry_point) <
+           std::tie(o.shader, o.spec_constants, o.bindings, o.push_constant_bytes, o.entry_point);
+  }
+};
+
+struct Kernel {
+  KernelKey key;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+};
+
+class KernelCache {
+ public:
+  explicit KernelCache(SharedGpuContextPtr ctx) : ctx_(std::move(ctx)) {}
+  ~KernelCache();
+  KernelCache(const KernelCache&) = delete;
+  KernelCache& operator=(const KernelCache&) = delete;
+
+  // Makes SPIR-V that is not built in (a custom shader's) known as `name`.
+  void add_spirv(const std::string& name, std::vector<uint32_t> words) { custom_spirv_[name] = std::move(words); }
+
+  // The pipeline for `key`, created on first request.
+  Result<const Kernel*> get(const KernelKey& key);
+  size_t size() const { return kernels_.size(); }
+
+ private:
+  Status ensure_pipeline_cache();
+
+  SharedGpuContextPtr ctx_;
+  VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
+  std::map<KernelKey, std::unique_ptr<Kernel>> kernels_;
+  std::map<std::string, VkShaderModule> modules_;
+  std::map<std::string, std::vector<uint32_t>> custom_spirv_;
+};
+
+}  // namespace gpuu::kernels

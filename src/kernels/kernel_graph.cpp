@@ -1,0 +1,184 @@
+// Building a KernelGraph: memory layout, constant upload, lowering, recording.
+#include "kernels/kernel_graph.h"
+
+#include <algorithm>
+
+#include "base/log.h"
+#include "gpu/submission.h"
+#include "kernels/fusion.h"
+#include "kernels/op_table.h"
+
+namespace gpuu::kernels {
+namespace {
+
+VkDeviceSize align_up(VkDeviceSize v, VkDeviceSize a) { return (v + a - 1) / a * a; }
+
+VkDeviceSize tensor_bytes(const graph::Value& v) {
+  VkDeviceSize bytes = static_cast<VkDeviceSize>(graph::shape_numel(v.shape)) * graph::dtype_size(v.dtype);
+  return align_up(bytes == 0 ? 4 : bytes, 4);  // shaders address 32-bit words
+}
+
+}  // namespace
+
+Result<std::unique_ptr<KernelGraph>> KernelGraph::create(SharedGpuContextPtr ctx, const graph::Graph& region,
+                                                         const std::vector<BufferRange>& inputs,
+                                                         const std::vector<BufferRange>& outputs,
+                                                         const KernelGraphOptions& options) {
+  if (!ctx || !ctx->is_valid()) return err(StatusCode::kInvalidArgument, "Vulkan delegate: no valid context");
+  if (inputs.size() != region.inputs().size() || outputs.size() != region.outputs().size()) {
+    return err(StatusCode::kInvalidArgument, "Vulkan delegate: region has ", region.inputs().size(), " inputs and ",
+               region.outputs().size(), " outputs but ", inputs.size(), " and ", outputs.size(), " buffers were bound");
+  }
+  std::unique_ptr<KernelGraph> d(new KernelGraph(std::move(ctx)));
+  GPUU_RETURN_IF_ERROR(d->build(region, inputs, outputs, options));
+  return d;
+}
+
+Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRange>& inputs,
+                          const std::vector<BufferRange>& outputs, const KernelGraphOptions& options) {
+  const SharedGpuContext& ctx = *ctx_;
+  GPUU_VK_RETURN_IF_ERROR(ctx.create_command_pool(&pool_), "vkCreateCommandPool");
+  kernels_ = std::make_unique<KernelCache>(ctx_);
+  sequence_ = std::make_unique<DispatchSequence>(ctx_);
+
+  for (const graph::Node& node : region.nodes()) {
+    std::string why = vulkan_supports(region, node);
+    if (!why.empty()) {
+      return err(StatusCode::kUnsupported, "Vulkan delegate: node '", node.name, "' (", node.op, "): ", why);
+    }
+  }
+
+  // Where every value lives: bound inputs/outputs, constants, or the arena.
+  const VkDeviceSize align =
+      std::max<VkDeviceSize>(ctx.properties().limits.minStorageBufferOffsetAlignment, 16);
+  std::vector<TensorRef> tensors(region.values().size());
+  std::vector<int> placed(region.values().size(), 0);
+  for (size_t i = 0; i < region.values().size(); ++i) {
+    tensors[i].dtype = region.values()[i].dtype;
+    tensors[i].shape = region.values()[i].shape;
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    tensors[static_cast<size_t>(region.inputs()[i])].range = inputs[i];
+    placed[static_cast<size_t>(region.inputs()[i])] = 1;
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    graph::ValueId out = region.outputs()[i];
+    if (placed[static_cast<size_t>(out)]) {
+      return err(StatusCode::kUnsupported, "Vulkan delegate: output '", region.value(out).name,
+                 "' is also an input or another output of the region");
+    }
+    tensors[static_cast<size_t>(out)].range = outputs[i];
+    placed[static_cast<size_t>(out)] = 1;
+  }
+  // What to lower, in order; values inside fused groups never touch memory.
+  std::vector<LoweringUnit> units = plan_lowering(region, options.fuse_elementwise);
+  std::vector<int> materialized(region.values().size(), 0);
+  for (size_t u = 0; u < units.size(); ++u) {
+    const graph::Node& last = region.node(units[u].nodes.back());
+    for (graph::ValueId v : last.outputs) materialized[static_cast<size_t>(v)] = 1;
+  }
+  // Lifetimes of arena values, in units: produced at `first`, last read at `last`.
+  std::vector<int> first(region.values().size(), 0), last_use(region.values().size(), -1);
+  for (size_t u = 0; u < units.size(); ++u) {
+    for (graph::NodeId id : units[u].nodes) {
+      for (graph::ValueId in : region.node(id).inputs) {
+        if (in >= 0) last_use[static_cast<size_t>(in)] = static_cast<int>(u);
+      }
+      for (graph::ValueId out : region.node(id).outputs) first[static_cast<size_t>(out)] = static_cast<int>(u);
+    }
+  }
+
+  VkDeviceSize constant_bytes = 0, arena_bytes = 0;
+  std::vector<VkDeviceSize> offset(region.values().size(), 0);
+  struct Block {
+    VkDeviceSize offset, size;
+    int last;
+  };
+  std::vector<Block> live;  // arena blocks in use, by offset
+  for (size_t i = 0; i < region.values().size(); ++i) {
+    if (placed[i]) continue;
+    VkDeviceSize bytes = align_up(tensor_bytes(region.values()[i]), align);
+    if (region.values()[i].constant >= 0) {
+      offset[i] = constant_bytes;
+      constant_bytes += bytes;
+      continue;
+    }
+    if (!materialized[i]) continue;
+    // First fit among the gaps left by values that are dead by now.
+    int now = first[i];
+    if (options.reuse_memory) {
+      live.erase(std::remove_if(live.begin(), live.end(), [&](const Block& b) { return b.last < now; }), live.end());
+    }
+    std::sort(live.begin(), live.end(), [](const Block& a, const Block& b) { return a.offset < b.offset; });
+    VkDeviceSize at = 0;
+    for (const Block& b : live) {
+      if (b.offset >= at + bytes) break;
+      at = std::max(at, b.offset + b.size);
+    }
+    offset[i] = at;
+    live.push_back(Block{at, bytes, std::max(last_use[i], now)});
+    arena_bytes = std::max(arena_bytes, at + bytes);
+  }
+  if (constant_bytes) {
+    GPUU_ASSIGN_OR_RETURN(constants_, DeviceBuffer::create(ctx, constant_bytes, MemoryKind::kDevice, "constants"));
+  }
+  if (arena_bytes) {
+    GPUU_ASSIGN_OR_RETURN(arena_, DeviceBuffer::create(ctx, arena_bytes, MemoryKind::kDevice, "intermediates"));
+  }
+  for (size_t i = 0; i < region.values().size(); ++i) {
+    if (placed[i] || (region.values()[i].constant < 0 && !materialized[i])) continue;
+    const DeviceBuffer& home = region.values()[i].constant >= 0 ? constants_ : arena_;
+    tensors[i].range = BufferRange{home.buffer(), offset[i], tensor_bytes(region.values()[i])};
+  }
+  for (const graph::Constant& c : region.constants()) {
+    const TensorRef& t = tensors[static_cast<size_t>(c.value)];
+    GPUU_RETURN_IF_ERROR(gpu::upload_once(ctx, pool_, constants_, t.range.offset, c.data.data(), c.data.size()));
+  }
+
+  LoweringContext lc{ctx, *kernels_, *sequence_, region, tensors,
+                     [this](VkDeviceSize bytes, const char* what) -> Result<BufferRange> {
+                       GPUU_ASSIGN_OR_RETURN(DeviceBuffer b,
+                                             DeviceBuffer::create(*ctx_, bytes, MemoryKind::kDevice, what));
+                       BufferRange r{b.buffer(), 0, b.size()};
+                       scratch_.push_back(std::move(b));
+                       return r;
+                     }};
+  for (const LoweringUnit& unit : units) {
+    const graph::Node& node = region.node(unit.nodes.back());
+    Status lowered = unit.fused() ? lower_fused_group(lc, unit) : find_op_kernel(node.op)->lower(lc, node);
+    if (!lowered.ok()) {
+      return err(lowered.code(), "Vulkan delegate: lowering node '", node.name, "' (", node.op,
+                 "): ", lowered.message());
+    }
+  }
+
+  const auto& vk = ctx.vkd();
+  VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  alloc.commandPool = pool_;
+  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  alloc.commandBufferCount = 1;
+  GPUU_VK_RETURN_IF_ERROR(vk.vkAllocateCommandBuffers(ctx.device(), &alloc, &command_buffer_),
+                          "vkAllocateCommandBuffers");
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  GPUU_VK_RETURN_IF_ERROR(vk.vkBeginCommandBuffer(command_buffer_, &begin), "vkBeginCommandBuffer");
+  GPUU_RETURN_IF_ERROR(timer_.begin(ctx, command_buffer_));
+  GPUU_RETURN_IF_ERROR(sequence_->record(command_buffer_));
+  timer_.end(command_buffer_);
+  GPUU_VK_RETURN_IF_ERROR(vk.vkEndCommandBuffer(command_buffer_), "vkEndCommandBuffer");
+  log(LogLevel::kDebug, "Vulkan", "recorded ", sequence_->dispatch_count(), " dispatches, ",
+      sequence_->barrier_count(), " barriers, ", kernels_->size(), " pipelines");
+  return Status::Ok();
+}
+
+KernelGraph::~KernelGraph() {
+  // Pipelines, descriptor sets and buffers go before the pool and the context.
+  sequence_.reset();
+  kernels_.reset();
+  scratch_.clear();
+  constants_.reset();
+  arena_.reset();
+  timer_.reset();
+  if (pool_) ctx_->destroy_command_pool(pool_);  // frees the command buffer too
+}
+
+}  // namespace gpuu::kernels

@@ -1,0 +1,68 @@
+// KernelGraph: one graph region lowered to gpuu's kernels on a shared
+// context. At creation it uploads constants once, places intermediates in one
+// device arena, builds pipelines once (through its KernelCache) and records
+// one reusable command buffer from its own command pool; running it is one
+// submit, whatever the number of operators.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "gpu/device_buffer.h"
+#include "gpu/gpu_timer.h"
+#include "graph/graph.h"
+#include "kernels/dispatch_sequence.h"
+#include "kernels/kernel_cache.h"
+
+namespace gpuu::kernels {
+
+struct KernelGraphOptions {
+  // Merge chains of elementwise ops into single dispatches (fusion.h).
+  bool fuse_elementwise = true;
+  // Let intermediates whose lifetimes do not overlap share arena memory.
+  bool reuse_memory = true;
+};
+
+class KernelGraph {
+ public:
+  // `region` holds the nodes (and constants) to run; its graph inputs read
+  // `inputs[i]` and its graph outputs are written to `outputs[i]`: buffers the
+  // caller owns and keeps alive while the delegate lives.
+  static Result<std::unique_ptr<KernelGraph>> create(SharedGpuContextPtr ctx, const graph::Graph& region,
+                                                     const std::vector<BufferRange>& inputs,
+                                                     const std::vector<BufferRange>& outputs,
+                                                     const KernelGraphOptions& options = {});
+  ~KernelGraph();
+  KernelGraph(const KernelGraph&) = delete;
+  KernelGraph& operator=(const KernelGraph&) = delete;
+
+  VkCommandBuffer command_buffer() const { return command_buffer_; }
+  const SharedGpuContextPtr& context() const { return ctx_; }
+  VkCommandPool command_pool() const { return pool_; }
+  size_t dispatch_count() const { return sequence_->dispatch_count(); }
+  size_t barrier_count() const { return sequence_->barrier_count(); }
+  size_t pipeline_count() const { return kernels_->size(); }
+  // Bytes of device memory the intermediates use (after any reuse).
+  VkDeviceSize arena_bytes() const { return arena_.size(); }
+  // GPU time of the last completed run, from timestamps written at the start
+  // and end of the command buffer; -1 where the queue has no timestamps.
+  // Call only after the submit has completed.
+  double last_gpu_time_us() const { return timer_.elapsed_us(); }
+
+ private:
+  explicit KernelGraph(SharedGpuContextPtr ctx) : ctx_(std::move(ctx)) {}
+  Status build(const graph::Graph& region, const std::vector<BufferRange>& inputs,
+               const std::vector<BufferRange>& outputs, const KernelGraphOptions& options);
+
+  SharedGpuContextPtr ctx_;  // keeps the device alive for everything below
+  VkCommandPool pool_ = VK_NULL_HANDLE;
+  VkCommandBuffer command_buffer_ = VK_NULL_HANDLE;
+  std::unique_ptr<KernelCache> kernels_;
+  std::unique_ptr<DispatchSequence> sequence_;
+  DeviceBuffer constants_;
+  DeviceBuffer arena_;
+  std::vector<DeviceBuffer> scratch_;
+  gpu::GpuTimer timer_;
+};
+
+}  // namespace gpuu::kernels

@@ -1,0 +1,161 @@
+// The op table and the helpers that kernel families share.
+#include "kernels/op_table.h"
+
+#include <cstring>
+
+#include "graph/resize_index.h"
+
+namespace gpuu::kernels {
+
+// The shaders read dtypes and resize modes as the codes of op_codes.txt,
+// which the kernels pass on straight from the graph's enums.
+static_assert(static_cast<int32_t>(graph::DType::kF32) == op_codes::kDtypeF32 &&
+              static_cast<int32_t>(graph::DType::kF16) == op_codes::kDtypeF16 &&
+              static_cast<int32_t>(graph::DType::kI32) == op_codes::kDtypeI32 &&
+              static_cast<int32_t>(graph::DType::kI64) == op_codes::kDtypeI64 &&
+              static_cast<int32_t>(graph::DType::kI8) == op_codes::kDtypeI8 &&
+              static_cast<int32_t>(graph::DType::kBool) == op_codes::kDtypeBool);
+static_assert(static_cast<int32_t>(graph::ResizeMode::kNearest) == op_codes::kResizeModeNearest &&
+              static_cast<int32_t>(graph::ResizeMode::kNearestExact) == op_codes::kResizeModeNearestExact &&
+              static_cast<int32_t>(graph::ResizeMode::kBilinear) == op_codes::kResizeModeBilinear);
+
+const std::vector<OpKernel>& vulkan_op_kernels() {
+  static const std::vector<OpKernel> table = [] {
+    std::vector<OpKernel> t;
+    add_elementwise_kernels(t);
+    add_linalg_kernels(t);
+    add_conv_pool_kernels(t);
+    add_spatial_kernels(t);
+    add_reduce_norm_kernels(t);
+    add_shape_kernels(t);
+    add_index_kernels(t);
+    add_custom_kernels(t);
+    add_quant_kernels(t);
+    return t;
+  }();
+  return table;
+}
+
+const OpKernel* find_op_kernel(const std::string& op) {
+  for (const OpKernel& k : vulkan_op_kernels()) {
+    if (op == k.op) return &k;
+  }
+  return nullptr;
+}
+
+std::string vulkan_supports(const graph::Graph& graph, const graph::Node& node) {
+  const OpKernel* kernel = find_op_kernel(node.op);
+  if (!kernel) return "no Vulkan kernel for op '" + node.op + "'";
+  std::string limits = check_tensor_limits(graph, node);
+  if (!limits.empty()) return limits;
+  return kernel->check(graph, node);
+}
+
+PushConstants& PushConstants::u32(uint32_t v) {
+  uint8_t b[4];
+  std::memcpy(b, &v, 4);
+  bytes_.insert(bytes_.end(), b, b + 4);
+  return *this;
+}
+
+PushConstants& PushConstants::f32(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  return u32(bits);
+}
+
+PushConstants& PushConstants::u32_array(const std::vector<uint32_t>& v, size_t padded_to) {
+  for (size_t i = 0; i < padded_to; ++i) u32(i < v.size() ? v[i] : 1u);
+  return *this;
+}
+
+const char* float_suffix(graph::DType dtype) {
+  if (dtype == graph::DType::kF32) return "_f32";
+  if (dtype == graph::DType::kF16) return "_f16";
+  return "";
+}
+
+bool is_float(graph::DType dtype) { return dtype == graph::DType::kF32 || dtype == graph::DType::kF16; }
+
+std::vector<uint32_t> broadcast_strides(const graph::Shape& in_shape, const graph::Shape& out_shape) {
+  std::vector<uint32_t> strides(out_shape.size(), 0);
+  uint32_t stride = 1;
+  for (size_t k = 0; k < in_shape.size(); ++k) {
+    size_t in_axis = in_shape.size() - 1 - k;
+    size_t out_axis = out_shape.size() - 1 - k;
+    int64_t dim = in_shape[in_axis];
+    strides[out_axis] = dim == 1 ? 0u : stride;
+    stride *= static_cast<uint32_t>(dim);
+  }
+  return strides;
+}
+
+std::vector<uint32_t> to_u32(const graph::Shape& shape) {
+  std::vector<uint32_t> out;
+  for (int64_t d : shape) out.push_back(static_cast<uint32_t>(d));
+  return out;
+}
+
+std::string check_float_inputs(const graph::Graph& graph, const graph::Node& node) {
+  for (graph::ValueId in : node.inputs) {
+    if (in >= 0 && !is_float(graph.value(in).dtype)) {
+      return std::string("Vulkan ") + node.op + " kernels take f32/f16 tensors, input '" + graph.value(in).name +
+             "' is " + graph::dtype_name(graph.value(in).dtype);
+    }
+  }
+  return "";
+}
+
+Status require_f16_support(const LoweringContext& lc, const graph::Node& node, graph::DType dtype) {
+  if (dtype != graph::DType::kF16) return Status::Ok();
+  if (lc.ctx.has_feature(kFeatureShaderFloat16) && lc.ctx.has_feature(kFeatureStorageBuffer16Bit)) {
+    return Status::Ok();
+  }
+  return err(StatusCode::kUnsupported, "node '", node.name, "' (", node.op, ") is f16 but device '",
+             lc.ctx.device_name(), "' lacks shaderFloat16 / storageBuffer16BitAccess");
+}
+
+Status require_int64_support(const LoweringContext& lc, const graph::Node& node, graph::DType dtype) {
+  if (dtype != graph::DType::kI64 || lc.ctx.has_feature(kFeatureShaderInt64)) return Status::Ok();
+  return err(StatusCode::kUnsupported, "node '", node.name, "' (", node.op, ") is i64 but device '",
+             lc.ctx.device_name(), "' lacks shaderInt64");
+}
+
+std::string check_tensor_limits(const graph::Graph& graph, const graph::Node& node) {
+  auto check = [&](graph::ValueId id) -> std::string {
+    if (id < 0) return "";
+    const graph::Value& v = graph.value(id);
+    if (v.shape.size() > kMaxRank) {
+      return "tensor '" + v.name + "' has rank " + std::to_string(v.shape.size()) + " > " + std::to_string(kMaxRank);
+    }
+    if (graph::shape_numel(v.shape) > (int64_t{1} << 31)) {
+      return "tensor '" + v.name + "' has more than 2^31 elements";
+    }
+    return "";
+  };
+  for (graph::ValueId id : node.inputs) {
+    std::string why = check(id);
+    if (!why.empty()) return why;
+  }
+  for (graph::ValueId id : node.outputs) {
+    std::string why = check(id);
+    if (!why.empty()) return why;
+  }
+  return "";
+}
+
+Status add_dispatch(LoweringContext& lc, const graph::Node& node, const KernelKey& key, std::vector<Binding> bindings,
+                    const PushConstants& push, uint64_t invocations) {
+  GPUU_ASSIGN_OR_RETURN(const Kernel* kernel, lc.kernels.get(key));
+  Step step;
+  step.kind = Step::Kind::kDispatch;
+  step.label = node.name;
+  step.kernel = kernel;
+  step.bindings = std::move(bindings);
+  step.push_constants = push.bytes();
+  dispatch_groups(invocations, kWorkgroupSize, lc.max_groups_x(), step.groups);
+  lc.sequence.add(std::move(step));
+  return Status::Ok();
+}
+
+}  // namespace gpuu::kernels

@@ -1,0 +1,104 @@
+// The kernel library's op table: for each graph op, a check that says whether
+// (and why not) a node can run on gpuu's kernels, and a lowering that appends
+// its dispatches to a DispatchSequence. The partitioner's Vulkan capability is
+// this table: the backend takes exactly what its kernels implement.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "kernels/op_codes.h"
+#include "kernels/dispatch_sequence.h"
+#include "kernels/kernel_cache.h"
+
+namespace gpuu::kernels {
+
+// Where a graph value lives on the device.
+struct TensorRef {
+  BufferRange range;
+  graph::DType dtype = graph::DType::kF32;
+  graph::Shape shape;
+};
+
+struct LoweringContext {
+  const SharedGpuContext& ctx;
+  KernelCache& kernels;
+  DispatchSequence& sequence;
+  const graph::Graph& graph;
+  std::vector<TensorRef>& tensors;  // indexed by ValueId
+  // Device memory for a kernel's temporaries, alive as long as the delegate.
+  std::function<Result<BufferRange>(VkDeviceSize bytes, const char* what)> scratch;
+
+  uint32_t max_groups_x() const { return ctx.properties().limits.maxComputeWorkGroupCount[0]; }
+  const TensorRef& tensor(graph::ValueId id) const { return tensors[static_cast<size_t>(id)]; }
+};
+
+struct OpKernel {
+  const char* op;
+  // "" when the node can run here, else the reason it cannot.
+  std::string (*check)(const graph::Graph&, const graph::Node&);
+  Status (*lower)(LoweringContext&, const graph::Node&);
+};
+
+// Every op the backend implements.
+const std::vector<OpKernel>& vulkan_op_kernels();
+const OpKernel* find_op_kernel(const std::string& op);
+
+// "" when `node` can run on the Vulkan backend, else why not.
+std::string vulkan_supports(const graph::Graph& graph, const graph::Node& node);
+
+// Families, each in families/<family>.cpp, append their kernels.
+void add_elementwise_kernels(std::vector<OpKernel>& table);  // unary, clamp, binary, comparisons, logic, bitwise
+void add_linalg_kernels(std::vector<OpKernel>& table);       // matmul, linear
+void add_conv_pool_kernels(std::vector<OpKernel>& table);    // conv2d, avg_pool2d, max_pool2d
+void add_spatial_kernels(std::vector<OpKernel>& table);      // conv3d, conv_transpose2d, *_pool3d, resize
+void add_reduce_norm_kernels(std::vector<OpKernel>& table);  // reduce_*, argmax/argmin, cumsum, softmax, layer_norm
+void add_shape_kernels(std::vector<OpKernel>& table);        // transpose, reshape, slice, concat, pad, expand,
+                                                             // flip, cast, where
+void add_index_kernels(std::vector<OpKernel>& table);        // gather, index_select
+void add_custom_kernels(std::vector<OpKernel>& table);       // custom_shader (com.arm.VulkanCustomShader)
+void add_quant_kernels(std::vector<OpKernel>& table);        // rescale, conv2d_int, matmul_int, avg_pool2d_int, table
+// max_pool2d on i8/i32 tensors (families/quant.cpp), which conv_pool's max_pool2d hands integers to.
+std::string check_int_pool2d(const graph::Graph& graph, const graph::Node& node);
+Status lower_int_pool2d(LoweringContext& lc, const graph::Node& node);
+
+// Small helpers shared by the families.
+class PushConstants {
+ public:
+  PushConstants& u32(uint32_t v);
+  PushConstants& f32(float v);
+  PushConstants& u32_array(const std::vector<uint32_t>& v, size_t padded_to);
+  std::vector<uint8_t> bytes() const { return bytes_; }
+  uint32_t size() const { return static_cast<uint32_t>(bytes_.size()); }
+
+ private:
+  std::vector<uint8_t> bytes_;
+};
+
+constexpr size_t kMaxRank = op_codes::kLimitMaxRank;  // MAX_RANK in the shaders
+constexpr uint32_t kWorkgroupSize = op_codes::kLimitWorkgroupSize;  // GPUU_WG in the shaders
+
+// "_f32" or "_f16" for float dtypes; "" for others.
+const char* float_suffix(graph::DType dtype);
+bool is_float(graph::DType dtype);
+// Strides (in elements) to read an input of `in_shape` broadcast to `out_shape`.
+std::vector<uint32_t> broadcast_strides(const graph::Shape& in_shape, const graph::Shape& out_shape);
+std::vector<uint32_t> to_u32(const graph::Shape& shape);
+// "" when every input is f32 or f16, else why the float-only kernels refuse it.
+std::string check_float_inputs(const graph::Graph& graph, const graph::Node& node);
+// kUnsupported naming the node when `dtype` is f16 and the device cannot run
+// f16 kernels (shaderFloat16 and storageBuffer16BitAccess).
+Status require_f16_support(const LoweringContext& lc, const graph::Node& node, graph::DType dtype);
+// kUnsupported naming the node when `dtype` is i64 and the device lacks
+// shaderInt64 (the i64 integer kernels compute in 64-bit shader integers).
+Status require_int64_support(const LoweringContext& lc, const graph::Node& node, graph::DType dtype);
+// "" when all values fit the kernels' limits (rank, 32-bit element counts).
+std::string check_tensor_limits(const graph::Graph& graph, const graph::Node& node);
+
+Status add_dispatch(LoweringContext& lc, const graph::Node& node, const KernelKey& key,
+                    std::vector<Binding> bindings, const PushConstants& push, uint64_t invocations);
+
+}  // namespace gpuu::kernels

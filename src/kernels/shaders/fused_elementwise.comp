@@ -1,0 +1,132 @@
+#version 450
+// A chain of elementwise ops in one dispatch. The chain is baked in as
+// specialization constants (one instruction word each: op | a << 8 | b << 16,
+// operands naming registers: 0..3 the inputs, 4 + k the result of
+// instruction k), so the driver unrolls it into straight-line code: each
+// element is read once, computed in registers, and written once.
+#include "common.glsl"
+
+#define MAX_INPUTS LIMIT_FUSED_MAX_INPUTS
+#define MAX_INSTRUCTIONS LIMIT_FUSED_MAX_INSTRUCTIONS
+
+layout(constant_id = 0) const int N_INPUTS = 1;
+layout(constant_id = 1) const int N_INSTRUCTIONS = 1;
+layout(constant_id = 2) const int C0 = 0;
+layout(constant_id = 3) const int C1 = 0;
+layout(constant_id = 4) const int C2 = 0;
+layout(constant_id = 5) const int C3 = 0;
+layout(constant_id = 6) const int C4 = 0;
+layout(constant_id = 7) const int C5 = 0;
+layout(constant_id = 8) const int C6 = 0;
+layout(constant_id = 9) const int C7 = 0;
+layout(constant_id = 10) const int C8 = 0;
+layout(constant_id = 11) const int C9 = 0;
+layout(constant_id = 12) const int C10 = 0;
+layout(constant_id = 13) const int C11 = 0;
+layout(constant_id = 14) const int C12 = 0;
+layout(constant_id = 15) const int C13 = 0;
+layout(constant_id = 16) const int C14 = 0;
+layout(constant_id = 17) const int C15 = 0;
+layout(constant_id = 18) const int C16 = 0;
+layout(constant_id = 19) const int C17 = 0;
+layout(constant_id = 20) const int C18 = 0;
+layout(constant_id = 21) const int C19 = 0;
+layout(constant_id = 22) const int C20 = 0;
+layout(constant_id = 23) const int C21 = 0;
+layout(constant_id = 24) const int C22 = 0;
+layout(constant_id = 25) const int C23 = 0;
+// Bit k set: input k has the output's shape, so element i is at index i.
+layout(constant_id = 26) const int CONTIGUOUS = 0;
+
+layout(std430, set = 0, binding = 0) readonly buffer In0 { T in0[]; };
+layout(std430, set = 0, binding = 1) readonly buffer In1 { T in1[]; };
+layout(std430, set = 0, binding = 2) readonly buffer In2 { T in2[]; };
+layout(std430, set = 0, binding = 3) readonly buffer In3 { T in3[]; };
+layout(std430, set = 0, binding = 4) writeonly buffer Out { T y[]; };
+
+// Input strides over the output shape (0 on broadcast axes), four inputs.
+layout(push_constant) uniform Params {
+  uint count;
+  uint rank;
+  uint shape[MAX_RANK];
+  uint strides[MAX_INPUTS * MAX_RANK];
+} p;
+
+float erf_approx(float v) {
+  float s = sign(v);
+  float a = abs(v);
+  float t = 1.0 / (1.0 + 0.3275911 * a);
+  float poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+  return s * (1.0 - poly * exp(-a * a));
+}
+
+// Op codes: UNARY_* for unary ops, FUSED_BINARY_BASE + BINARY_* for arithmetic.
+float apply(int op, float u, float v) {
+  switch (op) {
+    case UNARY_ABS: return abs(u);
+    case UNARY_NEG: return -u;
+    case UNARY_EXP: return exp(u);
+    case UNARY_LOG: return log(u);
+    case UNARY_SQRT: return sqrt(u);
+    case UNARY_RSQRT: return inversesqrt(u);
+    case UNARY_RECIPROCAL: return 1.0 / u;
+    case UNARY_SIN: return sin(u);
+    case UNARY_COS: return cos(u);
+    case UNARY_TANH: return tanh(clamp(u, -15.0, 15.0));
+    case UNARY_SIGMOID: return 1.0 / (1.0 + exp(-u));
+    case UNARY_RELU: return max(u, 0.0);
+    case UNARY_GELU: return 0.5 * u * (1.0 + erf_approx(u * 0.70710678118654752));
+    case UNARY_GELU_TANH: return 0.5 * u * (1.0 + tanh(clamp(0.79788456080286536 * (u + 0.044715 * u * u * u), -15.0, 15.0)));
+    case UNARY_ERF: return erf_approx(u);
+    case UNARY_FLOOR: return floor(u);
+    case UNARY_CEIL: return ceil(u);
+    case FUSED_BINARY_BASE + BINARY_ADD: return u + v;
+    case FUSED_BINARY_BASE + BINARY_SUB: return u - v;
+    case FUSED_BINARY_BASE + BINARY_MUL: return u * v;
+    case FUSED_BINARY_BASE + BINARY_DIV: return u / v;
+    case FUSED_BINARY_BASE + BINARY_POW: {
+      if (u >= 0.0) return pow(u, v);
+      if (v != floor(v)) return 0.0 / 0.0;
+      float m = pow(-u, v);
+      return mod(v, 2.0) == 1.0 ? -m : m;
+    }
+    case FUSED_BINARY_BASE + BINARY_MAXIMUM: return max(u, v);
+    case FUSED_BINARY_BASE + BINARY_MINIMUM: return min(u, v);
+  }
+  return u;
+}
+
+uint input_offset(uint i, int which) {
+  if ((CONTIGUOUS & (1 << which)) != 0) return i;
+  uint off = 0u;
+  for (int d = int(p.rank) - 1; d >= 0; --d) {
+    uint c = i % p.shape[d];
+    i /= p.shape[d];
+    off += c * p.strides[which * MAX_RANK + d];
+  }
+  return off;
+}
+
+// One instruction, fully specialised: op and operand registers are constants,
+// so the register file stays in registers and the switch folds away.
+#define STEP(k, CODE)                                                                            \
+  if (k < N_INSTRUCTIONS) {                                                                      \
+    r[MAX_INPUTS + k] = apply((CODE) & 0xff, r[((CODE) >> 8) & 0xff], r[((CODE) >> 16) & 0xff]); \
+  }
+
+void main() {
+  uint i = linear_id();
+  if (i >= p.count) return;
+  float r[MAX_INPUTS + MAX_INSTRUCTIONS];
+  r[0] = float(in0[input_offset(i, 0)]);
+  r[1] = N_INPUTS > 1 ? float(in1[input_offset(i, 1)]) : 0.0;
+  r[2] = N_INPUTS > 2 ? float(in2[input_offset(i, 2)]) : 0.0;
+  r[3] = N_INPUTS > 3 ? float(in3[input_offset(i, 3)]) : 0.0;
+  STEP(0, C0) STEP(1, C1) STEP(2, C2) STEP(3, C3) STEP(4, C4) STEP(5, C5)
+  STEP(6, C6) STEP(7, C7) STEP(8, C8) STEP(9, C9) STEP(10, C10) STEP(11, C11)
+  STEP(12, C12) STEP(13, C13) STEP(14, C14) STEP(15, C15) STEP(16, C16) STEP(17, C17)
+  STEP(18, C18) STEP(19, C19) STEP(20, C20) STEP(21, C21) STEP(22, C22) STEP(23, C23)
+  float result = r[MAX_INPUTS];
+  if (N_INSTRUCTIONS > 1) result = r[MAX_INPUTS + N_INSTRUCTIONS - 1];
+  y[i] = T(result);
+}

@@ -1,0 +1,219 @@
+// Vulkan conv2d (implicit GEMM and direct) and avg/max pool2d against the CPU reference, on the test device.
+// Tolerances: conv2d sums K = C/groups * kH * kW products in f32 (the reference
+// in double), inputs in [-1, 1]: atol = 1e-6 * K + 1e-6, rtol 1e-5, as for
+// matmul; f16 adds the final half rounding: rtol 1e-3, atol 1e-3 + 1e-6 * K.
+// avg_pool2d sums at most kH*kW values in f32 and divides once (GLSL division
+// is within 2.5 ulp): 1e-6 abs and relative (f16: 1e-3). max_pool2d only
+// compares, so it must match exactly (NaNs and infinities included).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "kernels/op_table.h"
+#include "kernels/vulkan_test_util.h"
+
+namespace gpuu::vulkan_test {
+namespace {
+
+using graph::DType;
+using graph::Shape;
+using Ints = std::vector<int64_t>;
+
+struct Conv {
+  Shape x;
+  Shape w;
+  bool bias = true;
+  Ints stride{1, 1}, padding{0, 0}, dilation{1, 1};
+  int64_t groups = 1;
+};
+
+testing::AssertionResult conv_matches(DType dtype, const Conv& c, uint32_t seed, const std::vector<bool>& constants = {}) {
+  std::vector<cpu::HostTensor> inputs = {random_tensor(dtype, c.x, seed, -1, 1), random_tensor(dtype, c.w, seed + 1, -1, 1)};
+  if (c.bias) inputs.push_back(random_tensor(dtype, {c.w[0]}, seed + 2, -1, 1));
+  graph::AttrMap attrs = {{"stride", c.stride}, {"padding", c.padding}, {"dilation", c.dilation}, {"groups", c.groups}};
+  double k = static_cast<double>(c.w[1] * c.w[2] * c.w[3] + 1);
+  double atol = (dtype == DType::kF16 ? 1e-3 : 1e-6) + 1e-6 * k;
+  double rtol = dtype == DType::kF16 ? 1e-3 : 1e-5;
+  return node_matches_cpu("conv2d", inputs, attrs, atol, rtol, constants);
+}
+
+std::string describe(const Conv& c) {
+  return "x " + graph::shape_to_string(c.x) + " w " + graph::shape_to_string(c.w) + " groups " +
+         std::to_string(c.groups);
+}
+
+// Output channels per group >= 16 take the tiled implicit GEMM; fewer, the direct kernel.
+const Conv kGemmConvs[] = {
+    {{2, 8, 11, 13}, {32, 8, 3, 3}, true, {1, 1}, {1, 1}},                   // 'same' 3x3, odd spatial sizes
+    {{1, 5, 17, 9}, {70, 5, 3, 5}, true, {2, 1}, {1, 2}, {1, 2}},             // two M tiles, stride, dilation
+    {{1, 64, 7, 7}, {128, 64, 1, 1}, false},                                  // 1x1, no bias
+    {{3, 4, 9, 10}, {48, 2, 2, 3}, true, {2, 3}, {1, 1}, {2, 1}, 2},         // groups of 24 output channels
+    {{1, 3, 31, 29}, {16, 3, 7, 7}, true, {2, 2}, {3, 3}},                    // stem-like 7x7 stride 2
+};
+const Conv kDirectConvs[] = {
+    {{2, 12, 9, 11}, {12, 1, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 12},       // depthwise
+    {{1, 6, 10, 7}, {12, 1, 3, 3}, false, {2, 2}, {1, 1}, {1, 1}, 6},        // depthwise, multiplier 2, stride 2
+    {{2, 8, 8, 9}, {12, 2, 3, 2}, true, {1, 2}, {2, 1}, {2, 3}, 4},          // groups of 3 outputs, dilation
+    {{1, 3, 5, 5}, {1, 3, 5, 5}, true},                                      // one output channel, window = input
+    {{1, 2, 1, 1}, {4, 2, 1, 1}, true},                                      // 1x1 spatial
+};
+
+TEST(VulkanConvPool, Conv2dImplicitGemm) {
+  uint32_t seed = 1;
+  for (const Conv& c : kGemmConvs) EXPECT_TRUE(conv_matches(DType::kF32, c, seed += 3)) << describe(c);
+}
+
+TEST(VulkanConvPool, Conv2dDirect) {
+  uint32_t seed = 100;
+  for (const Conv& c : kDirectConvs) EXPECT_TRUE(conv_matches(DType::kF32, c, seed += 3)) << describe(c);
+}
+
+TEST(VulkanConvPool, Conv2dLargerGemm) {
+  // 784 output pixels x 64 channels, K = 288: many tiles and K slices.
+  EXPECT_TRUE(conv_matches(DType::kF32, {{1, 32, 28, 28}, {64, 32, 3, 3}, true, {1, 1}, {1, 1}}, 200));
+}
+
+TEST(VulkanConvPool, Conv2dWithConstantWeightAndBias) {
+  EXPECT_TRUE(conv_matches(DType::kF32, kGemmConvs[0], 300, {false, true, true}));
+  EXPECT_TRUE(conv_matches(DType::kF32, kDirectConvs[0], 310, {false, true, true}));
+}
+
+TEST(VulkanConvPool, Conv2dF16) {
+  if (!f16_kernels_or_refused()) return;
+  EXPECT_TRUE(conv_matches(DType::kF16, kGemmConvs[1], 400)) << describe(kGemmConvs[1]);
+  EXPECT_TRUE(conv_matches(DType::kF16, kGemmConvs[3], 410)) << describe(kGemmConvs[3]);
+  EXPECT_TRUE(conv_matches(DType::kF16, kDirectConvs[0], 420)) << describe(kDirectConvs[0]);
+  EXPECT_TRUE(conv_matches(DType::kF16, kDirectConvs[2], 430)) << describe(kDirectConvs[2]);
+}
+
+struct Pool {
+  Shape x;
+  Ints kernel, stride, padding;
+  int64_t ceil_mode = 0;
+};
+
+// Odd sizes and windows that end in the padding or (ceil_mode) past it.
+const Pool kPools[] = {
+    {{2, 3, 7, 8}, {3, 3}, {2, 2}, {1, 1}},
+    {{2, 3, 7, 8}, {3, 3}, {2, 2}, {1, 1}, 1},
+    {{1, 2, 6, 6}, {3, 3}, {2, 2}, {1, 1}, 1},  // last ceil window runs past the right padding
+    {{1, 2, 4, 5}, {2, 2}, {2, 2}, {1, 1}, 1},
+    {{1, 4, 5, 9}, {2, 3}, {1, 2}, {0, 1}, 1},  // non-square kernel and stride
+    {{3, 2, 11, 10}, {4, 4}, {3, 3}, {2, 0}},
+    {{1, 1, 1, 1}, {1, 1}, {1, 1}, {0, 0}},
+};
+
+std::string describe(const Pool& p) {
+  return "x " + graph::shape_to_string(p.x) + " kernel " + std::to_string(p.kernel[0]) + "x" +
+         std::to_string(p.kernel[1]) + " stride " + std::to_string(p.stride[0]) + "," + std::to_string(p.stride[1]) +
+         " padding " + std::to_string(p.padding[0]) + "," + std::to_string(p.padding[1]) + " ceil " +
+         std::to_string(p.ceil_mode);
+}
+
+TEST(VulkanConvPool, AvgPoolCeilModeAndCountIncludePad) {
+  uint32_t seed = 500;
+  for (const Pool& p : kPools) {
+    for (int64_t include_pad : {0, 1}) {
+      graph::AttrMap attrs = {{"kernel", p.kernel},       {"stride", p.stride},
+                              {"padding", p.padding},     {"ceil_mode", p.ceil_mode},
+                              {"count_include_pad", include_pad}};
+      EXPECT_TRUE(node_matches_cpu("avg_pool2d", {random_tensor(DType::kF32, p.x, seed++, -2, 2)}, attrs, 1e-6, 1e-6))
+          << describe(p) << " count_include_pad " << include_pad;
+    }
+  }
+}
+
+TEST(VulkanConvPool, AvgPoolStrideDefaultsToKernel) {
+  EXPECT_TRUE(node_matches_cpu("avg_pool2d", {random_tensor(DType::kF32, {2, 3, 9, 7}, 550, -2, 2)},
+                               {{"kernel", Ints{3, 2}}}, 1e-6, 1e-6));
+}
+
+// max_pool2d only selects, so it must match exactly. all_close measures
+// |got - want|, which is NaN for two equal infinities; this compares element
+// for element instead (NaN matches NaN).
+testing::AssertionResult max_pool_matches_exactly(const cpu::HostTensor& x, const graph::AttrMap& attrs) {
+  graph::Graph g;
+  graph::ValueId in = graph::add_graph_input(g, "x", x.dtype, x.shape).value();
+  Result<std::vector<graph::ValueId>> out = graph::add_op(g, "max_pool2d", "pool", {in}, attrs);
+  if (!out.ok()) return testing::AssertionFailure() << "building the node: " << out.status().message();
+  g.mark_output(out.value()[0]);
+  Result<std::vector<cpu::HostTensor>> want = cpu::run_graph(g, {x});
+  if (!want.ok()) return testing::AssertionFailure() << "CPU reference: " << want.status().message();
+  Result<std::vector<cpu::HostTensor>> got = run_on_vulkan(g, {x});
+  if (!got.ok()) return testing::AssertionFailure() << "Vulkan: " << got.status().message();
+  if (got.value()[0].shape != want.value()[0].shape) return testing::AssertionFailure() << "shapes differ";
+  std::vector<double> g_values = got.value()[0].to_doubles(), w_values = want.value()[0].to_doubles();
+  for (size_t i = 0; i < w_values.size(); ++i) {
+    if (g_values[i] != w_values[i] && !(std::isnan(g_values[i]) && std::isnan(w_values[i]))) {
+      return testing::AssertionFailure() << "[" << i << "] got " << g_values[i] << " want " << w_values[i];
+    }
+  }
+  return testing::AssertionSuccess();
+}
+
+TEST(VulkanConvPool, MaxPoolWithDilationAndCeilMode) {
+  uint32_t seed = 600;
+  for (const Pool& p : kPools) {
+    for (Ints dilation : {Ints{1, 1}, Ints{2, 1}}) {
+      graph::AttrMap attrs = {{"kernel", p.kernel},       {"stride", p.stride},    {"padding", p.padding},
+                              {"ceil_mode", p.ceil_mode}, {"dilation", dilation}};
+      cpu::HostTensor x = random_tensor(DType::kF32, p.x, seed++, -2, 2);
+      // Skip combinations whose dilated window does not fit (the registry refuses them).
+      graph::Graph probe;
+      graph::ValueId in = graph::add_graph_input(probe, "x", DType::kF32, p.x).value();
+      if (!graph::add_op(probe, "max_pool2d", "probe", {in}, attrs).ok()) continue;
+      EXPECT_TRUE(max_pool_matches_exactly(x, attrs))
+          << describe(p) << " dilation " << dilation[0] << "," << dilation[1];
+    }
+  }
+}
+
+TEST(VulkanConvPool, MaxPoolPropagatesNaNAndKeepsInfinities) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  // 4x4, 2x2 windows with stride 2: a NaN window, an all -inf window, a +inf window, a plain one.
+  std::vector<double> v = {nan, 1, -inf, -inf,  //
+                           2,   3, -inf, -inf,  //
+                           inf, 0, -1,   -2,    //
+                           5,   6, -3,   -4};
+  cpu::HostTensor x = cpu::HostTensor::from_doubles(DType::kF32, {1, 1, 4, 4}, v).value();
+  EXPECT_TRUE(max_pool_matches_exactly(x, {{"kernel", Ints{2, 2}}}));
+  // Padding with a NaN at the border, overlapping windows.
+  EXPECT_TRUE(max_pool_matches_exactly(x, {{"kernel", Ints{3, 3}}, {"stride", Ints{1, 1}}, {"padding", Ints{1, 1}}}));
+}
+
+TEST(VulkanConvPool, PoolsF16) {
+  if (!f16_kernels_or_refused()) return;
+  uint32_t seed = 700;
+  for (const Pool& p : {kPools[1], kPools[2], kPools[4]}) {
+    cpu::HostTensor x = random_tensor(DType::kF16, p.x, seed++, -2, 2);
+    EXPECT_TRUE(node_matches_cpu("avg_pool2d", {x},
+                                 {{"kernel", p.kernel}, {"stride", p.stride}, {"padding", p.padding},
+                                  {"ceil_mode", p.ceil_mode}, {"count_include_pad", int64_t{0}}},
+                                 1e-3, 1e-3))
+        << describe(p);
+    EXPECT_TRUE(max_pool_matches_exactly(
+                    x, {{"kernel", p.kernel}, {"stride", p.stride}, {"padding", p.padding}, {"ceil_mode", p.ceil_mode}}))
+        << describe(p);
+  }
+}
+
+TEST(VulkanConvPool, IntegerMaxPoolRunsOnTheIntegerKernels) {
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "pixels", DType::kI32, {1, 1, 4, 4}).value();
+  ASSERT_TRUE(graph::add_op(g, "max_pool2d", "pool", {x}, {{"kernel", Ints{2, 2}}}).ok());
+  EXPECT_EQ(kernels::vulkan_supports(g, g.nodes()[0]), "");  // exactness: vulkan_quant_test
+}
+
+TEST(VulkanConvPool, TableTakesFloatConvAndPools) {
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", DType::kF16, {1, 4, 8, 8}).value();
+  graph::ValueId w = graph::add_graph_input(g, "w", DType::kF16, {4, 1, 3, 3}).value();
+  ASSERT_TRUE(graph::add_op(g, "conv2d", "dw", {x, w}, {{"groups", int64_t{4}}}).ok());
+  ASSERT_TRUE(graph::add_op(g, "avg_pool2d", "avg", {x}, {{"kernel", Ints{2, 2}}}).ok());
+  ASSERT_TRUE(graph::add_op(g, "max_pool2d", "max", {x}, {{"kernel", Ints{2, 2}}}).ok());
+  for (const graph::Node& node : g.nodes()) EXPECT_EQ(kernels::vulkan_supports(g, node), "") << node.name;
+}
+
+}  // namespace
+}  // namespace gpuu::vulkan_test

@@ -1,0 +1,291 @@
+// Vulkan elementwise kernels against the CPU reference, on the test device.
+// Tolerances: exact ops (abs, neg, relu, floor, ceil, clamp, add, sub, mul,
+// max, min, comparisons) 0; IEEE-rounded division and sqrt 1 ulp-ish (1e-6
+// relative); transcendental functions 2e-5 abs + 2e-5 relative, the accuracy
+// GPU drivers give their builtins over the ranges used here.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kernels/op_table.h"
+#include "kernels/vulkan_test_util.h"
+
+namespace gpuu::vulkan_test {
+namespace {
+
+using graph::DType;
+
+cpu::HostTensor tensor_of(const std::vector<double>& values, const graph::Shape& shape) {
+  return cpu::HostTensor::from_doubles(DType::kF32, shape, values).value();
+}
+
+struct UnaryCase {
+  const char* op;
+  double lo, hi, atol, rtol;
+};
+
+const UnaryCase kUnary[] = {
+    {"abs", -4, 4, 0, 0},          {"neg", -4, 4, 0, 0},          {"exp", -4, 4, 2e-5, 2e-5},
+    {"log", 0.05, 10, 2e-5, 2e-5}, {"sqrt", 0, 10, 1e-6, 1e-6},   {"rsqrt", 0.05, 10, 2e-5, 2e-5},
+    {"reciprocal", 0.1, 4, 1e-6, 1e-6}, {"sin", -4, 4, 2e-5, 2e-5}, {"cos", -4, 4, 2e-5, 2e-5},
+    {"tanh", -6, 6, 2e-5, 2e-5},   {"sigmoid", -8, 8, 2e-5, 2e-5}, {"relu", -4, 4, 0, 0},
+    {"gelu", -5, 5, 2e-5, 2e-5},   {"erf", -3, 3, 2e-5, 2e-5},    {"floor", -9, 9, 0, 0},
+    {"ceil", -9, 9, 0, 0}};
+
+TEST(VulkanElementwise, EveryUnaryOpMatchesTheReference) {
+  uint32_t seed = 1;
+  for (const UnaryCase& c : kUnary) {
+    for (const graph::Shape& shape : {graph::Shape{7}, graph::Shape{3, 5, 7}, graph::Shape{2, 3, 517, 3}}) {
+      EXPECT_TRUE(node_matches_cpu(c.op, {random_tensor(DType::kF32, shape, seed++, c.lo, c.hi)}, {}, c.atol, c.rtol))
+          << c.op << " " << graph::shape_to_string(shape);
+    }
+  }
+}
+
+TEST(VulkanElementwise, GeluTanhApproximation) {
+  EXPECT_TRUE(node_matches_cpu("gelu", {random_tensor(DType::kF32, {1000}, 5, -6, 6)},
+                               {{"approximate", std::string("tanh")}}, 2e-5, 2e-5));
+}
+
+TEST(VulkanElementwise, ClampWithBothOrOneBound) {
+  auto x = random_tensor(DType::kF32, {33, 9}, 11, -5, 5);
+  EXPECT_TRUE(node_matches_cpu("clamp", {x}, {{"min", -1.5}, {"max", 2.25}}, 0, 0));
+  EXPECT_TRUE(node_matches_cpu("clamp", {x}, {{"min", 0.5}}, 0, 0));
+  EXPECT_TRUE(node_matches_cpu("clamp", {x}, {{"max", -0.5}}, 0, 0));
+}
+
+TEST(VulkanElementwise, LargeTensorSpansMoreThanOneDispatchRow) {
+  // 2^20 + 3 elements: 4097 workgroups of 256, past any single-row assumption.
+  EXPECT_TRUE(node_matches_cpu("sin", {random_tensor(DType::kF32, {(1 << 20) + 3}, 3, -3, 3)}, {}, 2e-5, 2e-5));
+}
+
+TEST(VulkanElementwise, BinaryOpsBroadcast) {
+  const char* ops[] = {"add", "sub", "mul", "div", "maximum", "minimum"};
+  const std::pair<graph::Shape, graph::Shape> shapes[] = {
+      {{4, 1, 5}, {3, 1}}, {{1}, {2, 3}}, {{2, 3, 4, 5}, {2, 3, 4, 5}}, {{5, 1, 1, 7}, {1, 6, 1}}, {{}, {9}}};
+  uint32_t seed = 100;
+  for (const char* op : ops) {
+    for (const auto& s : shapes) {
+      auto a = random_tensor(DType::kF32, s.first, seed++, -3, 3);
+      auto b = random_tensor(DType::kF32, s.second, seed++, 0.5, 3);  // positive: safe divisors
+      double tol = std::string(op) == "div" ? 1e-6 : 0;
+      EXPECT_TRUE(node_matches_cpu(op, {a, b}, {}, tol, tol))
+          << op << " " << graph::shape_to_string(s.first) << " x " << graph::shape_to_string(s.second);
+    }
+  }
+}
+
+TEST(VulkanElementwise, PowHandlesNegativeBasesWithIntegralExponents) {
+  auto base = tensor_of({-2.0, -2.0, -1.5, 3.0, 0.0, 2.0}, {6});
+  auto exponent = tensor_of({2.0, 3.0, 2.0, 0.5, 2.0, -1.0}, {6});
+  EXPECT_TRUE(node_matches_cpu("pow", {base, exponent}, {}, 1e-5, 1e-5));
+}
+
+TEST(VulkanElementwise, ComparisonsWritePackedBools) {
+  const char* ops[] = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"};
+  uint32_t seed = 200;
+  for (const char* op : ops) {
+    // Small integers as floats so equality happens often; 7 * 11 = 77 is not a multiple of 4.
+    auto a = random_tensor(DType::kF32, {7, 11}, seed++, -3, 3);
+    auto b = random_tensor(DType::kF32, {1, 11}, seed++, -3, 3);
+    a = cpu::HostTensor::from_doubles(DType::kF32, a.shape, [&] {
+          std::vector<double> v = a.to_doubles();
+          for (double& x : v) x = std::round(x);
+          return v;
+        }()).value();
+    EXPECT_TRUE(node_matches_cpu(op, {a, b}, {}, 0, 0)) << op;
+  }
+}
+
+TEST(VulkanElementwise, ConstantOperandsAreUploadedOnce) {
+  auto x = random_tensor(DType::kF32, {4, 8}, 300, -2, 2);
+  auto w = random_tensor(DType::kF32, {8}, 301, -2, 2);
+  EXPECT_TRUE(node_matches_cpu("mul", {x, w}, {}, 0, 0, {false, true}));
+}
+
+TEST(VulkanElementwise, HalfPrecision) {
+  if (!f16_kernels_or_refused()) return;
+  // f16 results are rounded once from f32 math: within 1e-3 relative of the reference.
+  EXPECT_TRUE(node_matches_cpu("sin", {random_tensor(DType::kF16, {1001}, 400, -3, 3)}, {}, 2e-3, 2e-3));
+  EXPECT_TRUE(node_matches_cpu("add", {random_tensor(DType::kF16, {3, 1, 5}, 401, -3, 3),
+                                       random_tensor(DType::kF16, {4, 1}, 402, -3, 3)},
+                               {}, 2e-3, 2e-3));
+  EXPECT_TRUE(node_matches_cpu("less", {random_tensor(DType::kF16, {9}, 403, -3, 3),
+                                        random_tensor(DType::kF16, {9}, 404, -3, 3)},
+                               {}, 0, 0));
+}
+
+TEST(VulkanElementwise, IntegerInputsOfFloatOnlyKernelsAreNotTakenAndSaySo) {
+  // relu has no integer kernel (abs, neg and the arithmetic ops do: math_logic_test.cpp).
+  graph::Graph g;
+  graph::ValueId a = graph::add_graph_input(g, "a", DType::kI32, {4}).value();
+  graph::ValueId y = graph::add_op(g, "relu", "relu_0", {a}, {}).value()[0];
+  g.mark_output(y);
+  std::string why = kernels::vulkan_supports(g, g.node(0));
+  EXPECT_NE(why.find("i32"), std::string::npos) << why;
+}
+
+TEST(VulkanElementwise, ChainOfOpsRecordsOneDispatchEachAndBarriersOnlyOnDependencies) {
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", DType::kF32, {64}).value();
+  graph::ValueId s = graph::add_op(g, "sin", "sin_0", {x}, {}).value()[0];
+  graph::ValueId c = graph::add_op(g, "cos", "cos_0", {x}, {}).value()[0];  // independent of sin
+  graph::ValueId r = graph::add_op(g, "reciprocal", "reciprocal_0", {c}, {}).value()[0];
+  graph::ValueId m = graph::add_op(g, "mul", "mul_0", {s, r}, {}).value()[0];
+  g.mark_output(m);
+  RunStats stats;
+  auto input = random_tensor(DType::kF32, {64}, 500, -1, 1);
+  kernels::KernelGraphOptions unfused;
+  unfused.fuse_elementwise = false;
+  Result<std::vector<cpu::HostTensor>> got = run_on_vulkan(g, {input}, &stats, unfused);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(stats.dispatches, 4u);
+  EXPECT_EQ(stats.barriers, 2u) << "sin and cos share a phase; reciprocal and mul each wait";
+  Result<std::vector<cpu::HostTensor>> want = cpu::run_graph(g, {input});
+  ASSERT_TRUE(want.ok());
+  EXPECT_TRUE(all_close(got.value()[0], want.value()[0], 2e-5, 2e-5));
+}
+
+graph::Graph rfc_suffix() {
+  // The RFC model's VGF suffix: sin, cos, reciprocal, mul, then a transpose.
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", DType::kF32, {1, 3, 4, 4}).value();
+  graph::ValueId s = graph::add_op(g, "sin", "sin_0", {x}, {}).value()[0];
+  graph::ValueId c = graph::add_op(g, "cos", "cos_0", {x}, {}).value()[0];
+  graph::ValueId r = graph::add_op(g, "reciprocal", "reciprocal_0", {c}, {}).value()[0];
+  graph::ValueId m = graph::add_op(g, "mul", "mul_0", {s, r}, {}).value()[0];
+  graph::ValueId t = graph::add_op(g, "transpose", "transpose_1", {m}, {{"perm", std::vector<int64_t>{0, 1, 3, 2}}})
+                         .value()[0];
+  g.mark_output(t);
+  return g;
+}
+
+TEST(VulkanFusion, ElementwiseChainBecomesOneDispatch) {
+  graph::Graph g = rfc_suffix();
+  auto input = random_tensor(DType::kF32, {1, 3, 4, 4}, 600, -1, 1);
+  RunStats fused, unfused;
+  kernels::KernelGraphOptions off;
+  off.fuse_elementwise = false;
+  auto a = run_on_vulkan(g, {input}, &fused);
+  auto b = run_on_vulkan(g, {input}, &unfused, off);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status().message() << b.status().message();
+  EXPECT_EQ(fused.dispatches, 2u) << "sin+cos+reciprocal+mul fused, then the transpose";
+  EXPECT_EQ(unfused.dispatches, 5u);
+  auto want = cpu::run_graph(g, {input}).value();
+  EXPECT_TRUE(all_close(a.value()[0], want[0], 2e-5, 2e-5));
+  EXPECT_TRUE(all_close(b.value()[0], want[0], 2e-5, 2e-5));
+  EXPECT_LT(fused.arena_bytes, unfused.arena_bytes) << "fused intermediates need no memory";
+}
+
+TEST(VulkanFusion, BroadcastInputsAndEscapingValuesAreRespected) {
+  // y = relu(x * w + b) with w, b broadcast over rows; z = exp(x * w) also
+  // escapes, so the product must stay materialized for both consumers.
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", DType::kF32, {33, 17}).value();
+  graph::ValueId w = graph::add_graph_input(g, "w", DType::kF32, {17}).value();
+  graph::ValueId b = graph::add_graph_input(g, "b", DType::kF32, {33, 1}).value();
+  graph::ValueId xw = graph::add_op(g, "mul", "mul_0", {x, w}, {}).value()[0];
+  graph::ValueId s = graph::add_op(g, "add", "add_0", {xw, b}, {}).value()[0];
+  graph::ValueId y = graph::add_op(g, "relu", "relu_0", {s}, {}).value()[0];
+  graph::ValueId z = graph::add_op(g, "exp", "exp_0", {xw}, {}).value()[0];
+  g.mark_output(y);
+  g.mark_output(z);
+  std::vector<cpu::HostTensor> in = {random_tensor(DType::kF32, {33, 17}, 601, -2, 2),
+                                     random_tensor(DType::kF32, {17}, 602, -2, 2),
+                                     random_tensor(DType::kF32, {33, 1}, 603, -2, 2)};
+  RunStats stats;
+  auto got = run_on_vulkan(g, in, &stats);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  auto want = cpu::run_graph(g, in).value();
+  EXPECT_TRUE(all_close(got.value()[0], want[0], 2e-5, 2e-5));
+  EXPECT_TRUE(all_close(got.value()[1], want[1], 2e-5, 2e-5));
+  EXPECT_LT(stats.dispatches, 4u);
+}
+
+TEST(VulkanFusion, LongChainsSplitAtTheInstructionLimit) {
+  graph::Graph g;
+  graph::ValueId v = graph::add_graph_input(g, "x", DType::kF32, {1000}).value();
+  for (int i = 0; i < 60; ++i) {
+    v = graph::add_op(g, i % 2 ? "cos" : "sin", "op" + std::to_string(i), {v}, {}).value()[0];
+  }
+  g.mark_output(v);
+  auto input = random_tensor(DType::kF32, {1000}, 604, -1, 1);
+  RunStats stats;
+  auto got = run_on_vulkan(g, {input}, &stats);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(stats.dispatches, 3u) << "24 + 24 + 12";
+  auto want = cpu::run_graph(g, {input}).value();
+  EXPECT_TRUE(all_close(got.value()[0], want[0], 1e-5, 1e-5));
+}
+
+TEST(VulkanMemoryPlan, DeadIntermediatesShareMemory) {
+  // A 20-step chain of transposes (never fused): each intermediate dies as
+  // the next is made, so two slots are enough instead of nineteen.
+  graph::Graph g;
+  graph::ValueId v = graph::add_graph_input(g, "x", DType::kF32, {64, 64}).value();
+  for (int i = 0; i < 20; ++i) {
+    v = graph::add_op(g, "transpose", "t" + std::to_string(i), {v}, {{"perm", std::vector<int64_t>{1, 0}}})
+            .value()[0];
+  }
+  g.mark_output(v);
+  auto input = random_tensor(DType::kF32, {64, 64}, 605, -1, 1);
+  RunStats reuse, no_reuse;
+  kernels::KernelGraphOptions off;
+  off.reuse_memory = false;
+  auto a = run_on_vulkan(g, {input}, &reuse);
+  auto b = run_on_vulkan(g, {input}, &no_reuse, off);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_LE(reuse.arena_bytes, 2u * 64 * 64 * 4);
+  EXPECT_EQ(no_reuse.arena_bytes, 19u * 64 * 64 * 4);
+  auto want = cpu::run_graph(g, {input}).value();
+  EXPECT_TRUE(all_close(a.value()[0], want[0], 0, 0));
+  EXPECT_TRUE(all_close(b.value()[0], want[0], 0, 0));
+}
+
+}  // namespace
+}  // namespace gpuu::vulkan_test
+
+#include "kernels/custom_shader.h"
+
+namespace gpuu::vulkan_test {
+namespace {
+
+graph::Node shader_node(const std::string& implementation_attrs) {
+  graph::Node n;
+  n.name = "shader_0";
+  n.op = "custom_shader";
+  n.inputs = {0};
+  n.outputs = {1};
+  n.attrs = {{"operator_name", std::string("s")}, {"implementation_attrs", implementation_attrs}};
+  return n;
+}
+
+TEST(CustomShaderAttributes, BindingsMustCoverZeroToNOnce) {
+  auto s = kernels::parse_custom_shader(shader_node(
+      R"({"entry_point":"main","workgroup_sizes":[8],"shader_code":"void main(){}","input_0_binding":0,"output_0_binding":0})"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("each used once"), std::string::npos) << s.status().message();
+  EXPECT_NE(s.status().message().find("shader_0"), std::string::npos);
+}
+
+TEST(CustomShaderAttributes, RefusesOtherDescriptorSetsAndBadSpirv) {
+  auto set1 = kernels::parse_custom_shader(shader_node(
+      R"({"entry_point":"main","workgroup_sizes":[8],"shader_code":"x","input_0_descriptorset":1})"));
+  ASSERT_FALSE(set1.ok());
+  EXPECT_NE(set1.status().message().find("descriptorset must be 0"), std::string::npos);
+  auto spirv = kernels::parse_custom_shader(shader_node(
+      R"({"entry_point":"main","workgroup_sizes":[8],"shader_language":"SPIR-V","shader_code":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"})"));
+  ASSERT_FALSE(spirv.ok());
+  EXPECT_NE(spirv.status().message().find("magic"), std::string::npos) << spirv.status().message();
+}
+
+TEST(CustomShaderAttributes, GlslThatDoesNotCompileNamesTheShader) {
+  graph::Node n = shader_node(
+      R"({"entry_point":"main","workgroup_sizes":[8],"shader_code":"#version 450\nvoid main() { nonsense; }"})");
+  auto attrs = kernels::attrs_with_spirv(n);
+  ASSERT_FALSE(attrs.ok());
+  EXPECT_NE(attrs.status().message().find("custom shader 'shader_0'"), std::string::npos) << attrs.status().message();
+}
+
+}  // namespace
+}  // namespace gpuu::vulkan_test

@@ -1,0 +1,221 @@
+// Vulkan reduction and normalization kernels against the CPU reference (which
+// accumulates in double), on the test device. Tolerances, f32 (accumulation in
+// f32 of values in [-2, 2]): sums and means 1e-5 abs + 1e-5 rel over up to 270
+// elements, 1e-4 / 2e-4 abs over 1000-3000, 2e-3 abs over 1M; max exact; softmax
+// 1e-6 abs + 1e-5 rel (exp and division in f32); layer_norm 2e-5 abs + 1e-5
+// rel. f16: one rounding of f32 math to half, 2e-3 abs + 2e-3 rel (layer_norm,
+// whose outputs reach ~8, 4e-3 abs + 2e-3 rel).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "kernels/op_table.h"
+#include "kernels/vulkan_test_util.h"
+
+namespace gpuu::vulkan_test {
+namespace {
+
+using graph::DType;
+
+// Runs `g` on the CPU reference and on Vulkan (one delegate) and compares
+// every output.
+testing::AssertionResult graph_matches_cpu(const graph::Graph& g, const std::vector<cpu::HostTensor>& inputs,
+                                           double atol, double rtol) {
+  Result<std::vector<cpu::HostTensor>> want = cpu::run_graph(g, inputs);
+  if (!want.ok()) return testing::AssertionFailure() << "CPU reference: " << want.status().message();
+  Result<std::vector<cpu::HostTensor>> got = run_on_vulkan(g, inputs);
+  if (!got.ok()) return testing::AssertionFailure() << "Vulkan: " << got.status().message();
+  for (size_t i = 0; i < want.value().size(); ++i) {
+    testing::AssertionResult r = all_close(got.value()[i], want.value()[i], atol, rtol);
+    if (!r) return testing::AssertionFailure() << "output '" << g.value(g.outputs()[i]).name << "': " << r.message();
+  }
+  return testing::AssertionSuccess();
+}
+
+// Every non-empty set of axes of `shape` (as positive axes, or as negative ones
+// when `negative`), with and without keepdim, for each of `ops`: one node
+// each, all in one graph over one input.
+graph::Graph reduce_sweep(DType dtype, const graph::Shape& shape, const std::vector<std::string>& ops, bool negative) {
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", dtype, shape).value();
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  int node = 0;
+  for (uint32_t mask = 1; mask < (1u << rank); ++mask) {
+    std::vector<int64_t> axes;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (mask & (1u << d)) axes.push_back(negative ? d - rank : d);
+    }
+    for (int64_t keepdim : {0, 1}) {
+      for (const std::string& op : ops) {
+        auto y = graph::add_op(g, op, op + "_" + std::to_string(node++), {x}, {{"axes", axes}, {"keepdim", keepdim}});
+        EXPECT_TRUE(y.ok()) << y.status().message();
+        g.mark_output(y.value()[0]);
+      }
+    }
+  }
+  return g;
+}
+
+TEST(VulkanReduce, EverySetOfAxesWithAndWithoutKeepdim) {
+  // Odd sizes; rows of 3 to 105 elements (one invocation per output).
+  graph::Shape shape{3, 5, 7};
+  graph::Graph g = reduce_sweep(DType::kF32, shape, {"reduce_sum", "reduce_mean", "reduce_max"}, false);
+  EXPECT_TRUE(graph_matches_cpu(g, {random_tensor(DType::kF32, shape, 1, -2, 2)}, 1e-5, 1e-5));
+}
+
+TEST(VulkanReduce, NegativeAxesOnRankFour) {
+  graph::Shape shape{2, 3, 5, 9};
+  graph::Graph g = reduce_sweep(DType::kF32, shape, {"reduce_sum", "reduce_max"}, true);
+  EXPECT_TRUE(graph_matches_cpu(g, {random_tensor(DType::kF32, shape, 2, -2, 2)}, 1e-5, 1e-5));
+}
+
+TEST(VulkanReduce, LongRowsUseWorkgroupTrees) {
+  // 1000 and 3000 reduced elements per output: a workgroup each, inner and outer axes.
+  graph::Shape shape{3, 1000, 3};
+  graph::Graph g = reduce_sweep(DType::kF32, shape, {"reduce_sum", "reduce_mean", "reduce_max"}, false);
+  EXPECT_TRUE(graph_matches_cpu(g, {random_tensor(DType::kF32, shape, 3, -1, 1)}, 1e-4, 1e-5));
+}
+
+TEST(VulkanReduce, MillionElementsToOneValueInTwoPasses) {
+  graph::Shape shape{(1 << 20) + 7};
+  auto x = random_tensor(DType::kF32, shape, 4, -1, 1);
+  for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max"}) {
+    EXPECT_TRUE(node_matches_cpu(op, {x}, {{"axes", std::vector<int64_t>{0}}}, 2e-3, 1e-5)) << op;
+  }
+}
+
+TEST(VulkanReduce, MillionElementsAlongEitherAxis) {
+  graph::Shape shape{1024, 1023};
+  auto x = random_tensor(DType::kF32, shape, 5, -1, 1);
+  graph::Graph g;
+  graph::ValueId in = graph::add_graph_input(g, "x", DType::kF32, shape).value();
+  for (int64_t axis : {0, 1}) {
+    for (const char* op : {"reduce_sum", "reduce_max"}) {
+      g.mark_output(graph::add_op(g, op, std::string(op) + "_" + std::to_string(axis), {in},
+                                  {{"axes", std::vector<int64_t>{axis}}})
+                        .value()[0]);
+    }
+  }
+  g.mark_output(graph::add_op(g, "reduce_mean", "mean_all", {in}, {{"axes", std::vector<int64_t>{0, 1}}, {"keepdim", int64_t{1}}})
+                    .value()[0]);
+  EXPECT_TRUE(graph_matches_cpu(g, {x}, 2e-4, 1e-5));
+}
+
+TEST(VulkanReduce, MaxPropagatesNaNAsTheReference) {
+  std::vector<double> v(3 * 300, 0.5);
+  v[7] = std::numeric_limits<double>::quiet_NaN();          // row 0, short and long reductions
+  v[300 + 299] = std::numeric_limits<double>::quiet_NaN();  // row 1, last element
+  auto x = cpu::HostTensor::from_doubles(DType::kF32, {3, 300}, v).value();
+  EXPECT_TRUE(node_matches_cpu("reduce_max", {x}, {{"axes", std::vector<int64_t>{1}}}, 0, 0));
+  EXPECT_TRUE(node_matches_cpu("reduce_max", {x}, {{"axes", std::vector<int64_t>{0, 1}}}, 0, 0));
+  auto narrow = cpu::HostTensor::from_doubles(DType::kF32, {300, 3}, v).value();
+  EXPECT_TRUE(node_matches_cpu("reduce_max", {narrow}, {{"axes", std::vector<int64_t>{1}}}, 0, 0));
+}
+
+TEST(VulkanReduce, EmptyReductionsSumToZeroAndAverageToNaN) {
+  auto x = cpu::HostTensor::zeros(DType::kF32, {3, 0, 2});
+  EXPECT_TRUE(node_matches_cpu("reduce_sum", {x}, {{"axes", std::vector<int64_t>{1}}}, 0, 0));
+  EXPECT_TRUE(node_matches_cpu("reduce_mean", {x}, {{"axes", std::vector<int64_t>{1}}}, 0, 0));
+}
+
+TEST(VulkanReduce, I8InputsAreNotTakenAndSaySo) {
+  // i32/i64 reductions run (math_logic_test.cpp); i8 has no Vulkan storage.
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "counts", DType::kI8, {4, 4}).value();
+  graph::add_op(g, "reduce_max", "max_0", {x}, {{"axes", std::vector<int64_t>{0}}}).value();
+  std::string why = kernels::vulkan_supports(g, g.node(0));
+  EXPECT_NE(why.find("f32/f16/i32/i64"), std::string::npos) << why;
+  EXPECT_NE(why.find("'counts' is i8"), std::string::npos) << why;
+}
+
+TEST(VulkanReduce, HalfPrecision) {
+  if (!f16_kernels_or_refused()) return;
+  graph::Shape shape{3, 5, 7};
+  graph::Graph g = reduce_sweep(DType::kF16, shape, {"reduce_sum", "reduce_mean", "reduce_max"}, true);
+  EXPECT_TRUE(graph_matches_cpu(g, {random_tensor(DType::kF16, shape, 6, -2, 2)}, 2e-3, 2e-3));
+  // Two passes: f16 in, f32 partials, f16 out. Mean of 2^18 values stays small.
+  auto big = random_tensor(DType::kF16, {1 << 18}, 7, -1, 1);
+  EXPECT_TRUE(node_matches_cpu("reduce_mean", {big}, {{"axes", std::vector<int64_t>{0}}}, 2e-3, 2e-3));
+  EXPECT_TRUE(node_matches_cpu("reduce_max", {big}, {{"axes", std::vector<int64_t>{-1}}}, 0, 0));
+}
+
+TEST(VulkanSoftmax, RowsOfEveryLengthAndAxis) {
+  struct Case {
+    graph::Shape shape;
+    int64_t axis;
+  };
+  // Short rows (an invocation each), 4096 columns (a workgroup each), a
+  // strided axis with few and with many rows.
+  const Case cases[] = {{{3, 33, 5}, 1}, {{7, 4096}, -1}, {{300, 17}, 0}, {{5, 200, 1000}, 1}, {{2, 3, 5}, -3}};
+  uint32_t seed = 10;
+  for (const Case& c : cases) {
+    EXPECT_TRUE(node_matches_cpu("softmax", {random_tensor(DType::kF32, c.shape, seed++, -8, 8)}, {{"axis", c.axis}},
+                                 1e-6, 1e-5))
+        << graph::shape_to_string(c.shape) << " axis " << c.axis;
+  }
+}
+
+TEST(VulkanSoftmax, LargeLogitsStayFinite) {
+  // exp(100) overflows f32 without the max subtraction.
+  EXPECT_TRUE(node_matches_cpu("softmax", {random_tensor(DType::kF32, {4, 513}, 20, 80, 120)}, {{"axis", int64_t{1}}},
+                               1e-6, 1e-5));
+  EXPECT_TRUE(node_matches_cpu("softmax", {random_tensor(DType::kF32, {4, 9}, 21, -120, -80)}, {{"axis", int64_t{1}}},
+                               1e-6, 1e-5));
+}
+
+TEST(VulkanSoftmax, HalfPrecision) {
+  if (!f16_kernels_or_refused()) return;
+  EXPECT_TRUE(node_matches_cpu("softmax", {random_tensor(DType::kF16, {5, 1031}, 22, -4, 4)}, {{"axis", int64_t{-1}}},
+                               2e-3, 2e-3));
+  EXPECT_TRUE(node_matches_cpu("softmax", {random_tensor(DType::kF16, {6, 7, 3}, 23, -4, 4)}, {{"axis", int64_t{1}}},
+                               2e-3, 2e-3));
+}
+
+// layer_norm of x with optional weight and bias (constants when `constant`).
+testing::AssertionResult layer_norm_matches(DType dtype, const graph::Shape& shape, int64_t nd, bool weight, bool bias,
+                                            double eps, uint32_t seed, double tol, bool constant = false) {
+  graph::Shape normalized(shape.end() - nd, shape.end());
+  std::vector<cpu::HostTensor> inputs{random_tensor(dtype, shape, seed, -3, 5)};
+  if (weight) inputs.push_back(random_tensor(dtype, normalized, seed + 1, 0.5, 2));
+  if (bias) inputs.push_back(random_tensor(dtype, normalized, seed + 2, -1, 1));
+  if (!bias) {
+    return node_matches_cpu("layer_norm", inputs, {{"normalized_ndim", nd}, {"eps", eps}}, tol, tol / 2,
+                            {false, constant});
+  }
+  if (!weight) {
+    // Bias without weight: the weight input is absent (kNone) in the middle.
+    graph::Graph g;
+    graph::ValueId x = graph::add_graph_input(g, "x", dtype, shape).value();
+    graph::ValueId b = graph::add_graph_input(g, "b", dtype, normalized).value();
+    auto y = graph::add_op(g, "layer_norm", "ln", {x, graph::kNone, b}, {{"normalized_ndim", nd}, {"eps", eps}});
+    if (!y.ok()) return testing::AssertionFailure() << y.status().message();
+    g.mark_output(y.value()[0]);
+    return graph_matches_cpu(g, inputs, tol, tol / 2);
+  }
+  return node_matches_cpu("layer_norm", inputs, {{"normalized_ndim", nd}, {"eps", eps}}, tol, tol / 2,
+                          {false, constant, constant});
+}
+
+TEST(VulkanLayerNorm, TrailingDimsWithAndWithoutAffine) {
+  uint32_t seed = 30;
+  for (bool weight : {false, true}) {
+    for (bool bias : {false, true}) {
+      EXPECT_TRUE(layer_norm_matches(DType::kF32, {5, 7}, 1, weight, bias, 1e-5, seed += 3, 2e-5))
+          << weight << bias;
+      EXPECT_TRUE(layer_norm_matches(DType::kF32, {3, 4, 300}, 2, weight, bias, 1e-3, seed += 3, 2e-5))
+          << weight << bias;
+    }
+  }
+  EXPECT_TRUE(layer_norm_matches(DType::kF32, {2, 3, 4099}, 1, true, true, 1e-5, 50, 2e-5, /*constant=*/true));
+  EXPECT_TRUE(layer_norm_matches(DType::kF32, {2, 3, 5}, 3, true, true, 1e-5, 53, 2e-5));
+}
+
+TEST(VulkanLayerNorm, HalfPrecision) {
+  if (!f16_kernels_or_refused()) return;
+  EXPECT_TRUE(layer_norm_matches(DType::kF16, {4, 9}, 1, true, true, 1e-5, 60, 4e-3));
+  EXPECT_TRUE(layer_norm_matches(DType::kF16, {3, 777}, 1, true, false, 1e-5, 63, 4e-3));
+}
+
+}  // namespace
+}  // namespace gpuu::vulkan_test
