@@ -13,7 +13,6 @@
 namespace gpuu::inspect {
 namespace {
 
-using partition::Backend;
 using partition::Capabilities;
 
 std::string dtype_list(const std::vector<graph::DType>& dtypes) {
@@ -46,12 +45,12 @@ std::string render_ops_markdown() {
       "| --- | --- | --- | --- | --- | --- | --- |\n";
   size_t vulkan = 0, vgf = 0, cpu_count = 0;
   for (const graph::OpSchema& op : graph::all_ops()) {
-    std::string vk = dtype_list(Capabilities::declared_dtypes(Backend::kVulkan, op.name));
-    std::string vg = dtype_list(Capabilities::declared_dtypes(Backend::kVgf, op.name));
+    std::string vk = dtype_list(partition::builtin_vulkan_capability().declared_dtypes(op.name));
+    std::string vg = dtype_list(partition::builtin_vgf_capability().declared_dtypes(op.name));
     vulkan += vk.empty() ? 0 : 1;
     vgf += vg.empty() ? 0 : 1;
     cpu_count += cpu::cpu_supports_op(op.name) ? 1 : 0;
-    std::string tosa = Capabilities::tosa_form(op.name);
+    std::string tosa = partition::builtin_vgf_capability().op_form(op.name);
     out += "| `" + op.name + "` | " + input_list(op) + " | " + attr_list(op) + " | " + op.dtype_rule + " | " +
            (cpu::cpu_supports_op(op.name) ? "yes" : "no") + " | " + (vk.empty() ? "no" : vk) + " | " +
            (vg.empty() ? "no" : vg + (tosa.empty() ? "" : " (" + tosa + ")")) + " |\n";
@@ -78,13 +77,14 @@ std::string render_ops_json() {
     }
     w.end_array();
     w.key("backends").begin_object().field("CpuFallback", cpu::cpu_supports_op(op.name));
-    for (Backend b : {Backend::kVulkan, Backend::kVgf}) {
-      w.key(b == Backend::kVgf ? "VgfBackend" : "VulkanBackend").begin_array();
-      for (graph::DType d : Capabilities::declared_dtypes(b, op.name)) w.value(graph::dtype_name(d));
+    for (const partition::BackendCapability* b :
+         {&partition::builtin_vulkan_capability(), &partition::builtin_vgf_capability()}) {
+      w.key(b->id()).begin_array();
+      for (graph::DType d : b->declared_dtypes(op.name)) w.value(graph::dtype_name(d));
       w.end_array();
     }
     w.end_object();
-    std::string tosa = Capabilities::tosa_form(op.name);
+    std::string tosa = partition::builtin_vgf_capability().op_form(op.name);
     if (!tosa.empty()) w.field("tosa", tosa);
     w.end_object();
   }
