@@ -250,4 +250,21 @@ TEST_F(SessionTest, ApplicationBuffersFeedAndReceiveTensorsOnTheDevice) {
 }
 
 }  // namespace
+TEST_F(SessionTest, ADelegateOfAnUnregisteredBackendIsRefusedByName) {
+  // The writer keys preprocessing by id; a region of a backend this build
+  // lacks is written (serialized) under its id, and loading names it.
+  MixedProgram p = make_mixed_program(spec_with("npu", ContextMode::kLookupOrCreate, SyncMode::kTimeline));
+  p.partition.regions[0].backend = "NpuBackend";
+  Result<std::vector<uint8_t>> bytes = program::build_program(p.graph, p.partition, spec_with("npu", ContextMode::kLookupOrCreate, SyncMode::kTimeline), {});
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto program = program::load_program_bytes(bytes->data(), bytes->size());
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  auto session = Session::create(program.value(), SessionOptions{});
+  ASSERT_FALSE(session.ok());
+  EXPECT_NE(session.status().message().find("needs backend 'NpuBackend'"), std::string::npos)
+      << session.status().message();
+  EXPECT_NE(session.status().message().find("VulkanBackend, VgfBackend"), std::string::npos)
+      << session.status().message();
+}
+
 }  // namespace gpuu::runtime
