@@ -156,6 +156,41 @@ TEST(OpenBackends, AutoWeighsItByCostsKeyedByItsId) {
   for (const Region& r : p->result.regions) EXPECT_NE(r.backend, kAddMulId);
 }
 
+TEST(OpenBackends, RetryOffersPrunedNodesToTheNextBackendsInTheList) {
+  GraphMaker m;
+  Shape s = {4};
+  ValueId x = m.input("x", DType::kF32, s);
+  ValueId v = m.op("add", "add_0", {x, x}, DType::kF32, s);
+  v = m.op("mul", "mul_0", {v, x}, DType::kF32, s);
+  v = m.op("sin", "sin_0", {v}, DType::kF32, s);
+  v = m.op("add", "add_1", {v, x}, DType::kF32, s);
+  v = m.op("mul", "mul_1", {v, x}, DType::kF32, s);
+  v = m.op("add", "add_2", {v, x}, DType::kF32, s);
+  m.g.mark_output(v);
+  PartitionOptions o = three_backends(Prefer::kAuto, 3);
+  o.backends = {kAddMulId, kVulkanId};
+  o.retry_pruned = true;
+  Result<Partitioned> p = partition_with_trace(m.g, o);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(check_invariants(m.g, o, p->result, true), "");
+  // AddMul's pair is pruned and offered to Vulkan, which prunes it again;
+  // Vulkan's lone sin is offered back to AddMul, which cannot take it.
+  std::vector<NamedRegion> expected = {{kCpuId, {"add_0", "mul_0", "sin_0"}},
+                                       {kAddMulId, {"add_1", "mul_1", "add_2"}}};
+  EXPECT_EQ(named(m.g, p->result), expected);
+  Result<JsonValue> doc = parse_json(explain_json(m.g, o, *p));
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  std::string add_retry, sin_retry;
+  for (const JsonValue& n : doc->find("nodes")->as_array()) {
+    if (n.find("name")->as_string() == "add_0") add_retry = n.find("retry")->as_string();
+    if (n.find("name")->as_string() == "sin_0") sin_retry = n.find("retry")->as_string();
+  }
+  EXPECT_EQ(add_retry, "offered to VulkanBackend after pruning: pruned on retry: region of 2 nodes < "
+                       "min_partition_size 3");
+  EXPECT_EQ(sin_retry, "offered to AddMulBackend after pruning: unsupported: AddMulBackend takes only add and mul "
+                       "(sin_0 is sin)");
+}
+
 TEST(OpenBackends, UnknownIdsAreRefusedByNameListingTheRegisteredOnes) {
   GraphMaker m = chain();
   PartitionOptions o = three_backends(Prefer::kAuto, 1);
