@@ -293,7 +293,12 @@ Status Engine::prepare() {
   }
   for (const Denial& d : opt_.capabilities.denials()) unknown(d.backend, str_cat("deny of '", d.op, "'"));
   for (const Pin& p : opt_.capabilities.pins()) unknown(p.backend, str_cat("pin of '", p.node, "'"));
-  for (const std::string& id : opt_.cost.backend_ids()) unknown(id, "the cost model");
+  // The documented defaults name VGF and Vulkan; a build or list without
+  // them simply leaves those entries unused.
+  static const std::vector<std::string> kDefaultIds = CostModel::defaults().backend_ids();
+  for (const std::string& id : opt_.cost.backend_ids()) {
+    if (!std::binary_search(kDefaultIds.begin(), kDefaultIds.end(), id)) unknown(id, "the cost model");
+  }
   if (!problems.empty()) {
     std::string text = "partition: " + problems[0];
     for (size_t i = 1; i < problems.size(); ++i) text += "; " + problems[i];

@@ -191,6 +191,21 @@ TEST(OpenBackends, RetryOffersPrunedNodesToTheNextBackendsInTheList) {
                        "(sin_0 is sin)");
 }
 
+TEST(OpenBackends, ANewBackendAloneNeedsNoBuiltIn) {
+  // Only the new backend is registered: the default cost table's VGF and
+  // Vulkan entries go unused rather than refused.
+  GraphMaker m = chain();
+  PartitionOptions o;
+  o.capabilities = Capabilities({&add_mul()});
+  o.prefer = Prefer::kVgfFirst;
+  o.min_partition_size = 1;
+  std::vector<std::string> expected = {"AddMulBackend[add_0,mul_0,add_1]", "CpuFallback[sin_0]",
+                                       "AddMulBackend[mul_1,add_2,mul_2]"};
+  EXPECT_EQ(regions_of(m, o), expected);
+  o.prefer = Prefer::kAuto;
+  EXPECT_TRUE(partition(m.g, o).ok());
+}
+
 TEST(OpenBackends, UnknownIdsAreRefusedByNameListingTheRegisteredOnes) {
   GraphMaker m = chain();
   PartitionOptions o = three_backends(Prefer::kAuto, 1);
