@@ -199,6 +199,27 @@ TEST_F(PartitionCapi, UnknownBackendIdsAreRefusedByNameAllAtOnce) {
   EXPECT_EQ(partition_, nullptr);
 }
 
+TEST_F(PartitionCapi, ArraysOfANewerCallerAreReadWithTheirStride) {
+  // A caller built against a later header whose gpuu_partition_deny grew a
+  // field: elements are read at its struct_size, the extra field ignored.
+  struct NewerDeny {
+    gpuu_partition_deny deny;
+    uint64_t future_field;
+  };
+  NewerDeny deny[2] = {{deny_of("VgfBackend", "sin"), 1}, {deny_of("VgfBackend", "cos"), 2}};
+  for (NewerDeny& d : deny) d.deny.struct_size = sizeof(NewerDeny);
+  options_.prefer = GPUU_PREFER_VGF_FIRST;
+  options_.min_partition_size = 1;
+  options_.deny = &deny[0].deny;
+  options_.deny_count = 2;
+  ASSERT_EQ(run(), GPUU_OK) << gpuu_last_error();
+  for (int32_t node : {5, 6}) {  // sin_0, cos_0
+    const char* b = nullptr;
+    ASSERT_EQ(gpuu_partition_node_backend(partition_, node, &b, nullptr), GPUU_OK);
+    EXPECT_STREQ(b, "VulkanBackend") << gpuu_graph_node_name(graph_, node);
+  }
+}
+
 TEST_F(PartitionCapi, DenyAndPinReachTheEngine) {
   options_.prefer = GPUU_PREFER_VGF_FIRST;
   options_.min_partition_size = 1;
