@@ -604,86 +604,99 @@ GPUU_API const char* gpuu_op_name(size_t index);
 /* ------------------------------------------------------------------------ */
 /* Partitioning                                                             */
 /* ------------------------------------------------------------------------ */
-/* A partition splits a graph into regions, each run by one backend: VGF
- * (TOSA graph regions in a VGF file), Vulkan (gpuu's own compute kernels) or
- * the CPU fallback. Every node is in exactly one region; regions come in
- * execution order (every edge goes from a region to itself or to a later
- * one, so every region is convex: no path leaves it and comes back); GPU
- * regions are connected. The same graph and options always give the same
- * partition, and partitioning takes time near-linear in the graph's size.
+/* A partition splits a graph into regions, each run by one backend, named by
+ * its id: a registered GPU backend ("VgfBackend": TOSA graph regions in a VGF
+ * file; "VulkanBackend": gpuu's own compute kernels; any other registered
+ * backend by its own id) or the CPU fallback ("CpuFallback"). Every node is
+ * in exactly one region; regions come in execution order (every edge goes
+ * from a region to itself or to a later one, so every region is convex: no
+ * path leaves it and comes back); GPU regions are connected. The same graph
+ * and options always give the same partition, and partitioning takes time
+ * near-linear in the graph's size.
  *
- * Policies (gpuu_prefer), as in the RFC: VGF_FIRST lets VGF take maximal
- * regions of the nodes it supports, then Vulkan takes maximal regions of
- * what is left (VULKAN_FIRST: the other way round); then GPU regions with
- * fewer than min_partition_size nodes are pruned and their nodes stay on the
- * CPU. AUTO scores three candidates (vgf_first, vulkan_first and a per-node
- * labelling by the cost model) with the cost model below and keeps the
- * cheapest (the earlier on a tie). Two exceptions to pruning: a custom_shader
- * node of domain "com.arm.VulkanCustomShader" always gets a region of its own
- * and keeps it, and so does a region that holds a pinned node.
+ * Policies: a preference list of GPU backends; each in turn takes maximal
+ * regions of the nodes it supports among those still free; then GPU regions
+ * with fewer than min_partition_size nodes are pruned and their nodes stay on
+ * the CPU. The list is `backends` when given, else from gpuu_prefer:
+ * VGF_FIRST is VgfBackend, VulkanBackend, then every other registered GPU
+ * backend in registration order (VULKAN_FIRST: the first two swapped). AUTO
+ * scores one candidate led by each registered GPU backend plus a per-node
+ * labelling by the cost model and keeps the cheapest (the earlier on a tie).
+ * Two exceptions to pruning: a custom_shader node of domain
+ * "com.arm.VulkanCustomShader" always gets a region of its own and keeps it,
+ * and so does a region that holds a pinned node.
  *
- * What each backend supports: VGF what TOSA 1.0 expresses for f32, f16, i32,
- * i8 and bool tensors (never i64: gather/index_select need i32 indices);
- * Vulkan every op on f32, f16, i32 and bool data, with i32 or i64 indices;
- * the CPU everything, including ops no GPU backend knows. */
+ * What each backend takes (ops and dtypes) is its own declaration: see
+ * `gpuu-inspect --ops` and docs/ops.md. The CPU takes everything, including
+ * ops no GPU backend knows.
+ *
+ * Backend ids in options must be registered (or "CpuFallback" where allowed);
+ * gpuu_graph_partition names every unknown id and lists the registered ones. */
 
-typedef enum gpuu_backend {
-  GPUU_BACKEND_VGF = 0,    /* "VgfBackend" */
-  GPUU_BACKEND_VULKAN = 1, /* "VulkanBackend" */
-  GPUU_BACKEND_CPU = 2,    /* "CpuFallback" */
-  GPUU_BACKEND_FORCE32 = 0x7FFFFFFF
-} gpuu_backend;
-
-/* The id of `backend` as written into programs, logs and explain reports:
- * "VgfBackend", "VulkanBackend" or "CpuFallback"; "unknown backend" for any
- * other value. Static, valid forever. Thread-safe; never fails. */
-GPUU_API const char* gpuu_backend_name(gpuu_backend backend);
-
-/* `backend` (VGF or VULKAN: the CPU cannot be denied anything) takes no node
- * that runs `op`. */
+/* `backend` (a GPU backend id: the CPU cannot be denied anything) takes no
+ * node that runs `op`. Initialise with gpuu_partition_deny_init. */
 typedef struct gpuu_partition_deny {
-  gpuu_backend backend;
+  uint32_t struct_size;
+  const char* backend;
   const char* op;
 } gpuu_partition_deny;
 
-/* The node named `node` goes to `backend` (the CPU included) whatever the
- * policy, and its region is never pruned. */
+/* The node named `node` goes to `backend` (a GPU backend id or "CpuFallback")
+ * whatever the policy, and its region is never pruned. Initialise with
+ * gpuu_partition_pin_init. */
 typedef struct gpuu_partition_pin {
+  uint32_t struct_size;
   const char* node;
-  gpuu_backend backend;
+  const char* backend;
 } gpuu_partition_pin;
 
-/* The cost of one node running `op`, per backend (indexed by gpuu_backend). */
+/* The cost of one node running `op` on `backend` (an id, "CpuFallback"
+ * included). op "*" sets the backend's default for every op without an entry
+ * of its own (defaults: each GPU backend's declared cost, VgfBackend 1,
+ * VulkanBackend 2; CpuFallback 10). Initialise with gpuu_partition_op_cost_init. */
 typedef struct gpuu_partition_op_cost {
+  uint32_t struct_size;
   const char* op;
-  double cost[3];
+  const char* backend;
+  double cost;
 } gpuu_partition_op_cost;
 
 typedef struct gpuu_partition_options {
   uint32_t struct_size;
-  gpuu_prefer prefer;         /* default GPUU_PREFER_AUTO */
+  gpuu_prefer prefer;         /* default GPUU_PREFER_AUTO; not read when backend_count > 0 */
   int64_t min_partition_size; /* default 3; must be >= 1 */
   /* Default 0: pruned nodes stay on the CPU (the RFC's first version).
-   * Nonzero: each GPU backend's pruned nodes are first offered to the other
-   * GPU backend, which may add them to its regions (still subject to
-   * min_partition_size). */
+   * Nonzero: each GPU backend's pruned nodes are first offered to the next
+   * GPU backends of the preference list, which may add them to their regions
+   * (still subject to min_partition_size). */
   int32_t retry_pruned;
-  const gpuu_partition_deny* deny; /* deny[0..deny_count); may be NULL when the count is 0 */
+  /* Every array below may be NULL when its count is 0; the struct arrays are
+   * read with the stride of their element 0's struct_size. */
+  const gpuu_partition_deny* deny;
   size_t deny_count;
-  const gpuu_partition_pin* pins; /* pins[0..pin_count); may be NULL when the count is 0 */
+  const gpuu_partition_pin* pins;
   size_t pin_count;
   /* The cost model of AUTO, in abstract units (only ratios matter); every
    * cost must be finite and >= 0. Defaults in brackets. */
-  double op_cost[3];        /* one node, by gpuu_backend [1, 2, 10] */
-  double gpu_crossing_cost; /* a tensor handed between VGF and Vulkan [3] */
+  double gpu_crossing_cost; /* a tensor handed between two GPU backends [3] */
   double cpu_crossing_cost; /* a tensor handed between a GPU backend and the CPU [15] */
-  double gpu_region_cost;   /* each VGF or Vulkan region: one more submit [1] */
-  /* Per-op costs replacing op_cost for those ops; they extend the built-in
-   * table (conv2d, matmul and linear: [4, 8, 100]); a later entry for the same
-   * op wins. May be NULL when the count is 0. */
+  double gpu_region_cost;   /* each GPU region: one more submit [1] */
+  /* Costs by (op, backend); they extend the built-in table (conv2d, matmul
+   * and linear: VgfBackend 4, VulkanBackend 8, CpuFallback 100); a later
+   * entry for the same pair wins. */
   const gpuu_partition_op_cost* op_costs;
   size_t op_cost_count;
+  /* An explicit preference list of GPU backend ids: exactly these, in this
+   * order (CpuFallback is always the fallback and may not be listed). Empty:
+   * the list comes from prefer. */
+  const char* const* backends;
+  size_t backend_count;
 } gpuu_partition_options;
+
+/* Fill each struct with its defaults and struct_size (NULL is ignored; never fail). */
+GPUU_API void gpuu_partition_deny_init(gpuu_partition_deny* deny);
+GPUU_API void gpuu_partition_pin_init(gpuu_partition_pin* pin);
+GPUU_API void gpuu_partition_op_cost_init(gpuu_partition_op_cost* op_cost);
 
 /* Fills `options` with the defaults above. NULL is ignored. Never fails. */
 GPUU_API void gpuu_partition_options_init(gpuu_partition_options* options);
@@ -700,9 +713,10 @@ typedef struct gpuu_partition gpuu_partition;
  * All arguments are borrowed for the call. May run concurrently with other
  * calls that only read `graph`.
  * GPUU_ERROR_INVALID_ARGUMENT, with a message naming what is wrong, for a
- * NULL graph or out, a struct_size that is not set, an unknown prefer or
- * backend value, min_partition_size < 1, a NULL array with a nonzero count, a
- * NULL or empty op or node name, a denial for the CPU, a denied op that is
+ * NULL graph or out, a struct_size that is not set, an unknown prefer value,
+ * a backend id that is not registered (all of them named at once, with the
+ * registered ids), min_partition_size < 1, a NULL array with a nonzero count,
+ * a NULL or empty op, node name or backend id, a denial for the CPU, a denied op that is
  * neither a known op nor used by the graph, a pin naming no node (or a name
  * several nodes share), a pin to a backend that cannot take that node (the
  * message says why), a node pinned to two backends, a negative or non-finite
@@ -719,9 +733,10 @@ GPUU_API void gpuu_partition_destroy(gpuu_partition* partition);
 /* Number of regions; 0 for NULL. */
 GPUU_API size_t gpuu_partition_region_count(const gpuu_partition* partition);
 
-/* The backend of region `region` (in execution order) to *out.
+/* The backend id of region `region` (in execution order) to *out, borrowed:
+ * valid until the partition is destroyed.
  * GPUU_ERROR_INVALID_ARGUMENT for a NULL argument or a region out of range. */
-GPUU_API gpuu_status gpuu_partition_region_backend(const gpuu_partition* partition, size_t region, gpuu_backend* out);
+GPUU_API gpuu_status gpuu_partition_region_backend(const gpuu_partition* partition, size_t region, const char** out);
 
 /* The number of nodes in region `region` to *out.
  * GPUU_ERROR_INVALID_ARGUMENT for a NULL argument or a region out of range. */
@@ -734,11 +749,12 @@ GPUU_API gpuu_status gpuu_partition_region_node_count(const gpuu_partition* part
 GPUU_API gpuu_status gpuu_partition_region_node(const gpuu_partition* partition, size_t region, size_t index,
                                                 int32_t* node);
 
-/* The backend that runs graph node `node` to *backend, and the index of its
- * region to *region (may be NULL).
+/* The id of the backend that runs graph node `node` to *backend (borrowed:
+ * valid until the partition is destroyed), and the index of its region to
+ * *region (may be NULL).
  * GPUU_ERROR_INVALID_ARGUMENT for a NULL partition or backend, or a node id
  * out of range. */
-GPUU_API gpuu_status gpuu_partition_node_backend(const gpuu_partition* partition, int32_t node, gpuu_backend* backend,
+GPUU_API gpuu_status gpuu_partition_node_backend(const gpuu_partition* partition, int32_t node, const char** backend,
                                                  size_t* region);
 
 /* The explain report as JSON text (UTF-8, NUL-terminated): the policy and

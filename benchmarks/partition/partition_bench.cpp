@@ -146,8 +146,7 @@ bool write_graph(const gpuu::graph::Graph& g, const std::string& path) {
       if (value.constant >= 0) continue;
       producers.push_back(value.producer);
     }
-    bool vgf = gpuu::partition::Capabilities::builtin(gpuu::partition::Backend::kVgf, g,
-                                                      static_cast<gpuu::graph::NodeId>(n)).ok();
+    bool vgf = gpuu::partition::builtin_vgf_capability().check(g, static_cast<gpuu::graph::NodeId>(n)).ok();
     out << node.op << ' ' << (vgf ? 1 : 0) << ' ' << producers.size();
     for (int32_t p : producers) out << ' ' << p;
     out << '\n';

@@ -59,7 +59,7 @@ Result<std::shared_ptr<const program::Program>> make_program(const graph::Graph&
   int n = static_cast<int>(g.nodes().size());
   p.region_of_node.resize(static_cast<size_t>(n));
   for (int d = 0; d < delegates; ++d) {
-    partition::Region r{partition::Backend::kVulkan, {}};
+    partition::Region r{partition::kVulkanId, {}};
     for (int i = d * n / delegates; i < (d + 1) * n / delegates; ++i) {
       r.nodes.push_back(i);
       p.region_of_node[static_cast<size_t>(i)] = d;
@@ -71,7 +71,7 @@ Result<std::shared_ptr<const program::Program>> make_program(const graph::Graph&
   spec.sync_mode = sync;
   spec.present = true;
   program::Preprocessors pre;
-  pre.vulkan = [](const graph::Graph& graph, const partition::Region& region,
+  pre[partition::kVulkanId] = [](const graph::Graph& graph, const partition::Region& region,
                   const program::RegionIo&) -> Result<program::PreprocessedRegion> {
     GPUU_ASSIGN_OR_RETURN(std::vector<uint8_t> blob, vulkan::VulkanBackend().preprocess(graph, region, {}));
     return program::PreprocessedRegion{Blob::take(std::move(blob)), {}};

@@ -340,8 +340,13 @@ GPUU_OUT_SCALAR(int32_t, type, PyLong_FromLong)
 GPUU_OUT_SCALAR(size_t, out, PyLong_FromSize_t)
 GPUU_OUT_SCALAR(size_t, region, PyLong_FromSize_t)
 GPUU_OUT_SCALAR(size_t, vgf_count, PyLong_FromSize_t)
-GPUU_OUT_SCALAR(gpuu_backend, out, PyLong_FromLong)
-GPUU_OUT_SCALAR(gpuu_backend, backend, PyLong_FromLong)
+// Backend ids come back as str (borrowed from the partition, copied here).
+%typemap(in, numinputs=0) const char** out (const char* value = nullptr), const char** backend (const char* value = nullptr) {
+  $1 = ($1_ltype)&value;  // SWIG drops the pointee's const
+}
+%typemap(argout) const char** out, const char** backend {
+  $result = SWIG_Python_AppendOutput($result, value$argnum ? PyUnicode_FromString(value$argnum) : (Py_INCREF(Py_None), Py_None));
+}
 GPUU_OUT_SCALAR(gpuu_dtype, out, PyLong_FromLong)
 
 // ---- out-structs: allocated here, returned as owned proxies ----------------
@@ -420,7 +425,7 @@ GPUU_OUT_STRUCT(gpuu_execute_stats)
 }
 %typemap(in) (const int32_t* inputs, size_t n_inputs) (std::vector<int32_t> ids) {
   if (!gpuu_py_int_list($input, "inputs", &ids)) SWIG_fail;
-  $1 = ids.empty() ? nullptr : ids.data();
+  $1 = ($1_ltype)(ids.empty() ? nullptr : ids.data());  // SWIG drops the pointee's const
   $2 = ids.size();
 }
 %typemap(in) (const gpuu_attr* attrs, size_t n_attrs) (GpuuPyAttrs converted) {
@@ -476,26 +481,6 @@ GPUU_OUT_STRUCT(gpuu_execute_stats)
 
 // ---- struct members --------------------------------------------------------
 %typemap(memberin) const char* { $1 = gpuu_py_intern($input); }
-%typemap(memberin) double [3] {
-  for (size_t i = 0; i < 3; ++i) $1[i] = $input[i];
-}
-%typemap(in) double [3] (double values[3]) {
-  PyObject* seq = PySequence_Fast($input, "expected a sequence of 3 floats");
-  if (!seq) SWIG_fail;
-  if (PySequence_Fast_GET_SIZE(seq) != 3) {
-    Py_DECREF(seq);
-    PyErr_SetString(PyExc_ValueError, "expected a sequence of 3 floats (one per gpuu_backend)");
-    SWIG_fail;
-  }
-  for (Py_ssize_t i = 0; i < 3; ++i) {
-    values[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
-  }
-  Py_DECREF(seq);
-  if (PyErr_Occurred()) SWIG_fail;
-  $1 = values;
-}
-%typemap(out) double [3] { $result = Py_BuildValue("(ddd)", $1[0], $1[1], $1[2]); }
-
 // The partition options' arrays travel through gpuu_py_graph_partition;
 // callbacks and extension lists of external contexts have no Python meaning.
 %ignore gpuu_partition_options::deny;
@@ -504,6 +489,8 @@ GPUU_OUT_STRUCT(gpuu_execute_stats)
 %ignore gpuu_partition_options::pin_count;
 %ignore gpuu_partition_options::op_costs;
 %ignore gpuu_partition_options::op_cost_count;
+%ignore gpuu_partition_options::backends;
+%ignore gpuu_partition_options::backend_count;
 %ignore gpuu_external_context_desc::get_instance_proc_addr;
 %ignore gpuu_external_context_desc::queue_lock;
 %ignore gpuu_external_context_desc::queue_unlock;
@@ -609,8 +596,9 @@ gpuu_status gpuu_py_graph_outputs(const gpuu_graph* graph, std::vector<int32_t>*
 }
 %}
 
-// Partitioning with denials (backend, op), pins (node, backend) and per-op
-// costs (op, (vgf, vulkan, cpu)) given as sequences of tuples.
+// Partitioning with denials (backend, op), pins (node, backend), costs
+// (op, backend, cost) given as sequences of tuples, and a backend preference
+// list of ids; backends are named by their id strings.
 %{
 // Splits sequence item `i` of `what` into a tuple of exactly n items.
 static bool gpuu_py_tuple_items(PyObject* item, Py_ssize_t n, const char* what, Py_ssize_t i, PyObject** out) {
@@ -628,8 +616,8 @@ struct GpuuPyArray {
   std::vector<Entry> entries;
 };
 
-// Converts `obj` (a sequence of 2-tuples, or None) with fill(parts, strings, &entry).
-template <typename Entry, typename Fill>
+// Converts `obj` (a sequence of N-tuples, or None) with fill(parts, strings, &entry).
+template <Py_ssize_t N, typename Entry, typename Fill>
 static bool gpuu_py_array(PyObject* obj, const char* what, GpuuPyArray<Entry>* a, Fill fill) {
   if (obj == Py_None) return true;
   PyObject* seq = PySequence_Fast(obj, "");
@@ -639,69 +627,70 @@ static bool gpuu_py_array(PyObject* obj, const char* what, GpuuPyArray<Entry>* a
   }
   bool ok = true;
   for (Py_ssize_t i = 0; ok && i < PySequence_Fast_GET_SIZE(seq); ++i) {
-    PyObject* parts[2];
+    PyObject* parts[N];
     Entry e = Entry();
-    ok = gpuu_py_tuple_items(PySequence_Fast_GET_ITEM(seq, i), 2, what, i, parts) && fill(parts, &a->strings, &e);
+    e.struct_size = static_cast<uint32_t>(sizeof(Entry));
+    ok = gpuu_py_tuple_items(PySequence_Fast_GET_ITEM(seq, i), N, what, i, parts) && fill(parts, &a->strings, &e);
     if (ok) a->entries.push_back(e);
   }
   Py_DECREF(seq);
   return ok;
 }
 
-static bool gpuu_py_backend(PyObject* obj, gpuu_backend* out) {
-  long v = PyLong_AsLong(obj);
-  if (v == -1 && PyErr_Occurred()) return false;
-  *out = static_cast<gpuu_backend>(v);
-  return true;
-}
 %}
 %{
 static bool gpuu_py_fill_deny(PyObject** p, std::deque<std::string>* s, gpuu_partition_deny* e) {
-  const char* op = nullptr;
-  if (!gpuu_py_backend(p[0], &e->backend) || !gpuu_py_cstr(p[1], "a denied op", s, &op, false)) return false;
-  e->op = op;
-  return true;
+  return gpuu_py_cstr(p[0], "a backend id", s, &e->backend, false) &&
+         gpuu_py_cstr(p[1], "a denied op", s, &e->op, false);
 }
 
 static bool gpuu_py_fill_pin(PyObject** p, std::deque<std::string>* s, gpuu_partition_pin* e) {
-  const char* node = nullptr;
-  if (!gpuu_py_cstr(p[0], "a pinned node name", s, &node, false) || !gpuu_py_backend(p[1], &e->backend)) return false;
-  e->node = node;
-  return true;
+  return gpuu_py_cstr(p[0], "a pinned node name", s, &e->node, false) &&
+         gpuu_py_cstr(p[1], "a backend id", s, &e->backend, false);
 }
 
 static bool gpuu_py_fill_op_cost(PyObject** p, std::deque<std::string>* s, gpuu_partition_op_cost* e) {
-  const char* op = nullptr;
-  if (!gpuu_py_cstr(p[0], "an op name", s, &op, false)) return false;
-  e->op = op;
-  PyObject* costs = PySequence_Fast(p[1], "an op cost must be a sequence of 3 floats (vgf, vulkan, cpu)");
-  if (!costs) return false;
-  bool good = PySequence_Fast_GET_SIZE(costs) == 3;
-  if (!good) PyErr_Format(PyExc_ValueError, "the cost of op '%s' must have 3 entries (vgf, vulkan, cpu)", e->op);
-  for (Py_ssize_t k = 0; good && k < 3; ++k) {
-    e->cost[k] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(costs, k));
-    good = !PyErr_Occurred();
+  if (!gpuu_py_cstr(p[0], "an op name", s, &e->op, false) || !gpuu_py_cstr(p[1], "a backend id", s, &e->backend, false)) {
+    return false;
   }
-  Py_DECREF(costs);
-  return good;
+  e->cost = PyFloat_AsDouble(p[2]);
+  return !PyErr_Occurred();
 }
 %}
-%define GPUU_PARTITION_ARRAY(TYPE, PTR, COUNT, WHAT, FILL)
+%define GPUU_PARTITION_ARRAY(TYPE, PTR, COUNT, WHAT, N, FILL)
 %typemap(in) (const TYPE* PTR, size_t COUNT) (GpuuPyArray<TYPE> arr) {
-  if (!gpuu_py_array($input, WHAT, &arr, FILL)) SWIG_fail;
+  if (!gpuu_py_array<N>($input, WHAT, &arr, FILL)) SWIG_fail;
   $1 = arr.entries.empty() ? nullptr : arr.entries.data();
   $2 = arr.entries.size();
 }
 %enddef
-GPUU_PARTITION_ARRAY(gpuu_partition_deny, deny, deny_count, "deny", gpuu_py_fill_deny)
-GPUU_PARTITION_ARRAY(gpuu_partition_pin, pins, pin_count, "pins", gpuu_py_fill_pin)
-GPUU_PARTITION_ARRAY(gpuu_partition_op_cost, op_costs, op_cost_count, "op_costs", gpuu_py_fill_op_cost)
+GPUU_PARTITION_ARRAY(gpuu_partition_deny, deny, deny_count, "deny", 2, gpuu_py_fill_deny)
+GPUU_PARTITION_ARRAY(gpuu_partition_pin, pins, pin_count, "pins", 2, gpuu_py_fill_pin)
+GPUU_PARTITION_ARRAY(gpuu_partition_op_cost, op_costs, op_cost_count, "op_costs", 3, gpuu_py_fill_op_cost)
+%typemap(in) (const char* const* backends, size_t backend_count)
+    (std::deque<std::string> strings, std::vector<const char*> ids) {
+  if ($input != Py_None) {
+    PyObject* seq = PySequence_Fast($input, "backends must be a sequence of backend ids");
+    if (!seq) SWIG_fail;
+    bool ok = true;
+    for (Py_ssize_t i = 0; ok && i < PySequence_Fast_GET_SIZE(seq); ++i) {
+      const char* id = nullptr;
+      ok = gpuu_py_cstr(PySequence_Fast_GET_ITEM(seq, i), "a backend id", &strings, &id, false);
+      if (ok) ids.push_back(id);
+    }
+    Py_DECREF(seq);
+    if (!ok) SWIG_fail;
+  }
+  $1 = ($1_ltype)(ids.empty() ? nullptr : ids.data());  // SWIG drops the pointee's const
+  $2 = ids.size();
+}
 %inline %{
 // gpuu_graph_partition with `options` (None: the defaults) plus the arrays.
 gpuu_status gpuu_py_graph_partition(const gpuu_graph* graph, const gpuu_partition_options* options,
                                     const gpuu_partition_deny* deny, size_t deny_count,
                                     const gpuu_partition_pin* pins, size_t pin_count,
                                     const gpuu_partition_op_cost* op_costs, size_t op_cost_count,
+                                    const char* const* backends, size_t backend_count,
                                     gpuu_partition** out) {
   gpuu_partition_options o;
   if (options) {
@@ -715,6 +704,8 @@ gpuu_status gpuu_py_graph_partition(const gpuu_graph* graph, const gpuu_partitio
   o.pin_count = pin_count;
   o.op_costs = op_costs;
   o.op_cost_count = op_cost_count;
+  o.backends = backends;
+  o.backend_count = backend_count;
   return gpuu_graph_partition(graph, &o, out);
 }
 %}

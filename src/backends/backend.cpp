@@ -8,6 +8,35 @@
 
 namespace gpuu::backends {
 
+namespace {
+
+// capability() of a backend that declares no table: check() decides.
+class CheckedCapability final : public partition::BackendCapability {
+ public:
+  explicit CheckedCapability(const Backend& backend) : backend_(backend) {}
+  const char* id() const override { return backend_.id(); }
+  double default_cost() const override { return 2.0; }
+  partition::Verdict check(const graph::Graph& graph, graph::NodeId node) const override {
+    partition::Verdict v;
+    if (!backend_.check(graph, graph.node(node)).empty()) v.kind = partition::Verdict::Kind::kBackendRefused;
+    return v;
+  }
+  std::string describe(const graph::Graph& graph, graph::NodeId node, const partition::Verdict&) const override {
+    return backend_.check(graph, graph.node(node));
+  }
+  std::vector<graph::DType> declared_dtypes(std::string_view) const override { return {}; }
+
+ private:
+  const Backend& backend_;  // its owner
+};
+
+}  // namespace
+
+Backend::Backend() : checked_(std::make_unique<CheckedCapability>(*this)) {}
+Backend::~Backend() = default;
+
+const partition::BackendCapability& Backend::capability() const { return *checked_; }
+
 Status BackendRegistry::register_backend(std::unique_ptr<Backend> backend) {
   if (!backend) return err(StatusCode::kInvalidArgument, "register_backend: null backend");
   if (find(backend->id())) {

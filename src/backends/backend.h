@@ -17,6 +17,7 @@
 #include "gpu/device_buffer.h"
 #include "gpu/submission.h"
 #include "graph/graph.h"
+#include "partition/backend_capability.h"
 #include "partition/partition_result.h"
 #include "program/subgraph.h"
 
@@ -67,7 +68,10 @@ class DelegateHandle {
 
 class Backend {
  public:
-  virtual ~Backend() = default;
+  Backend();
+  virtual ~Backend();
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
   virtual const char* id() const = 0;        // "VulkanBackend", "VgfBackend"
   virtual const char* log_name() const = 0;  // "Vulkan", "VGF": the tag of its log lines
   virtual uint32_t version() const = 0;
@@ -79,8 +83,16 @@ class Backend {
 
   // Export side: "" when the backend takes `node`, else why not.
   virtual std::string check(const graph::Graph& graph, const graph::Node& node) const = 0;
+  // What the partitioner knows of this backend: its id, default cost, check
+  // and per-op declaration. The default declares no op and takes what check()
+  // takes at cost 2 (a GPU dispatch per op), so every registered backend is
+  // partitionable; a backend with a table of its own returns that.
+  virtual const partition::BackendCapability& capability() const;
   virtual Result<std::vector<uint8_t>> preprocess(const graph::Graph& graph, const partition::Region& region,
                                                   const std::vector<CompileSpecEntry>& compile_specs) const = 0;
+
+ private:
+  std::unique_ptr<partition::BackendCapability> checked_;  // the default capability()
 };
 
 // Backends by id. The runtime registers the built-in ones (see

@@ -3,6 +3,7 @@
 // result, the policy and the report in the gpuu_partition handle.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "runtime/builtin_backends.h"
 #include "capi/capi_common.h"
@@ -13,58 +14,87 @@
 namespace gpuu::capi {
 namespace {
 
-using partition::Backend;
-
-static_assert(GPUU_BACKEND_VGF == static_cast<int>(Backend::kVgf), "backends drifted");
-static_assert(GPUU_BACKEND_VULKAN == static_cast<int>(Backend::kVulkan), "backends drifted");
-static_assert(GPUU_BACKEND_CPU == static_cast<int>(Backend::kCpu), "backends drifted");
 static_assert(static_cast<int>(Prefer::kVulkanFirst) == GPUU_PREFER_VULKAN_FIRST, "prefer drifted");
 
 constexpr const char* kFn = "gpuu_graph_partition";
 
-bool backend_ok(gpuu_backend b) { return b == GPUU_BACKEND_VGF || b == GPUU_BACKEND_VULKAN || b == GPUU_BACKEND_CPU; }
+// The sizes of the first releases of the sized structs (the growth rule's floor).
+constexpr size_t kFirstOptionsSize = sizeof(gpuu_partition_options);
+constexpr size_t kFirstDenySize = sizeof(gpuu_partition_deny);
+constexpr size_t kFirstPinSize = sizeof(gpuu_partition_pin);
+constexpr size_t kFirstOpCostSize = sizeof(gpuu_partition_op_cost);
 
-// Maps and checks the C options; returns GPUU_OK or the failure already recorded.
+// Maps and checks the C options, collecting every problem into one error;
+// returns GPUU_OK or the failure already recorded. Backend ids are checked
+// against the registered backends by the partitioner.
 gpuu_status to_options(const gpuu_partition_options& in, partition::PartitionOptions* out) {
+  std::vector<std::string> problems;
+  auto problem = [&](auto&&... parts) { problems.push_back(str_cat(parts...)); };
   if (in.prefer != GPUU_PREFER_AUTO && in.prefer != GPUU_PREFER_VGF_FIRST && in.prefer != GPUU_PREFER_VULKAN_FIRST) {
-    return fail_invalid(kFn, ": unknown prefer value ", static_cast<int64_t>(in.prefer));
+    problem("unknown prefer value ", static_cast<int64_t>(in.prefer));
   }
   out->prefer = static_cast<Prefer>(in.prefer);
   out->min_partition_size = in.min_partition_size;
   out->retry_pruned = in.retry_pruned != 0;
-  if (in.deny_count && !in.deny) return fail_invalid(kFn, ": deny is NULL but deny_count is ", in.deny_count);
-  if (in.pin_count && !in.pins) return fail_invalid(kFn, ": pins is NULL but pin_count is ", in.pin_count);
-  if (in.op_cost_count && !in.op_costs) {
-    return fail_invalid(kFn, ": op_costs is NULL but op_cost_count is ", in.op_cost_count);
+
+  std::vector<gpuu_partition_deny> deny;
+  std::vector<gpuu_partition_pin> pins;
+  std::vector<gpuu_partition_op_cost> costs;
+  std::string why;
+  if (!read_sized_array(in.deny, in.deny_count, kFirstDenySize, gpuu_partition_deny_init, &deny, &why)) {
+    problem("deny: ", why);
   }
-  for (size_t i = 0; i < in.deny_count; ++i) {
-    const gpuu_partition_deny& d = in.deny[i];
-    if (!backend_ok(d.backend)) {
-      return fail_invalid(kFn, ": deny[", i, "] has unknown backend value ", static_cast<int64_t>(d.backend));
+  if (!read_sized_array(in.pins, in.pin_count, kFirstPinSize, gpuu_partition_pin_init, &pins, &why)) {
+    problem("pins: ", why);
+  }
+  if (!read_sized_array(in.op_costs, in.op_cost_count, kFirstOpCostSize, gpuu_partition_op_cost_init, &costs, &why)) {
+    problem("op_costs: ", why);
+  }
+  if (in.backend_count && !in.backends) problem("backends is NULL but backend_count is ", in.backend_count);
+  for (size_t i = 0; i < deny.size(); ++i) {
+    if (!deny[i].backend || !deny[i].op) {
+      problem("deny[", i, "].", deny[i].backend ? "op" : "backend", " is NULL");
+      continue;
     }
-    if (!d.op) return fail_invalid(kFn, ": deny[", i, "].op is NULL");
-    Status s = out->capabilities.deny(static_cast<Backend>(d.backend), d.op);
-    if (!s.ok()) return fail_invalid(kFn, ": deny[", i, "]: ", s.message());
+    Status s = out->capabilities.deny(deny[i].backend, deny[i].op);
+    if (!s.ok()) problem("deny[", i, "]: ", s.message());
   }
-  for (size_t i = 0; i < in.pin_count; ++i) {
-    const gpuu_partition_pin& p = in.pins[i];
-    if (!backend_ok(p.backend)) {
-      return fail_invalid(kFn, ": pins[", i, "] has unknown backend value ", static_cast<int64_t>(p.backend));
+  for (size_t i = 0; i < pins.size(); ++i) {
+    if (!pins[i].node || !pins[i].backend) {
+      problem("pins[", i, "].", pins[i].node ? "backend" : "node", " is NULL");
+      continue;
     }
-    if (!p.node) return fail_invalid(kFn, ": pins[", i, "].node is NULL");
-    Status s = out->capabilities.pin(p.node, static_cast<Backend>(p.backend));
-    if (!s.ok()) return fail_invalid(kFn, ": pins[", i, "]: ", s.message());
+    Status s = out->capabilities.pin(pins[i].node, pins[i].backend);
+    if (!s.ok()) problem("pins[", i, "]: ", s.message());
   }
-  for (int b = 0; b < partition::kBackendCount; ++b) out->cost.op_cost[static_cast<size_t>(b)] = in.op_cost[b];
   out->cost.gpu_crossing = in.gpu_crossing_cost;
   out->cost.cpu_crossing = in.cpu_crossing_cost;
   out->cost.gpu_region = in.gpu_region_cost;
-  for (size_t i = 0; i < in.op_cost_count; ++i) {
-    const gpuu_partition_op_cost& c = in.op_costs[i];
-    if (!c.op || !*c.op) return fail_invalid(kFn, ": op_costs[", i, "].op is NULL or empty");
-    out->cost.per_op[c.op] = {c.cost[0], c.cost[1], c.cost[2]};
+  for (size_t i = 0; i < costs.size(); ++i) {
+    const gpuu_partition_op_cost& c = costs[i];
+    if (!c.op || !*c.op || !c.backend || !*c.backend) {
+      problem("op_costs[", i, "].", !c.op || !*c.op ? "op" : "backend", " is NULL or empty");
+      continue;
+    }
+    if (std::string(c.op) == "*") {
+      out->cost.op_cost[c.backend] = c.cost;
+    } else {
+      out->cost.per_op[c.op][c.backend] = c.cost;
+    }
   }
-  return GPUU_OK;
+  if (in.backends) {
+    for (size_t i = 0; i < in.backend_count; ++i) {
+      if (!in.backends[i] || !*in.backends[i]) {
+        problem("backends[", i, "] is NULL or empty");
+      } else {
+        out->backends.emplace_back(in.backends[i]);
+      }
+    }
+  }
+  if (problems.empty()) return GPUU_OK;
+  std::string text = str_cat(kFn, ": ", problems[0]);
+  for (size_t i = 1; i < problems.size(); ++i) text += "; " + problems[i];
+  return fail(Status(StatusCode::kInvalidArgument, text));
 }
 
 const partition::Region* region_at(const gpuu_partition* p, size_t region) {
@@ -80,9 +110,18 @@ using namespace gpuu::capi;
 
 extern "C" {
 
-GPUU_API const char* gpuu_backend_name(gpuu_backend backend) {
-  if (!backend_ok(backend)) return "unknown backend";
-  return partition::backend_id(static_cast<partition::Backend>(backend));
+GPUU_API void gpuu_partition_deny_init(gpuu_partition_deny* deny) {
+  if (deny) *deny = gpuu_partition_deny{static_cast<uint32_t>(sizeof(gpuu_partition_deny)), nullptr, nullptr};
+}
+
+GPUU_API void gpuu_partition_pin_init(gpuu_partition_pin* pin) {
+  if (pin) *pin = gpuu_partition_pin{static_cast<uint32_t>(sizeof(gpuu_partition_pin)), nullptr, nullptr};
+}
+
+GPUU_API void gpuu_partition_op_cost_init(gpuu_partition_op_cost* op_cost) {
+  if (op_cost) {
+    *op_cost = gpuu_partition_op_cost{static_cast<uint32_t>(sizeof(gpuu_partition_op_cost)), nullptr, nullptr, 0.0};
+  }
 }
 
 GPUU_API void gpuu_partition_options_init(gpuu_partition_options* options) {
@@ -93,9 +132,6 @@ GPUU_API void gpuu_partition_options_init(gpuu_partition_options* options) {
   options->prefer = static_cast<gpuu_prefer>(defaults.prefer);
   options->min_partition_size = defaults.min_partition_size;
   options->retry_pruned = defaults.retry_pruned ? 1 : 0;
-  for (int b = 0; b < partition::kBackendCount; ++b) {
-    options->op_cost[b] = defaults.cost.op_cost[static_cast<size_t>(b)];
-  }
   options->gpu_crossing_cost = defaults.cost.gpu_crossing;
   options->cpu_crossing_cost = defaults.cost.cpu_crossing;
   options->gpu_region_cost = defaults.cost.gpu_region;
@@ -107,19 +143,16 @@ GPUU_API gpuu_status gpuu_graph_partition(const gpuu_graph* graph, const gpuu_pa
     if (!out) return fail_invalid(kFn, ": `out` is NULL");
     *out = nullptr;
     if (!graph) return fail_invalid(kFn, ": `graph` is NULL");
-    gpuu_partition_options defaults;
-    if (!options) {
-      gpuu_partition_options_init(&defaults);
-      options = &defaults;
+    gpuu_partition_options in;
+    if (!read_sized(options, kFirstOptionsSize, gpuu_partition_options_init, &in) && options) {
+      return fail_invalid(kFn, ": options->struct_size is ", options->struct_size, ", below ", kFirstOptionsSize,
+                          " (use gpuu_partition_options_init)");
     }
-    if (!struct_size_ok(options, sizeof(gpuu_partition_options))) {
-      return fail_invalid(kFn, ": options->struct_size is not set (use gpuu_partition_options_init)");
-    }
+    // Every registered backend, each narrowed to its own check, so no
+    // delegate is refused at init.
     partition::PartitionOptions opts;
-    if (gpuu_status s = to_options(*options, &opts)) return s;
-    // The backends' own tables decide what they take, so no delegate is
-    // refused at init.
-    runtime::narrow_to_builtin_backends(opts.capabilities);
+    opts.capabilities = runtime::registered_capabilities();
+    if (gpuu_status s = to_options(in, &opts)) return s;
     Result<partition::Partitioned> p = partition::partition_with_trace(graph->graph, opts);
     if (!p.ok()) return fail(p.status());
     auto handle = std::make_unique<gpuu_partition>();
@@ -142,7 +175,7 @@ GPUU_API size_t gpuu_partition_region_count(const gpuu_partition* partition) {
   return partition ? partition->result.regions.size() : 0;
 }
 
-GPUU_API gpuu_status gpuu_partition_region_backend(const gpuu_partition* partition, size_t region, gpuu_backend* out) {
+GPUU_API gpuu_status gpuu_partition_region_backend(const gpuu_partition* partition, size_t region, const char** out) {
   return guarded(__func__, [&]() -> gpuu_status {
     if (!partition || !out) return fail_invalid("gpuu_partition_region_backend: `partition` or `out` is NULL");
     const partition::Region* r = region_at(partition, region);
@@ -150,7 +183,7 @@ GPUU_API gpuu_status gpuu_partition_region_backend(const gpuu_partition* partiti
       return fail_invalid("gpuu_partition_region_backend: region ", region, " is out of range (",
                           partition->result.regions.size(), " regions)");
     }
-    *out = static_cast<gpuu_backend>(r->backend);
+    *out = r->backend.c_str();
     return GPUU_OK;
   });
 }
@@ -186,7 +219,7 @@ GPUU_API gpuu_status gpuu_partition_region_node(const gpuu_partition* partition,
   });
 }
 
-GPUU_API gpuu_status gpuu_partition_node_backend(const gpuu_partition* partition, int32_t node, gpuu_backend* backend,
+GPUU_API gpuu_status gpuu_partition_node_backend(const gpuu_partition* partition, int32_t node, const char** backend,
                                                  size_t* region) {
   return guarded(__func__, [&]() -> gpuu_status {
     if (!partition || !backend) return fail_invalid("gpuu_partition_node_backend: `partition` or `backend` is NULL");
@@ -195,7 +228,7 @@ GPUU_API gpuu_status gpuu_partition_node_backend(const gpuu_partition* partition
       return fail_invalid("gpuu_partition_node_backend: node ", node, " is out of range (", of.size(), " nodes)");
     }
     auto r = static_cast<size_t>(of[static_cast<size_t>(node)]);
-    *backend = static_cast<gpuu_backend>(partition->result.regions[r].backend);
+    *backend = partition->result.regions[r].backend.c_str();
     if (region) *region = r;
     return GPUU_OK;
   });

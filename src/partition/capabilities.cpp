@@ -121,15 +121,6 @@ const std::unordered_map<std::string_view, OpRule>& op_table() {
   return *table;
 }
 
-const char* backend_label(Backend b) {
-  switch (b) {
-    case Backend::kVgf: return "VGF";
-    case Backend::kVulkan: return "Vulkan";
-    case Backend::kCpu: return "CPU";
-  }
-  return "?";
-}
-
 bool value_ok(const graph::Graph& g, graph::ValueId v) {
   return v >= 0 && static_cast<size_t>(v) < g.values().size();
 }
@@ -145,19 +136,19 @@ Verdict at(Verdict::Kind kind, bool is_output, size_t slot, DType dtype) {
 
 // Tensor-level checks every op shares: ids resolve, dtypes have storage on
 // the backend, TOSA ranks stay within its limit.
-Verdict check_tensors(Backend backend, const graph::Graph& g, const graph::Node& node, const OpRule& rule) {
+Verdict check_tensors(bool vgf, const graph::Graph& g, const graph::Node& node, const OpRule& rule) {
   auto check_one = [&](graph::ValueId id, bool is_output, size_t slot) -> Verdict {
     if (!value_ok(g, id)) return at(Verdict::Kind::kNoSuchValue, is_output, slot, DType::kF32);
     const graph::Value& value = g.value(id);
     uint8_t mask = bit(value.dtype);
-    if (backend == Backend::kVgf) {
+    if (vgf) {
       if (!(mask & kVgfTensors)) return at(Verdict::Kind::kTensorDtype, is_output, slot, value.dtype);
       if (static_cast<int64_t>(value.shape.size()) > kMaxTosaRank) {
         Verdict v = at(Verdict::Kind::kRank, is_output, slot, value.dtype);
         v.rank = static_cast<int64_t>(value.shape.size());
         return v;
       }
-    } else if (backend == Backend::kVulkan && rule.form != OpForm::kCustomShader) {
+    } else if (rule.form != OpForm::kCustomShader) {
       bool index_slot = rule.form == OpForm::kIndexed && !is_output && slot == 1;
       uint8_t allowed = index_slot ? (kI32 | kI64) : static_cast<uint8_t>(kVulkanTensors | (rule.vulkan & kI8));
       if (!(mask & allowed)) return at(Verdict::Kind::kTensorDtype, is_output, slot, value.dtype);
@@ -177,8 +168,8 @@ Verdict check_tensors(Backend backend, const graph::Graph& g, const graph::Node&
 }
 
 // The op-specific dtype rule, on the input that decides it.
-Verdict check_op(Backend backend, const graph::Graph& g, const graph::Node& node, const OpRule& rule) {
-  uint8_t allowed = backend == Backend::kVgf ? rule.vgf : rule.vulkan;
+Verdict check_op(bool vgf, const graph::Graph& g, const graph::Node& node, const OpRule& rule) {
+  uint8_t allowed = vgf ? rule.vgf : rule.vulkan;
   // check_tensors() already vetted every present id; absent optional inputs
   // (kNone) never decide a dtype rule.
   auto present = [&](size_t slot) { return slot < node.inputs.size() && node.inputs[slot] != graph::kNone; };
@@ -198,7 +189,7 @@ Verdict check_op(Backend backend, const graph::Graph& g, const graph::Node& node
       }
       return Verdict{};
     case OpForm::kIndexed:
-      if (present(1) && backend == Backend::kVgf && input_dtype(1) != DType::kI32) {
+      if (present(1) && vgf && input_dtype(1) != DType::kI32) {
         return at(Verdict::Kind::kIndexDtype, false, 1, input_dtype(1));
       }
       [[fallthrough]];
@@ -212,52 +203,142 @@ Verdict check_op(Backend backend, const graph::Graph& g, const graph::Node& node
   return Verdict{};
 }
 
+const OpRule* find_op_rule(std::string_view op) {
+  auto it = op_table().find(op);
+  return it == op_table().end() ? nullptr : &it->second;
+}
+
+// One of the two built-in declarations; they share the op table above.
+class BuiltinTable final : public BackendCapability {
+ public:
+  BuiltinTable(bool vgf, const char* id, double cost) : vgf_(vgf), id_(id), cost_(cost) {}
+  const char* id() const override { return id_; }
+  double default_cost() const override { return cost_; }
+
+  Verdict check(const graph::Graph& graph, graph::NodeId node_id) const override {
+    const graph::Node& node = graph.node(node_id);
+    const OpRule* rule = find_op_rule(node.op);
+    if (!rule) return at(Verdict::Kind::kUnknownOp, false, 0, DType::kF32);
+    Verdict v = check_tensors(vgf_, graph, node, *rule);
+    if (!v.ok()) return v;
+    return check_op(vgf_, graph, node, *rule);
+  }
+
+  std::vector<graph::DType> declared_dtypes(std::string_view op) const override {
+    std::vector<graph::DType> out;
+    const OpRule* rule = find_op_rule(op);
+    if (!rule) return out;
+    uint8_t mask = vgf_ ? rule->vgf : rule->vulkan;
+    for (int d = 0; d < graph::kDTypeCount; ++d) {
+      if (mask & bit(static_cast<DType>(d))) out.push_back(static_cast<DType>(d));
+    }
+    return out;
+  }
+
+  std::string op_form(std::string_view op) const override {
+    const OpRule* rule = find_op_rule(op);
+    return vgf_ && rule && rule->vgf ? rule->tosa : "";
+  }
+
+  std::string describe(const graph::Graph& graph, graph::NodeId node_id, const Verdict& v) const override {
+    const graph::Node& node = graph.node(node_id);
+    std::string where = str_cat(v.is_output ? "output " : "input ", v.slot, " of ", node.name);
+    const char* dt = graph::dtype_name(v.dtype);
+    switch (v.kind) {
+      case Verdict::Kind::kOk: return "";
+      case Verdict::Kind::kUnknownOp:
+        if (vgf_) return str_cat("no TOSA 1.0 lowering for op '", node.op, "'");
+        return str_cat("no Vulkan kernel for op '", node.op, "'");
+      case Verdict::Kind::kNoSuchValue: return str_cat(where, " names no value of the graph");
+      case Verdict::Kind::kTensorDtype:
+        if (vgf_) return str_cat("TOSA 1.0 has no ", dt, " tensors (", where, " is ", dt, ")");
+        return str_cat("no Vulkan kernel for ", dt, " tensors (", where, " is ", dt, ")");
+      case Verdict::Kind::kOpDtype:
+        if (vgf_) {
+          return str_cat("TOSA 1.0 has no ", dt, " form of '", node.op, "' (", find_op_rule(node.op)->tosa, "; ",
+                         where, " is ", dt, ")");
+        }
+        return str_cat("no Vulkan kernel for '", node.op, "' on ", dt, " (", where, " is ", dt, ")");
+      case Verdict::Kind::kIndexDtype:
+        return str_cat("TOSA 1.0 GATHER takes i32 indices only (", where, " is ", dt, ")");
+      case Verdict::Kind::kConditionDtype:
+        return str_cat("the condition of 'where' must be bool (", where, " is ", dt, ")");
+      case Verdict::Kind::kRank:
+        return str_cat("TOSA 1.0 tensors have rank <= ", kMaxTosaRank, " (", where, " has rank ", v.rank, ")");
+      case Verdict::Kind::kNotShaderDomain: {
+        std::string domain = "<none>";
+        auto it = node.attrs.find("domain_name");
+        if (it != node.attrs.end()) {
+          if (const auto* s = std::get_if<std::string>(&it->second)) domain = "'" + *s + "'";
+        }
+        return str_cat("custom_shader ", node.name, " has domain_name ", domain, ", not '",
+                       kVulkanCustomShaderDomain, "'");
+      }
+      case Verdict::Kind::kDenied:
+      case Verdict::Kind::kBackendRefused: break;  // worded by Capabilities
+    }
+    return "unsupported";
+  }
+
+ private:
+  bool vgf_;
+  const char* id_;
+  double cost_;
+};
+
 }  // namespace
 
-Status Capabilities::deny(Backend backend, std::string op) {
-  if (backend == Backend::kCpu) {
+// VGF runs TOSA graphs whose elementwise chains fuse (1); Vulkan spends one
+// dispatch per op (2).
+const BackendCapability& builtin_vgf_capability() {
+  static const BuiltinTable table(true, kVgfId, 1.0);
+  return table;
+}
+const BackendCapability& builtin_vulkan_capability() {
+  static const BuiltinTable table(false, kVulkanId, 2.0);
+  return table;
+}
+
+Capabilities::Capabilities() : backends_{&builtin_vgf_capability(), &builtin_vulkan_capability()} {}
+
+const BackendCapability* Capabilities::find(std::string_view id) const {
+  for (const BackendCapability* b : backends_) {
+    if (id == b->id()) return b;
+  }
+  return nullptr;
+}
+
+std::string Capabilities::registered_ids() const {
+  std::string out;
+  for (const BackendCapability* b : backends_) out += std::string(b->id()) + ", ";
+  return out + kCpuId;
+}
+
+Status Capabilities::deny(std::string backend, std::string op) {
+  if (backend == kCpuId) {
     return err(StatusCode::kInvalidArgument, "deny: the CPU fallback takes every op; it cannot be denied '", op, "'");
   }
-  if (backend != Backend::kVgf && backend != Backend::kVulkan) {
-    return err(StatusCode::kInvalidArgument, "deny: unknown backend value ", static_cast<int>(backend));
-  }
+  if (backend.empty()) return err(StatusCode::kInvalidArgument, "deny: the backend id is empty (op '", op, "')");
   if (op.empty()) return err(StatusCode::kInvalidArgument, "deny: the op name is empty");
-  if (!is_denied(backend, op)) denials_.push_back(Denial{backend, std::move(op)});
+  if (!is_denied(backend, op)) denials_.push_back(Denial{std::move(backend), std::move(op)});
   return Status::Ok();
 }
 
-Status Capabilities::pin(std::string node_name, Backend backend) {
-  if (static_cast<unsigned>(backend) >= static_cast<unsigned>(kBackendCount)) {
-    return err(StatusCode::kInvalidArgument, "pin: unknown backend value ", static_cast<int>(backend), " for node '",
-               node_name, "'");
+Status Capabilities::pin(std::string node_name, std::string backend) {
+  if (backend.empty()) {
+    return err(StatusCode::kInvalidArgument, "pin: the backend id is empty for node '", node_name, "'");
   }
   if (node_name.empty()) return err(StatusCode::kInvalidArgument, "pin: the node name is empty");
-  pins_.push_back(Pin{std::move(node_name), backend});
+  pins_.push_back(Pin{std::move(node_name), std::move(backend)});
   return Status::Ok();
 }
 
-bool Capabilities::is_denied(Backend backend, std::string_view op) const {
+bool Capabilities::is_denied(std::string_view backend, std::string_view op) const {
   return std::any_of(denials_.begin(), denials_.end(),
                      [&](const Denial& d) { return d.backend == backend && d.op == op; });
 }
 
 bool Capabilities::is_known_op(std::string_view op) { return op_table().count(op) != 0; }
-
-std::vector<graph::DType> Capabilities::declared_dtypes(Backend backend, std::string_view op) {
-  std::vector<graph::DType> out;
-  const OpRule* rule = find_op_rule(op);
-  if (!rule || backend == Backend::kCpu) return out;
-  uint8_t mask = backend == Backend::kVgf ? rule->vgf : rule->vulkan;
-  for (int d = 0; d < graph::kDTypeCount; ++d) {
-    if (mask & bit(static_cast<DType>(d))) out.push_back(static_cast<DType>(d));
-  }
-  return out;
-}
-
-std::string Capabilities::tosa_form(std::string_view op) {
-  const OpRule* rule = find_op_rule(op);
-  return rule && rule->vgf ? rule->tosa : "";
-}
 
 bool Capabilities::is_custom_shader(const graph::Node& node) {
   if (node.op != "custom_shader") return false;
@@ -267,100 +348,53 @@ bool Capabilities::is_custom_shader(const graph::Node& node) {
   return domain && *domain == kVulkanCustomShaderDomain;
 }
 
-const OpRule* Capabilities::find_op_rule(std::string_view op) {
-  auto it = op_table().find(op);
-  return it == op_table().end() ? nullptr : &it->second;
-}
-
-Verdict Capabilities::builtin(Backend backend, const graph::Graph& graph, graph::NodeId node_id) {
-  if (node_id < 0 || static_cast<size_t>(node_id) >= graph.nodes().size()) {
-    return at(Verdict::Kind::kNoSuchValue, false, 0, DType::kF32);
+void Capabilities::narrow(std::string backend, BackendCheck check) {
+  if (backend == kCpuId) return;  // the CPU fallback takes everything
+  for (auto& [id, c] : checks_) {
+    if (id == backend) {
+      c = std::move(check);
+      return;
+    }
   }
-  return builtin(backend, graph, node_id, find_op_rule(graph.node(node_id).op));
+  checks_.emplace_back(std::move(backend), std::move(check));
 }
 
-Verdict Capabilities::builtin(Backend backend, const graph::Graph& graph, graph::NodeId node_id, const OpRule* rule) {
-  if (node_id < 0 || static_cast<size_t>(node_id) >= graph.nodes().size()) {
-    return at(Verdict::Kind::kNoSuchValue, false, 0, DType::kF32);
-  }
-  if (backend == Backend::kCpu) return Verdict{};
-  if (!rule) return at(Verdict::Kind::kUnknownOp, false, 0, DType::kF32);
-  const graph::Node& node = graph.node(node_id);
-  Verdict v = check_tensors(backend, graph, node, *rule);
-  if (!v.ok()) return v;
-  return check_op(backend, graph, node, *rule);
-}
-
-void Capabilities::narrow(Backend backend, BackendCheck check) {
-  if (backend == Backend::kCpu) return;  // the CPU fallback takes everything
-  checks_[static_cast<size_t>(backend)] = std::move(check);
-}
-
-std::string Capabilities::backend_refusal(Backend backend, const graph::Graph& graph, graph::NodeId node) const {
-  if (backend == Backend::kCpu || !checks_[static_cast<size_t>(backend)]) return "";
+std::string Capabilities::backend_refusal(std::string_view backend, const graph::Graph& graph,
+                                          graph::NodeId node) const {
   if (node < 0 || static_cast<size_t>(node) >= graph.nodes().size()) return "";
-  return checks_[static_cast<size_t>(backend)](graph, graph.node(node));
+  for (const auto& [id, check] : checks_) {
+    if (id == backend && check) return check(graph, graph.node(node));
+  }
+  return "";
 }
 
-Verdict Capabilities::verdict(Backend backend, const graph::Graph& graph, graph::NodeId node) const {
-  Verdict v = builtin(backend, graph, node);
+Verdict Capabilities::verdict(std::string_view backend, const graph::Graph& graph, graph::NodeId node) const {
+  if (node < 0 || static_cast<size_t>(node) >= graph.nodes().size()) {
+    return at(Verdict::Kind::kNoSuchValue, false, 0, DType::kF32);
+  }
+  if (backend == kCpuId) return Verdict{};
+  const BackendCapability* cap = find(backend);
+  if (!cap) return at(Verdict::Kind::kUnknownOp, false, 0, DType::kF32);
+  Verdict v = cap->check(graph, node);
   if (v.ok() && !backend_refusal(backend, graph, node).empty()) v.kind = Verdict::Kind::kBackendRefused;
   if (v.ok() && !denials_.empty() && is_denied(backend, graph.node(node).op)) v.kind = Verdict::Kind::kDenied;
   return v;
 }
 
-Support Capabilities::support(Backend backend, const graph::Graph& graph, graph::NodeId node) const {
+Support Capabilities::support(std::string_view backend, const graph::Graph& graph, graph::NodeId node) const {
   Verdict v = verdict(backend, graph, node);
   if (v.ok()) return Support{};
-  if (v.kind == Verdict::Kind::kBackendRefused) return Support{false, backend_refusal(backend, graph, node)};
-  return Support{false, describe(backend, graph, node, v)};
-}
-
-std::string Capabilities::describe(Backend backend, const graph::Graph& graph, graph::NodeId node_id,
-                                   const Verdict& v) {
-  if (v.ok()) return "";
-  if (node_id < 0 || static_cast<size_t>(node_id) >= graph.nodes().size()) {
-    return str_cat("node index ", node_id, " is out of range");
+  if (node < 0 || static_cast<size_t>(node) >= graph.nodes().size()) {
+    return Support{false, str_cat("node index ", node, " is out of range")};
   }
-  const graph::Node& node = graph.node(node_id);
-  std::string where = str_cat(v.is_output ? "output " : "input ", v.slot, " of ", node.name);
-  const char* dt = graph::dtype_name(v.dtype);
-  switch (v.kind) {
-    case Verdict::Kind::kOk: return "";
-    case Verdict::Kind::kUnknownOp:
-      if (backend == Backend::kVgf) return str_cat("no TOSA 1.0 lowering for op '", node.op, "'");
-      return str_cat("no ", backend_label(backend), " kernel for op '", node.op, "'");
-    case Verdict::Kind::kNoSuchValue: return str_cat(where, " names no value of the graph");
-    case Verdict::Kind::kTensorDtype:
-      if (backend == Backend::kVgf) return str_cat("TOSA 1.0 has no ", dt, " tensors (", where, " is ", dt, ")");
-      return str_cat("no Vulkan kernel for ", dt, " tensors (", where, " is ", dt, ")");
-    case Verdict::Kind::kOpDtype: {
-      auto it = op_table().find(node.op);
-      if (backend == Backend::kVgf) {
-        return str_cat("TOSA 1.0 has no ", dt, " form of '", node.op, "' (", it->second.tosa, "; ", where, " is ", dt,
-                       ")");
-      }
-      return str_cat("no Vulkan kernel for '", node.op, "' on ", dt, " (", where, " is ", dt, ")");
-    }
-    case Verdict::Kind::kIndexDtype:
-      return str_cat("TOSA 1.0 GATHER takes i32 indices only (", where, " is ", dt, ")");
-    case Verdict::Kind::kConditionDtype:
-      return str_cat("the condition of 'where' must be bool (", where, " is ", dt, ")");
-    case Verdict::Kind::kRank:
-      return str_cat("TOSA 1.0 tensors have rank <= ", kMaxTosaRank, " (", where, " has rank ", v.rank, ")");
-    case Verdict::Kind::kNotShaderDomain: {
-      std::string domain = "<none>";
-      auto it = node.attrs.find("domain_name");
-      if (it != node.attrs.end()) {
-        if (const auto* s = std::get_if<std::string>(&it->second)) domain = "'" + *s + "'";
-      }
-      return str_cat("custom_shader ", node.name, " has domain_name ", domain, ", not '", kVulkanCustomShaderDomain,
-                     "'");
-    }
-    case Verdict::Kind::kDenied: return "denied by user";
-    case Verdict::Kind::kBackendRefused: return str_cat("refused by ", backend_label(backend), "'s own check");
+  if (v.kind == Verdict::Kind::kDenied) return Support{false, "denied by user"};
+  if (v.kind == Verdict::Kind::kBackendRefused) {
+    std::string refusal = backend_refusal(backend, graph, node);
+    if (!refusal.empty()) return Support{false, refusal};  // else the declaration's own check refused
   }
-  return "unsupported";
+  const BackendCapability* cap = find(backend);
+  if (!cap) return Support{false, str_cat("no backend '", backend, "' is registered (", registered_ids(), ")")};
+  return Support{false, cap->describe(graph, node, v)};
 }
 
 }  // namespace gpuu::partition

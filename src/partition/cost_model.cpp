@@ -11,47 +11,68 @@ namespace gpuu::partition {
 CostModel CostModel::defaults() {
   CostModel m;
   // Convolutions and matrix products: the data-graph path is built for them.
-  for (const char* op : {"conv2d", "matmul", "linear"}) m.per_op[op] = {4.0, 8.0, 100.0};
+  for (const char* op : {"conv2d", "matmul", "linear"}) {
+    m.per_op[op] = {{kVgfId, 4.0}, {kVulkanId, 8.0}, {kCpuId, 100.0}};
+  }
   return m;
 }
 
-double CostModel::node_cost(const std::string& op, Backend backend) const {
-  auto b = static_cast<size_t>(backend);
-  if (!per_op.empty()) {
-    auto it = per_op.find(op);
-    if (it != per_op.end()) return it->second[b];
-  }
-  return op_cost[b];
+CostModel CostModel::resolved(const std::vector<const BackendCapability*>& backends) const {
+  CostModel m = *this;
+  for (const BackendCapability* b : backends) m.op_cost.emplace(b->id(), b->default_cost());
+  return m;
 }
 
-double CostModel::crossing(Backend from, Backend to) const {
+double CostModel::node_cost(const std::string& op, const std::string& backend) const {
+  if (!per_op.empty()) {
+    auto it = per_op.find(op);
+    if (it != per_op.end()) {
+      auto c = it->second.find(backend);
+      if (c != it->second.end()) return c->second;
+    }
+  }
+  auto it = op_cost.find(backend);
+  return it == op_cost.end() ? 0.0 : it->second;
+}
+
+double CostModel::crossing(const std::string& from, const std::string& to) const {
   if (from == to) return 0.0;
-  if (from == Backend::kCpu || to == Backend::kCpu) return cpu_crossing;
+  if (from == kCpuId || to == kCpuId) return cpu_crossing;
   return gpu_crossing;
 }
 
 Status CostModel::validate() const {
   auto bad = [](double v) { return !std::isfinite(v) || v < 0.0; };
-  for (int b = 0; b < kBackendCount; ++b) {
-    if (bad(op_cost[static_cast<size_t>(b)])) {
-      return err(StatusCode::kInvalidArgument, "cost model: op_cost for ", backend_id(static_cast<Backend>(b)), " is ",
-                 op_cost[static_cast<size_t>(b)], " (must be finite and >= 0)");
-    }
+  std::vector<std::string> problems;
+  for (const auto& [backend, cost] : op_cost) {
+    if (bad(cost)) problems.push_back(str_cat("op_cost for ", backend, " is ", cost, " (must be finite and >= 0)"));
   }
   for (const auto& [op, costs] : per_op) {
-    if (op.empty()) return err(StatusCode::kInvalidArgument, "cost model: a per-op cost has an empty op name");
-    for (int b = 0; b < kBackendCount; ++b) {
-      if (bad(costs[static_cast<size_t>(b)])) {
-        return err(StatusCode::kInvalidArgument, "cost model: cost of '", op, "' on ",
-                   backend_id(static_cast<Backend>(b)), " is ", costs[static_cast<size_t>(b)],
-                   " (must be finite and >= 0)");
+    if (op.empty()) problems.push_back("a per-op cost has an empty op name");
+    for (const auto& [backend, cost] : costs) {
+      if (bad(cost)) {
+        problems.push_back(str_cat("cost of '", op, "' on ", backend, " is ", cost, " (must be finite and >= 0)"));
       }
     }
   }
-  if (bad(gpu_crossing)) return err(StatusCode::kInvalidArgument, "cost model: gpu_crossing is ", gpu_crossing);
-  if (bad(cpu_crossing)) return err(StatusCode::kInvalidArgument, "cost model: cpu_crossing is ", cpu_crossing);
-  if (bad(gpu_region)) return err(StatusCode::kInvalidArgument, "cost model: gpu_region is ", gpu_region);
-  return Status::Ok();
+  if (bad(gpu_crossing)) problems.push_back(str_cat("gpu_crossing is ", gpu_crossing));
+  if (bad(cpu_crossing)) problems.push_back(str_cat("cpu_crossing is ", cpu_crossing));
+  if (bad(gpu_region)) problems.push_back(str_cat("gpu_region is ", gpu_region));
+  if (problems.empty()) return Status::Ok();
+  std::string text = "cost model: " + problems[0];
+  for (size_t i = 1; i < problems.size(); ++i) text += "; " + problems[i];
+  return Status(StatusCode::kInvalidArgument, text);
+}
+
+std::vector<std::string> CostModel::backend_ids() const {
+  std::vector<std::string> ids;
+  for (const auto& [backend, cost] : op_cost) ids.push_back(backend);
+  for (const auto& [op, costs] : per_op) {
+    for (const auto& [backend, cost] : costs) ids.push_back(backend);
+  }
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
 }
 
 double estimate_cost(const graph::Graph& graph, const PartitionResult& result, const CostModel& model) {
@@ -59,7 +80,7 @@ double estimate_cost(const graph::Graph& graph, const PartitionResult& result, c
   const auto& region_of = result.region_of_node;
   double total = 0.0;
   for (const Region& r : result.regions) {
-    if (r.backend != Backend::kCpu) total += model.gpu_region;
+    if (r.backend != kCpuId) total += model.gpu_region;
   }
   // (value, reading region) pairs that cross a region boundary, deduplicated so
   // that a tensor read by several nodes of one region is handed over once.

@@ -3,26 +3,30 @@
 // are abstract (think microseconds on a small mobile GPU); only ratios matter.
 #pragma once
 
-#include <array>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "graph/graph.h"
+#include "partition/backend_capability.h"
 #include "partition/partition_result.h"
 
 namespace gpuu::partition {
 
 struct CostModel {
-  // Default cost of one node, indexed by Backend: VGF runs TOSA graphs whose
-  // elementwise chains fuse (1), Vulkan spends one dispatch per op (2), the CPU
-  // reference kernels are an order of magnitude slower (10).
-  std::array<double, kBackendCount> op_cost = {1.0, 2.0, 10.0};
-  // Per-op overrides of op_cost (defaults(): conv2d/matmul/linear, where the
-  // gap between the tensor path, shader kernels and the CPU is widest).
-  std::map<std::string, std::array<double, kBackendCount>> per_op;
-  // One tensor produced on VGF and read on Vulkan or back: a hand-off on the
-  // shared device (barrier, semaphore wait, a copy in the RFC's first version).
+  // Cost of one node by backend id. A GPU backend not listed costs its
+  // declaration's default_cost() (VGF 1: its TOSA graphs' elementwise chains
+  // fuse; Vulkan 2: one dispatch per op); the CPU reference kernels are an
+  // order of magnitude slower (10).
+  std::map<std::string, double> op_cost = {{kCpuId, 10.0}};
+  // Per-op overrides: op -> backend id -> cost (defaults(): conv2d/matmul/
+  // linear, where the gap between the tensor path, shader kernels and the CPU
+  // is widest). A backend an op does not list costs op_cost's value.
+  std::map<std::string, std::map<std::string, double>> per_op;
+  // One tensor produced on one GPU backend and read on another: a hand-off
+  // on the shared device (barrier, semaphore wait, a copy in the RFC's first
+  // version).
   double gpu_crossing = 3.0;
   // One tensor between a GPU backend and the CPU: a host round trip.
   double cpu_crossing = 15.0;
@@ -32,16 +36,21 @@ struct CostModel {
   // The documented defaults, including the per-op table.
   static CostModel defaults();
 
-  double node_cost(const std::string& op, Backend backend) const;
-  double crossing(Backend from, Backend to) const;
-  // Every cost finite and >= 0; names the field at fault.
+  // This model with each backend of `backends` not in op_cost given its default_cost().
+  CostModel resolved(const std::vector<const BackendCapability*>& backends) const;
+  // 0 for a backend op_cost does not list (call on a resolved() model).
+  double node_cost(const std::string& op, const std::string& backend) const;
+  double crossing(const std::string& from, const std::string& to) const;
+  // Every cost finite and >= 0, every op named; names all fields at fault.
   Status validate() const;
+  // Every backend id a cost names, each once, sorted.
+  std::vector<std::string> backend_ids() const;
 };
 
 // The estimated cost of running `graph` as `result` says: node costs on their
-// backends, gpu_region per VGF/Vulkan region, and one crossing per (tensor,
+// backends, gpu_region per GPU region, and one crossing per (tensor,
 // reading region) pair whose backends differ. Graph inputs and outputs are
-// not charged: every assignment pays for them alike.
+// not charged: every assignment pays for them alike. `model` is resolved().
 double estimate_cost(const graph::Graph& graph, const PartitionResult& result, const CostModel& model);
 
 }  // namespace gpuu::partition

@@ -13,11 +13,16 @@
 namespace gpuu::partition {
 namespace {
 
-constexpr Backend kAllBackends[] = {Backend::kVgf, Backend::kVulkan, Backend::kCpu};
+// Every backend the engine knew, the CPU fallback last.
+std::vector<std::string> all_backends(const Partitioned& p) {
+  std::vector<std::string> all = p.trace.backends;
+  all.push_back(kCpuId);
+  return all;
+}
 
 // Pinned backend per node name (the engine already refused conflicting pins).
-std::unordered_map<std::string, Backend> pin_map(const PartitionOptions& options) {
-  std::unordered_map<std::string, Backend> pins;
+std::unordered_map<std::string, std::string> pin_map(const PartitionOptions& options) {
+  std::unordered_map<std::string, std::string> pins;
   for (const Pin& p : options.capabilities.pins()) pins[p.node] = p.backend;
   return pins;
 }
@@ -25,6 +30,7 @@ std::unordered_map<std::string, Backend> pin_map(const PartitionOptions& options
 // String building without a stream: the report holds two reasons per node, so
 // this runs hundreds of thousands of times on large graphs.
 void append(std::string* out, const char* text) { out->append(text); }
+void append(std::string* out, const std::string& text) { out->append(text); }
 void append(std::string* out, int64_t number) { out->append(std::to_string(number)); }
 void append(std::string* out, int32_t number) { out->append(std::to_string(number)); }
 
@@ -35,64 +41,75 @@ std::string cat(const Parts&... parts) {
   return out;
 }
 
-Backend backend_of(const Partitioned& p, graph::NodeId node) {
+const std::string& backend_of(const Partitioned& p, graph::NodeId node) {
   int32_t r = p.result.region_of_node[static_cast<size_t>(node)];
   return p.result.regions[static_cast<size_t>(r)].backend;
 }
 
+// Index of `id` in the trace's backends (its NodeTrace slot), or -1.
+int32_t slot_of(const Partitioned& p, const std::string& id) {
+  for (size_t i = 0; i < p.trace.backends.size(); ++i) {
+    if (p.trace.backends[i] == id) return static_cast<int32_t>(i);
+  }
+  return -1;
+}
+
+// Position of `id` in the order backends took regions (the end if absent).
+size_t rank_of(const Partitioned& p, const std::string& id) {
+  auto it = std::find(p.trace.order.begin(), p.trace.order.end(), id);
+  return static_cast<size_t>(it - p.trace.order.begin());
+}
+
 std::string reason(const graph::Graph& graph, const PartitionOptions& options, const Partitioned& p,
-                   const std::unordered_map<std::string, Backend>& pins, graph::NodeId node, Backend b) {
-  Backend taken = backend_of(p, node);
+                   const std::unordered_map<std::string, std::string>& pins, graph::NodeId node,
+                   const std::string& b) {
+  const std::string& taken = backend_of(p, node);
   if (b == taken) return "";
-  if (b == Backend::kCpu) return cat("delegated to ", backend_id(taken));
+  if (b == kCpuId) return cat("delegated to ", taken);
   const graph::Node& n = graph.node(node);
   if (!pins.empty()) {
     auto pin = pins.find(n.name);
-    if (pin != pins.end() && pin->second != b) return cat("pinned to ", backend_id(pin->second), " by user");
+    if (pin != pins.end() && pin->second != b) return cat("pinned to ", pin->second, " by user");
   }
   Verdict v = options.capabilities.verdict(b, graph, node);
   if (v.kind == Verdict::Kind::kDenied) return "denied by user";
   if (!v.ok()) return "unsupported: " + options.capabilities.support(b, graph, node).reason;
   const NodeTrace& t = p.trace.nodes[static_cast<size_t>(node)];
-  auto bi = static_cast<size_t>(b);
-  if (t.retry_pruned_size[bi] > 0) {
-    return cat("pruned on retry: region of ", t.retry_pruned_size[bi], " nodes < min_partition_size ",
-                   options.min_partition_size);
+  int32_t bi = slot_of(p, b);
+  if (bi < 0) return cat("not among the partitioner's backends (", b, ")");
+  auto bs = static_cast<size_t>(bi);
+  if (t.retry_pruned_size[bs] > 0) {
+    return cat("pruned on retry: region of ", t.retry_pruned_size[bs], " nodes < min_partition_size ",
+               options.min_partition_size);
   }
-  if (t.pruned_size[bi] > 0) {
-    return cat("pruned: region of ", t.pruned_size[bi], " nodes < min_partition_size ",
-                   options.min_partition_size);
+  if (t.pruned_size[bs] > 0) {
+    return cat("pruned: region of ", t.pruned_size[bs], " nodes < min_partition_size ", options.min_partition_size);
   }
-  const char* by_auto = p.trace.policy == Prefer::kAuto ? ", chosen by the auto cost model" : "";
-  // The other GPU backend held the node when `b` made its regions, and pruned
+  const char* by_auto = p.trace.policy == Prefer::kAuto && options.backends.empty()
+                            ? ", chosen by the auto cost model" : "";
+  const bool labelling = p.trace.strategy == "cost_labelling";
+  // Another GPU backend held the node when `b` made its regions, and pruned
   // it afterwards; without retry `b` never saw it.
-  Backend other = b == Backend::kVgf ? Backend::kVulkan : Backend::kVgf;
-  if (t.pruned_size[static_cast<size_t>(other)] > 0 && !t.offered_on_retry[bi]) {
-    const char* how = p.trace.strategy == Strategy::kCostLabelling ? "labelled for " : "taken first by ";
-    return cat(how, backend_id(other), " (", to_string(p.trace.strategy), by_auto,
-                   "), whose region was then pruned; retry_pruned is off");
+  for (size_t o = 0; o < p.trace.backends.size(); ++o) {
+    if (o == bs || t.pruned_size[o] == 0 || t.offered_on_retry[bs]) continue;
+    const char* how = labelling ? "labelled for " : "taken first by ";
+    return cat(how, p.trace.backends[o], " (", p.trace.strategy, by_auto,
+               "), whose region was then pruned; retry_pruned is off");
   }
-  switch (p.trace.strategy) {
-    case Strategy::kVgfFirst:
-    case Strategy::kVulkanFirst: {
-      Backend first = p.trace.strategy == Strategy::kVgfFirst ? Backend::kVgf : Backend::kVulkan;
-      if (taken == first) {
-        return cat("taken first by ", backend_id(taken), " (", to_string(p.trace.strategy), by_auto, ")");
-      }
-      break;
-    }
-    case Strategy::kCostLabelling:
-      return cat("placed on ", backend_id(taken), " by the cost model (cost_labelling", by_auto, ")");
+  if (labelling) return cat("placed on ", taken, " by the cost model (cost_labelling", by_auto, ")");
+  if (taken != kCpuId && rank_of(p, taken) < rank_of(p, b)) {
+    return cat("taken first by ", taken, " (", p.trace.strategy, by_auto, ")");
   }
+  if (rank_of(p, b) == p.trace.order.size()) return cat("not in the preference list (", p.trace.strategy, ")");
   // Not reached for results of the engine: a free, supported node is always
   // taken by an ordered pass unless pruned or pinned.
-  return cat("left to ", backend_id(taken));
+  return cat("left to ", taken);
 }
 
 }  // namespace
 
 std::string why_not(const graph::Graph& graph, const PartitionOptions& options, const Partitioned& partitioned,
-                    graph::NodeId node, Backend backend) {
+                    graph::NodeId node, const std::string& backend) {
   if (node < 0 || static_cast<size_t>(node) >= partitioned.result.region_of_node.size()) return "";
   return reason(graph, options, partitioned, pin_map(options), node, backend);
 }
@@ -105,31 +122,35 @@ std::string explain_json(const graph::Graph& graph, const PartitionOptions& opti
   w.begin_object();
   w.field("format", "gpuu.partition.explain/1");
   w.field("policy", to_string(options.prefer));
-  w.field("strategy", to_string(p.trace.strategy));
+  w.field("strategy", p.trace.strategy);
 
   w.key("options").begin_object();
   w.field("prefer", to_string(options.prefer));
   w.field("min_partition_size", options.min_partition_size);
   w.field("retry_pruned", options.retry_pruned);
+  w.key("backends").begin_array();
+  for (const std::string& id : options.backends) w.value(id);
+  w.end_array();
   w.key("deny").begin_array();
   for (const Denial& d : options.capabilities.denials()) {
-    w.begin_object().field("backend", backend_id(d.backend)).field("op", d.op).end_object();
+    w.begin_object().field("backend", d.backend).field("op", d.op).end_object();
   }
   w.end_array();
   w.key("pins").begin_array();
   for (const Pin& pin : options.capabilities.pins()) {
-    w.begin_object().field("node", pin.node).field("backend", backend_id(pin.backend)).end_object();
+    w.begin_object().field("node", pin.node).field("backend", pin.backend).end_object();
   }
   w.end_array();
-  const CostModel& cm = options.cost;
+  const CostModel cm = options.cost.resolved(options.capabilities.backends());
+  const std::vector<std::string> all = all_backends(p);
   w.key("cost_model").begin_object();
   w.key("op_cost").begin_object();
-  for (Backend b : kAllBackends) w.field(backend_id(b), cm.op_cost[static_cast<size_t>(b)]);
+  for (const std::string& b : all) w.field(b, cm.node_cost("", b));
   w.end_object();
   w.key("per_op").begin_object();
   for (const auto& [op, costs] : cm.per_op) {  // std::map: sorted, deterministic
     w.key(op).begin_object();
-    for (Backend b : kAllBackends) w.field(backend_id(b), costs[static_cast<size_t>(b)]);
+    for (const auto& [b, cost] : costs) w.field(b, cost);
     w.end_object();
   }
   w.end_object();
@@ -143,10 +164,10 @@ std::string explain_json(const graph::Graph& graph, const PartitionOptions& opti
     w.key("auto").begin_object();
     w.key("candidates").begin_array();
     for (const auto& [strategy, cost] : p.trace.candidates) {
-      w.begin_object().field("strategy", to_string(strategy)).field("estimated_cost", cost).end_object();
+      w.begin_object().field("strategy", strategy).field("estimated_cost", cost).end_object();
     }
     w.end_array();
-    w.field("chosen", to_string(p.trace.strategy));
+    w.field("chosen", p.trace.strategy);
     w.end_object();
   }
   w.field("estimated_cost", estimate_cost(graph, result, cm));
@@ -186,14 +207,14 @@ std::string explain_json(const graph::Graph& graph, const PartitionOptions& opti
   w.field("nodes", static_cast<int64_t>(nodes.size()));
   w.field("regions", static_cast<int64_t>(result.regions.size()));
   w.key("backends").begin_object();
-  for (Backend b : kAllBackends) {
+  for (const std::string& b : all) {
     int64_t regions = 0, count = 0;
     for (const Region& r : result.regions) {
       if (r.backend != b) continue;
       ++regions;
       count += static_cast<int64_t>(r.nodes.size());
     }
-    w.key(backend_id(b)).begin_object().field("regions", regions).field("nodes", count).end_object();
+    w.key(b).begin_object().field("regions", regions).field("nodes", count).end_object();
   }
   w.end_object();
   w.end_object();
@@ -203,7 +224,7 @@ std::string explain_json(const graph::Graph& graph, const PartitionOptions& opti
     const Region& region = result.regions[r];
     w.begin_object();
     w.field("index", static_cast<int64_t>(r));
-    w.field("backend", backend_id(region.backend));
+    w.field("backend", region.backend);
     w.field("node_count", static_cast<int64_t>(region.nodes.size()));
     if (!region.nodes.empty()) {
       w.field("first_node", nodes[static_cast<size_t>(region.nodes.front())].name);
@@ -220,24 +241,28 @@ std::string explain_json(const graph::Graph& graph, const PartitionOptions& opti
   w.key("nodes").begin_array();
   for (size_t n = 0; n < nodes.size(); ++n) {
     auto id = static_cast<graph::NodeId>(n);
-    Backend taken = backend_of(p, id);
+    const std::string& taken = backend_of(p, id);
     w.begin_object();
     w.field("index", static_cast<int64_t>(n));
     w.field("name", nodes[n].name);
     w.field("op", nodes[n].op);
-    w.field("backend", backend_id(taken));
+    w.field("backend", taken);
     w.field("region", result.region_of_node[n]);
     w.key("why_not").begin_object();
-    for (Backend b : kAllBackends) {
-      if (b != taken) w.field(backend_id(b), reason(graph, options, p, pins, id, b));
+    for (const std::string& b : all) {
+      if (b != taken) w.field(b, reason(graph, options, p, pins, id, b));
     }
     w.end_object();
     const NodeTrace& t = p.trace.nodes[n];
-    for (Backend b : {Backend::kVgf, Backend::kVulkan}) {
-      if (!t.offered_on_retry[static_cast<size_t>(b)]) continue;
-      std::string outcome = b == taken ? "taken" : reason(graph, options, p, pins, id, b);
-      w.field("retry", str_cat("offered to ", backend_id(b), " after pruning: ", outcome));
-      break;  // a node is offered on retry to one backend at most
+    // The last backend the node was offered to on retry, in preference order.
+    std::string offered;
+    for (const std::string& b : p.trace.order) {
+      int32_t bi = slot_of(p, b);
+      if (bi >= 0 && t.offered_on_retry[static_cast<size_t>(bi)]) offered = b;
+    }
+    if (!offered.empty()) {
+      std::string outcome = offered == taken ? "taken" : reason(graph, options, p, pins, id, offered);
+      w.field("retry", str_cat("offered to ", offered, " after pruning: ", outcome));
     }
     w.end_object();
   }

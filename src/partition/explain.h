@@ -19,6 +19,6 @@ std::string explain_json(const graph::Graph& graph, const PartitionOptions& opti
 
 // The reason one node is not on `backend` ("" when it is).
 std::string why_not(const graph::Graph& graph, const PartitionOptions& options, const Partitioned& partitioned,
-                    graph::NodeId node, Backend backend);
+                    graph::NodeId node, const std::string& backend);
 
 }  // namespace gpuu::partition

@@ -7,24 +7,12 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "partition/backend_capability.h"
 
 namespace gpuu::partition {
 
-enum class Backend : uint8_t { kVgf = 0, kVulkan = 1, kCpu = 2 };
-constexpr int kBackendCount = 3;
-
-// The ids written into program files and logs: "VgfBackend", "VulkanBackend", "CpuFallback".
-inline const char* backend_id(Backend b) {
-  switch (b) {
-    case Backend::kVgf: return "VgfBackend";
-    case Backend::kVulkan: return "VulkanBackend";
-    case Backend::kCpu: return "CpuFallback";
-  }
-  return "?";
-}
-
 struct Region {
-  Backend backend = Backend::kCpu;
+  std::string backend = kCpuId;  // a BackendCapability id, or kCpuId
   std::vector<graph::NodeId> nodes;  // in a topological order of the graph
 };
 

@@ -16,24 +16,26 @@
 //   latest run its successors allow when it joins a TAKE piece there. Moving
 //   only ever merges pieces, and the slot constraints keep the layout valid.
 //
-// Ordered policies: grow(first), grow(second) with first's regions fixed, then
-// prune GPU regions below min_partition_size (RFC phase 1). retry_pruned:
-// the first's pruned nodes are offered to the second, then the second's to the
-// first: the receiver regrows its regions with them (so a pruned piece can join
-// a region next to it), falling back to regions of the offered nodes alone if
-// regrowing would shrink one of its regions below the minimum; then prune
-// again. A backend is never re-offered its own pruned nodes. Last, what is
-// left is laid out for the CPU with the same schedule, which also yields the
-// execution order of all regions.
+// Ordered policies: each backend of the preference order grows in turn with
+// the earlier ones' regions fixed, then GPU regions below min_partition_size
+// are pruned (RFC phase 1, for any number of backends). retry_pruned: each
+// backend's pruned nodes are offered to the next backends in the order
+// (wrapping round): the receiver regrows its regions with them (so a pruned
+// piece can join a region next to it), falling back to regions of the
+// offered nodes alone if regrowing would shrink one of its regions below the
+// minimum; then prune again. A backend is never re-offered its own pruned
+// nodes. Last, what is left is laid out for the CPU with the same schedule,
+// which also yields the execution order of all regions.
 //
-// `auto`: three candidates: vgf_first, vulkan_first, and cost labelling (a
-// Viterbi-style pass over the nodes in topological order: per node and backend
-// the cheapest cost of its inputs' labels plus per-edge crossing costs, then
-// labels chosen from the outputs back; exact on chains, a heuristic on DAGs;
-// then grow() per labelled backend). Each finished candidate is scored by
-// estimate_cost() and the cheapest wins (ties: the earlier candidate), so the
-// result is always a valid partition and never costlier than either ordered
-// policy.
+// `auto`: one candidate led by each GPU backend (the others following in
+// canonical order: VgfBackend, VulkanBackend, the rest as registered), and
+// cost labelling (a Viterbi-style pass over the nodes in topological order:
+// per node and backend the cheapest cost of its inputs' labels plus per-edge
+// crossing costs, then labels chosen from the outputs back; exact on chains,
+// a heuristic on DAGs; then grow() per labelled backend). Each finished
+// candidate is scored by estimate_cost() and the cheapest wins (ties: the
+// earlier candidate), so the result is always a valid partition and never
+// costlier than any ordered candidate.
 #include "partition/partitioner.h"
 
 #include <algorithm>
@@ -45,21 +47,14 @@
 
 namespace gpuu::partition {
 
-const char* to_string(Strategy strategy) {
-  switch (strategy) {
-    case Strategy::kVgfFirst: return "vgf_first";
-    case Strategy::kVulkanFirst: return "vulkan_first";
-    case Strategy::kCostLabelling: return "cost_labelling";
-  }
-  return "?";
-}
-
 namespace {
 
 using graph::NodeId;
 
 constexpr int32_t kFree = -1;
 constexpr int8_t kNoPin = -1;
+// Backend sets are bit masks of one word.
+constexpr size_t kMaxBackends = 31;
 
 // Adjacency in compressed rows: producers and consumers of each node, each
 // listed once however many tensors connect the pair.
@@ -91,7 +86,7 @@ struct UnionFind {
 };
 
 struct WorkRegion {
-  Backend backend = Backend::kCpu;
+  int32_t backend = 0;        // index into the engine's backends
   std::vector<NodeId> nodes;  // ascending ids
   bool keep = false;          // custom shader or pinned: never pruned
   bool solo = false;          // a custom-shader region
@@ -123,24 +118,38 @@ class Engine {
   Engine(const graph::Graph& g, const PartitionOptions& o) : g_(g), opt_(o) {}
 
   Status prepare();
-  Result<Partitioned> run(Strategy strategy);
+  // The candidate orders: an explicit list, a policy's, or auto's.
+  struct Plan {
+    std::string name;            // the trace's strategy
+    std::vector<int32_t> order;  // backend indices, in the order they take regions
+    bool labelling = false;      // cost labelling decides each node's backend
+  };
+  std::vector<Plan> plans() const;
+  Result<Partitioned> run(const Plan& plan);
+  // auto: every plan, the cheapest kept; else the one plan.
+  Result<Partitioned> best();
 
  private:
-  bool gpu_ok(NodeId n, Backend b) const {
-    return (supported_[static_cast<size_t>(n)] >> static_cast<int>(b)) & 1;
+  bool gpu_ok(NodeId n, int32_t b) const { return (supported_[static_cast<size_t>(n)] >> b) & 1; }
+  int32_t index_of(std::string_view id) const {
+    for (size_t b = 0; b < caps_.size(); ++b) {
+      if (id == caps_[b]->id()) return static_cast<int32_t>(b);
+    }
+    return cpu_;
   }
+  const char* id_of(int32_t b) const { return b == cpu_ ? kCpuId : caps_[static_cast<size_t>(b)]->id(); }
   // Whether backend b may take node n in this run: supported, and not pinned elsewhere.
-  bool may_take(NodeId n, Backend b) const {
+  bool may_take(NodeId n, int32_t b) const {
     int8_t p = pin_[static_cast<size_t>(n)];
-    return gpu_ok(n, b) && (p == kNoPin || p == static_cast<int8_t>(b));
+    return gpu_ok(n, b) && (p == kNoPin || p == b);
   }
 
   Status layout(const State& st, const std::vector<uint8_t>& take_class, bool sink, Layout* out) const;
-  Result<std::vector<int32_t>> grow(State* st, Backend b, const std::vector<uint8_t>& take);
+  Result<std::vector<int32_t>> grow(State* st, int32_t b, const std::vector<uint8_t>& take);
   // Prunes the given new regions below the minimum; returns the nodes pruned.
   std::vector<NodeId> prune(State* st, const std::vector<int32_t>& ids, bool on_retry);
   // retry_pruned: offers `offered` (pruned from the other backend) to `to`.
-  Status retry(State* st, Backend to, const std::vector<NodeId>& offered);
+  Status retry(State* st, int32_t to, const std::vector<NodeId>& offered);
   Result<PartitionResult> finish(const State& st) const;
   std::vector<uint8_t> cost_labels() const;
 
@@ -148,9 +157,12 @@ class Engine {
   const PartitionOptions& opt_;
   size_t n_ = 0;
   Csr preds_, succs_;
-  std::vector<uint8_t> supported_;  // bit b: backend b's capabilities (with deny) accept the node
+  std::vector<const BackendCapability*> caps_;  // GPU backends, canonical order; index caps_.size(): the CPU
+  int32_t cpu_ = 0;
+  CostModel cost_;                  // opt_.cost resolved() for caps_
+  std::vector<uint32_t> supported_;  // bit b: backend b's capabilities (with deny) accept the node
   std::vector<uint8_t> solo_;       // custom-shader node
-  std::vector<int8_t> pin_;         // pinned backend or kNoPin
+  std::vector<int8_t> pin_;         // pinned backend index (cpu_ included) or kNoPin
   std::vector<int32_t> op_index_;   // node -> distinct op index
   std::vector<std::string> ops_;    // distinct op names
 };
@@ -232,7 +244,71 @@ Status Engine::prepare() {
     }
   }
 
-  // Capabilities, decided once per node (op tables are looked up per distinct op).
+  // Backends: the registered GPU backends in canonical order (VgfBackend,
+  // VulkanBackend, then the others as registered), each id once.
+  std::vector<std::string> problems;
+  caps_.clear();
+  const auto& registered = opt_.capabilities.backends();
+  for (const char* lead : {kVgfId, kVulkanId}) {
+    for (const BackendCapability* c : registered) {
+      if (c && std::string_view(c->id()) == lead) caps_.push_back(c);
+    }
+  }
+  for (const BackendCapability* c : registered) {
+    if (!c) {
+      problems.push_back("a registered backend is null");
+      continue;
+    }
+    std::string_view id = c->id();
+    if (id == kCpuId || id.empty()) problems.push_back(str_cat("a GPU backend has the id '", id, "'"));
+    if (id != kVgfId && id != kVulkanId) caps_.push_back(c);
+  }
+  for (size_t i = 0; i < caps_.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (std::string_view(caps_[i]->id()) == caps_[j]->id()) {
+        problems.push_back(str_cat("backend '", caps_[i]->id(), "' is registered twice"));
+      }
+    }
+  }
+  if (caps_.size() > kMaxBackends) {
+    problems.push_back(str_cat(caps_.size(), " GPU backends are registered (at most ", kMaxBackends, ")"));
+  }
+  // Every id the options name must be registered; all unknown ones are named at once.
+  auto unknown = [&](const std::string& id, const std::string& where) {
+    if (id != kCpuId && !opt_.capabilities.find(id)) {
+      problems.push_back(str_cat(where, " names backend '", id, "', which is not registered (registered: ",
+                                 opt_.capabilities.registered_ids(), ")"));
+    }
+  };
+  for (size_t i = 0; i < opt_.backends.size(); ++i) {
+    const std::string& id = opt_.backends[i];
+    if (id == kCpuId) {
+      problems.push_back(str_cat("backends[", i, "] is ", kCpuId, ", which is always the fallback"));
+    } else {
+      unknown(id, str_cat("backends[", i, "]"));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (opt_.backends[j] == id) problems.push_back(str_cat("backends[", i, "] repeats '", id, "'"));
+    }
+  }
+  for (const Denial& d : opt_.capabilities.denials()) unknown(d.backend, str_cat("deny of '", d.op, "'"));
+  for (const Pin& p : opt_.capabilities.pins()) unknown(p.backend, str_cat("pin of '", p.node, "'"));
+  // The documented defaults name VGF and Vulkan; a build or list without
+  // them simply leaves those entries unused.
+  static const std::vector<std::string> kDefaultIds = CostModel::defaults().backend_ids();
+  for (const std::string& id : opt_.cost.backend_ids()) {
+    if (!std::binary_search(kDefaultIds.begin(), kDefaultIds.end(), id)) unknown(id, "the cost model");
+  }
+  if (!problems.empty()) {
+    std::string text = "partition: " + problems[0];
+    for (size_t i = 1; i < problems.size(); ++i) text += "; " + problems[i];
+    return Status(StatusCode::kInvalidArgument, text);
+  }
+  cost_ = opt_.cost.resolved(caps_);
+  const auto nb = static_cast<int32_t>(caps_.size());
+  cpu_ = nb;
+
+  // Capabilities, decided once per node and backend.
   std::unordered_map<std::string_view, int32_t> op_ids;
   op_index_.resize(n_);
   for (size_t n = 0; n < n_; ++n) {
@@ -240,28 +316,30 @@ Status Engine::prepare() {
     if (inserted) ops_.push_back(nodes[n].op);
     op_index_[n] = it->second;
   }
-  std::vector<std::array<bool, 2>> op_denied(ops_.size());
+  std::vector<uint32_t> op_denied(ops_.size(), 0);  // bit b: backend b is denied the op
   for (size_t i = 0; i < ops_.size(); ++i) {
-    op_denied[i] = {opt_.capabilities.is_denied(Backend::kVgf, ops_[i]),
-                    opt_.capabilities.is_denied(Backend::kVulkan, ops_[i])};
+    for (int32_t b = 0; b < nb; ++b) {
+      if (opt_.capabilities.is_denied(caps_[static_cast<size_t>(b)]->id(), ops_[i])) op_denied[i] |= 1u << b;
+    }
   }
   for (const Denial& d : opt_.capabilities.denials()) {
-    if (!Capabilities::is_known_op(d.op) && op_ids.count(d.op) == 0) {
-      return err(StatusCode::kInvalidArgument, "deny: op '", d.op, "' (for ", backend_id(d.backend),
+    bool declared = false;
+    for (const BackendCapability* c : caps_) declared = declared || !c->declared_dtypes(d.op).empty();
+    if (!declared && !Capabilities::is_known_op(d.op) && op_ids.count(d.op) == 0) {
+      return err(StatusCode::kInvalidArgument, "deny: op '", d.op, "' (for ", d.backend,
                  ") is not a known op and no node of the graph uses it");
     }
   }
-  std::vector<const OpRule*> op_rules(ops_.size());
-  for (size_t i = 0; i < ops_.size(); ++i) op_rules[i] = Capabilities::find_op_rule(ops_[i]);
   supported_.assign(n_, 0);
   solo_.assign(n_, 0);
   for (size_t n = 0; n < n_; ++n) {
     auto op = static_cast<size_t>(op_index_[n]);
-    for (Backend b : {Backend::kVgf, Backend::kVulkan}) {
-      if (op_denied[op][static_cast<size_t>(b)]) continue;
-      if (Capabilities::builtin(b, g_, static_cast<NodeId>(n), op_rules[op]).ok() &&
-          opt_.capabilities.backend_refusal(b, g_, static_cast<NodeId>(n)).empty()) {
-        supported_[n] |= static_cast<uint8_t>(1u << static_cast<int>(b));
+    for (int32_t b = 0; b < nb; ++b) {
+      if ((op_denied[op] >> b) & 1) continue;
+      const BackendCapability* c = caps_[static_cast<size_t>(b)];
+      if (c->check(g_, static_cast<NodeId>(n)).ok() &&
+          opt_.capabilities.backend_refusal(c->id(), g_, static_cast<NodeId>(n)).empty()) {
+        supported_[n] |= 1u << b;
       }
     }
     solo_[n] = Capabilities::is_custom_shader(nodes[n]) ? 1 : 0;
@@ -286,18 +364,19 @@ Status Engine::prepare() {
         return err(StatusCode::kInvalidArgument, "pin: several nodes are named '", pin.node, "'");
       }
       auto n = static_cast<size_t>(it->second);
-      if (pin.backend != Backend::kCpu) {
+      if (pin.backend != kCpuId) {
         Verdict v = opt_.capabilities.verdict(pin.backend, g_, it->second);
         if (!v.ok()) {
-          return err(StatusCode::kInvalidArgument, "pin: cannot pin '", pin.node, "' to ", backend_id(pin.backend),
-                     ": ", opt_.capabilities.support(pin.backend, g_, it->second).reason);
+          return err(StatusCode::kInvalidArgument, "pin: cannot pin '", pin.node, "' to ", pin.backend, ": ",
+                     opt_.capabilities.support(pin.backend, g_, it->second).reason);
         }
       }
-      if (pin_[n] != kNoPin && pin_[n] != static_cast<int8_t>(pin.backend)) {
-        return err(StatusCode::kInvalidArgument, "pin: node '", pin.node, "' is pinned to both ",
-                   backend_id(static_cast<Backend>(pin_[n])), " and ", backend_id(pin.backend));
+      int8_t b = static_cast<int8_t>(index_of(pin.backend));
+      if (pin_[n] != kNoPin && pin_[n] != b) {
+        return err(StatusCode::kInvalidArgument, "pin: node '", pin.node, "' is pinned to both ", id_of(pin_[n]),
+                   " and ", pin.backend);
       }
-      pin_[n] = static_cast<int8_t>(pin.backend);
+      pin_[n] = b;
     }
   }
   return Status::Ok();
@@ -471,7 +550,7 @@ Status Engine::layout(const State& st, const std::vector<uint8_t>& take_class, b
   return Status::Ok();
 }
 
-Result<std::vector<int32_t>> Engine::grow(State* st, Backend b, const std::vector<uint8_t>& take) {
+Result<std::vector<int32_t>> Engine::grow(State* st, int32_t b, const std::vector<uint8_t>& take) {
   std::vector<uint8_t> take_class(n_, kOther);
   for (size_t n = 0; n < n_; ++n) {
     if (take[n] && st->region_of[n] == kFree) take_class[n] = solo_[n] ? kSolo : kTake;
@@ -537,7 +616,7 @@ std::vector<NodeId> Engine::prune(State* st, const std::vector<int32_t>& ids, bo
   return pruned;
 }
 
-Status Engine::retry(State* st, Backend to, const std::vector<NodeId>& offered) {
+Status Engine::retry(State* st, int32_t to, const std::vector<NodeId>& offered) {
   std::vector<uint8_t> take(n_, 0);
   bool any = false;
   for (NodeId n : offered) {
@@ -606,19 +685,19 @@ Result<PartitionResult> Engine::finish(const State& st) const {
     auto ui = static_cast<size_t>(u);
     if (L.cls[ui] == kTake) {
       if (slot(u) != open_cpu_slot) {
-        out.regions.push_back(Region{Backend::kCpu, {}});
+        out.regions.push_back(Region{kCpuId, {}});
         open_cpu_slot = slot(u);
       }
       out.regions.back().nodes.push_back(L.unit_node[ui]);
     } else {
       const WorkRegion& wr = st.regions[static_cast<size_t>(L.unit_region[ui])];
-      out.regions.push_back(Region{wr.backend, wr.nodes});
+      out.regions.push_back(Region{id_of(wr.backend), wr.nodes});
       open_cpu_slot = -1;
     }
   }
   for (size_t r = 0; r < out.regions.size(); ++r) {
     Region& region = out.regions[r];
-    if (region.backend == Backend::kCpu) std::sort(region.nodes.begin(), region.nodes.end());
+    if (region.backend == kCpuId) std::sort(region.nodes.begin(), region.nodes.end());
     for (NodeId n : region.nodes) out.region_of_node[static_cast<size_t>(n)] = static_cast<int32_t>(r);
   }
   return out;
@@ -626,60 +705,55 @@ Result<PartitionResult> Engine::finish(const State& st) const {
 
 std::vector<uint8_t> Engine::cost_labels() const {
   constexpr double kInf = std::numeric_limits<double>::infinity();
-  const CostModel& cm = opt_.cost;
+  const size_t nb = caps_.size() + 1;  // the GPU backends and the CPU
   // Per distinct op: the node cost on each backend.
-  std::vector<std::array<double, kBackendCount>> op_costs(ops_.size());
+  std::vector<double> op_costs(ops_.size() * nb);
   for (size_t i = 0; i < ops_.size(); ++i) {
-    for (int b = 0; b < kBackendCount; ++b) {
-      op_costs[i][static_cast<size_t>(b)] = cm.node_cost(ops_[i], static_cast<Backend>(b));
+    for (size_t b = 0; b < nb; ++b) op_costs[i * nb + b] = cost_.node_cost(ops_[i], id_of(static_cast<int32_t>(b)));
+  }
+  std::vector<double> cross(nb * nb);
+  for (size_t a = 0; a < nb; ++a) {
+    for (size_t b = 0; b < nb; ++b) {
+      cross[a * nb + b] = cost_.crossing(id_of(static_cast<int32_t>(a)), id_of(static_cast<int32_t>(b)));
     }
   }
-  std::array<std::array<double, kBackendCount>, kBackendCount> cross{};
-  for (int a = 0; a < kBackendCount; ++a) {
-    for (int b = 0; b < kBackendCount; ++b) {
-      cross[static_cast<size_t>(a)][static_cast<size_t>(b)] =
-          cm.crossing(static_cast<Backend>(a), static_cast<Backend>(b));
-    }
-  }
-  auto allowed = [&](size_t n, int b) {
-    if (pin_[n] != kNoPin) return pin_[n] == b;
-    return b == static_cast<int>(Backend::kCpu) || gpu_ok(static_cast<NodeId>(n), static_cast<Backend>(b));
+  auto allowed = [&](size_t n, size_t b) {
+    if (pin_[n] != kNoPin) return pin_[n] == static_cast<int8_t>(b);
+    return static_cast<int32_t>(b) == cpu_ || gpu_ok(static_cast<NodeId>(n), static_cast<int32_t>(b));
   };
   // Forward: cost[n][b] = own cost + for each producer the cheapest label plus
   // crossing. Stored relative to the node's best, so sums stay bounded however
   // often paths reconverge.
-  std::vector<std::array<double, kBackendCount>> rel(n_);
+  std::vector<double> rel(n_ * nb);
   for (size_t n = 0; n < n_; ++n) {
     double best = kInf;
-    for (int b = 0; b < kBackendCount; ++b) {
-      auto bi = static_cast<size_t>(b);
+    for (size_t b = 0; b < nb; ++b) {
       if (!allowed(n, b)) {
-        rel[n][bi] = kInf;
+        rel[n * nb + b] = kInf;
         continue;
       }
-      double c = op_costs[static_cast<size_t>(op_index_[n])][bi];
+      double c = op_costs[static_cast<size_t>(op_index_[n]) * nb + b];
       for (const int32_t* p = preds_.begin(n); p != preds_.end(n); ++p) {
         double m = kInf;
-        for (int a = 0; a < kBackendCount; ++a) {
-          m = std::min(m, rel[static_cast<size_t>(*p)][static_cast<size_t>(a)] + cross[static_cast<size_t>(a)][bi]);
-        }
+        for (size_t a = 0; a < nb; ++a) m = std::min(m, rel[static_cast<size_t>(*p) * nb + a] + cross[a * nb + b]);
         c += m;
       }
-      rel[n][bi] = c;
+      rel[n * nb + b] = c;
       best = std::min(best, c);
     }
-    for (double& c : rel[n]) c -= best;
+    for (size_t b = 0; b < nb; ++b) rel[n * nb + b] -= best;
   }
   // Backward: each node's label given its consumers' labels.
-  std::vector<uint8_t> label(n_, static_cast<uint8_t>(Backend::kCpu));
+  std::vector<uint8_t> label(n_, static_cast<uint8_t>(cpu_));
   for (size_t i = n_; i-- > 0;) {
     double best = kInf;
-    for (int b = 0; b < kBackendCount; ++b) {
-      auto bi = static_cast<size_t>(b);
-      if (rel[i][bi] == kInf) continue;
-      double c = rel[i][bi];
-      for (const int32_t* s = succs_.begin(i); s != succs_.end(i); ++s) c += cross[bi][label[static_cast<size_t>(*s)]];
-      if (c < best) {  // strict: ties keep the lower backend index (VGF, Vulkan, CPU)
+    for (size_t b = 0; b < nb; ++b) {
+      if (rel[i * nb + b] == kInf) continue;
+      double c = rel[i * nb + b];
+      for (const int32_t* s = succs_.begin(i); s != succs_.end(i); ++s) {
+        c += cross[b * nb + label[static_cast<size_t>(*s)]];
+      }
+      if (c < best) {  // strict: ties keep the lower index (VGF, Vulkan, others, CPU)
         best = c;
         label[i] = static_cast<uint8_t>(b);
       }
@@ -688,39 +762,113 @@ std::vector<uint8_t> Engine::cost_labels() const {
   return label;
 }
 
-Result<Partitioned> Engine::run(Strategy strategy) {
+std::vector<Engine::Plan> Engine::plans() const {
+  std::vector<int32_t> canonical(caps_.size());
+  std::iota(canonical.begin(), canonical.end(), 0);
+  // `lead` first, then the others in canonical order.
+  auto led_by = [&](int32_t lead) {
+    std::vector<int32_t> order;
+    if (lead < cpu_) order.push_back(lead);
+    for (int32_t b : canonical) {
+      if (b != lead) order.push_back(b);
+    }
+    return order;
+  };
+  auto name_of = [&](int32_t lead) -> std::string {
+    if (lead == cpu_) return "vgf_first";  // no GPU backend at all
+    std::string_view id = caps_[static_cast<size_t>(lead)]->id();
+    if (id == kVgfId) return "vgf_first";
+    if (id == kVulkanId) return "vulkan_first";
+    return str_cat(id, "_first");
+  };
+  if (!opt_.backends.empty()) {
+    Plan plan{"backends", {}, false};
+    for (const std::string& id : opt_.backends) plan.order.push_back(index_of(id));
+    return {plan};
+  }
+  switch (opt_.prefer) {
+    case Prefer::kVgfFirst: return {Plan{"vgf_first", canonical, false}};
+    case Prefer::kVulkanFirst: {
+      int32_t vulkan = index_of(kVulkanId);
+      return {Plan{"vulkan_first", led_by(vulkan), false}};
+    }
+    case Prefer::kAuto: break;
+  }
+  std::vector<Plan> out;
+  for (int32_t lead : canonical) out.push_back(Plan{name_of(lead), led_by(lead), false});
+  if (out.empty()) out.push_back(Plan{name_of(cpu_), {}, false});
+  out.push_back(Plan{"cost_labelling", canonical, true});
+  return out;
+}
+
+Result<Partitioned> Engine::run(const Plan& plan) {
   State st;
   st.region_of.assign(n_, kFree);
-  st.trace.assign(n_, NodeTrace{});
-  Backend first = strategy == Strategy::kVulkanFirst ? Backend::kVulkan : Backend::kVgf;
-  Backend second = first == Backend::kVgf ? Backend::kVulkan : Backend::kVgf;
+  NodeTrace blank;
+  blank.pruned_size.assign(caps_.size(), 0);
+  blank.retry_pruned_size.assign(caps_.size(), 0);
+  blank.offered_on_retry.assign(caps_.size(), 0);
+  st.trace.assign(n_, blank);
   std::vector<uint8_t> labels;
-  if (strategy == Strategy::kCostLabelling) labels = cost_labels();
+  if (plan.labelling) labels = cost_labels();
 
-  auto wanted = [&](size_t n, Backend b) {
-    if (!labels.empty()) return labels[n] == static_cast<uint8_t>(b);
-    return may_take(static_cast<NodeId>(n), b);
-  };
+  // Each backend in order takes maximal regions of what it supports among
+  // the nodes still free; then every backend's small regions are pruned.
+  std::vector<std::vector<int32_t>> grown;
   std::vector<uint8_t> take(n_);
-  for (size_t n = 0; n < n_; ++n) take[n] = wanted(n, first);
-  GPUU_ASSIGN_OR_RETURN(std::vector<int32_t> first_regions, grow(&st, first, take));
-  for (size_t n = 0; n < n_; ++n) take[n] = wanted(n, second);
-  GPUU_ASSIGN_OR_RETURN(std::vector<int32_t> second_regions, grow(&st, second, take));
-  std::vector<NodeId> pruned_first = prune(&st, first_regions, false);
-  std::vector<NodeId> pruned_second = prune(&st, second_regions, false);
+  for (int32_t b : plan.order) {
+    for (size_t n = 0; n < n_; ++n) {
+      take[n] = labels.empty() ? may_take(static_cast<NodeId>(n), b) : labels[n] == static_cast<uint8_t>(b);
+    }
+    GPUU_ASSIGN_OR_RETURN(std::vector<int32_t> created, grow(&st, b, take));
+    grown.push_back(std::move(created));
+  }
+  std::vector<std::vector<NodeId>> pruned;
+  for (const std::vector<int32_t>& created : grown) pruned.push_back(prune(&st, created, false));
 
   if (opt_.retry_pruned) {
-    // Each backend's pruned nodes are offered to the other one, in policy order.
-    GPUU_RETURN_IF_ERROR(retry(&st, second, pruned_first));
-    GPUU_RETURN_IF_ERROR(retry(&st, first, pruned_second));
+    // Each backend's pruned nodes are offered to the next backends in the
+    // order (wrapping round, never back to itself), while any stay free.
+    const size_t m = plan.order.size();
+    for (size_t i = 0; i < m; ++i) {
+      for (size_t k = 1; k < m; ++k) {
+        std::vector<NodeId> offered;
+        for (NodeId n : pruned[i]) {
+          if (st.region_of[static_cast<size_t>(n)] == kFree) offered.push_back(n);
+        }
+        if (offered.empty()) break;
+        GPUU_RETURN_IF_ERROR(retry(&st, plan.order[(i + k) % m], offered));
+      }
+    }
   }
 
   Partitioned out;
   GPUU_ASSIGN_OR_RETURN(out.result, finish(st));
   out.trace.policy = opt_.prefer;
-  out.trace.strategy = strategy;
+  out.trace.strategy = plan.name;
+  for (const BackendCapability* c : caps_) out.trace.backends.push_back(c->id());
+  for (int32_t b : plan.order) out.trace.order.push_back(id_of(b));
   out.trace.nodes = std::move(st.trace);
   return out;
+}
+
+Result<Partitioned> Engine::best() {
+  std::vector<Plan> candidates = plans();
+  if (candidates.size() == 1) return run(candidates.front());
+  std::optional<Partitioned> best;
+  double best_cost = 0.0;
+  std::vector<std::pair<std::string, double>> costs;
+  for (const Plan& plan : candidates) {
+    GPUU_ASSIGN_OR_RETURN(Partitioned candidate, run(plan));
+    double cost = estimate_cost(g_, candidate.result, cost_);
+    costs.emplace_back(plan.name, cost);
+    if (!best || cost < best_cost) {  // strict: ties keep the earlier candidate
+      best = std::move(candidate);
+      best_cost = cost;
+    }
+  }
+  best->trace.candidates = std::move(costs);
+  return std::move(*best);
 }
 
 }  // namespace
@@ -728,25 +876,7 @@ Result<Partitioned> Engine::run(Strategy strategy) {
 Result<Partitioned> partition_with_trace(const graph::Graph& graph, const PartitionOptions& options) {
   Engine engine(graph, options);
   GPUU_RETURN_IF_ERROR(engine.prepare());
-  switch (options.prefer) {
-    case Prefer::kVgfFirst: return engine.run(Strategy::kVgfFirst);
-    case Prefer::kVulkanFirst: return engine.run(Strategy::kVulkanFirst);
-    case Prefer::kAuto: break;
-  }
-  std::optional<Partitioned> best;
-  double best_cost = 0.0;
-  std::vector<std::pair<Strategy, double>> candidates;
-  for (Strategy s : {Strategy::kVgfFirst, Strategy::kVulkanFirst, Strategy::kCostLabelling}) {
-    GPUU_ASSIGN_OR_RETURN(Partitioned candidate, engine.run(s));
-    double cost = estimate_cost(graph, candidate.result, options.cost);
-    candidates.emplace_back(s, cost);
-    if (!best || cost < best_cost) {
-      best = std::move(candidate);
-      best_cost = cost;
-    }
-  }
-  best->trace.candidates = std::move(candidates);
-  return std::move(*best);
+  return engine.best();
 }
 
 Result<PartitionResult> partition(const graph::Graph& graph, const PartitionOptions& options) {

@@ -1,12 +1,13 @@
 // The unified partition-policy engine: splits a graph into convex regions for
-// VGF, Vulkan and the CPU fallback under an ordered policy (RFC phase 1:
-// vgf_first, vulkan_first) or the cost-driven `auto` policy.
+// any number of GPU backends (each known by its BackendCapability) and the
+// CPU fallback under an ordered preference list (RFC phase 1: vgf_first,
+// vulkan_first; or an explicit list) or the cost-driven `auto` policy.
 //
 // Rules every result keeps:
 //  - every node is in exactly one region; regions come in an execution order
 //    that is a topological order of the region DAG (every edge goes from a
 //    region to itself or to a later one, which also makes each region convex);
-//  - VGF/Vulkan regions are connected, hold only nodes their backend's
+//  - GPU regions are connected, hold only nodes their backend's
 //    capabilities accept, and have at least min_partition_size nodes, except
 //    a custom-shader region (always one node, seed vgf-custom-shader-
 //    conversion.txt) and a region holding a pinned node (a pin is never pruned);
@@ -19,7 +20,6 @@
 // independent pieces: the host runs them back to back at one sync point.
 #pragma once
 
-#include <array>
 #include <string>
 #include <vector>
 
@@ -33,41 +33,46 @@
 namespace gpuu::partition {
 
 struct PartitionOptions {
+  // vgf_first: VgfBackend, VulkanBackend, then every other registered GPU
+  // backend in registration order; vulkan_first: the first two swapped; auto:
+  // the cost mode over all of them.
   Prefer prefer = Prefer::kAuto;
+  // An explicit preference list of GPU backend ids: exactly these, in this
+  // order (prefer is then not read). CPU is always the fallback.
+  std::vector<std::string> backends;
   // GPU regions with fewer nodes are pruned to the CPU (RFC default 3; >= 1).
   int64_t min_partition_size = 3;
-  // Offer pruned nodes to the other GPU backend (still subject to the minimum)
-  // before they fall to the CPU. Off by default, as in the RFC.
+  // Offer pruned nodes to the next backends in the preference order (still
+  // subject to the minimum) before they fall to the CPU. Off by default, as
+  // in the RFC.
   bool retry_pruned = false;
-  Capabilities capabilities;  // deny(backend, op), pin(node, backend)
+  Capabilities capabilities;  // the registered GPU backends, deny(backend, op), pin(node, backend)
   CostModel cost = CostModel::defaults();  // used by `auto`
 };
 
-// How a result was produced. `auto` evaluates all three and keeps the cheapest.
-enum class Strategy : uint8_t {
-  kVgfFirst = 0,       // VGF takes maximal regions, then Vulkan
-  kVulkanFirst = 1,    // Vulkan first, then VGF
-  kCostLabelling = 2,  // per-node labels from the cost model, then regions
-};
-const char* to_string(Strategy strategy);  // "vgf_first", "vulkan_first", "cost_labelling"
-
 // What happened to one node on its way to its region, for the explain report.
+// Every vector is indexed like PartitionTrace::backends.
 struct NodeTrace {
-  // Size of the region a GPU backend (index: kVgf, kVulkan) built with this
-  // node and then pruned; 0 when it did not.
-  std::array<int32_t, 2> pruned_size{0, 0};
+  // Size of the region a GPU backend built with this node and then pruned; 0
+  // when it did not.
+  std::vector<int32_t> pruned_size;
   // The same for regions built when retry_pruned offered the node to a backend.
-  std::array<int32_t, 2> retry_pruned_size{0, 0};
-  // The backend the node was offered to on retry (index as above).
-  std::array<bool, 2> offered_on_retry{false, false};
+  std::vector<int32_t> retry_pruned_size;
+  // Whether the node was offered to the backend on retry.
+  std::vector<uint8_t> offered_on_retry;
 };
 
 struct PartitionTrace {
-  Prefer policy = Prefer::kAuto;          // as requested
-  Strategy strategy = Strategy::kVgfFirst;  // what produced the result
-  std::vector<NodeTrace> nodes;           // by node id
+  Prefer policy = Prefer::kAuto;  // as requested
+  // What produced the result: "vgf_first", "vulkan_first", "<id>_first" (auto's
+  // candidate led by another backend), "backends" (an explicit list) or
+  // "cost_labelling" (per-node labels from the cost model, then regions).
+  std::string strategy;
+  std::vector<std::string> backends;  // the GPU backend ids the engine knew
+  std::vector<std::string> order;     // the order they took regions in
+  std::vector<NodeTrace> nodes;       // by node id
   // `auto` only: every candidate's estimated cost, in evaluation order.
-  std::vector<std::pair<Strategy, double>> candidates;
+  std::vector<std::pair<std::string, double>> candidates;
 };
 
 struct Partitioned {

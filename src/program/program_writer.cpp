@@ -258,10 +258,8 @@ Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partitio
   std::vector<int32_t> region_of(nn, -1);
   for (size_t r = 0; r < partition.regions.size(); ++r) {
     const partition::Region& region = partition.regions[r];
-    if (static_cast<int>(region.backend) >= partition::kBackendCount) {
-      return bad("partition: region ", r, " has unknown backend ", static_cast<int>(region.backend));
-    }
-    if (region.nodes.empty()) return bad("partition: region ", r, " (", backend_id(region.backend), ") is empty");
+    if (region.backend.empty()) return bad("partition: region ", r, " has an empty backend id");
+    if (region.nodes.empty()) return bad("partition: region ", r, " (", region.backend, ") is empty");
     for (NodeId n : region.nodes) {
       if (n < 0 || static_cast<size_t>(n) >= nn) {
         return bad("partition: region ", r, " lists node id ", n, ", out of range (", nn, " nodes)");
@@ -288,7 +286,7 @@ Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partitio
   std::vector<RegionIo> ios(partition.regions.size());
   for (size_t r = 0; r < partition.regions.size(); ++r) {
     const partition::Region& region = partition.regions[r];
-    if (region.backend == partition::Backend::kCpu) {
+    if (region.backend == partition::kCpuId) {
       for (NodeId n : region.nodes) {
         for (ValueId v : g.node(n).inputs) {
           if (v != graph::kNone) needed[static_cast<size_t>(v)] = 1;
@@ -297,7 +295,7 @@ Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partitio
       }
     } else {
       Result<RegionIo> io = region_io(g, region);
-      if (!io.ok()) return bad("partition: region ", r, " (", backend_id(region.backend), "): ", io.status().message());
+      if (!io.ok()) return bad("partition: region ", r, " (", region.backend, "): ", io.status().message());
       ios[r] = std::move(io).value();
       for (ValueId v : ios[r].inputs) needed[static_cast<size_t>(v)] = 1;
       for (ValueId v : ios[r].outputs) needed[static_cast<size_t>(v)] = 1;
@@ -338,7 +336,7 @@ Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partitio
   const std::vector<CompileSpecEntry> shared_specs = make_shared_gpu_compile_specs(shared_spec);
   for (size_t r = 0; r < partition.regions.size(); ++r) {
     const partition::Region& region = partition.regions[r];
-    if (region.backend == partition::Backend::kCpu) {
+    if (region.backend == partition::kCpuId) {
       for (NodeId n : region.nodes) {
         const graph::Node& node = g.node(n);
         builder.add_cpu_node(
@@ -346,22 +344,22 @@ Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partitio
       }
       continue;
     }
-    const PreprocessFn& fn = region.backend == partition::Backend::kVgf ? preprocessors.vgf : preprocessors.vulkan;
+    auto fn = preprocessors.find(region.backend);
     PreprocessedRegion pre;
-    if (fn) {
-      Result<PreprocessedRegion> out = fn(g, region, ios[r]);
+    if (fn != preprocessors.end() && fn->second) {
+      Result<PreprocessedRegion> out = fn->second(g, region, ios[r]);
       if (!out.ok()) {
-        return Status(out.status().code(), str_cat("region ", r, " (", backend_id(region.backend),
+        return Status(out.status().code(), str_cat("region ", r, " (", region.backend,
                                                    "): preprocess failed: ", out.status().message()));
       }
       pre = std::move(out).value();
     } else {
       Result<std::vector<uint8_t>> blob = serialize_region(g, region);
-      if (!blob.ok()) return bad("region ", r, " (", backend_id(region.backend), "): ", blob.status().message());
+      if (!blob.ok()) return bad("region ", r, " (", region.backend, "): ", blob.status().message());
       pre.processed = Blob::take(std::move(blob).value());
     }
     DelegateDesc d;
-    d.backend_id = backend_id(region.backend);
+    d.backend_id = region.backend;
     d.compile_specs = shared_specs;
     d.compile_specs.insert(d.compile_specs.end(), pre.extra_compile_specs.begin(), pre.extra_compile_specs.end());
     d.processed = std::move(pre.processed);

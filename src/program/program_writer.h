@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -78,11 +79,9 @@ struct PreprocessedRegion {
 using PreprocessFn = std::function<Result<PreprocessedRegion>(const graph::Graph& graph,
                                                               const partition::Region& region, const RegionIo& io)>;
 
-// Per-backend preprocess callbacks; an empty one means serialize_region().
-struct Preprocessors {
-  PreprocessFn vgf;
-  PreprocessFn vulkan;
-};
+// Preprocess callbacks by backend id; a backend with none (or an empty one)
+// gets serialize_region().
+using Preprocessors = std::map<std::string, PreprocessFn>;
 
 // The program for a partitioned graph. Regions are taken in order: a GPU
 // region becomes a delegate (its interface as region_io() says, the six

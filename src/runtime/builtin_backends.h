@@ -10,12 +10,13 @@ namespace gpuu::runtime {
 // The registry with VulkanBackend (and every other built-in backend) in it.
 backends::BackendRegistry& backend_registry();
 
-// Each GPU backend's own preprocess (VGF: a VGF file; Vulkan: a SubGraph),
-// for the program writer.
+// Each registered backend's own preprocess by id (VGF: a VGF file; Vulkan: a
+// SubGraph), for the program writer.
 program::Preprocessors builtin_preprocessors();
 
-// Narrows the partitioner's tables to what the built-in backends' own checks
-// accept, so a region is never given to a backend that would refuse it.
-void narrow_to_builtin_backends(partition::Capabilities& capabilities);
+// The partitioner's view of every registered backend, in registration order:
+// each one's capability(), narrowed to what its own check() accepts, so a
+// region is never given to a backend that would refuse it.
+partition::Capabilities registered_capabilities();
 
 }  // namespace gpuu::runtime

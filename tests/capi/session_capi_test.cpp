@@ -100,7 +100,7 @@ TEST(SessionCApi, RfcModelOnVulkanMatchesTheReference) {
 TEST(SessionCApi, DelegatesAndACpuStepAgreeUnderEverySyncMode) {
   std::string path = temp_path("split.gpuu");
   // index_select_1 on the CPU splits the Vulkan work into two delegates.
-  write_rfc_program(path, GPUU_PREFER_VULKAN_FIRST, {gpuu_partition_pin{"index_select_1", GPUU_BACKEND_CPU}});
+  write_rfc_program(path, GPUU_PREFER_VULKAN_FIRST, {gpuu_partition_pin{sizeof(gpuu_partition_pin), "index_select_1", "CpuFallback"}});
   gpuu_program* program = nullptr;
   ASSERT_EQ(gpuu_program_load_file(path.c_str(), &program), GPUU_OK) << last_error();
   ASSERT_EQ(gpuu_program_delegate_count(program), 2u);
@@ -204,7 +204,7 @@ TEST(SessionCApi, CorruptFilesAndBadInputsGetClearErrors) {
 TEST(GpuuRun, RunsAProgramAndPrintsTheDelegateLines) {
   std::string model = temp_path("run.gpuu"), input = temp_path("input0.bin"), output = temp_path("output.bin"),
               log = temp_path("run.log");
-  write_rfc_program(model, GPUU_PREFER_VULKAN_FIRST, {gpuu_partition_pin{"index_select_1", GPUU_BACKEND_CPU}});
+  write_rfc_program(model, GPUU_PREFER_VULKAN_FIRST, {gpuu_partition_pin{sizeof(gpuu_partition_pin), "index_select_1", "CpuFallback"}});
   std::vector<float> x = rfc_input();
   std::ofstream(input, std::ios::binary).write(reinterpret_cast<const char*>(x.data()), 768);
   std::string cmd = std::string(GPUU_RUN_PATH) + " --model_path " + model + " --input_list " + input +

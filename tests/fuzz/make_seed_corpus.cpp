@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   bool ok = save(dir, "sample.gpuu", build_program(m.graph, m.partition, m.spec));
   // The same model with everything on the CPU, and with no constants shared.
   auto cpu = gpuu_test::make_sample_model();
-  cpu.partition.regions = {{partition::Backend::kCpu, {0, 1, 2, 3, 4, 5, 6}}};
+  cpu.partition.regions = {{partition::kCpuId, {0, 1, 2, 3, 4, 5, 6}}};
   cpu.partition.region_of_node.assign(7, 0);
   ok = save(dir, "sample_cpu.gpuu", build_program(cpu.graph, cpu.partition, cpu.spec)) && ok;
   ok = save(dir, "attributes.gpuu", every_attribute_kind()) && ok;

@@ -13,10 +13,10 @@ using testing_util::GraphMaker;
 using testing_util::rfc_model;
 
 Support vgf(const Capabilities& caps, const GraphMaker& m, const char* node) {
-  return caps.support(Backend::kVgf, m.g, m.node_id(node));
+  return caps.support(kVgfId, m.g, m.node_id(node));
 }
 Support vulkan(const Capabilities& caps, const GraphMaker& m, const char* node) {
-  return caps.support(Backend::kVulkan, m.g, m.node_id(node));
+  return caps.support(kVulkanId, m.g, m.node_id(node));
 }
 
 TEST(Capabilities, VgfRefusesTheRfcIslandBecauseItsIndicesAreI64) {
@@ -170,7 +170,7 @@ TEST(Capabilities, UnknownOpsGoToTheCpuAlone) {
   Capabilities caps;
   EXPECT_EQ(vgf(caps, m, "f").reason, "no TOSA 1.0 lowering for op 'foo'");
   EXPECT_EQ(vulkan(caps, m, "f").reason, "no Vulkan kernel for op 'foo'");
-  EXPECT_TRUE(caps.support(Backend::kCpu, m.g, m.node_id("f")).ok);
+  EXPECT_TRUE(caps.support(kCpuId, m.g, m.node_id("f")).ok);
   EXPECT_FALSE(Capabilities::is_known_op("foo"));
   EXPECT_TRUE(Capabilities::is_known_op("index_select"));
 }
@@ -192,24 +192,24 @@ TEST(Capabilities, CustomShaderNeedsTheVulkanShaderDomain) {
 TEST(Capabilities, DenyNarrowsOneBackend) {
   GraphMaker m = rfc_model();
   Capabilities caps;
-  ASSERT_TRUE(caps.deny(Backend::kVgf, "sin").ok());
+  ASSERT_TRUE(caps.deny(kVgfId, "sin").ok());
   EXPECT_EQ(vgf(caps, m, "sin_0").reason, "denied by user");
   EXPECT_TRUE(vulkan(caps, m, "sin_0").ok);
   // The built-in table is unchanged; only the narrowed view refuses.
-  EXPECT_TRUE(Capabilities::builtin(Backend::kVgf, m.g, m.node_id("sin_0")).ok());
+  EXPECT_TRUE(builtin_vgf_capability().check(m.g, m.node_id("sin_0")).ok());
   // An unsupported node keeps its real reason rather than "denied".
-  ASSERT_TRUE(caps.deny(Backend::kVgf, "gather").ok());
+  ASSERT_TRUE(caps.deny(kVgfId, "gather").ok());
   EXPECT_NE(vgf(caps, m, "gather_0").reason.find("i64"), std::string::npos);
 }
 
 TEST(Capabilities, RejectsDenyingTheCpuAndEmptyNames) {
   Capabilities caps;
-  Status s = caps.deny(Backend::kCpu, "sin");
+  Status s = caps.deny(kCpuId, "sin");
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("CPU fallback"), std::string::npos) << s.message();
-  EXPECT_EQ(caps.deny(Backend::kVulkan, "").code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(caps.pin("", Backend::kCpu).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(caps.pin("x", static_cast<Backend>(7)).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(caps.deny(kVulkanId, "").code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(caps.pin("", kCpuId).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(caps.pin("x", "").code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(caps.denials().empty());
   EXPECT_TRUE(caps.pins().empty());
 }
@@ -218,10 +218,10 @@ TEST(Capabilities, BadIdsGiveAReasonNotACrash) {
   GraphMaker m;
   auto x = m.input("x", graph::DType::kF32, {4});
   m.g.add_node(graph::Node{"broken", "abs", {x + 40}, {}, {}});
-  Support s = Capabilities().support(Backend::kVgf, m.g, 0);
+  Support s = Capabilities().support(kVgfId, m.g, 0);
   EXPECT_FALSE(s.ok);
   EXPECT_EQ(s.reason, "input 0 of broken names no value of the graph");
-  EXPECT_FALSE(Capabilities().support(Backend::kVulkan, m.g, 5).ok);
+  EXPECT_FALSE(Capabilities().support(kVulkanId, m.g, 5).ok);
 }
 
 }  // namespace
@@ -233,13 +233,13 @@ namespace {
 TEST(Capabilities, NarrowAppliesTheBackendsOwnCheck) {
   testing_util::GraphMaker m = testing_util::rfc_model();
   Capabilities caps;
-  caps.narrow(Backend::kVulkan, [](const graph::Graph&, const graph::Node& n) {
+  caps.narrow(kVulkanId, [](const graph::Graph&, const graph::Node& n) {
     return n.op == "gather" ? std::string("no kernel for this gather today") : std::string();
   });
-  Support s = caps.support(Backend::kVulkan, m.g, m.node_id("gather_0"));
+  Support s = caps.support(kVulkanId, m.g, m.node_id("gather_0"));
   EXPECT_FALSE(s.ok);
   EXPECT_EQ(s.reason, "no kernel for this gather today");
-  EXPECT_TRUE(caps.support(Backend::kVulkan, m.g, m.node_id("index_select_0")).ok);
+  EXPECT_TRUE(caps.support(kVulkanId, m.g, m.node_id("index_select_0")).ok);
   PartitionOptions options;
   options.prefer = Prefer::kVulkanFirst;
   options.min_partition_size = 1;
@@ -247,7 +247,7 @@ TEST(Capabilities, NarrowAppliesTheBackendsOwnCheck) {
   Result<PartitionResult> r = partition(m.g, options);
   ASSERT_TRUE(r.ok()) << r.status().message();
   const Region& home = r->regions[static_cast<size_t>(r->region_of_node[static_cast<size_t>(m.node_id("gather_0"))])];
-  EXPECT_EQ(home.backend, Backend::kCpu) << "neither GPU backend takes it now";
+  EXPECT_EQ(home.backend, kCpuId) << "neither GPU backend takes it now";
 }
 
 }  // namespace

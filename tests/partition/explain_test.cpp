@@ -131,8 +131,8 @@ TEST(Explain, RecordsDenialsAndPinsWithTheirReasons) {
   PartitionOptions o;
   o.prefer = Prefer::kVgfFirst;
   o.min_partition_size = 1;
-  ASSERT_TRUE(o.capabilities.deny(Backend::kVgf, "sin").ok());
-  ASSERT_TRUE(o.capabilities.pin("transpose_1", Backend::kCpu).ok());
+  ASSERT_TRUE(o.capabilities.deny(kVgfId, "sin").ok());
+  ASSERT_TRUE(o.capabilities.pin("transpose_1", kCpuId).ok());
   JsonValue doc = explain(m, o);
   const auto& deny = doc.find("options")->find("deny")->as_array();
   ASSERT_EQ(deny.size(), 1u);

@@ -84,7 +84,7 @@ inline GraphMaker rfc_model() {
 
 // Region contents as node names, for readable expectations.
 struct NamedRegion {
-  Backend backend;
+  std::string backend;
   std::vector<std::string> nodes;
   bool operator==(const NamedRegion& o) const { return backend == o.backend && nodes == o.nodes; }
 };
@@ -100,7 +100,7 @@ inline std::vector<NamedRegion> named(const graph::Graph& g, const PartitionResu
 }
 
 inline std::ostream& operator<<(std::ostream& os, const NamedRegion& r) {
-  os << backend_id(r.backend) << "[";
+  os << r.backend << "[";
   for (size_t i = 0; i < r.nodes.size(); ++i) os << (i ? "," : "") << r.nodes[i];
   return os << "]";
 }
@@ -232,7 +232,7 @@ inline std::string check_invariants(const graph::Graph& g, const PartitionOption
   for (const Pin& pin : opt.capabilities.pins()) {
     for (size_t v = 0; v < n; ++v) {
       if (g.nodes()[v].name == pin.node && r.regions[static_cast<size_t>(r.region_of_node[v])].backend != pin.backend) {
-        return "pinned node " + pin.node + " is not on " + backend_id(pin.backend);
+        return "pinned node " + pin.node + " is not on " + pin.backend;
       }
     }
   }
@@ -242,11 +242,11 @@ inline std::string check_invariants(const graph::Graph& g, const PartitionOption
   }
   for (size_t ri = 0; ri < r.regions.size(); ++ri) {
     const Region& region = r.regions[ri];
-    if (region.backend == Backend::kCpu) continue;
+    if (region.backend == kCpuId) continue;
     bool has_pin = false, has_shader = false;
     for (NodeId v : region.nodes) {
       if (!opt.capabilities.verdict(region.backend, g, v).ok()) {
-        return g.node(v).name + " is on " + backend_id(region.backend) + ", which cannot take it";
+        return g.node(v).name + " is on " + region.backend + ", which cannot take it";
       }
       for (const Pin& pin : opt.capabilities.pins()) has_pin = has_pin || pin.node == g.node(v).name;
       has_shader = has_shader || Capabilities::is_custom_shader(g.node(v));

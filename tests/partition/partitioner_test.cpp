@@ -18,9 +18,9 @@ using testing_util::named;
 using testing_util::NamedRegion;
 using testing_util::rfc_model;
 
-constexpr Backend kVgf = Backend::kVgf;
-constexpr Backend kVulkan = Backend::kVulkan;
-constexpr Backend kCpu = Backend::kCpu;
+const std::string kVgf = kVgfId;
+const std::string kVulkan = kVulkanId;
+const std::string kCpu = kCpuId;
 
 PartitionOptions options(Prefer prefer, int64_t min_size, bool retry = false) {
   PartitionOptions o;
@@ -38,7 +38,7 @@ std::vector<NamedRegion> run(const GraphMaker& m, const PartitionOptions& o) {
   return named(m.g, *r);
 }
 
-std::string why(const GraphMaker& m, const PartitionOptions& o, const char* node, Backend b) {
+std::string why(const GraphMaker& m, const PartitionOptions& o, const char* node, const std::string& b) {
   Result<Partitioned> p = partition_with_trace(m.g, o);
   EXPECT_TRUE(p.ok()) << p.status().message();
   return p.ok() ? why_not(m.g, o, *p, m.node_id(node), b) : "";
@@ -78,13 +78,13 @@ TEST(Partitioner, RfcModelAutoKeepsEverythingOnVulkan) {
   EXPECT_EQ(check_invariants(m.g, o, p->result, true), "");
   ASSERT_EQ(p->result.regions.size(), 1u);
   EXPECT_EQ(p->result.regions[0].backend, kVulkan);
-  EXPECT_EQ(p->trace.strategy, Strategy::kVulkanFirst);
+  EXPECT_EQ(p->trace.strategy, "vulkan_first");
   ASSERT_EQ(p->trace.candidates.size(), 3u);
-  EXPECT_EQ(p->trace.candidates[0].first, Strategy::kVgfFirst);
+  EXPECT_EQ(p->trace.candidates[0].first, "vgf_first");
   EXPECT_DOUBLE_EQ(p->trace.candidates[0].second, 22.0);
-  EXPECT_EQ(p->trace.candidates[1].first, Strategy::kVulkanFirst);
+  EXPECT_EQ(p->trace.candidates[1].first, "vulkan_first");
   EXPECT_DOUBLE_EQ(p->trace.candidates[1].second, 21.0);
-  EXPECT_EQ(p->trace.candidates[2].first, Strategy::kCostLabelling);
+  EXPECT_EQ(p->trace.candidates[2].first, "cost_labelling");
   EXPECT_DOUBLE_EQ(p->trace.candidates[2].second, 21.0);
   EXPECT_EQ(why_not(m.g, o, *p, m.node_id("sin_0"), kVgf),
             "taken first by VulkanBackend (vulkan_first, chosen by the auto cost model)");
@@ -339,7 +339,7 @@ TEST(Partitioner, SameInputSameResult) {
 TEST(InvariantChecker, CatchesBrokenResults) {
   GraphMaker m = rfc_model();
   PartitionOptions o = options(Prefer::kVgfFirst, 1);
-  auto make = [&](std::vector<std::pair<Backend, std::vector<graph::NodeId>>> regions) {
+  auto make = [&](std::vector<std::pair<std::string, std::vector<graph::NodeId>>> regions) {
     PartitionResult r;
     r.region_of_node.assign(m.g.nodes().size(), -1);
     for (auto& [b, nodes] : regions) {
@@ -383,7 +383,7 @@ TEST(PartitionerErrors, RejectsBadOptions) {
   o.cost.gpu_crossing = -1;
   expect_invalid(status_of(m.g, o), "gpu_crossing");
   o = PartitionOptions{};
-  o.cost.per_op["sin"] = {1.0, std::numeric_limits<double>::quiet_NaN(), 1.0};
+  o.cost.per_op["sin"] = {{kVgfId, 1.0}, {kVulkanId, std::numeric_limits<double>::quiet_NaN()}, {kCpuId, 1.0}};
   expect_invalid(status_of(m.g, o), "cost of 'sin' on VulkanBackend");
 }
 

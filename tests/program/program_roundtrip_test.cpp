@@ -123,7 +123,7 @@ TEST(ProgramRoundTrip, AbsentOptionalInputsSurviveTheFile) {
   g.add_node(Node{"ln_gpu", "layer_norm", {h, graph::kNone, bias}, {y}, {{"normalized_ndim", int64_t{1}}}});
   g.mark_output(y);
   partition::PartitionResult part;
-  part.regions = {{partition::Backend::kCpu, {0}}, {partition::Backend::kVulkan, {1}}};
+  part.regions = {{partition::kCpuId, {0}}, {partition::kVulkanId, {1}}};
   part.region_of_node = {0, 1};
   SharedGpuCompileSpec spec;
   Result<std::vector<uint8_t>> bytes = build_program(g, part, spec);
@@ -341,7 +341,7 @@ TEST(ProgramRoundTrip, PreprocessCallbackSuppliesBlobAndExtraSpecs) {
   auto m = make_sample_model();
   Preprocessors pre;
   int calls = 0;
-  pre.vgf = [&](const graph::Graph&, const partition::Region& region,
+  pre[partition::kVgfId] = [&](const graph::Graph&, const partition::Region& region,
                 const RegionIo& io) -> Result<PreprocessedRegion> {
     ++calls;
     EXPECT_EQ(region.nodes.size(), 3u);
@@ -358,7 +358,7 @@ TEST(ProgramRoundTrip, PreprocessCallbackSuppliesBlobAndExtraSpecs) {
   EXPECT_EQ(p->delegates()[0].compile_specs[6].key, "vgf_compiler_flags");
   EXPECT_EQ(p->delegates()[1].compile_specs.size(), 6u);
 
-  pre.vgf = [](const graph::Graph&, const partition::Region&, const RegionIo&) -> Result<PreprocessedRegion> {
+  pre[partition::kVgfId] = [](const graph::Graph&, const partition::Region&, const RegionIo&) -> Result<PreprocessedRegion> {
     return err(StatusCode::kUnsupported, "no TOSA lowering for 'clamp'");
   };
   Result<std::vector<uint8_t>> failed = build_program(m.graph, m.partition, m.spec, pre);

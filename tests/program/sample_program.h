@@ -57,8 +57,7 @@ inline SampleModel make_sample_model() {
   g.add_node(Node{"add1", "add", {h5, h2}, {y}, {}});
   g.mark_output(y);
 
-  using gpuu::partition::Backend;
-  m.partition.regions = {{Backend::kVgf, {0, 1, 2}}, {Backend::kCpu, {3}}, {Backend::kVulkan, {4, 5, 6}}};
+  m.partition.regions = {{gpuu::partition::kVgfId, {0, 1, 2}}, {gpuu::partition::kCpuId, {3}}, {gpuu::partition::kVulkanId, {4, 5, 6}}};
   m.partition.region_of_node = {0, 0, 0, 1, 2, 2, 2};
   m.spec.token = "scene0";
   m.spec.group_id = 7;

@@ -24,7 +24,7 @@ def rfc_graph():
 
 def regions(graph, **spec_fields):
     options = {k: spec_fields.pop(k) for k in list(spec_fields) if k in (
-        "retry_pruned", "deny", "pins", "op_costs", "op_cost", "gpu_crossing_cost", "cpu_crossing_cost",
+        "retry_pruned", "deny", "pins", "op_costs", "op_cost", "backends", "gpu_crossing_cost", "cpu_crossing_cost",
         "gpu_region_cost")}
     spec = gpuu.UnifiedGpuCompileSpec(vgf=gpuu.VgfCompileSpec(), **spec_fields)
     result = gpuu.UnifiedGpuPartitioner(spec, **options).partition(graph)
@@ -143,3 +143,19 @@ def test_partition_results_are_deterministic(rfc_graph):
     a, ra = regions(rfc_graph, prefer="auto", min_partition_size=2)
     b, rb = regions(rfc_graph, prefer="auto", min_partition_size=2)
     assert a == b and ra.partition.explain_json() == rb.partition.explain_json()
+
+
+def test_an_explicit_backend_list_is_exactly_those_backends(rfc_graph):
+    got, result = regions(rfc_graph, min_partition_size=1, backends=["VgfBackend"])
+    assert got == [f"VgfBackend[{PREFIX}]", f"CpuFallback[{ISLAND}]", f"VgfBackend[{SUFFIX}]"]
+    assert result.partition.explain()["strategy"] == "backends"
+    got, _ = regions(rfc_graph, prefer="vgf_first", min_partition_size=1, backends=["vulkan", "vgf"])
+    assert got == [f"VulkanBackend[{PREFIX},{ISLAND},{SUFFIX}]"]
+
+
+def test_unknown_backend_ids_are_refused_by_name(rfc_graph):
+    with pytest.raises(gpuu.InvalidArgumentError) as info:
+        regions(rfc_graph, backends=["vulkan", "TpuBackend"], pins={"gather_0": "NpuBackend"})
+    message = str(info.value)
+    assert "'TpuBackend'" in message and "'NpuBackend'" in message
+    assert "registered: VulkanBackend, VgfBackend, CpuFallback" in message

@@ -18,7 +18,6 @@ namespace gpuu::runtime {
 namespace {
 
 using graph::DType;
-using partition::Backend;
 
 // x[2,3,8] -> sin -> mul(w) | floor (CPU) | add(x) -> tanh -> out0 ; also out1 = sin output
 struct MixedProgram {
@@ -40,10 +39,10 @@ MixedProgram make_mixed_program(const SharedGpuCompileSpec& spec) {
   graph::ValueId t = graph::add_op(g, "tanh", "tanh_0", {a}, {}).value()[0];
   g.mark_output(t);
   g.mark_output(s);
-  p.partition.regions = {{Backend::kVulkan, {0, 1}}, {Backend::kCpu, {2}}, {Backend::kVulkan, {3, 4}}};
+  p.partition.regions = {{partition::kVulkanId, {0, 1}}, {partition::kCpuId, {2}}, {partition::kVulkanId, {3, 4}}};
   p.partition.region_of_node = {0, 0, 1, 2, 2};
   program::Preprocessors pre;
-  pre.vulkan = [](const graph::Graph& graph, const partition::Region& region,
+  pre[partition::kVulkanId] = [](const graph::Graph& graph, const partition::Region& region,
                   const program::RegionIo&) -> Result<program::PreprocessedRegion> {
     GPUU_ASSIGN_OR_RETURN(std::vector<uint8_t> blob, vulkan::VulkanBackend().preprocess(graph, region, {}));
     return program::PreprocessedRegion{Blob::take(std::move(blob)), {}};
@@ -251,4 +250,21 @@ TEST_F(SessionTest, ApplicationBuffersFeedAndReceiveTensorsOnTheDevice) {
 }
 
 }  // namespace
+TEST_F(SessionTest, ADelegateOfAnUnregisteredBackendIsRefusedByName) {
+  // The writer keys preprocessing by id; a region of a backend this build
+  // lacks is written (serialized) under its id, and loading names it.
+  MixedProgram p = make_mixed_program(spec_with("npu", ContextMode::kLookupOrCreate, SyncMode::kTimeline));
+  p.partition.regions[0].backend = "NpuBackend";
+  Result<std::vector<uint8_t>> bytes = program::build_program(p.graph, p.partition, spec_with("npu", ContextMode::kLookupOrCreate, SyncMode::kTimeline), {});
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto program = program::load_program_bytes(bytes->data(), bytes->size());
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  auto session = Session::create(program.value(), SessionOptions{});
+  ASSERT_FALSE(session.ok());
+  EXPECT_NE(session.status().message().find("needs backend 'NpuBackend'"), std::string::npos)
+      << session.status().message();
+  EXPECT_NE(session.status().message().find("VulkanBackend, VgfBackend"), std::string::npos)
+      << session.status().message();
+}
+
 }  // namespace gpuu::runtime

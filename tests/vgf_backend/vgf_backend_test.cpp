@@ -191,7 +191,7 @@ RfcProgram rfc_program(const std::string& token, ContextMode mode) {
   partition::PartitionOptions options;
   options.prefer = Prefer::kVgfFirst;
   options.min_partition_size = 1;
-  runtime::narrow_to_builtin_backends(options.capabilities);
+  options.capabilities = runtime::registered_capabilities();
   Result<partition::PartitionResult> parts = partition::partition(g, options);
   EXPECT_TRUE(parts.ok()) << parts.status().message();
   SharedGpuCompileSpec spec;
@@ -330,10 +330,10 @@ TEST_F(VgfBackendTest, WhatTheVgfBackendTakesAlsoRunsAfterTosa) {
   partition::PartitionOptions options;
   options.prefer = Prefer::kVgfFirst;
   options.min_partition_size = 1;
-  runtime::narrow_to_builtin_backends(options.capabilities);
+  options.capabilities = runtime::registered_capabilities();
   auto parts = partition::partition(g, options);
   ASSERT_TRUE(parts.ok()) << parts.status().message();
-  EXPECT_EQ(parts->regions[static_cast<size_t>(parts->region_of_node[0])].backend == partition::Backend::kVgf,
+  EXPECT_EQ(parts->regions[static_cast<size_t>(parts->region_of_node[0])].backend == partition::kVgfId,
             why.empty())
       << why;
   SharedGpuCompileSpec spec;
@@ -405,11 +405,11 @@ TEST_F(VgfBackendTest, SpatialRegionRunsThroughAVgfFile) {
   partition::PartitionOptions options;
   options.prefer = Prefer::kVgfFirst;
   options.min_partition_size = 1;
-  runtime::narrow_to_builtin_backends(options.capabilities);
+  options.capabilities = runtime::registered_capabilities();
   auto parts = partition::partition(g, options);
   ASSERT_TRUE(parts.ok()) << parts.status().message();
   ASSERT_EQ(parts->regions.size(), 1u);
-  EXPECT_EQ(parts->regions[0].backend, partition::Backend::kVgf);
+  EXPECT_EQ(parts->regions[0].backend, partition::kVgfId);
   SharedGpuCompileSpec spec;
   spec.token = "spatial";
   spec.present = true;
@@ -475,12 +475,12 @@ void run_custom_shader_program(Prefer prefer, const char* expected_backend) {
   partition::PartitionOptions options;
   options.prefer = prefer;
   options.min_partition_size = 1;
-  runtime::narrow_to_builtin_backends(options.capabilities);
+  options.capabilities = runtime::registered_capabilities();
   auto parts = partition::partition(g, options);
   ASSERT_TRUE(parts.ok()) << parts.status().message();
   const partition::Region& shader_region = parts->regions[static_cast<size_t>(parts->region_of_node[1])];
   EXPECT_EQ(shader_region.nodes.size(), 1u) << "a custom shader gets a region of its own";
-  EXPECT_STREQ(partition::backend_id(shader_region.backend), expected_backend);
+  EXPECT_EQ(shader_region.backend, expected_backend);
   SharedGpuCompileSpec spec;
   spec.token = std::string("shader_") + expected_backend;
   spec.present = true;

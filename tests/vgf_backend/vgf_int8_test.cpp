@@ -506,10 +506,10 @@ TEST_F(VgfInt8Session, QuantizedBlockRunsOnEitherGpuBackend) {
     partition::PartitionOptions options;
     options.prefer = prefer;
     options.min_partition_size = 1;
-    runtime::narrow_to_builtin_backends(options.capabilities);
+    options.capabilities = runtime::registered_capabilities();
     auto parts = partition::partition(g, options);
     ASSERT_TRUE(parts.ok()) << parts.status().message();
-    partition::Backend expected = prefer == Prefer::kVgfFirst ? partition::Backend::kVgf : partition::Backend::kVulkan;
+    std::string expected = prefer == Prefer::kVgfFirst ? partition::kVgfId : partition::kVulkanId;
     for (size_t n = 0; n < g.nodes().size(); ++n) {
       EXPECT_EQ(parts->regions[static_cast<size_t>(parts->region_of_node[n])].backend, expected) << g.node(static_cast<graph::NodeId>(n)).name;
     }

@@ -119,7 +119,7 @@ std::shared_ptr<const program::Program> vgf_program(const std::string& token) {
   partition::PartitionOptions options;
   options.prefer = Prefer::kVgfFirst;
   options.min_partition_size = 1;
-  runtime::narrow_to_builtin_backends(options.capabilities);
+  options.capabilities = runtime::registered_capabilities();
   auto parts = partition::partition(g, options).value();
   SharedGpuCompileSpec spec;
   spec.token = token;

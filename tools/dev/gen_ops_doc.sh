@@ -15,8 +15,9 @@ python=$(sed -n 's/^Python3_EXECUTABLE:[A-Z]*=//p' "$build/CMakeCache.txt" | hea
   echo
   echo "## gpuu ops"
   echo
-  echo "Inputs marked \`?\` are optional, attributes marked \`?\` have defaults. The Vulkan and VGF columns list the"
-  echo "dtypes each backend takes (of the input that decides); VGF adds the TOSA 1.0 form."
+  echo "Inputs marked \`?\` are optional, attributes marked \`?\` have defaults. Each registered GPU backend has a"
+  echo "column: the dtypes its declaration takes (of the input that decides), with its form of the op where it"
+  echo "declares one (VGF: the TOSA 1.0 form)."
   echo
   "$build/tools/inspect/gpuu-inspect" --ops
   echo

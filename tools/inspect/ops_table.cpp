@@ -1,6 +1,6 @@
-// The op table: the registry says what each op is; the capability tables say
-// which dtypes VGF and Vulkan take; the CPU kernel table says what the
-// fallback runs.
+// The op table: the registry says what each op is; each registered backend's
+// own declaration (its capability()) says which dtypes it takes, in
+// registration order; the CPU kernel table says what the fallback runs.
 #include "inspect/ops_table.h"
 
 #include <vector>
@@ -9,12 +9,19 @@
 #include "base/json_writer.h"
 #include "graph/op_registry.h"
 #include "partition/capabilities.h"
+#include "runtime/builtin_backends.h"
 
 namespace gpuu::inspect {
 namespace {
 
-using partition::Backend;
 using partition::Capabilities;
+
+// The registered GPU backends, in registration order.
+std::vector<const backends::Backend*> registered() {
+  std::vector<const backends::Backend*> out;
+  for (const std::string& id : runtime::backend_registry().ids()) out.push_back(runtime::backend_registry().find(id));
+  return out;
+}
 
 std::string dtype_list(const std::vector<graph::DType>& dtypes) {
   std::string s;
@@ -41,23 +48,32 @@ std::string attr_list(const graph::OpSchema& op) {
 }  // namespace
 
 std::string render_ops_markdown() {
-  std::string out =
-      "| op | inputs | attributes | dtypes | CPU | Vulkan | VGF (TOSA 1.0) |\n"
-      "| --- | --- | --- | --- | --- | --- | --- |\n";
-  size_t vulkan = 0, vgf = 0, cpu_count = 0;
-  for (const graph::OpSchema& op : graph::all_ops()) {
-    std::string vk = dtype_list(Capabilities::declared_dtypes(Backend::kVulkan, op.name));
-    std::string vg = dtype_list(Capabilities::declared_dtypes(Backend::kVgf, op.name));
-    vulkan += vk.empty() ? 0 : 1;
-    vgf += vg.empty() ? 0 : 1;
-    cpu_count += cpu::cpu_supports_op(op.name) ? 1 : 0;
-    std::string tosa = Capabilities::tosa_form(op.name);
-    out += "| `" + op.name + "` | " + input_list(op) + " | " + attr_list(op) + " | " + op.dtype_rule + " | " +
-           (cpu::cpu_supports_op(op.name) ? "yes" : "no") + " | " + (vk.empty() ? "no" : vk) + " | " +
-           (vg.empty() ? "no" : vg + (tosa.empty() ? "" : " (" + tosa + ")")) + " |\n";
+  const std::vector<const backends::Backend*> gpus = registered();
+  std::string out = "| op | inputs | attributes | dtypes | CPU |";
+  std::string rule = "| --- | --- | --- | --- | --- |";
+  for (const backends::Backend* b : gpus) {
+    out += std::string(" ") + b->log_name() + " |";
+    rule += " --- |";
   }
-  out += "\n" + std::to_string(graph::all_ops().size()) + " ops: " + std::to_string(vulkan) + " on Vulkan, " +
-         std::to_string(vgf) + " on VGF, " + std::to_string(cpu_count) + " on the CPU fallback.\n";
+  out += "\n" + rule + "\n";
+  std::vector<size_t> counts(gpus.size(), 0);
+  size_t cpu_count = 0;
+  for (const graph::OpSchema& op : graph::all_ops()) {
+    cpu_count += cpu::cpu_supports_op(op.name) ? 1 : 0;
+    out += "| `" + op.name + "` | " + input_list(op) + " | " + attr_list(op) + " | " + op.dtype_rule + " | " +
+           (cpu::cpu_supports_op(op.name) ? "yes" : "no") + " |";
+    for (size_t i = 0; i < gpus.size(); ++i) {
+      const partition::BackendCapability& c = gpus[i]->capability();
+      std::string dtypes = dtype_list(c.declared_dtypes(op.name));
+      std::string form = c.op_form(op.name);
+      counts[i] += dtypes.empty() ? 0 : 1;
+      out += " " + (dtypes.empty() ? std::string("no") : dtypes + (form.empty() ? "" : " (" + form + ")")) + " |";
+    }
+    out += "\n";
+  }
+  out += "\n" + std::to_string(graph::all_ops().size()) + " ops: ";
+  for (size_t i = 0; i < gpus.size(); ++i) out += std::to_string(counts[i]) + " on " + gpus[i]->log_name() + ", ";
+  out += std::to_string(cpu_count) + " on the CPU fallback.\n";
   return out;
 }
 
@@ -78,14 +94,19 @@ std::string render_ops_json() {
     }
     w.end_array();
     w.key("backends").begin_object().field("CpuFallback", cpu::cpu_supports_op(op.name));
-    for (Backend b : {Backend::kVulkan, Backend::kVgf}) {
-      w.key(b == Backend::kVgf ? "VgfBackend" : "VulkanBackend").begin_array();
-      for (graph::DType d : Capabilities::declared_dtypes(b, op.name)) w.value(graph::dtype_name(d));
+    for (const backends::Backend* b : registered()) {
+      w.key(b->id()).begin_array();
+      for (graph::DType d : b->capability().declared_dtypes(op.name)) w.value(graph::dtype_name(d));
       w.end_array();
     }
     w.end_object();
-    std::string tosa = Capabilities::tosa_form(op.name);
-    if (!tosa.empty()) w.field("tosa", tosa);
+    // How each backend expresses the op, where it says (VGF: its TOSA form).
+    w.key("forms").begin_object();
+    for (const backends::Backend* b : registered()) {
+      std::string form = b->capability().op_form(op.name);
+      if (!form.empty()) w.field(b->id(), form);
+    }
+    w.end_object();
     w.end_object();
   }
   w.end_array().end_object();

@@ -69,32 +69,23 @@ def dtype_name(dtype: int) -> str:
 
 # ---- backends ------------------------------------------------------------
 
-BACKEND_VGF = _c.GPUU_BACKEND_VGF
-BACKEND_VULKAN = _c.GPUU_BACKEND_VULKAN
-BACKEND_CPU = _c.GPUU_BACKEND_CPU
-_BACKEND_BY_NAME = {
-    "vgf": BACKEND_VGF, "VgfBackend": BACKEND_VGF,
-    "vulkan": BACKEND_VULKAN, "VulkanBackend": BACKEND_VULKAN,
-    "cpu": BACKEND_CPU, "CpuFallback": BACKEND_CPU,
-}
+# Backends are named by their id everywhere; a plugin backend by its own id.
+BACKEND_VGF = "VgfBackend"
+BACKEND_VULKAN = "VulkanBackend"
+BACKEND_CPU = "CpuFallback"
+_BACKEND_ALIASES = {"vgf": BACKEND_VGF, "vulkan": BACKEND_VULKAN, "cpu": BACKEND_CPU}
 
 
-def backend_code(backend: Any) -> int:
-    """A gpuu_backend from its code or a name ("vgf", "VgfBackend", "vulkan", "cpu", ...)."""
-    if isinstance(backend, str):
-        try:
-            return _BACKEND_BY_NAME[backend]
-        except KeyError:
-            raise InvalidArgumentError(
-                f"unknown backend {backend!r} (known: {', '.join(sorted(_BACKEND_BY_NAME))})", 1) from None
-    if isinstance(backend, int) and not isinstance(backend, bool):
-        return backend
-    raise TypeError(f"a backend must be a name or a gpuu_backend code, got {type(backend).__name__}")
+def backend_id(backend: Any) -> str:
+    """The id of a backend named by id ("VgfBackend", a plugin's own id) or short alias ("vgf", "vulkan", "cpu").
 
-
-def backend_name(backend: int) -> str:
-    """"VgfBackend", "VulkanBackend" or "CpuFallback"."""
-    return _c.gpuu_backend_name(backend)
+    Whether the id is registered is checked by the partitioner, which names every unknown id.
+    """
+    if not isinstance(backend, str):
+        raise TypeError(f"a backend must be an id string, got {type(backend).__name__}")
+    if not backend:
+        raise InvalidArgumentError("a backend id is empty", 1)
+    return _BACKEND_ALIASES.get(backend, backend)
 
 
 # ---- enums spelled as in the compile specs ---------------------------------
@@ -336,9 +327,15 @@ class Partition(_Handle):
 
     _release = staticmethod(_c.gpuu_partition_destroy)
 
-    def __init__(self, graph: Graph, options: Any, deny: Sequence[Tuple[int, str]] = (),
-                 pins: Sequence[Tuple[str, int]] = (), op_costs: Sequence[Tuple[str, Sequence[float]]] = ()) -> None:
-        super().__init__(_c.gpuu_py_graph_partition(graph.handle, options, list(deny), list(pins), list(op_costs)))
+    def __init__(self, graph: Graph, options: Any, deny: Sequence[Tuple[str, str]] = (),
+                 pins: Sequence[Tuple[str, str]] = (), op_costs: Sequence[Tuple[str, str, float]] = (),
+                 backends: Sequence[str] = ()) -> None:
+        """deny: (backend, op); pins: (node, backend); op_costs: (op, backend, cost), op "*" for a
+        backend's default; backends: an explicit preference list of GPU backend ids."""
+        super().__init__(_c.gpuu_py_graph_partition(
+            graph.handle, options, [(backend_id(b), op) for b, op in deny],
+            [(node, backend_id(b)) for node, b in pins],
+            [(op, backend_id(b), float(c)) for op, b, c in op_costs], [backend_id(b) for b in backends]))
         # Node names are read now: the partition outlives changes to the graph.
         node_names = [_c.gpuu_graph_node_name(graph.handle, i) for i in range(graph.node_count)]
         self._regions = []
@@ -346,7 +343,7 @@ class Partition(_Handle):
             backend = _c.gpuu_partition_region_backend(self.handle, r)
             count = _c.gpuu_partition_region_node_count(self.handle, r)
             nodes = tuple(node_names[_c.gpuu_partition_region_node(self.handle, r, i)] for i in range(count))
-            self._regions.append(Region(backend_name(backend), nodes))
+            self._regions.append(Region(backend, nodes))
         self._node_names = node_names
 
     @property
@@ -358,7 +355,7 @@ class Partition(_Handle):
         """(backend name, region index) of a node, by id or name."""
         node_id = self._node_names.index(node) if isinstance(node, str) else int(node)
         backend, region = _c.gpuu_partition_node_backend(self.handle, node_id)
-        return backend_name(backend), region
+        return backend, region
 
     def explain_json(self) -> str:
         return _c.gpuu_partition_explain_json(self.handle)

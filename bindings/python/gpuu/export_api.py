@@ -278,28 +278,36 @@ class UnifiedGpuPartitioner:
     """Partitions a gpuu graph between VGF, Vulkan and the CPU as a UnifiedGpuCompileSpec says.
 
     prefer and min_partition_size come from the spec. Beyond the RFC:
-      retry_pruned: offer a backend's pruned nodes to the other GPU backend;
+      backends: an explicit preference list of GPU backend ids (then prefer is not read);
+      retry_pruned: offer a backend's pruned nodes to the next GPU backends in the preference order;
       deny: (backend, op) pairs a backend must not take (added to the specs' denied_ops);
       pins: {node name: backend} placed whatever the policy, never pruned;
-      op_costs: {op: (vgf, vulkan, cpu)} for the auto policy's cost model;
-      op_cost, gpu_crossing_cost, cpu_crossing_cost, gpu_region_cost: the cost model's defaults.
-    Backends are named "vgf", "vulkan", "cpu" (or "VgfBackend", ...).
+      op_costs: {op: {backend: cost}} for the auto policy's cost model;
+      op_cost: {backend: cost}, each backend's default cost per node;
+      gpu_crossing_cost, cpu_crossing_cost, gpu_region_cost: the cost model's other terms.
+    Backends are named by id ("VgfBackend", "VulkanBackend", "CpuFallback", a plugin's own id)
+    or the aliases "vgf", "vulkan", "cpu".
     """
 
     def __init__(self, spec: UnifiedGpuCompileSpec, *, retry_pruned: bool = False,
-                 deny: Sequence[Tuple[Any, str]] = (), pins: Optional[Mapping[str, Any]] = None,
-                 op_costs: Optional[Mapping[str, Sequence[float]]] = None,
-                 op_cost: Optional[Sequence[float]] = None, gpu_crossing_cost: Optional[float] = None,
+                 deny: Sequence[Tuple[str, str]] = (), pins: Optional[Mapping[str, str]] = None,
+                 op_costs: Optional[Mapping[str, Mapping[str, float]]] = None,
+                 op_cost: Optional[Mapping[str, float]] = None, backends: Sequence[str] = (),
+                 gpu_crossing_cost: Optional[float] = None,
                  cpu_crossing_cost: Optional[float] = None, gpu_region_cost: Optional[float] = None) -> None:
         if not isinstance(spec, UnifiedGpuCompileSpec):
             raise TypeError(f"UnifiedGpuPartitioner takes a UnifiedGpuCompileSpec, got {type(spec).__name__}")
         self.spec = spec
         self.shared = spec.shared_spec()
         self.retry_pruned = bool(retry_pruned)
-        self.deny = [(core.backend_code(b), op) for b, op in deny]
-        self.pins = [(node, core.backend_code(b)) for node, b in (pins or {}).items()]
-        self.op_costs = [(op, tuple(float(c) for c in costs)) for op, costs in (op_costs or {}).items()]
-        self.costs = {"op_cost": op_cost, "gpu_crossing_cost": gpu_crossing_cost,
+        self.deny = [(core.backend_id(b), op) for b, op in deny]
+        self.pins = [(node, core.backend_id(b)) for node, b in (pins or {}).items()]
+        self.backends = [core.backend_id(b) for b in backends]
+        # Costs by (op, backend); op "*" is a backend's default (gpuu_partition_op_cost).
+        self.op_costs = [("*", core.backend_id(b), float(c)) for b, c in (op_cost or {}).items()]
+        self.op_costs += [(op, core.backend_id(b), float(c))
+                          for op, costs in (op_costs or {}).items() for b, c in costs.items()]
+        self.costs = {"gpu_crossing_cost": gpu_crossing_cost,
                       "cpu_crossing_cost": cpu_crossing_cost, "gpu_region_cost": gpu_region_cost}
 
     def _options(self) -> Any:
@@ -310,10 +318,10 @@ class UnifiedGpuPartitioner:
         o.retry_pruned = 1 if self.retry_pruned else 0
         for name, value in self.costs.items():
             if value is not None:
-                setattr(o, name, tuple(float(v) for v in value) if name == "op_cost" else float(value))
+                setattr(o, name, float(value))
         return o
 
-    def _denials(self, graph: core.Graph) -> List[Tuple[int, str]]:
+    def _denials(self, graph: core.Graph) -> List[Tuple[str, str]]:
         deny = list(self.deny)
         if self.spec.vgf is not None:
             deny += [(core.BACKEND_VGF, op) for op in self.spec.vgf.denied_ops_for(graph)]
@@ -329,7 +337,8 @@ class UnifiedGpuPartitioner:
     def partition(self, graph: Any) -> PartitionResult:
         """Runs the partition engine on `graph` (a gpuu Graph or a frontend TracedGraph)."""
         g = _graph_of(graph)
-        p = core.Partition(g, self._options(), deny=self._denials(g), pins=self.pins, op_costs=self.op_costs)
+        p = core.Partition(g, self._options(), deny=self._denials(g), pins=self.pins, op_costs=self.op_costs,
+                           backends=self.backends)
         return PartitionResult(g, p, self.spec)
 
     def write_options(self) -> Any:
