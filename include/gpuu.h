@@ -2,10 +2,17 @@
  * gpuu.h: the one public header of gpuu, a C SDK that runs one exported ML
  * program across two GPU backends (VGF and Vulkan) sharing one Vulkan device.
  *
- * ABI policy: within a major version only additions are made. Option structs
- * begin with `struct_size`; set it with the matching *_init() function, which
- * fills the defaults, so that fields added later keep their defaults for old
- * callers. Enums are fixed at 32 bits.
+ * ABI policy: 0.2 is the ABI baseline (0.1 callers must be rebuilt); from
+ * 0.2 on only additions are made within a major version. Every struct the
+ * caller fills or receives begins with `uint32_t struct_size`; set it with the
+ * matching *_init() function, which fills the defaults. gpuu accepts any
+ * struct_size from the struct's 0.2 size up: fields past the caller's size
+ * take their defaults (inputs) or are not written (outputs), and bytes past
+ * what this library knows are ignored. No growable struct is embedded by
+ * value in another: they are passed by pointer. In an array of structs every
+ * element has element 0's struct_size, which is also the array's stride.
+ * Fields added after 0.2 say "Added in 0.x". Enums are fixed at 32 bits.
+ * bindings/c/gpuu_abi.json describes this header for FFI bindings.
  *
  * Ownership rule (used by every function below):
  *   - what a *_create / *_resolve / *_register / *_lookup function returns
@@ -53,7 +60,7 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define GPUU_VERSION_MAJOR 0
-#define GPUU_VERSION_MINOR 1
+#define GPUU_VERSION_MINOR 2
 #define GPUU_VERSION_PATCH 0
 /* (major << 22) | (minor << 12) | patch, as Vulkan packs its versions. */
 #define GPUU_MAKE_VERSION(major, minor, patch) \
@@ -65,7 +72,7 @@ extern "C" {
  * Thread-safe; never fails. */
 GPUU_API uint32_t gpuu_version(void);
 
-/* The same version as static text, "0.1.0". Borrowed, valid forever. */
+/* The same version as static text, "0.2.0". Borrowed, valid forever. */
 GPUU_API const char* gpuu_version_string(void);
 
 /* ------------------------------------------------------------------------ */
@@ -181,12 +188,17 @@ typedef enum gpuu_prefer {
   GPUU_PREFER_FORCE32 = 0x7FFFFFFF
 } gpuu_prefer;
 
-/* One compile spec: a key and its value bytes (not NUL-terminated). */
+/* One compile spec: a key and its value bytes (not NUL-terminated). An array
+ * element: set struct_size with gpuu_compile_spec_init. */
 typedef struct gpuu_compile_spec {
+  uint32_t struct_size;
   const char* key;
   const void* value;
   size_t value_size;
 } gpuu_compile_spec;
+
+/* Fills `spec` with an empty spec (NULL key, no value). Never fails. */
+GPUU_API void gpuu_compile_spec_init(gpuu_compile_spec* spec);
 
 /* Load-time overrides of the context keys: the application's word wins over
  * what the program file says. Fields left at their *_init() values override
@@ -289,7 +301,7 @@ typedef struct gpuu_context_resolve_options {
   const char* token;        /* default "default"; must not be empty */
   int64_t group_id;         /* default 0 */
   gpuu_context_mode mode;   /* default GPUU_CONTEXT_LOOKUP_OR_CREATE */
-  gpuu_device_options device;
+  const gpuu_device_options* device; /* NULL: the defaults of gpuu_device_options_init */
 } gpuu_context_resolve_options;
 
 GPUU_API void gpuu_context_resolve_options_init(gpuu_context_resolve_options* options);
@@ -495,8 +507,10 @@ typedef enum gpuu_attr_kind {
 
 /* One node attribute: a name and a value of one kind; the fields of the other
  * kinds are ignored. The kind must be the one the op's schema names: an int
- * where a float is due is refused, not converted. */
+ * where a float is due is refused, not converted. An array element: set
+ * struct_size with gpuu_attr_init. */
 typedef struct gpuu_attr {
+  uint32_t struct_size;
   const char* name;
   gpuu_attr_kind kind;
   int64_t i;
@@ -506,6 +520,9 @@ typedef struct gpuu_attr {
   const double* floats;
   size_t count;
 } gpuu_attr;
+
+/* Fills `attr` with an unnamed INT attribute of value 0. Never fails. */
+GPUU_API void gpuu_attr_init(gpuu_attr* attr);
 
 /* Appends node `name` (non-empty, unique among nodes) running `op` on
  * `inputs[0..n_inputs)` (value ids; -1 leaves an optional input out, and
@@ -898,10 +915,11 @@ typedef enum gpuu_vgf_path {
 
 typedef struct gpuu_session_options {
   uint32_t struct_size;
-  gpuu_context_overrides overrides; /* token, group, mode, sync mode over the file's */
-  gpuu_device_options device;       /* when a delegate creates the context */
-  /* Added in 0.2; a caller whose struct_size ends before it gets AUTO. */
-  gpuu_vgf_path vgf_path;
+  /* Token, group, mode, sync mode over the file's; NULL overrides nothing. */
+  const gpuu_context_overrides* overrides;
+  /* When a delegate creates the context; NULL: gpuu_device_options_init's. */
+  const gpuu_device_options* device;
+  gpuu_vgf_path vgf_path; /* default GPUU_VGF_PATH_AUTO */
 } gpuu_session_options;
 
 GPUU_API void gpuu_session_options_init(gpuu_session_options* options);

@@ -155,7 +155,7 @@ static bool gpuu_py_attrs(PyObject* obj, GpuuPyAttrs* a) {
     kind = PyTuple_GET_ITEM(item, 1);
     value = PyTuple_GET_ITEM(item, 2);
     gpuu_attr& out = a->attrs[static_cast<size_t>(i)];
-    out = gpuu_attr();
+    gpuu_attr_init(&out);
     const char* dummy = nullptr;
     if (!gpuu_py_cstr(name, "attribute name", &a->strings, &dummy, false)) {
       ok = false;
@@ -273,6 +273,7 @@ static bool gpuu_py_specs(PyObject* obj, GpuuPySpecs* s) {
   if (!ok) return false;
   for (size_t i = 0; i < s->keys.size(); ++i) {
     gpuu_compile_spec c;
+    gpuu_compile_spec_init(&c);
     c.key = s->keys[i].c_str();
     c.value = s->values[i].data();
     c.value_size = s->values[i].size();

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "base/status.h"
+#include "capi/first_release.h"
+#include "compile_spec/shared_gpu_compile_spec.h"
 #include "gpuu.h"
 
 namespace gpuu {
@@ -100,6 +102,37 @@ bool read_sized_array(const T* elements, size_t count, size_t first_release_size
     read_sized(element, first_release_size, init, &(*out)[i]);
   }
   return true;
+}
+
+// The same three, with the struct's first-release size from first_release.h.
+template <typename T>
+bool read_sized(const T* in, void (*init)(T*), T* out) {
+  return read_sized(in, FirstRelease<T>::size, init, out);
+}
+template <typename T>
+bool write_sized(const T& value, T* out) {
+  return write_sized(value, FirstRelease<T>::size, out);
+}
+template <typename T>
+bool read_sized_array(const T* elements, size_t count, void (*init)(T*), std::vector<T>* out, std::string* error) {
+  return read_sized_array(elements, count, FirstRelease<T>::size, init, out, error);
+}
+
+// Checks the application's context overrides and turns them into the
+// runtime's (capi_base.cpp): the one reader of gpuu_context_overrides.
+gpuu_status to_overrides(const char* function, const gpuu_context_overrides& o, ContextOverrides* out);
+
+// Reads and checks program write options (NULL: the defaults) into *out, for
+// gpuu_program_write* and gpuu_program_from_vgf* (capi_program.cpp).
+gpuu_status read_program_write_options(const char* function, const gpuu_program_write_options* options,
+                                       gpuu_program_write_options* out);
+
+// The refusal of a growable struct whose struct_size is below its first release.
+template <typename T>
+gpuu_status fail_struct_size(const char* function, const char* what, const T* s) {
+  return fail_invalid(function, ": ", what, "->struct_size ", s ? s->struct_size : 0u,
+                      " is below the smallest size gpuu accepts, ", FirstRelease<T>::size,
+                      " (set it with the struct's *_init function)");
 }
 
 // Runs `body`, turning any escaping C++ exception into a status: nothing may

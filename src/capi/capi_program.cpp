@@ -21,35 +21,10 @@ int32_t raw_enum(const Enum& field) {
   return v;
 }
 
-// Checks `options` (NULL: the defaults) and copies it to *out.
-gpuu_status read_options(const char* function, const gpuu_program_write_options* options,
-                         gpuu_program_write_options* out) {
-  gpuu_program_write_options_init(out);
-  if (!options) return GPUU_OK;
-  if (!struct_size_ok(options, sizeof(gpuu_program_write_options))) {
-    return fail_invalid(function, ": options->struct_size is not set (use gpuu_program_write_options_init)");
-  }
-  if (!options->token || !*options->token) return fail_invalid(function, ": options->token is NULL or empty");
-  if (std::strlen(options->token) > GPUU_MAX_TOKEN_LENGTH) {
-    return fail_invalid(function, ": options->token is longer than ", GPUU_MAX_TOKEN_LENGTH, " bytes");
-  }
-  if (options->group_id < 0) return fail_invalid(function, ": options->group_id ", options->group_id, " is < 0");
-  int32_t mode = raw_enum(options->mode);
-  if (mode < GPUU_CONTEXT_DISABLED || mode > GPUU_CONTEXT_CREATE_ONLY) {
-    return fail_invalid(function, ": options->mode ", mode, " is not a gpuu_context_mode");
-  }
-  int32_t sync_mode = raw_enum(options->sync_mode);
-  if (sync_mode < GPUU_SYNC_TIMELINE || sync_mode > GPUU_SYNC_NONE) {
-    return fail_invalid(function, ": options->sync_mode ", sync_mode, " is not a gpuu_sync_mode");
-  }
-  *out = *options;
-  return GPUU_OK;
-}
-
 gpuu_status build(const char* function, const gpuu_graph* graph, const gpuu_partition* partition,
                   const gpuu_program_write_options* options, std::vector<uint8_t>* out) {
   gpuu_program_write_options o;
-  if (gpuu_status s = read_options(function, options, &o)) return s;
+  if (gpuu_status s = read_program_write_options(function, options, &o)) return s;
   if (!graph) return fail_invalid(function, ": `graph` is NULL");
   if (!partition) return fail_invalid(function, ": `partition` is NULL");
   // The partition's policy (prefer, minimum partition size) plus the context settings.
@@ -67,6 +42,27 @@ gpuu_status build(const char* function, const gpuu_graph* graph, const gpuu_part
 }
 
 }  // namespace
+
+gpuu_status read_program_write_options(const char* function, const gpuu_program_write_options* options,
+                                       gpuu_program_write_options* out) {
+  gpuu_program_write_options_init(out);
+  if (!options) return GPUU_OK;
+  if (!read_sized(options, &gpuu_program_write_options_init, out)) return fail_struct_size(function, "options", options);
+  if (!out->token || !*out->token) return fail_invalid(function, ": options->token is NULL or empty");
+  if (std::strlen(out->token) > GPUU_MAX_TOKEN_LENGTH) {
+    return fail_invalid(function, ": options->token is longer than ", GPUU_MAX_TOKEN_LENGTH, " bytes");
+  }
+  if (out->group_id < 0) return fail_invalid(function, ": options->group_id ", out->group_id, " is < 0");
+  int32_t mode = raw_enum(out->mode);
+  if (mode < GPUU_CONTEXT_DISABLED || mode > GPUU_CONTEXT_CREATE_ONLY) {
+    return fail_invalid(function, ": options->mode ", mode, " is not a gpuu_context_mode");
+  }
+  int32_t sync_mode = raw_enum(out->sync_mode);
+  if (sync_mode < GPUU_SYNC_TIMELINE || sync_mode > GPUU_SYNC_NONE) {
+    return fail_invalid(function, ": options->sync_mode ", sync_mode, " is not a gpuu_sync_mode");
+  }
+  return GPUU_OK;
+}
 }  // namespace gpuu::capi
 
 using namespace gpuu;

@@ -132,7 +132,7 @@ TEST(ProgramCapi, RefusesBadOptionsNamingTheField) {
     const char* expected;
   };
   const Case cases[] = {
-      {[](gpuu_program_write_options* o) { o->struct_size = 0; }, "options->struct_size is not set"},
+      {[](gpuu_program_write_options* o) { o->struct_size = 0; }, "options->struct_size 0 is below"},
       {[](gpuu_program_write_options* o) { o->token = ""; }, "options->token is NULL or empty"},
       {[](gpuu_program_write_options* o) { o->token = nullptr; }, "options->token is NULL or empty"},
       {[](gpuu_program_write_options* o) { o->group_id = -3; }, "options->group_id -3 is < 0"},
