@@ -11,7 +11,10 @@
  * what this library knows are ignored. No growable struct is embedded by
  * value in another: they are passed by pointer. In an array of structs every
  * element has element 0's struct_size, which is also the array's stride.
- * Fields added after 0.2 say "Added in 0.x". Enums are fixed at 32 bits.
+ * Fields added after 0.2 say "Added in 0.x". gpuu_X_init(p) is a macro that
+ * passes sizeof(*p) to the exported gpuu_X_init_sized, which writes exactly
+ * that many bytes: a caller built against an older header never has more
+ * written than its struct holds. Enums are fixed at 32 bits.
  * bindings/c/gpuu_abi.json describes this header for FFI bindings.
  *
  * Ownership rule (used by every function below):
@@ -60,7 +63,7 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define GPUU_VERSION_MAJOR 0
-#define GPUU_VERSION_MINOR 2
+#define GPUU_VERSION_MINOR 3
 #define GPUU_VERSION_PATCH 0
 /* (major << 22) | (minor << 12) | patch, as Vulkan packs its versions. */
 #define GPUU_MAKE_VERSION(major, minor, patch) \
@@ -72,7 +75,7 @@ extern "C" {
  * Thread-safe; never fails. */
 GPUU_API uint32_t gpuu_version(void);
 
-/* The same version as static text, "0.2.0". Borrowed, valid forever. */
+/* The same version as static text, "0.3.0". Borrowed, valid forever. */
 GPUU_API const char* gpuu_version_string(void);
 
 /* ------------------------------------------------------------------------ */
@@ -198,7 +201,8 @@ typedef struct gpuu_compile_spec {
 } gpuu_compile_spec;
 
 /* Fills `spec` with an empty spec (NULL key, no value). Never fails. */
-GPUU_API void gpuu_compile_spec_init(gpuu_compile_spec* spec);
+GPUU_API void gpuu_compile_spec_init_sized(gpuu_compile_spec* spec, size_t struct_size);
+#define gpuu_compile_spec_init(spec) gpuu_compile_spec_init_sized((spec), sizeof(*(spec)))
 
 /* Load-time overrides of the context keys: the application's word wins over
  * what the program file says. Fields left at their *_init() values override
@@ -215,7 +219,8 @@ typedef struct gpuu_context_overrides {
 } gpuu_context_overrides;
 
 /* Fills `overrides` with "override nothing". Never fails. */
-GPUU_API void gpuu_context_overrides_init(gpuu_context_overrides* overrides);
+GPUU_API void gpuu_context_overrides_init_sized(gpuu_context_overrides* overrides, size_t struct_size);
+#define gpuu_context_overrides_init(overrides) gpuu_context_overrides_init_sized((overrides), sizeof(*(overrides)))
 
 /* The parsed shared keys. */
 typedef struct gpuu_shared_spec {
@@ -231,7 +236,8 @@ typedef struct gpuu_shared_spec {
 
 /* Fills `spec` with the RFC's defaults: token "default", group 0,
  * lookup_or_create, timeline, min_partition_size 3, prefer auto. */
-GPUU_API void gpuu_shared_spec_init(gpuu_shared_spec* spec);
+GPUU_API void gpuu_shared_spec_init_sized(gpuu_shared_spec* spec, size_t struct_size);
+#define gpuu_shared_spec_init(spec) gpuu_shared_spec_init_sized((spec), sizeof(*(spec)))
 
 /* Parses the shared keys among `specs[0..count)` into `out` (whose
  * struct_size must be set), then applies `overrides` (may be NULL). Keys
@@ -294,7 +300,8 @@ typedef struct gpuu_device_options {
   int32_t enable_validation;
 } gpuu_device_options;
 
-GPUU_API void gpuu_device_options_init(gpuu_device_options* options);
+GPUU_API void gpuu_device_options_init_sized(gpuu_device_options* options, size_t struct_size);
+#define gpuu_device_options_init(options) gpuu_device_options_init_sized((options), sizeof(*(options)))
 
 typedef struct gpuu_context_resolve_options {
   uint32_t struct_size;
@@ -304,7 +311,8 @@ typedef struct gpuu_context_resolve_options {
   const gpuu_device_options* device; /* NULL: the defaults of gpuu_device_options_init */
 } gpuu_context_resolve_options;
 
-GPUU_API void gpuu_context_resolve_options_init(gpuu_context_resolve_options* options);
+GPUU_API void gpuu_context_resolve_options_init_sized(gpuu_context_resolve_options* options, size_t struct_size);
+#define gpuu_context_resolve_options_init(options) gpuu_context_resolve_options_init_sized((options), sizeof(*(options)))
 
 /* Finds or creates the context for (token, group_id) as `mode` says, exactly as
  * a delegate does at init: DISABLED creates a private context that is not
@@ -359,7 +367,8 @@ typedef struct gpuu_external_context_desc {
   uint32_t enabled_features;
 } gpuu_external_context_desc;
 
-GPUU_API void gpuu_external_context_desc_init(gpuu_external_context_desc* desc);
+GPUU_API void gpuu_external_context_desc_init_sized(gpuu_external_context_desc* desc, size_t struct_size);
+#define gpuu_external_context_desc_init(desc) gpuu_external_context_desc_init_sized((desc), sizeof(*(desc)))
 
 /* Registers the application's Vulkan objects under (token, group_id), so that
  * delegates with mode lookup_only or lookup_or_create use them. gpuu destroys
@@ -522,7 +531,8 @@ typedef struct gpuu_attr {
 } gpuu_attr;
 
 /* Fills `attr` with an unnamed INT attribute of value 0. Never fails. */
-GPUU_API void gpuu_attr_init(gpuu_attr* attr);
+GPUU_API void gpuu_attr_init_sized(gpuu_attr* attr, size_t struct_size);
+#define gpuu_attr_init(attr) gpuu_attr_init_sized((attr), sizeof(*(attr)))
 
 /* Appends node `name` (non-empty, unique among nodes) running `op` on
  * `inputs[0..n_inputs)` (value ids; -1 leaves an optional input out, and
@@ -784,20 +794,45 @@ GPUU_API const char* gpuu_partition_explain_json(const gpuu_partition* partition
  * The same graph, partition and options always give the same bytes.
  * Inspect a file with the gpuu-inspect tool. */
 
+/* Compile specs for the delegates of one backend (an array element: set
+ * struct_size with gpuu_backend_compile_specs_init). Added in 0.3. */
+typedef struct gpuu_backend_compile_specs {
+  uint32_t struct_size;
+  const char* backend;            /* a registered backend id: "VgfBackend", "VulkanBackend" */
+  const gpuu_compile_spec* specs; /* specs[0..count); may be NULL when count is 0 */
+  size_t count;
+} gpuu_backend_compile_specs;
+
+/* Fills `specs` with no backend and no specs. Never fails. Added in 0.3. */
+GPUU_API void gpuu_backend_compile_specs_init_sized(gpuu_backend_compile_specs* specs, size_t struct_size);
+#define gpuu_backend_compile_specs_init(specs) gpuu_backend_compile_specs_init_sized((specs), sizeof(*(specs)))
+
 /* Shared-context settings baked into every delegate's compile specs (the six
  * GPUU_SPEC_* keys); prefer and min_partition_size come from the partition.
  * The application may still override the context keys when it loads the
- * program. */
+ * program. A delegate's compile specs are, in order: the six shared keys,
+ * extra_shared_compile_specs, the specs of its backend's entry in
+ * backend_compile_specs, then those its backend adds; its backend's
+ * preprocess sees them all at export. A gpu_shared_ key among the extra specs
+ * is checked like the six and may not repeat one of them. */
 typedef struct gpuu_program_write_options {
   uint32_t struct_size;
   const char* token;        /* default "default"; non-empty, at most GPUU_MAX_TOKEN_LENGTH bytes */
   int64_t group_id;         /* default 0; must be >= 0 */
   gpuu_context_mode mode;   /* default GPUU_CONTEXT_LOOKUP_OR_CREATE */
   gpuu_sync_mode sync_mode; /* default GPUU_SYNC_TIMELINE */
+  /* Added in 0.3: specs for every delegate; default none. */
+  const gpuu_compile_spec* extra_shared_compile_specs;
+  size_t extra_shared_compile_spec_count;
+  /* Added in 0.3: specs for the delegates of one backend id each (an id at
+   * most once); default none. */
+  const gpuu_backend_compile_specs* backend_compile_specs;
+  size_t backend_compile_specs_count;
 } gpuu_program_write_options;
 
 /* Fills `options` with the defaults above (the RFC's). Never fails. */
-GPUU_API void gpuu_program_write_options_init(gpuu_program_write_options* options);
+GPUU_API void gpuu_program_write_options_init_sized(gpuu_program_write_options* options, size_t struct_size);
+#define gpuu_program_write_options_init(options) gpuu_program_write_options_init_sized((options), sizeof(*(options)))
 
 /* Writes the program for `graph` as partitioned by `partition` (which must
  * come from partitioning that same graph) to the file `path`. `options` may
@@ -807,7 +842,9 @@ GPUU_API void gpuu_program_write_options_init(gpuu_program_write_options* option
  * are borrowed for the call. Thread-safe as long as nothing modifies `graph`
  * or `partition` meanwhile.
  * Returns GPUU_ERROR_INVALID_ARGUMENT for a NULL handle or path, a bad option
- * (empty or too long token, negative group_id, unknown mode) or a partition
+ * (empty or too long token, negative group_id, unknown mode, a NULL spec key,
+ * a bad or repeated gpu_shared_ spec, an unknown or repeated backend id in
+ * backend_compile_specs: the message names it) or a partition
  * that does not match the graph (a node in no region or in two, a region that
  * reads a value before it is produced); GPUU_ERROR_IO when the file cannot be
  * written (the message names the path). */
@@ -877,7 +914,8 @@ GPUU_API gpuu_status gpuu_program_extract_vgf(const gpuu_program* program, const
  * The file's bytes are copied, unchanged, into the program as the delegate's
  * blob. `options` (may be NULL for the defaults of
  * gpuu_program_write_options_init) gives the delegate's shared-context
- * compile specs, as for gpuu_program_write. On success *out is the caller's.
+ * compile specs, as for gpuu_program_write (extra or per-backend compile specs
+ * are refused: a VGF file carries its own). On success *out is the caller's.
  * Formats 0.0.x to 0.5.x (Arm's VGF library up to 0.11) are read; the file
  * must hold exactly one segment: a GRAPH segment of TOSA gpuu's executor runs,
  * or a COMPUTE segment. Added in 0.2. Thread-safe.
@@ -922,7 +960,8 @@ typedef struct gpuu_session_options {
   gpuu_vgf_path vgf_path; /* default GPUU_VGF_PATH_AUTO */
 } gpuu_session_options;
 
-GPUU_API void gpuu_session_options_init(gpuu_session_options* options);
+GPUU_API void gpuu_session_options_init_sized(gpuu_session_options* options, size_t struct_size);
+#define gpuu_session_options_init(options) gpuu_session_options_init_sized((options), sizeof(*(options)))
 
 /* Initialises every delegate through its backend (each resolves the shared
  * context by its compile specs and `options`, and makes its own command

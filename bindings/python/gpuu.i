@@ -524,6 +524,33 @@ GPUU_OUT_STRUCT(gpuu_execute_stats)
 %ignore gpuu_graph_node_outputs;
 %ignore gpuu_graph_inputs;
 %ignore gpuu_graph_outputs;
+// C's gpuu_X_init(p) is a macro over gpuu_X_init_sized(p, sizeof(*p)): Python
+// keeps the short name and the size comes from the wrapped struct's type.
+%ignore gpuu_backend_compile_specs;
+%ignore gpuu_program_write_options::extra_shared_compile_specs;
+%ignore gpuu_program_write_options::extra_shared_compile_spec_count;
+%ignore gpuu_program_write_options::backend_compile_specs;
+%ignore gpuu_program_write_options::backend_compile_specs_count;
+%typemap(in) (SWIGTYPE* STRUCT_OUT, size_t struct_size) {
+  if (SWIG_ConvertPtr($input, (void**)&$1, $1_descriptor, 0) < 0) {
+    SWIG_exception_fail(SWIG_TypeError, "in '$symname': expected a $*1_type");
+  }
+  $2 = sizeof(*$1);
+}
+%define GPUU_PY_INIT(TYPE, ARG)
+%apply (SWIGTYPE* STRUCT_OUT, size_t struct_size) { (TYPE* ARG, size_t struct_size) };
+%rename(TYPE ## _init) TYPE ## _init_sized;
+%enddef
+GPUU_PY_INIT(gpuu_context_overrides, overrides)
+GPUU_PY_INIT(gpuu_shared_spec, spec)
+GPUU_PY_INIT(gpuu_device_options, options)
+GPUU_PY_INIT(gpuu_context_resolve_options, options)
+GPUU_PY_INIT(gpuu_external_context_desc, desc)
+GPUU_PY_INIT(gpuu_program_write_options, options)
+GPUU_PY_INIT(gpuu_session_options, options)
+%ignore gpuu_compile_spec_init_sized;
+%ignore gpuu_attr_init_sized;
+%ignore gpuu_backend_compile_specs_init_sized;
 
 %include "gpuu.h"
 

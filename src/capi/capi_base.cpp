@@ -59,6 +59,25 @@ gpuu_status to_overrides(const char* function, const gpuu_context_overrides& o, 
   return GPUU_OK;
 }
 
+gpuu_status read_compile_specs(const char* function, const std::string& what, const gpuu_compile_spec* specs,
+                               size_t count, std::vector<CompileSpecEntry>* out) {
+  std::vector<gpuu_compile_spec> given;
+  std::string why;
+  if (!read_sized_array(specs, count, &gpuu_compile_spec_init_sized, &given, &why)) {
+    return fail_invalid(function, ": ", what, ": ", why);
+  }
+  out->clear();
+  for (size_t i = 0; i < given.size(); ++i) {
+    if (!given[i].key) return fail_invalid(function, ": ", what, "[", i, "].key is NULL");
+    if (given[i].value_size && !given[i].value) {
+      return fail_invalid(function, ": ", what, "[", i, "] ('", given[i].key, "') has NULL value");
+    }
+    const uint8_t* v = static_cast<const uint8_t*>(given[i].value);
+    out->push_back(CompileSpecEntry{given[i].key, std::vector<uint8_t>(v, v + given[i].value_size)});
+  }
+  return GPUU_OK;
+}
+
 gpuu_status fail(const Status& status) {
   t_last_error = status.message();
   log(LogLevel::kDebug, "api", status.to_string());
@@ -98,31 +117,27 @@ GPUU_API void gpuu_set_log_callback(gpuu_log_callback callback, void* user_data,
   set_log_sink(&forward_log, keep_log_callback(callback, user_data), static_cast<LogLevel>(level));
 }
 
-GPUU_API void gpuu_context_overrides_init(gpuu_context_overrides* overrides) {
-  if (!overrides) return;
-  *overrides = gpuu_context_overrides{};
-  overrides->struct_size = sizeof(gpuu_context_overrides);
-  overrides->mode = GPUU_CONTEXT_LOOKUP_OR_CREATE;
-  overrides->sync_mode = GPUU_SYNC_TIMELINE;
+GPUU_API void gpuu_context_overrides_init_sized(gpuu_context_overrides* overrides, size_t struct_size) {
+  init_sized(overrides, struct_size, [](gpuu_context_overrides* overrides) {
+    overrides->mode = GPUU_CONTEXT_LOOKUP_OR_CREATE;
+    overrides->sync_mode = GPUU_SYNC_TIMELINE;
+  });
 }
 
-GPUU_API void gpuu_compile_spec_init(gpuu_compile_spec* spec) {
-  if (!spec) return;
-  *spec = gpuu_compile_spec{};
-  spec->struct_size = sizeof(gpuu_compile_spec);
+GPUU_API void gpuu_compile_spec_init_sized(gpuu_compile_spec* spec, size_t struct_size) {
+  init_sized(spec, struct_size, [](gpuu_compile_spec*) {});
 }
 
-GPUU_API void gpuu_shared_spec_init(gpuu_shared_spec* spec) {
-  if (!spec) return;
-  *spec = gpuu_shared_spec{};
-  spec->struct_size = sizeof(gpuu_shared_spec);
-  SharedGpuCompileSpec defaults;
-  copy_string(spec->token, sizeof(spec->token), defaults.token);
-  spec->group_id = defaults.group_id;
-  spec->mode = static_cast<gpuu_context_mode>(defaults.context_mode);
-  spec->sync_mode = static_cast<gpuu_sync_mode>(defaults.sync_mode);
-  spec->min_partition_size = defaults.min_partition_size;
-  spec->prefer = static_cast<gpuu_prefer>(defaults.prefer);
+GPUU_API void gpuu_shared_spec_init_sized(gpuu_shared_spec* spec, size_t struct_size) {
+  init_sized(spec, struct_size, [](gpuu_shared_spec* spec) {
+    SharedGpuCompileSpec defaults;
+    copy_string(spec->token, sizeof(spec->token), defaults.token);
+    spec->group_id = defaults.group_id;
+    spec->mode = static_cast<gpuu_context_mode>(defaults.context_mode);
+    spec->sync_mode = static_cast<gpuu_sync_mode>(defaults.sync_mode);
+    spec->min_partition_size = defaults.min_partition_size;
+    spec->prefer = static_cast<gpuu_prefer>(defaults.prefer);
+  });
 }
 
 GPUU_API gpuu_status gpuu_shared_spec_parse(const gpuu_compile_spec* specs, size_t count,
@@ -131,25 +146,12 @@ GPUU_API gpuu_status gpuu_shared_spec_parse(const gpuu_compile_spec* specs, size
     if (!struct_size_ok(out, FirstRelease<gpuu_shared_spec>::size)) {
       return fail_struct_size("gpuu_shared_spec_parse", "out", out);
     }
-    std::vector<gpuu_compile_spec> given;
-    std::string why;
-    if (!read_sized_array(specs, count, &gpuu_compile_spec_init, &given, &why)) {
-      return fail_invalid("gpuu_shared_spec_parse: specs: ", why);
-    }
     std::vector<CompileSpecEntry> entries;
-    entries.reserve(count);
-    for (size_t i = 0; i < given.size(); ++i) {
-      if (!given[i].key) return fail_invalid("gpuu_shared_spec_parse: specs[", i, "].key is NULL");
-      if (given[i].value_size && !given[i].value) {
-        return fail_invalid("gpuu_shared_spec_parse: specs[", i, "] ('", given[i].key, "') has NULL value");
-      }
-      const uint8_t* v = static_cast<const uint8_t*>(given[i].value);
-      entries.push_back(CompileSpecEntry{given[i].key, std::vector<uint8_t>(v, v + given[i].value_size)});
-    }
+    if (gpuu_status s = read_compile_specs("gpuu_shared_spec_parse", "specs", specs, count, &entries)) return s;
     ContextOverrides ov;
     if (overrides) {
       gpuu_context_overrides o;
-      if (!read_sized(overrides, &gpuu_context_overrides_init, &o)) {
+      if (!read_sized(overrides, &gpuu_context_overrides_init_sized, &o)) {
         return fail_struct_size("gpuu_shared_spec_parse", "overrides", overrides);
       }
       if (gpuu_status s = to_overrides("gpuu_shared_spec_parse", o, &ov)) return s;

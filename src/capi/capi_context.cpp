@@ -51,39 +51,35 @@ using namespace gpuu::capi;
 
 extern "C" {
 
-GPUU_API void gpuu_device_options_init(gpuu_device_options* options) {
-  if (!options) return;
-  *options = gpuu_device_options{};
-  options->struct_size = sizeof(gpuu_device_options);
+GPUU_API void gpuu_device_options_init_sized(gpuu_device_options* p, size_t struct_size) {
+  init_sized(p, struct_size, [](gpuu_device_options*) {});
 }
 
-GPUU_API void gpuu_context_resolve_options_init(gpuu_context_resolve_options* options) {
-  if (!options) return;
-  *options = gpuu_context_resolve_options{};
-  options->struct_size = sizeof(gpuu_context_resolve_options);
-  options->token = "default";
-  options->group_id = 0;
-  options->mode = GPUU_CONTEXT_LOOKUP_OR_CREATE;
-  options->device = nullptr;
+GPUU_API void gpuu_context_resolve_options_init_sized(gpuu_context_resolve_options* options, size_t struct_size) {
+  init_sized(options, struct_size, [](gpuu_context_resolve_options* options) {
+    options->token = "default";
+    options->group_id = 0;
+    options->mode = GPUU_CONTEXT_LOOKUP_OR_CREATE;
+    options->device = nullptr;
+  });
 }
 
-GPUU_API void gpuu_external_context_desc_init(gpuu_external_context_desc* desc) {
-  if (!desc) return;
-  *desc = gpuu_external_context_desc{};
-  desc->struct_size = sizeof(gpuu_external_context_desc);
-  desc->ownership = GPUU_OWN_NOTHING;
+GPUU_API void gpuu_external_context_desc_init_sized(gpuu_external_context_desc* desc, size_t struct_size) {
+  init_sized(desc, struct_size, [](gpuu_external_context_desc* desc) {
+    desc->ownership = GPUU_OWN_NOTHING;
+  });
 }
 
 GPUU_API gpuu_status gpuu_context_resolve(const gpuu_context_resolve_options* options, gpuu_context** out) {
   return guarded(__func__, [&]() -> gpuu_status {
     constexpr const char* kFn = "gpuu_context_resolve";
     gpuu_context_resolve_options given;
-    if (!read_sized(options, &gpuu_context_resolve_options_init, &given)) {
+    if (!read_sized(options, &gpuu_context_resolve_options_init_sized, &given)) {
       return fail_struct_size(kFn, "options", options);
     }
     options = &given;
     gpuu_device_options device;
-    if (options->device && !read_sized(options->device, &gpuu_device_options_init, &device)) {
+    if (options->device && !read_sized(options->device, &gpuu_device_options_init_sized, &device)) {
       return fail_struct_size(kFn, "options->device", options->device);
     }
     if (!options->device) gpuu_device_options_init(&device);
@@ -125,7 +121,7 @@ GPUU_API gpuu_status gpuu_context_register_external(const gpuu_external_context_
   return guarded(__func__, [&]() -> gpuu_status {
     if (out) *out = nullptr;
     gpuu_external_context_desc given;
-    if (!read_sized(desc, &gpuu_external_context_desc_init, &given)) {
+    if (!read_sized(desc, &gpuu_external_context_desc_init_sized, &given)) {
       return fail_struct_size("gpuu_context_register_external", "desc", desc);
     }
     desc = &given;

@@ -42,7 +42,7 @@ gpuu_status read_shape(const char* function, const char* name, const int64_t* sh
 gpuu_status read_attrs(const char* node, const gpuu_attr* attrs, size_t n_attrs, graph::AttrMap* out) {
   std::vector<gpuu_attr> given;
   std::string why;
-  if (!read_sized_array(attrs, n_attrs, &gpuu_attr_init, &given, &why)) {
+  if (!read_sized_array(attrs, n_attrs, &gpuu_attr_init_sized, &given, &why)) {
     return fail_invalid("gpuu_graph_add_node: node '", node, "': attrs: ", why);
   }
   for (size_t i = 0; i < given.size(); ++i) {
@@ -108,11 +108,10 @@ using namespace gpuu::capi;
 
 extern "C" {
 
-GPUU_API void gpuu_attr_init(gpuu_attr* attr) {
-  if (!attr) return;
-  *attr = gpuu_attr{};
-  attr->struct_size = sizeof(gpuu_attr);
-  attr->kind = GPUU_ATTR_INT;
+GPUU_API void gpuu_attr_init_sized(gpuu_attr* attr, size_t struct_size) {
+  init_sized(attr, struct_size, [](gpuu_attr* attr) {
+    attr->kind = GPUU_ATTR_INT;
+  });
 }
 
 GPUU_API gpuu_status gpuu_graph_create(gpuu_graph** out) {

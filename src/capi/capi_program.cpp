@@ -21,6 +21,38 @@ int32_t raw_enum(const Enum& field) {
   return v;
 }
 
+// The caller's extra compile specs: for every delegate, and per backend id
+// (each id registered, and given once).
+gpuu_status read_caller_specs(const char* function, const gpuu_program_write_options& o,
+                              program::CallerCompileSpecs* out) {
+  if (gpuu_status s = read_compile_specs(function, "options->extra_shared_compile_specs",
+                                         o.extra_shared_compile_specs, o.extra_shared_compile_spec_count, &out->shared)) {
+    return s;
+  }
+  std::vector<gpuu_backend_compile_specs> given;
+  std::string why;
+  if (!read_sized_array(o.backend_compile_specs, o.backend_compile_specs_count, &gpuu_backend_compile_specs_init_sized,
+                        &given, &why)) {
+    return fail_invalid(function, ": options->backend_compile_specs: ", why);
+  }
+  for (size_t i = 0; i < given.size(); ++i) {
+    const std::string what = str_cat("options->backend_compile_specs[", i, "]");
+    if (!given[i].backend) return fail_invalid(function, ": ", what, ".backend is NULL");
+    const std::string id = given[i].backend;
+    if (!runtime::backend_registry().find(id)) {
+      std::string known;
+      for (const std::string& k : runtime::backend_registry().ids()) known += (known.empty() ? "" : ", ") + k;
+      return fail_invalid(function, ": ", what, ": unknown backend id '", id, "' (registered: ", known, ")");
+    }
+    if (out->by_backend.count(id)) return fail_invalid(function, ": ", what, ": backend id '", id, "' is given twice");
+    if (gpuu_status s = read_compile_specs(function, what + ".specs", given[i].specs, given[i].count,
+                                           &out->by_backend[id])) {
+      return s;
+    }
+  }
+  return GPUU_OK;
+}
+
 gpuu_status build(const char* function, const gpuu_graph* graph, const gpuu_partition* partition,
                   const gpuu_program_write_options* options, std::vector<uint8_t>* out) {
   gpuu_program_write_options o;
@@ -34,8 +66,10 @@ gpuu_status build(const char* function, const gpuu_graph* graph, const gpuu_part
   spec.context_mode = static_cast<ContextMode>(o.mode);
   spec.sync_mode = static_cast<SyncMode>(o.sync_mode);
   spec.present = true;
-  Result<std::vector<uint8_t>> bytes =
-      program::build_program(graph->graph, partition->result, spec, runtime::builtin_preprocessors());
+  program::CallerCompileSpecs caller_specs;
+  if (gpuu_status s = read_caller_specs(function, o, &caller_specs)) return s;
+  Result<std::vector<uint8_t>> bytes = program::build_program(graph->graph, partition->result, spec,
+                                                              runtime::builtin_preprocessors(), caller_specs);
   if (!bytes.ok()) return fail(Status(bytes.status().code(), str_cat(function, ": ", bytes.status().message())));
   *out = std::move(bytes).value();
   return GPUU_OK;
@@ -47,7 +81,7 @@ gpuu_status read_program_write_options(const char* function, const gpuu_program_
                                        gpuu_program_write_options* out) {
   gpuu_program_write_options_init(out);
   if (!options) return GPUU_OK;
-  if (!read_sized(options, &gpuu_program_write_options_init, out)) return fail_struct_size(function, "options", options);
+  if (!read_sized(options, &gpuu_program_write_options_init_sized, out)) return fail_struct_size(function, "options", options);
   if (!out->token || !*out->token) return fail_invalid(function, ": options->token is NULL or empty");
   if (std::strlen(out->token) > GPUU_MAX_TOKEN_LENGTH) {
     return fail_invalid(function, ": options->token is longer than ", GPUU_MAX_TOKEN_LENGTH, " bytes");
@@ -70,14 +104,17 @@ using namespace gpuu::capi;
 
 extern "C" {
 
-GPUU_API void gpuu_program_write_options_init(gpuu_program_write_options* options) {
-  if (!options) return;
-  *options = gpuu_program_write_options{};
-  options->struct_size = sizeof(gpuu_program_write_options);
-  options->token = "default";
-  options->group_id = 0;
-  options->mode = GPUU_CONTEXT_LOOKUP_OR_CREATE;
-  options->sync_mode = GPUU_SYNC_TIMELINE;
+GPUU_API void gpuu_backend_compile_specs_init_sized(gpuu_backend_compile_specs* p, size_t struct_size) {
+  init_sized(p, struct_size, [](gpuu_backend_compile_specs*) {});
+}
+
+GPUU_API void gpuu_program_write_options_init_sized(gpuu_program_write_options* options, size_t struct_size) {
+  init_sized(options, struct_size, [](gpuu_program_write_options* options) {
+    options->token = "default";
+    options->group_id = 0;
+    options->mode = GPUU_CONTEXT_LOOKUP_OR_CREATE;
+    options->sync_mode = GPUU_SYNC_TIMELINE;
+  });
 }
 
 GPUU_API gpuu_status gpuu_program_write(const gpuu_graph* graph, const gpuu_partition* partition,

@@ -92,11 +92,10 @@ GPUU_API gpuu_status gpuu_program_extract_vgf(const gpuu_program* program, const
   });
 }
 
-GPUU_API void gpuu_session_options_init(gpuu_session_options* options) {
-  if (!options) return;
-  *options = gpuu_session_options{};
-  options->struct_size = sizeof(gpuu_session_options);
-  options->vgf_path = GPUU_VGF_PATH_AUTO;
+GPUU_API void gpuu_session_options_init_sized(gpuu_session_options* options, size_t struct_size) {
+  init_sized(options, struct_size, [](gpuu_session_options* options) {
+    options->vgf_path = GPUU_VGF_PATH_AUTO;
+  });
 }
 
 GPUU_API gpuu_status gpuu_session_create(const gpuu_program* program, const gpuu_session_options* options,
@@ -109,21 +108,21 @@ GPUU_API gpuu_status gpuu_session_create(const gpuu_program* program, const gpuu
     runtime::SessionOptions opts;
     gpuu_session_options o;
     gpuu_session_options_init(&o);
-    if (options && !read_sized(options, &gpuu_session_options_init, &o)) return fail_struct_size(kFn, "options", options);
+    if (options && !read_sized(options, &gpuu_session_options_init_sized, &o)) return fail_struct_size(kFn, "options", options);
     if (o.vgf_path < GPUU_VGF_PATH_AUTO || o.vgf_path > GPUU_VGF_PATH_EXECUTOR) {
       return fail_invalid(kFn, ": unknown vgf_path value ", static_cast<int>(o.vgf_path));
     }
     opts.data_graph_path = static_cast<backends::DataGraphPath>(o.vgf_path);
     if (o.overrides) {
       gpuu_context_overrides ov;
-      if (!read_sized(o.overrides, &gpuu_context_overrides_init, &ov)) {
+      if (!read_sized(o.overrides, &gpuu_context_overrides_init_sized, &ov)) {
         return fail_struct_size(kFn, "options->overrides", o.overrides);
       }
       if (gpuu_status s = to_overrides(kFn, ov, &opts.overrides)) return s;
     }
     if (o.device) {
       gpuu_device_options d;
-      if (!read_sized(o.device, &gpuu_device_options_init, &d)) return fail_struct_size(kFn, "options->device", o.device);
+      if (!read_sized(o.device, &gpuu_device_options_init_sized, &d)) return fail_struct_size(kFn, "options->device", o.device);
       if (d.device) opts.device.device = d.device;
       opts.device.validation = d.enable_validation != 0;
     }

@@ -20,6 +20,9 @@ gpuu_status program_from_vgf_bytes(const char* what, const uint8_t* data, size_t
                                    const gpuu_program_write_options* options, gpuu_program** out) {
   gpuu_program_write_options o;
   if (gpuu_status s = read_program_write_options(what, options, &o)) return s;
+  if (o.extra_shared_compile_spec_count || o.backend_compile_specs_count) {
+    return fail_invalid(what, ": extra or per-backend compile specs are not taken here (a VGF file carries its own)");
+  }
   SharedGpuCompileSpec spec;
   spec.token = o.token;
   spec.group_id = o.group_id;

@@ -1,5 +1,5 @@
 // The one home of each growable struct's first-release size: the end of its
-// last field in 0.2, the ABI baseline. The library accepts any struct_size from
+// last field in 0.2, the ABI baseline (or in the release that added it). The library accepts any struct_size from
 // there up; a size here never changes once released (new fields go after).
 #pragma once
 
@@ -30,6 +30,7 @@ GPUU_FIRST_RELEASE(gpuu_program_write_options, sync_mode);
 GPUU_FIRST_RELEASE(gpuu_session_options, vgf_path);
 GPUU_FIRST_RELEASE(gpuu_tensor_info, byte_size);
 GPUU_FIRST_RELEASE(gpuu_execute_stats, host_copies);
+GPUU_FIRST_RELEASE(gpuu_backend_compile_specs, count);  // added in 0.3
 
 #undef GPUU_FIRST_RELEASE
 

@@ -11,8 +11,9 @@ namespace gpuu::runtime {
 program::Preprocessors builtin_preprocessors() {
   auto from = [](const char* id) -> program::PreprocessFn {
     return [id](const graph::Graph& graph, const partition::Region& region,
-                const program::RegionIo&) -> Result<program::PreprocessedRegion> {
-      GPUU_ASSIGN_OR_RETURN(std::vector<uint8_t> blob, backend_registry().find(id)->preprocess(graph, region, {}));
+                const program::RegionIo&,
+                const std::vector<CompileSpecEntry>& specs) -> Result<program::PreprocessedRegion> {
+      GPUU_ASSIGN_OR_RETURN(std::vector<uint8_t> blob, backend_registry().find(id)->preprocess(graph, region, specs));
       return program::PreprocessedRegion{Blob::take(std::move(blob)), {}};
     };
   };
