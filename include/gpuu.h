@@ -2,10 +2,20 @@
  * gpuu.h: the one public header of gpuu, a C SDK that runs one exported ML
  * program across two GPU backends (VGF and Vulkan) sharing one Vulkan device.
  *
- * ABI policy: within a major version only additions are made. Option structs
- * begin with `struct_size`; set it with the matching *_init() function, which
- * fills the defaults, so that fields added later keep their defaults for old
- * callers. Enums are fixed at 32 bits.
+ * ABI policy: 0.2 is the ABI baseline (0.1 callers must be rebuilt); from
+ * 0.2 on only additions are made within a major version. Every struct the
+ * caller fills or receives begins with `uint32_t struct_size`; set it with the
+ * matching *_init() function, which fills the defaults. gpuu accepts any
+ * struct_size from the struct's 0.2 size up: fields past the caller's size
+ * take their defaults (inputs) or are not written (outputs), and bytes past
+ * what this library knows are ignored. No growable struct is embedded by
+ * value in another: they are passed by pointer. In an array of structs every
+ * element has element 0's struct_size, which is also the array's stride.
+ * Fields added after 0.2 say "Added in 0.x". gpuu_X_init(p) is a macro that
+ * passes sizeof(*p) to the exported gpuu_X_init_sized, which writes exactly
+ * that many bytes: a caller built against an older header never has more
+ * written than its struct holds. Enums are fixed at 32 bits.
+ * bindings/c/gpuu_abi.json describes this header for FFI bindings.
  *
  * Ownership rule (used by every function below):
  *   - what a *_create / *_resolve / *_register / *_lookup function returns
@@ -53,7 +63,7 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define GPUU_VERSION_MAJOR 0
-#define GPUU_VERSION_MINOR 1
+#define GPUU_VERSION_MINOR 3
 #define GPUU_VERSION_PATCH 0
 /* (major << 22) | (minor << 12) | patch, as Vulkan packs its versions. */
 #define GPUU_MAKE_VERSION(major, minor, patch) \
@@ -65,7 +75,7 @@ extern "C" {
  * Thread-safe; never fails. */
 GPUU_API uint32_t gpuu_version(void);
 
-/* The same version as static text, "0.1.0". Borrowed, valid forever. */
+/* The same version as static text, "0.3.0". Borrowed, valid forever. */
 GPUU_API const char* gpuu_version_string(void);
 
 /* ------------------------------------------------------------------------ */
@@ -181,12 +191,18 @@ typedef enum gpuu_prefer {
   GPUU_PREFER_FORCE32 = 0x7FFFFFFF
 } gpuu_prefer;
 
-/* One compile spec: a key and its value bytes (not NUL-terminated). */
+/* One compile spec: a key and its value bytes (not NUL-terminated). An array
+ * element: set struct_size with gpuu_compile_spec_init. */
 typedef struct gpuu_compile_spec {
+  uint32_t struct_size;
   const char* key;
   const void* value;
   size_t value_size;
 } gpuu_compile_spec;
+
+/* Fills `spec` with an empty spec (NULL key, no value). Never fails. */
+GPUU_API void gpuu_compile_spec_init_sized(gpuu_compile_spec* spec, size_t struct_size);
+#define gpuu_compile_spec_init(spec) gpuu_compile_spec_init_sized((spec), sizeof(*(spec)))
 
 /* Load-time overrides of the context keys: the application's word wins over
  * what the program file says. Fields left at their *_init() values override
@@ -203,7 +219,8 @@ typedef struct gpuu_context_overrides {
 } gpuu_context_overrides;
 
 /* Fills `overrides` with "override nothing". Never fails. */
-GPUU_API void gpuu_context_overrides_init(gpuu_context_overrides* overrides);
+GPUU_API void gpuu_context_overrides_init_sized(gpuu_context_overrides* overrides, size_t struct_size);
+#define gpuu_context_overrides_init(overrides) gpuu_context_overrides_init_sized((overrides), sizeof(*(overrides)))
 
 /* The parsed shared keys. */
 typedef struct gpuu_shared_spec {
@@ -219,7 +236,8 @@ typedef struct gpuu_shared_spec {
 
 /* Fills `spec` with the RFC's defaults: token "default", group 0,
  * lookup_or_create, timeline, min_partition_size 3, prefer auto. */
-GPUU_API void gpuu_shared_spec_init(gpuu_shared_spec* spec);
+GPUU_API void gpuu_shared_spec_init_sized(gpuu_shared_spec* spec, size_t struct_size);
+#define gpuu_shared_spec_init(spec) gpuu_shared_spec_init_sized((spec), sizeof(*(spec)))
 
 /* Parses the shared keys among `specs[0..count)` into `out` (whose
  * struct_size must be set), then applies `overrides` (may be NULL). Keys
@@ -282,17 +300,19 @@ typedef struct gpuu_device_options {
   int32_t enable_validation;
 } gpuu_device_options;
 
-GPUU_API void gpuu_device_options_init(gpuu_device_options* options);
+GPUU_API void gpuu_device_options_init_sized(gpuu_device_options* options, size_t struct_size);
+#define gpuu_device_options_init(options) gpuu_device_options_init_sized((options), sizeof(*(options)))
 
 typedef struct gpuu_context_resolve_options {
   uint32_t struct_size;
   const char* token;        /* default "default"; must not be empty */
   int64_t group_id;         /* default 0 */
   gpuu_context_mode mode;   /* default GPUU_CONTEXT_LOOKUP_OR_CREATE */
-  gpuu_device_options device;
+  const gpuu_device_options* device; /* NULL: the defaults of gpuu_device_options_init */
 } gpuu_context_resolve_options;
 
-GPUU_API void gpuu_context_resolve_options_init(gpuu_context_resolve_options* options);
+GPUU_API void gpuu_context_resolve_options_init_sized(gpuu_context_resolve_options* options, size_t struct_size);
+#define gpuu_context_resolve_options_init(options) gpuu_context_resolve_options_init_sized((options), sizeof(*(options)))
 
 /* Finds or creates the context for (token, group_id) as `mode` says, exactly as
  * a delegate does at init: DISABLED creates a private context that is not
@@ -347,7 +367,8 @@ typedef struct gpuu_external_context_desc {
   uint32_t enabled_features;
 } gpuu_external_context_desc;
 
-GPUU_API void gpuu_external_context_desc_init(gpuu_external_context_desc* desc);
+GPUU_API void gpuu_external_context_desc_init_sized(gpuu_external_context_desc* desc, size_t struct_size);
+#define gpuu_external_context_desc_init(desc) gpuu_external_context_desc_init_sized((desc), sizeof(*(desc)))
 
 /* Registers the application's Vulkan objects under (token, group_id), so that
  * delegates with mode lookup_only or lookup_or_create use them. gpuu destroys
@@ -495,8 +516,10 @@ typedef enum gpuu_attr_kind {
 
 /* One node attribute: a name and a value of one kind; the fields of the other
  * kinds are ignored. The kind must be the one the op's schema names: an int
- * where a float is due is refused, not converted. */
+ * where a float is due is refused, not converted. An array element: set
+ * struct_size with gpuu_attr_init. */
 typedef struct gpuu_attr {
+  uint32_t struct_size;
   const char* name;
   gpuu_attr_kind kind;
   int64_t i;
@@ -506,6 +529,10 @@ typedef struct gpuu_attr {
   const double* floats;
   size_t count;
 } gpuu_attr;
+
+/* Fills `attr` with an unnamed INT attribute of value 0. Never fails. */
+GPUU_API void gpuu_attr_init_sized(gpuu_attr* attr, size_t struct_size);
+#define gpuu_attr_init(attr) gpuu_attr_init_sized((attr), sizeof(*(attr)))
 
 /* Appends node `name` (non-empty, unique among nodes) running `op` on
  * `inputs[0..n_inputs)` (value ids; -1 leaves an optional input out, and
@@ -693,13 +720,18 @@ typedef struct gpuu_partition_options {
   size_t backend_count;
 } gpuu_partition_options;
 
-/* Fill each struct with its defaults and struct_size (NULL is ignored; never fail). */
-GPUU_API void gpuu_partition_deny_init(gpuu_partition_deny* deny);
-GPUU_API void gpuu_partition_pin_init(gpuu_partition_pin* pin);
-GPUU_API void gpuu_partition_op_cost_init(gpuu_partition_op_cost* op_cost);
+/* Fill each struct with its defaults and struct_size (NULL is ignored; never
+ * fail). Call the *_init macros: they pass the caller's sizeof. */
+GPUU_API void gpuu_partition_deny_init_sized(gpuu_partition_deny* deny, size_t struct_size);
+#define gpuu_partition_deny_init(deny) gpuu_partition_deny_init_sized((deny), sizeof(*(deny)))
+GPUU_API void gpuu_partition_pin_init_sized(gpuu_partition_pin* pin, size_t struct_size);
+#define gpuu_partition_pin_init(pin) gpuu_partition_pin_init_sized((pin), sizeof(*(pin)))
+GPUU_API void gpuu_partition_op_cost_init_sized(gpuu_partition_op_cost* op_cost, size_t struct_size);
+#define gpuu_partition_op_cost_init(op_cost) gpuu_partition_op_cost_init_sized((op_cost), sizeof(*(op_cost)))
 
 /* Fills `options` with the defaults above. NULL is ignored. Never fails. */
-GPUU_API void gpuu_partition_options_init(gpuu_partition_options* options);
+GPUU_API void gpuu_partition_options_init_sized(gpuu_partition_options* options, size_t struct_size);
+#define gpuu_partition_options_init(options) gpuu_partition_options_init_sized((options), sizeof(*(options)))
 
 /* The outcome of partitioning one graph. Independent of the graph once made:
  * the graph may change or go away meanwhile (but a program must be written
@@ -783,20 +815,45 @@ GPUU_API const char* gpuu_partition_explain_json(const gpuu_partition* partition
  * The same graph, partition and options always give the same bytes.
  * Inspect a file with the gpuu-inspect tool. */
 
+/* Compile specs for the delegates of one backend (an array element: set
+ * struct_size with gpuu_backend_compile_specs_init). Added in 0.3. */
+typedef struct gpuu_backend_compile_specs {
+  uint32_t struct_size;
+  const char* backend;            /* a registered backend id: "VgfBackend", "VulkanBackend" */
+  const gpuu_compile_spec* specs; /* specs[0..count); may be NULL when count is 0 */
+  size_t count;
+} gpuu_backend_compile_specs;
+
+/* Fills `specs` with no backend and no specs. Never fails. Added in 0.3. */
+GPUU_API void gpuu_backend_compile_specs_init_sized(gpuu_backend_compile_specs* specs, size_t struct_size);
+#define gpuu_backend_compile_specs_init(specs) gpuu_backend_compile_specs_init_sized((specs), sizeof(*(specs)))
+
 /* Shared-context settings baked into every delegate's compile specs (the six
  * GPUU_SPEC_* keys); prefer and min_partition_size come from the partition.
  * The application may still override the context keys when it loads the
- * program. */
+ * program. A delegate's compile specs are, in order: the six shared keys,
+ * extra_shared_compile_specs, the specs of its backend's entry in
+ * backend_compile_specs, then those its backend adds; its backend's
+ * preprocess sees them all at export. A gpu_shared_ key among the extra specs
+ * is checked like the six and may not repeat one of them. */
 typedef struct gpuu_program_write_options {
   uint32_t struct_size;
   const char* token;        /* default "default"; non-empty, at most GPUU_MAX_TOKEN_LENGTH bytes */
   int64_t group_id;         /* default 0; must be >= 0 */
   gpuu_context_mode mode;   /* default GPUU_CONTEXT_LOOKUP_OR_CREATE */
   gpuu_sync_mode sync_mode; /* default GPUU_SYNC_TIMELINE */
+  /* Added in 0.3: specs for every delegate; default none. */
+  const gpuu_compile_spec* extra_shared_compile_specs;
+  size_t extra_shared_compile_spec_count;
+  /* Added in 0.3: specs for the delegates of one backend id each (an id at
+   * most once); default none. */
+  const gpuu_backend_compile_specs* backend_compile_specs;
+  size_t backend_compile_specs_count;
 } gpuu_program_write_options;
 
 /* Fills `options` with the defaults above (the RFC's). Never fails. */
-GPUU_API void gpuu_program_write_options_init(gpuu_program_write_options* options);
+GPUU_API void gpuu_program_write_options_init_sized(gpuu_program_write_options* options, size_t struct_size);
+#define gpuu_program_write_options_init(options) gpuu_program_write_options_init_sized((options), sizeof(*(options)))
 
 /* Writes the program for `graph` as partitioned by `partition` (which must
  * come from partitioning that same graph) to the file `path`. `options` may
@@ -806,7 +863,9 @@ GPUU_API void gpuu_program_write_options_init(gpuu_program_write_options* option
  * are borrowed for the call. Thread-safe as long as nothing modifies `graph`
  * or `partition` meanwhile.
  * Returns GPUU_ERROR_INVALID_ARGUMENT for a NULL handle or path, a bad option
- * (empty or too long token, negative group_id, unknown mode) or a partition
+ * (empty or too long token, negative group_id, unknown mode, a NULL spec key,
+ * a bad or repeated gpu_shared_ spec, an unknown or repeated backend id in
+ * backend_compile_specs: the message names it) or a partition
  * that does not match the graph (a node in no region or in two, a region that
  * reads a value before it is produced); GPUU_ERROR_IO when the file cannot be
  * written (the message names the path). */
@@ -876,7 +935,8 @@ GPUU_API gpuu_status gpuu_program_extract_vgf(const gpuu_program* program, const
  * The file's bytes are copied, unchanged, into the program as the delegate's
  * blob. `options` (may be NULL for the defaults of
  * gpuu_program_write_options_init) gives the delegate's shared-context
- * compile specs, as for gpuu_program_write. On success *out is the caller's.
+ * compile specs, as for gpuu_program_write (extra or per-backend compile specs
+ * are refused: a VGF file carries its own). On success *out is the caller's.
  * Formats 0.0.x to 0.5.x (Arm's VGF library up to 0.11) are read; the file
  * must hold exactly one segment: a GRAPH segment of TOSA gpuu's executor runs,
  * or a COMPUTE segment. Added in 0.2. Thread-safe.
@@ -914,13 +974,15 @@ typedef enum gpuu_vgf_path {
 
 typedef struct gpuu_session_options {
   uint32_t struct_size;
-  gpuu_context_overrides overrides; /* token, group, mode, sync mode over the file's */
-  gpuu_device_options device;       /* when a delegate creates the context */
-  /* Added in 0.2; a caller whose struct_size ends before it gets AUTO. */
-  gpuu_vgf_path vgf_path;
+  /* Token, group, mode, sync mode over the file's; NULL overrides nothing. */
+  const gpuu_context_overrides* overrides;
+  /* When a delegate creates the context; NULL: gpuu_device_options_init's. */
+  const gpuu_device_options* device;
+  gpuu_vgf_path vgf_path; /* default GPUU_VGF_PATH_AUTO */
 } gpuu_session_options;
 
-GPUU_API void gpuu_session_options_init(gpuu_session_options* options);
+GPUU_API void gpuu_session_options_init_sized(gpuu_session_options* options, size_t struct_size);
+#define gpuu_session_options_init(options) gpuu_session_options_init_sized((options), sizeof(*(options)))
 
 /* Initialises every delegate through its backend (each resolves the shared
  * context by its compile specs and `options`, and makes its own command

@@ -72,8 +72,9 @@ Result<std::shared_ptr<const program::Program>> make_program(const graph::Graph&
   spec.present = true;
   program::Preprocessors pre;
   pre[partition::kVulkanId] = [](const graph::Graph& graph, const partition::Region& region,
-                  const program::RegionIo&) -> Result<program::PreprocessedRegion> {
-    GPUU_ASSIGN_OR_RETURN(std::vector<uint8_t> blob, vulkan::VulkanBackend().preprocess(graph, region, {}));
+                  const program::RegionIo&,
+                  const std::vector<CompileSpecEntry>& specs) -> Result<program::PreprocessedRegion> {
+    GPUU_ASSIGN_OR_RETURN(std::vector<uint8_t> blob, vulkan::VulkanBackend().preprocess(graph, region, specs));
     return program::PreprocessedRegion{Blob::take(std::move(blob)), {}};
   };
   GPUU_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, program::build_program(g, p, spec, pre));

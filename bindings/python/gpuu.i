@@ -155,7 +155,7 @@ static bool gpuu_py_attrs(PyObject* obj, GpuuPyAttrs* a) {
     kind = PyTuple_GET_ITEM(item, 1);
     value = PyTuple_GET_ITEM(item, 2);
     gpuu_attr& out = a->attrs[static_cast<size_t>(i)];
-    out = gpuu_attr();
+    gpuu_attr_init(&out);
     const char* dummy = nullptr;
     if (!gpuu_py_cstr(name, "attribute name", &a->strings, &dummy, false)) {
       ok = false;
@@ -273,6 +273,7 @@ static bool gpuu_py_specs(PyObject* obj, GpuuPySpecs* s) {
   if (!ok) return false;
   for (size_t i = 0; i < s->keys.size(); ++i) {
     gpuu_compile_spec c;
+    gpuu_compile_spec_init(&c);
     c.key = s->keys[i].c_str();
     c.value = s->values[i].data();
     c.value_size = s->values[i].size();
@@ -510,6 +511,37 @@ GPUU_OUT_STRUCT(gpuu_execute_stats)
 %ignore gpuu_graph_node_outputs;
 %ignore gpuu_graph_inputs;
 %ignore gpuu_graph_outputs;
+// C's gpuu_X_init(p) is a macro over gpuu_X_init_sized(p, sizeof(*p)): Python
+// keeps the short name and the size comes from the wrapped struct's type.
+%ignore gpuu_backend_compile_specs;
+%ignore gpuu_program_write_options::extra_shared_compile_specs;
+%ignore gpuu_program_write_options::extra_shared_compile_spec_count;
+%ignore gpuu_program_write_options::backend_compile_specs;
+%ignore gpuu_program_write_options::backend_compile_specs_count;
+%typemap(in) (SWIGTYPE* STRUCT_OUT, size_t struct_size) {
+  if (SWIG_ConvertPtr($input, (void**)&$1, $1_descriptor, 0) < 0) {
+    SWIG_exception_fail(SWIG_TypeError, "in '$symname': expected a $*1_type");
+  }
+  $2 = sizeof(*$1);
+}
+%define GPUU_PY_INIT(TYPE, ARG)
+%apply (SWIGTYPE* STRUCT_OUT, size_t struct_size) { (TYPE* ARG, size_t struct_size) };
+%rename(TYPE ## _init) TYPE ## _init_sized;
+%enddef
+GPUU_PY_INIT(gpuu_context_overrides, overrides)
+GPUU_PY_INIT(gpuu_shared_spec, spec)
+GPUU_PY_INIT(gpuu_device_options, options)
+GPUU_PY_INIT(gpuu_context_resolve_options, options)
+GPUU_PY_INIT(gpuu_external_context_desc, desc)
+GPUU_PY_INIT(gpuu_program_write_options, options)
+GPUU_PY_INIT(gpuu_session_options, options)
+GPUU_PY_INIT(gpuu_partition_options, options)
+%ignore gpuu_partition_deny_init_sized;
+%ignore gpuu_partition_pin_init_sized;
+%ignore gpuu_partition_op_cost_init_sized;
+%ignore gpuu_compile_spec_init_sized;
+%ignore gpuu_attr_init_sized;
+%ignore gpuu_backend_compile_specs_init_sized;
 
 %include "gpuu.h"
 

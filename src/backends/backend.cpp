@@ -83,8 +83,12 @@ Result<graph::Graph> region_graph(const graph::Graph& graph, const partition::Re
 }
 
 std::string describe_init(const Blob& processed, const std::vector<CompileSpecEntry>& compile_specs) {
+  return str_cat("processed=", processed.size(), "B ", describe_compile_specs(compile_specs));
+}
+
+std::string describe_compile_specs(const std::vector<CompileSpecEntry>& compile_specs) {
   std::ostringstream out;
-  out << "processed=" << processed.size() << "B compile_specs=";
+  out << "compile_specs=";
   for (size_t i = 0; i < compile_specs.size(); ++i) {
     out << (i ? "," : "") << compile_specs[i].key << '=';
     for (uint8_t b : compile_specs[i].value) out << (b >= 0x20 && b < 0x7f ? static_cast<char>(b) : '?');

@@ -120,5 +120,7 @@ Result<graph::Graph> region_graph(const graph::Graph& graph, const partition::Re
 
 // "processed=<bytes> compile_specs=<k=v,...>" for init log lines.
 std::string describe_init(const Blob& processed, const std::vector<CompileSpecEntry>& compile_specs);
+// "compile_specs=key=value,...", non-printable value bytes as '?'.
+std::string describe_compile_specs(const std::vector<CompileSpecEntry>& compile_specs);
 
 }  // namespace gpuu::backends

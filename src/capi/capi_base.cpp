@@ -41,6 +41,43 @@ static_assert(static_cast<int>(LogLevel::kTrace) == GPUU_LOG_TRACE, "log levels 
 static_assert(GPUU_MAX_TOKEN_LENGTH == kMaxTokenLength, "token length drifted");
 }  // namespace
 
+gpuu_status to_overrides(const char* function, const gpuu_context_overrides& o, ContextOverrides* out) {
+  if (o.token) out->token = std::string(o.token);
+  if (o.has_group_id) out->group_id = o.group_id;
+  if (o.has_mode) {
+    if (o.mode < GPUU_CONTEXT_DISABLED || o.mode > GPUU_CONTEXT_CREATE_ONLY) {
+      return fail_invalid(function, ": unknown context mode value ", static_cast<int>(o.mode));
+    }
+    out->context_mode = static_cast<ContextMode>(o.mode);
+  }
+  if (o.has_sync_mode) {
+    if (o.sync_mode < GPUU_SYNC_TIMELINE || o.sync_mode > GPUU_SYNC_NONE) {
+      return fail_invalid(function, ": unknown sync mode value ", static_cast<int>(o.sync_mode));
+    }
+    out->sync_mode = static_cast<SyncMode>(o.sync_mode);
+  }
+  return GPUU_OK;
+}
+
+gpuu_status read_compile_specs(const char* function, const std::string& what, const gpuu_compile_spec* specs,
+                               size_t count, std::vector<CompileSpecEntry>* out) {
+  std::vector<gpuu_compile_spec> given;
+  std::string why;
+  if (!read_sized_array(specs, count, &gpuu_compile_spec_init_sized, &given, &why)) {
+    return fail_invalid(function, ": ", what, ": ", why);
+  }
+  out->clear();
+  for (size_t i = 0; i < given.size(); ++i) {
+    if (!given[i].key) return fail_invalid(function, ": ", what, "[", i, "].key is NULL");
+    if (given[i].value_size && !given[i].value) {
+      return fail_invalid(function, ": ", what, "[", i, "] ('", given[i].key, "') has NULL value");
+    }
+    const uint8_t* v = static_cast<const uint8_t*>(given[i].value);
+    out->push_back(CompileSpecEntry{given[i].key, std::vector<uint8_t>(v, v + given[i].value_size)});
+  }
+  return GPUU_OK;
+}
+
 gpuu_status fail(const Status& status) {
   t_last_error = status.message();
   log(LogLevel::kDebug, "api", status.to_string());
@@ -80,74 +117,58 @@ GPUU_API void gpuu_set_log_callback(gpuu_log_callback callback, void* user_data,
   set_log_sink(&forward_log, keep_log_callback(callback, user_data), static_cast<LogLevel>(level));
 }
 
-GPUU_API void gpuu_context_overrides_init(gpuu_context_overrides* overrides) {
-  if (!overrides) return;
-  *overrides = gpuu_context_overrides{};
-  overrides->struct_size = sizeof(gpuu_context_overrides);
-  overrides->mode = GPUU_CONTEXT_LOOKUP_OR_CREATE;
-  overrides->sync_mode = GPUU_SYNC_TIMELINE;
+GPUU_API void gpuu_context_overrides_init_sized(gpuu_context_overrides* overrides, size_t struct_size) {
+  init_sized(overrides, struct_size, [](gpuu_context_overrides* overrides) {
+    overrides->mode = GPUU_CONTEXT_LOOKUP_OR_CREATE;
+    overrides->sync_mode = GPUU_SYNC_TIMELINE;
+  });
 }
 
-GPUU_API void gpuu_shared_spec_init(gpuu_shared_spec* spec) {
-  if (!spec) return;
-  *spec = gpuu_shared_spec{};
-  spec->struct_size = sizeof(gpuu_shared_spec);
-  SharedGpuCompileSpec defaults;
-  copy_string(spec->token, sizeof(spec->token), defaults.token);
-  spec->group_id = defaults.group_id;
-  spec->mode = static_cast<gpuu_context_mode>(defaults.context_mode);
-  spec->sync_mode = static_cast<gpuu_sync_mode>(defaults.sync_mode);
-  spec->min_partition_size = defaults.min_partition_size;
-  spec->prefer = static_cast<gpuu_prefer>(defaults.prefer);
+GPUU_API void gpuu_compile_spec_init_sized(gpuu_compile_spec* spec, size_t struct_size) {
+  init_sized(spec, struct_size, [](gpuu_compile_spec*) {});
+}
+
+GPUU_API void gpuu_shared_spec_init_sized(gpuu_shared_spec* spec, size_t struct_size) {
+  init_sized(spec, struct_size, [](gpuu_shared_spec* spec) {
+    SharedGpuCompileSpec defaults;
+    copy_string(spec->token, sizeof(spec->token), defaults.token);
+    spec->group_id = defaults.group_id;
+    spec->mode = static_cast<gpuu_context_mode>(defaults.context_mode);
+    spec->sync_mode = static_cast<gpuu_sync_mode>(defaults.sync_mode);
+    spec->min_partition_size = defaults.min_partition_size;
+    spec->prefer = static_cast<gpuu_prefer>(defaults.prefer);
+  });
 }
 
 GPUU_API gpuu_status gpuu_shared_spec_parse(const gpuu_compile_spec* specs, size_t count,
                                             const gpuu_context_overrides* overrides, gpuu_shared_spec* out) {
   return guarded(__func__, [&]() -> gpuu_status {
-    if (!struct_size_ok(out, sizeof(gpuu_shared_spec))) {
-      return fail_invalid("gpuu_shared_spec_parse: `out` is NULL or its struct_size is not set");
+    if (!struct_size_ok(out, FirstRelease<gpuu_shared_spec>::size)) {
+      return fail_struct_size("gpuu_shared_spec_parse", "out", out);
     }
-    if (count && !specs) return fail_invalid("gpuu_shared_spec_parse: `specs` is NULL but count is ", count);
     std::vector<CompileSpecEntry> entries;
-    entries.reserve(count);
-    for (size_t i = 0; i < count; ++i) {
-      if (!specs[i].key) return fail_invalid("gpuu_shared_spec_parse: specs[", i, "].key is NULL");
-      if (specs[i].value_size && !specs[i].value) {
-        return fail_invalid("gpuu_shared_spec_parse: specs[", i, "] ('", specs[i].key, "') has NULL value");
-      }
-      const uint8_t* v = static_cast<const uint8_t*>(specs[i].value);
-      entries.push_back(CompileSpecEntry{specs[i].key, std::vector<uint8_t>(v, v + specs[i].value_size)});
-    }
+    if (gpuu_status s = read_compile_specs("gpuu_shared_spec_parse", "specs", specs, count, &entries)) return s;
     ContextOverrides ov;
     if (overrides) {
-      if (!struct_size_ok(overrides, sizeof(gpuu_context_overrides))) {
-        return fail_invalid("gpuu_shared_spec_parse: overrides->struct_size is not set");
+      gpuu_context_overrides o;
+      if (!read_sized(overrides, &gpuu_context_overrides_init_sized, &o)) {
+        return fail_struct_size("gpuu_shared_spec_parse", "overrides", overrides);
       }
-      if (overrides->token) ov.token = std::string(overrides->token);
-      if (overrides->has_group_id) ov.group_id = overrides->group_id;
-      if (overrides->has_mode) {
-        if (overrides->mode < GPUU_CONTEXT_DISABLED || overrides->mode > GPUU_CONTEXT_CREATE_ONLY) {
-          return fail_invalid("context override: unknown mode value ", static_cast<int>(overrides->mode));
-        }
-        ov.context_mode = static_cast<ContextMode>(overrides->mode);
-      }
-      if (overrides->has_sync_mode) {
-        if (overrides->sync_mode < GPUU_SYNC_TIMELINE || overrides->sync_mode > GPUU_SYNC_NONE) {
-          return fail_invalid("context override: unknown sync mode value ", static_cast<int>(overrides->sync_mode));
-        }
-        ov.sync_mode = static_cast<SyncMode>(overrides->sync_mode);
-      }
+      if (gpuu_status s = to_overrides("gpuu_shared_spec_parse", o, &ov)) return s;
     }
     Result<SharedGpuCompileSpec> parsed = parse_shared_gpu_compile_spec(entries, overrides ? &ov : nullptr);
     if (!parsed.ok()) return fail(parsed.status());
     const SharedGpuCompileSpec& s = parsed.value();
-    copy_string(out->token, sizeof(out->token), s.token);
-    out->group_id = s.group_id;
-    out->mode = static_cast<gpuu_context_mode>(s.context_mode);
-    out->sync_mode = static_cast<gpuu_sync_mode>(s.sync_mode);
-    out->min_partition_size = s.min_partition_size;
-    out->prefer = static_cast<gpuu_prefer>(s.prefer);
-    out->present = s.present ? 1 : 0;
+    gpuu_shared_spec result;
+    gpuu_shared_spec_init(&result);
+    copy_string(result.token, sizeof(result.token), s.token);
+    result.group_id = s.group_id;
+    result.mode = static_cast<gpuu_context_mode>(s.context_mode);
+    result.sync_mode = static_cast<gpuu_sync_mode>(s.sync_mode);
+    result.min_partition_size = s.min_partition_size;
+    result.prefer = static_cast<gpuu_prefer>(s.prefer);
+    result.present = s.present ? 1 : 0;
+    write_sized(result, out);
     return GPUU_OK;
   });
 }

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "base/status.h"
+#include "capi/first_release.h"
+#include "compile_spec/shared_gpu_compile_spec.h"
 #include "gpuu.h"
 
 namespace gpuu {
@@ -38,6 +40,21 @@ bool struct_size_ok(const T* s, size_t min_size) {
   return s && s->struct_size >= min_size;
 }
 
+// ABI growth, *_init_sized: `fill` sets the defaults on a zeroed T of this
+// library's size; the caller gets exactly `size` bytes of that (its header's
+// sizeof: an older caller's struct is smaller, a newer one's tail is zeroed),
+// and struct_size says `size`.
+template <typename T, typename Fill>
+void init_sized(T* out, size_t size, Fill fill) {
+  if (!out || size < sizeof(uint32_t)) return;
+  T defaults{};
+  defaults.struct_size = sizeof(T);
+  fill(&defaults);
+  std::memset(static_cast<void*>(out), 0, size);
+  std::memcpy(static_cast<void*>(out), static_cast<const void*>(&defaults), size < sizeof(T) ? size : sizeof(T));
+  out->struct_size = static_cast<uint32_t>(size);
+}
+
 // ABI growth, inputs: `*out` is first filled by `init` (the struct's defaults),
 // then the caller's first min(struct_size, sizeof(T)) bytes are copied over it,
 // so a caller built against an older header (smaller struct_size) gets the
@@ -45,8 +62,8 @@ bool struct_size_ok(const T* s, size_t min_size) {
 // are ignored. False (nothing copied) when `in` is NULL or its struct_size is
 // below `first_release_size`, the size of the struct's first release.
 template <typename T>
-bool read_sized(const T* in, size_t first_release_size, void (*init)(T*), T* out) {
-  init(out);
+bool read_sized(const T* in, size_t first_release_size, void (*init)(T*, size_t), T* out) {
+  init(out, sizeof(T));
   if (!in || in->struct_size < first_release_size) return false;
   const size_t n = in->struct_size < sizeof(T) ? in->struct_size : sizeof(T);
   std::memcpy(static_cast<void*>(out), static_cast<const void*>(in), n);
@@ -72,7 +89,7 @@ bool write_sized(const T& value, size_t first_release_size, T* out) {
 // array's stride in bytes. Each element is read as read_sized() reads one.
 // `error` receives why the array was refused (empty on success).
 template <typename T>
-bool read_sized_array(const T* elements, size_t count, size_t first_release_size, void (*init)(T*),
+bool read_sized_array(const T* elements, size_t count, size_t first_release_size, void (*init)(T*, size_t),
                       std::vector<T>* out, std::string* error) {
   out->clear();
   error->clear();
@@ -100,6 +117,43 @@ bool read_sized_array(const T* elements, size_t count, size_t first_release_size
     read_sized(element, first_release_size, init, &(*out)[i]);
   }
   return true;
+}
+
+// The same three, with the struct's first-release size from first_release.h.
+template <typename T>
+bool read_sized(const T* in, void (*init)(T*, size_t), T* out) {
+  return read_sized(in, FirstRelease<T>::size, init, out);
+}
+template <typename T>
+bool write_sized(const T& value, T* out) {
+  return write_sized(value, FirstRelease<T>::size, out);
+}
+template <typename T>
+bool read_sized_array(const T* elements, size_t count, void (*init)(T*, size_t), std::vector<T>* out,
+                      std::string* error) {
+  return read_sized_array(elements, count, FirstRelease<T>::size, init, out, error);
+}
+
+// Checks the application's context overrides and turns them into the
+// runtime's (capi_base.cpp): the one reader of gpuu_context_overrides.
+gpuu_status to_overrides(const char* function, const gpuu_context_overrides& o, ContextOverrides* out);
+
+// Reads a caller's array of compile specs (a sized array) into entries;
+// `what` names the array in refusals ("specs", "options->...").
+gpuu_status read_compile_specs(const char* function, const std::string& what, const gpuu_compile_spec* specs,
+                               size_t count, std::vector<CompileSpecEntry>* out);
+
+// Reads and checks program write options (NULL: the defaults) into *out, for
+// gpuu_program_write* and gpuu_program_from_vgf* (capi_program.cpp).
+gpuu_status read_program_write_options(const char* function, const gpuu_program_write_options* options,
+                                       gpuu_program_write_options* out);
+
+// The refusal of a growable struct whose struct_size is below its first release.
+template <typename T>
+gpuu_status fail_struct_size(const char* function, const char* what, const T* s) {
+  return fail_invalid(function, ": ", what, "->struct_size ", s ? s->struct_size : 0u,
+                      " is below the smallest size gpuu accepts, ", FirstRelease<T>::size,
+                      " (set it with the struct's *_init function)");
 }
 
 // Runs `body`, turning any escaping C++ exception into a status: nothing may

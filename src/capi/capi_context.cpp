@@ -51,34 +51,38 @@ using namespace gpuu::capi;
 
 extern "C" {
 
-GPUU_API void gpuu_device_options_init(gpuu_device_options* options) {
-  if (!options) return;
-  *options = gpuu_device_options{};
-  options->struct_size = sizeof(gpuu_device_options);
+GPUU_API void gpuu_device_options_init_sized(gpuu_device_options* p, size_t struct_size) {
+  init_sized(p, struct_size, [](gpuu_device_options*) {});
 }
 
-GPUU_API void gpuu_context_resolve_options_init(gpuu_context_resolve_options* options) {
-  if (!options) return;
-  *options = gpuu_context_resolve_options{};
-  options->struct_size = sizeof(gpuu_context_resolve_options);
-  options->token = "default";
-  options->group_id = 0;
-  options->mode = GPUU_CONTEXT_LOOKUP_OR_CREATE;
-  gpuu_device_options_init(&options->device);
+GPUU_API void gpuu_context_resolve_options_init_sized(gpuu_context_resolve_options* options, size_t struct_size) {
+  init_sized(options, struct_size, [](gpuu_context_resolve_options* options) {
+    options->token = "default";
+    options->group_id = 0;
+    options->mode = GPUU_CONTEXT_LOOKUP_OR_CREATE;
+    options->device = nullptr;
+  });
 }
 
-GPUU_API void gpuu_external_context_desc_init(gpuu_external_context_desc* desc) {
-  if (!desc) return;
-  *desc = gpuu_external_context_desc{};
-  desc->struct_size = sizeof(gpuu_external_context_desc);
-  desc->ownership = GPUU_OWN_NOTHING;
+GPUU_API void gpuu_external_context_desc_init_sized(gpuu_external_context_desc* desc, size_t struct_size) {
+  init_sized(desc, struct_size, [](gpuu_external_context_desc* desc) {
+    desc->ownership = GPUU_OWN_NOTHING;
+  });
 }
 
 GPUU_API gpuu_status gpuu_context_resolve(const gpuu_context_resolve_options* options, gpuu_context** out) {
   return guarded(__func__, [&]() -> gpuu_status {
-    if (!struct_size_ok(options, sizeof(gpuu_context_resolve_options))) {
-      return fail_invalid("gpuu_context_resolve: options is NULL or its struct_size is not set");
+    constexpr const char* kFn = "gpuu_context_resolve";
+    gpuu_context_resolve_options given;
+    if (!read_sized(options, &gpuu_context_resolve_options_init_sized, &given)) {
+      return fail_struct_size(kFn, "options", options);
     }
+    options = &given;
+    gpuu_device_options device;
+    if (options->device && !read_sized(options->device, &gpuu_device_options_init_sized, &device)) {
+      return fail_struct_size(kFn, "options->device", options->device);
+    }
+    if (!options->device) gpuu_device_options_init(&device);
     if (!out) return fail_invalid("gpuu_context_resolve: `out` is NULL");
     *out = nullptr;
     if (gpuu_status s = check_token("gpuu_context_resolve", options->token)) return s;
@@ -91,7 +95,7 @@ GPUU_API gpuu_status gpuu_context_resolve(const gpuu_context_resolve_options* op
     spec.group_id = options->group_id;
     spec.context_mode = static_cast<ContextMode>(options->mode);
     spec.present = true;
-    Result<SharedGpuContextPtr> ctx = resolve_shared_context(spec, vulkan_context_factory(to_device_options(options->device)));
+    Result<SharedGpuContextPtr> ctx = resolve_shared_context(spec, vulkan_context_factory(to_device_options(device)));
     if (!ctx.ok()) return fail(ctx.status());
     *out = wrap(ctx.value());
     return GPUU_OK;
@@ -116,9 +120,11 @@ GPUU_API gpuu_status gpuu_context_lookup(const char* token, int64_t group_id, gp
 GPUU_API gpuu_status gpuu_context_register_external(const gpuu_external_context_desc* desc, gpuu_context** out) {
   return guarded(__func__, [&]() -> gpuu_status {
     if (out) *out = nullptr;
-    if (!struct_size_ok(desc, sizeof(gpuu_external_context_desc))) {
-      return fail_invalid("gpuu_context_register_external: desc is NULL or its struct_size is not set");
+    gpuu_external_context_desc given;
+    if (!read_sized(desc, &gpuu_external_context_desc_init_sized, &given)) {
+      return fail_struct_size("gpuu_context_register_external", "desc", desc);
     }
+    desc = &given;
     if (gpuu_status s = check_token("gpuu_context_register_external", desc->token)) return s;
     if (desc->group_id < 0) {
       return fail_invalid("gpuu_context_register_external: group_id ", desc->group_id, " is < 0");
@@ -184,20 +190,20 @@ GPUU_API void gpuu_context_release(gpuu_context* context) {
 GPUU_API gpuu_status gpuu_context_get_vulkan_handles(const gpuu_context* context, gpuu_vulkan_handles* out) {
   return guarded(__func__, [&]() -> gpuu_status {
     if (!context) return fail_invalid("gpuu_context_get_vulkan_handles: context is NULL");
-    if (!struct_size_ok(out, sizeof(gpuu_vulkan_handles))) {
-      return fail_invalid("gpuu_context_get_vulkan_handles: `out` is NULL or its struct_size is not set");
-    }
+    gpuu_vulkan_handles h{};
+    h.struct_size = sizeof(h);
     const SharedGpuContext& c = *context->ptr;
-    out->instance = c.instance();
-    out->physical_device = c.physical_device();
-    out->device = c.device();
-    out->queue = c.queue();
-    out->queue_family_index = c.queue_family_index();
-    out->timeline_semaphore = reinterpret_cast<gpuu_vk_semaphore>(c.timeline_semaphore());
-    out->ownership = (c.owns_instance() ? GPUU_OWN_INSTANCE : 0) | (c.owns_device() ? GPUU_OWN_DEVICE : 0) |
+    h.instance = c.instance();
+    h.physical_device = c.physical_device();
+    h.device = c.device();
+    h.queue = c.queue();
+    h.queue_family_index = c.queue_family_index();
+    h.timeline_semaphore = reinterpret_cast<gpuu_vk_semaphore>(c.timeline_semaphore());
+    h.ownership = (c.owns_instance() ? GPUU_OWN_INSTANCE : 0) | (c.owns_device() ? GPUU_OWN_DEVICE : 0) |
                      (c.owns_timeline_semaphore() ? GPUU_OWN_TIMELINE_SEMAPHORE : 0);
-    out->api_version = c.properties().apiVersion;
-    out->enabled_features = c.enabled_features();
+    h.api_version = c.properties().apiVersion;
+    h.enabled_features = c.enabled_features();
+    if (!write_sized(h, out)) return fail_struct_size("gpuu_context_get_vulkan_handles", "out", out);
     return GPUU_OK;
   });
 }

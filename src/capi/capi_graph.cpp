@@ -40,9 +40,13 @@ gpuu_status read_shape(const char* function, const char* name, const int64_t* sh
 
 // Copies the C attributes into an AttrMap, refusing malformed entries.
 gpuu_status read_attrs(const char* node, const gpuu_attr* attrs, size_t n_attrs, graph::AttrMap* out) {
-  if (n_attrs && !attrs) return fail_invalid("gpuu_graph_add_node: node '", node, "': `attrs` is NULL but n_attrs is ", n_attrs);
-  for (size_t i = 0; i < n_attrs; ++i) {
-    const gpuu_attr& a = attrs[i];
+  std::vector<gpuu_attr> given;
+  std::string why;
+  if (!read_sized_array(attrs, n_attrs, &gpuu_attr_init_sized, &given, &why)) {
+    return fail_invalid("gpuu_graph_add_node: node '", node, "': attrs: ", why);
+  }
+  for (size_t i = 0; i < given.size(); ++i) {
+    const gpuu_attr& a = given[i];
     if (!a.name || !*a.name) return fail_invalid("node '", node, "': attrs[", i, "] has no name");
     std::string name = a.name;
     if (out->count(name)) return fail_invalid("node '", node, "': attribute '", name, "' is given twice");
@@ -103,6 +107,12 @@ using namespace gpuu;
 using namespace gpuu::capi;
 
 extern "C" {
+
+GPUU_API void gpuu_attr_init_sized(gpuu_attr* attr, size_t struct_size) {
+  init_sized(attr, struct_size, [](gpuu_attr* attr) {
+    attr->kind = GPUU_ATTR_INT;
+  });
+}
 
 GPUU_API gpuu_status gpuu_graph_create(gpuu_graph** out) {
   return guarded(__func__, [&]() -> gpuu_status {

@@ -7,6 +7,7 @@
 
 #include "runtime/builtin_backends.h"
 #include "capi/capi_common.h"
+#include "capi/first_release.h"
 #include "capi/handles.h"
 #include "partition/explain.h"
 #include "partition/partitioner.h"
@@ -19,10 +20,10 @@ static_assert(static_cast<int>(Prefer::kVulkanFirst) == GPUU_PREFER_VULKAN_FIRST
 constexpr const char* kFn = "gpuu_graph_partition";
 
 // The sizes of the first releases of the sized structs (the growth rule's floor).
-constexpr size_t kFirstOptionsSize = sizeof(gpuu_partition_options);
-constexpr size_t kFirstDenySize = sizeof(gpuu_partition_deny);
-constexpr size_t kFirstPinSize = sizeof(gpuu_partition_pin);
-constexpr size_t kFirstOpCostSize = sizeof(gpuu_partition_op_cost);
+constexpr size_t kFirstOptionsSize = FirstRelease<gpuu_partition_options>::size;
+constexpr size_t kFirstDenySize = FirstRelease<gpuu_partition_deny>::size;
+constexpr size_t kFirstPinSize = FirstRelease<gpuu_partition_pin>::size;
+constexpr size_t kFirstOpCostSize = FirstRelease<gpuu_partition_op_cost>::size;
 
 // Maps and checks the C options, collecting every problem into one error;
 // returns GPUU_OK or the failure already recorded. Backend ids are checked
@@ -41,13 +42,13 @@ gpuu_status to_options(const gpuu_partition_options& in, partition::PartitionOpt
   std::vector<gpuu_partition_pin> pins;
   std::vector<gpuu_partition_op_cost> costs;
   std::string why;
-  if (!read_sized_array(in.deny, in.deny_count, kFirstDenySize, gpuu_partition_deny_init, &deny, &why)) {
+  if (!read_sized_array(in.deny, in.deny_count, kFirstDenySize, gpuu_partition_deny_init_sized, &deny, &why)) {
     problem("deny: ", why);
   }
-  if (!read_sized_array(in.pins, in.pin_count, kFirstPinSize, gpuu_partition_pin_init, &pins, &why)) {
+  if (!read_sized_array(in.pins, in.pin_count, kFirstPinSize, gpuu_partition_pin_init_sized, &pins, &why)) {
     problem("pins: ", why);
   }
-  if (!read_sized_array(in.op_costs, in.op_cost_count, kFirstOpCostSize, gpuu_partition_op_cost_init, &costs, &why)) {
+  if (!read_sized_array(in.op_costs, in.op_cost_count, kFirstOpCostSize, gpuu_partition_op_cost_init_sized, &costs, &why)) {
     problem("op_costs: ", why);
   }
   if (in.backend_count && !in.backends) problem("backends is NULL but backend_count is ", in.backend_count);
@@ -110,31 +111,28 @@ using namespace gpuu::capi;
 
 extern "C" {
 
-GPUU_API void gpuu_partition_deny_init(gpuu_partition_deny* deny) {
-  if (deny) *deny = gpuu_partition_deny{static_cast<uint32_t>(sizeof(gpuu_partition_deny)), nullptr, nullptr};
+GPUU_API void gpuu_partition_deny_init_sized(gpuu_partition_deny* deny, size_t struct_size) {
+  init_sized(deny, struct_size, [](gpuu_partition_deny*) {});
 }
 
-GPUU_API void gpuu_partition_pin_init(gpuu_partition_pin* pin) {
-  if (pin) *pin = gpuu_partition_pin{static_cast<uint32_t>(sizeof(gpuu_partition_pin)), nullptr, nullptr};
+GPUU_API void gpuu_partition_pin_init_sized(gpuu_partition_pin* pin, size_t struct_size) {
+  init_sized(pin, struct_size, [](gpuu_partition_pin*) {});
 }
 
-GPUU_API void gpuu_partition_op_cost_init(gpuu_partition_op_cost* op_cost) {
-  if (op_cost) {
-    *op_cost = gpuu_partition_op_cost{static_cast<uint32_t>(sizeof(gpuu_partition_op_cost)), nullptr, nullptr, 0.0};
-  }
+GPUU_API void gpuu_partition_op_cost_init_sized(gpuu_partition_op_cost* op_cost, size_t struct_size) {
+  init_sized(op_cost, struct_size, [](gpuu_partition_op_cost*) {});
 }
 
-GPUU_API void gpuu_partition_options_init(gpuu_partition_options* options) {
-  if (!options) return;
-  *options = gpuu_partition_options{};
-  options->struct_size = sizeof(gpuu_partition_options);
-  partition::PartitionOptions defaults;
-  options->prefer = static_cast<gpuu_prefer>(defaults.prefer);
-  options->min_partition_size = defaults.min_partition_size;
-  options->retry_pruned = defaults.retry_pruned ? 1 : 0;
-  options->gpu_crossing_cost = defaults.cost.gpu_crossing;
-  options->cpu_crossing_cost = defaults.cost.cpu_crossing;
-  options->gpu_region_cost = defaults.cost.gpu_region;
+GPUU_API void gpuu_partition_options_init_sized(gpuu_partition_options* options, size_t struct_size) {
+  init_sized(options, struct_size, [](gpuu_partition_options* o) {
+    partition::PartitionOptions defaults;
+    o->prefer = static_cast<gpuu_prefer>(defaults.prefer);
+    o->min_partition_size = defaults.min_partition_size;
+    o->retry_pruned = defaults.retry_pruned ? 1 : 0;
+    o->gpu_crossing_cost = defaults.cost.gpu_crossing;
+    o->cpu_crossing_cost = defaults.cost.cpu_crossing;
+    o->gpu_region_cost = defaults.cost.gpu_region;
+  });
 }
 
 GPUU_API gpuu_status gpuu_graph_partition(const gpuu_graph* graph, const gpuu_partition_options* options,
@@ -144,7 +142,7 @@ GPUU_API gpuu_status gpuu_graph_partition(const gpuu_graph* graph, const gpuu_pa
     *out = nullptr;
     if (!graph) return fail_invalid(kFn, ": `graph` is NULL");
     gpuu_partition_options in;
-    if (!read_sized(options, kFirstOptionsSize, gpuu_partition_options_init, &in) && options) {
+    if (!read_sized(options, kFirstOptionsSize, gpuu_partition_options_init_sized, &in) && options) {
       return fail_invalid(kFn, ": options->struct_size is ", options->struct_size, ", below ", kFirstOptionsSize,
                           " (use gpuu_partition_options_init)");
     }

@@ -21,35 +21,42 @@ int32_t raw_enum(const Enum& field) {
   return v;
 }
 
-// Checks `options` (NULL: the defaults) and copies it to *out.
-gpuu_status read_options(const char* function, const gpuu_program_write_options* options,
-                         gpuu_program_write_options* out) {
-  gpuu_program_write_options_init(out);
-  if (!options) return GPUU_OK;
-  if (!struct_size_ok(options, sizeof(gpuu_program_write_options))) {
-    return fail_invalid(function, ": options->struct_size is not set (use gpuu_program_write_options_init)");
+// The caller's extra compile specs: for every delegate, and per backend id
+// (each id registered, and given once).
+gpuu_status read_caller_specs(const char* function, const gpuu_program_write_options& o,
+                              program::CallerCompileSpecs* out) {
+  if (gpuu_status s = read_compile_specs(function, "options->extra_shared_compile_specs",
+                                         o.extra_shared_compile_specs, o.extra_shared_compile_spec_count, &out->shared)) {
+    return s;
   }
-  if (!options->token || !*options->token) return fail_invalid(function, ": options->token is NULL or empty");
-  if (std::strlen(options->token) > GPUU_MAX_TOKEN_LENGTH) {
-    return fail_invalid(function, ": options->token is longer than ", GPUU_MAX_TOKEN_LENGTH, " bytes");
+  std::vector<gpuu_backend_compile_specs> given;
+  std::string why;
+  if (!read_sized_array(o.backend_compile_specs, o.backend_compile_specs_count, &gpuu_backend_compile_specs_init_sized,
+                        &given, &why)) {
+    return fail_invalid(function, ": options->backend_compile_specs: ", why);
   }
-  if (options->group_id < 0) return fail_invalid(function, ": options->group_id ", options->group_id, " is < 0");
-  int32_t mode = raw_enum(options->mode);
-  if (mode < GPUU_CONTEXT_DISABLED || mode > GPUU_CONTEXT_CREATE_ONLY) {
-    return fail_invalid(function, ": options->mode ", mode, " is not a gpuu_context_mode");
+  for (size_t i = 0; i < given.size(); ++i) {
+    const std::string what = str_cat("options->backend_compile_specs[", i, "]");
+    if (!given[i].backend) return fail_invalid(function, ": ", what, ".backend is NULL");
+    const std::string id = given[i].backend;
+    if (!runtime::backend_registry().find(id)) {
+      std::string known;
+      for (const std::string& k : runtime::backend_registry().ids()) known += (known.empty() ? "" : ", ") + k;
+      return fail_invalid(function, ": ", what, ": unknown backend id '", id, "' (registered: ", known, ")");
+    }
+    if (out->by_backend.count(id)) return fail_invalid(function, ": ", what, ": backend id '", id, "' is given twice");
+    if (gpuu_status s = read_compile_specs(function, what + ".specs", given[i].specs, given[i].count,
+                                           &out->by_backend[id])) {
+      return s;
+    }
   }
-  int32_t sync_mode = raw_enum(options->sync_mode);
-  if (sync_mode < GPUU_SYNC_TIMELINE || sync_mode > GPUU_SYNC_NONE) {
-    return fail_invalid(function, ": options->sync_mode ", sync_mode, " is not a gpuu_sync_mode");
-  }
-  *out = *options;
   return GPUU_OK;
 }
 
 gpuu_status build(const char* function, const gpuu_graph* graph, const gpuu_partition* partition,
                   const gpuu_program_write_options* options, std::vector<uint8_t>* out) {
   gpuu_program_write_options o;
-  if (gpuu_status s = read_options(function, options, &o)) return s;
+  if (gpuu_status s = read_program_write_options(function, options, &o)) return s;
   if (!graph) return fail_invalid(function, ": `graph` is NULL");
   if (!partition) return fail_invalid(function, ": `partition` is NULL");
   // The partition's policy (prefer, minimum partition size) plus the context settings.
@@ -59,14 +66,37 @@ gpuu_status build(const char* function, const gpuu_graph* graph, const gpuu_part
   spec.context_mode = static_cast<ContextMode>(o.mode);
   spec.sync_mode = static_cast<SyncMode>(o.sync_mode);
   spec.present = true;
-  Result<std::vector<uint8_t>> bytes =
-      program::build_program(graph->graph, partition->result, spec, runtime::builtin_preprocessors());
+  program::CallerCompileSpecs caller_specs;
+  if (gpuu_status s = read_caller_specs(function, o, &caller_specs)) return s;
+  Result<std::vector<uint8_t>> bytes = program::build_program(graph->graph, partition->result, spec,
+                                                              runtime::builtin_preprocessors(), caller_specs);
   if (!bytes.ok()) return fail(Status(bytes.status().code(), str_cat(function, ": ", bytes.status().message())));
   *out = std::move(bytes).value();
   return GPUU_OK;
 }
 
 }  // namespace
+
+gpuu_status read_program_write_options(const char* function, const gpuu_program_write_options* options,
+                                       gpuu_program_write_options* out) {
+  gpuu_program_write_options_init(out);
+  if (!options) return GPUU_OK;
+  if (!read_sized(options, &gpuu_program_write_options_init_sized, out)) return fail_struct_size(function, "options", options);
+  if (!out->token || !*out->token) return fail_invalid(function, ": options->token is NULL or empty");
+  if (std::strlen(out->token) > GPUU_MAX_TOKEN_LENGTH) {
+    return fail_invalid(function, ": options->token is longer than ", GPUU_MAX_TOKEN_LENGTH, " bytes");
+  }
+  if (out->group_id < 0) return fail_invalid(function, ": options->group_id ", out->group_id, " is < 0");
+  int32_t mode = raw_enum(out->mode);
+  if (mode < GPUU_CONTEXT_DISABLED || mode > GPUU_CONTEXT_CREATE_ONLY) {
+    return fail_invalid(function, ": options->mode ", mode, " is not a gpuu_context_mode");
+  }
+  int32_t sync_mode = raw_enum(out->sync_mode);
+  if (sync_mode < GPUU_SYNC_TIMELINE || sync_mode > GPUU_SYNC_NONE) {
+    return fail_invalid(function, ": options->sync_mode ", sync_mode, " is not a gpuu_sync_mode");
+  }
+  return GPUU_OK;
+}
 }  // namespace gpuu::capi
 
 using namespace gpuu;
@@ -74,14 +104,17 @@ using namespace gpuu::capi;
 
 extern "C" {
 
-GPUU_API void gpuu_program_write_options_init(gpuu_program_write_options* options) {
-  if (!options) return;
-  *options = gpuu_program_write_options{};
-  options->struct_size = sizeof(gpuu_program_write_options);
-  options->token = "default";
-  options->group_id = 0;
-  options->mode = GPUU_CONTEXT_LOOKUP_OR_CREATE;
-  options->sync_mode = GPUU_SYNC_TIMELINE;
+GPUU_API void gpuu_backend_compile_specs_init_sized(gpuu_backend_compile_specs* p, size_t struct_size) {
+  init_sized(p, struct_size, [](gpuu_backend_compile_specs*) {});
+}
+
+GPUU_API void gpuu_program_write_options_init_sized(gpuu_program_write_options* options, size_t struct_size) {
+  init_sized(options, struct_size, [](gpuu_program_write_options* options) {
+    options->token = "default";
+    options->group_id = 0;
+    options->mode = GPUU_CONTEXT_LOOKUP_OR_CREATE;
+    options->sync_mode = GPUU_SYNC_TIMELINE;
+  });
 }
 
 GPUU_API gpuu_status gpuu_program_write(const gpuu_graph* graph, const gpuu_partition* partition,

@@ -22,14 +22,14 @@ gpuu_status check_session(const gpuu_session* s, const char* function) {
 }
 
 gpuu_status fill_info(const runtime::TensorDesc& d, gpuu_tensor_info* out, const char* function) {
-  if (!struct_size_ok(out, sizeof(gpuu_tensor_info))) {
-    return fail_invalid(function, ": `out` is NULL or its struct_size is not set");
-  }
-  out->name = d.name.c_str();
-  out->dtype = static_cast<gpuu_dtype>(d.dtype);
-  out->rank = static_cast<uint32_t>(d.shape.size());
-  out->shape = d.shape.data();
-  out->byte_size = d.bytes;
+  gpuu_tensor_info info{};
+  info.struct_size = sizeof(info);
+  info.name = d.name.c_str();
+  info.dtype = static_cast<gpuu_dtype>(d.dtype);
+  info.rank = static_cast<uint32_t>(d.shape.size());
+  info.shape = d.shape.data();
+  info.byte_size = d.bytes;
+  if (!write_sized(info, out)) return fail_struct_size(function, "out", out);
   return GPUU_OK;
 }
 
@@ -92,50 +92,39 @@ GPUU_API gpuu_status gpuu_program_extract_vgf(const gpuu_program* program, const
   });
 }
 
-GPUU_API void gpuu_session_options_init(gpuu_session_options* options) {
-  if (!options) return;
-  *options = gpuu_session_options{};
-  options->struct_size = sizeof(gpuu_session_options);
-  gpuu_context_overrides_init(&options->overrides);
-  gpuu_device_options_init(&options->device);
+GPUU_API void gpuu_session_options_init_sized(gpuu_session_options* options, size_t struct_size) {
+  init_sized(options, struct_size, [](gpuu_session_options* options) {
+    options->vgf_path = GPUU_VGF_PATH_AUTO;
+  });
 }
 
 GPUU_API gpuu_status gpuu_session_create(const gpuu_program* program, const gpuu_session_options* options,
                                          gpuu_session** out) {
   return guarded(__func__, [&]() -> gpuu_status {
-    if (!out) return fail_invalid("gpuu_session_create: `out` is NULL");
+    constexpr const char* kFn = "gpuu_session_create";
+    if (!out) return fail_invalid(kFn, ": `out` is NULL");
     *out = nullptr;
-    if (!program) return fail_invalid("gpuu_session_create: program is NULL");
+    if (!program) return fail_invalid(kFn, ": program is NULL");
     runtime::SessionOptions opts;
-    if (options) {
-      // Callers built against 0.1 pass the struct without vgf_path.
-      constexpr size_t kFirstReleaseSize = offsetof(gpuu_session_options, vgf_path);
-      if (!struct_size_ok(options, kFirstReleaseSize)) {
-        return fail_invalid("gpuu_session_create: options->struct_size is not set");
+    gpuu_session_options o;
+    gpuu_session_options_init(&o);
+    if (options && !read_sized(options, &gpuu_session_options_init_sized, &o)) return fail_struct_size(kFn, "options", options);
+    if (o.vgf_path < GPUU_VGF_PATH_AUTO || o.vgf_path > GPUU_VGF_PATH_EXECUTOR) {
+      return fail_invalid(kFn, ": unknown vgf_path value ", static_cast<int>(o.vgf_path));
+    }
+    opts.data_graph_path = static_cast<backends::DataGraphPath>(o.vgf_path);
+    if (o.overrides) {
+      gpuu_context_overrides ov;
+      if (!read_sized(o.overrides, &gpuu_context_overrides_init_sized, &ov)) {
+        return fail_struct_size(kFn, "options->overrides", o.overrides);
       }
-      if (options->struct_size >= offsetof(gpuu_session_options, vgf_path) + sizeof(gpuu_vgf_path)) {
-        if (options->vgf_path < GPUU_VGF_PATH_AUTO || options->vgf_path > GPUU_VGF_PATH_EXECUTOR) {
-          return fail_invalid("gpuu_session_create: unknown vgf_path value ", static_cast<int>(options->vgf_path));
-        }
-        opts.data_graph_path = static_cast<backends::DataGraphPath>(options->vgf_path);
-      }
-      const gpuu_context_overrides& o = options->overrides;
-      if (o.token) opts.overrides.token = std::string(o.token);
-      if (o.has_group_id) opts.overrides.group_id = o.group_id;
-      if (o.has_mode) {
-        if (o.mode < GPUU_CONTEXT_DISABLED || o.mode > GPUU_CONTEXT_CREATE_ONLY) {
-          return fail_invalid("gpuu_session_create: unknown context mode value ", static_cast<int>(o.mode));
-        }
-        opts.overrides.context_mode = static_cast<ContextMode>(o.mode);
-      }
-      if (o.has_sync_mode) {
-        if (o.sync_mode < GPUU_SYNC_TIMELINE || o.sync_mode > GPUU_SYNC_NONE) {
-          return fail_invalid("gpuu_session_create: unknown sync mode value ", static_cast<int>(o.sync_mode));
-        }
-        opts.overrides.sync_mode = static_cast<SyncMode>(o.sync_mode);
-      }
-      if (options->device.device) opts.device.device = options->device.device;
-      opts.device.validation = options->device.enable_validation != 0;
+      if (gpuu_status s = to_overrides(kFn, ov, &opts.overrides)) return s;
+    }
+    if (o.device) {
+      gpuu_device_options d;
+      if (!read_sized(o.device, &gpuu_device_options_init_sized, &d)) return fail_struct_size(kFn, "options->device", o.device);
+      if (d.device) opts.device.device = d.device;
+      opts.device.validation = d.enable_validation != 0;
     }
     Result<std::unique_ptr<runtime::Session>> session = runtime::Session::create(program->program, opts);
     if (!session.ok()) return fail(session.status());
@@ -217,12 +206,12 @@ GPUU_API gpuu_status gpuu_session_get_output(const gpuu_session* session, size_t
 GPUU_API gpuu_status gpuu_session_last_execute_stats(const gpuu_session* session, gpuu_execute_stats* out) {
   return guarded(__func__, [&]() -> gpuu_status {
     if (gpuu_status s = check_session(session, "gpuu_session_last_execute_stats")) return s;
-    if (!struct_size_ok(out, sizeof(gpuu_execute_stats))) {
-      return fail_invalid("gpuu_session_last_execute_stats: `out` is NULL or its struct_size is not set");
-    }
-    out->delegate_submits = session->last_stats.delegate_submits;
-    out->host_waits = session->last_stats.host_waits;
-    out->host_copies = session->last_stats.host_copies;
+    gpuu_execute_stats stats{};
+    stats.struct_size = sizeof(stats);
+    stats.delegate_submits = session->last_stats.delegate_submits;
+    stats.host_waits = session->last_stats.host_waits;
+    stats.host_copies = session->last_stats.host_copies;
+    if (!write_sized(stats, out)) return fail_struct_size("gpuu_session_last_execute_stats", "out", out);
     return GPUU_OK;
   });
 }

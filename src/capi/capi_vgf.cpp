@@ -19,26 +19,9 @@ namespace {
 gpuu_status program_from_vgf_bytes(const char* what, const uint8_t* data, size_t size,
                                    const gpuu_program_write_options* options, gpuu_program** out) {
   gpuu_program_write_options o;
-  gpuu_program_write_options_init(&o);
-  if (options) {
-    if (!struct_size_ok(options, sizeof(gpuu_program_write_options))) {
-      return fail_invalid(what, ": options->struct_size is not set (use gpuu_program_write_options_init)");
-    }
-    if (!options->token || !*options->token) return fail_invalid(what, ": options->token is NULL or empty");
-    if (std::strlen(options->token) > GPUU_MAX_TOKEN_LENGTH) {
-      return fail_invalid(what, ": options->token is longer than ", GPUU_MAX_TOKEN_LENGTH, " bytes");
-    }
-    if (options->group_id < 0) return fail_invalid(what, ": options->group_id ", options->group_id, " is < 0");
-    int32_t mode = 0, sync_mode = 0;
-    std::memcpy(&mode, &options->mode, sizeof(mode));
-    std::memcpy(&sync_mode, &options->sync_mode, sizeof(sync_mode));
-    if (mode < GPUU_CONTEXT_DISABLED || mode > GPUU_CONTEXT_CREATE_ONLY) {
-      return fail_invalid(what, ": options->mode ", mode, " is not a gpuu_context_mode");
-    }
-    if (sync_mode < GPUU_SYNC_TIMELINE || sync_mode > GPUU_SYNC_NONE) {
-      return fail_invalid(what, ": options->sync_mode ", sync_mode, " is not a gpuu_sync_mode");
-    }
-    o = *options;
+  if (gpuu_status s = read_program_write_options(what, options, &o)) return s;
+  if (o.extra_shared_compile_spec_count || o.backend_compile_specs_count) {
+    return fail_invalid(what, ": extra or per-backend compile specs are not taken here (a VGF file carries its own)");
   }
   SharedGpuCompileSpec spec;
   spec.token = o.token;

@@ -223,7 +223,8 @@ Status write_file_atomically(const std::string& path, const std::vector<uint8_t>
 
 Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partition::PartitionResult& partition,
                                            const SharedGpuCompileSpec& shared_spec,
-                                           const Preprocessors& preprocessors) {
+                                           const Preprocessors& preprocessors,
+                                           const CallerCompileSpecs& caller_specs) {
   using graph::NodeId;
   using graph::ValueId;
   const size_t nv = g.values().size();
@@ -344,10 +345,17 @@ Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partitio
       }
       continue;
     }
-    auto fn = preprocessors.find(region.backend);
+    const std::string& id = region.backend;
+    std::vector<CompileSpecEntry> specs = shared_specs;
+    specs.insert(specs.end(), caller_specs.shared.begin(), caller_specs.shared.end());
+    auto own = caller_specs.by_backend.find(id);
+    if (own != caller_specs.by_backend.end()) specs.insert(specs.end(), own->second.begin(), own->second.end());
+    Result<SharedGpuCompileSpec> checked = parse_shared_gpu_compile_spec(specs);
+    if (!checked.ok()) return bad("region ", r, " (", id, "): compile specs: ", checked.status().message());
+    auto fn = preprocessors.find(id);
     PreprocessedRegion pre;
     if (fn != preprocessors.end() && fn->second) {
-      Result<PreprocessedRegion> out = fn->second(g, region, ios[r]);
+      Result<PreprocessedRegion> out = fn->second(g, region, ios[r], specs);
       if (!out.ok()) {
         return Status(out.status().code(), str_cat("region ", r, " (", region.backend,
                                                    "): preprocess failed: ", out.status().message()));
@@ -359,8 +367,8 @@ Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partitio
       pre.processed = Blob::take(std::move(blob).value());
     }
     DelegateDesc d;
-    d.backend_id = region.backend;
-    d.compile_specs = shared_specs;
+    d.backend_id = id;
+    d.compile_specs = std::move(specs);
     d.compile_specs.insert(d.compile_specs.end(), pre.extra_compile_specs.begin(), pre.extra_compile_specs.end());
     d.processed = std::move(pre.processed);
     d.inputs = to_tensors(ios[r].inputs);

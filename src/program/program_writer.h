@@ -75,9 +75,18 @@ struct PreprocessedRegion {
   std::vector<CompileSpecEntry> extra_compile_specs;  // backend keys, after the six shared ones
 };
 
-// Lowers one region for one backend. `io` is the delegate's interface.
-using PreprocessFn = std::function<Result<PreprocessedRegion>(const graph::Graph& graph,
-                                                              const partition::Region& region, const RegionIo& io)>;
+// Lowers one region for one backend. `io` is the delegate's interface;
+// `compile_specs` are the delegate's (shared keys and the caller's).
+using PreprocessFn = std::function<Result<PreprocessedRegion>(
+    const graph::Graph& graph, const partition::Region& region, const RegionIo& io,
+    const std::vector<CompileSpecEntry>& compile_specs)>;
+
+// Compile specs the application adds: to every delegate, and to the delegates
+// of one backend id.
+struct CallerCompileSpecs {
+  std::vector<CompileSpecEntry> shared;
+  std::map<std::string, std::vector<CompileSpecEntry>> by_backend;
+};
 
 // Preprocess callbacks by backend id; a backend with none (or an empty one)
 // gets serialize_region().
@@ -85,13 +94,15 @@ using Preprocessors = std::map<std::string, PreprocessFn>;
 
 // The program for a partitioned graph. Regions are taken in order: a GPU
 // region becomes a delegate (its interface as region_io() says, the six
-// shared compile specs from `shared_spec`, its blob from the backend's
-// preprocess callback) plus a call in the plan; a CPU region becomes one CPU
+// shared compile specs from `shared_spec`, then `caller_specs`, checked
+// together as a shared spec; its blob from the backend's preprocess
+// callback, which gets those compile specs) plus a call in the plan; a CPU region becomes one CPU
 // step per node. Program tensors are the graph's inputs, outputs, constants
 // and every value crossing a region boundary or touched by a CPU node, in
 // value order. Deterministic: the same arguments give the same bytes.
 Result<std::vector<uint8_t>> build_program(const graph::Graph& graph, const partition::PartitionResult& partition,
                                            const SharedGpuCompileSpec& shared_spec,
-                                           const Preprocessors& preprocessors = {});
+                                           const Preprocessors& preprocessors = {},
+                                           const CallerCompileSpecs& caller_specs = {});
 
 }  // namespace gpuu::program

@@ -12,9 +12,9 @@ program::Preprocessors builtin_preprocessors() {
   program::Preprocessors out;
   for (const std::string& id : backend_registry().ids()) {
     const backends::Backend* backend = backend_registry().find(id);
-    out[id] = [backend](const graph::Graph& graph, const partition::Region& region,
-                        const program::RegionIo&) -> Result<program::PreprocessedRegion> {
-      GPUU_ASSIGN_OR_RETURN(std::vector<uint8_t> blob, backend->preprocess(graph, region, {}));
+    out[id] = [backend](const graph::Graph& graph, const partition::Region& region, const program::RegionIo&,
+                        const std::vector<CompileSpecEntry>& specs) -> Result<program::PreprocessedRegion> {
+      GPUU_ASSIGN_OR_RETURN(std::vector<uint8_t> blob, backend->preprocess(graph, region, specs));
       return program::PreprocessedRegion{Blob::take(std::move(blob)), {}};
     };
   }

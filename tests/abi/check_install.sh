@@ -23,7 +23,7 @@ mkdir -p "$work/consumer"
 cat > "$work/consumer/CMakeLists.txt" <<'CM'
 cmake_minimum_required(VERSION 3.22)
 project(gpuu_consumer C)
-find_package(gpuu 0.1 REQUIRED)
+find_package(gpuu 0.3 REQUIRED)
 add_executable(consumer main.c)
 target_link_libraries(consumer PRIVATE gpuu::gpuu)
 CM

@@ -18,7 +18,7 @@ std::string last_error() { return gpuu_last_error(); }
 TEST(CApiBase, VersionMatchesTheHeader) {
   EXPECT_EQ(gpuu_version(), static_cast<uint32_t>(GPUU_VERSION));
   EXPECT_EQ(gpuu_version() >> 22, static_cast<uint32_t>(GPUU_VERSION_MAJOR));
-  EXPECT_STREQ(gpuu_version_string(), "0.1.0");
+  EXPECT_STREQ(gpuu_version_string(), "0.3.0");
 }
 
 TEST(CApiBase, StatusStringsNameEveryCode) {
@@ -63,14 +63,21 @@ TEST(CApiBase, LogCallbackReceivesMessagesAtOrAboveItsLevel) {
   EXPECT_TRUE(seen);
 }
 
+gpuu_compile_spec spec_of(const char* key, const char* text) {
+  gpuu_compile_spec spec;
+  gpuu_compile_spec_init(&spec);
+  spec.key = key;
+  spec.value = text;
+  spec.value_size = std::strlen(text);
+  return spec;
+}
+
 TEST(CApiSharedSpec, ParsesKeysAndAppliesOverrides) {
   const char* token = "scene0";
   const char* mode = "create_only";
   const char* group = "2";
-  gpuu_compile_spec specs[] = {{GPUU_SPEC_CONTEXT_TOKEN, token, std::strlen(token)},
-                               {GPUU_SPEC_CONTEXT_MODE, mode, std::strlen(mode)},
-                               {GPUU_SPEC_GROUP_ID, group, std::strlen(group)},
-                               {"vulkan_private_key", "x", 1}};
+  gpuu_compile_spec specs[] = {spec_of(GPUU_SPEC_CONTEXT_TOKEN, token), spec_of(GPUU_SPEC_CONTEXT_MODE, mode),
+                               spec_of(GPUU_SPEC_GROUP_ID, group), spec_of("vulkan_private_key", "x")};
   gpuu_shared_spec out;
   gpuu_shared_spec_init(&out);
   EXPECT_STREQ(out.token, "default");
@@ -94,7 +101,7 @@ TEST(CApiSharedSpec, ParsesKeysAndAppliesOverrides) {
 
 TEST(CApiSharedSpec, BadValueNamesKeyAndValue) {
   const char* mode = "sometimes";
-  gpuu_compile_spec spec = {GPUU_SPEC_CONTEXT_MODE, mode, std::strlen(mode)};
+  gpuu_compile_spec spec = spec_of(GPUU_SPEC_CONTEXT_MODE, mode);
   gpuu_shared_spec out;
   gpuu_shared_spec_init(&out);
   EXPECT_EQ(gpuu_shared_spec_parse(&spec, 1, nullptr, &out), GPUU_ERROR_INVALID_ARGUMENT);
@@ -309,7 +316,10 @@ TEST_F(CApiContext, BadArgumentsAreRefusedWithAMessage) {
   EXPECT_EQ(gpuu_context_resolve(&options, &ctx), GPUU_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(last_error().find("42"), std::string::npos);
   options.mode = GPUU_CONTEXT_DISABLED;
-  options.device.device = "no-such-gpu-anywhere";
+  gpuu_device_options device;
+  gpuu_device_options_init(&device);
+  device.device = "no-such-gpu-anywhere";
+  options.device = &device;
   EXPECT_EQ(gpuu_context_resolve(&options, &ctx), GPUU_ERROR_NOT_FOUND);
   EXPECT_NE(last_error().find("no-such-gpu-anywhere"), std::string::npos) << last_error();
   EXPECT_EQ(gpuu_context_get_vulkan_handles(nullptr, nullptr), GPUU_ERROR_INVALID_ARGUMENT);

@@ -49,28 +49,32 @@ class GraphBuilder : public testing::Test {
 };
 
 gpuu_attr attr_int(const char* name, int64_t v) {
-  gpuu_attr a = {};
+  gpuu_attr a;
+  gpuu_attr_init(&a);
   a.name = name;
   a.kind = GPUU_ATTR_INT;
   a.i = v;
   return a;
 }
 gpuu_attr attr_float(const char* name, double v) {
-  gpuu_attr a = {};
+  gpuu_attr a;
+  gpuu_attr_init(&a);
   a.name = name;
   a.kind = GPUU_ATTR_FLOAT;
   a.f = v;
   return a;
 }
 gpuu_attr attr_string(const char* name, const char* v) {
-  gpuu_attr a = {};
+  gpuu_attr a;
+  gpuu_attr_init(&a);
   a.name = name;
   a.kind = GPUU_ATTR_STRING;
   a.s = v;
   return a;
 }
 gpuu_attr attr_ints(const char* name, const std::vector<int64_t>& v) {
-  gpuu_attr a = {};
+  gpuu_attr a;
+  gpuu_attr_init(&a);
   a.name = name;
   a.kind = GPUU_ATTR_INTS;
   a.ints = v.data();

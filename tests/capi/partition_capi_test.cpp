@@ -327,7 +327,7 @@ TEST_F(PartitionCapi, RefusesBadArguments) {
   EXPECT_EQ(gpuu_partition_region_count(nullptr), 0u);
   EXPECT_EQ(gpuu_partition_explain_json(nullptr), nullptr);
   gpuu_partition_destroy(nullptr);
-  gpuu_partition_options_init(nullptr);
+  gpuu_partition_options_init_sized(nullptr, sizeof(gpuu_partition_options));
 }
 
 }  // namespace

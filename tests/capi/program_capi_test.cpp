@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "gpuu.h"
 #include "support/rfc_model_capi.h"
@@ -72,6 +73,94 @@ TEST_F(ProgramCapiWrite, WritesBothGpuBackendsAndTheSharedSpecs) {
   gpuu_program_bytes_free(data);
 }
 
+gpuu_compile_spec spec_of(const char* key, const char* text) {
+  gpuu_compile_spec spec;
+  gpuu_compile_spec_init(&spec);
+  spec.key = key;
+  spec.value = text;
+  spec.value_size = std::strlen(text);
+  return spec;
+}
+
+// The log lines of one tag ("[VGF]", "[Vulkan]") that mention `what`.
+struct LogLines {
+  std::vector<std::string> lines;
+  static void record(void* self, gpuu_log_level, const char* component, const char* message) {
+    static_cast<LogLines*>(self)->lines.push_back(std::string("[") + component + "] " + message);
+  }
+  bool any(const char* tag, const char* what) const {
+    for (const std::string& l : lines) {
+      if (l.rfind(tag, 0) == 0 && contains(l, what)) return true;
+    }
+    return false;
+  }
+};
+
+// Extra specs reach every delegate, per-backend specs only that backend's:
+// in the file, and in the compile specs each backend's preprocess receives.
+TEST_F(ProgramCapiWrite, CallerCompileSpecsReachTheFileAndEachBackendsPreprocess) {
+  const gpuu_compile_spec extra[] = {spec_of("app_note", "for-every-delegate")};
+  const gpuu_compile_spec vulkan_only[] = {spec_of("vulkan_tuning", "vulkan-only-value")};
+  gpuu_backend_compile_specs per_backend;
+  gpuu_backend_compile_specs_init(&per_backend);
+  per_backend.backend = "VulkanBackend";
+  per_backend.specs = vulkan_only;
+  per_backend.count = 1;
+  gpuu_program_write_options options;
+  gpuu_program_write_options_init(&options);
+  options.extra_shared_compile_specs = extra;
+  options.extra_shared_compile_spec_count = 1;
+  options.backend_compile_specs = &per_backend;
+  options.backend_compile_specs_count = 1;
+  LogLines log;
+  gpuu_set_log_callback(&LogLines::record, &log, GPUU_LOG_INFO);
+  std::string path = dir_ + "/rfc.gpuu";
+  gpuu_status status = gpuu_program_write(graph_, partition_, &options, path.c_str());
+  gpuu_set_log_callback(nullptr, nullptr, GPUU_LOG_WARN);
+  ASSERT_EQ(status, GPUU_OK) << gpuu_last_error();
+  EXPECT_TRUE(log.any("[VGF] preprocess", "app_note=for-every-delegate"));
+  EXPECT_TRUE(log.any("[Vulkan] preprocess", "app_note=for-every-delegate"));
+  EXPECT_TRUE(log.any("[Vulkan] preprocess", "vulkan_tuning=vulkan-only-value"));
+  EXPECT_FALSE(log.any("[VGF] preprocess", "vulkan_tuning"));
+  EXPECT_TRUE(log.any("[Vulkan] preprocess", GPUU_SPEC_CONTEXT_TOKEN "=default")) << "the shared keys come first";
+  std::string file = read(path);
+  EXPECT_TRUE(contains(file, "for-every-delegate"));
+  EXPECT_TRUE(contains(file, "vulkan-only-value"));
+}
+
+TEST_F(ProgramCapiWrite, RefusesAnUnknownBackendIdByName) {
+  gpuu_backend_compile_specs per_backend;
+  gpuu_backend_compile_specs_init(&per_backend);
+  per_backend.backend = "NoSuchBackend";
+  gpuu_program_write_options options;
+  gpuu_program_write_options_init(&options);
+  options.backend_compile_specs = &per_backend;
+  options.backend_compile_specs_count = 1;
+  void* data = nullptr;
+  size_t size = 0;
+  EXPECT_EQ(gpuu_program_write_to_memory(graph_, partition_, &options, &data, &size), GPUU_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(gpuu_last_error(), "unknown backend id 'NoSuchBackend'")) << gpuu_last_error();
+  EXPECT_TRUE(contains(gpuu_last_error(), "VulkanBackend")) << "the message lists the registered ids";
+}
+
+TEST_F(ProgramCapiWrite, RefusesABadOrRepeatedSharedKeyAmongTheExtraSpecs) {
+  // The writer sets all six known keys, so any other gpu_shared_ key is unknown.
+  const gpuu_compile_spec bad_value[] = {spec_of("gpu_shared_colour", "sideways")};
+  const gpuu_compile_spec repeated[] = {spec_of(GPUU_SPEC_SYNC_MODE, "none")};
+  gpuu_program_write_options options;
+  gpuu_program_write_options_init(&options);
+  options.extra_shared_compile_spec_count = 1;
+  void* data = nullptr;
+  size_t size = 0;
+  options.extra_shared_compile_specs = bad_value;
+  EXPECT_EQ(gpuu_program_write_to_memory(graph_, partition_, &options, &data, &size), GPUU_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(gpuu_last_error(), "unknown shared compile spec key 'gpu_shared_colour'")) << gpuu_last_error();
+  EXPECT_TRUE(contains(gpuu_last_error(), "sideways")) << gpuu_last_error();
+  options.extra_shared_compile_specs = repeated;
+  EXPECT_EQ(gpuu_program_write_to_memory(graph_, partition_, &options, &data, &size), GPUU_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(gpuu_last_error(), GPUU_SPEC_SYNC_MODE "' appears more than once")) << gpuu_last_error();
+}
+
 TEST_F(ProgramCapiWrite, RefusesAPartitionOfAnotherGraph) {
   gpuu_graph* other = nullptr;
   ASSERT_EQ(gpuu_graph_create(&other), GPUU_OK);
@@ -101,7 +190,7 @@ TEST(ProgramCapi, OptionsInitFillsTheRfcDefaults) {
   EXPECT_EQ(o.group_id, 0);
   EXPECT_EQ(o.mode, GPUU_CONTEXT_LOOKUP_OR_CREATE);
   EXPECT_EQ(o.sync_mode, GPUU_SYNC_TIMELINE);
-  gpuu_program_write_options_init(nullptr);  // ignored, no crash
+  gpuu_program_write_options_init_sized(nullptr, sizeof(gpuu_program_write_options));  // ignored, no crash
 }
 
 TEST(ProgramCapi, RefusesNullArguments) {
@@ -132,7 +221,7 @@ TEST(ProgramCapi, RefusesBadOptionsNamingTheField) {
     const char* expected;
   };
   const Case cases[] = {
-      {[](gpuu_program_write_options* o) { o->struct_size = 0; }, "options->struct_size is not set"},
+      {[](gpuu_program_write_options* o) { o->struct_size = 0; }, "options->struct_size 0 is below"},
       {[](gpuu_program_write_options* o) { o->token = ""; }, "options->token is NULL or empty"},
       {[](gpuu_program_write_options* o) { o->token = nullptr; }, "options->token is NULL or empty"},
       {[](gpuu_program_write_options* o) { o->group_id = -3; }, "options->group_id -3 is < 0"},

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -108,10 +109,13 @@ TEST(SessionCApi, DelegatesAndACpuStepAgreeUnderEverySyncMode) {
   gpuu_program_release(program);
   std::vector<std::vector<float>> outputs;
   for (gpuu_sync_mode mode : {GPUU_SYNC_TIMELINE, GPUU_SYNC_QUEUE_WAIT_IDLE, GPUU_SYNC_NONE}) {
+    gpuu_context_overrides overrides;
+    gpuu_context_overrides_init(&overrides);
+    overrides.has_sync_mode = 1;
+    overrides.sync_mode = mode;
     gpuu_session_options options;
     gpuu_session_options_init(&options);
-    options.overrides.has_sync_mode = 1;
-    options.overrides.sync_mode = mode;
+    options.overrides = &overrides;
     RunResult r = run_program(path, &options);
     ASSERT_EQ(r.status, GPUU_OK) << mode << ": " << last_error();
     expect_matches_reference(r.y);
@@ -126,27 +130,39 @@ TEST(SessionCApi, DelegatesAndACpuStepAgreeUnderEverySyncMode) {
 TEST(SessionCApi, LookupOnlyOverrideWithoutAContextFailsWithItsMessage) {
   std::string path = temp_path("lookup_only.gpuu");
   write_rfc_program(path, GPUU_PREFER_VULKAN_FIRST);
+  gpuu_context_overrides overrides;
+  gpuu_context_overrides_init(&overrides);
+  overrides.has_mode = 1;
+  overrides.mode = GPUU_CONTEXT_LOOKUP_ONLY;
+  overrides.token = "nobody_registered_this";
   gpuu_session_options options;
   gpuu_session_options_init(&options);
-  options.overrides.has_mode = 1;
-  options.overrides.mode = GPUU_CONTEXT_LOOKUP_ONLY;
-  options.overrides.token = "nobody_registered_this";
+  options.overrides = &overrides;
   RunResult r = run_program(path, &options);
   EXPECT_EQ(r.status, GPUU_ERROR_NOT_FOUND);
   EXPECT_NE(last_error().find("'nobody_registered_this' group 7"), std::string::npos) << last_error();
   std::remove(path.c_str());
 }
 
-// A client built against 0.1 passes gpuu_session_options without vgf_path:
-// it still loads (the path is "auto"); an unknown vgf_path is refused by name.
-TEST(SessionCApi, OptionsOfTheFirstReleaseSizeStillLoad) {
-  std::string path = temp_path("old_client.gpuu");
+// 0.2 is the baseline: options that end before its last field are refused by
+// name; a newer client's larger struct is read up to what gpuu knows.
+TEST(SessionCApi, OptionsBelowTheFirstReleaseAreRefusedAndLargerOnesRead) {
+  std::string path = temp_path("sized_client.gpuu");
   write_rfc_program(path, GPUU_PREFER_VGF_FIRST);
   gpuu_session_options options;
   gpuu_session_options_init(&options);
-  options.vgf_path = static_cast<gpuu_vgf_path>(99);  // beyond the old size: must not be read
   options.struct_size = static_cast<uint32_t>(offsetof(gpuu_session_options, vgf_path));
   RunResult r = run_program(path, &options);
+  EXPECT_EQ(r.status, GPUU_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("options->struct_size"), std::string::npos) << last_error();
+  struct {
+    gpuu_session_options known;
+    unsigned char unknown[32];  // fields of a later release, set to nonsense
+  } newer;
+  gpuu_session_options_init(&newer.known);
+  std::memset(newer.unknown, 0xA5, sizeof(newer.unknown));
+  newer.known.struct_size = sizeof(newer);
+  r = run_program(path, &newer.known);
   ASSERT_EQ(r.status, GPUU_OK) << last_error();
   expect_matches_reference(r.y);
   gpuu_session_options_init(&options);

@@ -341,9 +341,10 @@ TEST(ProgramRoundTrip, PreprocessCallbackSuppliesBlobAndExtraSpecs) {
   auto m = make_sample_model();
   Preprocessors pre;
   int calls = 0;
-  pre[partition::kVgfId] = [&](const graph::Graph&, const partition::Region& region,
-                const RegionIo& io) -> Result<PreprocessedRegion> {
+  pre[partition::kVgfId] = [&](const graph::Graph&, const partition::Region& region, const RegionIo& io,
+                const std::vector<CompileSpecEntry>& specs) -> Result<PreprocessedRegion> {
     ++calls;
+    EXPECT_EQ(specs.size(), 6u) << "the delegate's six shared keys reach preprocess";
     EXPECT_EQ(region.nodes.size(), 3u);
     EXPECT_EQ(io.inputs.size(), 3u);
     return PreprocessedRegion{Blob::copy_of("VGF-file", 8), {CompileSpecEntry::text("vgf_compiler_flags", "-O2")}};
@@ -358,7 +359,8 @@ TEST(ProgramRoundTrip, PreprocessCallbackSuppliesBlobAndExtraSpecs) {
   EXPECT_EQ(p->delegates()[0].compile_specs[6].key, "vgf_compiler_flags");
   EXPECT_EQ(p->delegates()[1].compile_specs.size(), 6u);
 
-  pre[partition::kVgfId] = [](const graph::Graph&, const partition::Region&, const RegionIo&) -> Result<PreprocessedRegion> {
+  pre[partition::kVgfId] = [](const graph::Graph&, const partition::Region&, const RegionIo&,
+               const std::vector<CompileSpecEntry>&) -> Result<PreprocessedRegion> {
     return err(StatusCode::kUnsupported, "no TOSA lowering for 'clamp'");
   };
   Result<std::vector<uint8_t>> failed = build_program(m.graph, m.partition, m.spec, pre);

@@ -43,7 +43,8 @@ MixedProgram make_mixed_program(const SharedGpuCompileSpec& spec) {
   p.partition.region_of_node = {0, 0, 1, 2, 2};
   program::Preprocessors pre;
   pre[partition::kVulkanId] = [](const graph::Graph& graph, const partition::Region& region,
-                  const program::RegionIo&) -> Result<program::PreprocessedRegion> {
+                  const program::RegionIo&,
+                  const std::vector<CompileSpecEntry>&) -> Result<program::PreprocessedRegion> {
     GPUU_ASSIGN_OR_RETURN(std::vector<uint8_t> blob, vulkan::VulkanBackend().preprocess(graph, region, {}));
     return program::PreprocessedRegion{Blob::take(std::move(blob)), {}};
   };

@@ -13,7 +13,8 @@ const int64_t kRowIndex[4] = {3, 1, 2, 0};
 const int64_t kColPattern[4] = {3, 1, 2, 0};
 
 gpuu_attr ints_attr(const char* name, const int64_t* values, size_t count) {
-  gpuu_attr a = {};
+  gpuu_attr a;
+  gpuu_attr_init(&a);
   a.name = name;
   a.kind = GPUU_ATTR_INTS;
   a.ints = values;
@@ -22,7 +23,8 @@ gpuu_attr ints_attr(const char* name, const int64_t* values, size_t count) {
 }
 
 gpuu_attr int_attr(const char* name, int64_t value) {
-  gpuu_attr a = {};
+  gpuu_attr a;
+  gpuu_attr_init(&a);
   a.name = name;
   a.kind = GPUU_ATTR_INT;
   a.i = value;

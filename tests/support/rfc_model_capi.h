@@ -5,6 +5,10 @@
 
 #include "gpuu.h"
 
+#ifdef __cplusplus
+extern "C" {  // C clients use it too (tests/abi/compat_client.c)
+#endif
+
 // x f32 [1,3,8,8] -> transpose_0 -> avg_pool2d_0 -> index_select_0 (channel_index)
 // -> gather_0 (col_gather_index) -> index_select_1 (row_index) -> sin_0, cos_0
 // -> reciprocal_0 (of cos) -> mul_0 (sin * reciprocal) -> transpose_1 -> the one
@@ -17,3 +21,7 @@ gpuu_graph* gpuu_test_build_rfc_model(void);
 // from the torch semantics (not from gpuu's kernels): x is 1*3*8*8 floats,
 // y receives 1*3*4*4 floats, both row-major.
 void gpuu_test_rfc_model_reference(const float* x, float* y);
+
+#ifdef __cplusplus
+}
+#endif

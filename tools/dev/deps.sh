@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ make pkg-config binutils
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers glslc spirv-tools
-  libgtest-dev libgmock-dev libflatbuffers-dev flatbuffers-compiler
+  libgtest-dev libgmock-dev libflatbuffers-dev flatbuffers-compiler libffi-dev
   python3-dev python3-venv swig
   "$@"
 )

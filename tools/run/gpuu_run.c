@@ -157,16 +157,22 @@ int main(int argc, char** argv) {
   if (!parse_args(argc, argv, &o)) return 2;
   gpuu_set_log_callback(on_log, &o, GPUU_LOG_INFO);
 
+  gpuu_context_overrides overrides;
+  gpuu_context_overrides_init(&overrides);
+  gpuu_device_options device;
+  gpuu_device_options_init(&device);
+  device.device = o.device;
   gpuu_session_options so;
   gpuu_session_options_init(&so);
-  so.device.device = o.device;
+  so.overrides = &overrides;
+  so.device = &device;
   static const char* const sync_names[] = {"timeline", "queue_wait_idle", "none"};
   static const char* const mode_names[] = {"disabled", "lookup_only", "lookup_or_create", "create_only"};
   int value = 0;
   if (o.sync_mode) {
     if (!parse_enum(o.sync_mode, sync_names, 3, "sync mode", &value)) return 2;
-    so.overrides.has_sync_mode = 1;
-    so.overrides.sync_mode = (gpuu_sync_mode)value;
+    overrides.has_sync_mode = 1;
+    overrides.sync_mode = (gpuu_sync_mode)value;
   }
   if (o.vgf_path) {
     static const char* const path_names[] = {"auto", "native", "executor"};
@@ -175,18 +181,18 @@ int main(int argc, char** argv) {
   }
   if (o.mode) {
     if (!parse_enum(o.mode, mode_names, 4, "context mode", &value)) return 2;
-    so.overrides.has_mode = 1;
-    so.overrides.mode = (gpuu_context_mode)value;
+    overrides.has_mode = 1;
+    overrides.mode = (gpuu_context_mode)value;
   }
-  so.overrides.token = o.token;
+  overrides.token = o.token;
   if (o.group_id) {
     char* end = NULL;
-    so.overrides.group_id = strtoll(o.group_id, &end, 10);
+    overrides.group_id = strtoll(o.group_id, &end, 10);
     if (*end) {
       fprintf(stderr, "gpuu-run: --group_id takes an integer, got '%s'\n", o.group_id);
       return 2;
     }
-    so.overrides.has_group_id = 1;
+    overrides.has_group_id = 1;
   }
 
   gpuu_program* program = NULL;

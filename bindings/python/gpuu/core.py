@@ -449,26 +449,40 @@ def session_options(token: Optional[str] = None, group_id: Optional[int] = None,
     """A filled gpuu_session_options: None keeps what the file (or environment) says."""
     o = _c.gpuu_session_options()
     _c.gpuu_session_options_init(o)
+    overrides = _c.gpuu_context_overrides()
+    _c.gpuu_context_overrides_init(overrides)
     if token is not None:
-        o.overrides.token = token
+        overrides.token = token
     if group_id is not None:
         if isinstance(group_id, bool) or not isinstance(group_id, int):
             raise TypeError(f"group_id must be an int, got {type(group_id).__name__}")
-        o.overrides.group_id = group_id
-        o.overrides.has_group_id = 1
+        overrides.group_id = group_id
+        overrides.has_group_id = 1
     if mode is not None:
-        o.overrides.mode = _enum_value(CONTEXT_MODES, "context mode", mode)
-        o.overrides.has_mode = 1
+        overrides.mode = _enum_value(CONTEXT_MODES, "context mode", mode)
+        overrides.has_mode = 1
     if sync_mode is not None:
-        o.overrides.sync_mode = _enum_value(SYNC_MODES, "sync mode", sync_mode)
-        o.overrides.has_sync_mode = 1
-    if device is not None:
-        o.device.device = str(device)
-    if validation is not None:
-        o.device.enable_validation = 1 if validation else 0
+        overrides.sync_mode = _enum_value(SYNC_MODES, "sync mode", sync_mode)
+        overrides.has_sync_mode = 1
+    o.overrides = overrides
+    device_options = _device_options(device, validation)
+    o.device = device_options
+    # The C struct holds borrowed pointers: the Python object keeps their owners alive.
+    o.parts = (overrides, device_options)
     if vgf_path is not None:
         o.vgf_path = _enum_value(VGF_PATHS, "VGF path", vgf_path)
     return o
+
+
+def _device_options(device: Optional[str], validation: Optional[bool]) -> Any:
+    """A filled gpuu_device_options: None keeps the default (environment)."""
+    d = _c.gpuu_device_options()
+    _c.gpuu_device_options_init(d)
+    if device is not None:
+        d.device = str(device)
+    if validation is not None:
+        d.enable_validation = 1 if validation else 0
+    return d
 
 
 @dataclass(frozen=True)
@@ -549,10 +563,8 @@ class Context(_Handle):
         o.token = token
         o.group_id = group_id
         o.mode = _enum_value(CONTEXT_MODES, "context mode", mode)
-        if device is not None:
-            o.device.device = str(device)
-        if validation is not None:
-            o.device.enable_validation = 1 if validation else 0
+        device_options = _device_options(device, validation)
+        o.device = device_options  # borrowed by the call below
         return cls(_c.gpuu_context_resolve(o))
 
     @classmethod

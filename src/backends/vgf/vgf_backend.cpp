@@ -216,7 +216,9 @@ std::string VgfBackend::check(const graph::Graph& graph, const graph::Node& node
 }
 
 Result<std::vector<uint8_t>> VgfBackend::preprocess(const graph::Graph& graph, const partition::Region& region,
-                                                    const std::vector<CompileSpecEntry>&) const {
+                                                    const std::vector<CompileSpecEntry>& compile_specs) const {
+  log(LogLevel::kInfo, "VGF", "preprocess: ", region.nodes.size(), " nodes ",
+      backends::describe_compile_specs(compile_specs));
   GPUU_ASSIGN_OR_RETURN(graph::Graph sub, backends::region_graph(graph, region));
   GPUU_ASSIGN_OR_RETURN(VgfFile file, vgf_from_region(sub));
   return encode_vgf(file);

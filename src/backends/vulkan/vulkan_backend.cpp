@@ -63,7 +63,9 @@ std::string VulkanBackend::check(const graph::Graph& graph, const graph::Node& n
 }
 
 Result<std::vector<uint8_t>> VulkanBackend::preprocess(const graph::Graph& graph, const partition::Region& region,
-                                                       const std::vector<CompileSpecEntry>&) const {
+                                                       const std::vector<CompileSpecEntry>& compile_specs) const {
+  log(LogLevel::kInfo, "Vulkan", "preprocess: ", region.nodes.size(), " nodes ",
+      backends::describe_compile_specs(compile_specs));
   for (graph::NodeId id : region.nodes) {
     std::string why = check(graph, graph.node(id));
     if (!why.empty()) {
