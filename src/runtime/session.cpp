@@ -184,7 +184,7 @@ Status Session::Impl::init_delegate(int32_t index) {
         }
         GPUU_ASSIGN_OR_RETURN(Home * home, home_for(t, ctx));
         backends::BufferRange r{home->buffer.buffer(), 0, home->buffer.size(), home->buffer.memory(), 0,
-                                home->buffer.allocation_size()};
+                                home->buffer.allocation_size(), home->buffer.mapped()};
         (pass == 0 ? io.first : io.second).push_back(r);
         (pass == 0 ? slot.inputs : slot.outputs).push_back(t);
       }

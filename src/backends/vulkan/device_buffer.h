@@ -60,6 +60,9 @@ struct BufferRange {
   VkDeviceMemory memory = VK_NULL_HANDLE;
   VkDeviceSize memory_offset = 0;
   VkDeviceSize memory_size = 0;  // bytes of `memory` usable from memory_offset on
+  // Where the host sees `offset`, when the owner keeps the memory mapped
+  // (session homes do): host plugins read and write there.
+  void* host = nullptr;
 };
 
 }  // namespace gpuu::vulkan
