@@ -123,13 +123,14 @@ void PluginLoader::load_file(const std::string& path, LoadReport& report) {
     dlclose(so);
     return refuse(problem);
   }
+  std::string id = plugin->id;  // the descriptor goes with the .so if refused
   Status registered = registry_.register_backend(std::make_unique<PluginBackend>(plugin, canonical.string()));
   if (!registered.ok()) {
     dlclose(so);
-    return refuse(std::string("backend id '") + plugin->id + "' is taken (built-in or loaded before)");
+    return refuse("backend id '" + id + "' is taken (built-in or loaded before)");
   }
   loaded_paths_.insert(canonical.string());  // `so` stays open: the registry holds its functions
-  report.loaded.push_back(plugin->id);
+  report.loaded.push_back(id);
 }
 
 }  // namespace gpuu::plugins
