@@ -524,6 +524,10 @@ GPUU_OUT_STRUCT(gpuu_execute_stats)
 %ignore gpuu_graph_inputs;
 %ignore gpuu_graph_outputs;
 
+// gpuu_backends_load's count of registered backends is its Python result.
+%typemap(in, numinputs=0) size_t* out_loaded (size_t loaded = 0) { $1 = &loaded; }
+%typemap(argout) size_t* out_loaded { $result = SWIG_Python_AppendOutput($result, PyLong_FromSize_t(loaded$argnum)); }
+
 %include "gpuu.h"
 
 // ---- helpers that make the C conventions Pythonic -----------------------
