@@ -126,6 +126,11 @@ typedef struct gpuu_plugin_tensor {
  * device plugin records its own command buffers from its own pool and hands
  * each to `submit`, which orders it after the delegates before it (the
  * context's timeline semaphore or queue, as the program's sync mode says). */
+/* vkGetInstanceProcAddr's shape without vulkan.h (cast it to
+ * PFN_vkGetInstanceProcAddr: one function pointer type to another). */
+typedef void (*gpuu_plugin_void_function)(void);
+typedef gpuu_plugin_void_function (*gpuu_plugin_get_instance_proc_addr)(void* instance, const char* name);
+
 typedef struct gpuu_plugin_vulkan {
   uint32_t struct_size;
   void* instance;        /* VkInstance */
@@ -133,7 +138,7 @@ typedef struct gpuu_plugin_vulkan {
   void* device;          /* VkDevice */
   void* queue;           /* VkQueue: submit only through `submit` */
   uint32_t queue_family_index;
-  void* get_instance_proc_addr; /* PFN_vkGetInstanceProcAddr */
+  gpuu_plugin_get_instance_proc_addr get_instance_proc_addr;
   void* runtime;                /* pass back to submit */
   /* Only during execute. 0 on success, else writes why into `error`. */
   int (*submit)(void* runtime, void* command_buffer, char* error, size_t error_capacity);

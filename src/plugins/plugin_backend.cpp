@@ -284,7 +284,7 @@ Result<std::unique_ptr<backends::DelegateHandle>> PluginBackend::init(
   vk.device = ctx->device();
   vk.queue = ctx->queue();
   vk.queue_family_index = ctx->queue_family_index();
-  vk.get_instance_proc_addr = reinterpret_cast<void*>(ctx->get_instance_proc_addr());
+  vk.get_instance_proc_addr = reinterpret_cast<gpuu_plugin_get_instance_proc_addr>(ctx->get_instance_proc_addr());
   vk.runtime = delegate.get();
   vk.submit = &PluginDelegate::submit;
   std::vector<gpuu_plugin_compile_spec> specs = spec_views(compile_specs);

@@ -208,26 +208,42 @@ class PluginRun : public testing::Test {
   }
   void TearDown() override { SharedGpuContextRegistry::get().clear_for_testing(); }
 
-  Result<std::vector<uint8_t>> build(const PluginProgram& p, std::vector<uint8_t> plugin_blob) {
+  // One shared context for every delegate; each step is (region, backend id, blob).
+  struct Step {
+    const partition::Region* region;
+    std::string backend_id;
+    std::vector<uint8_t> blob;
+  };
+  static Result<std::vector<uint8_t>> build_steps(const graph::Graph& g, std::vector<Step> steps) {
     SharedGpuCompileSpec shared;
     shared.token = "plugin-test";
     shared.present = true;
     std::vector<CompileSpecEntry> specs = make_shared_gpu_compile_specs(shared);
-    std::vector<CompileSpecEntry> plugin_specs = specs;
-    plugin_specs.push_back(CompileSpecEntry::text("mtcpu_threads", "3"));
     program::ProgramBuilder builder;
     std::map<std::string, int32_t> tensors;
-    tensors["x"] = builder.add_tensor("x", DType::kF32, {4, 8});
-    tensors["y"] = builder.add_tensor("y", DType::kF32, {4, 16});
+    std::vector<int32_t> inputs;
+    for (graph::ValueId id : g.inputs()) {
+      const graph::Value& v = g.value(id);
+      inputs.push_back(tensors[v.name] = builder.add_tensor(v.name, v.dtype, v.shape));
+    }
+    for (Step& step : steps) {
+      std::vector<CompileSpecEntry> step_specs = specs;
+      if (step.backend_id == "MtCpu") step_specs.push_back(CompileSpecEntry::text("mtcpu_threads", "3"));
+      GPUU_RETURN_IF_ERROR(
+          add_delegate(builder, tensors, g, *step.region, step.backend_id, std::move(step.blob), step_specs));
+    }
+    builder.set_inputs(inputs);
+    builder.set_outputs({tensors.at(g.value(g.outputs()[0]).name)});
+    return builder.finish();
+  }
+
+  Result<std::vector<uint8_t>> build(const PluginProgram& p, std::vector<uint8_t> plugin_blob) {
     vulkan::VulkanBackend vk;
     GPUU_ASSIGN_OR_RETURN(std::vector<uint8_t> first, vk.preprocess(p.graph, p.vulkan_in, {}));
     GPUU_ASSIGN_OR_RETURN(std::vector<uint8_t> last, vk.preprocess(p.graph, p.vulkan_out, {}));
-    GPUU_RETURN_IF_ERROR(add_delegate(builder, tensors, p.graph, p.vulkan_in, "VulkanBackend", first, specs));
-    GPUU_RETURN_IF_ERROR(add_delegate(builder, tensors, p.graph, p.plugin, "MtCpu", plugin_blob, plugin_specs));
-    GPUU_RETURN_IF_ERROR(add_delegate(builder, tensors, p.graph, p.vulkan_out, "VulkanBackend", last, specs));
-    builder.set_inputs({tensors["x"], tensors["y"]});
-    builder.set_outputs({tensors.at(p.graph.value(p.graph.outputs()[0]).name)});
-    return builder.finish();
+    return build_steps(p.graph, {{&p.vulkan_in, "VulkanBackend", first},
+                                 {&p.plugin, "MtCpu", std::move(plugin_blob)},
+                                 {&p.vulkan_out, "VulkanBackend", last}});
   }
 
   const backends::Backend* mtcpu_ = nullptr;
@@ -305,6 +321,49 @@ TEST_F(PluginRun, ABlobWithoutTheSignatureIsRefusedByTheAdapter) {
   auto session = runtime::Session::create(program.value(), runtime::SessionOptions{});
   ASSERT_FALSE(session.ok());
   EXPECT_NE(session.status().message().find("no I/O signature"), std::string::npos) << session.status().message();
+}
+
+// x[4,8] -> mul(x,x) [Vulkan] -> reshape [AcmeCopy: a copy on the device,
+// submitted through the runtime] -> sin [Vulkan]: a device plugin chained on
+// the context's timeline between two GPU delegates, no host wait between.
+TEST_F(PluginRun, DevicePluginSubmitsOnTheSharedContextInTheChain) {
+  LoadReport report = runtime::plugin_loader().load(GPUU_DEVICE_PLUGIN);
+  ASSERT_TRUE(report.refused.empty()) << report.refused[0];
+  const backends::Backend* copy = runtime::backend_registry().find("AcmeCopy");
+  ASSERT_NE(copy, nullptr);
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", DType::kF32, {4, 8}).value();
+  graph::ValueId m = graph::add_op(g, "mul", "sq", {x, x}, {}).value()[0];
+  graph::ValueId r = graph::add_op(g, "reshape", "flat", {m}, {{"shape", std::vector<int64_t>{32}}}).value()[0];
+  g.mark_output(graph::add_op(g, "sin", "wave", {r}, {}).value()[0]);
+  partition::Region first{partition::Backend::kVulkan, {0}}, mid{partition::Backend::kCpu, {1}},
+      last{partition::Backend::kVulkan, {2}};
+  EXPECT_EQ(copy->check(g, g.node(1)), "");
+  EXPECT_EQ(copy->check(g, g.node(0)), "AcmeCopy takes reshape only");
+  vulkan::VulkanBackend vk;
+  Result<std::vector<uint8_t>> bytes = build_steps(g, {{&first, "VulkanBackend", vk.preprocess(g, first, {}).value()},
+                                                       {&mid, "AcmeCopy", copy->preprocess(g, mid, {}).value()},
+                                                       {&last, "VulkanBackend", vk.preprocess(g, last, {}).value()}});
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto program = program::load_program_bytes(bytes->data(), bytes->size());
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  cpu::HostTensor xs = vulkan_test::random_tensor(DType::kF32, {4, 8}, 5, -2, 2);
+  Result<std::vector<cpu::HostTensor>> want = cpu::run_graph(g, {xs});
+  ASSERT_TRUE(want.ok()) << want.status().message();
+  auto session = runtime::Session::create(program.value(), runtime::SessionOptions{});
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  for (int repeat = 0; repeat < 2; ++repeat) {
+    ASSERT_TRUE(session.value()->set_input(0, xs.bytes.data(), xs.bytes.size()).ok());
+    runtime::ExecuteStats stats;
+    Status ran = session.value()->execute(&stats);
+    ASSERT_TRUE(ran.ok()) << ran.message();
+    EXPECT_EQ(stats.delegate_submits, 3u);
+    EXPECT_EQ(stats.host_waits, 1u) << "only at the end: the device plugin is chained, not waited for";
+    std::vector<float> out(32);
+    ASSERT_TRUE(session.value()->get_output(0, out.data(), 128).ok());
+    EXPECT_TRUE(vulkan_test::all_close(cpu::HostTensor::from_data<float>({32}, out).value(), want.value()[0], 1e-5,
+                                       1e-5));
+  }
 }
 
 }  // namespace
