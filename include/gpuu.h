@@ -1058,6 +1058,44 @@ GPUU_API gpuu_sync_mode gpuu_session_sync_mode(const gpuu_session* session);
  * first delegate's); GPUU_ERROR_NOT_FOUND for a program without GPU delegates. */
 GPUU_API gpuu_status gpuu_session_get_context(const gpuu_session* session, gpuu_context** out);
 
+/* ------------------------------------------------------------------------ */
+/* Backends and plugins                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Backends are named by id: the built-in ones ("VulkanBackend", "VgfBackend")
+ * and those loaded from plugin files (include/gpuu_backend.h, docs/plugins.md).
+ * The environment variable GPUU_BACKEND_PATH (':'-separated absolute paths of
+ * directories or plugin files) is read once, when any function here, or a
+ * session, first needs the backend list; refusals there are logged. The
+ * functions of this section were added in 0.3. */
+
+/* Loads the plugins `path_list` names (same syntax as GPUU_BACKEND_PATH). A
+ * directory is scanned in name order for files with ".so" in their name; each
+ * must be named <vendor>_<name>_backend.so[.N...], export
+ * gpuu_backend_plugin_get, declare a compatible plugin API version (same
+ * major, minor <= GPUU_BACKEND_API_VERSION_MINOR), fill every vtable function
+ * and bring an id no backend has yet. A file already loaded (by canonical
+ * path) is skipped. A refused file or path does not stop the others: the call
+ * returns GPUU_ERROR_INVALID_ARGUMENT and gpuu_last_error() lists every
+ * refusal as "<path>: <why>", one per line. *out_loaded (may be NULL) counts
+ * the backends this call registered. Plugins stay loaded for the life of the
+ * process. Thread-safe. */
+GPUU_API gpuu_status gpuu_backends_load(const char* path_list, size_t* out_loaded);
+
+/* How many backends are registered: built-in first, then plugins in load order. */
+GPUU_API size_t gpuu_backends_count(void);
+
+/* The id of backend `index` (registration order), or NULL past the end.
+ * Borrowed, valid forever (backends are never unregistered). Thread-safe. */
+GPUU_API const char* gpuu_backends_id(size_t index);
+
+/* The backend's own version (a plugin's backend_version), 0 past the end. */
+GPUU_API uint32_t gpuu_backends_version(size_t index);
+
+/* The canonical path of the plugin file backend `index` came from, or NULL for
+ * a built-in backend or past the end. Borrowed, valid forever. */
+GPUU_API const char* gpuu_backends_plugin_path(size_t index);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

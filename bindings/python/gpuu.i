@@ -543,6 +543,10 @@ GPUU_PY_INIT(gpuu_partition_options, options)
 %ignore gpuu_attr_init_sized;
 %ignore gpuu_backend_compile_specs_init_sized;
 
+// gpuu_backends_load's count of registered backends is its Python result.
+%typemap(in, numinputs=0) size_t* out_loaded (size_t loaded = 0) { $1 = &loaded; }
+%typemap(argout) size_t* out_loaded { $result = SWIG_Python_AppendOutput($result, PyLong_FromSize_t(loaded$argnum)); }
+
 %include "gpuu.h"
 
 // ---- helpers that make the C conventions Pythonic -----------------------

@@ -7,6 +7,16 @@
 #include "context/vulkan_bootstrap.h"
 
 namespace gpuu::backends {
+namespace {
+
+Backend* find_locked(const std::vector<std::unique_ptr<Backend>>& backends, const std::string& id) {
+  for (const auto& b : backends) {
+    if (id == b->id()) return b.get();
+  }
+  return nullptr;
+}
+
+}  // namespace
 
 namespace {
 
@@ -39,7 +49,8 @@ const partition::BackendCapability& Backend::capability() const { return *checke
 
 Status BackendRegistry::register_backend(std::unique_ptr<Backend> backend) {
   if (!backend) return err(StatusCode::kInvalidArgument, "register_backend: null backend");
-  if (find(backend->id())) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (find_locked(backends_, backend->id())) {
     return err(StatusCode::kAlreadyExists, "a backend with id '", backend->id(), "' is already registered");
   }
   backends_.push_back(std::move(backend));
@@ -47,13 +58,19 @@ Status BackendRegistry::register_backend(std::unique_ptr<Backend> backend) {
 }
 
 Backend* BackendRegistry::find(const std::string& id) const {
-  for (const auto& b : backends_) {
-    if (id == b->id()) return b.get();
-  }
-  return nullptr;
+  std::lock_guard<std::mutex> lock(mutex_);
+  return find_locked(backends_, id);
+}
+
+std::vector<Backend*> BackendRegistry::backends() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<Backend*> out;
+  for (const auto& b : backends_) out.push_back(b.get());
+  return out;
 }
 
 std::vector<std::string> BackendRegistry::ids() const {
+  std::lock_guard<std::mutex> lock(mutex_);
   std::vector<std::string> out;
   for (const auto& b : backends_) out.emplace_back(b->id());
   return out;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,8 @@ class Backend {
   virtual const char* log_name() const = 0;  // "Vulkan", "VGF": the tag of its log lines
   virtual uint32_t version() const = 0;
   virtual bool is_available() const = 0;
+  // The .so a plugin backend came from; null for a built-in backend.
+  virtual const char* plugin_path() const { return nullptr; }
 
   virtual Result<std::unique_ptr<DelegateHandle>> init(BackendInitContext& context, const Blob& processed,
                                                        const std::vector<CompileSpecEntry>& compile_specs) = 0;
@@ -95,15 +98,18 @@ class Backend {
   std::unique_ptr<partition::BackendCapability> checked_;  // the default capability()
 };
 
-// Backends by id. The runtime registers the built-in ones (see
-// runtime/builtin_backends.h); a plugin may add its own.
+// Backends by id, in registration order. The runtime registers the built-in
+// ones (see runtime/builtin_backends.h); plugins add theirs (src/plugins/).
+// Thread-safe; a backend, once registered, lives as long as the registry.
 class BackendRegistry {
  public:
   Status register_backend(std::unique_ptr<Backend> backend);  // kAlreadyExists for a taken id
   Backend* find(const std::string& id) const;
   std::vector<std::string> ids() const;
+  std::vector<Backend*> backends() const;
 
  private:
+  mutable std::mutex mutex_;
   std::vector<std::unique_ptr<Backend>> backends_;
 };
 

@@ -97,6 +97,8 @@ class SharedGpuContext {
   std::string device_name() const { return properties_.deviceName; }
 
   const vk::InstanceFunctions& vki() const { return instance_fns_; }
+  // What the context's entry points were loaded through (plugins load theirs too).
+  PFN_vkGetInstanceProcAddr get_instance_proc_addr() const { return global_fns_.vkGetInstanceProcAddr; }
   const vk::DeviceFunctions& vkd() const { return device_fns_; }
 
   // Holds the queue lock (the application's, when it gave one) while alive.

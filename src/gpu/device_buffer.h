@@ -27,6 +27,9 @@ struct BufferRange {
   VkDeviceMemory memory = VK_NULL_HANDLE;
   VkDeviceSize memory_offset = 0;
   VkDeviceSize memory_size = 0;  // bytes of `memory` usable from memory_offset on
+  // Where the host sees `offset`, when the owner keeps the memory mapped
+  // (session homes do): host plugins read and write there.
+  void* host = nullptr;
 };
 
 class DeviceBuffer {
@@ -53,7 +56,7 @@ class DeviceBuffer {
   bool valid() const { return buffer_ != VK_NULL_HANDLE; }
   // The whole buffer with its memory: how a hand-off buffer is handed to a
   // delegate (one that aliases it, as the VGF native path does, binds there).
-  BufferRange whole_range() const { return BufferRange{buffer_, 0, size_, memory_, 0, allocation_size_}; }
+  BufferRange whole_range() const { return BufferRange{buffer_, 0, size_, memory_, 0, allocation_size_, mapped_}; }
   void reset();
 
  private:

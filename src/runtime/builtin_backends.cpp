@@ -1,6 +1,7 @@
 // Registration of the built-in backends, on first use.
 #include "runtime/builtin_backends.h"
 
+#include <cstdlib>
 #include <mutex>
 
 #include "backends/vgf/vgf_backend.h"
@@ -33,18 +34,34 @@ partition::Capabilities registered_capabilities() {
   return capabilities;
 }
 
-backends::BackendRegistry& backend_registry() {
-  static backends::BackendRegistry* registry = [] {
-    auto* r = new backends::BackendRegistry();  // never destroyed: delegates may outlive static teardown
+namespace {
+
+// Built-ins first, then the plugins the environment names: both happen once,
+// on first use of either.
+struct Backends {
+  backends::BackendRegistry registry;
+  plugins::PluginLoader loader{registry};
+  Backends() {
     // A fresh registry cannot hold these ids yet: registration cannot fail.
-    // A new backend is one more line here (and its folder).
-    Status vulkan = r->register_backend(std::make_unique<vulkan::VulkanBackend>());
-    Status vgf = r->register_backend(std::make_unique<vgf::VgfBackend>());
+    // A new built-in backend is one more line here (and its folder).
+    Status vulkan = registry.register_backend(std::make_unique<vulkan::VulkanBackend>());
+    Status vgf = registry.register_backend(std::make_unique<vgf::VgfBackend>());
     (void)vulkan;
     (void)vgf;
-    return r;
-  }();
-  return *registry;
+    // Refusals are logged by the loader; the process carries on without them.
+    if (const char* paths = std::getenv(plugins::kBackendPathEnv)) loader.load(paths);
+  }
+};
+
+Backends& process_backends() {
+  static Backends* b = new Backends();  // never destroyed: delegates may outlive static teardown
+  return *b;
 }
+
+}  // namespace
+
+backends::BackendRegistry& backend_registry() { return process_backends().registry; }
+
+plugins::PluginLoader& plugin_loader() { return process_backends().loader; }
 
 }  // namespace gpuu::runtime

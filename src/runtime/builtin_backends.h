@@ -3,15 +3,20 @@
 
 #include "backends/backend.h"
 #include "partition/capabilities.h"
+#include "plugins/plugin_loader.h"
 #include "program/program_writer.h"
 
 namespace gpuu::runtime {
 
-// The registry with VulkanBackend (and every other built-in backend) in it.
+// The registry with VulkanBackend (and every other built-in backend) in it,
+// then the plugins GPUU_BACKEND_PATH names (read once, on first use).
 backends::BackendRegistry& backend_registry();
 
+// The loader of plugins into backend_registry() (gpuu_backends_load).
+plugins::PluginLoader& plugin_loader();
+
 // Each registered backend's own preprocess by id (VGF: a VGF file; Vulkan: a
-// SubGraph), for the program writer.
+// SubGraph, a plugin: its own bytes), for the program writer.
 program::Preprocessors builtin_preprocessors();
 
 // The partitioner's view of every registered backend, in registration order:

@@ -9,7 +9,9 @@
 
 #include "backends/vgf/vgf_export.h"
 #include "inspect/inspect.h"
+#include "inspect/backends_list.h"
 #include "inspect/ops_table.h"
+#include "runtime/builtin_backends.h"
 #include "program/program_loader.h"
 #include "vgf/vgf_file.h"
 
@@ -24,6 +26,9 @@ const char kUsage[] =
     "usage: gpuu-inspect --ops [--json]\n"
     "             every op gpuu has: inputs, attributes, dtypes, and which\n"
     "             backends (CPU, Vulkan, VGF with its TOSA form) run it\n"
+    "usage: gpuu-inspect --backends [--plugins PATHS] [--json]\n"
+    "             the registered backends: built-in ones, then plugins from\n"
+    "             GPUU_BACKEND_PATH and PATHS (':'-separated); refusals on stderr\n"
     "usage: gpuu-inspect --extract-vgf DIR PROGRAM\n"
     "             writes each VGF delegate as DIR/<delegate index>.vgf with a\n"
     "             scenario JSON for Arm's scenario runner beside it\n"
@@ -67,6 +72,8 @@ int main(int argc, char** argv) {
   const char* dump_path = nullptr;
   const char* vgf_library = nullptr;
   bool ops = false;
+  bool list_backends = false;
+  const char* plugin_paths = nullptr;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--extract-vgf") == 0) {
       if (i + 1 >= argc) {
@@ -83,6 +90,14 @@ int main(int argc, char** argv) {
       (dump ? dump_path : vgf_library) = argv[++i];
     } else if (std::strcmp(argv[i], "--ops") == 0) {
       ops = true;
+    } else if (std::strcmp(argv[i], "--backends") == 0) {
+      list_backends = true;
+    } else if (std::strcmp(argv[i], "--plugins") == 0) {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "gpuu-inspect: --plugins needs a path list\n%s", kUsage);
+        return 1;
+      }
+      plugin_paths = argv[++i];
     } else if (std::strcmp(argv[i], "--json") == 0) {
       format = Format::kJson;
     } else if (std::strcmp(argv[i], "--dot") == 0) {
@@ -113,6 +128,22 @@ int main(int argc, char** argv) {
       return 1;
     }
     return dump_vgf(dump_path, style);
+  }
+  if (list_backends || plugin_paths) {
+    if (!list_backends || path || extract_dir || ops || format == Format::kDot) {
+      std::fprintf(stderr, "gpuu-inspect: --backends takes only --plugins and --json\n%s", kUsage);
+      return 1;
+    }
+    size_t refused = 0;
+    if (plugin_paths) {
+      for (const std::string& line : gpuu::runtime::plugin_loader().load(plugin_paths).refused) {
+        std::fprintf(stderr, "gpuu-inspect: refused plugin %s\n", line.c_str());
+        ++refused;
+      }
+    }
+    std::string list = gpuu::inspect::render_backends(format == Format::kJson);
+    std::fwrite(list.data(), 1, list.size(), stdout);
+    return std::fflush(stdout) == 0 && refused == 0 ? 0 : 1;
   }
   if (ops) {
     if (path || extract_dir || format == Format::kDot) {

@@ -24,6 +24,7 @@ from .export_api import (GPU_SHARED_CONTEXT_MODE, GPU_SHARED_CONTEXT_TOKEN, GPU_
                          PartitionResult, SharedGpuSpec, UnifiedGpuCompileSpec, UnifiedGpuPartitioner,
                          VgfCompileSpec, export, export_vgf, make_shared_gpu_compile_specs,
                          parse_shared_compile_specs)
+from .plugins import BackendInfo, list_backends, load_plugins  # noqa: E402
 from .runtime import LoadedProgram, load  # noqa: E402
 from .standalone_vgf import LoadedVgf, load_vgf  # noqa: E402
 
@@ -43,14 +44,14 @@ import atexit as _atexit  # noqa: E402
 _atexit.register(_restore_default_logger)
 
 __all__ = [
-    "AlreadyExistsError", "BACKEND_CPU", "BACKEND_VGF", "BACKEND_VULKAN", "CompileSpec", "Context",
+    "AlreadyExistsError", "BACKEND_CPU", "BackendInfo", "BACKEND_VGF", "BACKEND_VULKAN", "CompileSpec", "Context",
     "DeviceLostError", "ExecuteStats", "FailedPreconditionError", "GPU_SHARED_CONTEXT_MODE",
     "GPU_SHARED_CONTEXT_TOKEN", "GPU_SHARED_GROUP_ID", "GPU_SHARED_MIN_PARTITION_SIZE", "GPU_SHARED_PREFER",
     "GPU_SHARED_SYNC_MODE", "GpuuError", "Graph", "InternalError", "InvalidArgumentError", "InvalidFormatError",
     "IoError", "LoadedProgram", "NotFoundError", "OutOfMemoryError", "Partition", "PartitionResult", "Program",
     "Region", "Session", "SharedGpuSpec", "TensorInfo", "UnifiedGpuCompileSpec", "UnifiedGpuPartitioner",
     "UnsupportedError", "VgfCompileSpec", "VulkanError", "enumerate_devices", "error_class", "export", "export_vgf",
-    "load", "load_vgf", "LoadedVgf",
+    "list_backends", "load", "load_plugins", "load_vgf", "LoadedVgf",
     "make_shared_gpu_compile_specs", "op_names", "parse_shared_compile_specs", "set_log_callback", "version",
 ]
 

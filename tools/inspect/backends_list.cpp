@@ -1,0 +1,70 @@
+// The registry as gpuu-inspect shows it; a plugin's declarations come from
+// its descriptor, the one place it states them.
+#include "inspect/backends_list.h"
+
+#include <sstream>
+
+#include "plugins/plugin_backend.h"
+#include "runtime/builtin_backends.h"
+
+namespace gpuu::inspect {
+namespace {
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::vector<std::string> declared_dtypes(uint32_t mask) {
+  std::vector<std::string> out;
+  for (int d = 0; d < graph::kDTypeCount; ++d) {
+    if (mask & (1u << d)) out.emplace_back(graph::dtype_name(static_cast<graph::DType>(d)));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_backends(bool json) {
+  std::ostringstream out;
+  std::vector<backends::Backend*> all = runtime::backend_registry().backends();
+  if (json) out << "[";
+  for (size_t i = 0; i < all.size(); ++i) {
+    const backends::Backend* b = all[i];
+    const auto* plugin = dynamic_cast<const plugins::PluginBackend*>(b);
+    if (json) {
+      out << (i ? ",\n " : "\n ") << "{\"id\": " << json_string(b->id()) << ", \"version\": " << b->version()
+          << ", \"plugin_path\": " << (plugin ? json_string(b->plugin_path()) : "null");
+    } else {
+      out << b->id() << "  version " << b->version() << "  " << (plugin ? b->plugin_path() : "built-in");
+    }
+    if (plugin) {
+      const gpuu_backend_plugin& d = plugin->descriptor();
+      std::vector<std::string> ops(d.ops, d.ops + d.op_count);
+      std::vector<std::string> dtypes = declared_dtypes(d.dtype_mask);
+      std::string runs = plugin->runs_on_host() ? "host" : "device";
+      if (json) {
+        out << ", \"runs_on\": \"" << runs << "\", \"node_cost\": " << d.default_node_cost << ", \"ops\": [";
+        for (size_t k = 0; k < ops.size(); ++k) out << (k ? ", " : "") << json_string(ops[k]);
+        out << "], \"dtypes\": [";
+        for (size_t k = 0; k < dtypes.size(); ++k) out << (k ? ", " : "") << json_string(dtypes[k]);
+        out << "]";
+      } else {
+        out << "\n    runs on " << runs << ", node cost " << d.default_node_cost << ", ops:";
+        for (const std::string& op : ops) out << ' ' << op;
+        out << ", dtypes:";
+        for (const std::string& dt : dtypes) out << ' ' << dt;
+      }
+    }
+    out << (json ? "}" : "\n");
+  }
+  if (json) out << "\n]\n";
+  return out.str();
+}
+
+}  // namespace gpuu::inspect
