@@ -132,6 +132,10 @@ class Raising {
   Status unsupported(const Parts&... parts) const {
     return err(StatusCode::kUnsupported, where(), parts...);
   }
+  template <typename... Parts>
+  Status malformed(const Parts&... parts) const {
+    return err(StatusCode::kInvalidFormat, where(), parts...);
+  }
 
   std::string unique_value_name(const std::string& base) {
     names_.catch_up(out_);
@@ -201,6 +205,16 @@ class Raising {
   Shape shape(ValueId v) const { return out_.value(v).shape; }
 
   Result<ValueId> transpose(ValueId x, const Perm& perm) {
+    // A file's perm is checked here: composing with an earlier transpose
+    // indexes by it (found by fuzzing).
+    const size_t rank = shape(x).size();
+    std::vector<bool> seen(rank, false);
+    bool permutation = perm.size() == rank;
+    for (size_t i = 0; permutation && i < perm.size(); ++i) {
+      permutation = perm[i] >= 0 && static_cast<size_t>(perm[i]) < rank && !seen[static_cast<size_t>(perm[i])];
+      if (permutation) seen[static_cast<size_t>(perm[i])] = true;
+    }
+    if (!permutation) return malformed("perm ", graph::shape_to_string(perm), " is not a permutation of rank ", rank);
     bool identity = true;
     for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int64_t>(i);
     if (identity) return x;
@@ -1024,6 +1038,10 @@ class Raising {
     GPUU_ASSIGN_OR_RETURN(ValueId indices, in(1));
     const Shape& vs = tin(0).shape;
     const Shape& is = tin(1).shape;
+    if (vs.size() != 3 || is.size() != 2) {
+      return malformed("values ", graph::shape_to_string(vs), " and indices ", graph::shape_to_string(is),
+                       " are not of rank 3 and 2");
+    }
     GPUU_ASSIGN_OR_RETURN(ValueId idx, reshape(indices, {is[0], is[1], 1}));
     if (vs[2] > 1) {
       std::vector<uint8_t> zeros(static_cast<size_t>(vs[2]) * 4, 0);
