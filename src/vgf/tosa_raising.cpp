@@ -303,7 +303,47 @@ class Raising {
 
   // ---- operators ----
 
+  // The ranks TOSA 1.0 fixes for an operator's leading inputs and its output
+  // (-1: any). Raising indexes those shapes, so a file that breaks them is
+  // refused first (fuzzing found reads past short shapes).
+  struct FixedRanks {
+    std::vector<int> inputs;
+    int output = -1;
+  };
+  static FixedRanks fixed_ranks(TosaOp op) {
+    switch (op) {
+      case TosaOp::kMatmul: return {{3, 3}, 3};
+      case TosaOp::kConv2d:
+      case TosaOp::kDepthwiseConv2d:
+      case TosaOp::kTransposeConv2d: return {{4, 4, 1}, 4};
+      case TosaOp::kConv3d: return {{5, 5, 1}, 5};
+      case TosaOp::kAvgPool2d:
+      case TosaOp::kMaxPool2d:
+      case TosaOp::kResize: return {{4}, 4};
+      case TosaOp::kGather: return {{3, 2}, 3};
+      default: return {};
+    }
+  }
+  Status check_fixed_ranks(const TosaOperator& op) const {
+    FixedRanks want = fixed_ranks(op.op);
+    if (op.inputs.size() < want.inputs.size() || op.outputs.empty()) {
+      return malformed("has ", op.inputs.size(), " inputs and ", op.outputs.size(), " outputs, needs at least ",
+                       want.inputs.size(), " and 1");
+    }
+    for (size_t i = 0; i < want.inputs.size(); ++i) {
+      size_t rank = tin(i).shape.size();
+      if (want.inputs[i] >= 0 && rank != static_cast<size_t>(want.inputs[i])) {
+        return malformed("input ", i, " has rank ", rank, ", TOSA needs ", want.inputs[i]);
+      }
+    }
+    if (want.output >= 0 && tout().shape.size() != static_cast<size_t>(want.output)) {
+      return malformed("output has rank ", tout().shape.size(), ", TOSA needs ", want.output);
+    }
+    return Status::Ok();
+  }
+
   Status raise(const TosaOperator& op) {
+    GPUU_RETURN_IF_ERROR(check_fixed_ranks(op));
     switch (op.op) {
       case TosaOp::kExp: return simple("exp");
       case TosaOp::kLog: return simple("log");
