@@ -11,7 +11,7 @@ export PKG_CONFIG_PATH=$prefix/lib/pkgconfig:$prefix/lib/x86_64-linux-gnu/pkgcon
 libdir=$(pkg-config --variable=libdir gpuu)
 test -f "$prefix/include/gpuu.h"
 test -f "$libdir/cmake/gpuu/gpuuConfig.cmake"
-readelf -d "$libdir/libgpuu.so" | grep -q 'SONAME.*libgpuu.so.0' || { echo "SONAME is not libgpuu.so.0"; exit 1; }
+readelf -d "$libdir/libgpuu.so" | grep -q 'SONAME.*\[libgpuu.so.0.2\]' || { echo "SONAME is not libgpuu.so.0.2"; exit 1; }
 
 make -s -C "$src/samples/c" -f Makefile inject_device OUT="$work" CC=cc >/dev/null
 mv "$src/samples/c/inject_device" "$work/inject_device"
