@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "backends/vgf/vgf_capability.h"
+#include "backends/vulkan/vulkan_capability.h"
 #include "partition/capabilities.h"
 #include "partition/explain.h"
 #include "partition/partitioner.h"
@@ -146,7 +148,7 @@ bool write_graph(const gpuu::graph::Graph& g, const std::string& path) {
       if (value.constant >= 0) continue;
       producers.push_back(value.producer);
     }
-    bool vgf = gpuu::partition::builtin_vgf_capability().check(g, static_cast<gpuu::graph::NodeId>(n)).ok();
+    bool vgf = gpuu::vgf::vgf_capability().check(g, static_cast<gpuu::graph::NodeId>(n)).ok();
     out << node.op << ' ' << (vgf ? 1 : 0) << ' ' << producers.size();
     for (int32_t p : producers) out << ' ' << p;
     out << '\n';
@@ -160,6 +162,8 @@ int main(int argc, char** argv) {
   Args args;
   if (!parse_args(argc, argv, &args)) return 2;
   gpuu::partition::PartitionOptions options;
+  // The built-in backends' own declarations (no device needed to read them).
+  options.capabilities = gpuu::partition::Capabilities({&gpuu::vgf::vgf_capability(), &gpuu::vulkan::vulkan_capability()});
   if (!gpuu::parse_prefer(args.policy, &options.prefer)) {
     std::fprintf(stderr, "unknown policy '%s' (vgf_first, vulkan_first, auto)\n", args.policy.c_str());
     return 2;

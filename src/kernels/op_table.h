@@ -36,18 +36,35 @@ struct LoweringContext {
   const TensorRef& tensor(graph::ValueId id) const { return tensors[static_cast<size_t>(id)]; }
 };
 
+// A set of dtypes, one bit per graph::DType.
+using DTypeSet = uint32_t;
+constexpr DTypeSet dtype_bit(graph::DType d) { return 1u << static_cast<unsigned>(d); }
+constexpr DTypeSet kFloatDTypes = dtype_bit(graph::DType::kF32) | dtype_bit(graph::DType::kF16);
+constexpr DTypeSet kIntDTypes = dtype_bit(graph::DType::kI32) | dtype_bit(graph::DType::kI64);
+constexpr DTypeSet kI32DType = dtype_bit(graph::DType::kI32);
+constexpr DTypeSet kI8DType = dtype_bit(graph::DType::kI8);
+constexpr DTypeSet kBoolDType = dtype_bit(graph::DType::kBool);
+// Every dtype the kernels store as data (i8 only where an op says so).
+constexpr DTypeSet kStoredDTypes = kFloatDTypes | kIntDTypes | kBoolDType;
+constexpr DTypeSet kAllDTypes = kStoredDTypes | kI8DType;
+
 struct OpKernel {
   const char* op;
+  // The dtypes the kernels take for the deciding input (the one home of this
+  // fact: the Vulkan backend declares it to the partitioner and docs).
+  DTypeSet dtypes;
   // "" when the node can run here, else the reason it cannot.
   std::string (*check)(const graph::Graph&, const graph::Node&);
   Status (*lower)(LoweringContext&, const graph::Node&);
+  int32_t deciding_input = 0;  // where: the data (input 1), not the condition
 };
 
 // Every op the backend implements.
 const std::vector<OpKernel>& vulkan_op_kernels();
 const OpKernel* find_op_kernel(const std::string& op);
 
-// "" when `node` can run on the Vulkan backend, else why not.
+// "" when `node` can run on the Vulkan backend, else why not: the kernel's
+// rank/size limits and its own check (the dtypes field is the caller's rule).
 std::string vulkan_supports(const graph::Graph& graph, const graph::Node& node);
 
 // Families, each in families/<family>.cpp, append their kernels.

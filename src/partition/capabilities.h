@@ -40,15 +40,15 @@ struct Pin {
 // A backend's own word on a node: "" when it takes it, else why not.
 using BackendCheck = std::function<std::string(const graph::Graph&, const graph::Node&)>;
 
-// The built-in declarations of VGF (what TOSA 1.0 expresses) and Vulkan
-// (gpuu's kernels), used when no backend list is given.
-const BackendCapability& builtin_vgf_capability();
-const BackendCapability& builtin_vulkan_capability();
+// "custom_shader n has domain_name 'x', not 'com.arm.VulkanCustomShader'":
+// the words every backend uses for Verdict::Kind::kNotShaderDomain.
+std::string describe_not_shader_domain(const graph::Node& node);
 
 class Capabilities {
  public:
-  // The built-in VGF and Vulkan declarations, with nothing denied or pinned.
-  Capabilities();
+  // No GPU backend: everything goes to the CPU fallback. The backends'
+  // declarations come from runtime::registered_capabilities() (or a list).
+  Capabilities() = default;
   // The given GPU backends, in registration order (borrowed: they must
   // outlive this object); CPU is always the fallback.
   explicit Capabilities(std::vector<const BackendCapability*> backends) : backends_(std::move(backends)) {}
@@ -85,7 +85,7 @@ class Capabilities {
   // verdict() as text: "TOSA 1.0 has no i64 tensors (input 1 of gather_0 is i64)".
   Support support(std::string_view backend, const graph::Graph& graph, graph::NodeId node) const;
 
-  // An op name of the shared op list (the ops the built-in declarations know).
+  // An op name of the shared op list (graph/op_registry).
   static bool is_known_op(std::string_view op);
   // op "custom_shader" with domain_name com.arm.VulkanCustomShader: such a node
   // always gets a region of its own.

@@ -23,7 +23,7 @@ bool tosa_to_dtype(TosaElementType type, graph::DType* out);
 //  - gpuu constants -> OpGraphConstantARM with data (ids 0.. in order of
 //    first use); constants the lowering derives (a pre-transposed weight, index
 //    offsets) too when larger than 64 elements, smaller ones inline;
-//  - every node of the VGF capability table (partition/capabilities.cpp):
+//  - every node of the VGF capability table (backends/vgf/vgf_capability.cpp):
 //    everything but custom_shader, the 3-D pools, i64 tensors and rank > 6 /
 //    rank 0 values; conv_transpose2d without dilation, and resize where
 //    RESIZE's integer parameters reproduce torch's indices (the refusal names

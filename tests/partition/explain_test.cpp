@@ -45,7 +45,7 @@ std::string text_at(const JsonValue& v, std::initializer_list<const char*> path)
 
 TEST(Explain, RfcVgfFirstNamesEveryNodeWithBackendRegionAndReasons) {
   GraphMaker m = rfc_model();
-  PartitionOptions o;
+  PartitionOptions o = testing_util::builtin_options();
   o.prefer = Prefer::kVgfFirst;
   o.min_partition_size = 1;
   JsonValue doc = explain(m, o);
@@ -90,7 +90,7 @@ TEST(Explain, RfcVgfFirstNamesEveryNodeWithBackendRegionAndReasons) {
 
 TEST(Explain, RetrySaysTheIslandWasOfferedToVgfAndWhyItStayedOnTheCpu) {
   GraphMaker m = rfc_model();
-  PartitionOptions o;
+  PartitionOptions o = testing_util::builtin_options();
   o.prefer = Prefer::kVgfFirst;
   o.min_partition_size = 4;
   o.retry_pruned = true;
@@ -110,7 +110,7 @@ TEST(Explain, RetrySaysTheIslandWasOfferedToVgfAndWhyItStayedOnTheCpu) {
 
 TEST(Explain, AutoListsItsCandidatesAndTheChoice) {
   GraphMaker m = rfc_model();
-  PartitionOptions o;
+  PartitionOptions o = testing_util::builtin_options();
   o.min_partition_size = 1;
   JsonValue doc = explain(m, o);
   EXPECT_EQ(text_at(doc, {"policy"}), "auto");
@@ -128,7 +128,7 @@ TEST(Explain, AutoListsItsCandidatesAndTheChoice) {
 
 TEST(Explain, RecordsDenialsAndPinsWithTheirReasons) {
   GraphMaker m = rfc_model();
-  PartitionOptions o;
+  PartitionOptions o = testing_util::builtin_options();
   o.prefer = Prefer::kVgfFirst;
   o.min_partition_size = 1;
   ASSERT_TRUE(o.capabilities.deny(kVgfId, "sin").ok());
@@ -151,7 +151,7 @@ TEST(Explain, EscapesNamesThatNeedIt) {
   auto x = m.input("x", graph::DType::kF32, {4});
   auto a = m.op("abs", "we\"ird\\name\n", {x}, graph::DType::kF32, {4});
   m.g.mark_output(a);
-  PartitionOptions o;
+  PartitionOptions o = testing_util::builtin_options();
   o.min_partition_size = 1;
   JsonValue doc = explain(m, o);
   EXPECT_EQ(doc.find("nodes")->as_array()[0].find("name")->as_string(), "we\"ird\\name\n");

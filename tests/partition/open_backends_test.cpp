@@ -73,7 +73,7 @@ GraphMaker chain() {
 PartitionOptions three_backends(Prefer prefer, int64_t min_size) {
   PartitionOptions o;
   // Registration order: the built-in two, then the new one.
-  o.capabilities = Capabilities({&builtin_vulkan_capability(), &builtin_vgf_capability(), &add_mul()});
+  o.capabilities = Capabilities({&vulkan::vulkan_capability(), &vgf::vgf_capability(), &add_mul()});
   o.prefer = prefer;
   o.min_partition_size = min_size;
   return o;

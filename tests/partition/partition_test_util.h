@@ -9,11 +9,24 @@
 #include <string>
 #include <vector>
 
+#include "backends/vgf/vgf_capability.h"
+#include "backends/vulkan/vulkan_capability.h"
 #include "graph/graph.h"
 #include "partition/capabilities.h"
 #include "partition/partitioner.h"
 
 namespace gpuu::partition::testing_util {
+
+// The built-in backends' own declarations, VGF then Vulkan (the runtime's
+// registration order), not narrowed: what these tests partition over.
+inline Capabilities builtin_capabilities() {
+  return Capabilities({&vgf::vgf_capability(), &vulkan::vulkan_capability()});
+}
+inline PartitionOptions builtin_options() {
+  PartitionOptions o;
+  o.capabilities = builtin_capabilities();
+  return o;
+}
 
 using graph::DType;
 using graph::NodeId;
@@ -46,7 +59,9 @@ class GraphMaker {
     graph::AttrMap attrs;
     attrs["domain_name"] = domain;
     attrs["operator_name"] = std::string("MyComputeKernel");
-    attrs["implementation_attrs"] = std::string("{}");
+    // A well-formed (if idle) GLSL shader: the Vulkan kernels' own check parses it.
+    attrs["implementation_attrs"] =
+        std::string(R"({"shader_language": "GLSL", "shader_code": "#version 450\nvoid main() {}"})");
     attrs["num_outputs"] = int64_t{1};
     return op("custom_shader", name, std::move(inputs), dtype, std::move(shape), std::move(attrs));
   }

@@ -23,7 +23,7 @@ const std::string kVulkan = kVulkanId;
 const std::string kCpu = kCpuId;
 
 PartitionOptions options(Prefer prefer, int64_t min_size, bool retry = false) {
-  PartitionOptions o;
+  PartitionOptions o = testing_util::builtin_options();
   o.prefer = prefer;
   o.min_partition_size = min_size;
   o.retry_pruned = retry;
@@ -309,7 +309,7 @@ TEST(Partitioner, ParallelBranchesThatReconvergeStayConvex) {
 
 TEST(Partitioner, UnknownOpsAndEmptyGraphs) {
   GraphMaker empty;
-  Result<PartitionResult> r = partition(empty.g, PartitionOptions{});
+  Result<PartitionResult> r = partition(empty.g, testing_util::builtin_options());
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->regions.empty());
 
@@ -379,31 +379,31 @@ TEST(PartitionerErrors, RejectsBadOptions) {
   GraphMaker m = rfc_model();
   expect_invalid(status_of(m.g, options(Prefer::kVgfFirst, 0)), "min_partition_size is 0 (must be >= 1)");
   expect_invalid(status_of(m.g, options(static_cast<Prefer>(9), 1)), "unknown prefer value 9");
-  PartitionOptions o;
+  PartitionOptions o = testing_util::builtin_options();
   o.cost.gpu_crossing = -1;
   expect_invalid(status_of(m.g, o), "gpu_crossing");
-  o = PartitionOptions{};
+  o = testing_util::builtin_options();
   o.cost.per_op["sin"] = {{kVgfId, 1.0}, {kVulkanId, std::numeric_limits<double>::quiet_NaN()}, {kCpuId, 1.0}};
   expect_invalid(status_of(m.g, o), "cost of 'sin' on VulkanBackend");
 }
 
 TEST(PartitionerErrors, RejectsPinsItCannotHonour) {
   GraphMaker m = rfc_model();
-  PartitionOptions o;
+  PartitionOptions o = testing_util::builtin_options();
   ASSERT_TRUE(o.capabilities.pin("nope", kCpu).ok());
   expect_invalid(status_of(m.g, o), "pin: no node is named 'nope'");
 
-  o = PartitionOptions{};
+  o = testing_util::builtin_options();
   ASSERT_TRUE(o.capabilities.pin("gather_0", kVgf).ok());
   expect_invalid(status_of(m.g, o),
                  "cannot pin 'gather_0' to VgfBackend: TOSA 1.0 has no i64 tensors (input 1 of gather_0 is i64)");
 
-  o = PartitionOptions{};
+  o = testing_util::builtin_options();
   ASSERT_TRUE(o.capabilities.deny(kVulkan, "sin").ok());
   ASSERT_TRUE(o.capabilities.pin("sin_0", kVulkan).ok());
   expect_invalid(status_of(m.g, o), "cannot pin 'sin_0' to VulkanBackend: denied by user");
 
-  o = PartitionOptions{};
+  o = testing_util::builtin_options();
   ASSERT_TRUE(o.capabilities.pin("sin_0", kVulkan).ok());
   ASSERT_TRUE(o.capabilities.pin("sin_0", kCpu).ok());
   expect_invalid(status_of(m.g, o), "'sin_0' is pinned to both VulkanBackend and CpuFallback");
@@ -411,10 +411,10 @@ TEST(PartitionerErrors, RejectsPinsItCannotHonour) {
 
 TEST(PartitionerErrors, RejectsDenyingAnOpNobodyUses) {
   GraphMaker m = rfc_model();
-  PartitionOptions o;
+  PartitionOptions o = testing_util::builtin_options();
   ASSERT_TRUE(o.capabilities.deny(kVgf, "sinn").ok());
   expect_invalid(status_of(m.g, o), "op 'sinn' (for VgfBackend) is not a known op and no node of the graph uses it");
-  o = PartitionOptions{};
+  o = testing_util::builtin_options();
   ASSERT_TRUE(o.capabilities.deny(kVgf, "conv2d").ok());  // known, merely unused: fine
   EXPECT_TRUE(status_of(m.g, o).ok());
 }
@@ -424,7 +424,7 @@ TEST(PartitionerErrors, RejectsMalformedGraphs) {
     GraphMaker m;
     auto x = m.input("x", DType::kF32, {4});
     m.g.add_node(graph::Node{"bad", "abs", {x + 7}, {}, {}});
-    expect_invalid(status_of(m.g, PartitionOptions{}), "input 0 of node 'bad' is value id 7, out of range");
+    expect_invalid(status_of(m.g, testing_util::builtin_options()), "input 0 of node 'bad' is value id 7, out of range");
   }
   {
     GraphMaker m;
@@ -433,14 +433,14 @@ TEST(PartitionerErrors, RejectsMalformedGraphs) {
     m.g.add_node(
         graph::Node{"first", "abs", {later}, {m.g.add_value(graph::Value{"o", DType::kF32, {4}, -1, -1})}, {}});
     m.g.add_node(graph::Node{"second", "abs", {x}, {later}, {}});
-    expect_invalid(status_of(m.g, PartitionOptions{}), "node 'first' reads value 'later' produced by a later node");
+    expect_invalid(status_of(m.g, testing_util::builtin_options()), "node 'first' reads value 'later' produced by a later node");
   }
   {
     GraphMaker m;
     auto x = m.input("x", DType::kF32, {4});
     auto v = m.op("abs", "one", {x}, DType::kF32, {4});
     m.g.add_node(graph::Node{"two", "neg", {x}, {v}, {}});
-    expect_invalid(status_of(m.g, PartitionOptions{}), "value 'one:0' is produced by node 'one' and by node 'two'");
+    expect_invalid(status_of(m.g, testing_util::builtin_options()), "value 'one:0' is produced by node 'one' and by node 'two'");
   }
 }
 

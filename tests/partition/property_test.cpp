@@ -22,7 +22,7 @@ using testing_util::Rng;
 // Random options that are valid for `m`: denials of ops the graph uses or
 // knows, pins only where the backend can take the node.
 PartitionOptions random_options(Rng& rng, const GraphMaker& m) {
-  PartitionOptions o;
+  PartitionOptions o = testing_util::builtin_options();
   o.prefer = static_cast<Prefer>(rng.below(3));
   o.min_partition_size = static_cast<int64_t>(1 + rng.below(5));
   o.retry_pruned = rng.chance(50);
@@ -125,7 +125,7 @@ TEST(PartitionProperties, WithoutRetryPrunedNodesStayOnTheCpu) {
   Rng rng(0x5EED0002);
   for (int iter = 0; iter < 500; ++iter) {
     GraphMaker m = random_graph(rng, 1 + rng.below(30));
-    PartitionOptions o;
+    PartitionOptions o = testing_util::builtin_options();
     o.prefer = rng.chance(50) ? Prefer::kVgfFirst : Prefer::kVulkanFirst;
     o.min_partition_size = static_cast<int64_t>(2 + rng.below(3));
     Result<Partitioned> p = partition_with_trace(m.g, o);
@@ -170,7 +170,7 @@ TEST(PartitionProperties, HundredThousandNodesPartitionQuickly) {
   }
   m.g.mark_output(values.back());
   for (Prefer prefer : {Prefer::kVgfFirst, Prefer::kVulkanFirst, Prefer::kAuto}) {
-    PartitionOptions o;
+    PartitionOptions o = testing_util::builtin_options();
     o.prefer = prefer;
     o.retry_pruned = true;
     auto start = std::chrono::steady_clock::now();

@@ -7,7 +7,7 @@
 #pragma once
 
 #include "backends/backend.h"
-#include "partition/capabilities.h"
+#include "backends/vgf/vgf_capability.h"
 
 namespace gpuu::vgf {
 
@@ -23,7 +23,7 @@ class VgfBackend final : public backends::Backend {
   Status execute(backends::DelegateHandle& handle, const backends::ExecuteArgs& args) override;
 
   std::string check(const graph::Graph& graph, const graph::Node& node) const override;
-  const partition::BackendCapability& capability() const override { return partition::builtin_vgf_capability(); }
+  const partition::BackendCapability& capability() const override { return vgf_capability(); }
   Result<std::vector<uint8_t>> preprocess(const graph::Graph& graph, const partition::Region& region,
                                           const std::vector<CompileSpecEntry>& compile_specs) const override;
 };

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "backends/backend.h"
-#include "partition/capabilities.h"
+#include "backends/vulkan/vulkan_capability.h"
 
 namespace gpuu::vulkan {
 
@@ -19,7 +19,7 @@ class VulkanBackend final : public backends::Backend {
   Status execute(backends::DelegateHandle& handle, const backends::ExecuteArgs& args) override;
 
   std::string check(const graph::Graph& graph, const graph::Node& node) const override;
-  const partition::BackendCapability& capability() const override { return partition::builtin_vulkan_capability(); }
+  const partition::BackendCapability& capability() const override { return vulkan_capability(); }
   Result<std::vector<uint8_t>> preprocess(const graph::Graph& graph, const partition::Region& region,
                                           const std::vector<CompileSpecEntry>& compile_specs) const override;
 };

@@ -114,9 +114,9 @@ Status lower_pool2d(LoweringContext& lc, const graph::Node& n) {
 }  // namespace
 
 void add_conv_pool_kernels(std::vector<OpKernel>& table) {
-  table.push_back(OpKernel{"conv2d", check_conv2d, lower_conv2d});
-  table.push_back(OpKernel{"avg_pool2d", check_pool2d, lower_pool2d});
-  table.push_back(OpKernel{"max_pool2d", check_pool2d, lower_pool2d});
+  table.push_back(OpKernel{"conv2d", kFloatDTypes, check_conv2d, lower_conv2d});
+  table.push_back(OpKernel{"avg_pool2d", kFloatDTypes, check_pool2d, lower_pool2d});
+  table.push_back(OpKernel{"max_pool2d", kFloatDTypes | kI8DType | kI32DType, check_pool2d, lower_pool2d});
 }
 
 }  // namespace gpuu::kernels

@@ -46,7 +46,7 @@ Status lower_custom(LoweringContext& lc, const graph::Node& n) {
 }  // namespace
 
 void add_custom_kernels(std::vector<OpKernel>& table) {
-  table.push_back(OpKernel{"custom_shader", check_custom, lower_custom});
+  table.push_back(OpKernel{"custom_shader", kAllDTypes, check_custom, lower_custom});
 }
 
 }  // namespace gpuu::kernels

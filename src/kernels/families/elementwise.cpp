@@ -66,12 +66,12 @@ double attr_float(const graph::Node& n, const char* name, double fallback) {
 
 // The dtypes each op's kernels take, by the dtype of input 0 (the registry
 // has already made the other inputs alike).
-constexpr uint32_t bit(DType d) { return 1u << static_cast<unsigned>(d); }
-constexpr uint32_t kFloatBits = bit(DType::kF32) | bit(DType::kF16);
-constexpr uint32_t kIntBits = bit(DType::kI32) | bit(DType::kI64);
-constexpr uint32_t kBoolBit = bit(DType::kBool);
+constexpr DTypeSet bit(DType d) { return dtype_bit(d); }
+constexpr DTypeSet kFloatBits = kFloatDTypes;
+constexpr DTypeSet kIntBits = kIntDTypes;
+constexpr DTypeSet kBoolBit = kBoolDType;
 
-uint32_t accepted_dtypes(const std::string& op) {
+DTypeSet accepted_dtypes(const std::string& op) {
   if (logic_ops().count(op)) {
     return op == "isnan" || op == "isinf" ? kFloatBits : kFloatBits | kIntBits | kBoolBit | bit(DType::kI8);
   }
@@ -218,17 +218,17 @@ Status lower_binary(LoweringContext& lc, const graph::Node& n) {
 }  // namespace
 
 void add_elementwise_kernels(std::vector<OpKernel>& table) {
-  for (const auto& entry : unary_ops()) table.push_back(OpKernel{entry.first.c_str(), check_elementwise, lower_unary});
-  table.push_back(OpKernel{"bitwise_not", check_elementwise, lower_unary});
-  for (const char* op : {"isnan", "isinf", "logical_not"}) table.push_back(OpKernel{op, check_elementwise, lower_unary});
+  for (const auto& entry : unary_ops()) table.push_back(OpKernel{entry.first.c_str(), accepted_dtypes(entry.first), check_elementwise, lower_unary});
+  table.push_back(OpKernel{"bitwise_not", accepted_dtypes("bitwise_not"), check_elementwise, lower_unary});
+  for (const char* op : {"isnan", "isinf", "logical_not"}) table.push_back(OpKernel{op, accepted_dtypes(op), check_elementwise, lower_unary});
   for (const auto& entry : arithmetic_ops()) {
-    table.push_back(OpKernel{entry.first.c_str(), check_elementwise, lower_binary});
+    table.push_back(OpKernel{entry.first.c_str(), accepted_dtypes(entry.first), check_elementwise, lower_binary});
   }
   for (const char* op : {"bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or", "logical_xor"}) {
-    table.push_back(OpKernel{op, check_elementwise, lower_binary});
+    table.push_back(OpKernel{op, accepted_dtypes(op), check_elementwise, lower_binary});
   }
   for (const auto& entry : comparison_ops()) {
-    table.push_back(OpKernel{entry.first.c_str(), check_elementwise, lower_binary});
+    table.push_back(OpKernel{entry.first.c_str(), accepted_dtypes(entry.first), check_elementwise, lower_binary});
   }
 }
 

@@ -124,8 +124,8 @@ Status lower_index_select(LoweringContext& lc, const graph::Node& n) {
 }  // namespace
 
 void add_index_kernels(std::vector<OpKernel>& table) {
-  table.push_back(OpKernel{"gather", index_check, lower_gather});
-  table.push_back(OpKernel{"index_select", index_check, lower_index_select});
+  table.push_back(OpKernel{"gather", kStoredDTypes, index_check, lower_gather});
+  table.push_back(OpKernel{"index_select", kStoredDTypes, index_check, lower_index_select});
 }
 
 }  // namespace gpuu::kernels

@@ -93,8 +93,8 @@ Status lower_linear(LoweringContext& lc, const graph::Node& n) {
 }  // namespace
 
 void add_linalg_kernels(std::vector<OpKernel>& table) {
-  table.push_back(OpKernel{"matmul", check_matmul, lower_matmul});
-  table.push_back(OpKernel{"linear", check_linear, lower_linear});
+  table.push_back(OpKernel{"matmul", kFloatDTypes, check_matmul, lower_matmul});
+  table.push_back(OpKernel{"linear", kFloatDTypes, check_linear, lower_linear});
 }
 
 }  // namespace gpuu::kernels

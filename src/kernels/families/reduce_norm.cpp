@@ -223,22 +223,19 @@ Status lower_cumsum(LoweringContext& lc, const graph::Node& n) {
 }
 
 // The dtypes of input 0 each reduction's kernels take.
+// The dtypes each reduction's kernels take for input 0.
+DTypeSet reduce_dtypes(const std::string& op) {
+  if (op == "reduce_any" || op == "reduce_all") return kBoolDType;
+  if (op == "reduce_mean") return kFloatDTypes;
+  return kFloatDTypes | kIntDTypes;
+}
+
 std::string reduce_check(const graph::Graph& g, const graph::Node& n) {
   const graph::Value& x = g.value(n.inputs[0]);
-  bool ok;
-  const char* takes;
-  if (n.op == "reduce_any" || n.op == "reduce_all") {
-    ok = x.dtype == DType::kBool;
-    takes = "bool";
-  } else if (n.op == "reduce_mean") {
-    ok = is_float(x.dtype);
-    takes = "f32/f16";
-  } else {
-    ok = is_float(x.dtype) || x.dtype == DType::kI32 || x.dtype == DType::kI64;
-    takes = "f32/f16/i32/i64";
-  }
-  if (ok) return "";
-  return std::string("Vulkan ") + n.op + " kernels take " + takes + " tensors, input '" + x.name + "' is " +
+  DTypeSet takes = reduce_dtypes(n.op);
+  if (takes & dtype_bit(x.dtype)) return "";
+  const char* words = takes == kBoolDType ? "bool" : takes == kFloatDTypes ? "f32/f16" : "f32/f16/i32/i64";
+  return std::string("Vulkan ") + n.op + " kernels take " + words + " tensors, input '" + x.name + "' is " +
          graph::dtype_name(x.dtype);
 }
 
@@ -293,13 +290,13 @@ Status lower_layer_norm(LoweringContext& lc, const graph::Node& n) {
 void add_reduce_norm_kernels(std::vector<OpKernel>& table) {
   for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_any",
                          "reduce_all"}) {
-    table.push_back(OpKernel{op, reduce_check, lower_reduce});
+    table.push_back(OpKernel{op, reduce_dtypes(op), reduce_check, lower_reduce});
   }
-  table.push_back(OpKernel{"argmax", reduce_check, lower_arg_reduce});
-  table.push_back(OpKernel{"argmin", reduce_check, lower_arg_reduce});
-  table.push_back(OpKernel{"cumsum", reduce_check, lower_cumsum});
-  table.push_back(OpKernel{"softmax", check_float_inputs, lower_softmax});
-  table.push_back(OpKernel{"layer_norm", check_float_inputs, lower_layer_norm});
+  table.push_back(OpKernel{"argmax", reduce_dtypes("argmax"), reduce_check, lower_arg_reduce});
+  table.push_back(OpKernel{"argmin", reduce_dtypes("argmin"), reduce_check, lower_arg_reduce});
+  table.push_back(OpKernel{"cumsum", reduce_dtypes("cumsum"), reduce_check, lower_cumsum});
+  table.push_back(OpKernel{"softmax", kFloatDTypes, check_float_inputs, lower_softmax});
+  table.push_back(OpKernel{"layer_norm", kFloatDTypes, check_float_inputs, lower_layer_norm});
 }
 
 }  // namespace gpuu::kernels

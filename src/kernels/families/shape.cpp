@@ -318,15 +318,15 @@ std::string where_check(const graph::Graph& g, const graph::Node& n) {
 }  // namespace
 
 void add_shape_kernels(std::vector<OpKernel>& table) {
-  table.push_back(OpKernel{"transpose", any_dtype, lower_transpose});
-  table.push_back(OpKernel{"reshape", any_dtype, lower_reshape});
-  table.push_back(OpKernel{"slice", any_dtype, lower_slice});
-  table.push_back(OpKernel{"concat", any_dtype, lower_concat});
-  table.push_back(OpKernel{"pad", any_dtype, lower_pad});
-  table.push_back(OpKernel{"expand", any_dtype, lower_expand});
-  table.push_back(OpKernel{"flip", any_dtype, lower_flip});
-  table.push_back(OpKernel{"cast", any_dtype, lower_cast});
-  table.push_back(OpKernel{"where", where_check, lower_where});
+  table.push_back(OpKernel{"transpose", kStoredDTypes, any_dtype, lower_transpose});
+  table.push_back(OpKernel{"reshape", kStoredDTypes, any_dtype, lower_reshape});
+  table.push_back(OpKernel{"slice", kStoredDTypes, any_dtype, lower_slice});
+  table.push_back(OpKernel{"concat", kStoredDTypes, any_dtype, lower_concat});
+  table.push_back(OpKernel{"pad", kStoredDTypes, any_dtype, lower_pad});
+  table.push_back(OpKernel{"expand", kStoredDTypes, any_dtype, lower_expand});
+  table.push_back(OpKernel{"flip", kStoredDTypes, any_dtype, lower_flip});
+  table.push_back(OpKernel{"cast", kStoredDTypes, any_dtype, lower_cast});
+  table.push_back(OpKernel{"where", kStoredDTypes, where_check, lower_where, 1});
 }
 
 }  // namespace gpuu::kernels

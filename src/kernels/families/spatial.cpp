@@ -128,11 +128,11 @@ Status lower_resize(LoweringContext& lc, const graph::Node& n) {
 }  // namespace
 
 void add_spatial_kernels(std::vector<OpKernel>& table) {
-  table.push_back(OpKernel{"conv3d", float_only, lower_conv3d});
-  table.push_back(OpKernel{"conv_transpose2d", float_only, lower_conv_transpose2d});
-  table.push_back(OpKernel{"avg_pool3d", float_only, lower_pool3d});
-  table.push_back(OpKernel{"max_pool3d", float_only, lower_pool3d});
-  table.push_back(OpKernel{"resize", float_only, lower_resize});
+  table.push_back(OpKernel{"conv3d", kFloatDTypes, float_only, lower_conv3d});
+  table.push_back(OpKernel{"conv_transpose2d", kFloatDTypes, float_only, lower_conv_transpose2d});
+  table.push_back(OpKernel{"avg_pool3d", kFloatDTypes, float_only, lower_pool3d});
+  table.push_back(OpKernel{"max_pool3d", kFloatDTypes, float_only, lower_pool3d});
+  table.push_back(OpKernel{"resize", kFloatDTypes, float_only, lower_resize});
 }
 
 }  // namespace gpuu::kernels

@@ -1,0 +1,108 @@
+// The Vulkan declaration: each kernel entry's dtypes for its deciding input,
+// then the kernel's own check. Nothing here restates what a kernel takes.
+#include "backends/vulkan/vulkan_capability.h"
+
+#include "base/status.h"
+#include "kernels/op_table.h"
+#include "partition/capabilities.h"
+
+namespace gpuu::vulkan {
+namespace {
+
+using graph::DType;
+using partition::Verdict;
+
+Verdict at(Verdict::Kind kind, bool is_output, size_t slot, DType dtype) {
+  Verdict v;
+  v.kind = kind;
+  v.is_output = is_output;
+  v.slot = static_cast<int32_t>(slot);
+  v.dtype = dtype;
+  return v;
+}
+
+// Every tensor: its id resolves and the kernels have storage for its dtype
+// (i8 only for ops whose kernels take i8).
+Verdict check_tensors(const graph::Graph& g, const graph::Node& node, const kernels::OpKernel& kernel) {
+  kernels::DTypeSet stored = kernels::kStoredDTypes | (kernel.dtypes & kernels::kI8DType);
+  auto check_one = [&](graph::ValueId id, bool is_output, size_t slot) -> Verdict {
+    if (id < 0 || static_cast<size_t>(id) >= g.values().size()) {
+      return at(Verdict::Kind::kNoSuchValue, is_output, slot, DType::kF32);
+    }
+    DType dtype = g.value(id).dtype;
+    if (!(kernels::dtype_bit(dtype) & stored)) return at(Verdict::Kind::kTensorDtype, is_output, slot, dtype);
+    return Verdict{};
+  };
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    if (node.inputs[i] == graph::kNone) continue;  // an optional input left out
+    Verdict v = check_one(node.inputs[i], false, i);
+    if (!v.ok()) return v;
+  }
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    Verdict v = check_one(node.outputs[i], true, i);
+    if (!v.ok()) return v;
+  }
+  return Verdict{};
+}
+
+class VulkanCapability final : public partition::BackendCapability {
+ public:
+  const char* id() const override { return partition::kVulkanId; }
+  // One dispatch per op: dearer than VGF's fused TOSA graphs, cheaper than the CPU.
+  double default_cost() const override { return 2.0; }
+
+  Verdict check(const graph::Graph& graph, graph::NodeId node_id) const override {
+    const graph::Node& node = graph.node(node_id);
+    const kernels::OpKernel* kernel = kernels::find_op_kernel(node.op);
+    if (!kernel) return at(Verdict::Kind::kUnknownOp, false, 0, DType::kF32);
+    Verdict v = check_tensors(graph, node, *kernel);
+    if (!v.ok()) return v;
+    if (node.op == "custom_shader" && !partition::Capabilities::is_custom_shader(node)) {
+      return at(Verdict::Kind::kNotShaderDomain, false, 0, DType::kF32);
+    }
+    auto slot = static_cast<size_t>(kernel->deciding_input);
+    if (slot < node.inputs.size() && node.inputs[slot] != graph::kNone) {
+      DType dtype = graph.value(node.inputs[slot]).dtype;
+      if (!(kernels::dtype_bit(dtype) & kernel->dtypes)) return at(Verdict::Kind::kOpDtype, false, slot, dtype);
+    }
+    if (!kernels::vulkan_supports(graph, node).empty()) return at(Verdict::Kind::kBackendRefused, false, 0, DType::kF32);
+    return Verdict{};
+  }
+
+  std::vector<DType> declared_dtypes(std::string_view op) const override {
+    std::vector<DType> out;
+    const kernels::OpKernel* kernel = kernels::find_op_kernel(std::string(op));
+    if (!kernel) return out;
+    for (int d = 0; d < graph::kDTypeCount; ++d) {
+      if (kernel->dtypes & kernels::dtype_bit(static_cast<DType>(d))) out.push_back(static_cast<DType>(d));
+    }
+    return out;
+  }
+
+  std::string describe(const graph::Graph& graph, graph::NodeId node_id, const Verdict& v) const override {
+    const graph::Node& node = graph.node(node_id);
+    std::string where = str_cat(v.is_output ? "output " : "input ", v.slot, " of ", node.name);
+    const char* dt = graph::dtype_name(v.dtype);
+    switch (v.kind) {
+      case Verdict::Kind::kOk: return "";
+      case Verdict::Kind::kUnknownOp: return str_cat("no Vulkan kernel for op '", node.op, "'");
+      case Verdict::Kind::kNoSuchValue: return str_cat(where, " names no value of the graph");
+      case Verdict::Kind::kTensorDtype: return str_cat("no Vulkan kernel for ", dt, " tensors (", where, " is ", dt, ")");
+      case Verdict::Kind::kOpDtype:
+        return str_cat("no Vulkan kernel for '", node.op, "' on ", dt, " (", where, " is ", dt, ")");
+      case Verdict::Kind::kNotShaderDomain: return partition::describe_not_shader_domain(node);
+      case Verdict::Kind::kBackendRefused: return kernels::vulkan_supports(graph, node);
+      default: break;  // kinds the kernel table never gives; kDenied is worded by Capabilities
+    }
+    return "unsupported";
+  }
+};
+
+}  // namespace
+
+const partition::BackendCapability& vulkan_capability() {
+  static const VulkanCapability capability;
+  return capability;
+}
+
+}  // namespace gpuu::vulkan
