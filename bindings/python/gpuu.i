@@ -34,6 +34,7 @@
 static PyObject* gpuu_py_error_classes[GPUU_ERROR_INTERNAL + 1] = {nullptr};
 
 static void gpuu_py_raise(gpuu_status status) {
+  if (PyErr_Occurred()) return;  // a Python argument was refused before gpuu ran: keep that error
   const char* message = gpuu_last_error();
   if (!message || !*message) message = gpuu_status_string(status);
   int code = static_cast<int>(status);
@@ -691,6 +692,74 @@ static bool gpuu_py_fill_op_cost(PyObject** p, std::deque<std::string>* s, gpuu_
   }
   e->cost = PyFloat_AsDouble(p[2]);
   return !PyErr_Occurred();
+}
+%}
+%{
+// One compile spec from a (key: str, value: bytes) tuple.
+static bool gpuu_py_fill_spec(PyObject** p, std::deque<std::string>* s, gpuu_compile_spec* e) {
+  if (!gpuu_py_cstr(p[0], "a compile spec key", s, &e->key, false)) return false;
+  char* bytes = nullptr;
+  Py_ssize_t n = 0;
+  if (PyBytes_AsStringAndSize(p[1], &bytes, &n) < 0) return false;
+  s->emplace_back(bytes, static_cast<size_t>(n));
+  e->value = s->back().data();
+  e->value_size = static_cast<size_t>(n);
+  return true;
+}
+
+// The 0.3 compile-spec slots of gpuu_program_write_options, owned for the
+// duration of one write: extra specs for every delegate, and per backend id.
+struct GpuuPyWriteSpecs {
+  GpuuPyArray<gpuu_compile_spec> shared;
+  std::deque<GpuuPyArray<gpuu_compile_spec>> per_backend;
+  std::deque<std::string> ids;
+  std::vector<gpuu_backend_compile_specs> entries;
+
+  bool fill(PyObject* shared_specs, PyObject* backend_specs, gpuu_program_write_options* o) {
+    if (!gpuu_py_array<2>(shared_specs, "extra_shared_compile_specs", &shared, gpuu_py_fill_spec)) return false;
+    if (backend_specs != Py_None) {
+      PyObject* seq = PySequence_Fast(backend_specs, "backend_compile_specs must be a sequence of (id, specs)");
+      if (!seq) return false;
+      bool ok = true;
+      for (Py_ssize_t i = 0; ok && i < PySequence_Fast_GET_SIZE(seq); ++i) {
+        PyObject* parts[2];
+        gpuu_backend_compile_specs e;
+        gpuu_backend_compile_specs_init(&e);
+        per_backend.emplace_back();
+        ok = gpuu_py_tuple_items(PySequence_Fast_GET_ITEM(seq, i), 2, "backend_compile_specs", i, parts) &&
+             gpuu_py_cstr(parts[0], "a backend id", &ids, &e.backend, false) &&
+             gpuu_py_array<2>(parts[1], "a backend's compile specs", &per_backend.back(), gpuu_py_fill_spec);
+        if (ok) {
+          e.specs = per_backend.back().entries.empty() ? nullptr : per_backend.back().entries.data();
+          e.count = per_backend.back().entries.size();
+          entries.push_back(e);
+        }
+      }
+      Py_DECREF(seq);
+      if (!ok) return false;
+    }
+    o->extra_shared_compile_specs = shared.entries.empty() ? nullptr : shared.entries.data();
+    o->extra_shared_compile_spec_count = shared.entries.size();
+    o->backend_compile_specs = entries.empty() ? nullptr : entries.data();
+    o->backend_compile_specs_count = entries.size();
+    return true;
+  }
+};
+%}
+%inline %{
+// gpuu_program_write with the compile-spec slots filled from Python lists:
+// shared_specs [(key, bytes)], backend_specs [(backend id, [(key, bytes)])].
+gpuu_status gpuu_py_program_write_with_specs(const gpuu_graph* graph, const gpuu_partition* partition,
+                                             gpuu_program_write_options* options, PyObject* shared_specs,
+                                             PyObject* backend_specs, const char* path) {
+  if (!options) {
+    PyErr_SetString(PyExc_TypeError, "options are required");
+    return GPUU_ERROR_INVALID_ARGUMENT;
+  }
+  GpuuPyWriteSpecs specs;
+  gpuu_program_write_options o = *options;
+  if (!specs.fill(shared_specs, backend_specs, &o)) return GPUU_ERROR_INVALID_ARGUMENT;
+  return gpuu_program_write(graph, partition, &o, path);
 }
 %}
 %define GPUU_PARTITION_ARRAY(TYPE, PTR, COUNT, WHAT, N, FILL)

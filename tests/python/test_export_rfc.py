@@ -88,11 +88,38 @@ def test_export_vgf_writes_one_standalone_vgf_per_vgf_region(tmp_path):
                            tmp_path / "none") == []
 
 
-def test_export_refuses_extra_specs_it_cannot_write(tmp_path):
-    spec = rfc_spec(extra_shared_compile_specs=(gpuu.CompileSpec("vgf_debug", b"1"),))
-    with pytest.raises(gpuu.InvalidArgumentError, match="vgf_debug"):
+def test_export_writes_extra_and_per_backend_specs(tmp_path):
+    """extra_shared_compile_specs reach every delegate after the six shared keys,
+    backend_compile_specs only that backend's; the file still runs."""
+    import json
+    import subprocess
+
+    from arm_sdk import gpuu_inspect
+
+    spec = rfc_spec(extra_shared_compile_specs=(gpuu.CompileSpec("app_build", b"42"),),
+                    backend_compile_specs={"vulkan": (gpuu.CompileSpec("vulkan_note", b"fast"),)})
+    path = tmp_path / "x.gpuu"
+    gpuu.export(UnifiedVgfVulkanModel().eval(), (rfc_input(),), spec, path)
+    info = json.loads(subprocess.run([gpuu_inspect(), "--json", str(path)], check=True, capture_output=True,
+                                     text=True).stdout)
+    seen = set()
+    for d in info["delegates"]:
+        keys = [s["key"] for s in d["compile_specs"]]
+        assert keys[6] == "app_build", keys
+        assert ("vulkan_note" in keys) == (d["backend_id"] == "VulkanBackend"), (d["backend_id"], keys)
+        seen.add(d["backend_id"])
+    assert seen == {"VgfBackend", "VulkanBackend"}
+    run_and_compare(path, "timeline")
+
+
+def test_export_refuses_bad_extra_specs_by_name(tmp_path):
+    spec = rfc_spec(backend_compile_specs={"NoSuchBackend": (gpuu.CompileSpec("k", b"v"),)})
+    with pytest.raises(gpuu.InvalidArgumentError, match="NoSuchBackend"):
         gpuu.export(UnifiedVgfVulkanModel().eval(), (rfc_input(),), spec, tmp_path / "x.gpuu")
     assert not (tmp_path / "x.gpuu").exists()
+    with pytest.raises(gpuu.InvalidArgumentError, match="gpu_shared_colour"):
+        spec = rfc_spec(extra_shared_compile_specs=(gpuu.CompileSpec("gpu_shared_colour", b"red"),))
+        gpuu.export(UnifiedVgfVulkanModel().eval(), (rfc_input(),), spec, tmp_path / "y.gpuu")
 
 
 # ---- numerics ----------------------------------------------------------------

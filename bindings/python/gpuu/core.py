@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -377,8 +378,29 @@ def program_write_options(token: str = "default", group_id: int = 0, mode: Any =
     return o
 
 
-def write_program(graph: Graph, partition: Partition, path: Optional[str], options: Any = None) -> Optional[bytes]:
-    """Writes the program file to `path` (atomically), or returns its bytes when path is None."""
+def write_program(graph: Graph, partition: Partition, path: Optional[str], options: Any = None,
+                  extra_shared_compile_specs: Sequence[Tuple[str, bytes]] = (),
+                  backend_compile_specs: Optional[Mapping[str, Sequence[Tuple[str, bytes]]]] = None
+                  ) -> Optional[bytes]:
+    """Writes the program file to `path` (atomically), or returns its bytes when path is None.
+
+    extra_shared_compile_specs go to every delegate after the six shared keys;
+    backend_compile_specs {backend id: specs} only to that backend's delegates
+    (gpuu_program_write_options' 0.3 slots). Specs are (key, value bytes)."""
+    if extra_shared_compile_specs or backend_compile_specs:
+        if options is None:
+            options = program_write_options()
+        per_backend = [(backend_id(b), list(specs)) for b, specs in (backend_compile_specs or {}).items()]
+        if path is not None:
+            _c.gpuu_py_program_write_with_specs(graph.handle, partition.handle, options,
+                                                list(extra_shared_compile_specs), per_backend, str(path))
+            return None
+        with tempfile.TemporaryDirectory() as tmp:
+            target = os.path.join(tmp, "program.gpuu")
+            _c.gpuu_py_program_write_with_specs(graph.handle, partition.handle, options,
+                                                list(extra_shared_compile_specs), per_backend, target)
+            with open(target, "rb") as f:
+                return f.read()
     if path is None:
         return _c.gpuu_program_write_to_memory(graph.handle, partition.handle, options)
     _c.gpuu_program_write(graph.handle, partition.handle, options, str(path))

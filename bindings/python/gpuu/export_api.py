@@ -204,12 +204,20 @@ class UnifiedGpuCompileSpec:
     min_partition_size: int = 3
     prefer: str = "auto"
     extra_shared_compile_specs: Tuple[CompileSpec, ...] = field(default_factory=tuple)
+    # Compile specs for the delegates of one backend id each (a plugin's own keys, say).
+    backend_compile_specs: Mapping[str, Tuple[CompileSpec, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.vgf is not None and not isinstance(self.vgf, VgfCompileSpec):
             raise TypeError(
                 f"UnifiedGpuCompileSpec.vgf must be a VgfCompileSpec or None, got {type(self.vgf).__name__}")
         object.__setattr__(self, "extra_shared_compile_specs", tuple(self.extra_shared_compile_specs))
+        object.__setattr__(self, "backend_compile_specs",
+                           {core.backend_id(b): tuple(v) for b, v in dict(self.backend_compile_specs).items()})
+        for specs in self.backend_compile_specs.values():
+            for s in specs:
+                if not isinstance(s, CompileSpec):
+                    raise TypeError(f"backend_compile_specs must hold CompileSpec, got {type(s).__name__}")
         for s in self.extra_shared_compile_specs:
             if not isinstance(s, CompileSpec):
                 raise TypeError(f"extra_shared_compile_specs must hold CompileSpec, got {type(s).__name__}")
@@ -349,18 +357,17 @@ class UnifiedGpuPartitioner:
                       ) -> Optional[bytes]:
         """Writes the program file for `result` to `path` (atomically), or returns its bytes if path is None.
 
-        Every delegate gets the six shared compile specs of the spec. Extra compile
-        specs cannot travel yet: gpuu_program_write takes the six shared keys only,
-        so a spec with extra_shared_compile_specs is refused rather than silently
-        dropped.
+        Every delegate gets the six shared compile specs of the spec, then the
+        spec's extra_shared_compile_specs, then the specs its backend has in
+        the spec's backend_compile_specs ({backend id: [CompileSpec]}); the
+        backends' preprocess sees them all, and the C writer checks them (a bad
+        or repeated gpu_shared_ key, an unknown backend id: InvalidArgumentError).
         """
-        if self.spec.extra_shared_compile_specs:
-            keys = ", ".join(s.key for s in self.spec.extra_shared_compile_specs)
-            raise InvalidArgumentError(
-                f"extra_shared_compile_specs ({keys}) cannot be written: the program writer "
-                "(gpuu_program_write) bakes in only the six shared keys", 1)
-        return core.write_program(result.graph, result.partition, None if path is None else os.fspath(path),
-                                  self.write_options())
+        return core.write_program(
+            result.graph, result.partition, None if path is None else os.fspath(path), self.write_options(),
+            extra_shared_compile_specs=[(s.key, s.value) for s in self.spec.extra_shared_compile_specs],
+            backend_compile_specs={b: [(s.key, s.value) for s in specs]
+                                   for b, specs in self.spec.backend_compile_specs.items()})
 
 
 def export(module: Any, example_inputs: Sequence[Any], spec: UnifiedGpuCompileSpec,
