@@ -43,7 +43,40 @@ struct Verdict {
   int64_t rank = 0;
 
   bool ok() const { return kind == Kind::kOk; }
+
+  // A refusal about tensor `slot` of a node (an output when `is_output`).
+  static Verdict at(Kind kind, bool is_output, size_t slot, graph::DType dtype) {
+    Verdict v;
+    v.kind = kind;
+    v.is_output = is_output;
+    v.slot = static_cast<int32_t>(slot);
+    v.dtype = dtype;
+    return v;
+  }
 };
+
+// The walk every backend's tensor check makes: each present input, then each
+// output, in order; an id naming no value is kNoSuchValue, otherwise
+// `check(value, is_output, slot)` decides. The first refusal, or ok.
+template <typename Check>
+Verdict check_node_tensors(const graph::Graph& g, const graph::Node& node, Check check) {
+  auto one = [&](graph::ValueId id, bool is_output, size_t slot) -> Verdict {
+    if (id < 0 || static_cast<size_t>(id) >= g.values().size()) {
+      return Verdict::at(Verdict::Kind::kNoSuchValue, is_output, slot, graph::DType::kF32);
+    }
+    return check(g.value(id), is_output, slot);
+  };
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    if (node.inputs[i] == graph::kNone) continue;  // an optional input left out
+    Verdict v = one(node.inputs[i], false, i);
+    if (!v.ok()) return v;
+  }
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    Verdict v = one(node.outputs[i], true, i);
+    if (!v.ok()) return v;
+  }
+  return Verdict{};
+}
 
 class BackendCapability {
  public:

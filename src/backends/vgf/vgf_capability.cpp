@@ -120,22 +120,11 @@ const OpRule* find_rule(std::string_view op) {
   return it == op_table().end() ? nullptr : &it->second;
 }
 
-Verdict at(Verdict::Kind kind, bool is_output, size_t slot, DType dtype) {
-  Verdict v;
-  v.kind = kind;
-  v.is_output = is_output;
-  v.slot = static_cast<int32_t>(slot);
-  v.dtype = dtype;
-  return v;
-}
+constexpr auto at = &Verdict::at;
 
 // Every tensor: its id resolves, TOSA has its dtype, its rank is within TOSA's limit.
 Verdict check_tensors(const graph::Graph& g, const graph::Node& node) {
-  auto check_one = [&](graph::ValueId id, bool is_output, size_t slot) -> Verdict {
-    if (id < 0 || static_cast<size_t>(id) >= g.values().size()) {
-      return at(Verdict::Kind::kNoSuchValue, is_output, slot, DType::kF32);
-    }
-    const graph::Value& value = g.value(id);
+  return partition::check_node_tensors(g, node, [](const graph::Value& value, bool is_output, size_t slot) {
     if (!(bit(value.dtype) & kVgfTensors)) return at(Verdict::Kind::kTensorDtype, is_output, slot, value.dtype);
     if (static_cast<int64_t>(value.shape.size()) > kMaxTosaRank) {
       Verdict v = at(Verdict::Kind::kRank, is_output, slot, value.dtype);
@@ -143,17 +132,7 @@ Verdict check_tensors(const graph::Graph& g, const graph::Node& node) {
       return v;
     }
     return Verdict{};
-  };
-  for (size_t i = 0; i < node.inputs.size(); ++i) {
-    if (node.inputs[i] == graph::kNone) continue;  // an optional input left out
-    Verdict v = check_one(node.inputs[i], false, i);
-    if (!v.ok()) return v;
-  }
-  for (size_t i = 0; i < node.outputs.size(); ++i) {
-    Verdict v = check_one(node.outputs[i], true, i);
-    if (!v.ok()) return v;
-  }
-  return Verdict{};
+  });
 }
 
 // The op-specific dtype rule, on the input that decides it.

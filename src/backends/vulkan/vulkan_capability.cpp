@@ -12,37 +12,18 @@ namespace {
 using graph::DType;
 using partition::Verdict;
 
-Verdict at(Verdict::Kind kind, bool is_output, size_t slot, DType dtype) {
-  Verdict v;
-  v.kind = kind;
-  v.is_output = is_output;
-  v.slot = static_cast<int32_t>(slot);
-  v.dtype = dtype;
-  return v;
-}
+constexpr auto at = &Verdict::at;
 
 // Every tensor: its id resolves and the kernels have storage for its dtype
 // (i8 only for ops whose kernels take i8).
 Verdict check_tensors(const graph::Graph& g, const graph::Node& node, const kernels::OpKernel& kernel) {
   kernels::DTypeSet stored = kernels::kStoredDTypes | (kernel.dtypes & kernels::kI8DType);
-  auto check_one = [&](graph::ValueId id, bool is_output, size_t slot) -> Verdict {
-    if (id < 0 || static_cast<size_t>(id) >= g.values().size()) {
-      return at(Verdict::Kind::kNoSuchValue, is_output, slot, DType::kF32);
+  return partition::check_node_tensors(g, node, [&](const graph::Value& value, bool is_output, size_t slot) {
+    if (!(kernels::dtype_bit(value.dtype) & stored)) {
+      return at(Verdict::Kind::kTensorDtype, is_output, slot, value.dtype);
     }
-    DType dtype = g.value(id).dtype;
-    if (!(kernels::dtype_bit(dtype) & stored)) return at(Verdict::Kind::kTensorDtype, is_output, slot, dtype);
     return Verdict{};
-  };
-  for (size_t i = 0; i < node.inputs.size(); ++i) {
-    if (node.inputs[i] == graph::kNone) continue;  // an optional input left out
-    Verdict v = check_one(node.inputs[i], false, i);
-    if (!v.ok()) return v;
-  }
-  for (size_t i = 0; i < node.outputs.size(); ++i) {
-    Verdict v = check_one(node.outputs[i], true, i);
-    if (!v.ok()) return v;
-  }
-  return Verdict{};
+  });
 }
 
 class VulkanCapability final : public partition::BackendCapability {
