@@ -18,31 +18,18 @@ Backend* find_locked(const std::vector<std::unique_ptr<Backend>>& backends, cons
 
 }  // namespace
 
-namespace {
+partition::Verdict CheckedCapability::check(const graph::Graph& graph, graph::NodeId node) const {
+  partition::Verdict v;
+  if (!backend_.check(graph, graph.node(node)).empty()) v.kind = partition::Verdict::Kind::kBackendRefused;
+  return v;
+}
 
-// capability() of a backend that declares no table: check() decides.
-class CheckedCapability final : public partition::BackendCapability {
- public:
-  explicit CheckedCapability(const Backend& backend) : backend_(backend) {}
-  const char* id() const override { return backend_.id(); }
-  double default_cost() const override { return 2.0; }
-  partition::Verdict check(const graph::Graph& graph, graph::NodeId node) const override {
-    partition::Verdict v;
-    if (!backend_.check(graph, graph.node(node)).empty()) v.kind = partition::Verdict::Kind::kBackendRefused;
-    return v;
-  }
-  std::string describe(const graph::Graph& graph, graph::NodeId node, const partition::Verdict&) const override {
-    return backend_.check(graph, graph.node(node));
-  }
-  std::vector<graph::DType> declared_dtypes(std::string_view) const override { return {}; }
+std::string CheckedCapability::describe(const graph::Graph& graph, graph::NodeId node,
+                                        const partition::Verdict&) const {
+  return backend_.check(graph, graph.node(node));
+}
 
- private:
-  const Backend& backend_;  // its owner
-};
-
-}  // namespace
-
-Backend::Backend() : checked_(std::make_unique<CheckedCapability>(*this)) {}
+Backend::Backend() : checked_(std::make_unique<CheckedCapability>(*this, 2.0)) {}
 Backend::~Backend() = default;
 
 const partition::BackendCapability& Backend::capability() const { return *checked_; }

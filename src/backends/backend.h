@@ -98,6 +98,23 @@ class Backend {
   std::unique_ptr<partition::BackendCapability> checked_;  // the default capability()
 };
 
+// A capability whose check() is the backend's own check(): refusals are
+// kBackendRefused with the backend's reason. The default capability() of a
+// backend (cost 2, no op declared); a plugin declares its cost and ops on top.
+class CheckedCapability : public partition::BackendCapability {
+ public:
+  CheckedCapability(const Backend& backend, double default_cost) : backend_(backend), cost_(default_cost) {}
+  const char* id() const override { return backend_.id(); }
+  double default_cost() const override { return cost_; }
+  partition::Verdict check(const graph::Graph& graph, graph::NodeId node) const override;
+  std::string describe(const graph::Graph& graph, graph::NodeId node, const partition::Verdict&) const override;
+  std::vector<graph::DType> declared_dtypes(std::string_view) const override { return {}; }
+
+ private:
+  const Backend& backend_;  // its owner
+  double cost_;
+};
+
 // Backends by id, in registration order. The runtime registers the built-in
 // ones (see runtime/builtin_backends.h); plugins add theirs (src/plugins/).
 // Thread-safe; a backend, once registered, lives as long as the registry.

@@ -243,19 +243,10 @@ static_assert(GPUU_PLUGIN_DTYPE_F32 == static_cast<int>(graph::DType::kF32) &&
               "gpuu_plugin_dtype mirrors graph::DType");
 
 // The capability of a plugin: its descriptor's declarations, its check().
-class PluginCapability final : public partition::BackendCapability {
+class PluginCapability final : public backends::CheckedCapability {
  public:
-  explicit PluginCapability(const PluginBackend& backend) : backend_(backend) {}
-  const char* id() const override { return backend_.id(); }
-  double default_cost() const override { return backend_.descriptor().default_node_cost; }
-  partition::Verdict check(const graph::Graph& graph, graph::NodeId node) const override {
-    partition::Verdict v;
-    if (!backend_.check(graph, graph.node(node)).empty()) v.kind = partition::Verdict::Kind::kBackendRefused;
-    return v;
-  }
-  std::string describe(const graph::Graph& graph, graph::NodeId node, const partition::Verdict&) const override {
-    return backend_.check(graph, graph.node(node));
-  }
+  explicit PluginCapability(const PluginBackend& backend)
+      : CheckedCapability(backend, backend.descriptor().default_node_cost), backend_(backend) {}
   std::vector<graph::DType> declared_dtypes(std::string_view op) const override {
     const gpuu_backend_plugin& d = backend_.descriptor();
     bool declared = false;
