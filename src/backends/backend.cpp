@@ -7,6 +7,10 @@
 #include "context/vulkan_bootstrap.h"
 
 namespace gpuu::backends {
+
+Status DelegateHandle::rebind_io(const std::vector<BufferRange>&, const std::vector<BufferRange>&) {
+  return err(StatusCode::kUnsupported, "this delegate reads and writes only the buffers it was initialised with");
+}
 namespace {
 
 Backend* find_locked(const std::vector<std::unique_ptr<Backend>>& backends, const std::string& id) {

@@ -52,8 +52,8 @@ struct BackendInitContext {
 };
 
 // How one execute of a delegate is ordered with the others (RFC sync modes).
-// A backend's execute only submits (gpu::submit_recorded); the runtime does
-// every host wait.
+// A backend's execute only submits (gpu::submit_recorded, which gathers into
+// args.batch when the runtime gives one); the runtime does every host wait.
 using ExecuteArgs = gpu::SubmitArgs;
 
 class DelegateHandle {
@@ -65,6 +65,13 @@ class DelegateHandle {
   virtual double last_gpu_time_us() const { return -1; }
   // Dispatches one execute records (for logs and benchmarks), or 0 if unknown.
   virtual size_t dispatch_count() const { return 0; }
+  // Binding slots (zero-copy I/O, after IREE's reusable command buffers): run
+  // from now on against `inputs` and `outputs`, in bind_io's order, instead of
+  // the buffers bind_io gave; recorded work is re-pointed here, once, never
+  // per execute. Called only while nothing of the delegate runs. The default
+  // is kUnsupported: the runtime then copies between the application's
+  // buffers and its own, on the GPU, in the same submit.
+  virtual Status rebind_io(const std::vector<BufferRange>& inputs, const std::vector<BufferRange>& outputs);
 };
 
 class Backend {

@@ -143,7 +143,8 @@ VkResult SharedGpuContext::submit(uint32_t count, const VkSubmitInfo* submits, V
   return device_fns_.vkQueueSubmit(info_.queue, count, submits, fence);
 }
 
-Result<uint64_t> SharedGpuContext::submit_timeline(VkCommandBuffer command_buffer, VkFence fence) const {
+Result<uint64_t> SharedGpuContext::submit_timeline(uint32_t count, const VkCommandBuffer* command_buffers,
+                                                   VkFence fence) const {
   if (!info_.timeline_semaphore) {
     return err(StatusCode::kUnsupported, "context '", info_.token, "' on '", device_name(),
                "' has no timeline semaphore");
@@ -162,8 +163,8 @@ Result<uint64_t> SharedGpuContext::submit_timeline(VkCommandBuffer command_buffe
   submit.waitSemaphoreCount = wait_value ? 1 : 0;
   submit.pWaitSemaphores = &info_.timeline_semaphore;
   submit.pWaitDstStageMask = &wait_stage;
-  submit.commandBufferCount = command_buffer ? 1 : 0;
-  submit.pCommandBuffers = &command_buffer;
+  submit.commandBufferCount = count;
+  submit.pCommandBuffers = command_buffers;
   submit.signalSemaphoreCount = 1;
   submit.pSignalSemaphores = &info_.timeline_semaphore;
   GPUU_VK_RETURN_IF_ERROR(device_fns_.vkQueueSubmit(info_.queue, 1, &submit, fence), "vkQueueSubmit");

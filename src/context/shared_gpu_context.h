@@ -128,7 +128,12 @@ class SharedGpuContext {
   // signals the next one, which it returns. Every gpuu submit on the context
   // goes through this chain under the queue lock, so signalled values only
   // grow, whichever session or delegate submits (the spec requires it).
-  Result<uint64_t> submit_timeline(VkCommandBuffer command_buffer, VkFence fence) const;
+  Result<uint64_t> submit_timeline(VkCommandBuffer command_buffer, VkFence fence) const {
+    return submit_timeline(command_buffer ? 1 : 0, &command_buffer, fence);
+  }
+  // The same for `count` command buffers in one submit: they run in order and
+  // signal once (how the runtime makes an execute one queue submission).
+  Result<uint64_t> submit_timeline(uint32_t count, const VkCommandBuffer* command_buffers, VkFence fence) const;
   // The value the last timeline submit will signal (0 before the first).
   uint64_t last_timeline_value() const;
 

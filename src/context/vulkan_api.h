@@ -49,6 +49,7 @@ namespace gpuu::vk {
   X(vkAllocateCommandBuffers)         \
   X(vkFreeCommandBuffers)             \
   X(vkBeginCommandBuffer)             \
+  X(vkResetCommandBuffer)             \
   X(vkEndCommandBuffer)               \
   X(vkCmdPipelineBarrier)             \
   X(vkCmdDispatch)                    \

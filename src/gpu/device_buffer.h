@@ -53,6 +53,10 @@ class DeviceBuffer {
   VkDeviceSize allocation_size() const { return allocation_size_; }
   // Non-null for host-visible memory (persistently mapped).
   void* mapped() const { return mapped_; }
+  // Mapped and host-cached: the host reads it at memory speed (unified
+  // memory, readback buffers). Device memory seen through the PCIe BAR is
+  // uncached: the host reads it through a staging copy instead.
+  bool host_readable() const { return mapped_ && host_cached_; }
   bool valid() const { return buffer_ != VK_NULL_HANDLE; }
   // The whole buffer with its memory: how a hand-off buffer is handed to a
   // delegate (one that aliases it, as the VGF native path does, binds there).
@@ -66,6 +70,7 @@ class DeviceBuffer {
   VkDeviceSize size_ = 0;
   VkDeviceSize allocation_size_ = 0;
   void* mapped_ = nullptr;
+  bool host_cached_ = false;
 };
 
 }  // namespace gpuu::gpu

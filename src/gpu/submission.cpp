@@ -5,7 +5,31 @@
 
 namespace gpuu::gpu {
 
+Status SubmitBatch::flush(uint32_t* submitted) {
+  if (command_buffers_.empty()) return Status::Ok();
+  const auto count = static_cast<uint32_t>(command_buffers_.size());
+  if (sync_mode_ == SyncMode::kTimeline) {
+    Result<uint64_t> value = ctx_->submit_timeline(count, command_buffers_.data(), VK_NULL_HANDLE);
+    if (!value.ok()) {
+      return err(value.status().code(), "sync mode timeline: ", value.status().message(), " (use queue_wait_idle)");
+    }
+    if (signaled_value_) *signaled_value_ = value.value();
+  } else {
+    VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    submit.commandBufferCount = count;
+    submit.pCommandBuffers = command_buffers_.data();
+    GPUU_VK_RETURN_IF_ERROR(ctx_->submit(1, &submit, VK_NULL_HANDLE), "vkQueueSubmit");
+  }
+  command_buffers_.clear();
+  if (submitted) ++*submitted;
+  return Status::Ok();
+}
+
 Status submit_recorded(const SharedGpuContext& ctx, VkCommandBuffer command_buffer, const SubmitArgs& args) {
+  if (args.batch) {
+    args.batch->add(command_buffer);
+    return Status::Ok();
+  }
   if (args.sync_mode == SyncMode::kTimeline) {
     Result<uint64_t> value = ctx.submit_timeline(command_buffer, args.fence);
     if (!value.ok()) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "base/status.h"
 #include "compile_spec/shared_gpu_compile_spec.h"
@@ -12,6 +13,29 @@
 #include "gpu/device_buffer.h"
 
 namespace gpuu::gpu {
+
+// Recorded work gathered for one queue submission on one context. The
+// runtime gives each execute one per context, so delegates that share a queue
+// go in one vkQueueSubmit: their command buffers run in submission order, and
+// each one's recorded entry barrier orders its reads after earlier writes, so
+// the timeline chain needs no semaphore between them. flush() submits what
+// was gathered as the sync mode says (timeline: one signal for all).
+class SubmitBatch {
+ public:
+  SubmitBatch(const SharedGpuContext& ctx, SyncMode sync_mode, uint64_t* signaled_value)
+      : ctx_(&ctx), sync_mode_(sync_mode), signaled_value_(signaled_value) {}
+  void add(VkCommandBuffer command_buffer) { command_buffers_.push_back(command_buffer); }
+  bool empty() const { return command_buffers_.empty(); }
+  // One submit of everything gathered (nothing when empty); never blocks.
+  // `submitted` counts the queue submissions made.
+  Status flush(uint32_t* submitted = nullptr);
+
+ private:
+  const SharedGpuContext* ctx_;
+  SyncMode sync_mode_;
+  uint64_t* signaled_value_;  // set to what the timeline submit signals
+  std::vector<VkCommandBuffer> command_buffers_;
+};
 
 // How one submit is ordered with the others. A submit never waits: every
 // host wait is the caller's (the runtime's) job.
@@ -21,6 +45,10 @@ struct SubmitArgs {
   // timeline: set to the value the submit signals on the context's semaphore
   // (it waits for the context's previous timeline submit first).
   uint64_t* signaled_value = nullptr;
+  // When set, submit_recorded gathers the work here and its owner submits it
+  // (SubmitBatch::flush) before any host wait; a backend that reads device
+  // memory on the host must flush it first.
+  SubmitBatch* batch = nullptr;
 };
 
 // Submits `command_buffer` on the context's queue as `args` says (timeline:

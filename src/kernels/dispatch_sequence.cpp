@@ -34,9 +34,32 @@ size_t DispatchSequence::dispatch_count() const {
       std::count_if(steps_.begin(), steps_.end(), [](const Step& s) { return s.kind == Step::Kind::kDispatch; }));
 }
 
+void DispatchSequence::repoint(const std::vector<std::pair<BufferRange, BufferRange>>& moves) {
+  auto move = [&](BufferRange& r) {
+    for (const auto& [from, to] : moves) {
+      if (r.buffer != from.buffer || r.offset < from.offset || r.offset + r.size > from.offset + from.size) continue;
+      VkDeviceSize at = r.offset - from.offset;
+      r = BufferRange{to.buffer, to.offset + at, std::min(r.size, to.size - std::min(at, to.size))};
+      return;
+    }
+  };
+  for (Step& s : steps_) {
+    for (Binding& b : s.bindings) move(b.range);
+    if (s.kind == Step::Kind::kCopy) {
+      move(s.copy_src);
+      move(s.copy_dst);
+    }
+  }
+}
+
 Status DispatchSequence::record(VkCommandBuffer cb) {
   const auto& vk = ctx_->vkd();
   VkDevice dev = ctx_->device();
+  barriers_ = 0;
+  if (pool_) {  // a re-record: the sets go back to the pool, which has room for the same ones
+    vk.vkDestroyDescriptorPool(dev, pool_, nullptr);
+    pool_ = VK_NULL_HANDLE;
+  }
   uint32_t sets = 0, descriptors = 0;
   for (const Step& s : steps_) {
     if (s.kind != Step::Kind::kDispatch) continue;

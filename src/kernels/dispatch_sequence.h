@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/device_buffer.h"
@@ -50,8 +51,14 @@ class DispatchSequence {
   const std::vector<Step>& steps() const { return steps_; }
 
   // Allocates every descriptor set from one pool and records all steps into
-  // `cb` (which must be in the recording state). Call once.
+  // `cb` (which must be in the recording state). Called again after
+  // repoint(), into a reset command buffer, it makes its sets afresh.
   Status record(VkCommandBuffer cb);
+  // Binding slots: for each (from, to) move, every range the steps take
+  // inside `from` now lies at the same place inside `to` (an application's
+  // buffer instead of the one the sequence was built on). All moves apply at
+  // once, so slots may swap buffers. Takes effect at the next record().
+  void repoint(const std::vector<std::pair<BufferRange, BufferRange>>& moves);
   size_t barrier_count() const { return barriers_; }
   size_t dispatch_count() const;
 

@@ -152,6 +152,8 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
     }
   }
 
+  inputs_ = inputs;
+  outputs_ = outputs;
   const auto& vk = ctx.vkd();
   VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   alloc.commandPool = pool_;
@@ -159,15 +161,54 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
   alloc.commandBufferCount = 1;
   GPUU_VK_RETURN_IF_ERROR(vk.vkAllocateCommandBuffers(ctx.device(), &alloc, &command_buffer_),
                           "vkAllocateCommandBuffers");
+  return record();
+}
+
+Status KernelGraph::record() {
+  const auto& vk = ctx_->vkd();
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   GPUU_VK_RETURN_IF_ERROR(vk.vkBeginCommandBuffer(command_buffer_, &begin), "vkBeginCommandBuffer");
-  GPUU_RETURN_IF_ERROR(timer_.begin(ctx, command_buffer_));
+  GPUU_RETURN_IF_ERROR(timer_.begin(*ctx_, command_buffer_));
   GPUU_RETURN_IF_ERROR(sequence_->record(command_buffer_));
   timer_.end(command_buffer_);
   GPUU_VK_RETURN_IF_ERROR(vk.vkEndCommandBuffer(command_buffer_), "vkEndCommandBuffer");
   log(LogLevel::kDebug, "Vulkan", "recorded ", sequence_->dispatch_count(), " dispatches, ",
       sequence_->barrier_count(), " barriers, ", kernels_->size(), " pipelines");
   return Status::Ok();
+}
+
+Status KernelGraph::rebind(const std::vector<BufferRange>& inputs, const std::vector<BufferRange>& outputs) {
+  if (inputs.size() != inputs_.size() || outputs.size() != outputs_.size()) {
+    return err(StatusCode::kInvalidArgument, "Vulkan delegate: rebind with ", inputs.size(), " inputs and ",
+               outputs.size(), " outputs, the region has ", inputs_.size(), " and ", outputs_.size());
+  }
+  const VkDeviceSize align = ctx_->properties().limits.minStorageBufferOffsetAlignment;
+  bool changed = false;
+  for (int pass = 0; pass < 2; ++pass) {
+    const std::vector<BufferRange>& to = pass == 0 ? inputs : outputs;
+    const std::vector<BufferRange>& now = pass == 0 ? inputs_ : outputs_;
+    for (size_t i = 0; i < to.size(); ++i) {
+      if (!to[i].buffer || (align && to[i].offset % align) || to[i].size < now[i].size - now[i].size % 4) {
+        return err(StatusCode::kInvalidArgument, "Vulkan delegate: ", pass == 0 ? "input " : "output ", i,
+                   ": a bound range needs a buffer, an offset that is a multiple of ", align, " and ",
+                   now[i].size, " bytes");
+      }
+      changed |= to[i].buffer != now[i].buffer || to[i].offset != now[i].offset;
+    }
+  }
+  if (!changed) return Status::Ok();
+  std::vector<std::pair<BufferRange, BufferRange>> moves;
+  for (int pass = 0; pass < 2; ++pass) {
+    const std::vector<BufferRange>& to = pass == 0 ? inputs : outputs;
+    std::vector<BufferRange>& now = pass == 0 ? inputs_ : outputs_;
+    for (size_t i = 0; i < to.size(); ++i) {
+      if (to[i].buffer != now[i].buffer || to[i].offset != now[i].offset) moves.emplace_back(now[i], to[i]);
+      now[i] = to[i];
+    }
+  }
+  sequence_->repoint(moves);
+  GPUU_VK_RETURN_IF_ERROR(ctx_->vkd().vkResetCommandBuffer(command_buffer_, 0), "vkResetCommandBuffer");
+  return record();
 }
 
 KernelGraph::~KernelGraph() {

@@ -36,6 +36,13 @@ class KernelGraph {
   KernelGraph(const KernelGraph&) = delete;
   KernelGraph& operator=(const KernelGraph&) = delete;
 
+  // Binding slots: from now on read inputs[i] and write outputs[i] in place
+  // of the buffers given at creation (or the last rebind): the recorded work
+  // is re-pointed and recorded again now, never per run. Each range must
+  // start at the device's storage-buffer offset alignment. Call only while
+  // no run is in flight.
+  Status rebind(const std::vector<BufferRange>& inputs, const std::vector<BufferRange>& outputs);
+
   VkCommandBuffer command_buffer() const { return command_buffer_; }
   const SharedGpuContextPtr& context() const { return ctx_; }
   VkCommandPool command_pool() const { return pool_; }
@@ -53,6 +60,7 @@ class KernelGraph {
   explicit KernelGraph(SharedGpuContextPtr ctx) : ctx_(std::move(ctx)) {}
   Status build(const graph::Graph& region, const std::vector<BufferRange>& inputs,
                const std::vector<BufferRange>& outputs, const KernelGraphOptions& options);
+  Status record();
 
   SharedGpuContextPtr ctx_;  // keeps the device alive for everything below
   VkCommandPool pool_ = VK_NULL_HANDLE;
@@ -63,6 +71,7 @@ class KernelGraph {
   DeviceBuffer arena_;
   std::vector<DeviceBuffer> scratch_;
   gpu::GpuTimer timer_;
+  std::vector<BufferRange> inputs_, outputs_;  // what the slots are bound to now
 };
 
 }  // namespace gpuu::kernels

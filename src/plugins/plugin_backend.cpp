@@ -346,7 +346,11 @@ Result<std::unique_ptr<backends::DelegateHandle>> PluginBackend::init(
 
 Status PluginBackend::execute(backends::DelegateHandle& handle, const backends::ExecuteArgs& args) {
   auto& d = static_cast<PluginDelegate&>(handle);
-  if (runs_on_host()) GPUU_RETURN_IF_ERROR(wait_for_producers(*d.ctx_, args.sync_mode));
+  if (runs_on_host()) {
+    // The host reads what earlier delegates write: their gathered work goes first.
+    if (args.batch) GPUU_RETURN_IF_ERROR(args.batch->flush());
+    GPUU_RETURN_IF_ERROR(wait_for_producers(*d.ctx_, args.sync_mode));
+  }
   d.args_ = &args;
   d.submits_ = 0;
   char error[kErrorCapacity] = "";

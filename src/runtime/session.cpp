@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <algorithm>
 #include <functional>
 #include <map>
 
@@ -15,16 +16,38 @@
 namespace gpuu::runtime {
 namespace {
 
+using gpu::BufferRange;
 using gpu::DeviceBuffer;
 using gpu::MemoryKind;
 
 // A tensor's storage on one context: host-visible (device-local where the
-// device offers it) so that the host can fill inputs, read outputs and serve
-// CPU steps without staging copies.
+// device offers it) so that the host can fill inputs and serve CPU steps
+// without staging copies. An application buffer bound zero-copy takes its
+// place: the delegates on that context read or write it in place.
 struct Home {
   SharedGpuContextPtr ctx;
   DeviceBuffer buffer;
+  BufferRange app;     // the application's buffer used instead, when bound zero-copy
   bool fresh = false;  // holds the tensor's current value in this execute
+  BufferRange range() const { return app.buffer ? app : buffer.whole_range(); }
+  bool host_readable() const { return !app.buffer && buffer.host_readable(); }
+  void* host_writable() const { return app.buffer ? nullptr : buffer.mapped(); }
+};
+
+// A copy recorded once into its own command buffer, submitted in an execute's
+// batch: an application buffer to or from a home (where zero-copy cannot be
+// had), or a home into a staging buffer the host reads.
+struct RecordedCopy {
+  VkCommandBuffer command_buffer = VK_NULL_HANDLE;
+  BufferRange from, to;
+};
+
+// Host reads of a tensor whose home the host cannot read fast (device-local
+// memory, an application's buffer): one GPU copy into host-cached memory.
+struct Staging {
+  DeviceBuffer buffer;
+  RecordedCopy copy;
+  bool fresh = false;
 };
 
 struct TensorSlot {
@@ -35,14 +58,21 @@ struct TensorSlot {
   bool host_fresh = false;
   bool is_input = false;
   bool input_set = false;
-  // The host reads it (a graph output, an input of a CPU step): its homes
-  // live in host-cached memory, since reads of device memory mapped through
-  // the PCIe BAR are uncached and slow; otherwise device-local host-visible
-  // memory where offered, which the host only writes.
-  bool host_reads = false;
+  bool input_in_home = false;  // set_input wrote straight into the one home
+  // A CPU step reads it mid-execute: its homes live in host-cached memory.
+  // Other tensors (graph outputs included) stay device-local where offered,
+  // read on the host through `staging`.
+  bool cpu_reads = false;
+  std::unique_ptr<Staging> staging;
   Home* home_on(const SharedGpuContext* ctx) {
     for (auto& h : homes) {
       if (h->ctx.get() == ctx) return h.get();
+    }
+    return nullptr;
+  }
+  Home* fresh_home() {
+    for (auto& h : homes) {
+      if (h->fresh) return h.get();
     }
     return nullptr;
   }
@@ -61,21 +91,22 @@ struct CpuStep {
   std::vector<int32_t> constant_inputs;  // per node input: index into graph constants, or -1
 };
 
-// Where the host must wait for each context, and how far its work has gone.
+// Where the host must wait for each context, how far its work has gone, and
+// the work gathered for its next queue submission.
 struct ContextTrack {
   SharedGpuContextPtr ctx;
   uint64_t last_signal = 0;
   bool pending = false;
-  VkCommandPool pool = VK_NULL_HANDLE;  // for copies to and from application buffers
+  VkCommandPool pool = VK_NULL_HANDLE;  // for the runtime's own copies
+  std::unique_ptr<gpu::SubmitBatch> batch;
 };
 
-// A copy between an application buffer and a tensor home, recorded once.
-struct AppCopy {
-  VkBuffer buffer = VK_NULL_HANDLE;
-  VkDeviceSize offset = 0, size = 0;
-  Home* home = nullptr;
-  VkCommandBuffer command_buffer = VK_NULL_HANDLE;
-  VkCommandPool pool = VK_NULL_HANDLE;
+// An application buffer bound to a graph input or output.
+struct AppBinding {
+  BufferRange range;
+  bool zero_copy = false;  // the delegates use it in place; else `copy` runs each execute
+  RecordedCopy copy;
+  Home* home = nullptr;    // the home it stands in for, or copies to or from
 };
 
 }  // namespace
@@ -87,48 +118,72 @@ struct Session::Impl {
   std::vector<TensorSlot> tensors;
   std::vector<DelegateSlot> delegates;        // by program delegate index
   std::vector<std::unique_ptr<CpuStep>> cpu_steps;  // by plan index (null for delegate steps)
-  std::vector<ContextTrack> contexts;
-  std::map<size_t, AppCopy> input_copies, output_copies;  // by graph input/output index
+  std::vector<std::unique_ptr<ContextTrack>> contexts;
+  std::map<size_t, AppBinding> input_bindings, output_bindings;  // by graph input/output index
+  // Per graph output: get_output read it since the last execute. Then the
+  // next execute stages it for the host in its own submit (the host likely
+  // reads it again); otherwise it stays on the device until asked for.
+  std::vector<bool> output_read;
   bool executed = false;
+  ExecuteStats scratch_stats;
+  ExecuteStats* stats = &scratch_stats;  // the running execute's, else scratch
 
   ~Impl();
   ContextTrack& track(const SharedGpuContextPtr& ctx);
   Result<Home*> home_for(int32_t tensor, const SharedGpuContextPtr& ctx);
   Status init_delegate(int32_t index);
   Status build_cpu_step(size_t plan_index);
-  Status wait_host(ContextTrack& t, ExecuteStats& stats);
-  Status make_fresh_on(int32_t tensor, Home* home, ExecuteStats& stats);
-  Status make_host_fresh(int32_t tensor, ExecuteStats& stats);
-  // Runs `submit` with the arguments the sync mode calls for and records that
-  // the context now has work in flight.
-  Status submit_chained(ContextTrack& t, ExecuteStats& stats,
-                        const std::function<Status(const backends::ExecuteArgs&)>& submit);
-  Status submit_copy(AppCopy& copy, ExecuteStats& stats);
-  Result<AppCopy> record_app_copy(Home* home, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size,
-                                  bool to_home);
-  void free_app_copy(AppCopy& copy);
+  Status wait_host(ContextTrack& t);
+  Status wait_all();
+  // Where the host sees the tensor's current value: its host copy, a home
+  // the host reads fast, or its staging buffer (copied there now if needed).
+  Result<const void*> host_view(int32_t tensor);
+  Status make_fresh_on(int32_t tensor, Home* home);
+  Status make_host_fresh(int32_t tensor);
+  // Runs `submit` with the arguments the sync mode calls for (gathering into
+  // the context's batch unless every delegate must be waited for) and records
+  // that the context now has work in flight.
+  Status submit_chained(ContextTrack& t, const std::function<Status(const backends::ExecuteArgs&)>& submit);
+  Status submit_copy(ContextTrack& t, RecordedCopy& copy);
+  Status record_copy(ContextTrack& t, const BufferRange& from, const BufferRange& to, RecordedCopy* copy);
+  void free_copy(const SharedGpuContextPtr& ctx, RecordedCopy& copy);
+  Status stage(int32_t tensor, Home* home);
+  // Binding slots: every delegate on the home's context that reads or writes
+  // `tensor` runs against the homes' current ranges.
+  Status rebind_delegates(int32_t tensor, Home* home);
+  Status bind(bool output, size_t index, const BufferRange& range);
+  void unbind(bool output, size_t index);
   Status execute(ExecuteStats& stats);
 };
 
 Session::Impl::~Impl() {
   // Nothing may still run when buffers and pools go.
-  for (ContextTrack& t : contexts) {
-    if (t.pending) t.ctx->queue_wait_idle();
+  for (auto& t : contexts) {
+    if (t->pending || (t->batch && !t->batch->empty())) t->ctx->queue_wait_idle();
   }
-  for (auto& entry : input_copies) free_app_copy(entry.second);
-  for (auto& entry : output_copies) free_app_copy(entry.second);
-  for (ContextTrack& t : contexts) {
-    if (t.pool) t.ctx->destroy_command_pool(t.pool);
+  for (auto* bindings : {&input_bindings, &output_bindings}) {
+    for (auto& entry : *bindings) {
+      if (entry.second.home) free_copy(entry.second.home->ctx, entry.second.copy);
+    }
+  }
+  for (TensorSlot& slot : tensors) {
+    if (slot.staging && !slot.homes.empty()) free_copy(slot.homes.front()->ctx, slot.staging->copy);
+  }
+  for (auto& t : contexts) {
+    if (t->pool) t->ctx->destroy_command_pool(t->pool);
   }
   delegates.clear();  // each handle destroys its pool and drops its context reference
 }
 
 ContextTrack& Session::Impl::track(const SharedGpuContextPtr& ctx) {
-  for (ContextTrack& t : contexts) {
-    if (t.ctx == ctx) return t;
+  for (auto& t : contexts) {
+    if (t->ctx == ctx) return *t;
   }
-  contexts.push_back(ContextTrack{ctx});
-  return contexts.back();
+  auto t = std::make_unique<ContextTrack>();
+  t->ctx = ctx;
+  t->batch = std::make_unique<gpu::SubmitBatch>(*ctx, sync_mode, &t->last_signal);
+  contexts.push_back(std::move(t));
+  return *contexts.back();
 }
 
 Result<Home*> Session::Impl::home_for(int32_t tensor, const SharedGpuContextPtr& ctx) {
@@ -137,7 +192,7 @@ Result<Home*> Session::Impl::home_for(int32_t tensor, const SharedGpuContextPtr&
   auto home = std::make_unique<Home>();
   home->ctx = ctx;
   std::string what = "tensor '" + slot.info.name + "'";
-  MemoryKind kind = slot.host_reads ? MemoryKind::kReadback : MemoryKind::kShared;
+  MemoryKind kind = slot.cpu_reads ? MemoryKind::kReadback : MemoryKind::kShared;
   GPUU_ASSIGN_OR_RETURN(home->buffer, DeviceBuffer::create(*ctx, slot.bytes, kind, what.c_str()));
   slot.homes.push_back(std::move(home));
   track(ctx);
@@ -232,142 +287,302 @@ Status Session::Impl::build_cpu_step(size_t plan_index) {
   return Status::Ok();
 }
 
-Status Session::Impl::wait_host(ContextTrack& t, ExecuteStats& stats) {
+Status Session::Impl::wait_host(ContextTrack& t) {
+  if (!t.batch->empty()) GPUU_RETURN_IF_ERROR(t.batch->flush(&stats->queue_submits));
   if (!t.pending) return Status::Ok();
   auto start = std::chrono::steady_clock::now();
   if (sync_mode == SyncMode::kTimeline) {
     VkSemaphore sem = t.ctx->timeline_semaphore();
-    VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-    wait.semaphoreCount = 1;
-    wait.pSemaphores = &sem;
-    wait.pValues = &t.last_signal;
-    GPUU_VK_RETURN_IF_ERROR(t.ctx->vkd().vkWaitSemaphores(t.ctx->device(), &wait, UINT64_MAX), "vkWaitSemaphores");
+    const auto& vk = t.ctx->vkd();
+    // Poll a little before sleeping: a blocking wait's wake-up costs tens of
+    // microseconds, as much as a small model's whole GPU time.
+    uint64_t value = 0;
+    bool done = false;
+    while (!done && std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() <
+                        options.wait_spin_us) {
+      GPUU_VK_RETURN_IF_ERROR(vk.vkGetSemaphoreCounterValue(t.ctx->device(), sem, &value),
+                              "vkGetSemaphoreCounterValue");
+      done = value >= t.last_signal;
+    }
+    if (!done) {
+      VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+      wait.semaphoreCount = 1;
+      wait.pSemaphores = &sem;
+      wait.pValues = &t.last_signal;
+      GPUU_VK_RETURN_IF_ERROR(vk.vkWaitSemaphores(t.ctx->device(), &wait, UINT64_MAX), "vkWaitSemaphores");
+    }
   } else {
     GPUU_VK_RETURN_IF_ERROR(t.ctx->queue_wait_idle(), "vkQueueWaitIdle");
   }
   t.pending = false;
-  ++stats.host_waits;
-  stats.host_wait_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+  ++stats->host_waits;
+  stats->host_wait_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
   return Status::Ok();
 }
 
-Status Session::Impl::submit_chained(ContextTrack& t, ExecuteStats& stats,
+Status Session::Impl::wait_all() {
+  for (auto& t : contexts) GPUU_RETURN_IF_ERROR(wait_host(*t));
+  return Status::Ok();
+}
+
+Status Session::Impl::submit_chained(ContextTrack& t,
                                      const std::function<Status(const backends::ExecuteArgs&)>& submit) {
   backends::ExecuteArgs args;
   args.sync_mode = sync_mode;
   args.signaled_value = &t.last_signal;
+  // queue_wait_idle: the conservative mode submits and waits for each delegate.
+  if (sync_mode != SyncMode::kQueueWaitIdle) args.batch = t.batch.get();
   GPUU_RETURN_IF_ERROR(submit(args));
+  if (!args.batch) ++stats->queue_submits;
   t.pending = true;
-  ++stats.delegate_submits;
-  // queue_wait_idle: the conservative mode waits after every delegate.
-  if (sync_mode == SyncMode::kQueueWaitIdle) GPUU_RETURN_IF_ERROR(wait_host(t, stats));
+  if (sync_mode == SyncMode::kQueueWaitIdle) GPUU_RETURN_IF_ERROR(wait_host(t));
   return Status::Ok();
 }
 
-Status Session::Impl::make_fresh_on(int32_t tensor, Home* home, ExecuteStats& stats) {
-  TensorSlot& slot = tensors[static_cast<size_t>(tensor)];
-  if (home->fresh) return Status::Ok();
-  if (slot.host_fresh) {
-    std::memcpy(home->buffer.mapped(), slot.host.bytes.data(), slot.bytes);
-    home->fresh = true;
-    return Status::Ok();
-  }
-  for (auto& other : slot.homes) {
-    if (!other->fresh) continue;
-    GPUU_RETURN_IF_ERROR(wait_host(track(other->ctx), stats));
-    std::memcpy(home->buffer.mapped(), other->buffer.mapped(), slot.bytes);
-    home->fresh = true;
-    ++stats.host_copies;
-    return Status::Ok();
-  }
-  return err(StatusCode::kInternal, "tensor '", slot.info.name, "' is read before anything wrote it");
-}
-
-Status Session::Impl::make_host_fresh(int32_t tensor, ExecuteStats& stats) {
-  TensorSlot& slot = tensors[static_cast<size_t>(tensor)];
-  if (slot.host_fresh) return Status::Ok();
-  for (auto& home : slot.homes) {
-    if (!home->fresh) continue;
-    GPUU_RETURN_IF_ERROR(wait_host(track(home->ctx), stats));
-    std::memcpy(slot.host.bytes.data(), home->buffer.mapped(), slot.bytes);
-    slot.host_fresh = true;
-    return Status::Ok();
-  }
-  return err(StatusCode::kInternal, "tensor '", slot.info.name, "' is read before anything wrote it");
-}
-
-Result<AppCopy> Session::Impl::record_app_copy(Home* home, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size,
-                                               bool to_home) {
-  ContextTrack& t = track(home->ctx);
+Status Session::Impl::record_copy(ContextTrack& t, const BufferRange& from, const BufferRange& to,
+                                  RecordedCopy* copy) {
   const auto& vk = t.ctx->vkd();
   if (!t.pool) GPUU_VK_RETURN_IF_ERROR(t.ctx->create_command_pool(&t.pool), "vkCreateCommandPool");
-  AppCopy copy{buffer, offset, size, home, VK_NULL_HANDLE, t.pool};
-  VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  alloc.commandPool = t.pool;
-  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  alloc.commandBufferCount = 1;
-  GPUU_VK_RETURN_IF_ERROR(vk.vkAllocateCommandBuffers(t.ctx->device(), &alloc, &copy.command_buffer),
-                          "vkAllocateCommandBuffers");
+  if (!copy->command_buffer) {
+    VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    alloc.commandPool = t.pool;
+    alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    alloc.commandBufferCount = 1;
+    GPUU_VK_RETURN_IF_ERROR(vk.vkAllocateCommandBuffers(t.ctx->device(), &alloc, &copy->command_buffer),
+                            "vkAllocateCommandBuffers");
+  } else {
+    GPUU_VK_RETURN_IF_ERROR(vk.vkResetCommandBuffer(copy->command_buffer, 0), "vkResetCommandBuffer");
+  }
+  copy->from = from;
+  copy->to = to;
+  VkCommandBuffer cb = copy->command_buffer;
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  GPUU_VK_RETURN_IF_ERROR(vk.vkBeginCommandBuffer(copy.command_buffer, &begin), "vkBeginCommandBuffer");
+  GPUU_VK_RETURN_IF_ERROR(vk.vkBeginCommandBuffer(cb, &begin), "vkBeginCommandBuffer");
   const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
   VkMemoryBarrier before{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   before.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
   before.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-  vk.vkCmdPipelineBarrier(copy.command_buffer, stages, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0, nullptr, 0,
-                          nullptr);
-  VkBufferCopy region{to_home ? offset : 0, to_home ? 0 : offset, size};
-  if (to_home) {
-    vk.vkCmdCopyBuffer(copy.command_buffer, buffer, home->buffer.buffer(), 1, &region);
-  } else {
-    vk.vkCmdCopyBuffer(copy.command_buffer, home->buffer.buffer(), buffer, 1, &region);
-  }
+  vk.vkCmdPipelineBarrier(cb, stages, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0, nullptr, 0, nullptr);
+  VkBufferCopy region{from.offset, to.offset, std::min(from.size, to.size)};
+  vk.vkCmdCopyBuffer(cb, from.buffer, to.buffer, 1, &region);
   VkMemoryBarrier after{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   after.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
   after.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT;
-  vk.vkCmdPipelineBarrier(copy.command_buffer, VK_PIPELINE_STAGE_TRANSFER_BIT, stages | VK_PIPELINE_STAGE_HOST_BIT, 0,
-                          1, &after, 0, nullptr, 0, nullptr);
-  GPUU_VK_RETURN_IF_ERROR(vk.vkEndCommandBuffer(copy.command_buffer), "vkEndCommandBuffer");
-  return copy;
+  vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, stages | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &after, 0,
+                          nullptr, 0, nullptr);
+  GPUU_VK_RETURN_IF_ERROR(vk.vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+  return Status::Ok();
 }
 
-Status Session::Impl::submit_copy(AppCopy& copy, ExecuteStats& stats) {
-  ContextTrack& t = track(copy.home->ctx);
-  return submit_chained(t, stats, [&](const backends::ExecuteArgs& args) {
-    return gpu::submit_recorded(*t.ctx, copy.command_buffer, args);
-  });
+Status Session::Impl::submit_copy(ContextTrack& t, RecordedCopy& copy) {
+  return submit_chained(
+      t, [&](const backends::ExecuteArgs& args) { return gpu::submit_recorded(*t.ctx, copy.command_buffer, args); });
 }
 
-void Session::Impl::free_app_copy(AppCopy& copy) {
-  if (copy.command_buffer && copy.home) {
-    copy.home->ctx->vkd().vkFreeCommandBuffers(copy.home->ctx->device(), copy.pool, 1, &copy.command_buffer);
+void Session::Impl::free_copy(const SharedGpuContextPtr& ctx, RecordedCopy& copy) {
+  if (copy.command_buffer) {
+    ctx->vkd().vkFreeCommandBuffers(ctx->device(), track(ctx).pool, 1, &copy.command_buffer);
   }
   copy.command_buffer = VK_NULL_HANDLE;
 }
 
-Status Session::Impl::execute(ExecuteStats& stats) {
+static bool same_range(const BufferRange& a, const BufferRange& b) {
+  return a.buffer == b.buffer && a.offset == b.offset && a.size == b.size;
+}
+
+// Adds to `t`'s batch the copy of the tensor's fresh home into its staging
+// buffer (made and recorded on first use, re-recorded when the home moved).
+Status Session::Impl::stage(int32_t tensor, Home* home) {
+  TensorSlot& slot = tensors[static_cast<size_t>(tensor)];
+  ContextTrack& t = track(home->ctx);
+  if (!slot.staging) {
+    slot.staging = std::make_unique<Staging>();
+    std::string what = "host copy of '" + slot.info.name + "'";
+    GPUU_ASSIGN_OR_RETURN(slot.staging->buffer,
+                          DeviceBuffer::create(*home->ctx, slot.bytes, MemoryKind::kReadback, what.c_str()));
+  }
+  Staging& st = *slot.staging;
+  if (!st.copy.command_buffer || !same_range(st.copy.from, home->range())) {
+    GPUU_RETURN_IF_ERROR(record_copy(t, home->range(), st.buffer.whole_range(), &st.copy));
+  }
+  GPUU_RETURN_IF_ERROR(submit_copy(t, st.copy));
+  st.fresh = true;
+  return Status::Ok();
+}
+
+Result<const void*> Session::Impl::host_view(int32_t tensor) {
+  TensorSlot& slot = tensors[static_cast<size_t>(tensor)];
+  if (slot.host_fresh) return static_cast<const void*>(slot.host.bytes.data());
+  Home* home = slot.fresh_home();
+  if (!home) return err(StatusCode::kInternal, "tensor '", slot.info.name, "' is read before anything wrote it");
+  for (auto& h : slot.homes) {
+    if (h->fresh && h->host_readable()) home = h.get();
+  }
+  if (!home->host_readable() && !(slot.staging && slot.staging->fresh)) GPUU_RETURN_IF_ERROR(stage(tensor, home));
+  GPUU_RETURN_IF_ERROR(wait_host(track(home->ctx)));
+  if (home->host_readable()) return static_cast<const void*>(home->buffer.mapped());
+  return static_cast<const void*>(slot.staging->buffer.mapped());
+}
+
+Status Session::Impl::make_fresh_on(int32_t tensor, Home* home) {
+  TensorSlot& slot = tensors[static_cast<size_t>(tensor)];
+  if (home->fresh) return Status::Ok();
+  void* dst = home->host_writable();
+  if (!dst) {
+    return err(StatusCode::kUnsupported, "tensor '", slot.info.name,
+               "' lives in an application buffer the host cannot write");
+  }
+  bool from_device = !slot.host_fresh;
+  GPUU_ASSIGN_OR_RETURN(const void* src, host_view(tensor));
+  std::memcpy(dst, src, slot.bytes);
+  home->fresh = true;
+  if (from_device) ++stats->host_copies;
+  return Status::Ok();
+}
+
+Status Session::Impl::make_host_fresh(int32_t tensor) {
+  TensorSlot& slot = tensors[static_cast<size_t>(tensor)];
+  if (slot.host_fresh) return Status::Ok();
+  GPUU_ASSIGN_OR_RETURN(const void* src, host_view(tensor));
+  std::memcpy(slot.host.bytes.data(), src, slot.bytes);
+  slot.host_fresh = true;
+  return Status::Ok();
+}
+
+Status Session::Impl::rebind_delegates(int32_t tensor, Home* home) {
+  for (DelegateSlot& d : delegates) {
+    if (!d.handle || d.handle->context() != home->ctx) continue;
+    bool touches = std::count(d.inputs.begin(), d.inputs.end(), tensor) ||
+                   std::count(d.outputs.begin(), d.outputs.end(), tensor);
+    if (!touches) continue;
+    std::vector<BufferRange> ins, outs;
+    for (int32_t t : d.inputs) ins.push_back(tensors[static_cast<size_t>(t)].home_on(home->ctx.get())->range());
+    for (int32_t t : d.outputs) outs.push_back(tensors[static_cast<size_t>(t)].home_on(home->ctx.get())->range());
+    GPUU_RETURN_IF_ERROR(d.handle->rebind_io(ins, outs));
+  }
+  return Status::Ok();
+}
+
+// Zero-copy where it can be had: the tensor has one home, every delegate
+// touching it there re-points its slots, and (for an output) a delegate, not
+// the host, writes it. Otherwise a GPU copy to or from the home runs in each
+// execute's submit.
+Status Session::Impl::bind(bool output, size_t index, const BufferRange& range) {
+  auto& bindings = output ? output_bindings : input_bindings;
+  int32_t t = (output ? program->outputs() : program->inputs())[index];
+  TensorSlot& slot = tensors[static_cast<size_t>(t)];
+  for (auto* other : {&input_bindings, &output_bindings}) {
+    for (auto& [i, b] : *other) {
+      if (other == &bindings && i == index) continue;
+      bool overlap = b.range.buffer == range.buffer && b.range.offset < range.offset + range.size &&
+                     range.offset < b.range.offset + b.range.size;
+      if (overlap && (output || other == &output_bindings)) {
+        return err(StatusCode::kInvalidArgument, output ? "output " : "input ", index, " ('", slot.info.name,
+                   "'): the bound range overlaps the one bound to ", other == &output_bindings ? "output " : "input ",
+                   i, "; an output must not share memory with another bound tensor");
+      }
+    }
+  }
+  unbind(output, index);
+  SharedGpuContextPtr ctx;
+  for (const DelegateSlot& d : delegates) {
+    if (d.handle) {
+      ctx = d.handle->context();
+      break;
+    }
+  }
+  if (!ctx) {
+    return err(StatusCode::kFailedPrecondition, output ? "output " : "input ", index, " ('", slot.info.name,
+               "'): the program has no GPU delegate, so there is no device to bind a buffer on");
+  }
+  bool written_by_delegate = false;
+  for (const DelegateSlot& d : delegates) {
+    if (d.handle && d.handle->context() == ctx && std::count(d.outputs.begin(), d.outputs.end(), t)) {
+      written_by_delegate = true;
+    }
+  }
+  AppBinding b;
+  b.range = range;
+  if (slot.homes.size() == 1 && slot.homes.front()->ctx == ctx && (output ? written_by_delegate : !slot.cpu_reads)) {
+    Home* home = slot.homes.front().get();
+    home->app = range;
+    Status s = rebind_delegates(t, home);
+    if (s.ok()) {
+      b.zero_copy = true;
+      b.home = home;
+      bindings[index] = b;
+      log(LogLevel::kDebug, "runtime", output ? "output " : "input ", index, " ('", slot.info.name,
+          "') bound zero-copy");
+      return Status::Ok();
+    }
+    home->app = BufferRange{};
+    GPUU_RETURN_IF_ERROR(rebind_delegates(t, home));  // back to the home's own buffer
+    log(LogLevel::kDebug, "runtime", output ? "output " : "input ", index, " ('", slot.info.name,
+        "') bound through a copy: ", s.message());
+  }
+  if (!output && slot.homes.empty()) {
+    return err(StatusCode::kFailedPrecondition, "input ", index, " ('", slot.info.name,
+               "') is read only by CPU-fallback steps: set it from host memory");
+  }
+  Home* home = nullptr;
+  if (output) {
+    GPUU_ASSIGN_OR_RETURN(home, home_for(t, ctx));
+  } else {
+    home = slot.homes.front().get();
+  }
+  b.home = home;
+  ContextTrack& track_of_home = track(home->ctx);
+  BufferRange own = home->buffer.whole_range();
+  own.size = range.size;
+  GPUU_RETURN_IF_ERROR(
+      output ? record_copy(track_of_home, own, range, &b.copy) : record_copy(track_of_home, range, own, &b.copy));
+  bindings[index] = b;
+  return Status::Ok();
+}
+
+void Session::Impl::unbind(bool output, size_t index) {
+  auto& bindings = output ? output_bindings : input_bindings;
+  auto it = bindings.find(index);
+  if (it == bindings.end()) return;
+  AppBinding& b = it->second;
+  if (b.zero_copy) {
+    b.home->app = BufferRange{};
+    int32_t t = (output ? program->outputs() : program->inputs())[index];
+    // Pointing back at buffers the delegates were built on cannot fail.
+    Status s = rebind_delegates(t, b.home);
+    if (!s.ok()) log(LogLevel::kError, "runtime", "unbinding: ", s.message());
+  } else if (b.home) {
+    free_copy(b.home->ctx, b.copy);
+  }
+  bindings.erase(it);
+}
+
+Status Session::Impl::execute(ExecuteStats& run_stats) {
+  stats = &run_stats;
   const std::vector<int32_t>& graph_inputs = program->inputs();
   for (size_t i = 0; i < graph_inputs.size(); ++i) {
     TensorSlot& slot = tensors[static_cast<size_t>(graph_inputs[i])];
-    if (!slot.input_set && !input_copies.count(i)) {
+    if (!slot.input_set && !input_bindings.count(i)) {
       return err(StatusCode::kFailedPrecondition, "input ", i, " ('", slot.info.name,
                  "') was never set: call set_input or bind a buffer before execute");
     }
   }
   for (TensorSlot& slot : tensors) {
-    slot.host_fresh = slot.is_input && slot.input_set;
+    slot.host_fresh = slot.is_input && slot.input_set && !slot.input_in_home;
     for (auto& h : slot.homes) h->fresh = false;
+    if (slot.is_input && slot.input_set && slot.input_in_home) slot.homes.front()->fresh = true;
+    if (slot.staging) slot.staging->fresh = false;
   }
-  for (ContextTrack& t : contexts) t.pending = false;
-  // Application buffers feed their homes on the GPU, first in the chain.
-  for (auto& entry : input_copies) {
-    AppCopy& c = entry.second;
-    GPUU_RETURN_IF_ERROR(submit_copy(c, stats));
-    c.home->fresh = true;
-    TensorSlot& slot = tensors[static_cast<size_t>(graph_inputs[entry.first])];
+  for (auto& t : contexts) t->pending = false;
+  // Bound application buffers hold the inputs: in place, or copied to their
+  // homes on the GPU, first in the submit.
+  for (auto& [i, b] : input_bindings) {
+    TensorSlot& slot = tensors[static_cast<size_t>(graph_inputs[i])];
+    if (!b.zero_copy) GPUU_RETURN_IF_ERROR(submit_copy(track(b.home->ctx), b.copy));
     slot.host_fresh = false;
+    for (auto& h : slot.homes) h->fresh = h.get() == b.home;
     for (auto& h : slot.homes) {
-      if (h.get() != c.home) GPUU_RETURN_IF_ERROR(make_fresh_on(graph_inputs[entry.first], h.get(), stats));
+      if (h.get() != b.home) GPUU_RETURN_IF_ERROR(make_fresh_on(graph_inputs[i], h.get()));
     }
   }
 
@@ -377,15 +592,17 @@ Status Session::Impl::execute(ExecuteStats& stats) {
       DelegateSlot& d = delegates[static_cast<size_t>(plan[p].delegate)];
       const SharedGpuContextPtr& ctx = d.handle->context();
       for (int32_t t : d.inputs) {
-        GPUU_RETURN_IF_ERROR(make_fresh_on(t, tensors[static_cast<size_t>(t)].home_on(ctx.get()), stats));
+        GPUU_RETURN_IF_ERROR(make_fresh_on(t, tensors[static_cast<size_t>(t)].home_on(ctx.get())));
       }
-      GPUU_RETURN_IF_ERROR(submit_chained(track(ctx), stats, [&](const backends::ExecuteArgs& args) {
+      GPUU_RETURN_IF_ERROR(submit_chained(track(ctx), [&](const backends::ExecuteArgs& args) {
         return d.backend->execute(*d.handle, args);
       }));
+      ++stats->delegate_submits;
       for (int32_t t : d.outputs) {
         TensorSlot& slot = tensors[static_cast<size_t>(t)];
         for (auto& h : slot.homes) h->fresh = h->ctx == ctx;
         slot.host_fresh = false;
+        if (slot.staging) slot.staging->fresh = false;
       }
     } else {
       CpuStep& step = *cpu_steps[p];
@@ -407,7 +624,7 @@ Status Session::Impl::execute(ExecuteStats& stats) {
           ins.push_back(&constants.back());
           continue;
         }
-        GPUU_RETURN_IF_ERROR(make_host_fresh(t, stats));
+        GPUU_RETURN_IF_ERROR(make_host_fresh(t));
         ins.push_back(&tensors[static_cast<size_t>(t)].host);
       }
       std::vector<cpu::HostTensor> outs;
@@ -419,22 +636,34 @@ Status Session::Impl::execute(ExecuteStats& stats) {
         slot.host = std::move(outs[k]);
         slot.host_fresh = true;
         for (auto& h : slot.homes) h->fresh = false;
+        if (slot.staging) slot.staging->fresh = false;
       }
     }
   }
 
-  // Outputs bound to application buffers are copied on the GPU, last in the chain.
-  for (auto& entry : output_copies) {
-    int32_t t = program->outputs()[entry.first];
-    GPUU_RETURN_IF_ERROR(make_fresh_on(t, entry.second.home, stats));
-    GPUU_RETURN_IF_ERROR(submit_copy(entry.second, stats));
+  // Outputs bound to application buffers: written in place, or copied there
+  // on the GPU, last in the submit. Outputs the host will likely read are
+  // staged for it in the same submit.
+  const std::vector<int32_t>& graph_outputs = program->outputs();
+  for (auto& [i, b] : output_bindings) {
+    if (b.zero_copy) continue;
+    GPUU_RETURN_IF_ERROR(make_fresh_on(graph_outputs[i], b.home));
+    GPUU_RETURN_IF_ERROR(submit_copy(track(b.home->ctx), b.copy));
   }
-  for (int32_t t : program->outputs()) GPUU_RETURN_IF_ERROR(make_host_fresh(t, stats));
+  for (size_t i = 0; i < graph_outputs.size(); ++i) {
+    TensorSlot& slot = tensors[static_cast<size_t>(graph_outputs[i])];
+    Home* home = slot.host_fresh ? nullptr : slot.fresh_home();
+    bool likely_read = executed ? output_read[i] : !output_bindings.count(i);
+    output_read[i] = false;
+    if (likely_read && home && !home->host_readable() && !(slot.staging && slot.staging->fresh)) {
+      GPUU_RETURN_IF_ERROR(stage(graph_outputs[i], home));
+    }
+  }
   // Leave nothing running: the next set_input writes memory the GPU reads.
-  for (ContextTrack& t : contexts) GPUU_RETURN_IF_ERROR(wait_host(t, stats));
+  GPUU_RETURN_IF_ERROR(wait_all());
   for (const DelegateSlot& d : delegates) {
     double us = d.handle ? d.handle->last_gpu_time_us() : -1;
-    if (us > 0) stats.gpu_time_us += us;
+    if (us > 0) stats->gpu_time_us += us;
   }
   executed = true;
   return Status::Ok();
@@ -463,13 +692,13 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const program::
     slot.host = cpu::HostTensor::zeros(slot.info.dtype, slot.info.shape);
   }
   for (int32_t t : program->inputs()) impl->tensors[static_cast<size_t>(t)].is_input = true;
-  for (int32_t t : program->outputs()) impl->tensors[static_cast<size_t>(t)].host_reads = true;
   for (const program::PlanStep& step : program->plan()) {
     if (step.kind != program::PlanStep::Kind::kCpuNode) continue;
     for (int32_t t : step.cpu_node.inputs) {
-      if (t >= 0) impl->tensors[static_cast<size_t>(t)].host_reads = true;
+      if (t >= 0) impl->tensors[static_cast<size_t>(t)].cpu_reads = true;
     }
   }
+  impl->output_read.assign(program->outputs().size(), false);
 
   impl->delegates.resize(program->delegates().size());
   impl->cpu_steps.resize(program->plan().size());
@@ -481,10 +710,10 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const program::
       GPUU_RETURN_IF_ERROR(impl->build_cpu_step(p));
     }
   }
-  for (const ContextTrack& t : impl->contexts) {
-    if (impl->sync_mode == SyncMode::kTimeline && !t.ctx->timeline_semaphore()) {
+  for (const auto& t : impl->contexts) {
+    if (impl->sync_mode == SyncMode::kTimeline && !t->ctx->timeline_semaphore()) {
       return err(StatusCode::kUnsupported, "sync mode timeline needs timeline semaphores, which the context on '",
-                 t.ctx->device_name(), "' lacks (choose queue_wait_idle)");
+                 t->ctx->device_name(), "' lacks (choose queue_wait_idle)");
     }
   }
 
@@ -514,7 +743,11 @@ Status Session::set_input(size_t index, const void* data, size_t size) {
   }
   if (!data && size) return err(StatusCode::kInvalidArgument, "input ", index, " ('", d.name, "'): data is null");
   TensorSlot& slot = impl_->tensors[static_cast<size_t>(impl_->program->inputs()[index])];
-  if (size) std::memcpy(slot.host.bytes.data(), data, size);
+  // One host copy: straight into the memory the GPU reads where there is one
+  // such home (nothing runs between executes), else into the host copy.
+  void* home = slot.homes.size() == 1 ? slot.homes.front()->host_writable() : nullptr;
+  slot.input_in_home = home != nullptr;
+  if (size) std::memcpy(home ? home : slot.host.bytes.data(), data, size);
   slot.input_set = true;
   return Status::Ok();
 }
@@ -525,11 +758,7 @@ Status Session::bind_input_buffer(size_t index, VkBuffer buffer, VkDeviceSize of
                " inputs)");
   }
   if (!buffer) {
-    auto old = impl_->input_copies.find(index);
-    if (old != impl_->input_copies.end()) {
-      impl_->free_app_copy(old->second);
-      impl_->input_copies.erase(old);
-    }
+    impl_->unbind(false, index);
     return Status::Ok();
   }
   const TensorDesc& d = input_descs_[index];
@@ -537,16 +766,7 @@ Status Session::bind_input_buffer(size_t index, VkBuffer buffer, VkDeviceSize of
     return err(StatusCode::kInvalidArgument, "input ", index, " ('", d.name, "') takes ", d.bytes,
                " bytes, the bound range has ", size);
   }
-  TensorSlot& slot = impl_->tensors[static_cast<size_t>(impl_->program->inputs()[index])];
-  if (slot.homes.empty()) {
-    return err(StatusCode::kFailedPrecondition, "input ", index, " ('", d.name,
-               "') is read only by CPU-fallback steps: set it from host memory");
-  }
-  GPUU_ASSIGN_OR_RETURN(AppCopy copy, impl_->record_app_copy(slot.homes.front().get(), buffer, offset, size, true));
-  auto old = impl_->input_copies.find(index);  // replaced only once the new one is ready
-  if (old != impl_->input_copies.end()) impl_->free_app_copy(old->second);
-  impl_->input_copies[index] = copy;
-  return Status::Ok();
+  return impl_->bind(false, index, BufferRange{buffer, offset, size});
 }
 
 Status Session::bind_output_buffer(size_t index, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size) {
@@ -555,11 +775,7 @@ Status Session::bind_output_buffer(size_t index, VkBuffer buffer, VkDeviceSize o
                " outputs)");
   }
   if (!buffer) {
-    auto old = impl_->output_copies.find(index);
-    if (old != impl_->output_copies.end()) {
-      impl_->free_app_copy(old->second);
-      impl_->output_copies.erase(old);
-    }
+    impl_->unbind(true, index);
     return Status::Ok();
   }
   const TensorDesc& d = output_descs_[index];
@@ -567,33 +783,33 @@ Status Session::bind_output_buffer(size_t index, VkBuffer buffer, VkDeviceSize o
     return err(StatusCode::kInvalidArgument, "output ", index, " ('", d.name, "') takes ", d.bytes,
                " bytes, the bound range has ", size);
   }
-  int32_t t = impl_->program->outputs()[index];
-  SharedGpuContextPtr ctx = primary_context();
-  if (!ctx) {
-    return err(StatusCode::kFailedPrecondition, "output ", index, " ('", d.name,
-               "'): the program has no GPU delegate, so there is no device to copy on");
-  }
-  GPUU_ASSIGN_OR_RETURN(Home * home, impl_->home_for(t, ctx));
-  GPUU_ASSIGN_OR_RETURN(AppCopy copy, impl_->record_app_copy(home, buffer, offset, size, false));
-  auto old = impl_->output_copies.find(index);
-  if (old != impl_->output_copies.end()) impl_->free_app_copy(old->second);
-  impl_->output_copies[index] = copy;
-  return Status::Ok();
+  return impl_->bind(true, index, BufferRange{buffer, offset, size});
+}
+
+bool Session::output_bound_zero_copy(size_t index) const {
+  auto it = impl_->output_bindings.find(index);
+  return it != impl_->output_bindings.end() && it->second.zero_copy;
+}
+
+bool Session::input_bound_zero_copy(size_t index) const {
+  auto it = impl_->input_bindings.find(index);
+  return it != impl_->input_bindings.end() && it->second.zero_copy;
 }
 
 Status Session::execute(ExecuteStats* stats) {
   ExecuteStats local;
   Status s = impl_->execute(stats ? *stats : local);
   if (!s.ok()) {
-    // Leave the session usable: let whatever was submitted finish.
-    for (ContextTrack& t : impl_->contexts) {
-      if (t.pending) {
-        t.ctx->queue_wait_idle();
-        t.pending = false;
-      }
+    // Leave the session usable: submit what was gathered (its command
+    // buffers must not stay half-owned by a batch) and let it all finish.
+    for (auto& t : impl_->contexts) {
+      if (!t->batch->empty()) (void)t->batch->flush();
+      if (t->pending) t->ctx->queue_wait_idle();
+      t->pending = false;
     }
     impl_->executed = false;
   }
+  impl_->stats = &impl_->scratch_stats;
   return s;
 }
 
@@ -609,8 +825,11 @@ Status Session::get_output(size_t index, void* data, size_t size) const {
   }
   if (!impl_->executed) return err(StatusCode::kFailedPrecondition, "no successful execute yet: no outputs to read");
   if (!data && size) return err(StatusCode::kInvalidArgument, "output ", index, ": destination is null");
-  const TensorSlot& slot = impl_->tensors[static_cast<size_t>(impl_->program->outputs()[index])];
-  if (size) std::memcpy(data, slot.host.bytes.data(), size);
+  // One host copy from wherever the host sees the value (staged by the
+  // execute, or now, for an output that stayed on the device).
+  GPUU_ASSIGN_OR_RETURN(const void* src, impl_->host_view(impl_->program->outputs()[index]));
+  if (size) std::memcpy(data, src, size);
+  impl_->output_read[index] = true;
   return Status::Ok();
 }
 

@@ -21,6 +21,10 @@ struct SessionOptions {
   ContextOverrides overrides;  // token, group, mode and sync mode over the file's
   DeviceOptions device;
   backends::DataGraphPath data_graph_path = backends::DataGraphPath::kAuto;  // VGF delegates: native or executor
+  // How long a host wait polls the timeline before it sleeps in the driver:
+  // a sleeping wait's wake-up costs tens of microseconds on a discrete GPU,
+  // as much as a small model's GPU time. 0: always sleep.
+  double wait_spin_us = 200;
 };
 
 struct TensorDesc {
@@ -31,7 +35,8 @@ struct TensorDesc {
 };
 
 struct ExecuteStats {
-  uint32_t delegate_submits = 0;
+  uint32_t delegate_submits = 0;  // delegate executes
+  uint32_t queue_submits = 0;     // vkQueueSubmit calls: one per context and host wait where delegates share a queue
   uint32_t host_waits = 0;   // times the host blocked on the GPU
   uint32_t host_copies = 0;  // tensors copied through the host between two devices
   double host_wait_us = 0;   // wall time the host spent blocked on the GPU
@@ -54,12 +59,23 @@ class Session {
   Status set_input(size_t index, const void* data, size_t size);
   // Reads input `index` from an application buffer on the delegates' device at
   // each execute, instead of host memory (null buffer: back to host memory).
+  // Zero-copy where it can be had: the delegates' recorded work is re-pointed
+  // at the buffer (binding slots), once, here. Where not (the tensor lives on
+  // several devices, a delegate cannot re-point, the offset is not aligned for
+  // storage buffers), a GPU copy in each execute's submit moves it.
   Status bind_input_buffer(size_t index, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size);
-  // Writes output `index` to an application buffer at each execute as well.
+  // Writes output `index` to an application buffer at each execute as well,
+  // with the same rule. An output's range must not overlap another bound one.
   Status bind_output_buffer(size_t index, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size);
+  // Whether the binding is read or written in place (no copy).
+  bool input_bound_zero_copy(size_t index) const;
+  bool output_bound_zero_copy(size_t index) const;
 
   Status execute(ExecuteStats* stats = nullptr);
-  // Copies output `index` (after an execute) into `data` of exactly its byte size.
+  // Copies output `index` (after an execute) into `data` of exactly its byte
+  // size. Outputs stay in device memory; the host reads them through one
+  // staging copy, made in the execute's own submit for outputs read after the
+  // previous execute, or here, on demand, for the others.
   Status get_output(size_t index, void* data, size_t size) const;
 
   // The context the GPU delegates run on (the first delegate's), or null.

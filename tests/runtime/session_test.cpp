@@ -251,6 +251,128 @@ TEST_F(SessionTest, ApplicationBuffersFeedAndReceiveTensorsOnTheDevice) {
 }
 
 }  // namespace
+// x[4,64] -> sin | mul(w) | tanh: three Vulkan delegates on one context.
+std::vector<uint8_t> make_three_delegate_program(graph::Graph* out_graph, SyncMode sync) {
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", DType::kF32, {4, 64}).value();
+  cpu::HostTensor w = vulkan_test::random_tensor(DType::kF32, {64}, 9, 0.5, 2.0);
+  graph::ValueId wc = graph::add_graph_constant(g, "w", DType::kF32, {64}, w.to_blob()).value();
+  graph::ValueId s = graph::add_op(g, "sin", "sin_0", {x}, {}).value()[0];
+  graph::ValueId m = graph::add_op(g, "mul", "mul_0", {s, wc}, {}).value()[0];
+  graph::ValueId t = graph::add_op(g, "tanh", "tanh_0", {m}, {}).value()[0];
+  g.mark_output(t);
+  partition::PartitionResult part;
+  part.regions = {{partition::kVulkanId, {0}}, {partition::kVulkanId, {1}}, {partition::kVulkanId, {2}}};
+  part.region_of_node = {0, 1, 2};
+  program::Preprocessors pre;
+  pre[partition::kVulkanId] = [](const graph::Graph& graph, const partition::Region& region, const program::RegionIo&,
+                                 const std::vector<CompileSpecEntry>&) -> Result<program::PreprocessedRegion> {
+    GPUU_ASSIGN_OR_RETURN(std::vector<uint8_t> blob, vulkan::VulkanBackend().preprocess(graph, region, {}));
+    return program::PreprocessedRegion{Blob::take(std::move(blob)), {}};
+  };
+  Result<std::vector<uint8_t>> bytes =
+      program::build_program(g, part, spec_with("three", ContextMode::kLookupOrCreate, sync), pre);
+  EXPECT_TRUE(bytes.ok()) << bytes.status().message();
+  *out_graph = std::move(g);
+  return bytes.ok() ? std::move(bytes).value() : std::vector<uint8_t>{};
+}
+
+std::vector<float> floats_at(const gpu::DeviceBuffer& b, VkDeviceSize offset, size_t count) {
+  std::vector<float> v(count);
+  std::memcpy(v.data(), static_cast<const uint8_t*>(b.mapped()) + offset, count * 4);
+  return v;
+}
+
+bool matches(const std::vector<float>& got, const cpu::HostTensor& want) {
+  return vulkan_test::all_close(cpu::HostTensor::from_data<float>(want.shape, got).value(), want, 1e-5, 1e-5);
+}
+
+TEST_F(SessionTest, BoundBuffersAreReadAndWrittenInPlaceInOneSubmit) {
+  graph::Graph g;
+  std::vector<uint8_t> bytes = make_three_delegate_program(&g, SyncMode::kTimeline);
+  auto program = program::load_program_bytes(bytes.data(), bytes.size()).value();
+  auto session = Session::create(program, SessionOptions{}).value();
+  const SharedGpuContext& ctx = *session->primary_context();
+  const VkDeviceSize align = std::max<VkDeviceSize>(ctx.properties().limits.minStorageBufferOffsetAlignment, 4);
+  // Two sets of application buffers, the tensor at an aligned offset in each.
+  std::vector<gpu::DeviceBuffer> ins, outs;
+  for (int i = 0; i < 2; ++i) {
+    ins.push_back(gpu::DeviceBuffer::create(ctx, 1024 + align, gpu::MemoryKind::kShared, "app input").value());
+    outs.push_back(gpu::DeviceBuffer::create(ctx, 1024 + align, gpu::MemoryKind::kReadback, "app output").value());
+  }
+  for (int round = 0; round < 4; ++round) {
+    int set = round % 2;
+    cpu::HostTensor x = vulkan_test::random_tensor(DType::kF32, {4, 64}, 20 + round, -3, 3);
+    std::memcpy(static_cast<uint8_t*>(ins[set].mapped()) + align, x.bytes.data(), 1024);
+    ASSERT_TRUE(session->bind_input_buffer(0, ins[set].buffer(), align, 1024).ok());
+    ASSERT_TRUE(session->bind_output_buffer(0, outs[set].buffer(), align, 1024).ok());
+    EXPECT_TRUE(session->input_bound_zero_copy(0));
+    EXPECT_TRUE(session->output_bound_zero_copy(0));
+    ExecuteStats stats;
+    Status ran = session->execute(&stats);
+    ASSERT_TRUE(ran.ok()) << ran.message();
+    EXPECT_EQ(stats.delegate_submits, 3u);
+    EXPECT_EQ(stats.queue_submits, 1u) << "three delegates on one queue go in one submit";
+    EXPECT_EQ(stats.host_waits, 1u);
+    EXPECT_EQ(stats.host_copies, 0u);
+    auto want = cpu::run_graph(g, {x}).value();
+    EXPECT_TRUE(matches(floats_at(outs[set], align, 256), want[0])) << "round " << round;
+    // The host may still read a bound output (one staging copy, on demand).
+    std::vector<float> got(256);
+    ASSERT_TRUE(session->get_output(0, got.data(), 1024).ok());
+    EXPECT_TRUE(matches(got, want[0])) << "round " << round;
+  }
+  // Unbound, the session takes host memory again.
+  ASSERT_TRUE(session->bind_input_buffer(0, VK_NULL_HANDLE, 0, 0).ok());
+  ASSERT_TRUE(session->bind_output_buffer(0, VK_NULL_HANDLE, 0, 0).ok());
+  cpu::HostTensor x = vulkan_test::random_tensor(DType::kF32, {4, 64}, 40, -3, 3);
+  std::vector<float> host_out = run(*session, x, 0);
+  EXPECT_TRUE(matches(host_out, cpu::run_graph(g, {x}).value()[0]));
+}
+
+TEST_F(SessionTest, UnalignedBindingsAreCopiedAndOverlapsRefused) {
+  graph::Graph g;
+  std::vector<uint8_t> bytes = make_three_delegate_program(&g, SyncMode::kTimeline);
+  auto program = program::load_program_bytes(bytes.data(), bytes.size()).value();
+  auto session = Session::create(program, SessionOptions{}).value();
+  const SharedGpuContext& ctx = *session->primary_context();
+  const VkDeviceSize align = ctx.properties().limits.minStorageBufferOffsetAlignment;
+  auto buf = gpu::DeviceBuffer::create(ctx, 4096, gpu::MemoryKind::kShared, "app buffer").value();
+  // An output overlapping the bound input is refused, naming both.
+  ASSERT_TRUE(session->bind_input_buffer(0, buf.buffer(), 0, 1024).ok());
+  Status overlap = session->bind_output_buffer(0, buf.buffer(), 512, 1024);
+  EXPECT_EQ(overlap.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(overlap.message().find("overlaps the one bound to input 0"), std::string::npos) << overlap.message();
+  // An offset storage buffers cannot start at still works, through a copy.
+  const VkDeviceSize odd = align > 4 ? 2048 + 4 : 2048;
+  ASSERT_TRUE(session->bind_output_buffer(0, buf.buffer(), odd, 1024).ok());
+  EXPECT_EQ(session->output_bound_zero_copy(0), align <= 4);
+  cpu::HostTensor x = vulkan_test::random_tensor(DType::kF32, {4, 64}, 50, -3, 3);
+  std::memcpy(buf.mapped(), x.bytes.data(), 1024);
+  ExecuteStats stats;
+  ASSERT_TRUE(session->execute(&stats).ok());
+  EXPECT_EQ(stats.queue_submits, 1u) << "the output copy rides in the same submit";
+  std::vector<float> got(256);
+  std::memcpy(got.data(), static_cast<uint8_t*>(buf.mapped()) + odd, 1024);
+  EXPECT_TRUE(matches(got, cpu::run_graph(g, {x}).value()[0]));
+}
+
+TEST_F(SessionTest, QueueWaitIdleSubmitsAndWaitsPerDelegate) {
+  graph::Graph g;
+  std::vector<uint8_t> bytes = make_three_delegate_program(&g, SyncMode::kQueueWaitIdle);
+  auto program = program::load_program_bytes(bytes.data(), bytes.size()).value();
+  auto session = Session::create(program, SessionOptions{}).value();
+  cpu::HostTensor x = vulkan_test::random_tensor(DType::kF32, {4, 64}, 60, -3, 3);
+  ASSERT_TRUE(session->set_input(0, x.bytes.data(), 1024).ok());
+  ExecuteStats stats;
+  ASSERT_TRUE(session->execute(&stats).ok());
+  EXPECT_EQ(stats.queue_submits, 3u);
+  EXPECT_EQ(stats.host_waits, 3u);
+  std::vector<float> got(256);
+  ASSERT_TRUE(session->get_output(0, got.data(), 1024).ok());
+  EXPECT_TRUE(matches(got, cpu::run_graph(g, {x}).value()[0]));
+}
+
 TEST_F(SessionTest, ADelegateOfAnUnregisteredBackendIsRefusedByName) {
   // The writer keys preprocessing by id; a region of a backend this build
   // lacks is written (serialized) under its id, and loading names it.

@@ -37,6 +37,13 @@ class VgfHandle final : public backends::DelegateHandle {
   VkCommandBuffer command_buffer() const {
     return native_ ? native_->command_buffer() : executor_->command_buffer();
   }
+  // The executor's kernels re-point; the native path's tensors alias the
+  // memory bind_io gave, so it keeps the default (the runtime copies).
+  Status rebind_io(const std::vector<backends::BufferRange>& inputs,
+                   const std::vector<backends::BufferRange>& outputs) override {
+    if (native_) return DelegateHandle::rebind_io(inputs, outputs);
+    return executor_->rebind(inputs, outputs);
+  }
   bool native() const { return native_ != nullptr; }
 
  private:

@@ -19,6 +19,10 @@ class VulkanHandle final : public backends::DelegateHandle {
   VkCommandPool command_pool() const override { return delegate_->command_pool(); }
   double last_gpu_time_us() const override { return delegate_->last_gpu_time_us(); }
   size_t dispatch_count() const override { return delegate_->dispatch_count(); }
+  Status rebind_io(const std::vector<backends::BufferRange>& inputs,
+                   const std::vector<backends::BufferRange>& outputs) override {
+    return delegate_->rebind(inputs, outputs);
+  }
   kernels::KernelGraph& delegate() { return *delegate_; }
 
  private:
