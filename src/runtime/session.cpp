@@ -717,6 +717,12 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const program::
     }
   }
 
+  if (impl->options.wait_spin_us < 0) {
+    SharedGpuContextPtr ctx = impl->contexts.empty() ? nullptr : impl->contexts.front()->ctx;
+    bool cpu_device = ctx && ctx->properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    impl->options.wait_spin_us = cpu_device ? 0 : 200;
+  }
+
   std::unique_ptr<Session> session(new Session(std::move(impl)));
   session->sync_mode_ = session->impl_->sync_mode;
   for (int pass = 0; pass < 2; ++pass) {

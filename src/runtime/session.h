@@ -23,8 +23,9 @@ struct SessionOptions {
   backends::DataGraphPath data_graph_path = backends::DataGraphPath::kAuto;  // VGF delegates: native or executor
   // How long a host wait polls the timeline before it sleeps in the driver:
   // a sleeping wait's wake-up costs tens of microseconds on a discrete GPU,
-  // as much as a small model's GPU time. 0: always sleep.
-  double wait_spin_us = 200;
+  // as much as a small model's GPU time. 0: always sleep. Negative: 200 on a
+  // GPU, 0 on a CPU device (lavapipe), whose threads the polling would slow.
+  double wait_spin_us = -1;
 };
 
 struct TensorDesc {

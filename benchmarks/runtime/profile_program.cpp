@@ -1,0 +1,88 @@
+// Where an execute's wall time goes, for one program file: host time before
+// the submit, the wait, GPU time (timestamps) and submits, with host I/O
+// (set_input, get_output) and with the host wait sleeping at once or
+// polling first. Prints one JSON object; medians after warm-up.
+//
+//   profile_program PROGRAM.gpuu [--runs N] [--warmup N]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "program/program_loader.h"
+#include "runtime/session.h"
+
+namespace {
+
+using namespace gpuu;
+
+double median(std::vector<double> v) {
+  if (v.empty()) return -1;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+int fail(const Status& s) {
+  std::fprintf(stderr, "profile_program: %s\n", s.message().c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: profile_program PROGRAM.gpuu [--runs N] [--warmup N]\n");
+    return 2;
+  }
+  int runs = 1000, warmup = 100;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--runs")) runs = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--warmup")) warmup = std::atoi(argv[i + 1]);
+  }
+  Result<std::shared_ptr<const program::Program>> program = program::load_program_file(argv[1]);
+  if (!program.ok()) return fail(program.status());
+  std::printf("{\n  \"program\": \"%s\",\n  \"runs\": %d,\n  \"cases\": [\n", argv[1], runs);
+  const double spins[] = {0, 200};  // sleep at once; poll first (a GPU's default)
+  for (size_t k = 0; k < 2; ++k) {
+    runtime::SessionOptions options;
+    options.wait_spin_us = spins[k];
+    Result<std::unique_ptr<runtime::Session>> session = runtime::Session::create(program.value(), options);
+    if (!session.ok()) return fail(session.status());
+    runtime::Session& s = *session.value();
+    std::vector<std::vector<uint8_t>> ins, outs;
+    for (const auto& d : s.inputs()) ins.emplace_back(d.bytes, 1);
+    for (const auto& d : s.outputs()) outs.emplace_back(d.bytes);
+    std::vector<double> wall, host, wait, gpu;
+    runtime::ExecuteStats last;
+    for (int i = 0; i < warmup + runs; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      for (size_t j = 0; j < ins.size(); ++j) {
+        Status st = s.set_input(j, ins[j].data(), ins[j].size());
+        if (!st.ok()) return fail(st);
+      }
+      runtime::ExecuteStats stats;
+      Status st = s.execute(&stats);
+      if (!st.ok()) return fail(st);
+      for (size_t j = 0; j < outs.size(); ++j) {
+        st = s.get_output(j, outs[j].data(), outs[j].size());
+        if (!st.ok()) return fail(st);
+      }
+      double w = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+      if (i < warmup) continue;
+      wall.push_back(w);
+      wait.push_back(stats.host_wait_us);
+      host.push_back(w - stats.host_wait_us);
+      gpu.push_back(stats.gpu_time_us);
+      last = stats;
+    }
+    std::printf("    {\"wait_spin_us\": %.0f, \"wall_us\": %.2f, \"host_us\": %.2f, \"wait_us\": %.2f, "
+                "\"gpu_us\": %.2f, \"delegate_submits\": %u, \"queue_submits\": %u, \"host_waits\": %u}%s\n",
+                spins[k], median(wall), median(host), median(wait), median(gpu), last.delegate_submits,
+                last.queue_submits, last.host_waits, k == 1 ? "" : ",");
+  }
+  std::printf("  ]\n}\n");
+  return 0;
+}
