@@ -350,7 +350,7 @@ void gemm_case(const SharedGpuContextPtr& ctx, int64_t n, bool half, const Optio
     worst = std::max(worst, std::isnan(got) ? 1e30 : std::fabs(got - want) / std::max(scale, 1e-30));
   }
   double tflops = timed->gpu_us > 0 ? 2.0 * n * n * n / (timed->gpu_us * 1e-6) / 1e12 : -1;
-  std::printf(", \"dispatches\": %zu, \"gpu_us\": %.2f, \"wall_us\": %.2f, \"tflops\": %.3f, "
+  std::printf(", \"dispatches\": %zu, \"gpu_us\": %.2f, \"wall_us\": %.2f, \"tflops\": %.4g, "
               "\"max_rel_err\": %.3g, \"ok\": %s}%s\n",
               timed->dispatches, timed->gpu_us, timed->wall_us, tflops, worst,
               worst < (half ? 1e-2 : 1e-4) ? "true" : "false", last ? "" : ",");
@@ -381,7 +381,7 @@ void chain_case(const SharedGpuContextPtr& ctx, int64_t elements, const Options&
     worst = std::max(worst, std::isnan(got) ? 1e30 : std::fabs(got - std::tan(v)));
   }
   double tb_s = timed->gpu_us > 0 ? 8.0 * elements / (timed->gpu_us * 1e-6) / 1e12 : -1;
-  std::printf(", \"dispatches\": %zu, \"gpu_us\": %.2f, \"wall_us\": %.2f, \"tb_s\": %.3f, \"max_abs_diff\": %.3g, "
+  std::printf(", \"dispatches\": %zu, \"gpu_us\": %.2f, \"wall_us\": %.2f, \"tb_s\": %.4g, \"max_abs_diff\": %.3g, "
               "\"ok\": %s}%s\n",
               timed->dispatches, timed->gpu_us, timed->wall_us, tb_s, worst, worst < 1e-4 ? "true" : "false",
               last ? "" : ",");

@@ -8,6 +8,7 @@ which the runner compares its output with.
 
 import argparse
 import os
+import subprocess
 import sys
 
 import torch
@@ -23,6 +24,12 @@ def main() -> int:
     parser.add_argument("out_dir", nargs="?", default=os.path.join(repo_root(), ".bench", "suite", "programs"))
     args = parser.parse_args()
     os.makedirs(args.out_dir, exist_ok=True)
+    # The commit the programs (and the bench_suite built beside them) come from: the GPU machine has no git.
+    commit = subprocess.run(["git", "-C", repo_root(), "rev-parse", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", repo_root(), "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True).stdout.strip()
+    with open(os.path.join(args.out_dir, "commit.txt"), "w") as f:
+        f.write((commit.stdout.strip() or "unknown") + ("-dirty" if dirty else "") + "\n")
     for name, (model, x) in program_models().items():
         # The RFC keeps its sample's spec (named context, timeline); the rest as the family tests export.
         token = "vgf_vk_unified_e2e" if name == "rfc" else "bench_suite"
