@@ -8,6 +8,14 @@
 #   benchmarks/suite/run.sh [--small]
 #
 # --small: bench_suite's small sizes, for lavapipe; writes summary-small.json.
+#
+# On the H100 machine (no exporter, no git there): here, build bench_suite and export,
+#   cmake --build build --target bench_suite
+#   PYTHONPATH=build/bindings/python .venv/bin/python benchmarks/suite/export_programs.py
+#   strip -o .bench/suite/bench_suite build/benchmarks/suite/bench_suite
+#   cp benchmarks/suite/*.py benchmarks/suite/run.sh .bench/suite/
+# then carry .gl and .bench there and, from the repository root, after the loader set-up
+# (docs/GPU.md): BENCH_SUITE=.bench/suite/bench_suite bash .bench/suite/run.sh
 # Environment: BENCH_SUITE (the binary; default build/benchmarks/suite/bench_suite),
 # PROGRAMS (default .bench/suite/programs), OUT_DIR (default benchmarks/results),
 # PYTHON (default python3; TORCH=0 skips PyTorch), RUNS, WARMUP, GPUU_COMMIT

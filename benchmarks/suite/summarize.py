@@ -9,6 +9,7 @@ marked met or missed.
 
 import argparse
 import json
+import os
 import sys
 
 # Outputs within this of PyTorch eager (relative to the output's scale) count as correct.
@@ -31,7 +32,7 @@ def main():
     p.add_argument("out")
     p.add_argument("--commit", default="unknown")
     p.add_argument("--date", default="")
-    p.add_argument("--raw", default="", help="where the raw JSON files lie (recorded in the summary)")
+    p.add_argument("--raw", default="", help="where the raw JSON files lie (recorded relative to OUT_JSON)")
     a = p.parse_args()
     with open(a.gpuu) as f:
         g = json.load(f)
@@ -110,7 +111,7 @@ def main():
         "device": {"name": g.get("device"), "driver": g.get("driver")},
         "torch": {k: t.get(k) for k in ("torch", "cuda", "device")} if a.torch != "-" else None,
         "runs": g.get("runs"), "warmup": g.get("warmup"), "small": g.get("small"),
-        "raw": a.raw,
+        "raw": os.path.relpath(a.raw, os.path.dirname(os.path.abspath(a.out)) or ".") if a.raw else "",
         "targets_met": sum(x["met"] for s in cases.values() for x in s["targets"]),
         "targets_missed": missed,
         "incorrect": incorrect,
