@@ -40,6 +40,7 @@ PathResult measure(const std::shared_ptr<const program::Program>& program, backe
                    int runs) {
   PathResult out;
   runtime::SessionOptions options;
+  options.gpu_timing = true;  // per-region GPU time; the wall time includes the timestamps' cost
   options.data_graph_path = path;
   options.overrides.context_mode = ContextMode::kDisabled;  // a private context: no state between paths
   auto session = runtime::Session::create(program, options);

@@ -40,6 +40,12 @@ struct BackendInitContext {
   SharedGpuCompileSpec shared;
   DeviceOptions device;
   DataGraphPath data_graph_path = DataGraphPath::kAuto;
+  // Bracket each execute with GPU timestamps (DelegateHandle::last_gpu_time_us);
+  // they serialise the GPU, so only when the application profiles.
+  bool gpu_timing = false;
+  // The runtime ends every submit with a barrier that makes all writes
+  // visible to the host, so a delegate's own recorded work needs none.
+  bool runtime_makes_host_visible = false;
   // Constants the processed blob names, from the program file (no copy).
   program::ConstantLookup constants;
   // Called by the backend once it has its context: the device buffers the

@@ -7,10 +7,12 @@ namespace gpuu::gpu {
 
 Status SubmitBatch::flush(uint32_t* submitted) {
   if (command_buffers_.empty()) return Status::Ok();
+  if (tail_) command_buffers_.push_back(tail_);
   const auto count = static_cast<uint32_t>(command_buffers_.size());
   if (sync_mode_ == SyncMode::kTimeline) {
     Result<uint64_t> value = ctx_->submit_timeline(count, command_buffers_.data(), VK_NULL_HANDLE);
     if (!value.ok()) {
+      command_buffers_.clear();
       return err(value.status().code(), "sync mode timeline: ", value.status().message(), " (use queue_wait_idle)");
     }
     if (signaled_value_) *signaled_value_ = value.value();
@@ -18,7 +20,11 @@ Status SubmitBatch::flush(uint32_t* submitted) {
     VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     submit.commandBufferCount = count;
     submit.pCommandBuffers = command_buffers_.data();
-    GPUU_VK_RETURN_IF_ERROR(ctx_->submit(1, &submit, VK_NULL_HANDLE), "vkQueueSubmit");
+    VkResult r = ctx_->submit(1, &submit, VK_NULL_HANDLE);
+    if (r != VK_SUCCESS) {
+      command_buffers_.clear();
+      return vk::vk_status(r, "vkQueueSubmit");
+    }
   }
   command_buffers_.clear();
   if (submitted) ++*submitted;

@@ -25,6 +25,9 @@ class SubmitBatch {
   SubmitBatch(const SharedGpuContext& ctx, SyncMode sync_mode, uint64_t* signaled_value)
       : ctx_(&ctx), sync_mode_(sync_mode), signaled_value_(signaled_value) {}
   void add(VkCommandBuffer command_buffer) { command_buffers_.push_back(command_buffer); }
+  // Recorded work every flush ends with (the runtime's one barrier that makes
+  // the batch's writes visible to the host, instead of one per delegate).
+  void set_tail(VkCommandBuffer command_buffer) { tail_ = command_buffer; }
   bool empty() const { return command_buffers_.empty(); }
   // One submit of everything gathered (nothing when empty); never blocks.
   // `submitted` counts the queue submissions made.
@@ -35,6 +38,7 @@ class SubmitBatch {
   SyncMode sync_mode_;
   uint64_t* signaled_value_;  // set to what the timeline submit signals
   std::vector<VkCommandBuffer> command_buffers_;
+  VkCommandBuffer tail_ = VK_NULL_HANDLE;
 };
 
 // How one submit is ordered with the others. A submit never waits: every

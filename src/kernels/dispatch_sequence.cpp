@@ -152,7 +152,8 @@ Status DispatchSequence::record(VkCommandBuffer cb) {
   }
 
   // Make our writes visible to the host (outputs read after a fence or
-  // semaphore wait) and to whatever the queue runs next.
+  // semaphore wait), unless whoever submits us does it once for all.
+  if (!host_visible_exit_) return Status::Ok();
   VkMemoryBarrier exit{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   exit.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
   exit.dstAccessMask = VK_ACCESS_HOST_READ_BIT;

@@ -42,7 +42,10 @@ void dispatch_groups(uint64_t invocations, uint32_t group_size, uint32_t max_gro
 
 class DispatchSequence {
  public:
-  explicit DispatchSequence(SharedGpuContextPtr ctx) : ctx_(std::move(ctx)) {}
+  // `host_visible_exit`: end with a barrier that makes the writes visible to
+  // the host; a runtime that puts one after all of a submit's work says no.
+  explicit DispatchSequence(SharedGpuContextPtr ctx, bool host_visible_exit = true)
+      : ctx_(std::move(ctx)), host_visible_exit_(host_visible_exit) {}
   ~DispatchSequence();
   DispatchSequence(const DispatchSequence&) = delete;
   DispatchSequence& operator=(const DispatchSequence&) = delete;
@@ -67,6 +70,7 @@ class DispatchSequence {
   std::vector<Step> steps_;
   VkDescriptorPool pool_ = VK_NULL_HANDLE;
   size_t barriers_ = 0;
+  bool host_visible_exit_ = true;
 };
 
 }  // namespace gpuu::kernels

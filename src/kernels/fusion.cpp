@@ -186,7 +186,8 @@ Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit) {
   for (graph::NodeId id : unit.nodes) label += (label.empty() ? "" : "+") + g.node(id).name;
   graph::Node labelled = last;
   labelled.name = label;
-  return add_dispatch(lc, labelled, key, std::move(bindings), push, count);
+  const uint32_t per_thread = op_codes::kLimitFusedPerThread;
+  return add_dispatch(lc, labelled, key, std::move(bindings), push, (count + per_thread - 1) / per_thread);
 }
 
 }  // namespace gpuu::kernels

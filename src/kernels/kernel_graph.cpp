@@ -39,7 +39,7 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
   const SharedGpuContext& ctx = *ctx_;
   GPUU_VK_RETURN_IF_ERROR(ctx.create_command_pool(&pool_), "vkCreateCommandPool");
   kernels_ = std::make_unique<KernelCache>(ctx_);
-  sequence_ = std::make_unique<DispatchSequence>(ctx_);
+  sequence_ = std::make_unique<DispatchSequence>(ctx_, options.host_visible_results);
 
   for (const graph::Node& node : region.nodes()) {
     std::string why = vulkan_supports(region, node);
@@ -154,6 +154,7 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
 
   inputs_ = inputs;
   outputs_ = outputs;
+  gpu_timing_ = options.gpu_timing;
   const auto& vk = ctx.vkd();
   VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   alloc.commandPool = pool_;
@@ -168,9 +169,9 @@ Status KernelGraph::record() {
   const auto& vk = ctx_->vkd();
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   GPUU_VK_RETURN_IF_ERROR(vk.vkBeginCommandBuffer(command_buffer_, &begin), "vkBeginCommandBuffer");
-  GPUU_RETURN_IF_ERROR(timer_.begin(*ctx_, command_buffer_));
+  if (gpu_timing_) GPUU_RETURN_IF_ERROR(timer_.begin(*ctx_, command_buffer_));
   GPUU_RETURN_IF_ERROR(sequence_->record(command_buffer_));
-  timer_.end(command_buffer_);
+  timer_.end(command_buffer_);  // records nothing without a begin
   GPUU_VK_RETURN_IF_ERROR(vk.vkEndCommandBuffer(command_buffer_), "vkEndCommandBuffer");
   log(LogLevel::kDebug, "Vulkan", "recorded ", sequence_->dispatch_count(), " dispatches, ",
       sequence_->barrier_count(), " barriers, ", kernels_->size(), " pipelines");

@@ -21,6 +21,13 @@ struct KernelGraphOptions {
   bool fuse_elementwise = true;
   // Let intermediates whose lifetimes do not overlap share arena memory.
   bool reuse_memory = true;
+  // Bracket each run with timestamps (last_gpu_time_us). They are not free:
+  // on NVIDIA each pair costs several microseconds of serialised GPU time, as
+  // much as a small region's work, so a runtime asks for them only to profile.
+  bool gpu_timing = true;
+  // End the recorded work with a barrier making its writes visible to the
+  // host. A runtime that ends each submit with one of its own turns it off.
+  bool host_visible_results = true;
 };
 
 class KernelGraph {
@@ -52,7 +59,8 @@ class KernelGraph {
   // Bytes of device memory the intermediates use (after any reuse).
   VkDeviceSize arena_bytes() const { return arena_.size(); }
   // GPU time of the last completed run, from timestamps written at the start
-  // and end of the command buffer; -1 where the queue has no timestamps.
+  // and end of the command buffer; -1 where the queue has no timestamps or
+  // the options asked for none.
   // Call only after the submit has completed.
   double last_gpu_time_us() const { return timer_.elapsed_us(); }
 
@@ -72,6 +80,7 @@ class KernelGraph {
   std::vector<DeviceBuffer> scratch_;
   gpu::GpuTimer timer_;
   std::vector<BufferRange> inputs_, outputs_;  // what the slots are bound to now
+  bool gpu_timing_ = true;
 };
 
 }  // namespace gpuu::kernels

@@ -99,6 +99,7 @@ struct ContextTrack {
   bool pending = false;
   VkCommandPool pool = VK_NULL_HANDLE;  // for the runtime's own copies
   std::unique_ptr<gpu::SubmitBatch> batch;
+  VkCommandBuffer host_barrier = VK_NULL_HANDLE;  // the batch's tail: every write visible to the host
 };
 
 // An application buffer bound to a graph input or output.
@@ -140,6 +141,7 @@ struct Session::Impl {
   Result<const void*> host_view(int32_t tensor);
   Status make_fresh_on(int32_t tensor, Home* home);
   Status make_host_fresh(int32_t tensor);
+  Status record_host_barrier(ContextTrack& t);
   // Runs `submit` with the arguments the sync mode calls for (gathering into
   // the context's batch unless every delegate must be waited for) and records
   // that the context now has work in flight.
@@ -220,6 +222,10 @@ Status Session::Impl::init_delegate(int32_t index) {
   GPUU_ASSIGN_OR_RETURN(init.shared, apply_overrides(info.shared, options.overrides));
   init.device = options.device;
   init.data_graph_path = options.data_graph_path;
+  init.gpu_timing = options.gpu_timing;
+  // Batched submits end with the track's host barrier; queue_wait_idle
+  // submits each delegate alone, so there each keeps its own.
+  init.runtime_makes_host_visible = sync_mode != SyncMode::kQueueWaitIdle;
   init.constants = program::program_constant_lookup(program);
   init.bind_io = [this, &slot](const SharedGpuContextPtr& ctx, const graph::Graph& region)
       -> Result<std::pair<std::vector<backends::BufferRange>, std::vector<backends::BufferRange>>> {
@@ -331,11 +337,36 @@ Status Session::Impl::submit_chained(ContextTrack& t,
   args.sync_mode = sync_mode;
   args.signaled_value = &t.last_signal;
   // queue_wait_idle: the conservative mode submits and waits for each delegate.
-  if (sync_mode != SyncMode::kQueueWaitIdle) args.batch = t.batch.get();
+  if (sync_mode != SyncMode::kQueueWaitIdle) {
+    if (!t.host_barrier) GPUU_RETURN_IF_ERROR(record_host_barrier(t));
+    args.batch = t.batch.get();
+  }
   GPUU_RETURN_IF_ERROR(submit(args));
   if (!args.batch) ++stats->queue_submits;
   t.pending = true;
   if (sync_mode == SyncMode::kQueueWaitIdle) GPUU_RETURN_IF_ERROR(wait_host(t));
+  return Status::Ok();
+}
+
+Status Session::Impl::record_host_barrier(ContextTrack& t) {
+  const auto& vk = t.ctx->vkd();
+  if (!t.pool) GPUU_VK_RETURN_IF_ERROR(t.ctx->create_command_pool(&t.pool), "vkCreateCommandPool");
+  VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  alloc.commandPool = t.pool;
+  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  alloc.commandBufferCount = 1;
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  GPUU_VK_RETURN_IF_ERROR(vk.vkAllocateCommandBuffers(t.ctx->device(), &alloc, &cb), "vkAllocateCommandBuffers");
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  GPUU_VK_RETURN_IF_ERROR(vk.vkBeginCommandBuffer(cb, &begin), "vkBeginCommandBuffer");
+  VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  to_host.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+  to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0,
+                          nullptr, 0, nullptr);
+  GPUU_VK_RETURN_IF_ERROR(vk.vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+  t.host_barrier = cb;
+  t.batch->set_tail(cb);
   return Status::Ok();
 }
 

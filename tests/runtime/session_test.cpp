@@ -366,8 +366,11 @@ TEST_F(SessionTest, QueueWaitIdleSubmitsAndWaitsPerDelegate) {
   ASSERT_TRUE(session->set_input(0, x.bytes.data(), 1024).ok());
   ExecuteStats stats;
   ASSERT_TRUE(session->execute(&stats).ok());
-  EXPECT_EQ(stats.queue_submits, 3u);
-  EXPECT_EQ(stats.host_waits, 3u);
+  // One submit and wait per delegate, and one more for the output's staging
+  // copy where the device keeps it where the host cannot read fast.
+  EXPECT_GE(stats.queue_submits, 3u);
+  EXPECT_LE(stats.queue_submits, 4u);
+  EXPECT_EQ(stats.host_waits, stats.queue_submits);
   std::vector<float> got(256);
   ASSERT_TRUE(session->get_output(0, got.data(), 1024).ok());
   EXPECT_TRUE(matches(got, cpu::run_graph(g, {x}).value()[0]));

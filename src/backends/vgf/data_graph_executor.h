@@ -27,7 +27,8 @@ class DataGraphExecutor {
   // and outputs, in order, each with its memory.
   static Result<std::unique_ptr<DataGraphExecutor>> create(SharedGpuContextPtr ctx, const VgfFile& file,
                                                            const std::vector<gpu::BufferRange>& inputs,
-                                                           const std::vector<gpu::BufferRange>& outputs);
+                                                           const std::vector<gpu::BufferRange>& outputs,
+                                                           bool gpu_timing = true);
   ~DataGraphExecutor();
   DataGraphExecutor(const DataGraphExecutor&) = delete;
   DataGraphExecutor& operator=(const DataGraphExecutor&) = delete;

@@ -146,7 +146,8 @@ Result<std::unique_ptr<backends::DelegateHandle>> VgfBackend::init(backends::Bac
                                    : data_graph_refusal(*ctx, file.value());
   std::unique_ptr<VgfHandle> handle;
   if (why.empty()) {
-    Result<std::unique_ptr<DataGraphExecutor>> native = DataGraphExecutor::create(ctx, file.value(), io.first, io.second);
+    Result<std::unique_ptr<DataGraphExecutor>> native = DataGraphExecutor::create(ctx, file.value(), io.first, io.second,
+                                                                                  context.gpu_timing);
     if (native.ok()) {
       handle = std::make_unique<VgfHandle>(std::move(native).value());
     } else if (wanted == backends::DataGraphPath::kNative) {
@@ -160,6 +161,8 @@ Result<std::unique_ptr<backends::DelegateHandle>> VgfBackend::init(backends::Bac
   }
   if (!handle) {
     kernels::KernelGraphOptions options;  // the executor fuses elementwise chains and reuses memory
+    options.gpu_timing = context.gpu_timing;
+    options.host_visible_results = !context.runtime_makes_host_visible;
     Result<std::unique_ptr<kernels::KernelGraph>> executor =
         kernels::KernelGraph::create(ctx, graph.value(), io.first, io.second, options);
     if (!executor.ok()) return fail(executor.status());

@@ -43,8 +43,11 @@ Result<std::unique_ptr<backends::DelegateHandle>> VulkanBackend::init(
   }
   if (!context.bind_io) return err(StatusCode::kInvalidArgument, "Vulkan delegate: the runtime bound no buffers");
   GPUU_ASSIGN_OR_RETURN(auto io, context.bind_io(ctx, region.value()));
+  kernels::KernelGraphOptions options;
+  options.gpu_timing = context.gpu_timing;
+  options.host_visible_results = !context.runtime_makes_host_visible;
   Result<std::unique_ptr<kernels::KernelGraph>> delegate =
-      kernels::KernelGraph::create(ctx, region.value(), io.first, io.second);
+      kernels::KernelGraph::create(ctx, region.value(), io.first, io.second, options);
   if (!delegate.ok()) {
     return err(delegate.status().code(), "Vulkan delegate ", context.delegate_index, ": ",
                delegate.status().message());

@@ -4,6 +4,7 @@
 // operands naming registers: 0..3 the inputs, 4 + k the result of
 // instruction k), so the driver unrolls it into straight-line code: each
 // element is read once, computed in registers, and written once.
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 
 #define MAX_INPUTS LIMIT_FUSED_MAX_INPUTS
@@ -109,24 +110,46 @@ uint input_offset(uint i, int which) {
 
 // One instruction, fully specialised: op and operand registers are constants,
 // so the register file stays in registers and the switch folds away.
-#define STEP(k, CODE)                                                                            \
+#define STEP(R, k, CODE)                                                                         \
   if (k < N_INSTRUCTIONS) {                                                                      \
-    r[MAX_INPUTS + k] = apply((CODE) & 0xff, r[((CODE) >> 8) & 0xff], r[((CODE) >> 16) & 0xff]); \
+    R[MAX_INPUTS + k] = apply((CODE) & 0xff, R[((CODE) >> 8) & 0xff], R[((CODE) >> 16) & 0xff]); \
   }
+#define RUN(R)                                                                                         \
+  STEP(R, 0, C0) STEP(R, 1, C1) STEP(R, 2, C2) STEP(R, 3, C3) STEP(R, 4, C4) STEP(R, 5, C5)           \
+  STEP(R, 6, C6) STEP(R, 7, C7) STEP(R, 8, C8) STEP(R, 9, C9) STEP(R, 10, C10) STEP(R, 11, C11)       \
+  STEP(R, 12, C12) STEP(R, 13, C13) STEP(R, 14, C14) STEP(R, 15, C15) STEP(R, 16, C16)               \
+  STEP(R, 17, C17) STEP(R, 18, C18) STEP(R, 19, C19) STEP(R, 20, C20) STEP(R, 21, C21)               \
+  STEP(R, 22, C22) STEP(R, 23, C23)
 
+float load(uint i, int which) {
+  switch (which) {
+    case 0: return float(in0[input_offset(i, 0)]);
+    case 1: return float(in1[input_offset(i, 1)]);
+    case 2: return float(in2[input_offset(i, 2)]);
+    default: return float(in3[input_offset(i, 3)]);
+  }
+}
+
+// Each invocation takes LIMIT_FUSED_PER_THREAD elements a slice of the tensor
+// apart: all their loads are issued before any arithmetic, so a memory-bound
+// chain keeps enough bytes in flight to reach the bus's bandwidth, while
+// neighbouring invocations still read neighbouring words.
 void main() {
-  uint i = linear_id();
-  if (i >= p.count) return;
-  float r[MAX_INPUTS + MAX_INSTRUCTIONS];
-  r[0] = float(in0[input_offset(i, 0)]);
-  r[1] = N_INPUTS > 1 ? float(in1[input_offset(i, 1)]) : 0.0;
-  r[2] = N_INPUTS > 2 ? float(in2[input_offset(i, 2)]) : 0.0;
-  r[3] = N_INPUTS > 3 ? float(in3[input_offset(i, 3)]) : 0.0;
-  STEP(0, C0) STEP(1, C1) STEP(2, C2) STEP(3, C3) STEP(4, C4) STEP(5, C5)
-  STEP(6, C6) STEP(7, C7) STEP(8, C8) STEP(9, C9) STEP(10, C10) STEP(11, C11)
-  STEP(12, C12) STEP(13, C13) STEP(14, C14) STEP(15, C15) STEP(16, C16) STEP(17, C17)
-  STEP(18, C18) STEP(19, C19) STEP(20, C20) STEP(21, C21) STEP(22, C22) STEP(23, C23)
-  float result = r[MAX_INPUTS];
-  if (N_INSTRUCTIONS > 1) result = r[MAX_INPUTS + N_INSTRUCTIONS - 1];
-  y[i] = T(result);
+  const uint slice = (p.count + LIMIT_FUSED_PER_THREAD - 1) / LIMIT_FUSED_PER_THREAD;
+  uint t = linear_id();
+  if (t >= slice) return;
+  float r[LIMIT_FUSED_PER_THREAD][MAX_INPUTS + MAX_INSTRUCTIONS];
+  [[unroll]] for (int k = 0; k < LIMIT_FUSED_PER_THREAD; ++k) {
+    uint i = min(t + uint(k) * slice, p.count - 1);  // past the end: a harmless re-read
+    [[unroll]] for (int j = 0; j < MAX_INPUTS; ++j) r[k][j] = j < N_INPUTS ? load(i, j) : 0.0;
+  }
+  [[unroll]] for (int k = 0; k < LIMIT_FUSED_PER_THREAD; ++k) {
+    RUN(r[k])
+  }
+  [[unroll]] for (int k = 0; k < LIMIT_FUSED_PER_THREAD; ++k) {
+    uint i = t + uint(k) * slice;
+    float result = r[k][MAX_INPUTS];
+    if (N_INSTRUCTIONS > 1) result = r[k][MAX_INPUTS + N_INSTRUCTIONS - 1];
+    if (i < p.count) y[i] = T(result);
+  }
 }
