@@ -16,6 +16,7 @@
 #include "compile_spec/shared_gpu_compile_spec.h"
 #include "context/shared_gpu_context_registry.h"
 #include "gpu/device_buffer.h"
+#include "gpu/gpu_timer.h"
 #include "gpu/submission.h"
 #include "graph/graph.h"
 #include "partition/backend_capability.h"
@@ -46,6 +47,8 @@ struct BackendInitContext {
   // The runtime ends every submit with a barrier that makes all writes
   // visible to the host, so a delegate's own recorded work needs none.
   bool runtime_makes_host_visible = false;
+  // A timestamp after every dispatch (DelegateHandle::step_times), for profiles.
+  bool profile_steps = false;
   // Constants the processed blob names, from the program file (no copy).
   program::ConstantLookup constants;
   // Called by the backend once it has its context: the device buffers the
@@ -71,6 +74,9 @@ class DelegateHandle {
   virtual double last_gpu_time_us() const { return -1; }
   // Dispatches one execute records (for logs and benchmarks), or 0 if unknown.
   virtual size_t dispatch_count() const { return 0; }
+  // Each dispatch's GPU time in the last completed execute, where the
+  // delegate was initialised to profile them; else empty.
+  virtual std::vector<gpu::TimedStep> step_times() const { return {}; }
   // Binding slots (zero-copy I/O, after IREE's reusable command buffers): run
   // from now on against `inputs` and `outputs`, in bind_io's order, instead of
   // the buffers bind_io gave; recorded work is re-pointed here, once, never

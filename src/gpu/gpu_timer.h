@@ -2,10 +2,20 @@
 // buffer, read back after a submit has completed (GPU time per execute).
 #pragma once
 
+#include <string>
+
 #include "base/status.h"
 #include "context/shared_gpu_context.h"
 
 namespace gpuu::gpu {
+
+// One recorded step's GPU time in the last run, for profiles: the graph node
+// it implements, the kernel (shader) that ran it, and microseconds.
+struct TimedStep {
+  std::string label;
+  std::string kernel;
+  double us = 0;
+};
 
 class GpuTimer {
  public:

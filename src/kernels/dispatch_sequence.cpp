@@ -27,6 +27,24 @@ void dispatch_groups(uint64_t invocations, uint32_t group_size, uint32_t max_gro
 
 DispatchSequence::~DispatchSequence() {
   if (pool_) ctx_->vkd().vkDestroyDescriptorPool(ctx_->device(), pool_, nullptr);
+  if (profile_pool_) ctx_->vkd().vkDestroyQueryPool(ctx_->device(), profile_pool_, nullptr);
+}
+
+std::vector<gpu::TimedStep> DispatchSequence::step_times() const {
+  if (!profile_pool_) return {};
+  std::vector<uint64_t> ticks(steps_.size() + 1);
+  VkResult r = ctx_->vkd().vkGetQueryPoolResults(ctx_->device(), profile_pool_, 0, static_cast<uint32_t>(ticks.size()),
+                                                 ticks.size() * sizeof(uint64_t), ticks.data(), sizeof(uint64_t),
+                                                 VK_QUERY_RESULT_64_BIT);
+  if (r != VK_SUCCESS) return {};
+  const double period_us = ctx_->properties().limits.timestampPeriod / 1000.0;
+  std::vector<gpu::TimedStep> out;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Step& s = steps_[i];
+    out.push_back(gpu::TimedStep{s.label, s.kind == Step::Kind::kCopy ? "copy" : s.kernel->key.shader,
+                                 static_cast<double>(ticks[i + 1] - ticks[i]) * period_us});
+  }
+  return out;
 }
 
 size_t DispatchSequence::dispatch_count() const {
@@ -120,6 +138,17 @@ Status DispatchSequence::record(VkCommandBuffer cb) {
   entry.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
                         VK_ACCESS_TRANSFER_WRITE_BIT;
   vk.vkCmdPipelineBarrier(cb, stages, stages, 0, 1, &entry, 0, nullptr, 0, nullptr);
+  const auto query_count = static_cast<uint32_t>(steps_.size() + 1);
+  if (options_.profile_steps && !profile_pool_) {
+    VkQueryPoolCreateInfo query_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    query_info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    query_info.queryCount = query_count;
+    GPUU_VK_RETURN_IF_ERROR(vk.vkCreateQueryPool(dev, &query_info, nullptr, &profile_pool_), "vkCreateQueryPool");
+  }
+  if (profile_pool_) {
+    vk.vkCmdResetQueryPool(cb, profile_pool_, 0, query_count);
+    vk.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, profile_pool_, 0);
+  }
 
   for (size_t i = 0; i < steps_.size(); ++i) {
     const Step& s = steps_[i];
@@ -149,11 +178,14 @@ Status DispatchSequence::record(VkCommandBuffer cb) {
     }
     written.insert(written.end(), writes.begin(), writes.end());
     read.insert(read.end(), reads.begin(), reads.end());
+    if (profile_pool_) {
+      vk.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, profile_pool_, static_cast<uint32_t>(i + 1));
+    }
   }
 
   // Make our writes visible to the host (outputs read after a fence or
   // semaphore wait), unless whoever submits us does it once for all.
-  if (!host_visible_exit_) return Status::Ok();
+  if (!options_.host_visible_exit) return Status::Ok();
   VkMemoryBarrier exit{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   exit.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
   exit.dstAccessMask = VK_ACCESS_HOST_READ_BIT;

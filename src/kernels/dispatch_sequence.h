@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpu/device_buffer.h"
+#include "gpu/gpu_timer.h"
 #include "kernels/kernel_cache.h"
 
 namespace gpuu::kernels {
@@ -42,10 +43,16 @@ void dispatch_groups(uint64_t invocations, uint32_t group_size, uint32_t max_gro
 
 class DispatchSequence {
  public:
-  // `host_visible_exit`: end with a barrier that makes the writes visible to
-  // the host; a runtime that puts one after all of a submit's work says no.
-  explicit DispatchSequence(SharedGpuContextPtr ctx, bool host_visible_exit = true)
-      : ctx_(std::move(ctx)), host_visible_exit_(host_visible_exit) {}
+  struct Options {
+    // End with a barrier that makes the writes visible to the host; a runtime
+    // that puts one after all of a submit's work says no.
+    bool host_visible_exit = true;
+    // A timestamp after every step (step_times()): a profile, not a fast run,
+    // since each one waits for all earlier work.
+    bool profile_steps = false;
+  };
+  explicit DispatchSequence(SharedGpuContextPtr ctx) : ctx_(std::move(ctx)) {}
+  DispatchSequence(SharedGpuContextPtr ctx, const Options& options) : ctx_(std::move(ctx)), options_(options) {}
   ~DispatchSequence();
   DispatchSequence(const DispatchSequence&) = delete;
   DispatchSequence& operator=(const DispatchSequence&) = delete;
@@ -63,6 +70,8 @@ class DispatchSequence {
   // once, so slots may swap buffers. Takes effect at the next record().
   void repoint(const std::vector<std::pair<BufferRange, BufferRange>>& moves);
   size_t barrier_count() const { return barriers_; }
+  // Each step's GPU time in the last completed run (profile_steps), else empty.
+  std::vector<gpu::TimedStep> step_times() const;
   size_t dispatch_count() const;
 
  private:
@@ -70,7 +79,8 @@ class DispatchSequence {
   std::vector<Step> steps_;
   VkDescriptorPool pool_ = VK_NULL_HANDLE;
   size_t barriers_ = 0;
-  bool host_visible_exit_ = true;
+  Options options_;
+  VkQueryPool profile_pool_ = VK_NULL_HANDLE;  // steps + 1 timestamps
 };
 
 }  // namespace gpuu::kernels

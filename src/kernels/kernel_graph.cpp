@@ -39,7 +39,8 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
   const SharedGpuContext& ctx = *ctx_;
   GPUU_VK_RETURN_IF_ERROR(ctx.create_command_pool(&pool_), "vkCreateCommandPool");
   kernels_ = std::make_unique<KernelCache>(ctx_);
-  sequence_ = std::make_unique<DispatchSequence>(ctx_, options.host_visible_results);
+  sequence_ = std::make_unique<DispatchSequence>(
+      ctx_, DispatchSequence::Options{options.host_visible_results, options.profile_steps});
 
   for (const graph::Node& node : region.nodes()) {
     std::string why = vulkan_supports(region, node);

@@ -28,6 +28,8 @@ struct KernelGraphOptions {
   // End the recorded work with a barrier making its writes visible to the
   // host. A runtime that ends each submit with one of its own turns it off.
   bool host_visible_results = true;
+  // A timestamp after every dispatch (step_times()), for profiles.
+  bool profile_steps = false;
 };
 
 class KernelGraph {
@@ -55,6 +57,8 @@ class KernelGraph {
   VkCommandPool command_pool() const { return pool_; }
   size_t dispatch_count() const { return sequence_->dispatch_count(); }
   size_t barrier_count() const { return sequence_->barrier_count(); }
+  // Each dispatch's GPU time in the last completed run (profile_steps).
+  std::vector<gpu::TimedStep> step_times() const { return sequence_->step_times(); }
   size_t pipeline_count() const { return kernels_->size(); }
   // Bytes of device memory the intermediates use (after any reuse).
   VkDeviceSize arena_bytes() const { return arena_.size(); }

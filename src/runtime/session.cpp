@@ -226,6 +226,7 @@ Status Session::Impl::init_delegate(int32_t index) {
   // Batched submits end with the track's host barrier; queue_wait_idle
   // submits each delegate alone, so there each keeps its own.
   init.runtime_makes_host_visible = sync_mode != SyncMode::kQueueWaitIdle;
+  init.profile_steps = options.profile_steps;
   init.constants = program::program_constant_lookup(program);
   init.bind_io = [this, &slot](const SharedGpuContextPtr& ctx, const graph::Graph& region)
       -> Result<std::pair<std::vector<backends::BufferRange>, std::vector<backends::BufferRange>>> {
@@ -875,6 +876,12 @@ SharedGpuContextPtr Session::primary_context() const {
     if (d.handle) return d.handle->context();
   }
   return nullptr;
+}
+
+std::vector<std::vector<gpu::TimedStep>> Session::step_times() const {
+  std::vector<std::vector<gpu::TimedStep>> out;
+  for (const backends::DelegateHandle* h : delegate_handles()) out.push_back(h ? h->step_times() : std::vector<gpu::TimedStep>{});
+  return out;
 }
 
 size_t Session::delegate_count() const { return impl_->delegates.size(); }

@@ -30,6 +30,9 @@ struct SessionOptions {
   // timestamps. Off by default: on a discrete GPU they cost several
   // microseconds per delegate, a third of a small model's execute.
   bool gpu_timing = false;
+  // A timestamp after every dispatch (Session::step_times): a profile of
+  // where GPU time goes, which serialises the GPU while on.
+  bool profile_steps = false;
 };
 
 struct TensorDesc {
@@ -82,6 +85,10 @@ class Session {
   // staging copy, made in the execute's own submit for outputs read after the
   // previous execute, or here, on demand, for the others.
   Status get_output(size_t index, void* data, size_t size) const;
+
+  // Per delegate in plan order, each dispatch's GPU time in the last execute
+  // (SessionOptions::profile_steps; empty lists otherwise).
+  std::vector<std::vector<gpu::TimedStep>> step_times() const;
 
   // The context the GPU delegates run on (the first delegate's), or null.
   SharedGpuContextPtr primary_context() const;

@@ -45,6 +45,9 @@ class VgfHandle final : public backends::DelegateHandle {
     return executor_->rebind(inputs, outputs);
   }
   bool native() const { return native_ != nullptr; }
+  std::vector<gpu::TimedStep> step_times() const override {
+    return native_ ? std::vector<gpu::TimedStep>{} : executor_->step_times();
+  }
 
  private:
   std::unique_ptr<kernels::KernelGraph> executor_;
@@ -163,6 +166,7 @@ Result<std::unique_ptr<backends::DelegateHandle>> VgfBackend::init(backends::Bac
     kernels::KernelGraphOptions options;  // the executor fuses elementwise chains and reuses memory
     options.gpu_timing = context.gpu_timing;
     options.host_visible_results = !context.runtime_makes_host_visible;
+    options.profile_steps = context.profile_steps;
     Result<std::unique_ptr<kernels::KernelGraph>> executor =
         kernels::KernelGraph::create(ctx, graph.value(), io.first, io.second, options);
     if (!executor.ok()) return fail(executor.status());

@@ -19,6 +19,7 @@ class VulkanHandle final : public backends::DelegateHandle {
   VkCommandPool command_pool() const override { return delegate_->command_pool(); }
   double last_gpu_time_us() const override { return delegate_->last_gpu_time_us(); }
   size_t dispatch_count() const override { return delegate_->dispatch_count(); }
+  std::vector<gpu::TimedStep> step_times() const override { return delegate_->step_times(); }
   Status rebind_io(const std::vector<backends::BufferRange>& inputs,
                    const std::vector<backends::BufferRange>& outputs) override {
     return delegate_->rebind(inputs, outputs);
@@ -46,6 +47,7 @@ Result<std::unique_ptr<backends::DelegateHandle>> VulkanBackend::init(
   kernels::KernelGraphOptions options;
   options.gpu_timing = context.gpu_timing;
   options.host_visible_results = !context.runtime_makes_host_visible;
+  options.profile_steps = context.profile_steps;
   Result<std::unique_ptr<kernels::KernelGraph>> delegate =
       kernels::KernelGraph::create(ctx, region.value(), io.first, io.second, options);
   if (!delegate.ok()) {
