@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
   std::printf("{\n  \"program\": \"%s\",\n  \"runs\": %d,\n  \"cases\": [\n", argv[1], runs);
   // Sleep at once; poll first (a GPU's default); poll first with timestamps
   // (GPU time, at the cost of the serialisation they bring).
-  const double spins[] = {0, 200, 200};
+  const double spins[] = {0, 1000, 1000};
   for (size_t k = 0; k < 3; ++k) {
     runtime::SessionOptions options;
     options.wait_spin_us = spins[k];

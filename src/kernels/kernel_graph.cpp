@@ -71,8 +71,40 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
     tensors[static_cast<size_t>(out)].range = outputs[i];
     placed[static_cast<size_t>(out)] = 1;
   }
+  // Views: a reshape's result is its input's bytes in the same order, so it
+  // shares its input's memory and lowers to nothing, instead of a copy. Where
+  // the result is a region output and the input is made inside the region,
+  // the input is made in the output's memory instead. alias[v]: the value
+  // whose memory v uses (v itself when none).
+  std::vector<graph::ValueId> alias(region.values().size());
+  for (size_t i = 0; i < alias.size(); ++i) alias[i] = static_cast<graph::ValueId>(i);
+  auto root_of = [&](graph::ValueId v) {
+    while (alias[static_cast<size_t>(v)] != v) v = alias[static_cast<size_t>(v)];
+    return v;
+  };
+  std::vector<char> is_input(region.values().size(), 0);
+  for (graph::ValueId in : region.inputs()) is_input[static_cast<size_t>(in)] = 1;
+  std::vector<char> viewed(region.nodes().size(), 0);
+  for (size_t n = 0; n < region.nodes().size(); ++n) {
+    const graph::Node& node = region.nodes()[n];
+    if (node.op != "reshape" || node.inputs.empty() || node.inputs[0] < 0 || node.outputs.size() != 1) continue;
+    graph::ValueId x = root_of(node.inputs[0]), y = node.outputs[0];
+    if (!placed[static_cast<size_t>(y)]) {
+      alias[static_cast<size_t>(y)] = x;
+    } else if (!placed[static_cast<size_t>(x)] && !is_input[static_cast<size_t>(x)] && region.value(x).constant < 0) {
+      alias[static_cast<size_t>(x)] = y;  // made straight into the output
+      tensors[static_cast<size_t>(x)].range = tensors[static_cast<size_t>(y)].range;
+      placed[static_cast<size_t>(x)] = 1;
+    } else {
+      continue;  // both have memory of their own: a copy
+    }
+    viewed[n] = 1;
+  }
   // What to lower, in order; values inside fused groups never touch memory.
   std::vector<LoweringUnit> units = plan_lowering(region, options.fuse_elementwise);
+  units.erase(std::remove_if(units.begin(), units.end(),
+                             [&](const LoweringUnit& u) { return !u.fused() && viewed[static_cast<size_t>(u.nodes[0])]; }),
+              units.end());
   std::vector<int> materialized(region.values().size(), 0);
   for (size_t u = 0; u < units.size(); ++u) {
     const graph::Node& last = region.node(units[u].nodes.back());
@@ -88,6 +120,11 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
       for (graph::ValueId out : region.node(id).outputs) first[static_cast<size_t>(out)] = static_cast<int>(u);
     }
   }
+  // A view's readers keep its root's memory alive.
+  for (size_t i = 0; i < alias.size(); ++i) {
+    auto r = static_cast<size_t>(root_of(static_cast<graph::ValueId>(i)));
+    if (r != i) last_use[r] = std::max(last_use[r], last_use[i]);
+  }
 
   VkDeviceSize constant_bytes = 0, arena_bytes = 0;
   std::vector<VkDeviceSize> offset(region.values().size(), 0);
@@ -97,7 +134,7 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
   };
   std::vector<Block> live;  // arena blocks in use, by offset
   for (size_t i = 0; i < region.values().size(); ++i) {
-    if (placed[i]) continue;
+    if (placed[i] || root_of(static_cast<graph::ValueId>(i)) != static_cast<graph::ValueId>(i)) continue;
     VkDeviceSize bytes = align_up(tensor_bytes(region.values()[i]), align);
     if (region.values()[i].constant >= 0) {
       offset[i] = constant_bytes;
@@ -128,8 +165,13 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
   }
   for (size_t i = 0; i < region.values().size(); ++i) {
     if (placed[i] || (region.values()[i].constant < 0 && !materialized[i])) continue;
+    if (root_of(static_cast<graph::ValueId>(i)) != static_cast<graph::ValueId>(i)) continue;
     const DeviceBuffer& home = region.values()[i].constant >= 0 ? constants_ : arena_;
     tensors[i].range = BufferRange{home.buffer(), offset[i], tensor_bytes(region.values()[i])};
+  }
+  for (size_t i = 0; i < region.values().size(); ++i) {
+    auto r = static_cast<size_t>(root_of(static_cast<graph::ValueId>(i)));
+    if (r != i && !placed[i]) tensors[i].range = tensors[r].range;
   }
   for (const graph::Constant& c : region.constants()) {
     const TensorRef& t = tensors[static_cast<size_t>(c.value)];

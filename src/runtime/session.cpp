@@ -752,7 +752,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const program::
   if (impl->options.wait_spin_us < 0) {
     SharedGpuContextPtr ctx = impl->contexts.empty() ? nullptr : impl->contexts.front()->ctx;
     bool cpu_device = ctx && ctx->properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
-    impl->options.wait_spin_us = cpu_device ? 0 : 200;
+    impl->options.wait_spin_us = cpu_device ? 0 : 1000;
   }
 
   std::unique_ptr<Session> session(new Session(std::move(impl)));
