@@ -12,7 +12,8 @@ namespace gpuu::kernels {
 
 struct LoweringUnit {
   std::vector<graph::NodeId> nodes;  // one node, or a fused group in graph order (the last one's output escapes)
-  bool fused() const { return nodes.size() > 1; }
+  int movement_chain = -1;           // or a movement chain's nodes (movement.h): its index
+  bool fused() const { return movement_chain < 0 && nodes.size() > 1; }
 };
 
 // The lowering order of `graph`'s nodes; with `fuse`, maximal fusable groups

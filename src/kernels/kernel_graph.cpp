@@ -6,6 +6,7 @@
 #include "base/log.h"
 #include "gpu/submission.h"
 #include "kernels/fusion.h"
+#include "kernels/movement.h"
 #include "kernels/op_table.h"
 
 namespace gpuu::kernels {
@@ -84,10 +85,16 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
   };
   std::vector<char> is_input(region.values().size(), 0);
   for (graph::ValueId in : region.inputs()) is_input[static_cast<size_t>(in)] = 1;
+  std::vector<MovementChain> chains;
+  if (options.compose_movement) chains = find_movement_chains(region);
+  std::vector<int> chain_of(region.nodes().size(), -1);
+  for (size_t c = 0; c < chains.size(); ++c) {
+    for (graph::NodeId id : chains[c].nodes) chain_of[static_cast<size_t>(id)] = static_cast<int>(c);
+  }
   std::vector<char> viewed(region.nodes().size(), 0);
   for (size_t n = 0; n < region.nodes().size(); ++n) {
     const graph::Node& node = region.nodes()[n];
-    if (node.op != "reshape" || node.inputs.empty() || node.inputs[0] < 0 || node.outputs.size() != 1) continue;
+    if (chain_of[n] >= 0 || node.op != "reshape" || node.inputs.empty() || node.inputs[0] < 0 || node.outputs.size() != 1) continue;
     graph::ValueId x = root_of(node.inputs[0]), y = node.outputs[0];
     if (!placed[static_cast<size_t>(y)]) {
       alias[static_cast<size_t>(y)] = x;
@@ -105,6 +112,19 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
   units.erase(std::remove_if(units.begin(), units.end(),
                              [&](const LoweringUnit& u) { return !u.fused() && viewed[static_cast<size_t>(u.nodes[0])]; }),
               units.end());
+  // A movement chain is one unit where its last node stood.
+  {
+    std::vector<LoweringUnit> merged;
+    for (LoweringUnit& u : units) {
+      int c = u.fused() ? -1 : chain_of[static_cast<size_t>(u.nodes[0])];
+      if (c < 0) {
+        merged.push_back(std::move(u));
+      } else if (u.nodes[0] == chains[static_cast<size_t>(c)].nodes.back()) {
+        merged.push_back(LoweringUnit{chains[static_cast<size_t>(c)].nodes, c});
+      }
+    }
+    units = std::move(merged);
+  }
   std::vector<int> materialized(region.values().size(), 0);
   for (size_t u = 0; u < units.size(); ++u) {
     const graph::Node& last = region.node(units[u].nodes.back());
@@ -157,6 +177,11 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
     live.push_back(Block{at, bytes, std::max(last_use[i], now)});
     arena_bytes = std::max(arena_bytes, at + bytes);
   }
+  std::vector<VkDeviceSize> map_offset(chains.size());  // each chain's map, after the graph's constants
+  for (size_t c = 0; c < chains.size(); ++c) {
+    map_offset[c] = constant_bytes;
+    constant_bytes += align_up(chains[c].map.size() * sizeof(int32_t), align);
+  }
   if (constant_bytes) {
     GPUU_ASSIGN_OR_RETURN(constants_, DeviceBuffer::create(ctx, constant_bytes, MemoryKind::kDevice, "constants"));
   }
@@ -177,6 +202,10 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
     const TensorRef& t = tensors[static_cast<size_t>(c.value)];
     GPUU_RETURN_IF_ERROR(gpu::upload_once(ctx, pool_, constants_, t.range.offset, c.data.data(), c.data.size()));
   }
+  for (size_t c = 0; c < chains.size(); ++c) {
+    GPUU_RETURN_IF_ERROR(gpu::upload_once(ctx, pool_, constants_, map_offset[c], chains[c].map.data(),
+                                          chains[c].map.size() * sizeof(int32_t)));
+  }
 
   LoweringContext lc{ctx, *kernels_, *sequence_, region, tensors,
                      [this](VkDeviceSize bytes, const char* what) -> Result<BufferRange> {
@@ -188,7 +217,15 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
                      }};
   for (const LoweringUnit& unit : units) {
     const graph::Node& node = region.node(unit.nodes.back());
-    Status lowered = unit.fused() ? lower_fused_group(lc, unit) : find_op_kernel(node.op)->lower(lc, node);
+    Status lowered = Status::Ok();
+    if (unit.movement_chain >= 0) {
+      const MovementChain& chain = chains[static_cast<size_t>(unit.movement_chain)];
+      lowered = lower_movement_chain(lc, chain,
+                                     BufferRange{constants_.buffer(), map_offset[static_cast<size_t>(unit.movement_chain)],
+                                                 align_up(chain.map.size() * sizeof(int32_t), 4)});
+    } else {
+      lowered = unit.fused() ? lower_fused_group(lc, unit) : find_op_kernel(node.op)->lower(lc, node);
+    }
     if (!lowered.ok()) {
       return err(lowered.code(), "Vulkan delegate: lowering node '", node.name, "' (", node.op,
                  "): ", lowered.message());

@@ -21,6 +21,8 @@ struct KernelGraphOptions {
   bool fuse_elementwise = true;
   // Let intermediates whose lifetimes do not overlap share arena memory.
   bool reuse_memory = true;
+  // Compose chains of static data movement into one gather (movement.h).
+  bool compose_movement = true;
   // Bracket each run with timestamps (last_gpu_time_us). They are not free:
   // on NVIDIA each pair costs several microseconds of serialised GPU time, as
   // much as a small region's work, so a runtime asks for them only to profile.

@@ -219,8 +219,8 @@ TEST(VulkanFusion, LongChainsSplitAtTheInstructionLimit) {
 }
 
 TEST(VulkanMemoryPlan, DeadIntermediatesShareMemory) {
-  // A 20-step chain of transposes (never fused): each intermediate dies as
-  // the next is made, so two slots are enough instead of nineteen.
+  // A 20-step chain of transposes (not composed here): each intermediate dies
+  // as the next is made, so two slots are enough instead of nineteen.
   graph::Graph g;
   graph::ValueId v = graph::add_graph_input(g, "x", DType::kF32, {64, 64}).value();
   for (int i = 0; i < 20; ++i) {
@@ -230,9 +230,10 @@ TEST(VulkanMemoryPlan, DeadIntermediatesShareMemory) {
   g.mark_output(v);
   auto input = random_tensor(DType::kF32, {64, 64}, 605, -1, 1);
   RunStats reuse, no_reuse;
-  kernels::KernelGraphOptions off;
+  kernels::KernelGraphOptions on, off;
+  on.compose_movement = off.compose_movement = false;  // composed, the chain has no intermediates at all
   off.reuse_memory = false;
-  auto a = run_on_vulkan(g, {input}, &reuse);
+  auto a = run_on_vulkan(g, {input}, &reuse, on);
   auto b = run_on_vulkan(g, {input}, &no_reuse, off);
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_LE(reuse.arena_bytes, 2u * 64 * 64 * 4);

@@ -175,8 +175,52 @@ TEST(VulkanIndex, RfcModelIslandRunsAsOneRegion) {
   for (size_t i = 0; i < v.size(); ++i) v[i] = -1.0 + 2.0 * static_cast<double>(i) / 47.0;
   RunStats stats;
   EXPECT_TRUE(graph_matches_cpu(g, {cpu::HostTensor::from_doubles(DType::kF32, {1, 3, 4, 4}, v).value()}, &stats));
+  EXPECT_EQ(stats.dispatches, 1u) << "constant indices: the three moves compose into one gather";
+  EXPECT_EQ(stats.barriers, 0u);
+  // Uncomposed, each step reads what the one before wrote.
+  kernels::KernelGraphOptions options;
+  options.compose_movement = false;
+  Result<std::vector<cpu::HostTensor>> three =
+      run_on_vulkan(g, {cpu::HostTensor::from_doubles(DType::kF32, {1, 3, 4, 4}, v).value()}, &stats, options);
+  ASSERT_TRUE(three.ok()) << three.status().message();
   EXPECT_EQ(stats.dispatches, 3u);
-  EXPECT_EQ(stats.barriers, 2u) << "each step reads what the one before wrote";
+  EXPECT_EQ(stats.barriers, 2u);
+}
+
+// Static movement composed: index_select -> gather -> transpose -> reshape ->
+// index_select with constant indices is one flat gather (movement.h), exact
+// for every element size; a runtime index or a value read twice ends a chain.
+TEST(VulkanIndex, MovementChainsWithConstantIndicesAreOneDispatch) {
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kI64, DType::kI8}) {
+    if (dtype == DType::kF16 && !f16_kernels_or_refused()) continue;
+    graph::Graph g;
+    graph::ValueId x = graph::add_graph_input(g, "x", dtype, {2, 3, 4, 5}).value();
+    auto constant = [&](const char* name, const cpu::HostTensor& t) {
+      return graph::add_graph_constant(g, name, t.dtype, t.shape, t.to_blob()).value();
+    };
+    graph::ValueId i0 = constant("i0", indices(DType::kI64, {3}, 3, 1));
+    graph::ValueId i1 = constant("i1", indices(DType::kI32, {2, 3, 4, 2}, 5, 2));
+    graph::ValueId i2 = constant("i2", indices(DType::kI64, {6}, 4, 3));
+    graph::ValueId v = graph::add_op(g, "index_select", "select_0", {x, i0}, {{"axis", int64_t{1}}}).value()[0];
+    v = graph::add_op(g, "gather", "gather_0", {v, i1}, {{"axis", int64_t{3}}}).value()[0];
+    v = graph::add_op(g, "transpose", "transpose_0", {v}, {{"perm", Ints{0, 2, 1, 3}}}).value()[0];
+    v = graph::add_op(g, "reshape", "reshape_0", {v}, {{"shape", Ints{2, 4, 6}}}).value()[0];
+    v = graph::add_op(g, "index_select", "select_1", {v, i2}, {{"axis", int64_t{1}}}).value()[0];
+    g.mark_output(v);
+    RunStats stats;
+    EXPECT_TRUE(graph_matches_cpu(g, {exact_values(dtype, {2, 3, 4, 5}, 4)}, &stats)) << graph::dtype_name(dtype);
+    EXPECT_EQ(stats.dispatches, 1u) << graph::dtype_name(dtype);
+  }
+  // A value that is also a graph output stays in memory: two chains' worth.
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", DType::kF32, {4, 6}).value();
+  graph::ValueId t = graph::add_op(g, "transpose", "t0", {x}, {{"perm", Ints{1, 0}}}).value()[0];
+  graph::ValueId u = graph::add_op(g, "transpose", "t1", {t}, {{"perm", Ints{1, 0}}}).value()[0];
+  g.mark_output(t);
+  g.mark_output(u);
+  RunStats stats;
+  EXPECT_TRUE(graph_matches_cpu(g, {exact_values(DType::kF32, {4, 6}, 5)}, &stats));
+  EXPECT_EQ(stats.dispatches, 2u);
 }
 
 }  // namespace

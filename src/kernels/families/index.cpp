@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "graph/op_registry.h"
+#include "kernels/movement.h"
 #include "kernels/op_table.h"
 
 namespace gpuu::kernels {
@@ -126,6 +127,28 @@ Status lower_index_select(LoweringContext& lc, const graph::Node& n) {
 void add_index_kernels(std::vector<OpKernel>& table) {
   table.push_back(OpKernel{"gather", kStoredDTypes, index_check, lower_gather});
   table.push_back(OpKernel{"index_select", kStoredDTypes, index_check, lower_index_select});
+}
+
+// A movement chain (movement.h) as one index_gather over the flat tensors:
+// rank 1, the map as its i32 index.
+Status lower_movement_chain(LoweringContext& lc, const MovementChain& chain, const BufferRange& map) {
+  const graph::Node& first = lc.graph.node(chain.nodes.front());
+  const graph::Node& last = lc.graph.node(chain.nodes.back());
+  const TensorRef& x = lc.tensor(first.inputs[0]);
+  const TensorRef& y = lc.tensor(last.outputs[0]);
+  const auto esize = static_cast<uint32_t>(graph::dtype_size(y.dtype));
+  const auto count = static_cast<uint32_t>(graph::shape_numel(y.shape));
+  PushConstants push;
+  push.u32(count).u32(1).u32(0).u32(static_cast<uint32_t>(graph::shape_numel(x.shape)));
+  push.u32_array({count}, kMaxRank);
+  push.u32_array({1}, kMaxRank);
+  push.u32_array({1}, kMaxRank);
+  KernelKey key{"index_gather", {static_cast<int32_t>(esize), 0}, 3, push.size()};
+  graph::Node labelled = last;
+  labelled.name.clear();
+  for (graph::NodeId id : chain.nodes) labelled.name += (labelled.name.empty() ? "" : "+") + lc.graph.node(id).name;
+  return add_dispatch(lc, labelled, key, {{x.range, false}, {map, false}, {y.range, true}}, push,
+                      mover_invocations(count, esize));
 }
 
 }  // namespace gpuu::kernels

@@ -1,0 +1,30 @@
+// Static data movement composed: a chain of transposes, reshapes, and
+// index_select / gather with constant indices is one flat gather,
+// out[i] = x[map[i]], whose map is computed here once, at build time. One
+// dispatch instead of one per op (the RFC model's index_select -> gather ->
+// index_select island); worth it on small tensors, where a dispatch costs
+// more than its bytes.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "graph/graph.h"
+#include "kernels/op_table.h"
+
+namespace gpuu::kernels {
+
+struct MovementChain {
+  std::vector<graph::NodeId> nodes;  // graph order; each feeds the next its data input
+  std::vector<int32_t> map;          // output element -> input element of the first node
+};
+
+// Chains of two or more such ops whose inner values feed only the next op
+// and are not region outputs, with outputs of at most `max_elements`.
+std::vector<MovementChain> find_movement_chains(const graph::Graph& graph, int64_t max_elements = int64_t{1} << 20);
+
+// The chain's one dispatch (index_gather over flat tensors): `map` holds the
+// chain's map as i32 on the device.
+Status lower_movement_chain(LoweringContext& lc, const MovementChain& chain, const BufferRange& map);
+
+}  // namespace gpuu::kernels
