@@ -17,7 +17,7 @@ struct LoweringUnit {
 };
 
 // The lowering order of `graph`'s nodes; with `fuse`, maximal fusable groups
-// (<= 4 outside inputs, <= 24 ops, every inner value used only inside) are merged.
+// (<= 4 outside inputs, <= 40 ops, every inner value used only inside) are merged.
 std::vector<LoweringUnit> plan_lowering(const graph::Graph& graph, bool fuse);
 
 // Appends the one dispatch of a fused group.

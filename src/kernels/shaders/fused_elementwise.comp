@@ -36,8 +36,24 @@ layout(constant_id = 22) const int C20 = 0;
 layout(constant_id = 23) const int C21 = 0;
 layout(constant_id = 24) const int C22 = 0;
 layout(constant_id = 25) const int C23 = 0;
+layout(constant_id = 26) const int C24 = 0;
+layout(constant_id = 27) const int C25 = 0;
+layout(constant_id = 28) const int C26 = 0;
+layout(constant_id = 29) const int C27 = 0;
+layout(constant_id = 30) const int C28 = 0;
+layout(constant_id = 31) const int C29 = 0;
+layout(constant_id = 32) const int C30 = 0;
+layout(constant_id = 33) const int C31 = 0;
+layout(constant_id = 34) const int C32 = 0;
+layout(constant_id = 35) const int C33 = 0;
+layout(constant_id = 36) const int C34 = 0;
+layout(constant_id = 37) const int C35 = 0;
+layout(constant_id = 38) const int C36 = 0;
+layout(constant_id = 39) const int C37 = 0;
+layout(constant_id = 40) const int C38 = 0;
+layout(constant_id = 41) const int C39 = 0;
 // Bit k set: input k has the output's shape, so element i is at index i.
-layout(constant_id = 26) const int CONTIGUOUS = 0;
+layout(constant_id = 42) const int CONTIGUOUS = 0;
 
 layout(std430, set = 0, binding = 0) readonly buffer In0 { T in0[]; };
 layout(std430, set = 0, binding = 1) readonly buffer In1 { T in1[]; };
@@ -114,12 +130,15 @@ uint input_offset(uint i, int which) {
   if (k < N_INSTRUCTIONS) {                                                                      \
     R[MAX_INPUTS + k] = apply((CODE) & 0xff, R[((CODE) >> 8) & 0xff], R[((CODE) >> 16) & 0xff]); \
   }
-#define RUN(R)                                                                                         \
-  STEP(R, 0, C0) STEP(R, 1, C1) STEP(R, 2, C2) STEP(R, 3, C3) STEP(R, 4, C4) STEP(R, 5, C5)           \
-  STEP(R, 6, C6) STEP(R, 7, C7) STEP(R, 8, C8) STEP(R, 9, C9) STEP(R, 10, C10) STEP(R, 11, C11)       \
-  STEP(R, 12, C12) STEP(R, 13, C13) STEP(R, 14, C14) STEP(R, 15, C15) STEP(R, 16, C16)               \
-  STEP(R, 17, C17) STEP(R, 18, C18) STEP(R, 19, C19) STEP(R, 20, C20) STEP(R, 21, C21)               \
-  STEP(R, 22, C22) STEP(R, 23, C23)
+#define RUN(R) \
+  STEP(R, 0, C0) STEP(R, 1, C1) STEP(R, 2, C2) STEP(R, 3, C3) STEP(R, 4, C4) \
+  STEP(R, 5, C5) STEP(R, 6, C6) STEP(R, 7, C7) STEP(R, 8, C8) STEP(R, 9, C9) \
+  STEP(R, 10, C10) STEP(R, 11, C11) STEP(R, 12, C12) STEP(R, 13, C13) STEP(R, 14, C14) \
+  STEP(R, 15, C15) STEP(R, 16, C16) STEP(R, 17, C17) STEP(R, 18, C18) STEP(R, 19, C19) \
+  STEP(R, 20, C20) STEP(R, 21, C21) STEP(R, 22, C22) STEP(R, 23, C23) STEP(R, 24, C24) \
+  STEP(R, 25, C25) STEP(R, 26, C26) STEP(R, 27, C27) STEP(R, 28, C28) STEP(R, 29, C29) \
+  STEP(R, 30, C30) STEP(R, 31, C31) STEP(R, 32, C32) STEP(R, 33, C33) STEP(R, 34, C34) \
+  STEP(R, 35, C35) STEP(R, 36, C36) STEP(R, 37, C37) STEP(R, 38, C38) STEP(R, 39, C39)
 
 float load(uint i, int which) {
   switch (which) {
