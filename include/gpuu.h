@@ -63,7 +63,7 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define GPUU_VERSION_MAJOR 0
-#define GPUU_VERSION_MINOR 3
+#define GPUU_VERSION_MINOR 4
 #define GPUU_VERSION_PATCH 0
 /* (major << 22) | (minor << 12) | patch, as Vulkan packs its versions. */
 #define GPUU_MAKE_VERSION(major, minor, patch) \
@@ -75,7 +75,7 @@ extern "C" {
  * Thread-safe; never fails. */
 GPUU_API uint32_t gpuu_version(void);
 
-/* The same version as static text, "0.3.0". Borrowed, valid forever. */
+/* The same version as static text, "0.4.0". Borrowed, valid forever. */
 GPUU_API const char* gpuu_version_string(void);
 
 /* ------------------------------------------------------------------------ */
@@ -979,6 +979,16 @@ typedef struct gpuu_session_options {
   /* When a delegate creates the context; NULL: gpuu_device_options_init's. */
   const gpuu_device_options* device;
   gpuu_vgf_path vgf_path; /* default GPUU_VGF_PATH_AUTO */
+  /* Added in 0.4: nonzero measures each delegate's GPU time with timestamps
+   * (gpuu_execute_stats.gpu_time_us). They serialise the GPU (several
+   * microseconds per delegate on a discrete GPU), so the default 0 is for
+   * running and 1 for profiling. */
+  uint32_t gpu_timing;
+  /* Added in 0.4: how long a host wait polls the GPU's progress before it
+   * sleeps, in microseconds (a sleeping wait wakes tens of microseconds
+   * late; polling keeps one host core busy). Negative, the default: 1000 on
+   * a GPU, 0 on a CPU device such as lavapipe. */
+  double wait_spin_us;
 } gpuu_session_options;
 
 GPUU_API void gpuu_session_options_init_sized(gpuu_session_options* options, size_t struct_size);
@@ -1020,9 +1030,11 @@ GPUU_API gpuu_status gpuu_session_output_info(const gpuu_session* session, size_
 GPUU_API gpuu_status gpuu_session_set_input(gpuu_session* session, size_t index, const void* data, size_t size);
 
 /* Takes input `index` from `buffer` (a VkBuffer on the delegates' device,
- * with TRANSFER_SRC usage) at every execute, copied on the GPU; a null buffer
- * returns to host memory. The application must not write the range while an
- * execute runs. `size` must equal the input's byte size. */
+ * with TRANSFER_SRC usage) at every execute, copied on the GPU in the
+ * execute's own submit; a null buffer returns to host memory. The
+ * application must not write the range while an execute runs. `size` must
+ * equal the input's byte size. gpuu_session_bind_buffer (0.4) reads it in
+ * place instead where the buffer has STORAGE_BUFFER usage. */
 GPUU_API gpuu_status gpuu_session_bind_input_buffer(gpuu_session* session, size_t index, gpuu_vk_buffer buffer,
                                                     uint64_t offset, uint64_t size);
 
@@ -1030,6 +1042,29 @@ GPUU_API gpuu_status gpuu_session_bind_input_buffer(gpuu_session* session, size_
  * execute, on the GPU; it is complete when gpuu_session_execute returns. */
 GPUU_API gpuu_status gpuu_session_bind_output_buffer(gpuu_session* session, size_t index, gpuu_vk_buffer buffer,
                                                      uint64_t offset, uint64_t size);
+/* Which side of the program a binding is on. Added in 0.4. */
+typedef enum gpuu_io {
+  GPUU_IO_INPUT = 0,
+  GPUU_IO_OUTPUT = 1,
+  GPUU_IO_FORCE32 = 0x7FFFFFFF
+} gpuu_io;
+/* Binds `buffer` (a VkBuffer on the delegates' device, created with the
+ * VkBufferUsageFlags `usage`) to input or output `index`; a null buffer
+ * returns it to host memory. With VK_BUFFER_USAGE_STORAGE_BUFFER_BIT the
+ * delegates read or write the range in place, without a copy, where they can:
+ * their recorded command buffers are re-pointed at it once, here, never per
+ * execute. Where they cannot (a tensor on several devices, a delegate that
+ * aliases its own memory such as the native VGF path, an offset that is not
+ * a multiple of the device's minStorageBufferOffsetAlignment) or without
+ * storage usage, a GPU copy in each execute's submit moves it, which needs
+ * TRANSFER_SRC (input) or TRANSFER_DST (output) usage.
+ * GPUU_ERROR_INVALID_ARGUMENT names a wrong size, a usage that allows neither,
+ * or an output range overlapping another bound range. Added in 0.4. */
+GPUU_API gpuu_status gpuu_session_bind_buffer(gpuu_session* session, gpuu_io io, size_t index, gpuu_vk_buffer buffer,
+                                              uint64_t offset, uint64_t size, uint32_t usage);
+/* 1 when input or output `index` is bound to a buffer used in place, 0 when
+ * it is copied, unbound or out of range. Added in 0.4. */
+GPUU_API int gpuu_session_binding_in_place(const gpuu_session* session, gpuu_io io, size_t index);
 
 /* Runs the plan: delegates are submitted in order, chained on the context's
  * timeline semaphore (or as the sync mode says); the host waits only before
@@ -1039,7 +1074,9 @@ GPUU_API gpuu_status gpuu_session_bind_output_buffer(gpuu_session* session, size
 GPUU_API gpuu_status gpuu_session_execute(gpuu_session* session);
 
 /* Copies output `index` of the last successful execute into `data`; `size`
- * must equal its byte size. */
+ * must equal its byte size. Outputs stay in device memory: the host reads
+ * them through one staging copy, made in the execute's own submit for an
+ * output read after the previous execute, else here, on demand. */
 GPUU_API gpuu_status gpuu_session_get_output(const gpuu_session* session, size_t index, void* data, size_t size);
 
 /* What the last execute did: submits, host waits, host copies between devices. */
@@ -1048,6 +1085,12 @@ typedef struct gpuu_execute_stats {
   uint32_t delegate_submits;
   uint32_t host_waits;
   uint32_t host_copies;
+  /* Added in 0.4: vkQueueSubmit calls (delegates sharing a queue go in one,
+   * except under GPUU_SYNC_QUEUE_WAIT_IDLE). */
+  uint32_t queue_submits;
+  /* Added in 0.4: the delegates' GPU time in microseconds, where
+   * gpuu_session_options.gpu_timing asked for it; else -1. */
+  double gpu_time_us;
 } gpuu_execute_stats;
 GPUU_API gpuu_status gpuu_session_last_execute_stats(const gpuu_session* session, gpuu_execute_stats* out);
 

@@ -95,6 +95,8 @@ GPUU_API gpuu_status gpuu_program_extract_vgf(const gpuu_program* program, const
 GPUU_API void gpuu_session_options_init_sized(gpuu_session_options* options, size_t struct_size) {
   init_sized(options, struct_size, [](gpuu_session_options* options) {
     options->vgf_path = GPUU_VGF_PATH_AUTO;
+    options->gpu_timing = 0;
+    options->wait_spin_us = -1;
   });
 }
 
@@ -113,6 +115,8 @@ GPUU_API gpuu_status gpuu_session_create(const gpuu_program* program, const gpuu
       return fail_invalid(kFn, ": unknown vgf_path value ", static_cast<int>(o.vgf_path));
     }
     opts.data_graph_path = static_cast<backends::DataGraphPath>(o.vgf_path);
+    opts.gpu_timing = o.gpu_timing != 0;
+    opts.wait_spin_us = o.wait_spin_us;
     if (o.overrides) {
       gpuu_context_overrides ov;
       if (!read_sized(o.overrides, &gpuu_context_overrides_init_sized, &ov)) {
@@ -176,7 +180,8 @@ GPUU_API gpuu_status gpuu_session_bind_input_buffer(gpuu_session* session, size_
                                                     uint64_t offset, uint64_t size) {
   return guarded(__func__, [&]() -> gpuu_status {
     if (gpuu_status s = check_session(session, "gpuu_session_bind_input_buffer")) return s;
-    return to_c(session->session->bind_input_buffer(index, reinterpret_cast<VkBuffer>(buffer), offset, size));
+    return to_c(session->session->bind_input_buffer(index, reinterpret_cast<VkBuffer>(buffer), offset, size,
+                                                    VK_BUFFER_USAGE_TRANSFER_SRC_BIT));
   });
 }
 
@@ -184,8 +189,28 @@ GPUU_API gpuu_status gpuu_session_bind_output_buffer(gpuu_session* session, size
                                                      uint64_t offset, uint64_t size) {
   return guarded(__func__, [&]() -> gpuu_status {
     if (gpuu_status s = check_session(session, "gpuu_session_bind_output_buffer")) return s;
-    return to_c(session->session->bind_output_buffer(index, reinterpret_cast<VkBuffer>(buffer), offset, size));
+    return to_c(session->session->bind_output_buffer(index, reinterpret_cast<VkBuffer>(buffer), offset, size,
+                                                     VK_BUFFER_USAGE_TRANSFER_DST_BIT));
   });
+}
+
+GPUU_API gpuu_status gpuu_session_bind_buffer(gpuu_session* session, gpuu_io io, size_t index, gpuu_vk_buffer buffer,
+                                              uint64_t offset, uint64_t size, uint32_t usage) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    constexpr const char* kFn = "gpuu_session_bind_buffer";
+    if (gpuu_status s = check_session(session, kFn)) return s;
+    auto* vk_buffer = reinterpret_cast<VkBuffer>(buffer);
+    if (io == GPUU_IO_INPUT) return to_c(session->session->bind_input_buffer(index, vk_buffer, offset, size, usage));
+    if (io == GPUU_IO_OUTPUT) return to_c(session->session->bind_output_buffer(index, vk_buffer, offset, size, usage));
+    return fail_invalid(kFn, ": unknown io value ", static_cast<int>(io), " (GPUU_IO_INPUT or GPUU_IO_OUTPUT)");
+  });
+}
+
+GPUU_API int gpuu_session_binding_in_place(const gpuu_session* session, gpuu_io io, size_t index) {
+  if (!session || !session->session) return 0;
+  if (io == GPUU_IO_INPUT) return session->session->input_bound_zero_copy(index) ? 1 : 0;
+  if (io == GPUU_IO_OUTPUT) return session->session->output_bound_zero_copy(index) ? 1 : 0;
+  return 0;
 }
 
 GPUU_API gpuu_status gpuu_session_execute(gpuu_session* session) {
@@ -211,6 +236,8 @@ GPUU_API gpuu_status gpuu_session_last_execute_stats(const gpuu_session* session
     stats.delegate_submits = session->last_stats.delegate_submits;
     stats.host_waits = session->last_stats.host_waits;
     stats.host_copies = session->last_stats.host_copies;
+    stats.queue_submits = session->last_stats.queue_submits;
+    stats.gpu_time_us = session->last_stats.gpu_time_us > 0 ? session->last_stats.gpu_time_us : -1;
     if (!write_sized(stats, out)) return fail_struct_size("gpuu_session_last_execute_stats", "out", out);
     return GPUU_OK;
   });

@@ -153,7 +153,7 @@ struct Session::Impl {
   // Binding slots: every delegate on the home's context that reads or writes
   // `tensor` runs against the homes' current ranges.
   Status rebind_delegates(int32_t tensor, Home* home);
-  Status bind(bool output, size_t index, const BufferRange& range);
+  Status bind(bool output, size_t index, const BufferRange& range, VkBufferUsageFlags usage);
   void unbind(bool output, size_t index);
   Status execute(ExecuteStats& stats);
 };
@@ -499,10 +499,18 @@ Status Session::Impl::rebind_delegates(int32_t tensor, Home* home) {
 // touching it there re-points its slots, and (for an output) a delegate, not
 // the host, writes it. Otherwise a GPU copy to or from the home runs in each
 // execute's submit.
-Status Session::Impl::bind(bool output, size_t index, const BufferRange& range) {
+Status Session::Impl::bind(bool output, size_t index, const BufferRange& range, VkBufferUsageFlags usage) {
   auto& bindings = output ? output_bindings : input_bindings;
   int32_t t = (output ? program->outputs() : program->inputs())[index];
   TensorSlot& slot = tensors[static_cast<size_t>(t)];
+  const VkBufferUsageFlags copy_usage = output ? VK_BUFFER_USAGE_TRANSFER_DST_BIT : VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
+  const bool storage = (usage & VK_BUFFER_USAGE_STORAGE_BUFFER_BIT) != 0;
+  if (!storage && !(usage & copy_usage)) {
+    return err(StatusCode::kInvalidArgument, output ? "output " : "input ", index, " ('", slot.info.name,
+               "'): the buffer's usage (0x", std::hex, usage, std::dec,
+               ") has neither STORAGE_BUFFER (used in place) nor ", output ? "TRANSFER_DST" : "TRANSFER_SRC",
+               " (copied)");
+  }
   for (auto* other : {&input_bindings, &output_bindings}) {
     for (auto& [i, b] : *other) {
       if (other == &bindings && i == index) continue;
@@ -535,7 +543,8 @@ Status Session::Impl::bind(bool output, size_t index, const BufferRange& range) 
   }
   AppBinding b;
   b.range = range;
-  if (slot.homes.size() == 1 && slot.homes.front()->ctx == ctx && (output ? written_by_delegate : !slot.cpu_reads)) {
+  if (storage && slot.homes.size() == 1 && slot.homes.front()->ctx == ctx &&
+      (output ? written_by_delegate : !slot.cpu_reads)) {
     Home* home = slot.homes.front().get();
     home->app = range;
     Status s = rebind_delegates(t, home);
@@ -555,6 +564,11 @@ Status Session::Impl::bind(bool output, size_t index, const BufferRange& range) 
   if (!output && slot.homes.empty()) {
     return err(StatusCode::kFailedPrecondition, "input ", index, " ('", slot.info.name,
                "') is read only by CPU-fallback steps: set it from host memory");
+  }
+  if (!(usage & copy_usage)) {
+    return err(StatusCode::kInvalidArgument, output ? "output " : "input ", index, " ('", slot.info.name,
+               "') cannot be used in place here, and copying it needs ", output ? "TRANSFER_DST" : "TRANSFER_SRC",
+               " usage, which the buffer lacks");
   }
   Home* home = nullptr;
   if (output) {
@@ -790,7 +804,8 @@ Status Session::set_input(size_t index, const void* data, size_t size) {
   return Status::Ok();
 }
 
-Status Session::bind_input_buffer(size_t index, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size) {
+Status Session::bind_input_buffer(size_t index, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size,
+                                  VkBufferUsageFlags usage) {
   if (index >= input_descs_.size()) {
     return err(StatusCode::kInvalidArgument, "input index ", index, " is out of range (", input_descs_.size(),
                " inputs)");
@@ -804,10 +819,11 @@ Status Session::bind_input_buffer(size_t index, VkBuffer buffer, VkDeviceSize of
     return err(StatusCode::kInvalidArgument, "input ", index, " ('", d.name, "') takes ", d.bytes,
                " bytes, the bound range has ", size);
   }
-  return impl_->bind(false, index, BufferRange{buffer, offset, size});
+  return impl_->bind(false, index, BufferRange{buffer, offset, size}, usage);
 }
 
-Status Session::bind_output_buffer(size_t index, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size) {
+Status Session::bind_output_buffer(size_t index, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size,
+                                   VkBufferUsageFlags usage) {
   if (index >= output_descs_.size()) {
     return err(StatusCode::kInvalidArgument, "output index ", index, " is out of range (", output_descs_.size(),
                " outputs)");
@@ -821,7 +837,7 @@ Status Session::bind_output_buffer(size_t index, VkBuffer buffer, VkDeviceSize o
     return err(StatusCode::kInvalidArgument, "output ", index, " ('", d.name, "') takes ", d.bytes,
                " bytes, the bound range has ", size);
   }
-  return impl_->bind(true, index, BufferRange{buffer, offset, size});
+  return impl_->bind(true, index, BufferRange{buffer, offset, size}, usage);
 }
 
 bool Session::output_bound_zero_copy(size_t index) const {

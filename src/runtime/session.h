@@ -69,14 +69,22 @@ class Session {
   Status set_input(size_t index, const void* data, size_t size);
   // Reads input `index` from an application buffer on the delegates' device at
   // each execute, instead of host memory (null buffer: back to host memory).
-  // Zero-copy where it can be had: the delegates' recorded work is re-pointed
-  // at the buffer (binding slots), once, here. Where not (the tensor lives on
-  // several devices, a delegate cannot re-point, the offset is not aligned for
-  // storage buffers), a GPU copy in each execute's submit moves it.
-  Status bind_input_buffer(size_t index, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size);
+  // `usage` is what the buffer was created with. With STORAGE_BUFFER usage it
+  // is read in place where that can be had: the delegates' recorded work is
+  // re-pointed at it (binding slots), once, here. Otherwise (no storage usage,
+  // the tensor lives on several devices, a delegate cannot re-point, the
+  // offset is not aligned for storage buffers) a GPU copy in each execute's
+  // submit moves it, which needs TRANSFER_SRC usage.
+  Status bind_input_buffer(size_t index, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size,
+                           VkBufferUsageFlags usage = kInPlaceUsage);
   // Writes output `index` to an application buffer at each execute as well,
-  // with the same rule. An output's range must not overlap another bound one.
-  Status bind_output_buffer(size_t index, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size);
+  // with the same rule (a copy needs TRANSFER_DST usage). An output's range
+  // must not overlap another bound one.
+  Status bind_output_buffer(size_t index, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size,
+                            VkBufferUsageFlags usage = kInPlaceUsage);
+  static constexpr VkBufferUsageFlags kInPlaceUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                                      VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                                      VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   // Whether the binding is read or written in place (no copy).
   bool input_bound_zero_copy(size_t index) const;
   bool output_bound_zero_copy(size_t index) const;

@@ -18,7 +18,7 @@ std::string last_error() { return gpuu_last_error(); }
 TEST(CApiBase, VersionMatchesTheHeader) {
   EXPECT_EQ(gpuu_version(), static_cast<uint32_t>(GPUU_VERSION));
   EXPECT_EQ(gpuu_version() >> 22, static_cast<uint32_t>(GPUU_VERSION_MAJOR));
-  EXPECT_STREQ(gpuu_version_string(), "0.3.0");
+  EXPECT_STREQ(gpuu_version_string(), "0.4.0");
 }
 
 TEST(CApiBase, StatusStringsNameEveryCode) {

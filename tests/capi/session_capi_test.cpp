@@ -13,6 +13,9 @@
 #include <string>
 #include <vector>
 
+#include <dlfcn.h>
+#include <vulkan/vulkan.h>
+
 #include "gpuu.h"
 #include "support/rfc_model_capi.h"
 
@@ -95,6 +98,127 @@ TEST(SessionCApi, RfcModelOnVulkanMatchesTheReference) {
   expect_matches_reference(r.y);
   EXPECT_EQ(r.stats.delegate_submits, 1u);
   EXPECT_EQ(r.stats.host_waits, 1u) << "one wait per execute";
+  std::remove(path.c_str());
+}
+
+// A host-visible VkBuffer made the way a C application makes one: through the
+// Vulkan loader, on the device gpuu's session runs on.
+class AppBuffer {
+ public:
+  AppBuffer(const gpuu_vulkan_handles& h, VkDeviceSize size, VkBufferUsageFlags usage) : device_(static_cast<VkDevice>(h.device)) {
+    loader_ = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!loader_) return;
+    auto gipa = reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(loader_, "vkGetInstanceProcAddr"));
+    auto instance = static_cast<VkInstance>(h.instance);
+    auto gdpa = reinterpret_cast<PFN_vkGetDeviceProcAddr>(gipa(instance, "vkGetDeviceProcAddr"));
+    auto memory_properties = reinterpret_cast<PFN_vkGetPhysicalDeviceMemoryProperties>(
+        gipa(instance, "vkGetPhysicalDeviceMemoryProperties"));
+#define GPUU_LOAD(name) name##_ = reinterpret_cast<PFN_##name>(gdpa(device_, #name))
+    GPUU_LOAD(vkCreateBuffer);
+    GPUU_LOAD(vkDestroyBuffer);
+    GPUU_LOAD(vkGetBufferMemoryRequirements);
+    GPUU_LOAD(vkAllocateMemory);
+    GPUU_LOAD(vkFreeMemory);
+    GPUU_LOAD(vkBindBufferMemory);
+    GPUU_LOAD(vkMapMemory);
+#undef GPUU_LOAD
+    VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    info.size = size;
+    info.usage = usage;
+    if (vkCreateBuffer_(device_, &info, nullptr, &buffer_) != VK_SUCCESS) return;
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements_(device_, buffer_, &req);
+    VkPhysicalDeviceMemoryProperties props;
+    memory_properties(static_cast<VkPhysicalDevice>(h.physical_device), &props);
+    const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    alloc.allocationSize = req.size;
+    alloc.memoryTypeIndex = UINT32_MAX;
+    for (uint32_t i = 0; i < props.memoryTypeCount && alloc.memoryTypeIndex == UINT32_MAX; ++i) {
+      if ((req.memoryTypeBits & (1u << i)) && (props.memoryTypes[i].propertyFlags & want) == want) alloc.memoryTypeIndex = i;
+    }
+    if (alloc.memoryTypeIndex == UINT32_MAX || vkAllocateMemory_(device_, &alloc, nullptr, &memory_) != VK_SUCCESS) return;
+    vkBindBufferMemory_(device_, buffer_, memory_, 0);
+    vkMapMemory_(device_, memory_, 0, VK_WHOLE_SIZE, 0, &mapped_);
+  }
+  ~AppBuffer() {
+    if (buffer_) vkDestroyBuffer_(device_, buffer_, nullptr);
+    if (memory_) vkFreeMemory_(device_, memory_, nullptr);
+    if (loader_) dlclose(loader_);
+  }
+  gpuu_vk_buffer handle() const { return reinterpret_cast<gpuu_vk_buffer>(buffer_); }
+  float* floats() const { return static_cast<float*>(mapped_); }
+
+ private:
+  VkDevice device_;
+  void* loader_ = nullptr;
+  VkBuffer buffer_ = VK_NULL_HANDLE;
+  VkDeviceMemory memory_ = VK_NULL_HANDLE;
+  void* mapped_ = nullptr;
+  PFN_vkCreateBuffer vkCreateBuffer_ = nullptr;
+  PFN_vkDestroyBuffer vkDestroyBuffer_ = nullptr;
+  PFN_vkGetBufferMemoryRequirements vkGetBufferMemoryRequirements_ = nullptr;
+  PFN_vkAllocateMemory vkAllocateMemory_ = nullptr;
+  PFN_vkFreeMemory vkFreeMemory_ = nullptr;
+  PFN_vkBindBufferMemory vkBindBufferMemory_ = nullptr;
+  PFN_vkMapMemory vkMapMemory_ = nullptr;
+};
+
+// 0.4: buffers with storage usage are used in place (binding slots), one
+// queue submit per execute, GPU time only when asked for; a usage that
+// allows neither use, and an unknown side, are refused by name.
+TEST(SessionCApi, StorageBuffersAreUsedInPlaceAndGpuTimeIsOptIn) {
+  std::string path = temp_path("in_place.gpuu");
+  write_rfc_program(path, GPUU_PREFER_VULKAN_FIRST);
+  gpuu_program* program = nullptr;
+  ASSERT_EQ(gpuu_program_load_file(path.c_str(), &program), GPUU_OK) << last_error();
+  gpuu_session_options options;
+  gpuu_session_options_init(&options);
+  EXPECT_EQ(options.gpu_timing, 0u);
+  EXPECT_LT(options.wait_spin_us, 0);
+  options.gpu_timing = 1;
+  gpuu_session* session = nullptr;
+  ASSERT_EQ(gpuu_session_create(program, &options, &session), GPUU_OK) << last_error();
+  gpuu_program_release(program);
+  gpuu_context* context = nullptr;
+  ASSERT_EQ(gpuu_session_get_context(session, &context), GPUU_OK) << last_error();
+  gpuu_vulkan_handles handles;
+  handles.struct_size = sizeof(handles);
+  ASSERT_EQ(gpuu_context_get_vulkan_handles(context, &handles), GPUU_OK) << last_error();
+  const VkBufferUsageFlags usage =
+      VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  AppBuffer in(handles, 192 * 4, usage), out(handles, 48 * 4, usage);
+  AppBuffer copy_out(handles, 48 * 4, VK_BUFFER_USAGE_TRANSFER_DST_BIT);
+  ASSERT_TRUE(in.floats() && out.floats() && copy_out.floats()) << "could not make application buffers";
+  std::vector<float> x = rfc_input();
+  std::memcpy(in.floats(), x.data(), x.size() * 4);
+  ASSERT_EQ(gpuu_session_bind_buffer(session, GPUU_IO_INPUT, 0, in.handle(), 0, 192 * 4, usage), GPUU_OK) << last_error();
+  ASSERT_EQ(gpuu_session_bind_buffer(session, GPUU_IO_OUTPUT, 0, out.handle(), 0, 48 * 4, usage), GPUU_OK) << last_error();
+  EXPECT_EQ(gpuu_session_binding_in_place(session, GPUU_IO_INPUT, 0), 1);
+  EXPECT_EQ(gpuu_session_binding_in_place(session, GPUU_IO_OUTPUT, 0), 1);
+  ASSERT_EQ(gpuu_session_execute(session), GPUU_OK) << last_error();
+  gpuu_execute_stats stats;
+  stats.struct_size = sizeof(stats);
+  ASSERT_EQ(gpuu_session_last_execute_stats(session, &stats), GPUU_OK);
+  EXPECT_EQ(stats.queue_submits, 1u);
+  EXPECT_GT(stats.gpu_time_us, 0.0);
+  expect_matches_reference(std::vector<float>(out.floats(), out.floats() + 48));
+
+  // The 0.2 call keeps its contract: TRANSFER usage, copied on the GPU.
+  ASSERT_EQ(gpuu_session_bind_output_buffer(session, 0, copy_out.handle(), 0, 48 * 4), GPUU_OK) << last_error();
+  EXPECT_EQ(gpuu_session_binding_in_place(session, GPUU_IO_OUTPUT, 0), 0);
+  ASSERT_EQ(gpuu_session_execute(session), GPUU_OK) << last_error();
+  expect_matches_reference(std::vector<float>(copy_out.floats(), copy_out.floats() + 48));
+
+  EXPECT_EQ(gpuu_session_bind_buffer(session, GPUU_IO_OUTPUT, 0, out.handle(), 0, 48 * 4, 0),
+            GPUU_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("neither STORAGE_BUFFER"), std::string::npos) << last_error();
+  EXPECT_EQ(gpuu_session_bind_buffer(session, static_cast<gpuu_io>(7), 0, out.handle(), 0, 48 * 4, usage),
+            GPUU_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("unknown io value 7"), std::string::npos) << last_error();
+  ASSERT_EQ(gpuu_session_execute(session), GPUU_OK) << "the refusals left the session usable: " << last_error();
+  gpuu_context_release(context);
+  gpuu_session_destroy(session);  // before the buffers it reads and writes
   std::remove(path.c_str());
 }
 

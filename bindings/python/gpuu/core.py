@@ -467,7 +467,7 @@ VGF_PATHS = {"auto": _c.GPUU_VGF_PATH_AUTO, "native": _c.GPUU_VGF_PATH_NATIVE, "
 
 def session_options(token: Optional[str] = None, group_id: Optional[int] = None, mode: Any = None,
                     sync_mode: Any = None, device: Optional[str] = None, validation: Optional[bool] = None,
-                    vgf_path: Any = None) -> Any:
+                    vgf_path: Any = None, gpu_timing: bool = False) -> Any:
     """A filled gpuu_session_options: None keeps what the file (or environment) says."""
     o = _c.gpuu_session_options()
     _c.gpuu_session_options_init(o)
@@ -493,6 +493,7 @@ def session_options(token: Optional[str] = None, group_id: Optional[int] = None,
     o.parts = (overrides, device_options)
     if vgf_path is not None:
         o.vgf_path = _enum_value(VGF_PATHS, "VGF path", vgf_path)
+    o.gpu_timing = 1 if gpu_timing else 0
     return o
 
 
@@ -509,11 +510,14 @@ def _device_options(device: Optional[str], validation: Optional[bool]) -> Any:
 
 @dataclass(frozen=True)
 class ExecuteStats:
-    """What the last execute did: delegate submits, host waits, host copies."""
+    """What the last execute did: delegate submits, host waits, host copies, queue submits, and the
+    delegates' GPU time in microseconds (-1 unless the session was made with gpu_timing=True)."""
 
     delegate_submits: int
     host_waits: int
     host_copies: int
+    queue_submits: int = 0
+    gpu_time_us: float = -1.0
 
 
 class Session(_Handle):
@@ -560,7 +564,7 @@ class Session(_Handle):
 
     def last_execute_stats(self) -> ExecuteStats:
         s = _c.gpuu_session_last_execute_stats(self.handle)
-        return ExecuteStats(s.delegate_submits, s.host_waits, s.host_copies)
+        return ExecuteStats(s.delegate_submits, s.host_waits, s.host_copies, s.queue_submits, s.gpu_time_us)
 
     @property
     def sync_mode(self) -> str:

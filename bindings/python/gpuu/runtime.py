@@ -20,12 +20,13 @@ class LoadedProgram:
 
     def __init__(self, path: Union[str, os.PathLike], token: Optional[str] = None, group_id: Optional[int] = None,
                  mode: Optional[str] = None, sync_mode: Optional[str] = None, device: Optional[str] = None,
-                 validation: Optional[bool] = None, vgf_path: Optional[str] = None) -> None:
+                 validation: Optional[bool] = None, vgf_path: Optional[str] = None, gpu_timing: bool = False) -> None:
         self.path = os.fspath(path)
         with core.Program(path=self.path) as program:
             self.delegates: List[str] = program.delegates
             options = core.session_options(token=token, group_id=group_id, mode=mode, sync_mode=sync_mode,
-                                           device=device, validation=validation, vgf_path=vgf_path)
+                                           device=device, validation=validation, vgf_path=vgf_path,
+                                           gpu_timing=gpu_timing)
             # The session keeps its own reference to the program.
             self.session = core.Session(program, options)
 
@@ -70,7 +71,8 @@ class LoadedProgram:
 
 def load(path: Union[str, os.PathLike], *, token: Optional[str] = None, group_id: Optional[int] = None,
          mode: Optional[str] = None, sync_mode: Optional[str] = None, device: Optional[str] = None,
-         validation: Optional[bool] = None, vgf_path: Optional[str] = None) -> LoadedProgram:
+         validation: Optional[bool] = None, vgf_path: Optional[str] = None,
+         gpu_timing: bool = False) -> LoadedProgram:
     """Loads the program at `path` and initialises its delegates.
 
     Runtime options override what the file's compile specs say (None keeps it):
@@ -79,9 +81,10 @@ def load(path: Union[str, os.PathLike], *, token: Optional[str] = None, group_id
       "none"; device: a device index or name substring (default: GPUU_DEVICE, else
       the first GPU); validation: enable the Khronos validation layer (default:
       GPUU_VALIDATION=1); vgf_path: "auto" (native VK_ARM_data_graph where the device has
-      it, else gpuu's TOSA executor), "native" or "executor".
+      it, else gpuu's TOSA executor), "native" or "executor"; gpu_timing: measure the
+      delegates' GPU time (last_execute_stats().gpu_time_us), at some cost to speed.
     Raises a GpuuError subclass naming the delegate that failed (NotFoundError for
     lookup_only with nothing registered, UnsupportedError for a missing feature, ...).
     """
     return LoadedProgram(path, token=token, group_id=group_id, mode=mode, sync_mode=sync_mode, device=device,
-                         validation=validation, vgf_path=vgf_path)
+                         validation=validation, vgf_path=vgf_path, gpu_timing=gpu_timing)
