@@ -60,8 +60,9 @@ def main():
             s.update(gpuu_us=d3.get("wall_us"), gpuu_gpu_us=d3.get("gpu_us"), gpuu_host_io_us=d3.get("host_io_wall_us"),
                      gpuu_1_delegate_us=d1.get("wall_us"), gpuu_1_delegate_gpu_us=d1.get("gpu_us"),
                      delegates_3_vs_1=ratio(d3.get("wall_us"), d1.get("wall_us")))
-        else:  # gemm, chain: kernel-layer runs, wall = submit + wait
+        else:  # gemm, chain: kernel-layer runs (wall = submit + wait), and the same graph through a Session
             s.update(gpuu_us=c.get("wall_us"), gpuu_gpu_us=c.get("gpu_us"), gpuu_dispatches=c.get("dispatches"),
+                     gpuu_runtime_us=c.get("runtime_wall_us"), gpuu_runtime_host_io_us=c.get("runtime_host_io_wall_us"),
                      correct=c.get("ok", False))
             if kind == "gemm":
                 s["tflops"] = c.get("tflops")
