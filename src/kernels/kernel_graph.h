@@ -6,12 +6,14 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "gpu/device_buffer.h"
 #include "gpu/gpu_timer.h"
 #include "graph/graph.h"
 #include "kernels/dispatch_sequence.h"
+#include "kernels/gemm_select.h"
 #include "kernels/kernel_cache.h"
 
 namespace gpuu::kernels {
@@ -21,6 +23,9 @@ struct KernelGraphOptions {
   bool fuse_elementwise = true;
   // Let intermediates whose lifetimes do not overlap share arena memory.
   bool reuse_memory = true;
+  // Forces the GEMM kernel of matmul, linear and conv2d (tests, benchmarks):
+  // see select_gemm.
+  std::optional<GemmKernel> gemm_kernel;
 };
 
 class KernelGraph {
