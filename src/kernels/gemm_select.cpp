@@ -29,15 +29,16 @@ bool coopmat_fits(const CooperativeMatrixShape& s) {
 std::string GemmChoice::shader(bool conv, graph::DType dtype) const {
   std::string name = conv ? "conv2d_gemm" : "gemm";
   if (kernel == GemmKernel::kCoopMat) return name + "_coopmat_f16";
+  if (kernel == GemmKernel::kCoopMatWide) return name + "_coopmat_wide_f16";
   name += dtype == graph::DType::kF16 ? "_f16" : "_f32";
   return kernel == GemmKernel::kTiled128 ? name + "_t8" : name;
 }
 
 std::string GemmChoice::describe() const {
   std::string tile = std::to_string(tile_m) + "x" + std::to_string(tile_n);
-  if (kernel != GemmKernel::kCoopMat) return "tiled " + tile;
-  return "coopmat " + std::to_string(cm_m) + "x" + std::to_string(cm_n) + "x" + std::to_string(cm_k) + " (" + tile +
-         " tile)";
+  if (kernel != GemmKernel::kCoopMat && kernel != GemmKernel::kCoopMatWide) return "tiled " + tile;
+  std::string shape = std::to_string(cm_m) + "x" + std::to_string(cm_n) + "x" + std::to_string(cm_k);
+  return (kernel == GemmKernel::kCoopMatWide ? "coopmat wide " : "coopmat ") + shape + " (" + tile + " tile)";
 }
 
 GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, std::optional<GemmKernel> force) {
@@ -58,7 +59,7 @@ GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, std::opt
       if (coopmat_fits(s) && (!best || s.m * s.n * s.k > best->m * best->n * best->k)) best = &s;
     }
     if (best) {
-      choice.kernel = GemmKernel::kCoopMat;
+      choice.kernel = force == GemmKernel::kCoopMatWide ? GemmKernel::kCoopMatWide : GemmKernel::kCoopMat;
       choice.tile_m = choice.tile_n = op_codes::kLimitGemmCoopmatTile;
       choice.cm_m = best->m;
       choice.cm_n = best->n;

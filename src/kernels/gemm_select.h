@@ -15,7 +15,9 @@
 
 namespace gpuu::kernels {
 
-enum class GemmKernel { kTiled64, kTiled128, kCoopMat };
+// kCoopMat: 8 subgroups of 64x32; kCoopMatWide: 4 subgroups of 64x64 (both
+// 128x128 tiles; GPUU_COOP_WIDE in gemm_coopmat.comp).
+enum class GemmKernel { kTiled64, kTiled128, kCoopMat, kCoopMatWide };
 
 struct GemmChoice {
   GemmKernel kernel = GemmKernel::kTiled64;
@@ -32,7 +34,8 @@ struct GemmChoice {
 };
 
 // `force` (tests, benchmarks) picks a gemm.comp tile whatever the device;
-// kCoopMat is taken only where the device allows it, else the usual choice.
+// kCoopMat / kCoopMatWide are taken only where the device allows them, else
+// the usual choice.
 GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype,
                        std::optional<GemmKernel> force = std::nullopt);
 

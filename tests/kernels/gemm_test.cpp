@@ -28,10 +28,11 @@ kernels::KernelGraphOptions forced(std::optional<GemmKernel> kernel) {
   return options;
 }
 
-// Every kernel a device can run: both gemm.comp tiles, and the
+// Every kernel a device can run: both gemm.comp tiles, the wide matrix-core
+// variant (the selector's fallback where the device has none), and the
 // selector's own pick (the matrix-core kernel where it has one).
 std::vector<std::optional<GemmKernel>> all_kernels() {
-  return {GemmKernel::kTiled64, GemmKernel::kTiled128, std::nullopt};
+  return {GemmKernel::kTiled64, GemmKernel::kTiled128, GemmKernel::kCoopMatWide, std::nullopt};
 }
 
 std::string name(std::optional<GemmKernel> k, DType dtype) {

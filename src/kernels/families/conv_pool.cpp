@@ -68,7 +68,7 @@ Status lower_conv2d(LoweringContext& lc, const graph::Node& n) {
     // The weight rows are read in vectors where whole; the im2col view is gathered.
     const int32_t a_vec = gemm_k % choice.vector == 0 && w.range.offset % 16 == 0 ? 1 : 0;
     std::vector<int32_t> spec = {has_bias, 0, a_vec, 0};
-    if (choice.kernel == GemmKernel::kCoopMat) {
+    if (choice.kernel == GemmKernel::kCoopMat || choice.kernel == GemmKernel::kCoopMatWide) {
       spec.insert(spec.end(), {static_cast<int32_t>(choice.cm_m), static_cast<int32_t>(choice.cm_n),
                                static_cast<int32_t>(choice.cm_k)});
     }

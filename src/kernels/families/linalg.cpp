@@ -46,7 +46,7 @@ Status dispatch_gemm(LoweringContext& lc, const graph::Node& n, const Gemm& g, c
   const bool a_vec = g.k % vec == 0 && a.range.offset % 16 == 0;
   const bool b_vec = (g.b_k_contiguous ? g.k : g.n) % vec == 0 && b.range.offset % 16 == 0;
   std::vector<int32_t> spec = {bias ? 1 : 0, g.b_k_contiguous ? 1 : 0, a_vec ? 1 : 0, b_vec ? 1 : 0};
-  if (choice.kernel == GemmKernel::kCoopMat) {
+  if (choice.kernel == GemmKernel::kCoopMat || choice.kernel == GemmKernel::kCoopMatWide) {
     spec.insert(spec.end(), {static_cast<int32_t>(choice.cm_m), static_cast<int32_t>(choice.cm_n),
                              static_cast<int32_t>(choice.cm_k)});
   }

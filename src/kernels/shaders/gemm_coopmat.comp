@@ -1,8 +1,12 @@
 #version 450
+// [[unroll]]: register-blocked loops must unroll, or the accumulators end in
+// local memory (measured: the 128 tile ran at 1/15 the speed without it).
+#extension GL_EXT_control_flow_attributes : require
 // f16 GEMM on matrix cores (VK_KHR_cooperative_matrix): f16 A and B, f32
 // accumulation, f16 results (forms and bindings: gemm_common.glsl). A
 // workgroup of 256 invocations = 8 subgroups of 32 computes a 128x128 tile,
-// each subgroup a 64x32 block of it as (64/CM_M) x (32/CM_N) accumulators of
+// each subgroup a 64x32 block of it (GPUU_COOP_WIDE: 4 subgroups of 64x64)
+// as (64/CM_M) x (WN/CM_N) accumulators of
 // one supported cooperative-matrix shape CM_M x CM_N x CM_K, which the kernel
 // selector picks from vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR and
 // passes as specialization constants. 32-deep slices of A and B are
@@ -22,6 +26,16 @@
 // device needs vulkanMemoryModel too.
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
+// GPUU_COOP_WIDE: 4 subgroups (128 invocations), each a 64x64 block: half the
+// shared-memory reads per multiply-add, half the subgroups to hide latency.
+#ifdef GPUU_COOP_WIDE
+#define GPUU_WG 128u
+#define WN 64u
+#else
+#define WN 32u
+#endif
+#define WM 64u
+#define WARPS_N (BN / WN)  // subgroups along n; 2 along m
 #include "common.glsl"
 #include "gemm_common.glsl"
 
@@ -32,8 +46,6 @@ layout(constant_id = 6) const uint CM_K = 16;
 #define BM uint(LIMIT_GEMM_COOPMAT_TILE)
 #define BN BM
 #define BK 32u
-#define WM 64u  // a subgroup's block: subgroups 2 (m) x 4 (n)
-#define WN 32u
 const uint TILES_M = WM / CM_M;
 const uint TILES_N = WN / CM_N;
 // Shared rows in uvec4 chunks, padded by one chunk so that the 16-byte rows a
@@ -59,7 +71,7 @@ uvec4 pack8(float v0, float v1, float v2, float v3, float v4, float v5, float v6
 }
 
 void fetch(uint k0, uint t) {
-  for (uint i = 0u; i < CHUNKS; ++i) {
+  [[unroll]] for (uint i = 0u; i < CHUNKS; ++i) {
     uint c = t + i * GPUU_WG;
     // A: 8 consecutive k of one row.
     uint m = g_m0 + c / (BK / 8u), k = k0 + (c % (BK / 8u)) * 8u;
@@ -92,7 +104,7 @@ void fetch(uint k0, uint t) {
 }
 
 void stage(uint buf, uint t) {
-  for (uint i = 0u; i < CHUNKS; ++i) {
+  [[unroll]] for (uint i = 0u; i < CHUNKS; ++i) {
     uint c = t + i * GPUU_WG;
     As[buf * A_SIZE + (c / (BK / 8u)) * AS_ROW + c % (BK / 8u)] = ra[i];
     if (B_K_CONTIGUOUS != 0) {
@@ -107,11 +119,11 @@ void main() {
   if (!gemm_tile(BM, BN)) return;
   uint t = gl_LocalInvocationID.x;
   uint sg = gl_SubgroupID;
-  uint wm0 = (sg / 4u) * WM, wn0 = (sg % 4u) * WN;
+  uint wm0 = (sg / WARPS_N) * WM, wn0 = (sg % WARPS_N) * WN;
 
   fcoopmatNV<32, gl_ScopeSubgroup, CM_M, CM_N> acc[TILES_M][TILES_N];
-  for (uint i = 0u; i < TILES_M; ++i) {
-    for (uint j = 0u; j < TILES_N; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, CM_M, CM_N>(0.0);
+  [[unroll]] for (uint i = 0u; i < TILES_M; ++i) {
+    [[unroll]] for (uint j = 0u; j < TILES_N; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, CM_M, CM_N>(0.0);
   }
 
   fetch(0u, t);
@@ -121,21 +133,21 @@ void main() {
   for (uint k0 = 0u; k0 < p.K; k0 += BK) {
     bool more = k0 + BK < p.K;
     if (more) fetch(k0 + BK, t);
-    for (uint kk = 0u; kk < BK; kk += CM_K) {
+    [[unroll]] for (uint kk = 0u; kk < BK; kk += CM_K) {
       fcoopmatNV<16, gl_ScopeSubgroup, CM_M, CM_K> fa[TILES_M];
       fcoopmatNV<16, gl_ScopeSubgroup, CM_K, CM_N> fb[TILES_N];
-      for (uint i = 0u; i < TILES_M; ++i) {
+      [[unroll]] for (uint i = 0u; i < TILES_M; ++i) {
         coopMatLoadNV(fa[i], As, buf * A_SIZE + (wm0 + i * CM_M) * AS_ROW + kk / 8u, AS_ROW, false);
       }
-      for (uint j = 0u; j < TILES_N; ++j) {
+      [[unroll]] for (uint j = 0u; j < TILES_N; ++j) {
         if (B_K_CONTIGUOUS != 0) {
           coopMatLoadNV(fb[j], Bs, buf * B_SIZE + (wn0 + j * CM_N) * BT_ROW + kk / 8u, BT_ROW, true);
         } else {
           coopMatLoadNV(fb[j], Bs, buf * B_SIZE + kk * BS_ROW + (wn0 + j * CM_N) / 8u, BS_ROW, false);
         }
       }
-      for (uint i = 0u; i < TILES_M; ++i) {
-        for (uint j = 0u; j < TILES_N; ++j) acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
+      [[unroll]] for (uint i = 0u; i < TILES_M; ++i) {
+        [[unroll]] for (uint j = 0u; j < TILES_N; ++j) acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
       }
     }
     if (more) {
@@ -152,12 +164,13 @@ void main() {
   barrier();  // every subgroup is done reading the slices
   uint scratch = sg * (CM_M * CM_N / 4u);
   uint lane = gl_SubgroupInvocationID;
-  for (uint i = 0u; i < TILES_M; ++i) {
-    for (uint j = 0u; j < TILES_N; ++j) {
+  [[unroll]] for (uint i = 0u; i < TILES_M; ++i) {
+    [[unroll]] for (uint j = 0u; j < TILES_N; ++j) {
       coopMatStoreNV(acc[i][j], As, scratch, CM_N / 4u, false);
       subgroupMemoryBarrierShared();
       subgroupBarrier();
-      for (uint e = lane; e < CM_M * CM_N; e += gl_SubgroupSize) {
+      [[unroll]] for (uint r = 0u; r < CM_M * CM_N / 32u; ++r) {  // subgroups of 32 (the selector checks)
+        uint e = r * 32u + lane;
         uint m = g_m0 + wm0 + i * CM_M + e / CM_N, n = g_n0 + wn0 + j * CM_N + e % CM_N;
         if (m < p.M && n < p.N) store_y(m, n, uintBitsToFloat(As[scratch + e / 4u][e % 4u]));
       }
