@@ -91,7 +91,13 @@ void fetch(uint k0, uint t) {
       if (B_VEC != 0) {
         rb[i] = (n < p.N && k < p.K) ? vec4(b4[b_offset(k, n) / 4u]) : vec4(0.0);
       } else {
+#ifdef GPUU_CONV
+        float v[8];
+        gather_b_row(k, n, 4u, v);
+        rb[i] = vec4(v[0], v[1], v[2], v[3]);
+#else
         rb[i] = vec4(load_b(k, n), load_b(k, n + 1u), load_b(k, n + 2u), load_b(k, n + 3u));
+#endif
       }
     }
   }

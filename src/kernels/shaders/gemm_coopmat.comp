@@ -96,8 +96,14 @@ void fetch(uint k0, uint t) {
       if (B_VEC != 0) {
         rb[i] = (n < p.N && k < p.K) ? b8[b_offset(k, n) / 8u] : uvec4(0u);
       } else {
+#ifdef GPUU_CONV
+        float v[8];
+        gather_b_row(k, n, 8u, v);
+        rb[i] = pack8(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
+#else
         rb[i] = pack8(load_b(k, n), load_b(k, n + 1u), load_b(k, n + 2u), load_b(k, n + 3u), load_b(k, n + 4u),
                       load_b(k, n + 5u), load_b(k, n + 6u), load_b(k, n + 7u));
+#endif
       }
     }
   }
