@@ -252,12 +252,12 @@ int main(int argc, char** argv) {
        {{batch, ch, hw, hw}, {ch, ch, 3, 3}, {ch}}, conv_attrs, conv},
   };
   // What the selector saw: the device's cooperative-matrix shapes (M x N x K,
-  // VkComponentTypeKHR of A B C result, VkScopeKHR).
+  // VkComponentTypeKHR of A/B/C/result, VkScopeKHR).
   std::string shapes;
   for (const CooperativeMatrixShape& s : c->cooperative_matrix_shapes()) {
     shapes += (shapes.empty() ? "\"" : ", \"") + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
-              std::to_string(s.k) + " " + std::to_string(s.a_type) + std::to_string(s.b_type) +
-              std::to_string(s.c_type) + std::to_string(s.result_type) + (s.saturating ? " sat" : "") + " scope " +
+              std::to_string(s.k) + " " + std::to_string(s.a_type) + "/" + std::to_string(s.b_type) + "/" +
+              std::to_string(s.c_type) + "/" + std::to_string(s.result_type) + (s.saturating ? " sat" : "") + " scope " +
               std::to_string(s.scope) + "\"";
   }
   std::printf("{\n  \"device\": \"%s\",\n  \"size\": %lld,\n  \"cooperative_matrix\": %s,\n"
