@@ -6,6 +6,7 @@
 
 #include "base/log.h"
 #include "context/vulkan_arm.h"
+#include "context/vulkan_coopmat.h"
 
 namespace gpuu {
 
@@ -59,6 +60,12 @@ Result<std::shared_ptr<SharedGpuContext>> SharedGpuContext::create(SharedGpuCont
   } else {
     info.enabled_features &= ~static_cast<uint32_t>(kFeatureDataGraph);
   }
+  // The matrix-core kernels need the extension enabled (an application's
+  // device says so through its extension list and feature bits).
+  if (std::find(info.enabled_device_extensions.begin(), info.enabled_device_extensions.end(),
+                vk::kCooperativeMatrixExtension) == info.enabled_device_extensions.end()) {
+    info.enabled_features &= ~static_cast<uint32_t>(kFeatureCooperativeMatrix);
+  }
   if ((info.enabled_features & kFeatureTimelineSemaphore) &&
       (!device_fns.vkWaitSemaphores || !device_fns.vkSignalSemaphore || !device_fns.vkGetSemaphoreCounterValue)) {
     return err(StatusCode::kUnsupported, "shared GPU context '", info.token,
@@ -86,6 +93,32 @@ Result<std::shared_ptr<SharedGpuContext>> SharedGpuContext::create(SharedGpuCont
   ctx->device_fns_ = device_fns;
   instance_fns.vkGetPhysicalDeviceProperties(ctx->info_.physical_device, &ctx->properties_);
   instance_fns.vkGetPhysicalDeviceMemoryProperties(ctx->info_.physical_device, &ctx->memory_properties_);
+  VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceCooperativeMatrixPropertiesKHR coopmat{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_KHR};
+  VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  props2.pNext = &subgroup;
+  const bool has_coopmat = (ctx->info_.enabled_features & kFeatureCooperativeMatrix) != 0;
+  if (has_coopmat) subgroup.pNext = &coopmat;  // only then: older drivers need not know the structure
+  instance_fns.vkGetPhysicalDeviceProperties2(ctx->info_.physical_device, &props2);
+  ctx->subgroup_size_ = subgroup.subgroupSize;
+  auto get_shapes = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
+      global.vkGetInstanceProcAddr(ctx->info_.instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
+  if (has_coopmat && get_shapes && (coopmat.cooperativeMatrixSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT)) {
+    uint32_t count = 0;
+    std::vector<VkCooperativeMatrixPropertiesKHR> props;
+    if (get_shapes(ctx->info_.physical_device, &count, nullptr) == VK_SUCCESS) {
+      props.resize(count, VkCooperativeMatrixPropertiesKHR{VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR});
+      if (get_shapes(ctx->info_.physical_device, &count, props.data()) != VK_SUCCESS) count = 0;
+    }
+    for (uint32_t i = 0; i < count; ++i) {
+      const VkCooperativeMatrixPropertiesKHR& p = props[i];
+      ctx->coopmat_shapes_.push_back(CooperativeMatrixShape{
+          p.MSize, p.NSize, p.KSize, static_cast<uint32_t>(p.AType), static_cast<uint32_t>(p.BType),
+          static_cast<uint32_t>(p.CType), static_cast<uint32_t>(p.ResultType), p.saturatingAccumulation != VK_FALSE,
+          static_cast<uint32_t>(p.scope)});
+    }
+  }
   if (ctx->info_.timeline_semaphore) {
     uint64_t current = 0;
     if (device_fns.vkGetSemaphoreCounterValue &&

@@ -30,6 +30,20 @@ enum DeviceFeature : uint32_t {
   // with their tensors / dataGraph features, on a queue family that runs
   // data-graph work: the VGF backend's native path.
   kFeatureDataGraph = 1u << 6,
+  kFeatureVulkanMemoryModel = 1u << 7,
+  // VK_KHR_cooperative_matrix enabled with its cooperativeMatrix feature
+  // (cleared at create() where the extension is not among the enabled ones).
+  kFeatureCooperativeMatrix = 1u << 8,
+};
+
+// One matrix shape the device multiplies on its matrix cores
+// (VkCooperativeMatrixPropertiesKHR; component types as VkComponentTypeKHR,
+// scope as VkScopeKHR).
+struct CooperativeMatrixShape {
+  uint32_t m = 0, n = 0, k = 0;
+  uint32_t a_type = 0, b_type = 0, c_type = 0, result_type = 0;
+  bool saturating = false;
+  uint32_t scope = 0;
 };
 
 // An application's own queue lock, for a queue it also submits to.
@@ -95,6 +109,11 @@ class SharedGpuContext {
   const VkPhysicalDeviceProperties& properties() const { return properties_; }
   const VkPhysicalDeviceMemoryProperties& memory_properties() const { return memory_properties_; }
   std::string device_name() const { return properties_.deviceName; }
+  uint32_t subgroup_size() const { return subgroup_size_; }
+  // What vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR reports, read at
+  // create() where kFeatureCooperativeMatrix is enabled and compute shaders
+  // may use it; empty otherwise.
+  const std::vector<CooperativeMatrixShape>& cooperative_matrix_shapes() const { return coopmat_shapes_; }
 
   const vk::InstanceFunctions& vki() const { return instance_fns_; }
   // What the context's entry points were loaded through (plugins load theirs too).
@@ -146,6 +165,8 @@ class SharedGpuContext {
   vk::DeviceFunctions device_fns_;
   VkPhysicalDeviceProperties properties_{};
   VkPhysicalDeviceMemoryProperties memory_properties_{};
+  uint32_t subgroup_size_ = 0;
+  std::vector<CooperativeMatrixShape> coopmat_shapes_;
   mutable std::mutex queue_mutex_;
   mutable uint64_t last_timeline_value_ = 0;  // guarded by the queue lock
 };

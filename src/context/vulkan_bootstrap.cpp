@@ -10,6 +10,7 @@
 
 #include "base/log.h"
 #include "context/vulkan_arm.h"
+#include "context/vulkan_coopmat.h"
 
 namespace gpuu {
 namespace {
@@ -341,6 +342,16 @@ Result<SharedGpuContextPtr> create_vulkan_context(const std::string& token, int6
     supported.v12.pNext = &tensor_features;
     tensor_features.pNext = &graph_features;
   }
+  // The matrix-core GEMM: VK_KHR_cooperative_matrix, and what its shaders
+  // also need (f16 arithmetic and storage, the Vulkan memory model glslang
+  // puts cooperative-matrix shaders on).
+  const bool coopmat_offered = offered(vk::kCooperativeMatrixExtension);
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR coopmat_features{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+  if (coopmat_offered) {  // only then, as for the ARM structures
+    coopmat_features.pNext = supported.v12.pNext;
+    supported.v12.pNext = &coopmat_features;
+  }
   inst.fns.vkGetPhysicalDeviceFeatures2(pd, &supported.features2);
   if (data_graph && !(tensor_features.tensors && graph_features.dataGraph)) {
     log(LogLevel::kWarn, "context", "device '", infos[chosen].name, "' offers the ARM data-graph extensions without ",
@@ -361,6 +372,15 @@ Result<SharedGpuContextPtr> create_vulkan_context(const std::string& token, int6
   take(supported.features2.features.shaderInt64, enable.features2.features.shaderInt64, kFeatureShaderInt64);
   take(supported.v12.shaderInt8, enable.v12.shaderInt8, kFeatureShaderInt8);
   take(supported.v12.storageBuffer8BitAccess, enable.v12.storageBuffer8BitAccess, kFeatureStorageBuffer8Bit);
+  take(supported.v12.vulkanMemoryModel, enable.v12.vulkanMemoryModel, kFeatureVulkanMemoryModel);
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR enable_coopmat{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+  const bool coopmat = coopmat_offered && coopmat_features.cooperativeMatrix && supported.v12.vulkanMemoryModel &&
+                       supported.v12.shaderFloat16 && supported.v11.storageBuffer16BitAccess;
+  if (coopmat) {
+    enable_coopmat.cooperativeMatrix = VK_TRUE;
+    enabled |= kFeatureCooperativeMatrix;
+  }
   VkPhysicalDeviceTensorFeaturesARM enable_tensors{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TENSOR_FEATURES_ARM};
   VkPhysicalDeviceDataGraphFeaturesARM enable_graph{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DATA_GRAPH_FEATURES_ARM};
   if (data_graph) {
@@ -370,9 +390,15 @@ Result<SharedGpuContextPtr> create_vulkan_context(const std::string& token, int6
     enable_tensors.pNext = &enable_graph;  // kFeatureDataGraph follows: SharedGpuContext::create derives it
   }
 
+  if (coopmat) {  // ahead of the data-graph structures, which enable.v12 may point to
+    enable_coopmat.pNext = enable.v12.pNext;
+    enable.v12.pNext = &enable_coopmat;
+  }
+
   std::vector<std::string> extensions;
   // The portability subset must be enabled where it is offered.
   if (offered("VK_KHR_portability_subset")) extensions.emplace_back("VK_KHR_portability_subset");
+  if (coopmat) extensions.emplace_back(vk::kCooperativeMatrixExtension);
   if (data_graph) {
     for (const char* name : {vk::kTensorsExtension, vk::kDataGraphExtension, vk::kDataGraphTosaExtension}) {
       extensions.emplace_back(name);

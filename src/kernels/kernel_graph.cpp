@@ -214,7 +214,8 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
                        BufferRange r{b.buffer(), 0, b.size()};
                        scratch_.push_back(std::move(b));
                        return r;
-                     }};
+                     },
+                     options.gemm_kernel};
   for (const LoweringUnit& unit : units) {
     const graph::Node& node = region.node(unit.nodes.back());
     Status lowered = Status::Ok();

@@ -6,12 +6,14 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "gpu/device_buffer.h"
 #include "gpu/gpu_timer.h"
 #include "graph/graph.h"
 #include "kernels/dispatch_sequence.h"
+#include "kernels/gemm_select.h"
 #include "kernels/kernel_cache.h"
 
 namespace gpuu::kernels {
@@ -32,6 +34,9 @@ struct KernelGraphOptions {
   bool host_visible_results = true;
   // A timestamp after every dispatch (step_times()), for profiles.
   bool profile_steps = false;
+  // Forces the GEMM kernel of matmul, linear and conv2d (tests, benchmarks):
+  // see select_gemm.
+  std::optional<GemmKernel> gemm_kernel;
 };
 
 class KernelGraph {

@@ -6,12 +6,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "graph/graph.h"
 #include "kernels/op_codes.h"
 #include "kernels/dispatch_sequence.h"
+#include "kernels/gemm_select.h"
 #include "kernels/kernel_cache.h"
 
 namespace gpuu::kernels {
@@ -31,6 +33,7 @@ struct LoweringContext {
   std::vector<TensorRef>& tensors;  // indexed by ValueId
   // Device memory for a kernel's temporaries, alive as long as the delegate.
   std::function<Result<BufferRange>(VkDeviceSize bytes, const char* what)> scratch;
+  std::optional<GemmKernel> gemm_kernel;  // KernelGraphOptions::gemm_kernel
 
   uint32_t max_groups_x() const { return ctx.properties().limits.maxComputeWorkGroupCount[0]; }
   const TensorRef& tensor(graph::ValueId id) const { return tensors[static_cast<size_t>(id)]; }

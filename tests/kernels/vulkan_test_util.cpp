@@ -165,7 +165,8 @@ testing::AssertionResult all_close(const HostTensor& got, const HostTensor& want
 
 testing::AssertionResult node_matches_cpu(const std::string& op, const std::vector<HostTensor>& inputs,
                                           const graph::AttrMap& attrs, double atol, double rtol,
-                                          const std::vector<bool>& constant_inputs) {
+                                          const std::vector<bool>& constant_inputs,
+                                          const kernels::KernelGraphOptions& options) {
   graph::Graph g;
   std::vector<graph::ValueId> ids;
   std::vector<HostTensor> runtime_inputs;
@@ -184,7 +185,7 @@ testing::AssertionResult node_matches_cpu(const std::string& op, const std::vect
   for (graph::ValueId o : outs.value()) g.mark_output(o);
   Result<std::vector<HostTensor>> want = cpu::run_graph(g, runtime_inputs);
   if (!want.ok()) return testing::AssertionFailure() << "CPU reference: " << want.status().message();
-  Result<std::vector<HostTensor>> got = run_on_vulkan(g, runtime_inputs);
+  Result<std::vector<HostTensor>> got = run_on_vulkan(g, runtime_inputs, nullptr, options);
   if (!got.ok()) return testing::AssertionFailure() << "Vulkan: " << got.status().message();
   for (size_t i = 0; i < want.value().size(); ++i) {
     testing::AssertionResult r = all_close(got.value()[i], want.value()[i], atol, rtol);

@@ -42,7 +42,8 @@ testing::AssertionResult all_close(const cpu::HostTensor& got, const cpu::HostTe
 // the CPU reference and on Vulkan, and compares every output.
 testing::AssertionResult node_matches_cpu(const std::string& op, const std::vector<cpu::HostTensor>& inputs,
                                           const graph::AttrMap& attrs, double atol, double rtol,
-                                          const std::vector<bool>& constant_inputs = {});
+                                          const std::vector<bool>& constant_inputs = {},
+                                          const kernels::KernelGraphOptions& options = {});
 
 // Wraps an application's device (owning nothing of it) as a shared context
 // and registers it under (token, group), as an application would through

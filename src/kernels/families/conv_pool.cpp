@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "graph/op_registry.h"
+#include "kernels/gemm_select.h"
 #include "kernels/op_table.h"
 
 namespace gpuu::kernels {
@@ -11,10 +12,8 @@ namespace {
 
 using graph::DType;
 
-// gemm.comp's output tile (BM rows = output channels, BN columns = pixels).
-constexpr uint32_t kTileM = op_codes::kLimitGemmTileM, kTileN = op_codes::kLimitGemmTileN;
 // Fewer output channels per group than this would leave over 3/4 of each
-// 64-row GEMM tile idle; the direct kernel serves those (depthwise included).
+// (at least) 64-row GEMM tile idle; the direct kernel serves those (depthwise included).
 constexpr int64_t kMinGemmChannelsPerGroup = 16;
 
 // A (height, width) attribute pair; `fallback` when absent (graphs built by
@@ -56,7 +55,9 @@ Status lower_conv2d(LoweringContext& lc, const graph::Node& n) {
     // Per group: [O/groups, C/groups*kH*kW] weight rows x the im2col view
     // [C/groups*kH*kW, batch*OH*OW] of the input.
     const uint32_t gemm_m = out_per_group, gemm_n = batch * oh * ow, gemm_k = group_channels * kh * kw;
-    const uint32_t tiles_m = tiles(gemm_m, kTileM), tiles_n = tiles(gemm_n, kTileN);
+    // Output tile: BM rows = output channels, BN columns = pixels.
+    const GemmChoice choice = select_gemm(lc.ctx, y.dtype, lc.gemm_kernel);
+    const uint32_t tiles_m = tiles(gemm_m, choice.tile_m), tiles_n = tiles(gemm_n, choice.tile_n);
     // <= numel(y) <= 2^31 (check_tensor_limits), so the tile count fits 32 bits.
     const uint32_t tile_count = static_cast<uint32_t>(uint64_t{tiles_m} * tiles_n * static_cast<uint64_t>(groups));
     PushConstants push;
@@ -64,7 +65,14 @@ Status lower_conv2d(LoweringContext& lc, const graph::Node& n) {
     push.u32(channels).u32(height).u32(width).u32(out_channels).u32(oh).u32(ow);
     push.u32(kh).u32(kw).u32(stride[0]).u32(stride[1]).u32(padding[0]).u32(padding[1]).u32(dilation[0]).u32(dilation[1]);
     push.u32(group_channels);
-    KernelKey key{std::string("conv2d_gemm") + float_suffix(y.dtype), {has_bias, 0}, 4, push.size()};
+    // The weight rows are read in vectors where whole; the im2col view is gathered.
+    const int32_t a_vec = gemm_k % choice.vector == 0 && w.range.offset % 16 == 0 ? 1 : 0;
+    std::vector<int32_t> spec = {has_bias, 0, a_vec, 0};
+    if (choice.kernel == GemmKernel::kCoopMat || choice.kernel == GemmKernel::kCoopMatWide) {
+      spec.insert(spec.end(), {static_cast<int32_t>(choice.cm_m), static_cast<int32_t>(choice.cm_n),
+                               static_cast<int32_t>(choice.cm_k)});
+    }
+    KernelKey key{choice.shader(true, y.dtype), spec, 4, push.size()};
     return add_dispatch(lc, n, key, std::move(bindings), push, uint64_t{tile_count} * kWorkgroupSize);
   }
 

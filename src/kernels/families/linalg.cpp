@@ -1,5 +1,6 @@
 // Kernel family 'linalg': matmul (batch dims broadcast) and linear (x W^T + b)
-// for f32 and f16, both on the tiled GEMM of shaders/gemm.comp.
+// for f32 and f16, on the GEMM kernel select_gemm picks (gemm_select.h).
+#include "kernels/gemm_select.h"
 #include "kernels/op_table.h"
 
 namespace gpuu::kernels {
@@ -7,9 +8,8 @@ namespace {
 
 using graph::DType;
 
-// gemm.comp's output tile (BM, BN) and batch dims (batch_shape[4]): the
-// table's rank limit (check_tensor_limits) leaves matmul at most 4 batch dims.
-constexpr uint32_t kTileM = op_codes::kLimitGemmTileM, kTileN = op_codes::kLimitGemmTileN;
+// gemm.comp's batch dims (batch_shape[4]): the table's rank limit
+// (check_tensor_limits) leaves matmul at most 4 batch dims.
 constexpr size_t kMaxBatchRank = kMaxRank - 2;
 
 uint32_t tiles(uint32_t size, uint32_t tile) { return (size + tile - 1) / tile; }
@@ -30,7 +30,8 @@ Status dispatch_gemm(LoweringContext& lc, const graph::Node& n, const Gemm& g, c
   if (graph::shape_numel(y.shape) == 0) return Status::Ok();  // nothing to write
   uint64_t batches = 1;
   for (uint32_t d : g.batch_shape) batches *= d;
-  uint32_t tiles_m = tiles(g.m, kTileM), tiles_n = tiles(g.n, kTileN);
+  const GemmChoice choice = select_gemm(lc.ctx, y.dtype, lc.gemm_kernel);
+  uint32_t tiles_m = tiles(g.m, choice.tile_m), tiles_n = tiles(g.n, choice.tile_n);
   // <= numel(y) <= 2^31 (check_tensor_limits), so the tile count fits 32 bits.
   uint32_t tile_count = static_cast<uint32_t>(batches * tiles_m * tiles_n);
   PushConstants push;
@@ -39,7 +40,17 @@ Status dispatch_gemm(LoweringContext& lc, const graph::Node& n, const Gemm& g, c
   push.u32_array(g.batch_shape, kMaxBatchRank);
   push.u32_array(g.a_batch_strides, kMaxBatchRank);
   push.u32_array(g.b_batch_strides, kMaxBatchRank);
-  KernelKey key{std::string("gemm") + float_suffix(y.dtype), {bias ? 1 : 0, g.b_k_contiguous ? 1 : 0}, 4, push.size()};
+  // Vector reads where rows are whole chunks (the batch strides, multiples of
+  // M*K and K*N, follow) and the bindings start on 16 bytes.
+  const uint32_t vec = choice.vector;
+  const bool a_vec = g.k % vec == 0 && a.range.offset % 16 == 0;
+  const bool b_vec = (g.b_k_contiguous ? g.k : g.n) % vec == 0 && b.range.offset % 16 == 0;
+  std::vector<int32_t> spec = {bias ? 1 : 0, g.b_k_contiguous ? 1 : 0, a_vec ? 1 : 0, b_vec ? 1 : 0};
+  if (choice.kernel == GemmKernel::kCoopMat || choice.kernel == GemmKernel::kCoopMatWide) {
+    spec.insert(spec.end(), {static_cast<int32_t>(choice.cm_m), static_cast<int32_t>(choice.cm_n),
+                             static_cast<int32_t>(choice.cm_k)});
+  }
+  KernelKey key{choice.shader(false, y.dtype), spec, 4, push.size()};
   // Without a bias, binding 2 still needs a buffer: a's, which the shader never reads there.
   BufferRange bias_range = bias ? bias->range : a.range;
   return add_dispatch(lc, n, key, {{a.range, false}, {b.range, false}, {bias_range, false}, {y.range, true}}, push,

@@ -11,7 +11,9 @@
 
 #include "op_codes.glsl"  // generated from op_codes.txt
 
+#ifndef GPUU_WG  // a kernel that owns its tile layout may set its own
 #define GPUU_WG LIMIT_WORKGROUP_SIZE
+#endif
 layout(local_size_x = GPUU_WG, local_size_y = 1, local_size_z = 1) in;
 
 uint linear_id() {

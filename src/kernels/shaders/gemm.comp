@@ -1,165 +1,164 @@
 #version 450
-// Tiled GEMM, Y = A x B (+ bias), accumulated in f32 whatever T is. Each
-// workgroup computes one 64x64 output tile, staging 16-deep slices of A and B
-// in shared memory; each of its 256 invocations keeps a 4x4 block of results
-// in registers. Default form: matmul/linear over broadcast batches, B read
-// through strides (so linear's [N,K] weight needs no transpose). GPUU_CONV
-// form: conv2d as an implicit GEMM per group, A = the group's weight rows
-// [O/groups, C/groups*kH*kW], B = the im2col view of the input, gathered
-// while the tile loads (zero padding included), so nothing is materialized.
+// [[unroll]]: register-blocked loops must unroll, or the accumulators end in
+// local memory (measured: the 128 tile ran at 1/15 the speed without it).
+#extension GL_EXT_control_flow_attributes : require
+// Tiled GEMM on the shader cores, accumulated in f32 whatever T is (forms and
+// bindings: gemm_common.glsl). Each workgroup of 256 invocations (16 x 16)
+// computes one BM x BN output tile, each invocation a TM x TM block of it in
+// registers: TM = 4 (64x64 tiles) for CPU devices, where wide tiles only
+// waste work on edges; TM = 8 (128x128) for GPUs, where the larger block
+// halves the shared-memory reads per multiply-add (the build makes both,
+// GPUU_GEMM_TM; the kernel selector picks). BK-deep slices of A and B are
+// double-buffered in shared memory: the next slice is read from global memory
+// into registers while the current one is multiplied, so one barrier per slice.
 #include "common.glsl"
+#include "gemm_common.glsl"
 
-#define BM uint(LIMIT_GEMM_TILE_M)
-#define BN uint(LIMIT_GEMM_TILE_N)
-#define BK 16u
-// Invocation (tx, ty) owns rows ty + 16*i and columns tx + 16*j of the tile:
-// neighbouring invocations store neighbouring columns.
-#define LANES 16u
-
-layout(constant_id = 0) const int HAS_BIAS = 0;
-// B's contiguous axis is k (linear's weight) rather than n: loads walk k
-// across neighbouring invocations instead of n.
-layout(constant_id = 1) const int B_K_CONTIGUOUS = 0;
-
-layout(std430, set = 0, binding = 0) readonly buffer A { T a[]; };
-layout(std430, set = 0, binding = 1) readonly buffer B { T b[]; };
-// Bound to some read-only tensor when HAS_BIAS is 0 (never read then).
-layout(std430, set = 0, binding = 2) readonly buffer Bias { T bias[]; };
-layout(std430, set = 0, binding = 3) writeonly buffer Out { T y[]; };
-
-#ifdef GPUU_CONV
-layout(push_constant) uniform Params {
-  uint M;  // output channels per group
-  uint N;  // batch * OH * OW
-  uint K;  // C/groups * kH * kW
-  uint tiles_n;
-  uint tiles_m;
-  uint tile_count;  // tiles_n * tiles_m * groups
-  uint C, H, W, O, OH, OW;
-  uint kh, kw, sh, sw, ph, pw, dh, dw;
-  uint Cg;  // input channels per group
-} p;
-#else
-layout(push_constant) uniform Params {
-  uint M;
-  uint N;
-  uint K;
-  uint tiles_n;
-  uint tiles_m;
-  uint tile_count;  // tiles_n * tiles_m * batches
-  uint batch_rank;  // output batch dims (rank - 2), at most 4
-  uint b_stride_k;
-  uint b_stride_n;
-  uint batch_shape[4];
-  uint a_batch_stride[4];  // elements; 0 on broadcast dims
-  uint b_batch_stride[4];
-} p;
+#ifndef GPUU_GEMM_TM
+#define GPUU_GEMM_TM 4
 #endif
+#define TM uint(GPUU_GEMM_TM)
+#if GPUU_GEMM_TM == 8
+#define BM uint(LIMIT_GEMM_TILE_LARGE)
+#else
+#define BM uint(LIMIT_GEMM_TILE_SMALL)
+#endif
+#define BN BM  // = 16 * TM
+// Slice depth: one 4-element chunk of A and one of B per invocation per slice
+// (16 for the 64 tile, 8 for the 128 one: 16.5 KiB of shared memory, within
+// every device's limit).
+#define BK (4u * GPUU_WG / BM)
+// Rows of the shared tiles in vec4s, one of padding against bank conflicts
+// when chunks along k are scattered into them.
+#define BMV (BM / 4u + 1u)
+#define BNV (BN / 4u + 1u)
+#define CHUNKS (BM * BK / 4u / GPUU_WG)  // = 1
 
-shared float As[BK][BM];
-shared float Bs[BK][BN];
+#ifdef GPUU_F16
+#define T4 f16vec4
+#else
+#define T4 vec4
+#endif
+layout(std430, set = 0, binding = 0) readonly buffer A4 { T4 a4[]; };
+layout(std430, set = 0, binding = 1) readonly buffer B4 { T4 b4[]; };
+
+// k-major: As[buf][k][m], Bs[buf][k][n]; invocation (tx, ty) reads rows
+// 4*ty + 64*h .. +3 and columns 4*tx + 64*h .. +3 as vec4s.
+shared vec4 As[2][BK][BMV];
+shared vec4 Bs[2][BK][BNV];
+
+vec4 ra[CHUNKS], rb[CHUNKS];  // the next slice, on its way to shared memory
+
+// Chunk c of the A slice: 4 consecutive k of one row (neighbours read along k).
+void chunk_a(uint c, out uint m, out uint k) {
+  m = c / (BK / 4u);
+  k = (c % (BK / 4u)) * 4u;
+}
+// Chunk c of the B slice: 4 consecutive n of one k, or 4 consecutive k of one
+// n where k is B's contiguous axis.
+void chunk_b(uint c, out uint k, out uint n) {
+  if (B_K_CONTIGUOUS != 0) {
+    n = c / (BK / 4u);
+    k = (c % (BK / 4u)) * 4u;
+  } else {
+    k = c / (BN / 4u);
+    n = (c % (BN / 4u)) * 4u;
+  }
+}
+
+void fetch(uint k0, uint t) {
+  [[unroll]] for (uint i = 0u; i < CHUNKS; ++i) {
+    uint m, k;
+    chunk_a(t + i * GPUU_WG, m, k);
+    m += g_m0;
+    k += k0;
+    if (A_VEC != 0) {
+      ra[i] = (m < p.M && k < p.K) ? vec4(a4[a_offset(m, k) / 4u]) : vec4(0.0);
+    } else {
+      ra[i] = vec4(load_a(m, k), load_a(m, k + 1u), load_a(m, k + 2u), load_a(m, k + 3u));
+    }
+    uint n;
+    chunk_b(t + i * GPUU_WG, k, n);
+    k += k0;
+    n += g_n0;
+    if (B_K_CONTIGUOUS != 0) {
+      if (B_VEC != 0) {
+        rb[i] = (n < p.N && k < p.K) ? vec4(b4[b_offset(k, n) / 4u]) : vec4(0.0);
+      } else {
+        rb[i] = vec4(load_b(k, n), load_b(k + 1u, n), load_b(k + 2u, n), load_b(k + 3u, n));
+      }
+    } else {
+      if (B_VEC != 0) {
+        rb[i] = (n < p.N && k < p.K) ? vec4(b4[b_offset(k, n) / 4u]) : vec4(0.0);
+      } else {
+#ifdef GPUU_CONV
+        float v[8];
+        gather_b_row(k, n, 4u, v);
+        rb[i] = vec4(v[0], v[1], v[2], v[3]);
+#else
+        rb[i] = vec4(load_b(k, n), load_b(k, n + 1u), load_b(k, n + 2u), load_b(k, n + 3u));
+#endif
+      }
+    }
+  }
+}
+
+void stage(uint buf, uint t) {
+  [[unroll]] for (uint i = 0u; i < CHUNKS; ++i) {
+    uint m, k;
+    chunk_a(t + i * GPUU_WG, m, k);
+    [[unroll]] for (uint j = 0u; j < 4u; ++j) As[buf][k + j][m / 4u][m % 4u] = ra[i][j];
+    uint n;
+    chunk_b(t + i * GPUU_WG, k, n);
+    if (B_K_CONTIGUOUS != 0) {
+      [[unroll]] for (uint j = 0u; j < 4u; ++j) Bs[buf][k + j][n / 4u][n % 4u] = rb[i][j];
+    } else {
+      Bs[buf][k][n / 4u] = rb[i];
+    }
+  }
+}
 
 void main() {
-  // One workgroup per tile; workgroups past the last tile (the 2-D spread of a
-  // large dispatch) leave together, before any barrier.
-  uint tile = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
-  if (tile >= p.tile_count) return;
-  uint per_batch = p.tiles_n * p.tiles_m;
-  uint batch = tile / per_batch;
-  uint rest = tile - batch * per_batch;
-  uint m0 = (rest / p.tiles_n) * BM;
-  uint n0 = (rest % p.tiles_n) * BN;
+  if (!gemm_tile(BM, BN)) return;
   uint t = gl_LocalInvocationID.x;
-  uint tx = t % LANES;
-  uint ty = t / LANES;
+  uint tx = t % 16u, ty = t / 16u;
 
-#ifdef GPUU_CONV
-  uint group = batch;
-  uint a_base = group * p.M * p.K;
-  uint taps = p.kh * p.kw;
-  uint pixels = p.OH * p.OW;
-#else
-  uint a_base = 0u, b_base = 0u;
-  uint rem = batch;
-  for (int d = int(p.batch_rank) - 1; d >= 0; --d) {
-    uint c = rem % p.batch_shape[d];
-    rem /= p.batch_shape[d];
-    a_base += c * p.a_batch_stride[d];
-    b_base += c * p.b_batch_stride[d];
-  }
-#endif
-
-  float acc[4][4];
-  for (uint i = 0u; i < 4u; ++i) {
-    for (uint j = 0u; j < 4u; ++j) acc[i][j] = 0.0;
+  float acc[TM][TM];
+  [[unroll]] for (uint i = 0u; i < TM; ++i) {
+    [[unroll]] for (uint j = 0u; j < TM; ++j) acc[i][j] = 0.0;
   }
 
+  fetch(0u, t);
+  stage(0u, t);
+  barrier();
+  uint buf = 0u;
   for (uint k0 = 0u; k0 < p.K; k0 += BK) {
-    // A tile (BM x BK): A is row-major along k, so neighbours read along k.
-    for (uint i = 0u; i < (BM * BK) / GPUU_WG; ++i) {
-      uint e = t + i * GPUU_WG;
-      uint row = e / BK, col = e % BK;
-      uint m = m0 + row, k = k0 + col;
-      As[col][row] = (m < p.M && k < p.K) ? float(a[a_base + m * p.K + k]) : 0.0;
-    }
-    // B tile (BK x BN).
-    for (uint i = 0u; i < (BK * BN) / GPUU_WG; ++i) {
-      uint e = t + i * GPUU_WG;
-      uint kl, nl;
-      if (B_K_CONTIGUOUS != 0) {
-        kl = e % BK;
-        nl = e / BK;
-      } else {
-        kl = e / BN;
-        nl = e % BN;
+    bool more = k0 + BK < p.K;
+    if (more) fetch(k0 + BK, t);  // global reads in flight during the multiply
+    [[unroll]] for (uint kk = 0u; kk < BK; ++kk) {
+      vec4 av[TM / 4u], bv[TM / 4u];
+      [[unroll]] for (uint h = 0u; h < TM / 4u; ++h) {
+        av[h] = As[buf][kk][ty + 16u * h];
+        bv[h] = Bs[buf][kk][tx + 16u * h];
       }
-      uint k = k0 + kl, n = n0 + nl;
-      float v = 0.0;
-      if (k < p.K && n < p.N) {
-#ifdef GPUU_CONV
-        uint c = k / taps, tap = k % taps;
-        uint ky = tap / p.kw, kx = tap % p.kw;
-        uint img = n / pixels, pix = n % pixels;
-        uint oy = pix / p.OW, ox = pix % p.OW;
-        int iy = int(oy * p.sh + ky * p.dh) - int(p.ph);
-        int ix = int(ox * p.sw + kx * p.dw) - int(p.pw);
-        if (iy >= 0 && iy < int(p.H) && ix >= 0 && ix < int(p.W)) {
-          v = float(b[((img * p.C + group * p.Cg + c) * p.H + uint(iy)) * p.W + uint(ix)]);
-        }
-#else
-        v = float(b[b_base + k * p.b_stride_k + n * p.b_stride_n]);
-#endif
-      }
-      Bs[kl][nl] = v;
-    }
-    barrier();
-    for (uint kk = 0u; kk < BK; ++kk) {
-      float av[4], bv[4];
-      for (uint i = 0u; i < 4u; ++i) av[i] = As[kk][ty + LANES * i];
-      for (uint j = 0u; j < 4u; ++j) bv[j] = Bs[kk][tx + LANES * j];
-      for (uint i = 0u; i < 4u; ++i) {
-        for (uint j = 0u; j < 4u; ++j) acc[i][j] += av[i] * bv[j];
+      [[unroll]] for (uint i = 0u; i < TM; ++i) {
+        [[unroll]] for (uint j = 0u; j < TM; ++j) acc[i][j] += av[i / 4u][i % 4u] * bv[j / 4u][j % 4u];
       }
     }
-    barrier();  // the next slice overwrites the tiles
+    if (more) {
+      // The other buffer was last read before the previous barrier.
+      stage(buf ^ 1u, t);
+      barrier();
+      buf ^= 1u;
+    }
   }
 
-  for (uint i = 0u; i < 4u; ++i) {
-    uint m = m0 + ty + LANES * i;
-    if (m >= p.M) break;
-    for (uint j = 0u; j < 4u; ++j) {
-      uint n = n0 + tx + LANES * j;
-      if (n >= p.N) break;
-      float v = acc[i][j];
-#ifdef GPUU_CONV
-      uint oc = group * p.M + m;
-      if (HAS_BIAS != 0) v += float(bias[oc]);
-      uint img = n / pixels, pix = n % pixels;
-      y[(img * p.O + oc) * pixels + pix] = T(v);
-#else
-      if (HAS_BIAS != 0) v += float(bias[n]);
-      y[(batch * p.M + m) * p.N + n] = T(v);
-#endif
+  [[unroll]] for (uint i = 0u; i < TM; ++i) {
+    uint m = g_m0 + 4u * ty + 64u * (i / 4u) + i % 4u;
+    if (m >= p.M) continue;
+    [[unroll]] for (uint j = 0u; j < TM; ++j) {
+      uint n = g_n0 + 4u * tx + 64u * (j / 4u) + j % 4u;
+      if (n < p.N) store_y(m, n, acc[i][j]);
     }
   }
 }

@@ -1,0 +1,284 @@
+// GEMM benchmark: f32 and f16 matmul (default 4096^3) and conv2d as an implicit
+// GEMM, each one node in a KernelGraph on the default Vulkan device, inputs and
+// output in device memory. Per case: GPU time from the command buffer's
+// timestamps (median and min after warm-up), TFLOP/s from the median, the
+// kernel the selector picked, and the largest relative error of sampled
+// outputs against a host dot product (a wrong kernel must not look fast).
+// Prints one JSON object. Run by benchmarks/gemm/run.sh.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/half.h"
+#include "context/vulkan_bootstrap.h"
+#include "gpu/device_buffer.h"
+#include "gpu/submission.h"
+#include "graph/builder.h"
+#include "kernels/gemm_select.h"
+#include "kernels/kernel_graph.h"
+
+namespace {
+
+using namespace gpuu;
+using graph::DType;
+using gpu::BufferRange;
+using gpu::DeviceBuffer;
+using gpu::MemoryKind;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? -1 : v[v.size() / 2];
+}
+
+struct Case {
+  std::string name;
+  std::string op;  // matmul | conv2d
+  DType dtype;
+  std::optional<kernels::GemmKernel> force;
+  std::vector<graph::Shape> inputs;  // matmul: a, b; conv2d: x, w, bias
+  graph::AttrMap attrs;
+  double flops = 0;
+};
+
+// Values in [-1, 1) of `dtype`, and their exact float values for the host check.
+struct HostData {
+  std::vector<uint8_t> bytes;
+  std::vector<float> values;
+};
+
+HostData random_data(DType dtype, size_t count, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  HostData d;
+  d.values.resize(count);
+  d.bytes.resize(count * graph::dtype_size(dtype));
+  for (size_t i = 0; i < count; ++i) {
+    float v = dist(rng);
+    if (dtype == DType::kF16) {
+      uint16_t h = float_to_half(v);
+      v = half_to_float(h);
+      std::memcpy(d.bytes.data() + 2 * i, &h, 2);
+    } else {
+      std::memcpy(d.bytes.data() + 4 * i, &v, 4);
+    }
+    d.values[i] = v;
+  }
+  return d;
+}
+
+Status copy_to_host(const SharedGpuContext& ctx, VkCommandPool pool, const DeviceBuffer& src, DeviceBuffer& dst) {
+  const auto& vk = ctx.vkd();
+  VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  alloc.commandPool = pool;
+  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  alloc.commandBufferCount = 1;
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  GPUU_VK_RETURN_IF_ERROR(vk.vkAllocateCommandBuffers(ctx.device(), &alloc, &cb), "vkAllocateCommandBuffers");
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  vk.vkBeginCommandBuffer(cb, &begin);
+  VkBufferCopy region{0, 0, src.size()};
+  vk.vkCmdCopyBuffer(cb, src.buffer(), dst.buffer(), 1, &region);
+  vk.vkEndCommandBuffer(cb);
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &cb;
+  VkResult r = ctx.submit(1, &submit, VK_NULL_HANDLE);
+  if (r == VK_SUCCESS) r = ctx.queue_wait_idle();
+  vk.vkFreeCommandBuffers(ctx.device(), pool, 1, &cb);
+  GPUU_VK_RETURN_IF_ERROR(r, "copy to host");
+  return Status::Ok();
+}
+
+// Expected output element `index` of the case (double sums).
+double reference(const Case& c, const std::vector<HostData>& in, size_t index) {
+  if (c.op == "matmul") {
+    const int64_t k = c.inputs[0][1], n = c.inputs[1][1];
+    const int64_t i = static_cast<int64_t>(index) / n, j = static_cast<int64_t>(index) % n;
+    double s = 0;
+    for (int64_t kk = 0; kk < k; ++kk) s += double(in[0].values[i * k + kk]) * in[1].values[kk * n + j];
+    return s;
+  }
+  const graph::Shape &x = c.inputs[0], &w = c.inputs[1];
+  const int64_t pad = 1, oh = x[2], ow = x[3];  // 3x3, stride 1, padding 1
+  const int64_t ox = static_cast<int64_t>(index) % ow, oy = static_cast<int64_t>(index) / ow % oh;
+  const int64_t o = static_cast<int64_t>(index) / (ow * oh) % w[0], b = static_cast<int64_t>(index) / (ow * oh * w[0]);
+  double s = in[2].values[o];
+  for (int64_t ci = 0; ci < w[1]; ++ci) {
+    for (int64_t ky = 0; ky < w[2]; ++ky) {
+      for (int64_t kx = 0; kx < w[3]; ++kx) {
+        int64_t iy = oy + ky - pad, ix = ox + kx - pad;
+        if (iy < 0 || iy >= x[2] || ix < 0 || ix >= x[3]) continue;
+        s += double(in[0].values[((b * x[1] + ci) * x[2] + iy) * x[3] + ix]) *
+             in[1].values[((o * w[1] + ci) * w[2] + ky) * w[3] + kx];
+      }
+    }
+  }
+  return s;
+}
+
+Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Case& c, int runs, int warmup,
+                bool first) {
+  graph::Graph g;
+  std::vector<graph::ValueId> ids;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    GPUU_ASSIGN_OR_RETURN(graph::ValueId id, graph::add_graph_input(g, "in" + std::to_string(i), c.dtype, c.inputs[i]));
+    ids.push_back(id);
+  }
+  GPUU_ASSIGN_OR_RETURN(std::vector<graph::ValueId> outs, graph::add_op(g, c.op, c.name, ids, c.attrs));
+  g.mark_output(outs[0]);
+  const graph::Value& y = g.value(outs[0]);
+  const size_t y_bytes = static_cast<size_t>(graph::shape_numel(y.shape)) * graph::dtype_size(c.dtype);
+
+  std::vector<HostData> data;
+  std::vector<DeviceBuffer> buffers;
+  std::vector<BufferRange> in_ranges;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    data.push_back(random_data(c.dtype, static_cast<size_t>(graph::shape_numel(c.inputs[i])), 7 + uint32_t(i)));
+    GPUU_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::create(*ctx, data[i].bytes.size(), MemoryKind::kDevice, "in"));
+    GPUU_RETURN_IF_ERROR(gpu::upload_once(*ctx, pool, b, 0, data[i].bytes.data(), data[i].bytes.size()));
+    in_ranges.push_back(BufferRange{b.buffer(), 0, b.size()});
+    buffers.push_back(std::move(b));
+  }
+  GPUU_ASSIGN_OR_RETURN(DeviceBuffer out, DeviceBuffer::create(*ctx, y_bytes, MemoryKind::kDevice, "out"));
+  GPUU_ASSIGN_OR_RETURN(DeviceBuffer readback, DeviceBuffer::create(*ctx, y_bytes, MemoryKind::kReadback, "readback"));
+  kernels::KernelGraphOptions options;
+  options.gemm_kernel = c.force;
+  GPUU_ASSIGN_OR_RETURN(std::unique_ptr<kernels::KernelGraph> kg,
+                        kernels::KernelGraph::create(ctx, g, in_ranges, {BufferRange{out.buffer(), 0, out.size()}},
+                                                     options));
+  VkCommandBuffer cb = kg->command_buffer();
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &cb;
+  std::vector<double> gpu, wall;
+  for (int i = 0; i < warmup + runs; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    GPUU_VK_RETURN_IF_ERROR(ctx->submit(1, &submit, VK_NULL_HANDLE), "vkQueueSubmit");
+    GPUU_VK_RETURN_IF_ERROR(ctx->queue_wait_idle(), "vkQueueWaitIdle");
+    auto t1 = std::chrono::steady_clock::now();
+    if (i < warmup) continue;
+    gpu.push_back(kg->last_gpu_time_us());
+    wall.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+  }
+
+  // Sampled outputs against the host (corners included: edge tiles).
+  GPUU_RETURN_IF_ERROR(copy_to_host(*ctx, pool, out, readback));
+  const size_t count = static_cast<size_t>(graph::shape_numel(y.shape));
+  std::mt19937 rng(99);
+  std::vector<size_t> samples = {0, count - 1};
+  for (int i = 0; i < 62; ++i) samples.push_back(rng() % count);
+  double max_err = 0;
+  for (size_t s : samples) {
+    double got;
+    if (c.dtype == DType::kF16) {
+      uint16_t h;
+      std::memcpy(&h, static_cast<const uint8_t*>(readback.mapped()) + 2 * s, 2);
+      got = half_to_float(h);
+    } else {
+      float f;
+      std::memcpy(&f, static_cast<const uint8_t*>(readback.mapped()) + 4 * s, 4);
+      got = f;
+    }
+    double want = reference(c, data, s);
+    max_err = std::max(max_err, std::fabs(got - want) / std::max(1.0, std::fabs(want)));
+  }
+
+  const double gpu_us = median(gpu);
+  const kernels::GemmChoice choice = kernels::select_gemm(*ctx, c.dtype, c.force);
+  std::printf("%s    {\"name\": \"%s\", \"kernel\": \"%s\", \"shader\": \"%s\", \"flops\": %.0f, \"gpu_us\": %.1f, "
+              "\"gpu_us_min\": %.1f, \"wall_us\": %.1f, \"tflops\": %.4g, \"max_rel_err\": %.2e, \"runs\": %d}",
+              first ? "" : ",\n", c.name.c_str(), choice.describe().c_str(),
+              choice.shader(c.op == "conv2d", c.dtype).c_str(), c.flops, gpu_us,
+              *std::min_element(gpu.begin(), gpu.end()), median(wall), gpu_us > 0 ? c.flops / gpu_us / 1e6 : -1.0,
+              max_err, runs);
+  std::fflush(stdout);
+  return Status::Ok();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int runs = 30, warmup = 5;
+  int64_t size = 4096;
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--size") && i + 1 < argc) size = std::atoll(argv[++i]);
+    else if (!std::strcmp(argv[i], "--quick")) quick = true;  // small shapes, for CPU devices
+    else {
+      std::fprintf(stderr, "usage: bench_gemm [--runs N] [--warmup N] [--size S] [--quick]\n");
+      return 2;
+    }
+  }
+  if (quick) size = std::min<int64_t>(size, 256);
+  Result<SharedGpuContextPtr> ctx = create_vulkan_context("bench_gemm", 0, DeviceOptions{});
+  if (!ctx.ok()) {
+    std::fprintf(stderr, "bench_gemm: %s\n", ctx.status().message().c_str());
+    return 1;
+  }
+  const SharedGpuContextPtr& c = ctx.value();
+  VkCommandPool pool = VK_NULL_HANDLE;
+  if (c->create_command_pool(&pool) != VK_SUCCESS) return 1;
+
+  const double mm = 2.0 * double(size) * double(size) * double(size);
+  // conv2d 3x3, padding 1: M = 256 output channels, N = batch*56*56, K = 256*9.
+  const int64_t batch = quick ? 1 : 16, ch = quick ? 32 : 256, hw = quick ? 14 : 56;
+  const double conv = 2.0 * double(ch) * double(batch * hw * hw) * double(ch * 9);
+  graph::AttrMap conv_attrs = {{"stride", std::vector<int64_t>{1, 1}},
+                               {"padding", std::vector<int64_t>{1, 1}},
+                               {"dilation", std::vector<int64_t>{1, 1}},
+                               {"groups", int64_t{1}}};
+  using kernels::GemmKernel;
+  // f32 first: a driver failure on the matrix-core kernel must not cost them.
+  std::vector<Case> cases = {
+      {"matmul_f32", "matmul", DType::kF32, std::nullopt, {{size, size}, {size, size}}, {}, mm},
+      {"conv2d_f32", "conv2d", DType::kF32, std::nullopt, {{batch, ch, hw, hw}, {ch, ch, 3, 3}, {ch}}, conv_attrs, conv},
+      // The fallbacks, for comparison: the old 64x64 tile and the shader-core f16 path.
+      {"matmul_f32_tiled64", "matmul", DType::kF32, GemmKernel::kTiled64, {{size, size}, {size, size}}, {}, mm},
+      {"matmul_f16_tiled128", "matmul", DType::kF16, GemmKernel::kTiled128, {{size, size}, {size, size}}, {}, mm},
+      {"matmul_f16", "matmul", DType::kF16, std::nullopt, {{size, size}, {size, size}}, {}, mm},
+      {"conv2d_f16", "conv2d", DType::kF16, std::nullopt, {{batch, ch, hw, hw}, {ch, ch, 3, 3}, {ch}}, conv_attrs, conv},
+      {"matmul_f16_coopmat_wide", "matmul", DType::kF16, GemmKernel::kCoopMatWide, {{size, size}, {size, size}}, {}, mm},
+      {"conv2d_f16_coopmat_wide", "conv2d", DType::kF16, GemmKernel::kCoopMatWide,
+       {{batch, ch, hw, hw}, {ch, ch, 3, 3}, {ch}}, conv_attrs, conv},
+  };
+  // What the selector saw: the device's cooperative-matrix shapes (M x N x K,
+  // VkComponentTypeKHR of A/B/C/result, VkScopeKHR).
+  std::string shapes;
+  for (const CooperativeMatrixShape& s : c->cooperative_matrix_shapes()) {
+    shapes += (shapes.empty() ? "\"" : ", \"") + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+              std::to_string(s.k) + " " + std::to_string(s.a_type) + "/" + std::to_string(s.b_type) + "/" +
+              std::to_string(s.c_type) + "/" + std::to_string(s.result_type) + (s.saturating ? " sat" : "") + " scope " +
+              std::to_string(s.scope) + "\"";
+  }
+  std::printf("{\n  \"device\": \"%s\",\n  \"size\": %lld,\n  \"cooperative_matrix\": %s,\n"
+              "  \"subgroup_size\": %u,\n  \"cooperative_matrix_shapes\": [%s],\n  \"cases\": [\n",
+              c->device_name().c_str(), static_cast<long long>(size),
+              c->has_feature(kFeatureCooperativeMatrix) ? "true" : "false", c->subgroup_size(), shapes.c_str());
+  bool first = true;
+  int rc = 0;
+  for (const Case& k : cases) {
+    if (k.dtype == DType::kF16 && !(c->has_feature(kFeatureShaderFloat16) && c->has_feature(kFeatureStorageBuffer16Bit))) {
+      continue;
+    }
+    Status s = run_case(c, pool, k, runs, warmup, first);
+    if (!s.ok()) {
+      std::fprintf(stderr, "bench_gemm: %s: %s\n", k.name.c_str(), s.message().c_str());
+      rc = 1;
+      continue;
+    }
+    first = false;
+  }
+  std::printf("\n  ]\n}\n");
+  c->destroy_command_pool(pool);
+  return rc;
+}

@@ -1,0 +1,63 @@
+"""The cases of bench_gemm.cpp in PyTorch: f32 matmul with TF32 off (plain f32
+as gpuu computes it), f16 matmul (cuBLAS tensor cores), and the conv2d
+3x3 case in f32 (TF32 off) and f16. GPU time per call from CUDA events,
+medians after warm-up. Runs where PyTorch has CUDA (the GPU machine); prints
+one JSON object."""
+import argparse
+import json
+
+import torch
+
+
+def gpu_us(fn, warmup, runs):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(runs):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e3)
+    times.sort()
+    return times[len(times) // 2], times[0]
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--size", type=int, default=4096)
+    p.add_argument("--runs", type=int, default=30)
+    p.add_argument("--warmup", type=int, default=5)
+    a = p.parse_args()
+    # Plain f32: no TF32 anywhere (matmul and cuDNN convolutions).
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.benchmark = True
+    dev = torch.device("cuda")
+    n = a.size
+    batch, ch, hw = 16, 256, 56
+    out = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "size": n,
+           "tf32": False, "cases": []}
+    g = torch.Generator(device=dev).manual_seed(0)
+    for dtype, suffix in ((torch.float32, "f32"), (torch.float16, "f16")):
+        x = torch.rand(n, n, device=dev, dtype=dtype, generator=g) * 2 - 1
+        y = torch.rand(n, n, device=dev, dtype=dtype, generator=g) * 2 - 1
+        med, best = gpu_us(lambda: torch.matmul(x, y), a.warmup, a.runs)
+        flops = 2.0 * n * n * n
+        out["cases"].append({"name": "matmul_" + suffix, "flops": flops, "gpu_us": med, "gpu_us_min": best,
+                             "tflops": flops / med / 1e6})
+    for dtype, suffix in ((torch.float32, "f32"), (torch.float16, "f16")):
+        x = torch.rand(batch, ch, hw, hw, device=dev, dtype=dtype, generator=g) * 2 - 1
+        conv = torch.nn.Conv2d(ch, ch, 3, padding=1).to(device=dev, dtype=dtype)
+        with torch.no_grad():
+            med, best = gpu_us(lambda: conv(x), a.warmup, a.runs)
+        flops = 2.0 * ch * (batch * hw * hw) * (ch * 9)
+        out["cases"].append({"name": "conv2d_" + suffix, "flops": flops, "gpu_us": med, "gpu_us_min": best,
+                             "tflops": flops / med / 1e6})
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,170 @@
+// The GEMM kernels behind matmul, linear and conv2d, each forced in turn, and
+// the selector that picks among them, against the CPU reference on the test
+// device. On devices without VK_KHR_cooperative_matrix (lavapipe) the
+// selector must report the fallback; where the context has it enabled with a
+// shape gemm_coopmat.comp tiles, it must pick the matrix-core kernel for f16.
+// Tolerances as in linalg_test.cpp: f32 atol 1e-6 * K + 1e-6, rtol 1e-5; f16
+// (f16 inputs, f32 sums, f16 result) rtol 1e-3, atol 1e-3 + 1e-6 * K.
+#include <gtest/gtest.h>
+
+#include <optional>
+
+#include "kernels/gemm_select.h"
+#include "kernels/vulkan_test_util.h"
+
+namespace gpuu::vulkan_test {
+namespace {
+
+using graph::DType;
+using graph::Shape;
+using kernels::GemmKernel;
+
+double atol_for(DType dtype, int64_t k) { return (dtype == DType::kF16 ? 1e-3 : 1e-6) + 1e-6 * static_cast<double>(k); }
+double rtol_for(DType dtype) { return dtype == DType::kF16 ? 1e-3 : 1e-5; }
+
+kernels::KernelGraphOptions forced(std::optional<GemmKernel> kernel) {
+  kernels::KernelGraphOptions options;
+  options.gemm_kernel = kernel;
+  return options;
+}
+
+// Every kernel a device can run: both gemm.comp tiles, the wide matrix-core
+// variant (the selector's fallback where the device has none), and the
+// selector's own pick (the matrix-core kernel where it has one).
+std::vector<std::optional<GemmKernel>> all_kernels() {
+  return {GemmKernel::kTiled64, GemmKernel::kTiled128, GemmKernel::kCoopMatWide, std::nullopt};
+}
+
+std::string name(std::optional<GemmKernel> k, DType dtype) {
+  if (k) return kernels::select_gemm(*test_context(), dtype, k).describe();
+  return "selected: " + kernels::select_gemm(*test_context(), dtype).describe();
+}
+
+bool coopmat_possible() {
+  const SharedGpuContext& ctx = *test_context();
+  return ctx.has_feature(kFeatureCooperativeMatrix) && ctx.has_feature(kFeatureVulkanMemoryModel) &&
+         ctx.has_feature(kFeatureShaderFloat16) && ctx.has_feature(kFeatureStorageBuffer16Bit) &&
+         ctx.subgroup_size() == 32;
+}
+
+TEST(VulkanGemm, SelectorPicksByDevice) {
+  const SharedGpuContext& ctx = *test_context();
+  const bool cpu = ctx.properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  // f32 never has a matrix-core path (no TF32 in Vulkan's cooperative-matrix types here).
+  kernels::GemmChoice f32 = kernels::select_gemm(ctx, DType::kF32);
+  EXPECT_EQ(f32.kernel, cpu ? GemmKernel::kTiled64 : GemmKernel::kTiled128) << f32.describe();
+  kernels::GemmChoice f16 = kernels::select_gemm(ctx, DType::kF16);
+  if (!ctx.has_feature(kFeatureCooperativeMatrix)) {
+    // lavapipe and every device without the extension: the fallback.
+    EXPECT_TRUE(ctx.cooperative_matrix_shapes().empty());
+    EXPECT_EQ(f16.kernel, cpu ? GemmKernel::kTiled64 : GemmKernel::kTiled128) << f16.describe();
+    EXPECT_EQ(f16.shader(false, DType::kF16), cpu ? "gemm_f16" : "gemm_f16_t8");
+    // Asking for the matrix cores falls back the same way.
+    EXPECT_EQ(kernels::select_gemm(ctx, DType::kF16, GemmKernel::kCoopMat).kernel, f16.kernel);
+    return;
+  }
+  // The extension is enabled: the device must report shapes, and an f16 x f16
+  // -> f32 subgroup shape the kernel tiles (NVIDIA's 16x16x16 / 16x8x16, say).
+  EXPECT_FALSE(ctx.cooperative_matrix_shapes().empty());
+  ASSERT_TRUE(coopmat_possible()) << "subgroup size " << ctx.subgroup_size();
+  EXPECT_EQ(f16.kernel, GemmKernel::kCoopMat) << f16.describe();
+  EXPECT_EQ(f16.shader(false, DType::kF16), "gemm_coopmat_f16");
+  EXPECT_EQ(f16.shader(true, DType::kF16), "conv2d_gemm_coopmat_f16");
+  EXPECT_EQ(f16.tile_m, 128u);
+  bool reported = false;
+  for (const CooperativeMatrixShape& s : ctx.cooperative_matrix_shapes()) {
+    reported = reported || (s.m == f16.cm_m && s.n == f16.cm_n && s.k == f16.cm_k);
+  }
+  EXPECT_TRUE(reported) << f16.describe();
+}
+
+testing::AssertionResult matmul_matches(DType dtype, const Shape& a, const Shape& b, uint32_t seed,
+                                        std::optional<GemmKernel> kernel) {
+  return node_matches_cpu("matmul", {random_tensor(dtype, a, seed, -1, 1), random_tensor(dtype, b, seed + 1, -1, 1)},
+                          {}, atol_for(dtype, a.back()), rtol_for(dtype), {}, forced(kernel));
+}
+
+testing::AssertionResult linear_matches(DType dtype, const Shape& x, int64_t n, bool bias, uint32_t seed,
+                                        std::optional<GemmKernel> kernel) {
+  int64_t k = x.back();
+  std::vector<cpu::HostTensor> inputs = {random_tensor(dtype, x, seed, -1, 1),
+                                         random_tensor(dtype, {n, k}, seed + 1, -1, 1)};
+  if (bias) inputs.push_back(random_tensor(dtype, {n}, seed + 2, -1, 1));
+  return node_matches_cpu("linear", inputs, {}, atol_for(dtype, k + 1), rtol_for(dtype), {}, forced(kernel));
+}
+
+testing::AssertionResult conv_matches(DType dtype, const Shape& x, const Shape& w, std::vector<int64_t> stride,
+                                      std::vector<int64_t> padding, int64_t groups, uint32_t seed,
+                                      std::optional<GemmKernel> kernel) {
+  std::vector<cpu::HostTensor> inputs = {random_tensor(dtype, x, seed, -1, 1), random_tensor(dtype, w, seed + 1, -1, 1),
+                                         random_tensor(dtype, {w[0]}, seed + 2, -1, 1)};
+  graph::AttrMap attrs = {
+      {"stride", stride}, {"padding", padding}, {"dilation", std::vector<int64_t>{1, 1}}, {"groups", groups}};
+  int64_t k = w[1] * w[2] * w[3] + 1;
+  return node_matches_cpu("conv2d", inputs, attrs, atol_for(dtype, k), rtol_for(dtype), {}, forced(kernel));
+}
+
+// M, N, K off every tile (64, 128, slices of 16 and 32) and off the vector
+// widths (4, 8), and on them (the vector reads), batched and broadcast.
+void check_matmuls(DType dtype) {
+  const std::pair<Shape, Shape> cases[] = {
+      {{1, 1}, {1, 1}},
+      {{3, 17}, {17, 5}},
+      {{65, 33}, {33, 130}},
+      {{129, 40}, {40, 136}},       // K, N multiples of 8: vector reads, edge tiles
+      {{200, 72}, {72, 257}},       // vector A, element B
+      {{2, 3, 70, 48}, {48, 24}},    // batch with a broadcast B
+      {{2, 1, 33, 64}, {3, 64, 72}},  // both broadcast
+      {{130, 300}, {300, 70}},      // K over many slices, not a multiple of one
+  };
+  uint32_t seed = 1;
+  for (auto kernel : all_kernels()) {
+    for (const auto& c : cases) {
+      EXPECT_TRUE(matmul_matches(dtype, c.first, c.second, seed += 2, kernel))
+          << name(kernel, dtype) << ": " << graph::shape_to_string(c.first) << " x "
+          << graph::shape_to_string(c.second);
+    }
+  }
+}
+
+void check_linears(DType dtype) {
+  uint32_t seed = 100;
+  for (auto kernel : all_kernels()) {
+    EXPECT_TRUE(linear_matches(dtype, {5, 17}, 65, true, seed += 3, kernel)) << name(kernel, dtype);
+    EXPECT_TRUE(linear_matches(dtype, {3, 45, 64}, 136, true, seed += 3, kernel)) << name(kernel, dtype);
+    EXPECT_TRUE(linear_matches(dtype, {131, 96}, 40, false, seed += 3, kernel)) << name(kernel, dtype);
+  }
+}
+
+void check_convs(DType dtype) {
+  uint32_t seed = 200;
+  for (auto kernel : all_kernels()) {
+    // 3x3 padded (K = 27, gathered), strided; grouped; a 1x1 with K = 64 (vector weight reads).
+    EXPECT_TRUE(conv_matches(dtype, {2, 3, 13, 11}, {20, 3, 3, 3}, {1, 1}, {1, 1}, 1, seed += 3, kernel))
+        << name(kernel, dtype);
+    EXPECT_TRUE(conv_matches(dtype, {1, 8, 17, 19}, {34, 4, 3, 3}, {2, 2}, {1, 0}, 2, seed += 3, kernel))
+        << name(kernel, dtype);
+    EXPECT_TRUE(conv_matches(dtype, {2, 64, 9, 10}, {130, 64, 1, 1}, {1, 1}, {0, 0}, 1, seed += 3, kernel))
+        << name(kernel, dtype);
+  }
+}
+
+TEST(VulkanGemm, MatmulF32EveryKernel) { check_matmuls(DType::kF32); }
+TEST(VulkanGemm, LinearF32EveryKernel) { check_linears(DType::kF32); }
+TEST(VulkanGemm, Conv2dF32EveryKernel) { check_convs(DType::kF32); }
+
+TEST(VulkanGemm, MatmulF16EveryKernel) {
+  if (!f16_kernels_or_refused()) return;
+  check_matmuls(DType::kF16);
+}
+TEST(VulkanGemm, LinearF16EveryKernel) {
+  if (!f16_kernels_or_refused()) return;
+  check_linears(DType::kF16);
+}
+TEST(VulkanGemm, Conv2dF16EveryKernel) {
+  if (!f16_kernels_or_refused()) return;
+  check_convs(DType::kF16);
+}
+
+}  // namespace
+}  // namespace gpuu::vulkan_test
