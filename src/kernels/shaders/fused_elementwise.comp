@@ -149,26 +149,28 @@ float load(uint i, int which) {
   }
 }
 
-// Each invocation takes LIMIT_FUSED_PER_THREAD elements a slice of the tensor
-// apart: all their loads are issued before any arithmetic, so a memory-bound
-// chain keeps enough bytes in flight to reach the bus's bandwidth, while
-// neighbouring invocations still read neighbouring words.
+// Each invocation takes LIMIT_FUSED_PER_THREAD elements a slice of the
+// tensor apart: all their loads are issued before any arithmetic, so a
+// memory-bound chain keeps enough bytes in flight to reach the bus's
+// bandwidth, while neighbouring invocations still read neighbouring words.
+// Only the loaded inputs are kept per element; the chain then runs one
+// element at a time in one register file (a file per element spills).
 void main() {
   const uint slice = (p.count + LIMIT_FUSED_PER_THREAD - 1) / LIMIT_FUSED_PER_THREAD;
   uint t = linear_id();
   if (t >= slice) return;
-  float r[LIMIT_FUSED_PER_THREAD][MAX_INPUTS + MAX_INSTRUCTIONS];
+  float x[LIMIT_FUSED_PER_THREAD][MAX_INPUTS];
   [[unroll]] for (int k = 0; k < LIMIT_FUSED_PER_THREAD; ++k) {
     uint i = min(t + uint(k) * slice, p.count - 1);  // past the end: a harmless re-read
-    [[unroll]] for (int j = 0; j < MAX_INPUTS; ++j) r[k][j] = j < N_INPUTS ? load(i, j) : 0.0;
+    [[unroll]] for (int j = 0; j < MAX_INPUTS; ++j) x[k][j] = j < N_INPUTS ? load(i, j) : 0.0;
   }
   [[unroll]] for (int k = 0; k < LIMIT_FUSED_PER_THREAD; ++k) {
-    RUN(r[k])
-  }
-  [[unroll]] for (int k = 0; k < LIMIT_FUSED_PER_THREAD; ++k) {
+    float r[MAX_INPUTS + MAX_INSTRUCTIONS];
+    [[unroll]] for (int j = 0; j < MAX_INPUTS; ++j) r[j] = x[k][j];
+    RUN(r)
+    float result = r[MAX_INPUTS];
+    if (N_INSTRUCTIONS > 1) result = r[MAX_INPUTS + N_INSTRUCTIONS - 1];
     uint i = t + uint(k) * slice;
-    float result = r[k][MAX_INPUTS];
-    if (N_INSTRUCTIONS > 1) result = r[k][MAX_INPUTS + N_INSTRUCTIONS - 1];
     if (i < p.count) y[i] = T(result);
   }
 }
