@@ -51,7 +51,15 @@ Status lower_conv2d(LoweringContext& lc, const graph::Node& n) {
   std::vector<Binding> bindings = {{w.range, false}, {x.range, false}, {bias_range, false}, {y.range, true}};
   const int32_t has_bias = bias ? 1 : 0;
 
-  if (out_per_group >= kMinGemmChannelsPerGroup) {
+  // On a CPU device (lavapipe) a workgroup runs on one core: a GEMM tile mostly
+  // idle (fewer pixels or channels than the tile) costs the whole tile's
+  // serial work, so there the direct kernel takes every conv without a full
+  // tile (H100-sized tiles made resnet's small convs 5x slower on lavapipe).
+  const bool cpu_device = lc.ctx.properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  const uint32_t cpu_tile = op_codes::kLimitGemmTileSmall;
+  const bool gemm_fills_a_tile = out_per_group >= cpu_tile && uint64_t{batch} * oh * ow >= cpu_tile;
+  // (A GEMM kernel forced by the options, for tests, is used regardless.)
+  if (out_per_group >= kMinGemmChannelsPerGroup && (!cpu_device || gemm_fills_a_tile || lc.gemm_kernel)) {
     // Per group: [O/groups, C/groups*kH*kW] weight rows x the im2col view
     // [C/groups*kH*kW, batch*OH*OW] of the input.
     const uint32_t gemm_m = out_per_group, gemm_n = batch * oh * ow, gemm_k = group_channels * kh * kw;
