@@ -194,7 +194,13 @@ class PluginDelegate : public backends::DelegateHandle {
       std::snprintf(error, capacity, "submit outside execute");
       return 1;
     }
-    Status s = gpu::submit_recorded(*self->ctx_, static_cast<VkCommandBuffer>(command_buffer), *self->args_);
+    // A plugin's command buffer carries no barrier of gpuu's: it gets a
+    // submit of its own, chained on the timeline after what came before
+    // (the gathered delegates go first), as the plugin ABI has always said.
+    gpu::SubmitArgs own = *self->args_;
+    Status s = own.batch ? own.batch->flush() : Status::Ok();
+    own.batch = nullptr;
+    if (s.ok()) s = gpu::submit_recorded(*self->ctx_, static_cast<VkCommandBuffer>(command_buffer), own);
     if (!s.ok()) {
       std::snprintf(error, capacity, "%s", s.message().c_str());
       return 1;
