@@ -359,6 +359,9 @@ Status Session::Impl::record_host_barrier(ContextTrack& t) {
   VkCommandBuffer cb = VK_NULL_HANDLE;
   GPUU_VK_RETURN_IF_ERROR(vk.vkAllocateCommandBuffers(t.ctx->device(), &alloc, &cb), "vkAllocateCommandBuffers");
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  // It ends every flush: a second flush in one execute (a device plugin's
+  // own submit cuts the batch) may submit it again while the first is pending.
+  begin.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
   GPUU_VK_RETURN_IF_ERROR(vk.vkBeginCommandBuffer(cb, &begin), "vkBeginCommandBuffer");
   VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   to_host.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
