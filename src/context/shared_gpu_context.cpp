@@ -223,6 +223,14 @@ VkResult SharedGpuContext::create_command_pool(VkCommandPool* command_pool) cons
   return device_fns_.vkCreateCommandPool(info_.device, &create_info, nullptr, command_pool);
 }
 
+VkResult SharedGpuContext::allocate_command_buffer(VkCommandPool command_pool, VkCommandBuffer* command_buffer) const {
+  VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  alloc.commandPool = command_pool;
+  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  alloc.commandBufferCount = 1;
+  return device_fns_.vkAllocateCommandBuffers(info_.device, &alloc, command_buffer);
+}
+
 void SharedGpuContext::destroy_command_pool(VkCommandPool command_pool) const {
   if (command_pool) device_fns_.vkDestroyCommandPool(info_.device, command_pool, nullptr);
 }

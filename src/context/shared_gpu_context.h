@@ -141,6 +141,8 @@ class SharedGpuContext {
   // with destroy_command_pool() before it drops its reference to the context.
   VkResult create_command_pool(VkCommandPool* command_pool) const;
   void destroy_command_pool(VkCommandPool command_pool) const;
+  // One primary command buffer from `command_pool` (freed with the pool).
+  VkResult allocate_command_buffer(VkCommandPool command_pool, VkCommandBuffer* command_buffer) const;
 
   // Submits `command_buffer` chained on the timeline semaphore: it waits for
   // the value the previous timeline submit on this context signals and

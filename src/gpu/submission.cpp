@@ -57,12 +57,8 @@ Status upload_once(const SharedGpuContext& ctx, VkCommandPool pool, const Device
   const auto& vk = ctx.vkd();
   GPUU_ASSIGN_OR_RETURN(DeviceBuffer staging, DeviceBuffer::create(ctx, size, MemoryKind::kUpload, "staging"));
   std::memcpy(staging.mapped(), bytes, size);
-  VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  alloc.commandPool = pool;
-  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  alloc.commandBufferCount = 1;
   VkCommandBuffer cb = VK_NULL_HANDLE;
-  GPUU_VK_RETURN_IF_ERROR(vk.vkAllocateCommandBuffers(ctx.device(), &alloc, &cb), "vkAllocateCommandBuffers");
+  GPUU_VK_RETURN_IF_ERROR(ctx.allocate_command_buffer(pool, &cb), "vkAllocateCommandBuffers");
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   VkFence fence = VK_NULL_HANDLE;

@@ -236,13 +236,7 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
   inputs_ = inputs;
   outputs_ = outputs;
   gpu_timing_ = options.gpu_timing;
-  const auto& vk = ctx.vkd();
-  VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  alloc.commandPool = pool_;
-  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  alloc.commandBufferCount = 1;
-  GPUU_VK_RETURN_IF_ERROR(vk.vkAllocateCommandBuffers(ctx.device(), &alloc, &command_buffer_),
-                          "vkAllocateCommandBuffers");
+  GPUU_VK_RETURN_IF_ERROR(ctx.allocate_command_buffer(pool_, &command_buffer_), "vkAllocateCommandBuffers");
   return record();
 }
 

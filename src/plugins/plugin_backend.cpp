@@ -176,11 +176,7 @@ class PluginDelegate : public backends::DelegateHandle {
   Status record_empty() {
     const auto& vk = ctx_->vkd();
     GPUU_VK_RETURN_IF_ERROR(ctx_->create_command_pool(&pool_), "vkCreateCommandPool");
-    VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    alloc.commandPool = pool_;
-    alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    alloc.commandBufferCount = 1;
-    GPUU_VK_RETURN_IF_ERROR(vk.vkAllocateCommandBuffers(ctx_->device(), &alloc, &empty_), "vkAllocateCommandBuffers");
+    GPUU_VK_RETURN_IF_ERROR(ctx_->allocate_command_buffer(pool_, &empty_), "vkAllocateCommandBuffers");
     VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     GPUU_VK_RETURN_IF_ERROR(vk.vkBeginCommandBuffer(empty_, &begin), "vkBeginCommandBuffer");
     GPUU_VK_RETURN_IF_ERROR(vk.vkEndCommandBuffer(empty_), "vkEndCommandBuffer");

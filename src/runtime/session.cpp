@@ -352,12 +352,8 @@ Status Session::Impl::submit_chained(ContextTrack& t,
 Status Session::Impl::record_host_barrier(ContextTrack& t) {
   const auto& vk = t.ctx->vkd();
   if (!t.pool) GPUU_VK_RETURN_IF_ERROR(t.ctx->create_command_pool(&t.pool), "vkCreateCommandPool");
-  VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  alloc.commandPool = t.pool;
-  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  alloc.commandBufferCount = 1;
   VkCommandBuffer cb = VK_NULL_HANDLE;
-  GPUU_VK_RETURN_IF_ERROR(vk.vkAllocateCommandBuffers(t.ctx->device(), &alloc, &cb), "vkAllocateCommandBuffers");
+  GPUU_VK_RETURN_IF_ERROR(t.ctx->allocate_command_buffer(t.pool, &cb), "vkAllocateCommandBuffers");
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   // It ends every flush: a second flush in one execute (a device plugin's
   // own submit cuts the batch) may submit it again while the first is pending.
@@ -379,12 +375,7 @@ Status Session::Impl::record_copy(ContextTrack& t, const BufferRange& from, cons
   const auto& vk = t.ctx->vkd();
   if (!t.pool) GPUU_VK_RETURN_IF_ERROR(t.ctx->create_command_pool(&t.pool), "vkCreateCommandPool");
   if (!copy->command_buffer) {
-    VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    alloc.commandPool = t.pool;
-    alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    alloc.commandBufferCount = 1;
-    GPUU_VK_RETURN_IF_ERROR(vk.vkAllocateCommandBuffers(t.ctx->device(), &alloc, &copy->command_buffer),
-                            "vkAllocateCommandBuffers");
+    GPUU_VK_RETURN_IF_ERROR(t.ctx->allocate_command_buffer(t.pool, &copy->command_buffer), "vkAllocateCommandBuffers");
   } else {
     GPUU_VK_RETURN_IF_ERROR(vk.vkResetCommandBuffer(copy->command_buffer, 0), "vkResetCommandBuffer");
   }

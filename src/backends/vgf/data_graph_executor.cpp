@@ -399,12 +399,7 @@ Status DataGraphExecutor::Impl::bind_session_memory(GraphSegment& g) {
 Status DataGraphExecutor::Impl::record() {
   const auto& vkd = ctx->vkd();
   GPUU_VK_RETURN_IF_ERROR(ctx->create_command_pool(&command_pool), "vkCreateCommandPool");
-  VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  alloc.commandPool = command_pool;
-  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  alloc.commandBufferCount = 1;
-  GPUU_VK_RETURN_IF_ERROR(vkd.vkAllocateCommandBuffers(ctx->device(), &alloc, &command_buffer),
-                          "vkAllocateCommandBuffers");
+  GPUU_VK_RETURN_IF_ERROR(ctx->allocate_command_buffer(command_pool, &command_buffer), "vkAllocateCommandBuffers");
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   GPUU_VK_RETURN_IF_ERROR(vkd.vkBeginCommandBuffer(command_buffer, &begin), "vkBeginCommandBuffer");
   if (gpu_timing) GPUU_RETURN_IF_ERROR(timer.begin(*ctx, command_buffer));
