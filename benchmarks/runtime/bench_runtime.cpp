@@ -11,11 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "backends/vulkan/vulkan_backend.h"
+#include "chain_program.h"
 #include "context/vulkan_bootstrap.h"
 #include "graph/builder.h"
 #include "program/program_loader.h"
-#include "program/program_writer.h"
 #include "runtime/session.h"
 
 namespace {
@@ -33,56 +32,8 @@ double percentile(std::vector<double> v, double p) {
   return v[std::min(i, v.size() - 1)];
 }
 
-// x -> [sin, add c, cos, mul c] repeated: bounded values, one dispatch per op.
-graph::Graph make_chain(int ops, int64_t elements) {
-  graph::Graph g;
-  graph::ValueId x = graph::add_graph_input(g, "x", graph::DType::kF32, {elements}).value();
-  std::vector<float> half(static_cast<size_t>(elements), 0.5f);
-  graph::ValueId c = graph::add_graph_constant(g, "c", graph::DType::kF32, {elements},
-                                               Blob::copy_of(half.data(), half.size() * 4)).value();
-  graph::ValueId v = x;
-  for (int i = 0; i < ops; ++i) {
-    std::string name = "op" + std::to_string(i);
-    switch (i % 4) {
-      case 0: v = graph::add_op(g, "sin", name, {v}, {}).value()[0]; break;
-      case 1: v = graph::add_op(g, "add", name, {v, c}, {}).value()[0]; break;
-      case 2: v = graph::add_op(g, "cos", name, {v}, {}).value()[0]; break;
-      default: v = graph::add_op(g, "mul", name, {v, c}, {}).value()[0]; break;
-    }
-  }
-  g.mark_output(v);
-  return g;
-}
-
-Result<std::shared_ptr<const program::Program>> make_program(const graph::Graph& g, int delegates, SyncMode sync) {
-  partition::PartitionResult p;
-  int n = static_cast<int>(g.nodes().size());
-  p.region_of_node.resize(static_cast<size_t>(n));
-  for (int d = 0; d < delegates; ++d) {
-    partition::Region r{partition::kVulkanId, {}};
-    for (int i = d * n / delegates; i < (d + 1) * n / delegates; ++i) {
-      r.nodes.push_back(i);
-      p.region_of_node[static_cast<size_t>(i)] = d;
-    }
-    p.regions.push_back(r);
-  }
-  SharedGpuCompileSpec spec;
-  spec.token = "bench";
-  spec.sync_mode = sync;
-  spec.present = true;
-  program::Preprocessors pre;
-  pre[partition::kVulkanId] = [](const graph::Graph& graph, const partition::Region& region,
-                  const program::RegionIo&,
-                  const std::vector<CompileSpecEntry>& specs) -> Result<program::PreprocessedRegion> {
-    GPUU_ASSIGN_OR_RETURN(std::vector<uint8_t> blob, vulkan::VulkanBackend().preprocess(graph, region, specs));
-    return program::PreprocessedRegion{Blob::take(std::move(blob)), {}};
-  };
-  GPUU_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, program::build_program(g, p, spec, pre));
-  return program::load_program_bytes(bytes.data(), bytes.size());
-}
-
 Result<Series> measure(const graph::Graph& g, int delegates, SyncMode sync, int warmup, int runs) {
-  GPUU_ASSIGN_OR_RETURN(auto program, make_program(g, delegates, sync));
+  GPUU_ASSIGN_OR_RETURN(auto program, bench::vulkan_program(g, delegates, sync, "bench"));
   std::vector<float> x(static_cast<size_t>(graph::shape_numel(g.value(g.inputs()[0]).shape)));
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 97) / 97.0f;
   Series s;
@@ -139,7 +90,7 @@ int main(int argc, char** argv) {
   std::printf("  \"scaling\": [\n");
   const int sizes[] = {10, 100, 1000};
   for (int k = 0; k < 3; ++k) {
-    Result<Series> s = measure(make_chain(sizes[k], elements), 1, SyncMode::kTimeline, warmup, runs);
+    Result<Series> s = measure(bench::make_chain(sizes[k], elements), 1, SyncMode::kTimeline, warmup, runs);
     if (!s.ok()) {
       std::fprintf(stderr, "bench_runtime: %s\n", s.status().message().c_str());
       return 1;
@@ -148,7 +99,7 @@ int main(int argc, char** argv) {
     print_series(label.c_str(), s.value(), k == 2);
   }
   std::printf("  ],\n  \"split\": [\n");
-  graph::Graph chain = make_chain(100, elements);
+  graph::Graph chain = bench::make_chain(100, elements);
   const std::pair<int, SyncMode> cases[] = {{1, SyncMode::kTimeline},
                                             {3, SyncMode::kTimeline},
                                             {1, SyncMode::kQueueWaitIdle},

@@ -26,14 +26,13 @@
 #include <string>
 #include <vector>
 
-#include "backends/vulkan/vulkan_backend.h"
 #include "base/half.h"
+#include "chain_program.h"
 #include "context/vulkan_bootstrap.h"
 #include "gpu/submission.h"
 #include "graph/builder.h"
 #include "kernels/kernel_graph.h"
 #include "program/program_loader.h"
-#include "program/program_writer.h"
 #include "runtime/session.h"
 
 namespace {
@@ -204,50 +203,6 @@ Result<SessionRun> run_session(std::shared_ptr<const program::Program> program, 
   return r;
 }
 
-// bench_runtime's chain: x -> [sin, add c, cos, mul c] repeated, one dispatch per op.
-graph::Graph make_chain(int ops, int64_t elements) {
-  graph::Graph g;
-  graph::ValueId x = graph::add_graph_input(g, "x", graph::DType::kF32, {elements}).value();
-  std::vector<float> half(static_cast<size_t>(elements), 0.5f);
-  graph::ValueId c = graph::add_graph_constant(g, "c", graph::DType::kF32, {elements},
-                                               Blob::copy_of(half.data(), half.size() * 4)).value();
-  graph::ValueId v = x;
-  const char* cycle[] = {"sin", "add", "cos", "mul"};
-  for (int i = 0; i < ops; ++i) {
-    std::vector<graph::ValueId> in = (i % 2) ? std::vector<graph::ValueId>{v, c} : std::vector<graph::ValueId>{v};
-    v = graph::add_op(g, cycle[i % 4], "op" + std::to_string(i), in, {}).value()[0];
-  }
-  g.mark_output(v);
-  return g;
-}
-
-// The graph's nodes split evenly into `delegates` Vulkan regions, as bench_runtime does.
-Result<std::shared_ptr<const program::Program>> chain_program(const graph::Graph& g, int delegates) {
-  partition::PartitionResult p;
-  int n = static_cast<int>(g.nodes().size());
-  p.region_of_node.resize(static_cast<size_t>(n));
-  for (int d = 0; d < delegates; ++d) {
-    partition::Region r{partition::kVulkanId, {}};
-    for (int i = d * n / delegates; i < (d + 1) * n / delegates; ++i) {
-      r.nodes.push_back(i);
-      p.region_of_node[static_cast<size_t>(i)] = d;
-    }
-    p.regions.push_back(r);
-  }
-  SharedGpuCompileSpec spec;
-  spec.token = "bench_suite";
-  spec.sync_mode = SyncMode::kTimeline;
-  spec.present = true;
-  program::Preprocessors pre;
-  pre[partition::kVulkanId] = [](const graph::Graph& graph, const partition::Region& region,
-                                 const program::RegionIo&,
-                                 const std::vector<CompileSpecEntry>& specs) -> Result<program::PreprocessedRegion> {
-    GPUU_ASSIGN_OR_RETURN(std::vector<uint8_t> blob, vulkan::VulkanBackend().preprocess(graph, region, specs));
-    return program::PreprocessedRegion{Blob::take(std::move(blob)), {}};
-  };
-  GPUU_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, program::build_program(g, p, spec, pre));
-  return program::load_program_bytes(bytes.data(), bytes.size());
-}
 
 struct KernelRun {
   size_t dispatches = 0;
@@ -359,7 +314,7 @@ void warm_up_gpu(const SharedGpuContextPtr& ctx, double seconds, bool small) {
 // The same graph as one Vulkan delegate run by the runtime (Session), with
 // device-resident and with host I/O: what an application sees, copies and all.
 void print_runtime_run(const graph::Graph& g, const std::vector<uint8_t>& input0, const Options& o) {
-  Result<std::shared_ptr<const program::Program>> program = chain_program(g, 1);
+  Result<std::shared_ptr<const program::Program>> program = bench::vulkan_program(g, 1, SyncMode::kTimeline, "bench_suite");
   Result<SessionRun> run = program.ok() ? run_session(program.value(), input0, {}, o) : program.status();
   if (!run.ok()) {
     std::printf(", \"runtime_error\": \"%s\"", json_escape(run.status().message()).c_str());
@@ -521,10 +476,10 @@ int main(int argc, char** argv) {
   }
 
   // 1 vs 3 delegates of one 100-op chain (bench_runtime's split case).
-  graph::Graph chain = make_chain(100, 4096);
+  graph::Graph chain = bench::make_chain(100, 4096);
   std::printf("    {\"case\": \"delegates_3_vs_1\", \"kind\": \"delegates\", \"ops\": 100, \"elements\": 4096");
   for (int delegates : {1, 3}) {
-    Result<std::shared_ptr<const program::Program>> program = chain_program(chain, delegates);
+    Result<std::shared_ptr<const program::Program>> program = bench::vulkan_program(chain, delegates, SyncMode::kTimeline, "bench_suite");
     Result<SessionRun> r = program.ok() ? run_session(program.value(), {}, {}, o) : Result<SessionRun>(program.status());
     std::printf(", \"d%d\": {", delegates);
     if (r.ok()) {
