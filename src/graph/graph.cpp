@@ -46,6 +46,16 @@ int64_t shape_numel(const Shape& shape) {
   return n;
 }
 
+std::vector<int64_t> row_major_strides(const Shape& shape) {
+  std::vector<int64_t> strides(shape.size());
+  int64_t s = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    strides[d] = s;
+    s *= shape[d];
+  }
+  return strides;
+}
+
 std::string shape_problem(const Shape& shape) {
   if (shape.size() > kMaxRank) return "rank " + std::to_string(shape.size()) + " exceeds " + std::to_string(kMaxRank);
   int64_t numel = 1;

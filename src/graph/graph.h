@@ -23,6 +23,8 @@ bool parse_dtype(const std::string& name, DType* out);
 
 using Shape = std::vector<int64_t>;
 int64_t shape_numel(const Shape& shape);
+// Row-major element strides of `shape` (the last axis is 1).
+std::vector<int64_t> row_major_strides(const Shape& shape);
 std::string shape_to_string(const Shape& shape);  // "[1,3,8,8]"
 
 // Limits every shape in a graph keeps, so that sizes and byte counts never

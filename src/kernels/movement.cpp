@@ -9,16 +9,6 @@
 namespace gpuu::kernels {
 namespace {
 
-std::vector<int64_t> strides_of(const graph::Shape& shape) {
-  std::vector<int64_t> s(shape.size());
-  int64_t step = 1;
-  for (size_t d = shape.size(); d-- > 0;) {
-    s[d] = step;
-    step *= shape[d];
-  }
-  return s;
-}
-
 // The node's constant index tensor as int64, each in [0, dim); nullopt when
 // it is not constant or holds an index the op would refuse.
 std::optional<std::vector<int64_t>> constant_indices(const graph::Graph& g, const graph::Node& n, int64_t dim) {
@@ -63,7 +53,7 @@ std::optional<std::vector<int64_t>> element_map(const graph::Graph& g, const gra
   }
   Result<graph::AttrMap> attrs = graph::resolve_attrs(n);
   if (!attrs.ok()) return std::nullopt;
-  const std::vector<int64_t> xs = strides_of(x.shape);
+  const std::vector<int64_t> xs = graph::row_major_strides(x.shape);
   const size_t rank = y.shape.size();
   std::vector<int64_t> per_dim(rank, 0);  // input offset per unit step of each output dim
   size_t axis = rank;                     // the indexed axis, if any

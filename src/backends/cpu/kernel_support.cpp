@@ -118,16 +118,6 @@ HostTensor make_ints(DType dtype, const graph::Shape& shape, const std::vector<i
   return t;
 }
 
-std::vector<int64_t> row_major_strides(const graph::Shape& shape) {
-  std::vector<int64_t> strides(shape.size());
-  int64_t s = 1;
-  for (size_t d = shape.size(); d-- > 0;) {
-    strides[d] = s;
-    s *= shape[d];
-  }
-  return strides;
-}
-
 std::vector<int64_t> strided_offsets(const graph::Shape& shape, const std::vector<int64_t>& strides, int64_t base) {
   std::vector<int64_t> out(static_cast<size_t>(graph::shape_numel(shape)));
   if (out.empty()) return out;

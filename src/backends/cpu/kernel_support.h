@@ -50,8 +50,7 @@ HostTensor make_ints(graph::DType dtype, const graph::Shape& shape, const std::v
 // int64 wrapped to an integer dtype's width (two's complement); bool: v != 0.
 int64_t wrap_int(graph::DType dtype, int64_t v);
 
-// Row-major element strides of `shape`.
-std::vector<int64_t> row_major_strides(const graph::Shape& shape);
+using graph::row_major_strides;  // the cpu kernels' name for it
 // For every element of a tensor of shape `shape`, in row-major order:
 // base + sum_d index[d] * strides[d]. Transpose, slice and broadcast are all this.
 std::vector<int64_t> strided_offsets(const graph::Shape& shape, const std::vector<int64_t>& strides, int64_t base = 0);

@@ -19,16 +19,6 @@ uint64_t mover_invocations(uint64_t count, uint32_t esize) {
   return (count + per_word - 1) / per_word;
 }
 
-std::vector<uint32_t> row_major_strides(const graph::Shape& shape) {
-  std::vector<uint32_t> strides(shape.size());
-  uint32_t s = 1;
-  for (size_t d = shape.size(); d-- > 0;) {
-    strides[d] = s;
-    s *= static_cast<uint32_t>(shape[d]);
-  }
-  return strides;
-}
-
 // Row-major flat index -> "[i0,i1,...]" within `shape`.
 std::string position(const graph::Shape& shape, int64_t flat) {
   graph::Shape index(shape.size());
@@ -94,7 +84,7 @@ Status lower_indexed(LoweringContext& lc, const graph::Node& n, size_t axis,
   push.u32(count).u32(static_cast<uint32_t>(y.shape.size())).u32(static_cast<uint32_t>(axis));
   push.u32(static_cast<uint32_t>(x.shape[axis]));
   push.u32_array(to_u32(y.shape), kMaxRank);
-  push.u32_array(row_major_strides(x.shape), kMaxRank);
+  push.u32_array(to_u32(graph::row_major_strides(x.shape)), kMaxRank);
   push.u32_array(index_strides, kMaxRank);
   KernelKey key{"index_gather", {static_cast<int32_t>(esize), index.dtype == DType::kI64 ? 1 : 0}, 3, push.size()};
   return add_dispatch(lc, n, key, {{x.range, false}, {index.range, false}, {y.range, true}}, push,
@@ -110,7 +100,7 @@ Status lower_gather(LoweringContext& lc, const graph::Node& n) {
   const TensorRef& x = lc.tensor(n.inputs[0]);
   GPUU_ASSIGN_OR_RETURN(size_t axis, axis_of(n, x.shape.size()));
   // The output has the index's shape: output and index coordinates coincide.
-  return lower_indexed(lc, n, axis, row_major_strides(lc.tensor(n.inputs[1]).shape));
+  return lower_indexed(lc, n, axis, to_u32(graph::row_major_strides(lc.tensor(n.inputs[1]).shape)));
 }
 
 Status lower_index_select(LoweringContext& lc, const graph::Node& n) {

@@ -31,16 +31,6 @@ uint64_t mover_invocations(uint64_t count, uint32_t esize) {
 
 uint32_t numel_u32(const graph::Shape& shape) { return static_cast<uint32_t>(graph::shape_numel(shape)); }
 
-std::vector<int64_t> row_major_strides(const graph::Shape& shape) {
-  std::vector<int64_t> strides(shape.size());
-  int64_t s = 1;
-  for (size_t d = shape.size(); d-- > 0;) {
-    strides[d] = s;
-    s *= shape[d];
-  }
-  return strides;
-}
-
 Result<graph::AttrMap> attrs_of(const graph::Node& n) { return graph::resolve_attrs(n); }
 
 // A buffer-to-buffer copy of `bytes` bytes (nothing when there are none).
@@ -93,7 +83,7 @@ Status lower_transpose(LoweringContext& lc, const graph::Node& n) {
   const TensorRef& x = lc.tensor(n.inputs[0]);
   const TensorRef& y = lc.tensor(n.outputs[0]);
   std::vector<int64_t> perm = graph::attr_ints(attrs, "perm");
-  std::vector<int64_t> in_strides = row_major_strides(x.shape);
+  std::vector<int64_t> in_strides = graph::row_major_strides(x.shape);
   // Output dim i walks input dim perm[i].
   std::vector<int64_t> strides(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) strides[i] = in_strides[static_cast<size_t>(perm[i])];
@@ -114,7 +104,7 @@ Status lower_slice(LoweringContext& lc, const graph::Node& n) {
   const TensorRef& y = lc.tensor(n.outputs[0]);
   std::vector<int64_t> axes = graph::attr_ints(attrs, "axes"), starts = graph::attr_ints(attrs, "starts"),
                        steps = graph::attr_ints(attrs, "steps");
-  std::vector<int64_t> strides = row_major_strides(x.shape);
+  std::vector<int64_t> strides = graph::row_major_strides(x.shape);
   int64_t base = 0;
   for (size_t i = 0; i < axes.size(); ++i) {
     auto d = static_cast<size_t>(graph::normalize_axis(axes[i], x.shape.size()));
@@ -247,7 +237,7 @@ Status lower_expand(LoweringContext& lc, const graph::Node& n) {
   const TensorRef& x = lc.tensor(n.inputs[0]);
   const TensorRef& y = lc.tensor(n.outputs[0]);
   if (graph::shape_numel(y.shape) == 0) return Status::Ok();
-  std::vector<int64_t> in_strides = row_major_strides(x.shape);
+  std::vector<int64_t> in_strides = graph::row_major_strides(x.shape);
   std::vector<int64_t> strides(y.shape.size(), 0);
   size_t lead = y.shape.size() - x.shape.size();
   for (size_t d = 0; d < x.shape.size(); ++d) {
@@ -263,7 +253,7 @@ Status lower_flip(LoweringContext& lc, const graph::Node& n) {
   const TensorRef& x = lc.tensor(n.inputs[0]);
   const TensorRef& y = lc.tensor(n.outputs[0]);
   if (graph::shape_numel(y.shape) == 0) return Status::Ok();
-  std::vector<int64_t> strides = row_major_strides(x.shape);
+  std::vector<int64_t> strides = graph::row_major_strides(x.shape);
   int64_t base = 0;
   for (int64_t axis : graph::attr_ints(attrs, "axes")) {
     auto d = static_cast<size_t>(graph::normalize_axis(axis, x.shape.size()));
