@@ -131,6 +131,7 @@ struct Session::Impl {
 
   ~Impl();
   ContextTrack& track(const SharedGpuContextPtr& ctx);
+  SharedGpuContextPtr primary_context() const;  // the first delegate's, or null
   Result<Home*> home_for(int32_t tensor, const SharedGpuContextPtr& ctx);
   Status init_delegate(int32_t index);
   Status build_cpu_step(size_t plan_index);
@@ -518,13 +519,7 @@ Status Session::Impl::bind(bool output, size_t index, const BufferRange& range, 
     }
   }
   unbind(output, index);
-  SharedGpuContextPtr ctx;
-  for (const DelegateSlot& d : delegates) {
-    if (d.handle) {
-      ctx = d.handle->context();
-      break;
-    }
-  }
+  SharedGpuContextPtr ctx = primary_context();
   if (!ctx) {
     return err(StatusCode::kFailedPrecondition, output ? "output " : "input ", index, " ('", slot.info.name,
                "'): the program has no GPU delegate, so there is no device to bind a buffer on");
@@ -881,12 +876,14 @@ Status Session::get_output(size_t index, void* data, size_t size) const {
   return Status::Ok();
 }
 
-SharedGpuContextPtr Session::primary_context() const {
-  for (const DelegateSlot& d : impl_->delegates) {
+SharedGpuContextPtr Session::Impl::primary_context() const {
+  for (const DelegateSlot& d : delegates) {
     if (d.handle) return d.handle->context();
   }
   return nullptr;
 }
+
+SharedGpuContextPtr Session::primary_context() const { return impl_->primary_context(); }
 
 std::vector<std::vector<gpu::TimedStep>> Session::step_times() const {
   std::vector<std::vector<gpu::TimedStep>> out;
