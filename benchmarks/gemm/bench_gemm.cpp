@@ -125,7 +125,7 @@ double reference(const Case& c, const std::vector<HostData>& in, size_t index) {
 }
 
 Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Case& c, int runs, int warmup,
-                bool first) {
+                bool first, double first_warmup_s) {
   graph::Graph g;
   std::vector<graph::ValueId> ids;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
@@ -159,6 +159,13 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Case& 
   submit.commandBufferCount = 1;
   submit.pCommandBuffers = &cb;
   std::vector<double> gpu, wall;
+  // Warm-up by time as well as count: a cold GPU clocks low for seconds
+  // (first case: `first_warmup_s`, then 0.3 s each).
+  const auto warm_until = std::chrono::steady_clock::now() + std::chrono::duration<double>(first ? first_warmup_s : 0.3);
+  while (std::chrono::steady_clock::now() < warm_until) {
+    GPUU_VK_RETURN_IF_ERROR(ctx->submit(1, &submit, VK_NULL_HANDLE), "vkQueueSubmit");
+    GPUU_VK_RETURN_IF_ERROR(ctx->queue_wait_idle(), "vkQueueWaitIdle");
+  }
   for (int i = 0; i < warmup + runs; ++i) {
     auto t0 = std::chrono::steady_clock::now();
     GPUU_VK_RETURN_IF_ERROR(ctx->submit(1, &submit, VK_NULL_HANDLE), "vkQueueSubmit");
@@ -209,13 +216,15 @@ int main(int argc, char** argv) {
   int runs = 30, warmup = 5;
   int64_t size = 4096;
   bool quick = false;
+  double warmup_s = 0;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--size") && i + 1 < argc) size = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) quick = true;  // small shapes, for CPU devices
+    else if (!std::strcmp(argv[i], "--warmup-s") && i + 1 < argc) warmup_s = std::atof(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: bench_gemm [--runs N] [--warmup N] [--size S] [--quick]\n");
+      std::fprintf(stderr, "usage: bench_gemm [--runs N] [--warmup N] [--warmup-s SECONDS] [--size S] [--quick]\n");
       return 2;
     }
   }
@@ -242,14 +251,34 @@ int main(int argc, char** argv) {
   std::vector<Case> cases = {
       {"matmul_f32", "matmul", DType::kF32, std::nullopt, {{size, size}, {size, size}}, {}, mm},
       {"conv2d_f32", "conv2d", DType::kF32, std::nullopt, {{batch, ch, hw, hw}, {ch, ch, 3, 3}, {ch}}, conv_attrs, conv},
-      // The fallbacks, for comparison: the old 64x64 tile and the shader-core f16 path.
+      // The other kernels, for comparison (each falls back to the selector's
+      // pick where the device cannot run it: see "kernel" in the output).
       {"matmul_f32_tiled64", "matmul", DType::kF32, GemmKernel::kTiled64, {{size, size}, {size, size}}, {}, mm},
+      {"matmul_f32_tiled128", "matmul", DType::kF32, GemmKernel::kTiled128, {{size, size}, {size, size}}, {}, mm},
+      {"matmul_f32_deep", "matmul", DType::kF32, GemmKernel::kTiled128Deep, {{size, size}, {size, size}}, {}, mm},
+      {"matmul_f32_deep_single", "matmul", DType::kF32, GemmKernel::kTiled128DeepSingle, {{size, size}, {size, size}},
+       {}, mm},
       {"matmul_f16_tiled128", "matmul", DType::kF16, GemmKernel::kTiled128, {{size, size}, {size, size}}, {}, mm},
       {"matmul_f16", "matmul", DType::kF16, std::nullopt, {{size, size}, {size, size}}, {}, mm},
       {"conv2d_f16", "conv2d", DType::kF16, std::nullopt, {{batch, ch, hw, hw}, {ch, ch, 3, 3}, {ch}}, conv_attrs, conv},
-      {"matmul_f16_coopmat_wide", "matmul", DType::kF16, GemmKernel::kCoopMatWide, {{size, size}, {size, size}}, {}, mm},
-      {"conv2d_f16_coopmat_wide", "conv2d", DType::kF16, GemmKernel::kCoopMatWide,
+      {"matmul_f16_coopmat128", "matmul", DType::kF16, GemmKernel::kCoopMat, {{size, size}, {size, size}}, {}, mm},
+      {"matmul_f16_coopmat128x256", "matmul", DType::kF16, GemmKernel::kCoopMat128x256, {{size, size}, {size, size}},
+       {}, mm},
+      {"matmul_f16_coopmat256x128", "matmul", DType::kF16, GemmKernel::kCoopMat256x128, {{size, size}, {size, size}},
+       {}, mm},
+      {"matmul_f16_coopmat128_deep", "matmul", DType::kF16, GemmKernel::kCoopMat128Deep, {{size, size}, {size, size}},
+       {}, mm},
+      {"matmul_f16_coopmat128x256_thin", "matmul", DType::kF16, GemmKernel::kCoopMat128x256Thin,
+       {{size, size}, {size, size}}, {}, mm},
+      {"matmul_f16_coopmat256x128_thin", "matmul", DType::kF16, GemmKernel::kCoopMat256x128Thin,
+       {{size, size}, {size, size}}, {}, mm},
+      {"matmul_f32_warp", "matmul", DType::kF32, GemmKernel::kTiled128Warp, {{size, size}, {size, size}}, {}, mm},
+      {"conv2d_f32_warp", "conv2d", DType::kF32, GemmKernel::kTiled128Warp, {{batch, ch, hw, hw}, {ch, ch, 3, 3}, {ch}},
+       conv_attrs, conv},
+      {"conv2d_f16_coopmat256x128", "conv2d", DType::kF16, GemmKernel::kCoopMat256x128,
        {{batch, ch, hw, hw}, {ch, ch, 3, 3}, {ch}}, conv_attrs, conv},
+      {"conv2d_f32_deep", "conv2d", DType::kF32, GemmKernel::kTiled128Deep, {{batch, ch, hw, hw}, {ch, ch, 3, 3}, {ch}},
+       conv_attrs, conv},
   };
   // What the selector saw: the device's cooperative-matrix shapes (M x N x K,
   // VkComponentTypeKHR of A/B/C/result, VkScopeKHR).
@@ -260,9 +289,9 @@ int main(int argc, char** argv) {
               std::to_string(s.c_type) + "/" + std::to_string(s.result_type) + (s.saturating ? " sat" : "") + " scope " +
               std::to_string(s.scope) + "\"";
   }
-  std::printf("{\n  \"device\": \"%s\",\n  \"size\": %lld,\n  \"cooperative_matrix\": %s,\n"
+  std::printf("{\n  \"device\": \"%s\",\n  \"max_shared_bytes\": %u,\n  \"size\": %lld,\n  \"cooperative_matrix\": %s,\n"
               "  \"subgroup_size\": %u,\n  \"cooperative_matrix_shapes\": [%s],\n  \"cases\": [\n",
-              c->device_name().c_str(), static_cast<long long>(size),
+              c->device_name().c_str(), c->properties().limits.maxComputeSharedMemorySize, static_cast<long long>(size),
               c->has_feature(kFeatureCooperativeMatrix) ? "true" : "false", c->subgroup_size(), shapes.c_str());
   bool first = true;
   int rc = 0;
@@ -270,7 +299,7 @@ int main(int argc, char** argv) {
     if (k.dtype == DType::kF16 && !(c->has_feature(kFeatureShaderFloat16) && c->has_feature(kFeatureStorageBuffer16Bit))) {
       continue;
     }
-    Status s = run_case(c, pool, k, runs, warmup, first);
+    Status s = run_case(c, pool, k, runs, warmup, first, warmup_s);
     if (!s.ok()) {
       std::fprintf(stderr, "bench_gemm: %s: %s\n", k.name.c_str(), s.message().c_str());
       rc = 1;

@@ -9,32 +9,47 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "context/shared_gpu_context.h"
 #include "graph/graph.h"
 
 namespace gpuu::kernels {
 
-// kCoopMat: 8 subgroups of 64x32; kCoopMatWide: 4 subgroups of 64x64 (both
-// 128x128 tiles; GPUU_COOP_WIDE in gemm_coopmat.comp).
-enum class GemmKernel { kTiled64, kTiled128, kCoopMat, kCoopMatWide };
+enum class GemmKernel {
+  kTiled64,            // gemm.comp, 64x64 tile, 16-deep slices (CPU devices)
+  kTiled128,           // gemm.comp, 128x128 tile, 8-deep slices
+  kTiled128Deep,       // ... 16-deep slices, double-buffered (33 KiB of shared memory)
+  kTiled128DeepSingle, // ... 16-deep slices, one buffer
+  kTiled128Warp,       // ... 8-deep slices, subgroup-tiled reads
+  kCoopMat,            // gemm_coopmat.comp, 128x128 tile, double-buffered
+  kCoopMat128x256,     // ... 128x256 tile, one buffer
+  kCoopMat256x128,     // ... 256x128 tile, one buffer
+  kCoopMat128Deep,     // ... 128x128 tile, 64-deep slices, one buffer
+  kCoopMat128x256Thin, // ... 128x256 tile, 16-deep slices, double-buffered
+  kCoopMat256x128Thin, // ... 256x128 tile, 16-deep slices, double-buffered
+};
 
 struct GemmChoice {
   GemmKernel kernel = GemmKernel::kTiled64;
   uint32_t tile_m = 64, tile_n = 64;  // the output tile one workgroup computes
-  uint32_t cm_m = 0, cm_n = 0, cm_k = 0;  // kCoopMat: the cooperative-matrix shape
+  uint32_t cm_m = 0, cm_n = 0, cm_k = 0;  // coopmat kernels: the cooperative-matrix shape
   // Elements per vector read of A / B (gemm.comp 4, gemm_coopmat.comp 8): the
   // contiguous axis must be a multiple of it for vector reads.
   uint32_t vector = 4;
 
+  bool coopmat() const;
   // The embedded shader: "gemm_f32_t8", "conv2d_gemm_coopmat_f16", ...
   std::string shader(bool conv, graph::DType dtype) const;
+  // The kernel's specialization constants after the four every GEMM form
+  // takes (bias, B's layout, vector reads): coopmat kernels' shape and tile.
+  std::vector<int32_t> specialization() const;
   // For logs and benchmarks: "coopmat 16x16x16 (128x128 tile)", "tiled 128x128".
   std::string describe() const;
 };
 
-// `force` (tests, benchmarks) picks a gemm.comp tile whatever the device;
-// kCoopMat / kCoopMatWide are taken only where the device allows them, else
+// `force` (tests, benchmarks) picks that kernel where the device allows it
+// (the coopmat ones need the extension, every one its shared memory), else
 // the usual choice.
 GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype,
                        std::optional<GemmKernel> force = std::nullopt);

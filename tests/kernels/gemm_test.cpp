@@ -28,11 +28,14 @@ kernels::KernelGraphOptions forced(std::optional<GemmKernel> kernel) {
   return options;
 }
 
-// Every kernel a device can run: both gemm.comp tiles, the wide matrix-core
-// variant (the selector's fallback where the device has none), and the
-// selector's own pick (the matrix-core kernel where it has one).
+// Every kernel: the gemm.comp tiles and slice depths, the matrix-core tiles
+// (each the selector's fallback where the device has none, or the memory),
+// and the selector's own pick (the matrix-core kernel where it has one).
 std::vector<std::optional<GemmKernel>> all_kernels() {
-  return {GemmKernel::kTiled64, GemmKernel::kTiled128, GemmKernel::kCoopMatWide, std::nullopt};
+  return {GemmKernel::kTiled64,         GemmKernel::kTiled128,          GemmKernel::kTiled128Deep,
+          GemmKernel::kTiled128DeepSingle, GemmKernel::kTiled128Warp,      GemmKernel::kCoopMat128x256,
+          GemmKernel::kCoopMat256x128,     GemmKernel::kCoopMat128Deep,    GemmKernel::kCoopMat128x256Thin,
+          GemmKernel::kCoopMat256x128Thin, std::nullopt};
 }
 
 std::string name(std::optional<GemmKernel> k, DType dtype) {
@@ -104,7 +107,7 @@ testing::AssertionResult conv_matches(DType dtype, const Shape& x, const Shape& 
   return node_matches_cpu("conv2d", inputs, attrs, atol_for(dtype, k), rtol_for(dtype), {}, forced(kernel));
 }
 
-// M, N, K off every tile (64, 128, slices of 16 and 32) and off the vector
+// M, N, K off every tile (64, 128, 256, slices of 8, 16 and 32) and off the vector
 // widths (4, 8), and on them (the vector reads), batched and broadcast.
 void check_matmuls(DType dtype) {
   const std::pair<Shape, Shape> cases[] = {
@@ -116,6 +119,7 @@ void check_matmuls(DType dtype) {
       {{2, 3, 70, 48}, {48, 24}},    // batch with a broadcast B
       {{2, 1, 33, 64}, {3, 64, 72}},  // both broadcast
       {{130, 300}, {300, 70}},      // K over many slices, not a multiple of one
+      {{300, 64}, {64, 520}},       // several 256-wide tiles and their edges
   };
   uint32_t seed = 1;
   for (auto kernel : all_kernels()) {

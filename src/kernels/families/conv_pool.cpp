@@ -76,10 +76,8 @@ Status lower_conv2d(LoweringContext& lc, const graph::Node& n) {
     // The weight rows are read in vectors where whole; the im2col view is gathered.
     const int32_t a_vec = gemm_k % choice.vector == 0 && w.range.offset % 16 == 0 ? 1 : 0;
     std::vector<int32_t> spec = {has_bias, 0, a_vec, 0};
-    if (choice.kernel == GemmKernel::kCoopMat || choice.kernel == GemmKernel::kCoopMatWide) {
-      spec.insert(spec.end(), {static_cast<int32_t>(choice.cm_m), static_cast<int32_t>(choice.cm_n),
-                               static_cast<int32_t>(choice.cm_k)});
-    }
+    const std::vector<int32_t> kernel_spec = choice.specialization();
+    spec.insert(spec.end(), kernel_spec.begin(), kernel_spec.end());
     KernelKey key{choice.shader(true, y.dtype), spec, 4, push.size()};
     return add_dispatch(lc, n, key, std::move(bindings), push, uint64_t{tile_count} * kWorkgroupSize);
   }

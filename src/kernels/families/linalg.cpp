@@ -46,10 +46,8 @@ Status dispatch_gemm(LoweringContext& lc, const graph::Node& n, const Gemm& g, c
   const bool a_vec = g.k % vec == 0 && a.range.offset % 16 == 0;
   const bool b_vec = (g.b_k_contiguous ? g.k : g.n) % vec == 0 && b.range.offset % 16 == 0;
   std::vector<int32_t> spec = {bias ? 1 : 0, g.b_k_contiguous ? 1 : 0, a_vec ? 1 : 0, b_vec ? 1 : 0};
-  if (choice.kernel == GemmKernel::kCoopMat || choice.kernel == GemmKernel::kCoopMatWide) {
-    spec.insert(spec.end(), {static_cast<int32_t>(choice.cm_m), static_cast<int32_t>(choice.cm_n),
-                             static_cast<int32_t>(choice.cm_k)});
-  }
+  const std::vector<int32_t> kernel_spec = choice.specialization();
+  spec.insert(spec.end(), kernel_spec.begin(), kernel_spec.end());
   KernelKey key{choice.shader(false, y.dtype), spec, 4, push.size()};
   // Without a bias, binding 2 still needs a buffer: a's, which the shader never reads there.
   BufferRange bias_range = bias ? bias->range : a.range;

@@ -4,13 +4,17 @@
 #extension GL_EXT_control_flow_attributes : require
 // f16 GEMM on matrix cores (VK_KHR_cooperative_matrix): f16 A and B, f32
 // accumulation, f16 results (forms and bindings: gemm_common.glsl). A
-// workgroup of 256 invocations = 8 subgroups of 32 computes a 128x128 tile,
-// each subgroup a 64x32 block of it (GPUU_COOP_WIDE: 4 subgroups of 64x64)
-// as (64/CM_M) x (WN/CM_N) accumulators of
-// one supported cooperative-matrix shape CM_M x CM_N x CM_K, which the kernel
-// selector picks from vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR and
-// passes as specialization constants. 32-deep slices of A and B are
-// double-buffered in shared memory as 8-half chunks (uvec4).
+// workgroup of 256 invocations = 8 subgroups of 32 computes a TILE_M x TILE_N
+// output tile (specialization constants: 128 or 256 each), the subgroups in a
+// (TILE_M/64) x (8 / (TILE_M/64)) grid, each a 64-row block of it as
+// (64/CM_M) x (WN/CM_N) accumulators of one supported cooperative-matrix
+// shape CM_M x CM_N x CM_K, which the kernel selector picks from
+// vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR. 32-deep slices of A and
+// B go through shared memory as 8-half chunks (uvec4), read from global
+// memory into registers one slice ahead so the reads are in flight during the
+// multiply. GPUU_COOP_STAGES = 2 double-buffers the slices in shared memory
+// (one barrier per slice); 1 keeps one buffer (two barriers per slice, half
+// the shared memory: what lets a 256-wide tile fit in 48 KiB).
 //
 // Written against GL_NV_cooperative_matrix because the build's glslang
 // predates GL_KHR_cooperative_matrix; tools/spirv_coopmat_khr.cmake rewrites
@@ -26,44 +30,48 @@
 // device needs vulkanMemoryModel too.
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
-// GPUU_COOP_WIDE: 4 subgroups (128 invocations), each a 64x64 block: half the
-// shared-memory reads per multiply-add, half the subgroups to hide latency.
-#ifdef GPUU_COOP_WIDE
-#define GPUU_WG 128u
-#define WN 64u
-#else
-#define WN 32u
-#endif
-#define WM 64u
-#define WARPS_N (BN / WN)  // subgroups along n; 2 along m
 #include "common.glsl"
 #include "gemm_common.glsl"
+
+#ifndef GPUU_COOP_STAGES
+#define GPUU_COOP_STAGES 2
+#endif
+#define STAGES uint(GPUU_COOP_STAGES)
 
 layout(constant_id = 4) const uint CM_M = 16;
 layout(constant_id = 5) const uint CM_N = 16;
 layout(constant_id = 6) const uint CM_K = 16;
+layout(constant_id = 7) const uint TILE_M = 128;
+layout(constant_id = 8) const uint TILE_N = 128;
 
-#define BM uint(LIMIT_GEMM_COOPMAT_TILE)
-#define BN BM
-#define BK 32u
+#ifndef GPUU_COOP_BK
+#define GPUU_COOP_BK 32
+#endif
+#define BK uint(GPUU_COOP_BK)  // slice depth
+const uint WM = 64u;                     // rows per subgroup
+const uint WARPS_M = TILE_M / WM;        // subgroups along m
+const uint WARPS_N = 8u / WARPS_M;       // ... and along n
+const uint WN = TILE_N / WARPS_N;        // columns per subgroup
 const uint TILES_M = WM / CM_M;
 const uint TILES_N = WN / CM_N;
 // Shared rows in uvec4 chunks, padded by one chunk so that the 16-byte rows a
 // matrix load reads fall in different banks.
-#define AS_ROW (BK / 8u + 1u)   // A: [m][k]
-#define BS_ROW (BN / 8u + 1u)   // B: [k][n]
-#define BT_ROW (BK / 8u + 1u)   // B with k contiguous: [n][k]
-#define A_SIZE (BM * AS_ROW)
-#define B_SIZE (BN * BT_ROW)    // >= BK * BS_ROW
-#define CHUNKS (BM * BK / 8u / GPUU_WG)  // chunks per invocation per slice, A and B alike
+const uint AS_ROW = BK / 8u + 1u;        // A: [m][k]
+const uint BS_ROW = TILE_N / 8u + 1u;    // B: [k][n]
+const uint BT_ROW = BK / 8u + 1u;        // B with k contiguous: [n][k]
+const uint A_SIZE = TILE_M * AS_ROW;
+const uint B_SIZE = TILE_N * BT_ROW;     // >= BK * BS_ROW for TILE_N >= BK
+// Chunks per invocation per slice.
+const uint CHUNKS_A = TILE_M * BK / 8u / GPUU_WG;
+const uint CHUNKS_B = TILE_N * BK / 8u / GPUU_WG;
 
 layout(std430, set = 0, binding = 0) readonly buffer A8 { uvec4 a8[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B8 { uvec4 b8[]; };
 
-shared uvec4 As[2 * A_SIZE];
-shared uvec4 Bs[2 * B_SIZE];
+shared uvec4 As[STAGES * A_SIZE];
+shared uvec4 Bs[STAGES * B_SIZE];
 
-uvec4 ra[CHUNKS], rb[CHUNKS];
+uvec4 ra[CHUNKS_A], rb[CHUNKS_B];  // the next slice, on its way to shared memory
 
 uvec4 pack8(float v0, float v1, float v2, float v3, float v4, float v5, float v6, float v7) {
   return uvec4(packFloat2x16(f16vec2(v0, v1)), packFloat2x16(f16vec2(v2, v3)), packFloat2x16(f16vec2(v4, v5)),
@@ -71,7 +79,7 @@ uvec4 pack8(float v0, float v1, float v2, float v3, float v4, float v5, float v6
 }
 
 void fetch(uint k0, uint t) {
-  [[unroll]] for (uint i = 0u; i < CHUNKS; ++i) {
+  [[unroll]] for (uint i = 0u; i < CHUNKS_A; ++i) {
     uint c = t + i * GPUU_WG;
     // A: 8 consecutive k of one row.
     uint m = g_m0 + c / (BK / 8u), k = k0 + (c % (BK / 8u)) * 8u;
@@ -81,9 +89,11 @@ void fetch(uint k0, uint t) {
       ra[i] = pack8(load_a(m, k), load_a(m, k + 1u), load_a(m, k + 2u), load_a(m, k + 3u), load_a(m, k + 4u),
                     load_a(m, k + 5u), load_a(m, k + 6u), load_a(m, k + 7u));
     }
+  }
+  [[unroll]] for (uint i = 0u; i < CHUNKS_B; ++i) {
+    uint c = t + i * GPUU_WG;
     if (B_K_CONTIGUOUS != 0) {  // 8 consecutive k of one n
-      uint n = g_n0 + c / (BK / 8u);
-      k = k0 + (c % (BK / 8u)) * 8u;
+      uint n = g_n0 + c / (BK / 8u), k = k0 + (c % (BK / 8u)) * 8u;
       if (B_VEC != 0) {
         rb[i] = (n < p.N && k < p.K) ? b8[b_offset(k, n) / 8u] : uvec4(0u);
       } else {
@@ -91,8 +101,7 @@ void fetch(uint k0, uint t) {
                       load_b(k + 5u, n), load_b(k + 6u, n), load_b(k + 7u, n));
       }
     } else {  // 8 consecutive n of one k
-      uint n = g_n0 + (c % (BN / 8u)) * 8u;
-      k = k0 + c / (BN / 8u);
+      uint n = g_n0 + (c % (TILE_N / 8u)) * 8u, k = k0 + c / (TILE_N / 8u);
       if (B_VEC != 0) {
         rb[i] = (n < p.N && k < p.K) ? b8[b_offset(k, n) / 8u] : uvec4(0u);
       } else {
@@ -110,28 +119,63 @@ void fetch(uint k0, uint t) {
 }
 
 void stage(uint buf, uint t) {
-  [[unroll]] for (uint i = 0u; i < CHUNKS; ++i) {
+  [[unroll]] for (uint i = 0u; i < CHUNKS_A; ++i) {
     uint c = t + i * GPUU_WG;
     As[buf * A_SIZE + (c / (BK / 8u)) * AS_ROW + c % (BK / 8u)] = ra[i];
+  }
+  [[unroll]] for (uint i = 0u; i < CHUNKS_B; ++i) {
+    uint c = t + i * GPUU_WG;
     if (B_K_CONTIGUOUS != 0) {
       Bs[buf * B_SIZE + (c / (BK / 8u)) * BT_ROW + c % (BK / 8u)] = rb[i];
     } else {
-      Bs[buf * B_SIZE + (c / (BN / 8u)) * BS_ROW + c % (BN / 8u)] = rb[i];
+      Bs[buf * B_SIZE + (c / (TILE_N / 8u)) * BS_ROW + c % (TILE_N / 8u)] = rb[i];
+    }
+  }
+}
+
+fcoopmatNV<32, gl_ScopeSubgroup, CM_M, CM_N> acc[TILES_M][TILES_N];
+
+// The slice in shared buffer `buf` into the accumulators; each A fragment
+// serves a row of TILES_N products, each B fragment is loaded where used.
+void multiply(uint buf, uint wm0, uint wn0) {
+  [[unroll]] for (uint kk = 0u; kk < BK; kk += CM_K) {
+    fcoopmatNV<16, gl_ScopeSubgroup, CM_M, CM_K> fa[TILES_M];
+    [[unroll]] for (uint i = 0u; i < TILES_M; ++i) {
+      coopMatLoadNV(fa[i], As, buf * A_SIZE + (wm0 + i * CM_M) * AS_ROW + kk / 8u, AS_ROW, false);
+    }
+    [[unroll]] for (uint j = 0u; j < TILES_N; ++j) {
+      fcoopmatNV<16, gl_ScopeSubgroup, CM_K, CM_N> fb;
+      if (B_K_CONTIGUOUS != 0) {
+        coopMatLoadNV(fb, Bs, buf * B_SIZE + (wn0 + j * CM_N) * BT_ROW + kk / 8u, BT_ROW, true);
+      } else {
+        coopMatLoadNV(fb, Bs, buf * B_SIZE + kk * BS_ROW + (wn0 + j * CM_N) / 8u, BS_ROW, false);
+      }
+      [[unroll]] for (uint i = 0u; i < TILES_M; ++i) acc[i][j] = coopMatMulAddNV(fa[i], fb, acc[i][j]);
     }
   }
 }
 
 void main() {
-  if (!gemm_tile(BM, BN)) return;
+  if (!gemm_tile(TILE_M, TILE_N)) return;
   uint t = gl_LocalInvocationID.x;
   uint sg = gl_SubgroupID;
   uint wm0 = (sg / WARPS_N) * WM, wn0 = (sg % WARPS_N) * WN;
 
-  fcoopmatNV<32, gl_ScopeSubgroup, CM_M, CM_N> acc[TILES_M][TILES_N];
   [[unroll]] for (uint i = 0u; i < TILES_M; ++i) {
     [[unroll]] for (uint j = 0u; j < TILES_N; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, CM_M, CM_N>(0.0);
   }
 
+#if GPUU_COOP_STAGES == 1
+  fetch(0u, t);
+  for (uint k0 = 0u; k0 < p.K; k0 += BK) {
+    barrier();  // every subgroup is done reading the previous slice
+    stage(0u, t);
+    barrier();
+    // Issued after the barrier, so that it does not wait for these reads.
+    if (k0 + BK < p.K) fetch(k0 + BK, t);
+    multiply(0u, wm0, wn0);
+  }
+#else
   fetch(0u, t);
   stage(0u, t);
   barrier();
@@ -139,34 +183,21 @@ void main() {
   for (uint k0 = 0u; k0 < p.K; k0 += BK) {
     bool more = k0 + BK < p.K;
     if (more) fetch(k0 + BK, t);
-    [[unroll]] for (uint kk = 0u; kk < BK; kk += CM_K) {
-      fcoopmatNV<16, gl_ScopeSubgroup, CM_M, CM_K> fa[TILES_M];
-      fcoopmatNV<16, gl_ScopeSubgroup, CM_K, CM_N> fb[TILES_N];
-      [[unroll]] for (uint i = 0u; i < TILES_M; ++i) {
-        coopMatLoadNV(fa[i], As, buf * A_SIZE + (wm0 + i * CM_M) * AS_ROW + kk / 8u, AS_ROW, false);
-      }
-      [[unroll]] for (uint j = 0u; j < TILES_N; ++j) {
-        if (B_K_CONTIGUOUS != 0) {
-          coopMatLoadNV(fb[j], Bs, buf * B_SIZE + (wn0 + j * CM_N) * BT_ROW + kk / 8u, BT_ROW, true);
-        } else {
-          coopMatLoadNV(fb[j], Bs, buf * B_SIZE + kk * BS_ROW + (wn0 + j * CM_N) / 8u, BS_ROW, false);
-        }
-      }
-      [[unroll]] for (uint i = 0u; i < TILES_M; ++i) {
-        [[unroll]] for (uint j = 0u; j < TILES_N; ++j) acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
-      }
-    }
+    multiply(buf, wm0, wn0);
     if (more) {
+      // The other buffer was last read before the previous barrier.
       stage(buf ^ 1u, t);
       barrier();
       buf ^= 1u;
     }
   }
+#endif
 
   // Epilogue through shared memory (bounds, bias, f16, the conv layout): each
   // subgroup stores one f32 accumulator at a time into its own part of As and
   // its invocations write that out. CM_N % 4 == 0 (the selector checks), so
-  // the accumulator's rows are whole uvec4s.
+  // the accumulator's rows are whole uvec4s; 8 subgroups x CM_M*CM_N/4 <= 512
+  // uvec4s fit in one A buffer.
   barrier();  // every subgroup is done reading the slices
   uint scratch = sg * (CM_M * CM_N / 4u);
   uint lane = gl_SubgroupInvocationID;
