@@ -199,11 +199,15 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Case& 
   }
 
   const double gpu_us = median(gpu);
-  const kernels::GemmChoice choice = kernels::select_gemm(*ctx, c.dtype, c.force);
+  // The pick the lowering made: rows are matmul's M, conv2d's output channels.
+  const bool conv = c.op == "conv2d";
+  const kernels::GemmChoice choice = kernels::select_gemm(
+      *ctx, c.dtype, c.force,
+      kernels::GemmProblem{conv, static_cast<uint32_t>(conv ? c.inputs[1][0] : c.inputs[0][0])});
   std::printf("%s    {\"name\": \"%s\", \"kernel\": \"%s\", \"shader\": \"%s\", \"flops\": %.0f, \"gpu_us\": %.1f, "
               "\"gpu_us_min\": %.1f, \"wall_us\": %.1f, \"tflops\": %.4g, \"max_rel_err\": %.2e, \"runs\": %d}",
               first ? "" : ",\n", c.name.c_str(), choice.describe().c_str(),
-              choice.shader(c.op == "conv2d", c.dtype).c_str(), c.flops, gpu_us,
+              choice.shader(conv, c.dtype).c_str(), c.flops, gpu_us,
               *std::min_element(gpu.begin(), gpu.end()), median(wall), gpu_us > 0 ? c.flops / gpu_us / 1e6 : -1.0,
               max_err, runs);
   std::fflush(stdout);
@@ -254,31 +258,13 @@ int main(int argc, char** argv) {
       // The other kernels, for comparison (each falls back to the selector's
       // pick where the device cannot run it: see "kernel" in the output).
       {"matmul_f32_tiled64", "matmul", DType::kF32, GemmKernel::kTiled64, {{size, size}, {size, size}}, {}, mm},
-      {"matmul_f32_tiled128", "matmul", DType::kF32, GemmKernel::kTiled128, {{size, size}, {size, size}}, {}, mm},
-      {"matmul_f32_deep", "matmul", DType::kF32, GemmKernel::kTiled128Deep, {{size, size}, {size, size}}, {}, mm},
-      {"matmul_f32_deep_single", "matmul", DType::kF32, GemmKernel::kTiled128DeepSingle, {{size, size}, {size, size}},
-       {}, mm},
       {"matmul_f16_tiled128", "matmul", DType::kF16, GemmKernel::kTiled128, {{size, size}, {size, size}}, {}, mm},
       {"matmul_f16", "matmul", DType::kF16, std::nullopt, {{size, size}, {size, size}}, {}, mm},
       {"conv2d_f16", "conv2d", DType::kF16, std::nullopt, {{batch, ch, hw, hw}, {ch, ch, 3, 3}, {ch}}, conv_attrs, conv},
-      {"matmul_f16_coopmat128", "matmul", DType::kF16, GemmKernel::kCoopMat, {{size, size}, {size, size}}, {}, mm},
-      {"matmul_f16_coopmat128x256", "matmul", DType::kF16, GemmKernel::kCoopMat128x256, {{size, size}, {size, size}},
-       {}, mm},
-      {"matmul_f16_coopmat256x128", "matmul", DType::kF16, GemmKernel::kCoopMat256x128, {{size, size}, {size, size}},
-       {}, mm},
-      {"matmul_f16_coopmat128_deep", "matmul", DType::kF16, GemmKernel::kCoopMat128Deep, {{size, size}, {size, size}},
-       {}, mm},
-      {"matmul_f16_coopmat128x256_thin", "matmul", DType::kF16, GemmKernel::kCoopMat128x256Thin,
-       {{size, size}, {size, size}}, {}, mm},
-      {"matmul_f16_coopmat256x128_thin", "matmul", DType::kF16, GemmKernel::kCoopMat256x128Thin,
-       {{size, size}, {size, size}}, {}, mm},
-      {"matmul_f32_warp", "matmul", DType::kF32, GemmKernel::kTiled128Warp, {{size, size}, {size, size}}, {}, mm},
-      {"conv2d_f32_warp", "conv2d", DType::kF32, GemmKernel::kTiled128Warp, {{batch, ch, hw, hw}, {ch, ch, 3, 3}, {ch}},
-       conv_attrs, conv},
-      {"conv2d_f16_coopmat256x128", "conv2d", DType::kF16, GemmKernel::kCoopMat256x128,
+      {"matmul_f16_coopmat_tall", "matmul", DType::kF16, GemmKernel::kCoopMatTall, {{size, size}, {size, size}}, {},
+       mm},
+      {"conv2d_f16_coopmat_square", "conv2d", DType::kF16, GemmKernel::kCoopMat,
        {{batch, ch, hw, hw}, {ch, ch, 3, 3}, {ch}}, conv_attrs, conv},
-      {"conv2d_f32_deep", "conv2d", DType::kF32, GemmKernel::kTiled128Deep, {{batch, ch, hw, hw}, {ch, ch, 3, 3}, {ch}},
-       conv_attrs, conv},
   };
   // What the selector saw: the device's cooperative-matrix shapes (M x N x K,
   // VkComponentTypeKHR of A/B/C/result, VkScopeKHR).

@@ -17,17 +17,19 @@
 namespace gpuu::kernels {
 
 enum class GemmKernel {
-  kTiled64,            // gemm.comp, 64x64 tile, 16-deep slices (CPU devices)
-  kTiled128,           // gemm.comp, 128x128 tile, 8-deep slices
-  kTiled128Deep,       // ... 16-deep slices, double-buffered (33 KiB of shared memory)
-  kTiled128DeepSingle, // ... 16-deep slices, one buffer
-  kTiled128Warp,       // ... 8-deep slices, subgroup-tiled reads
-  kCoopMat,            // gemm_coopmat.comp, 128x128 tile, double-buffered
-  kCoopMat128x256,     // ... 128x256 tile, one buffer
-  kCoopMat256x128,     // ... 256x128 tile, one buffer
-  kCoopMat128Deep,     // ... 128x128 tile, 64-deep slices, one buffer
-  kCoopMat128x256Thin, // ... 128x256 tile, 16-deep slices, double-buffered
-  kCoopMat256x128Thin, // ... 256x128 tile, 16-deep slices, double-buffered
+  kTiled64,      // gemm.comp, 64x64 tile (CPU devices)
+  kTiled128,     // gemm.comp, 128x128 tile (GPUs)
+  kCoopMat,      // gemm_coopmat.comp, 128x128 tile, 64-deep slices
+  kCoopMatTall,  // gemm_coopmat.comp, 256x128 tile, 32-deep slices
+};
+
+// What a GEMM computes, where that changes the pick: conv2d's implicit GEMM
+// gathers B (im2col) element by element, so there a 256-row tile (half the
+// gathers per multiply-add) pays once the GEMM has the rows for it (measured
+// on the H100, 256 channels: 75 TFLOP/s against 47 for 128x128).
+struct GemmProblem {
+  bool conv = false;
+  uint32_t m = 0;  // rows (conv2d: output channels per group)
 };
 
 struct GemmChoice {
@@ -49,9 +51,9 @@ struct GemmChoice {
 };
 
 // `force` (tests, benchmarks) picks that kernel where the device allows it
-// (the coopmat ones need the extension, every one its shared memory), else
-// the usual choice.
-GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype,
-                       std::optional<GemmKernel> force = std::nullopt);
+// (the coopmat ones need the extension and their shared memory), else the
+// usual choice.
+GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, std::optional<GemmKernel> force = std::nullopt,
+                       GemmProblem problem = {});
 
 }  // namespace gpuu::kernels

@@ -28,14 +28,11 @@ kernels::KernelGraphOptions forced(std::optional<GemmKernel> kernel) {
   return options;
 }
 
-// Every kernel: the gemm.comp tiles and slice depths, the matrix-core tiles
-// (each the selector's fallback where the device has none, or the memory),
-// and the selector's own pick (the matrix-core kernel where it has one).
+// Every kernel: both gemm.comp tiles, both matrix-core tiles (each the
+// selector's fallback where the device has none), and the selector's own pick
+// (the matrix-core kernel where it has one).
 std::vector<std::optional<GemmKernel>> all_kernels() {
-  return {GemmKernel::kTiled64,         GemmKernel::kTiled128,          GemmKernel::kTiled128Deep,
-          GemmKernel::kTiled128DeepSingle, GemmKernel::kTiled128Warp,      GemmKernel::kCoopMat128x256,
-          GemmKernel::kCoopMat256x128,     GemmKernel::kCoopMat128Deep,    GemmKernel::kCoopMat128x256Thin,
-          GemmKernel::kCoopMat256x128Thin, std::nullopt};
+  return {GemmKernel::kTiled64, GemmKernel::kTiled128, GemmKernel::kCoopMat, GemmKernel::kCoopMatTall, std::nullopt};
 }
 
 std::string name(std::optional<GemmKernel> k, DType dtype) {
@@ -74,6 +71,13 @@ TEST(VulkanGemm, SelectorPicksByDevice) {
   EXPECT_EQ(f16.shader(false, DType::kF16), "gemm_coopmat_f16");
   EXPECT_EQ(f16.shader(true, DType::kF16), "conv2d_gemm_coopmat_f16");
   EXPECT_EQ(f16.tile_m, 128u);
+  // conv2d with 256 rows or more takes the tall tile; a matmul does not.
+  kernels::GemmChoice conv = kernels::select_gemm(ctx, DType::kF16, std::nullopt, kernels::GemmProblem{true, 256});
+  EXPECT_EQ(conv.kernel, GemmKernel::kCoopMatTall) << conv.describe();
+  EXPECT_EQ(conv.tile_m, 256u);
+  EXPECT_EQ(conv.shader(true, DType::kF16), "conv2d_gemm_coopmat_tall_f16");
+  EXPECT_EQ(kernels::select_gemm(ctx, DType::kF16, std::nullopt, kernels::GemmProblem{false, 4096}).kernel,
+            GemmKernel::kCoopMat);
   bool reported = false;
   for (const CooperativeMatrixShape& s : ctx.cooperative_matrix_shapes()) {
     reported = reported || (s.m == f16.cm_m && s.n == f16.cm_n && s.k == f16.cm_k);
@@ -107,7 +111,7 @@ testing::AssertionResult conv_matches(DType dtype, const Shape& x, const Shape& 
   return node_matches_cpu("conv2d", inputs, attrs, atol_for(dtype, k), rtol_for(dtype), {}, forced(kernel));
 }
 
-// M, N, K off every tile (64, 128, 256, slices of 8, 16 and 32) and off the vector
+// M, N, K off every tile (64, 128, 256, slices of 8 to 64) and off the vector
 // widths (4, 8), and on them (the vector reads), batched and broadcast.
 void check_matmuls(DType dtype) {
   const std::pair<Shape, Shape> cases[] = {

@@ -64,7 +64,7 @@ Status lower_conv2d(LoweringContext& lc, const graph::Node& n) {
     // [C/groups*kH*kW, batch*OH*OW] of the input.
     const uint32_t gemm_m = out_per_group, gemm_n = batch * oh * ow, gemm_k = group_channels * kh * kw;
     // Output tile: BM rows = output channels, BN columns = pixels.
-    const GemmChoice choice = select_gemm(lc.ctx, y.dtype, lc.gemm_kernel);
+    const GemmChoice choice = select_gemm(lc.ctx, y.dtype, lc.gemm_kernel, GemmProblem{true, gemm_m});
     const uint32_t tiles_m = tiles(gemm_m, choice.tile_m), tiles_n = tiles(gemm_n, choice.tile_n);
     // <= numel(y) <= 2^31 (check_tensor_limits), so the tile count fits 32 bits.
     const uint32_t tile_count = static_cast<uint32_t>(uint64_t{tiles_m} * tiles_n * static_cast<uint64_t>(groups));

@@ -30,7 +30,7 @@ Status dispatch_gemm(LoweringContext& lc, const graph::Node& n, const Gemm& g, c
   if (graph::shape_numel(y.shape) == 0) return Status::Ok();  // nothing to write
   uint64_t batches = 1;
   for (uint32_t d : g.batch_shape) batches *= d;
-  const GemmChoice choice = select_gemm(lc.ctx, y.dtype, lc.gemm_kernel);
+  const GemmChoice choice = select_gemm(lc.ctx, y.dtype, lc.gemm_kernel, GemmProblem{false, g.m});
   uint32_t tiles_m = tiles(g.m, choice.tile_m), tiles_n = tiles(g.n, choice.tile_n);
   // <= numel(y) <= 2^31 (check_tensor_limits), so the tile count fits 32 bits.
   uint32_t tile_count = static_cast<uint32_t>(batches * tiles_m * tiles_n);

@@ -3,17 +3,16 @@
 // local memory (measured: the 128 tile ran at 1/15 the speed without it).
 #extension GL_EXT_control_flow_attributes : require
 // Tiled GEMM on the shader cores, accumulated in f32 whatever T is (forms and
-// bindings: gemm_common.glsl). Each workgroup of 256 invocations (16 x 16)
-// computes one BM x BN output tile, each invocation a TM x TM block of it in
-// registers: TM = 4 (64x64 tiles) for CPU devices, where wide tiles only
-// waste work on edges; TM = 8 (128x128) for GPUs, where the larger block
-// halves the shared-memory reads per multiply-add (the build makes both,
-// GPUU_GEMM_TM; the kernel selector picks). BK-deep slices of A and B go
-// through shared memory; the next slice is read from global memory into
-// registers while the current one is multiplied. GPUU_GEMM_STAGES = 2
-// double-buffers the slices in shared memory (one barrier per slice), 1 keeps
-// one buffer (two barriers per slice, half the memory). GPUU_GEMM_BK deepens
-// the slice past its default: fewer barriers per multiply-add, more memory.
+// bindings: gemm_common.glsl). Each workgroup of 256 invocations computes one
+// BM x BN output tile, each invocation a TM x TM block of it in registers:
+// TM = 4 (64x64 tiles) for CPU devices, where wide tiles only waste work on
+// edges; TM = 8 (128x128) for GPUs, where the larger block halves the
+// shared-memory reads per multiply-add (the build makes both, GPUU_GEMM_TM;
+// the kernel selector picks). BK-deep slices of A and B are double-buffered
+// in shared memory: the next slice is read from global memory into registers
+// while the current one is multiplied, so one barrier per slice. (Measured on
+// the H100, 4096^3 f32: 16-deep slices, double- or single-buffered, were no
+// faster.)
 #include "common.glsl"
 #include "gemm_common.glsl"
 
@@ -27,23 +26,15 @@
 #define BM uint(LIMIT_GEMM_TILE_SMALL)
 #endif
 #define BN BM  // = 16 * TM
-// Slice depth: by default one 4-element chunk of A and one of B per invocation
-// per slice (16 for the 64 tile, 8 for the 128 one: 16.5 KiB of shared memory
-// double-buffered, within every device's limit).
-#ifdef GPUU_GEMM_BK
-#define BK uint(GPUU_GEMM_BK)
-#else
+// Slice depth: one 4-element chunk of A and one of B per invocation per slice
+// (16 for the 64 tile, 8 for the 128 one: 16.5 KiB of shared memory, within
+// every device's limit).
 #define BK (4u * GPUU_WG / BM)
-#endif
-#ifndef GPUU_GEMM_STAGES
-#define GPUU_GEMM_STAGES 2
-#endif
-#define STAGES uint(GPUU_GEMM_STAGES)
 // Rows of the shared tiles in vec4s, one of padding against bank conflicts
 // when chunks along k are scattered into them.
 #define BMV (BM / 4u + 1u)
 #define BNV (BN / 4u + 1u)
-#define CHUNKS (BM * BK / 4u / GPUU_WG)  // per invocation per slice
+#define CHUNKS (BM * BK / 4u / GPUU_WG)  // = 1
 
 #ifdef GPUU_F16
 #define T4 f16vec4
@@ -54,8 +45,8 @@ layout(std430, set = 0, binding = 0) readonly buffer A4 { T4 a4[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B4 { T4 b4[]; };
 
 // k-major: As[buf][k][m], Bs[buf][k][n], read as vec4s (see place()).
-shared vec4 As[STAGES][BK][BMV];
-shared vec4 Bs[STAGES][BK][BNV];
+shared vec4 As[2][BK][BMV];
+shared vec4 Bs[2][BK][BNV];
 
 vec4 ra[CHUNKS], rb[CHUNKS];  // the next slice, on its way to shared memory
 
@@ -131,14 +122,14 @@ void stage(uint buf, uint t) {
 float acc[TM][TM];  // this invocation's TM x TM results
 
 // Which rows and columns of the tile an invocation owns, in vec4s: rows
-// 4 * (row0 + row_step * h) + 0..3, columns likewise, h < TM / 4. By default
-// a 16 x 16 grid (rows ty + 16 h, columns tx + 16 h). GPUU_GEMM_WARP_TILED
-// (TM = 8): each subgroup of 32 owns a 32 x 64 block, its invocations a 4 x 8
-// grid in it, so a subgroup's shared reads per step are 4 A and 8 B vec4s
-// (one pass each) where the 16 x 16 grid reads 2 and 16 (three passes).
+// 4 * (row0 + row_step * h) + 0..3, columns likewise, h < TM / 4. TM = 4: a
+// 16 x 16 grid. TM = 8: each subgroup of 32 owns a 32 x 64 block, its
+// invocations a 4 x 8 grid in it, so a subgroup's shared reads per step are 4
+// A and 8 B vec4s, one pass each (a 16 x 16 grid reads 2 and 16: three
+// passes; measured 3.6 % faster on the H100).
 uint row0, row_step, col0, col_step;
 void place(uint t) {
-#ifdef GPUU_GEMM_WARP_TILED
+#if GPUU_GEMM_TM == 8
   uint w = t / 32u, lane = t % 32u;
   row0 = 8u * (w / 2u) + lane / 8u;
   row_step = 4u;
@@ -175,17 +166,6 @@ void main() {
     [[unroll]] for (uint j = 0u; j < TM; ++j) acc[i][j] = 0.0;
   }
 
-#if GPUU_GEMM_STAGES == 1
-  fetch(0u, t);
-  for (uint k0 = 0u; k0 < p.K; k0 += BK) {
-    barrier();  // every invocation is done reading the previous slice
-    stage(0u, t);
-    barrier();
-    // Issued after the barrier, so that it does not wait for these reads.
-    if (k0 + BK < p.K) fetch(k0 + BK, t);
-    multiply(0u);
-  }
-#else
   fetch(0u, t);
   stage(0u, t);
   barrier();
@@ -201,7 +181,6 @@ void main() {
       buf ^= 1u;
     }
   }
-#endif
 
   [[unroll]] for (uint i = 0u; i < TM; ++i) {
     uint m = g_m0 + 4u * (row0 + row_step * (i / 4u)) + i % 4u;

@@ -5,16 +5,18 @@
 // f16 GEMM on matrix cores (VK_KHR_cooperative_matrix): f16 A and B, f32
 // accumulation, f16 results (forms and bindings: gemm_common.glsl). A
 // workgroup of 256 invocations = 8 subgroups of 32 computes a TILE_M x TILE_N
-// output tile (specialization constants: 128 or 256 each), the subgroups in a
+// output tile (specialization constants, 128 or 256 rows), the subgroups in a
 // (TILE_M/64) x (8 / (TILE_M/64)) grid, each a 64-row block of it as
 // (64/CM_M) x (WN/CM_N) accumulators of one supported cooperative-matrix
 // shape CM_M x CM_N x CM_K, which the kernel selector picks from
-// vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR. 32-deep slices of A and
-// B go through shared memory as 8-half chunks (uvec4), read from global
-// memory into registers one slice ahead so the reads are in flight during the
-// multiply. GPUU_COOP_STAGES = 2 double-buffers the slices in shared memory
-// (one barrier per slice); 1 keeps one buffer (two barriers per slice, half
-// the shared memory: what lets a 256-wide tile fit in 48 KiB).
+// vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR. BK-deep slices of A and
+// B (GPUU_COOP_BK: 32 or 64) go through one shared buffer as 8-half chunks
+// (uvec4): two barriers per slice, with the next slice's global reads issued
+// after the second so they are in flight during the multiply. One buffer
+// rather than two lets 64-deep slices (half the barriers) fit in 48 KiB.
+// Measured on the H100 (4096^3): 128x128 64-deep 224 TFLOP/s, 256x128 32-deep
+// 205, 128x256 32-deep 216, two 32-deep buffers 171; restaging the same slice
+// (no global reads) 328 at 128x256: the reads' latency costs a third.
 //
 // Written against GL_NV_cooperative_matrix because the build's glslang
 // predates GL_KHR_cooperative_matrix; tools/spirv_coopmat_khr.cmake rewrites
@@ -33,10 +35,6 @@
 #include "common.glsl"
 #include "gemm_common.glsl"
 
-#ifndef GPUU_COOP_STAGES
-#define GPUU_COOP_STAGES 2
-#endif
-#define STAGES uint(GPUU_COOP_STAGES)
 
 layout(constant_id = 4) const uint CM_M = 16;
 layout(constant_id = 5) const uint CM_N = 16;
@@ -68,8 +66,8 @@ const uint CHUNKS_B = TILE_N * BK / 8u / GPUU_WG;
 layout(std430, set = 0, binding = 0) readonly buffer A8 { uvec4 a8[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B8 { uvec4 b8[]; };
 
-shared uvec4 As[STAGES * A_SIZE];
-shared uvec4 Bs[STAGES * B_SIZE];
+shared uvec4 As[A_SIZE];
+shared uvec4 Bs[B_SIZE];
 
 uvec4 ra[CHUNKS_A], rb[CHUNKS_B];  // the next slice, on its way to shared memory
 
@@ -118,37 +116,37 @@ void fetch(uint k0, uint t) {
   }
 }
 
-void stage(uint buf, uint t) {
+void stage(uint t) {
   [[unroll]] for (uint i = 0u; i < CHUNKS_A; ++i) {
     uint c = t + i * GPUU_WG;
-    As[buf * A_SIZE + (c / (BK / 8u)) * AS_ROW + c % (BK / 8u)] = ra[i];
+    As[(c / (BK / 8u)) * AS_ROW + c % (BK / 8u)] = ra[i];
   }
   [[unroll]] for (uint i = 0u; i < CHUNKS_B; ++i) {
     uint c = t + i * GPUU_WG;
     if (B_K_CONTIGUOUS != 0) {
-      Bs[buf * B_SIZE + (c / (BK / 8u)) * BT_ROW + c % (BK / 8u)] = rb[i];
+      Bs[(c / (BK / 8u)) * BT_ROW + c % (BK / 8u)] = rb[i];
     } else {
-      Bs[buf * B_SIZE + (c / (TILE_N / 8u)) * BS_ROW + c % (TILE_N / 8u)] = rb[i];
+      Bs[(c / (TILE_N / 8u)) * BS_ROW + c % (TILE_N / 8u)] = rb[i];
     }
   }
 }
 
 fcoopmatNV<32, gl_ScopeSubgroup, CM_M, CM_N> acc[TILES_M][TILES_N];
 
-// The slice in shared buffer `buf` into the accumulators; each A fragment
-// serves a row of TILES_N products, each B fragment is loaded where used.
-void multiply(uint buf, uint wm0, uint wn0) {
+// The staged slice into the accumulators; each A fragment serves a row of
+// TILES_N products, each B fragment is loaded where used.
+void multiply(uint wm0, uint wn0) {
   [[unroll]] for (uint kk = 0u; kk < BK; kk += CM_K) {
     fcoopmatNV<16, gl_ScopeSubgroup, CM_M, CM_K> fa[TILES_M];
     [[unroll]] for (uint i = 0u; i < TILES_M; ++i) {
-      coopMatLoadNV(fa[i], As, buf * A_SIZE + (wm0 + i * CM_M) * AS_ROW + kk / 8u, AS_ROW, false);
+      coopMatLoadNV(fa[i], As, (wm0 + i * CM_M) * AS_ROW + kk / 8u, AS_ROW, false);
     }
     [[unroll]] for (uint j = 0u; j < TILES_N; ++j) {
       fcoopmatNV<16, gl_ScopeSubgroup, CM_K, CM_N> fb;
       if (B_K_CONTIGUOUS != 0) {
-        coopMatLoadNV(fb, Bs, buf * B_SIZE + (wn0 + j * CM_N) * BT_ROW + kk / 8u, BT_ROW, true);
+        coopMatLoadNV(fb, Bs, (wn0 + j * CM_N) * BT_ROW + kk / 8u, BT_ROW, true);
       } else {
-        coopMatLoadNV(fb, Bs, buf * B_SIZE + kk * BS_ROW + (wn0 + j * CM_N) / 8u, BS_ROW, false);
+        coopMatLoadNV(fb, Bs, kk * BS_ROW + (wn0 + j * CM_N) / 8u, BS_ROW, false);
       }
       [[unroll]] for (uint i = 0u; i < TILES_M; ++i) acc[i][j] = coopMatMulAddNV(fa[i], fb, acc[i][j]);
     }
@@ -165,40 +163,22 @@ void main() {
     [[unroll]] for (uint j = 0u; j < TILES_N; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, CM_M, CM_N>(0.0);
   }
 
-#if GPUU_COOP_STAGES == 1
   fetch(0u, t);
   for (uint k0 = 0u; k0 < p.K; k0 += BK) {
     barrier();  // every subgroup is done reading the previous slice
-    stage(0u, t);
+    stage(t);
     barrier();
     // Issued after the barrier, so that it does not wait for these reads.
     if (k0 + BK < p.K) fetch(k0 + BK, t);
-    multiply(0u, wm0, wn0);
+    multiply(wm0, wn0);
   }
-#else
-  fetch(0u, t);
-  stage(0u, t);
-  barrier();
-  uint buf = 0u;
-  for (uint k0 = 0u; k0 < p.K; k0 += BK) {
-    bool more = k0 + BK < p.K;
-    if (more) fetch(k0 + BK, t);
-    multiply(buf, wm0, wn0);
-    if (more) {
-      // The other buffer was last read before the previous barrier.
-      stage(buf ^ 1u, t);
-      barrier();
-      buf ^= 1u;
-    }
-  }
-#endif
 
   // Epilogue through shared memory (bounds, bias, f16, the conv layout): each
   // subgroup stores one f32 accumulator at a time into its own part of As and
   // its invocations write that out. CM_N % 4 == 0 (the selector checks), so
   // the accumulator's rows are whole uvec4s; 8 subgroups x CM_M*CM_N/4 <= 512
-  // uvec4s fit in one A buffer.
-  barrier();  // every subgroup is done reading the slices
+  // uvec4s fit in A's part (>= 640).
+  barrier();  // every subgroup is done reading the slice
   uint scratch = sg * (CM_M * CM_N / 4u);
   uint lane = gl_SubgroupInvocationID;
   [[unroll]] for (uint i = 0u; i < TILES_M; ++i) {
