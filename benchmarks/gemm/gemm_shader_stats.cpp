@@ -53,12 +53,15 @@ int main(int argc, char** argv) {
   std::vector<Request> requests;
   for (int i = 1; i < argc; ++i) requests.push_back(parse(argv[i]));
   if (requests.empty()) {
-    // bias 0, B n-contiguous, vector A and B; coopmat: 16x16x16 and the tile.
-    requests = {{"gemm_f32_t8", {0, 0, 1, 1}},
-                {"gemm_f32", {0, 0, 1, 1}},
-                {"gemm_coopmat_f16", {0, 0, 1, 1, 16, 16, 16, 128, 128}},
-                {"gemm_coopmat_tall_f16", {0, 0, 1, 1, 16, 16, 16, 256, 128}},
-                {"conv2d_gemm_coopmat_tall_f16", {0, 0, 1, 0, 16, 16, 16, 256, 128}}};
+    // bias 0, B n-contiguous, vector A and B, aligned or not; coopmat:
+    // 16x16x16 and the tile.
+    requests = {{"gemm_f32_t8", {0, 0, 1, 1, 1}},
+                {"gemm_f32_t8", {0, 0, 1, 1, 0}},
+                {"gemm_f32", {0, 0, 1, 1, 1}},
+                {"gemm_coopmat_f16", {0, 0, 1, 1, 1, 16, 16, 16, 128, 128}},
+                {"gemm_coopmat_f16", {0, 0, 1, 1, 0, 16, 16, 16, 128, 128}},
+                {"gemm_coopmat_tall_f16", {0, 0, 1, 1, 1, 16, 16, 16, 256, 128}},
+                {"conv2d_gemm_coopmat_tall_f16", {0, 0, 1, 0, 0, 16, 16, 16, 256, 128}}};
   }
 
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
@@ -184,7 +187,10 @@ int main(int argc, char** argv) {
     info.pipeline = pipeline;
     uint32_t executables = 0;
     get_props(device, &info, &executables, nullptr);
-    std::printf("%s  {\"shader\": \"%s\", \"stats\": {", r ? ",\n" : "", req.shader.c_str());
+    std::string spec_text;
+    for (int32_t v : req.spec) spec_text += (spec_text.empty() ? "" : ",") + std::to_string(v);
+    std::printf("%s  {\"shader\": \"%s\", \"spec\": [%s], \"stats\": {", r ? ",\n" : "", req.shader.c_str(),
+                spec_text.c_str());
     for (uint32_t e = 0; e < executables; ++e) {
       VkPipelineExecutableInfoKHR ei{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
       ei.pipeline = pipeline;

@@ -20,8 +20,10 @@ CoopLayout coop_layout(GemmKernel k) {
   return {128, 128, 64, "coopmat_f16"};
 }
 
-// gemm.comp's 128 tile: two double-buffered 8-deep slices of 33 vec4s.
-constexpr uint32_t kTiled128SharedBytes = 2 * 2 * 8 * 33 * 16;
+// gemm.comp's 128 tile: two double-buffered 8-deep slices of 33 vec4s (its
+// 64 tile's slices are 16 deep, GemmChoice's default).
+constexpr uint32_t kTiled128Depth = 8;
+constexpr uint32_t kTiled128SharedBytes = 2 * 2 * kTiled128Depth * 33 * 16;
 
 // A shape gemm_coopmat.comp can tile: 8 subgroups of 32, each 64 rows by 32 or
 // more columns, 32-deep slices or more, the epilogue's scratch of one
@@ -65,6 +67,7 @@ GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, std::opt
   if (force == GemmKernel::kTiled128) {
     choice.kernel = GemmKernel::kTiled128;
     choice.tile_m = choice.tile_n = op_codes::kLimitGemmTileLarge;
+    choice.depth = kTiled128Depth;
     return choice;
   }
   if (dtype == graph::DType::kF16 && ctx.has_feature(kFeatureCooperativeMatrix) &&
@@ -84,6 +87,7 @@ GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, std::opt
       choice.kernel = kernel;
       choice.tile_m = layout.tile_m;
       choice.tile_n = layout.tile_n;
+      choice.depth = layout.depth;
       choice.cm_m = best->m;
       choice.cm_n = best->n;
       choice.cm_k = best->k;
@@ -94,6 +98,7 @@ GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, std::opt
   if (ctx.properties().deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU && shared_limit >= kTiled128SharedBytes) {
     choice.kernel = GemmKernel::kTiled128;
     choice.tile_m = choice.tile_n = op_codes::kLimitGemmTileLarge;
+    choice.depth = kTiled128Depth;
   } else {
     choice.tile_m = choice.tile_n = op_codes::kLimitGemmTileSmall;
   }

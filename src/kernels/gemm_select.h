@@ -35,6 +35,7 @@ struct GemmProblem {
 struct GemmChoice {
   GemmKernel kernel = GemmKernel::kTiled64;
   uint32_t tile_m = 64, tile_n = 64;  // the output tile one workgroup computes
+  uint32_t depth = 16;                // K per slice through shared memory
   uint32_t cm_m = 0, cm_n = 0, cm_k = 0;  // coopmat kernels: the cooperative-matrix shape
   // Elements per vector read of A / B (gemm.comp 4, gemm_coopmat.comp 8): the
   // contiguous axis must be a multiple of it for vector reads.
@@ -43,8 +44,9 @@ struct GemmChoice {
   bool coopmat() const;
   // The embedded shader: "gemm_f32_t8", "conv2d_gemm_coopmat_f16", ...
   std::string shader(bool conv, graph::DType dtype) const;
-  // The kernel's specialization constants after the four every GEMM form
-  // takes (bias, B's layout, vector reads): coopmat kernels' shape and tile.
+  // The kernel's specialization constants after the five every GEMM form
+  // takes (bias, B's layout, vector reads, aligned): coopmat kernels' shape
+  // and tile.
   std::vector<int32_t> specialization() const;
   // For logs and benchmarks: "coopmat 16x16x16 (128x128 tile)", "tiled 128x128".
   std::string describe() const;

@@ -75,7 +75,7 @@ Status lower_conv2d(LoweringContext& lc, const graph::Node& n) {
     push.u32(group_channels);
     // The weight rows are read in vectors where whole; the im2col view is gathered.
     const int32_t a_vec = gemm_k % choice.vector == 0 && w.range.offset % 16 == 0 ? 1 : 0;
-    std::vector<int32_t> spec = {has_bias, 0, a_vec, 0};
+    std::vector<int32_t> spec = {has_bias, 0, a_vec, 0, 0};  // never aligned: the im2col view has edges
     const std::vector<int32_t> kernel_spec = choice.specialization();
     spec.insert(spec.end(), kernel_spec.begin(), kernel_spec.end());
     KernelKey key{choice.shader(true, y.dtype), spec, 4, push.size()};

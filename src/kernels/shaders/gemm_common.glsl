@@ -15,6 +15,9 @@ layout(constant_id = 1) const int B_K_CONTIGUOUS = 0;
 // the selector decides, the shaders fall back to element reads otherwise.
 layout(constant_id = 2) const int A_VEC = 0;
 layout(constant_id = 3) const int B_VEC = 0;
+// 1 where M and N are whole tiles, K whole slices and both reads vector: no
+// bounds to check (fewer instructions and registers in the loop).
+layout(constant_id = 4) const int ALIGNED = 0;
 
 layout(std430, set = 0, binding = 0) readonly buffer A { T a[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B { T b[]; };

@@ -14,9 +14,10 @@
 // (uvec4): two barriers per slice, with the next slice's global reads issued
 // after the second so they are in flight during the multiply. One buffer
 // rather than two lets 64-deep slices (half the barriers) fit in 48 KiB.
-// Measured on the H100 (4096^3): 128x128 64-deep 224 TFLOP/s, 256x128 32-deep
-// 205, 128x256 32-deep 216, two 32-deep buffers 171; restaging the same slice
-// (no global reads) 328 at 128x256: the reads' latency costs a third.
+// Measured on the H100 (4096^3, before ALIGNED): 128x128 64-deep 224
+// TFLOP/s, 256x128 32-deep 205, 128x256 32-deep 216, two 32-deep buffers 171;
+// restaging the same slice (no global reads) 328 at 128x256: the reads cost a
+// third. ALIGNED (no bounds checks) takes 128x128 64-deep to 274.
 //
 // Written against GL_NV_cooperative_matrix because the build's glslang
 // predates GL_KHR_cooperative_matrix; tools/spirv_coopmat_khr.cmake rewrites
@@ -35,12 +36,11 @@
 #include "common.glsl"
 #include "gemm_common.glsl"
 
-
-layout(constant_id = 4) const uint CM_M = 16;
-layout(constant_id = 5) const uint CM_N = 16;
-layout(constant_id = 6) const uint CM_K = 16;
-layout(constant_id = 7) const uint TILE_M = 128;
-layout(constant_id = 8) const uint TILE_N = 128;
+layout(constant_id = 5) const uint CM_M = 16;
+layout(constant_id = 6) const uint CM_N = 16;
+layout(constant_id = 7) const uint CM_K = 16;
+layout(constant_id = 8) const uint TILE_M = 128;
+layout(constant_id = 9) const uint TILE_N = 128;
 
 #ifndef GPUU_COOP_BK
 #define GPUU_COOP_BK 32
@@ -82,7 +82,7 @@ void fetch(uint k0, uint t) {
     // A: 8 consecutive k of one row.
     uint m = g_m0 + c / (BK / 8u), k = k0 + (c % (BK / 8u)) * 8u;
     if (A_VEC != 0) {
-      ra[i] = (m < p.M && k < p.K) ? a8[a_offset(m, k) / 8u] : uvec4(0u);
+      ra[i] = (ALIGNED != 0 || (m < p.M && k < p.K)) ? a8[a_offset(m, k) / 8u] : uvec4(0u);
     } else {
       ra[i] = pack8(load_a(m, k), load_a(m, k + 1u), load_a(m, k + 2u), load_a(m, k + 3u), load_a(m, k + 4u),
                     load_a(m, k + 5u), load_a(m, k + 6u), load_a(m, k + 7u));
@@ -93,7 +93,7 @@ void fetch(uint k0, uint t) {
     if (B_K_CONTIGUOUS != 0) {  // 8 consecutive k of one n
       uint n = g_n0 + c / (BK / 8u), k = k0 + (c % (BK / 8u)) * 8u;
       if (B_VEC != 0) {
-        rb[i] = (n < p.N && k < p.K) ? b8[b_offset(k, n) / 8u] : uvec4(0u);
+        rb[i] = (ALIGNED != 0 || (n < p.N && k < p.K)) ? b8[b_offset(k, n) / 8u] : uvec4(0u);
       } else {
         rb[i] = pack8(load_b(k, n), load_b(k + 1u, n), load_b(k + 2u, n), load_b(k + 3u, n), load_b(k + 4u, n),
                       load_b(k + 5u, n), load_b(k + 6u, n), load_b(k + 7u, n));
@@ -101,7 +101,7 @@ void fetch(uint k0, uint t) {
     } else {  // 8 consecutive n of one k
       uint n = g_n0 + (c % (TILE_N / 8u)) * 8u, k = k0 + c / (TILE_N / 8u);
       if (B_VEC != 0) {
-        rb[i] = (n < p.N && k < p.K) ? b8[b_offset(k, n) / 8u] : uvec4(0u);
+        rb[i] = (ALIGNED != 0 || (n < p.N && k < p.K)) ? b8[b_offset(k, n) / 8u] : uvec4(0u);
       } else {
 #ifdef GPUU_CONV
         float v[8];
@@ -189,7 +189,7 @@ void main() {
       [[unroll]] for (uint r = 0u; r < CM_M * CM_N / 32u; ++r) {  // subgroups of 32 (the selector checks)
         uint e = r * 32u + lane;
         uint m = g_m0 + wm0 + i * CM_M + e / CM_N, n = g_n0 + wn0 + j * CM_N + e % CM_N;
-        if (m < p.M && n < p.N) store_y(m, n, uintBitsToFloat(As[scratch + e / 4u][e % 4u]));
+        if (ALIGNED != 0 || (m < p.M && n < p.N)) store_y(m, n, uintBitsToFloat(As[scratch + e / 4u][e % 4u]));
       }
       subgroupBarrier();  // read before the next store overwrites
     }
