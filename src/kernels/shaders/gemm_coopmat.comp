@@ -17,7 +17,9 @@
 // Measured on the H100 (4096^3, before ALIGNED): 128x128 64-deep 224
 // TFLOP/s, 256x128 32-deep 205, 128x256 32-deep 216, two 32-deep buffers 171;
 // restaging the same slice (no global reads) 328 at 128x256: the reads cost a
-// third. ALIGNED (no bounds checks) takes 128x128 64-deep to 274.
+// third. ALIGNED (no bounds checks) takes 128x128 64-deep to 274. The driver
+// gives it 182 registers per invocation (even 32-deep takes 150): one
+// workgroup per multiprocessor, so nothing else hides a slice's barriers.
 //
 // Written against GL_NV_cooperative_matrix because the build's glslang
 // predates GL_KHR_cooperative_matrix; tools/spirv_coopmat_khr.cmake rewrites
