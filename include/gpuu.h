@@ -63,7 +63,7 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define GPUU_VERSION_MAJOR 0
-#define GPUU_VERSION_MINOR 4
+#define GPUU_VERSION_MINOR 5
 #define GPUU_VERSION_PATCH 0
 /* (major << 22) | (minor << 12) | patch, as Vulkan packs its versions. */
 #define GPUU_MAKE_VERSION(major, minor, patch) \
@@ -283,6 +283,13 @@ typedef enum gpuu_device_features {
    * enabled_device_extensions and the queue family runs data-graph work (the
    * application must also have enabled the tensors and dataGraph features). */
   GPUU_FEATURE_DATA_GRAPH = 64,
+  GPUU_FEATURE_VULKAN_MEMORY_MODEL = 128, /* Vulkan 1.2 vulkanMemoryModel */
+  /* VK_KHR_cooperative_matrix enabled with its cooperativeMatrix feature:
+   * f16 matmul, linear and conv2d run on matrix cores where the device also
+   * has SHADER_FLOAT16, STORAGE_BUFFER_16BIT and VULKAN_MEMORY_MODEL and a
+   * subgroup size of 32. For an application's device gpuu clears this bit
+   * unless the extension is among enabled_device_extensions. */
+  GPUU_FEATURE_COOPERATIVE_MATRIX = 256,
   GPUU_DEVICE_FEATURES_FORCE32 = 0x7FFFFFFF
 } gpuu_device_features;
 

@@ -19,6 +19,12 @@ static_assert(static_cast<uint32_t>(kFeatureStorageBuffer8Bit) == static_cast<ui
               "features drifted");
 static_assert(static_cast<uint32_t>(kFeatureDataGraph) == static_cast<uint32_t>(GPUU_FEATURE_DATA_GRAPH),
               "features drifted");
+static_assert(static_cast<uint32_t>(kFeatureVulkanMemoryModel) ==
+                  static_cast<uint32_t>(GPUU_FEATURE_VULKAN_MEMORY_MODEL),
+              "features drifted");
+static_assert(static_cast<uint32_t>(kFeatureCooperativeMatrix) ==
+                  static_cast<uint32_t>(GPUU_FEATURE_COOPERATIVE_MATRIX),
+              "features drifted");
 
 gpuu_context* wrap(SharedGpuContextPtr ptr) { return wrap_context(std::move(ptr)); }
 

@@ -18,7 +18,7 @@ std::string last_error() { return gpuu_last_error(); }
 TEST(CApiBase, VersionMatchesTheHeader) {
   EXPECT_EQ(gpuu_version(), static_cast<uint32_t>(GPUU_VERSION));
   EXPECT_EQ(gpuu_version() >> 22, static_cast<uint32_t>(GPUU_VERSION_MAJOR));
-  EXPECT_STREQ(gpuu_version_string(), "0.4.0");
+  EXPECT_STREQ(gpuu_version_string(), "0.5.0");
 }
 
 TEST(CApiBase, StatusStringsNameEveryCode) {
@@ -161,6 +161,29 @@ TEST_F(CApiContext, LookupOnlyFindsTheApplicationsDeviceAndLeavesItAlive) {
 
   ASSERT_EQ(gpuu_context_unregister("app", 1), GPUU_OK);
   gpuu_context_release(ctx);
+  EXPECT_TRUE(app.still_usable(&why)) << why;
+}
+
+TEST_F(CApiContext, CooperativeMatrixBitNeedsItsExtension) {
+  // The application claims the matrix-core features without enabling
+  // VK_KHR_cooperative_matrix on its device: gpuu keeps the memory-model bit
+  // it was given and clears the cooperative-matrix one, so no matrix-core
+  // kernel is ever built for a device that cannot run it.
+  gpuu_test::AppDevice app;
+  std::string why;
+  ASSERT_TRUE(app.create(&why)) << why;
+  gpuu_external_context_desc desc;
+  fill(&desc, app, "app", 2);
+  desc.enabled_features |= GPUU_FEATURE_VULKAN_MEMORY_MODEL | GPUU_FEATURE_COOPERATIVE_MATRIX;
+  gpuu_context* ctx = nullptr;
+  ASSERT_EQ(gpuu_context_register_external(&desc, &ctx), GPUU_OK) << last_error();
+  gpuu_vulkan_handles handles;
+  handles.struct_size = sizeof(handles);
+  ASSERT_EQ(gpuu_context_get_vulkan_handles(ctx, &handles), GPUU_OK);
+  EXPECT_NE(handles.enabled_features & GPUU_FEATURE_VULKAN_MEMORY_MODEL, 0u);
+  EXPECT_EQ(handles.enabled_features & GPUU_FEATURE_COOPERATIVE_MATRIX, 0u);
+  gpuu_context_release(ctx);
+  ASSERT_EQ(gpuu_context_unregister("app", 2), GPUU_OK);
   EXPECT_TRUE(app.still_usable(&why)) << why;
 }
 
