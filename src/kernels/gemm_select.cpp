@@ -80,7 +80,8 @@ GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, std::opt
     }
     GemmKernel kernel = problem.conv && problem.m >= 256 ? GemmKernel::kCoopMatTall : GemmKernel::kCoopMat;
     if (force == GemmKernel::kCoopMat || force == GemmKernel::kCoopMatTall) kernel = *force;
-    // 30 KiB (tall) or 36 KiB: a device under 48 KiB may take only the first.
+    // The square tile needs 36 KiB of shared memory, the tall one 30: a device
+    // with less than 36 takes the tall one.
     if (coop_layout(kernel).shared_bytes() > shared_limit) kernel = GemmKernel::kCoopMatTall;
     const CoopLayout layout = coop_layout(kernel);
     if (best && layout.shared_bytes() <= shared_limit) {

@@ -48,7 +48,7 @@ struct GemmChoice {
   // takes (bias, B's layout, vector reads, aligned): coopmat kernels' shape
   // and tile.
   std::vector<int32_t> specialization() const;
-  // For logs and benchmarks: "coopmat 16x16x16 (128x128 tile)", "tiled 128x128".
+  // For logs and benchmarks: "coopmat 16x16x16 (128x128 tile, 64-deep)", "tiled 128x128".
   std::string describe() const;
 };
 
