@@ -261,6 +261,9 @@ int main(int argc, char** argv) {
       {"matmul_f16_tiled128", "matmul", DType::kF16, GemmKernel::kTiled128, {{size, size}, {size, size}}, {}, mm},
       {"matmul_f16", "matmul", DType::kF16, std::nullopt, {{size, size}, {size, size}}, {}, mm},
       {"conv2d_f16", "conv2d", DType::kF16, std::nullopt, {{batch, ch, hw, hw}, {ch, ch, 3, 3}, {ch}}, conv_attrs, conv},
+      // Rows off the tile (ALIGNED 2), as a transformer's batch x sequence often is.
+      {"matmul_f16_rows_4000", "matmul", DType::kF16, std::nullopt, {{4000, size}, {size, size}}, {},
+       2.0 * 4000 * double(size) * double(size)},
       {"matmul_f16_coopmat_tall", "matmul", DType::kF16, GemmKernel::kCoopMatTall, {{size, size}, {size, size}}, {},
        mm},
       {"conv2d_f16_coopmat_square", "conv2d", DType::kF16, GemmKernel::kCoopMat,

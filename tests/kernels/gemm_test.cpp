@@ -125,6 +125,8 @@ void check_matmuls(DType dtype) {
       {{130, 300}, {300, 70}},      // K over many slices, not a multiple of one
       {{300, 64}, {64, 520}},       // several 256-wide tiles and their edges
       {{256, 64}, {64, 256}},       // whole tiles and slices of every kernel: no bounds checks
+      {{200, 64}, {64, 256}},       // ... but for the rows (ALIGNED 2)
+      {{256, 64}, {64, 200}},       // ... but for the columns (ALIGNED 1)
   };
   uint32_t seed = 1;
   for (auto kernel : all_kernels()) {
@@ -143,6 +145,7 @@ void check_linears(DType dtype) {
     EXPECT_TRUE(linear_matches(dtype, {3, 45, 64}, 136, true, seed += 3, kernel)) << name(kernel, dtype);
     EXPECT_TRUE(linear_matches(dtype, {131, 96}, 40, false, seed += 3, kernel)) << name(kernel, dtype);
     EXPECT_TRUE(linear_matches(dtype, {256, 64}, 256, true, seed += 3, kernel)) << name(kernel, dtype);  // aligned
+    EXPECT_TRUE(linear_matches(dtype, {197, 64}, 256, true, seed += 3, kernel)) << name(kernel, dtype);  // but rows
   }
 }
 

@@ -45,10 +45,13 @@ Status dispatch_gemm(LoweringContext& lc, const graph::Node& n, const Gemm& g, c
   const uint32_t vec = choice.vector;
   const bool a_vec = g.k % vec == 0 && a.range.offset % 16 == 0;
   const bool b_vec = (g.b_k_contiguous ? g.k : g.n) % vec == 0 && b.range.offset % 16 == 0;
-  // Whole tiles and slices with vector reads: the shader drops its bounds checks.
-  const bool aligned = a_vec && b_vec && g.m % choice.tile_m == 0 && g.n % choice.tile_n == 0 &&
-                       g.k % choice.depth == 0;
-  std::vector<int32_t> spec = {bias ? 1 : 0, g.b_k_contiguous ? 1 : 0, a_vec ? 1 : 0, b_vec ? 1 : 0, aligned ? 1 : 0};
+  // Whole tiles and slices with vector reads: the shader drops those bounds
+  // checks (ALIGNED in gemm_common.glsl).
+  int32_t aligned = 0;
+  if (a_vec && b_vec) {
+    aligned = (g.m % choice.tile_m == 0 ? 1 : 0) | (g.n % choice.tile_n == 0 && g.k % choice.depth == 0 ? 2 : 0);
+  }
+  std::vector<int32_t> spec = {bias ? 1 : 0, g.b_k_contiguous ? 1 : 0, a_vec ? 1 : 0, b_vec ? 1 : 0, aligned};
   const std::vector<int32_t> kernel_spec = choice.specialization();
   spec.insert(spec.end(), kernel_spec.begin(), kernel_spec.end());
   KernelKey key{choice.shader(false, y.dtype), spec, 4, push.size()};

@@ -74,7 +74,7 @@ void fetch(uint k0, uint t) {
     m += g_m0;
     k += k0;
     if (A_VEC != 0) {
-      ra[i] = (ALIGNED != 0 || (m < p.M && k < p.K)) ? vec4(a4[a_offset(m, k) / 4u]) : vec4(0.0);
+      ra[i] = (in_m(m) && in_k(k)) ? vec4(a4[a_offset(m, k) / 4u]) : vec4(0.0);
     } else {
       ra[i] = vec4(load_a(m, k), load_a(m, k + 1u), load_a(m, k + 2u), load_a(m, k + 3u));
     }
@@ -84,13 +84,13 @@ void fetch(uint k0, uint t) {
     n += g_n0;
     if (B_K_CONTIGUOUS != 0) {
       if (B_VEC != 0) {
-        rb[i] = (ALIGNED != 0 || (n < p.N && k < p.K)) ? vec4(b4[b_offset(k, n) / 4u]) : vec4(0.0);
+        rb[i] = (in_n(n) && in_k(k)) ? vec4(b4[b_offset(k, n) / 4u]) : vec4(0.0);
       } else {
         rb[i] = vec4(load_b(k, n), load_b(k + 1u, n), load_b(k + 2u, n), load_b(k + 3u, n));
       }
     } else {
       if (B_VEC != 0) {
-        rb[i] = (ALIGNED != 0 || (n < p.N && k < p.K)) ? vec4(b4[b_offset(k, n) / 4u]) : vec4(0.0);
+        rb[i] = (in_n(n) && in_k(k)) ? vec4(b4[b_offset(k, n) / 4u]) : vec4(0.0);
       } else {
 #ifdef GPUU_CONV
         float v[8];
@@ -184,10 +184,10 @@ void main() {
 
   [[unroll]] for (uint i = 0u; i < TM; ++i) {
     uint m = g_m0 + 4u * (row0 + row_step * (i / 4u)) + i % 4u;
-    if (ALIGNED == 0 && m >= p.M) continue;
+    if (!in_m(m)) continue;
     [[unroll]] for (uint j = 0u; j < TM; ++j) {
       uint n = g_n0 + 4u * (col0 + col_step * (j / 4u)) + j % 4u;
-      if (ALIGNED != 0 || n < p.N) store_y(m, n, acc[i][j]);
+      if (in_n(n)) store_y(m, n, acc[i][j]);
     }
   }
 }

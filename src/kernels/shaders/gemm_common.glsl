@@ -15,8 +15,10 @@ layout(constant_id = 1) const int B_K_CONTIGUOUS = 0;
 // the selector decides, the shaders fall back to element reads otherwise.
 layout(constant_id = 2) const int A_VEC = 0;
 layout(constant_id = 3) const int B_VEC = 0;
-// 1 where M and N are whole tiles, K whole slices and both reads vector: no
-// bounds to check (fewer instructions and registers in the loop).
+// The bounds a tile need not check (fewer instructions and registers in the
+// loop), a mask set only with vector reads of both operands: 1 = M is whole
+// tiles, 2 = N is whole tiles and K whole slices (a transformer's GEMMs are
+// often 2 alone: rows = batch x sequence, columns and depth = model sizes).
 layout(constant_id = 4) const int ALIGNED = 0;
 
 layout(std430, set = 0, binding = 0) readonly buffer A { T a[]; };
@@ -83,6 +85,10 @@ bool gemm_tile(uint bm, uint bn) {
 #endif
   return true;
 }
+
+bool in_m(uint m) { return (ALIGNED & 1) != 0 || m < p.M; }
+bool in_n(uint n) { return (ALIGNED & 2) != 0 || n < p.N; }
+bool in_k(uint k) { return (ALIGNED & 2) != 0 || k < p.K; }
 
 float load_a(uint m, uint k) { return (m < p.M && k < p.K) ? float(a[a_base + m * p.K + k]) : 0.0; }
 

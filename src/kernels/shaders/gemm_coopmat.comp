@@ -17,7 +17,7 @@
 // Measured on the H100 (4096^3, before ALIGNED): 128x128 64-deep 224
 // TFLOP/s, 256x128 32-deep 205, 128x256 32-deep 216, two 32-deep buffers 171;
 // restaging the same slice (no global reads) 328 at 128x256: the reads cost a
-// third. ALIGNED (no bounds checks) takes 128x128 64-deep to 274. The driver
+// third. ALIGNED = 3 (no bounds checks) takes 128x128 64-deep to 274. The driver
 // gives it 182 registers per invocation (even 32-deep takes 150): one
 // workgroup per multiprocessor, so nothing else hides a slice's barriers.
 //
@@ -84,7 +84,7 @@ void fetch(uint k0, uint t) {
     // A: 8 consecutive k of one row.
     uint m = g_m0 + c / (BK / 8u), k = k0 + (c % (BK / 8u)) * 8u;
     if (A_VEC != 0) {
-      ra[i] = (ALIGNED != 0 || (m < p.M && k < p.K)) ? a8[a_offset(m, k) / 8u] : uvec4(0u);
+      ra[i] = (in_m(m) && in_k(k)) ? a8[a_offset(m, k) / 8u] : uvec4(0u);
     } else {
       ra[i] = pack8(load_a(m, k), load_a(m, k + 1u), load_a(m, k + 2u), load_a(m, k + 3u), load_a(m, k + 4u),
                     load_a(m, k + 5u), load_a(m, k + 6u), load_a(m, k + 7u));
@@ -95,7 +95,7 @@ void fetch(uint k0, uint t) {
     if (B_K_CONTIGUOUS != 0) {  // 8 consecutive k of one n
       uint n = g_n0 + c / (BK / 8u), k = k0 + (c % (BK / 8u)) * 8u;
       if (B_VEC != 0) {
-        rb[i] = (ALIGNED != 0 || (n < p.N && k < p.K)) ? b8[b_offset(k, n) / 8u] : uvec4(0u);
+        rb[i] = (in_n(n) && in_k(k)) ? b8[b_offset(k, n) / 8u] : uvec4(0u);
       } else {
         rb[i] = pack8(load_b(k, n), load_b(k + 1u, n), load_b(k + 2u, n), load_b(k + 3u, n), load_b(k + 4u, n),
                       load_b(k + 5u, n), load_b(k + 6u, n), load_b(k + 7u, n));
@@ -103,7 +103,7 @@ void fetch(uint k0, uint t) {
     } else {  // 8 consecutive n of one k
       uint n = g_n0 + (c % (TILE_N / 8u)) * 8u, k = k0 + c / (TILE_N / 8u);
       if (B_VEC != 0) {
-        rb[i] = (ALIGNED != 0 || (n < p.N && k < p.K)) ? b8[b_offset(k, n) / 8u] : uvec4(0u);
+        rb[i] = (in_n(n) && in_k(k)) ? b8[b_offset(k, n) / 8u] : uvec4(0u);
       } else {
 #ifdef GPUU_CONV
         float v[8];
@@ -191,7 +191,7 @@ void main() {
       [[unroll]] for (uint r = 0u; r < CM_M * CM_N / 32u; ++r) {  // subgroups of 32 (the selector checks)
         uint e = r * 32u + lane;
         uint m = g_m0 + wm0 + i * CM_M + e / CM_N, n = g_n0 + wn0 + j * CM_N + e % CM_N;
-        if (ALIGNED != 0 || (m < p.M && n < p.N)) store_y(m, n, uintBitsToFloat(As[scratch + e / 4u][e % 4u]));
+        if (in_m(m) && in_n(n)) store_y(m, n, uintBitsToFloat(As[scratch + e / 4u][e % 4u]));
       }
       subgroupBarrier();  // read before the next store overwrites
     }
