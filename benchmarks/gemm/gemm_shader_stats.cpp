@@ -130,6 +130,10 @@ int main(int argc, char** argv) {
       vkGetDeviceProcAddr(device, "vkGetPipelineExecutablePropertiesKHR"));
   auto get_stats = reinterpret_cast<PFN_vkGetPipelineExecutableStatisticsKHR>(
       vkGetDeviceProcAddr(device, "vkGetPipelineExecutableStatisticsKHR"));
+  if (!get_props || !get_stats) {
+    std::fprintf(stderr, "gemm_shader_stats: the driver lacks the vkGetPipelineExecutable*KHR entry points\n");
+    return 1;
+  }
 
   // Every GEMM form binds four storage buffers and at most 128 bytes of push constants.
   VkDescriptorSetLayoutBinding bindings[4];
