@@ -32,6 +32,11 @@ struct BufferRange {
   void* host = nullptr;
 };
 
+// True when the two ranges share bytes of one buffer.
+inline bool overlaps(const BufferRange& a, const BufferRange& b) {
+  return a.buffer == b.buffer && a.offset < b.offset + b.size && b.offset < a.offset + a.size;
+}
+
 class DeviceBuffer {
  public:
   // `size` is rounded up to 4 bytes (shaders address words; fills need it).

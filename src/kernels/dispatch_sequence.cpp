@@ -6,12 +6,8 @@
 namespace gpuu::kernels {
 namespace {
 
-bool overlaps(const BufferRange& a, const BufferRange& b) {
-  return a.buffer == b.buffer && a.offset < b.offset + b.size && b.offset < a.offset + a.size;
-}
-
 bool touches(const std::vector<BufferRange>& set, const BufferRange& r) {
-  return std::any_of(set.begin(), set.end(), [&](const BufferRange& s) { return overlaps(s, r); });
+  return std::any_of(set.begin(), set.end(), [&](const BufferRange& s) { return gpu::overlaps(s, r); });
 }
 
 }  // namespace

@@ -509,9 +509,7 @@ Status Session::Impl::bind(bool output, size_t index, const BufferRange& range, 
   for (auto* other : {&input_bindings, &output_bindings}) {
     for (auto& [i, b] : *other) {
       if (other == &bindings && i == index) continue;
-      bool overlap = b.range.buffer == range.buffer && b.range.offset < range.offset + range.size &&
-                     range.offset < b.range.offset + b.range.size;
-      if (overlap && (output || other == &output_bindings)) {
+      if (gpu::overlaps(b.range, range) && (output || other == &output_bindings)) {
         return err(StatusCode::kInvalidArgument, output ? "output " : "input ", index, " ('", slot.info.name,
                    "'): the bound range overlaps the one bound to ", other == &output_bindings ? "output " : "input ",
                    i, "; an output must not share memory with another bound tensor");
