@@ -1,22 +1,9 @@
 # Elementwise shader variants (gpuu_shader(<name> <file> [defines])). Float
 # kernels come as _f32 and _f16 (GPUU_F16: 16-bit storage and math).
-foreach(t f32 f16)
-  if(t STREQUAL f16)
-    set(def GPUU_F16)
-  else()
-    set(def "")
-  endif()
-  gpuu_shader(unary_${t} unary.comp ${def})
-  gpuu_shader(binary_${t} binary.comp ${def})
-  gpuu_shader(compare_${t} binary.comp GPUU_COMPARE ${def})
-endforeach()
-foreach(t f32 f16)
-  if(t STREQUAL f16)
-    gpuu_shader(fused_elementwise_${t} fused_elementwise.comp GPUU_F16)
-  else()
-    gpuu_shader(fused_elementwise_${t} fused_elementwise.comp)
-  endif()
-endforeach()
+gpuu_float_shader(unary_@T@ unary.comp)
+gpuu_float_shader(binary_@T@ binary.comp)
+gpuu_float_shader(compare_@T@ binary.comp GPUU_COMPARE)
+gpuu_float_shader(fused_elementwise_@T@ fused_elementwise.comp)
 # Integer kernels: _i32 and _i64 (GPUU_I64: 64-bit shader integers). The
 # bool-valued logic kernel reads any dtype as words: one variant.
 foreach(t i32 i64)

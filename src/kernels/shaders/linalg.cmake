@@ -2,14 +2,7 @@
 # on the shader cores with a 64x64 tile (CPU devices) and a 128x128 one
 # (GPUs); gemm_coopmat.comp on matrix cores (f16). The kernel selector
 # (gemm_select.cpp) picks.
-foreach(t f32 f16)
-  if(t STREQUAL f16)
-    set(def GPUU_F16)
-  else()
-    set(def "")
-  endif()
-  gpuu_shader(gemm_${t} gemm.comp ${def})
-  gpuu_shader(gemm_${t}_t8 gemm.comp GPUU_GEMM_TM=8 ${def})
-endforeach()
+gpuu_float_shader(gemm_@T@ gemm.comp)
+gpuu_float_shader(gemm_@T@_t8 gemm.comp GPUU_GEMM_TM=8)
 gpuu_coopmat_shader(gemm_coopmat_f16 gemm_coopmat.comp GPUU_COOP_BK=64)
 gpuu_coopmat_shader(gemm_coopmat_tall_f16 gemm_coopmat.comp GPUU_COOP_BK=32)
