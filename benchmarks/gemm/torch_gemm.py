@@ -5,23 +5,19 @@ medians after warm-up. Runs where PyTorch has CUDA (the GPU machine); prints
 one JSON object."""
 import argparse
 import json
+import os
+import sys
 
 import torch
 
+# The suite's CUDA-event timing, so both benchmarks time PyTorch one way.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "suite"))
+from torch_suite import event_times  # noqa: E402
+
 
 def gpu_us(fn, warmup, runs):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(runs):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e3)
-    times.sort()
+    """Median and fastest GPU time of one call (us)."""
+    times = event_times(fn, warmup, runs)
     return times[len(times) // 2], times[0]
 
 

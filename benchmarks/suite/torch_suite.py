@@ -43,10 +43,11 @@ def wall_us(fn, dev, warmup, runs):
     return median(times)
 
 
-def event_us(fn, warmup, runs):
-    """GPU time of one call from CUDA events around it."""
+def event_times(fn, warmup, runs):
+    """GPU times of `runs` calls (us, sorted), each from CUDA events around it."""
     for _ in range(warmup):
         fn()
+    torch.cuda.synchronize()
     times = []
     for _ in range(runs):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -55,7 +56,12 @@ def event_us(fn, warmup, runs):
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end) * 1e3)
-    return median(times)
+    return sorted(times)
+
+
+def event_us(fn, warmup, runs):
+    """Median GPU time of one call."""
+    return median(event_times(fn, warmup, runs))
 
 
 def graphed(fn):
