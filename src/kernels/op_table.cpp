@@ -96,6 +96,12 @@ std::vector<uint32_t> to_u32(const graph::Shape& shape) {
   return out;
 }
 
+uint64_t mover_invocations(uint64_t count, uint32_t esize) {
+  if (esize >= 4) return count;
+  uint64_t per_word = 4 / esize;
+  return (count + per_word - 1) / per_word;
+}
+
 std::string check_float_inputs(const graph::Graph& graph, const graph::Node& node) {
   for (graph::ValueId in : node.inputs) {
     if (in >= 0 && !is_float(graph.value(in).dtype)) {

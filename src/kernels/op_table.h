@@ -107,6 +107,9 @@ bool is_float(graph::DType dtype);
 // Strides (in elements) to read an input of `in_shape` broadcast to `out_shape`.
 std::vector<uint32_t> broadcast_strides(const graph::Shape& in_shape, const graph::Shape& out_shape);
 std::vector<uint32_t> to_u32(const graph::Shape& shape);
+// Invocations of an elements.glsl kernel (the data movers): one per output
+// word for 1- and 2-byte elements, else one per element.
+uint64_t mover_invocations(uint64_t count, uint32_t esize);
 // "" when every input is f32 or f16, else why the float-only kernels refuse it.
 std::string check_float_inputs(const graph::Graph& graph, const graph::Node& node);
 // kUnsupported naming the node when `dtype` is f16 and the device cannot run

@@ -13,12 +13,6 @@ namespace {
 
 using graph::DType;
 
-uint64_t mover_invocations(uint64_t count, uint32_t esize) {
-  if (esize >= 4) return count;
-  uint64_t per_word = 4 / esize;
-  return (count + per_word - 1) / per_word;
-}
-
 // Row-major flat index -> "[i0,i1,...]" within `shape`.
 std::string position(const graph::Shape& shape, int64_t flat) {
   graph::Shape index(shape.size());

@@ -21,14 +21,6 @@ constexpr uint32_t kConcatInputsPerDispatch = op_codes::kLimitConcatInputs;  // 
 
 uint32_t element_size(DType dtype) { return static_cast<uint32_t>(graph::dtype_size(dtype)); }
 
-// Invocations of an elements.glsl kernel: one per output word for 1- and
-// 2-byte elements, else one per element.
-uint64_t mover_invocations(uint64_t count, uint32_t esize) {
-  if (esize >= 4) return count;
-  uint64_t per_word = 4 / esize;
-  return (count + per_word - 1) / per_word;
-}
-
 uint32_t numel_u32(const graph::Shape& shape) { return static_cast<uint32_t>(graph::shape_numel(shape)); }
 
 Result<graph::AttrMap> attrs_of(const graph::Node& n) { return graph::resolve_attrs(n); }
