@@ -42,6 +42,9 @@ struct GemmChoice {
   uint32_t vector = 4;
 
   bool coopmat() const;
+  // Tiles covering `m` rows / `n` columns.
+  uint32_t tiles_m(uint32_t m) const { return (m + tile_m - 1) / tile_m; }
+  uint32_t tiles_n(uint32_t n) const { return (n + tile_n - 1) / tile_n; }
   // The embedded shader: "gemm_f32_t8", "conv2d_gemm_coopmat_f16", ...
   std::string shader(bool conv, graph::DType dtype) const;
   // The kernel's specialization constants after the five every GEMM form

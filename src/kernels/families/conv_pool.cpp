@@ -24,8 +24,6 @@ std::vector<uint32_t> pair_attr(const graph::Node& n, const char* name, std::vec
   return {static_cast<uint32_t>(v[0]), static_cast<uint32_t>(v[1])};
 }
 
-uint32_t tiles(uint32_t size, uint32_t tile) { return (size + tile - 1) / tile; }
-
 std::string check_conv2d(const graph::Graph& g, const graph::Node& n) { return check_float_inputs(g, n); }
 
 Status lower_conv2d(LoweringContext& lc, const graph::Node& n) {
@@ -65,7 +63,7 @@ Status lower_conv2d(LoweringContext& lc, const graph::Node& n) {
     const uint32_t gemm_m = out_per_group, gemm_n = batch * oh * ow, gemm_k = group_channels * kh * kw;
     // Output tile: BM rows = output channels, BN columns = pixels.
     const GemmChoice choice = select_gemm(lc.ctx, y.dtype, lc.gemm_kernel, GemmProblem{true, gemm_m});
-    const uint32_t tiles_m = tiles(gemm_m, choice.tile_m), tiles_n = tiles(gemm_n, choice.tile_n);
+    const uint32_t tiles_m = choice.tiles_m(gemm_m), tiles_n = choice.tiles_n(gemm_n);
     // <= numel(y) <= 2^31 (check_tensor_limits), so the tile count fits 32 bits.
     const uint32_t tile_count = static_cast<uint32_t>(uint64_t{tiles_m} * tiles_n * static_cast<uint64_t>(groups));
     PushConstants push;

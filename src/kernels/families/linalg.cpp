@@ -12,8 +12,6 @@ using graph::DType;
 // (check_tensor_limits) leaves matmul at most 4 batch dims.
 constexpr size_t kMaxBatchRank = kMaxRank - 2;
 
-uint32_t tiles(uint32_t size, uint32_t tile) { return (size + tile - 1) / tile; }
-
 // One GEMM dispatch: y[batch] = a[batch] (M x K, row-major) x b[batch] (K x N
 // read as b[k * b_stride_k + n * b_stride_n]) (+ bias[n]).
 struct Gemm {
@@ -31,7 +29,7 @@ Status dispatch_gemm(LoweringContext& lc, const graph::Node& n, const Gemm& g, c
   uint64_t batches = 1;
   for (uint32_t d : g.batch_shape) batches *= d;
   const GemmChoice choice = select_gemm(lc.ctx, y.dtype, lc.gemm_kernel, GemmProblem{false, g.m});
-  uint32_t tiles_m = tiles(g.m, choice.tile_m), tiles_n = tiles(g.n, choice.tile_n);
+  uint32_t tiles_m = choice.tiles_m(g.m), tiles_n = choice.tiles_n(g.n);
   // <= numel(y) <= 2^31 (check_tensor_limits), so the tile count fits 32 bits.
   uint32_t tile_count = static_cast<uint32_t>(batches * tiles_m * tiles_n);
   PushConstants push;
