@@ -23,19 +23,16 @@
 #include "graph/builder.h"
 #include "kernels/gemm_select.h"
 #include "kernels/kernel_graph.h"
+#include "stats.h"
 
 namespace {
 
 using namespace gpuu;
+using bench::median;
 using graph::DType;
 using gpu::BufferRange;
 using gpu::DeviceBuffer;
 using gpu::MemoryKind;
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? -1 : v[v.size() / 2];
-}
 
 struct Case {
   std::string name;

@@ -16,16 +16,12 @@
 
 #include "program/program_loader.h"
 #include "runtime/session.h"
+#include "stats.h"
 
 namespace {
 
 using namespace gpuu;
-
-double median(std::vector<double> v) {
-  if (v.empty()) return -1;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using bench::median;
 
 int fail(const Status& s) {
   std::fprintf(stderr, "profile_program: %s\n", s.message().c_str());

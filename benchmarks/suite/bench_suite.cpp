@@ -34,10 +34,12 @@
 #include "kernels/kernel_graph.h"
 #include "program/program_loader.h"
 #include "runtime/session.h"
+#include "stats.h"
 
 namespace {
 
 using namespace gpuu;
+using bench::median;
 using Clock = std::chrono::steady_clock;
 
 struct Options {
@@ -45,12 +47,6 @@ struct Options {
   bool small = false;
   std::string programs;
 };
-
-double median(std::vector<double> v) {
-  if (v.empty()) return -1;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 double us_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();

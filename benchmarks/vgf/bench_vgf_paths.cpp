@@ -17,16 +17,12 @@
 
 #include "program/program_loader.h"
 #include "runtime/session.h"
+#include "stats.h"
 
 namespace {
 
 using namespace gpuu;
-
-double median(std::vector<double> v) {
-  if (v.empty()) return -1;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using bench::median;
 
 struct PathResult {
   std::string error;
@@ -86,7 +82,13 @@ PathResult measure(const std::shared_ptr<const program::Program>& program, backe
   }
   for (size_t i = 0; i < s.outputs().size(); ++i) {
     std::vector<float> values(s.outputs()[i].bytes / 4);
-    if (s.outputs()[i].dtype == graph::DType::kF32) s.get_output(i, values.data(), values.size() * 4);
+    if (s.outputs()[i].dtype == graph::DType::kF32) {
+      Status st = s.get_output(i, values.data(), values.size() * 4);
+      if (!st.ok()) {
+        out.error = st.message();
+        return out;
+      }
+    }
     out.outputs.push_back(std::move(values));
   }
   out.wall_us = median(wall);
