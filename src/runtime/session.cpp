@@ -498,11 +498,13 @@ Status Session::Impl::bind(bool output, size_t index, const BufferRange& range, 
   auto& bindings = output ? output_bindings : input_bindings;
   int32_t t = (output ? program->outputs() : program->inputs())[index];
   TensorSlot& slot = tensors[static_cast<size_t>(t)];
+  // How every message names the binding: "output 0 ('y')".
+  const std::string what = std::string(output ? "output " : "input ") + std::to_string(index) + " ('" +
+                           slot.info.name + "')";
   const VkBufferUsageFlags copy_usage = output ? VK_BUFFER_USAGE_TRANSFER_DST_BIT : VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
   const bool storage = (usage & VK_BUFFER_USAGE_STORAGE_BUFFER_BIT) != 0;
   if (!storage && !(usage & copy_usage)) {
-    return err(StatusCode::kInvalidArgument, output ? "output " : "input ", index, " ('", slot.info.name,
-               "'): the buffer's usage (0x", std::hex, usage, std::dec,
+    return err(StatusCode::kInvalidArgument, what, ": the buffer's usage (0x", std::hex, usage, std::dec,
                ") has neither STORAGE_BUFFER (used in place) nor ", output ? "TRANSFER_DST" : "TRANSFER_SRC",
                " (copied)");
   }
@@ -510,17 +512,17 @@ Status Session::Impl::bind(bool output, size_t index, const BufferRange& range, 
     for (auto& [i, b] : *other) {
       if (other == &bindings && i == index) continue;
       if (gpu::overlaps(b.range, range) && (output || other == &output_bindings)) {
-        return err(StatusCode::kInvalidArgument, output ? "output " : "input ", index, " ('", slot.info.name,
-                   "'): the bound range overlaps the one bound to ", other == &output_bindings ? "output " : "input ",
-                   i, "; an output must not share memory with another bound tensor");
+        return err(StatusCode::kInvalidArgument, what, ": the bound range overlaps the one bound to ",
+                   other == &output_bindings ? "output " : "input ", i,
+                   "; an output must not share memory with another bound tensor");
       }
     }
   }
   unbind(output, index);
   SharedGpuContextPtr ctx = primary_context();
   if (!ctx) {
-    return err(StatusCode::kFailedPrecondition, output ? "output " : "input ", index, " ('", slot.info.name,
-               "'): the program has no GPU delegate, so there is no device to bind a buffer on");
+    return err(StatusCode::kFailedPrecondition, what,
+               ": the program has no GPU delegate, so there is no device to bind a buffer on");
   }
   bool written_by_delegate = false;
   for (const DelegateSlot& d : delegates) {
@@ -539,23 +541,19 @@ Status Session::Impl::bind(bool output, size_t index, const BufferRange& range, 
       b.zero_copy = true;
       b.home = home;
       bindings[index] = b;
-      log(LogLevel::kDebug, "runtime", output ? "output " : "input ", index, " ('", slot.info.name,
-          "') bound zero-copy");
+      log(LogLevel::kDebug, "runtime", what, " bound zero-copy");
       return Status::Ok();
     }
     home->app = BufferRange{};
     GPUU_RETURN_IF_ERROR(rebind_delegates(t, home));  // back to the home's own buffer
-    log(LogLevel::kDebug, "runtime", output ? "output " : "input ", index, " ('", slot.info.name,
-        "') bound through a copy: ", s.message());
+    log(LogLevel::kDebug, "runtime", what, " bound through a copy: ", s.message());
   }
   if (!output && slot.homes.empty()) {
-    return err(StatusCode::kFailedPrecondition, "input ", index, " ('", slot.info.name,
-               "') is read only by CPU-fallback steps: set it from host memory");
+    return err(StatusCode::kFailedPrecondition, what, " is read only by CPU-fallback steps: set it from host memory");
   }
   if (!(usage & copy_usage)) {
-    return err(StatusCode::kInvalidArgument, output ? "output " : "input ", index, " ('", slot.info.name,
-               "') cannot be used in place here, and copying it needs ", output ? "TRANSFER_DST" : "TRANSFER_SRC",
-               " usage, which the buffer lacks");
+    return err(StatusCode::kInvalidArgument, what, " cannot be used in place here, and copying it needs ",
+               output ? "TRANSFER_DST" : "TRANSFER_SRC", " usage, which the buffer lacks");
   }
   Home* home = nullptr;
   if (output) {
@@ -885,7 +883,9 @@ SharedGpuContextPtr Session::primary_context() const { return impl_->primary_con
 
 std::vector<std::vector<gpu::TimedStep>> Session::step_times() const {
   std::vector<std::vector<gpu::TimedStep>> out;
-  for (const backends::DelegateHandle* h : delegate_handles()) out.push_back(h ? h->step_times() : std::vector<gpu::TimedStep>{});
+  for (const backends::DelegateHandle* h : delegate_handles()) {
+    out.push_back(h ? h->step_times() : std::vector<gpu::TimedStep>{});
+  }
   return out;
 }
 
