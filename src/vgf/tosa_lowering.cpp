@@ -1,10 +1,11 @@
-// lower_to_tosa: gpuu region -> TOSA graph. One function per gpuu op family;
-// TOSA's own rules shape the output: NHWC convolutions and pools, equal ranks
-// for broadcasting (RESHAPE to leading 1s), one axis per REDUCE_*, i8
-// arithmetic through i32 where TOSA has no i8 form, window sizes that divide
-// exactly (pads adjusted or the input cropped), attribute constants per
-// tosa-ops.md. TRANSPOSE chains fold as they are built; unused operators are
-// dropped at the end.
+// lower_to_tosa: gpuu region -> TOSA graph. One function per gpuu op family,
+// each named by its ops' entries in the op table at the end of this file, which
+// lower_to_tosa dispatches through. TOSA's own rules shape the output: NHWC
+// convolutions and pools, equal ranks for broadcasting (RESHAPE to leading
+// 1s), one axis per REDUCE_*, i8 arithmetic through i32 where TOSA has no i8
+// form, window sizes that divide exactly (pads adjusted or the input cropped),
+// attribute constants per tosa-ops.md. TRANSPOSE chains fold as they are
+// built; unused operators are dropped at the end.
 #include "vgf/tosa_lowering.h"
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "graph/op_registry.h"
 #include "graph/resize_index.h"
 #include "graph/verifier.h"
+#include "vgf/tosa_op_table.h"
 
 namespace gpuu::vgf {
 
@@ -83,9 +85,84 @@ WindowFit fit_window(int64_t in, int64_t k_eff, int64_t stride, int64_t pad_befo
   return f;
 }
 
-class Lowering {
+// AVG_POOL2D over NCHW `in` -> `out`. TOSA never counts padding in the
+// divisor, so torch's counted padding becomes explicit zeros first; the
+// window then fits what is left.
+struct AvgPoolFit {
+  Shape zero_pads = {0, 0};  // explicit zeros on both sides of H and of W
+  WindowFit fh, fw;
+};
+AvgPoolFit fit_avg_pool(const Shape& in, const Shape& out, const AttrMap& attrs) {
+  Shape kernel = graph::attr_ints(attrs, "kernel"), stride = graph::attr_ints(attrs, "stride"),
+        padding = graph::attr_ints(attrs, "padding");
+  AvgPoolFit f;
+  if (graph::attr_int(attrs, "count_include_pad", 1) != 0 && (padding[0] || padding[1])) {
+    f.zero_pads = padding;
+    padding = {0, 0};
+  }
+  f.fh = fit_window(in[2] + 2 * f.zero_pads[0], kernel[0], stride[0], padding[0], padding[0], out[2]);
+  f.fw = fit_window(in[3] + 2 * f.zero_pads[1], kernel[1], stride[1], padding[1], padding[1], out[3]);
+  return f;
+}
+
+// RESIZE's parameters for a gpuu resize of NCHW `in` to `out`, per spatial
+// axis: "" or why none reproduces torch's indices.
+std::string fit_resize(const Shape& in, const Shape& out, const AttrMap& attrs, TosaResizeAxis axes[2]) {
+  graph::ResizeMode mode = graph::ResizeMode::kNearest;
+  graph::parse_resize_mode(graph::attr_string(attrs, "mode"), &mode);
+  bool align = graph::attr_int(attrs, "align_corners") != 0;
+  std::vector<double> scales = graph::attr_floats(attrs, "scales");
+  const char* names[2] = {"height", "width"};
+  for (size_t d = 0; d < 2; ++d) {
+    double user = scales.size() == 2 ? scales[d] : 0.0;
+    if (!tosa_resize_axis_for(mode, align, in[2 + d], out[2 + d], user, &axes[d])) {
+      return str_cat("no TOSA RESIZE scale/offset/border reproduces torch's ", graph::attr_string(attrs, "mode"),
+                     align ? " (align_corners)" : "", " indices along the ", names[d], " (", in[2 + d], " -> ",
+                     out[2 + d], user > 0 ? ", scale " + std::to_string(user) : std::string(), ")");
+    }
+  }
+  return "";
+}
+
+// ---- the op table's checks: what a node's attributes and shapes allow ----
+
+std::string check_avg_pool2d(const Graph& g, const Node& node, const AttrMap& attrs) {
+  AvgPoolFit f = fit_avg_pool(g.value(node.inputs[0]).shape, g.value(node.outputs[0]).shape, attrs);
+  Shape kernel = graph::attr_ints(attrs, "kernel");
+  if (f.fh.pad_after < kernel[0] && f.fw.pad_after < kernel[1]) return "";
+  return str_cat("ceil_mode needs a trailing pad of ", std::max(f.fh.pad_after, f.fw.pad_after),
+                 ", but TOSA's AVG_POOL2D pads must be smaller than the kernel");
+}
+
+std::string check_conv_transpose2d(const Graph&, const Node&, const AttrMap& attrs) {
+  Shape dilation = graph::attr_ints(attrs, "dilation");
+  if (dilation == Shape{1, 1}) return "";
+  return str_cat("TOSA 1.0 TRANSPOSE_CONV2D has no dilation (dilation is ", graph::shape_to_string(dilation), ")");
+}
+
+std::string check_resize(const Graph& g, const Node& node, const AttrMap& attrs) {
+  TosaResizeAxis axes[2];
+  return fit_resize(g.value(node.inputs[0]).shape, g.value(node.outputs[0]).shape, attrs, axes);
+}
+
+std::string check_table(const Graph& g, const Node& node, const AttrMap&) {
+  const graph::Value& table = g.value(node.inputs[1]);
+  if (table.constant != graph::kNone) return "";
+  return str_cat("TOSA's TABLE takes its table as a constant; '", table.name, "' is not one");
+}
+
+// gather's flat row numbers are i32.
+std::string check_gather(const Graph& g, const Node& node, const AttrMap&) {
+  if (graph::shape_numel(g.value(node.inputs[0]).shape) <= INT32_MAX) return "";
+  return "the input has more elements than i32 row numbers reach";
+}
+
+}  // namespace
+
+class TosaLowering {
  public:
-  explicit Lowering(const Graph& src) : src_(src) {}
+  explicit TosaLowering(const Graph& src) : src_(src) {}
+  friend const std::vector<TosaOpEntry>& tosa_op_table();  // points at the lower_* members
 
   Result<TosaGraph> run() {
     GPUU_RETURN_IF_ERROR(graph::verify(src_));
@@ -129,7 +206,7 @@ class Lowering {
  private:
   // ---- errors and values ----
 
-  std::string where() const { return "node '" + node_->name + "' (" + node_->op + "): "; }
+  std::string where() const { return tosa_node_label(*node_); }
   template <typename... Parts>
   Status unsupported(const Parts&... parts) const {
     return err(StatusCode::kUnsupported, where(), parts...);
@@ -380,111 +457,24 @@ class Lowering {
 
   // ---- per op ----
 
+  // The node's entry in the op table decides whether it lowers, then lowers it.
   Status lower_node(const Node& node) {
-    static const std::map<std::string, TosaOp> kUnary = {
-        {"exp", TosaOp::kExp},         {"log", TosaOp::kLog},     {"rsqrt", TosaOp::kRsqrt},
-        {"reciprocal", TosaOp::kReciprocal}, {"sin", TosaOp::kSin}, {"cos", TosaOp::kCos},
-        {"tanh", TosaOp::kTanh},       {"sigmoid", TosaOp::kSigmoid}, {"erf", TosaOp::kErf},
-        {"floor", TosaOp::kFloor},     {"ceil", TosaOp::kCeil}};
-    const std::string& op = node.op;
-    auto unary_it = kUnary.find(op);
-    if (unary_it != kUnary.end()) {
-      GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
-      GPUU_RETURN_IF_ERROR(need_float(x));
-      set_out(unary(unary_it->second, x));
-      return Status::Ok();
-    }
-    if (op == "sqrt") return lower_sqrt();
-    if (op == "tan" || op == "cosh" || op == "round" || op == "trunc") return lower_float_compositions();
-    if (op == "sign") return lower_sign();
-    if (op == "isnan" || op == "isinf" || op == "logical_not") return lower_predicate();
-    if (op == "logical_and" || op == "logical_or" || op == "logical_xor") return lower_logical();
-    if (op == "bitwise_and" || op == "bitwise_or" || op == "bitwise_xor" || op == "bitwise_not") return lower_bitwise();
-    if (op == "remainder" || op == "fmod" || op == "floor_divide") return lower_int_division();
-    if (op == "abs" || op == "neg" || op == "relu") return lower_sign_ops();
-    if (op == "gelu") return lower_gelu();
-    if (op == "add" || op == "sub" || op == "mul" || op == "maximum" || op == "minimum" || op == "div" || op == "pow") {
-      return lower_arithmetic();
-    }
-    if (op == "equal" || op == "not_equal" || op == "less" || op == "less_equal" || op == "greater" ||
-        op == "greater_equal") {
-      return lower_compare();
-    }
-    if (op == "clamp") return lower_clamp();
-    if (op == "where") return lower_where();
-    if (op == "cast") return lower_cast();
-    if (op == "matmul") return lower_matmul();
-    if (op == "linear") return lower_linear();
-    if (op == "conv2d") return lower_conv2d();
-    if (op == "avg_pool2d") return lower_avg_pool2d();
-    if (op == "max_pool2d") return lower_max_pool2d();
-    if (op == "conv3d") return lower_conv3d();
-    if (op == "conv_transpose2d") return lower_conv_transpose2d();
-    if (op == "avg_pool3d" || op == "max_pool3d") return unsupported("TOSA 1.0 has no 3-D pooling operator");
-    if (op == "resize") return lower_resize();
-    if (op == "reduce_sum" || op == "reduce_mean" || op == "reduce_max" || op == "reduce_min" || op == "reduce_prod" ||
-        op == "reduce_any" || op == "reduce_all") {
-      return lower_reduce();
-    }
-    if (op == "softmax") return lower_softmax();
-    if (op == "layer_norm") return lower_layer_norm();
-    if (op == "transpose") {
-      GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
-      set_out(transpose(x, graph::attr_ints(attrs_, "perm")));
-      return Status::Ok();
-    }
-    if (op == "reshape") {
-      GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
-      set_out(reshape(x, out_value().shape));
-      return Status::Ok();
-    }
-    if (op == "slice") return lower_slice();
-    if (op == "concat") return lower_concat();
-    if (op == "pad") return lower_pad();
-    if (op == "expand") return lower_expand();
-    if (op == "flip") return lower_flip();
-    if (op == "gather") return lower_gather();
-    if (op == "index_select") return lower_index_select();
-    if (op == "rescale") return lower_rescale();
-    if (op == "conv2d_int") return lower_conv2d_int();
-    if (op == "matmul_int") return lower_matmul_int();
-    if (op == "avg_pool2d_int") return lower_avg_pool2d_int();
-    if (op == "table") return lower_table();
-    if (op == "mul_shift") {
-      GPUU_ASSIGN_OR_RETURN(TosaTensorId a, in(0));
-      GPUU_ASSIGN_OR_RETURN(TosaTensorId b, in(1));
-      set_out(elementwise(TosaOp::kMul, {}, {a, b}, E::kI32,
-                          TosaAttribute::int_tensor(E::kI8, {graph::attr_int(attrs_, "shift")})));
-      return Status::Ok();
-    }
-    if (op == "arithmetic_right_shift") {
-      // TOSA requires shifts in [0, 31]; gpuu's op clamps them there first.
-      GPUU_ASSIGN_OR_RETURN(TosaTensorId a, in(0));
-      GPUU_ASSIGN_OR_RETURN(TosaTensorId b, in(1));
-      TosaTensorId lo = scalar(E::kI32, 0.0, rank(b)), hi = scalar(E::kI32, 31.0, rank(b));
-      b = nan_binary(TosaOp::kMinimum, nan_binary(TosaOp::kMaximum, b, lo), hi);
-      set_out(elementwise(TosaOp::kArithmeticRightShift,
-                          {TosaAttribute::boolean(graph::attr_int(attrs_, "round") != 0)}, {a, b}, E::kI32));
-      return Status::Ok();
-    }
-    if (op == "custom_shader") return unsupported("a custom shader is a VGF COMPUTE segment, not a TOSA operator");
-    return unsupported("no TOSA 1.0 lowering for this op");
+    TosaRefusal refusal = check_tosa_node(src_, node, TosaDTypeRule::kLowered);
+    if (!refusal.ok()) return unsupported(describe_tosa_refusal(src_, node, refusal));
+    const TosaOpEntry* entry = find_tosa_op(node.op);
+    if (!entry->lower) return unsupported(entry->tosa, ", not a TOSA operator");
+    return (this->*entry->lower)();
   }
 
-  Status need_float(TosaTensorId x) const {
-    if (tosa_is_float(type(x))) return Status::Ok();
-    return unsupported("TOSA has this operator for f32/f16 only, the input is ", tosa_element_type_name(type(x)));
-  }
-  Status need(TosaTensorId x, std::initializer_list<E> allowed) const {
-    for (E t : allowed) {
-      if (type(x) == t) return Status::Ok();
-    }
-    return unsupported("no TOSA 1.0 form for ", tosa_element_type_name(type(x)), " inputs");
+  template <TosaOp kOp>
+  Status lower_unary() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    set_out(unary(kOp, x));
+    return Status::Ok();
   }
 
   Status lower_sqrt() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
-    GPUU_RETURN_IF_ERROR(need_float(x));
     set_out(binary(TosaOp::kPow, x, scalar(type(x), 0.5, rank(x))));
     return Status::Ok();
   }
@@ -494,7 +484,6 @@ class Lowering {
   // floor(x) is odd (ties to even). Every step is exact but the first two's.
   Status lower_float_compositions() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
-    GPUU_RETURN_IF_ERROR(need_float(x));
     E t = type(x);
     size_t r = rank(x);
     const std::string& op = node_->op;
@@ -523,7 +512,6 @@ class Lowering {
   // sign: 1 above 0, -1 below, else x itself (zeros, and NaN for floats).
   Status lower_sign() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
-    GPUU_RETURN_IF_ERROR(need(x, {E::kF32, E::kF16, E::kI32}));
     E t = type(x);
     size_t r = rank(x);
     TosaTensorId zero = scalar(t, 0.0, r);
@@ -546,7 +534,6 @@ class Lowering {
       set_out(unary(TosaOp::kLogicalNot, truth(x)));
       return Status::Ok();
     }
-    GPUU_RETURN_IF_ERROR(need_float(x));
     if (op == "isnan") {
       set_out(unary(TosaOp::kLogicalNot, compare(TosaOp::kEqual, x, x)));
     } else {
@@ -567,7 +554,6 @@ class Lowering {
   // i32: TOSA's BITWISE_*; bool: the LOGICAL_* ones.
   Status lower_bitwise() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId a, in(0));
-    GPUU_RETURN_IF_ERROR(need(a, {E::kI32, E::kBool}));
     const std::string& op = node_->op;
     bool logical = type(a) == E::kBool;
     if (op == "bitwise_not") {
@@ -593,10 +579,6 @@ class Lowering {
   Status lower_int_division() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId a, in(0));
     GPUU_ASSIGN_OR_RETURN(TosaTensorId b, in(1));
-    if (type(a) != E::kI32) {
-      return unsupported("TOSA 1.0 has only the truncating i32 INTDIV; a float ", node_->op,
-                         " through RECIPROCAL would not round like a division");
-    }
     size_t r = std::max(rank(a), rank(b));
     a = align_rank(a, r);
     b = align_rank(b, r);
@@ -630,7 +612,6 @@ class Lowering {
 
   Status lower_sign_ops() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
-    GPUU_RETURN_IF_ERROR(need(x, {E::kF32, E::kF16, E::kI32, E::kI8}));
     const std::string& op = node_->op;
     if (op == "abs") {
       set_out(via_i32({x}, [&](const std::vector<TosaTensorId>& v) { return unary(TosaOp::kAbs, v[0]); }));
@@ -658,7 +639,6 @@ class Lowering {
 
   Status lower_clamp() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
-    GPUU_RETURN_IF_ERROR(need(x, {E::kF32, E::kF16, E::kI32, E::kI8}));
     bool has_min = graph::has_attr(attrs_, "min"), has_max = graph::has_attr(attrs_, "max");
     double lo = graph::attr_float(attrs_, "min"), hi = graph::attr_float(attrs_, "max");
     E t = type(x);
@@ -685,7 +665,6 @@ class Lowering {
 
   Status lower_gelu() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
-    GPUU_RETURN_IF_ERROR(need_float(x));
     E t = type(x);
     size_t r = rank(x);
     TosaTensorId inner;
@@ -708,12 +687,10 @@ class Lowering {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId b, in(1));
     const std::string& op = node_->op;
     if (op == "div" || op == "pow") {
-      GPUU_RETURN_IF_ERROR(need_float(a));
       // div: a * (1/b); one more rounding than a true division (<= 1.5 ulp).
       set_out(op == "pow" ? binary(TosaOp::kPow, a, b) : mul(a, unary(TosaOp::kReciprocal, b)));
       return Status::Ok();
     }
-    GPUU_RETURN_IF_ERROR(need(a, {E::kF32, E::kF16, E::kI32, E::kI8}));
     if (op == "mul") {
       // TOSA's i8 MUL already yields i32; narrow it back (wraps like gpuu).
       set_out(cast(mul(a, b), type(a)));
@@ -730,13 +707,11 @@ class Lowering {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId a, in(0));
     GPUU_ASSIGN_OR_RETURN(TosaTensorId b, in(1));
     const std::string& op = node_->op;
-    if (type(a) == E::kBool) {
-      if (op != "equal" && op != "not_equal") return unsupported("bool tensors have no order");
+    if (type(a) == E::kBool) {  // equal/not_equal: the op table gives bool no order
       TosaTensorId x = elementwise(TosaOp::kLogicalXor, {}, {a, b}, E::kBool);
       set_out(op == "equal" ? unary(TosaOp::kLogicalNot, x) : x);
       return Status::Ok();
     }
-    GPUU_RETURN_IF_ERROR(need(a, {E::kF32, E::kF16, E::kI32, E::kI8}));
     // TOSA compares i32 and floats only; i8 widens exactly.
     a = cast(a, type(a) == E::kI8 ? E::kI32 : type(a));
     b = cast(b, type(b) == E::kI8 ? E::kI32 : type(b));
@@ -786,7 +761,6 @@ class Lowering {
   Status lower_matmul() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId a, in(0));
     GPUU_ASSIGN_OR_RETURN(TosaTensorId b, in(1));
-    GPUU_RETURN_IF_ERROR(need_float(a));
     Shape out = out_value().shape;
     size_t r = out.size();
     Shape batch(out.begin(), out.end() - 2);
@@ -829,7 +803,6 @@ class Lowering {
 
   Status lower_linear() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
-    GPUU_RETURN_IF_ERROR(need_float(x));
     const Shape& ws = src_.value(node_->inputs[1]).shape;
     int64_t n = ws[0], k = ws[1];
     Shape out = out_value().shape;
@@ -849,7 +822,6 @@ class Lowering {
 
   Status lower_conv2d() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
-    GPUU_RETURN_IF_ERROR(need_float(x));
     E t = type(x);
     Shape xs = shape(x), ws = src_.value(node_->inputs[1]).shape, out = out_value().shape;
     Shape stride = graph::attr_ints(attrs_, "stride"), padding = graph::attr_ints(attrs_, "padding"),
@@ -904,25 +876,15 @@ class Lowering {
 
   Status lower_avg_pool2d() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
-    GPUU_RETURN_IF_ERROR(need_float(x));
     E t = type(x);
     Shape kernel = graph::attr_ints(attrs_, "kernel"), stride = graph::attr_ints(attrs_, "stride"),
-          padding = graph::attr_ints(attrs_, "padding"), out = out_value().shape;
-    bool include_pad = graph::attr_int(attrs_, "count_include_pad", 1) != 0;
-    if (include_pad && (padding[0] || padding[1])) {
-      // TOSA never counts padding in the divisor: make torch's counted padding
-      // real zeros (in NCHW, so the transposes around the pool still cancel).
-      x = pad(x, {0, 0, 0, 0, padding[0], padding[0], padding[1], padding[1]}, 0.0);
-      padding = {0, 0};
-    }
+          out = out_value().shape;
+    AvgPoolFit f = fit_avg_pool(shape(x), out, attrs_);
+    const WindowFit &fh = f.fh, &fw = f.fw;
+    // The counted zeros go on in NCHW, so the transposes around the pool still cancel.
+    x = pad(x, {0, 0, 0, 0, f.zero_pads[0], f.zero_pads[0], f.zero_pads[1], f.zero_pads[1]}, 0.0);
     TosaTensorId nhwc = transpose(x, kToNhwc);
     Shape s = shape(nhwc);
-    WindowFit fh = fit_window(s[1], kernel[0], stride[0], padding[0], padding[0], out[2]);
-    WindowFit fw = fit_window(s[2], kernel[1], stride[1], padding[1], padding[1], out[3]);
-    if (fh.pad_after >= kernel[0] || fw.pad_after >= kernel[1]) {
-      return unsupported("ceil_mode needs a trailing pad of ", std::max(fh.pad_after, fw.pad_after),
-                         ", but TOSA's AVG_POOL2D pads must be smaller than the kernel");
-    }
     if (fh.crop || fw.crop) nhwc = slice(nhwc, {0, 0, 0, 0}, {s[0], s[1] - fh.crop, s[2] - fw.crop, s[3]});
     TosaTensorId y = emit(TosaOp::kAvgPool2d,
                           {TosaAttribute::shape(kernel), TosaAttribute::shape(stride),
@@ -938,7 +900,6 @@ class Lowering {
 
   Status lower_max_pool2d() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
-    GPUU_RETURN_IF_ERROR(need(x, {E::kF32, E::kF16, E::kI8}));
     E t = type(x);
     Shape kernel = graph::attr_ints(attrs_, "kernel"), stride = graph::attr_ints(attrs_, "stride"),
           padding = graph::attr_ints(attrs_, "padding"), dilation = graph::attr_ints(attrs_, "dilation"),
@@ -1008,7 +969,6 @@ class Lowering {
 
   Status lower_rescale() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
-    GPUU_RETURN_IF_ERROR(need(x, {E::kI8, E::kI32}));
     std::vector<int64_t> multiplier = constant_ints(node_->inputs[1]);
     std::vector<int64_t> shift = constant_ints(node_->inputs[2]);
     bool scale32 = graph::attr_int(attrs_, "scale32", 1) != 0;
@@ -1048,7 +1008,6 @@ class Lowering {
 
   Status lower_conv2d_int() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
-    GPUU_RETURN_IF_ERROR(need(x, {E::kI8}));
     Shape xs = shape(x), ws = src_.value(node_->inputs[1]).shape, out = out_value().shape;
     Shape stride = graph::attr_ints(attrs_, "stride"), padding = graph::attr_ints(attrs_, "padding"),
           dilation = graph::attr_ints(attrs_, "dilation");
@@ -1102,7 +1061,6 @@ class Lowering {
   Status lower_matmul_int() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId a, in(0));
     GPUU_ASSIGN_OR_RETURN(TosaTensorId b, in(1));
-    GPUU_RETURN_IF_ERROR(need(a, {E::kI8}));
     set_out(emit(TosaOp::kMatmul,
                  {zp_attr(E::kI8, graph::attr_int(attrs_, "a_zp")), zp_attr(E::kI8, graph::attr_int(attrs_, "b_zp"))},
                  {a, b}, E::kI32, out_value().shape));
@@ -1111,7 +1069,6 @@ class Lowering {
 
   Status lower_avg_pool2d_int() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
-    GPUU_RETURN_IF_ERROR(need(x, {E::kI8}));
     Shape kernel = graph::attr_ints(attrs_, "kernel"), stride = graph::attr_ints(attrs_, "stride"),
           padding = graph::attr_ints(attrs_, "padding"), out = out_value().shape;
     TosaTensorId nhwc = transpose(x, kToNhwc);
@@ -1132,10 +1089,7 @@ class Lowering {
 
   Status lower_table() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
-    GPUU_RETURN_IF_ERROR(need(x, {E::kI8}));
-    ValueId t = node_->inputs[1];
-    if (!is_constant(t)) return unsupported("TOSA's TABLE takes its table as a constant; '", src_.value(t).name, "' is not one");
-    const Blob& data = constant_data(t);
+    const Blob& data = constant_data(node_->inputs[1]);
     std::vector<int64_t> entries(data.size());
     for (size_t i = 0; i < entries.size(); ++i) entries[i] = static_cast<int8_t>(data.data()[i]);
     TosaAttribute table = TosaAttribute::int_tensor(E::kI8, entries);
@@ -1143,11 +1097,29 @@ class Lowering {
     return Status::Ok();
   }
 
+  Status lower_mul_shift() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId a, in(0));
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId b, in(1));
+    set_out(elementwise(TosaOp::kMul, {}, {a, b}, E::kI32,
+                        TosaAttribute::int_tensor(E::kI8, {graph::attr_int(attrs_, "shift")})));
+    return Status::Ok();
+  }
+
+  // TOSA requires shifts in [0, 31]; gpuu's op clamps them there first.
+  Status lower_arithmetic_right_shift() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId a, in(0));
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId b, in(1));
+    TosaTensorId lo = scalar(E::kI32, 0.0, rank(b)), hi = scalar(E::kI32, 31.0, rank(b));
+    b = nan_binary(TosaOp::kMinimum, nan_binary(TosaOp::kMaximum, b, lo), hi);
+    set_out(elementwise(TosaOp::kArithmeticRightShift, {TosaAttribute::boolean(graph::attr_int(attrs_, "round") != 0)},
+                        {a, b}, E::kI32));
+    return Status::Ok();
+  }
+
   // ---- conv3d, conv_transpose2d, 3-D pools, resize ----
 
   Status lower_conv3d() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
-    GPUU_RETURN_IF_ERROR(need_float(x));
     E t = type(x);
     Shape xs = shape(x), ws = src_.value(node_->inputs[1]).shape, out = out_value().shape;
     Shape stride = graph::attr_ints(attrs_, "stride"), padding = graph::attr_ints(attrs_, "padding"),
@@ -1200,15 +1172,11 @@ class Lowering {
   // 0 <= bottom - top < stride). No dilation in TOSA.
   Status lower_conv_transpose2d() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
-    GPUU_RETURN_IF_ERROR(need_float(x));
     E t = type(x);
     Shape ws = src_.value(node_->inputs[1]).shape, out = out_value().shape;
     Shape stride = graph::attr_ints(attrs_, "stride"), padding = graph::attr_ints(attrs_, "padding"),
-          output_padding = graph::attr_ints(attrs_, "output_padding"), dilation = graph::attr_ints(attrs_, "dilation");
+          output_padding = graph::attr_ints(attrs_, "output_padding");
     int64_t groups = graph::attr_int(attrs_, "groups", 1);
-    if (dilation[0] != 1 || dilation[1] != 1) {
-      return unsupported("TOSA 1.0 TRANSPOSE_CONV2D has no dilation (dilation is ", graph::shape_to_string(dilation), ")");
-    }
     Shape out_pad(4), crop(2);
     for (size_t d = 0; d < 2; ++d) {
       int64_t k = ws[2 + d], p = padding[d], after = output_padding[d] - padding[d];
@@ -1259,22 +1227,11 @@ class Lowering {
 
   Status lower_resize() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
-    GPUU_RETURN_IF_ERROR(need_float(x));
+    Shape out = out_value().shape;
+    TosaResizeAxis axes[2];
+    fit_resize(shape(x), out, attrs_, axes);  // the op table's check found them
     graph::ResizeMode mode = graph::ResizeMode::kNearest;
     graph::parse_resize_mode(graph::attr_string(attrs_, "mode"), &mode);
-    bool align = graph::attr_int(attrs_, "align_corners") != 0;
-    std::vector<double> scales = graph::attr_floats(attrs_, "scales");
-    Shape xs = shape(x), out = out_value().shape;
-    TosaResizeAxis axes[2];
-    const char* names[2] = {"height", "width"};
-    for (size_t d = 0; d < 2; ++d) {
-      double user = scales.size() == 2 ? scales[d] : 0.0;
-      if (!tosa_resize_axis_for(mode, align, xs[2 + d], out[2 + d], user, &axes[d])) {
-        return unsupported("no TOSA RESIZE scale/offset/border reproduces torch's ", graph::attr_string(attrs_, "mode"),
-                           align ? " (align_corners)" : "", " indices along the ", names[d], " (", xs[2 + d], " -> ",
-                           out[2 + d], user > 0 ? ", scale " + std::to_string(user) : std::string(), ")");
-      }
-    }
     TosaResizeMode tmode = mode == graph::ResizeMode::kBilinear ? TosaResizeMode::kBilinear : TosaResizeMode::kNearestNeighbor;
     TosaTensorId nhwc = transpose(x, kToNhwc);
     TosaTensorId y = emit(TosaOp::kResize,
@@ -1290,15 +1247,6 @@ class Lowering {
   Status lower_reduce() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
     const std::string& op = node_->op;
-    if (op == "reduce_max" || op == "reduce_min") {
-      GPUU_RETURN_IF_ERROR(need(x, {E::kF32, E::kF16, E::kI32, E::kI8}));
-    } else if (op == "reduce_sum") {
-      GPUU_RETURN_IF_ERROR(need(x, {E::kF32, E::kF16, E::kI32}));
-    } else if (op == "reduce_any" || op == "reduce_all") {
-      GPUU_RETURN_IF_ERROR(need(x, {E::kBool}));
-    } else {  // mean; prod (REDUCE_PRODUCT is float-only)
-      GPUU_RETURN_IF_ERROR(need_float(x));
-    }
     std::vector<int64_t> axes = graph::attr_ints(attrs_, "axes");
     for (int64_t& a : axes) a = graph::normalize_axis(a, rank(x));
     std::sort(axes.begin(), axes.end());
@@ -1321,7 +1269,6 @@ class Lowering {
 
   Status lower_softmax() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
-    GPUU_RETURN_IF_ERROR(need_float(x));
     int64_t axis = graph::normalize_axis(graph::attr_int(attrs_, "axis"), rank(x));
     TosaTensorId e = unary(TosaOp::kExp, binary(TosaOp::kSub, x, reduce(TosaOp::kReduceMax, x, axis)));
     TosaTensorId sum = reduce(TosaOp::kReduceSum, e, axis);
@@ -1331,7 +1278,6 @@ class Lowering {
 
   Status lower_layer_norm() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
-    GPUU_RETURN_IF_ERROR(need_float(x));
     E t = type(x);
     size_t r = rank(x);
     int64_t nd = graph::attr_int(attrs_, "normalized_ndim");
@@ -1357,6 +1303,18 @@ class Lowering {
       y = binary(TosaOp::kAdd, y, b);
     }
     set_out(y);
+    return Status::Ok();
+  }
+
+  Status lower_transpose() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    set_out(transpose(x, graph::attr_ints(attrs_, "perm")));
+    return Status::Ok();
+  }
+
+  Status lower_reshape() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    set_out(reshape(x, out_value().shape));
     return Status::Ok();
   }
 
@@ -1492,23 +1450,15 @@ class Lowering {
     return std::min(std::max(std::trunc(v), lo), hi);
   }
 
-  Status need_gather(TosaTensorId x, TosaTensorId index) const {
-    GPUU_RETURN_IF_ERROR(need(x, {E::kF32, E::kF16, E::kI32, E::kI8}));
-    if (type(index) != E::kI32) return unsupported("GATHER takes i32 indices");
-    return Status::Ok();
-  }
-
   // torch.gather: out[p] = x[p with p[axis] replaced by index[p]]. TOSA's
   // GATHER picks rows, so view x as [1, numel, 1] and compute flat row
   // numbers: a constant offset per position plus index * stride(axis).
   Status lower_gather() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
     GPUU_ASSIGN_OR_RETURN(TosaTensorId index, in(1));
-    GPUU_RETURN_IF_ERROR(need_gather(x, index));
     Shape xs = shape(x), is = shape(index);
     size_t r = xs.size();
     size_t axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(attrs_, "axis"), r));
-    if (tosa_numel(xs) > INT32_MAX) return unsupported("the input has more elements than i32 row numbers reach");
     std::vector<int64_t> strides(r, 1);
     for (size_t d = r; d-- > 1;) strides[d - 1] = strides[d] * xs[d];
     int64_t n = tosa_numel(is);
@@ -1535,7 +1485,6 @@ class Lowering {
   Status lower_index_select() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
     GPUU_ASSIGN_OR_RETURN(TosaTensorId index, in(1));
-    GPUU_RETURN_IF_ERROR(need_gather(x, index));
     Shape xs = shape(x);
     size_t axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(attrs_, "axis"), xs.size()));
     int64_t pre = 1, post = 1, w = shape(index)[0];
@@ -1589,9 +1538,116 @@ class Lowering {
   std::map<std::tuple<int, std::vector<uint8_t>, size_t>, TosaTensorId> scalars_;
 };
 
-}  // namespace
 
-Result<TosaGraph> lower_to_tosa(const graph::Graph& region) { return Lowering(region).run(); }
+// ---- the op table --------------------------------------------------------------
+
+// Per op: its form, the dtypes VGF declares, the TOSA form (for messages and
+// docs), the lowering, the check of its attributes and shapes, and the dtypes
+// it also lowers undeclared.
+const std::vector<TosaOpEntry>& tosa_op_table() {
+  static const auto* table = [] {
+    using F = TosaOpForm;
+    using L = TosaLowering;
+    using Check = std::string (*)(const Graph&, const Node&, const AttrMap&);
+    constexpr TosaDTypeSet kF = kTosaFloat, kI32 = kTosaI32, kI8 = kTosaI8, kBool = kTosaBool;
+    constexpr TosaDTypeSet kAll = kTosaTensorDTypes;
+    auto* t = new std::vector<TosaOpEntry>;
+    auto add = [&](std::initializer_list<const char*> ops, F form, TosaDTypeSet dtypes, const char* tosa,
+                   Status (L::*lower)(), Check check = nullptr, TosaDTypeSet undeclared = 0) {
+      for (const char* op : ops) t->push_back(TosaOpEntry{op, form, dtypes, tosa, check, lower, undeclared});
+    };
+    // TOSA's transcendental and rounding operators are float-only.
+    const char* float_unary = "a float-only elementwise operator";
+    add({"exp"}, F::kPlain, kF, float_unary, &L::lower_unary<TosaOp::kExp>);
+    add({"log"}, F::kPlain, kF, float_unary, &L::lower_unary<TosaOp::kLog>);
+    add({"rsqrt"}, F::kPlain, kF, float_unary, &L::lower_unary<TosaOp::kRsqrt>);
+    add({"reciprocal"}, F::kPlain, kF, float_unary, &L::lower_unary<TosaOp::kReciprocal>);
+    add({"sin"}, F::kPlain, kF, float_unary, &L::lower_unary<TosaOp::kSin>);
+    add({"cos"}, F::kPlain, kF, float_unary, &L::lower_unary<TosaOp::kCos>);
+    add({"tanh"}, F::kPlain, kF, float_unary, &L::lower_unary<TosaOp::kTanh>);
+    add({"sigmoid"}, F::kPlain, kF, float_unary, &L::lower_unary<TosaOp::kSigmoid>);
+    add({"erf"}, F::kPlain, kF, float_unary, &L::lower_unary<TosaOp::kErf>);
+    add({"floor"}, F::kPlain, kF, float_unary, &L::lower_unary<TosaOp::kFloor>);
+    add({"ceil"}, F::kPlain, kF, float_unary, &L::lower_unary<TosaOp::kCeil>);
+    add({"sqrt"}, F::kPlain, kF, "POW/RSQRT (float-only)", &L::lower_sqrt);
+    add({"gelu"}, F::kPlain, kF, "a decomposition through ERF/TANH (float-only)", &L::lower_gelu);
+    add({"tan", "cosh"}, F::kPlain, kF, "SIN/COS/EXP/RECIPROCAL compositions (float-only)", &L::lower_float_compositions);
+    add({"round", "trunc"}, F::kPlain, kF, "FLOOR/CEIL/SELECT compositions (float-only)", &L::lower_float_compositions);
+    add({"asin", "acos", "atan", "atan2"}, F::kPlain, 0, "no inverse trigonometric operator in TOSA 1.0", nullptr);
+    add({"sinh", "asinh", "acosh", "atanh", "expm1", "log1p"}, F::kPlain, 0,
+        "no TOSA 1.0 operator; EXP/LOG compositions lose every digit near the function's zero", nullptr);
+    // abs, add, sub, maximum, minimum and the comparisons also lower for i8,
+    // through i32 (the last argument), but VGF does not declare them.
+    add({"abs"}, F::kPlain, kF | kI32, "ABS", &L::lower_sign_ops, nullptr, kI8);
+    add({"neg"}, F::kPlain, kF | kI32 | kI8, "NEGATE", &L::lower_sign_ops);
+    add({"sign"}, F::kPlain, kF | kI32, "GREATER/SELECT", &L::lower_sign);
+    add({"relu"}, F::kPlain, kF | kI32 | kI8, "CLAMP/MAXIMUM", &L::lower_sign_ops);
+    add({"clamp"}, F::kPlain, kF | kI32 | kI8, "CLAMP/MAXIMUM", &L::lower_clamp);
+    add({"isnan", "isinf"}, F::kCompare, kF, "EQUAL/ABS/LOGICAL_NOT (float-only)", &L::lower_predicate);
+    add({"logical_not"}, F::kCompare, kAll, "EQUAL and LOGICAL_*", &L::lower_predicate);
+    add({"logical_and", "logical_or", "logical_xor"}, F::kCompare, kAll, "EQUAL and LOGICAL_*", &L::lower_logical);
+    add({"bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor"}, F::kPlain, kI32 | kBool,
+        "BITWISE_* (i32) or LOGICAL_* (bool)", &L::lower_bitwise);
+    add({"add", "sub", "maximum", "minimum"}, F::kPlain, kF | kI32, "an elementwise binary operator",
+        &L::lower_arithmetic, nullptr, kI8);
+    add({"mul"}, F::kPlain, kF | kI32 | kI8, "MUL", &L::lower_arithmetic);
+    add({"div"}, F::kPlain, kF, "MUL by RECIPROCAL (float-only)", &L::lower_arithmetic);
+    add({"pow"}, F::kPlain, kF, "POW (float-only)", &L::lower_arithmetic);
+    add({"remainder", "fmod", "floor_divide"}, F::kPlain, kI32,
+        "INTDIV with sign fix-ups (i32 only; a float division has no TOSA form)", &L::lower_int_division);
+    // bool has equality (LOGICAL_XOR) but no order.
+    add({"equal", "not_equal"}, F::kCompare, kF | kI32, "EQUAL/GREATER/GREATER_EQUAL", &L::lower_compare, nullptr,
+        kI8 | kBool);
+    add({"less", "less_equal", "greater", "greater_equal"}, F::kCompare, kF | kI32, "EQUAL/GREATER/GREATER_EQUAL",
+        &L::lower_compare, nullptr, kI8);
+    add({"where"}, F::kSelect, kAll, "SELECT", &L::lower_where);
+    add({"cast"}, F::kCast, kAll, "CAST", &L::lower_cast);
+    add({"matmul"}, F::kPlain, kF, "MATMUL/CONV2D/DEPTHWISE_CONV2D", &L::lower_matmul);
+    add({"linear"}, F::kPlain, kF, "MATMUL/CONV2D/DEPTHWISE_CONV2D", &L::lower_linear);
+    add({"conv2d"}, F::kPlain, kF, "MATMUL/CONV2D/DEPTHWISE_CONV2D", &L::lower_conv2d);
+    add({"avg_pool2d"}, F::kPlain, kF, "AVG_POOL2D", &L::lower_avg_pool2d, check_avg_pool2d);
+    add({"max_pool2d"}, F::kPlain, kF | kI8, "MAX_POOL2D", &L::lower_max_pool2d);
+    // TOSA's INT profile: i8 data, i32 accumulators, fixed-point rescaling.
+    add({"rescale"}, F::kPlain, kI8 | kI32, "RESCALE", &L::lower_rescale);
+    add({"conv2d_int"}, F::kPlain, kI8, "CONV2D/DEPTHWISE_CONV2D with zero points (i32 result)", &L::lower_conv2d_int);
+    add({"matmul_int"}, F::kPlain, kI8, "MATMUL with zero points (i32 result)", &L::lower_matmul_int);
+    add({"avg_pool2d_int"}, F::kPlain, kI8, "AVG_POOL2D with zero points", &L::lower_avg_pool2d_int);
+    add({"table"}, F::kPlain, kI8, "TABLE (256 entries)", &L::lower_table, check_table);
+    add({"mul_shift"}, F::kPlain, kI32, "MUL with a shift", &L::lower_mul_shift);
+    add({"arithmetic_right_shift"}, F::kPlain, kI32, "ARITHMETIC_RIGHT_SHIFT", &L::lower_arithmetic_right_shift);
+    add({"conv3d"}, F::kPlain, kF, "CONV3D, one per group", &L::lower_conv3d);
+    add({"conv_transpose2d"}, F::kPlain, kF, "TRANSPOSE_CONV2D, one per group, no dilation",
+        &L::lower_conv_transpose2d, check_conv_transpose2d);
+    add({"resize"}, F::kPlain, kF, "RESIZE (where its integer scale/offset/border reproduce torch's indices)",
+        &L::lower_resize, check_resize);
+    add({"avg_pool3d", "max_pool3d"}, F::kPlain, 0, "no 3-D pooling operator", nullptr);
+    add({"reduce_sum"}, F::kPlain, kF | kI32, "REDUCE_SUM", &L::lower_reduce);
+    add({"reduce_max"}, F::kPlain, kF | kI32 | kI8, "REDUCE_MAX", &L::lower_reduce);
+    add({"reduce_min"}, F::kPlain, kF | kI32 | kI8, "REDUCE_MIN", &L::lower_reduce);
+    add({"reduce_prod"}, F::kPlain, kF, "REDUCE_PRODUCT (float-only)", &L::lower_reduce);
+    add({"reduce_any", "reduce_all"}, F::kPlain, kBool, "REDUCE_ANY/REDUCE_ALL", &L::lower_reduce);
+    add({"argmax", "argmin"}, F::kPlain, 0, "none: the output is i64, which TOSA 1.0 lacks", nullptr);
+    add({"cumsum"}, F::kPlain, 0, "no prefix-sum operator in TOSA 1.0", nullptr);
+    add({"reduce_mean"}, F::kPlain, kF, "REDUCE_SUM and MUL (float-only)", &L::lower_reduce);
+    add({"softmax"}, F::kPlain, kF, "a float-only decomposition", &L::lower_softmax);
+    add({"layer_norm"}, F::kPlain, kF, "a float-only decomposition", &L::lower_layer_norm);
+    const char* movement = "a data-movement operator";
+    add({"transpose"}, F::kPlain, kAll, movement, &L::lower_transpose);
+    add({"reshape"}, F::kPlain, kAll, movement, &L::lower_reshape);
+    add({"slice"}, F::kPlain, kAll, movement, &L::lower_slice);
+    add({"concat"}, F::kPlain, kAll, movement, &L::lower_concat);
+    add({"pad"}, F::kPlain, kAll, movement, &L::lower_pad);
+    add({"expand"}, F::kPlain, kAll, "RESHAPE and TILE", &L::lower_expand);
+    add({"flip"}, F::kPlain, kAll, "REVERSE", &L::lower_flip);
+    add({"gather"}, F::kIndexed, kF | kI32 | kI8, "GATHER", &L::lower_gather, check_gather);
+    add({"index_select"}, F::kIndexed, kF | kI32 | kI8, "GATHER", &L::lower_index_select);
+    add({"custom_shader"}, F::kCustomShader, kAll, "a VGF COMPUTE segment", nullptr);
+    return t;
+  }();
+  return *table;
+}
+
+Result<TosaGraph> lower_to_tosa(const graph::Graph& region) { return TosaLowering(region).run(); }
 
 // ---- RESIZE parameters -----------------------------------------------------------
 

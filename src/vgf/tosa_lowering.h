@@ -23,14 +23,14 @@ bool tosa_to_dtype(TosaElementType type, graph::DType* out);
 //  - gpuu constants -> OpGraphConstantARM with data (ids 0.. in order of
 //    first use); constants the lowering derives (a pre-transposed weight, index
 //    offsets) too when larger than 64 elements, smaller ones inline;
-//  - every node of the VGF capability table (backends/vgf/vgf_capability.cpp):
-//    everything but custom_shader, the 3-D pools, i64 tensors and rank > 6 /
-//    rank 0 values; conv_transpose2d without dilation, and resize where
-//    RESIZE's integer parameters reproduce torch's indices (the refusal names
-//    the axis otherwise).
+//  - every node the op table takes (vgf/tosa_op_table.h: its entry's form,
+//    dtypes and check), lowered by the entry's lowering; every value
+//    f32/f16/i32/i8/bool, of rank 1..6 and non-empty.
 // Unused operators are dropped and TRANSPOSE chains folded. Errors:
-// kUnsupported naming the node and why (e.g. "node 'g' (gather): TOSA 1.0
-// has no i64 tensors"), kInvalidArgument for a graph that does not verify.
+// kUnsupported naming the value ("value 'i' is i64: TOSA 1.0 has no i64
+// tensors") or the node and, in the table's words, why ("node 's' (sin): TOSA
+// 1.0 has no i32 form of 'sin' (...)"), kInvalidArgument for a graph that
+// does not verify.
 Result<TosaGraph> lower_to_tosa(const graph::Graph& region);
 
 // The inverse: a gpuu graph computing what `graph` computes, for every TOSA
