@@ -1571,7 +1571,8 @@ const std::vector<TosaOpEntry>& tosa_op_table() {
     add({"ceil"}, F::kPlain, kF, float_unary, &L::lower_unary<TosaOp::kCeil>);
     add({"sqrt"}, F::kPlain, kF, "POW/RSQRT (float-only)", &L::lower_sqrt);
     add({"gelu"}, F::kPlain, kF, "a decomposition through ERF/TANH (float-only)", &L::lower_gelu);
-    add({"tan", "cosh"}, F::kPlain, kF, "SIN/COS/EXP/RECIPROCAL compositions (float-only)", &L::lower_float_compositions);
+    add({"tan", "cosh"}, F::kPlain, kF, "SIN/COS/EXP/RECIPROCAL compositions (float-only)",
+        &L::lower_float_compositions);
     add({"round", "trunc"}, F::kPlain, kF, "FLOOR/CEIL/SELECT compositions (float-only)", &L::lower_float_compositions);
     add({"asin", "acos", "atan", "atan2"}, F::kPlain, 0, "no inverse trigonometric operator in TOSA 1.0", nullptr);
     add({"sinh", "asinh", "acosh", "atanh", "expm1", "log1p"}, F::kPlain, 0,

@@ -29,7 +29,9 @@ using Ints = std::vector<int64_t>;
 Region representative(const std::string& op, DType d) {
   Region r;
   bool is_float = d == DType::kF32 || d == DType::kF16;
-  auto in = [&](DType dtype, Shape shape) { return is_float ? r.input(dtype, shape, 0.25, 1.25) : r.input(dtype, shape, -3, 3); };
+  auto in = [&](DType dtype, Shape shape) {
+    return is_float ? r.input(dtype, shape, 0.25, 1.25) : r.input(dtype, shape, -3, 3);
+  };
   auto node = [&](std::vector<ValueId> inputs, AttrMap attrs = {}) {
     r.output(r.op(op.c_str(), std::move(inputs), std::move(attrs)));
   };
@@ -186,7 +188,9 @@ TEST(TosaOpTable, EveryOtherDtypeIsRefusedInTheTablesWords) {
       const graph::Node& node = r.g.node(0);
       // An output TOSA has no tensors for (argmax's i64) is refused before the table is asked.
       bool tosa_outputs = true;
-      for (ValueId v : node.outputs) tosa_outputs = tosa_outputs && (tosa_dtype_bit(r.g.value(v).dtype) & kTosaTensorDTypes);
+      for (ValueId v : node.outputs) {
+        tosa_outputs = tosa_outputs && (tosa_dtype_bit(r.g.value(v).dtype) & kTosaTensorDTypes);
+      }
       if (!tosa_outputs) continue;
       TosaRefusal refusal = check_tosa_node(r.g, node, TosaDTypeRule::kLowered);
       ASSERT_EQ(refusal.kind, TosaRefusal::Kind::kOpDtype);
