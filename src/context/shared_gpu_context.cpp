@@ -9,6 +9,22 @@
 #include "context/vulkan_coopmat.h"
 
 namespace gpuu {
+namespace {
+
+// The device extensions the physical device offers (empty if it cannot say).
+std::vector<std::string> device_extensions(const vk::InstanceFunctions& fns, VkPhysicalDevice physical_device) {
+  uint32_t count = 0;
+  std::vector<std::string> names;
+  if (fns.vkEnumerateDeviceExtensionProperties(physical_device, nullptr, &count, nullptr) != VK_SUCCESS) return names;
+  std::vector<VkExtensionProperties> list(count);
+  if (fns.vkEnumerateDeviceExtensionProperties(physical_device, nullptr, &count, list.data()) != VK_SUCCESS) {
+    return names;
+  }
+  for (uint32_t i = 0; i < count; ++i) names.emplace_back(list[i].extensionName);
+  return names;
+}
+
+}  // namespace
 
 Result<std::shared_ptr<SharedGpuContext>> SharedGpuContext::create(SharedGpuContextCreateInfo info) {
   if (info.token.empty()) return err(StatusCode::kInvalidArgument, "shared GPU context: the token is empty");
@@ -96,12 +112,32 @@ Result<std::shared_ptr<SharedGpuContext>> SharedGpuContext::create(SharedGpuCont
   VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   VkPhysicalDeviceCooperativeMatrixPropertiesKHR coopmat{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_KHR};
+  VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+  VkPhysicalDeviceShaderCorePropertiesAMD amd{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD};
   VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
-  props2.pNext = &subgroup;
+  // Each structure is chained only where the device has its extension: older
+  // drivers need not know the others.
+  void** tail = &props2.pNext;
+  auto chain = [&tail](auto* s) {
+    *tail = s;
+    tail = &s->pNext;
+  };
+  chain(&subgroup);
   const bool has_coopmat = (ctx->info_.enabled_features & kFeatureCooperativeMatrix) != 0;
-  if (has_coopmat) subgroup.pNext = &coopmat;  // only then: older drivers need not know the structure
+  if (has_coopmat) chain(&coopmat);
+  const std::vector<std::string> offered = device_extensions(instance_fns, ctx->info_.physical_device);
+  auto offers = [&offered](const char* name) {
+    return std::find(offered.begin(), offered.end(), name) != offered.end();
+  };
+  if (offers(VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME)) chain(&sm);
+  if (offers(VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME)) chain(&amd);
   instance_fns.vkGetPhysicalDeviceProperties2(ctx->info_.physical_device, &props2);
   ctx->subgroup_size_ = subgroup.subgroupSize;
+  if (sm.shaderSMCount) {
+    ctx->compute_units_ = sm.shaderSMCount;
+  } else if (amd.shaderEngineCount) {
+    ctx->compute_units_ = amd.shaderEngineCount * amd.shaderArraysPerEngineCount * amd.computeUnitsPerShaderArray;
+  }
   auto get_shapes = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
       global.vkGetInstanceProcAddr(ctx->info_.instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
   if (has_coopmat && get_shapes && (coopmat.cooperativeMatrixSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT)) {

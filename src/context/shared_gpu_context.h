@@ -110,6 +110,11 @@ class SharedGpuContext {
   const VkPhysicalDeviceMemoryProperties& memory_properties() const { return memory_properties_; }
   std::string device_name() const { return properties_.deviceName; }
   uint32_t subgroup_size() const { return subgroup_size_; }
+  // The device's multiprocessors (NVIDIA SMs, AMD compute units), where the
+  // driver reports them (VK_NV_shader_sm_builtins, VK_AMD_shader_core_properties);
+  // 0 where it does not. Kernel selectors size their grids by it: a dispatch
+  // of fewer workgroups than this leaves part of the GPU idle.
+  uint32_t compute_units() const { return compute_units_; }
   // What vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR reports, read at
   // create() where kFeatureCooperativeMatrix is enabled and compute shaders
   // may use it; empty otherwise.
@@ -168,6 +173,7 @@ class SharedGpuContext {
   VkPhysicalDeviceProperties properties_{};
   VkPhysicalDeviceMemoryProperties memory_properties_{};
   uint32_t subgroup_size_ = 0;
+  uint32_t compute_units_ = 0;
   std::vector<CooperativeMatrixShape> coopmat_shapes_;
   mutable std::mutex queue_mutex_;
   mutable uint64_t last_timeline_value_ = 0;  // guarded by the queue lock

@@ -1,6 +1,8 @@
 // The GEMM kernel selector (see gemm_select.h).
 #include "kernels/gemm_select.h"
 
+#include <algorithm>
+
 #include "context/vulkan_coopmat.h"
 #include "kernels/op_codes.h"
 
@@ -54,20 +56,28 @@ std::vector<int32_t> GemmChoice::specialization() const {
 
 std::string GemmChoice::describe() const {
   std::string tile = std::to_string(tile_m) + "x" + std::to_string(tile_n);
-  if (!coopmat()) return "tiled " + tile;
+  std::string split = splits > 1 ? ", split-K " + std::to_string(splits) + " x " + std::to_string(k_split) : "";
+  if (!coopmat()) return "tiled " + tile + split;
   std::string shape = std::to_string(cm_m) + "x" + std::to_string(cm_n) + "x" + std::to_string(cm_k);
-  return "coopmat " + shape + " (" + tile + " tile, " + std::to_string(coop_layout(kernel).depth) + "-deep)";
+  return "coopmat " + shape + " (" + tile + " tile, " + std::to_string(coop_layout(kernel).depth) + "-deep)" + split;
 }
 
-GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, std::optional<GemmKernel> force,
-                       GemmProblem problem) {
+namespace {
+
+// The kernel and tile, before any occupancy concern.
+GemmChoice select_kernel(const SharedGpuContext& ctx, graph::DType dtype, std::optional<GemmKernel> force,
+                         const GemmProblem& problem) {
   const uint32_t shared_limit = ctx.properties().limits.maxComputeSharedMemorySize;
   GemmChoice choice;
-  if (force == GemmKernel::kTiled64) return choice;
+  if (force == GemmKernel::kTiled64) {
+    choice.why = "forced";
+    return choice;
+  }
   if (force == GemmKernel::kTiled128) {
     choice.kernel = GemmKernel::kTiled128;
     choice.tile_m = choice.tile_n = op_codes::kLimitGemmTileLarge;
     choice.depth = kTiled128Depth;
+    choice.why = "forced";
     return choice;
   }
   if (dtype == graph::DType::kF16 && ctx.has_feature(kFeatureCooperativeMatrix) &&
@@ -79,7 +89,13 @@ GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, std::opt
       if (coopmat_fits(s) && (!best || s.m * s.n * s.k > best->m * best->n * best->k)) best = &s;
     }
     GemmKernel kernel = problem.conv && problem.m >= 256 ? GemmKernel::kCoopMatTall : GemmKernel::kCoopMat;
-    if (force == GemmKernel::kCoopMat || force == GemmKernel::kCoopMatTall) kernel = *force;
+    choice.why = problem.conv && problem.m >= 256 ? "f16 on matrix cores; a convolution with >= 256 rows takes the "
+                                                    "tall tile (half the im2col gathers)"
+                                                  : "f16 on matrix cores";
+    if (force == GemmKernel::kCoopMat || force == GemmKernel::kCoopMatTall) {
+      kernel = *force;
+      choice.why = "forced";
+    }
     // The square tile needs 36 KiB of shared memory, the tall one 30: a device
     // with less than 36 takes the tall one.
     if (coop_layout(kernel).shared_bytes() > shared_limit) kernel = GemmKernel::kCoopMatTall;
@@ -100,8 +116,67 @@ GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, std::opt
     choice.kernel = GemmKernel::kTiled128;
     choice.tile_m = choice.tile_n = op_codes::kLimitGemmTileLarge;
     choice.depth = kTiled128Depth;
+    choice.why = "a GPU: the 128x128 tile reads shared memory half as often per multiply-add";
   } else {
     choice.tile_m = choice.tile_n = op_codes::kLimitGemmTileSmall;
+    choice.why = ctx.properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU
+                     ? "a CPU device: wide tiles only add wasted work on edges"
+                     : "too little shared memory for the 128x128 tile";
+  }
+  return choice;
+}
+
+// A split-K share of K is at least this deep: shallower shares spend more on
+// their partials' traffic and the reduction than they gain.
+constexpr uint32_t kMinSplitDepth = 128;
+// More shares than this leave the reduction dominating.
+constexpr uint32_t kMaxSplits = 16;
+
+// `splits` shares of K, each a whole number of slices: the share depth and the count that covers K with it.
+void split_k(GemmChoice& choice, uint32_t k, uint32_t splits) {
+  const uint32_t slices = (k + choice.depth - 1) / choice.depth;
+  splits = std::max(1u, std::min(splits, slices));
+  const uint32_t share = (slices + splits - 1) / splits * choice.depth;
+  choice.k_split = share;
+  choice.splits = (k + share - 1) / share;
+  if (choice.splits <= 1) {
+    choice.splits = 1;
+    choice.k_split = 0;
+  }
+}
+
+}  // namespace
+
+GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const GemmForce& force, GemmProblem problem) {
+  GemmChoice choice = select_kernel(ctx, dtype, force.kernel, problem);
+  if (force.splits) {
+    if (problem.k) split_k(choice, problem.k, *force.splits);
+    return choice;
+  }
+  // Occupancy, where the driver names its multiprocessors: a GEMM of fewer
+  // tiles than the GPU has multiprocessors leaves the rest idle (resnet50's
+  // late layers, batch 1, made 4 to 16 tiles of 128x128 on a 132-SM GPU).
+  const uint32_t units = force.compute_units.value_or(ctx.compute_units());
+  if (!units || !problem.n || !problem.m || force.kernel) return choice;
+  auto tiles = [&](const GemmChoice& c) {
+    return uint64_t{c.tiles_m(problem.m)} * c.tiles_n(problem.n) * std::max(1u, problem.batches);
+  };
+  if (choice.kernel == GemmKernel::kTiled128 && tiles(choice) < units) {
+    const uint64_t large = tiles(choice);
+    choice.kernel = GemmKernel::kTiled64;
+    choice.tile_m = choice.tile_n = op_codes::kLimitGemmTileSmall;
+    choice.depth = GemmChoice{}.depth;
+    choice.why = std::to_string(large) + " tiles of 128x128 for " + std::to_string(units) +
+                 " multiprocessors: the 64x64 tile makes " + std::to_string(tiles(choice));
+  }
+  const uint64_t made = tiles(choice);
+  if (made < units && problem.k >= 2 * kMinSplitDepth) {
+    const uint32_t wanted = static_cast<uint32_t>((units + made - 1) / made);
+    split_k(choice, problem.k, std::min({wanted, kMaxSplits, problem.k / kMinSplitDepth}));
+    if (choice.splits > 1) {
+      choice.why += (choice.why.empty() ? "" : "; ") + std::to_string(made) + " tiles for " + std::to_string(units) +
+                    " multiprocessors: K in " + std::to_string(choice.splits) + " shares";
+    }
   }
   return choice;
 }

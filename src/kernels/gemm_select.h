@@ -23,13 +23,18 @@ enum class GemmKernel {
   kCoopMatTall,  // gemm_coopmat.comp, 256x128 tile, 32-deep slices
 };
 
-// What a GEMM computes, where that changes the pick: conv2d's implicit GEMM
-// gathers B (im2col) element by element, so there a 256-row tile (half the
-// gathers per multiply-add) pays once the GEMM has the rows for it (measured
-// on the H100, 256 channels: 75 TFLOP/s against 47 for 128x128).
+// What a GEMM computes, where that changes the pick: its size (to fill the
+// GPU: a GEMM of fewer tiles than the GPU has multiprocessors takes smaller
+// tiles or splits K) and whether it is conv2d's implicit GEMM, which gathers B
+// (im2col) element by element, so there a 256-row tile (half the gathers per
+// multiply-add) pays once the GEMM has the rows for it (measured on the H100,
+// 256 channels: 75 TFLOP/s against 47 for 128x128).
 struct GemmProblem {
   bool conv = false;
-  uint32_t m = 0;  // rows (conv2d: output channels per group)
+  uint32_t m = 0;        // rows (conv2d: output channels per group)
+  uint32_t n = 0;        // columns (conv2d: batch x output pixels); 0: unknown, no occupancy choice
+  uint32_t k = 0;        // depth
+  uint32_t batches = 1;  // GEMMs of this size in the dispatch (matmul's batch, conv2d's groups)
 };
 
 struct GemmChoice {
@@ -40,6 +45,13 @@ struct GemmChoice {
   // Elements per vector read of A / B (gemm.comp 4, gemm_coopmat.comp 8): the
   // contiguous axis must be a multiple of it for vector reads.
   uint32_t vector = 4;
+  // Split-K: `splits` workgroups share each output tile, each summing
+  // `k_split` of K (a multiple of `depth`) into an f32 partial; a second
+  // dispatch (gemm_split_reduce.comp) adds the partials, the bias, and writes
+  // the output. 1: no split.
+  uint32_t splits = 1, k_split = 0;
+  // Why this kernel, tile and split, for profiles and gpuu-inspect.
+  std::string why;
 
   bool coopmat() const;
   // Tiles covering `m` rows / `n` columns.
@@ -51,14 +63,28 @@ struct GemmChoice {
   // takes (bias, B's layout, vector reads, aligned): coopmat kernels' shape
   // and tile.
   std::vector<int32_t> specialization() const;
-  // For logs and benchmarks: "coopmat 16x16x16 (128x128 tile, 64-deep)", "tiled 128x128".
+  // For logs and benchmarks: "coopmat 16x16x16 (128x128 tile, 64-deep)",
+  // "tiled 128x128, split-K 4 x 512".
   std::string describe() const;
 };
 
-// `force` (tests, benchmarks) picks that kernel where the device allows it
-// (the coopmat ones need the extension and their shared memory), else the
-// usual choice.
-GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, std::optional<GemmKernel> force = std::nullopt,
+// What tests and benchmarks may force (KernelGraphOptions): a kernel, taken
+// where the device allows it (the coopmat ones need the extension and their
+// shared memory), else the usual choice; a split-K count, capped by K's slices.
+// And, for tests of the selection policy, a multiprocessor count in place of
+// the device's (lavapipe reports none).
+struct GemmForce {
+  GemmForce() = default;
+  GemmForce(std::nullopt_t) {}                     // NOLINT: forces nothing, as before GemmForce
+  GemmForce(GemmKernel kernel) : kernel(kernel) {}  // NOLINT: a kernel alone, as before GemmForce
+  GemmForce(std::optional<GemmKernel> kernel, std::optional<uint32_t> splits = std::nullopt)
+      : kernel(kernel), splits(splits) {}
+  std::optional<GemmKernel> kernel;
+  std::optional<uint32_t> splits;
+  std::optional<uint32_t> compute_units;
+};
+
+GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const GemmForce& force = {},
                        GemmProblem problem = {});
 
 }  // namespace gpuu::kernels

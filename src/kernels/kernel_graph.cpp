@@ -215,7 +215,7 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
                        scratch_.push_back(std::move(b));
                        return r;
                      },
-                     options.gemm_kernel};
+                     GemmForce{options.gemm_kernel, options.gemm_splits}};
   for (const LoweringUnit& unit : units) {
     const graph::Node& node = region.node(unit.nodes.back());
     Status lowered = Status::Ok();

@@ -37,6 +37,8 @@ struct KernelGraphOptions {
   // Forces the GEMM kernel of matmul, linear and conv2d (tests, benchmarks):
   // see select_gemm.
   std::optional<GemmKernel> gemm_kernel;
+  // Forces split-K into this many shares of K (tests, benchmarks), where K has the slices.
+  std::optional<uint32_t> gemm_splits;
 };
 
 class KernelGraph {

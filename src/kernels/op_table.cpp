@@ -58,6 +58,11 @@ PushConstants& PushConstants::u32(uint32_t v) {
   return *this;
 }
 
+PushConstants& PushConstants::append(const PushConstants& more) {
+  bytes_.insert(bytes_.end(), more.bytes_.begin(), more.bytes_.end());
+  return *this;
+}
+
 PushConstants& PushConstants::f32(float v) {
   uint32_t bits;
   std::memcpy(&bits, &v, 4);

@@ -33,7 +33,7 @@ struct LoweringContext {
   std::vector<TensorRef>& tensors;  // indexed by ValueId
   // Device memory for a kernel's temporaries, alive as long as the delegate.
   std::function<Result<BufferRange>(VkDeviceSize bytes, const char* what)> scratch;
-  std::optional<GemmKernel> gemm_kernel;  // KernelGraphOptions::gemm_kernel
+  GemmForce gemm_force;  // KernelGraphOptions::gemm_kernel and gemm_splits
 
   uint32_t max_groups_x() const { return ctx.properties().limits.maxComputeWorkGroupCount[0]; }
   const TensorRef& tensor(graph::ValueId id) const { return tensors[static_cast<size_t>(id)]; }
@@ -91,6 +91,7 @@ class PushConstants {
   PushConstants& u32(uint32_t v);
   PushConstants& f32(float v);
   PushConstants& u32_array(const std::vector<uint32_t>& v, size_t padded_to);
+  PushConstants& append(const PushConstants& more);
   std::vector<uint8_t> bytes() const { return bytes_; }
   uint32_t size() const { return static_cast<uint32_t>(bytes_.size()); }
 

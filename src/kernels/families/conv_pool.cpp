@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "graph/op_registry.h"
-#include "kernels/gemm_select.h"
+#include "kernels/gemm_dispatch.h"
 #include "kernels/op_table.h"
 
 namespace gpuu::kernels {
@@ -57,27 +57,29 @@ Status lower_conv2d(LoweringContext& lc, const graph::Node& n) {
   const uint32_t cpu_tile = op_codes::kLimitGemmTileSmall;
   const bool gemm_fills_a_tile = out_per_group >= cpu_tile && uint64_t{batch} * oh * ow >= cpu_tile;
   // (A GEMM kernel forced by the options, for tests, is used regardless.)
-  if (out_per_group >= kMinGemmChannelsPerGroup && (!cpu_device || gemm_fills_a_tile || lc.gemm_kernel)) {
+  if (out_per_group >= kMinGemmChannelsPerGroup && (!cpu_device || gemm_fills_a_tile || lc.gemm_force.kernel)) {
     // Per group: [O/groups, C/groups*kH*kW] weight rows x the im2col view
     // [C/groups*kH*kW, batch*OH*OW] of the input.
-    const uint32_t gemm_m = out_per_group, gemm_n = batch * oh * ow, gemm_k = group_channels * kh * kw;
+    GemmDispatch d;
+    d.m = out_per_group;
+    d.n = batch * oh * ow;
+    d.k = group_channels * kh * kw;
+    d.batches = static_cast<uint32_t>(groups);
     // Output tile: BM rows = output channels, BN columns = pixels.
-    const GemmChoice choice = select_gemm(lc.ctx, y.dtype, lc.gemm_kernel, GemmProblem{true, gemm_m});
-    const uint32_t tiles_m = choice.tiles_m(gemm_m), tiles_n = choice.tiles_n(gemm_n);
-    // <= numel(y) <= 2^31 (check_tensor_limits), so the tile count fits 32 bits.
-    const uint32_t tile_count = static_cast<uint32_t>(uint64_t{tiles_m} * tiles_n * static_cast<uint64_t>(groups));
-    PushConstants push;
-    push.u32(gemm_m).u32(gemm_n).u32(gemm_k).u32(tiles_n).u32(tiles_m).u32(tile_count);
-    push.u32(channels).u32(height).u32(width).u32(out_channels).u32(oh).u32(ow);
-    push.u32(kh).u32(kw).u32(stride[0]).u32(stride[1]).u32(padding[0]).u32(padding[1]).u32(dilation[0]).u32(dilation[1]);
-    push.u32(group_channels);
-    // The weight rows are read in vectors where whole; the im2col view is gathered.
-    const int32_t a_vec = gemm_k % choice.vector == 0 && w.range.offset % 16 == 0 ? 1 : 0;
-    std::vector<int32_t> spec = {has_bias, 0, a_vec, 0, 0};  // never aligned: the im2col view has edges
-    const std::vector<int32_t> kernel_spec = choice.specialization();
-    spec.insert(spec.end(), kernel_spec.begin(), kernel_spec.end());
-    KernelKey key{choice.shader(true, y.dtype), spec, 4, push.size()};
-    return add_dispatch(lc, n, key, std::move(bindings), push, uint64_t{tile_count} * kWorkgroupSize);
+    const GemmChoice choice = select_gemm(lc.ctx, y.dtype, lc.gemm_force, GemmProblem{true, d.m, d.n, d.k, d.batches});
+    d.push.u32(channels).u32(height).u32(width).u32(out_channels).u32(oh).u32(ow);
+    d.push.u32(kh).u32(kw).u32(stride[0]).u32(stride[1]).u32(padding[0]).u32(padding[1]).u32(dilation[0]).u32(dilation[1]);
+    d.push.u32(group_channels);
+    // The weight rows are read in vectors where whole. The im2col view is
+    // gathered, except in a pointwise convolution (1x1, stride 1, no padding),
+    // where it is the input itself: read in vectors where a chunk of pixels
+    // never straddles two images.
+    d.a_vec = d.k % choice.vector == 0 && w.range.offset % 16 == 0 ? 1 : 0;
+    d.pointwise = kh == 1 && kw == 1 && stride[0] == 1 && stride[1] == 1 && padding[0] == 0 && padding[1] == 0 ? 1 : 0;
+    d.b_vec = d.pointwise && (oh * ow) % choice.vector == 0 && x.range.offset % 16 == 0 ? 1 : 0;
+    // Never aligned: the im2col view has edges (and a pointwise one ragged pixel counts).
+    return add_gemm_dispatch(lc, n, choice, d, w.range, x.range,
+                             GemmOutput{&y, bias, true, oh * ow, out_channels});
   }
 
   PushConstants push;

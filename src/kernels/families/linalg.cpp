@@ -1,6 +1,6 @@
 // Kernel family 'linalg': matmul (batch dims broadcast) and linear (x W^T + b)
 // for f32 and f16, on the GEMM kernel select_gemm picks (gemm_select.h).
-#include "kernels/gemm_select.h"
+#include "kernels/gemm_dispatch.h"
 #include "kernels/op_table.h"
 
 namespace gpuu::kernels {
@@ -28,16 +28,17 @@ Status dispatch_gemm(LoweringContext& lc, const graph::Node& n, const Gemm& g, c
   if (graph::shape_numel(y.shape) == 0) return Status::Ok();  // nothing to write
   uint64_t batches = 1;
   for (uint32_t d : g.batch_shape) batches *= d;
-  const GemmChoice choice = select_gemm(lc.ctx, y.dtype, lc.gemm_kernel, GemmProblem{false, g.m});
-  uint32_t tiles_m = choice.tiles_m(g.m), tiles_n = choice.tiles_n(g.n);
-  // <= numel(y) <= 2^31 (check_tensor_limits), so the tile count fits 32 bits.
-  uint32_t tile_count = static_cast<uint32_t>(batches * tiles_m * tiles_n);
-  PushConstants push;
-  push.u32(g.m).u32(g.n).u32(g.k).u32(tiles_n).u32(tiles_m).u32(tile_count);
-  push.u32(static_cast<uint32_t>(g.batch_shape.size())).u32(g.b_stride_k).u32(g.b_stride_n);
-  push.u32_array(g.batch_shape, kMaxBatchRank);
-  push.u32_array(g.a_batch_strides, kMaxBatchRank);
-  push.u32_array(g.b_batch_strides, kMaxBatchRank);
+  const GemmChoice choice = select_gemm(lc.ctx, y.dtype, lc.gemm_force,
+                                        GemmProblem{false, g.m, g.n, g.k, static_cast<uint32_t>(batches)});
+  GemmDispatch d;
+  d.m = g.m;
+  d.n = g.n;
+  d.k = g.k;
+  d.batches = static_cast<uint32_t>(batches);
+  d.push.u32(static_cast<uint32_t>(g.batch_shape.size())).u32(g.b_stride_k).u32(g.b_stride_n);
+  d.push.u32_array(g.batch_shape, kMaxBatchRank);
+  d.push.u32_array(g.a_batch_strides, kMaxBatchRank);
+  d.push.u32_array(g.b_batch_strides, kMaxBatchRank);
   // Vector reads where rows are whole chunks (the batch strides, multiples of
   // M*K and K*N, follow) and the bindings start on 16 bytes.
   const uint32_t vec = choice.vector;
@@ -45,18 +46,13 @@ Status dispatch_gemm(LoweringContext& lc, const graph::Node& n, const Gemm& g, c
   const bool b_vec = (g.b_k_contiguous ? g.k : g.n) % vec == 0 && b.range.offset % 16 == 0;
   // Whole tiles and slices with vector reads: the shader drops those bounds
   // checks (ALIGNED in gemm_common.glsl).
-  int32_t aligned = 0;
   if (a_vec && b_vec) {
-    aligned = (g.m % choice.tile_m == 0 ? 1 : 0) | (g.n % choice.tile_n == 0 && g.k % choice.depth == 0 ? 2 : 0);
+    d.aligned = (g.m % choice.tile_m == 0 ? 1 : 0) | (g.n % choice.tile_n == 0 && g.k % choice.depth == 0 ? 2 : 0);
   }
-  std::vector<int32_t> spec = {bias ? 1 : 0, g.b_k_contiguous ? 1 : 0, a_vec ? 1 : 0, b_vec ? 1 : 0, aligned};
-  const std::vector<int32_t> kernel_spec = choice.specialization();
-  spec.insert(spec.end(), kernel_spec.begin(), kernel_spec.end());
-  KernelKey key{choice.shader(false, y.dtype), spec, 4, push.size()};
-  // Without a bias, binding 2 still needs a buffer: a's, which the shader never reads there.
-  BufferRange bias_range = bias ? bias->range : a.range;
-  return add_dispatch(lc, n, key, {{a.range, false}, {b.range, false}, {bias_range, false}, {y.range, true}}, push,
-                      uint64_t{tile_count} * kWorkgroupSize);
+  d.b_k_contiguous = g.b_k_contiguous ? 1 : 0;
+  d.a_vec = a_vec ? 1 : 0;
+  d.b_vec = b_vec ? 1 : 0;
+  return add_gemm_dispatch(lc, n, choice, d, a.range, b.range, GemmOutput{&y, bias});
 }
 
 std::string check_matmul(const graph::Graph& g, const graph::Node& n) { return check_float_inputs(g, n); }

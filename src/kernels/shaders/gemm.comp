@@ -166,12 +166,12 @@ void main() {
     [[unroll]] for (uint j = 0u; j < TM; ++j) acc[i][j] = 0.0;
   }
 
-  fetch(0u, t);
+  fetch(g_k0, t);
   stage(0u, t);
   barrier();
   uint buf = 0u;
-  for (uint k0 = 0u; k0 < p.K; k0 += BK) {
-    bool more = k0 + BK < p.K;
+  for (uint k0 = g_k0; k0 < g_k_end; k0 += BK) {
+    bool more = k0 + BK < g_k_end;
     if (more) fetch(k0 + BK, t);  // global reads in flight during the multiply
     multiply(buf);
     if (more) {

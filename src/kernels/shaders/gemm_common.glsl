@@ -20,12 +20,24 @@ layout(constant_id = 3) const int B_VEC = 0;
 // tiles, 2 = N is whole tiles and K whole slices (a transformer's GEMMs are
 // often 2 alone: rows = batch x sequence, columns and depth = model sizes).
 layout(constant_id = 4) const int ALIGNED = 0;
+// (Constants 5..9 are gemm_coopmat.comp's.)
+// Split-K: the workgroups of one output tile each sum p.k_split of K and
+// store an f32 partial (binding 4) instead of the result; a second dispatch
+// (gemm_split_reduce.comp) adds them up, with the bias, into the output.
+layout(constant_id = 10) const int SPLIT_K = 0;
+#ifdef GPUU_CONV
+// A 1x1 convolution with stride 1 and no padding: the im2col view is the
+// input itself, so B is read directly (in vector chunks where B_VEC).
+layout(constant_id = 11) const int POINTWISE = 0;
+#endif
 
 layout(std430, set = 0, binding = 0) readonly buffer A { T a[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B { T b[]; };
 // Bound to some read-only tensor when HAS_BIAS is 0 (never read then).
 layout(std430, set = 0, binding = 2) readonly buffer Bias { T bias[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer Out { T y[]; };
+// The partials [split][batch][M][N] when SPLIT_K (else bound to the output, never written).
+layout(std430, set = 0, binding = 4) writeonly buffer Partial { float partial[]; };
 
 #ifdef GPUU_CONV
 layout(push_constant) uniform Params {
@@ -38,6 +50,8 @@ layout(push_constant) uniform Params {
   uint C, H, W, O, OH, OW;
   uint kh, kw, sh, sw, ph, pw, dh, dw;
   uint Cg;  // input channels per group
+  uint k_split;  // SPLIT_K: the depth one workgroup sums
+  uint batches;  // groups
 } p;
 #else
 layout(push_constant) uniform Params {
@@ -53,11 +67,14 @@ layout(push_constant) uniform Params {
   uint batch_shape[4];
   uint a_batch_stride[4];  // elements; 0 on broadcast dims
   uint b_batch_stride[4];
+  uint k_split;  // SPLIT_K: the depth one workgroup sums
+  uint batches;  // product of batch_shape
 } p;
 #endif
 
-// Set by gemm_tile() for the workgroup's tile.
-uint g_batch, g_m0, g_n0, a_base, b_base;
+// Set by gemm_tile() for the workgroup's tile: its batch (conv2d: group),
+// first row and column, the bases of A and B, and its share [g_k0, g_k_end) of K.
+uint g_batch, g_m0, g_n0, a_base, b_base, g_split, g_k0, g_k_end;
 
 // False for workgroups past the last tile (the 2-D spread of a large
 // dispatch): they leave together, before any barrier.
@@ -65,6 +82,16 @@ bool gemm_tile(uint bm, uint bn) {
   uint tile = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
   if (tile >= p.tile_count) return false;
   uint per_batch = p.tiles_n * p.tiles_m;
+  g_split = 0u;
+  g_k0 = 0u;
+  g_k_end = p.K;
+  if (SPLIT_K != 0) {
+    uint per_split = per_batch * p.batches;
+    g_split = tile / per_split;
+    tile -= g_split * per_split;
+    g_k0 = g_split * p.k_split;
+    g_k_end = min(p.K, g_k0 + p.k_split);
+  }
   g_batch = tile / per_batch;
   uint rest = tile - g_batch * per_batch;
   g_m0 = (rest / p.tiles_n) * bm;
@@ -88,13 +115,25 @@ bool gemm_tile(uint bm, uint bn) {
 
 bool in_m(uint m) { return (ALIGNED & 1) != 0 || m < p.M; }
 bool in_n(uint n) { return (ALIGNED & 2) != 0 || n < p.N; }
-bool in_k(uint k) { return (ALIGNED & 2) != 0 || k < p.K; }
+// Shares of K are whole slices (the selector rounds them), so ALIGNED's
+// whole-slice promise holds for each share too.
+bool in_k(uint k) { return (ALIGNED & 2) != 0 || k < g_k_end; }
 
-float load_a(uint m, uint k) { return (m < p.M && k < p.K) ? float(a[a_base + m * p.K + k]) : 0.0; }
+float load_a(uint m, uint k) { return (m < p.M && k < g_k_end) ? float(a[a_base + m * p.K + k]) : 0.0; }
+
+#ifdef GPUU_CONV
+// The pointwise convolution's B element (k = input channel of the group).
+uint pointwise_b(uint k, uint n) {
+  uint pixels = p.OH * p.OW;
+  uint img = n / pixels;
+  return (img * p.C + g_batch * p.Cg + k) * pixels + (n - img * pixels);
+}
+#endif
 
 float load_b(uint k, uint n) {
-  if (k >= p.K || n >= p.N) return 0.0;
+  if (k >= g_k_end || n >= p.N) return 0.0;
 #ifdef GPUU_CONV
+  if (POINTWISE != 0) return float(b[pointwise_b(k, n)]);
   uint taps = p.kh * p.kw, pixels = p.OH * p.OW;
   uint c = k / taps, tap = k % taps;
   uint ky = tap / p.kw, kx = tap % p.kw;
@@ -115,7 +154,14 @@ float load_b(uint k, uint n) {
 // element (the gather bounded the implicit GEMM).
 void gather_b_row(uint k, uint n, uint count, out float v[8]) {
   [[unroll]] for (uint i = 0u; i < 8u; ++i) v[i] = 0.0;
-  if (k >= p.K) return;
+  if (k >= g_k_end) return;
+  if (POINTWISE != 0) {
+    [[unroll]] for (uint i = 0u; i < 8u; ++i) {
+      if (i >= count || n + i >= p.N) break;
+      v[i] = float(b[pointwise_b(k, n + i)]);
+    }
+    return;
+  }
   uint taps = p.kh * p.kw;
   uint c = k / taps, tap = k % taps;
   int dy = int((tap / p.kw) * p.dh) - int(p.ph), dx = int((tap % p.kw) * p.dw) - int(p.pw);
@@ -142,13 +188,20 @@ void gather_b_row(uint k, uint n, uint count, out float v[8]) {
 // Element offsets of a vector chunk's first element (A_VEC / B_VEC only).
 uint a_offset(uint m, uint k) { return a_base + m * p.K + k; }
 #ifdef GPUU_CONV
-uint b_offset(uint k, uint n) { return 0u; }  // im2col is gathered (B_VEC is 0)
+// B_VEC only where POINTWISE and the output pixels are whole chunks (a chunk
+// never straddles two images); otherwise im2col is gathered.
+uint b_offset(uint k, uint n) { return POINTWISE != 0 ? pointwise_b(k, n) : 0u; }
 #else
 uint b_offset(uint k, uint n) { return b_base + k * p.b_stride_k + n * p.b_stride_n; }
 #endif
 
-// One result, in bounds: bias added, stored in the output's layout.
+// One result, in bounds: bias added, stored in the output's layout; or,
+// under SPLIT_K, this share's partial sum as it is.
 void store_y(uint m, uint n, float v) {
+  if (SPLIT_K != 0) {
+    partial[((g_split * p.batches + g_batch) * p.M + m) * p.N + n] = v;
+    return;
+  }
 #ifdef GPUU_CONV
   uint oc = g_batch * p.M + m;
   if (HAS_BIAS != 0) v += float(bias[oc]);

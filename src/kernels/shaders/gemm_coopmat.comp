@@ -165,13 +165,13 @@ void main() {
     [[unroll]] for (uint j = 0u; j < TILES_N; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, CM_M, CM_N>(0.0);
   }
 
-  fetch(0u, t);
-  for (uint k0 = 0u; k0 < p.K; k0 += BK) {
+  fetch(g_k0, t);
+  for (uint k0 = g_k0; k0 < g_k_end; k0 += BK) {
     barrier();  // every subgroup is done reading the previous slice
     stage(t);
     barrier();
     // Issued after the barrier, so that it does not wait for these reads.
-    if (k0 + BK < p.K) fetch(k0 + BK, t);
+    if (k0 + BK < g_k_end) fetch(k0 + BK, t);
     multiply(wm0, wn0);
   }
 

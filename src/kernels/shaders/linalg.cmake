@@ -6,3 +6,5 @@ gpuu_float_shader(gemm_@T@ gemm.comp)
 gpuu_float_shader(gemm_@T@_t8 gemm.comp GPUU_GEMM_TM=8)
 gpuu_coopmat_shader(gemm_coopmat_f16 gemm_coopmat.comp GPUU_COOP_BK=64)
 gpuu_coopmat_shader(gemm_coopmat_tall_f16 gemm_coopmat.comp GPUU_COOP_BK=32)
+# Split-K's reduction of the partials (matmul, linear and conv2d).
+gpuu_float_shader(gemm_split_reduce_@T@ gemm_split_reduce.comp)

@@ -1,0 +1,48 @@
+// GEMM dispatches and split-K reductions (see gemm_dispatch.h).
+#include "kernels/gemm_dispatch.h"
+
+namespace gpuu::kernels {
+
+Status add_gemm_dispatch(LoweringContext& lc, const graph::Node& node, const GemmChoice& choice,
+                         const GemmDispatch& gemm, const BufferRange& a, const BufferRange& b, const GemmOutput& out) {
+  const TensorRef& y = *out.y;
+  const bool split = choice.splits > 1;
+  const uint32_t tiles_m = choice.tiles_m(gemm.m), tiles_n = choice.tiles_n(gemm.n);
+  // <= numel(y) x splits <= 2^31 x 16 would not fit; check_tensor_limits caps
+  // numel(y), and the selector splits only GEMMs of few tiles.
+  const uint64_t tiles = uint64_t{tiles_m} * tiles_n * gemm.batches * choice.splits;
+  const uint64_t outputs = uint64_t{gemm.m} * gemm.n * gemm.batches;
+  BufferRange partial = y.range;
+  if (split) {
+    GPUU_ASSIGN_OR_RETURN(partial, lc.scratch(outputs * choice.splits * sizeof(float), "split-K partials"));
+  }
+  PushConstants push;
+  push.u32(gemm.m).u32(gemm.n).u32(gemm.k).u32(tiles_n).u32(tiles_m).u32(static_cast<uint32_t>(tiles));
+  push.append(gemm.push);
+  push.u32(choice.k_split).u32(gemm.batches);
+  std::vector<int32_t> spec = {out.bias ? 1 : 0, gemm.b_k_contiguous, gemm.a_vec, gemm.b_vec, gemm.aligned};
+  const std::vector<int32_t> kernel_spec = choice.specialization();
+  spec.insert(spec.end(), kernel_spec.begin(), kernel_spec.end());
+  if (split || gemm.pointwise) {
+    spec.resize(10, 0);  // constant ids 5..9 are gemm_coopmat.comp's (unused by gemm.comp)
+    spec.push_back(split ? 1 : 0);
+    spec.push_back(gemm.pointwise);
+  }
+  // Without a bias, binding 2 still needs a buffer: A's, which the shader never reads there.
+  const BufferRange bias = out.bias ? out.bias->range : a;
+  // Under split-K the output binding takes the partials too: the GEMM pass
+  // writes nothing else, and the reduction reads them after it.
+  KernelKey key{choice.shader(out.conv, y.dtype), spec, 5, push.size()};
+  GPUU_RETURN_IF_ERROR(add_dispatch(lc, node, key,
+                                    {{a, false}, {b, false}, {bias, false}, {partial, true}, {partial, true}}, push,
+                                    tiles * kWorkgroupSize));
+  if (!split) return Status::Ok();
+  PushConstants reduce;
+  reduce.u32(static_cast<uint32_t>(outputs)).u32(gemm.m).u32(gemm.n).u32(choice.splits);
+  reduce.u32(out.pixels).u32(out.out_channels);
+  KernelKey reduce_key{std::string("gemm_split_reduce") + float_suffix(y.dtype), {out.bias ? 1 : 0, out.conv ? 1 : 0},
+                       3, reduce.size()};
+  return add_dispatch(lc, node, reduce_key, {{partial, false}, {bias, false}, {y.range, true}}, reduce, outputs);
+}
+
+}  // namespace gpuu::kernels

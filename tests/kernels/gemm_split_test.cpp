@@ -1,0 +1,143 @@
+// Split-K and the pointwise convolution on the GEMM kernels, forced on the
+// test device against the CPU reference, and the selector's occupancy policy
+// (tile and split for the GEMMs of real models on a GPU of 132
+// multiprocessors, an H100's or H200's). Tolerances as in gemm_test.cpp.
+#include <gtest/gtest.h>
+
+#include <tuple>
+#include <utility>
+
+#include "kernels/gemm_select.h"
+#include "kernels/vulkan_test_util.h"
+
+namespace gpuu::vulkan_test {
+namespace {
+
+using graph::DType;
+using graph::Shape;
+using kernels::GemmChoice;
+using kernels::GemmForce;
+using kernels::GemmKernel;
+using kernels::GemmProblem;
+
+double atol_for(DType dtype, int64_t k) { return (dtype == DType::kF16 ? 1e-3 : 1e-6) + 1e-6 * static_cast<double>(k); }
+double rtol_for(DType dtype) { return dtype == DType::kF16 ? 1e-3 : 1e-5; }
+
+kernels::KernelGraphOptions split(uint32_t splits, std::optional<GemmKernel> kernel = std::nullopt) {
+  kernels::KernelGraphOptions options;
+  options.gemm_splits = splits;
+  options.gemm_kernel = kernel;
+  return options;
+}
+
+testing::AssertionResult matmul_matches(DType dtype, const Shape& a, const Shape& b, uint32_t seed,
+                                        const kernels::KernelGraphOptions& options) {
+  return node_matches_cpu("matmul", {random_tensor(dtype, a, seed, -1, 1), random_tensor(dtype, b, seed + 1, -1, 1)},
+                          {}, atol_for(dtype, a.back()), rtol_for(dtype), {}, options);
+}
+
+testing::AssertionResult linear_matches(DType dtype, const Shape& x, int64_t n, uint32_t seed,
+                                        const kernels::KernelGraphOptions& options) {
+  int64_t k = x.back();
+  return node_matches_cpu("linear",
+                          {random_tensor(dtype, x, seed, -1, 1), random_tensor(dtype, {n, k}, seed + 1, -1, 1),
+                           random_tensor(dtype, {n}, seed + 2, -1, 1)},
+                          {}, atol_for(dtype, k + 1), rtol_for(dtype), {}, options);
+}
+
+testing::AssertionResult conv_matches(DType dtype, const Shape& x, const Shape& w, std::vector<int64_t> stride,
+                                      std::vector<int64_t> padding, int64_t groups, bool bias, uint32_t seed,
+                                      const kernels::KernelGraphOptions& options) {
+  std::vector<cpu::HostTensor> inputs = {random_tensor(dtype, x, seed, -1, 1), random_tensor(dtype, w, seed + 1, -1, 1)};
+  if (bias) inputs.push_back(random_tensor(dtype, {w[0]}, seed + 2, -1, 1));
+  graph::AttrMap attrs = {
+      {"stride", stride}, {"padding", padding}, {"dilation", std::vector<int64_t>{1, 1}}, {"groups", groups}};
+  return node_matches_cpu("conv2d", inputs, attrs, atol_for(dtype, w[1] * w[2] * w[3] + 1), rtol_for(dtype), {},
+                          options);
+}
+
+// Shares of K that are not equal (K off the share), a K of fewer slices than
+// asked shares, batches with a broadcast operand, each gemm.comp tile.
+void check_split_matmuls(DType dtype) {
+  uint32_t seed = 1;
+  const std::pair<GemmKernel, uint32_t> forms[] = {
+      {GemmKernel::kTiled64, 2}, {GemmKernel::kTiled64, 5}, {GemmKernel::kTiled128, 3}};
+  for (const auto& [kernel, splits] : forms) {
+    kernels::KernelGraphOptions o = split(splits, kernel);
+    EXPECT_TRUE(matmul_matches(dtype, {37, 300}, {300, 45}, seed += 2, o)) << splits;
+    EXPECT_TRUE(matmul_matches(dtype, {64, 256}, {256, 128}, seed += 2, o)) << splits;  // aligned
+    EXPECT_TRUE(matmul_matches(dtype, {2, 3, 20, 96}, {96, 24}, seed += 2, o)) << splits;
+    EXPECT_TRUE(matmul_matches(dtype, {5, 17}, {17, 9}, seed += 2, o)) << splits;  // fewer slices than shares
+    EXPECT_TRUE(linear_matches(dtype, {1, 512}, 70, seed += 3, o)) << splits;        // decode: one row
+  }
+}
+
+TEST(VulkanGemmSplit, MatmulAndLinearF32) { check_split_matmuls(DType::kF32); }
+
+TEST(VulkanGemmSplit, MatmulAndLinearF16) {
+  if (!f16_kernels_or_refused()) return;
+  check_split_matmuls(DType::kF16);
+}
+
+// Convolutions split along K (channels x taps): the reduction adds the bias per
+// output channel and writes NCHW, groups included.
+TEST(VulkanGemmSplit, Conv2dF32) {
+  uint32_t seed = 300;
+  for (uint32_t splits : {2u, 4u}) {
+    kernels::KernelGraphOptions o = split(splits, GemmKernel::kTiled64);
+    EXPECT_TRUE(conv_matches(DType::kF32, {1, 32, 7, 7}, {40, 32, 3, 3}, {1, 1}, {1, 1}, 1, true, seed += 3, o));
+    EXPECT_TRUE(conv_matches(DType::kF32, {2, 32, 9, 8}, {48, 16, 3, 3}, {2, 2}, {1, 1}, 2, true, seed += 3, o));
+    EXPECT_TRUE(conv_matches(DType::kF32, {1, 256, 7, 7}, {64, 256, 1, 1}, {1, 1}, {0, 0}, 1, false, seed += 3, o));
+  }
+}
+
+// 1x1, stride 1, no padding: B is the input itself, read directly, in vector
+// chunks where the pixels are whole chunks (8x8) and element by element where
+// not (7x7), over two images, with and without a split.
+TEST(VulkanGemmSplit, PointwiseConv2d) {
+  uint32_t seed = 400;
+  const std::tuple<DType, GemmKernel, uint32_t> forms[] = {
+      {DType::kF32, GemmKernel::kTiled64, 1}, {DType::kF32, GemmKernel::kTiled128, 3}, {DType::kF16, GemmKernel::kTiled64, 3}};
+  for (const auto& [dtype, kernel, splits] : forms) {
+    if (dtype == DType::kF16 && !f16_kernels_or_refused()) continue;
+    kernels::KernelGraphOptions o = split(splits, kernel);
+    EXPECT_TRUE(conv_matches(dtype, {2, 64, 8, 8}, {96, 64, 1, 1}, {1, 1}, {0, 0}, 1, true, seed += 3, o));
+    EXPECT_TRUE(conv_matches(dtype, {2, 48, 7, 7}, {80, 48, 1, 1}, {1, 1}, {0, 0}, 1, true, seed += 3, o));
+    EXPECT_TRUE(conv_matches(dtype, {1, 64, 6, 6}, {64, 16, 1, 1}, {1, 1}, {0, 0}, 4, false, seed += 3, o));
+  }
+}
+
+// The policy on a GPU of 132 multiprocessors, f32 (the tiled kernels), as the
+// lowering asks: a GEMM that makes too few 128x128 tiles takes 64x64 ones, and
+// one that still leaves multiprocessors idle splits K.
+GemmChoice on_132(GemmProblem problem) {
+  GemmForce force;
+  force.compute_units = 132;
+  return kernels::select_gemm(*test_context(), DType::kF32, force, problem);
+}
+
+TEST(VulkanGemmSplit, SelectorFillsTheGpu) {
+  // resnet50's last 3x3 convolution at batch 1: 512 channels, 7x7 pixels, K = 512 x 9.
+  GemmChoice late = on_132(GemmProblem{true, 512, 49, 4608});
+  EXPECT_EQ(late.tile_m, 64u) << late.describe();
+  EXPECT_GE(uint64_t{late.tiles_m(512)} * late.tiles_n(49) * late.splits, 100u) << late.describe();
+  EXPECT_EQ(late.k_split % late.depth, 0u) << late.describe();
+  EXPECT_GE(uint64_t{late.k_split} * late.splits, 4608u) << late.describe();
+  EXPECT_LT(uint64_t{late.k_split} * (late.splits - 1), 4608u) << late.describe();
+  // A decode step's linear: one row, 768 -> 3072.
+  GemmChoice decode = on_132(GemmProblem{false, 1, 3072, 768});
+  EXPECT_GT(decode.splits, 1u) << decode.describe();
+  // ViT-B/16's MLP: 197 tokens, 768 -> 3072: the 64x64 tile (4 x 48 tiles) fills the GPU without a split.
+  GemmChoice vit = on_132(GemmProblem{false, 197, 3072, 768});
+  EXPECT_EQ(vit.tile_m, 64u) << vit.describe();
+  EXPECT_EQ(vit.splits, 1u) << vit.describe();
+  // A large GEMM keeps the device's usual choice.
+  GemmChoice large = on_132(GemmProblem{false, 4096, 4096, 4096});
+  EXPECT_EQ(large.splits, 1u) << large.describe();
+  EXPECT_EQ(large.kernel, kernels::select_gemm(*test_context(), DType::kF32).kernel) << large.describe();
+  // Every choice says why.
+  for (const GemmChoice& c : {late, decode, vit, large}) EXPECT_FALSE(c.why.empty()) << c.describe();
+}
+
+}  // namespace
+}  // namespace gpuu::vulkan_test
