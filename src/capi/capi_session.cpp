@@ -2,7 +2,6 @@
 #include <atomic>
 #include <cstddef>
 
-#include "backends/vgf/vgf_export.h"
 #include "capi/capi_common.h"
 #include "capi/handles.h"
 #include "program/program_loader.h"
@@ -74,22 +73,6 @@ GPUU_API size_t gpuu_program_delegate_count(const gpuu_program* program) {
 GPUU_API const char* gpuu_program_delegate_backend(const gpuu_program* program, size_t index) {
   if (!program || index >= program->program->delegates().size()) return nullptr;
   return program->program->delegates()[index].backend_id.c_str();
-}
-
-GPUU_API gpuu_status gpuu_program_extract_vgf(const gpuu_program* program, const char* dir, size_t* vgf_count) {
-  return guarded(__func__, [&]() -> gpuu_status {
-    if (vgf_count) *vgf_count = 0;
-    if (!program) return fail_invalid("gpuu_program_extract_vgf: program is NULL");
-    if (!dir || !*dir) return fail_invalid("gpuu_program_extract_vgf: dir is NULL or empty");
-    std::vector<std::string> written;
-    if (gpuu_status s = to_c(vgf::extract_vgf_delegates(*program->program, dir, &written))) return s;
-    if (vgf_count) {
-      for (const std::string& path : written) {
-        if (path.size() > 4 && path.compare(path.size() - 4, 4, ".vgf") == 0) ++*vgf_count;
-      }
-    }
-    return GPUU_OK;
-  });
 }
 
 GPUU_API void gpuu_session_options_init_sized(gpuu_session_options* options, size_t struct_size) {

@@ -10,6 +10,7 @@
 #include "kernels/op_table.h"
 #include "vgf/tosa_lowering.h"
 #include "vgf/vgf_file.h"
+#include "vgf/vgf_graph.h"
 
 #include <algorithm>
 #include <map>

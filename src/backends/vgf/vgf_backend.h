@@ -13,7 +13,7 @@ namespace gpuu::vgf {
 
 class VgfBackend final : public backends::Backend {
  public:
-  const char* id() const override { return "VgfBackend"; }
+  const char* id() const override { return partition::kVgfId; }
   const char* log_name() const override { return "VGF"; }
   uint32_t version() const override { return 1; }
   bool is_available() const override;
