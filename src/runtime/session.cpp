@@ -221,7 +221,7 @@ Status Session::Impl::init_delegate(int32_t index) {
   // Overrides were validated when the session began: this cannot fail.
   GPUU_ASSIGN_OR_RETURN(init.shared, apply_overrides(info.shared, options.overrides));
   init.device = options.device;
-  init.data_graph_path = options.data_graph_path;
+  init.options = backends::option_values(*slot.backend, options.backend_options);
   init.gpu_timing = options.gpu_timing;
   // Batched submits end with the track's host barrier; queue_wait_idle
   // submits each delegate alone, so there each keeps its own.
@@ -707,6 +707,8 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const program::
                                                  const SessionOptions& options) {
   if (!program) return err(StatusCode::kInvalidArgument, "session: no program");
   GPUU_RETURN_IF_ERROR(validate_overrides(options.overrides));
+  GPUU_RETURN_IF_ERROR(
+      backends::options_status(backends::option_problems(backend_registry().backends(), options.backend_options)));
   auto impl = std::make_unique<Impl>();
   impl->program = program;
   impl->options = options;

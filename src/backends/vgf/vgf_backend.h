@@ -8,6 +8,7 @@
 
 #include "backends/backend.h"
 #include "backends/vgf/vgf_capability.h"
+#include "backends/vgf/vgf_options.h"
 
 namespace gpuu::vgf {
 
@@ -17,6 +18,7 @@ class VgfBackend final : public backends::Backend {
   const char* log_name() const override { return "VGF"; }
   uint32_t version() const override { return 1; }
   bool is_available() const override;
+  const std::vector<backends::OptionDecl>& declared_options() const override { return vgf_options(); }
 
   Result<std::unique_ptr<backends::DelegateHandle>> init(backends::BackendInitContext& context, const Blob& processed,
                                                          const std::vector<CompileSpecEntry>& compile_specs) override;
