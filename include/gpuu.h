@@ -1158,8 +1158,9 @@ GPUU_API gpuu_status gpuu_session_get_context(const gpuu_session* session, gpuu_
  * directory is scanned in name order for files with ".so" in their name; each
  * must be named <vendor>_<name>_backend.so[.N...], export
  * gpuu_backend_plugin_get, declare a compatible plugin API version (same
- * major, minor <= GPUU_BACKEND_API_VERSION_MINOR), fill every vtable function
- * and bring an id no backend has yet. A file already loaded (by canonical
+ * major, minor <= GPUU_BACKEND_API_VERSION_MINOR), fill every vtable function,
+ * declare its load-time options well-formed (API 1.1) and bring an id no
+ * backend has yet. A file already loaded (by canonical
  * path) is skipped. A refused file or path does not stop the others: the call
  * returns GPUU_ERROR_INVALID_ARGUMENT and gpuu_last_error() lists every
  * refusal as "<path>: <why>", one per line. *out_loaded (may be NULL) counts

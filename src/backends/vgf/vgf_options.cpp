@@ -21,8 +21,8 @@ const std::vector<backends::OptionDecl>& vgf_options() {
       {kDataGraphPathKey,
        {std::begin(kPathNames), std::end(kPathNames)},
        data_graph_path_name(DataGraphPath::kAuto),
-       "auto: native VK_ARM_data_graph where the device has it, else gpuu's TOSA executor; native: that path or "
-       "fail; executor: always gpuu's executor"},
+       "how VGF graphs run: native (VK_ARM_data_graph pipelines, else init fails), executor (gpuu's TOSA "
+       "executor) or auto (native where the device has it)"},
   };
   return options;
 }
