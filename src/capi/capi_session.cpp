@@ -4,6 +4,7 @@
 
 #include "capi/capi_common.h"
 #include "capi/handles.h"
+#include "partition/backend_capability.h"
 #include "program/program_loader.h"
 #include "runtime/builtin_backends.h"
 #include "runtime/session.h"
@@ -39,9 +40,9 @@ gpuu_status wrap_program(Result<std::shared_ptr<const program::Program>> loaded,
   return GPUU_OK;
 }
 
-// gpuu_session_options.vgf_path (0.x) is VgfBackend's option data_graph_path:
-// its values, in gpuu_vgf_path's order.
-constexpr const char* kVgfBackend = "VgfBackend";
+// gpuu_session_options.vgf_path (0.x) is VgfBackend's option data_graph_path
+// (backends/vgf/vgf_options.h, which the C API does not include): its key and
+// values, in gpuu_vgf_path's order.
 constexpr const char* kDataGraphPathKey = "data_graph_path";
 constexpr const char* kVgfPathValues[] = {"auto", "native", "executor"};
 
@@ -66,7 +67,7 @@ gpuu_status read_backend_options(const char* function, const gpuu_session_option
     out->push_back({g.backend, g.key, g.value});
   }
   if (o.vgf_path != GPUU_VGF_PATH_AUTO) {
-    backends::BackendOption legacy{kVgfBackend, kDataGraphPathKey, kVgfPathValues[o.vgf_path]};
+    backends::BackendOption legacy{partition::kVgfId, kDataGraphPathKey, kVgfPathValues[o.vgf_path]};
     bool set = false;
     for (const backends::BackendOption& b : *out) {
       if (b.backend != legacy.backend || b.key != legacy.key) continue;
