@@ -971,7 +971,10 @@ typedef struct gpuu_session gpuu_session;
  * where the context's device has GPUU_FEATURE_DATA_GRAPH, otherwise on gpuu's
  * TOSA executor (its own Vulkan compute kernels). NATIVE: the native path or
  * GPUU_ERROR_UNSUPPORTED naming why not. EXECUTOR: always gpuu's executor.
- * The "[VGF] init:" log line says which path each delegate took and why. */
+ * The "[VGF] init:" log line says which path each delegate took and why.
+ * Since 0.6 this is VgfBackend's option "data_graph_path" (values "auto",
+ * "native", "executor": see gpuu_backend_option); the enum and
+ * gpuu_session_options.vgf_path stay for 0.x callers. */
 typedef enum gpuu_vgf_path {
   GPUU_VGF_PATH_AUTO = 0,
   GPUU_VGF_PATH_NATIVE = 1,
@@ -979,13 +982,32 @@ typedef enum gpuu_vgf_path {
   GPUU_VGF_PATH_FORCE32 = 0x7FFFFFFF
 } gpuu_vgf_path;
 
+/* One load-time option of one backend: `key` set to `value` for every
+ * delegate of backend `backend` (an array element: set struct_size with
+ * gpuu_backend_option_init). Each backend, built in or plugin, declares the
+ * keys it takes, each with its allowed values (or free-form) and default;
+ * `gpuu-inspect --backends` lists them. VgfBackend takes "data_graph_path"
+ * ("auto", "native" or "executor": see gpuu_vgf_path). Added in 0.6. */
+typedef struct gpuu_backend_option {
+  uint32_t struct_size;
+  const char* backend; /* a registered backend id: "VgfBackend", a plugin's id */
+  const char* key;
+  const char* value;
+} gpuu_backend_option;
+
+/* Fills `option` with no backend, key or value. Never fails. Added in 0.6. */
+GPUU_API void gpuu_backend_option_init_sized(gpuu_backend_option* option, size_t struct_size);
+#define gpuu_backend_option_init(option) gpuu_backend_option_init_sized((option), sizeof(*(option)))
+
 typedef struct gpuu_session_options {
   uint32_t struct_size;
   /* Token, group, mode, sync mode over the file's; NULL overrides nothing. */
   const gpuu_context_overrides* overrides;
   /* When a delegate creates the context; NULL: gpuu_device_options_init's. */
   const gpuu_device_options* device;
-  gpuu_vgf_path vgf_path; /* default GPUU_VGF_PATH_AUTO */
+  /* Default GPUU_VGF_PATH_AUTO. Any other value is the backend option
+   * VgfBackend:data_graph_path; setting both to different values is an error. */
+  gpuu_vgf_path vgf_path;
   /* Added in 0.4: nonzero measures each delegate's GPU time with timestamps
    * (gpuu_execute_stats.gpu_time_us). They serialise the GPU (several
    * microseconds per delegate on a discrete GPU), so the default 0 is for
@@ -996,6 +1018,11 @@ typedef struct gpuu_session_options {
    * late; polling keeps one host core busy). Negative, the default: 1000 on
    * a GPU, 0 on a CPU device such as lavapipe. */
   double wait_spin_us;
+  /* Added in 0.6: load-time options of backends, backend_options[0..count)
+   * (borrowed for the call); default none. Each delegate's backend receives
+   * its own, every key it declares set to the value given or its default. */
+  const gpuu_backend_option* backend_options;
+  size_t backend_option_count;
 } gpuu_session_options;
 
 GPUU_API void gpuu_session_options_init_sized(gpuu_session_options* options, size_t struct_size);
@@ -1003,9 +1030,16 @@ GPUU_API void gpuu_session_options_init_sized(gpuu_session_options* options, siz
 
 /* Initialises every delegate through its backend (each resolves the shared
  * context by its compile specs and `options`, and makes its own command
- * pool). Failures name the delegate: GPUU_ERROR_NOT_FOUND (lookup_only and
- * nothing registered), GPUU_ERROR_ALREADY_EXISTS (create_only and the key is
- * taken), GPUU_ERROR_UNSUPPORTED (a backend or device feature is missing),
+ * pool). Before any delegate initialises, the backend options are checked
+ * against the backends' declarations: GPUU_ERROR_INVALID_ARGUMENT names every
+ * bad one at once (a backend id not registered, listing the registered ones;
+ * a key the backend does not declare, listing its keys; a value outside the
+ * key's allowed values, listing them; a key set twice; a NULL string; vgf_path
+ * against a different VgfBackend:data_graph_path). An option for a registered
+ * backend the program has no delegate of is accepted. Delegate failures name
+ * the delegate: GPUU_ERROR_NOT_FOUND (lookup_only and nothing registered),
+ * GPUU_ERROR_ALREADY_EXISTS (create_only and the key is taken),
+ * GPUU_ERROR_UNSUPPORTED (a backend or device feature is missing),
  * GPUU_ERROR_INVALID_FORMAT. On success *out is the caller's. Thread-safe
  * with respect to other sessions. */
 GPUU_API gpuu_status gpuu_session_create(const gpuu_program* program, const gpuu_session_options* options,
@@ -1114,6 +1148,7 @@ GPUU_API gpuu_status gpuu_session_get_context(const gpuu_session* session, gpuu_
 
 /* Backends are named by id: the built-in ones ("VulkanBackend", "VgfBackend")
  * and those loaded from plugin files (include/gpuu_backend.h, docs/plugins.md).
+ * Each declares the load-time options it takes (gpuu_backend_option).
  * The environment variable GPUU_BACKEND_PATH (':'-separated absolute paths of
  * directories or plugin files) is read once, when any function here, or a
  * session, first needs the backend list; refusals there are logged. The
@@ -1123,8 +1158,9 @@ GPUU_API gpuu_status gpuu_session_get_context(const gpuu_session* session, gpuu_
  * directory is scanned in name order for files with ".so" in their name; each
  * must be named <vendor>_<name>_backend.so[.N...], export
  * gpuu_backend_plugin_get, declare a compatible plugin API version (same
- * major, minor <= GPUU_BACKEND_API_VERSION_MINOR), fill every vtable function
- * and bring an id no backend has yet. A file already loaded (by canonical
+ * major, minor <= GPUU_BACKEND_API_VERSION_MINOR), fill every vtable function,
+ * declare its load-time options well-formed (API 1.1) and bring an id no
+ * backend has yet. A file already loaded (by canonical
  * path) is skipped. A refused file or path does not stop the others: the call
  * returns GPUU_ERROR_INVALID_ARGUMENT and gpuu_last_error() lists every
  * refusal as "<path>: <why>", one per line. *out_loaded (may be NULL) counts

@@ -4,7 +4,12 @@
  *
  *   gpuu-run --model_path P --input_list a.bin[,b.bin] --output_path OUT
  *            [--num_executions N] [--device D] [--sync_mode M]
- *            [--token T --group_id G --mode M] [--vgf_path auto|native|executor] [--quiet]
+ *            [--token T --group_id G --mode M] [--vgf_path auto|native|executor]
+ *            [--backend_option ID:KEY=VALUE]... [--quiet]
+ *
+ * --backend_option sets one load-time option of a backend (repeatable):
+ * `VgfBackend:data_graph_path=native` is what --vgf_path native says.
+ * `gpuu-inspect --backends` lists every backend's options.
  *
  * Output i goes to OUT when the program has one output, else OUT.<i>.
  * Delegates log their init/execute/destroy lines as "[VGF] ...", "[Vulkan] ...".
@@ -28,6 +33,9 @@ typedef struct {
   const char* group_id;
   const char* mode;
   const char* vgf_path;
+  gpuu_backend_option* backend_options; /* one per --backend_option, strings in backend_option_text */
+  char** backend_option_text;
+  size_t backend_option_count;
   int quiet;
 } options;
 
@@ -36,7 +44,7 @@ static void usage(FILE* to) {
           "usage: gpuu-run --model_path P --input_list a.bin[,b.bin] --output_path OUT\n"
           "                [--num_executions N] [--device D] [--sync_mode timeline|queue_wait_idle|none]\n"
           "                [--token T] [--group_id G] [--mode disabled|lookup_only|lookup_or_create|create_only]\n"
-          "                [--vgf_path auto|native|executor] [--quiet]\n");
+          "                [--vgf_path auto|native|executor] [--backend_option ID:KEY=VALUE]... [--quiet]\n");
 }
 
 static void on_log(void* user, gpuu_log_level level, const char* component, const char* message) {
@@ -49,9 +57,44 @@ static void on_log(void* user, gpuu_log_level level, const char* component, cons
   }
 }
 
+/* Splits "ID:KEY=VALUE" (a copy of `text`, kept in o->backend_option_text)
+ * into the next backend option. ID and KEY must not be empty. */
+static int add_backend_option(const char* text, options* o) {
+  char* copy = strdup(text);
+  char* colon = copy ? strchr(copy, ':') : NULL;
+  char* equals = colon ? strchr(colon + 1, '=') : NULL;
+  if (!equals || colon == copy || equals == colon + 1) {
+    fprintf(stderr, "gpuu-run: --backend_option takes ID:KEY=VALUE, got '%s'\n", text);
+    free(copy);
+    return 0;
+  }
+  *colon = '\0';
+  *equals = '\0';
+  gpuu_backend_option* b = &o->backend_options[o->backend_option_count];
+  gpuu_backend_option_init(b);
+  b->backend = copy;
+  b->key = colon + 1;
+  b->value = equals + 1;
+  o->backend_option_text[o->backend_option_count++] = copy;
+  return 1;
+}
+
+static void free_options(options* o) {
+  for (size_t i = 0; i < o->backend_option_count; ++i) free(o->backend_option_text[i]);
+  free(o->backend_option_text);
+  free(o->backend_options);
+}
+
 static int parse_args(int argc, char** argv, options* o) {
   memset(o, 0, sizeof(*o));
   o->num_executions = 1;
+  /* At most one option per argument. */
+  o->backend_options = calloc((size_t)argc, sizeof(gpuu_backend_option));
+  o->backend_option_text = calloc((size_t)argc, sizeof(char*));
+  if (!o->backend_options || !o->backend_option_text) {
+    fprintf(stderr, "gpuu-run: out of memory\n");
+    return 0;
+  }
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
     const char** slot = NULL;
@@ -72,7 +115,14 @@ static int parse_args(int argc, char** argv, options* o) {
     else if (strcmp(a, "--group_id") == 0) slot = &o->group_id;
     else if (strcmp(a, "--mode") == 0) slot = &o->mode;
     else if (strcmp(a, "--vgf_path") == 0) slot = &o->vgf_path;
-    else if (strcmp(a, "--num_executions") == 0) {
+    else if (strcmp(a, "--backend_option") == 0) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "gpuu-run: %s needs a value\n", a);
+        return 0;
+      }
+      if (!add_backend_option(argv[++i], o)) return 0;
+      continue;
+    } else if (strcmp(a, "--num_executions") == 0) {
       if (i + 1 >= argc) break;
       char* end = NULL;
       o->num_executions = strtol(argv[++i], &end, 10);
@@ -152,9 +202,9 @@ static int fail(const char* what, gpuu_status status) {
   return 1;
 }
 
-int main(int argc, char** argv) {
-  options o;
-  if (!parse_args(argc, argv, &o)) return 2;
+/* Everything after the arguments parsed; `opts` keeps its backend options. */
+static int run(const options* opts) {
+  options o = *opts; /* the log callback's copy: execution makes it quiet */
   gpuu_set_log_callback(on_log, &o, GPUU_LOG_INFO);
 
   gpuu_context_overrides overrides;
@@ -166,6 +216,8 @@ int main(int argc, char** argv) {
   gpuu_session_options_init(&so);
   so.overrides = &overrides;
   so.device = &device;
+  so.backend_options = o.backend_options;
+  so.backend_option_count = o.backend_option_count;
   static const char* const sync_names[] = {"timeline", "queue_wait_idle", "none"};
   static const char* const mode_names[] = {"disabled", "lookup_only", "lookup_or_create", "create_only"};
   int value = 0;
@@ -290,5 +342,12 @@ int main(int argc, char** argv) {
   free(times);
   o.quiet = 0; /* show the destroy lines */
   gpuu_session_destroy(session);
+  return rc;
+}
+
+int main(int argc, char** argv) {
+  options o;
+  int rc = parse_args(argc, argv, &o) ? run(&o) : 2;
+  free_options(&o);
   return rc;
 }

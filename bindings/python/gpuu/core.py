@@ -467,8 +467,13 @@ VGF_PATHS = {"auto": _c.GPUU_VGF_PATH_AUTO, "native": _c.GPUU_VGF_PATH_NATIVE, "
 
 def session_options(token: Optional[str] = None, group_id: Optional[int] = None, mode: Any = None,
                     sync_mode: Any = None, device: Optional[str] = None, validation: Optional[bool] = None,
-                    vgf_path: Any = None, gpu_timing: bool = False) -> Any:
-    """A filled gpuu_session_options: None keeps what the file (or environment) says."""
+                    vgf_path: Any = None, gpu_timing: bool = False,
+                    backend_options: Optional[Mapping[str, Mapping[str, str]]] = None) -> Any:
+    """A filled gpuu_session_options: None keeps what the file (or environment) says.
+
+    backend_options: {backend id: {key: value}}, each backend's load-time options
+    (gpuu-inspect --backends lists them), e.g. {"VgfBackend": {"data_graph_path": "native"}};
+    gpuu checks them all when the session is created."""
     o = _c.gpuu_session_options()
     _c.gpuu_session_options_init(o)
     overrides = _c.gpuu_context_overrides()
@@ -494,7 +499,28 @@ def session_options(token: Optional[str] = None, group_id: Optional[int] = None,
     if vgf_path is not None:
         o.vgf_path = _enum_value(VGF_PATHS, "VGF path", vgf_path)
     o.gpu_timing = 1 if gpu_timing else 0
+    # The C struct's array is filled when the session is created (Session).
+    o.backend_option_list = _backend_option_list(backend_options)
     return o
+
+
+def _backend_option_list(backend_options: Optional[Mapping[str, Mapping[str, str]]]) -> List[Tuple[str, str, str]]:
+    """{backend id: {key: value}} as (id, key, value) tuples; the C side checks ids, keys and values."""
+    if backend_options is None:
+        return []
+    if not isinstance(backend_options, Mapping):
+        raise TypeError(f"backend_options must be a mapping {{backend id: {{key: value}}}}, "
+                        f"got {type(backend_options).__name__}")
+    out = []
+    for backend, options in backend_options.items():
+        if not isinstance(options, Mapping):
+            raise TypeError(f"backend_options[{backend!r}] must be a mapping {{key: value}}, "
+                            f"got {type(options).__name__}")
+        for key, value in options.items():
+            if not isinstance(value, str):
+                raise TypeError(f"backend_options[{backend!r}][{key!r}] must be a str, got {type(value).__name__}")
+            out.append((backend, key, value))
+    return out
 
 
 def _device_options(device: Optional[str], validation: Optional[bool]) -> Any:
@@ -526,7 +552,8 @@ class Session(_Handle):
     _release = staticmethod(_c.gpuu_session_destroy)
 
     def __init__(self, program: Program, options: Any = None) -> None:
-        super().__init__(_c.gpuu_session_create(program.handle, options))
+        backend_options = getattr(options, "backend_option_list", []) if options is not None else []
+        super().__init__(_c.gpuu_py_session_create(program.handle, options, backend_options))
         self.inputs = [TensorInfo(n, d, tuple(s), b) for n, d, s, b in
                        (_c.gpuu_session_input_info(self.handle, i)
                         for i in range(_c.gpuu_session_input_count(self.handle)))]
