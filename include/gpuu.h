@@ -63,6 +63,12 @@ extern "C" {
 /* Versions                                                                 */
 /* ------------------------------------------------------------------------ */
 
+/* The version's one home: CMake (the project version, the package config
+ * version, pkg-config's gpuu.pc and the shared library's file name) and the
+ * Python package's metadata read these three lines. The shared library's
+ * SONAME follows the ABI's major version: libgpuu.so.<major> from 1.0 on.
+ * Before 1.0, where a minor release may break the ABI, it names the ABI
+ * baseline instead: libgpuu.so.0.2 (see the ABI policy above). */
 #define GPUU_VERSION_MAJOR 0
 #define GPUU_VERSION_MINOR 5
 #define GPUU_VERSION_PATCH 0

@@ -18,7 +18,9 @@ std::string last_error() { return gpuu_last_error(); }
 TEST(CApiBase, VersionMatchesTheHeader) {
   EXPECT_EQ(gpuu_version(), static_cast<uint32_t>(GPUU_VERSION));
   EXPECT_EQ(gpuu_version() >> 22, static_cast<uint32_t>(GPUU_VERSION_MAJOR));
-  EXPECT_STREQ(gpuu_version_string(), "0.5.0");
+  EXPECT_EQ(std::string(gpuu_version_string()), std::to_string(GPUU_VERSION_MAJOR) + "." +
+                                                    std::to_string(GPUU_VERSION_MINOR) + "." +
+                                                    std::to_string(GPUU_VERSION_PATCH));
 }
 
 TEST(CApiBase, StatusStringsNameEveryCode) {
