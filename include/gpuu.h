@@ -128,6 +128,19 @@ typedef enum gpuu_log_level {
   GPUU_LOG_LEVEL_FORCE32 = 0x7FFFFFFF
 } gpuu_log_level;
 
+/* Names of enum values, as gpuu spells them in compile specs, options,
+ * environment variables and messages; for log levels "error", "warn",
+ * "info", "debug", "trace". gpuu_X_name(value) returns the static name of
+ * `value`, or NULL for a value the enum does not have. Enums with names
+ * number their values from 0 without gaps (their FORCE32 value aside), so a
+ * binding lists them by asking for 0, 1, 2, ... until NULL.
+ * gpuu_X_from_name(name, &value) writes the value named `name` (exactly, case
+ * and all); GPUU_ERROR_INVALID_ARGUMENT for a NULL argument or an unknown
+ * name, with a message that lists the known ones (*out is then unchanged).
+ * Thread-safe. Added in 0.6. */
+GPUU_API const char* gpuu_log_level_name(gpuu_log_level level);
+GPUU_API gpuu_status gpuu_log_level_from_name(const char* name, gpuu_log_level* out);
+
 /* `component` names the source: "context", "VGF", "Vulkan", "runtime",
  * "vulkan.validation" (a message of the Khronos validation layer), ...
  * Both strings are borrowed for the duration of the call. The callback may be
@@ -199,6 +212,17 @@ typedef enum gpuu_prefer {
   GPUU_PREFER_VULKAN_FIRST = 2,
   GPUU_PREFER_FORCE32 = 0x7FFFFFFF
 } gpuu_prefer;
+
+/* Names as the compile specs spell them: context modes "disabled",
+ * "lookup_only", "lookup_or_create", "create_only"; sync modes "timeline",
+ * "queue_wait_idle", "none"; policies "auto", "vgf_first", "vulkan_first".
+ * As gpuu_log_level_name and gpuu_log_level_from_name. Added in 0.6. */
+GPUU_API const char* gpuu_context_mode_name(gpuu_context_mode mode);
+GPUU_API gpuu_status gpuu_context_mode_from_name(const char* name, gpuu_context_mode* out);
+GPUU_API const char* gpuu_sync_mode_name(gpuu_sync_mode mode);
+GPUU_API gpuu_status gpuu_sync_mode_from_name(const char* name, gpuu_sync_mode* out);
+GPUU_API const char* gpuu_prefer_name(gpuu_prefer prefer);
+GPUU_API gpuu_status gpuu_prefer_from_name(const char* name, gpuu_prefer* out);
 
 /* One compile spec: a key and its value bytes (not NUL-terminated). An array
  * element: set struct_size with gpuu_compile_spec_init. */
@@ -475,6 +499,12 @@ typedef enum gpuu_dtype {
   GPUU_DTYPE_BOOL = 5,
   GPUU_DTYPE_FORCE32 = 0x7FFFFFFF
 } gpuu_dtype;
+
+/* Dtype names as graph attributes (cast's dtype), docs/ops.md and messages
+ * spell them: "f32", "f16", "i32", "i64", "i8", "bool". As
+ * gpuu_log_level_name and gpuu_log_level_from_name. Added in 0.6. */
+GPUU_API const char* gpuu_dtype_name(gpuu_dtype dtype);
+GPUU_API gpuu_status gpuu_dtype_from_name(const char* name, gpuu_dtype* out);
 
 /* The largest rank of any shape in a graph. Every dim lies in [0, 2^31 - 1]. */
 #define GPUU_MAX_RANK 8
@@ -966,6 +996,11 @@ typedef enum gpuu_vgf_path {
   GPUU_VGF_PATH_EXECUTOR = 2,
   GPUU_VGF_PATH_FORCE32 = 0x7FFFFFFF
 } gpuu_vgf_path;
+
+/* "auto", "native", "executor". As gpuu_log_level_name and
+ * gpuu_log_level_from_name. Added in 0.6. */
+GPUU_API const char* gpuu_vgf_path_name(gpuu_vgf_path path);
+GPUU_API gpuu_status gpuu_vgf_path_from_name(const char* name, gpuu_vgf_path* out);
 
 typedef struct gpuu_session_options {
   uint32_t struct_size;

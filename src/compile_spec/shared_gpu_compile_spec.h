@@ -25,6 +25,8 @@ enum class ContextMode : int32_t { kDisabled = 0, kLookupOnly = 1, kLookupOrCrea
 enum class SyncMode : int32_t { kTimeline = 0, kQueueWaitIdle = 1, kNone = 2 };
 enum class Prefer : int32_t { kAuto = 0, kVgfFirst = 1, kVulkanFirst = 2 };
 
+// Each value as compile specs spell it ("lookup_or_create", ...); nullptr for
+// a value outside the enum. The C API's gpuu_*_name functions return these.
 const char* to_string(ContextMode mode);
 const char* to_string(SyncMode mode);
 const char* to_string(Prefer prefer);
