@@ -144,15 +144,15 @@ class VgfCompileSpec:
         m = _TOSA_SPEC.match(self.tosa_spec) if isinstance(self.tosa_spec, str) else None
         if not m:
             raise InvalidArgumentError(
-                f"VgfCompileSpec.tosa_spec {self.tosa_spec!r} is not of the form 'TOSA-<major>.<minor>+PROFILE...'", 1)
+                f"VgfCompileSpec.tosa_spec {self.tosa_spec!r} is not of the form 'TOSA-<major>.<minor>+PROFILE...'")
         if (int(m.group(1)), int(m.group(2))) != (1, 0):
             raise InvalidArgumentError(
-                f"VgfCompileSpec.tosa_spec {self.tosa_spec!r}: gpuu's VGF backend emits TOSA 1.0 only", 1)
+                f"VgfCompileSpec.tosa_spec {self.tosa_spec!r}: gpuu's VGF backend emits TOSA 1.0 only")
         unknown = [p for p in self.profiles if p not in ("FP", "INT")]
         if unknown or not self.profiles:
             raise InvalidArgumentError(
                 f"VgfCompileSpec.tosa_spec {self.tosa_spec!r}: profiles must be FP and/or INT"
-                + (f" (unknown: {', '.join(unknown)})" if unknown else ""), 1)
+                + (f" (unknown: {', '.join(unknown)})" if unknown else ""))
         object.__setattr__(self, "denied_ops", tuple(self.denied_ops))
 
     @property
@@ -184,7 +184,7 @@ def _vulkan_denied_ops(options: Optional[Mapping[str, Any]]) -> List[str]:
     if unknown:
         raise InvalidArgumentError(
             f"vulkan_compile_options: unknown option(s) {', '.join(map(repr, unknown))} "
-            f"(known: {', '.join(_VULKAN_OPTIONS)})", 1)
+            f"(known: {', '.join(_VULKAN_OPTIONS)})")
     ops = options.get("denied_ops", ())
     if isinstance(ops, str) or not all(isinstance(o, str) for o in ops):
         raise TypeError("vulkan_compile_options['denied_ops'] must be a sequence of op names")
