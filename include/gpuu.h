@@ -268,8 +268,10 @@ typedef struct gpuu_shared_spec {
 } gpuu_shared_spec;
 
 /* Fills `spec` with the shared keys' defaults: token "default", group 0,
- * lookup_or_create, timeline, min_partition_size 3, prefer auto. Never
- * fails. */
+ * lookup_or_create, timeline, min_partition_size 3, prefer auto. The other
+ * *_init functions (context resolve, partition and program write options)
+ * give the same defaults, and the Python package reads them from these
+ * functions. Never fails. */
 GPUU_API void gpuu_shared_spec_init_sized(gpuu_shared_spec* spec, size_t struct_size);
 #define gpuu_shared_spec_init(spec) gpuu_shared_spec_init_sized((spec), sizeof(*(spec)))
 

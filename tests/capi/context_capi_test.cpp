@@ -101,6 +101,33 @@ TEST(CApiSharedSpec, ParsesKeysAndAppliesOverrides) {
   EXPECT_EQ(out.group_id, 2) << "not overridden";
 }
 
+// The shared keys' defaults have one home: every *_init function gives them.
+TEST(CApiSharedSpec, InitFunctionsGiveTheSameDefaults) {
+  gpuu_shared_spec spec;
+  gpuu_shared_spec_init(&spec);
+  gpuu_program_write_options write;
+  gpuu_program_write_options_init(&write);
+  EXPECT_STREQ(write.token, spec.token);
+  EXPECT_EQ(write.group_id, spec.group_id);
+  EXPECT_EQ(write.mode, spec.mode);
+  EXPECT_EQ(write.sync_mode, spec.sync_mode);
+  gpuu_context_resolve_options resolve;
+  gpuu_context_resolve_options_init(&resolve);
+  EXPECT_STREQ(resolve.token, spec.token);
+  EXPECT_EQ(resolve.group_id, spec.group_id);
+  EXPECT_EQ(resolve.mode, spec.mode);
+  gpuu_partition_options partition;
+  gpuu_partition_options_init(&partition);
+  EXPECT_EQ(partition.prefer, spec.prefer);
+  EXPECT_EQ(partition.min_partition_size, spec.min_partition_size);
+  gpuu_context_overrides overrides;
+  gpuu_context_overrides_init(&overrides);
+  EXPECT_EQ(overrides.token, nullptr) << "overrides nothing";
+  EXPECT_EQ(overrides.has_mode, 0);
+  EXPECT_EQ(overrides.mode, spec.mode);
+  EXPECT_EQ(overrides.sync_mode, spec.sync_mode);
+}
+
 TEST(CApiSharedSpec, BadValueNamesKeyAndValue) {
   const char* mode = "sometimes";
   gpuu_compile_spec spec = spec_of(GPUU_SPEC_CONTEXT_MODE, mode);

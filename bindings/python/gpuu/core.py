@@ -374,15 +374,19 @@ class Partition(_Handle):
         return json.loads(self.explain_json())
 
 
-def program_write_options(token: str = "default", group_id: int = 0, mode: Any = "lookup_or_create",
-                          sync_mode: Any = "timeline") -> Any:
-    """A filled gpuu_program_write_options."""
+def program_write_options(token: Optional[str] = None, group_id: Optional[int] = None, mode: Any = None,
+                          sync_mode: Any = None) -> Any:
+    """A filled gpuu_program_write_options; None keeps the default of gpuu_program_write_options_init."""
     o = _c.gpuu_program_write_options()
     _c.gpuu_program_write_options_init(o)
-    o.token = token
-    o.group_id = group_id
-    o.mode = _enum_value(CONTEXT_MODES, "context mode", mode)
-    o.sync_mode = _enum_value(SYNC_MODES, "sync mode", sync_mode)
+    if token is not None:
+        o.token = token
+    if group_id is not None:
+        o.group_id = group_id
+    if mode is not None:
+        o.mode = _enum_value(CONTEXT_MODES, "context mode", mode)
+    if sync_mode is not None:
+        o.sync_mode = _enum_value(SYNC_MODES, "sync mode", sync_mode)
     return o
 
 
@@ -589,14 +593,19 @@ class Context(_Handle):
     _release = staticmethod(_c.gpuu_context_release)
 
     @classmethod
-    def resolve(cls, token: str = "default", group_id: int = 0, mode: Any = "lookup_or_create",
+    def resolve(cls, token: Optional[str] = None, group_id: Optional[int] = None, mode: Any = None,
                 device: Optional[str] = None, validation: Optional[bool] = None) -> "Context":
-        """Finds or creates the context for (token, group_id) as a delegate would."""
+        """Finds or creates the context for (token, group_id) as a delegate would.
+
+        None keeps the default of gpuu_context_resolve_options_init (the shared keys' defaults)."""
         o = _c.gpuu_context_resolve_options()
         _c.gpuu_context_resolve_options_init(o)
-        o.token = token
-        o.group_id = group_id
-        o.mode = _enum_value(CONTEXT_MODES, "context mode", mode)
+        if token is not None:
+            o.token = token
+        if group_id is not None:
+            o.group_id = group_id
+        if mode is not None:
+            o.mode = _enum_value(CONTEXT_MODES, "context mode", mode)
         device_options = _device_options(device, validation)
         o.device = device_options  # borrowed by the call below
         return cls(_c.gpuu_context_resolve(o))
