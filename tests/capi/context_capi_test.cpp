@@ -101,6 +101,27 @@ TEST(CApiSharedSpec, ParsesKeysAndAppliesOverrides) {
   EXPECT_EQ(out.group_id, 2) << "not overridden";
 }
 
+// The C ABI's names (gpuu_*_name) are the compile specs' spelling: each one
+// parses there to its value.
+TEST(CApiSharedSpec, TakesTheNamesOfTheCApi) {
+  auto parsed = [](const char* key, const char* name) {
+    gpuu_compile_spec spec = spec_of(key, name);
+    gpuu_shared_spec out;
+    gpuu_shared_spec_init(&out);
+    EXPECT_EQ(gpuu_shared_spec_parse(&spec, 1, nullptr, &out), GPUU_OK) << key << " " << name << ": " << last_error();
+    return out;
+  };
+  for (int v = 0; const char* name = gpuu_context_mode_name(static_cast<gpuu_context_mode>(v)); ++v) {
+    EXPECT_EQ(parsed(GPUU_SPEC_CONTEXT_MODE, name).mode, v) << name;
+  }
+  for (int v = 0; const char* name = gpuu_sync_mode_name(static_cast<gpuu_sync_mode>(v)); ++v) {
+    EXPECT_EQ(parsed(GPUU_SPEC_SYNC_MODE, name).sync_mode, v) << name;
+  }
+  for (int v = 0; const char* name = gpuu_prefer_name(static_cast<gpuu_prefer>(v)); ++v) {
+    EXPECT_EQ(parsed(GPUU_SPEC_PREFER, name).prefer, v) << name;
+  }
+}
+
 // The shared keys' defaults have one home: every *_init function gives them.
 TEST(CApiSharedSpec, InitFunctionsGiveTheSameDefaults) {
   gpuu_shared_spec spec;

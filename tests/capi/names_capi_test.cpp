@@ -1,11 +1,10 @@
 // The enum names of the C ABI (gpuu_*_name, gpuu_*_from_name), through
 // gpuu.h and libgpuu.so only: every value's name and back, NULL outside the
-// enum, and the same spelling the rest of gpuu reads (compile specs, graph
-// attributes).
+// enum, and the same spelling the graph builder reads (the compile specs'
+// are checked in context_capi_test).
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -93,41 +92,7 @@ TEST(CApiNames, NullArgumentsAreRefused) {
   EXPECT_EQ(gpuu_vgf_path_from_name(nullptr, nullptr), GPUU_ERROR_INVALID_ARGUMENT);
 }
 
-gpuu_compile_spec spec_of(const char* key, const char* text) {
-  gpuu_compile_spec spec;
-  gpuu_compile_spec_init(&spec);
-  spec.key = key;
-  spec.value = text;
-  spec.value_size = std::strlen(text);
-  return spec;
-}
-
-// The names are the compile specs' own: each one parses there to its value.
-TEST(CApiNames, CompileSpecsTakeTheSameNames) {
-  for (int v = 0; const char* name = gpuu_context_mode_name(static_cast<gpuu_context_mode>(v)); ++v) {
-    gpuu_compile_spec spec = spec_of(GPUU_SPEC_CONTEXT_MODE, name);
-    gpuu_shared_spec out;
-    gpuu_shared_spec_init(&out);
-    ASSERT_EQ(gpuu_shared_spec_parse(&spec, 1, nullptr, &out), GPUU_OK) << last_error();
-    EXPECT_EQ(out.mode, v) << name;
-  }
-  for (int v = 0; const char* name = gpuu_sync_mode_name(static_cast<gpuu_sync_mode>(v)); ++v) {
-    gpuu_compile_spec spec = spec_of(GPUU_SPEC_SYNC_MODE, name);
-    gpuu_shared_spec out;
-    gpuu_shared_spec_init(&out);
-    ASSERT_EQ(gpuu_shared_spec_parse(&spec, 1, nullptr, &out), GPUU_OK) << last_error();
-    EXPECT_EQ(out.sync_mode, v) << name;
-  }
-  for (int v = 0; const char* name = gpuu_prefer_name(static_cast<gpuu_prefer>(v)); ++v) {
-    gpuu_compile_spec spec = spec_of(GPUU_SPEC_PREFER, name);
-    gpuu_shared_spec out;
-    gpuu_shared_spec_init(&out);
-    ASSERT_EQ(gpuu_shared_spec_parse(&spec, 1, nullptr, &out), GPUU_OK) << last_error();
-    EXPECT_EQ(out.prefer, v) << name;
-  }
-}
-
-// ... and cast's dtype attribute takes the dtype names.
+// The dtype names are the graph builder's: cast's dtype attribute takes each.
 TEST(CApiNames, CastTakesTheDtypeNames) {
   gpuu_graph* graph = nullptr;
   ASSERT_EQ(gpuu_graph_create(&graph), GPUU_OK);

@@ -374,17 +374,22 @@ class Partition(_Handle):
         return json.loads(self.explain_json())
 
 
+def _set_context_key(options: Any, token: Optional[str], group_id: Optional[int], mode: Any) -> None:
+    """Sets the token, group_id and mode given (not None) in a C options struct; the others keep its *_init value."""
+    if token is not None:
+        options.token = token
+    if group_id is not None:
+        options.group_id = group_id
+    if mode is not None:
+        options.mode = _enum_value(CONTEXT_MODES, "context mode", mode)
+
+
 def program_write_options(token: Optional[str] = None, group_id: Optional[int] = None, mode: Any = None,
                           sync_mode: Any = None) -> Any:
     """A filled gpuu_program_write_options; None keeps the default of gpuu_program_write_options_init."""
     o = _c.gpuu_program_write_options()
     _c.gpuu_program_write_options_init(o)
-    if token is not None:
-        o.token = token
-    if group_id is not None:
-        o.group_id = group_id
-    if mode is not None:
-        o.mode = _enum_value(CONTEXT_MODES, "context mode", mode)
+    _set_context_key(o, token, group_id, mode)
     if sync_mode is not None:
         o.sync_mode = _enum_value(SYNC_MODES, "sync mode", sync_mode)
     return o
@@ -600,12 +605,7 @@ class Context(_Handle):
         None keeps the default of gpuu_context_resolve_options_init (the shared keys' defaults)."""
         o = _c.gpuu_context_resolve_options()
         _c.gpuu_context_resolve_options_init(o)
-        if token is not None:
-            o.token = token
-        if group_id is not None:
-            o.group_id = group_id
-        if mode is not None:
-            o.mode = _enum_value(CONTEXT_MODES, "context mode", mode)
+        _set_context_key(o, token, group_id, mode)
         device_options = _device_options(device, validation)
         o.device = device_options  # borrowed by the call below
         return cls(_c.gpuu_context_resolve(o))
