@@ -349,7 +349,13 @@ GPUU_OUT_SCALAR(size_t, vgf_count, PyLong_FromSize_t)
 %typemap(argout) const char** out, const char** backend {
   $result = SWIG_Python_AppendOutput($result, value$argnum ? PyUnicode_FromString(value$argnum) : (Py_INCREF(Py_None), Py_None));
 }
+// gpuu_graph_value_dtype's dtype and the gpuu_*_from_name parses come back as ints.
 GPUU_OUT_SCALAR(gpuu_dtype, out, PyLong_FromLong)
+GPUU_OUT_SCALAR(gpuu_log_level, out, PyLong_FromLong)
+GPUU_OUT_SCALAR(gpuu_context_mode, out, PyLong_FromLong)
+GPUU_OUT_SCALAR(gpuu_sync_mode, out, PyLong_FromLong)
+GPUU_OUT_SCALAR(gpuu_prefer, out, PyLong_FromLong)
+GPUU_OUT_SCALAR(gpuu_vgf_path, out, PyLong_FromLong)
 
 // ---- out-structs: allocated here, returned as owned proxies ----------------
 %define GPUU_OUT_STRUCT(TYPE)

@@ -41,10 +41,9 @@ gpuu_status wrap_program(Result<std::shared_ptr<const program::Program>> loaded,
 }
 
 // gpuu_session_options.vgf_path (0.x) is VgfBackend's option data_graph_path
-// (backends/vgf/vgf_options.h, which the C API does not include): its key and
-// values, in gpuu_vgf_path's order.
+// (backends/vgf/vgf_options.h, which the C API does not include), its values
+// gpuu_vgf_path_name's.
 constexpr const char* kDataGraphPathKey = "data_graph_path";
-constexpr const char* kVgfPathValues[] = {"auto", "native", "executor"};
 
 // The backend options of `o` (vgf_path among them) into `out`, checked
 // against the registered backends' declarations: every problem in one
@@ -67,7 +66,7 @@ gpuu_status read_backend_options(const char* function, const gpuu_session_option
     out->push_back({g.backend, g.key, g.value});
   }
   if (o.vgf_path != GPUU_VGF_PATH_AUTO) {
-    backends::BackendOption legacy{partition::kVgfId, kDataGraphPathKey, kVgfPathValues[o.vgf_path]};
+    backends::BackendOption legacy{partition::kVgfId, kDataGraphPathKey, gpuu_vgf_path_name(o.vgf_path)};
     bool set = false;
     for (const backends::BackendOption& b : *out) {
       if (b.backend != legacy.backend || b.key != legacy.key) continue;

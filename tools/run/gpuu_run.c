@@ -4,8 +4,9 @@
  *
  *   gpuu-run --model_path P --input_list a.bin[,b.bin] --output_path OUT
  *            [--num_executions N] [--device D] [--sync_mode M]
- *            [--token T --group_id G --mode M] [--vgf_path auto|native|executor]
+ *            [--token T --group_id G --mode M] [--vgf_path P]
  *            [--backend_option ID:KEY=VALUE]... [--quiet]
+ * (--help lists the names M and P take, as gpuu.h's gpuu_*_name give them.)
  *
  * --backend_option sets one load-time option of a backend (repeatable):
  * `VgfBackend:data_graph_path=native` is what --vgf_path native says.
@@ -39,12 +40,22 @@ typedef struct {
   int quiet;
 } options;
 
+/* Writes every name of a gpuu.h enum, "a|b|c", through its gpuu_*_name function. */
+#define PRINT_NAMES(to, name_of, type)                                                       \
+  for (int value_ = 0; name_of((type)value_) != NULL; ++value_) {                           \
+    fprintf((to), "%s%s", value_ ? "|" : "", name_of((type)value_));                         \
+  }
+
 static void usage(FILE* to) {
   fprintf(to,
           "usage: gpuu-run --model_path P --input_list a.bin[,b.bin] --output_path OUT\n"
-          "                [--num_executions N] [--device D] [--sync_mode timeline|queue_wait_idle|none]\n"
-          "                [--token T] [--group_id G] [--mode disabled|lookup_only|lookup_or_create|create_only]\n"
-          "                [--vgf_path auto|native|executor] [--backend_option ID:KEY=VALUE]... [--quiet]\n");
+          "                [--num_executions N] [--device D] [--sync_mode ");
+  PRINT_NAMES(to, gpuu_sync_mode_name, gpuu_sync_mode);
+  fprintf(to, "]\n                [--token T] [--group_id G] [--mode ");
+  PRINT_NAMES(to, gpuu_context_mode_name, gpuu_context_mode);
+  fprintf(to, "]\n                [--vgf_path ");
+  PRINT_NAMES(to, gpuu_vgf_path_name, gpuu_vgf_path);
+  fprintf(to, "] [--backend_option ID:KEY=VALUE]... [--quiet]\n");
 }
 
 static void on_log(void* user, gpuu_log_level level, const char* component, const char* message) {
@@ -150,13 +161,9 @@ static int parse_args(int argc, char** argv, options* o) {
   return 1;
 }
 
-static int parse_enum(const char* text, const char* const* names, int count, const char* what, int* out) {
-  for (int i = 0; i < count; ++i) {
-    if (strcmp(text, names[i]) == 0) {
-      *out = i;
-      return 1;
-    }
-  }
+/* 1 when a gpuu_*_from_name call parsed `text`, else says so and gives 0. */
+static int parsed(gpuu_status status, const char* what, const char* text) {
+  if (status == GPUU_OK) return 1;
   fprintf(stderr, "gpuu-run: unknown %s '%s'\n", what, text);
   return 0;
 }
@@ -218,23 +225,14 @@ static int run(const options* opts) {
   so.device = &device;
   so.backend_options = o.backend_options;
   so.backend_option_count = o.backend_option_count;
-  static const char* const sync_names[] = {"timeline", "queue_wait_idle", "none"};
-  static const char* const mode_names[] = {"disabled", "lookup_only", "lookup_or_create", "create_only"};
-  int value = 0;
   if (o.sync_mode) {
-    if (!parse_enum(o.sync_mode, sync_names, 3, "sync mode", &value)) return 2;
+    if (!parsed(gpuu_sync_mode_from_name(o.sync_mode, &overrides.sync_mode), "sync mode", o.sync_mode)) return 2;
     overrides.has_sync_mode = 1;
-    overrides.sync_mode = (gpuu_sync_mode)value;
   }
-  if (o.vgf_path) {
-    static const char* const path_names[] = {"auto", "native", "executor"};
-    if (!parse_enum(o.vgf_path, path_names, 3, "VGF path", &value)) return 2;
-    so.vgf_path = (gpuu_vgf_path)value;
-  }
+  if (o.vgf_path && !parsed(gpuu_vgf_path_from_name(o.vgf_path, &so.vgf_path), "VGF path", o.vgf_path)) return 2;
   if (o.mode) {
-    if (!parse_enum(o.mode, mode_names, 4, "context mode", &value)) return 2;
+    if (!parsed(gpuu_context_mode_from_name(o.mode, &overrides.mode), "context mode", o.mode)) return 2;
     overrides.has_mode = 1;
-    overrides.mode = (gpuu_context_mode)value;
   }
   overrides.token = o.token;
   if (o.group_id) {
@@ -337,7 +335,7 @@ static int run(const options* opts) {
     printf("executions: %ld, median %.1f us, p99 %.1f us, min %.1f us (host wall time per execute; "
            "%u submits, %u host waits, sync %s)\n",
            n, median, times[p99_index], times[0], stats.delegate_submits, stats.host_waits,
-           sync_names[gpuu_session_sync_mode(session)]);
+           gpuu_sync_mode_name(gpuu_session_sync_mode(session)));
   }
   free(times);
   o.quiet = 0; /* show the destroy lines */

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from . import core
-from .fx_lowering import (_CAST_NAMES, _GPUU_TO_TORCH, _TORCH_TO_GPUU, Lowering, _gpuu_dtype_of, _ints, _K, _Lazy, _T,
+from .fx_lowering import (_GPUU_TO_TORCH, _TORCH_TO_GPUU, Lowering, _gpuu_dtype_of, _ints, _K, _Lazy, _T,
                           _Unusable)
 
 LOWERINGS: Dict[str, Callable[[Lowering, Dict[str, Any], Any, torch.fx.Node], Any]] = {}
