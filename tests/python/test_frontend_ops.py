@@ -92,6 +92,7 @@ WHOLE = {
     "gelu": ("gelu", lambda x, y: F.gelu(x) * y, (X, POS)),
     "hardtanh": ("clamp", lambda x, y: F.hardtanh(x, -0.5, 0.5) * y, (X, POS)),
     "atan2": ("atan2", lambda x, y: torch.atan2(x, y) * y, (X, POS)),
+    "logaddexp": ("logaddexp", lambda x, y: torch.logaddexp(x * 4, y) * y, (X, POS)),
 }
 
 

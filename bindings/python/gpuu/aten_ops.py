@@ -30,14 +30,14 @@ KEPT_WHOLE = (
     "gelu", "_softmax", "_log_softmax", "native_layer_norm", "upsample_nearest1d", "upsample_nearest2d",
     "upsample_nearest3d", "_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d",
     "upsample_bilinear2d", "upsample_linear1d", "upsample_trilinear3d", "reflection_pad1d", "reflection_pad2d",
-    "reflection_pad3d", "replication_pad1d", "replication_pad2d", "replication_pad3d", "hardtanh",
+    "reflection_pad3d", "replication_pad1d", "replication_pad2d", "replication_pad3d", "hardtanh", "logaddexp",
 )
 # ... and ATen ops gpuu has no lowering for, decomposed further with PyTorch's own decompositions (their pieces
 # are core ops gpuu maps).
 DECOMPOSED = (
     "native_group_norm", "leaky_relu", "elu", "hardsigmoid", "hardswish", "silu", "mish", "softplus", "glu",
     "logit", "_safe_softmax", "roll", "rot90", "im2col", "col2im", "pixel_shuffle", "pixel_unshuffle", "tril", "triu",
-    "logsumexp", "logaddexp", "addcmul", "addcdiv", "lerp", "frac", "xlogy", "hypot", "diag_embed", "linalg_vector_norm",
+    "logsumexp", "addcmul", "addcdiv", "lerp", "frac", "xlogy", "hypot", "diag_embed", "linalg_vector_norm",
     "norm", "_adaptive_avg_pool2d_backward", "nan_to_num", "baddbmm", "addmv", "addbmm", "squeeze_copy",
     "unsqueeze_copy", "threshold", "celu", "selu", "rrelu", "softshrink", "hardshrink", "tanhshrink", "log_sigmoid",
     "log_sigmoid_forward", "huber_loss", "_log_softmax_backward_data", "cosine_similarity", "trace", "diagonal_copy",
@@ -151,7 +151,8 @@ def _make_binary(op: str):
 
 # ATen packet -> gpuu op, for binaries with torch's type promotion and nothing else.
 for _name, _op in {"mul": "mul", "maximum": "maximum", "minimum": "minimum", "atan2": "atan2", "arctan2": "atan2",
-                   "remainder": "remainder", "fmod": "fmod", "floor_divide": "floor_divide"}.items():
+                   "remainder": "remainder", "fmod": "fmod", "floor_divide": "floor_divide",
+                   "logaddexp": "logaddexp"}.items():
     _lowering(_name)(_make_binary(_op))
 
 

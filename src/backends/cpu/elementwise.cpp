@@ -118,6 +118,10 @@ const NamedFn<RealBinaryFn> kRealBinary[] = {
     {"fmod", [](double p, double q) { return std::fmod(p, q); }},
     {"remainder", float_remainder},
     {"floor_divide", [](double p, double q) { return std::floor(p / q); }},
+    // log(e^p + e^q) without overflow; equal infinities give themselves, as in torch.
+    {"logaddexp", [](double p, double q) {
+       return p == q ? p + 0.69314718055994530942 : std::fmax(p, q) + std::log1p(std::exp(-std::fabs(p - q)));
+     }},
 };
 
 using IntBinaryFn = int64_t (*)(int64_t, int64_t);
