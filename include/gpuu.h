@@ -1,6 +1,7 @@
 /*
  * gpuu.h: the one public header of gpuu, a C SDK that runs one exported ML
- * program across two GPU backends (VGF and Vulkan) sharing one Vulkan device.
+ * program across GPU backends sharing one Vulkan device (the built-in VGF and
+ * Vulkan backends, and backends loaded from plugins), with a CPU fallback.
  *
  * ABI policy: 0.2 is the ABI baseline (0.1 callers must be rebuilt); from
  * 0.2 on only additions are made within a major version. Every struct the
@@ -62,8 +63,14 @@ extern "C" {
 /* Versions                                                                 */
 /* ------------------------------------------------------------------------ */
 
+/* The version's one home: CMake (the project version, the package config
+ * version, pkg-config's gpuu.pc and the shared library's file name) and the
+ * Python package's metadata read these three lines. The shared library's
+ * SONAME follows the ABI's major version: libgpuu.so.<major> from 1.0 on.
+ * Before 1.0, where a minor release may break the ABI, it names the ABI
+ * baseline instead: libgpuu.so.0.2 (see the ABI policy above). */
 #define GPUU_VERSION_MAJOR 0
-#define GPUU_VERSION_MINOR 5
+#define GPUU_VERSION_MINOR 6
 #define GPUU_VERSION_PATCH 0
 /* (major << 22) | (minor << 12) | patch, as Vulkan packs its versions. */
 #define GPUU_MAKE_VERSION(major, minor, patch) \
@@ -75,7 +82,8 @@ extern "C" {
  * Thread-safe; never fails. */
 GPUU_API uint32_t gpuu_version(void);
 
-/* The same version as static text, "0.4.0". Borrowed, valid forever. */
+/* The same version as static text, "MAJOR.MINOR.PATCH" in decimal.
+ * Borrowed, valid forever. Thread-safe; never fails. */
 GPUU_API const char* gpuu_version_string(void);
 
 /* ------------------------------------------------------------------------ */
@@ -120,6 +128,19 @@ typedef enum gpuu_log_level {
   GPUU_LOG_LEVEL_FORCE32 = 0x7FFFFFFF
 } gpuu_log_level;
 
+/* Names of enum values, as gpuu spells them in compile specs, options,
+ * environment variables and messages; for log levels "error", "warn",
+ * "info", "debug", "trace". gpuu_X_name(value) returns the static name of
+ * `value`, or NULL for a value the enum does not have. Enums with names
+ * number their values from 0 without gaps (their FORCE32 value aside), so a
+ * binding lists them by asking for 0, 1, 2, ... until NULL.
+ * gpuu_X_from_name(name, &value) writes the value named `name` (exactly, case
+ * and all); GPUU_ERROR_INVALID_ARGUMENT for a NULL argument or an unknown
+ * name, with a message that lists the known ones (*out is then unchanged).
+ * Thread-safe. Added in 0.6. */
+GPUU_API const char* gpuu_log_level_name(gpuu_log_level level);
+GPUU_API gpuu_status gpuu_log_level_from_name(const char* name, gpuu_log_level* out);
+
 /* `component` names the source: "context", "VGF", "Vulkan", "runtime",
  * "vulkan.validation" (a message of the Khronos validation layer), ...
  * Both strings are borrowed for the duration of the call. The callback may be
@@ -158,8 +179,9 @@ typedef gpuu_vk_void_function (*gpuu_vk_get_instance_proc_addr)(gpuu_vk_instance
 /* Shared compile specs                                                     */
 /* ------------------------------------------------------------------------ */
 
-/* The six keys both GPU backends read from a delegate's compile specs. Values
- * are bytes: UTF-8 text for names and modes, ASCII decimal for integers. */
+/* The six shared keys: every GPU delegate's compile specs carry them, and
+ * the delegate's shared context is resolved by them. Values are bytes: UTF-8
+ * text for names and modes, ASCII decimal for integers. */
 #define GPUU_SPEC_CONTEXT_TOKEN "gpu_shared_context_token"
 #define GPUU_SPEC_CONTEXT_MODE "gpu_shared_context_mode"
 #define GPUU_SPEC_SYNC_MODE "gpu_shared_sync_mode"
@@ -190,6 +212,17 @@ typedef enum gpuu_prefer {
   GPUU_PREFER_VULKAN_FIRST = 2,
   GPUU_PREFER_FORCE32 = 0x7FFFFFFF
 } gpuu_prefer;
+
+/* Names as the compile specs spell them: context modes "disabled",
+ * "lookup_only", "lookup_or_create", "create_only"; sync modes "timeline",
+ * "queue_wait_idle", "none"; policies "auto", "vgf_first", "vulkan_first".
+ * As gpuu_log_level_name and gpuu_log_level_from_name. Added in 0.6. */
+GPUU_API const char* gpuu_context_mode_name(gpuu_context_mode mode);
+GPUU_API gpuu_status gpuu_context_mode_from_name(const char* name, gpuu_context_mode* out);
+GPUU_API const char* gpuu_sync_mode_name(gpuu_sync_mode mode);
+GPUU_API gpuu_status gpuu_sync_mode_from_name(const char* name, gpuu_sync_mode* out);
+GPUU_API const char* gpuu_prefer_name(gpuu_prefer prefer);
+GPUU_API gpuu_status gpuu_prefer_from_name(const char* name, gpuu_prefer* out);
 
 /* One compile spec: a key and its value bytes (not NUL-terminated). An array
  * element: set struct_size with gpuu_compile_spec_init. */
@@ -234,8 +267,11 @@ typedef struct gpuu_shared_spec {
   int32_t present; /* nonzero when any shared key (or a context override) was given */
 } gpuu_shared_spec;
 
-/* Fills `spec` with the RFC's defaults: token "default", group 0,
- * lookup_or_create, timeline, min_partition_size 3, prefer auto. */
+/* Fills `spec` with the shared keys' defaults: token "default", group 0,
+ * lookup_or_create, timeline, min_partition_size 3, prefer auto. The other
+ * *_init functions (context resolve, partition and program write options)
+ * give the same defaults, and the Python package reads them from these
+ * functions. Never fails. */
 GPUU_API void gpuu_shared_spec_init_sized(gpuu_shared_spec* spec, size_t struct_size);
 #define gpuu_shared_spec_init(spec) gpuu_shared_spec_init_sized((spec), sizeof(*(spec)))
 
@@ -448,29 +484,12 @@ GPUU_API gpuu_status gpuu_enumerate_devices(uint32_t index, char* name, size_t n
  * in the order they were created; those ids are stable for the life of the
  * graph. Node outputs are named "<node name>:0", "<node name>:1", ...
  *
- * Ops and their attributes (int, float, string, ints, floats; "=" gives the
- * default, "?" marks an optional one without a default, the rest are
- * required):
- *   unary      abs neg exp log sqrt rsqrt reciprocal sin cos tanh sigmoid relu
- *              gelu(approximate="none"|"tanh") erf floor ceil
- *   binary     add sub mul div pow maximum minimum: numpy broadcasting;
- *              equal not_equal less less_equal greater greater_equal: bool out
- *   clamp(min?: float, max?: float)  where(cond, a, b)  cast(dtype: string)
- *   matmul(a, b)  linear(x, weight, bias?)
- *   conv2d(x, weight, bias?; stride=[1,1], padding=[0,0], dilation=[1,1], groups=1)
- *   avg_pool2d(kernel, stride=kernel, padding=[0,0], ceil_mode=0, count_include_pad=1)
- *   max_pool2d(kernel, stride=kernel, padding=[0,0], dilation=[1,1], ceil_mode=0)
- *   reduce_sum reduce_mean reduce_max(axes, keepdim=0)  softmax(axis)
- *   layer_norm(x, weight?, bias?; normalized_ndim, eps=1e-5)
- *   transpose(perm)  reshape(shape)  slice(axes, starts, ends, steps=[1...])
- *   concat(x...; axis=0)  pad(pads, value=0)  gather(x, index; axis)
- *   index_select(x, index; axis)
- *   custom_shader(inputs...; domain_name="com.arm.VulkanCustomShader",
- *              operator_name, implementation_attrs (a JSON object with at least
- *              entry_point and workgroup_sizes), num_outputs, and for each
- *              output i: output_<i>_shape (ints), output_<i>_dtype (string))
- * Axis attributes may be negative (counted from the end). gpuu_op_count() and
- * gpuu_op_name() list the registered ops at run time. */
+ * The ops, with their inputs, attributes (kind and default) and dtypes, are
+ * listed in docs/ops.md, which is generated from the op registry:
+ * `gpuu-inspect --ops` prints the same table, and gpuu_op_count() and
+ * gpuu_op_name() list the ops at run time. Axis attributes may be negative
+ * (counted from the end). custom_shader's implementation_attrs is a JSON
+ * object with at least "entry_point" and "workgroup_sizes". */
 
 /* Element types. Sizes: 4, 2, 4, 8, 1 and 1 bytes; BOOL holds 0 or 1. */
 typedef enum gpuu_dtype {
@@ -482,6 +501,12 @@ typedef enum gpuu_dtype {
   GPUU_DTYPE_BOOL = 5,
   GPUU_DTYPE_FORCE32 = 0x7FFFFFFF
 } gpuu_dtype;
+
+/* Dtype names as graph attributes (cast's dtype), docs/ops.md and messages
+ * spell them: "f32", "f16", "i32", "i64", "i8", "bool". As
+ * gpuu_log_level_name and gpuu_log_level_from_name. Added in 0.6. */
+GPUU_API const char* gpuu_dtype_name(gpuu_dtype dtype);
+GPUU_API gpuu_status gpuu_dtype_from_name(const char* name, gpuu_dtype* out);
 
 /* The largest rank of any shape in a graph. Every dim lies in [0, 2^31 - 1]. */
 #define GPUU_MAX_RANK 8
@@ -633,8 +658,6 @@ GPUU_API gpuu_status gpuu_graph_outputs(const gpuu_graph* graph, int32_t* ids, s
 GPUU_API size_t gpuu_op_count(void);
 GPUU_API const char* gpuu_op_name(size_t index);
 
-/* @@GRAPH_API@@ */
-
 /* ------------------------------------------------------------------------ */
 /* Partitioning                                                             */
 /* ------------------------------------------------------------------------ */
@@ -699,7 +722,7 @@ typedef struct gpuu_partition_options {
   uint32_t struct_size;
   gpuu_prefer prefer;         /* default GPUU_PREFER_AUTO; not read when backend_count > 0 */
   int64_t min_partition_size; /* default 3; must be >= 1 */
-  /* Default 0: pruned nodes stay on the CPU (the RFC's first version).
+  /* Default 0: pruned nodes stay on the CPU.
    * Nonzero: each GPU backend's pruned nodes are first offered to the next
    * GPU backends of the preference list, which may add them to their regions
    * (still subject to min_partition_size). */
@@ -808,16 +831,13 @@ GPUU_API gpuu_status gpuu_partition_node_backend(const gpuu_partition* partition
  * Borrowed: valid until the partition is destroyed. NULL for NULL. */
 GPUU_API const char* gpuu_partition_explain_json(const gpuu_partition* partition);
 
-/* @@PARTITION_API@@ */
-
 /* ------------------------------------------------------------------------ */
 /* Program files                                                            */
 /* ------------------------------------------------------------------------ */
 /* A program file holds everything needed to run one partitioned graph: its
- * tensors, one delegate per GPU region (backend id "VgfBackend" or
- * "VulkanBackend", compile specs, the backend's processed blob, the names and
- * ops of the graph nodes it took), the CPU-fallback nodes, and the plan that
- * orders them. Constants and blobs are stored once per distinct content, each
+ * tensors, one delegate per GPU region (its backend's id, compile specs, the
+ * backend's processed blob, the names and ops of the graph nodes it took),
+ * the CPU-fallback nodes, and the plan that orders them. Constants and blobs are stored once per distinct content, each
  * 64-byte aligned, so a loader can use them in place from a memory map.
  * The same graph, partition and options always give the same bytes.
  * Inspect a file with the gpuu-inspect tool. */
@@ -826,7 +846,7 @@ GPUU_API const char* gpuu_partition_explain_json(const gpuu_partition* partition
  * struct_size with gpuu_backend_compile_specs_init). Added in 0.3. */
 typedef struct gpuu_backend_compile_specs {
   uint32_t struct_size;
-  const char* backend;            /* a registered backend id: "VgfBackend", "VulkanBackend" */
+  const char* backend;            /* a registered backend id: "VgfBackend", "VulkanBackend", a plugin's */
   const gpuu_compile_spec* specs; /* specs[0..count); may be NULL when count is 0 */
   size_t count;
 } gpuu_backend_compile_specs;
@@ -858,7 +878,7 @@ typedef struct gpuu_program_write_options {
   size_t backend_compile_specs_count;
 } gpuu_program_write_options;
 
-/* Fills `options` with the defaults above (the RFC's). Never fails. */
+/* Fills `options` with the defaults above. Never fails. */
 GPUU_API void gpuu_program_write_options_init_sized(gpuu_program_write_options* options, size_t struct_size);
 #define gpuu_program_write_options_init(options) gpuu_program_write_options_init_sized((options), sizeof(*(options)))
 
@@ -889,7 +909,6 @@ GPUU_API gpuu_status gpuu_program_write_to_memory(const gpuu_graph* graph, const
 
 /* Frees a buffer from gpuu_program_write_to_memory. NULL is ignored. */
 GPUU_API void gpuu_program_bytes_free(void* data);
-/* @@PROGRAM_API@@ */
 
 /* ------------------------------------------------------------------------ */
 /* Running programs                                                         */
@@ -914,7 +933,8 @@ GPUU_API gpuu_status gpuu_program_load_memory(const void* data, size_t size, gpu
 GPUU_API void gpuu_program_release(gpuu_program* program);
 
 /* Number of delegates and the backend id of delegate `index` ("VgfBackend",
- * "VulkanBackend"; NULL when out of range). Borrowed from the program. */
+ * "VulkanBackend", a plugin backend's id; NULL when out of range). Borrowed
+ * from the program. */
 GPUU_API size_t gpuu_program_delegate_count(const gpuu_program* program);
 GPUU_API const char* gpuu_program_delegate_backend(const gpuu_program* program, size_t index);
 
@@ -971,7 +991,10 @@ typedef struct gpuu_session gpuu_session;
  * where the context's device has GPUU_FEATURE_DATA_GRAPH, otherwise on gpuu's
  * TOSA executor (its own Vulkan compute kernels). NATIVE: the native path or
  * GPUU_ERROR_UNSUPPORTED naming why not. EXECUTOR: always gpuu's executor.
- * The "[VGF] init:" log line says which path each delegate took and why. */
+ * The "[VGF] init:" log line says which path each delegate took and why.
+ * Since 0.6 this is VgfBackend's option "data_graph_path" (values "auto",
+ * "native", "executor": see gpuu_backend_option); the enum and
+ * gpuu_session_options.vgf_path stay for 0.x callers. */
 typedef enum gpuu_vgf_path {
   GPUU_VGF_PATH_AUTO = 0,
   GPUU_VGF_PATH_NATIVE = 1,
@@ -979,13 +1002,37 @@ typedef enum gpuu_vgf_path {
   GPUU_VGF_PATH_FORCE32 = 0x7FFFFFFF
 } gpuu_vgf_path;
 
+/* "auto", "native", "executor". As gpuu_log_level_name and
+ * gpuu_log_level_from_name. Added in 0.6. */
+GPUU_API const char* gpuu_vgf_path_name(gpuu_vgf_path path);
+GPUU_API gpuu_status gpuu_vgf_path_from_name(const char* name, gpuu_vgf_path* out);
+
+/* One load-time option of one backend: `key` set to `value` for every
+ * delegate of backend `backend` (an array element: set struct_size with
+ * gpuu_backend_option_init). Each backend, built in or plugin, declares the
+ * keys it takes, each with its allowed values (or free-form) and default;
+ * `gpuu-inspect --backends` lists them. VgfBackend takes "data_graph_path"
+ * ("auto", "native" or "executor": see gpuu_vgf_path). Added in 0.6. */
+typedef struct gpuu_backend_option {
+  uint32_t struct_size;
+  const char* backend; /* a registered backend id: "VgfBackend", a plugin's id */
+  const char* key;
+  const char* value;
+} gpuu_backend_option;
+
+/* Fills `option` with no backend, key or value. Never fails. Added in 0.6. */
+GPUU_API void gpuu_backend_option_init_sized(gpuu_backend_option* option, size_t struct_size);
+#define gpuu_backend_option_init(option) gpuu_backend_option_init_sized((option), sizeof(*(option)))
+
 typedef struct gpuu_session_options {
   uint32_t struct_size;
   /* Token, group, mode, sync mode over the file's; NULL overrides nothing. */
   const gpuu_context_overrides* overrides;
   /* When a delegate creates the context; NULL: gpuu_device_options_init's. */
   const gpuu_device_options* device;
-  gpuu_vgf_path vgf_path; /* default GPUU_VGF_PATH_AUTO */
+  /* Default GPUU_VGF_PATH_AUTO. Any other value is the backend option
+   * VgfBackend:data_graph_path; setting both to different values is an error. */
+  gpuu_vgf_path vgf_path;
   /* Added in 0.4: nonzero measures each delegate's GPU time with timestamps
    * (gpuu_execute_stats.gpu_time_us). They serialise the GPU (several
    * microseconds per delegate on a discrete GPU), so the default 0 is for
@@ -996,6 +1043,11 @@ typedef struct gpuu_session_options {
    * late; polling keeps one host core busy). Negative, the default: 1000 on
    * a GPU, 0 on a CPU device such as lavapipe. */
   double wait_spin_us;
+  /* Added in 0.6: load-time options of backends, backend_options[0..count)
+   * (borrowed for the call); default none. Each delegate's backend receives
+   * its own, every key it declares set to the value given or its default. */
+  const gpuu_backend_option* backend_options;
+  size_t backend_option_count;
 } gpuu_session_options;
 
 GPUU_API void gpuu_session_options_init_sized(gpuu_session_options* options, size_t struct_size);
@@ -1003,9 +1055,16 @@ GPUU_API void gpuu_session_options_init_sized(gpuu_session_options* options, siz
 
 /* Initialises every delegate through its backend (each resolves the shared
  * context by its compile specs and `options`, and makes its own command
- * pool). Failures name the delegate: GPUU_ERROR_NOT_FOUND (lookup_only and
- * nothing registered), GPUU_ERROR_ALREADY_EXISTS (create_only and the key is
- * taken), GPUU_ERROR_UNSUPPORTED (a backend or device feature is missing),
+ * pool). Before any delegate initialises, the backend options are checked
+ * against the backends' declarations: GPUU_ERROR_INVALID_ARGUMENT names every
+ * bad one at once (a backend id not registered, listing the registered ones;
+ * a key the backend does not declare, listing its keys; a value outside the
+ * key's allowed values, listing them; a key set twice; a NULL string; vgf_path
+ * against a different VgfBackend:data_graph_path). An option for a registered
+ * backend the program has no delegate of is accepted. Delegate failures name
+ * the delegate: GPUU_ERROR_NOT_FOUND (lookup_only and nothing registered),
+ * GPUU_ERROR_ALREADY_EXISTS (create_only and the key is taken),
+ * GPUU_ERROR_UNSUPPORTED (a backend or device feature is missing),
  * GPUU_ERROR_INVALID_FORMAT. On success *out is the caller's. Thread-safe
  * with respect to other sessions. */
 GPUU_API gpuu_status gpuu_session_create(const gpuu_program* program, const gpuu_session_options* options,
@@ -1114,6 +1173,7 @@ GPUU_API gpuu_status gpuu_session_get_context(const gpuu_session* session, gpuu_
 
 /* Backends are named by id: the built-in ones ("VulkanBackend", "VgfBackend")
  * and those loaded from plugin files (include/gpuu_backend.h, docs/plugins.md).
+ * Each declares the load-time options it takes (gpuu_backend_option).
  * The environment variable GPUU_BACKEND_PATH (':'-separated absolute paths of
  * directories or plugin files) is read once, when any function here, or a
  * session, first needs the backend list; refusals there are logged. The
@@ -1123,8 +1183,9 @@ GPUU_API gpuu_status gpuu_session_get_context(const gpuu_session* session, gpuu_
  * directory is scanned in name order for files with ".so" in their name; each
  * must be named <vendor>_<name>_backend.so[.N...], export
  * gpuu_backend_plugin_get, declare a compatible plugin API version (same
- * major, minor <= GPUU_BACKEND_API_VERSION_MINOR), fill every vtable function
- * and bring an id no backend has yet. A file already loaded (by canonical
+ * major, minor <= GPUU_BACKEND_API_VERSION_MINOR), fill every vtable function,
+ * declare its load-time options well-formed (API 1.1) and bring an id no
+ * backend has yet. A file already loaded (by canonical
  * path) is skipped. A refused file or path does not stop the others: the call
  * returns GPUU_ERROR_INVALID_ARGUMENT and gpuu_last_error() lists every
  * refusal as "<path>: <why>", one per line. *out_loaded (may be NULL) counts

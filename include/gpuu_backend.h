@@ -6,7 +6,10 @@
  * Versioning (after Arm NN's dynamic backends): a plugin built against API
  * M.m loads into a runtime with API M'.m' when M == M' and m <= m'. Within a
  * major, fields are only appended to the structs that carry struct_size; a
- * reader reads only the fields that fit in the writer's struct_size. */
+ * reader reads only the fields that fit in the writer's struct_size. Fields
+ * added after 1.0 say "Added in 1.x": gpuu reads a plugin's descriptor only
+ * up to its struct_size, and a plugin reads gpuu_plugin_init_args only up to
+ * args->struct_size. */
 #ifndef GPUU_BACKEND_H_
 #define GPUU_BACKEND_H_
 
@@ -18,7 +21,7 @@ extern "C" {
 #endif
 
 #define GPUU_BACKEND_API_VERSION_MAJOR 1
-#define GPUU_BACKEND_API_VERSION_MINOR 0
+#define GPUU_BACKEND_API_VERSION_MINOR 1
 
 /* The one symbol a plugin exports (extern "C", default visibility). */
 #define GPUU_BACKEND_PLUGIN_ENTRY "gpuu_backend_plugin_get"
@@ -105,6 +108,27 @@ typedef struct gpuu_plugin_compile_spec {
   size_t value_size;
 } gpuu_plugin_compile_spec;
 
+/* One load-time option the backend takes (API 1.1). The application sets it
+ * per session as {backend id, key, value} (gpuu_session_options'
+ * backend_options, gpuu-run --backend_option, Python's backend_options=);
+ * gpuu refuses an undeclared key, or a value outside `values`, before any
+ * delegate initialises, and `init` receives every declared key. An array
+ * element: every element has element 0's struct_size, its stride. */
+typedef struct gpuu_plugin_option_decl {
+  uint32_t struct_size;
+  const char* key;           /* non-empty, unique among the backend's keys */
+  const char* const* values; /* the values it takes, values[0..value_count) */
+  size_t value_count;        /* 0: free-form (init checks the value) */
+  const char* default_value; /* what init gets when the application sets none; one of `values` */
+  const char* description;   /* one line, for gpuu-inspect --backends; may be NULL */
+} gpuu_plugin_option_decl;
+
+/* A load-time option as init receives it (API 1.1). */
+typedef struct gpuu_plugin_option {
+  const char* key;
+  const char* value;
+} gpuu_plugin_option;
+
 /* Bytes a plugin allocates and its own free_bytes releases. */
 typedef struct gpuu_plugin_bytes {
   uint8_t* data;
@@ -155,6 +179,10 @@ typedef struct gpuu_plugin_init_args {
   size_t input_count;
   const gpuu_plugin_tensor* outputs;
   size_t output_count;
+  /* Added in 1.1: every option the backend declares, in key order, with the
+   * application's value or the default; valid for the call only. */
+  const gpuu_plugin_option* options;
+  size_t option_count;
 } gpuu_plugin_init_args;
 
 /* The backend runs on the host: its I/O arrive as host pointers. */
@@ -188,6 +216,10 @@ typedef struct gpuu_backend_plugin {
   int (*init)(const gpuu_plugin_init_args* args, void** handle, char* error, size_t error_capacity);
   int (*execute)(void* handle, char* error, size_t error_capacity);
   void (*destroy)(void* handle);
+  /* Added in 1.1: the load-time options it takes, options[0..option_count)
+   * (static storage); NULL/0: none. A 1.0 plugin's descriptor ends above. */
+  const gpuu_plugin_option_decl* options;
+  size_t option_count;
 } gpuu_backend_plugin;
 
 typedef const gpuu_backend_plugin* (*gpuu_backend_plugin_get_fn)(void);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/vgf/vgf_options.h"
 #include "program/program_loader.h"
 #include "runtime/session.h"
 #include "stats.h"
@@ -32,12 +33,12 @@ struct PathResult {
   std::string device;
 };
 
-PathResult measure(const std::shared_ptr<const program::Program>& program, backends::DataGraphPath path, int warmup,
+PathResult measure(const std::shared_ptr<const program::Program>& program, vgf::DataGraphPath path, int warmup,
                    int runs) {
   PathResult out;
   runtime::SessionOptions options;
   options.gpu_timing = true;  // per-region GPU time; the wall time includes the timestamps' cost
-  options.data_graph_path = path;
+  options.backend_options = {vgf::data_graph_path_option(path)};
   options.overrides.context_mode = ContextMode::kDisabled;  // a private context: no state between paths
   auto session = runtime::Session::create(program, options);
   if (!session.ok()) {
@@ -137,8 +138,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "bench_vgf_paths: %s\n", program.status().message().c_str());
       return 1;
     }
-    PathResult native = measure(program.value(), backends::DataGraphPath::kNative, warmup, runs);
-    PathResult executor = measure(program.value(), backends::DataGraphPath::kExecutor, warmup, runs);
+    PathResult native = measure(program.value(), vgf::DataGraphPath::kNative, warmup, runs);
+    PathResult executor = measure(program.value(), vgf::DataGraphPath::kExecutor, warmup, runs);
     if (device.empty()) device = !executor.device.empty() ? executor.device : native.device;
     std::string name = files[f].substr(files[f].find_last_of('/') + 1);
     double diff = -1;  // the native path's outputs against the executor's

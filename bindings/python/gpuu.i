@@ -349,7 +349,13 @@ GPUU_OUT_SCALAR(size_t, vgf_count, PyLong_FromSize_t)
 %typemap(argout) const char** out, const char** backend {
   $result = SWIG_Python_AppendOutput($result, value$argnum ? PyUnicode_FromString(value$argnum) : (Py_INCREF(Py_None), Py_None));
 }
+// gpuu_graph_value_dtype's dtype and the gpuu_*_from_name parses come back as ints.
 GPUU_OUT_SCALAR(gpuu_dtype, out, PyLong_FromLong)
+GPUU_OUT_SCALAR(gpuu_log_level, out, PyLong_FromLong)
+GPUU_OUT_SCALAR(gpuu_context_mode, out, PyLong_FromLong)
+GPUU_OUT_SCALAR(gpuu_sync_mode, out, PyLong_FromLong)
+GPUU_OUT_SCALAR(gpuu_prefer, out, PyLong_FromLong)
+GPUU_OUT_SCALAR(gpuu_vgf_path, out, PyLong_FromLong)
 
 // ---- out-structs: allocated here, returned as owned proxies ----------------
 %define GPUU_OUT_STRUCT(TYPE)
@@ -519,6 +525,10 @@ GPUU_OUT_STRUCT(gpuu_execute_stats)
 %ignore gpuu_program_write_options::extra_shared_compile_spec_count;
 %ignore gpuu_program_write_options::backend_compile_specs;
 %ignore gpuu_program_write_options::backend_compile_specs_count;
+// Backend options travel through gpuu_py_session_create, as (id, key, value) tuples.
+%ignore gpuu_backend_option;
+%ignore gpuu_session_options::backend_options;
+%ignore gpuu_session_options::backend_option_count;
 %typemap(in) (SWIGTYPE* STRUCT_OUT, size_t struct_size) {
   if (SWIG_ConvertPtr($input, (void**)&$1, $1_descriptor, 0) < 0) {
     SWIG_exception_fail(SWIG_TypeError, "in '$symname': expected a $*1_type");
@@ -543,6 +553,7 @@ GPUU_PY_INIT(gpuu_partition_options, options)
 %ignore gpuu_compile_spec_init_sized;
 %ignore gpuu_attr_init_sized;
 %ignore gpuu_backend_compile_specs_init_sized;
+%ignore gpuu_backend_option_init_sized;
 
 // gpuu_backends_load's count of registered backends is its Python result.
 %typemap(in, numinputs=0) size_t* out_loaded (size_t loaded = 0) { $1 = &loaded; }
@@ -686,6 +697,12 @@ static bool gpuu_py_fill_pin(PyObject** p, std::deque<std::string>* s, gpuu_part
          gpuu_py_cstr(p[1], "a backend id", s, &e->backend, false);
 }
 
+static bool gpuu_py_fill_backend_option(PyObject** p, std::deque<std::string>* s, gpuu_backend_option* e) {
+  return gpuu_py_cstr(p[0], "a backend id", s, &e->backend, false) &&
+         gpuu_py_cstr(p[1], "a backend option key", s, &e->key, false) &&
+         gpuu_py_cstr(p[2], "a backend option value", s, &e->value, false);
+}
+
 static bool gpuu_py_fill_op_cost(PyObject** p, std::deque<std::string>* s, gpuu_partition_op_cost* e) {
   if (!gpuu_py_cstr(p[0], "an op name", s, &e->op, false) || !gpuu_py_cstr(p[1], "a backend id", s, &e->backend, false)) {
     return false;
@@ -772,6 +789,8 @@ gpuu_status gpuu_py_program_write_with_specs(const gpuu_graph* graph, const gpuu
 GPUU_PARTITION_ARRAY(gpuu_partition_deny, deny, deny_count, "deny", 2, gpuu_py_fill_deny)
 GPUU_PARTITION_ARRAY(gpuu_partition_pin, pins, pin_count, "pins", 2, gpuu_py_fill_pin)
 GPUU_PARTITION_ARRAY(gpuu_partition_op_cost, op_costs, op_cost_count, "op_costs", 3, gpuu_py_fill_op_cost)
+GPUU_PARTITION_ARRAY(gpuu_backend_option, backend_options, backend_option_count, "backend_options", 3,
+                     gpuu_py_fill_backend_option)
 %typemap(in) (const char* const* backends, size_t backend_count)
     (std::deque<std::string> strings, std::vector<const char*> ids) {
   if ($input != Py_None) {
@@ -812,5 +831,23 @@ gpuu_status gpuu_py_graph_partition(const gpuu_graph* graph, const gpuu_partitio
   o.backends = backends;
   o.backend_count = backend_count;
   return gpuu_graph_partition(graph, &o, out);
+}
+%}
+
+%inline %{
+// gpuu_session_create with `options` (None: the defaults) and the backend
+// options as a sequence of (backend id, key, value) tuples.
+gpuu_status gpuu_py_session_create(const gpuu_program* program, const gpuu_session_options* options,
+                                   const gpuu_backend_option* backend_options, size_t backend_option_count,
+                                   gpuu_session** out) {
+  gpuu_session_options o;
+  if (options) {
+    o = *options;
+  } else {
+    gpuu_session_options_init(&o);
+  }
+  o.backend_options = backend_options;
+  o.backend_option_count = backend_option_count;
+  return gpuu_session_create(program, &o, out);
 }
 %}

@@ -1,8 +1,9 @@
 // MtCpu: a sample gpuu backend plugin that runs f32 add/sub/mul/relu/matmul/
 // linear on the host with several threads. It shows the whole plugin life:
-// check a node, serialise a region into its own blob, parse it at init, run.
-// Builds against include/gpuu_backend.h only.
+// check a node, serialise a region into its own blob, parse it at init, run;
+// and a load-time option (threads). Builds against include/gpuu_backend.h only.
 #include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -149,6 +150,15 @@ void parallel_for(unsigned threads, int64_t n, F body) {
   for (std::thread& t : pool) t.join();
 }
 
+// A thread count, 1..64, from `text`; false for anything else.
+bool parse_threads(const std::string& text, unsigned* out) {
+  char* end = nullptr;
+  long t = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end || t < 1 || t > 64) return false;
+  *out = static_cast<unsigned>(t);
+  return true;
+}
+
 int init(const gpuu_plugin_init_args* args, void** handle, char* error, size_t capacity) {
   auto fail = [&](const char* why) { return std::snprintf(error, capacity, "MtCpu blob: %s", why), 1; };
   auto d = std::make_unique<Delegate>();
@@ -195,9 +205,19 @@ int init(const gpuu_plugin_init_args* args, void** handle, char* error, size_t c
     const gpuu_plugin_compile_spec& s = args->compile_specs[k];
     if (std::strcmp(s.key, "mtcpu_threads") == 0) {
       std::string v(reinterpret_cast<const char*>(s.value), s.value_size);
-      int t = std::atoi(v.c_str());
-      if (t < 1 || t > 64) return std::snprintf(error, capacity, "mtcpu_threads '%s' is not 1..64", v.c_str()), 1;
-      d->threads = static_cast<unsigned>(t);
+      if (!parse_threads(v, &d->threads)) {
+        return std::snprintf(error, capacity, "mtcpu_threads '%s' is not 1..64", v.c_str()), 1;
+      }
+    }
+  }
+  // The load-time option (API 1.1: within args->struct_size) wins over the
+  // compile spec the program was exported with; "auto" leaves that choice.
+  if (args->struct_size >= offsetof(gpuu_plugin_init_args, option_count) + sizeof(args->option_count)) {
+    for (size_t k = 0; k < args->option_count; ++k) {
+      const gpuu_plugin_option& o = args->options[k];
+      if (std::strcmp(o.key, "threads") == 0 && std::strcmp(o.value, "auto") != 0 && !parse_threads(o.value, &d->threads)) {
+        return std::snprintf(error, capacity, "option threads '%s' is not auto or 1..64", o.value), 1;
+      }
     }
   }
   *handle = d.release();
@@ -249,6 +269,11 @@ void destroy(void* handle) { delete static_cast<Delegate*>(handle); }
 
 int is_available() { return 1; }
 
+const gpuu_plugin_option_decl kOptions[] = {
+    {sizeof(gpuu_plugin_option_decl), "threads", nullptr, 0, "auto",
+     "worker threads per delegate, 1..64 (auto: the compile spec mtcpu_threads, else min(4, cores))"},
+};
+
 const gpuu_backend_plugin kPlugin = {
     sizeof(gpuu_backend_plugin),
     GPUU_BACKEND_API_VERSION_MAJOR,
@@ -267,6 +292,8 @@ const gpuu_backend_plugin kPlugin = {
     init,
     execute,
     destroy,
+    kOptions,
+    1,
 };
 
 }  // namespace

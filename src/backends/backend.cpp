@@ -38,6 +38,11 @@ Backend::~Backend() = default;
 
 const partition::BackendCapability& Backend::capability() const { return *checked_; }
 
+const std::vector<OptionDecl>& Backend::declared_options() const {
+  static const std::vector<OptionDecl> none;
+  return none;
+}
+
 Status BackendRegistry::register_backend(std::unique_ptr<Backend> backend) {
   if (!backend) return err(StatusCode::kInvalidArgument, "register_backend: null backend");
   std::lock_guard<std::mutex> lock(mutex_);

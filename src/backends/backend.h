@@ -1,8 +1,9 @@
 // The backend contract (after ExecuTorch's backend interface): a backend has a
-// unique id and a version, says whether it can run here, turns a processed
-// blob into a delegate handle at init, executes that handle, and destroys it
-// (the handle's destructor). On the export side it says which nodes it takes
-// and lowers a region into its processed blob. Kept deliberately small.
+// unique id and a version, declares the load-time options it takes, says
+// whether it can run here, turns a processed blob into a delegate handle at
+// init, executes that handle, and destroys it (the handle's destructor). On
+// the export side it says which nodes it takes and lowers a region into its
+// processed blob. Kept deliberately small.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/backend_options.h"
 #include "base/blob.h"
 #include "compile_spec/shared_gpu_compile_spec.h"
 #include "context/shared_gpu_context_registry.h"
@@ -27,11 +29,6 @@ namespace gpuu::backends {
 
 using gpu::BufferRange;
 
-// Whether a graph runs natively through VK_ARM_data_graph where the device
-// has it (kAuto), must (kNative: init fails, saying why, where it cannot), or
-// runs on gpuu's own kernels (kExecutor). A load-time option of the session.
-enum class DataGraphPath : uint8_t { kAuto = 0, kNative = 1, kExecutor = 2 };
-
 // What the runtime gives a backend at init.
 struct BackendInitContext {
   int32_t delegate_index = 0;
@@ -40,7 +37,10 @@ struct BackendInitContext {
   // Its sync_mode is the session's one sync policy.
   SharedGpuCompileSpec shared;
   DeviceOptions device;
-  DataGraphPath data_graph_path = DataGraphPath::kAuto;
+  // The backend's own load-time options: every key of its
+  // declared_options(), with the application's value (checked against the
+  // declaration before any delegate initialised) or the default.
+  OptionValues options;
   // Bracket each execute with GPU timestamps (DelegateHandle::last_gpu_time_us);
   // they serialise the GPU, so only when the application profiles.
   bool gpu_timing = false;
@@ -98,6 +98,8 @@ class Backend {
   virtual bool is_available() const = 0;
   // The .so a plugin backend came from; null for a built-in backend.
   virtual const char* plugin_path() const { return nullptr; }
+  // The load-time options it takes (BackendInitContext::options); none by default.
+  virtual const std::vector<OptionDecl>& declared_options() const;
 
   virtual Result<std::unique_ptr<DelegateHandle>> init(BackendInitContext& context, const Blob& processed,
                                                        const std::vector<CompileSpecEntry>& compile_specs) = 0;

@@ -24,16 +24,9 @@ SinkState& state() {
   return s;
 }
 
-const char* level_name(LogLevel level) {
-  switch (level) {
-    case LogLevel::kError: return "error";
-    case LogLevel::kWarn: return "warn";
-    case LogLevel::kInfo: return "info";
-    case LogLevel::kDebug: return "debug";
-    case LogLevel::kTrace: return "trace";
-  }
-  return "?";
-}
+const char* const kLevelNames[] = {"error", "warn", "info", "debug", "trace"};
+constexpr int kLevelCount = static_cast<int>(sizeof(kLevelNames) / sizeof(kLevelNames[0]));
+static_assert(kLevelCount == static_cast<int>(LogLevel::kTrace) + 1, "a log level without a name");
 
 LogLevel default_threshold_from_env() {
   LogLevel level = LogLevel::kWarn;
@@ -46,11 +39,15 @@ LogLevel default_threshold_from_env() {
 
 }  // namespace
 
+const char* log_level_name(LogLevel level) {
+  const int i = static_cast<int>(level);
+  return i >= 0 && i < kLevelCount ? kLevelNames[i] : nullptr;
+}
+
 bool parse_log_level(const char* text, LogLevel* out) {
-  static const char* const kNames[] = {"error", "warn", "info", "debug", "trace"};
   if (!text) return false;
-  for (int i = 0; i < 5; ++i) {
-    if (strcasecmp(text, kNames[i]) == 0 || (text[0] == '0' + i && text[1] == '\0')) {
+  for (int i = 0; i < kLevelCount; ++i) {
+    if (strcasecmp(text, kLevelNames[i]) == 0 || (text[0] == '0' + i && text[1] == '\0')) {
       *out = static_cast<LogLevel>(i);
       return true;
     }
@@ -93,7 +90,7 @@ void log_message(LogLevel level, const char* component, const std::string& messa
   if (sink) {
     sink(user_data, level, component ? component : "", message.c_str());
   } else {
-    std::fprintf(stderr, "gpuu [%s] %s: %s\n", level_name(level), component ? component : "", message.c_str());
+    std::fprintf(stderr, "gpuu [%s] %s: %s\n", log_level_name(level), component ? component : "", message.c_str());
   }
 }
 

@@ -19,7 +19,9 @@ LogLevel log_threshold();
 bool log_enabled(LogLevel level);
 void log_message(LogLevel level, const char* component, const std::string& message);
 
-// Parses "error|warn|info|debug|trace" (case-insensitive) or a digit 0-4.
+// "error", "warn", "info", "debug", "trace"; nullptr for a value outside the enum.
+const char* log_level_name(LogLevel level);
+// Parses those names (case-insensitive) or a digit 0-4.
 bool parse_log_level(const char* text, LogLevel* out);
 
 template <typename... Parts>

@@ -119,8 +119,9 @@ GPUU_API void gpuu_set_log_callback(gpuu_log_callback callback, void* user_data,
 
 GPUU_API void gpuu_context_overrides_init_sized(gpuu_context_overrides* overrides, size_t struct_size) {
   init_sized(overrides, struct_size, [](gpuu_context_overrides* overrides) {
-    overrides->mode = GPUU_CONTEXT_LOOKUP_OR_CREATE;
-    overrides->sync_mode = GPUU_SYNC_TIMELINE;
+    // Read only where has_mode / has_sync_mode is set; the defaults keep them valid values.
+    overrides->mode = static_cast<gpuu_context_mode>(kDefaultContextMode);
+    overrides->sync_mode = static_cast<gpuu_sync_mode>(kDefaultSyncMode);
   });
 }
 

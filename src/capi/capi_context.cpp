@@ -63,9 +63,9 @@ GPUU_API void gpuu_device_options_init_sized(gpuu_device_options* p, size_t stru
 
 GPUU_API void gpuu_context_resolve_options_init_sized(gpuu_context_resolve_options* options, size_t struct_size) {
   init_sized(options, struct_size, [](gpuu_context_resolve_options* options) {
-    options->token = "default";
-    options->group_id = 0;
-    options->mode = GPUU_CONTEXT_LOOKUP_OR_CREATE;
+    options->token = kDefaultToken;
+    options->group_id = kDefaultGroupId;
+    options->mode = static_cast<gpuu_context_mode>(kDefaultContextMode);
     options->device = nullptr;
   });
 }

@@ -110,10 +110,10 @@ GPUU_API void gpuu_backend_compile_specs_init_sized(gpuu_backend_compile_specs* 
 
 GPUU_API void gpuu_program_write_options_init_sized(gpuu_program_write_options* options, size_t struct_size) {
   init_sized(options, struct_size, [](gpuu_program_write_options* options) {
-    options->token = "default";
-    options->group_id = 0;
-    options->mode = GPUU_CONTEXT_LOOKUP_OR_CREATE;
-    options->sync_mode = GPUU_SYNC_TIMELINE;
+    options->token = kDefaultToken;
+    options->group_id = kDefaultGroupId;
+    options->mode = static_cast<gpuu_context_mode>(kDefaultContextMode);
+    options->sync_mode = static_cast<gpuu_sync_mode>(kDefaultSyncMode);
   });
 }
 

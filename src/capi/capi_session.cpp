@@ -2,10 +2,11 @@
 #include <atomic>
 #include <cstddef>
 
-#include "backends/vgf/vgf_export.h"
 #include "capi/capi_common.h"
 #include "capi/handles.h"
+#include "partition/backend_capability.h"
 #include "program/program_loader.h"
+#include "runtime/builtin_backends.h"
 #include "runtime/session.h"
 
 struct gpuu_session {
@@ -37,6 +38,51 @@ gpuu_status wrap_program(Result<std::shared_ptr<const program::Program>> loaded,
   if (!loaded.ok()) return fail(loaded.status());
   *out = new gpuu_program{std::move(loaded).value()};
   return GPUU_OK;
+}
+
+// gpuu_session_options.vgf_path (0.x) is VgfBackend's option data_graph_path
+// (backends/vgf/vgf_options.h, which the C API does not include), its values
+// gpuu_vgf_path_name's.
+constexpr const char* kDataGraphPathKey = "data_graph_path";
+
+// The backend options of `o` (vgf_path among them) into `out`, checked
+// against the registered backends' declarations: every problem in one
+// message. `o.vgf_path` is a known value.
+gpuu_status read_backend_options(const char* function, const gpuu_session_options& o,
+                                 std::vector<backends::BackendOption>* out) {
+  std::vector<std::string> problems;
+  std::vector<gpuu_backend_option> given;
+  std::string why;
+  if (!read_sized_array(o.backend_options, o.backend_option_count, &gpuu_backend_option_init_sized, &given, &why)) {
+    problems.push_back("options->backend_options: " + why);
+  }
+  for (size_t i = 0; i < given.size(); ++i) {
+    const gpuu_backend_option& g = given[i];
+    if (!g.backend || !g.key || !g.value) {
+      problems.push_back(str_cat("backend_options[", i, "].", !g.backend ? "backend" : !g.key ? "key" : "value",
+                                 " is NULL"));
+      continue;
+    }
+    out->push_back({g.backend, g.key, g.value});
+  }
+  if (o.vgf_path != GPUU_VGF_PATH_AUTO) {
+    backends::BackendOption legacy{partition::kVgfId, kDataGraphPathKey, gpuu_vgf_path_name(o.vgf_path)};
+    bool set = false;
+    for (const backends::BackendOption& b : *out) {
+      if (b.backend != legacy.backend || b.key != legacy.key) continue;
+      set = true;
+      if (b.value != legacy.value) {
+        problems.push_back(str_cat("vgf_path ", legacy.value, " conflicts with '", backends::describe_option(b),
+                                   "' (vgf_path is the 0.x spelling of that option: set one, or both alike)"));
+      }
+    }
+    if (!set) out->push_back(std::move(legacy));
+  }
+  for (std::string& p : backends::option_problems(runtime::backend_registry().backends(), *out)) {
+    problems.push_back(std::move(p));
+  }
+  Status status = backends::options_status(problems);
+  return status.ok() ? GPUU_OK : fail(Status(status.code(), str_cat(function, ": ", status.message())));
 }
 
 }  // namespace
@@ -76,28 +122,16 @@ GPUU_API const char* gpuu_program_delegate_backend(const gpuu_program* program, 
   return program->program->delegates()[index].backend_id.c_str();
 }
 
-GPUU_API gpuu_status gpuu_program_extract_vgf(const gpuu_program* program, const char* dir, size_t* vgf_count) {
-  return guarded(__func__, [&]() -> gpuu_status {
-    if (vgf_count) *vgf_count = 0;
-    if (!program) return fail_invalid("gpuu_program_extract_vgf: program is NULL");
-    if (!dir || !*dir) return fail_invalid("gpuu_program_extract_vgf: dir is NULL or empty");
-    std::vector<std::string> written;
-    if (gpuu_status s = to_c(vgf::extract_vgf_delegates(*program->program, dir, &written))) return s;
-    if (vgf_count) {
-      for (const std::string& path : written) {
-        if (path.size() > 4 && path.compare(path.size() - 4, 4, ".vgf") == 0) ++*vgf_count;
-      }
-    }
-    return GPUU_OK;
-  });
-}
-
 GPUU_API void gpuu_session_options_init_sized(gpuu_session_options* options, size_t struct_size) {
   init_sized(options, struct_size, [](gpuu_session_options* options) {
     options->vgf_path = GPUU_VGF_PATH_AUTO;
     options->gpu_timing = 0;
     options->wait_spin_us = -1;
   });
+}
+
+GPUU_API void gpuu_backend_option_init_sized(gpuu_backend_option* option, size_t struct_size) {
+  init_sized(option, struct_size, [](gpuu_backend_option*) {});
 }
 
 GPUU_API gpuu_status gpuu_session_create(const gpuu_program* program, const gpuu_session_options* options,
@@ -114,7 +148,7 @@ GPUU_API gpuu_status gpuu_session_create(const gpuu_program* program, const gpuu
     if (o.vgf_path < GPUU_VGF_PATH_AUTO || o.vgf_path > GPUU_VGF_PATH_EXECUTOR) {
       return fail_invalid(kFn, ": unknown vgf_path value ", static_cast<int>(o.vgf_path));
     }
-    opts.data_graph_path = static_cast<backends::DataGraphPath>(o.vgf_path);
+    if (gpuu_status s = read_backend_options(kFn, o, &opts.backend_options)) return s;
     opts.gpu_timing = o.gpu_timing != 0;
     opts.wait_spin_us = o.wait_spin_us;
     if (o.overrides) {

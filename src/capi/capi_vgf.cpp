@@ -1,4 +1,6 @@
-// C ABI: a standalone VGF file (an Arm-made one, say) as a program of one VGF delegate.
+// C ABI: standalone VGF files: a program's VGF delegates written as files Arm's
+// tools run, and a standalone VGF file (an Arm-made one, say) as a program of
+// one VGF delegate.
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -7,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "backends/vgf/vgf_export.h"
 #include "capi/capi_common.h"
 #include "capi/handles.h"
 #include "program/program_loader.h"
+#include "standalone_vgf/standalone_vgf.h"
 
 namespace gpuu::capi {
 namespace {
@@ -47,6 +49,22 @@ using namespace gpuu;
 using namespace gpuu::capi;
 
 extern "C" {
+
+GPUU_API gpuu_status gpuu_program_extract_vgf(const gpuu_program* program, const char* dir, size_t* vgf_count) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    if (vgf_count) *vgf_count = 0;
+    if (!program) return fail_invalid("gpuu_program_extract_vgf: program is NULL");
+    if (!dir || !*dir) return fail_invalid("gpuu_program_extract_vgf: dir is NULL or empty");
+    std::vector<std::string> written;
+    if (gpuu_status s = to_c(vgf::extract_vgf_delegates(*program->program, dir, &written))) return s;
+    if (vgf_count) {
+      for (const std::string& path : written) {
+        if (path.size() > 4 && path.compare(path.size() - 4, 4, ".vgf") == 0) ++*vgf_count;
+      }
+    }
+    return GPUU_OK;
+  });
+}
 
 GPUU_API gpuu_status gpuu_program_from_vgf(const void* data, size_t size, const gpuu_program_write_options* options,
                                            gpuu_program** out) {

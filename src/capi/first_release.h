@@ -35,6 +35,7 @@ GPUU_FIRST_RELEASE(gpuu_partition_pin, backend);
 GPUU_FIRST_RELEASE(gpuu_partition_op_cost, cost);
 GPUU_FIRST_RELEASE(gpuu_partition_options, backend_count);
 GPUU_FIRST_RELEASE(gpuu_backend_compile_specs, count);  // added in 0.3
+GPUU_FIRST_RELEASE(gpuu_backend_option, value);  // added in 0.6
 
 #undef GPUU_FIRST_RELEASE
 

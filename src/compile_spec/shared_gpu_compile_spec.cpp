@@ -24,6 +24,12 @@ const char* const kContextModeNames[] = {"disabled", "lookup_only", "lookup_or_c
 const char* const kSyncModeNames[] = {"timeline", "queue_wait_idle", "none"};
 const char* const kPreferNames[] = {"auto", "vgf_first", "vulkan_first"};
 
+template <typename Enum, size_t N>
+const char* name_of(const char* const (&names)[N], Enum value) {
+  const auto i = static_cast<int64_t>(value);
+  return i >= 0 && i < static_cast<int64_t>(N) ? names[i] : nullptr;
+}
+
 // Printable form of a value for error messages: text as is, other bytes escaped.
 std::string quote(const std::vector<uint8_t>& bytes) {
   std::string out = "'";
@@ -91,9 +97,9 @@ Status parse_enum_entry(const CompileSpecEntry& entry, const char* const (&names
 
 }  // namespace
 
-const char* to_string(ContextMode mode) { return kContextModeNames[static_cast<int>(mode)]; }
-const char* to_string(SyncMode mode) { return kSyncModeNames[static_cast<int>(mode)]; }
-const char* to_string(Prefer prefer) { return kPreferNames[static_cast<int>(prefer)]; }
+const char* to_string(ContextMode mode) { return name_of(kContextModeNames, mode); }
+const char* to_string(SyncMode mode) { return name_of(kSyncModeNames, mode); }
+const char* to_string(Prefer prefer) { return name_of(kPreferNames, prefer); }
 bool parse_context_mode(const std::string& text, ContextMode* out) { return parse_enum(text, kContextModeNames, out); }
 bool parse_sync_mode(const std::string& text, SyncMode* out) { return parse_enum(text, kSyncModeNames, out); }
 bool parse_prefer(const std::string& text, Prefer* out) { return parse_enum(text, kPreferNames, out); }

@@ -25,6 +25,18 @@ enum class ContextMode : int32_t { kDisabled = 0, kLookupOnly = 1, kLookupOrCrea
 enum class SyncMode : int32_t { kTimeline = 0, kQueueWaitIdle = 1, kNone = 2 };
 enum class Prefer : int32_t { kAuto = 0, kVgfFirst = 1, kVulkanFirst = 2 };
 
+// The shared keys' defaults, named once: SharedGpuCompileSpec, the
+// partitioner's options and the C API's *_init functions start from these
+// (and the Python package reads them back through those functions).
+inline constexpr const char* kDefaultToken = "default";
+inline constexpr int64_t kDefaultGroupId = 0;
+inline constexpr ContextMode kDefaultContextMode = ContextMode::kLookupOrCreate;
+inline constexpr SyncMode kDefaultSyncMode = SyncMode::kTimeline;
+inline constexpr int64_t kDefaultMinPartitionSize = 3;
+inline constexpr Prefer kDefaultPrefer = Prefer::kAuto;
+
+// Each value as compile specs spell it ("lookup_or_create", ...); nullptr for
+// a value outside the enum. The C API's gpuu_*_name functions return these.
 const char* to_string(ContextMode mode);
 const char* to_string(SyncMode mode);
 const char* to_string(Prefer prefer);
@@ -42,12 +54,12 @@ struct CompileSpecEntry {
 };
 
 struct SharedGpuCompileSpec {
-  std::string token = "default";
-  int64_t group_id = 0;
-  ContextMode context_mode = ContextMode::kLookupOrCreate;
-  SyncMode sync_mode = SyncMode::kTimeline;
-  int64_t min_partition_size = 3;
-  Prefer prefer = Prefer::kAuto;
+  std::string token = kDefaultToken;
+  int64_t group_id = kDefaultGroupId;
+  ContextMode context_mode = kDefaultContextMode;
+  SyncMode sync_mode = kDefaultSyncMode;
+  int64_t min_partition_size = kDefaultMinPartitionSize;
+  Prefer prefer = kDefaultPrefer;
   // False when the program carried none of the shared keys: backends then keep
   // to a private, unshared context (RFC: behaviour unchanged without the keys).
   bool present = false;

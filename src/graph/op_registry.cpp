@@ -1290,7 +1290,7 @@ std::vector<OpSchema> build_registry() {
   for (const char* name : {"bitwise_and", "bitwise_or", "bitwise_xor"}) {
     ops.push_back(op(name, ab, 2, 2, {}, kBits, "a and b of one dtype (i32, i64, bool); shapes broadcast", infer_binary));
   }
-  for (const char* name : {"div", "pow"}) {
+  for (const char* name : {"div", "pow", "logaddexp"}) {
     ops.push_back(op(name, ab, 2, 2, {}, kFloat, "a and b of one dtype (f32 or f16); shapes broadcast", infer_binary));
   }
   for (const char* name : {"equal", "not_equal"}) {

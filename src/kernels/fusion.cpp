@@ -11,31 +11,14 @@ namespace {
 constexpr size_t kMaxFusedInputs = op_codes::kLimitFusedMaxInputs;  // MAX_INPUTS in fused_elementwise.comp
 constexpr size_t kMaxFusedInstructions = op_codes::kLimitFusedMaxInstructions;  // MAX_INSTRUCTIONS
 
-// Op codes of fused_elementwise.comp: the ops it implements, coded as in op_codes.txt.
+// fused_elementwise.comp's instruction code of a node, -1 when it does not
+// fuse: the ops op_codes.txt makes fusable, a unary op's variant chosen as the
+// unary kernel chooses it.
 int fused_code(const graph::Node& n) {
-  static const std::map<std::string, int> codes = [] {
-    const std::map<std::string, int32_t> unary = op_codes::to_map(op_codes::kUnaryTable);
-    const std::map<std::string, int32_t> binary = op_codes::to_map(op_codes::kBinaryTable);
-    std::map<std::string, int> c;
-    for (const char* op : {"abs", "neg", "exp", "log", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tanh", "sigmoid",
-                           "relu", "gelu", "erf", "floor", "ceil"}) {
-      c[op] = unary.at(op);
-    }
-    for (const char* op : {"add", "sub", "mul", "div", "pow", "maximum", "minimum"}) {
-      c[op] = op_codes::kFusedBinaryBase + binary.at(op);
-    }
-    return c;
-  }();
+  static const std::map<std::string, int32_t> codes = op_codes::to_map(op_codes::kFusedInstructionTable);
   auto it = codes.find(n.op);
   if (it == codes.end()) return -1;
-  if (n.op == "gelu") {
-    auto a = n.attrs.find("approximate");
-    if (a != n.attrs.end() && std::get_if<std::string>(&a->second) &&
-        std::get<std::string>(a->second) == "tanh") {
-      return op_codes::kUnaryGeluTanh;
-    }
-  }
-  return it->second;
+  return it->second < op_codes::kFusedBinaryBase ? unary_code(n) : it->second;
 }
 
 bool fusable(const graph::Graph& g, const graph::Node& n) {

@@ -81,6 +81,10 @@ void add_shape_kernels(std::vector<OpKernel>& table);        // transpose, resha
 void add_index_kernels(std::vector<OpKernel>& table);        // gather, index_select
 void add_custom_kernels(std::vector<OpKernel>& table);       // custom_shader (com.arm.VulkanCustomShader)
 void add_quant_kernels(std::vector<OpKernel>& table);        // rescale, conv2d_int, matmul_int, avg_pool2d_int, table
+// The UNARY_* code (op_codes.txt) of a float unary node, -1 for another op: its
+// op's code, or the variant its attributes choose (gelu, approximate="tanh":
+// gelu.tanh). The unary kernel and the fused kernel both read it.
+int32_t unary_code(const graph::Node& node);
 // max_pool2d on i8/i32 tensors (families/quant.cpp), which conv_pool's max_pool2d hands integers to.
 std::string check_int_pool2d(const graph::Graph& graph, const graph::Node& node);
 Status lower_int_pool2d(LoweringContext& lc, const graph::Node& node);

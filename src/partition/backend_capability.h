@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "graph/graph.h"
@@ -85,6 +86,11 @@ class BackendCapability {
   // Estimated cost of one node when the cost model names no other (units of
   // the cost model: VGF 1, Vulkan 2, the CPU 10).
   virtual double default_cost() const = 0;
+  // The ops one node of which costs other than default_cost() on this
+  // backend, with that cost (VGF: conv2d 4, where the tensor path is widest
+  // ahead). A table rather than a function of the op, so that the cost model
+  // and the explain report can list them; the user's per-op costs win.
+  virtual std::vector<std::pair<std::string, double>> op_costs() const { return {}; }
   // Whether the backend takes node `node` of `graph` (ids already vetted).
   virtual Verdict check(const graph::Graph& graph, graph::NodeId node) const = 0;
   // `verdict` (from check()) as text naming the node and tensor at fault.

@@ -10,16 +10,19 @@ namespace gpuu::partition {
 
 CostModel CostModel::defaults() {
   CostModel m;
-  // Convolutions and matrix products: the data-graph path is built for them.
-  for (const char* op : {"conv2d", "matmul", "linear"}) {
-    m.per_op[op] = {{kVgfId, 4.0}, {kVulkanId, 8.0}, {kCpuId, 100.0}};
-  }
+  // The CPU fallback has no capability object: its declaration is here. Its
+  // reference kernels for convolutions and matrix products lag furthest.
+  for (const char* op : {"conv2d", "matmul", "linear"}) m.per_op[op] = {{kCpuId, 100.0}};
   return m;
 }
 
 CostModel CostModel::resolved(const std::vector<const BackendCapability*>& backends) const {
   CostModel m = *this;
-  for (const BackendCapability* b : backends) m.op_cost.emplace(b->id(), b->default_cost());
+  for (const BackendCapability* b : backends) {
+    m.op_cost.emplace(b->id(), b->default_cost());
+    // emplace: a per-op cost the caller set wins over the declaration.
+    for (const auto& [op, cost] : b->op_costs()) m.per_op[op].emplace(b->id(), cost);
+  }
   return m;
 }
 

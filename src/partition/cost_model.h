@@ -20,9 +20,11 @@ struct CostModel {
   // fuse; Vulkan 2: one dispatch per op); the CPU reference kernels are an
   // order of magnitude slower (10).
   std::map<std::string, double> op_cost = {{kCpuId, 10.0}};
-  // Per-op overrides: op -> backend id -> cost (defaults(): conv2d/matmul/
-  // linear, where the gap between the tensor path, shader kernels and the CPU
-  // is widest). A backend an op does not list costs op_cost's value.
+  // Per-op overrides: op -> backend id -> cost. A GPU backend's own per-op
+  // costs come from its declaration (BackendCapability::op_costs()) when the
+  // model is resolved(); defaults() holds the CPU fallback's (conv2d/matmul/
+  // linear, where its reference kernels fall furthest behind). A backend an
+  // op does not list costs op_cost's value.
   std::map<std::string, std::map<std::string, double>> per_op;
   // One tensor produced on one GPU backend and read on another: a hand-off
   // on the shared device (barrier, semaphore wait, a copy in the RFC's first
@@ -33,10 +35,12 @@ struct CostModel {
   // Each delegate region costs a submit and its own command buffer.
   double gpu_region = 1.0;
 
-  // The documented defaults, including the per-op table.
+  // The documented defaults: the crossings, and the CPU fallback's costs
+  // (no GPU backend is named: each declares its own).
   static CostModel defaults();
 
-  // This model with each backend of `backends` not in op_cost given its default_cost().
+  // This model with each backend of `backends` not in op_cost given its
+  // default_cost(), and each of its op_costs() that per_op does not set.
   CostModel resolved(const std::vector<const BackendCapability*>& backends) const;
   // 0 for a backend op_cost does not list (call on a resolved() model).
   double node_cost(const std::string& op, const std::string& backend) const;

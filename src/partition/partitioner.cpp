@@ -293,12 +293,9 @@ Status Engine::prepare() {
   }
   for (const Denial& d : opt_.capabilities.denials()) unknown(d.backend, str_cat("deny of '", d.op, "'"));
   for (const Pin& p : opt_.capabilities.pins()) unknown(p.backend, str_cat("pin of '", p.node, "'"));
-  // The documented defaults name VGF and Vulkan; a build or list without
-  // them simply leaves those entries unused.
-  static const std::vector<std::string> kDefaultIds = CostModel::defaults().backend_ids();
-  for (const std::string& id : opt_.cost.backend_ids()) {
-    if (!std::binary_search(kDefaultIds.begin(), kDefaultIds.end(), id)) unknown(id, "the cost model");
-  }
+  // The defaults name only the CPU fallback (each GPU backend declares its
+  // own costs), so every other id here is the caller's.
+  for (const std::string& id : opt_.cost.backend_ids()) unknown(id, "the cost model");
   if (!problems.empty()) {
     std::string text = "partition: " + problems[0];
     for (size_t i = 1; i < problems.size(); ++i) text += "; " + problems[i];

@@ -36,12 +36,12 @@ struct PartitionOptions {
   // vgf_first: VgfBackend, VulkanBackend, then every other registered GPU
   // backend in registration order; vulkan_first: the first two swapped; auto:
   // the cost mode over all of them.
-  Prefer prefer = Prefer::kAuto;
+  Prefer prefer = kDefaultPrefer;
   // An explicit preference list of GPU backend ids: exactly these, in this
   // order (prefer is then not read). CPU is always the fallback.
   std::vector<std::string> backends;
-  // GPU regions with fewer nodes are pruned to the CPU (RFC default 3; >= 1).
-  int64_t min_partition_size = 3;
+  // GPU regions with fewer nodes are pruned to the CPU (>= 1).
+  int64_t min_partition_size = kDefaultMinPartitionSize;
   // Offer pruned nodes to the next backends in the preference order (still
   // subject to the minimum) before they fall to the CPU. Off by default, as
   // in the RFC.

@@ -268,8 +268,53 @@ class PluginCapability final : public backends::CheckedCapability {
 
 }  // namespace
 
-PluginBackend::PluginBackend(const gpuu_backend_plugin* plugin, std::string path)
-    : plugin_(plugin), path_(std::move(path)), capability_(std::make_unique<PluginCapability>(*this)) {}
+Result<std::vector<backends::OptionDecl>> plugin_option_decls(const gpuu_backend_plugin& plugin) {
+  std::vector<backends::OptionDecl> out;
+  if (plugin.struct_size < offsetof(gpuu_backend_plugin, option_count) + sizeof(plugin.option_count) ||
+      plugin.option_count == 0) {
+    return out;  // a 1.0 descriptor, or no options
+  }
+  auto bad = [](size_t i, const std::string& why) {
+    return err(StatusCode::kInvalidArgument, "option declaration ", i, ": ", why);
+  };
+  if (!plugin.options) return bad(0, "options is NULL but option_count is " + std::to_string(plugin.option_count));
+  constexpr size_t kFirstDeclSize = offsetof(gpuu_plugin_option_decl, description) + sizeof(const char*);
+  const uint32_t stride = plugin.options[0].struct_size;
+  if (stride < kFirstDeclSize) {
+    return bad(0, str_cat("struct_size ", stride, " is below API 1.1's ", kFirstDeclSize));
+  }
+  const auto* bytes = reinterpret_cast<const unsigned char*>(plugin.options);
+  for (size_t i = 0; i < plugin.option_count; ++i) {
+    const auto& d = *reinterpret_cast<const gpuu_plugin_option_decl*>(bytes + i * stride);
+    if (d.struct_size != stride) return bad(i, str_cat("struct_size ", d.struct_size, ", element 0's is ", stride));
+    if (!d.key || !*d.key) return bad(i, "empty key");
+    backends::OptionDecl decl;
+    decl.key = d.key;
+    for (const backends::OptionDecl& earlier : out) {
+      if (earlier.key == decl.key) return bad(i, "key '" + decl.key + "' is declared twice");
+    }
+    if (d.value_count && !d.values) return bad(i, "'" + decl.key + "': values is NULL but value_count is not 0");
+    for (size_t v = 0; v < d.value_count; ++v) {
+      if (!d.values[v]) return bad(i, str_cat("'", decl.key, "': value ", v, " is NULL"));
+      decl.allowed.emplace_back(d.values[v]);
+    }
+    if (!d.default_value) return bad(i, "'" + decl.key + "': no default value");
+    decl.default_value = d.default_value;
+    bool default_allowed = decl.allowed.empty();
+    for (const std::string& v : decl.allowed) default_allowed = default_allowed || v == decl.default_value;
+    if (!default_allowed) return bad(i, "'" + decl.key + "': the default '" + decl.default_value + "' is not one of its values");
+    decl.description = d.description ? d.description : "";
+    out.push_back(std::move(decl));
+  }
+  return out;
+}
+
+PluginBackend::PluginBackend(const gpuu_backend_plugin* plugin, std::string path,
+                             std::vector<backends::OptionDecl> options)
+    : plugin_(plugin),
+      path_(std::move(path)),
+      options_(std::move(options)),
+      capability_(std::make_unique<PluginCapability>(*this)) {}
 
 std::string PluginBackend::check(const graph::Graph& graph, const graph::Node& node) const {
   GraphView view(graph);
@@ -325,6 +370,8 @@ Result<std::unique_ptr<backends::DelegateHandle>> PluginBackend::init(
   vk.runtime = delegate.get();
   vk.submit = &PluginDelegate::submit;
   std::vector<gpuu_plugin_compile_spec> specs = spec_views(compile_specs);
+  std::vector<gpuu_plugin_option> options;  // context.options is a map: in key order
+  for (const auto& [key, value] : context.options) options.push_back({key.c_str(), value.c_str()});
   gpuu_plugin_init_args args{};
   args.struct_size = sizeof(args);
   args.blob = processed.data() + offset;
@@ -336,6 +383,8 @@ Result<std::unique_ptr<backends::DelegateHandle>> PluginBackend::init(
   args.input_count = tensors[0].size();
   args.outputs = tensors[1].data();
   args.output_count = tensors[1].size();
+  args.options = options.data();
+  args.option_count = options.size();
   char error[kErrorCapacity] = "";
   if (plugin_->init(&args, &delegate->handle_, error, sizeof(error)) != 0) {
     delegate->handle_ = nullptr;  // a failed init owns nothing

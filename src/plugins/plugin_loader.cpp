@@ -29,9 +29,9 @@ std::string descriptor_problem(const gpuu_backend_plugin* p) {
         << GPUU_BACKEND_API_VERSION_MINOR << " (rule: same major, plugin minor <= runtime minor)";
     return out.str();
   }
-  if (p->struct_size < sizeof(gpuu_backend_plugin)) {
+  if (p->struct_size < kFirstDescriptorSize) {
     return "descriptor struct_size " + std::to_string(p->struct_size) + " is smaller than API 1.0's " +
-           std::to_string(sizeof(gpuu_backend_plugin));
+           std::to_string(kFirstDescriptorSize);
   }
   if (!p->id || !*p->id) return "empty backend id";
   const std::pair<const char*, bool> functions[] = {
@@ -123,8 +123,14 @@ void PluginLoader::load_file(const std::string& path, LoadReport& report) {
     dlclose(so);
     return refuse(problem);
   }
+  Result<std::vector<backends::OptionDecl>> options = plugin_option_decls(*plugin);
+  if (!options.ok()) {
+    dlclose(so);
+    return refuse(options.status().message());
+  }
   std::string id = plugin->id;  // the descriptor goes with the .so if refused
-  Status registered = registry_.register_backend(std::make_unique<PluginBackend>(plugin, canonical.string()));
+  Status registered = registry_.register_backend(
+      std::make_unique<PluginBackend>(plugin, canonical.string(), std::move(options).value()));
   if (!registered.ok()) {
     dlclose(so);
     return refuse("backend id '" + id + "' is taken (built-in or loaded before)");

@@ -1,9 +1,10 @@
-// Registration of the built-in backends, on first use.
+// Registration of the built-in backends, on first use, and the CPU fallback.
 #include "runtime/builtin_backends.h"
 
 #include <cstdlib>
 #include <mutex>
 
+#include "backends/cpu/cpu_backend.h"
 #include "backends/vgf/vgf_backend.h"
 #include "backends/vulkan/vulkan_backend.h"
 
@@ -63,5 +64,7 @@ Backends& process_backends() {
 backends::BackendRegistry& backend_registry() { return process_backends().registry; }
 
 plugins::PluginLoader& plugin_loader() { return process_backends().loader; }
+
+const backends::HostExecutor& host_executor() { return cpu::cpu_host_executor(); }
 
 }  // namespace gpuu::runtime

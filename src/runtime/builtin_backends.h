@@ -1,7 +1,10 @@
-// The backends gpuu ships, registered once in the process-wide registry.
+// The backends gpuu ships, registered once in the process-wide registry, and
+// the CPU fallback's host executor: the one file that opens the backends'
+// doors (backends/<X>/<X>_backend.h).
 #pragma once
 
 #include "backends/backend.h"
+#include "backends/host_executor.h"
 #include "partition/capabilities.h"
 #include "plugins/plugin_loader.h"
 #include "program/program_writer.h"
@@ -14,6 +17,9 @@ backends::BackendRegistry& backend_registry();
 
 // The loader of plugins into backend_registry() (gpuu_backends_load).
 plugins::PluginLoader& plugin_loader();
+
+// What runs the nodes no delegate took: the CPU fallback.
+const backends::HostExecutor& host_executor();
 
 // Each registered backend's own preprocess by id (VGF: a VGF file; Vulkan: a
 // SubGraph, a plugin: its own bytes), for the program writer.

@@ -8,7 +8,6 @@
 #include <functional>
 #include <map>
 
-#include "backends/cpu/cpu_kernels.h"
 #include "base/log.h"
 #include "gpu/device_buffer.h"
 #include "runtime/builtin_backends.h"
@@ -54,7 +53,7 @@ struct TensorSlot {
   program::TensorInfo info;
   size_t bytes = 0;
   std::vector<std::unique_ptr<Home>> homes;
-  cpu::HostTensor host;
+  backends::HostTensor host;
   bool host_fresh = false;
   bool is_input = false;
   bool input_set = false;
@@ -222,7 +221,7 @@ Status Session::Impl::init_delegate(int32_t index) {
   // Overrides were validated when the session began: this cannot fail.
   GPUU_ASSIGN_OR_RETURN(init.shared, apply_overrides(info.shared, options.overrides));
   init.device = options.device;
-  init.data_graph_path = options.data_graph_path;
+  init.options = backends::option_values(*slot.backend, options.backend_options);
   init.gpu_timing = options.gpu_timing;
   // Batched submits end with the track's host barrier; queue_wait_idle
   // submits each delegate alone, so there each keeps its own.
@@ -287,7 +286,7 @@ Status Session::Impl::build_cpu_step(size_t plan_index) {
     step->outputs.push_back(t);
   }
   step->graph.add_node(std::move(n));
-  if (!cpu::cpu_supports_op(node.op)) {
+  if (!host_executor().supports(node.op)) {
     return err(StatusCode::kUnsupported, "CPU-fallback step '", node.name, "': op '", node.op,
                "' has no CPU kernel");
   }
@@ -637,8 +636,8 @@ Status Session::Impl::execute(ExecuteStats& run_stats) {
       }
     } else {
       CpuStep& step = *cpu_steps[p];
-      std::vector<const cpu::HostTensor*> ins;
-      std::vector<cpu::HostTensor> constants;
+      std::vector<const backends::HostTensor*> ins;
+      std::vector<backends::HostTensor> constants;
       constants.reserve(step.inputs.size());
       const graph::Node& node = step.graph.node(0);
       for (size_t k = 0, in = 0; k < node.inputs.size(); ++k) {
@@ -650,7 +649,7 @@ Status Session::Impl::execute(ExecuteStats& run_stats) {
         if (t < 0) {  // a constant: the program's bytes
           const graph::Value& v = step.graph.value(node.inputs[k]);
           const Blob& data = step.graph.constants()[static_cast<size_t>(v.constant)].data;
-          GPUU_ASSIGN_OR_RETURN(cpu::HostTensor c, cpu::HostTensor::from_blob(v.dtype, v.shape, data));
+          GPUU_ASSIGN_OR_RETURN(backends::HostTensor c, backends::HostTensor::from_blob(v.dtype, v.shape, data));
           constants.push_back(std::move(c));
           ins.push_back(&constants.back());
           continue;
@@ -658,10 +657,11 @@ Status Session::Impl::execute(ExecuteStats& run_stats) {
         GPUU_RETURN_IF_ERROR(make_host_fresh(t));
         ins.push_back(&tensors[static_cast<size_t>(t)].host);
       }
-      std::vector<cpu::HostTensor> outs;
-      Status ran = cpu::run_node(step.graph, node, ins, &outs);
+      std::vector<backends::HostTensor> outs;
+      const backends::HostExecutor& host = host_executor();
+      Status ran = host.run_node(step.graph, node, ins, &outs);
       if (!ran.ok()) return err(ran.code(), "CPU-fallback step '", node.name, "': ", ran.message());
-      log(LogLevel::kInfo, "CPU", "execute: node=", node.name, " op=", node.op);
+      log(LogLevel::kInfo, host.log_name(), "execute: node=", node.name, " op=", node.op);
       for (size_t k = 0; k < step.outputs.size(); ++k) {
         TensorSlot& slot = tensors[static_cast<size_t>(step.outputs[k])];
         slot.host = std::move(outs[k]);
@@ -707,6 +707,8 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const program::
                                                  const SessionOptions& options) {
   if (!program) return err(StatusCode::kInvalidArgument, "session: no program");
   GPUU_RETURN_IF_ERROR(validate_overrides(options.overrides));
+  GPUU_RETURN_IF_ERROR(
+      backends::options_status(backends::option_problems(backend_registry().backends(), options.backend_options)));
   auto impl = std::make_unique<Impl>();
   impl->program = program;
   impl->options = options;
@@ -720,7 +722,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const program::
     TensorSlot& slot = impl->tensors[t];
     slot.info = program->tensors()[t];
     slot.bytes = static_cast<size_t>(graph::shape_numel(slot.info.shape)) * graph::dtype_size(slot.info.dtype);
-    slot.host = cpu::HostTensor::zeros(slot.info.dtype, slot.info.shape);
+    slot.host = backends::HostTensor::zeros(slot.info.dtype, slot.info.shape);
   }
   for (int32_t t : program->inputs()) impl->tensors[static_cast<size_t>(t)].is_input = true;
   for (const program::PlanStep& step : program->plan()) {

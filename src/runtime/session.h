@@ -20,7 +20,10 @@ namespace gpuu::runtime {
 struct SessionOptions {
   ContextOverrides overrides;  // token, group, mode and sync mode over the file's
   DeviceOptions device;
-  backends::DataGraphPath data_graph_path = backends::DataGraphPath::kAuto;  // VGF delegates: native or executor
+  // Load-time options of backends (each declares its keys): checked against
+  // the declarations before any delegate initialises, every problem named
+  // at once; each delegate's backend receives only its own.
+  std::vector<backends::BackendOption> backend_options;
   // How long a host wait polls the timeline before it sleeps in the driver:
   // a sleeping wait's wake-up costs 20-60 us on the H100, as much as a small
   // model's GPU time, for one host core kept busy while it polls. 0: always

@@ -26,15 +26,21 @@ project(gpuu_consumer C)
 find_package(gpuu 0.3 REQUIRED)
 add_executable(consumer main.c)
 target_link_libraries(consumer PRIVATE gpuu::gpuu)
+# The installed package's version, to compare with the library's own.
+target_compile_definitions(consumer PRIVATE GPUU_PACKAGE_VERSION="${gpuu_VERSION}")
 CM
 cat > "$work/consumer/main.c" <<'C'
 #include <gpuu.h>
 #include <stdio.h>
+#include <string.h>
 int main(void) {
-  printf("find_package(gpuu) consumer sees gpuu %s\n", gpuu_version_string());
-  return (gpuu_version() >> 22) == GPUU_VERSION_MAJOR ? 0 : 1;
+  printf("find_package(gpuu %s) consumer sees gpuu %s\n", GPUU_PACKAGE_VERSION, gpuu_version_string());
+  return (gpuu_version() >> 22) == GPUU_VERSION_MAJOR && strcmp(gpuu_version_string(), GPUU_PACKAGE_VERSION) == 0 ? 0 : 1;
 }
 C
 cmake -S "$work/consumer" -B "$work/consumer/build" -DCMAKE_PREFIX_PATH="$prefix" > "$work/consumer.log"
 cmake --build "$work/consumer/build" >> "$work/consumer.log"
-LD_LIBRARY_PATH=$libdir "$work/consumer/build/consumer"
+seen=$(LD_LIBRARY_PATH=$libdir "$work/consumer/build/consumer")
+echo "$seen"
+modversion=$(pkg-config --modversion gpuu)
+grep -q "sees gpuu $modversion\$" <<< "$seen" || { echo "pkg-config says gpuu $modversion"; exit 1; }

@@ -11,10 +11,17 @@ rm -rf "$work" && mkdir -p "$work"
   { tail -40 "$work/pip.log"; exit 1; }
 cd "$work"
 "$work/venv/bin/python" - <<'PY'
+import importlib.metadata
+
 import numpy as np
 import gpuu
+from gpuu import gpuu_c
 
 assert gpuu.__file__.startswith(__import__("sys").prefix), gpuu.__file__
+# One version: the wheel's metadata (pyproject.toml reads gpuu.h), gpuu.__version__ and the header's macros.
+header = "%d.%d.%d" % (gpuu_c.GPUU_VERSION_MAJOR, gpuu_c.GPUU_VERSION_MINOR, gpuu_c.GPUU_VERSION_PATCH)
+assert importlib.metadata.version("gpuu") == gpuu.__version__ == header, (
+    importlib.metadata.version("gpuu"), gpuu.__version__, header)
 with gpuu.Graph() as g:
     x = g.add_input("x", np.float32, [8])
     g.mark_output(g.add_node("sin", "sin_0", [x])[0])

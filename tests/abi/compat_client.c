@@ -73,16 +73,23 @@ int main(void) {
   CHECK(gpuu_session_create(program, &small, &session) == GPUU_ERROR_INVALID_ARGUMENT, "struct_size 8 accepted");
   CHECK(strstr(gpuu_last_error(), "options->struct_size 8") != NULL, "the refusal does not name struct_size");
 
-  /* A newer client's larger struct: the unknown tail is ignored. */
+  /* A newer client's larger struct, made as a newer client makes it: init
+   * with its whole size gives every field this library knows its default
+   * (and zeros past them), the client sets the fields it knows, and bytes past
+   * what this library knows are ignored. This client cannot know where the
+   * library's fields end (0.4 and 0.6 added some right after the 0.2 ones), so
+   * its unknown tail starts well after: `later` stays as init wrote it. */
   struct {
     gpuu_session_options o;
+    unsigned char later[192];
     unsigned char tail[48];
   } newer;
-  gpuu_session_options_init(&newer.o);
-  CHECK(newer.o.struct_size == sizeof(newer.o), "init changed struct_size");
-  newer.o = session_options.o;
+  gpuu_session_options_init_sized(&newer.o, sizeof(newer));
+  CHECK(newer.o.struct_size == sizeof(newer), "init did not take the newer client's size");
+  newer.o.overrides = session_options.o.overrides;
+  newer.o.device = session_options.o.device;
+  newer.o.vgf_path = session_options.o.vgf_path;
   memset(newer.tail, 0xA5, sizeof(newer.tail));
-  newer.o.struct_size = sizeof(newer);
   CHECK(gpuu_session_create(program, &newer.o, &session) == GPUU_OK, "creating the session with an oversized struct");
   gpuu_program_release(program);
   if (failures) return 1;

@@ -18,7 +18,9 @@ std::string last_error() { return gpuu_last_error(); }
 TEST(CApiBase, VersionMatchesTheHeader) {
   EXPECT_EQ(gpuu_version(), static_cast<uint32_t>(GPUU_VERSION));
   EXPECT_EQ(gpuu_version() >> 22, static_cast<uint32_t>(GPUU_VERSION_MAJOR));
-  EXPECT_STREQ(gpuu_version_string(), "0.5.0");
+  EXPECT_EQ(std::string(gpuu_version_string()), std::to_string(GPUU_VERSION_MAJOR) + "." +
+                                                    std::to_string(GPUU_VERSION_MINOR) + "." +
+                                                    std::to_string(GPUU_VERSION_PATCH));
 }
 
 TEST(CApiBase, StatusStringsNameEveryCode) {
@@ -97,6 +99,54 @@ TEST(CApiSharedSpec, ParsesKeysAndAppliesOverrides) {
   EXPECT_STREQ(out.token, "app_token");
   EXPECT_EQ(out.mode, GPUU_CONTEXT_LOOKUP_ONLY);
   EXPECT_EQ(out.group_id, 2) << "not overridden";
+}
+
+// The C ABI's names (gpuu_*_name) are the compile specs' spelling: each one
+// parses there to its value.
+TEST(CApiSharedSpec, TakesTheNamesOfTheCApi) {
+  auto parsed = [](const char* key, const char* name) {
+    gpuu_compile_spec spec = spec_of(key, name);
+    gpuu_shared_spec out;
+    gpuu_shared_spec_init(&out);
+    EXPECT_EQ(gpuu_shared_spec_parse(&spec, 1, nullptr, &out), GPUU_OK) << key << " " << name << ": " << last_error();
+    return out;
+  };
+  for (int v = 0; const char* name = gpuu_context_mode_name(static_cast<gpuu_context_mode>(v)); ++v) {
+    EXPECT_EQ(parsed(GPUU_SPEC_CONTEXT_MODE, name).mode, v) << name;
+  }
+  for (int v = 0; const char* name = gpuu_sync_mode_name(static_cast<gpuu_sync_mode>(v)); ++v) {
+    EXPECT_EQ(parsed(GPUU_SPEC_SYNC_MODE, name).sync_mode, v) << name;
+  }
+  for (int v = 0; const char* name = gpuu_prefer_name(static_cast<gpuu_prefer>(v)); ++v) {
+    EXPECT_EQ(parsed(GPUU_SPEC_PREFER, name).prefer, v) << name;
+  }
+}
+
+// The shared keys' defaults have one home: every *_init function gives them.
+TEST(CApiSharedSpec, InitFunctionsGiveTheSameDefaults) {
+  gpuu_shared_spec spec;
+  gpuu_shared_spec_init(&spec);
+  gpuu_program_write_options write;
+  gpuu_program_write_options_init(&write);
+  EXPECT_STREQ(write.token, spec.token);
+  EXPECT_EQ(write.group_id, spec.group_id);
+  EXPECT_EQ(write.mode, spec.mode);
+  EXPECT_EQ(write.sync_mode, spec.sync_mode);
+  gpuu_context_resolve_options resolve;
+  gpuu_context_resolve_options_init(&resolve);
+  EXPECT_STREQ(resolve.token, spec.token);
+  EXPECT_EQ(resolve.group_id, spec.group_id);
+  EXPECT_EQ(resolve.mode, spec.mode);
+  gpuu_partition_options partition;
+  gpuu_partition_options_init(&partition);
+  EXPECT_EQ(partition.prefer, spec.prefer);
+  EXPECT_EQ(partition.min_partition_size, spec.min_partition_size);
+  gpuu_context_overrides overrides;
+  gpuu_context_overrides_init(&overrides);
+  EXPECT_EQ(overrides.token, nullptr) << "overrides nothing";
+  EXPECT_EQ(overrides.has_mode, 0);
+  EXPECT_EQ(overrides.mode, spec.mode);
+  EXPECT_EQ(overrides.sync_mode, spec.sync_mode);
 }
 
 TEST(CApiSharedSpec, BadValueNamesKeyAndValue) {

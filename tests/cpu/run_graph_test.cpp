@@ -2,6 +2,8 @@
 // against PyTorch golden values), and the ops the CPU fallback does not run.
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <string>
 
 #include "cpu_test_util.h"
 #include "graph/builder.h"
@@ -179,6 +181,16 @@ TEST_F(RunNode, EveryRegisteredOpButCustomShaderHasAKernel) {
     EXPECT_EQ(cpu_supports_op(op.name), op.name != "custom_shader") << op.name;
   }
   EXPECT_FALSE(cpu_supports_op("no_such_op"));
+}
+
+TEST_F(RunNode, TheFamiliesRegisterEachOpOnceAndOnlyRegisteredOps) {
+  std::map<std::string, int> times;
+  for (const CpuOpKernel& k : cpu_op_kernels()) {
+    ++times[k.op];
+    EXPECT_NE(graph::find_op(k.op), nullptr) << k.op << " has a CPU kernel but no registry schema";
+    EXPECT_NE(k.run, nullptr) << k.op;
+  }
+  for (const auto& [op, n] : times) EXPECT_EQ(n, 1) << op << " is registered " << n << " times";
 }
 
 TEST_F(RunNode, CustomShaderIsUnsupported) {

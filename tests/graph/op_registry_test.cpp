@@ -84,7 +84,10 @@ TEST(OpRegistry, HasEveryOpOtherComponentsUse) {
     EXPECT_NE(s.infer_fn, nullptr) << s.name;
     EXPECT_FALSE(s.dtype_rule.empty()) << s.name;
   }
-  EXPECT_EQ(registered, expected);
+  // The registry may hold more: that it holds nothing without a kernel is the
+  // CPU tests' check (every registered op but custom_shader has a CPU kernel,
+  // every CPU kernel a schema), so a new op needs no line here.
+  for (const std::string& op : expected) EXPECT_EQ(registered.count(op), 1u) << op << " is not registered";
   EXPECT_EQ(find_op("relu")->name, "relu");
   EXPECT_EQ(find_op("Relu"), nullptr);
   EXPECT_EQ(find_op(""), nullptr);

@@ -6,6 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iterator>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "kernels/op_table.h"
 #include "kernels/vulkan_test_util.h"
@@ -216,6 +222,104 @@ TEST(VulkanFusion, LongChainsSplitAtTheInstructionLimit) {
   EXPECT_EQ(stats.dispatches, 3u) << "40 + 40 + 20";
   auto want = cpu::run_graph(g, {input}).value();
   EXPECT_TRUE(all_close(got.value()[0], want[0], 1e-5, 1e-5));
+}
+
+// Every float unary and binary op of op_codes.txt, read from the generated
+// tables so that a new op is tested here without a line of its own: the range
+// its operands are drawn from (b: the second operand's) and its tolerance,
+// where the defaults do not fit. Defaults: x in [-0.9, 0.9); a in [-3, 3) and
+// b in [0.5, 3) (positive: safe divisors); 2e-5 abs + 2e-5 relative.
+struct OperandRange {
+  const char* op;
+  double lo, hi, b_lo, b_hi;
+};
+const OperandRange kOperandRanges[] = {
+    {"log", 0.05, 10, 0, 0},       {"sqrt", 0, 10, 0, 0},         {"rsqrt", 0.05, 10, 0, 0},
+    {"reciprocal", 0.1, 4, 0, 0},  {"acosh", 1.001, 10, 0, 0},    {"pow", 0.1, 3, -2, 2},
+    {"remainder", -20, 20, 0.5, 3}, {"fmod", -20, 20, 0.5, 3},     {"floor_divide", -20, 20, 0.5, 3}};
+
+struct OpOperands {
+  std::vector<cpu::HostTensor> inputs;
+  graph::AttrMap attrs;
+};
+
+bool is_binary_op(const std::string& op) {
+  for (const kernels::op_codes::NamedCode& c : kernels::op_codes::kBinaryTable) {
+    if (op == c.name) return true;
+  }
+  return false;
+}
+
+// Operands of `op` of `shape` (a binary op's second one broadcast along the last axis).
+OpOperands operands_of(const std::string& op, const graph::Shape& shape, uint32_t seed) {
+  bool binary = is_binary_op(op);
+  double lo = binary ? -3 : -0.9, hi = binary ? 3 : 0.9, b_lo = 0.5, b_hi = 3;
+  for (const OperandRange& r : kOperandRanges) {
+    if (op == r.op) std::tie(lo, hi, b_lo, b_hi) = std::make_tuple(r.lo, r.hi, r.b_lo, r.b_hi);
+  }
+  OpOperands o;
+  o.inputs.push_back(random_tensor(DType::kF32, shape, seed, lo, hi));
+  if (binary) o.inputs.push_back(random_tensor(DType::kF32, {shape.back()}, seed + 1, b_lo, b_hi));
+  if (op == "clamp") o.attrs = {{"min", -0.5}, {"max", 0.25}};
+  return o;
+}
+
+// Every float elementwise op op_codes.txt lists (gelu's tanh form too).
+std::vector<std::pair<std::string, graph::AttrMap>> every_float_elementwise_op() {
+  std::vector<std::pair<std::string, graph::AttrMap>> ops;
+  for (const kernels::op_codes::NamedCode& c : kernels::op_codes::kUnaryTable) ops.push_back({c.name, {}});
+  for (const kernels::op_codes::NamedCode& c : kernels::op_codes::kBinaryTable) ops.push_back({c.name, {}});
+  ops.push_back({"gelu", {{"approximate", std::string("tanh")}}});
+  return ops;
+}
+
+bool in_fused_set(const std::string& op) {
+  for (const kernels::op_codes::NamedCode& c : kernels::op_codes::kFusedInstructionTable) {
+    if (op == c.name) return true;
+  }
+  return false;
+}
+
+TEST(VulkanElementwise, EveryOpOfTheCodeListMatchesTheReference) {
+  uint32_t seed = 700;
+  for (const auto& [op, attrs] : every_float_elementwise_op()) {
+    OpOperands o = operands_of(op, {5, 67}, seed += 2);
+    for (const auto& [name, value] : attrs) o.attrs[name] = value;
+    kernels::KernelGraphOptions unfused;
+    unfused.fuse_elementwise = false;
+    EXPECT_TRUE(node_matches_cpu(op, o.inputs, o.attrs, 2e-5, 2e-5, {}, unfused)) << op;
+  }
+}
+
+// y = neg(op(operands)): one dispatch when op is in the fused set, two when not.
+TEST(VulkanFusion, EveryFusableOpFusesAndMatchesTheReference) {
+  uint32_t seed = 800;
+  std::set<std::string> fused_ops;
+  for (const auto& [op, attrs] : every_float_elementwise_op()) {
+    OpOperands o = operands_of(op, {33, 17}, seed += 2);
+    for (const auto& [name, value] : attrs) o.attrs[name] = value;
+    graph::Graph g;
+    std::vector<graph::ValueId> ids;
+    for (size_t i = 0; i < o.inputs.size(); ++i) {
+      ids.push_back(graph::add_graph_input(g, "in" + std::to_string(i), DType::kF32, o.inputs[i].shape).value());
+    }
+    graph::ValueId v = graph::add_op(g, op, op + "_0", ids, o.attrs).value()[0];
+    g.mark_output(graph::add_op(g, "neg", "neg_1", {v}, {}).value()[0]);
+    RunStats stats;
+    auto got = run_on_vulkan(g, o.inputs, &stats);
+    ASSERT_TRUE(got.ok()) << op << ": " << got.status().message();
+    bool fusable = in_fused_set(op);
+    if (fusable) fused_ops.insert(op);
+    EXPECT_EQ(stats.dispatches, fusable ? 1u : 2u) << op << (fusable ? " is" : " is not") << " in the fused set";
+    EXPECT_TRUE(all_close(got.value()[0], cpu::run_graph(g, o.inputs).value()[0], 2e-5, 2e-5)) << op;
+  }
+  EXPECT_EQ(fused_ops.size(), std::size(kernels::op_codes::kFusedInstructionTable)) << "a fused op went untested";
+}
+
+TEST(VulkanFusion, ClampAndComparisonsStayOutOfTheFusedSet) {
+  // clamp reads its bounds from push constants; comparisons write bool.
+  for (const char* op : {"clamp", "equal", "less", "greater_equal"}) EXPECT_FALSE(in_fused_set(op)) << op;
+  EXPECT_TRUE(in_fused_set("gelu") && in_fused_set("add") && in_fused_set("relu"));
 }
 
 TEST(VulkanMemoryPlan, DeadIntermediatesShareMemory) {

@@ -1,8 +1,13 @@
 # The layering rules of src/, checked on the sources themselves:
 #  - no backend includes another backend (src/backends/<X>/ -> backends/<Y>/);
 #  - the backend contract (src/backends/*.h|cpp) includes no backend;
-#  - the kernel library (src/kernels) and the GPU layer (src/gpu) include no
-#    backend, and the GPU layer does not include the kernel library above it;
+#  - the kernel library (src/kernels), the GPU layer (src/gpu) and the
+#    standalone VGF layer (src/standalone_vgf) include no backend, and the GPU
+#    layer does not include the kernel library above it;
+#  - the runtime (src/runtime) and the C API (src/capi) include no file of a
+#    backend (src/backends/<X>/) but its door, backends/<X>/<X>_backend.h, and
+#    that only from src/runtime/builtin_backends.cpp: everything else goes
+#    through the contract (src/backends/*.h);
 #  - no backend's CMake target links another backend's target, and neither
 #    gpuu_kernels nor gpuu_gpu links a backend.
 # Every offence is printed as file:line before the check fails.
@@ -31,7 +36,8 @@ function(read_lines file out)
   set(${out} "${lines}" PARENT_SCOPE)
 endfunction()
 
-# Which layer a source file is in: "backend:<name>", "contract", "kernels", "gpu", or "".
+# Which layer a source file is in: "backend:<name>", "contract", "kernels",
+# "gpu", "standalone_vgf", "runtime", "capi", or "".
 function(layer_of file out)
   file(RELATIVE_PATH rel "${ROOT}/src" "${file}")
   set(layer "")
@@ -39,15 +45,20 @@ function(layer_of file out)
     set(layer "backend:${CMAKE_MATCH_1}")
   elseif(rel MATCHES "^backends/[^/]+$")
     set(layer "contract")
-  elseif(rel MATCHES "^(kernels|gpu)/")
+  elseif(rel MATCHES "^(kernels|gpu|standalone_vgf|runtime|capi)/")
     set(layer "${CMAKE_MATCH_1}")
   endif()
   set(${out} "${layer}" PARENT_SCOPE)
 endfunction()
 
+# The one file that opens backends' doors.
+set(door_opener "${ROOT}/src/runtime/builtin_backends.cpp")
+
 # Includes.
 file(GLOB_RECURSE sources "${ROOT}/src/backends/*.h" "${ROOT}/src/backends/*.cpp" "${ROOT}/src/kernels/*.h"
-     "${ROOT}/src/kernels/*.cpp" "${ROOT}/src/gpu/*.h" "${ROOT}/src/gpu/*.cpp")
+     "${ROOT}/src/kernels/*.cpp" "${ROOT}/src/gpu/*.h" "${ROOT}/src/gpu/*.cpp" "${ROOT}/src/standalone_vgf/*.h"
+     "${ROOT}/src/standalone_vgf/*.cpp" "${ROOT}/src/runtime/*.h" "${ROOT}/src/runtime/*.cpp" "${ROOT}/src/capi/*.h"
+     "${ROOT}/src/capi/*.cpp")
 list(SORT sources)
 foreach(file ${sources})
   file(READ "${file}" text)
@@ -77,11 +88,17 @@ foreach(file ${sources})
       if(target_backend)
         report("${file}" ${n} "the backend contract includes ${path}, a file of backend '${target_backend}'")
       endif()
-    elseif(layer STREQUAL "kernels" OR layer STREQUAL "gpu")
+    elseif(layer STREQUAL "kernels" OR layer STREQUAL "gpu" OR layer STREQUAL "standalone_vgf")
       if(path MATCHES "^backends/")
         report("${file}" ${n} "src/${layer} is below the backends but includes ${path}")
       elseif(layer STREQUAL "gpu" AND path MATCHES "^kernels/")
         report("${file}" ${n} "src/gpu is below the kernel library but includes ${path}")
+      endif()
+    elseif(target_backend AND (layer STREQUAL "runtime" OR layer STREQUAL "capi"))
+      if(NOT file STREQUAL door_opener)
+        report("${file}" ${n} "src/${layer} includes ${path}, a file of backend '${target_backend}' (only runtime/builtin_backends.cpp opens a backend, by its door)")
+      elseif(NOT path STREQUAL "backends/${target_backend}/${target_backend}_backend.h")
+        report("${file}" ${n} "builtin_backends.cpp includes ${path}, not the door of backend '${target_backend}' (backends/${target_backend}/${target_backend}_backend.h)")
       endif()
     endif()
   endforeach()
@@ -107,7 +124,7 @@ foreach(file ${lists})
         continue()
       endif()
       string(REGEX REPLACE "^gpuu_backends_" "" named "${name}")
-      if(named STREQUAL "contract")
+      if(named MATCHES "^contract")  # the contract's targets (gpuu_backends_contract, _contract_host)
         continue()
       endif()
       if(layer MATCHES "^backend:(.+)$")
@@ -124,4 +141,4 @@ endforeach()
 if(violations GREATER 0)
   message(FATAL_ERROR "${violations} layering violation(s): the rules are in README.md, section Layout")
 endif()
-message("layering: backends, kernel library and GPU layer depend one way")
+message("layering: backends, kernel library and GPU layer depend one way; runtime and C API open backends only by their doors")

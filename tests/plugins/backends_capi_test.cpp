@@ -4,6 +4,7 @@
 #include <string>
 
 #include "gpuu.h"
+#include "gpuu_backend.h"
 
 namespace {
 
@@ -39,7 +40,10 @@ TEST(BackendsCapi, RefusalsAreListedTogetherAndTheRestLoads) {
   std::string message = gpuu_last_error();
   EXPECT_NE(message.find("refused 2 of the paths"), std::string::npos) << message;
   EXPECT_NE(message.find("/no/such/place: does not exist"), std::string::npos) << message;
-  EXPECT_NE(message.find("Acme_WrongMajor_backend.so: plugin API version 2.0"), std::string::npos) << message;
+  const std::string wrong_major = "Acme_WrongMajor_backend.so: plugin API version " +
+                                  std::to_string(GPUU_BACKEND_API_VERSION_MAJOR + 1) + "." +
+                                  std::to_string(GPUU_BACKEND_API_VERSION_MINOR) + " is incompatible";
+  EXPECT_NE(message.find(wrong_major), std::string::npos) << message;
   EXPECT_EQ(loaded, 1u);
   EXPECT_STREQ(gpuu_backends_id(gpuu_backends_count() - 1), "AcmeGood");
 }

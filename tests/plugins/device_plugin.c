@@ -1,12 +1,18 @@
 /* A device plugin for the tests: takes "reshape" (a copy of the bytes),
  * records a vkCmdCopyBuffer on the shared device once at init and hands it to
- * the runtime's submit at each execute. C99. */
+ * the runtime's submit at each execute. C99. Built twice: against the current
+ * gpuu_backend.h, and against the frozen API 1.0 header (PLUGIN_ID
+ * "AcmeOldCopy"), which proves an old plugin still loads and runs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <vulkan/vulkan.h>
 
 #include "gpuu_backend.h"
+
+#ifndef PLUGIN_ID
+#define PLUGIN_ID "AcmeCopy"
+#endif
 
 typedef struct copy_delegate {
   VkDevice device;
@@ -20,14 +26,14 @@ static int available(void) { return 1; }
 
 static const char* check(const gpuu_plugin_graph* g, const gpuu_plugin_node* n) {
   (void)g;
-  return strcmp(n->op, "reshape") == 0 ? NULL : "AcmeCopy takes reshape only";
+  return strcmp(n->op, "reshape") == 0 ? NULL : PLUGIN_ID " takes reshape only";
 }
 
 static int preprocess(const gpuu_plugin_graph* g, const gpuu_plugin_compile_spec* s, size_t c, gpuu_plugin_bytes* out,
                       char* e, size_t ec) {
   (void)s, (void)c;
   if (g->node_count != 1 || g->input_count != 1 || g->output_count != 1) {
-    snprintf(e, ec, "AcmeCopy: one reshape per region");
+    snprintf(e, ec, PLUGIN_ID ": one reshape per region");
     return 1;
   }
   out->data = NULL;
@@ -41,7 +47,7 @@ static void free_bytes(gpuu_plugin_bytes* b) { (void)b; }
 
 static int init(const gpuu_plugin_init_args* a, void** h, char* e, size_t ec) {
   if (a->input_count != 1 || a->output_count != 1 || a->inputs[0].size > a->outputs[0].size) {
-    snprintf(e, ec, "AcmeCopy: needs one input no larger than its one output");
+    snprintf(e, ec, PLUGIN_ID ": needs one input no larger than its one output");
     return 1;
   }
   PFN_vkGetInstanceProcAddr gipa = (PFN_vkGetInstanceProcAddr)a->vulkan->get_instance_proc_addr;
@@ -64,7 +70,7 @@ static int init(const gpuu_plugin_init_args* a, void** h, char* e, size_t ec) {
   VkCommandBufferBeginInfo begin = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   if (vkCreateCommandPool(device, &pool_info, NULL, &d->pool) != VK_SUCCESS) {
     free(d);
-    snprintf(e, ec, "AcmeCopy: vkCreateCommandPool failed");
+    snprintf(e, ec, PLUGIN_ID ": vkCreateCommandPool failed");
     return 1;
   }
   alloc.commandPool = d->pool;
@@ -103,7 +109,7 @@ static void destroy(void* h) {
 static const char* const ops[] = {"reshape"};
 
 static const gpuu_backend_plugin plugin = {
-    sizeof(gpuu_backend_plugin), GPUU_BACKEND_API_VERSION_MAJOR, GPUU_BACKEND_API_VERSION_MINOR, "AcmeCopy", 2, 0, 0.5,
+    sizeof(gpuu_backend_plugin), GPUU_BACKEND_API_VERSION_MAJOR, GPUU_BACKEND_API_VERSION_MINOR, PLUGIN_ID, 2, 0, 0.5,
     ops, 1, 0x3Fu, available, check, preprocess, free_bytes, init, execute, destroy};
 
 GPUU_BACKEND_EXPORT const gpuu_backend_plugin* gpuu_backend_plugin_get(void) { return &plugin; }

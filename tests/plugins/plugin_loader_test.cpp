@@ -81,12 +81,19 @@ TEST(PluginLoader, ScanRefusesEachBadPluginByNameAndRuleAndLoadsTheRest) {
   // process registry: RefusesABuiltInBackendsId).
   EXPECT_EQ(report.loaded, (std::vector<std::string>{"MtCpu", "VulkanBackend", "AcmeGood"}));
   EXPECT_EQ(registry.ids(), (std::vector<std::string>{"MtCpu", "VulkanBackend", "AcmeGood"}));
+  const std::string wrong_major = "plugin API version " + std::to_string(GPUU_BACKEND_API_VERSION_MAJOR + 1) + "." +
+                                  std::to_string(GPUU_BACKEND_API_VERSION_MINOR) + " is incompatible with the runtime's " +
+                                  std::to_string(GPUU_BACKEND_API_VERSION_MAJOR) + "." +
+                                  std::to_string(GPUU_BACKEND_API_VERSION_MINOR);
+  const std::string newer_minor = "plugin API version " + std::to_string(GPUU_BACKEND_API_VERSION_MAJOR) + "." +
+                                  std::to_string(GPUU_BACKEND_API_VERSION_MINOR + 1) + " is incompatible";
   const std::pair<const char*, const char*> expected[] = {
       {"Acme-Bad_backend.so", "does not follow the naming rule"},
       {"Acme_NoEntry_backend.so", "no entry point 'gpuu_backend_plugin_get'"},
-      {"Acme_WrongMajor_backend.so", "plugin API version 2.0 is incompatible with the runtime's 1.0"},
-      {"Acme_NewerMinor_backend.so", "plugin API version 1.1 is incompatible"},
+      {"Acme_WrongMajor_backend.so", wrong_major.c_str()},
+      {"Acme_NewerMinor_backend.so", newer_minor.c_str()},
       {"Acme_NoExecute_backend.so", "missing vtable function 'execute'"},
+      {"Acme_BadOption_backend.so", "option declaration 0: 'mode': the default 'fastest' is not one of its values"},
       {"Acme_EmptyId_backend.so", "empty backend id"},
       {"Acme_DupId_backend.so", "backend id 'MtCpu' is taken"},
       {"Acme_Text_backend.so", "dlopen failed"},
@@ -246,6 +253,8 @@ class PluginRun : public testing::Test {
                                  {&p.vulkan_out, "VulkanBackend", last}});
   }
 
+  void run_device_plugin(const char* path, const std::string& id);
+
   const backends::Backend* mtcpu_ = nullptr;
 };
 
@@ -297,6 +306,55 @@ TEST_F(PluginRun, ProgramWithAPluginDelegateMatchesTheCpuReference) {
   }
 }
 
+// MtCpu's load-time option (plugin API 1.1): declared in its descriptor,
+// checked by the session against that declaration, received by its init,
+// where it wins over the program's compile spec (mtcpu_threads=3 here).
+TEST_F(PluginRun, TheSamplesThreadsOptionReachesItsInit) {
+  ASSERT_EQ(mtcpu_->declared_options().size(), 1u);
+  const backends::OptionDecl& threads = mtcpu_->declared_options()[0];
+  EXPECT_EQ(threads.key, "threads");
+  EXPECT_TRUE(threads.allowed.empty()) << "free-form: the plugin checks the value";
+  EXPECT_EQ(threads.default_value, "auto");
+  EXPECT_NE(threads.description.find("1..64"), std::string::npos) << threads.description;
+
+  PluginProgram p = make_graph();
+  Result<std::vector<uint8_t>> bytes = build(p, mtcpu_->preprocess(p.graph, p.plugin, {}).value());
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto program = program::load_program_bytes(bytes->data(), bytes->size());
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  cpu::HostTensor x = vulkan_test::random_tensor(DType::kF32, {4, 8}, 3, -2, 2);
+  cpu::HostTensor y = vulkan_test::random_tensor(DType::kF32, {4, 16}, 4, -2, 2);
+  Result<std::vector<cpu::HostTensor>> want = cpu::run_graph(p.graph, {x, y});
+  ASSERT_TRUE(want.ok()) << want.status().message();
+
+  runtime::SessionOptions options;
+  options.backend_options = {{"MtCpu", "threads", "2"}};
+  auto session = runtime::Session::create(program.value(), options);
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  ASSERT_TRUE(session.value()->set_input(0, x.bytes.data(), x.bytes.size()).ok());
+  ASSERT_TRUE(session.value()->set_input(1, y.bytes.data(), y.bytes.size()).ok());
+  Status ran = session.value()->execute();
+  ASSERT_TRUE(ran.ok()) << ran.message();
+  std::vector<float> out(20);
+  ASSERT_TRUE(session.value()->get_output(0, out.data(), 80).ok());
+  EXPECT_TRUE(vulkan_test::all_close(cpu::HostTensor::from_data<float>({4, 5}, out).value(), want.value()[0], 1e-4,
+                                     1e-4));
+
+  // A free-form value the plugin refuses fails its delegate's init, naming it.
+  options.backend_options = {{"MtCpu", "threads", "0"}};
+  auto refused = runtime::Session::create(program.value(), options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("MtCpu delegate 1 init: option threads '0' is not auto or 1..64"),
+            std::string::npos)
+      << refused.status().message();
+  // A key it does not declare is refused before any delegate initialises.
+  options.backend_options = {{"MtCpu", "thread", "2"}};
+  refused = runtime::Session::create(program.value(), options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "backend options: 'MtCpu:thread=2': MtCpu has no option 'thread' (its options: threads)");
+}
+
 TEST_F(PluginRun, ACorruptPluginBlobIsAnInitErrorNotACrash) {
   PluginProgram p = make_graph();
   std::vector<uint8_t> blob = mtcpu_->preprocess(p.graph, p.plugin, {}).value();
@@ -323,26 +381,26 @@ TEST_F(PluginRun, ABlobWithoutTheSignatureIsRefusedByTheAdapter) {
   EXPECT_NE(session.status().message().find("no I/O signature"), std::string::npos) << session.status().message();
 }
 
-// x[4,8] -> mul(x,x) [Vulkan] -> reshape [AcmeCopy: a copy on the device,
-// submitted through the runtime] -> sin [Vulkan]: a device plugin chained on
-// the context's timeline between two GPU delegates, no host wait between.
-TEST_F(PluginRun, DevicePluginSubmitsOnTheSharedContextInTheChain) {
-  LoadReport report = runtime::plugin_loader().load(GPUU_DEVICE_PLUGIN);
+// x[4,8] -> mul(x,x) [Vulkan] -> reshape [the device plugin `id` from `path`:
+// a copy on the device, submitted through the runtime] -> sin [Vulkan]: a
+// device plugin chained on the context's timeline between two GPU delegates,
+// no host wait between.
+void PluginRun::run_device_plugin(const char* path, const std::string& id) {
+  LoadReport report = runtime::plugin_loader().load(path);
   ASSERT_TRUE(report.refused.empty()) << report.refused[0];
-  const backends::Backend* copy = runtime::backend_registry().find("AcmeCopy");
+  const backends::Backend* copy = runtime::backend_registry().find(id);
   ASSERT_NE(copy, nullptr);
   graph::Graph g;
   graph::ValueId x = graph::add_graph_input(g, "x", DType::kF32, {4, 8}).value();
   graph::ValueId m = graph::add_op(g, "mul", "sq", {x, x}, {}).value()[0];
   graph::ValueId r = graph::add_op(g, "reshape", "flat", {m}, {{"shape", std::vector<int64_t>{32}}}).value()[0];
   g.mark_output(graph::add_op(g, "sin", "wave", {r}, {}).value()[0]);
-  partition::Region first{partition::kVulkanId, {0}}, mid{"AcmeCopy", {1}},
-      last{partition::kVulkanId, {2}};
+  partition::Region first{partition::kVulkanId, {0}}, mid{id, {1}}, last{partition::kVulkanId, {2}};
   EXPECT_EQ(copy->check(g, g.node(1)), "");
-  EXPECT_EQ(copy->check(g, g.node(0)), "AcmeCopy takes reshape only");
+  EXPECT_EQ(copy->check(g, g.node(0)), id + " takes reshape only");
   vulkan::VulkanBackend vk;
   Result<std::vector<uint8_t>> bytes = build_steps(g, {{&first, "VulkanBackend", vk.preprocess(g, first, {}).value()},
-                                                       {&mid, "AcmeCopy", copy->preprocess(g, mid, {}).value()},
+                                                       {&mid, id, copy->preprocess(g, mid, {}).value()},
                                                        {&last, "VulkanBackend", vk.preprocess(g, last, {}).value()}});
   ASSERT_TRUE(bytes.ok()) << bytes.status().message();
   auto program = program::load_program_bytes(bytes->data(), bytes->size());
@@ -364,6 +422,19 @@ TEST_F(PluginRun, DevicePluginSubmitsOnTheSharedContextInTheChain) {
     EXPECT_TRUE(vulkan_test::all_close(cpu::HostTensor::from_data<float>({32}, out).value(), want.value()[0], 1e-5,
                                        1e-5));
   }
+}
+
+TEST_F(PluginRun, DevicePluginSubmitsOnTheSharedContextInTheChain) { run_device_plugin(GPUU_DEVICE_PLUGIN, "AcmeCopy"); }
+
+// The same plugin built against the frozen API 1.0 header: its descriptor
+// ends before the 1.1 fields, its init reads only 1.0's arguments.
+TEST_F(PluginRun, APluginBuiltAgainstApi10LoadsAndRuns) {
+  run_device_plugin(GPUU_DEVICE_PLUGIN_API_1_0, "AcmeOldCopy");
+  const auto* old = dynamic_cast<const PluginBackend*>(runtime::backend_registry().find("AcmeOldCopy"));
+  ASSERT_NE(old, nullptr);
+  EXPECT_EQ(old->descriptor().api_version_minor, 0u);
+  EXPECT_EQ(old->descriptor().struct_size, kFirstDescriptorSize);
+  EXPECT_TRUE(old->declared_options().empty());
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 /* Small plugins for the loader tests, in C99 (which also proves that
  * gpuu_backend.h compiles as C). One source, one defect per build:
- * BAD_NO_ENTRY, BAD_MAJOR, BAD_MINOR, BAD_NO_EXECUTE, PLUGIN_ID="...". */
+ * BAD_NO_ENTRY, BAD_MAJOR, BAD_MINOR, BAD_NO_EXECUTE, BAD_OPTION,
+ * PLUGIN_ID="...". */
 #include "gpuu_backend.h"
 
 #ifndef PLUGIN_ID
@@ -34,6 +35,15 @@ static int execute(void* h, char* e, size_t ec) {
 #endif
 static void destroy(void* h) { (void)h; }
 
+#ifdef BAD_OPTION
+static const char* const modes[] = {"fast", "exact"};
+static const gpuu_plugin_option_decl options[] = {
+    {sizeof(gpuu_plugin_option_decl), "mode", modes, 2, "fastest", "a default outside its own values"}};
+#define OPTIONS options, 1
+#else
+#define OPTIONS 0, 0
+#endif
+
 static const gpuu_backend_plugin plugin = {
     sizeof(gpuu_backend_plugin),
 #ifdef BAD_MAJOR
@@ -53,7 +63,7 @@ static const gpuu_backend_plugin plugin = {
 #else
     execute,
 #endif
-    destroy};
+    destroy, OPTIONS};
 
 #ifndef BAD_NO_ENTRY
 GPUU_BACKEND_EXPORT const gpuu_backend_plugin* gpuu_backend_plugin_get(void) { return &plugin; }

@@ -153,6 +153,35 @@ TEST_F(InspectTest, DotColoursNodesByBackendAndDrawsTensorEdges) {
   EXPECT_EQ(d.substr(d.size() - 2), "}\n");
 }
 
+// The op table is where gpuu.h sends readers for each op's attributes: it
+// gives every attribute's kind and the default a node takes without it.
+TEST_F(InspectTest, OpsTableGivesAttributeKindsAndDefaults) {
+  RunResult md = run({"--ops"});
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  EXPECT_TRUE(contains(md.out, "| `layer_norm` | x, weight?, bias? | normalized_ndim: int, eps: float = 1e-05 |"))
+      << md.out;
+  EXPECT_TRUE(contains(md.out, "stride: ints (default: kernel), padding: ints = [0, 0], ceil_mode: int = 0")) << md.out;
+  EXPECT_TRUE(contains(md.out, "| `clamp` | x | min?: float, max?: float |")) << md.out;
+  EXPECT_TRUE(contains(md.out, "approximate: string = \"none\"")) << md.out;
+
+  RunResult js = run({"--ops", "--json"});
+  ASSERT_EQ(js.exit_code, 0) << js.err;
+  Result<JsonValue> doc = parse_json(js.out);
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  const JsonValue* conv = nullptr;
+  for (const JsonValue& op : doc.value().find("ops")->as_array()) {
+    if (op.find("name")->as_string() == "conv2d") conv = &op;
+  }
+  ASSERT_NE(conv, nullptr);
+  const JsonValue::Array& attrs = conv->find("attributes")->as_array();
+  ASSERT_FALSE(attrs.empty());
+  EXPECT_EQ(attrs[0].find("name")->as_string(), "stride");
+  ASSERT_NE(attrs[0].find("default"), nullptr);
+  const JsonValue::Array& stride = attrs[0].find("default")->as_array();
+  ASSERT_EQ(stride.size(), 2u);
+  EXPECT_EQ(stride[0].as_integer(), 1);
+}
+
 TEST_F(InspectTest, ErrorsGoToStderrWithExitCodeOne) {
   RunResult missing = run({dir_ + "/none.gpuu"});
   EXPECT_EQ(missing.exit_code, 1);

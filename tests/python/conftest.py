@@ -16,7 +16,7 @@ import torch.nn.functional as F
 
 import gpuu
 
-SYNC_MODES = ["timeline", "queue_wait_idle", "none"]
+SYNC_MODES = list(gpuu.core.SYNC_MODES)  # every sync mode the C ABI names
 
 
 # ---- the validation layer's messages fail the test that caused them ------------

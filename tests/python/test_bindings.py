@@ -43,6 +43,40 @@ def test_every_status_has_its_exception_class():
     assert issubclass(gpuu.DeviceLostError, gpuu.VulkanError)
 
 
+def c_enum_values(prefix):
+    """The values of one gpuu.h enum, from its SWIG constants (the FORCE32 value left out)."""
+    return {getattr(gpuu_c, k) for k in dir(gpuu_c) if k.startswith(prefix) and not k.endswith("FORCE32")}
+
+
+@pytest.mark.parametrize("table, name_of, from_name, prefix", [
+    (gpuu.core.DTYPES, gpuu_c.gpuu_dtype_name, gpuu_c.gpuu_dtype_from_name, "GPUU_DTYPE_"),
+    (gpuu.core.CONTEXT_MODES, gpuu_c.gpuu_context_mode_name, gpuu_c.gpuu_context_mode_from_name, "GPUU_CONTEXT_"),
+    (gpuu.core.SYNC_MODES, gpuu_c.gpuu_sync_mode_name, gpuu_c.gpuu_sync_mode_from_name, "GPUU_SYNC_"),
+    (gpuu.core.PREFER, gpuu_c.gpuu_prefer_name, gpuu_c.gpuu_prefer_from_name, "GPUU_PREFER_"),
+    (gpuu.core.VGF_PATHS, gpuu_c.gpuu_vgf_path_name, gpuu_c.gpuu_vgf_path_from_name, "GPUU_VGF_PATH_"),
+    (gpuu.core._LOG_LEVELS, gpuu_c.gpuu_log_level_name, gpuu_c.gpuu_log_level_from_name, "GPUU_LOG_"),
+], ids=["dtype", "context_mode", "sync_mode", "prefer", "vgf_path", "log_level"])
+def test_name_tables_are_the_c_abis(table, name_of, from_name, prefix):
+    assert set(table.values()) == c_enum_values(prefix)  # every value of the C enum, and no other
+    for name, value in table.items():
+        assert name_of(value) == name
+        assert from_name(name) == value
+    assert name_of(max(table.values()) + 1) is None
+    with pytest.raises(gpuu.InvalidArgumentError, match="unknown"):
+        from_name("no such name")
+
+
+def test_dtype_tables_cover_every_c_dtype():
+    assert set(gpuu.core._NUMPY_BY_DTYPE) == set(gpuu.core.DTYPES.values())
+    for name, code in gpuu.core.DTYPES.items():
+        assert gpuu.core.dtype_name(code) == name
+
+
+def test_error_classes_cover_every_c_status():
+    assert set(gpuu.ERROR_CLASSES) == c_enum_values("GPUU_ERROR_")
+    assert gpuu.InvalidArgumentError("x").status == gpuu_c.GPUU_ERROR_INVALID_ARGUMENT
+
+
 def test_c_errors_arrive_as_exceptions_with_the_c_message():
     with gpuu.Graph() as g:
         with pytest.raises(gpuu.InvalidArgumentError) as info:

@@ -1,6 +1,7 @@
 """Compile-spec generation: the six keys, their defaults and encodings, and refusals carrying the C parser's message."""
 
 import dataclasses
+import inspect
 
 import pytest
 
@@ -27,6 +28,26 @@ def test_defaults_follow_the_rfc():
         "gpu_shared_min_partition_size": b"3",
         "gpu_shared_prefer": b"auto",
     }
+
+
+def test_defaults_are_read_from_the_c_init_functions():
+    spec = gpuu.gpuu_c.gpuu_shared_spec()
+    gpuu.gpuu_c.gpuu_shared_spec_init(spec)
+    c_defaults = {"token": spec.token, "group_id": spec.group_id, "mode": gpuu.gpuu_c.gpuu_context_mode_name(spec.mode),
+                  "sync_mode": gpuu.gpuu_c.gpuu_sync_mode_name(spec.sync_mode),
+                  "min_partition_size": spec.min_partition_size, "prefer": gpuu.gpuu_c.gpuu_prefer_name(spec.prefer)}
+    defaults = gpuu.export_api.SHARED_SPEC_DEFAULTS
+    assert {k: getattr(defaults, k) for k in c_defaults} == c_defaults
+    signature = inspect.signature(gpuu.make_shared_gpu_compile_specs)
+    assert {k: signature.parameters[k].default for k in c_defaults} == c_defaults
+    fields = {f.name: f.default for f in dataclasses.fields(gpuu.UnifiedGpuCompileSpec)}
+    assert {"token": fields["shared_context_token"], "group_id": fields["shared_group_id"],
+            "mode": fields["shared_context_mode"], "sync_mode": fields["shared_sync_mode"],
+            "min_partition_size": fields["min_partition_size"], "prefer": fields["prefer"]} == c_defaults
+    # None leaves the C init's value in the option structs the package fills.
+    write = gpuu.core.program_write_options()
+    assert (write.token, write.group_id, write.mode, write.sync_mode) == (
+        spec.token, spec.group_id, spec.mode, spec.sync_mode)
 
 
 def test_rfc_example_values_are_encoded_as_text_and_decimal():

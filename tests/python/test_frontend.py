@@ -116,6 +116,17 @@ def test_reductions_and_comparisons():
     run_on_vulkan(f, torch.randn(3, 4, 5), rtol=1e-5, atol=1e-5)
 
 
+def test_each_composite_is_kept_whole_with_a_lowering_or_decomposed_not_both():
+    from gpuu import aten_ops
+    from gpuu.frontend import decomposition_table
+
+    kept, decomposed = set(aten_ops.KEPT_WHOLE), set(aten_ops.DECOMPOSED)
+    assert not kept & decomposed, sorted(kept & decomposed)
+    assert not [op for op in kept if op not in aten_ops.LOWERINGS]
+    table = decomposition_table()
+    assert not [op for op in table if getattr(op, "overloadpacket", op).__name__ in kept]
+
+
 def test_activations():
     def f(x):
         return (F.silu(x), F.hardtanh(x, -0.5, 0.5), F.leaky_relu(x, 0.1), torch.tanh(x), torch.sigmoid(x),

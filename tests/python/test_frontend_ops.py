@@ -85,6 +85,34 @@ def test_elementwise_op(name, tmp_path):
     _check(Fn(fn), (x,), tmp_path, tol=2e-5)
 
 
+# ATen ops that reach gpuu as one op (mapped as they are, or kept whole): gpuu op, model, inputs. Exported, the op is
+# one node on the Vulkan backend (fused with the mul after it where its kernel fuses) and, denied to both GPU
+# backends, one node on the CPU fallback; both runs must match PyTorch.
+WHOLE = {
+    "gelu": ("gelu", lambda x, y: F.gelu(x) * y, (X, POS)),
+    "hardtanh": ("clamp", lambda x, y: F.hardtanh(x, -0.5, 0.5) * y, (X, POS)),
+    "atan2": ("atan2", lambda x, y: torch.atan2(x, y) * y, (X, POS)),
+    "logaddexp": ("logaddexp", lambda x, y: torch.logaddexp(x * 4, y) * y, (X, POS)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WHOLE))
+def test_op_reaches_gpuu_whole_and_each_backend_matches_torch(name, tmp_path):
+    op, fn, inputs = WHOLE[name]
+    model = Fn(fn)
+    with torch.no_grad():
+        want = model(*inputs).numpy()
+    spec = gpuu.UnifiedGpuCompileSpec(vgf=gpuu.VgfCompileSpec(), prefer="vulkan_first", min_partition_size=1,
+                                      shared_context_token="frontend_ops")
+    for backend, deny in (("VulkanBackend", ()), ("CpuFallback", [("VulkanBackend", op), ("VgfBackend", op)])):
+        path = tmp_path / f"{backend}.gpuu"
+        report = gpuu.export(model, inputs, spec, path, deny=deny)
+        assert [n["backend"] for n in report["nodes"] if n["op"] == op] == [backend], report["nodes"]
+        with gpuu.load(path) as program:
+            (got,) = program.run([x.numpy() for x in inputs])
+        np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5, err_msg=backend)
+
+
 INTEGER = {
     "index_arithmetic": lambda i: (i * 3 + 1) // 2 - i % 3,
     "remainder_negative": lambda i: torch.remainder(i - 5, 3) + torch.fmod(i - 5, 3),

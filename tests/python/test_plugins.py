@@ -31,10 +31,12 @@ def test_a_refused_path_raises_with_every_refusal():
 
 
 RUN_IN_FRESH_PROCESS = """
+import json
 import sys
 import numpy as np
 import gpuu
-with gpuu.load(sys.argv[1]) as program:
+backend_options = json.loads(sys.argv[4]) if len(sys.argv) > 4 else None
+with gpuu.load(sys.argv[1], backend_options=backend_options) as program:
     np.save(sys.argv[3], program.run([np.load(sys.argv[2])])[0])
 """
 
@@ -71,6 +73,17 @@ def test_a_model_partitioned_to_the_plugin_runs_from_its_program_file(tmp_path):
     with torch.no_grad():
         want = model(x).numpy()
     assert np.max(np.abs(got - want)) < 1e-5
+
+    # The plugin's load-time option (plugin API 1.1) reaches its init: a value it
+    # takes runs as before, one it refuses fails the session, naming it.
+    subprocess.run([sys.executable, "-c", RUN_IN_FRESH_PROCESS, str(path), str(tmp_path / "x.npy"),
+                    str(tmp_path / "y2.npy"), '{"MtCpu": {"threads": "2"}}'], env=env, check=True)
+    assert np.max(np.abs(np.load(tmp_path / "y2.npy") - want)) < 1e-5
+    run = subprocess.run([sys.executable, "-c", RUN_IN_FRESH_PROCESS, str(path), str(tmp_path / "x.npy"),
+                          str(tmp_path / "y3.npy"), '{"MtCpu": {"threads": "many"}}'], env=env,
+                         capture_output=True, text=True)
+    assert run.returncode != 0
+    assert "option threads 'many' is not auto or 1..64" in run.stderr, run.stderr
 
     # Without the plugin the same file is refused, naming the backend it needs.
     env.pop("GPUU_BACKEND_PATH")

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/vgf/vgf_options.h"
 #include "context/shared_gpu_context_registry.h"
 #include "context/vulkan_arm.h"
 #include "graph/builder.h"
@@ -130,10 +131,10 @@ std::shared_ptr<const program::Program> vgf_program(const std::string& token) {
   return program::load_program_bytes(bytes.data(), bytes.size()).value();
 }
 
-std::vector<float> run(const std::shared_ptr<const program::Program>& program, backends::DataGraphPath path,
+std::vector<float> run(const std::shared_ptr<const program::Program>& program, vgf::DataGraphPath path,
                        Status* status) {
   runtime::SessionOptions options;
-  options.data_graph_path = path;
+  options.backend_options = {vgf::data_graph_path_option(path)};
   auto session = runtime::Session::create(program, options);
   if (!session.ok()) {
     *status = session.status();
@@ -162,9 +163,9 @@ TEST_F(VgfNativeAppDevice, NativeWhenTheApplicationEnabledTheExtensions) {
                                              "VK_ARM_data_graph_instruction_set_tosa"});
   auto program = vgf_program("app_with_arm");
   Status native, executor;
-  std::vector<float> a = run(program, backends::DataGraphPath::kNative, &native);
+  std::vector<float> a = run(program, vgf::DataGraphPath::kNative, &native);
   ASSERT_TRUE(native.ok()) << native.message();
-  std::vector<float> b = run(program, backends::DataGraphPath::kExecutor, &executor);
+  std::vector<float> b = run(program, vgf::DataGraphPath::kExecutor, &executor);
   ASSERT_TRUE(executor.ok()) << executor.message();
   for (size_t i = 0; i < a.size(); ++i) {
     float x = static_cast<float>(i) * 0.05f - 1.6f;
@@ -179,11 +180,11 @@ TEST_F(VgfNativeAppDevice, ExecutorWhenTheApplicationDidNotSaySo) {
   register_app_device(app_, "app_silent", {});
   auto program = vgf_program("app_silent");
   Status forced;
-  run(program, backends::DataGraphPath::kNative, &forced);
+  run(program, vgf::DataGraphPath::kNative, &forced);
   ASSERT_FALSE(forced.ok());
   EXPECT_NE(forced.message().find("has no VK_ARM_data_graph"), std::string::npos) << forced.message();
   Status automatic;
-  std::vector<float> y = run(program, backends::DataGraphPath::kAuto, &automatic);
+  std::vector<float> y = run(program, vgf::DataGraphPath::kAuto, &automatic);
   ASSERT_TRUE(automatic.ok()) << automatic.message();
   EXPECT_NEAR(y[10], std::tanh(std::sin(-1.1f) * -1.1f), 1e-5);
 }

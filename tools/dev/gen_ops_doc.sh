@@ -15,9 +15,10 @@ python=$(sed -n 's/^Python3_EXECUTABLE:[A-Z]*=//p' "$build/CMakeCache.txt" | hea
   echo
   echo "## gpuu ops"
   echo
-  echo "Inputs marked \`?\` are optional, attributes marked \`?\` have defaults. Each registered GPU backend has a"
-  echo "column: the dtypes its declaration takes (of the input that decides), with its form of the op where it"
-  echo "declares one (VGF: the TOSA 1.0 form)."
+  echo "Inputs marked \`?\` are optional. Attributes read \`name: kind\`, with the default a node takes when it is left"
+  echo "out (\`= value\`, or where it comes from); \`?\` marks an optional attribute without a default, the others are"
+  echo "required. Each registered GPU backend has a column: the dtypes its declaration takes (of the input that"
+  echo "decides), with its form of the op where it declares one (VGF: the TOSA 1.0 form)."
   echo
   "$build/tools/inspect/gpuu-inspect" --ops
   echo

@@ -1,5 +1,6 @@
-// The registry as gpuu-inspect shows it; a plugin's declarations come from
-// its descriptor, the one place it states them.
+// The registry as gpuu-inspect shows it: each backend's load-time options
+// (from its declaration) and a plugin's declarations from its descriptor,
+// the one place it states them.
 #include "inspect/backends_list.h"
 
 #include <sstream>
@@ -28,6 +29,37 @@ std::vector<std::string> declared_dtypes(uint32_t mask) {
   return out;
 }
 
+// `items` as a JSON array of strings.
+std::string json_strings(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (size_t k = 0; k < items.size(); ++k) out += (k ? ", " : "") + json_string(items[k]);
+  return out + "]";
+}
+
+// The backend's load-time options: one line each, or a JSON array.
+std::string render_options(const backends::Backend& b, bool json) {
+  std::ostringstream out;
+  const std::vector<backends::OptionDecl>& options = b.declared_options();
+  if (json) {
+    out << ", \"options\": [";
+    for (size_t k = 0; k < options.size(); ++k) {
+      const backends::OptionDecl& o = options[k];
+      out << (k ? ", " : "") << "{\"key\": " << json_string(o.key) << ", \"values\": " << json_strings(o.allowed)
+          << ", \"default\": " << json_string(o.default_value) << ", \"description\": " << json_string(o.description)
+          << "}";
+    }
+    out << "]";
+    return out.str();
+  }
+  for (const backends::OptionDecl& o : options) {
+    std::string values;
+    for (const std::string& v : o.allowed) values += (values.empty() ? "" : " | ") + v;
+    out << "\n    option " << o.key << ": " << (values.empty() ? "free-form" : values) << " (default "
+        << o.default_value << ")" << (o.description.empty() ? "" : ": " + o.description);
+  }
+  return out.str();
+}
+
 }  // namespace
 
 std::string render_backends(bool json) {
@@ -49,11 +81,8 @@ std::string render_backends(bool json) {
       std::vector<std::string> dtypes = declared_dtypes(d.dtype_mask);
       std::string runs = plugin->runs_on_host() ? "host" : "device";
       if (json) {
-        out << ", \"runs_on\": \"" << runs << "\", \"node_cost\": " << d.default_node_cost << ", \"ops\": [";
-        for (size_t k = 0; k < ops.size(); ++k) out << (k ? ", " : "") << json_string(ops[k]);
-        out << "], \"dtypes\": [";
-        for (size_t k = 0; k < dtypes.size(); ++k) out << (k ? ", " : "") << json_string(dtypes[k]);
-        out << "]";
+        out << ", \"runs_on\": \"" << runs << "\", \"node_cost\": " << d.default_node_cost
+            << ", \"ops\": " << json_strings(ops) << ", \"dtypes\": " << json_strings(dtypes);
       } else {
         out << "\n    runs on " << runs << ", node cost " << d.default_node_cost << ", ops:";
         for (const std::string& op : ops) out << ' ' << op;
@@ -61,7 +90,7 @@ std::string render_backends(bool json) {
         for (const std::string& dt : dtypes) out << ' ' << dt;
       }
     }
-    out << (json ? "}" : "\n");
+    out << render_options(*b, json) << (json ? "}" : "\n");
   }
   if (json) out << "\n]\n";
   return out.str();

@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "backends/vgf/vgf_export.h"
 #include "inspect/inspect.h"
 #include "inspect/backends_list.h"
 #include "inspect/ops_table.h"
 #include "runtime/builtin_backends.h"
 #include "program/program_loader.h"
+#include "standalone_vgf/standalone_vgf.h"
 #include "vgf/vgf_file.h"
 
 namespace {

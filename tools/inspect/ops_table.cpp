@@ -3,6 +3,10 @@
 // registration order; the CPU kernel table says what the fallback runs.
 #include "inspect/ops_table.h"
 
+#include <cstdio>
+#include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "backends/cpu/cpu_kernels.h"
@@ -38,9 +42,53 @@ std::string input_list(const graph::OpSchema& op) {
   return s;
 }
 
+// A default as an attribute of that kind is written: 1e-05, "none", [1, 1].
+struct ValueText {
+  std::string operator()(int64_t v) const { return std::to_string(v); }
+  std::string operator()(double v) const {
+    char buffer[32];
+    std::snprintf(buffer, sizeof(buffer), "%g", v);
+    return buffer;
+  }
+  std::string operator()(const std::string& v) const { return "\"" + v + "\""; }
+  template <typename T>
+  std::string operator()(const std::vector<T>& v) const {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + (*this)(v[i]);
+    return s + "]";
+  }
+};
+
+// The same default as a JSON value: a number, a string or an array of numbers.
+void write_value(JsonWriter& w, const graph::AttrValue& value) {
+  std::visit(
+      [&w](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::vector<int64_t>> || std::is_same_v<T, std::vector<double>>) {
+          w.begin_array();
+          for (auto x : v) w.value(x);
+          w.end_array();
+        } else {
+          w.value(v);
+        }
+      },
+      value);
+}
+
+// "eps: float = 1e-05"; "stride: ints (default: kernel)" where the default
+// comes from another attribute; "min?: float" for an optional one without a
+// default; "axis: int" for a required one.
+std::string attr_entry(const graph::AttrSpec& a) {
+  const bool optional_without_default = !a.required && !a.has_default && a.derived_from.empty();
+  std::string s = a.name + (optional_without_default ? "?" : "") + ": " + graph::attr_kind_name(a.kind);
+  if (a.has_default) s += " = " + std::visit(ValueText{}, a.default_value);
+  if (!a.derived_from.empty()) s += " (default: " + a.derived_from + ")";
+  return s;
+}
+
 std::string attr_list(const graph::OpSchema& op) {
   std::string s;
-  for (const graph::AttrSpec& a : op.attrs) s += (s.empty() ? "" : ", ") + a.name + (a.required ? "" : "?");
+  for (const graph::AttrSpec& a : op.attrs) s += (s.empty() ? "" : ", ") + attr_entry(a);
   if (op.pattern_attr) s += std::string(s.empty() ? "" : ", ") + "output_<i>_*";
   return s;
 }
@@ -89,8 +137,13 @@ std::string render_ops_json() {
     w.end_array().field("variadic", op.variadic());
     w.key("attributes").begin_array();
     for (const graph::AttrSpec& a : op.attrs) {
-      w.begin_object().field("name", a.name).field("kind", graph::attr_kind_name(a.kind)).field("required", a.required)
-          .end_object();
+      w.begin_object().field("name", a.name).field("kind", graph::attr_kind_name(a.kind)).field("required", a.required);
+      if (a.has_default) {
+        w.key("default");
+        write_value(w, a.default_value);
+      }
+      if (!a.derived_from.empty()) w.field("default_from", a.derived_from);
+      w.end_object();
     }
     w.end_array();
     w.key("backends").begin_object().field("CpuFallback", cpu::cpu_supports_op(op.name));

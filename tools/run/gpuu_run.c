@@ -4,7 +4,13 @@
  *
  *   gpuu-run --model_path P --input_list a.bin[,b.bin] --output_path OUT
  *            [--num_executions N] [--device D] [--sync_mode M]
- *            [--token T --group_id G --mode M] [--vgf_path auto|native|executor] [--quiet]
+ *            [--token T --group_id G --mode M] [--vgf_path P]
+ *            [--backend_option ID:KEY=VALUE]... [--quiet]
+ * (--help lists the names M and P take, as gpuu.h's gpuu_*_name give them.)
+ *
+ * --backend_option sets one load-time option of a backend (repeatable):
+ * `VgfBackend:data_graph_path=native` is what --vgf_path native says.
+ * `gpuu-inspect --backends` lists every backend's options.
  *
  * Output i goes to OUT when the program has one output, else OUT.<i>.
  * Delegates log their init/execute/destroy lines as "[VGF] ...", "[Vulkan] ...".
@@ -28,15 +34,28 @@ typedef struct {
   const char* group_id;
   const char* mode;
   const char* vgf_path;
+  gpuu_backend_option* backend_options; /* one per --backend_option, strings in backend_option_text */
+  char** backend_option_text;
+  size_t backend_option_count;
   int quiet;
 } options;
+
+/* Writes every name of a gpuu.h enum, "a|b|c", through its gpuu_*_name function. */
+#define PRINT_NAMES(to, name_of, type)                                                       \
+  for (int value_ = 0; name_of((type)value_) != NULL; ++value_) {                           \
+    fprintf((to), "%s%s", value_ ? "|" : "", name_of((type)value_));                         \
+  }
 
 static void usage(FILE* to) {
   fprintf(to,
           "usage: gpuu-run --model_path P --input_list a.bin[,b.bin] --output_path OUT\n"
-          "                [--num_executions N] [--device D] [--sync_mode timeline|queue_wait_idle|none]\n"
-          "                [--token T] [--group_id G] [--mode disabled|lookup_only|lookup_or_create|create_only]\n"
-          "                [--vgf_path auto|native|executor] [--quiet]\n");
+          "                [--num_executions N] [--device D] [--sync_mode ");
+  PRINT_NAMES(to, gpuu_sync_mode_name, gpuu_sync_mode);
+  fprintf(to, "]\n                [--token T] [--group_id G] [--mode ");
+  PRINT_NAMES(to, gpuu_context_mode_name, gpuu_context_mode);
+  fprintf(to, "]\n                [--vgf_path ");
+  PRINT_NAMES(to, gpuu_vgf_path_name, gpuu_vgf_path);
+  fprintf(to, "] [--backend_option ID:KEY=VALUE]... [--quiet]\n");
 }
 
 static void on_log(void* user, gpuu_log_level level, const char* component, const char* message) {
@@ -49,9 +68,44 @@ static void on_log(void* user, gpuu_log_level level, const char* component, cons
   }
 }
 
+/* Splits "ID:KEY=VALUE" (a copy of `text`, kept in o->backend_option_text)
+ * into the next backend option. ID and KEY must not be empty. */
+static int add_backend_option(const char* text, options* o) {
+  char* copy = strdup(text);
+  char* colon = copy ? strchr(copy, ':') : NULL;
+  char* equals = colon ? strchr(colon + 1, '=') : NULL;
+  if (!equals || colon == copy || equals == colon + 1) {
+    fprintf(stderr, "gpuu-run: --backend_option takes ID:KEY=VALUE, got '%s'\n", text);
+    free(copy);
+    return 0;
+  }
+  *colon = '\0';
+  *equals = '\0';
+  gpuu_backend_option* b = &o->backend_options[o->backend_option_count];
+  gpuu_backend_option_init(b);
+  b->backend = copy;
+  b->key = colon + 1;
+  b->value = equals + 1;
+  o->backend_option_text[o->backend_option_count++] = copy;
+  return 1;
+}
+
+static void free_options(options* o) {
+  for (size_t i = 0; i < o->backend_option_count; ++i) free(o->backend_option_text[i]);
+  free(o->backend_option_text);
+  free(o->backend_options);
+}
+
 static int parse_args(int argc, char** argv, options* o) {
   memset(o, 0, sizeof(*o));
   o->num_executions = 1;
+  /* At most one option per argument. */
+  o->backend_options = calloc((size_t)argc, sizeof(gpuu_backend_option));
+  o->backend_option_text = calloc((size_t)argc, sizeof(char*));
+  if (!o->backend_options || !o->backend_option_text) {
+    fprintf(stderr, "gpuu-run: out of memory\n");
+    return 0;
+  }
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
     const char** slot = NULL;
@@ -72,7 +126,14 @@ static int parse_args(int argc, char** argv, options* o) {
     else if (strcmp(a, "--group_id") == 0) slot = &o->group_id;
     else if (strcmp(a, "--mode") == 0) slot = &o->mode;
     else if (strcmp(a, "--vgf_path") == 0) slot = &o->vgf_path;
-    else if (strcmp(a, "--num_executions") == 0) {
+    else if (strcmp(a, "--backend_option") == 0) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "gpuu-run: %s needs a value\n", a);
+        return 0;
+      }
+      if (!add_backend_option(argv[++i], o)) return 0;
+      continue;
+    } else if (strcmp(a, "--num_executions") == 0) {
       if (i + 1 >= argc) break;
       char* end = NULL;
       o->num_executions = strtol(argv[++i], &end, 10);
@@ -100,13 +161,9 @@ static int parse_args(int argc, char** argv, options* o) {
   return 1;
 }
 
-static int parse_enum(const char* text, const char* const* names, int count, const char* what, int* out) {
-  for (int i = 0; i < count; ++i) {
-    if (strcmp(text, names[i]) == 0) {
-      *out = i;
-      return 1;
-    }
-  }
+/* 1 when a gpuu_*_from_name call parsed `text`, else says so and gives 0. */
+static int parsed(gpuu_status status, const char* what, const char* text) {
+  if (status == GPUU_OK) return 1;
   fprintf(stderr, "gpuu-run: unknown %s '%s'\n", what, text);
   return 0;
 }
@@ -152,9 +209,9 @@ static int fail(const char* what, gpuu_status status) {
   return 1;
 }
 
-int main(int argc, char** argv) {
-  options o;
-  if (!parse_args(argc, argv, &o)) return 2;
+/* Everything after the arguments parsed; `opts` keeps its backend options. */
+static int run(const options* opts) {
+  options o = *opts; /* the log callback's copy: execution makes it quiet */
   gpuu_set_log_callback(on_log, &o, GPUU_LOG_INFO);
 
   gpuu_context_overrides overrides;
@@ -166,23 +223,16 @@ int main(int argc, char** argv) {
   gpuu_session_options_init(&so);
   so.overrides = &overrides;
   so.device = &device;
-  static const char* const sync_names[] = {"timeline", "queue_wait_idle", "none"};
-  static const char* const mode_names[] = {"disabled", "lookup_only", "lookup_or_create", "create_only"};
-  int value = 0;
+  so.backend_options = o.backend_options;
+  so.backend_option_count = o.backend_option_count;
   if (o.sync_mode) {
-    if (!parse_enum(o.sync_mode, sync_names, 3, "sync mode", &value)) return 2;
+    if (!parsed(gpuu_sync_mode_from_name(o.sync_mode, &overrides.sync_mode), "sync mode", o.sync_mode)) return 2;
     overrides.has_sync_mode = 1;
-    overrides.sync_mode = (gpuu_sync_mode)value;
   }
-  if (o.vgf_path) {
-    static const char* const path_names[] = {"auto", "native", "executor"};
-    if (!parse_enum(o.vgf_path, path_names, 3, "VGF path", &value)) return 2;
-    so.vgf_path = (gpuu_vgf_path)value;
-  }
+  if (o.vgf_path && !parsed(gpuu_vgf_path_from_name(o.vgf_path, &so.vgf_path), "VGF path", o.vgf_path)) return 2;
   if (o.mode) {
-    if (!parse_enum(o.mode, mode_names, 4, "context mode", &value)) return 2;
+    if (!parsed(gpuu_context_mode_from_name(o.mode, &overrides.mode), "context mode", o.mode)) return 2;
     overrides.has_mode = 1;
-    overrides.mode = (gpuu_context_mode)value;
   }
   overrides.token = o.token;
   if (o.group_id) {
@@ -285,10 +335,17 @@ int main(int argc, char** argv) {
     printf("executions: %ld, median %.1f us, p99 %.1f us, min %.1f us (host wall time per execute; "
            "%u submits, %u host waits, sync %s)\n",
            n, median, times[p99_index], times[0], stats.delegate_submits, stats.host_waits,
-           sync_names[gpuu_session_sync_mode(session)]);
+           gpuu_sync_mode_name(gpuu_session_sync_mode(session)));
   }
   free(times);
   o.quiet = 0; /* show the destroy lines */
   gpuu_session_destroy(session);
+  return rc;
+}
+
+int main(int argc, char** argv) {
+  options o;
+  int rc = parse_args(argc, argv, &o) ? run(&o) : 2;
+  free_options(&o);
   return rc;
 }

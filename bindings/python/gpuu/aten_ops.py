@@ -4,7 +4,9 @@ gpuu keeps whole because it runs them better fused: layer norm, softmax, GELU, u
 Each lowering gets the engine (L), the ATen arguments bound by schema name (a), PyTorch's real
 result for the node (real) and the fx node, and returns gpuu values (_T) shaped like `real`.
 LOWERINGS maps packet names to lowerings; an in-place variant ("add_") maps to its functional
-lowering, which is right because tracing functionalizes the model first.
+lowering, which is right because tracing functionalizes the model first. KEPT_WHOLE and DECOMPOSED say which
+composites reach the lowerings whole and which PyTorch's decompositions take apart, so an op's frontend support is
+decided in this file alone.
 """
 
 from __future__ import annotations
@@ -16,10 +18,32 @@ import numpy as np
 import torch
 
 from . import core
-from .fx_lowering import (_CAST_NAMES, _GPUU_TO_TORCH, _TORCH_TO_GPUU, Lowering, _gpuu_dtype_of, _ints, _K, _Lazy, _T,
+from .fx_lowering import (_GPUU_TO_TORCH, _TORCH_TO_GPUU, Lowering, _gpuu_dtype_of, _ints, _K, _Lazy, _T,
                           _Unusable)
 
 LOWERINGS: Dict[str, Callable[[Lowering, Dict[str, Any], Any, torch.fx.Node], Any]] = {}
+
+# Which ATen ops reach the lowerings whole, for the frontend's decomposition table (frontend.decomposition_table):
+# composites gpuu keeps out of PyTorch's decompositions, since each has a gpuu op (or a short lowering) that beats
+# its Core ATen pieces ...
+KEPT_WHOLE = (
+    "gelu", "_softmax", "_log_softmax", "native_layer_norm", "upsample_nearest1d", "upsample_nearest2d",
+    "upsample_nearest3d", "_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d",
+    "upsample_bilinear2d", "upsample_linear1d", "upsample_trilinear3d", "reflection_pad1d", "reflection_pad2d",
+    "reflection_pad3d", "replication_pad1d", "replication_pad2d", "replication_pad3d", "hardtanh", "logaddexp",
+)
+# ... and ATen ops gpuu has no lowering for, decomposed further with PyTorch's own decompositions (their pieces
+# are core ops gpuu maps).
+DECOMPOSED = (
+    "native_group_norm", "leaky_relu", "elu", "hardsigmoid", "hardswish", "silu", "mish", "softplus", "glu",
+    "logit", "_safe_softmax", "roll", "rot90", "im2col", "col2im", "pixel_shuffle", "pixel_unshuffle", "tril", "triu",
+    "logsumexp", "addcmul", "addcdiv", "lerp", "frac", "xlogy", "hypot", "diag_embed", "linalg_vector_norm",
+    "norm", "_adaptive_avg_pool2d_backward", "nan_to_num", "baddbmm", "addmv", "addbmm", "squeeze_copy",
+    "unsqueeze_copy", "threshold", "celu", "selu", "rrelu", "softshrink", "hardshrink", "tanhshrink", "log_sigmoid",
+    "log_sigmoid_forward", "huber_loss", "_log_softmax_backward_data", "cosine_similarity", "trace", "diagonal_copy",
+    "native_dropout", "special_entr", "sinc", "deg2rad", "rad2deg", "heaviside", "isposinf", "isneginf", "float_power",
+    "copysign", "nextafter", "renorm", "upsample_bicubic2d", "lstm", "rnn_tanh", "rnn_relu", "gru",
+)
 # Ops whose result depends only on their inputs' shapes: folded even on traced tensors.
 SHAPE_ONLY = {"zeros_like", "ones_like", "full_like", "empty_like", "new_zeros", "new_ones", "new_full", "new_empty",
               "sym_size", "sym_numel", "sym_stride", "sym_storage_offset"}
@@ -127,7 +151,8 @@ def _make_binary(op: str):
 
 # ATen packet -> gpuu op, for binaries with torch's type promotion and nothing else.
 for _name, _op in {"mul": "mul", "maximum": "maximum", "minimum": "minimum", "atan2": "atan2", "arctan2": "atan2",
-                   "remainder": "remainder", "fmod": "fmod", "floor_divide": "floor_divide"}.items():
+                   "remainder": "remainder", "fmod": "fmod", "floor_divide": "floor_divide",
+                   "logaddexp": "logaddexp"}.items():
     _lowering(_name)(_make_binary(_op))
 
 

@@ -19,6 +19,16 @@ import numpy as np
 from . import gpuu_c as _c
 from .errors import InternalError, InvalidArgumentError
 
+
+def _names_of(name_of: Callable[[int], Optional[str]]) -> Dict[str, int]:
+    """{name: value} of a gpuu.h enum, read through its gpuu_*_name function (its values run from 0 until one has
+    no name): the C ABI is the one home of every name, so Python keeps no copy."""
+    names: Dict[str, int] = {}
+    while (name := name_of(len(names))) is not None:
+        names[name] = len(names)
+    return names
+
+
 # ---- dtypes ------------------------------------------------------------------
 
 DTYPE_F32 = _c.GPUU_DTYPE_F32
@@ -36,8 +46,8 @@ _NUMPY_BY_DTYPE = {
     DTYPE_I8: np.dtype("i1"),
     DTYPE_BOOL: np.dtype("?"),
 }
-_DTYPE_NAMES = {DTYPE_F32: "f32", DTYPE_F16: "f16", DTYPE_I32: "i32", DTYPE_I64: "i64", DTYPE_I8: "i8",
-                DTYPE_BOOL: "bool"}
+DTYPES = _names_of(_c.gpuu_dtype_name)  # {"f32": DTYPE_F32, ...}
+_DTYPE_NAMES = {code: name for name, code in DTYPES.items()}
 
 
 def numpy_dtype(dtype: int) -> np.dtype:
@@ -45,7 +55,7 @@ def numpy_dtype(dtype: int) -> np.dtype:
     try:
         return _NUMPY_BY_DTYPE[dtype]
     except KeyError:
-        raise InvalidArgumentError(f"unknown gpuu dtype {dtype}", 1) from None
+        raise InvalidArgumentError(f"unknown gpuu dtype {dtype}") from None
 
 
 def gpuu_dtype(dtype: Any) -> int:
@@ -54,7 +64,7 @@ def gpuu_dtype(dtype: Any) -> int:
     for code, nd in _NUMPY_BY_DTYPE.items():
         if d == nd or (d.kind == nd.kind and d.itemsize == nd.itemsize and d.kind != "V"):
             return code
-    raise InvalidArgumentError(f"numpy dtype {d} has no gpuu equivalent (f32, f16, i32, i64, i8, bool)", 1)
+    raise InvalidArgumentError(f"numpy dtype {d} has no gpuu equivalent ({', '.join(DTYPES)})")
 
 
 def _dtype_code(dtype: Any) -> int:
@@ -65,6 +75,7 @@ def _dtype_code(dtype: Any) -> int:
 
 
 def dtype_name(dtype: int) -> str:
+    """"f32", "f16", ...: the name gpuu gives a dtype code (cast's dtype attribute takes it)."""
     return _DTYPE_NAMES.get(dtype, f"dtype({dtype})")
 
 
@@ -85,24 +96,21 @@ def backend_id(backend: Any) -> str:
     if not isinstance(backend, str):
         raise TypeError(f"a backend must be an id string, got {type(backend).__name__}")
     if not backend:
-        raise InvalidArgumentError("a backend id is empty", 1)
+        raise InvalidArgumentError("a backend id is empty")
     return _BACKEND_ALIASES.get(backend, backend)
 
 
 # ---- enums spelled as in the compile specs ---------------------------------
 
-CONTEXT_MODES = {"disabled": _c.GPUU_CONTEXT_DISABLED, "lookup_only": _c.GPUU_CONTEXT_LOOKUP_ONLY,
-                 "lookup_or_create": _c.GPUU_CONTEXT_LOOKUP_OR_CREATE, "create_only": _c.GPUU_CONTEXT_CREATE_ONLY}
-SYNC_MODES = {"timeline": _c.GPUU_SYNC_TIMELINE, "queue_wait_idle": _c.GPUU_SYNC_QUEUE_WAIT_IDLE,
-              "none": _c.GPUU_SYNC_NONE}
-PREFER = {"auto": _c.GPUU_PREFER_AUTO, "vgf_first": _c.GPUU_PREFER_VGF_FIRST,
-          "vulkan_first": _c.GPUU_PREFER_VULKAN_FIRST}
+CONTEXT_MODES = _names_of(_c.gpuu_context_mode_name)
+SYNC_MODES = _names_of(_c.gpuu_sync_mode_name)
+PREFER = _names_of(_c.gpuu_prefer_name)
 
 
 def _enum_value(table: Dict[str, int], what: str, value: Any) -> int:
     if isinstance(value, str):
         if value not in table:
-            raise InvalidArgumentError(f"unknown {what} {value!r} (known: {', '.join(table)})", 1)
+            raise InvalidArgumentError(f"unknown {what} {value!r} (known: {', '.join(table)})")
         return table[value]
     if isinstance(value, int) and not isinstance(value, bool):
         return value
@@ -125,7 +133,7 @@ def version() -> str:
 
 LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG, LOG_TRACE = (
     _c.GPUU_LOG_ERROR, _c.GPUU_LOG_WARN, _c.GPUU_LOG_INFO, _c.GPUU_LOG_DEBUG, _c.GPUU_LOG_TRACE)
-_LOG_LEVELS = {"error": LOG_ERROR, "warn": LOG_WARN, "info": LOG_INFO, "debug": LOG_DEBUG, "trace": LOG_TRACE}
+_LOG_LEVELS = _names_of(_c.gpuu_log_level_name)
 _log_lock = threading.Lock()
 
 
@@ -261,7 +269,7 @@ class Graph(_Handle):
     def value_name(self, value: int) -> str:
         name = _c.gpuu_graph_value_name(self.handle, value)
         if name is None:
-            raise InvalidArgumentError(f"value id {value} is out of range (the graph has {self.value_count})", 1)
+            raise InvalidArgumentError(f"value id {value} is out of range (the graph has {self.value_count})")
         return name
 
     def value_dtype(self, value: int) -> int:
@@ -284,7 +292,7 @@ class Graph(_Handle):
     def node(self, node: int) -> Node:
         name = _c.gpuu_graph_node_name(self.handle, node)
         if name is None:
-            raise InvalidArgumentError(f"node id {node} is out of range (the graph has {self.node_count})", 1)
+            raise InvalidArgumentError(f"node id {node} is out of range (the graph has {self.node_count})")
         return Node(node, name, _c.gpuu_graph_node_op(self.handle, node),
                     tuple(_c.gpuu_py_graph_node_inputs(self.handle, node)),
                     tuple(_c.gpuu_py_graph_node_outputs(self.handle, node)))
@@ -366,15 +374,24 @@ class Partition(_Handle):
         return json.loads(self.explain_json())
 
 
-def program_write_options(token: str = "default", group_id: int = 0, mode: Any = "lookup_or_create",
-                          sync_mode: Any = "timeline") -> Any:
-    """A filled gpuu_program_write_options."""
+def _set_context_key(options: Any, token: Optional[str], group_id: Optional[int], mode: Any) -> None:
+    """Sets the token, group_id and mode given (not None) in a C options struct; the others keep its *_init value."""
+    if token is not None:
+        options.token = token
+    if group_id is not None:
+        options.group_id = group_id
+    if mode is not None:
+        options.mode = _enum_value(CONTEXT_MODES, "context mode", mode)
+
+
+def program_write_options(token: Optional[str] = None, group_id: Optional[int] = None, mode: Any = None,
+                          sync_mode: Any = None) -> Any:
+    """A filled gpuu_program_write_options; None keeps the default of gpuu_program_write_options_init."""
     o = _c.gpuu_program_write_options()
     _c.gpuu_program_write_options_init(o)
-    o.token = token
-    o.group_id = group_id
-    o.mode = _enum_value(CONTEXT_MODES, "context mode", mode)
-    o.sync_mode = _enum_value(SYNC_MODES, "sync mode", sync_mode)
+    _set_context_key(o, token, group_id, mode)
+    if sync_mode is not None:
+        o.sync_mode = _enum_value(SYNC_MODES, "sync mode", sync_mode)
     return o
 
 
@@ -458,17 +475,22 @@ class Program(_Handle):
         paths = [os.path.join(os.fspath(directory), f"{i}.vgf") for i, b in enumerate(self.delegates)
                  if b == "VgfBackend"]
         if count != len(paths):
-            raise InternalError(f"gpuu_program_extract_vgf wrote {count} VGF files for {len(paths)} VGF delegates", 11)
+            raise InternalError(f"gpuu_program_extract_vgf wrote {count} VGF files for {len(paths)} VGF delegates")
         return paths
 
 
-VGF_PATHS = {"auto": _c.GPUU_VGF_PATH_AUTO, "native": _c.GPUU_VGF_PATH_NATIVE, "executor": _c.GPUU_VGF_PATH_EXECUTOR}
+VGF_PATHS = _names_of(_c.gpuu_vgf_path_name)
 
 
 def session_options(token: Optional[str] = None, group_id: Optional[int] = None, mode: Any = None,
                     sync_mode: Any = None, device: Optional[str] = None, validation: Optional[bool] = None,
-                    vgf_path: Any = None, gpu_timing: bool = False) -> Any:
-    """A filled gpuu_session_options: None keeps what the file (or environment) says."""
+                    vgf_path: Any = None, gpu_timing: bool = False,
+                    backend_options: Optional[Mapping[str, Mapping[str, str]]] = None) -> Any:
+    """A filled gpuu_session_options: None keeps what the file (or environment) says.
+
+    backend_options: {backend id: {key: value}}, each backend's load-time options
+    (gpuu-inspect --backends lists them), e.g. {"VgfBackend": {"data_graph_path": "native"}};
+    gpuu checks them all when the session is created."""
     o = _c.gpuu_session_options()
     _c.gpuu_session_options_init(o)
     overrides = _c.gpuu_context_overrides()
@@ -494,7 +516,28 @@ def session_options(token: Optional[str] = None, group_id: Optional[int] = None,
     if vgf_path is not None:
         o.vgf_path = _enum_value(VGF_PATHS, "VGF path", vgf_path)
     o.gpu_timing = 1 if gpu_timing else 0
+    # The C struct's array is filled when the session is created (Session).
+    o.backend_option_list = _backend_option_list(backend_options)
     return o
+
+
+def _backend_option_list(backend_options: Optional[Mapping[str, Mapping[str, str]]]) -> List[Tuple[str, str, str]]:
+    """{backend id: {key: value}} as (id, key, value) tuples; the C side checks ids, keys and values."""
+    if backend_options is None:
+        return []
+    if not isinstance(backend_options, Mapping):
+        raise TypeError(f"backend_options must be a mapping {{backend id: {{key: value}}}}, "
+                        f"got {type(backend_options).__name__}")
+    out = []
+    for backend, options in backend_options.items():
+        if not isinstance(options, Mapping):
+            raise TypeError(f"backend_options[{backend!r}] must be a mapping {{key: value}}, "
+                            f"got {type(options).__name__}")
+        for key, value in options.items():
+            if not isinstance(value, str):
+                raise TypeError(f"backend_options[{backend!r}][{key!r}] must be a str, got {type(value).__name__}")
+            out.append((backend, key, value))
+    return out
 
 
 def _device_options(device: Optional[str], validation: Optional[bool]) -> Any:
@@ -526,7 +569,8 @@ class Session(_Handle):
     _release = staticmethod(_c.gpuu_session_destroy)
 
     def __init__(self, program: Program, options: Any = None) -> None:
-        super().__init__(_c.gpuu_session_create(program.handle, options))
+        backend_options = getattr(options, "backend_option_list", []) if options is not None else []
+        super().__init__(_c.gpuu_py_session_create(program.handle, options, backend_options))
         self.inputs = [TensorInfo(n, d, tuple(s), b) for n, d, s, b in
                        (_c.gpuu_session_input_info(self.handle, i)
                         for i in range(_c.gpuu_session_input_count(self.handle)))]
@@ -540,10 +584,10 @@ class Session(_Handle):
         arr = np.asarray(array)
         if arr.dtype != info.numpy_dtype:
             raise InvalidArgumentError(
-                f"input {index} ('{info.name}') is {dtype_name(info.dtype)}, got numpy {arr.dtype}", 1)
+                f"input {index} ('{info.name}') is {dtype_name(info.dtype)}, got numpy {arr.dtype}")
         if tuple(arr.shape) != info.shape:
             raise InvalidArgumentError(
-                f"input {index} ('{info.name}') has shape {list(info.shape)}, got {list(arr.shape)}", 1)
+                f"input {index} ('{info.name}') has shape {list(info.shape)}, got {list(arr.shape)}")
         # Only a strided array is copied: the C side reads the buffer in place.
         _c.gpuu_session_set_input(self.handle, index, np.ascontiguousarray(arr))
 
@@ -558,7 +602,7 @@ class Session(_Handle):
         elif out.dtype != info.numpy_dtype or tuple(out.shape) != info.shape or not out.flags.c_contiguous:
             raise InvalidArgumentError(
                 f"output {index} ('{info.name}') needs a C-contiguous {dtype_name(info.dtype)} array of shape "
-                f"{list(info.shape)}", 1)
+                f"{list(info.shape)}")
         _c.gpuu_session_get_output(self.handle, index, out)
         return out
 
@@ -581,14 +625,14 @@ class Context(_Handle):
     _release = staticmethod(_c.gpuu_context_release)
 
     @classmethod
-    def resolve(cls, token: str = "default", group_id: int = 0, mode: Any = "lookup_or_create",
+    def resolve(cls, token: Optional[str] = None, group_id: Optional[int] = None, mode: Any = None,
                 device: Optional[str] = None, validation: Optional[bool] = None) -> "Context":
-        """Finds or creates the context for (token, group_id) as a delegate would."""
+        """Finds or creates the context for (token, group_id) as a delegate would.
+
+        None keeps the default of gpuu_context_resolve_options_init (the shared keys' defaults)."""
         o = _c.gpuu_context_resolve_options()
         _c.gpuu_context_resolve_options_init(o)
-        o.token = token
-        o.group_id = group_id
-        o.mode = _enum_value(CONTEXT_MODES, "context mode", mode)
+        _set_context_key(o, token, group_id, mode)
         device_options = _device_options(device, validation)
         o.device = device_options  # borrowed by the call below
         return cls(_c.gpuu_context_resolve(o))

@@ -1,12 +1,15 @@
 """Exceptions for gpuu's status codes: one class per gpuu_status, all under GpuuError.
 
 The SWIG layer raises them straight from a failing C call, with the message of
-gpuu_last_error() read on the same thread.
+gpuu_last_error() read on the same thread. Codes and their names come from the
+C ABI (the GPUU_ERROR_* constants, gpuu_status_string), never from copies here.
 """
 
 from __future__ import annotations
 
-from typing import Dict, Type
+from typing import Any, Dict, Type
+
+from . import gpuu_c as _c
 
 
 class GpuuError(Exception):
@@ -14,6 +17,12 @@ class GpuuError(Exception):
 
     status: int = -1
     status_name: str = "error"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # A class naming its status takes that status's name from C: "invalid argument", ...
+        super().__init_subclass__(**kwargs)
+        if "status" in cls.__dict__:
+            cls.status_name = _c.gpuu_status_string(cls.status)
 
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
@@ -25,67 +34,67 @@ class GpuuError(Exception):
 class InvalidArgumentError(GpuuError, ValueError):
     """GPUU_ERROR_INVALID_ARGUMENT: a bad value, key, shape or handle."""
 
-    status, status_name = 1, "invalid argument"
+    status = _c.GPUU_ERROR_INVALID_ARGUMENT
 
 
 class NotFoundError(GpuuError, LookupError):
     """GPUU_ERROR_NOT_FOUND: e.g. lookup_only found no context under the key."""
 
-    status, status_name = 2, "not found"
+    status = _c.GPUU_ERROR_NOT_FOUND
 
 
 class AlreadyExistsError(GpuuError):
     """GPUU_ERROR_ALREADY_EXISTS: e.g. create_only found a context under the key."""
 
-    status, status_name = 3, "already exists"
+    status = _c.GPUU_ERROR_ALREADY_EXISTS
 
 
 class UnsupportedError(GpuuError):
     """GPUU_ERROR_UNSUPPORTED: the device or build lacks a required feature."""
 
-    status, status_name = 4, "unsupported"
+    status = _c.GPUU_ERROR_UNSUPPORTED
 
 
 class InvalidFormatError(GpuuError):
     """GPUU_ERROR_INVALID_FORMAT: a corrupt or inconsistent file or blob."""
 
-    status, status_name = 5, "invalid format"
+    status = _c.GPUU_ERROR_INVALID_FORMAT
 
 
 class IoError(GpuuError):
     """GPUU_ERROR_IO: a file could not be read or written."""
 
-    status, status_name = 6, "i/o error"
+    status = _c.GPUU_ERROR_IO
 
 
 class OutOfMemoryError(GpuuError, MemoryError):
     """GPUU_ERROR_OUT_OF_MEMORY: host or device memory ran out."""
 
-    status, status_name = 7, "out of memory"
+    status = _c.GPUU_ERROR_OUT_OF_MEMORY
 
 
 class VulkanError(GpuuError):
     """GPUU_ERROR_VULKAN: a Vulkan call failed; the message names it."""
 
-    status, status_name = 8, "vulkan error"
+    status = _c.GPUU_ERROR_VULKAN
 
 
 class DeviceLostError(VulkanError):
     """GPUU_ERROR_DEVICE_LOST: VK_ERROR_DEVICE_LOST."""
 
-    status, status_name = 9, "device lost"
+    status = _c.GPUU_ERROR_DEVICE_LOST
 
 
 class FailedPreconditionError(GpuuError):
     """GPUU_ERROR_FAILED_PRECONDITION: the call is not valid in the object's state."""
 
-    status, status_name = 10, "failed precondition"
+    status = _c.GPUU_ERROR_FAILED_PRECONDITION
 
 
 class InternalError(GpuuError):
     """GPUU_ERROR_INTERNAL: a bug in gpuu."""
 
-    status, status_name = 11, "internal error"
+    status = _c.GPUU_ERROR_INTERNAL
 
 
 ERROR_CLASSES: Dict[int, Type[GpuuError]] = {

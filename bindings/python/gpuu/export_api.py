@@ -92,16 +92,34 @@ def parse_shared_compile_specs(specs: Iterable[Union[CompileSpec, Tuple[str, Any
         if sync_mode is not None:
             overrides.sync_mode = core._enum_value(core.SYNC_MODES, "sync mode", sync_mode)
             overrides.has_sync_mode = 1
-    out = _c.gpuu_shared_spec_parse(pairs, overrides)
-    return SharedGpuSpec(token=out.token, group_id=out.group_id, mode=core._enum_name(core.CONTEXT_MODES, out.mode),
-                         sync_mode=core._enum_name(core.SYNC_MODES, out.sync_mode),
-                         min_partition_size=out.min_partition_size, prefer=core._enum_name(core.PREFER, out.prefer),
-                         present=bool(out.present))
+    return _shared_spec_of(_c.gpuu_shared_spec_parse(pairs, overrides))
 
 
-def make_shared_gpu_compile_specs(token: str = "default", mode: str = "lookup_or_create", sync_mode: str = "timeline",
-                                  group_id: int = 0, min_partition_size: int = 3, prefer: str = "auto"
-                                  ) -> List[CompileSpec]:
+def _shared_spec_of(spec: Any) -> SharedGpuSpec:
+    """A C gpuu_shared_spec as a SharedGpuSpec, its enums by name."""
+    return SharedGpuSpec(token=spec.token, group_id=spec.group_id, mode=core._enum_name(core.CONTEXT_MODES, spec.mode),
+                         sync_mode=core._enum_name(core.SYNC_MODES, spec.sync_mode),
+                         min_partition_size=spec.min_partition_size, prefer=core._enum_name(core.PREFER, spec.prefer),
+                         present=bool(spec.present))
+
+
+def _shared_spec_defaults() -> SharedGpuSpec:
+    spec = _c.gpuu_shared_spec()
+    _c.gpuu_shared_spec_init(spec)
+    return _shared_spec_of(spec)
+
+
+# The shared keys' defaults, read from gpuu_shared_spec_init (their one home): the defaults of the signature and
+# dataclass below.
+SHARED_SPEC_DEFAULTS = _shared_spec_defaults()
+
+
+def make_shared_gpu_compile_specs(token: str = SHARED_SPEC_DEFAULTS.token,
+                                  mode: str = SHARED_SPEC_DEFAULTS.mode,
+                                  sync_mode: str = SHARED_SPEC_DEFAULTS.sync_mode,
+                                  group_id: int = SHARED_SPEC_DEFAULTS.group_id,
+                                  min_partition_size: int = SHARED_SPEC_DEFAULTS.min_partition_size,
+                                  prefer: str = SHARED_SPEC_DEFAULTS.prefer) -> List[CompileSpec]:
     """The six shared compile specs, in GPUU_SPEC_* order, validated by the C parser.
 
     Integers are written as ASCII decimal, names as UTF-8. An invalid value raises
@@ -144,15 +162,15 @@ class VgfCompileSpec:
         m = _TOSA_SPEC.match(self.tosa_spec) if isinstance(self.tosa_spec, str) else None
         if not m:
             raise InvalidArgumentError(
-                f"VgfCompileSpec.tosa_spec {self.tosa_spec!r} is not of the form 'TOSA-<major>.<minor>+PROFILE...'", 1)
+                f"VgfCompileSpec.tosa_spec {self.tosa_spec!r} is not of the form 'TOSA-<major>.<minor>+PROFILE...'")
         if (int(m.group(1)), int(m.group(2))) != (1, 0):
             raise InvalidArgumentError(
-                f"VgfCompileSpec.tosa_spec {self.tosa_spec!r}: gpuu's VGF backend emits TOSA 1.0 only", 1)
+                f"VgfCompileSpec.tosa_spec {self.tosa_spec!r}: gpuu's VGF backend emits TOSA 1.0 only")
         unknown = [p for p in self.profiles if p not in ("FP", "INT")]
         if unknown or not self.profiles:
             raise InvalidArgumentError(
                 f"VgfCompileSpec.tosa_spec {self.tosa_spec!r}: profiles must be FP and/or INT"
-                + (f" (unknown: {', '.join(unknown)})" if unknown else ""), 1)
+                + (f" (unknown: {', '.join(unknown)})" if unknown else ""))
         object.__setattr__(self, "denied_ops", tuple(self.denied_ops))
 
     @property
@@ -184,7 +202,7 @@ def _vulkan_denied_ops(options: Optional[Mapping[str, Any]]) -> List[str]:
     if unknown:
         raise InvalidArgumentError(
             f"vulkan_compile_options: unknown option(s) {', '.join(map(repr, unknown))} "
-            f"(known: {', '.join(_VULKAN_OPTIONS)})", 1)
+            f"(known: {', '.join(_VULKAN_OPTIONS)})")
     ops = options.get("denied_ops", ())
     if isinstance(ops, str) or not all(isinstance(o, str) for o in ops):
         raise TypeError("vulkan_compile_options['denied_ops'] must be a sequence of op names")
@@ -197,12 +215,12 @@ class UnifiedGpuCompileSpec:
 
     vgf: Any
     vulkan_compile_options: Optional[Dict[str, Any]] = None
-    shared_context_token: str = "default"
-    shared_context_mode: str = "lookup_or_create"
-    shared_sync_mode: str = "timeline"
-    shared_group_id: int = 0
-    min_partition_size: int = 3
-    prefer: str = "auto"
+    shared_context_token: str = SHARED_SPEC_DEFAULTS.token
+    shared_context_mode: str = SHARED_SPEC_DEFAULTS.mode
+    shared_sync_mode: str = SHARED_SPEC_DEFAULTS.sync_mode
+    shared_group_id: int = SHARED_SPEC_DEFAULTS.group_id
+    min_partition_size: int = SHARED_SPEC_DEFAULTS.min_partition_size
+    prefer: str = SHARED_SPEC_DEFAULTS.prefer
     extra_shared_compile_specs: Tuple[CompileSpec, ...] = field(default_factory=tuple)
     # Compile specs for the delegates of one backend id each (a plugin's own keys, say).
     backend_compile_specs: Mapping[str, Tuple[CompileSpec, ...]] = field(default_factory=dict)

@@ -5,7 +5,8 @@ decomposition tables (torch._decomp), the set torch.export and ExecuTorch lower
 to, so composites (multi-head attention, group/instance norm, hardswish, SDPA,
 ...) arrive as core ops and gpuu maps the core set (aten_ops). A few composites
 stay whole because gpuu has a kernel that runs them better than their pieces:
-see KEPT_WHOLE.
+aten_ops, beside the lowerings, says which (KEPT_WHOLE) and which ATen ops
+PyTorch's decompositions must take apart further (DECOMPOSED).
 
 - nn.Module / function: make_fx on the functionalized model (in-place and view
   ops become functional ones), with the parameters and buffers as named inputs
@@ -30,34 +31,12 @@ import torch.fx
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from . import aten_ops
+from .aten_ops import KEPT_WHOLE
 from .fx_lowering import FrontendError, Lowering, Placeholder, TracedGraph
 
 aten = torch.ops.aten
 
 __all__ = ["FrontendError", "KEPT_WHOLE", "TracedGraph", "decomposition_table", "from_torch", "mapped_ops", "trace"]
-
-# Composites gpuu keeps out of the decomposition: each has a gpuu op (or a short
-# lowering) that beats its Core ATen pieces.
-KEPT_WHOLE = (
-    "gelu", "_softmax", "_log_softmax", "native_layer_norm", "upsample_nearest1d", "upsample_nearest2d",
-    "upsample_nearest3d", "_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d",
-    "upsample_bilinear2d", "upsample_linear1d", "upsample_trilinear3d", "reflection_pad1d", "reflection_pad2d",
-    "reflection_pad3d", "replication_pad1d", "replication_pad2d", "replication_pad3d", "hardtanh",
-)
-
-# Core ATen ops gpuu has no kernel for, decomposed further with PyTorch's own
-# decompositions (their pieces are core ops gpuu maps).
-_EXTRA_DECOMPOSED = (
-    "native_group_norm", "leaky_relu", "elu", "hardsigmoid", "hardswish", "silu", "mish", "softplus", "glu",
-    "logit", "_safe_softmax", "roll", "rot90", "im2col", "col2im", "pixel_shuffle", "pixel_unshuffle", "tril", "triu",
-    "logsumexp", "logaddexp", "addcmul", "addcdiv", "lerp", "frac", "xlogy", "hypot", "diag_embed", "linalg_vector_norm",
-    "norm", "_adaptive_avg_pool2d_backward", "nan_to_num", "baddbmm", "addmv", "addbmm", "squeeze_copy",
-    "unsqueeze_copy", "threshold", "celu", "selu", "rrelu", "softshrink", "hardshrink", "tanhshrink", "log_sigmoid",
-    "log_sigmoid_forward", "huber_loss", "_log_softmax_backward_data", "cosine_similarity", "trace", "diagonal_copy",
-    "native_dropout", "special_entr", "sinc", "deg2rad", "rad2deg", "heaviside", "isposinf", "isneginf", "float_power",
-    "copysign", "nextafter", "renorm", "upsample_bicubic2d", "lstm", "rnn_tanh", "rnn_relu", "gru",
-)
-
 
 def _packet_ops(names: Sequence[str]) -> List[Any]:
     ops = []
@@ -78,7 +57,7 @@ def decomposition_table() -> Dict[Any, Callable]:
         table = dict(core_aten_decompositions().items())
     except ImportError:  # torch < 2.0: no Core ATen table, PyTorch's decompositions of the extras alone
         table = {}
-    table.update(get_decompositions(_packet_ops(_EXTRA_DECOMPOSED)))
+    table.update(get_decompositions(_packet_ops(aten_ops.DECOMPOSED)))
     kept = set(_packet_ops(KEPT_WHOLE))
     return {op: fn for op, fn in table.items() if getattr(op, "overloadpacket", op) not in kept}
 

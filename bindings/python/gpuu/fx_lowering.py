@@ -43,8 +43,6 @@ _TORCH_TO_GPUU = {
     torch.bool: core.DTYPE_BOOL,
 }
 _GPUU_TO_TORCH = {v: k for k, v in _TORCH_TO_GPUU.items()}
-_CAST_NAMES = {core.DTYPE_F32: "f32", core.DTYPE_F16: "f16", core.DTYPE_I32: "i32", core.DTYPE_I64: "i64",
-               core.DTYPE_I8: "i8", core.DTYPE_BOOL: "bool"}
 
 
 # ---- what fx nodes lower to ------------------------------------------------------
@@ -164,7 +162,7 @@ def _gpuu_dtype_of(dtype: torch.dtype, what: str) -> int:
     try:
         return _TORCH_TO_GPUU[dtype]
     except KeyError:
-        raise FrontendError(f"{what} has dtype {dtype}, which gpuu does not have (f32, f16, i32, i64, i8, bool)") \
+        raise FrontendError(f"{what} has dtype {dtype}, which gpuu does not have ({', '.join(core.DTYPES)})") \
             from None
 
 
@@ -386,14 +384,14 @@ class Lowering:
         if isinstance(v, (bool, int, float)):
             return self._scalar(v, dtype, rank)
         if isinstance(v, _K) and _TORCH_TO_GPUU.get(v.tensor.dtype) != dtype:
-            v = _K(v.tensor.to(_GPUU_TO_TORCH[dtype]), f"{v.name}_{_CAST_NAMES[dtype]}")
+            v = _K(v.tensor.to(_GPUU_TO_TORCH[dtype]), f"{v.name}_{core.dtype_name(dtype)}")
         t = self._use(v, what)
         return self._cast(t, dtype)
 
     def _cast(self, t: _T, dtype: int) -> _T:
         if t.dtype == dtype:
             return t
-        return self._emit("cast", [t], {"dtype": _CAST_NAMES[dtype]})
+        return self._emit("cast", [t], {"dtype": core.dtype_name(dtype)})
 
     def _emit(self, op: str, inputs: Sequence[Optional[_T]], attrs: Optional[Dict[str, Any]] = None) -> _T:
         name = f"{op}_{self.counters[op]}"

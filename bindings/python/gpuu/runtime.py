@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, List, Optional, Sequence, Union
+from typing import Any, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -20,13 +20,14 @@ class LoadedProgram:
 
     def __init__(self, path: Union[str, os.PathLike], token: Optional[str] = None, group_id: Optional[int] = None,
                  mode: Optional[str] = None, sync_mode: Optional[str] = None, device: Optional[str] = None,
-                 validation: Optional[bool] = None, vgf_path: Optional[str] = None, gpu_timing: bool = False) -> None:
+                 validation: Optional[bool] = None, vgf_path: Optional[str] = None, gpu_timing: bool = False,
+                 backend_options: Optional[Mapping[str, Mapping[str, str]]] = None) -> None:
         self.path = os.fspath(path)
         with core.Program(path=self.path) as program:
             self.delegates: List[str] = program.delegates
             options = core.session_options(token=token, group_id=group_id, mode=mode, sync_mode=sync_mode,
                                            device=device, validation=validation, vgf_path=vgf_path,
-                                           gpu_timing=gpu_timing)
+                                           gpu_timing=gpu_timing, backend_options=backend_options)
             # The session keeps its own reference to the program.
             self.session = core.Session(program, options)
 
@@ -72,7 +73,7 @@ class LoadedProgram:
 def load(path: Union[str, os.PathLike], *, token: Optional[str] = None, group_id: Optional[int] = None,
          mode: Optional[str] = None, sync_mode: Optional[str] = None, device: Optional[str] = None,
          validation: Optional[bool] = None, vgf_path: Optional[str] = None,
-         gpu_timing: bool = False) -> LoadedProgram:
+         gpu_timing: bool = False, backend_options: Optional[Mapping[str, Mapping[str, str]]] = None) -> LoadedProgram:
     """Loads the program at `path` and initialises its delegates.
 
     Runtime options override what the file's compile specs say (None keeps it):
@@ -80,11 +81,17 @@ def load(path: Union[str, os.PathLike], *, token: Optional[str] = None, group_id
       "lookup_or_create", "create_only"; sync_mode: "timeline", "queue_wait_idle",
       "none"; device: a device index or name substring (default: GPUU_DEVICE, else
       the first GPU); validation: enable the Khronos validation layer (default:
-      GPUU_VALIDATION=1); vgf_path: "auto" (native VK_ARM_data_graph where the device has
-      it, else gpuu's TOSA executor), "native" or "executor"; gpu_timing: measure the
-      delegates' GPU time (last_execute_stats().gpu_time_us), at some cost to speed.
+      GPUU_VALIDATION=1); gpu_timing: measure the delegates' GPU time
+      (last_execute_stats().gpu_time_us), at some cost to speed;
+      backend_options: each backend's load-time options, {backend id: {key: value}}
+      (gpuu-inspect --backends lists them), e.g. {"VgfBackend": {"data_graph_path":
+      "native"}}: "auto" (native VK_ARM_data_graph where the device has it, else gpuu's
+      TOSA executor), "native" or "executor"; vgf_path: the same choice, as before 0.6
+      (giving both, different, is an error).
     Raises a GpuuError subclass naming the delegate that failed (NotFoundError for
-    lookup_only with nothing registered, UnsupportedError for a missing feature, ...).
+    lookup_only with nothing registered, UnsupportedError for a missing feature, ...),
+    InvalidArgumentError naming every bad backend option at once.
     """
     return LoadedProgram(path, token=token, group_id=group_id, mode=mode, sync_mode=sync_mode, device=device,
-                         validation=validation, vgf_path=vgf_path, gpu_timing=gpu_timing)
+                         validation=validation, vgf_path=vgf_path, gpu_timing=gpu_timing,
+                         backend_options=backend_options)

@@ -27,7 +27,7 @@ def load_vgf(path: Union[str, os.PathLike], **runtime_options: Any) -> LoadedVgf
     """Loads the standalone VGF file at `path` and initialises a session that runs it.
 
     Takes the runtime options of gpuu.load (token, group_id, mode, sync_mode,
-    device, validation). Raises InvalidFormatError for a file that is not VGF or
+    device, validation, vgf_path, gpu_timing, backend_options). Raises InvalidFormatError for a file that is not VGF or
     is corrupt, UnsupportedError for one gpuu cannot run (several segments, a TOSA
     operator or element type gpuu lacks), IoError when it cannot be read; the
     message names the problem.

@@ -96,8 +96,6 @@ std::vector<T> max_pool(const std::vector<T>& x, const graph::Shape& in, const g
   return r;
 }
 
-}  // namespace
-
 Status kernel_conv2d(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
   const HostTensor& w = a.x(1);
@@ -184,6 +182,14 @@ Status kernel_max_pool2d(const KernelArgs& a, std::vector<HostTensor>* outputs) 
     outputs->push_back(make_ints(out.dtype, out.shape, max_pool(read_ints(x), x.shape, out.shape, p)));
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+void add_conv_pool_kernels(std::vector<CpuOpKernel>& table) {
+  table.push_back({"conv2d", kernel_conv2d});
+  table.push_back({"avg_pool2d", kernel_avg_pool2d});
+  table.push_back({"max_pool2d", kernel_max_pool2d});
 }
 
 }  // namespace gpuu::cpu

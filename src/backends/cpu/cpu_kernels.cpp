@@ -5,6 +5,7 @@
 #include <map>
 #include <new>
 #include <string>
+#include <string_view>
 
 #include "backends/cpu/kernel_support.h"
 #include "graph/op_registry.h"
@@ -16,61 +17,11 @@ using graph::kNone;
 
 namespace {
 
-const std::map<std::string, Kernel, std::less<>>& kernel_table() {
-  static const std::map<std::string, Kernel, std::less<>> table = [] {
-    std::map<std::string, Kernel, std::less<>> t;
-    for (const char* op : {"abs", "neg", "exp", "log", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tanh", "sigmoid",
-                           "relu", "gelu", "erf", "floor", "ceil", "tan", "asin", "acos", "atan", "sinh", "cosh",
-                           "asinh", "acosh", "atanh", "expm1", "log1p", "round", "trunc", "sign", "bitwise_not"}) {
-      t[op] = kernel_unary;
-    }
-    for (const char* op : {"isnan", "isinf", "logical_not"}) t[op] = kernel_predicate;
-    for (const char* op : {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "atan2", "remainder", "fmod",
-                           "floor_divide", "bitwise_and", "bitwise_or", "bitwise_xor"}) {
-      t[op] = kernel_binary;
-    }
-    for (const char* op : {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
-                           "logical_or", "logical_xor"}) {
-      t[op] = kernel_compare;
-    }
-    t["clamp"] = kernel_clamp;
-    t["where"] = kernel_where;
-    t["cast"] = kernel_cast;
-    t["matmul"] = kernel_matmul;
-    t["linear"] = kernel_linear;
-    t["conv2d"] = kernel_conv2d;
-    t["avg_pool2d"] = kernel_avg_pool2d;
-    t["max_pool2d"] = kernel_max_pool2d;
-    t["conv3d"] = kernel_conv3d;
-    t["conv_transpose2d"] = kernel_conv_transpose2d;
-    t["avg_pool3d"] = kernel_avg_pool3d;
-    t["max_pool3d"] = kernel_max_pool3d;
-    t["resize"] = kernel_resize;
-    for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_any",
-                           "reduce_all"}) {
-      t[op] = kernel_reduce;
-    }
-    t["argmax"] = kernel_arg_reduce;
-    t["argmin"] = kernel_arg_reduce;
-    t["cumsum"] = kernel_cumsum;
-    t["softmax"] = kernel_softmax;
-    t["layer_norm"] = kernel_layer_norm;
-    t["transpose"] = kernel_transpose;
-    t["reshape"] = kernel_reshape;
-    t["slice"] = kernel_slice;
-    t["concat"] = kernel_concat;
-    t["pad"] = kernel_pad;
-    t["expand"] = kernel_expand;
-    t["flip"] = kernel_flip;
-    t["gather"] = kernel_gather;
-    t["index_select"] = kernel_index_select;
-    t["rescale"] = kernel_rescale;
-    t["conv2d_int"] = kernel_conv2d_int;
-    t["matmul_int"] = kernel_matmul_int;
-    t["avg_pool2d_int"] = kernel_avg_pool2d_int;
-    t["table"] = kernel_table_lookup;
-    t["mul_shift"] = kernel_int_shift;
-    t["arithmetic_right_shift"] = kernel_int_shift;
+// cpu_op_kernels() by op name (the first entry, should a family repeat one).
+const std::map<std::string_view, Kernel, std::less<>>& kernel_by_op() {
+  static const std::map<std::string_view, Kernel, std::less<>> table = [] {
+    std::map<std::string_view, Kernel, std::less<>> t;
+    for (const CpuOpKernel& k : cpu_op_kernels()) t.emplace(k.op, k.run);
     return t;
   }();
   return table;
@@ -83,7 +34,23 @@ Status node_error(const graph::Node& node, const Parts&... parts) {
 
 }  // namespace
 
-bool cpu_supports_op(std::string_view op) { return kernel_table().count(op) != 0; }
+const std::vector<CpuOpKernel>& cpu_op_kernels() {
+  static const std::vector<CpuOpKernel> table = [] {
+    std::vector<CpuOpKernel> t;
+    add_elementwise_kernels(t);
+    add_linalg_kernels(t);
+    add_conv_pool_kernels(t);
+    add_spatial_kernels(t);
+    add_reduce_norm_kernels(t);
+    add_shape_kernels(t);
+    add_index_kernels(t);
+    add_int_quant_kernels(t);
+    return t;
+  }();
+  return table;
+}
+
+bool cpu_supports_op(std::string_view op) { return kernel_by_op().count(op) != 0; }
 
 Status run_node(const graph::Graph& graph, const graph::Node& node, const std::vector<const HostTensor*>& inputs,
                 std::vector<HostTensor>* outputs) {
@@ -93,8 +60,8 @@ Status run_node(const graph::Graph& graph, const graph::Node& node, const std::v
   }
   const graph::OpSchema* schema = graph::find_op(node.op);
   if (!schema) return node_error(node, "unknown op '", node.op, "'");
-  auto kernel = kernel_table().find(node.op);
-  if (kernel == kernel_table().end()) {
+  auto kernel = kernel_by_op().find(node.op);
+  if (kernel == kernel_by_op().end()) {
     return err(StatusCode::kUnsupported, "node '", node.name, "' (", node.op, "): no CPU kernel for this op");
   }
   if (inputs.size() != node.inputs.size()) {

@@ -62,4 +62,18 @@ Result<std::vector<HostTensor>> run_graph(const graph::Graph& graph, const std::
 // Whether run_node has a kernel for `op` (every registered op but custom_shader).
 bool cpu_supports_op(std::string_view op);
 
+struct KernelArgs;  // kernel_support.h: one node's checked inputs, attributes and inferred outputs
+using Kernel = Status (*)(const KernelArgs& args, std::vector<HostTensor>* outputs);
+
+// One op the CPU fallback implements and the kernel that runs it.
+struct CpuOpKernel {
+  const char* op;
+  Kernel run;
+};
+
+// Every op the CPU fallback implements, as the family files (elementwise.cpp,
+// linalg.cpp, ...) register them beside their kernels; run_node and
+// cpu_supports_op read this list. Each op appears once.
+const std::vector<CpuOpKernel>& cpu_op_kernels();
+
 }  // namespace gpuu::cpu

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <string_view>
 
 #include "backends/cpu/kernel_support.h"
 #include "base/half.h"
@@ -15,6 +16,21 @@ using graph::DType;
 
 namespace {
 
+// An op's function, for the families of ops that are a function per element.
+template <typename Fn>
+struct NamedFn {
+  const char* op;
+  Fn fn;
+};
+
+template <typename Fn, size_t N>
+Fn find_fn(const NamedFn<Fn> (&table)[N], const std::string& op) {
+  for (const NamedFn<Fn>& entry : table) {
+    if (op == entry.op) return entry.fn;
+  }
+  return nullptr;
+}
+
 using RealFn = double (*)(double);
 
 double gelu_exact(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
@@ -23,57 +39,63 @@ double gelu_tanh(double x) {
   return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
 }
 
+// Float unary ops (f32/f16 inputs, computed in double).
+const NamedFn<RealFn> kRealUnary[] = {
+    {"abs", [](double x) { return std::fabs(x); }},
+    {"neg", [](double x) { return -x; }},
+    {"exp", [](double x) { return std::exp(x); }},
+    {"log", [](double x) { return std::log(x); }},
+    {"sqrt", [](double x) { return std::sqrt(x); }},
+    {"rsqrt", [](double x) { return 1.0 / std::sqrt(x); }},
+    {"reciprocal", [](double x) { return 1.0 / x; }},
+    {"sin", [](double x) { return std::sin(x); }},
+    {"cos", [](double x) { return std::cos(x); }},
+    {"tanh", [](double x) { return std::tanh(x); }},
+    {"sigmoid", [](double x) { return 1.0 / (1.0 + std::exp(-x)); }},
+    {"relu", [](double x) { return x < 0.0 ? 0.0 : x; }},  // NaN passes through, as in torch
+    {"erf", [](double x) { return std::erf(x); }},
+    {"floor", [](double x) { return std::floor(x); }},
+    {"ceil", [](double x) { return std::ceil(x); }},
+    {"tan", [](double x) { return std::tan(x); }},
+    {"asin", [](double x) { return std::asin(x); }},
+    {"acos", [](double x) { return std::acos(x); }},
+    {"atan", [](double x) { return std::atan(x); }},
+    {"sinh", [](double x) { return std::sinh(x); }},
+    {"cosh", [](double x) { return std::cosh(x); }},
+    {"asinh", [](double x) { return std::asinh(x); }},
+    {"acosh", [](double x) { return std::acosh(x); }},
+    {"atanh", [](double x) { return std::atanh(x); }},
+    {"expm1", [](double x) { return std::expm1(x); }},
+    {"log1p", [](double x) { return std::log1p(x); }},
+    // The default rounding mode is to nearest, ties to even: torch.round's rule.
+    {"round", [](double x) { return std::nearbyint(x); }},
+    {"trunc", [](double x) { return std::trunc(x); }},
+    // NaN stays NaN and zeros give +0, as in torch.
+    {"sign", [](double x) { return std::isnan(x) ? x : static_cast<double>((x > 0) - (x < 0)); }},
+    {"gelu", gelu_exact},  // approximate="tanh": gelu_tanh (real_unary)
+};
+
 // The real-valued function of a unary op; nullptr when the op is not unary.
 RealFn real_unary(const std::string& op, const graph::AttrMap& attrs) {
-  if (op == "abs") return [](double x) { return std::fabs(x); };
-  if (op == "neg") return [](double x) { return -x; };
-  if (op == "exp") return [](double x) { return std::exp(x); };
-  if (op == "log") return [](double x) { return std::log(x); };
-  if (op == "sqrt") return [](double x) { return std::sqrt(x); };
-  if (op == "rsqrt") return [](double x) { return 1.0 / std::sqrt(x); };
-  if (op == "reciprocal") return [](double x) { return 1.0 / x; };
-  if (op == "sin") return [](double x) { return std::sin(x); };
-  if (op == "cos") return [](double x) { return std::cos(x); };
-  if (op == "tanh") return [](double x) { return std::tanh(x); };
-  if (op == "sigmoid") return [](double x) { return 1.0 / (1.0 + std::exp(-x)); };
-  if (op == "relu") return [](double x) { return x < 0.0 ? 0.0 : x; };  // NaN passes through, as in torch
-  if (op == "erf") return [](double x) { return std::erf(x); };
-  if (op == "floor") return [](double x) { return std::floor(x); };
-  if (op == "ceil") return [](double x) { return std::ceil(x); };
-  if (op == "tan") return [](double x) { return std::tan(x); };
-  if (op == "asin") return [](double x) { return std::asin(x); };
-  if (op == "acos") return [](double x) { return std::acos(x); };
-  if (op == "atan") return [](double x) { return std::atan(x); };
-  if (op == "sinh") return [](double x) { return std::sinh(x); };
-  if (op == "cosh") return [](double x) { return std::cosh(x); };
-  if (op == "asinh") return [](double x) { return std::asinh(x); };
-  if (op == "acosh") return [](double x) { return std::acosh(x); };
-  if (op == "atanh") return [](double x) { return std::atanh(x); };
-  if (op == "expm1") return [](double x) { return std::expm1(x); };
-  if (op == "log1p") return [](double x) { return std::log1p(x); };
-  // The default rounding mode is to nearest, ties to even: torch.round's rule.
-  if (op == "round") return [](double x) { return std::nearbyint(x); };
-  if (op == "trunc") return [](double x) { return std::trunc(x); };
-  // NaN stays NaN and zeros give +0, as in torch.
-  if (op == "sign") return [](double x) { return std::isnan(x) ? x : static_cast<double>((x > 0) - (x < 0)); };
-  if (op == "gelu") return graph::attr_string(attrs, "approximate", "none") == "tanh" ? gelu_tanh : gelu_exact;
-  return nullptr;
+  if (op == "gelu" && graph::attr_string(attrs, "approximate", "none") == "tanh") return gelu_tanh;
+  return find_fn(kRealUnary, op);
 }
 
 using IntFn = int64_t (*)(int64_t);
 
+int64_t wrapping(uint64_t v) { return static_cast<int64_t>(v); }
+
 // Integer unaries (i32/i8 in the registry). Results wrap on store, so abs and
 // neg of the most negative value give that value back, as in torch.
-IntFn int_unary(const std::string& op) {
-  if (op == "abs") return [](int64_t x) { return x < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(x)) : x; };
-  if (op == "neg") return [](int64_t x) { return static_cast<int64_t>(0 - static_cast<uint64_t>(x)); };
-  if (op == "relu") return [](int64_t x) { return x < 0 ? int64_t{0} : x; };
-  if (op == "sign") return [](int64_t x) { return static_cast<int64_t>((x > 0) - (x < 0)); };
-  if (op == "bitwise_not") return [](int64_t x) { return ~x; };  // bool: kernel_unary handles it
-  return nullptr;
-}
+const NamedFn<IntFn> kIntUnary[] = {
+    {"abs", [](int64_t x) { return x < 0 ? wrapping(0 - static_cast<uint64_t>(x)) : x; }},
+    {"neg", [](int64_t x) { return wrapping(0 - static_cast<uint64_t>(x)); }},
+    {"relu", [](int64_t x) { return x < 0 ? int64_t{0} : x; }},
+    {"sign", [](int64_t x) { return static_cast<int64_t>((x > 0) - (x < 0)); }},
+    {"bitwise_not", [](int64_t x) { return ~x; }},  // bool: kernel_unary handles it
+};
 
-int64_t wrapping(uint64_t v) { return static_cast<int64_t>(v); }
+using RealBinaryFn = double (*)(double, double);
 
 // Python's %: the result takes the divisor's sign.
 double float_remainder(double p, double q) {
@@ -82,21 +104,60 @@ double float_remainder(double p, double q) {
   return r;
 }
 
+// Float binary ops (f32/f16 operands, computed in double).
+const NamedFn<RealBinaryFn> kRealBinary[] = {
+    {"add", [](double p, double q) { return p + q; }},
+    {"sub", [](double p, double q) { return p - q; }},
+    {"mul", [](double p, double q) { return p * q; }},
+    {"div", [](double p, double q) { return p / q; }},
+    {"pow", [](double p, double q) { return std::pow(p, q); }},
+    // NaN in either input gives NaN, as in torch.
+    {"maximum", [](double p, double q) { return std::isnan(p) || std::isnan(q) ? NAN : (p > q ? p : q); }},
+    {"minimum", [](double p, double q) { return std::isnan(p) || std::isnan(q) ? NAN : (p < q ? p : q); }},
+    {"atan2", [](double p, double q) { return std::atan2(p, q); }},
+    {"fmod", [](double p, double q) { return std::fmod(p, q); }},
+    {"remainder", float_remainder},
+    {"floor_divide", [](double p, double q) { return std::floor(p / q); }},
+    // log(e^p + e^q) without overflow; equal infinities give themselves, as in torch.
+    {"logaddexp", [](double p, double q) {
+       return p == q ? p + 0.69314718055994530942 : std::fmax(p, q) + std::log1p(std::exp(-std::fabs(p - q)));
+     }},
+};
+
+using IntBinaryFn = int64_t (*)(int64_t, int64_t);
+
+enum class IntDivision { kRemainder, kFmod, kFloorDivide };
+
 // Integer remainder / fmod / floor_divide. A zero divisor gives 0 (torch
 // raises; a GPU kernel cannot, so gpuu defines it). INT_MIN / -1 wraps to
 // INT_MIN (its remainders are 0); i32 operands never reach that case here,
 // their quotient 2^31 wraps on store.
-int64_t int_division(const std::string& op, int64_t p, int64_t q) {
+template <IntDivision kind>
+int64_t int_division(int64_t p, int64_t q) {
   if (q == 0) return 0;
-  if (q == -1) return op == "floor_divide" ? wrapping(0 - static_cast<uint64_t>(p)) : 0;
+  if (q == -1) return kind == IntDivision::kFloorDivide ? wrapping(0 - static_cast<uint64_t>(p)) : 0;
   int64_t quot = p / q, rem = p % q;  // C: truncation, remainder has p's sign
   bool adjust = rem != 0 && ((rem < 0) != (q < 0));
-  if (op == "fmod") return rem;
-  if (op == "remainder") return adjust ? rem + q : rem;
+  if (kind == IntDivision::kFmod) return rem;
+  if (kind == IntDivision::kRemainder) return adjust ? rem + q : rem;
   return adjust ? quot - 1 : quot;
 }
 
-}  // namespace
+// Integer binary ops: add/sub/mul wrap (computed on uint64, then narrowed on
+// store). Integer div, which can fail, is kernel_binary's own case.
+const NamedFn<IntBinaryFn> kIntBinary[] = {
+    {"add", [](int64_t p, int64_t q) { return wrapping(static_cast<uint64_t>(p) + static_cast<uint64_t>(q)); }},
+    {"sub", [](int64_t p, int64_t q) { return wrapping(static_cast<uint64_t>(p) - static_cast<uint64_t>(q)); }},
+    {"mul", [](int64_t p, int64_t q) { return wrapping(static_cast<uint64_t>(p) * static_cast<uint64_t>(q)); }},
+    {"maximum", [](int64_t p, int64_t q) { return p > q ? p : q; }},
+    {"minimum", [](int64_t p, int64_t q) { return p < q ? p : q; }},
+    {"remainder", int_division<IntDivision::kRemainder>},
+    {"fmod", int_division<IntDivision::kFmod>},
+    {"floor_divide", int_division<IntDivision::kFloorDivide>},
+    {"bitwise_and", [](int64_t p, int64_t q) { return p & q; }},
+    {"bitwise_or", [](int64_t p, int64_t q) { return p | q; }},
+    {"bitwise_xor", [](int64_t p, int64_t q) { return p ^ q; }},
+};
 
 Status kernel_unary(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
@@ -109,7 +170,7 @@ Status kernel_unary(const KernelArgs& a, std::vector<HostTensor>* outputs) {
     outputs->push_back(make_reals(out.dtype, out.shape, v));
     return Status::Ok();
   }
-  IntFn fn = int_unary(a.node.op);
+  IntFn fn = find_fn(kIntUnary, a.node.op);
   if (!fn) return a.fail("no CPU kernel for ", graph::dtype_name(x.dtype), " inputs");
   std::vector<int64_t> v = read_ints(x);
   if (x.dtype == DType::kBool && a.node.op == "bitwise_not") fn = [](int64_t b) { return static_cast<int64_t>(b == 0); };
@@ -127,64 +188,15 @@ Status kernel_binary(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   std::vector<int64_t> iy = broadcast_offsets(y.shape, out.shape);
   size_t n = ix.size();
   if (is_float(x.dtype)) {
+    RealBinaryFn fn = find_fn(kRealBinary, op);
+    if (!fn) return a.fail("no CPU kernel for this op");
     std::vector<double> vx = read_reals(x), vy = read_reals(y), r(n);
-    auto apply = [&](auto fn) {
-      for (size_t i = 0; i < n; ++i) r[i] = fn(vx[static_cast<size_t>(ix[i])], vy[static_cast<size_t>(iy[i])]);
-    };
-    if (op == "add") {
-      apply([](double p, double q) { return p + q; });
-    } else if (op == "sub") {
-      apply([](double p, double q) { return p - q; });
-    } else if (op == "mul") {
-      apply([](double p, double q) { return p * q; });
-    } else if (op == "div") {
-      apply([](double p, double q) { return p / q; });
-    } else if (op == "pow") {
-      apply([](double p, double q) { return std::pow(p, q); });
-    } else if (op == "maximum") {  // NaN in either input gives NaN, as in torch
-      apply([](double p, double q) { return std::isnan(p) || std::isnan(q) ? NAN : (p > q ? p : q); });
-    } else if (op == "minimum") {
-      apply([](double p, double q) { return std::isnan(p) || std::isnan(q) ? NAN : (p < q ? p : q); });
-    } else if (op == "atan2") {
-      apply([](double p, double q) { return std::atan2(p, q); });
-    } else if (op == "fmod") {
-      apply([](double p, double q) { return std::fmod(p, q); });
-    } else if (op == "remainder") {
-      apply([](double p, double q) { return float_remainder(p, q); });
-    } else if (op == "floor_divide") {
-      apply([](double p, double q) { return std::floor(p / q); });
-    } else {
-      return a.fail("no CPU kernel for this op");
-    }
+    for (size_t i = 0; i < n; ++i) r[i] = fn(vx[static_cast<size_t>(ix[i])], vy[static_cast<size_t>(iy[i])]);
     outputs->push_back(make_reals(out.dtype, out.shape, r));
     return Status::Ok();
   }
-  // Integers: add/sub/mul wrap (computed on uint64, then narrowed on store).
   std::vector<int64_t> vx = read_ints(x), vy = read_ints(y), r(n);
-  auto apply = [&](auto fn) {
-    for (size_t i = 0; i < n; ++i) r[i] = fn(vx[static_cast<size_t>(ix[i])], vy[static_cast<size_t>(iy[i])]);
-  };
-  if (op == "add") {
-    apply([](int64_t p, int64_t q) { return wrapping(static_cast<uint64_t>(p) + static_cast<uint64_t>(q)); });
-  } else if (op == "sub") {
-    apply([](int64_t p, int64_t q) { return wrapping(static_cast<uint64_t>(p) - static_cast<uint64_t>(q)); });
-  } else if (op == "mul") {
-    apply([](int64_t p, int64_t q) { return wrapping(static_cast<uint64_t>(p) * static_cast<uint64_t>(q)); });
-  } else if (op == "maximum") {
-    apply([](int64_t p, int64_t q) { return p > q ? p : q; });
-  } else if (op == "minimum") {
-    apply([](int64_t p, int64_t q) { return p < q ? p : q; });
-  } else if (op == "remainder" || op == "fmod" || op == "floor_divide") {
-    for (size_t i = 0; i < n; ++i) {
-      r[i] = int_division(op, vx[static_cast<size_t>(ix[i])], vy[static_cast<size_t>(iy[i])]);
-    }
-  } else if (op == "bitwise_and") {
-    apply([](int64_t p, int64_t q) { return p & q; });
-  } else if (op == "bitwise_or") {
-    apply([](int64_t p, int64_t q) { return p | q; });
-  } else if (op == "bitwise_xor") {
-    apply([](int64_t p, int64_t q) { return p ^ q; });
-  } else if (op == "div") {
+  if (op == "div") {
     // Integer division truncates toward zero, as in C. The registry admits div
     // only for f32/f16 today; this keeps the oracle ready should that widen.
     for (size_t i = 0; i < n; ++i) {
@@ -194,7 +206,9 @@ Status kernel_binary(const KernelArgs& a, std::vector<HostTensor>* outputs) {
       r[i] = (p == std::numeric_limits<int64_t>::min() && q == -1) ? p : p / q;
     }
   } else {
-    return a.fail("no CPU kernel for ", graph::dtype_name(x.dtype), " inputs");
+    IntBinaryFn fn = find_fn(kIntBinary, op);
+    if (!fn) return a.fail("no CPU kernel for ", graph::dtype_name(x.dtype), " inputs");
+    for (size_t i = 0; i < n; ++i) r[i] = fn(vx[static_cast<size_t>(ix[i])], vy[static_cast<size_t>(iy[i])]);
   }
   outputs->push_back(make_ints(out.dtype, out.shape, r));
   return Status::Ok();
@@ -358,6 +372,30 @@ Status kernel_cast(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   }
   outputs->push_back(std::move(result));
   return Status::Ok();
+}
+
+}  // namespace
+
+void add_elementwise_kernels(std::vector<CpuOpKernel>& table) {
+  // An op with a float and an integer form is one entry.
+  auto add = [&table](const char* op, Kernel run) {
+    for (const CpuOpKernel& k : table) {
+      if (std::string_view(k.op) == op && k.run == run) return;
+    }
+    table.push_back({op, run});
+  };
+  for (const auto& entry : kRealUnary) add(entry.op, kernel_unary);
+  for (const auto& entry : kIntUnary) add(entry.op, kernel_unary);
+  for (const char* op : {"isnan", "isinf", "logical_not"}) add(op, kernel_predicate);
+  for (const auto& entry : kRealBinary) add(entry.op, kernel_binary);
+  for (const auto& entry : kIntBinary) add(entry.op, kernel_binary);
+  for (const char* op : {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
+                         "logical_or", "logical_xor"}) {
+    add(op, kernel_compare);
+  }
+  add("clamp", kernel_clamp);
+  add("where", kernel_where);
+  add("cast", kernel_cast);
 }
 
 }  // namespace gpuu::cpu

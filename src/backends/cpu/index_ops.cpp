@@ -31,8 +31,6 @@ Status check_indices(const KernelArgs& a, const std::vector<int64_t>& index, con
   return Status::Ok();
 }
 
-}  // namespace
-
 Status kernel_gather(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
   const HostTensor& index = a.x(1);
@@ -76,6 +74,13 @@ Status kernel_index_select(const KernelArgs& a, std::vector<HostTensor>* outputs
   gather_elements(x, src, &result);
   outputs->push_back(std::move(result));
   return Status::Ok();
+}
+
+}  // namespace
+
+void add_index_kernels(std::vector<CpuOpKernel>& table) {
+  table.push_back({"gather", kernel_gather});
+  table.push_back({"index_select", kernel_index_select});
 }
 
 }  // namespace gpuu::cpu

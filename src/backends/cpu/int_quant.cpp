@@ -30,8 +30,6 @@ int32_t apply_scale(int64_t value, int64_t multiplier, int64_t shift, bool doubl
 
 int32_t wrap32(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v))); }
 
-}  // namespace
-
 Status kernel_rescale(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
   const graph::Value& out = a.out[0];
@@ -216,6 +214,18 @@ Status kernel_table_lookup(const KernelArgs& a, std::vector<HostTensor>* outputs
   for (int64_t& v : xv) v = table[static_cast<size_t>(v + 128)];
   outputs->push_back(make_ints(a.out[0].dtype, a.out[0].shape, xv));
   return Status::Ok();
+}
+
+}  // namespace
+
+void add_int_quant_kernels(std::vector<CpuOpKernel>& table) {
+  table.push_back({"rescale", kernel_rescale});
+  table.push_back({"conv2d_int", kernel_conv2d_int});
+  table.push_back({"matmul_int", kernel_matmul_int});
+  table.push_back({"avg_pool2d_int", kernel_avg_pool2d_int});
+  table.push_back({"table", kernel_table_lookup});
+  table.push_back({"mul_shift", kernel_int_shift});
+  table.push_back({"arithmetic_right_shift", kernel_int_shift});
 }
 
 }  // namespace gpuu::cpu

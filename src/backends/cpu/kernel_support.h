@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/host_tensor.h"
 #include "base/status.h"
 #include "graph/graph.h"
@@ -35,7 +36,6 @@ struct KernelArgs {
   }
 };
 
-using Kernel = Status (*)(const KernelArgs& args, std::vector<HostTensor>* outputs);
 
 inline bool is_float(graph::DType d) { return d == graph::DType::kF32 || d == graph::DType::kF16; }
 
@@ -61,44 +61,16 @@ std::vector<int64_t> broadcast_offsets(const graph::Shape& in, const graph::Shap
 // must already have in's dtype and src.size() elements.
 void gather_elements(const HostTensor& in, const std::vector<int64_t>& src, HostTensor* out);
 
-// The kernels, by family; each handles every op and dtype of its family that
-// the registry accepts. run_node looks them up by op name.
-Status kernel_unary(const KernelArgs& args, std::vector<HostTensor>* outputs);         // elementwise.cpp
-Status kernel_binary(const KernelArgs& args, std::vector<HostTensor>* outputs);        // (arithmetic)
-Status kernel_compare(const KernelArgs& args, std::vector<HostTensor>* outputs);
-Status kernel_predicate(const KernelArgs& args, std::vector<HostTensor>* outputs);     // isnan, isinf, logical_not
-Status kernel_clamp(const KernelArgs& args, std::vector<HostTensor>* outputs);
-Status kernel_where(const KernelArgs& args, std::vector<HostTensor>* outputs);
-Status kernel_cast(const KernelArgs& args, std::vector<HostTensor>* outputs);
-Status kernel_matmul(const KernelArgs& args, std::vector<HostTensor>* outputs);        // linalg.cpp
-Status kernel_linear(const KernelArgs& args, std::vector<HostTensor>* outputs);
-Status kernel_conv2d(const KernelArgs& args, std::vector<HostTensor>* outputs);        // conv_pool.cpp
-Status kernel_avg_pool2d(const KernelArgs& args, std::vector<HostTensor>* outputs);
-Status kernel_max_pool2d(const KernelArgs& args, std::vector<HostTensor>* outputs);
-Status kernel_reduce(const KernelArgs& args, std::vector<HostTensor>* outputs);        // reduce_norm.cpp
-Status kernel_arg_reduce(const KernelArgs& args, std::vector<HostTensor>* outputs);    // argmax, argmin
-Status kernel_cumsum(const KernelArgs& args, std::vector<HostTensor>* outputs);
-Status kernel_softmax(const KernelArgs& args, std::vector<HostTensor>* outputs);
-Status kernel_layer_norm(const KernelArgs& args, std::vector<HostTensor>* outputs);
-Status kernel_transpose(const KernelArgs& args, std::vector<HostTensor>* outputs);     // shape_ops.cpp
-Status kernel_reshape(const KernelArgs& args, std::vector<HostTensor>* outputs);
-Status kernel_slice(const KernelArgs& args, std::vector<HostTensor>* outputs);
-Status kernel_concat(const KernelArgs& args, std::vector<HostTensor>* outputs);
-Status kernel_pad(const KernelArgs& args, std::vector<HostTensor>* outputs);
-Status kernel_expand(const KernelArgs& args, std::vector<HostTensor>* outputs);
-Status kernel_flip(const KernelArgs& args, std::vector<HostTensor>* outputs);
-Status kernel_conv3d(const KernelArgs& args, std::vector<HostTensor>* outputs);        // spatial.cpp
-Status kernel_conv_transpose2d(const KernelArgs& args, std::vector<HostTensor>* outputs);
-Status kernel_avg_pool3d(const KernelArgs& args, std::vector<HostTensor>* outputs);
-Status kernel_max_pool3d(const KernelArgs& args, std::vector<HostTensor>* outputs);
-Status kernel_resize(const KernelArgs& args, std::vector<HostTensor>* outputs);
-Status kernel_gather(const KernelArgs& args, std::vector<HostTensor>* outputs);        // index_ops.cpp
-Status kernel_index_select(const KernelArgs& args, std::vector<HostTensor>* outputs);
-Status kernel_rescale(const KernelArgs& args, std::vector<HostTensor>* outputs);         // int_quant.cpp
-Status kernel_conv2d_int(const KernelArgs& args, std::vector<HostTensor>* outputs);
-Status kernel_matmul_int(const KernelArgs& args, std::vector<HostTensor>* outputs);
-Status kernel_avg_pool2d_int(const KernelArgs& args, std::vector<HostTensor>* outputs);
-Status kernel_table_lookup(const KernelArgs& args, std::vector<HostTensor>* outputs);
-Status kernel_int_shift(const KernelArgs& args, std::vector<HostTensor>* outputs);  // mul_shift, arithmetic_right_shift
+// The families: each file registers the ops it implements beside their
+// kernels, so adding a kernel touches that file alone; cpu_op_kernels()
+// (cpu_kernels.cpp) gathers them.
+void add_elementwise_kernels(std::vector<CpuOpKernel>& table);  // elementwise.cpp
+void add_linalg_kernels(std::vector<CpuOpKernel>& table);       // linalg.cpp
+void add_conv_pool_kernels(std::vector<CpuOpKernel>& table);    // conv_pool.cpp
+void add_spatial_kernels(std::vector<CpuOpKernel>& table);      // spatial.cpp
+void add_reduce_norm_kernels(std::vector<CpuOpKernel>& table);  // reduce_norm.cpp
+void add_shape_kernels(std::vector<CpuOpKernel>& table);        // shape_ops.cpp
+void add_index_kernels(std::vector<CpuOpKernel>& table);        // index_ops.cpp
+void add_int_quant_kernels(std::vector<CpuOpKernel>& table);    // int_quant.cpp
 
 }  // namespace gpuu::cpu

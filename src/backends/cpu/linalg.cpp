@@ -4,6 +4,8 @@
 
 namespace gpuu::cpu {
 
+namespace {
+
 Status kernel_matmul(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
   const HostTensor& y = a.x(1);
@@ -58,6 +60,13 @@ Status kernel_linear(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   }
   outputs->push_back(make_reals(out.dtype, out.shape, r));
   return Status::Ok();
+}
+
+}  // namespace
+
+void add_linalg_kernels(std::vector<CpuOpKernel>& table) {
+  table.push_back({"matmul", kernel_matmul});
+  table.push_back({"linear", kernel_linear});
 }
 
 }  // namespace gpuu::cpu

@@ -18,8 +18,6 @@ int64_t dims_product(const graph::Shape& shape, size_t begin, size_t end) {
   return p;
 }
 
-}  // namespace
-
 Status kernel_reduce(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
   const graph::Value& out = a.out[0];
@@ -220,6 +218,20 @@ Status kernel_layer_norm(const KernelArgs& a, std::vector<HostTensor>* outputs) 
   }
   outputs->push_back(make_reals(out.dtype, out.shape, v));
   return Status::Ok();
+}
+
+}  // namespace
+
+void add_reduce_norm_kernels(std::vector<CpuOpKernel>& table) {
+  for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_any",
+                         "reduce_all"}) {
+    table.push_back({op, kernel_reduce});
+  }
+  table.push_back({"argmax", kernel_arg_reduce});
+  table.push_back({"argmin", kernel_arg_reduce});
+  table.push_back({"cumsum", kernel_cumsum});
+  table.push_back({"softmax", kernel_softmax});
+  table.push_back({"layer_norm", kernel_layer_norm});
 }
 
 }  // namespace gpuu::cpu

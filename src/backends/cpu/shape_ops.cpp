@@ -10,6 +10,8 @@
 
 namespace gpuu::cpu {
 
+namespace {
+
 Status kernel_transpose(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
   const graph::Value& out = a.out[0];
@@ -153,6 +155,18 @@ Status kernel_flip(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   gather_elements(x, strided_offsets(x.shape, strides, base), &result);
   outputs->push_back(std::move(result));
   return Status::Ok();
+}
+
+}  // namespace
+
+void add_shape_kernels(std::vector<CpuOpKernel>& table) {
+  table.push_back({"transpose", kernel_transpose});
+  table.push_back({"reshape", kernel_reshape});
+  table.push_back({"slice", kernel_slice});
+  table.push_back({"concat", kernel_concat});
+  table.push_back({"pad", kernel_pad});
+  table.push_back({"expand", kernel_expand});
+  table.push_back({"flip", kernel_flip});
 }
 
 }  // namespace gpuu::cpu

@@ -90,8 +90,6 @@ std::vector<T> pool3d(const std::vector<T>& x, const graph::Shape& in, const gra
   return r;
 }
 
-}  // namespace
-
 Status kernel_conv3d(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
   const HostTensor& w = a.x(1);
@@ -239,6 +237,16 @@ Status kernel_resize(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   }
   outputs->push_back(make_reals(out.dtype, out.shape, r));
   return Status::Ok();
+}
+
+}  // namespace
+
+void add_spatial_kernels(std::vector<CpuOpKernel>& table) {
+  table.push_back({"conv3d", kernel_conv3d});
+  table.push_back({"conv_transpose2d", kernel_conv_transpose2d});
+  table.push_back({"avg_pool3d", kernel_avg_pool3d});
+  table.push_back({"max_pool3d", kernel_max_pool3d});
+  table.push_back({"resize", kernel_resize});
 }
 
 }  // namespace gpuu::cpu

@@ -10,6 +10,7 @@
 #include "kernels/op_table.h"
 #include "vgf/tosa_lowering.h"
 #include "vgf/vgf_file.h"
+#include "vgf/vgf_graph.h"
 
 #include <algorithm>
 #include <map>
@@ -129,6 +130,8 @@ Result<std::unique_ptr<backends::DelegateHandle>> VgfBackend::init(backends::Bac
     log(LogLevel::kInfo, "VGF", "init: ", backends::describe_init(processed, compile_specs), " failed");
     return err(s.code(), "VGF delegate ", context.delegate_index, ": ", s.message());
   };
+  Result<DataGraphPath> path = data_graph_path(context.options);
+  if (!path.ok()) return fail(path.status());
   if (Status s = check_native_path(*ctx); !s.ok()) return fail(s);
   Result<VgfFile> file = decode_vgf(processed);
   if (!file.ok()) return fail(file.status());
@@ -139,12 +142,12 @@ Result<std::unique_ptr<backends::DelegateHandle>> VgfBackend::init(backends::Bac
 
   // Which path, and why: native through VK_ARM_data_graph where the device
   // has it, unless the session asks for the executor; the executor otherwise.
-  const backends::DataGraphPath wanted = context.data_graph_path;
+  const DataGraphPath wanted = path.value();
   // A file of COMPUTE segments only (a custom shader) is a compute pipeline
   // from the file's own SPIR-V on either path: no data graph is involved.
   bool compute_only = !file->sequence.segments.empty();
   for (const Segment& segment : file->sequence.segments) compute_only = compute_only && segment.type == ModuleType::kCompute;
-  std::string why = wanted == backends::DataGraphPath::kExecutor ? std::string("the session asked for the executor")
+  std::string why = wanted == DataGraphPath::kExecutor ? std::string("the session asked for the executor")
                     : compute_only ? std::string("a COMPUTE segment: a compute pipeline from the file's SPIR-V")
                                    : data_graph_refusal(*ctx, file.value());
   std::unique_ptr<VgfHandle> handle;
@@ -153,13 +156,13 @@ Result<std::unique_ptr<backends::DelegateHandle>> VgfBackend::init(backends::Bac
                                                                                   context.gpu_timing);
     if (native.ok()) {
       handle = std::make_unique<VgfHandle>(std::move(native).value());
-    } else if (wanted == backends::DataGraphPath::kNative) {
+    } else if (wanted == DataGraphPath::kNative) {
       return fail(err(native.status().code(), "the native VK_ARM_data_graph path failed: ", native.status().message()));
     } else {
       why = "the native path failed (" + native.status().message() + ")";
       log(LogLevel::kWarn, "VGF", "delegate ", context.delegate_index, ": ", why, "; running gpuu's TOSA executor");
     }
-  } else if (wanted == backends::DataGraphPath::kNative && !compute_only) {
+  } else if (wanted == DataGraphPath::kNative && !compute_only) {
     return fail(err(StatusCode::kUnsupported, "the session asked for the native VK_ARM_data_graph path, but ", why));
   }
   if (!handle) {

@@ -8,15 +8,17 @@
 
 #include "backends/backend.h"
 #include "backends/vgf/vgf_capability.h"
+#include "backends/vgf/vgf_options.h"
 
 namespace gpuu::vgf {
 
 class VgfBackend final : public backends::Backend {
  public:
-  const char* id() const override { return "VgfBackend"; }
+  const char* id() const override { return partition::kVgfId; }
   const char* log_name() const override { return "VGF"; }
   uint32_t version() const override { return 1; }
   bool is_available() const override;
+  const std::vector<backends::OptionDecl>& declared_options() const override { return vgf_options(); }
 
   Result<std::unique_ptr<backends::DelegateHandle>> init(backends::BackendInitContext& context, const Blob& processed,
                                                          const std::vector<CompileSpecEntry>& compile_specs) override;

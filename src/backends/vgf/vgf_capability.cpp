@@ -58,6 +58,10 @@ class VgfCapability final : public partition::BackendCapability {
   const char* id() const override { return partition::kVgfId; }
   // TOSA graphs whose elementwise chains fuse: the cheapest GPU node.
   double default_cost() const override { return 1.0; }
+  // Convolutions and matrix products: the data-graph path is built for them.
+  std::vector<std::pair<std::string, double>> op_costs() const override {
+    return {{"conv2d", 4.0}, {"matmul", 4.0}, {"linear", 4.0}};
+  }
 
   Verdict check(const graph::Graph& graph, graph::NodeId node_id) const override {
     const graph::Node& node = graph.node(node_id);

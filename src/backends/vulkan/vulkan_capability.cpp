@@ -31,6 +31,10 @@ class VulkanCapability final : public partition::BackendCapability {
   const char* id() const override { return partition::kVulkanId; }
   // One dispatch per op: dearer than VGF's fused TOSA graphs, cheaper than the CPU.
   double default_cost() const override { return 2.0; }
+  // Convolutions and matrix products: shader kernels, behind VGF's tensor path.
+  std::vector<std::pair<std::string, double>> op_costs() const override {
+    return {{"conv2d", 8.0}, {"matmul", 8.0}, {"linear", 8.0}};
+  }
 
   Verdict check(const graph::Graph& graph, graph::NodeId node_id) const override {
     const graph::Node& node = graph.node(node_id);

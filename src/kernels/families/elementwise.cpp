@@ -183,11 +183,7 @@ Status lower_unary(LoweringContext& lc, const graph::Node& n) {
   if (logic >= 0) return lower_logic(lc, n, logic);
   if (!is_float(x.dtype)) return lower_int_unary(lc, n);
   GPUU_RETURN_IF_ERROR(require_f16_support(lc, n, x.dtype));
-  int32_t op = unary_ops().at(n.op);
-  if (n.op == "gelu") {
-    auto it = n.attrs.find("approximate");
-    if (it != n.attrs.end() && std::get<std::string>(it->second) == "tanh") op = op_codes::kUnaryGeluTanh;
-  }
+  int32_t op = unary_code(n);
   uint32_t count = static_cast<uint32_t>(graph::shape_numel(y.shape));
   PushConstants push;
   push.u32(count)
@@ -216,6 +212,17 @@ Status lower_binary(LoweringContext& lc, const graph::Node& n) {
 }
 
 }  // namespace
+
+int32_t unary_code(const graph::Node& node) {
+  auto it = unary_ops().find(node.op);
+  if (it == unary_ops().end()) return -1;
+  if (node.op == "gelu") {
+    auto a = node.attrs.find("approximate");
+    const std::string* approximate = a == node.attrs.end() ? nullptr : std::get_if<std::string>(&a->second);
+    if (approximate && *approximate == "tanh") return op_codes::kUnaryGeluTanh;
+  }
+  return it->second;
+}
 
 void add_elementwise_kernels(std::vector<OpKernel>& table) {
   for (const auto& entry : unary_ops()) table.push_back(OpKernel{entry.first.c_str(), accepted_dtypes(entry.first), check_elementwise, lower_unary});

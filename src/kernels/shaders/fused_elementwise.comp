@@ -6,6 +6,7 @@
 // element is read once, computed in registers, and written once.
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
+#include "op_math.glsl"  // generated from op_codes.txt: fused_apply, the fusable ops
 
 #define MAX_INPUTS LIMIT_FUSED_MAX_INPUTS
 #if LIMIT_FUSED_MAX_INSTRUCTIONS != 40
@@ -72,50 +73,6 @@ layout(push_constant) uniform Params {
   uint strides[MAX_INPUTS * MAX_RANK];
 } p;
 
-float erf_approx(float v) {
-  float s = sign(v);
-  float a = abs(v);
-  float t = 1.0 / (1.0 + 0.3275911 * a);
-  float poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
-  return s * (1.0 - poly * exp(-a * a));
-}
-
-// Op codes: UNARY_* for unary ops, FUSED_BINARY_BASE + BINARY_* for arithmetic.
-float apply(int op, float u, float v) {
-  switch (op) {
-    case UNARY_ABS: return abs(u);
-    case UNARY_NEG: return -u;
-    case UNARY_EXP: return exp(u);
-    case UNARY_LOG: return log(u);
-    case UNARY_SQRT: return sqrt(u);
-    case UNARY_RSQRT: return inversesqrt(u);
-    case UNARY_RECIPROCAL: return 1.0 / u;
-    case UNARY_SIN: return sin(u);
-    case UNARY_COS: return cos(u);
-    case UNARY_TANH: return tanh(clamp(u, -15.0, 15.0));
-    case UNARY_SIGMOID: return 1.0 / (1.0 + exp(-u));
-    case UNARY_RELU: return max(u, 0.0);
-    case UNARY_GELU: return 0.5 * u * (1.0 + erf_approx(u * 0.70710678118654752));
-    case UNARY_GELU_TANH: return 0.5 * u * (1.0 + tanh(clamp(0.79788456080286536 * (u + 0.044715 * u * u * u), -15.0, 15.0)));
-    case UNARY_ERF: return erf_approx(u);
-    case UNARY_FLOOR: return floor(u);
-    case UNARY_CEIL: return ceil(u);
-    case FUSED_BINARY_BASE + BINARY_ADD: return u + v;
-    case FUSED_BINARY_BASE + BINARY_SUB: return u - v;
-    case FUSED_BINARY_BASE + BINARY_MUL: return u * v;
-    case FUSED_BINARY_BASE + BINARY_DIV: return u / v;
-    case FUSED_BINARY_BASE + BINARY_POW: {
-      if (u >= 0.0) return pow(u, v);
-      if (v != floor(v)) return 0.0 / 0.0;
-      float m = pow(-u, v);
-      return mod(v, 2.0) == 1.0 ? -m : m;
-    }
-    case FUSED_BINARY_BASE + BINARY_MAXIMUM: return max(u, v);
-    case FUSED_BINARY_BASE + BINARY_MINIMUM: return min(u, v);
-  }
-  return u;
-}
-
 uint input_offset(uint i, int which) {
   if ((CONTIGUOUS & (1 << which)) != 0) return i;
   uint off = 0u;
@@ -132,9 +89,9 @@ uint input_offset(uint i, int which) {
 // file is sized by the chain's own length (a specialization constant): a
 // file sized for the longest chain was left in local memory by the H100
 // driver, at half the bandwidth.
-#define STEP(R, k, CODE)                                                                         \
-  if (k < N_INSTRUCTIONS) {                                                                      \
-    R[MAX_INPUTS + k] = apply((CODE) & 0xff, R[((CODE) >> 8) & 0xff], R[((CODE) >> 16) & 0xff]); \
+#define STEP(R, k, CODE)                                                                               \
+  if (k < N_INSTRUCTIONS) {                                                                            \
+    R[MAX_INPUTS + k] = fused_apply((CODE) & 0xff, R[((CODE) >> 8) & 0xff], R[((CODE) >> 16) & 0xff]); \
   }
 #define RUN(R) \
   STEP(R, 0, C0) STEP(R, 1, C1) STEP(R, 2, C2) STEP(R, 3, C3) STEP(R, 4, C4) \

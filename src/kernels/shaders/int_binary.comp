@@ -5,6 +5,7 @@
 // Comparisons (GPUU_COMPARE) pack four bool bytes per invocation.
 #include "common.glsl"
 #include "int_types.glsl"
+#include "op_math.glsl"  // generated from op_codes.txt: compare_apply (for IT too)
 
 layout(constant_id = 0) const int OP = 0;
 layout(std430, set = 0, binding = 0) readonly buffer A { IT a[]; };
@@ -34,18 +35,6 @@ void offsets(uint i, out uint ia, out uint ib) {
 }
 
 #ifdef GPUU_COMPARE
-bool compare(IT u, IT v) {
-  switch (OP) {
-    case COMPARE_EQUAL: return u == v;
-    case COMPARE_NOT_EQUAL: return u != v;
-    case COMPARE_LESS: return u < v;
-    case COMPARE_LESS_EQUAL: return u <= v;
-    case COMPARE_GREATER: return u > v;
-    case COMPARE_GREATER_EQUAL: return u >= v;
-  }
-  return false;
-}
-
 void main() {
   uint word = linear_id();
   uint first = word * 4u;
@@ -54,7 +43,7 @@ void main() {
   for (uint k = 0u; k < 4u && first + k < p.count; ++k) {
     uint ia, ib;
     offsets(first + k, ia, ib);
-    if (compare(a[ia], b[ib])) bits |= 1u << (8u * k);
+    if (compare_apply(OP, a[ia], b[ib])) bits |= 1u << (8u * k);
   }
   packed[word] = bits;
 }

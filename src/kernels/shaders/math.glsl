@@ -1,6 +1,8 @@
-// f32 functions with small relative error everywhere, where drivers' builtins
-// (lavapipe's among them) have only absolute accuracy near 0 or near 1:
-// atan and what derives from it, expm1, log1p and tan.
+// The f32 math of elementwise ops that is longer than the one expression
+// op_codes.txt gives an op (op_math.glsl, generated from that list, calls
+// these). Most keep a small relative error everywhere, where drivers' builtins
+// (lavapipe's among them) have only absolute accuracy near 0 or near 1: atan
+// and what derives from it, expm1, log1p, tan and the hyperbolic functions.
 
 // atan: |x| > 1 folds to pi/2 - atan(1/x); above tan(pi/12) a shift by pi/6;
 // then the odd series to t^11 (error < 3e-9 for |t| <= 0.268).
@@ -88,4 +90,94 @@ float tan_acc(float x) {
            x2 * (1382.0 / 155925.0))))));
   }
   return sin(x) / cos(x);
+}
+
+// sinh = (e - 1/e) / 2 through e = expm1(x): no cancellation near 0.
+float sinh_acc(float x) {
+  float e = expm1_acc(x);
+  return 0.5 * (e + e / (e + 1.0));
+}
+
+float asinh_acc(float x) {
+  float a = abs(x);
+  float r = a > 1e18 ? log(a) + 0.69314718055994531 : log1p_acc(a + a * a / (1.0 + sqrt(1.0 + a * a)));
+  return x < 0.0 ? -r : r;
+}
+
+float acosh_acc(float x) {
+  float t = x - 1.0;
+  return x > 1e18 ? log(x) + 0.69314718055994531 : log1p_acc(t + sqrt(2.0 * t + t * t));
+}
+
+// erf by Abramowitz & Stegun 7.1.26 refined: |error| < 1.5e-7.
+float erf_approx(float x) {
+  float s = sign(x);
+  float a = abs(x);
+  float t = 1.0 / (1.0 + 0.3275911 * a);
+  float poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+  return s * (1.0 - poly * exp(-a * a));
+}
+
+// GLSL pow is undefined for u < 0; follow IEEE pow: a negative base with an
+// integral exponent keeps the exponent's parity in its sign.
+float pow_ieee(float u, float v) {
+  if (u >= 0.0) return pow(u, v);
+  if (v != floor(v)) return 0.0 / 0.0;
+  float m = pow(-u, v);
+  return mod(v, 2.0) == 1.0 ? -m : m;
+}
+
+// u - q * v for a whole-number q, exactly as far as f32 allows: q * v splits
+// into p + e (Dekker's product; no fma, which drivers may leave unfused),
+// and u - p is exact when it matters (p close to u). `precise` keeps the
+// compiler from contracting or reassociating the steps.
+float residual(float u, float q, float v) {
+  precise float p = q * v;
+  precise float cq = 4097.0 * q;
+  precise float qh = cq - (cq - q);
+  precise float ql = q - qh;
+  precise float cv = 4097.0 * v;
+  precise float vh = cv - (cv - v);
+  precise float vl = v - vh;
+  precise float e = ((qh * vh - p) + qh * vl + ql * vh) + ql * vl;
+  precise float r = (u - p) - e;
+  return r;
+}
+
+// C's fmod: u - v * trunc(u / v), with the quotient corrected where u / v
+// rounded across an integer, so the result keeps u's sign and |r| < |v|.
+float fmod_c(float u, float v) {
+  if (v == 0.0 || isinf(u) || isnan(u) || isnan(v)) return 0.0 / 0.0;
+  if (isinf(v)) return u;
+  float q = trunc(u / v);
+  float r = residual(u, q, v);
+  float av = abs(v);
+  if (u >= 0.0) {
+    if (r < 0.0) r += av;
+    if (r >= av) r -= av;
+  } else {
+    if (r > 0.0) r -= av;
+    if (r <= -av) r += av;
+  }
+  return r;
+}
+
+// Python's %: the remainder takes the divisor's sign.
+float remainder_py(float u, float v) {
+  float r = fmod_c(u, v);
+  return (r != 0.0 && (r < 0.0) != (v < 0.0)) ? r + v : r;
+}
+
+// floor(u / v) of the exact quotient: the remainder decides the rounding.
+float floor_div(float u, float v) {
+  float q = u / v;
+  if (v == 0.0 || isinf(q) || isnan(q) || isinf(v)) return floor(q);
+  q = floor(q);
+  float r = residual(u, q, v);
+  if (r != 0.0 && (r < 0.0) != (v < 0.0)) {
+    q -= 1.0;
+  } else if (abs(r) >= abs(v)) {
+    q += 1.0;
+  }
+  return q;
 }

@@ -1,5 +1,5 @@
 // HostTensor construction, checks and element access.
-#include "backends/cpu/host_tensor.h"
+#include "backends/host_tensor.h"
 
 #include <cmath>
 #include <cstring>
@@ -7,7 +7,7 @@
 
 #include "base/half.h"
 
-namespace gpuu::cpu {
+namespace gpuu::backends {
 
 using graph::DType;
 
@@ -15,7 +15,7 @@ std::string type_string(DType dtype, const graph::Shape& shape) {
   return std::string(graph::dtype_name(dtype)) + graph::shape_to_string(shape);
 }
 
-std::string HostTensor::type_string() const { return cpu::type_string(dtype, shape); }
+std::string HostTensor::type_string() const { return backends::type_string(dtype, shape); }
 
 HostTensor HostTensor::zeros(DType dtype, graph::Shape shape) {
   HostTensor t;
@@ -48,7 +48,7 @@ Result<HostTensor> HostTensor::from_doubles(DType dtype, graph::Shape shape, con
     return err(StatusCode::kInvalidArgument, "tensor shape ", graph::shape_to_string(shape), " is not valid: ", why);
   }
   if (static_cast<int64_t>(values.size()) != graph::shape_numel(shape)) {
-    return err(StatusCode::kInvalidArgument, "tensor ", cpu::type_string(dtype, shape), " needs ",
+    return err(StatusCode::kInvalidArgument, "tensor ", backends::type_string(dtype, shape), " needs ",
                graph::shape_numel(shape), " values, got ", values.size());
   }
   HostTensor t = zeros(dtype, std::move(shape));
@@ -139,4 +139,4 @@ std::vector<double> HostTensor::to_doubles() const {
   return out;
 }
 
-}  // namespace gpuu::cpu
+}  // namespace gpuu::backends

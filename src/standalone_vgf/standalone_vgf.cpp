@@ -1,6 +1,6 @@
 // Writing a program's VGF delegates as standalone files with scenarios for
 // Arm's scenario runner, and wrapping a standalone VGF file as a program.
-#include "backends/vgf/vgf_export.h"
+#include "standalone_vgf/standalone_vgf.h"
 
 #include <sys/stat.h>
 
@@ -10,10 +10,11 @@
 #include <unordered_set>
 #include <vector>
 
-#include "backends/vgf/vgf_region.h"
 #include "base/json_writer.h"
 #include "graph/graph.h"
+#include "partition/backend_capability.h"
 #include "program/program_writer.h"
+#include "vgf/vgf_graph.h"
 #include "vgf/vgf_vulkan_names.h"
 
 namespace gpuu::vgf {
@@ -211,7 +212,7 @@ Status extract_vgf_delegates(const program::Program& program, const std::string&
     return err(StatusCode::kIo, "extract VGF: cannot create directory '", dir, "': ", std::strerror(errno));
   }
   for (size_t i = 0; i < program.delegates().size(); ++i) {
-    if (program.delegates()[i].backend_id != "VgfBackend") continue;
+    if (program.delegates()[i].backend_id != partition::kVgfId) continue;
     Blob blob = program.processed_blob(static_cast<int32_t>(i));
     GPUU_ASSIGN_OR_RETURN(VgfFile file, decode_vgf(blob));
     std::string base = std::to_string(i);
@@ -252,7 +253,7 @@ Result<std::vector<uint8_t>> program_from_vgf(const uint8_t* bytes, size_t size,
   const graph::Graph& graph = g.value();
   program::ProgramBuilder builder;
   program::DelegateDesc d;
-  d.backend_id = "VgfBackend";
+  d.backend_id = partition::kVgfId;
   SharedGpuCompileSpec shared = spec;
   shared.present = true;
   d.compile_specs = make_shared_gpu_compile_specs(shared);

@@ -2,7 +2,9 @@
 // .vgf file with a scenario JSON for Arm's scenario runner beside it, for
 // deployments without gpuu (RFC: VGF must remain available as a standalone
 // export flow). And the way back: a standalone VGF file (Arm-made, say)
-// wrapped as a program of one VGF delegate.
+// wrapped as a program of one VGF delegate. Between file formats only (the
+// program file and the VGF container): no backend is involved, the delegates
+// are found by the VGF backend's id.
 #pragma once
 
 #include <cstdint>
