@@ -5,16 +5,18 @@
 
 namespace gpuu::gpu {
 
-Status GpuTimer::begin(const SharedGpuContext& ctx, VkCommandBuffer cb) {
-  reset();
-  ctx_ = &ctx;
+bool queue_has_timestamps(const SharedGpuContext& ctx) {
   uint32_t family_count = 0;
   ctx.vki().vkGetPhysicalDeviceQueueFamilyProperties(ctx.physical_device(), &family_count, nullptr);
   std::vector<VkQueueFamilyProperties> families(family_count);
   ctx.vki().vkGetPhysicalDeviceQueueFamilyProperties(ctx.physical_device(), &family_count, families.data());
-  if (ctx.queue_family_index() >= family_count || families[ctx.queue_family_index()].timestampValidBits == 0) {
-    return Status::Ok();
-  }
+  return ctx.queue_family_index() < family_count && families[ctx.queue_family_index()].timestampValidBits > 0;
+}
+
+Status GpuTimer::begin(const SharedGpuContext& ctx, VkCommandBuffer cb) {
+  reset();
+  ctx_ = &ctx;
+  if (!queue_has_timestamps(ctx)) return Status::Ok();
   const auto& vk = ctx.vkd();
   VkQueryPoolCreateInfo query_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
   query_info.queryType = VK_QUERY_TYPE_TIMESTAMP;

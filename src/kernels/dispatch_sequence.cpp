@@ -10,6 +10,25 @@ bool touches(const std::vector<BufferRange>& set, const BufferRange& r) {
   return std::any_of(set.begin(), set.end(), [&](const BufferRange& s) { return gpu::overlaps(s, r); });
 }
 
+// Bytes a step reads plus bytes it writes: each bound range once per
+// direction (a binding a kernel does not use stands in with a range it binds
+// anyway, so counting each range once leaves those out).
+uint64_t bound_bytes(const Step& s) {
+  if (s.kind == Step::Kind::kCopy) return s.copy_src.size + s.copy_dst.size;
+  std::vector<std::pair<bool, BufferRange>> seen;
+  uint64_t bytes = 0;
+  for (const Binding& b : s.bindings) {
+    bool repeat = std::any_of(seen.begin(), seen.end(), [&](const std::pair<bool, BufferRange>& r) {
+      return r.first == b.written && r.second.buffer == b.range.buffer && r.second.offset == b.range.offset &&
+             r.second.size == b.range.size;
+    });
+    if (repeat) continue;
+    seen.emplace_back(b.written, b.range);
+    bytes += b.range.size;
+  }
+  return bytes;
+}
+
 }  // namespace
 
 void dispatch_groups(uint64_t invocations, uint32_t group_size, uint32_t max_groups_x, uint32_t out[3]) {
@@ -26,6 +45,11 @@ DispatchSequence::~DispatchSequence() {
   if (profile_pool_) ctx_->vkd().vkDestroyQueryPool(ctx_->device(), profile_pool_, nullptr);
 }
 
+void DispatchSequence::add(Step step) {
+  if (step.work.bytes == 0) step.work.bytes = bound_bytes(step);
+  steps_.push_back(std::move(step));
+}
+
 std::vector<gpu::TimedStep> DispatchSequence::step_times() const {
   if (!profile_pool_) return {};
   std::vector<uint64_t> ticks(steps_.size() + 1);
@@ -38,7 +62,7 @@ std::vector<gpu::TimedStep> DispatchSequence::step_times() const {
   for (size_t i = 0; i < steps_.size(); ++i) {
     const Step& s = steps_[i];
     out.push_back(gpu::TimedStep{s.label, s.kind == Step::Kind::kCopy ? "copy" : s.kernel->key.shader,
-                                 static_cast<double>(ticks[i + 1] - ticks[i]) * period_us});
+                                 static_cast<double>(ticks[i + 1] - ticks[i]) * period_us, s.work});
   }
   return out;
 }

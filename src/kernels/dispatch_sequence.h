@@ -27,7 +27,10 @@ struct Binding {
 
 struct Step {
   enum class Kind { kDispatch, kCopy } kind = Kind::kDispatch;
-  std::string label;  // the graph node it implements, for logs
+  std::string label;  // the graph node(s) it implements, for logs and profiles
+  // What it does, for profiles; add() sets bytes from the bindings where the
+  // lowering left them 0.
+  gpu::StepWork work;
   // kDispatch
   const Kernel* kernel = nullptr;
   std::vector<Binding> bindings;  // binding i of set 0
@@ -57,7 +60,7 @@ class DispatchSequence {
   DispatchSequence(const DispatchSequence&) = delete;
   DispatchSequence& operator=(const DispatchSequence&) = delete;
 
-  void add(Step step) { steps_.push_back(std::move(step)); }
+  void add(Step step);
   const std::vector<Step>& steps() const { return steps_; }
 
   // Allocates every descriptor set from one pool and records all steps into
@@ -70,7 +73,7 @@ class DispatchSequence {
   // once, so slots may swap buffers. Takes effect at the next record().
   void repoint(const std::vector<std::pair<BufferRange, BufferRange>>& moves);
   size_t barrier_count() const { return barriers_; }
-  // Each step's GPU time in the last completed run (profile_steps), else empty.
+  // Each step's GPU time in the last completed run and its work (profile_steps), else empty.
   std::vector<gpu::TimedStep> step_times() const;
   size_t dispatch_count() const;
 

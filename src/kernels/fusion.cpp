@@ -165,12 +165,8 @@ Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit) {
   bindings.push_back(Binding{y.range, true});
   KernelKey key{std::string("fused_elementwise") + float_suffix(y.dtype), spec,
                 static_cast<uint32_t>(bindings.size()), push.size()};
-  std::string label;
-  for (graph::NodeId id : unit.nodes) label += (label.empty() ? "" : "+") + g.node(id).name;
-  graph::Node labelled = last;
-  labelled.name = label;
   const uint32_t per_thread = op_codes::kLimitFusedPerThread;
-  return add_dispatch(lc, labelled, key, std::move(bindings), push, (count + per_thread - 1) / per_thread);
+  return add_dispatch(lc, unit.nodes, key, std::move(bindings), push, (count + per_thread - 1) / per_thread);
 }
 
 }  // namespace gpuu::kernels

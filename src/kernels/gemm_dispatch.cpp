@@ -33,16 +33,26 @@ Status add_gemm_dispatch(LoweringContext& lc, const graph::Node& node, const Gem
   // Under split-K the output binding takes the partials too: the GEMM pass
   // writes nothing else, and the reduction reads them after it.
   KernelKey key{choice.shader(out.conv, y.dtype), spec, 5, push.size()};
+  gpu::StepWork work;
+  work.choice = choice.describe();
+  work.why = choice.why;
+  work.flops = gemm_flops(gemm.m, gemm.n, gemm.k, gemm.batches);
+  work.matrix_cores = choice.coopmat();
   GPUU_RETURN_IF_ERROR(add_dispatch(lc, node, key,
                                     {{a, false}, {b, false}, {bias, false}, {partial, true}, {partial, true}}, push,
-                                    tiles * kWorkgroupSize));
+                                    tiles * kWorkgroupSize, work));
   if (!split) return Status::Ok();
+  // The reduction moves the partials, the bias where there is one, and the output.
+  work.flops = 0;
+  work.matrix_cores = false;
+  work.bytes = partial.size + (out.bias ? bias.size : 0) + y.range.size;
   PushConstants reduce;
   reduce.u32(static_cast<uint32_t>(outputs)).u32(gemm.m).u32(gemm.n).u32(choice.splits);
   reduce.u32(out.pixels).u32(out.out_channels);
   KernelKey reduce_key{std::string("gemm_split_reduce") + float_suffix(y.dtype), {out.bias ? 1 : 0, out.conv ? 1 : 0},
                        3, reduce.size()};
-  return add_dispatch(lc, node, reduce_key, {{partial, false}, {bias, false}, {y.range, true}}, reduce, outputs);
+  return add_dispatch(lc, node, reduce_key, {{partial, false}, {bias, false}, {y.range, true}}, reduce, outputs,
+                      std::move(work));
 }
 
 }  // namespace gpuu::kernels

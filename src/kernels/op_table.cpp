@@ -155,18 +155,49 @@ std::string check_tensor_limits(const graph::Graph& graph, const graph::Node& no
   return "";
 }
 
-Status add_dispatch(LoweringContext& lc, const graph::Node& node, const KernelKey& key, std::vector<Binding> bindings,
-                    const PushConstants& push, uint64_t invocations) {
+namespace {
+
+Status append_dispatch(LoweringContext& lc, std::string label, const KernelKey& key, std::vector<Binding> bindings,
+                       const PushConstants& push, uint64_t invocations, gpu::StepWork work) {
   GPUU_ASSIGN_OR_RETURN(const Kernel* kernel, lc.kernels.get(key));
   Step step;
   step.kind = Step::Kind::kDispatch;
-  step.label = node.name;
+  step.label = std::move(label);
+  step.work = std::move(work);
   step.kernel = kernel;
   step.bindings = std::move(bindings);
   step.push_constants = push.bytes();
   dispatch_groups(invocations, kWorkgroupSize, lc.max_groups_x(), step.groups);
   lc.sequence.add(std::move(step));
   return Status::Ok();
+}
+
+}  // namespace
+
+Status add_dispatch(LoweringContext& lc, const graph::Node& node, const KernelKey& key, std::vector<Binding> bindings,
+                    const PushConstants& push, uint64_t invocations, gpu::StepWork work) {
+  if (work.ops.empty()) work.ops = node.op;
+  return append_dispatch(lc, node.name, key, std::move(bindings), push, invocations, std::move(work));
+}
+
+Status add_dispatch(LoweringContext& lc, const std::vector<graph::NodeId>& nodes, const KernelKey& key,
+                    std::vector<Binding> bindings, const PushConstants& push, uint64_t invocations,
+                    gpu::StepWork work) {
+  std::string label, ops;
+  for (graph::NodeId id : nodes) {
+    label += (label.empty() ? "" : "+") + lc.graph.node(id).name;
+    ops += (ops.empty() ? "" : "+") + lc.graph.node(id).op;
+  }
+  if (work.ops.empty()) work.ops = std::move(ops);
+  return append_dispatch(lc, std::move(label), key, std::move(bindings), push, invocations, std::move(work));
+}
+
+uint64_t gemm_flops(uint64_t m, uint64_t n, uint64_t k, uint64_t batches) { return 2 * m * n * k * batches; }
+
+uint64_t conv_flops(const TensorRef& side, const TensorRef& weight) {
+  if (weight.shape.empty() || weight.shape[0] == 0) return 0;
+  const auto per_channel = static_cast<uint64_t>(graph::shape_numel(weight.shape) / weight.shape[0]);
+  return 2 * static_cast<uint64_t>(graph::shape_numel(side.shape)) * per_channel;
 }
 
 }  // namespace gpuu::kernels

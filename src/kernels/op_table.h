@@ -126,7 +126,25 @@ Status require_int64_support(const LoweringContext& lc, const graph::Node& node,
 // "" when all values fit the kernels' limits (rank, 32-bit element counts).
 std::string check_tensor_limits(const graph::Graph& graph, const graph::Node& node);
 
+// Appends one dispatch of `key` over `invocations` threads that implements
+// `node`. `work` says what it does, for profiles: its ops default to the
+// node's, its bytes to what the bindings read and write (DispatchSequence::add);
+// GEMM-like lowerings add their FLOPs (gemm_flops, conv_flops) and choice.
 Status add_dispatch(LoweringContext& lc, const graph::Node& node, const KernelKey& key,
-                    std::vector<Binding> bindings, const PushConstants& push, uint64_t invocations);
+                    std::vector<Binding> bindings, const PushConstants& push, uint64_t invocations,
+                    gpu::StepWork work = {});
+// The same for one dispatch that implements several nodes (a fused group, a
+// movement chain), in graph order: labelled "a+b+c", its ops "mul+add+tanh".
+Status add_dispatch(LoweringContext& lc, const std::vector<graph::NodeId>& nodes, const KernelKey& key,
+                    std::vector<Binding> bindings, const PushConstants& push, uint64_t invocations,
+                    gpu::StepWork work = {});
+
+// Floating-point operations of `batches` GEMMs of M x K by K x N: 2*M*N*K each.
+uint64_t gemm_flops(uint64_t m, uint64_t n, uint64_t k, uint64_t batches = 1);
+// ... of a convolution whose weight's first dim is the channels of `side`:
+// 2 per weight element per element of `side` per that channel (conv2d and
+// conv3d: `side` is the output, weight [O, C/groups, k...]; a transposed
+// convolution: the input, weight [C, O/groups, k...]).
+uint64_t conv_flops(const TensorRef& side, const TensorRef& weight);
 
 }  // namespace gpuu::kernels

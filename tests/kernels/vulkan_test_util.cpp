@@ -121,6 +121,7 @@ Result<std::vector<HostTensor>> run_on_vulkan(const graph::Graph& graph, const s
   submit.pCommandBuffers = &cb;
   GPUU_VK_RETURN_IF_ERROR(ctx->submit(1, &submit, VK_NULL_HANDLE), "vkQueueSubmit");
   GPUU_VK_RETURN_IF_ERROR(ctx->queue_wait_idle(), "vkQueueWaitIdle");
+  if (stats) stats->steps = delegate->step_times();
   std::vector<HostTensor> outputs;
   for (size_t i = 0; i < graph.outputs().size(); ++i) {
     const graph::Value& v = graph.value(graph.outputs()[i]);

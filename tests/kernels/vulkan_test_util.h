@@ -22,6 +22,7 @@ struct RunStats {
   size_t barriers = 0;
   size_t pipelines = 0;
   size_t arena_bytes = 0;
+  std::vector<gpu::TimedStep> steps;  // each dispatch's time and work (KernelGraphOptions::profile_steps)
 };
 
 // Binds host-visible buffers to the graph's inputs and outputs, builds a

@@ -90,7 +90,14 @@ Status lower_conv2d(LoweringContext& lc, const graph::Node& n) {
   // conv2d_direct.comp takes the input at binding 0 and the weight at 1.
   std::swap(bindings[0], bindings[1]);
   KernelKey key{std::string("conv2d_direct") + float_suffix(y.dtype), {has_bias}, 4, push.size()};
-  return add_dispatch(lc, n, key, std::move(bindings), push, count);
+  gpu::StepWork work;
+  work.choice = "direct";
+  work.why = out_per_group < kMinGemmChannelsPerGroup
+                 ? std::to_string(out_per_group) + " output channels per group leave most of a GEMM tile idle"
+                 : "a CPU device, and the GEMM would not fill a " + std::to_string(cpu_tile) + "x" +
+                       std::to_string(cpu_tile) + " tile";
+  work.flops = conv_flops(y, w);
+  return add_dispatch(lc, n, key, std::move(bindings), push, count, std::move(work));
 }
 
 std::string check_pool2d(const graph::Graph& g, const graph::Node& n) {

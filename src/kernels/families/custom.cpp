@@ -35,6 +35,7 @@ Status lower_custom(LoweringContext& lc, const graph::Node& n) {
   GPUU_ASSIGN_OR_RETURN(const Kernel* kernel, lc.kernels.get(key));
   Step step;
   step.label = n.name;
+  step.work.ops = n.op;
   step.kernel = kernel;
   step.bindings = std::move(bindings);
   std::array<uint32_t, 3> groups = custom_dispatch(shader, graph::shape_numel(lc.tensor(n.outputs[0]).shape));

@@ -128,10 +128,7 @@ Status lower_movement_chain(LoweringContext& lc, const MovementChain& chain, con
   push.u32_array({1}, kMaxRank);
   push.u32_array({1}, kMaxRank);
   KernelKey key{"index_gather", {static_cast<int32_t>(esize), 0}, 3, push.size()};
-  graph::Node labelled = last;
-  labelled.name.clear();
-  for (graph::NodeId id : chain.nodes) labelled.name += (labelled.name.empty() ? "" : "+") + lc.graph.node(id).name;
-  return add_dispatch(lc, labelled, key, {{x.range, false}, {map, false}, {y.range, true}}, push,
+  return add_dispatch(lc, chain.nodes, key, {{x.range, false}, {map, false}, {y.range, true}}, push,
                       mover_invocations(count, esize));
 }
 

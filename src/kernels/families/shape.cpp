@@ -32,6 +32,7 @@ void add_copy(LoweringContext& lc, const graph::Node& n, const BufferRange& src,
   Step step;
   step.kind = Step::Kind::kCopy;
   step.label = n.name;
+  step.work.ops = n.op;
   step.copy_src = BufferRange{src.buffer, src.offset + src_byte, bytes};
   step.copy_dst = BufferRange{dst.buffer, dst.offset, bytes};
   lc.sequence.add(std::move(step));

@@ -53,7 +53,9 @@ Status lower_conv3d(LoweringContext& lc, const graph::Node& n) {
   for (uint32_t v : dilation) push.u32(v);
   push.u32(u32(w.shape[1])).u32(u32(w.shape[0] / groups));
   KernelKey key{std::string("conv3d_direct") + float_suffix(y.dtype), {has_bias}, 4, push.size()};
-  return add_dispatch(lc, n, key, std::move(bindings), push, count);
+  gpu::StepWork work;
+  work.flops = conv_flops(y, w);
+  return add_dispatch(lc, n, key, std::move(bindings), push, count, std::move(work));
 }
 
 Status lower_conv_transpose2d(LoweringContext& lc, const graph::Node& n) {
@@ -76,7 +78,9 @@ Status lower_conv_transpose2d(LoweringContext& lc, const graph::Node& n) {
   push.u32(dilation[0]).u32(dilation[1]);
   push.u32(u32(x.shape[1] / groups)).u32(u32(w.shape[1]));
   KernelKey key{std::string("conv_transpose2d") + float_suffix(y.dtype), {has_bias}, 4, push.size()};
-  return add_dispatch(lc, n, key, std::move(bindings), push, count);
+  gpu::StepWork work;
+  work.flops = conv_flops(x, w);
+  return add_dispatch(lc, n, key, std::move(bindings), push, count, std::move(work));
 }
 
 Status lower_pool3d(LoweringContext& lc, const graph::Node& n) {
