@@ -241,6 +241,15 @@ Result<uint64_t> SharedGpuContext::submit_timeline(uint32_t count, const VkComma
   return signal_value;
 }
 
+Result<DevicePeaks> SharedGpuContext::peaks(const std::function<Result<DevicePeaks>()>& measure) const {
+  std::lock_guard<std::mutex> lock(peaks_mutex_);
+  if (!peaks_) {
+    GPUU_ASSIGN_OR_RETURN(DevicePeaks measured, measure());
+    peaks_ = std::move(measured);
+  }
+  return *peaks_;
+}
+
 uint64_t SharedGpuContext::last_timeline_value() const {
   QueueGuard guard(*this);
   return last_timeline_value_;

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,17 @@ struct CooperativeMatrixShape {
   uint32_t a_type = 0, b_type = 0, c_type = 0, result_type = 0;
   bool saturating = false;
   uint32_t scope = 0;
+};
+
+// What a device does at most, which Vulkan does not report: measured on the
+// context by the kernel library (kernels/device_peaks.h) the first time a
+// profile asks, then kept. 0: unknown.
+struct DevicePeaks {
+  double bytes_per_s = 0;             // memory bandwidth: bytes read + written by a large copy
+  double f32_flops_per_s = 0;         // vector FMAs (an FMA counts two)
+  double f16_matrix_flops_per_s = 0;  // cooperative matrices: f16 inputs, f32 accumulation
+  std::string f16_matrix_unknown_why;  // why that one is unknown, where it is
+  double measure_ms = 0;               // host time the measurement took
 };
 
 // An application's own queue lock, for a queue it also submits to.
@@ -120,6 +132,10 @@ class SharedGpuContext {
   // may use it; empty otherwise.
   const std::vector<CooperativeMatrixShape>& cooperative_matrix_shapes() const { return coopmat_shapes_; }
 
+  // The device's peak rates: what `measure` gave the first time it
+  // succeeded on this context (callers meanwhile wait for it), measured once.
+  Result<DevicePeaks> peaks(const std::function<Result<DevicePeaks>()>& measure) const;
+
   const vk::InstanceFunctions& vki() const { return instance_fns_; }
   // What the context's entry points were loaded through (plugins load theirs too).
   PFN_vkGetInstanceProcAddr get_instance_proc_addr() const { return global_fns_.vkGetInstanceProcAddr; }
@@ -175,6 +191,8 @@ class SharedGpuContext {
   uint32_t subgroup_size_ = 0;
   uint32_t compute_units_ = 0;
   std::vector<CooperativeMatrixShape> coopmat_shapes_;
+  mutable std::mutex peaks_mutex_;  // held while measuring
+  mutable std::optional<DevicePeaks> peaks_;
   mutable std::mutex queue_mutex_;
   mutable uint64_t last_timeline_value_ = 0;  // guarded by the queue lock
 };

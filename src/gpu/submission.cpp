@@ -51,12 +51,9 @@ Status submit_recorded(const SharedGpuContext& ctx, VkCommandBuffer command_buff
   return Status::Ok();
 }
 
-Status upload_once(const SharedGpuContext& ctx, VkCommandPool pool, const DeviceBuffer& dst, VkDeviceSize offset,
-                   const void* bytes, VkDeviceSize size) {
-  if (size == 0) return Status::Ok();
+Status run_once(const SharedGpuContext& ctx, VkCommandPool pool, const std::function<Status(VkCommandBuffer)>& record,
+                const char* what) {
   const auto& vk = ctx.vkd();
-  GPUU_ASSIGN_OR_RETURN(DeviceBuffer staging, DeviceBuffer::create(ctx, size, MemoryKind::kUpload, "staging"));
-  std::memcpy(staging.mapped(), bytes, size);
   VkCommandBuffer cb = VK_NULL_HANDLE;
   GPUU_VK_RETURN_IF_ERROR(ctx.allocate_command_buffer(pool, &cb), "vkAllocateCommandBuffers");
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
@@ -66,22 +63,36 @@ Status upload_once(const SharedGpuContext& ctx, VkCommandPool pool, const Device
   Status status = Status::Ok();
   VkResult r = vk.vkBeginCommandBuffer(cb, &begin);
   if (r == VK_SUCCESS) {
-    VkBufferCopy region{0, offset, size};
-    vk.vkCmdCopyBuffer(cb, staging.buffer(), dst.buffer(), 1, &region);
+    status = record(cb);
     r = vk.vkEndCommandBuffer(cb);
   }
-  if (r == VK_SUCCESS) r = vk.vkCreateFence(ctx.device(), &fence_info, nullptr, &fence);
-  if (r == VK_SUCCESS) {
+  if (status.ok() && r == VK_SUCCESS) r = vk.vkCreateFence(ctx.device(), &fence_info, nullptr, &fence);
+  if (status.ok() && r == VK_SUCCESS) {
     VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     submit.commandBufferCount = 1;
     submit.pCommandBuffers = &cb;
     r = ctx.submit(1, &submit, fence);
   }
-  if (r == VK_SUCCESS) r = vk.vkWaitForFences(ctx.device(), 1, &fence, VK_TRUE, UINT64_MAX);
-  if (r != VK_SUCCESS) status = vk::vk_status(r, "uploading constants");
+  if (status.ok() && r == VK_SUCCESS) r = vk.vkWaitForFences(ctx.device(), 1, &fence, VK_TRUE, UINT64_MAX);
+  if (status.ok() && r != VK_SUCCESS) status = vk::vk_status(r, what);
   if (fence) vk.vkDestroyFence(ctx.device(), fence, nullptr);
   vk.vkFreeCommandBuffers(ctx.device(), pool, 1, &cb);
   return status;
+}
+
+Status upload_once(const SharedGpuContext& ctx, VkCommandPool pool, const DeviceBuffer& dst, VkDeviceSize offset,
+                   const void* bytes, VkDeviceSize size) {
+  if (size == 0) return Status::Ok();
+  GPUU_ASSIGN_OR_RETURN(DeviceBuffer staging, DeviceBuffer::create(ctx, size, MemoryKind::kUpload, "staging"));
+  std::memcpy(staging.mapped(), bytes, size);
+  return run_once(
+      ctx, pool,
+      [&](VkCommandBuffer cb) {
+        VkBufferCopy region{0, offset, size};
+        ctx.vkd().vkCmdCopyBuffer(cb, staging.buffer(), dst.buffer(), 1, &region);
+        return Status::Ok();
+      },
+      "uploading constants");
 }
 
 }  // namespace gpuu::gpu

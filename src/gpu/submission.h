@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "base/status.h"
@@ -58,6 +59,11 @@ struct SubmitArgs {
 // Submits `command_buffer` on the context's queue as `args` says (timeline:
 // chained on the context's semaphore). It never blocks.
 Status submit_recorded(const SharedGpuContext& ctx, VkCommandBuffer command_buffer, const SubmitArgs& args);
+
+// Records `record` into a one-off command buffer from `pool`, submits it and
+// waits for it: work done once (uploads, measurements). `what` names it in errors.
+Status run_once(const SharedGpuContext& ctx, VkCommandPool pool, const std::function<Status(VkCommandBuffer)>& record,
+                const char* what);
 
 // Copies `bytes` into `dst` at `offset` through a staging buffer and a one-off
 // submit on `pool`, waiting for it. For data set up once (constants).
