@@ -1,17 +1,16 @@
 // Where an execute's wall time goes, for one program file: host time before
 // the submit, the wait, GPU time (timestamps) and submits, with host I/O
 // (set_input, get_output) and with the host wait sleeping at once or
-// polling first; then where the GPU time goes, dispatch by dispatch.
-// Prints one JSON object; medians (profile: means) after warm-up.
+// polling first; then where the GPU time goes, dispatch by dispatch and op by
+// op against the device's peaks (the session's profile, as gpuu-run
+// --profile and the C API give it). Prints one JSON object; medians (profile:
+// means) after warm-up.
 //
 //   profile_program PROGRAM.gpuu [--runs N] [--warmup N]
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
-#include <string>
 #include <vector>
 
 #include "program/program_loader.h"
@@ -85,56 +84,28 @@ int main(int argc, char** argv) {
                 last.queue_submits, last.host_waits, k == 2 ? "" : ",");
   }
   std::printf("  ],\n");
-  // Where the GPU time goes: a timestamp after every dispatch, averaged over
-  // the runs, by kernel and by the ten most expensive steps.
+  // Where the GPU time goes: the session's profile (runtime/execute_profile.h:
+  // a timestamp after every dispatch, each dispatch's work, the device's
+  // measured peaks), each time averaged over the runs.
   runtime::SessionOptions options;
   options.profile_steps = true;
   Result<std::unique_ptr<runtime::Session>> profiled = runtime::Session::create(program.value(), options);
   if (!profiled.ok()) return fail(profiled.status());
   runtime::Session& s = *profiled.value();
   for (size_t j = 0; j < s.inputs().size(); ++j) {
-    std::vector<uint8_t> zeros(s.inputs()[j].bytes, 1);
-    Status st = s.set_input(j, zeros.data(), zeros.size());
+    std::vector<uint8_t> ones(s.inputs()[j].bytes, 1);
+    Status st = s.set_input(j, ones.data(), ones.size());
     if (!st.ok()) return fail(st);
   }
-  std::map<std::string, double> by_kernel, by_step;
-  std::map<std::string, int> count_of_kernel;
-  size_t steps = 0;
+  std::vector<runtime::ExecuteProfile> profiles;
   for (int i = 0; i < warmup + runs; ++i) {
     Status st = s.execute();
     if (!st.ok()) return fail(st);
     if (i < warmup) continue;
-    steps = 0;
-    for (const auto& delegate : s.step_times()) {
-      for (const gpu::TimedStep& t : delegate) {
-        by_kernel[t.kernel] += t.us / runs;
-        by_step[t.label + " (" + t.kernel + ")"] += t.us / runs;
-        if (i == warmup) ++count_of_kernel[t.kernel];
-        ++steps;
-      }
-    }
+    Result<const runtime::ExecuteProfile*> profile = s.last_profile();
+    if (!profile.ok()) return fail(profile.status());
+    profiles.push_back(*profile.value());
   }
-  auto top = [](const std::map<std::string, double>& m, size_t n) {
-    std::vector<std::pair<double, std::string>> v;
-    for (const auto& [k, us] : m) v.emplace_back(us, k);
-    std::sort(v.rbegin(), v.rend());
-    if (v.size() > n) v.resize(n);
-    return v;
-  };
-  double total = 0;
-  for (const auto& [k, us] : by_kernel) total += us;
-  std::printf("  \"profile\": {\"steps\": %zu, \"gpu_us\": %.2f,\n    \"by_kernel\": [", steps, total);
-  auto kernels = top(by_kernel, 20);
-  for (size_t i = 0; i < kernels.size(); ++i) {
-    std::printf("%s\n      {\"kernel\": \"%s\", \"count\": %d, \"us\": %.2f}", i ? "," : "",
-                kernels[i].second.c_str(), count_of_kernel[kernels[i].second], kernels[i].first);
-  }
-  std::printf("],\n    \"top_steps\": [");
-  auto top_steps = top(by_step, 10);
-  for (size_t i = 0; i < top_steps.size(); ++i) {
-    std::printf("%s\n      {\"step\": \"%s\", \"us\": %.2f}", i ? "," : "", top_steps[i].second.c_str(),
-                top_steps[i].first);
-  }
-  std::printf("]}\n}\n");
+  std::printf("  \"profile\": %s\n}\n", runtime::profile_json(runtime::mean_profile(profiles)).c_str());
   return 0;
 }

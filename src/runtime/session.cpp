@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 
 #include "base/log.h"
 #include "gpu/device_buffer.h"
+#include "kernels/device_peaks.h"
 #include "runtime/builtin_backends.h"
 
 namespace gpuu::runtime {
@@ -88,6 +90,7 @@ struct CpuStep {
   graph::Graph graph;  // one node; values mirror the program tensors it touches
   std::vector<int32_t> inputs, outputs;
   std::vector<int32_t> constant_inputs;  // per node input: index into graph constants, or -1
+  double host_us = 0;  // the node's run in the last execute (profiles)
 };
 
 // Where the host must wait for each context, how far its work has gone, and
@@ -125,6 +128,11 @@ struct Session::Impl {
   // reads it again); otherwise it stays on the device until asked for.
   std::vector<bool> output_read;
   bool executed = false;
+  // Profiles (SessionOptions::profile_steps): the devices the delegates run
+  // on with their measured peaks, and the last successful execute's profile.
+  std::vector<ProfileDevice> profile_devices;
+  std::vector<SharedGpuContextPtr> profile_contexts;  // profile_devices' contexts
+  std::optional<ExecuteProfile> profile;
   ExecuteStats scratch_stats;
   ExecuteStats* stats = &scratch_stats;  // the running execute's, else scratch
 
@@ -156,6 +164,9 @@ struct Session::Impl {
   Status bind(bool output, size_t index, const BufferRange& range, VkBufferUsageFlags usage);
   void unbind(bool output, size_t index);
   Status execute(ExecuteStats& stats);
+  // Measures the peaks of every context a delegate runs on (once per context).
+  Status prepare_profiles();
+  ExecuteProfile collect_profile() const;
 };
 
 Session::Impl::~Impl() {
@@ -222,7 +233,8 @@ Status Session::Impl::init_delegate(int32_t index) {
   GPUU_ASSIGN_OR_RETURN(init.shared, apply_overrides(info.shared, options.overrides));
   init.device = options.device;
   init.options = backends::option_values(*slot.backend, options.backend_options);
-  init.gpu_timing = options.gpu_timing;
+  // A profile needs each delegate's GPU time, also where it has no dispatches to time.
+  init.gpu_timing = options.gpu_timing || options.profile_steps;
   // Batched submits end with the track's host barrier; queue_wait_idle
   // submits each delegate alone, so there each keeps its own.
   init.runtime_makes_host_visible = sync_mode != SyncMode::kQueueWaitIdle;
@@ -659,7 +671,9 @@ Status Session::Impl::execute(ExecuteStats& run_stats) {
       }
       std::vector<backends::HostTensor> outs;
       const backends::HostExecutor& host = host_executor();
+      const auto started = std::chrono::steady_clock::now();
       Status ran = host.run_node(step.graph, node, ins, &outs);
+      step.host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - started).count();
       if (!ran.ok()) return err(ran.code(), "CPU-fallback step '", node.name, "': ", ran.message());
       log(LogLevel::kInfo, host.log_name(), "execute: node=", node.name, " op=", node.op);
       for (size_t k = 0; k < step.outputs.size(); ++k) {
@@ -696,8 +710,56 @@ Status Session::Impl::execute(ExecuteStats& run_stats) {
     double us = d.handle ? d.handle->last_gpu_time_us() : -1;
     if (us > 0) stats->gpu_time_us += us;
   }
+  if (options.profile_steps) profile = collect_profile();
   executed = true;
   return Status::Ok();
+}
+
+Status Session::Impl::prepare_profiles() {
+  for (const DelegateSlot& d : delegates) {
+    if (!d.handle) continue;
+    const SharedGpuContextPtr& ctx = d.handle->context();
+    if (std::find(profile_contexts.begin(), profile_contexts.end(), ctx) != profile_contexts.end()) continue;
+    Result<DevicePeaks> peaks = kernels::device_peaks(ctx);
+    if (!peaks.ok()) {
+      return err(peaks.status().code(), "profiling: measuring the peaks of device '", ctx->device_name(),
+                 "': ", peaks.status().message());
+    }
+    profile_contexts.push_back(ctx);
+    profile_devices.push_back(ProfileDevice{ctx->device_name(), std::move(peaks).value()});
+  }
+  return Status::Ok();
+}
+
+ExecuteProfile Session::Impl::collect_profile() const {
+  ExecuteProfile p;
+  p.devices = profile_devices;
+  const auto& plan = program->plan();
+  for (size_t i = 0; i < plan.size(); ++i) {
+    PlanStepProfile step;
+    if (plan[i].kind != program::PlanStep::Kind::kDelegate) {
+      step.cpu = true;
+      const graph::Node& node = cpu_steps[i]->graph.node(0);
+      step.cpu_step = CpuStepProfile{node.name, node.op, cpu_steps[i]->host_us};
+      p.plan.push_back(std::move(step));
+      continue;
+    }
+    const DelegateSlot& d = delegates[static_cast<size_t>(plan[i].delegate)];
+    DelegateProfile& dp = step.delegate;
+    dp.index = d.index;
+    dp.backend = d.backend->id();
+    dp.device = static_cast<size_t>(std::find(profile_contexts.begin(), profile_contexts.end(), d.handle->context()) -
+                                    profile_contexts.begin());
+    dp.dispatches = d.handle->step_times();
+    if (dp.dispatches.empty()) {
+      dp.gpu_us = d.handle->last_gpu_time_us();
+    } else {
+      dp.gpu_us = 0;
+      for (const gpu::TimedStep& t : dp.dispatches) dp.gpu_us += t.us;
+    }
+    p.plan.push_back(std::move(step));
+  }
+  return p;
 }
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -749,6 +811,8 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const program::
                  t->ctx->device_name(), "' lacks (choose queue_wait_idle)");
     }
   }
+
+  if (impl->options.profile_steps) GPUU_RETURN_IF_ERROR(impl->prepare_profiles());
 
   if (impl->options.wait_spin_us < 0) {
     SharedGpuContextPtr ctx = impl->contexts.empty() ? nullptr : impl->contexts.front()->ctx;
@@ -890,6 +954,18 @@ std::vector<std::vector<gpu::TimedStep>> Session::step_times() const {
   }
   return out;
 }
+
+Result<const ExecuteProfile*> Session::last_profile() const {
+  if (!impl_->options.profile_steps) {
+    return err(StatusCode::kFailedPrecondition, "the session does not profile (SessionOptions::profile_steps)");
+  }
+  if (!impl_->executed || !impl_->profile) {
+    return err(StatusCode::kFailedPrecondition, "no successful execute yet: nothing to profile");
+  }
+  return &*impl_->profile;
+}
+
+bool Session::profiling() const { return impl_->options.profile_steps; }
 
 size_t Session::delegate_count() const { return impl_->delegates.size(); }
 

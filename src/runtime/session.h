@@ -14,6 +14,7 @@
 
 #include "backends/backend.h"
 #include "program/program.h"
+#include "runtime/execute_profile.h"
 
 namespace gpuu::runtime {
 
@@ -35,8 +36,11 @@ struct SessionOptions {
   // timestamps. Off by default: on a discrete GPU they cost several
   // microseconds per delegate, a third of a small model's execute.
   bool gpu_timing = false;
-  // A timestamp after every dispatch (Session::step_times): a profile of
-  // where GPU time goes, which serialises the GPU while on.
+  // Profile every execute (Session::last_profile): a timestamp after every
+  // dispatch (Session::step_times), which serialises the GPU while on, the
+  // delegates' GPU times and the CPU-fallback steps' host times. The first
+  // profiling session on a context measures the device's peak rates
+  // (kernels/device_peaks.h), briefly, once.
   bool profile_steps = false;
 };
 
@@ -102,6 +106,11 @@ class Session {
   // Per delegate in plan order, each dispatch's GPU time in the last execute
   // (SessionOptions::profile_steps; empty lists otherwise).
   std::vector<std::vector<gpu::TimedStep>> step_times() const;
+  // Where the last successful execute's time went (SessionOptions::profile_steps).
+  // kFailedPrecondition when the session does not profile or has not
+  // executed successfully yet. Valid until the next execute.
+  Result<const ExecuteProfile*> last_profile() const;
+  bool profiling() const;  // SessionOptions::profile_steps
 
   // The context the GPU delegates run on (the first delegate's), or null.
   SharedGpuContextPtr primary_context() const;
