@@ -1048,6 +1048,15 @@ typedef struct gpuu_session_options {
    * its own, every key it declares set to the value given or its default. */
   const gpuu_backend_option* backend_options;
   size_t backend_option_count;
+  /* Added in 0.6: nonzero profiles every execute (gpuu_session_profile_json):
+   * a GPU timestamp after every dispatch, which serialises the GPU (each
+   * dispatch waits for the one before it, so a profiled execute runs slower
+   * than a plain one), and each delegate's GPU time. The first profiling
+   * session on a context measures the device's peak rates with a few short
+   * kernels (memory bandwidth, f32 FMA and, with cooperative matrices, f16
+   * matrix throughput; well under a second on a GPU), since Vulkan reports
+   * none; profiles give achieved rates as fractions of them. Default 0. */
+  uint32_t profile;
 } gpuu_session_options;
 
 GPUU_API void gpuu_session_options_init_sized(gpuu_session_options* options, size_t struct_size);
@@ -1159,6 +1168,38 @@ typedef struct gpuu_execute_stats {
   double gpu_time_us;
 } gpuu_execute_stats;
 GPUU_API gpuu_status gpuu_session_last_execute_stats(const gpuu_session* session, gpuu_execute_stats* out);
+
+/* The last successful execute's profile (gpuu_session_options.profile) as
+ * JSON text: "devices", each with its measured peaks ("memory_gbps",
+ * "f32_tflops", "f16_matrix_tflops"; null where unknown); "plan", in plan
+ * order, each delegate ("kind": "delegate", "index", "backend", "gpu_us")
+ * with its "dispatches" (per dispatch: "label", the node or fused nodes it
+ * implements; "ops", their gpuu ops; "kernel"; "choice" and "why", the
+ * lowering's pick where it made one, as for GEMMs; "gpu_us"; "flops";
+ * "bytes", read plus written; "tflops", "gbps" and their fractions of the
+ * peaks "flops_of_peak", "bytes_of_peak") and each CPU-fallback step
+ * ("kind": "cpu", "node", "op", "host_us"); and "by_op", the dispatches
+ * summed per op, most GPU time first. *out is borrowed from the session:
+ * valid until its next execute or its destroy. GPUU_ERROR_FAILED_PRECONDITION
+ * when the session was created without the profile option, or has not
+ * executed successfully yet (the message says which);
+ * GPUU_ERROR_INVALID_ARGUMENT for a NULL session or `out`. Added in 0.6. */
+GPUU_API gpuu_status gpuu_session_profile_json(const gpuu_session* session, const char** out);
+
+/* The same execute as a Chrome trace (JSON with "traceEvents", for
+ * chrome://tracing or Perfetto): one event per dispatch, begin and duration
+ * in microseconds, on a track per delegate; CPU-fallback steps on a host
+ * track. Steps lie end to end in plan order (the host's and the device's
+ * clocks are not aligned). Borrowed and failing as gpuu_session_profile_json.
+ * Added in 0.6. */
+GPUU_API gpuu_status gpuu_session_profile_trace(const gpuu_session* session, const char** out);
+
+/* The same for people, as gpuu-run --profile prints it: the peaks, the plan's
+ * steps with their times, a table per op and the `top` dispatches of most GPU
+ * time. Borrowed: valid until the next call of this function on the session,
+ * its next execute or its destroy; fails as gpuu_session_profile_json.
+ * Added in 0.6. */
+GPUU_API gpuu_status gpuu_session_profile_text(const gpuu_session* session, size_t top, const char** out);
 
 /* The sync mode the session runs with (the file's, or the override). */
 GPUU_API gpuu_sync_mode gpuu_session_sync_mode(const gpuu_session* session);

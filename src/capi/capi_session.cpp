@@ -1,6 +1,8 @@
 // C ABI: loading programs and running them in sessions.
 #include <atomic>
 #include <cstddef>
+#include <functional>
+#include <string>
 
 #include "capi/capi_common.h"
 #include "capi/handles.h"
@@ -12,6 +14,9 @@
 struct gpuu_session {
   std::unique_ptr<gpuu::runtime::Session> session;
   gpuu::runtime::ExecuteStats last_stats;
+  // The last execute's profile as the gpuu_session_profile_* functions gave
+  // it (borrowed by the caller), made on request; each execute clears them.
+  mutable std::string profile_json, profile_trace, profile_text;
 };
 
 namespace gpuu::capi {
@@ -31,6 +36,24 @@ gpuu_status fill_info(const runtime::TensorDesc& d, gpuu_tensor_info* out, const
   info.shape = d.shape.data();
   info.byte_size = d.bytes;
   if (!write_sized(info, out)) return fail_struct_size(function, "out", out);
+  return GPUU_OK;
+}
+
+// The session's last profile rendered by `render` into `*cache` (kept until
+// the next execute), borrowed through `out`.
+gpuu_status profile_as(const gpuu_session* s, const char** out, const char* function, std::string* cache,
+                       const std::function<std::string(const runtime::ExecuteProfile&)>& render, bool reuse) {
+  if (!out) return fail_invalid(function, ": `out` is NULL");
+  *out = nullptr;
+  if (gpuu_status status = check_session(s, function)) return status;
+  if (!s->session->profiling()) {
+    return fail(err(StatusCode::kFailedPrecondition, function,
+                    ": the session does not profile (create it with gpuu_session_options.profile set)"));
+  }
+  Result<const runtime::ExecuteProfile*> profile = s->session->last_profile();
+  if (!profile.ok()) return fail(Status(profile.status().code(), str_cat(function, ": ", profile.status().message())));
+  if (!reuse || cache->empty()) *cache = render(*profile.value());
+  *out = cache->c_str();
   return GPUU_OK;
 }
 
@@ -150,6 +173,7 @@ GPUU_API gpuu_status gpuu_session_create(const gpuu_program* program, const gpuu
     }
     if (gpuu_status s = read_backend_options(kFn, o, &opts.backend_options)) return s;
     opts.gpu_timing = o.gpu_timing != 0;
+    opts.profile_steps = o.profile != 0;
     opts.wait_spin_us = o.wait_spin_us;
     if (o.overrides) {
       gpuu_context_overrides ov;
@@ -166,7 +190,7 @@ GPUU_API gpuu_status gpuu_session_create(const gpuu_program* program, const gpuu
     }
     Result<std::unique_ptr<runtime::Session>> session = runtime::Session::create(program->program, opts);
     if (!session.ok()) return fail(session.status());
-    *out = new gpuu_session{std::move(session).value(), {}};
+    *out = new gpuu_session{std::move(session).value(), {}, {}, {}, {}};
     return GPUU_OK;
   });
 }
@@ -251,6 +275,9 @@ GPUU_API gpuu_status gpuu_session_execute(gpuu_session* session) {
   return guarded(__func__, [&]() -> gpuu_status {
     if (gpuu_status s = check_session(session, "gpuu_session_execute")) return s;
     session->last_stats = runtime::ExecuteStats{};
+    session->profile_json.clear();
+    session->profile_trace.clear();
+    session->profile_text.clear();
     return to_c(session->session->execute(&session->last_stats));
   });
 }
@@ -274,6 +301,28 @@ GPUU_API gpuu_status gpuu_session_last_execute_stats(const gpuu_session* session
     stats.gpu_time_us = session->last_stats.gpu_time_us > 0 ? session->last_stats.gpu_time_us : -1;
     if (!write_sized(stats, out)) return fail_struct_size("gpuu_session_last_execute_stats", "out", out);
     return GPUU_OK;
+  });
+}
+
+GPUU_API gpuu_status gpuu_session_profile_json(const gpuu_session* session, const char** out) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    return profile_as(session, out, "gpuu_session_profile_json", session ? &session->profile_json : nullptr,
+                      runtime::profile_json, true);
+  });
+}
+
+GPUU_API gpuu_status gpuu_session_profile_trace(const gpuu_session* session, const char** out) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    return profile_as(session, out, "gpuu_session_profile_trace", session ? &session->profile_trace : nullptr,
+                      runtime::profile_trace_json, true);
+  });
+}
+
+GPUU_API gpuu_status gpuu_session_profile_text(const gpuu_session* session, size_t top, const char** out) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    return profile_as(
+        session, out, "gpuu_session_profile_text", session ? &session->profile_text : nullptr,
+        [top](const runtime::ExecuteProfile& p) { return runtime::profile_text(p, top); }, false);
   });
 }
 

@@ -344,6 +344,93 @@ TEST(SessionCApi, CorruptFilesAndBadInputsGetClearErrors) {
   std::remove(path.c_str());
 }
 
+// --- Profiles (0.6) -------------------------------------------------------
+
+// The RFC model with a CPU-fallback step between two Vulkan delegates, in a
+// session made with `options`; nullptr (and a test failure) where that fails.
+gpuu_session* rfc_session(const std::string& path, const gpuu_session_options* options) {
+  write_rfc_program(path, GPUU_PREFER_VULKAN_FIRST,
+                    {gpuu_partition_pin{sizeof(gpuu_partition_pin), "index_select_1", "CpuFallback"}});
+  gpuu_program* program = nullptr;
+  EXPECT_EQ(gpuu_program_load_file(path.c_str(), &program), GPUU_OK) << last_error();
+  gpuu_session* session = nullptr;
+  EXPECT_EQ(gpuu_session_create(program, options, &session), GPUU_OK) << last_error();
+  gpuu_program_release(program);
+  return session;
+}
+
+gpuu_status execute_rfc(gpuu_session* session) {
+  std::vector<float> x = rfc_input();
+  gpuu_status s = gpuu_session_set_input(session, 0, x.data(), x.size() * 4);
+  return s == GPUU_OK ? gpuu_session_execute(session) : s;
+}
+
+TEST(SessionProfile, JsonTraceAndTextDescribeTheLastExecute) {
+  std::string path = temp_path("profile.gpuu");
+  gpuu_session_options options;
+  gpuu_session_options_init(&options);
+  EXPECT_EQ(options.profile, 0u) << "off by default";
+  options.profile = 1;
+  gpuu_session* session = rfc_session(path, &options);
+  ASSERT_NE(session, nullptr);
+  const char* text = nullptr;
+  EXPECT_EQ(gpuu_session_profile_json(session, &text), GPUU_ERROR_FAILED_PRECONDITION);
+  EXPECT_EQ(text, nullptr);
+  EXPECT_NE(last_error().find("gpuu_session_profile_json: no successful execute yet"), std::string::npos)
+      << last_error();
+  ASSERT_EQ(execute_rfc(session), GPUU_OK) << last_error();
+
+  const char* json = nullptr;
+  ASSERT_EQ(gpuu_session_profile_json(session, &json), GPUU_OK) << last_error();
+  const std::string doc = json;
+  for (const char* part : {"{\"peaks_measured\":true", "\"memory_gbps\":", "\"kind\":\"delegate\"",
+                           "\"backend\":\"VulkanBackend\"", "\"kind\":\"cpu\"", "\"node\":\"index_select_1\"",
+                           "\"ops\":\"sin+cos+reciprocal+mul\"", "\"by_op\":["}) {
+    EXPECT_NE(doc.find(part), std::string::npos) << part << " in " << doc;
+  }
+  const char* again = nullptr;
+  ASSERT_EQ(gpuu_session_profile_json(session, &again), GPUU_OK);
+  EXPECT_EQ(again, json) << "the same borrowed text until the next execute";
+
+  const char* trace = nullptr;
+  ASSERT_EQ(gpuu_session_profile_trace(session, &trace), GPUU_OK) << last_error();
+  EXPECT_EQ(std::string(trace).rfind("{\"traceEvents\":[", 0), 0u) << trace;
+  EXPECT_NE(std::string(trace).find("\"name\":\"host (CPU fallback)\""), std::string::npos) << trace;
+  const char* table = nullptr;
+  ASSERT_EQ(gpuu_session_profile_text(session, 3, &table), GPUU_OK) << last_error();
+  EXPECT_NE(std::string(table).find("top 3 dispatches:"), std::string::npos) << table;
+  EXPECT_NE(std::string(table).find("measured by gpuu"), std::string::npos) << table;
+
+  EXPECT_EQ(gpuu_session_profile_json(session, nullptr), GPUU_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(gpuu_session_profile_trace(nullptr, &trace), GPUU_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("gpuu_session_profile_trace: session is NULL"), std::string::npos) << last_error();
+  gpuu_session_destroy(session);
+  std::remove(path.c_str());
+}
+
+TEST(SessionProfile, RefusedWhereTheSessionDoesNotProfile) {
+  std::string path = temp_path("no_profile.gpuu");
+  gpuu_session_options options;
+  gpuu_session_options_init(&options);
+  // A caller built before 0.6 passes a struct without the field: no profile.
+  options.struct_size = offsetof(gpuu_session_options, profile);
+  options.profile = 1;
+  gpuu_session* session = rfc_session(path, &options);
+  ASSERT_NE(session, nullptr);
+  ASSERT_EQ(execute_rfc(session), GPUU_OK) << last_error();
+  for (auto get : {&gpuu_session_profile_json, &gpuu_session_profile_trace}) {
+    const char* text = nullptr;
+    EXPECT_EQ(get(session, &text), GPUU_ERROR_FAILED_PRECONDITION);
+    EXPECT_NE(last_error().find("the session does not profile (create it with gpuu_session_options.profile set)"),
+              std::string::npos)
+        << last_error();
+  }
+  const char* text = nullptr;
+  EXPECT_EQ(gpuu_session_profile_text(session, 10, &text), GPUU_ERROR_FAILED_PRECONDITION);
+  gpuu_session_destroy(session);
+  std::remove(path.c_str());
+}
+
 #ifdef GPUU_RUN_PATH
 TEST(GpuuRun, RunsAProgramAndPrintsTheDelegateLines) {
   std::string model = temp_path("run.gpuu"), input = temp_path("input0.bin"), output = temp_path("output.bin"),

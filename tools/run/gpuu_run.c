@@ -5,12 +5,18 @@
  *   gpuu-run --model_path P --input_list a.bin[,b.bin] --output_path OUT
  *            [--num_executions N] [--device D] [--sync_mode M]
  *            [--token T --group_id G --mode M] [--vgf_path P]
- *            [--backend_option ID:KEY=VALUE]... [--quiet]
+ *            [--backend_option ID:KEY=VALUE]... [--profile TRACE.json] [--quiet]
  * (--help lists the names M and P take, as gpuu.h's gpuu_*_name give them.)
  *
  * --backend_option sets one load-time option of a backend (repeatable):
  * `VgfBackend:data_graph_path=native` is what --vgf_path native says.
  * `gpuu-inspect --backends` lists every backend's options.
+ *
+ * --profile profiles the executes (gpuu_session_options.profile: a GPU
+ * timestamp after every dispatch, which serialises the GPU) and, after the
+ * last one, writes its Chrome trace (chrome://tracing, Perfetto) to
+ * TRACE.json and prints where its time went: the measured peaks, the plan's
+ * steps, a table per op and the top dispatches (gpuu_session_profile_text).
  *
  * Output i goes to OUT when the program has one output, else OUT.<i>.
  * Delegates log their init/execute/destroy lines as "[VGF] ...", "[Vulkan] ...".
@@ -37,6 +43,7 @@ typedef struct {
   gpuu_backend_option* backend_options; /* one per --backend_option, strings in backend_option_text */
   char** backend_option_text;
   size_t backend_option_count;
+  const char* profile_path;
   int quiet;
 } options;
 
@@ -55,7 +62,7 @@ static void usage(FILE* to) {
   PRINT_NAMES(to, gpuu_context_mode_name, gpuu_context_mode);
   fprintf(to, "]\n                [--vgf_path ");
   PRINT_NAMES(to, gpuu_vgf_path_name, gpuu_vgf_path);
-  fprintf(to, "] [--backend_option ID:KEY=VALUE]... [--quiet]\n");
+  fprintf(to, "] [--backend_option ID:KEY=VALUE]... [--profile TRACE.json] [--quiet]\n");
 }
 
 static void on_log(void* user, gpuu_log_level level, const char* component, const char* message) {
@@ -126,6 +133,7 @@ static int parse_args(int argc, char** argv, options* o) {
     else if (strcmp(a, "--group_id") == 0) slot = &o->group_id;
     else if (strcmp(a, "--mode") == 0) slot = &o->mode;
     else if (strcmp(a, "--vgf_path") == 0) slot = &o->vgf_path;
+    else if (strcmp(a, "--profile") == 0) slot = &o->profile_path;
     else if (strcmp(a, "--backend_option") == 0) {
       if (i + 1 >= argc) {
         fprintf(stderr, "gpuu-run: %s needs a value\n", a);
@@ -209,6 +217,26 @@ static int fail(const char* what, gpuu_status status) {
   return 1;
 }
 
+/* The last execute's Chrome trace to `path`, and its table to stdout. */
+static int write_profile(const gpuu_session* session, const char* path) {
+  const char* trace = NULL;
+  const char* text = NULL;
+  gpuu_status s = gpuu_session_profile_trace(session, &trace);
+  if (s != GPUU_OK) return fail("reading the profile", s);
+  FILE* f = fopen(path, "wb");
+  size_t size = strlen(trace);
+  if (!f || fwrite(trace, 1, size, f) != size) {
+    fprintf(stderr, "gpuu-run: cannot write the profile '%s'\n", path);
+    if (f) fclose(f);
+    return 1;
+  }
+  fclose(f);
+  s = gpuu_session_profile_text(session, 10, &text);
+  if (s != GPUU_OK) return fail("reading the profile", s);
+  printf("\n%s\nChrome trace (chrome://tracing, Perfetto) -> %s\n", text, path);
+  return 0;
+}
+
 /* Everything after the arguments parsed; `opts` keeps its backend options. */
 static int run(const options* opts) {
   options o = *opts; /* the log callback's copy: execution makes it quiet */
@@ -225,6 +253,7 @@ static int run(const options* opts) {
   so.device = &device;
   so.backend_options = o.backend_options;
   so.backend_option_count = o.backend_option_count;
+  so.profile = o.profile_path != NULL;
   if (o.sync_mode) {
     if (!parsed(gpuu_sync_mode_from_name(o.sync_mode, &overrides.sync_mode), "sync mode", o.sync_mode)) return 2;
     overrides.has_sync_mode = 1;
@@ -338,6 +367,7 @@ static int run(const options* opts) {
            gpuu_sync_mode_name(gpuu_session_sync_mode(session)));
   }
   free(times);
+  if (rc == 0 && o.profile_path) rc = write_profile(session, o.profile_path);
   o.quiet = 0; /* show the destroy lines */
   gpuu_session_destroy(session);
   return rc;
