@@ -485,8 +485,10 @@ VGF_PATHS = _names_of(_c.gpuu_vgf_path_name)
 def session_options(token: Optional[str] = None, group_id: Optional[int] = None, mode: Any = None,
                     sync_mode: Any = None, device: Optional[str] = None, validation: Optional[bool] = None,
                     vgf_path: Any = None, gpu_timing: bool = False,
-                    backend_options: Optional[Mapping[str, Mapping[str, str]]] = None) -> Any:
+                    backend_options: Optional[Mapping[str, Mapping[str, str]]] = None, profile: bool = False) -> Any:
     """A filled gpuu_session_options: None keeps what the file (or environment) says.
+
+    profile: profile every execute (Session.profile_json), at the cost of serialising the GPU.
 
     backend_options: {backend id: {key: value}}, each backend's load-time options
     (gpuu-inspect --backends lists them), e.g. {"VgfBackend": {"data_graph_path": "native"}};
@@ -516,6 +518,7 @@ def session_options(token: Optional[str] = None, group_id: Optional[int] = None,
     if vgf_path is not None:
         o.vgf_path = _enum_value(VGF_PATHS, "VGF path", vgf_path)
     o.gpu_timing = 1 if gpu_timing else 0
+    o.profile = 1 if profile else 0
     # The C struct's array is filled when the session is created (Session).
     o.backend_option_list = _backend_option_list(backend_options)
     return o
@@ -617,6 +620,19 @@ class Session(_Handle):
     def context(self) -> "Context":
         """The shared context the GPU delegates run on (NotFoundError without GPU delegates)."""
         return Context(_c.gpuu_session_get_context(self.handle))
+
+    def profile_json(self) -> str:
+        """The last execute's profile as JSON text (gpuu_session_profile_json); FailedPreconditionError
+        unless the session was made with profile=True and has executed."""
+        return _c.gpuu_session_profile_json(self.handle)
+
+    def profile_trace(self) -> str:
+        """The last execute's Chrome trace as JSON text (gpuu_session_profile_trace)."""
+        return _c.gpuu_session_profile_trace(self.handle)
+
+    def profile_text(self, top: int = 10) -> str:
+        """The last execute's profile as a table, with the `top` dispatches of most GPU time."""
+        return _c.gpuu_session_profile_text(self.handle, top)
 
 
 class Context(_Handle):

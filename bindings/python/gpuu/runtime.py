@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
-from typing import Any, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -21,13 +22,14 @@ class LoadedProgram:
     def __init__(self, path: Union[str, os.PathLike], token: Optional[str] = None, group_id: Optional[int] = None,
                  mode: Optional[str] = None, sync_mode: Optional[str] = None, device: Optional[str] = None,
                  validation: Optional[bool] = None, vgf_path: Optional[str] = None, gpu_timing: bool = False,
-                 backend_options: Optional[Mapping[str, Mapping[str, str]]] = None) -> None:
+                 backend_options: Optional[Mapping[str, Mapping[str, str]]] = None, profile: bool = False) -> None:
         self.path = os.fspath(path)
         with core.Program(path=self.path) as program:
             self.delegates: List[str] = program.delegates
             options = core.session_options(token=token, group_id=group_id, mode=mode, sync_mode=sync_mode,
                                            device=device, validation=validation, vgf_path=vgf_path,
-                                           gpu_timing=gpu_timing, backend_options=backend_options)
+                                           gpu_timing=gpu_timing, backend_options=backend_options,
+                                           profile=profile)
             # The session keeps its own reference to the program.
             self.session = core.Session(program, options)
 
@@ -60,6 +62,23 @@ class LoadedProgram:
     def context(self) -> core.Context:
         return self.session.context()
 
+    def profile(self) -> Dict[str, Any]:
+        """Where the last run's time went (load(..., profile=True)), as gpuu_session_profile_json
+        describes it: "devices" with their measured peaks, "plan" (delegates with their
+        dispatches, CPU-fallback steps), "by_op". FailedPreconditionError without profile=True
+        or before a run."""
+        return json.loads(self.session.profile_json())
+
+    def profile_trace(self, path: Union[str, os.PathLike]) -> None:
+        """Writes the last run's Chrome trace (chrome://tracing, Perfetto) to `path`."""
+        trace = self.session.profile_trace()
+        with open(os.fspath(path), "w", encoding="utf-8") as f:
+            f.write(trace)
+
+    def profile_text(self, top: int = 10) -> str:
+        """The last run's profile as a table (as gpuu-run --profile prints it)."""
+        return self.session.profile_text(top)
+
     def close(self) -> None:
         self.session.close()
 
@@ -73,7 +92,8 @@ class LoadedProgram:
 def load(path: Union[str, os.PathLike], *, token: Optional[str] = None, group_id: Optional[int] = None,
          mode: Optional[str] = None, sync_mode: Optional[str] = None, device: Optional[str] = None,
          validation: Optional[bool] = None, vgf_path: Optional[str] = None,
-         gpu_timing: bool = False, backend_options: Optional[Mapping[str, Mapping[str, str]]] = None) -> LoadedProgram:
+         gpu_timing: bool = False, backend_options: Optional[Mapping[str, Mapping[str, str]]] = None,
+         profile: bool = False) -> LoadedProgram:
     """Loads the program at `path` and initialises its delegates.
 
     Runtime options override what the file's compile specs say (None keeps it):
@@ -87,11 +107,13 @@ def load(path: Union[str, os.PathLike], *, token: Optional[str] = None, group_id
       (gpuu-inspect --backends lists them), e.g. {"VgfBackend": {"data_graph_path":
       "native"}}: "auto" (native VK_ARM_data_graph where the device has it, else gpuu's
       TOSA executor), "native" or "executor"; vgf_path: the same choice, as before 0.6
-      (giving both, different, is an error).
+      (giving both, different, is an error); profile: profile every run (program.profile(),
+      program.profile_trace(path)): a GPU timestamp after every dispatch, which serialises the
+      GPU, and, the first time on a device, a brief measurement of its peak rates.
     Raises a GpuuError subclass naming the delegate that failed (NotFoundError for
     lookup_only with nothing registered, UnsupportedError for a missing feature, ...),
     InvalidArgumentError naming every bad backend option at once.
     """
     return LoadedProgram(path, token=token, group_id=group_id, mode=mode, sync_mode=sync_mode, device=device,
                          validation=validation, vgf_path=vgf_path, gpu_timing=gpu_timing,
-                         backend_options=backend_options)
+                         backend_options=backend_options, profile=profile)
