@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "base/log.h"
 #include "gpu/submission.h"
 #include "kernels/dispatch_sequence.h"
 #include "kernels/gemm_select.h"
@@ -149,10 +150,19 @@ Result<DevicePeaks> measure(const SharedGpuContextPtr& ctx) {
                         mma.push.size()};
     mma.bindings = {{fragments, false}, {products, true}};
     mma.groups = sizes.coopmat_groups;
-    GPUU_ASSIGN_OR_RETURN(double mma_s, c.best_seconds(mma, sizes.runs));
-    peaks.f16_matrix_flops_per_s = rate(2.0 * coop.cm_m * coop.cm_n * coop.cm_k * static_cast<double>(chains) *
-                                            sizes.coopmat_iterations * static_cast<double>(subgroups),
-                                        mma_s);
+    // The matrix-core loop is the one probe a driver may refuse (its
+    // pipeline, its shape): then that peak is unknown, and the profile says
+    // why, rather than no profile at all.
+    Result<double> mma_s = c.best_seconds(mma, sizes.runs);
+    if (mma_s.ok()) {
+      peaks.f16_matrix_flops_per_s = rate(2.0 * coop.cm_m * coop.cm_n * coop.cm_k * static_cast<double>(chains) *
+                                              sizes.coopmat_iterations * static_cast<double>(subgroups),
+                                          mma_s.value());
+    } else {
+      peaks.f16_matrix_unknown_why = "measuring it failed: " + mma_s.status().message();
+      log(LogLevel::kWarn, "profile", "device '", ctx->device_name(), "': the f16 matrix peak is unknown, ",
+          peaks.f16_matrix_unknown_why);
+    }
   }
   peaks.measure_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return peaks;

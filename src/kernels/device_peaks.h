@@ -12,7 +12,8 @@ namespace gpuu::kernels {
 // enough workgroups to fill the device: 16 per multiprocessor where the
 // driver names them) and, where the context runs gpuu's cooperative-matrix
 // GEMM, f16 matrix throughput (a multiply-add loop on the shape that GEMM
-// uses); else that one stays 0 and f16_matrix_unknown_why says why. Each
+// uses); else (or where the driver refuses that loop) that one stays 0 and
+// f16_matrix_unknown_why says why. Each
 // kernel runs a few times and its fastest run counts. Well under a second on
 // a GPU; on a CPU device (lavapipe) the sizes are tiny. kUnsupported where
 // the queue writes no timestamps.
