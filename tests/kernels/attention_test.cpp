@@ -165,6 +165,85 @@ TEST(VulkanAttention, HalfComputesInF32) {
   EXPECT_TRUE(matches(DType::kF16, p, seed += 3, {}, &bmask));
 }
 
+// Runs `g` on the CPU reference and on Vulkan (with `options`), compares every
+// output at the f32 tolerance, and returns the Vulkan run's dispatch count.
+testing::AssertionResult graph_matches(const graph::Graph& g, const std::vector<HostTensor>& inputs,
+                                       const kernels::KernelGraphOptions& options, size_t* dispatches) {
+  Result<std::vector<HostTensor>> want = cpu::run_graph(g, inputs);
+  if (!want.ok()) return testing::AssertionFailure() << "CPU reference: " << want.status().message();
+  RunStats stats;
+  Result<std::vector<HostTensor>> got = run_on_vulkan(g, inputs, &stats, options);
+  if (!got.ok()) return testing::AssertionFailure() << "Vulkan: " << got.status().message();
+  for (size_t i = 0; i < want->size(); ++i) {
+    testing::AssertionResult r = all_close((*got)[i], (*want)[i], atol_for(DType::kF32), rtol_for(DType::kF32));
+    if (!r) return r << " (output " << i << ")";
+  }
+  *dispatches = stats.dispatches;
+  return testing::AssertionSuccess();
+}
+
+// q, k and v as a GPT block makes them: one projection [B, T, 3 * H * D]
+// split along its last dim, each piece viewed as [B, T, H, D] and transposed
+// to [B, H, T, D]. Returns the graph input x.
+struct FusedProjection {
+  graph::Graph g;
+  graph::ValueId x = graph::kNone, heads[3] = {graph::kNone, graph::kNone, graph::kNone};
+  FusedProjection(int64_t b, int64_t t, int64_t h, int64_t d) {
+    x = graph::add_graph_input(g, "x", DType::kF32, {b, t, 3 * h * d}).value();
+    const char* names[3] = {"q", "k", "v"};
+    for (int64_t i = 0; i < 3; ++i) {
+      std::string n = names[i];
+      auto part = graph::add_op(g, "slice", n + "_slice", {x},
+                                {{"axes", std::vector<int64_t>{2}}, {"starts", std::vector<int64_t>{i * h * d}},
+                                 {"ends", std::vector<int64_t>{(i + 1) * h * d}}})
+                      .value()[0];
+      auto split = graph::add_op(g, "reshape", n + "_heads", {part}, {{"shape", std::vector<int64_t>{b, t, h, d}}})
+                       .value()[0];
+      heads[i] = graph::add_op(g, "transpose", n + "_t", {split}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}})
+                     .value()[0];
+    }
+  }
+};
+
+TEST(VulkanAttention, ReadsSlicedTransposedHeadsInPlace) {
+  FusedProjection p(2, 37, 4, 16);
+  auto y = graph::add_op(p.g, kOp, "attn", {p.heads[0], p.heads[1], p.heads[2]}, {{"is_causal", int64_t{1}}});
+  ASSERT_TRUE(y.ok()) << y.status().message();
+  p.g.mark_output(y.value()[0]);
+  std::vector<HostTensor> inputs = {random_tensor(DType::kF32, {2, 37, 192}, 800, -1, 1)};
+  size_t dispatches = 0;
+  EXPECT_TRUE(graph_matches(p.g, inputs, {}, &dispatches));
+  EXPECT_EQ(dispatches, 1u) << "the slices and transposes should be read in place, not run";
+  kernels::KernelGraphOptions copies;
+  copies.strided_views = false;
+  EXPECT_TRUE(graph_matches(p.g, inputs, copies, &dispatches));
+  EXPECT_GT(dispatches, 1u);
+}
+
+TEST(VulkanAttention, ViewsKeepWhatOthersRead) {
+  // k's transposed heads are also a region output: that transpose still runs,
+  // and the attention reads k through its view all the same.
+  FusedProjection p(1, 20, 2, 8);
+  auto y = graph::add_op(p.g, kOp, "attn", {p.heads[0], p.heads[1], p.heads[2]}, {});
+  ASSERT_TRUE(y.ok()) << y.status().message();
+  p.g.mark_output(y.value()[0]);
+  p.g.mark_output(p.heads[1]);
+  size_t dispatches = 0;
+  EXPECT_TRUE(graph_matches(p.g, {random_tensor(DType::kF32, {1, 20, 48}, 810, -1, 1)}, {}, &dispatches));
+  EXPECT_GE(dispatches, 2u);
+  // A q whose head dim is not contiguous ([B, H, E, L] transposed) is no view
+  // the kernel takes: its transpose runs.
+  graph::Graph g;
+  auto qt = graph::add_graph_input(g, "qt", DType::kF32, {2, 3, 16, 21}).value();
+  auto kv = graph::add_graph_input(g, "kv", DType::kF32, {2, 3, 25, 16}).value();
+  auto q = graph::add_op(g, "transpose", "q", {qt}, {{"perm", std::vector<int64_t>{0, 1, 3, 2}}}).value()[0];
+  g.mark_output(graph::add_op(g, kOp, "attn", {q, kv, kv}, {}).value()[0]);
+  EXPECT_TRUE(graph_matches(g, {random_tensor(DType::kF32, {2, 3, 16, 21}, 820, -1, 1),
+                                random_tensor(DType::kF32, {2, 3, 25, 16}, 821, -1, 1)},
+                            {}, &dispatches));
+  EXPECT_EQ(dispatches, 2u);
+}
+
 TEST(VulkanAttention, HeadDimsPast128AreRefusedWithAReason) {
   graph::Graph g;
   auto q = graph::add_graph_input(g, "q", DType::kF32, {1, 2, 4, 129}).value();
