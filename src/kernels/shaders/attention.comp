@@ -33,7 +33,7 @@
 #define ROWS 4u      // query rows per invocation
 #define GROUP 16u    // invocations sharing a row group
 #define MAX_KEYS 2u  // key columns per invocation
-#define MAX_NC 2u    // output chunks per invocation: Ev <= 128
+#define MAX_NC 2u    // output chunks per invocation (out0, out1): Ev <= 128
 
 layout(constant_id = 0) const uint E4 = 16u;   // vec4 chunks of the q/k head dim E
 layout(constant_id = 1) const uint EV4 = 16u;  // vec4 chunks of the v head dim Ev
@@ -150,6 +150,14 @@ void group_sum_or_max(inout float part[ROWS], bool is_max, uint r, uint c) {
   }
 }
 
+// out[i] += the 4 probabilities pv[i] times the 4 value rows of chunk `at`.
+void add_pv(inout vec4 out_chunk[ROWS], const vec4 pv[ROWS], uint at) {
+  const vec4 v0 = kv_tile[at], v1 = kv_tile[at + RS], v2 = kv_tile[at + 2u * RS], v3 = kv_tile[at + 3u * RS];
+  [[unroll]] for (uint i = 0u; i < ROWS; ++i) {
+    out_chunk[i] += pv[i].x * v0 + pv[i].y * v1 + pv[i].z * v2 + pv[i].w * v3;
+  }
+}
+
 void main() {
   const uint t = gl_LocalInvocationID.x;
   const uint r = t / GROUP, c = t % GROUP;
@@ -166,11 +174,14 @@ void main() {
   stage_q(p.q_off + b * p.q_sb + h * p.q_sh, row0, t);
 
   float m[ROWS], l[ROWS];  // running max (base 2) and this invocation's share of the running sum
-  vec4 acc[ROWS][MAX_NC];
+  // Output chunks c and c + 16 of each row (named, not an array indexed by
+  // chunk: loops over such an index stayed loops, the array in local memory).
+  vec4 out0[ROWS], out1[ROWS];
   [[unroll]] for (uint i = 0u; i < ROWS; ++i) {
     m[i] = NEG_INF;
     l[i] = 0.0;
-    [[unroll]] for (uint n = 0u; n < MAX_NC; ++n) acc[i][n] = vec4(0.0);
+    out0[i] = vec4(0.0);
+    out1[i] = vec4(0.0);
   }
 
   // Causal: keys past the block's last row are masked for all its rows.
@@ -204,19 +215,20 @@ void main() {
       const uint row = row0 + r + 8u * i;
       block_max[i] = NEG_INF;
       [[unroll]] for (uint j = 0u; j < MAX_KEYS; ++j) {
-        if (j >= KEYS) continue;
-        const uint key = key0 + c + GROUP * j;
-        bool allowed = key < p.S && (CAUSAL == 0 || key <= row);
-        if (MASK != 0 && allowed && row < p.L) {
-          const uint at = m_base + row * p.m_sl + key * p.m_ss;
-          if (MASK == 1) {
-            allowed = mask_allows(at);
-          } else {
-            s[i][j] += float(mask_t[at]) * LOG2E;
+        if (j < KEYS) {
+          const uint key = key0 + c + GROUP * j;
+          bool allowed = key < p.S && (CAUSAL == 0 || key <= row);
+          if (MASK != 0 && allowed && row < p.L) {
+            const uint at = m_base + row * p.m_sl + key * p.m_ss;
+            if (MASK == 1) {
+              allowed = mask_allows(at);
+            } else {
+              s[i][j] += float(mask_t[at]) * LOG2E;
+            }
           }
+          s[i][j] = allowed ? s[i][j] : NEG_INF;
+          block_max[i] = max(block_max[i], s[i][j]);
         }
-        s[i][j] = allowed ? s[i][j] : NEG_INF;
-        block_max[i] = max(block_max[i], s[i][j]);
       }
     }
     group_sum_or_max(block_max, true, r, c);  // barrier inside: every invocation is past its kv_tile reads
@@ -230,14 +242,16 @@ void main() {
       m[i] = m_new;
       float sum = 0.0;
       [[unroll]] for (uint j = 0u; j < MAX_KEYS; ++j) {
-        if (j >= KEYS) continue;
-        const float pj = exp2(s[i][j] - m_use);
-        sum += pj;
-        const uint col = c + GROUP * j;
-        p_tile[(r + 8u * i) * P_STRIDE + col / 4u][col % 4u] = pj;
+        if (j < KEYS) {
+          const float pj = exp2(s[i][j] - m_use);
+          sum += pj;
+          const uint col = c + GROUP * j;
+          p_tile[(r + 8u * i) * P_STRIDE + col / 4u][col % 4u] = pj;
+        }
       }
       l[i] = l[i] * alpha + sum;
-      [[unroll]] for (uint n = 0u; n < MAX_NC; ++n) acc[i][n] *= alpha;
+      out0[i] *= alpha;
+      out1[i] *= alpha;
     }
     stage_v(v_base, key0, t);
     barrier();
@@ -245,15 +259,8 @@ void main() {
     for (uint j4 = 0u; j4 < BK / 4u; ++j4) {
       vec4 pv[ROWS];
       [[unroll]] for (uint i = 0u; i < ROWS; ++i) pv[i] = p_tile[(r + 8u * i) * P_STRIDE + j4];
-      [[unroll]] for (uint jj = 0u; jj < 4u; ++jj) {
-        [[unroll]] for (uint n = 0u; n < MAX_NC; ++n) {
-          const uint chunk = c + GROUP * n;
-          if (n < NC && chunk < EV4) {
-            const vec4 vv = kv_tile[(4u * j4 + jj) * RS + chunk];
-            [[unroll]] for (uint i = 0u; i < ROWS; ++i) acc[i][n] += pv[i][jj] * vv;
-          }
-        }
-      }
+      if (c < EV4) add_pv(out0, pv, 4u * j4 * RS + c);
+      if (NC > 1u && c + GROUP < EV4) add_pv(out1, pv, 4u * j4 * RS + c + GROUP);
     }
   }
 
@@ -261,19 +268,19 @@ void main() {
   group_sum_or_max(l, false, r, c);
   [[unroll]] for (uint i = 0u; i < ROWS; ++i) {
     const uint row = row0 + r + 8u * i;
-    if (row >= p.L) continue;
     // l = 0: the row saw no key; it is 0, not 0/0.
     const float inv = l[i] > 0.0 ? 1.0 / l[i] : 0.0;
     const uint out_base = (bh * p.L + row) * p.Ev;
     [[unroll]] for (uint n = 0u; n < MAX_NC; ++n) {
       const uint chunk = c + GROUP * n;
-      if (n >= NC || chunk >= EV4) continue;
-      const vec4 o = acc[i][n] * inv;
-      if (OUT_VEC != 0) {
-        y4[out_base / 4u + chunk] = T4(o);
-      } else {
-        [[unroll]] for (uint e = 0u; e < 4u; ++e) {
-          if (4u * chunk + e < p.Ev) y[out_base + 4u * chunk + e] = T(o[e]);
+      if (row < p.L && n < NC && chunk < EV4) {
+        const vec4 o = (n == 0u ? out0[i] : out1[i]) * inv;
+        if (OUT_VEC != 0) {
+          y4[out_base / 4u + chunk] = T4(o);
+        } else {
+          [[unroll]] for (uint e = 0u; e < 4u; ++e) {
+            if (4u * chunk + e < p.Ev) y[out_base + 4u * chunk + e] = T(o[e]);
+          }
         }
       }
     }
