@@ -14,18 +14,10 @@ import torch.nn.functional as F
 
 import gpuu
 from gpuu.frontend import FrontendError, from_torch
+from test_frontend_ops import Fn  # a function of tensors as a module
 
 OP = "scaled_dot_product_attention"
 POLICIES = ("vgf_first", "vulkan_first", "auto")
-
-
-class Fn(nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *xs):
-        return self.fn(*xs)
 
 
 def _spec(prefer):

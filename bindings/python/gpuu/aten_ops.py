@@ -1,5 +1,5 @@
 """ATen -> gpuu: one lowering per ATen overload packet of the Core ATen set (and the few composites
-gpuu keeps whole because it runs them better fused: layer norm, softmax, GELU, upsampling, padding modes).
+gpuu keeps whole because it runs them better fused: layer norm, softmax, GELU, upsampling, padding modes, attention).
 
 Each lowering gets the engine (L), the ATen arguments bound by schema name (a), PyTorch's real
 result for the node (real) and the fx node, and returns gpuu values (_T) shaped like `real`.
