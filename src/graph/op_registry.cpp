@@ -677,6 +677,89 @@ Status infer_layer_norm(InferContext& c) {
   return Status::Ok();
 }
 
+// ---- attention ----------------------------------------------------------------
+
+// q [..., Hq, L, E], k [..., Hkv, S, E], v [..., Hkv, S, Ev], attn_mask
+// broadcastable to [..., Hq, L, S]: every problem found is reported at once.
+Status infer_sdpa(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
+  std::vector<std::string> problems;
+  auto note = [&](const auto&... parts) { problems.push_back(str_cat(parts...)); };
+  for (size_t i : {size_t{1}, size_t{2}}) {
+    if (c.x(i).dtype != c.x(0).dtype) {
+      note(c.input_desc(i), " has dtype ", dtype_name(c.x(i).dtype), " but q has ", dtype_name(c.x(0).dtype),
+           "; q, k and v must match");
+    }
+  }
+  const Shape& q = c.x(0).shape;
+  const Shape& k = c.x(1).shape;
+  const Shape& v = c.x(2).shape;
+  bool ranks_ok = true;
+  for (size_t i = 0; i < 3; ++i) {
+    if (c.rank(i) < 3) {
+      note(c.input_desc(i), " must have rank >= 3 ([..., heads, sequence, head dim]), got shape ",
+           shape_to_string(c.x(i).shape));
+      ranks_ok = false;
+    }
+  }
+  if (ranks_ok && (k.size() != q.size() || v.size() != q.size())) {
+    note("q ", shape_to_string(q), ", k ", shape_to_string(k), " and v ", shape_to_string(v),
+         " must have the same rank");
+    ranks_ok = false;
+  }
+  Shape out;
+  if (ranks_ok) {
+    const size_t r = q.size();
+    Shape batch(q.begin(), q.end() - 3);
+    if (Shape(k.begin(), k.end() - 3) != batch || Shape(v.begin(), v.end() - 3) != batch) {
+      note("the batch dims (all but the last 3) of q ", shape_to_string(q), ", k ", shape_to_string(k), " and v ",
+           shape_to_string(v), " must be equal");
+    }
+    const int64_t hq = q[r - 3], hkv = k[r - 3], len_l = q[r - 2], len_s = k[r - 2], e = q[r - 1];
+    if (v[r - 3] != hkv) note("k has ", hkv, " heads but v has ", v[r - 3], "; they must match");
+    if (hkv < 1 || hq % hkv != 0) {
+      note("q's ", hq, " heads are not a multiple of k's ", hkv, " (grouped-query attention needs Hq % Hkv == 0)");
+    }
+    if (v[r - 2] != len_s) note("k has ", len_s, " keys (dim -2) but v has ", v[r - 2], "; they must match");
+    if (k[r - 1] != e) note("k's head dim ", k[r - 1], " differs from q's ", e, " (dim -1)");
+    if (e < 1) note("the head dim of q (dim -1) is 0; it must be >= 1");
+    out = batch;
+    for (int64_t d : {hq, len_l, v[r - 1]}) out.push_back(d);
+  }
+  if (const Value* mask = c.input(3)) {
+    if (mask->dtype != DType::kBool && mask->dtype != c.x(0).dtype) {
+      note(c.input_desc(3), " has dtype ", dtype_name(mask->dtype), "; it must be bool (true: attend) or q's dtype ",
+           dtype_name(c.x(0).dtype), " (added to the scores)");
+    }
+    if (ranks_ok) {
+      Shape scores = out;
+      scores.back() = k[k.size() - 2];
+      bool fits = mask->shape.size() <= scores.size();
+      for (size_t i = 0; fits && i < mask->shape.size(); ++i) {
+        int64_t m = mask->shape[mask->shape.size() - 1 - i], s = scores[scores.size() - 1 - i];
+        fits = m == s || m == 1;
+      }
+      if (!fits) {
+        note(c.input_desc(3), " ", shape_to_string(mask->shape), " does not broadcast to the scores ",
+             shape_to_string(scores), " ([..., Hq, L, S])");
+      }
+    }
+  }
+  const int64_t causal = c.i64("is_causal");
+  if (causal != 0 && causal != 1) note("attribute 'is_causal' = ", causal, " must be 0 or 1");
+  if (causal == 1 && c.input(3)) note("attribute 'is_causal' = 1 and an attn_mask are exclusive (as in PyTorch)");
+  if (has_attr(c.attrs, "scale") && !std::isfinite(c.f64("scale"))) {
+    note("attribute 'scale' = ", c.f64("scale"), " must be finite");
+  }
+  if (!problems.empty()) {
+    std::string all;
+    for (size_t i = 0; i < problems.size(); ++i) all += (i ? "; " : "") + problems[i];
+    return c.fail(all);
+  }
+  c.emit(c.x(0).dtype, std::move(out));
+  return Status::Ok();
+}
+
 // ---- data movement ----------------------------------------------------------
 
 Status infer_transpose(InferContext& c) {
@@ -1382,6 +1465,13 @@ std::vector<OpSchema> build_registry() {
   ops.push_back(op("layer_norm", {x, {"weight", true}, {"bias", true}}, 1, 3,
                    {required("normalized_ndim", AttrKind::kInt), with_default("eps", 1e-5)}, kFloat,
                    "f32 or f16, all alike; weight and bias have the normalized (trailing) shape", infer_layer_norm));
+
+  ops.push_back(op("scaled_dot_product_attention",
+                   {{"q", false}, {"k", false}, {"v", false}, {"attn_mask", true}}, 3, 4,
+                   {with_default("is_causal", int64_t{0}), optional("scale", AttrKind::kFloat)}, kFloat,
+                   "q, k, v f32 or f16, all alike; attn_mask bool (true: attend) or q's dtype (added); output q's "
+                   "dtype, [..., Hq, L, Ev]",
+                   infer_sdpa));
 
   ops.push_back(op("transpose", {x}, 1, 1, {required("perm", AttrKind::kInts)}, kAny, "any dtype", infer_transpose));
   ops.push_back(op("reshape", {x}, 1, 1, {required("shape", AttrKind::kInts)}, kAny, "any dtype", infer_reshape));

@@ -85,8 +85,24 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
   };
   std::vector<char> is_input(region.values().size(), 0);
   for (graph::ValueId in : region.inputs()) is_input[static_cast<size_t>(in)] = 1;
+  ViewPlan views;
+  if (options.strided_views) views = plan_views(region);
+  auto skipped = [&](size_t node) { return !views.skipped.empty() && views.skipped[node]; };
   std::vector<MovementChain> chains;
   if (options.compose_movement) chains = find_movement_chains(region);
+  // A chain with a node skipped for a view, or making a view's root, is
+  // lowered node by node instead: the view needs that root in memory.
+  chains.erase(std::remove_if(chains.begin(), chains.end(),
+                              [&](const MovementChain& c) {
+                                for (graph::NodeId id : c.nodes) {
+                                  if (skipped(static_cast<size_t>(id))) return true;
+                                  for (const StridedView& v : views.views) {
+                                    if (v.root == region.node(id).outputs[0]) return true;
+                                  }
+                                }
+                                return false;
+                              }),
+               chains.end());
   std::vector<int> chain_of(region.nodes().size(), -1);
   for (size_t c = 0; c < chains.size(); ++c) {
     for (graph::NodeId id : chains[c].nodes) chain_of[static_cast<size_t>(id)] = static_cast<int>(c);
@@ -94,7 +110,10 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
   std::vector<char> viewed(region.nodes().size(), 0);
   for (size_t n = 0; n < region.nodes().size(); ++n) {
     const graph::Node& node = region.nodes()[n];
-    if (chain_of[n] >= 0 || node.op != "reshape" || node.inputs.empty() || node.inputs[0] < 0 || node.outputs.size() != 1) continue;
+    if (chain_of[n] >= 0 || skipped(n) || node.op != "reshape" || node.inputs.empty() || node.inputs[0] < 0 ||
+        node.outputs.size() != 1) {
+      continue;
+    }
     graph::ValueId x = root_of(node.inputs[0]), y = node.outputs[0];
     if (!placed[static_cast<size_t>(y)]) {
       alias[static_cast<size_t>(y)] = x;
@@ -110,7 +129,10 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
   // What to lower, in order; values inside fused groups never touch memory.
   std::vector<LoweringUnit> units = plan_lowering(region, options.fuse_elementwise);
   units.erase(std::remove_if(units.begin(), units.end(),
-                             [&](const LoweringUnit& u) { return !u.fused() && viewed[static_cast<size_t>(u.nodes[0])]; }),
+                             [&](const LoweringUnit& u) {
+                               auto first_node = static_cast<size_t>(u.nodes[0]);
+                               return !u.fused() && (viewed[first_node] || skipped(first_node));
+                             }),
               units.end());
   // A movement chain is one unit where its last node stood.
   {
@@ -135,7 +157,11 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
   for (size_t u = 0; u < units.size(); ++u) {
     for (graph::NodeId id : units[u].nodes) {
       for (graph::ValueId in : region.node(id).inputs) {
-        if (in >= 0) last_use[static_cast<size_t>(in)] = static_cast<int>(u);
+        if (in < 0) continue;
+        last_use[static_cast<size_t>(in)] = static_cast<int>(u);
+        // Read through a view: the view's root is what is read.
+        graph::ValueId root = views.views.empty() ? graph::kNone : views.views[static_cast<size_t>(in)].root;
+        if (root != graph::kNone) last_use[static_cast<size_t>(root)] = static_cast<int>(u);
       }
       for (graph::ValueId out : region.node(id).outputs) first[static_cast<size_t>(out)] = static_cast<int>(u);
     }
@@ -215,7 +241,7 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
                        scratch_.push_back(std::move(b));
                        return r;
                      },
-                     GemmForce{options.gemm_kernel, options.gemm_splits}};
+                     GemmForce{options.gemm_kernel, options.gemm_splits}, std::move(views.views)};
   for (const LoweringUnit& unit : units) {
     const graph::Node& node = region.node(unit.nodes.back());
     Status lowered = Status::Ok();

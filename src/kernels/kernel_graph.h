@@ -25,6 +25,9 @@ struct KernelGraphOptions {
   bool reuse_memory = true;
   // Compose chains of static data movement into one gather (movement.h).
   bool compose_movement = true;
+  // Let kernels that read inputs through strides (attention) read transposed,
+  // sliced or reshaped values in place, the movement ops skipped (movement.h).
+  bool strided_views = true;
   // Bracket each run with timestamps (last_gpu_time_us). They are not free:
   // on NVIDIA each pair costs several microseconds of serialised GPU time, as
   // much as a small region's work, so a runtime asks for them only to profile.

@@ -1,6 +1,7 @@
 // Element maps of static movement ops and their composition.
 #include "kernels/movement.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 
@@ -95,7 +96,164 @@ std::optional<std::vector<int64_t>> element_map(const graph::Graph& g, const gra
   return map;
 }
 
+// A strided tensor: element idx at offset + sum_d idx[d] * strides[d].
+struct Strided {
+  graph::Shape shape;
+  std::vector<int64_t> strides;
+  int64_t offset = 0;
+};
+
+// Strides of `shape` viewing the same elements as (`from`, `strides`) in row-major
+// order, or nullopt where no strides do (PyTorch's rule for view(): each run of
+// input dims that is contiguous in memory may be split or merged freely).
+std::optional<std::vector<int64_t>> reshape_strides(const graph::Shape& from, const std::vector<int64_t>& strides,
+                                                    const graph::Shape& to) {
+  if (graph::shape_numel(to) == 0 || from.empty()) return graph::row_major_strides(to);
+  std::vector<int64_t> out(to.size(), 0);
+  int64_t view_d = static_cast<int64_t>(to.size()) - 1;
+  int64_t chunk_stride = strides.back(), tensor_numel = 1, view_numel = 1;
+  for (int64_t d = static_cast<int64_t>(from.size()) - 1; d >= 0; --d) {
+    tensor_numel *= from[static_cast<size_t>(d)];
+    // A chunk ends where the next dim out is not laid out right after it.
+    if (d == 0 || (from[static_cast<size_t>(d - 1)] != 1 &&
+                   strides[static_cast<size_t>(d - 1)] != tensor_numel * chunk_stride)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || to[static_cast<size_t>(view_d)] == 1)) {
+        out[static_cast<size_t>(view_d)] = view_numel * chunk_stride;
+        view_numel *= to[static_cast<size_t>(view_d)];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return std::nullopt;
+      if (d > 0) {
+        chunk_stride = strides[static_cast<size_t>(d - 1)];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return out;
+}
+
+bool is_view_op(const graph::Node& n) {
+  return (n.op == "reshape" || n.op == "transpose" || n.op == "slice") && !n.inputs.empty() && n.inputs[0] >= 0 &&
+         n.outputs.size() == 1;
+}
+
+// The strided output of view op `n` over the strided input `in`.
+std::optional<Strided> through(const graph::Graph& g, const graph::Node& n, const Strided& in) {
+  const graph::Shape& out_shape = g.value(n.outputs[0]).shape;
+  Strided out{out_shape, {}, in.offset};
+  if (n.op == "reshape") {
+    std::optional<std::vector<int64_t>> s = reshape_strides(in.shape, in.strides, out_shape);
+    if (!s) return std::nullopt;
+    out.strides = std::move(*s);
+    return out;
+  }
+  Result<graph::AttrMap> attrs = graph::resolve_attrs(n);
+  if (!attrs.ok()) return std::nullopt;
+  if (n.op == "transpose") {
+    std::vector<int64_t> perm = graph::attr_ints(attrs.value(), "perm");
+    if (perm.size() != in.shape.size()) return std::nullopt;
+    for (int64_t p : perm) out.strides.push_back(in.strides[static_cast<size_t>(p)]);
+    return out;
+  }
+  // slice: each sliced axis starts further in and steps further.
+  out.strides = in.strides;
+  std::vector<int64_t> axes = graph::attr_ints(attrs.value(), "axes"), starts = graph::attr_ints(attrs.value(), "starts"),
+                       steps = graph::attr_ints(attrs.value(), "steps");
+  for (size_t i = 0; i < axes.size(); ++i) {
+    auto a = static_cast<size_t>(graph::normalize_axis(axes[i], in.shape.size()));
+    const int64_t dim = in.shape[a];
+    int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
+    start = std::min(std::max(start, int64_t{0}), dim);
+    if (out_shape[a] > 0) out.offset += start * in.strides[a];
+    out.strides[a] = in.strides[a] * steps[i];
+  }
+  return out;
+}
+
+// The ways to read `value` as a strided view of a value further up its chain
+// of view ops, the furthest root first.
+std::vector<StridedView> view_candidates(const graph::Graph& g, graph::ValueId value) {
+  std::vector<graph::NodeId> chain;  // value's producer first
+  for (graph::ValueId v = value; g.value(v).producer != graph::kNone;) {
+    const graph::Node& n = g.node(g.value(v).producer);
+    if (!is_view_op(n)) break;
+    chain.push_back(g.value(v).producer);
+    v = n.inputs[0];
+  }
+  std::vector<StridedView> out;
+  for (size_t depth = chain.size(); depth > 0; --depth) {
+    graph::ValueId root = g.node(chain[depth - 1]).inputs[0];
+    const graph::Shape& shape = g.value(root).shape;
+    std::optional<Strided> s = Strided{shape, graph::row_major_strides(shape), 0};
+    for (size_t k = depth; k-- > 0 && s;) s = through(g, g.node(chain[k]), *s);
+    if (s) out.push_back(StridedView{root, s->offset, std::move(s->strides)});
+  }
+  return out;
+}
+
 }  // namespace
+
+ViewPlan plan_views(const graph::Graph& g) {
+  const size_t values = g.values().size(), nodes = g.nodes().size();
+  ViewPlan plan;
+  plan.views.resize(values);
+  plan.skipped.assign(nodes, 0);
+  // Every (reader, slot) of each value.
+  std::vector<std::vector<std::pair<graph::NodeId, size_t>>> readers(values);
+  for (size_t i = 0; i < nodes; ++i) {
+    const std::vector<graph::ValueId>& ins = g.nodes()[i].inputs;
+    for (size_t slot = 0; slot < ins.size(); ++slot) {
+      if (ins[slot] >= 0) readers[static_cast<size_t>(ins[slot])].emplace_back(static_cast<graph::NodeId>(i), slot);
+    }
+  }
+  auto takes = [&](graph::NodeId reader, size_t slot, const StridedView& view) {
+    const OpKernel* k = find_op_kernel(g.node(reader).op);
+    return k && k->takes_view && k->takes_view(g, g.node(reader), slot, view);
+  };
+  for (size_t v = 0; v < values; ++v) {
+    bool any_taker = false;
+    for (const auto& [reader, slot] : readers[v]) {
+      const OpKernel* k = find_op_kernel(g.node(reader).op);
+      any_taker |= k && k->takes_view;
+    }
+    if (!any_taker) continue;
+    for (StridedView& view : view_candidates(g, static_cast<graph::ValueId>(v))) {
+      bool all_take = true;
+      for (const auto& [reader, slot] : readers[v]) {
+        const OpKernel* k = find_op_kernel(g.node(reader).op);
+        if (k && k->takes_view) all_take = all_take && takes(reader, slot, view);
+      }
+      if (all_take) {
+        plan.views[v] = std::move(view);
+        break;
+      }
+    }
+  }
+  // Region outputs and the roots views read are kept in memory.
+  std::vector<char> kept(values, 0);
+  for (graph::ValueId out : g.outputs()) kept[static_cast<size_t>(out)] = 1;
+  for (const StridedView& view : plan.views) {
+    if (view.root != graph::kNone) kept[static_cast<size_t>(view.root)] = 1;
+  }
+  // Graph order is topological: walking it backwards sees every reader of a
+  // node's result before the node.
+  for (size_t i = nodes; i-- > 0;) {
+    const graph::Node& n = g.nodes()[i];
+    if (!is_view_op(n)) continue;
+    const auto out = static_cast<size_t>(n.outputs[0]);
+    if (kept[out] || readers[out].empty()) continue;
+    bool needed = false;
+    for (const auto& [reader, slot] : readers[out]) {
+      const OpKernel* k = find_op_kernel(g.node(reader).op);
+      bool via_view = plan.views[out].root != graph::kNone && k && k->takes_view;
+      needed = needed || (!plan.skipped[static_cast<size_t>(reader)] && !via_view);
+    }
+    plan.skipped[i] = needed ? 0 : 1;
+  }
+  return plan;
+}
 
 std::vector<MovementChain> find_movement_chains(const graph::Graph& g, int64_t max_elements) {
   const size_t n = g.nodes().size();

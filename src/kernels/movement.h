@@ -3,7 +3,8 @@
 // out[i] = x[map[i]], whose map is computed here once, at build time. One
 // dispatch instead of one per op (the RFC model's index_select -> gather ->
 // index_select island); worth it on small tensors, where a dispatch costs
-// more than its bytes.
+// more than its bytes. And where the reader takes strided views, no dispatch
+// at all (plan_views).
 #pragma once
 
 #include <cstdint>
@@ -26,5 +27,20 @@ std::vector<MovementChain> find_movement_chains(const graph::Graph& graph, int64
 // The chain's one dispatch (index_gather over flat tensors): `map` holds the
 // chain's map as i32 on the device.
 Status lower_movement_chain(LoweringContext& lc, const MovementChain& chain, const BufferRange& map);
+
+// Views instead of copies: a kernel that reads an input through strides
+// (OpKernel::takes_view) reads a transposed, sliced or reshaped value in place
+// from the value the movement ops start from, and those ops need not run.
+struct ViewPlan {
+  std::vector<StridedView> views;  // by ValueId: how a value is read (root kNone: as itself)
+  std::vector<char> skipped;       // by NodeId: movement nodes no one needs any more
+};
+
+// For every input of a view-taking kernel made by reshape, transpose and
+// slice nodes: the furthest root it composes to as one strided view that
+// every view-taking reader of the value accepts. A movement node is skipped
+// when its result is neither a region output nor a view's root, and all its
+// readers are skipped or read it through a view.
+ViewPlan plan_views(const graph::Graph& graph);
 
 }  // namespace gpuu::kernels

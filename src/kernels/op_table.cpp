@@ -31,6 +31,7 @@ const std::vector<OpKernel>& vulkan_op_kernels() {
     add_index_kernels(t);
     add_custom_kernels(t);
     add_quant_kernels(t);
+    add_attention_kernels(t);
     return t;
   }();
   return table;
@@ -49,6 +50,13 @@ std::string vulkan_supports(const graph::Graph& graph, const graph::Node& node) 
   std::string limits = check_tensor_limits(graph, node);
   if (!limits.empty()) return limits;
   return kernel->check(graph, node);
+}
+
+StridedView LoweringContext::view_of(graph::ValueId id) const {
+  if (static_cast<size_t>(id) < views.size() && views[static_cast<size_t>(id)].root != graph::kNone) {
+    return views[static_cast<size_t>(id)];
+  }
+  return StridedView{id, 0, graph::row_major_strides(graph.value(id).shape)};
 }
 
 PushConstants& PushConstants::u32(uint32_t v) {

@@ -25,6 +25,17 @@ struct TensorRef {
   graph::Shape shape;
 };
 
+// A value read in place as a strided view of another: its element at index
+// idx is element offset + sum_d idx[d] * strides[d] of `root`'s memory (a
+// transposed, sliced or reshaped view of root, whose movement nodes then need
+// not run). KernelGraph finds them for the inputs a kernel takes views of
+// (OpKernel::takes_view).
+struct StridedView {
+  graph::ValueId root = graph::kNone;
+  int64_t offset = 0;
+  std::vector<int64_t> strides;  // one per dim of the viewed value, in elements
+};
+
 struct LoweringContext {
   const SharedGpuContext& ctx;
   KernelCache& kernels;
@@ -34,9 +45,14 @@ struct LoweringContext {
   // Device memory for a kernel's temporaries, alive as long as the delegate.
   std::function<Result<BufferRange>(VkDeviceSize bytes, const char* what)> scratch;
   GemmForce gemm_force;  // KernelGraphOptions::gemm_kernel and gemm_splits
+  // Indexed by ValueId: the view a value is read through (root kNone where
+  // it is read as itself). Empty when nothing is read through a view.
+  std::vector<StridedView> views = {};
 
   uint32_t max_groups_x() const { return ctx.properties().limits.maxComputeWorkGroupCount[0]; }
   const TensorRef& tensor(graph::ValueId id) const { return tensors[static_cast<size_t>(id)]; }
+  // How to read value `id`: through its view, or as itself (row-major strides).
+  StridedView view_of(graph::ValueId id) const;
 };
 
 // A set of dtypes, one bit per graph::DType.
@@ -60,6 +76,10 @@ struct OpKernel {
   std::string (*check)(const graph::Graph&, const graph::Node&);
   Status (*lower)(LoweringContext&, const graph::Node&);
   int32_t deciding_input = 0;  // where: the data (input 1), not the condition
+  // Whether the kernel reads input `slot` of `node` through `view` (its
+  // lowering then reads LoweringContext::view_of); nullptr: every input is
+  // read as itself.
+  bool (*takes_view)(const graph::Graph&, const graph::Node&, size_t slot, const StridedView& view) = nullptr;
 };
 
 // Every op the backend implements.
@@ -81,6 +101,7 @@ void add_shape_kernels(std::vector<OpKernel>& table);        // transpose, resha
 void add_index_kernels(std::vector<OpKernel>& table);        // gather, index_select
 void add_custom_kernels(std::vector<OpKernel>& table);       // custom_shader (com.arm.VulkanCustomShader)
 void add_quant_kernels(std::vector<OpKernel>& table);        // rescale, conv2d_int, matmul_int, avg_pool2d_int, table
+void add_attention_kernels(std::vector<OpKernel>& table);    // scaled_dot_product_attention
 // The UNARY_* code (op_codes.txt) of a float unary node, -1 for another op: its
 // op's code, or the variant its attributes choose (gelu, approximate="tanh":
 // gelu.tanh). The unary kernel and the fused kernel both read it.

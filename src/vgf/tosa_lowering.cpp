@@ -1306,6 +1306,63 @@ class TosaLowering {
     return Status::Ok();
   }
 
+  // softmax(q k^T * scale + mask) v: kv heads tiled over their query heads
+  // (grouped-query attention), two MATMULs around a softmax over the keys. A
+  // row whose scores are all -inf (every key masked) gives 0, as the kernels:
+  // its max is taken as 0 (no -inf - -inf) and its probabilities (0 * 1/0)
+  // are selected to 0.
+  Status lower_sdpa() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId q, in(0));
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId k, in(1));
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId v, in(2));
+    const E t = type(q);
+    const Shape qs = shape(q), ks = shape(k), out = out_value().shape;
+    const size_t r = qs.size();
+    const int64_t batch = tosa_numel(Shape(qs.begin(), qs.end() - 3)), hq = qs[r - 3], hkv = ks[r - 3];
+    const int64_t len_l = qs[r - 2], len_s = ks[r - 2], e = qs[r - 1], ev = out[r - 1], n = batch * hq;
+    auto per_query_head = [&](TosaTensorId x, int64_t rows, int64_t cols) {
+      x = reshape(x, {batch * hkv, 1, rows * cols});
+      if (hq != hkv) {
+        x = emit(TosaOp::kTile, {TosaAttribute::shape({1, hq / hkv, 1})}, {x}, t, {batch * hkv, hq / hkv, rows * cols});
+      }
+      return reshape(x, {n, rows, cols});
+    };
+    TosaTensorId scores = emit(TosaOp::kMatmul, {TosaAttribute::zero_point(t), TosaAttribute::zero_point(t)},
+                               {reshape(q, {n, len_l, e}), transpose(per_query_head(k, len_s, e), {0, 2, 1})}, t,
+                               {n, len_l, len_s});
+    const double scale = graph::has_attr(attrs_, "scale") ? graph::attr_float(attrs_, "scale")
+                                                           : 1.0 / std::sqrt(static_cast<double>(e));
+    scores = mul(scores, scalar(t, scale, 3));
+    const TosaTensorId neg_inf = scalar(t, -INFINITY, 3);
+    if (graph::attr_int(attrs_, "is_causal") != 0) {
+      // Key j is allowed for query i iff j <= i.
+      std::vector<uint8_t> allowed(static_cast<size_t>(len_l * len_s) * tosa_element_size(E::kBool));
+      for (int64_t i = 0; i < len_l; ++i) {
+        for (int64_t j = 0; j < len_s; ++j) tosa_store_element(E::kBool, j <= i ? 1 : 0, allowed.data(), i * len_s + j);
+      }
+      scores = select(constant(E::kBool, {1, len_l, len_s}, std::move(allowed), "causal"), scores, neg_inf);
+    }
+    if (has_in(3)) {
+      // The mask broadcasts against the scores at the node's rank.
+      GPUU_ASSIGN_OR_RETURN(TosaTensorId mask, in(3));
+      Shape full = out;
+      full.back() = len_s;
+      TosaTensorId at_rank = reshape(scores, full);
+      at_rank = type(mask) == E::kBool ? select(mask, at_rank, scalar(t, -INFINITY, r))
+                                       : binary(TosaOp::kAdd, at_rank, mask);
+      scores = reshape(at_rank, {n, len_l, len_s});
+    }
+    TosaTensorId row_max = reduce(TosaOp::kReduceMax, scores, 2);
+    TosaTensorId dead = compare(TosaOp::kEqual, row_max, neg_inf);
+    TosaTensorId zero = scalar(t, 0.0, 3);
+    TosaTensorId ex = unary(TosaOp::kExp, binary(TosaOp::kSub, scores, select(dead, zero, row_max)));
+    TosaTensorId probs = select(dead, zero, mul(ex, unary(TosaOp::kReciprocal, reduce(TosaOp::kReduceSum, ex, 2))));
+    TosaTensorId y = emit(TosaOp::kMatmul, {TosaAttribute::zero_point(t), TosaAttribute::zero_point(t)},
+                          {probs, per_query_head(v, len_s, ev)}, t, {n, len_l, ev});
+    set_out(reshape(y, out));
+    return Status::Ok();
+  }
+
   Status lower_transpose() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
     set_out(transpose(x, graph::attr_ints(attrs_, "perm")));
@@ -1632,6 +1689,8 @@ const std::vector<TosaOpEntry>& tosa_op_table() {
     add({"reduce_mean"}, F::kPlain, kF, "REDUCE_SUM and MUL (float-only)", &L::lower_reduce);
     add({"softmax"}, F::kPlain, kF, "a float-only decomposition", &L::lower_softmax);
     add({"layer_norm"}, F::kPlain, kF, "a float-only decomposition", &L::lower_layer_norm);
+    add({"scaled_dot_product_attention"}, F::kPlain, kF, "two MATMULs around a softmax decomposition (float-only)",
+        &L::lower_sdpa);
     const char* movement = "a data-movement operator";
     add({"transpose"}, F::kPlain, kAll, movement, &L::lower_transpose);
     add({"reshape"}, F::kPlain, kAll, movement, &L::lower_reshape);

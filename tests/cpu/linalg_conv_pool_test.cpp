@@ -1,4 +1,5 @@
-// CPU kernels for matmul, linear, conv2d (stride, padding, dilation, groups,
+// CPU kernels for matmul, linear, scaled_dot_product_attention (masks, causal,
+// grouped heads, fully-masked rows), conv2d (stride, padding, dilation, groups,
 // depthwise) and pooling (PyTorch's ceil_mode and count_include_pad rules).
 #include "cpu_test_util.h"
 
@@ -66,6 +67,85 @@ TEST_F(Linear, HalfAndBadBias) {
   ValueId w = f16({1, 2}, {2, 4});
   EXPECT_TRUE(Matches(run1("linear", {x, w, f16({1}, {-1})}), DType::kF16, {1, 1}, {1}));  // 1 + 1 - 1
   EXPECT_MENTIONS(error_of("linear", {x, w, f16({2}, {0, 0})}), "bias");
+}
+
+// Attention over two keys: k = [0, ln 2], v = [[3, 0], [0, 6]]. A query q (E = 1,
+// scale 1) scores [0, q ln 2], so its weights are [1, 2^q] / (1 + 2^q): q = 1
+// gives [1/3, 2/3] -> [1, 4]; q = 2 gives [1/5, 4/5] -> [0.6, 4.8].
+class Attention : public OpTest {
+ protected:
+  static constexpr const char* kOp = "scaled_dot_product_attention";
+  ValueId q_ = f32({1, 2, 1}, {1, 2});
+  ValueId k_ = f32({1, 2, 1}, {0, std::log(2.0)});
+  ValueId v_ = f32({1, 2, 2}, {3, 0, 0, 6});
+};
+
+TEST_F(Attention, WeighsValuesBySoftmaxOfScores) {
+  EXPECT_TRUE(Matches(run1(kOp, {q_, k_, v_}), DType::kF32, {1, 2, 2}, {1, 4, 0.6, 4.8}, 1e-6));
+  // scale 2 doubles the scores: q = 1 weighs like q = 2, and q = 2 gives [1/17, 16/17].
+  EXPECT_TRUE(Matches(run1(kOp, {q_, k_, v_}, {{"scale", 2.0}}), DType::kF32, {1, 2, 2},
+                      {0.6, 4.8, 3.0 / 17, 96.0 / 17}, 1e-6));
+}
+
+TEST_F(Attention, CausalIsTopLeftAligned) {
+  // Query i sees keys j <= i: query 0 only key 0, query 1 both.
+  EXPECT_TRUE(
+      Matches(run1(kOp, {q_, k_, v_}, {{"is_causal", int64_t{1}}}), DType::kF32, {1, 2, 2}, {3, 0, 0.6, 4.8}, 1e-6));
+  // One query over two keys (L < S): it sees key 0 alone, as torch.ones(L, S).tril().
+  ValueId q1 = f32({1, 1, 1}, {5});
+  EXPECT_TRUE(Matches(run1(kOp, {q1, k_, v_}, {{"is_causal", int64_t{1}}}), DType::kF32, {1, 1, 2}, {3, 0}, 1e-6));
+}
+
+TEST_F(Attention, BoolMaskAttendsWhereTrueAndFullyMaskedRowsAreZero) {
+  ValueId swap = boolean({2, 2}, {0, 1, 1, 0});
+  EXPECT_TRUE(Matches(run1(kOp, {q_, k_, v_, swap}), DType::kF32, {1, 2, 2}, {0, 6, 3, 0}, 1e-6));
+  // Query 0 may see no key: its row is 0, not NaN (PyTorch's _safe_softmax).
+  ValueId none_for_first = boolean({2, 2}, {0, 0, 1, 1});
+  EXPECT_TRUE(Matches(run1(kOp, {q_, k_, v_, none_for_first}), DType::kF32, {1, 2, 2}, {0, 0, 0.6, 4.8}, 1e-6));
+}
+
+TEST_F(Attention, FloatMaskIsAddedAndAllMinusInfinityRowsAreZero) {
+  // Row 0: [0, ln 2] + [ln 2, 0] = equal scores -> [1.5, 3]; row 1: every score -inf -> 0.
+  ValueId add = f32({1, 2, 2}, {std::log(2.0), 0, -kInf, -kInf});
+  EXPECT_TRUE(Matches(run1(kOp, {q_, k_, v_, add}), DType::kF32, {1, 2, 2}, {1.5, 3, 0, 0}, 1e-6));
+  // A NaN in the mask makes its row NaN.
+  ValueId nan = f32({2, 1}, {kNaN, 0});
+  EXPECT_TRUE(Matches(run1(kOp, {q_, k_, v_, nan}), DType::kF32, {1, 2, 2}, {kNaN, kNaN, 0.6, 4.8}, 1e-6));
+}
+
+TEST_F(Attention, GroupedHeadsShareKeysAndValues) {
+  // Two query heads over one kv head: head 0 holds q = 1, head 1 q = 2.
+  ValueId q = f32({2, 1, 1}, {1, 2});
+  EXPECT_TRUE(Matches(run1(kOp, {q, k_, v_}), DType::kF32, {2, 1, 2}, {1, 4, 0.6, 4.8}, 1e-6));
+  // Four query heads over two kv heads: heads 0, 1 read kv head 0; heads 2, 3 kv head 1 (values doubled).
+  ValueId q4 = f32({4, 1, 1}, {1, 2, 1, 2});
+  ValueId k2 = f32({2, 2, 1}, {0, std::log(2.0), 0, std::log(2.0)});
+  ValueId v2 = f32({2, 2, 2}, {3, 0, 0, 6, 6, 0, 0, 12});
+  EXPECT_TRUE(Matches(run1(kOp, {q4, k2, v2}), DType::kF32, {4, 1, 2}, {1, 4, 0.6, 4.8, 2, 8, 1.2, 9.6}, 1e-6));
+}
+
+TEST_F(Attention, BatchDimsAndNoKeys) {
+  // [2, 1, 1, 1] queries over per-batch keys: batch 1's values are negated.
+  ValueId q = f32({2, 1, 1, 1}, {1, 2});
+  ValueId k = f32({2, 1, 2, 1}, {0, std::log(2.0), 0, std::log(2.0)});
+  ValueId v = f32({2, 1, 2, 2}, {3, 0, 0, 6, -3, 0, 0, -6});
+  EXPECT_TRUE(Matches(run1(kOp, {q, k, v}), DType::kF32, {2, 1, 1, 2}, {1, 4, -0.6, -4.8}, 1e-6));
+  // No keys at all: every row is fully masked, so 0.
+  EXPECT_TRUE(Matches(run1(kOp, {q_, f32({1, 0, 1}, {}), f32({1, 0, 3}, {})}), DType::kF32, {1, 2, 3}, Reals(6, 0.0)));
+}
+
+TEST_F(Attention, HalfComputesWideAndRoundsOnce) {
+  ValueId q = f16({1, 2, 1}, {1, 2});
+  ValueId k = f16({1, 2, 1}, {0, std::log(2.0)});
+  ValueId v = f16({1, 2, 2}, {3, 0, 0, 6});
+  // k's ln 2 rounds to half (0.69287...): the weights follow from that value.
+  double k1 = HostTensor::from_doubles(DType::kF16, {1}, {std::log(2.0)}).value().element(0);
+  Reals want;
+  for (double qi : {1.0, 2.0}) {
+    double w = std::exp(qi * k1) / (1 + std::exp(qi * k1));
+    want.insert(want.end(), {3 * (1 - w), 6 * w});
+  }
+  EXPECT_TRUE(Matches(run1(kOp, {q, k, v}), DType::kF16, {1, 2, 2}, want));
 }
 
 using Conv2d = OpTest;

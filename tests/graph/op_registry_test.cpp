@@ -2,6 +2,7 @@
 // node is rejected with a message naming the node and what is wrong.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 
 #include "base/json.h"
@@ -451,6 +452,53 @@ TEST_F(Infer, SoftmaxAndLayerNorm) {
   EXPECT_MENTIONS(error_of("layer_norm", {x, f32({6, 8})}, {{"normalized_ndim", int64_t{1}}}), "input 1 (weight");
   EXPECT_MENTIONS(error_of("layer_norm", {x}, {{"normalized_ndim", int64_t{4}}}), "'normalized_ndim'");
   EXPECT_MENTIONS(error_of("layer_norm", {x}, {{"normalized_ndim", int64_t{1}}, {"eps", -1.0}}), "'eps'");
+}
+
+TEST_F(Infer, AttentionShapesWithGroupedHeadsAndMasks) {
+  const char* sdpa = "scaled_dot_product_attention";
+  // q [B, Hq, L, E], k [B, Hkv, S, E], v [B, Hkv, S, Ev]: output [B, Hq, L, Ev].
+  EXPECT_EQ(shape_of(sdpa, {f32({2, 4, 5, 8}), f32({2, 4, 7, 8}), f32({2, 4, 7, 3})}), (Shape{2, 4, 5, 3}));
+  EXPECT_EQ(shape_of(sdpa, {f32({4, 5, 8}), f32({2, 7, 8}), f32({2, 7, 8})}), (Shape{4, 5, 8}));  // GQA, no batch
+  EXPECT_EQ(shape_of(sdpa, {f32({2, 3, 4, 5, 8}), f32({2, 3, 1, 7, 8}), f32({2, 3, 1, 7, 8})}, {{"scale", 0.5}}),
+            (Shape{2, 3, 4, 5, 8}));
+  EXPECT_EQ(shape_of(sdpa, {f32({2, 4, 5, 8}), f32({2, 4, 5, 8}), f32({2, 4, 5, 8})}, {{"is_causal", int64_t{1}}}),
+            (Shape{2, 4, 5, 8}));
+  // Masks: bool or q's dtype, broadcast to [B, Hq, L, S].
+  ValueId q = f32({2, 4, 5, 8}), k = f32({2, 4, 7, 8}), v = f32({2, 4, 7, 8});
+  EXPECT_EQ(shape_of(sdpa, {q, k, v, in(DType::kBool, {5, 7})}), (Shape{2, 4, 5, 8}));
+  EXPECT_EQ(shape_of(sdpa, {q, k, v, f32({2, 1, 1, 7})}), (Shape{2, 4, 5, 8}));
+  EXPECT_EQ(shape_of(sdpa, {q, k, v, f32({2, 4, 5, 7})}), (Shape{2, 4, 5, 8}));
+  EXPECT_EQ(dtype_of(sdpa, {in(DType::kF16, {1, 2, 3}), in(DType::kF16, {1, 4, 3}), in(DType::kF16, {1, 4, 3}),
+                            in(DType::kF16, {2, 4})}),
+            DType::kF16);
+}
+
+TEST_F(Infer, AttentionRefusalsNameEveryProblem) {
+  const char* sdpa = "scaled_dot_product_attention";
+  ValueId q = f32({2, 4, 5, 8}), k = f32({2, 4, 7, 8}), v = f32({2, 4, 7, 8});
+  EXPECT_MENTIONS(error_of(sdpa, {f32({5, 8}), k, v}), "must have rank >= 3 ([..., heads, sequence, head dim])");
+  EXPECT_MENTIONS(error_of(sdpa, {q, f32({4, 7, 8}), v}), "must have the same rank");
+  EXPECT_MENTIONS(error_of(sdpa, {q, f32({3, 4, 7, 8}), f32({3, 4, 7, 8})}), "batch dims");
+  EXPECT_MENTIONS(error_of(sdpa, {q, f32({2, 3, 7, 8}), f32({2, 3, 7, 8})}), "q's 4 heads are not a multiple of k's 3");
+  EXPECT_MENTIONS(error_of(sdpa, {q, k, f32({2, 2, 7, 8})}), "k has 4 heads but v has 2");
+  EXPECT_MENTIONS(error_of(sdpa, {q, k, f32({2, 4, 6, 8})}), "k has 7 keys (dim -2) but v has 6");
+  EXPECT_MENTIONS(error_of(sdpa, {q, f32({2, 4, 7, 9}), v}), "k's head dim 9 differs from q's 8");
+  EXPECT_MENTIONS(error_of(sdpa, {f32({1, 2, 0}), f32({1, 2, 0}), f32({1, 2, 0})}), "head dim of q (dim -1) is 0");
+  EXPECT_MENTIONS(error_of(sdpa, {q, in(DType::kF16, {2, 4, 7, 8}), v}), "input 1 (k 'v");
+  EXPECT_MENTIONS(error_of(sdpa, {in(DType::kI32, {2, 4, 5, 8}), k, v}), "input 0 (q");
+  EXPECT_MENTIONS(error_of(sdpa, {q, k, v, in(DType::kF16, {5, 7})}), "it must be bool (true: attend) or q's dtype");
+  EXPECT_MENTIONS(error_of(sdpa, {q, k, v, f32({5, 6})}), "[5,6] does not broadcast to the scores [2,4,5,7]");
+  EXPECT_MENTIONS(error_of(sdpa, {q, k, v, f32({3, 2, 4, 5, 7})}), "does not broadcast");
+  EXPECT_MENTIONS(error_of(sdpa, {q, k, v, in(DType::kBool, {5, 7})}, {{"is_causal", int64_t{1}}}),
+                  "'is_causal' = 1 and an attn_mask are exclusive");
+  EXPECT_MENTIONS(error_of(sdpa, {q, k, v}, {{"is_causal", int64_t{2}}}), "'is_causal' = 2 must be 0 or 1");
+  EXPECT_MENTIONS(error_of(sdpa, {q, k, v}, {{"scale", std::nan("")}}), "'scale' = nan must be finite");
+  EXPECT_MENTIONS(error_of(sdpa, {q, k, v}, {{"scale", int64_t{1}}}), "attribute 'scale' must be float, got int");
+  // Several problems at once: each is named.
+  std::string many = error_of(sdpa, {q, f32({2, 3, 6, 9}), f32({2, 3, 7, 8})});
+  EXPECT_MENTIONS(many, "not a multiple of k's 3");
+  EXPECT_MENTIONS(many, "k has 6 keys (dim -2) but v has 7");
+  EXPECT_MENTIONS(many, "k's head dim 9 differs");
 }
 
 TEST_F(Infer, TransposeAndReshape) {

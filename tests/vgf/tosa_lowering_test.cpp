@@ -402,6 +402,45 @@ TEST(TosaLowering, SoftmaxAndLayerNorm) {
   round_trip(r, {1e-5, 1e-4});
 }
 
+TEST(TosaLowering, AttentionAsMatmulsAroundASoftmax) {
+  const char* op = "scaled_dot_product_attention";
+  // Grouped heads (4 over 2), a scale, L != S, E != Ev.
+  {
+    Region r;
+    r.output(r.op(op, {r.input(DType::kF32, {2, 4, 3, 8}), r.input(DType::kF32, {2, 2, 5, 8}),
+                       r.input(DType::kF32, {2, 2, 5, 6})},
+                  {{"scale", 0.4}}));
+    std::vector<TosaOp> ops = ops_of(round_trip(r, kF32));
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), TosaOp::kMatmul), 2);
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), TosaOp::kTile), 2);
+  }
+  // Causal, top-left aligned: L > S and L < S.
+  for (auto [l, s] : {std::pair<int64_t, int64_t>{5, 3}, {3, 5}}) {
+    Region r;
+    r.output(r.op(op, {r.input(DType::kF32, {1, 2, l, 4}), r.input(DType::kF32, {1, 2, s, 4}),
+                       r.input(DType::kF32, {1, 2, s, 4})},
+                  {{"is_causal", int64_t{1}}}));
+    round_trip(r, kF32);
+  }
+  // A bool mask with a fully masked row, and an added mask whose row is all
+  // -inf: those rows are 0.
+  {
+    Region r;
+    ValueId mask = r.input_values(DType::kBool, {3, 4}, {0, 0, 0, 0, 1, 0, 1, 1, 0, 1, 0, 0});
+    r.output(r.op(op, {r.input(DType::kF32, {2, 2, 3, 4}), r.input(DType::kF32, {2, 2, 4, 4}),
+                       r.input(DType::kF32, {2, 2, 4, 4}), mask}));
+    round_trip(r, kF32);
+  }
+  {
+    Region r;
+    const double inf = INFINITY;
+    ValueId mask = r.input_values(DType::kF32, {2, 1, 2, 3}, {0.5, -1, 0, -inf, -inf, -inf, 0, 0, 0, 1, -inf, 2});
+    r.output(r.op(op, {r.input(DType::kF32, {2, 3, 2, 4}), r.input(DType::kF32, {2, 3, 3, 4}),
+                       r.input(DType::kF32, {2, 3, 3, 4}), mask}));
+    round_trip(r, kF32);
+  }
+}
+
 // ---- data movement -------------------------------------------------------------
 
 TEST(TosaLowering, DataMovement) {

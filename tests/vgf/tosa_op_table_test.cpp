@@ -74,6 +74,9 @@ Region representative(const std::string& op, DType d) {
     node({in(d, s)}, {{"axes", Ints{1}}});
   } else if (op == "argmax" || op == "argmin" || op == "cumsum" || op == "softmax") {
     node({in(d, s)}, {{"axis", int64_t{1}}});
+  } else if (op == "scaled_dot_product_attention") {
+    // Grouped heads and a bool mask.
+    node({in(d, {2, 4, 3, 4}), in(d, {2, 2, 5, 4}), in(d, {2, 2, 5, 3}), r.input(DType::kBool, {3, 5})});
   } else if (op == "layer_norm") {
     node({in(d, s)}, {{"normalized_ndim", int64_t{1}}});
   } else if (op == "transpose") {

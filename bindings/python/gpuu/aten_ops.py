@@ -1,5 +1,5 @@
 """ATen -> gpuu: one lowering per ATen overload packet of the Core ATen set (and the few composites
-gpuu keeps whole because it runs them better fused: layer norm, softmax, GELU, upsampling, padding modes).
+gpuu keeps whole because it runs them better fused: layer norm, softmax, GELU, upsampling, padding modes, attention).
 
 Each lowering gets the engine (L), the ATen arguments bound by schema name (a), PyTorch's real
 result for the node (real) and the fx node, and returns gpuu values (_T) shaped like `real`.
@@ -31,6 +31,9 @@ KEPT_WHOLE = (
     "upsample_nearest3d", "_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d",
     "upsample_bilinear2d", "upsample_linear1d", "upsample_trilinear3d", "reflection_pad1d", "reflection_pad2d",
     "reflection_pad3d", "replication_pad1d", "replication_pad2d", "replication_pad3d", "hardtanh", "logaddexp",
+    # Attention: the call itself is kept whole while tracing (frontend.attention_kept_whole); these keep an
+    # ExportedProgram's forms of it whole too.
+    "scaled_dot_product_attention", "_scaled_dot_product_flash_attention_for_cpu",
 )
 # ... and ATen ops gpuu has no lowering for, decomposed further with PyTorch's own decompositions (their pieces
 # are core ops gpuu maps).
@@ -377,6 +380,53 @@ def _layer_norm(L, a, real, node):
     b = None if a.get("bias") is None else L.tensor(a["bias"], "bias")
     y = L._emit("layer_norm", [x, w, b], {"normalized_ndim": len(a["normalized_shape"]), "eps": float(a["eps"])})
     return [y, _Unusable("the mean of native_layer_norm"), _Unusable("the rstd of native_layer_norm")]
+
+
+def _attention(L, a, real, node) -> _T:
+    """softmax(q k^T * scale + mask) v as one scaled_dot_product_attention node.
+
+    torch broadcasts the batch dims of q, k and v (and, without enable_gqa, one head count of 1 against the
+    other); gpuu's op takes equal batch dims and Hq a multiple of Hkv, so what broadcasts is expanded first.
+    """
+    dropout = float(a.get("dropout_p") or 0.0)
+    if dropout != 0.0:
+        raise L._error(f"scaled_dot_product_attention with dropout_p={dropout} is random; gpuu graphs cannot hold "
+                       "it (pass dropout_p=0.0 outside training)")
+    dtype = L.result_dtype(real)
+    q, k, v = (L._operand(a[name], dtype, 0, name) for name in ("query", "key", "value"))
+    if min(q.rank, k.rank, v.rank) < 2:
+        raise L._error(f"query, key and value need rank >= 2, got {list(q.shape)}, {list(k.shape)}, {list(v.shape)}")
+    rank = max(q.rank, k.rank, v.rank, 3)
+    q, k, v = (L.reshape(t, [1] * (rank - t.rank) + list(t.shape)) for t in (q, k, v))
+    batch = list(np.broadcast_shapes(q.shape[:-3], k.shape[:-3], v.shape[:-3]))
+    hq, hkv = q.shape[-3], k.shape[-3]
+    if not a.get("enable_gqa") and hq == 1 and hkv != 1:
+        hq = hkv  # q broadcast over the kv heads
+    q = L.broadcast_to(q, batch + [hq] + list(q.shape[-2:]))
+    k = L.broadcast_to(k, batch + list(k.shape[-3:]))
+    v = L.broadcast_to(v, batch + list(v.shape[-3:]))
+    inputs = [q, k, v]
+    mask = a.get("attn_mask")
+    if mask is not None:
+        is_bool = mask.dtype == core.DTYPE_BOOL if isinstance(mask, _T) else mask.tensor.dtype == torch.bool
+        mask_dtype = core.DTYPE_BOOL if is_bool else dtype
+        inputs.append(L._operand(mask, mask_dtype, 0, "attn_mask"))
+    attrs: Dict[str, Any] = {"is_causal": int(bool(a.get("is_causal")))}
+    if a.get("scale") is not None:
+        attrs["scale"] = float(a["scale"])
+    y = L._emit("scaled_dot_product_attention", inputs, attrs)
+    return L.reshape(y, real.shape)
+
+
+@_lowering("scaled_dot_product_attention")
+def _scaled_dot_product_attention(L, a, real, node):
+    # aten's op (an ExportedProgram's) and gpuu's own (frontend.attention_kept_whole, while tracing) share the schema.
+    return _attention(L, a, real, node)
+
+
+@_lowering("_scaled_dot_product_flash_attention_for_cpu")
+def _flash_attention_for_cpu(L, a, real, node):
+    return [_attention(L, a, real[0], node), _Unusable("the logsumexp of scaled_dot_product_attention")]
 
 
 def _linear_from(L, x: _T, weight_t: _K, bias: Any, real) -> _T:

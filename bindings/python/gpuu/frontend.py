@@ -2,11 +2,14 @@
 
 Tracing reduces the model to PyTorch's Core ATen operator set with PyTorch's own
 decomposition tables (torch._decomp), the set torch.export and ExecuTorch lower
-to, so composites (multi-head attention, group/instance norm, hardswish, SDPA,
-...) arrive as core ops and gpuu maps the core set (aten_ops). A few composites
-stay whole because gpuu has a kernel that runs them better than their pieces:
-aten_ops, beside the lowerings, says which (KEPT_WHOLE) and which ATen ops
-PyTorch's decompositions must take apart further (DECOMPOSED).
+to, so composites (group/instance norm, hardswish, ...) arrive as core ops and
+gpuu maps the core set (aten_ops). A few composites stay whole because gpuu has
+a kernel that runs them better than their pieces: aten_ops, beside the
+lowerings, says which (KEPT_WHOLE) and which ATen ops PyTorch's decompositions
+must take apart further (DECOMPOSED). Attention (F.scaled_dot_product_attention,
+also inside nn.MultiheadAttention) is a composite PyTorch takes apart before any
+decomposition table is asked, so tracing reroutes it to an op of gpuu's own,
+which make_fx records whole (attention_kept_whole).
 
 - nn.Module / function: make_fx on the functionalized model (in-place and view
   ops become functional ones), with the parameters and buffers as named inputs
@@ -22,6 +25,7 @@ first node of each) and every node whose mapping failed.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 from typing import Any, Callable, Dict, List, Optional, Sequence
@@ -67,6 +71,47 @@ def mapped_ops() -> List[str]:
     return sorted(p for p in aten_ops.LOWERINGS if not p.endswith("_") or p.startswith("_"))
 
 
+# gpuu::scaled_dot_product_attention: aten's attention under another name and with aten's schema, so that tracing
+# records it as one node (aten's is CompositeImplicitAutograd: the dispatcher takes it apart before make_fx sees it).
+# It computes with aten's op, so the traced graph runs as the model does.
+_GPUU_LIBRARY = torch.library.Library("gpuu", "DEF")
+_GPUU_LIBRARY.define("scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, "
+                     "float dropout_p=0.0, bool is_causal=False, float? scale=None, bool enable_gqa=False) -> Tensor")
+
+
+def _aten_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    extra = {"enable_gqa": True} if enable_gqa else {}  # torch < 2.5 has no enable_gqa
+    # Below autograd: aten's own kernel, not the rerouting one attention_kept_whole registers there.
+    with torch._C._AutoDispatchBelowAutograd():
+        return aten.scaled_dot_product_attention.default(query, key, value, attn_mask, dropout_p, is_causal,
+                                                         scale=scale, **extra)
+
+
+_GPUU_LIBRARY.impl("scaled_dot_product_attention", _aten_attention, "CompositeExplicitAutograd")
+
+
+def _to_gpuu_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None,
+                       enable_gqa=False):
+    return torch.ops.gpuu.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                                                       enable_gqa)
+
+
+@contextlib.contextmanager
+def attention_kept_whole():
+    """While active, aten.scaled_dot_product_attention on CPU tensors runs as gpuu::scaled_dot_product_attention.
+
+    A kernel for aten's op at its autograd key (AutogradCPU, ahead of its composite implementation) hands every
+    call over to gpuu's op, from the model's code or from within nn.MultiheadAttention alike; leaving the context
+    removes the kernel.
+    """
+    library = torch.library.Library("aten", "IMPL")
+    try:
+        library.impl("scaled_dot_product_attention", _to_gpuu_attention, "AutogradCPU")
+        yield
+    finally:
+        library._destroy()
+
+
 def _functionalize(fn: Callable) -> Callable:
     try:
         from torch.func import functionalize
@@ -97,7 +142,7 @@ def _trace_module(module: Callable, inputs: tuple):
     args = ([state[k] for k in names], *inputs)
     # mkldnn off: on the CPU, PyTorch would otherwise trace recurrent layers to its mkldnn kernels
     # (mkldnn_rnn_layer) instead of their decomposition into matmuls and gates.
-    with torch.no_grad(), torch.backends.mkldnn.flags(enabled=False):
+    with torch.no_grad(), torch.backends.mkldnn.flags(enabled=False), attention_kept_whole():
         gm = make_fx(_functionalize(run), decomposition_table=decomposition_table(), tracing_mode="real")(*args)
         if _mutates(gm):
             # Decompositions run below functionalization, and some write in place (circular padding's copy_):

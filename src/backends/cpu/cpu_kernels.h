@@ -5,7 +5,7 @@
 // Numerics, for anyone comparing against these kernels:
 //  - f32 and f16 are computed in double and rounded once to the output dtype
 //    (f16: IEEE half, round-to-nearest-even). Sums (matmul, linear, conv2d,
-//    reductions, softmax, layer_norm) accumulate in double, so results are at
+//    reductions, softmax, layer_norm, attention) accumulate in double, so results are at
 //    least as accurate as PyTorch's float kernels; NaN propagates through
 //    maximum/minimum, max_pool2d, reduce_max, clamp, relu and softmax as in torch.
 //  - Integer add/sub/mul, neg, abs, reduce_sum and narrowing casts wrap to the
@@ -23,6 +23,9 @@
 //    wraps to MIN (remainders 0). reduce_prod wraps like reduce_sum.
 //  - round is half to even; sign(NaN) is NaN; logical ops read nonzero as
 //    true (NaN too, -0 not); reduce_any/all over nothing: false/true.
+//  - scaled_dot_product_attention: a row whose scores are all -inf (every key
+//    masked, or no keys) gives 0, as PyTorch's _safe_softmax; a NaN score makes
+//    its row NaN.
 //  - argmax/argmin return the first index of the extreme; a NaN is the extreme
 //    for both, as in torch. cumsum accumulates floats in double.
 //  - gather/index_select: an index outside [0, dim) (negative ones included) is

@@ -1,6 +1,11 @@
-// Linear-algebra CPU kernels: batched matmul with broadcast batch dims, and
-// linear (x W^T + b). Products accumulate in double and round once.
+// Linear-algebra CPU kernels: batched matmul with broadcast batch dims, linear
+// (x W^T + b), and scaled_dot_product_attention. Products accumulate in double
+// and round once.
+#include <cmath>
+#include <limits>
+
 #include "backends/cpu/kernel_support.h"
+#include "graph/op_registry.h"
 
 namespace gpuu::cpu {
 
@@ -62,11 +67,90 @@ Status kernel_linear(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   return Status::Ok();
 }
 
+// softmax(q k^T * scale + mask) v per (batch, query head), the query head h
+// reading kv head h / (Hq / Hkv). A row whose scores are all -inf (every key
+// masked) gives 0, as PyTorch's _safe_softmax; a NaN score makes its row NaN.
+Status kernel_sdpa(const KernelArgs& a, std::vector<HostTensor>* outputs) {
+  const HostTensor& q = a.x(0);
+  const HostTensor& k = a.x(1);
+  const HostTensor& v = a.x(2);
+  const HostTensor* mask = a.input(3);
+  const graph::Value& out = a.out[0];
+  const size_t r = q.shape.size();
+  const int64_t hq = q.shape[r - 3], len_l = q.shape[r - 2], e = q.shape[r - 1];
+  const int64_t hkv = k.shape[r - 3], len_s = k.shape[r - 2], ev = v.shape[r - 1];
+  int64_t batch = 1;
+  for (size_t d = 0; d + 3 < r; ++d) batch *= q.shape[d];
+  const bool causal = graph::attr_int(a.attrs, "is_causal") != 0;
+  const double scale = graph::has_attr(a.attrs, "scale") ? graph::attr_float(a.attrs, "scale")
+                                                         : 1.0 / std::sqrt(static_cast<double>(e));
+  const double neg_inf = -std::numeric_limits<double>::infinity();
+  std::vector<double> vq = read_reals(q), vk = read_reals(k), vv = read_reals(v);
+  // The mask's element for every score, [..., Hq, L, S] row-major.
+  graph::Shape scores_shape = out.shape;
+  scores_shape.back() = len_s;
+  std::vector<int64_t> mask_at;
+  std::vector<double> mask_real;
+  std::vector<int64_t> mask_bool;
+  if (mask) {
+    mask_at = broadcast_offsets(mask->shape, scores_shape);
+    if (mask->dtype == graph::DType::kBool) {
+      mask_bool = read_ints(*mask);
+    } else {
+      mask_real = read_reals(*mask);
+    }
+  }
+  std::vector<double> result(static_cast<size_t>(graph::shape_numel(out.shape)), 0.0);
+  std::vector<double> s(static_cast<size_t>(len_s));
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t h = 0; h < hq; ++h) {
+      const int64_t kv_head = b * hkv + h / (hq / hkv);
+      const double* kh = vk.data() + kv_head * len_s * e;
+      const double* vh = vv.data() + kv_head * len_s * ev;
+      for (int64_t i = 0; i < len_l; ++i) {
+        const double* qi = vq.data() + ((b * hq + h) * len_l + i) * e;
+        const int64_t score_row = ((b * hq + h) * len_l + i) * len_s;
+        double mx = neg_inf;
+        for (int64_t j = 0; j < len_s; ++j) {
+          double dot = 0.0;
+          for (int64_t p = 0; p < e; ++p) dot += qi[p] * kh[j * e + p];
+          double sj = dot * scale;
+          if (causal && j > i) sj = neg_inf;
+          if (mask) {
+            auto at = static_cast<size_t>(mask_at[static_cast<size_t>(score_row + j)]);
+            if (mask_bool.empty()) {
+              sj += mask_real[at];
+            } else if (!mask_bool[at]) {
+              sj = neg_inf;
+            }
+          }
+          s[static_cast<size_t>(j)] = sj;
+          mx = std::isnan(sj) || std::isnan(mx) ? std::numeric_limits<double>::quiet_NaN() : std::max(mx, sj);
+        }
+        if (mx == neg_inf) continue;  // every key masked (or none): the row stays 0
+        double sum = 0.0;
+        for (double& sj : s) {
+          sj = std::exp(sj - mx);
+          sum += sj;
+        }
+        double* row = result.data() + ((b * hq + h) * len_l + i) * ev;
+        for (int64_t j = 0; j < len_s; ++j) {
+          const double pj = s[static_cast<size_t>(j)] / sum;
+          for (int64_t c = 0; c < ev; ++c) row[c] += pj * vh[j * ev + c];
+        }
+      }
+    }
+  }
+  outputs->push_back(make_reals(out.dtype, out.shape, result));
+  return Status::Ok();
+}
+
 }  // namespace
 
 void add_linalg_kernels(std::vector<CpuOpKernel>& table) {
   table.push_back({"matmul", kernel_matmul});
   table.push_back({"linear", kernel_linear});
+  table.push_back({"scaled_dot_product_attention", kernel_sdpa});
 }
 
 }  // namespace gpuu::cpu

@@ -59,8 +59,9 @@ class VgfCapability final : public partition::BackendCapability {
   // TOSA graphs whose elementwise chains fuse: the cheapest GPU node.
   double default_cost() const override { return 1.0; }
   // Convolutions and matrix products: the data-graph path is built for them.
+  // Attention lowers to two MATMULs around a softmax decomposition.
   std::vector<std::pair<std::string, double>> op_costs() const override {
-    return {{"conv2d", 4.0}, {"matmul", 4.0}, {"linear", 4.0}};
+    return {{"conv2d", 4.0}, {"matmul", 4.0}, {"linear", 4.0}, {"scaled_dot_product_attention", 10.0}};
   }
 
   Verdict check(const graph::Graph& graph, graph::NodeId node_id) const override {

@@ -32,8 +32,10 @@ class VulkanCapability final : public partition::BackendCapability {
   // One dispatch per op: dearer than VGF's fused TOSA graphs, cheaper than the CPU.
   double default_cost() const override { return 2.0; }
   // Convolutions and matrix products: shader kernels, behind VGF's tensor path.
+  // Attention: one kernel that costs about one of the two GEMMs it replaces
+  // (benchmarks/attention), against VGF's two MATMULs and a softmax.
   std::vector<std::pair<std::string, double>> op_costs() const override {
-    return {{"conv2d", 8.0}, {"matmul", 8.0}, {"linear", 8.0}};
+    return {{"conv2d", 8.0}, {"matmul", 8.0}, {"linear", 8.0}, {"scaled_dot_product_attention", 8.0}};
   }
 
   Verdict check(const graph::Graph& graph, graph::NodeId node_id) const override {

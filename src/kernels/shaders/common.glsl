@@ -1,6 +1,7 @@
 // Shared by every gpuu compute shader: the element type T (f32, or f16 where
 // the device stores and computes 16-bit floats) and a linear invocation id
-// that spans 2-D dispatches, so tensors past 65535 workgroups still fit.
+// (and workgroup id) that spans 2-D dispatches, so tensors past 65535
+// workgroups still fit.
 #extension GL_EXT_shader_explicit_arithmetic_types : require
 #ifdef GPUU_F16
 #extension GL_EXT_shader_16bit_storage : require
@@ -19,5 +20,8 @@ layout(local_size_x = GPUU_WG, local_size_y = 1, local_size_z = 1) in;
 uint linear_id() {
   return gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * GPUU_WG;
 }
+
+// Linear workgroup id over a 2-D dispatch (see linear_id()).
+uint linear_group_id() { return gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x; }
 
 #define MAX_RANK LIMIT_MAX_RANK

@@ -60,6 +60,3 @@ float wg_max(float v) {
   barrier();
   return r;
 }
-
-// Linear workgroup id over a 2-D dispatch (see linear_id()).
-uint linear_group_id() { return gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x; }

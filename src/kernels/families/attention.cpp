@@ -1,0 +1,183 @@
+// Kernel family 'attention': scaled_dot_product_attention as one
+// flash-attention dispatch (shaders/attention.comp): a workgroup per 32 query
+// rows of one (batch, head), keys and values streamed through shared memory,
+// the score matrix never stored. q, k and v are read through strides, so the
+// usual view + transpose (or a slice of a fused qkv projection) in front of
+// the op needs no copy: KernelGraph hands such inputs over as views.
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "graph/op_registry.h"
+#include "kernels/op_table.h"
+
+namespace gpuu::kernels {
+namespace {
+
+using graph::DType;
+
+constexpr uint32_t kQueryRows = 32;  // BQ: query rows per workgroup
+constexpr uint32_t kRowGroup = 16;   // GROUP: invocations sharing rows (and keys per block per key column)
+constexpr uint32_t kMaxChunks = 2;   // MAX_NC: output chunks (vec4s) per invocation
+// q/k's E and v's Ev: 4 * kRowGroup * kMaxChunks output columns per row.
+constexpr int64_t kMaxHeadDim = 4 * kRowGroup * kMaxChunks;
+
+// Shared memory of attention.comp, in bytes, for `row_stride` vec4s per tile
+// row and `keys` key columns per invocation (16 * keys keys per block): the
+// q tile, the k/v tile, the probabilities and the row partials.
+uint32_t shared_bytes(uint32_t row_stride, uint32_t keys) {
+  const uint32_t block = kRowGroup * keys;
+  return 16 * (kQueryRows * row_stride + block * row_stride + kQueryRows * (block / 4 + 1) + kQueryRows * 4);
+}
+
+// One stride for dims [0, n) of a strided tensor flattened into one index, or
+// nullopt where they do not flatten (mixed broadcast, or permuted batch dims).
+std::optional<int64_t> flat_batch_stride(const graph::Shape& shape, const std::vector<int64_t>& strides, size_t n) {
+  std::optional<int64_t> stride;  // of the innermost dim that is not 1
+  int64_t next = 0;               // what the next dim out must have to continue it
+  for (size_t d = n; d-- > 0;) {
+    if (shape[d] == 1) continue;
+    if (stride && strides[d] != next) return std::nullopt;
+    if (!stride) stride = strides[d];
+    next = strides[d] * shape[d];
+  }
+  return stride.value_or(0);
+}
+
+// How the kernel reads q, k or v: element (batch b, head h, row i, column e)
+// at off + b * sb + h * sh + i * sl + e.
+struct Operand {
+  int64_t off = 0, sb = 0, sh = 0, sl = 0;
+};
+
+std::optional<Operand> operand_layout(const graph::Shape& shape, const StridedView& view) {
+  const size_t r = shape.size();
+  if (view.strides.size() != r || view.strides[r - 1] != 1 || view.offset < 0) return std::nullopt;
+  for (int64_t s : view.strides) {
+    if (s < 0 || s >= (int64_t{1} << 31)) return std::nullopt;
+  }
+  std::optional<int64_t> sb = flat_batch_stride(shape, view.strides, r - 3);
+  if (!sb || view.offset >= (int64_t{1} << 31)) return std::nullopt;
+  return Operand{view.offset, *sb, view.strides[r - 3], view.strides[r - 2]};
+}
+
+// The mask's strides broadcast to the scores [..., Hq, L, S].
+std::vector<int64_t> mask_strides(const graph::Graph& g, const graph::Node& n) {
+  graph::Shape scores = g.value(n.outputs[0]).shape;
+  scores.back() = g.value(n.inputs[1]).shape[scores.size() - 2];
+  std::vector<uint32_t> s = broadcast_strides(g.value(n.inputs[3]).shape, scores);
+  return std::vector<int64_t>(s.begin(), s.end());
+}
+
+bool has_mask(const graph::Node& n) { return n.inputs.size() > 3 && n.inputs[3] != graph::kNone; }
+
+std::string check_attention(const graph::Graph& g, const graph::Node& n) {
+  const graph::Value& q = g.value(n.inputs[0]);
+  const graph::Value& v = g.value(n.inputs[2]);
+  const int64_t e = q.shape.back(), ev = v.shape.back();
+  if (!is_float(q.dtype)) {
+    return std::string("Vulkan attention kernels take f32/f16 q, k and v; '") + q.name + "' is " +
+           graph::dtype_name(q.dtype);
+  }
+  if (e > kMaxHeadDim || ev > kMaxHeadDim) {
+    return "the Vulkan attention kernel takes head dims up to " + std::to_string(kMaxHeadDim) + ", q/k have " +
+           std::to_string(e) + " and v " + std::to_string(ev);
+  }
+  if (has_mask(n)) {
+    const graph::Value& mask = g.value(n.inputs[3]);
+    const graph::Shape& out = g.value(n.outputs[0]).shape;
+    if (!flat_batch_stride(out, mask_strides(g, n), out.size() - 3)) {
+      return "the Vulkan attention kernel reads the mask's batch dims as one; mask '" + mask.name + "' " +
+             graph::shape_to_string(mask.shape) + " broadcasts over some of them only";
+    }
+  }
+  return "";
+}
+
+bool takes_operand_view(const graph::Graph& g, const graph::Node& n, size_t slot, const StridedView& view) {
+  return slot < 3 && operand_layout(g.value(n.inputs[slot]).shape, view).has_value();
+}
+
+Status lower_attention(LoweringContext& lc, const graph::Node& n) {
+  GPUU_ASSIGN_OR_RETURN(graph::AttrMap attrs, graph::resolve_attrs(n));
+  const TensorRef& y = lc.tensor(n.outputs[0]);
+  GPUU_RETURN_IF_ERROR(require_f16_support(lc, n, y.dtype));
+  if (graph::shape_numel(y.shape) == 0) return Status::Ok();  // nothing to write
+  const graph::Shape& q_shape = lc.graph.value(n.inputs[0]).shape;
+  const graph::Shape& k_shape = lc.graph.value(n.inputs[1]).shape;
+  const size_t r = q_shape.size();
+  const auto len_l = static_cast<uint32_t>(q_shape[r - 2]), len_s = static_cast<uint32_t>(k_shape[r - 2]);
+  const auto e = static_cast<uint32_t>(q_shape[r - 1]), ev = static_cast<uint32_t>(y.shape[r - 1]);
+  const auto hq = static_cast<uint32_t>(q_shape[r - 3]), hkv = static_cast<uint32_t>(k_shape[r - 3]);
+  uint64_t batch = 1;
+  for (size_t d = 0; d + 3 < r; ++d) batch *= static_cast<uint64_t>(q_shape[d]);
+
+  Operand operands[3];
+  BufferRange ranges[3];
+  bool vec_reads = e % 4 == 0 && ev % 4 == 0;
+  for (size_t i = 0; i < 3; ++i) {
+    StridedView view = lc.view_of(n.inputs[i]);
+    std::optional<Operand> layout = operand_layout(lc.graph.value(n.inputs[i]).shape, view);
+    if (!layout) {
+      return err(StatusCode::kInternal, "node '", n.name, "' (", n.op, "): input ", i, " has a layout the kernel cannot read");
+    }
+    operands[i] = *layout;
+    ranges[i] = lc.tensor(view.root).range;
+    vec_reads = vec_reads && ranges[i].offset % 16 == 0 &&
+                (layout->off | layout->sb | layout->sh | layout->sl) % 4 == 0;
+  }
+  int32_t mask_kind = 0;
+  std::vector<int64_t> ms(r, 0);
+  BufferRange mask_range = ranges[0];  // bound, never read, without a mask
+  if (has_mask(n)) {
+    const TensorRef& mask = lc.tensor(n.inputs[3]);
+    mask_kind = mask.dtype == DType::kBool ? 1 : 2;
+    ms = mask_strides(lc.graph, n);
+    mask_range = mask.range;
+  }
+  const int64_t mask_sb = flat_batch_stride(y.shape, ms, r - 3).value_or(0);  // check_attention saw it flatten
+
+  const double scale = graph::has_attr(attrs, "scale") ? graph::attr_float(attrs, "scale")
+                                                       : 1.0 / std::sqrt(static_cast<double>(e));
+  const uint32_t q_blocks = (len_l + kQueryRows - 1) / kQueryRows;
+  const uint32_t e4 = (e + 3) / 4, ev4 = (ev + 3) / 4;
+  PushConstants push;
+  push.u32(len_l).u32(len_s).u32(e).u32(ev).u32(hq).u32(hq / hkv).u32(q_blocks);
+  push.f32(static_cast<float>(scale * 1.4426950408889634));  // scores in base 2: exp2 in the kernel
+  for (const Operand& o : operands) {
+    push.u32(static_cast<uint32_t>(o.off)).u32(static_cast<uint32_t>(o.sb)).u32(static_cast<uint32_t>(o.sh));
+    push.u32(static_cast<uint32_t>(o.sl));
+  }
+  push.u32(static_cast<uint32_t>(mask_sb)).u32(static_cast<uint32_t>(ms[r - 3])).u32(static_cast<uint32_t>(ms[r - 2]));
+  push.u32(static_cast<uint32_t>(ms[r - 1]));
+  const uint32_t row_stride = std::max(e4, ev4) | 1u;  // odd: rows start on distinct banks
+  const auto chunks = static_cast<int32_t>((ev4 + kRowGroup - 1) / kRowGroup);
+  // 32-key blocks where they fit the device's shared memory, else 16.
+  const uint32_t shared_limit = lc.ctx.properties().limits.maxComputeSharedMemorySize;
+  const uint32_t keys = shared_bytes(row_stride, 2) <= shared_limit ? 2 : 1;
+  if (shared_bytes(row_stride, keys) > shared_limit) {
+    return err(StatusCode::kUnsupported, "node '", n.name, "' (", n.op, "): the attention kernel needs ",
+               shared_bytes(row_stride, keys), " bytes of shared memory at head dims ", e, "/", ev, "; device '",
+               lc.ctx.device_name(), "' gives a workgroup ", shared_limit);
+  }
+  const bool vec_writes = ev % 4 == 0 && y.range.offset % 16 == 0;
+  KernelKey key{std::string("attention") + float_suffix(y.dtype),
+                {static_cast<int32_t>(e4), static_cast<int32_t>(ev4), static_cast<int32_t>(row_stride), chunks, mask_kind,
+                 graph::attr_int(attrs, "is_causal") != 0 ? 1 : 0, vec_reads ? 1 : 0, vec_writes ? 1 : 0,
+                 static_cast<int32_t>(keys)},
+                5,
+                push.size()};
+  const uint64_t workgroups = batch * hq * q_blocks;
+  return add_dispatch(lc, n, key,
+                      {{ranges[0], false}, {ranges[1], false}, {ranges[2], false}, {mask_range, false}, {y.range, true}},
+                      push, workgroups * kWorkgroupSize);
+}
+
+}  // namespace
+
+void add_attention_kernels(std::vector<OpKernel>& table) {
+  table.push_back(
+      OpKernel{"scaled_dot_product_attention", kFloatDTypes, check_attention, lower_attention, 0, takes_operand_view});
+}
+
+}  // namespace gpuu::kernels

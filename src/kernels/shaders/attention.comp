@@ -1,0 +1,288 @@
+#version 450
+// [[unroll]]: the score and output tiles live in registers only if their
+// loops unroll (the bounds are specialization constants).
+#extension GL_EXT_control_flow_attributes : require
+// scaled_dot_product_attention, flash-attention style: softmax(q k^T * scale +
+// mask) v without the L x S score matrix. One workgroup of 128 invocations
+// takes BQ = 32 query rows of one (batch, head) and streams the keys and
+// values through shared memory in blocks of BK = 32, keeping an online
+// softmax per row (running max and sum, f32) and its 32 x Ev output in
+// registers; whatever T is, the math is f32. Per key block: stage K, scores
+// (4 rows x KEYS keys per invocation), the rows' block max through shared
+// memory, probabilities into shared memory, stage V (over K), output += P V
+// (4 rows x 4*NC output columns per invocation). BK = 32 keys per block, or 16
+// where the device's shared memory is too small for 32 (lavapipe's 32 KiB at
+// head dims past 96). Causal blocks past the
+// diagonal are never visited. A row that sees no key (every score -inf)
+// writes 0, as PyTorch's _safe_softmax.
+//
+// Invocation t owns query rows r + 8 * i (r = t / 16, i < 4), key columns
+// c + 16 * j of a block (c = t % 16, j < KEYS) and output chunks (vec4s)
+// c + 16 * n (n < NC): the 16 invocations of a row group hold the same rows,
+// so a row's statistics are reduced among them alone.
+#define GPUU_WG 128
+#include "common.glsl"
+
+#ifdef GPUU_F16
+#define T4 f16vec4
+#else
+#define T4 vec4
+#endif
+
+#define BQ 32u
+#define ROWS 4u      // query rows per invocation
+#define GROUP 16u    // invocations sharing a row group
+#define MAX_KEYS 2u  // key columns per invocation
+#define MAX_NC 2u    // output chunks per invocation (out0, out1): Ev <= 128
+
+layout(constant_id = 0) const uint E4 = 16u;   // vec4 chunks of the q/k head dim E
+layout(constant_id = 1) const uint EV4 = 16u;  // vec4 chunks of the v head dim Ev
+layout(constant_id = 2) const uint RS = 17u;   // shared row stride in vec4s: odd, >= E4 and EV4
+layout(constant_id = 3) const uint NC = 1u;    // output chunks per invocation, ceil(EV4 / 16)
+layout(constant_id = 4) const int MASK = 0;    // 0 none, 1 bool (true: attend), 2 added (T)
+layout(constant_id = 5) const int CAUSAL = 0;  // key j allowed for query i iff j <= i
+// Vector reads of q, k, v (E and Ev multiples of 4, strides and offsets too)
+// and vector writes of the output (Ev a multiple of 4).
+layout(constant_id = 6) const int IN_VEC = 0;
+layout(constant_id = 7) const int OUT_VEC = 0;
+layout(constant_id = 8) const uint KEYS = 2u;  // key columns per invocation, 1 or 2
+const uint BK = GROUP * KEYS;                  // keys per block
+
+layout(std430, set = 0, binding = 0) readonly buffer Q { T q[]; };
+layout(std430, set = 0, binding = 0) readonly buffer Q4 { T4 q4[]; };
+layout(std430, set = 0, binding = 1) readonly buffer K { T k[]; };
+layout(std430, set = 0, binding = 1) readonly buffer K4 { T4 k4[]; };
+layout(std430, set = 0, binding = 2) readonly buffer V { T v[]; };
+layout(std430, set = 0, binding = 2) readonly buffer V4 { T4 v4[]; };
+// Bound to q when there is no mask (never read then).
+layout(std430, set = 0, binding = 3) readonly buffer MaskT { T mask_t[]; };
+layout(std430, set = 0, binding = 3) readonly buffer MaskW { uint mask_words[]; };
+layout(std430, set = 0, binding = 4) writeonly buffer Out { T y[]; };
+layout(std430, set = 0, binding = 4) writeonly buffer Out4 { T4 y4[]; };
+
+// Strides in elements. q, k and v are read through them (b: the batch dims,
+// flattened; h: head; l: row; the head dim is contiguous), so a transposed or
+// sliced view of another tensor needs no copy; the mask's are 0 where it
+// broadcasts. The output is contiguous [batch, Hq, L, Ev].
+layout(push_constant) uniform Params {
+  uint L, S, E, Ev, Hq;
+  uint group;         // Hq / Hkv: query heads per kv head
+  uint q_blocks;      // ceil(L / BQ)
+  float scale_log2;   // scale * log2(e): scores are kept in base 2
+  uint q_off, q_sb, q_sh, q_sl;
+  uint k_off, k_sb, k_sh, k_sl;
+  uint v_off, v_sb, v_sh, v_sl;
+  uint m_sb, m_sh, m_sl, m_ss;
+} p;
+
+shared vec4 q_tile[BQ * RS];
+shared vec4 kv_tile[BK * RS];        // K, then V, of the current block
+shared vec4 p_tile[BQ * (BK / 4u + 1u)];  // probabilities, rows padded by one vec4
+shared vec4 row_part[BQ * (GROUP / 4u)];  // one partial per row and invocation of its group
+#define P_STRIDE (BK / 4u + 1u)
+
+#define NEG_INF uintBitsToFloat(0xFF800000u)
+const float LOG2E = 1.4426950408889634;
+
+// Chunk d (4 elements from 4 * d) of row `row` of a q/k/v tensor at `base`,
+// zero past the head dim `dim`.
+#define LOAD_CHUNK(buf, buf4, base, d, dim, out_v)                                               \
+  {                                                                                            \
+    uint at_ = (base) + 4u * (d);                                                              \
+    if (IN_VEC != 0) {                                                                         \
+      out_v = vec4(buf4[at_ / 4u]);                                                            \
+    } else {                                                                                   \
+      out_v = vec4(0.0);                                                                       \
+      [[unroll]] for (uint e_ = 0u; e_ < 4u; ++e_) {                                           \
+        if (4u * (d) + e_ < (dim)) out_v[e_] = float(buf[at_ + e_]);                           \
+      }                                                                                        \
+    }                                                                                          \
+  }
+
+void stage_q(uint q_base, uint row0, uint t) {
+  for (uint idx = t; idx < BQ * E4; idx += GPUU_WG) {
+    uint row = idx / E4, d = idx - row * E4;
+    vec4 val = vec4(0.0);
+    if (row0 + row < p.L) LOAD_CHUNK(q, q4, q_base + (row0 + row) * p.q_sl, d, p.E, val);
+    q_tile[row * RS + d] = val * p.scale_log2;
+  }
+}
+
+void stage_k(uint k_base, uint key0, uint t) {
+  for (uint idx = t; idx < BK * E4; idx += GPUU_WG) {
+    uint row = idx / E4, d = idx - row * E4;
+    vec4 val = vec4(0.0);
+    if (key0 + row < p.S) LOAD_CHUNK(k, k4, k_base + (key0 + row) * p.k_sl, d, p.E, val);
+    kv_tile[row * RS + d] = val;
+  }
+}
+
+void stage_v(uint v_base, uint key0, uint t) {
+  for (uint idx = t; idx < BK * EV4; idx += GPUU_WG) {
+    uint row = idx / EV4, d = idx - row * EV4;
+    vec4 val = vec4(0.0);  // rows past S stay 0: their probabilities are 0, 0 * garbage could be NaN
+    if (key0 + row < p.S) LOAD_CHUNK(v, v4, v_base + (key0 + row) * p.v_sl, d, p.Ev, val);
+    kv_tile[row * RS + d] = val;
+  }
+}
+
+bool mask_allows(uint at) { return ((mask_words[at >> 2u] >> ((at & 3u) * 8u)) & 0xFFu) != 0u; }
+
+// The sum over a row group of each invocation's `part` for its rows.
+void group_sum_or_max(inout float part[ROWS], bool is_max, uint r, uint c) {
+  [[unroll]] for (uint i = 0u; i < ROWS; ++i) {
+    uint row = r + 8u * i;
+    row_part[row * (GROUP / 4u) + c / 4u][c % 4u] = part[i];
+  }
+  barrier();
+  [[unroll]] for (uint i = 0u; i < ROWS; ++i) {
+    uint row = r + 8u * i;
+    float acc = is_max ? NEG_INF : 0.0;
+    [[unroll]] for (uint g = 0u; g < GROUP / 4u; ++g) {
+      vec4 w = row_part[row * (GROUP / 4u) + g];
+      if (is_max) {
+        acc = max(acc, max(max(w.x, w.y), max(w.z, w.w)));
+      } else {
+        acc += (w.x + w.y) + (w.z + w.w);
+      }
+    }
+    part[i] = acc;
+  }
+}
+
+// out[i] += the 4 probabilities pv[i] times the 4 value rows of chunk `at`.
+void add_pv(inout vec4 out_chunk[ROWS], const vec4 pv[ROWS], uint at) {
+  const vec4 v0 = kv_tile[at], v1 = kv_tile[at + RS], v2 = kv_tile[at + 2u * RS], v3 = kv_tile[at + 3u * RS];
+  [[unroll]] for (uint i = 0u; i < ROWS; ++i) {
+    out_chunk[i] += pv[i].x * v0 + pv[i].y * v1 + pv[i].z * v2 + pv[i].w * v3;
+  }
+}
+
+void main() {
+  const uint t = gl_LocalInvocationID.x;
+  const uint r = t / GROUP, c = t % GROUP;
+  const uint wg = linear_group_id();
+  // Later query blocks see more keys under a causal mask: they go first.
+  const uint q_block = p.q_blocks - 1u - wg % p.q_blocks;
+  const uint bh = wg / p.q_blocks;  // batch * Hq + head
+  const uint b = bh / p.Hq, h = bh - b * p.Hq, kvh = h / p.group;
+  const uint row0 = q_block * BQ;
+  const uint k_base = p.k_off + b * p.k_sb + kvh * p.k_sh;
+  const uint v_base = p.v_off + b * p.v_sb + kvh * p.v_sh;
+  const uint m_base = b * p.m_sb + h * p.m_sh;
+
+  stage_q(p.q_off + b * p.q_sb + h * p.q_sh, row0, t);
+
+  float m[ROWS], l[ROWS];  // running max (base 2) and this invocation's share of the running sum
+  // Output chunks c and c + 16 of each row (named, not an array indexed by
+  // chunk: loops over such an index stayed loops, the array in local memory).
+  vec4 out0[ROWS], out1[ROWS];
+  [[unroll]] for (uint i = 0u; i < ROWS; ++i) {
+    m[i] = NEG_INF;
+    l[i] = 0.0;
+    out0[i] = vec4(0.0);
+    out1[i] = vec4(0.0);
+  }
+
+  // Causal: keys past the block's last row are masked for all its rows.
+  uint keys = p.S;
+  if (CAUSAL != 0) keys = min(keys, row0 + BQ);
+  const uint blocks = (keys + BK - 1u) / BK;
+  for (uint blk = 0u; blk < blocks; ++blk) {
+    const uint key0 = blk * BK;
+    barrier();  // the previous block's readers of kv_tile and p_tile are done
+    stage_k(k_base, key0, t);
+    barrier();
+
+    float s[ROWS][MAX_KEYS];
+    [[unroll]] for (uint i = 0u; i < ROWS; ++i) {
+      [[unroll]] for (uint j = 0u; j < MAX_KEYS; ++j) s[i][j] = 0.0;
+    }
+    for (uint d = 0u; d < E4; ++d) {
+      vec4 qv[ROWS], kv[MAX_KEYS];
+      [[unroll]] for (uint i = 0u; i < ROWS; ++i) qv[i] = q_tile[(r + 8u * i) * RS + d];
+      [[unroll]] for (uint j = 0u; j < MAX_KEYS; ++j) {
+        if (j < KEYS) kv[j] = kv_tile[(c + GROUP * j) * RS + d];
+      }
+      [[unroll]] for (uint i = 0u; i < ROWS; ++i) {
+        [[unroll]] for (uint j = 0u; j < MAX_KEYS; ++j) {
+          if (j < KEYS) s[i][j] += dot(qv[i], kv[j]);
+        }
+      }
+    }
+    float block_max[ROWS];
+    [[unroll]] for (uint i = 0u; i < ROWS; ++i) {
+      const uint row = row0 + r + 8u * i;
+      block_max[i] = NEG_INF;
+      [[unroll]] for (uint j = 0u; j < MAX_KEYS; ++j) {
+        if (j < KEYS) {
+          const uint key = key0 + c + GROUP * j;
+          bool allowed = key < p.S && (CAUSAL == 0 || key <= row);
+          if (MASK != 0 && allowed && row < p.L) {
+            const uint at = m_base + row * p.m_sl + key * p.m_ss;
+            if (MASK == 1) {
+              allowed = mask_allows(at);
+            } else {
+              s[i][j] += float(mask_t[at]) * LOG2E;
+            }
+          }
+          s[i][j] = allowed ? s[i][j] : NEG_INF;
+          block_max[i] = max(block_max[i], s[i][j]);
+        }
+      }
+    }
+    group_sum_or_max(block_max, true, r, c);  // barrier inside: every invocation is past its kv_tile reads
+
+    [[unroll]] for (uint i = 0u; i < ROWS; ++i) {
+      const float m_new = max(m[i], block_max[i]);
+      // A row with no allowed key so far keeps max -inf; 0 stands in for it so
+      // that exp2(-inf - 0) = 0 rather than exp2(NaN).
+      const float m_use = m_new == NEG_INF ? 0.0 : m_new;
+      const float alpha = exp2(m[i] - m_use);
+      m[i] = m_new;
+      float sum = 0.0;
+      [[unroll]] for (uint j = 0u; j < MAX_KEYS; ++j) {
+        if (j < KEYS) {
+          const float pj = exp2(s[i][j] - m_use);
+          sum += pj;
+          const uint col = c + GROUP * j;
+          p_tile[(r + 8u * i) * P_STRIDE + col / 4u][col % 4u] = pj;
+        }
+      }
+      l[i] = l[i] * alpha + sum;
+      out0[i] *= alpha;
+      out1[i] *= alpha;
+    }
+    stage_v(v_base, key0, t);
+    barrier();
+
+    for (uint j4 = 0u; j4 < BK / 4u; ++j4) {
+      vec4 pv[ROWS];
+      [[unroll]] for (uint i = 0u; i < ROWS; ++i) pv[i] = p_tile[(r + 8u * i) * P_STRIDE + j4];
+      if (c < EV4) add_pv(out0, pv, 4u * j4 * RS + c);
+      if (NC > 1u && c + GROUP < EV4) add_pv(out1, pv, 4u * j4 * RS + c + GROUP);
+    }
+  }
+
+  // row_part is free: its last readers were before the last block's final barrier.
+  group_sum_or_max(l, false, r, c);
+  [[unroll]] for (uint i = 0u; i < ROWS; ++i) {
+    const uint row = row0 + r + 8u * i;
+    // l = 0: the row saw no key; it is 0, not 0/0.
+    const float inv = l[i] > 0.0 ? 1.0 / l[i] : 0.0;
+    const uint out_base = (bh * p.L + row) * p.Ev;
+    [[unroll]] for (uint n = 0u; n < MAX_NC; ++n) {
+      const uint chunk = c + GROUP * n;
+      if (row < p.L && n < NC && chunk < EV4) {
+        const vec4 o = (n == 0u ? out0[i] : out1[i]) * inv;
+        if (OUT_VEC != 0) {
+          y4[out_base / 4u + chunk] = T4(o);
+        } else {
+          [[unroll]] for (uint e = 0u; e < 4u; ++e) {
+            if (4u * chunk + e < p.Ev) y[out_base + 4u * chunk + e] = T(o[e]);
+          }
+        }
+      }
+    }
+  }
+}

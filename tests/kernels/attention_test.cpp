@@ -1,0 +1,258 @@
+// The Vulkan attention kernel (scaled_dot_product_attention, attention.comp)
+// against the CPU reference on the test device: ragged sizes around its
+// 32-row and 32-key blocks, head dims 64, 128 and odd ones, masks, causal,
+// grouped heads, and q/k/v read through views of a fused projection.
+// Tolerances: the reference works in double; the kernel sums q.k over E and
+// p.v over S in f32 with an online softmax (rescaled once per key block), so
+// with inputs in [-1, 1] f32 errors stay near 1e-6: atol 2e-5 + rtol 1e-4,
+// far below the ~1e-2 that a wrong weight or a missing key causes. f16 adds
+// the inputs' and the output's half rounding: atol 2e-3 + rtol 2e-3.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "kernels/op_table.h"
+#include "kernels/vulkan_test_util.h"
+
+namespace gpuu::vulkan_test {
+namespace {
+
+using cpu::HostTensor;
+using graph::DType;
+using graph::Shape;
+
+constexpr const char* kOp = "scaled_dot_product_attention";
+
+double atol_for(DType dtype) { return dtype == DType::kF16 ? 2e-3 : 2e-5; }
+double rtol_for(DType dtype) { return dtype == DType::kF16 ? 2e-3 : 1e-4; }
+
+// q [batch..., hq, l, e], k [batch..., hkv, s, e], v [batch..., hkv, s, ev].
+struct Problem {
+  Shape batch;
+  int64_t hq = 1, hkv = 1, l = 1, s = 1, e = 64, ev = 64;
+  Shape q() const { return with(hq, l, e); }
+  Shape k() const { return with(hkv, s, e); }
+  Shape v() const { return with(hkv, s, ev); }
+  Shape scores() const { return with(hq, l, s); }
+  Shape with(int64_t a, int64_t b, int64_t c) const {
+    Shape out = batch;
+    for (int64_t d : {a, b, c}) out.push_back(d);
+    return out;
+  }
+  std::string text() const {
+    return "batch " + graph::shape_to_string(batch) + " Hq " + std::to_string(hq) + " Hkv " + std::to_string(hkv) +
+           " L " + std::to_string(l) + " S " + std::to_string(s) + " E " + std::to_string(e) + " Ev " +
+           std::to_string(ev);
+  }
+};
+
+std::vector<HostTensor> qkv(DType dtype, const Problem& p, uint32_t seed) {
+  return {random_tensor(dtype, p.q(), seed, -1, 1), random_tensor(dtype, p.k(), seed + 1, -1, 1),
+          random_tensor(dtype, p.v(), seed + 2, -1, 1)};
+}
+
+testing::AssertionResult matches(DType dtype, const Problem& p, uint32_t seed, const graph::AttrMap& attrs = {},
+                                 const HostTensor* mask = nullptr) {
+  std::vector<HostTensor> inputs = qkv(dtype, p, seed);
+  if (mask) inputs.push_back(*mask);
+  testing::AssertionResult r = node_matches_cpu(kOp, inputs, attrs, atol_for(dtype), rtol_for(dtype));
+  if (!r) r << " (" << p.text() << ")";
+  return r;
+}
+
+// A bool mask of `shape` with about 3 in 4 entries true, and every row whose
+// index (over all dims but the last) is a multiple of 5 all false.
+HostTensor bool_mask(const Shape& shape, uint32_t seed) {
+  HostTensor m = random_tensor(DType::kBool, shape, seed, 0, 2);
+  HostTensor m2 = random_tensor(DType::kBool, shape, seed + 7, 0, 2);
+  const int64_t row = shape.back();
+  for (int64_t i = 0; i < m.numel(); ++i) {
+    m.bytes[static_cast<size_t>(i)] |= m2.bytes[static_cast<size_t>(i)];
+    if ((i / row) % 5 == 0) m.bytes[static_cast<size_t>(i)] = 0;
+  }
+  return m;
+}
+
+// An additive mask of `shape`: values in [-2, 2], and -inf for about 1 in 4
+// entries and for every row whose index is a multiple of 4.
+HostTensor float_mask(DType dtype, const Shape& shape, uint32_t seed) {
+  HostTensor add = random_tensor(DType::kF32, shape, seed, -2, 2);
+  HostTensor pick = random_tensor(DType::kF32, shape, seed + 3, 0, 1);
+  std::vector<double> values(static_cast<size_t>(add.numel()));
+  for (int64_t i = 0; i < add.numel(); ++i) {
+    bool masked = pick.element(i) < 0.25 || (i / shape.back()) % 4 == 0;
+    values[static_cast<size_t>(i)] = masked ? -INFINITY : add.element(i);
+  }
+  return HostTensor::from_doubles(dtype, shape, values).value();
+}
+
+TEST(VulkanAttention, RaggedSequencesAroundTheBlocks) {
+  // L and S below, at, one past and well past the 32-row/32-key blocks.
+  uint32_t seed = 1;
+  for (int64_t l : {1, 31, 32, 33, 70}) {
+    for (int64_t s : {1, 32, 45, 97}) {
+      Problem p{{2}, 3, 3, l, s, 64, 64};
+      EXPECT_TRUE(matches(DType::kF32, p, seed += 3));
+    }
+  }
+}
+
+TEST(VulkanAttention, HeadDims) {
+  // 64 and 128 (vector reads), 40 (vector reads, a partial chunk group), 33
+  // and Ev 20 (element reads and writes), 1, and E != Ev.
+  uint32_t seed = 100;
+  for (auto [e, ev] : {std::pair<int64_t, int64_t>{64, 64}, {128, 128}, {40, 40}, {33, 20}, {1, 1}, {128, 8},
+                       {12, 128}, {100, 68}}) {
+    Problem p{{2}, 2, 2, 37, 50, e, ev};
+    EXPECT_TRUE(matches(DType::kF32, p, seed += 3));
+  }
+}
+
+TEST(VulkanAttention, CausalSkipsBlocksPastTheDiagonal) {
+  uint32_t seed = 200;
+  graph::AttrMap causal = {{"is_causal", int64_t{1}}};
+  for (auto [l, s] : {std::pair<int64_t, int64_t>{70, 70}, {33, 33}, {50, 90}, {90, 50}, {1, 40}, {64, 64}}) {
+    Problem p{{2}, 2, 2, l, s, 64, 64};
+    EXPECT_TRUE(matches(DType::kF32, p, seed += 3, causal));
+  }
+}
+
+TEST(VulkanAttention, BoolMaskWithFullyMaskedRows) {
+  uint32_t seed = 300;
+  Problem p{{2}, 3, 3, 37, 45, 64, 64};
+  for (const Shape& shape : {p.scores(), Shape{37, 45}, Shape{2, 1, 37, 45}, Shape{2, 3, 1, 45}, Shape{37, 1}}) {
+    HostTensor mask = bool_mask(shape, seed += 3);
+    EXPECT_TRUE(matches(DType::kF32, p, seed += 3, {}, &mask)) << "mask " << graph::shape_to_string(shape);
+  }
+}
+
+TEST(VulkanAttention, FloatMaskWithMinusInfinityRows) {
+  uint32_t seed = 400;
+  Problem p{{2}, 3, 3, 40, 70, 32, 32};
+  for (const Shape& shape : {p.scores(), Shape{40, 70}, Shape{2, 1, 1, 70}}) {
+    HostTensor mask = float_mask(DType::kF32, shape, seed += 3);
+    EXPECT_TRUE(matches(DType::kF32, p, seed += 3, {}, &mask)) << "mask " << graph::shape_to_string(shape);
+  }
+}
+
+TEST(VulkanAttention, GroupedHeadsScaleAndBatchDims) {
+  uint32_t seed = 500;
+  EXPECT_TRUE(matches(DType::kF32, Problem{{2}, 6, 2, 40, 35, 64, 64}, seed += 3));
+  EXPECT_TRUE(matches(DType::kF32, Problem{{}, 8, 1, 33, 33, 128, 128}, seed += 3, {{"is_causal", int64_t{1}}}));
+  EXPECT_TRUE(matches(DType::kF32, Problem{{2}, 4, 4, 20, 20, 64, 64}, seed += 3, {{"scale", 0.3}}));
+  EXPECT_TRUE(matches(DType::kF32, Problem{{2, 3, 2}, 2, 1, 9, 40, 16, 24}, seed += 3));
+  // A batch-dim mask over a rank-5 problem, broadcast over the heads.
+  Problem p{{2, 3}, 4, 2, 10, 33, 8, 8};
+  HostTensor mask = bool_mask({2, 3, 1, 10, 33}, seed += 3);
+  EXPECT_TRUE(matches(DType::kF32, p, seed += 3, {}, &mask));
+}
+
+TEST(VulkanAttention, NoKeysGiveZeros) {
+  EXPECT_TRUE(matches(DType::kF32, Problem{{1}, 2, 2, 5, 0, 8, 8}, 600));
+}
+
+TEST(VulkanAttention, HalfComputesInF32) {
+  if (!f16_kernels_or_refused()) return;
+  uint32_t seed = 700;
+  EXPECT_TRUE(matches(DType::kF16, Problem{{2}, 3, 3, 70, 45, 64, 64}, seed += 3));
+  EXPECT_TRUE(matches(DType::kF16, Problem{{1}, 4, 2, 33, 97, 128, 128}, seed += 3, {{"is_causal", int64_t{1}}}));
+  EXPECT_TRUE(matches(DType::kF16, Problem{{2}, 2, 2, 37, 50, 33, 20}, seed += 3));
+  Problem p{{2}, 2, 2, 40, 70, 40, 40};
+  HostTensor mask = float_mask(DType::kF16, {40, 70}, seed += 3);
+  EXPECT_TRUE(matches(DType::kF16, p, seed += 3, {}, &mask));
+  HostTensor bmask = bool_mask(p.scores(), seed += 3);
+  EXPECT_TRUE(matches(DType::kF16, p, seed += 3, {}, &bmask));
+}
+
+// Runs `g` on the CPU reference and on Vulkan (with `options`), compares every
+// output at the f32 tolerance, and returns the Vulkan run's dispatch count.
+testing::AssertionResult graph_matches(const graph::Graph& g, const std::vector<HostTensor>& inputs,
+                                       const kernels::KernelGraphOptions& options, size_t* dispatches) {
+  Result<std::vector<HostTensor>> want = cpu::run_graph(g, inputs);
+  if (!want.ok()) return testing::AssertionFailure() << "CPU reference: " << want.status().message();
+  RunStats stats;
+  Result<std::vector<HostTensor>> got = run_on_vulkan(g, inputs, &stats, options);
+  if (!got.ok()) return testing::AssertionFailure() << "Vulkan: " << got.status().message();
+  for (size_t i = 0; i < want->size(); ++i) {
+    testing::AssertionResult r = all_close((*got)[i], (*want)[i], atol_for(DType::kF32), rtol_for(DType::kF32));
+    if (!r) return r << " (output " << i << ")";
+  }
+  *dispatches = stats.dispatches;
+  return testing::AssertionSuccess();
+}
+
+// q, k and v as a GPT block makes them: one projection [B, T, 3 * H * D]
+// split along its last dim, each piece viewed as [B, T, H, D] and transposed
+// to [B, H, T, D]. Returns the graph input x.
+struct FusedProjection {
+  graph::Graph g;
+  graph::ValueId x = graph::kNone, heads[3] = {graph::kNone, graph::kNone, graph::kNone};
+  FusedProjection(int64_t b, int64_t t, int64_t h, int64_t d) {
+    x = graph::add_graph_input(g, "x", DType::kF32, {b, t, 3 * h * d}).value();
+    const char* names[3] = {"q", "k", "v"};
+    for (int64_t i = 0; i < 3; ++i) {
+      std::string n = names[i];
+      auto part = graph::add_op(g, "slice", n + "_slice", {x},
+                                {{"axes", std::vector<int64_t>{2}}, {"starts", std::vector<int64_t>{i * h * d}},
+                                 {"ends", std::vector<int64_t>{(i + 1) * h * d}}})
+                      .value()[0];
+      auto split = graph::add_op(g, "reshape", n + "_heads", {part}, {{"shape", std::vector<int64_t>{b, t, h, d}}})
+                       .value()[0];
+      heads[i] = graph::add_op(g, "transpose", n + "_t", {split}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}})
+                     .value()[0];
+    }
+  }
+};
+
+TEST(VulkanAttention, ReadsSlicedTransposedHeadsInPlace) {
+  FusedProjection p(2, 37, 4, 16);
+  auto y = graph::add_op(p.g, kOp, "attn", {p.heads[0], p.heads[1], p.heads[2]}, {{"is_causal", int64_t{1}}});
+  ASSERT_TRUE(y.ok()) << y.status().message();
+  p.g.mark_output(y.value()[0]);
+  std::vector<HostTensor> inputs = {random_tensor(DType::kF32, {2, 37, 192}, 800, -1, 1)};
+  size_t dispatches = 0;
+  EXPECT_TRUE(graph_matches(p.g, inputs, {}, &dispatches));
+  EXPECT_EQ(dispatches, 1u) << "the slices and transposes should be read in place, not run";
+  kernels::KernelGraphOptions copies;
+  copies.strided_views = false;
+  EXPECT_TRUE(graph_matches(p.g, inputs, copies, &dispatches));
+  EXPECT_GT(dispatches, 1u);
+}
+
+TEST(VulkanAttention, ViewsKeepWhatOthersRead) {
+  // k's transposed heads are also a region output: that transpose still runs,
+  // and the attention reads k through its view all the same.
+  FusedProjection p(1, 20, 2, 8);
+  auto y = graph::add_op(p.g, kOp, "attn", {p.heads[0], p.heads[1], p.heads[2]}, {});
+  ASSERT_TRUE(y.ok()) << y.status().message();
+  p.g.mark_output(y.value()[0]);
+  p.g.mark_output(p.heads[1]);
+  size_t dispatches = 0;
+  EXPECT_TRUE(graph_matches(p.g, {random_tensor(DType::kF32, {1, 20, 48}, 810, -1, 1)}, {}, &dispatches));
+  EXPECT_GE(dispatches, 2u);
+  // A q whose head dim is not contiguous ([B, H, E, L] transposed) is no view
+  // the kernel takes: its transpose runs.
+  graph::Graph g;
+  auto qt = graph::add_graph_input(g, "qt", DType::kF32, {2, 3, 16, 21}).value();
+  auto kv = graph::add_graph_input(g, "kv", DType::kF32, {2, 3, 25, 16}).value();
+  auto q = graph::add_op(g, "transpose", "q", {qt}, {{"perm", std::vector<int64_t>{0, 1, 3, 2}}}).value()[0];
+  g.mark_output(graph::add_op(g, kOp, "attn", {q, kv, kv}, {}).value()[0]);
+  EXPECT_TRUE(graph_matches(g, {random_tensor(DType::kF32, {2, 3, 16, 21}, 820, -1, 1),
+                                random_tensor(DType::kF32, {2, 3, 25, 16}, 821, -1, 1)},
+                            {}, &dispatches));
+  EXPECT_EQ(dispatches, 2u);
+}
+
+TEST(VulkanAttention, HeadDimsPast128AreRefusedWithAReason) {
+  graph::Graph g;
+  auto q = graph::add_graph_input(g, "q", DType::kF32, {1, 2, 4, 129}).value();
+  auto v = graph::add_graph_input(g, "v", DType::kF32, {1, 2, 4, 8}).value();
+  auto y = graph::add_op(g, kOp, "attn", {q, q, v}, {});
+  ASSERT_TRUE(y.ok()) << y.status().message();
+  std::string why = kernels::vulkan_supports(g, g.nodes()[0]);
+  EXPECT_NE(why.find("head dims up to 128, q/k have 129"), std::string::npos) << why;
+}
+
+}  // namespace
+}  // namespace gpuu::vulkan_test
