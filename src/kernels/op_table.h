@@ -25,6 +25,8 @@ struct TensorRef {
   graph::Shape shape;
 };
 
+struct GemmEpilogue;  // gemm_dispatch.h
+
 struct LoweringContext {
   const SharedGpuContext& ctx;
   KernelCache& kernels;
@@ -34,6 +36,10 @@ struct LoweringContext {
   // Device memory for a kernel's temporaries, alive as long as the delegate.
   std::function<Result<BufferRange>(VkDeviceSize bytes, const char* what)> scratch;
   GemmForce gemm_force;  // KernelGraphOptions::gemm_kernel and gemm_splits
+  // The elementwise chain the node being lowered may fold into its GEMM's
+  // store (fusion.h); a GEMM lowering that does sets epilogue_taken.
+  const GemmEpilogue* epilogue = nullptr;
+  bool epilogue_taken = false;
 
   uint32_t max_groups_x() const { return ctx.properties().limits.maxComputeWorkGroupCount[0]; }
   const TensorRef& tensor(graph::ValueId id) const { return tensors[static_cast<size_t>(id)]; }
