@@ -42,6 +42,7 @@ struct Case {
   std::vector<graph::Shape> inputs;  // matmul: a, b; conv2d: x, w, bias
   graph::AttrMap attrs;
   double flops = 0;
+  std::optional<uint32_t> splits;  // forced split-K shares (--sweep-real)
 };
 
 // Values in [-1, 1) of `dtype`, and their exact float values for the host check.
@@ -148,6 +149,7 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Case& 
   GPUU_ASSIGN_OR_RETURN(DeviceBuffer readback, DeviceBuffer::create(*ctx, y_bytes, MemoryKind::kReadback, "readback"));
   kernels::KernelGraphOptions options;
   options.gemm_kernel = c.force;
+  options.gemm_splits = c.splits;
   GPUU_ASSIGN_OR_RETURN(std::unique_ptr<kernels::KernelGraph> kg,
                         kernels::KernelGraph::create(ctx, g, in_ranges, {BufferRange{out.buffer(), 0, out.size()}},
                                                      options));
@@ -196,11 +198,20 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Case& 
   }
 
   const double gpu_us = median(gpu);
-  // The pick the lowering made: rows are matmul's M, conv2d's output channels.
+  // The pick the lowering made, for the problem as the lowering states it.
   const bool conv = c.op == "conv2d";
-  const kernels::GemmChoice choice = kernels::select_gemm(
-      *ctx, c.dtype, c.force,
-      kernels::GemmProblem{conv, static_cast<uint32_t>(conv ? c.inputs[1][0] : c.inputs[0][0])});
+  kernels::GemmProblem problem{conv};
+  if (conv) {
+    const graph::Shape& w = c.inputs[1];
+    problem.m = static_cast<uint32_t>(w[0]);
+    problem.n = static_cast<uint32_t>(y.shape[0] * y.shape[2] * y.shape[3]);
+    problem.k = static_cast<uint32_t>(w[1] * w[2] * w[3]);
+  } else {
+    problem.m = static_cast<uint32_t>(c.inputs[0][c.inputs[0].size() - 2]);
+    problem.k = static_cast<uint32_t>(c.inputs[0].back());
+    problem.n = static_cast<uint32_t>(c.inputs[1].back());
+  }
+  const kernels::GemmChoice choice = kernels::select_gemm(*ctx, c.dtype, kernels::GemmForce{c.force, c.splits}, problem);
   std::printf("%s    {\"name\": \"%s\", \"kernel\": \"%s\", \"shader\": \"%s\", \"flops\": %.0f, \"gpu_us\": %.1f, "
               "\"gpu_us_min\": %.1f, \"wall_us\": %.1f, \"tflops\": %.4g, \"max_rel_err\": %.2e, \"runs\": %d}",
               first ? "" : ",\n", c.name.c_str(), choice.describe().c_str(),
@@ -211,12 +222,75 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Case& 
   return Status::Ok();
 }
 
+// The GEMMs of the real-size models (benchmarks/real) at batch 1, each as the
+// selector picks it and forced to every gemm.comp tile with 1 to 8 shares of K
+// (f32) and to the matrix-core kernel with 1 to 4 (f16): the data the
+// occupancy policy of gemm_select.cpp is set by.
+std::vector<Case> real_model_sweep() {
+  using kernels::GemmKernel;
+  struct Shape3 {
+    const char* name;
+    int64_t m, k, n;
+  };
+  const Shape3 gemms[] = {
+      {"vit_qkv", 197, 768, 2304},   {"vit_proj", 197, 768, 768},   {"vit_fc1", 197, 768, 3072},
+      {"vit_fc2", 197, 3072, 768},   {"gpt128_qkv", 128, 768, 2304}, {"gpt128_fc2", 128, 3072, 768},
+      {"gpt2048_fc1", 2048, 768, 3072}, {"decode_fc1", 1, 768, 3072}, {"decode_4096", 1, 4096, 4096},
+  };
+  graph::AttrMap conv_attrs = {{"stride", std::vector<int64_t>{1, 1}},
+                               {"padding", std::vector<int64_t>{1, 1}},
+                               {"dilation", std::vector<int64_t>{1, 1}},
+                               {"groups", int64_t{1}}};
+  graph::AttrMap pointwise = conv_attrs;
+  pointwise["padding"] = std::vector<int64_t>{0, 0};
+  struct Conv {
+    const char* name;
+    int64_t c, o, hw, k;
+  };
+  const Conv convs[] = {{"res_3x3_512_7", 512, 512, 7, 3}, {"res_1x1_512to2048_7", 512, 2048, 7, 1},
+                        {"res_1x1_2048to512_7", 2048, 512, 7, 1}, {"res_3x3_64_56", 64, 64, 56, 3},
+                        {"res_3x3_256_14", 256, 256, 14, 3}};
+  std::vector<Case> cases;
+  auto variants = [&](const Case& base) {
+    for (DType dtype : {DType::kF32, DType::kF16}) {
+      Case c = base;
+      c.dtype = dtype;
+      c.name = base.name + (dtype == DType::kF16 ? "_f16" : "_f32");
+      cases.push_back(c);  // the selector's own pick
+      std::vector<std::pair<GemmKernel, std::vector<uint32_t>>> forms;
+      if (dtype == DType::kF32) {
+        forms = {{GemmKernel::kTiled64, {1, 2, 3, 4, 6, 8}}, {GemmKernel::kTiled128, {1, 2, 4, 8}}};
+      } else {
+        forms = {{GemmKernel::kCoopMat, {1, 2, 4}}, {GemmKernel::kTiled64, {1, 4}}};
+      }
+      for (const auto& [kernel, splits] : forms) {
+        for (uint32_t s : splits) {
+          Case f = c;
+          f.force = kernel;
+          f.splits = s;
+          f.name = c.name + "_" + (kernel == GemmKernel::kTiled64 ? "t64" : kernel == GemmKernel::kTiled128 ? "t128" : "coop") +
+                   "_s" + std::to_string(s);
+          cases.push_back(f);
+        }
+      }
+    }
+  };
+  for (const Shape3& g : gemms) {
+    variants(Case{g.name, "matmul", DType::kF32, std::nullopt, {{g.m, g.k}, {g.k, g.n}}, {}, 2.0 * g.m * g.k * g.n});
+  }
+  for (const Conv& v : convs) {
+    variants(Case{v.name, "conv2d", DType::kF32, std::nullopt, {{1, v.c, v.hw, v.hw}, {v.o, v.c, v.k, v.k}, {v.o}},
+                  v.k == 1 ? pointwise : conv_attrs, 2.0 * v.o * v.hw * v.hw * v.c * v.k * v.k});
+  }
+  return cases;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int runs = 30, warmup = 5;
   int64_t size = 4096;
-  bool quick = false;
+  bool quick = false, sweep_real = false;
   double warmup_s = 0;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
@@ -224,8 +298,10 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--size") && i + 1 < argc) size = std::atoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) quick = true;  // small shapes, for CPU devices
     else if (!std::strcmp(argv[i], "--warmup-s") && i + 1 < argc) warmup_s = std::atof(argv[++i]);
+    else if (!std::strcmp(argv[i], "--sweep-real")) sweep_real = true;  // real models' GEMMs, every tile and split
     else {
-      std::fprintf(stderr, "usage: bench_gemm [--runs N] [--warmup N] [--warmup-s SECONDS] [--size S] [--quick]\n");
+      std::fprintf(stderr,
+                   "usage: bench_gemm [--runs N] [--warmup N] [--warmup-s SECONDS] [--size S] [--quick] [--sweep-real]\n");
       return 2;
     }
   }
@@ -266,6 +342,7 @@ int main(int argc, char** argv) {
       {"conv2d_f16_coopmat_square", "conv2d", DType::kF16, GemmKernel::kCoopMat,
        {{batch, ch, hw, hw}, {ch, ch, 3, 3}, {ch}}, conv_attrs, conv},
   };
+  if (sweep_real) cases = real_model_sweep();
   // What the selector saw: the device's cooperative-matrix shapes (M x N x K,
   // VkComponentTypeKHR of A/B/C/result, VkScopeKHR).
   std::string shapes;

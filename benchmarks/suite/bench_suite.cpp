@@ -45,6 +45,7 @@ using Clock = std::chrono::steady_clock;
 struct Options {
   int runs = 100, warmup = 10;
   bool small = false;
+  bool programs_only = false;  // --programs-only: no kernel-level cases (benchmarks/real)
   std::string programs;
 };
 
@@ -84,6 +85,18 @@ std::vector<uint8_t> input_bytes(const runtime::TensorDesc& d, const std::vector
     std::memcpy(out.data() + k, &f, 4);
   }
   return out;
+}
+
+// Element i of f32 (or, with `half`, f16) bytes.
+float element(const std::vector<uint8_t>& bytes, size_t i, bool half) {
+  if (half) {
+    uint16_t h;
+    std::memcpy(&h, bytes.data() + 2 * i, 2);
+    return half_to_float(h);
+  }
+  float f;
+  std::memcpy(&f, bytes.data() + 4 * i, 4);
+  return f;
 }
 
 // Runs `step` `warmup` times and then on for at least 300 ms: after the idle
@@ -156,12 +169,14 @@ Result<SessionRun> run_session(std::shared_ptr<const program::Program> program, 
   for (size_t i = 0; i < outputs.size(); ++i) {
     GPUU_RETURN_IF_ERROR(session->get_output(i, outputs[i].data(), outputs[i].size()));
   }
-  if (!outputs.empty() && session->outputs()[0].dtype == graph::DType::kF32 && expected.size() == outputs[0].size()) {
+  // An f16 output is compared with the f32 reference as well (the error of running in f16).
+  const bool half_out = !outputs.empty() && session->outputs()[0].dtype == graph::DType::kF16;
+  const size_t esize = half_out ? 2 : 4;
+  if (!outputs.empty() && (half_out || session->outputs()[0].dtype == graph::DType::kF32) &&
+      expected.size() == outputs[0].size() / esize * 4) {
     r.max_abs_diff = r.ref_max_abs = 0;
     for (size_t k = 0; k < expected.size() / 4; ++k) {
-      float got, want;
-      std::memcpy(&got, outputs[0].data() + 4 * k, 4);
-      std::memcpy(&want, expected.data() + 4 * k, 4);
+      float got = element(outputs[0], k, half_out), want = element(expected, k, false);
       r.max_abs_diff = std::max(r.max_abs_diff, static_cast<double>(std::fabs(got - want)));
       r.ref_max_abs = std::max(r.ref_max_abs, static_cast<double>(std::fabs(want)));
     }
@@ -280,16 +295,6 @@ std::vector<uint8_t> random_f32(size_t n, uint32_t seed, bool half) {
   return out;
 }
 
-float element(const std::vector<uint8_t>& bytes, size_t i, bool half) {
-  if (half) {
-    uint16_t h;
-    std::memcpy(&h, bytes.data() + 2 * i, 2);
-    return half_to_float(h);
-  }
-  float f;
-  std::memcpy(&f, bytes.data() + 4 * i, 4);
-  return f;
-}
 
 // A discrete GPU idles at low clocks and takes seconds of steady work to
 // reach its boost clock: measured cold, the same kernels ran 1.5-4x slower
@@ -433,8 +438,10 @@ int main(int argc, char** argv) {
       o.warmup = std::atoi(argv[++i]);
     } else if (a == "--programs" && i + 1 < argc) {
       o.programs = argv[++i];
+    } else if (a == "--programs-only") {
+      o.programs_only = true;
     } else {
-      std::fprintf(stderr, "usage: bench_suite [--small] [--runs N] [--warmup N] [--programs DIR]\n");
+      std::fprintf(stderr, "usage: bench_suite [--small] [--runs N] [--warmup N] [--programs DIR] [--programs-only]\n");
       return 2;
     }
   }
@@ -471,6 +478,10 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
 
+  if (o.programs_only) {
+    std::printf("    {\"case\": \"end\", \"kind\": \"none\"}\n  ]\n}\n");
+    return 0;
+  }
   // 1 vs 3 delegates of one 100-op chain (bench_runtime's split case).
   graph::Graph chain = bench::make_chain(100, 4096);
   std::printf("    {\"case\": \"delegates_3_vs_1\", \"kind\": \"delegates\", \"ops\": 100, \"elements\": 4096");

@@ -2,6 +2,9 @@
 #include "kernels/fusion.h"
 
 #include <algorithm>
+#include <optional>
+
+#include "kernels/gemm_dispatch.h"
 #include <map>
 #include <set>
 
@@ -123,7 +126,43 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse) {
       units.push_back(LoweringUnit{groups[static_cast<size_t>(group_of[i])]});
     }
   }
-  return units;
+  // Epilogues: a chain that alone reads a GEMM op's output, of its shape,
+  // takes the GEMM into its unit (lowered where the chain stands: the GEMM's
+  // inputs exist by then, and nothing else reads its output).
+  std::vector<int> unit_of(n, -1);
+  for (size_t u = 0; u < units.size(); ++u) {
+    for (graph::NodeId id : units[u].nodes) unit_of[static_cast<size_t>(id)] = static_cast<int>(u);
+  }
+  std::vector<bool> absorbed(units.size(), false);
+  for (size_t u = 0; u < units.size(); ++u) {
+    LoweringUnit& chain = units[u];
+    if (chain.nodes.size() > GemmEpilogue::kMaxInstructions || !fusable(g, g.node(chain.nodes.back()))) continue;
+    const graph::Value& out = g.value(g.node(chain.nodes.back()).outputs[0]);
+    for (graph::ValueId e : externals_of(g, chain.nodes)) {
+      graph::NodeId p = g.value(e).producer;
+      if (p < 0) continue;
+      const graph::Node& gemm = g.node(p);
+      const int pu = unit_of[static_cast<size_t>(p)];
+      if ((gemm.op != "matmul" && gemm.op != "linear" && gemm.op != "conv2d") || units[static_cast<size_t>(pu)].nodes.size() != 1 ||
+          absorbed[static_cast<size_t>(pu)] || graph_outputs.count(e) || g.value(e).shape != out.shape ||
+          g.value(e).dtype != out.dtype) {
+        continue;
+      }
+      const auto& readers = consumers[static_cast<size_t>(e)];
+      if (!std::all_of(readers.begin(), readers.end(), [&](graph::NodeId c) { return unit_of[static_cast<size_t>(c)] == static_cast<int>(u); })) {
+        continue;
+      }
+      absorbed[static_cast<size_t>(pu)] = true;
+      chain.nodes.insert(chain.nodes.begin(), p);
+      chain.gemm_epilogue = true;
+      break;
+    }
+  }
+  std::vector<LoweringUnit> kept;
+  for (size_t u = 0; u < units.size(); ++u) {
+    if (!absorbed[u]) kept.push_back(std::move(units[u]));
+  }
+  return kept;
 }
 
 Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit) {
@@ -167,6 +206,76 @@ Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit) {
                 static_cast<uint32_t>(bindings.size()), push.size()};
   const uint32_t per_thread = op_codes::kLimitFusedPerThread;
   return add_dispatch(lc, unit.nodes, key, std::move(bindings), push, (count + per_thread - 1) / per_thread);
+}
+
+namespace {
+
+// How the GEMM's store reads `input` (broadcast to the output `out`): at the
+// output element, at its row (conv2d's output channel, NCHW axis 1), at its
+// column (a GEMM's last axis), or once; nullopt for any other broadcast.
+std::optional<GemmEpilogue::Mode> epilogue_mode(const graph::Shape& input, const graph::Shape& out, bool conv) {
+  if (input == out) return GemmEpilogue::kFull;
+  if (!broadcasts_to(input, out)) return std::nullopt;
+  if (graph::shape_numel(input) == 1) return GemmEpilogue::kScalar;
+  // The one output axis the input varies along.
+  const size_t axis = conv ? 1 : out.size() - 1;
+  for (size_t k = 0; k < input.size(); ++k) {
+    const size_t out_axis = out.size() - input.size() + k;
+    if (input[k] != 1 && out_axis != axis) return std::nullopt;
+  }
+  return conv ? GemmEpilogue::kRow : GemmEpilogue::kColumn;
+}
+
+// The chain `nodes` as the epilogue of `gemm`, or nullopt where an input is
+// read in a way the store cannot.
+std::optional<GemmEpilogue> make_epilogue(const LoweringContext& lc, const graph::Node& gemm,
+                                          const std::vector<graph::NodeId>& nodes) {
+  const graph::Graph& g = lc.graph;
+  const graph::Node& last = g.node(nodes.back());
+  GemmEpilogue epi;
+  epi.output = &lc.tensor(last.outputs[0]);
+  const graph::Shape& out = epi.output->shape;
+  std::map<graph::ValueId, int> reg = {{gemm.outputs[0], 0}};
+  for (graph::ValueId e : externals_of(g, nodes)) {
+    if (e == gemm.outputs[0]) continue;
+    std::optional<GemmEpilogue::Mode> mode = epilogue_mode(lc.tensor(e).shape, out, gemm.op == "conv2d");
+    if (!mode || epi.inputs.size() == GemmEpilogue::kMaxInputs) return std::nullopt;
+    epi.inputs.push_back(&lc.tensor(e));
+    epi.modes.push_back(*mode);
+    reg[e] = static_cast<int>(epi.inputs.size());
+  }
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    const graph::Node& node = g.node(nodes[k]);
+    int a = reg.at(node.inputs[0]);
+    int b = node.inputs.size() > 1 ? reg.at(node.inputs[1]) : 0;
+    epi.instructions.push_back(fused_code(node) | (a << 8) | (b << 16));
+    reg[node.outputs[0]] = static_cast<int>(1 + GemmEpilogue::kMaxInputs + k);
+    epi.label += (k ? "+" : "") + node.name;
+    epi.ops += (k ? "+" : "") + node.op;
+  }
+  return epi;
+}
+
+}  // namespace
+
+Status lower_gemm_with_epilogue(LoweringContext& lc, const LoweringUnit& unit) {
+  const graph::Graph& g = lc.graph;
+  const graph::Node& gemm = g.node(unit.nodes[0]);
+  const LoweringUnit chain{std::vector<graph::NodeId>(unit.nodes.begin() + 1, unit.nodes.end())};
+  std::optional<GemmEpilogue> epi = make_epilogue(lc, gemm, chain.nodes);
+  lc.epilogue = epi ? &*epi : nullptr;
+  lc.epilogue_taken = false;
+  Status lowered = find_op_kernel(gemm.op)->lower(lc, gemm);
+  const bool taken = lc.epilogue_taken;
+  lc.epilogue = nullptr;
+  lc.epilogue_taken = false;
+  GPUU_RETURN_IF_ERROR(lowered);
+  if (taken) return Status::Ok();
+  // A GEMM op that did not run as a GEMM (a direct convolution), or a chain
+  // the store cannot read: the chain on its own, after it.
+  if (chain.fused()) return lower_fused_group(lc, chain);
+  const graph::Node& only = g.node(chain.nodes[0]);
+  return find_op_kernel(only.op)->lower(lc, only);
 }
 
 }  // namespace gpuu::kernels

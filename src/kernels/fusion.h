@@ -13,14 +13,25 @@ namespace gpuu::kernels {
 struct LoweringUnit {
   std::vector<graph::NodeId> nodes;  // one node, or a fused group in graph order (the last one's output escapes)
   int movement_chain = -1;           // or a movement chain's nodes (movement.h): its index
-  bool fused() const { return movement_chain < 0 && nodes.size() > 1; }
+  // nodes[0] is a GEMM op (matmul, linear, conv2d) and the rest an
+  // elementwise chain that alone reads its output: the chain may fold into
+  // the GEMM's store (gemm_epilogue.glsl) where the GEMM lowering takes it.
+  bool gemm_epilogue = false;
+  bool fused() const { return movement_chain < 0 && !gemm_epilogue && nodes.size() > 1; }
 };
 
 // The lowering order of `graph`'s nodes; with `fuse`, maximal fusable groups
-// (<= 4 outside inputs, <= 40 ops, every inner value used only inside) are merged.
+// (<= 4 outside inputs, <= 40 ops, every inner value used only inside) are
+// merged, and a group (or single fusable node) of <= 8 ops of a GEMM op's
+// output shape that alone reads that output joins the GEMM's unit.
 std::vector<LoweringUnit> plan_lowering(const graph::Graph& graph, bool fuse);
 
 // Appends the one dispatch of a fused group.
 Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit);
+
+// Lowers a gemm_epilogue unit: the GEMM with the chain in its store where its
+// lowering takes it (a GEMM kernel, inputs each read at the output element,
+// its row or column, or once), else the GEMM and then the chain.
+Status lower_gemm_with_epilogue(LoweringContext& lc, const LoweringUnit& unit);
 
 }  // namespace gpuu::kernels

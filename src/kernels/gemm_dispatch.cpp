@@ -3,9 +3,36 @@
 
 namespace gpuu::kernels {
 
+namespace {
+
+// The epilogue's specialization constants (gemm_epilogue.glsl, from EPI_ID on)
+// and its three input bindings (padded with `any`, never read then).
+void add_epilogue(const GemmEpilogue* epi, const BufferRange& any, std::vector<int32_t>* spec,
+                  std::vector<Binding>* bindings) {
+  int32_t modes = 0;
+  for (size_t i = 0; epi && i < epi->modes.size(); ++i) modes |= epi->modes[i] << (2 * i);
+  spec->push_back(epi ? static_cast<int32_t>(epi->instructions.size()) : 0);
+  spec->push_back(epi ? static_cast<int32_t>(epi->inputs.size()) : 0);
+  spec->push_back(modes);
+  for (size_t k = 0; k < GemmEpilogue::kMaxInstructions; ++k) {
+    spec->push_back(epi && k < epi->instructions.size() ? epi->instructions[k] : 0);
+  }
+  for (size_t i = 0; i < GemmEpilogue::kMaxInputs; ++i) {
+    bindings->push_back({epi && i < epi->inputs.size() ? epi->inputs[i]->range : any, false});
+  }
+}
+
+}  // namespace
+
 Status add_gemm_dispatch(LoweringContext& lc, const graph::Node& node, const GemmChoice& choice,
                          const GemmDispatch& gemm, const BufferRange& a, const BufferRange& b, const GemmOutput& out) {
-  const TensorRef& y = *out.y;
+  // The chain folded into the store, if the kernel graph offered one: its
+  // output is written in place of the GEMM's.
+  const GemmEpilogue* epi = lc.epilogue;
+  lc.epilogue_taken = epi != nullptr;
+  const TensorRef& y = epi ? *epi->output : *out.y;
+  graph::Node labelled = node;
+  if (epi) labelled.name += "+" + epi->label;
   const bool split = choice.splits > 1;
   const uint32_t tiles_m = choice.tiles_m(gemm.m), tiles_n = choice.tiles_n(gemm.n);
   // <= numel(y) x splits <= 2^31 x 16 would not fit; check_tensor_limits caps
@@ -23,24 +50,24 @@ Status add_gemm_dispatch(LoweringContext& lc, const graph::Node& node, const Gem
   std::vector<int32_t> spec = {out.bias ? 1 : 0, gemm.b_k_contiguous, gemm.a_vec, gemm.b_vec, gemm.aligned};
   const std::vector<int32_t> kernel_spec = choice.specialization();
   spec.insert(spec.end(), kernel_spec.begin(), kernel_spec.end());
-  if (split || gemm.pointwise) {
-    spec.resize(10, 0);  // constant ids 5..9 are gemm_coopmat.comp's (unused by gemm.comp)
-    spec.push_back(split ? 1 : 0);
-    spec.push_back(gemm.pointwise);
-  }
+  spec.resize(10, 0);  // constant ids 5..9 are gemm_coopmat.comp's (unused by gemm.comp)
+  spec.push_back(split ? 1 : 0);
+  spec.push_back(gemm.pointwise);
   // Without a bias, binding 2 still needs a buffer: A's, which the shader never reads there.
   const BufferRange bias = out.bias ? out.bias->range : a;
   // Under split-K the output binding takes the partials too: the GEMM pass
-  // writes nothing else, and the reduction reads them after it.
-  KernelKey key{choice.shader(out.conv, y.dtype), spec, 5, push.size()};
+  // writes nothing else, and the reduction reads them after it (and applies
+  // the epilogue).
+  std::vector<Binding> bindings = {{a, false}, {b, false}, {bias, false}, {partial, true}, {partial, true}};
+  add_epilogue(split ? nullptr : epi, a, &spec, &bindings);
+  KernelKey key{choice.shader(out.conv, y.dtype), spec, static_cast<uint32_t>(bindings.size()), push.size()};
   gpu::StepWork work;
+  work.ops = epi ? node.op + "+" + epi->ops : node.op;
   work.choice = choice.describe();
   work.why = choice.why;
   work.flops = gemm_flops(gemm.m, gemm.n, gemm.k, gemm.batches);
   work.matrix_cores = choice.coopmat();
-  GPUU_RETURN_IF_ERROR(add_dispatch(lc, node, key,
-                                    {{a, false}, {b, false}, {bias, false}, {partial, true}, {partial, true}}, push,
-                                    tiles * kWorkgroupSize, work));
+  GPUU_RETURN_IF_ERROR(add_dispatch(lc, labelled, key, std::move(bindings), push, tiles * kWorkgroupSize, work));
   if (!split) return Status::Ok();
   // The reduction moves the partials, the bias where there is one, and the output.
   work.flops = 0;
@@ -49,10 +76,12 @@ Status add_gemm_dispatch(LoweringContext& lc, const graph::Node& node, const Gem
   PushConstants reduce;
   reduce.u32(static_cast<uint32_t>(outputs)).u32(gemm.m).u32(gemm.n).u32(choice.splits);
   reduce.u32(out.pixels).u32(out.out_channels);
-  KernelKey reduce_key{std::string("gemm_split_reduce") + float_suffix(y.dtype), {out.bias ? 1 : 0, out.conv ? 1 : 0},
-                       3, reduce.size()};
-  return add_dispatch(lc, node, reduce_key, {{partial, false}, {bias, false}, {y.range, true}}, reduce, outputs,
-                      std::move(work));
+  std::vector<int32_t> reduce_spec = {out.bias ? 1 : 0, out.conv ? 1 : 0};
+  std::vector<Binding> reduce_bindings = {{partial, false}, {bias, false}, {y.range, true}};
+  add_epilogue(epi, a, &reduce_spec, &reduce_bindings);
+  KernelKey reduce_key{std::string("gemm_split_reduce") + float_suffix(y.dtype), reduce_spec,
+                       static_cast<uint32_t>(reduce_bindings.size()), reduce.size()};
+  return add_dispatch(lc, labelled, reduce_key, std::move(reduce_bindings), reduce, outputs, std::move(work));
 }
 
 }  // namespace gpuu::kernels

@@ -151,6 +151,11 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
   for (size_t u = 0; u < units.size(); ++u) {
     const graph::Node& last = region.node(units[u].nodes.back());
     for (graph::ValueId v : last.outputs) materialized[static_cast<size_t>(v)] = 1;
+    // The GEMM's own output, for when its lowering leaves the chain to run
+    // after it (it lives only within the unit, so its memory is soon reused).
+    if (units[u].gemm_epilogue) {
+      for (graph::ValueId v : region.node(units[u].nodes[0]).outputs) materialized[static_cast<size_t>(v)] = 1;
+    }
   }
   // Lifetimes of arena values, in units: produced at `first`, last read at `last`.
   std::vector<int> first(region.values().size(), 0), last_use(region.values().size(), -1);
@@ -251,7 +256,9 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
                                      BufferRange{constants_.buffer(), map_offset[static_cast<size_t>(unit.movement_chain)],
                                                  align_up(chain.map.size() * sizeof(int32_t), 4)});
     } else {
-      lowered = unit.fused() ? lower_fused_group(lc, unit) : find_op_kernel(node.op)->lower(lc, node);
+      lowered = unit.gemm_epilogue ? lower_gemm_with_epilogue(lc, unit)
+                : unit.fused()       ? lower_fused_group(lc, unit)
+                                     : find_op_kernel(node.op)->lower(lc, node);
     }
     if (!lowered.ok()) {
       return err(lowered.code(), "Vulkan delegate: lowering node '", node.name, "' (", node.op,

@@ -35,6 +35,7 @@ struct StridedView {
   int64_t offset = 0;
   std::vector<int64_t> strides;  // one per dim of the viewed value, in elements
 };
+struct GemmEpilogue;  // gemm_dispatch.h
 
 struct LoweringContext {
   const SharedGpuContext& ctx;
@@ -48,6 +49,10 @@ struct LoweringContext {
   // Indexed by ValueId: the view a value is read through (root kNone where
   // it is read as itself). Empty when nothing is read through a view.
   std::vector<StridedView> views = {};
+  // The elementwise chain the node being lowered may fold into its GEMM's
+  // store (fusion.h); a GEMM lowering that does sets epilogue_taken.
+  const GemmEpilogue* epilogue = nullptr;
+  bool epilogue_taken = false;
 
   uint32_t max_groups_x() const { return ctx.properties().limits.maxComputeWorkGroupCount[0]; }
   const TensorRef& tensor(graph::ValueId id) const { return tensors[static_cast<size_t>(id)]; }

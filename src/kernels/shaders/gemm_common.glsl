@@ -38,6 +38,11 @@ layout(std430, set = 0, binding = 2) readonly buffer Bias { T bias[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer Out { T y[]; };
 // The partials [split][batch][M][N] when SPLIT_K (else bound to the output, never written).
 layout(std430, set = 0, binding = 4) writeonly buffer Partial { float partial[]; };
+// Bindings 5..7 and constants 12..22: the epilogue (gemm_epilogue.glsl); under
+// SPLIT_K the reduction applies it instead.
+#define EPI_ID 12
+#define EPI_BINDING 5
+#include "gemm_epilogue.glsl"
 
 #ifdef GPUU_CONV
 layout(push_constant) uniform Params {
@@ -207,9 +212,11 @@ void store_y(uint m, uint n, float v) {
   if (HAS_BIAS != 0) v += float(bias[oc]);
   uint pixels = p.OH * p.OW;
   uint img = n / pixels, pix = n % pixels;
-  y[(img * p.O + oc) * pixels + pix] = T(v);
+  uint i = (img * p.O + oc) * pixels + pix;
+  y[i] = T(epilogue(v, i, oc, n));
 #else
   if (HAS_BIAS != 0) v += float(bias[n]);
-  y[(g_batch * p.M + m) * p.N + n] = T(v);
+  uint i = (g_batch * p.M + m) * p.N + n;
+  y[i] = T(epilogue(v, i, m, n));
 #endif
 }

@@ -1,0 +1,128 @@
+// Elementwise chains folded into the store of the GEMM they alone read
+// (fusion.h, gemm_epilogue.glsl): conv2d with batch norm's per-channel scale
+// and shift, ReLU and a residual; linear with a second per-column bias, GELU
+// and a residual; batched matmul with a scalar; each with and without split-K,
+// against the CPU reference, and with the dispatch count that shows the fold.
+// Chains the store cannot read (a per-row input of a linear, a GEMM output
+// read elsewhere too) still run, after the GEMM.
+#include <gtest/gtest.h>
+
+#include "kernels/gemm_select.h"
+#include "kernels/vulkan_test_util.h"
+
+namespace gpuu::vulkan_test {
+namespace {
+
+using graph::DType;
+using graph::Shape;
+using graph::ValueId;
+using kernels::GemmKernel;
+
+// A graph under construction with its input tensors, for the CPU and Vulkan runs.
+struct Case {
+  graph::Graph g;
+  std::vector<cpu::HostTensor> inputs;
+  uint32_t seed = 1;
+
+  ValueId input(const std::string& name, const Shape& shape, double lo = -1, double hi = 1) {
+    inputs.push_back(random_tensor(DType::kF32, shape, seed++, lo, hi));
+    return graph::add_graph_input(g, name, DType::kF32, shape).value();
+  }
+  ValueId constant(const std::string& name, const Shape& shape, double lo = -1, double hi = 1) {
+    cpu::HostTensor t = random_tensor(DType::kF32, shape, seed++, lo, hi);
+    return graph::add_graph_constant(g, name, DType::kF32, shape, Blob::copy_of(t.bytes.data(), t.bytes.size()))
+        .value();
+  }
+  ValueId op(const std::string& op, std::vector<ValueId> in, graph::AttrMap attrs = {}) {
+    return graph::add_op(g, op, op + std::to_string(g.nodes().size()), std::move(in), std::move(attrs)).value()[0];
+  }
+};
+
+kernels::KernelGraphOptions gemm_forced(std::optional<uint32_t> splits = std::nullopt) {
+  kernels::KernelGraphOptions o;
+  o.gemm_kernel = GemmKernel::kTiled64;  // lavapipe would run small convolutions directly
+  o.gemm_splits = splits;
+  return o;
+}
+
+// Runs the case on Vulkan with `options` and on the CPU; the dispatch count in `dispatches`.
+testing::AssertionResult matches(Case& c, const kernels::KernelGraphOptions& options, size_t* dispatches) {
+  RunStats stats;
+  Result<std::vector<cpu::HostTensor>> got = run_on_vulkan(c.g, c.inputs, &stats, options);
+  if (!got.ok()) return testing::AssertionFailure() << got.status().message();
+  Result<std::vector<cpu::HostTensor>> want = cpu::run_graph(c.g, c.inputs);
+  if (!want.ok()) return testing::AssertionFailure() << want.status().message();
+  *dispatches = stats.dispatches;
+  for (size_t i = 0; i < want->size(); ++i) {
+    testing::AssertionResult close = all_close((*got)[i], (*want)[i], 1e-4, 1e-4);
+    if (!close) return close << " (output " << i << ")";
+  }
+  return testing::AssertionSuccess();
+}
+
+// conv -> * scale[c] + shift[c] -> + residual -> relu: one dispatch (two with a split).
+TEST(VulkanGemmEpilogue, ConvBatchNormResidualRelu) {
+  for (std::optional<uint32_t> splits : {std::optional<uint32_t>{}, std::optional<uint32_t>{3}}) {
+    Case c;
+    ValueId x = c.input("x", {2, 24, 9, 9});
+    ValueId residual = c.input("residual", {2, 32, 9, 9});
+    ValueId w = c.constant("w", {32, 24, 3, 3}, -0.2, 0.2);
+    ValueId y = c.op("conv2d", {x, w}, {{"padding", std::vector<int64_t>{1, 1}}});
+    y = c.op("mul", {y, c.constant("scale", {1, 32, 1, 1}, 0.5, 1.5)});
+    y = c.op("add", {y, c.constant("shift", {32, 1, 1}, -0.5, 0.5)});
+    y = c.op("add", {y, residual});
+    ASSERT_TRUE(graph::add_graph_output(c.g, c.op("relu", {y})).ok());
+    size_t dispatches = 0;
+    EXPECT_TRUE(matches(c, gemm_forced(splits), &dispatches));
+    EXPECT_EQ(dispatches, splits ? 2u : 1u);
+  }
+}
+
+// linear (bias) -> + bias2[n] -> gelu(tanh) -> + x: one dispatch.
+TEST(VulkanGemmEpilogue, LinearBiasGeluResidual) {
+  for (std::optional<uint32_t> splits : {std::optional<uint32_t>{}, std::optional<uint32_t>{2}}) {
+    Case c;
+    ValueId x = c.input("x", {3, 5, 40});
+    ValueId w = c.constant("w", {40, 40}, -0.2, 0.2);
+    ValueId y = c.op("linear", {x, w, c.constant("b", {40})});
+    y = c.op("add", {y, c.constant("b2", {40})});
+    y = c.op("gelu", {y}, {{"approximate", std::string("tanh")}});
+    ASSERT_TRUE(graph::add_graph_output(c.g, c.op("add", {y, x})).ok());
+    size_t dispatches = 0;
+    EXPECT_TRUE(matches(c, gemm_forced(splits), &dispatches));
+    EXPECT_EQ(dispatches, splits ? 2u : 1u);
+  }
+}
+
+// Batched matmul times a scalar constant: one dispatch.
+TEST(VulkanGemmEpilogue, BatchedMatmulScaled) {
+  Case c;
+  ValueId a = c.input("a", {2, 3, 17, 20});
+  ValueId b = c.input("b", {2, 3, 20, 19});
+  ValueId y = c.op("matmul", {a, b});
+  ASSERT_TRUE(graph::add_graph_output(c.g, c.op("mul", {y, c.constant("s", {1})})).ok());
+  size_t dispatches = 0;
+  EXPECT_TRUE(matches(c, gemm_forced(), &dispatches));
+  EXPECT_EQ(dispatches, 1u);
+}
+
+// A per-row input of a linear (broadcast along its columns), which the store
+// cannot read, and a GEMM output that a later node reads too: both still right.
+TEST(VulkanGemmEpilogue, ChainsTheStoreCannotTakeStillRun) {
+  Case c;
+  ValueId x = c.input("x", {6, 16});
+  ValueId y = c.op("linear", {x, c.constant("w", {24, 16})});
+  ValueId rows = c.input("rows", {6, 1});
+  ASSERT_TRUE(graph::add_graph_output(c.g, c.op("relu", {c.op("mul", {y, rows})})).ok());
+  ValueId z = c.op("linear", {x, c.constant("w2", {24, 16})});
+  ValueId t = c.op("tanh", {z});
+  ASSERT_TRUE(graph::add_graph_output(c.g, c.op("add", {t, z})).ok());
+  size_t dispatches = 0;
+  EXPECT_TRUE(matches(c, gemm_forced(), &dispatches));
+  // The first linear and its chain: two dispatches; the second linear (read
+  // by tanh and add, both in its chain): one.
+  EXPECT_EQ(dispatches, 3u);
+}
+
+}  // namespace
+}  // namespace gpuu::vulkan_test
