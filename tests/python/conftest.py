@@ -19,6 +19,24 @@ import gpuu
 SYNC_MODES = list(gpuu.core.SYNC_MODES)  # every sync mode the C ABI names
 
 
+# ---- shards: ctest runs a long test file as several entries side by side ------
+
+def pytest_addoption(parser):
+    parser.addoption("--shard", default=None, metavar="I/N",
+                     help="run the I-th of N contiguous slices of the collected tests (0-based)")
+
+
+def pytest_collection_modifyitems(config, items):
+    shard = config.getoption("--shard")
+    if not shard:
+        return
+    index, count = (int(v) for v in shard.split("/"))
+    # Contiguous slices keep tests that share a module fixture (one trace, one export) together.
+    begin, end = len(items) * index // count, len(items) * (index + 1) // count
+    config.hook.pytest_deselected(items=items[:begin] + items[end:])
+    items[:] = items[begin:end]
+
+
 # ---- the validation layer's messages fail the test that caused them ------------
 
 _messages = []
@@ -160,6 +178,18 @@ def eager(model, *inputs):
     with torch.no_grad():
         out = model(*inputs)
     return [o.numpy() for o in (out if isinstance(out, (tuple, list)) else [out])]
+
+
+def export_traced(graph, spec, path, **partitioner_options):
+    """gpuu.export's partition and write, for a graph from gpuu.frontend.from_torch: tests that export one
+    model under several policies trace it once (tracing is most of an export's time). The explain report."""
+    partitioner = gpuu.UnifiedGpuPartitioner(spec, **partitioner_options)
+    result = partitioner.partition(graph)
+    try:
+        partitioner.write_program(result, path)
+        return result.explain
+    finally:
+        result.partition.close()
 
 
 # ---- does a session with a VGF delegate come up? -------------------------------

@@ -10,6 +10,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import gpuu
+from conftest import export_traced
 from gpuu.frontend import FrontendError, from_torch
 
 
@@ -22,10 +23,10 @@ class Fn(nn.Module):
         return self.fn(*xs)
 
 
-def _export_run(model, inputs, prefer, path, **options):
+def _export_run(graph, inputs, prefer, path):
     spec = gpuu.UnifiedGpuCompileSpec(vgf=gpuu.VgfCompileSpec(), prefer=prefer, min_partition_size=1,
                                       shared_context_token="frontend_ops")
-    report = gpuu.export(model, inputs, spec, path, **options)
+    report = export_traced(graph, spec, path)
     with gpuu.load(path) as program:
         got = program.run([x.numpy() for x in inputs])
     return report, got
@@ -35,15 +36,16 @@ def _check(model, inputs, tmp_path, tol=1e-5, exact=False):
     with torch.no_grad():
         want = model(*inputs)
     want = [w.numpy() for w in (want if isinstance(want, (tuple, list)) else [want])]
-    for prefer in ("vulkan_first", "vgf_first"):
-        report, got = _export_run(model, inputs, prefer, tmp_path / f"{prefer}.gpuu")
-        assert report["summary"]["backends"]["CpuFallback"]["nodes"] == 0, (prefer, report["nodes"])
-        for g, w in zip(got, want):
-            assert g.shape == w.shape and g.dtype == w.dtype, (prefer, g.shape, w.shape, g.dtype, w.dtype)
-            if exact:
-                np.testing.assert_array_equal(g, w, err_msg=prefer)
-            else:
-                np.testing.assert_allclose(g, w, rtol=tol, atol=tol, err_msg=prefer)
+    with from_torch(model, inputs) as graph:  # traced once, exported under both policies
+        for prefer in ("vulkan_first", "vgf_first"):
+            report, got = _export_run(graph, inputs, prefer, tmp_path / f"{prefer}.gpuu")
+            assert report["summary"]["backends"]["CpuFallback"]["nodes"] == 0, (prefer, report["nodes"])
+            for g, w in zip(got, want):
+                assert g.shape == w.shape and g.dtype == w.dtype, (prefer, g.shape, w.shape, g.dtype, w.dtype)
+                if exact:
+                    np.testing.assert_array_equal(g, w, err_msg=prefer)
+                else:
+                    np.testing.assert_allclose(g, w, rtol=tol, atol=tol, err_msg=prefer)
 
 
 torch.manual_seed(0)

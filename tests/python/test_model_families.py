@@ -4,6 +4,8 @@ Each family under vgf_first, vulkan_first and auto:
   - f32: gpuu's output against eager at relative 1e-4 (atol 1e-4 for outputs of order 1);
   - f16: the half-precision model against the f32 eager reference, at an f16 tolerance;
   - vgf_first puts no node on the CPU fallback.
+Each family is traced once per precision and that graph partitioned and written under every policy, as
+gpuu.export does (tracing is most of an export's time). ctest runs the f16 tests and the others side by side.
 """
 
 import numpy as np
@@ -11,7 +13,9 @@ import pytest
 import torch
 
 import gpuu
+from gpuu.frontend import from_torch
 
+from conftest import export_traced
 from model_families import FAMILIES, family_input, make_family
 
 POLICIES = ("vgf_first", "vulkan_first", "auto")
@@ -20,11 +24,31 @@ F32_TOL = 1e-4
 F16_RTOL, F16_ATOL = 3e-2, 3e-2
 
 
-def _export(model, x, prefer, path):
+@pytest.fixture(scope="module")
+def traced_families():
+    """traced(name, half, batch) -> (gpuu graph, input, f32 eager output): each traced on first use only."""
+    graphs = {}
+
+    def traced(name, half, batch):
+        key = (name, half, batch)
+        if key not in graphs:
+            model, x = make_family(name), family_input(name, batch=batch)
+            with torch.no_grad():
+                want = model(x).numpy()
+            if half:
+                model, x = model.half(), (x if not x.is_floating_point() else x.half())
+            graphs[key] = (from_torch(model, (x,)), x, want)
+        return graphs[key]
+
+    yield traced
+    for graph, _, _ in graphs.values():
+        graph.close()
+
+
+def _export(graph, prefer, path):
     spec = gpuu.UnifiedGpuCompileSpec(vgf=gpuu.VgfCompileSpec(), prefer=prefer, min_partition_size=1,
                                       shared_context_token="model_families")
-    report = gpuu.export(model, (x,), spec, path)
-    return report
+    return export_traced(graph, spec, path)
 
 
 def _cpu_nodes(report):
@@ -39,11 +63,9 @@ def _run(path, x):
 
 @pytest.mark.parametrize("prefer", POLICIES)
 @pytest.mark.parametrize("name", sorted(FAMILIES))
-def test_family_f32_matches_eager(name, prefer, tmp_path):
-    model, x = make_family(name), family_input(name, batch=2)
-    with torch.no_grad():
-        want = model(x).numpy()
-    report = _export(model, x, prefer, tmp_path / f"{name}.gpuu")
+def test_family_f32_matches_eager(name, prefer, tmp_path, traced_families):
+    graph, x, want = traced_families(name, False, 2)
+    report = _export(graph, prefer, tmp_path / f"{name}.gpuu")
     if prefer == "vgf_first":
         assert _cpu_nodes(report) == 0, (name, report["regions"])
     (got,) = _run(tmp_path / f"{name}.gpuu", x)
@@ -54,12 +76,9 @@ def test_family_f32_matches_eager(name, prefer, tmp_path):
 
 @pytest.mark.parametrize("prefer", POLICIES)
 @pytest.mark.parametrize("name", sorted(FAMILIES))
-def test_family_f16_matches_f32_reference(name, prefer, tmp_path):
-    model, x = make_family(name), family_input(name, batch=1)
-    with torch.no_grad():
-        want = model(x).numpy()
-    half_input = x if not x.is_floating_point() else x.half()
-    report = _export(model.half(), half_input, prefer, tmp_path / f"{name}_f16.gpuu")
+def test_family_f16_matches_f32_reference(name, prefer, tmp_path, traced_families):
+    graph, half_input, want = traced_families(name, True, 1)
+    report = _export(graph, prefer, tmp_path / f"{name}_f16.gpuu")
     if prefer == "vgf_first":
         assert _cpu_nodes(report) == 0, (name, report["regions"])
     (got,) = _run(tmp_path / f"{name}_f16.gpuu", half_input)
@@ -70,10 +89,8 @@ def test_family_f16_matches_f32_reference(name, prefer, tmp_path):
 
 
 @pytest.mark.parametrize("name", ["resnet", "gpt"])
-def test_family_at_batch_8(name, tmp_path):
-    model, x = make_family(name), family_input(name, batch=8)
-    with torch.no_grad():
-        want = model(x).numpy()
-    _export(model, x, "vgf_first", tmp_path / f"{name}_b8.gpuu")
+def test_family_at_batch_8(name, tmp_path, traced_families):
+    graph, x, want = traced_families(name, False, 8)
+    _export(graph, "vgf_first", tmp_path / f"{name}_b8.gpuu")
     (got,) = _run(tmp_path / f"{name}_b8.gpuu", x)
     np.testing.assert_allclose(got, want, rtol=F32_TOL, atol=F32_TOL * max(1.0, float(np.abs(want).max())))

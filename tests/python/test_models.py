@@ -79,11 +79,17 @@ def test_model_split_between_vulkan_and_cpu_matches_eager(name, tmp_path):
         np.testing.assert_allclose(g, w, rtol=RTOL, atol=ATOL)
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
-@pytest.mark.parametrize("sync_mode", SYNC_MODES)
-def test_model_vgf_first_matches_eager(name, sync_mode, tmp_path, vgf_runtime):
-    path, report, want, x = export_model(name, tmp_path, "vgf_first")
+@pytest.fixture(scope="module", params=sorted(MODELS))
+def vgf_program(request, tmp_path_factory):
+    """Each model exported once under vgf_first."""
+    path, report, want, x = export_model(request.param, tmp_path_factory.mktemp(request.param), "vgf_first")
     assert "VgfBackend" in [r["backend"] for r in report["regions"]]
+    return request.param, path, want, x
+
+
+@pytest.mark.parametrize("sync_mode", SYNC_MODES)
+def test_model_vgf_first_matches_eager(vgf_program, sync_mode, vgf_runtime):
+    name, path, want, x = vgf_program
     with gpuu.load(path, sync_mode=sync_mode) as program:
         got = program.run([x])
     for g, w in zip(got, want):

@@ -6,7 +6,7 @@ packages=(
   cmake ninja-build g++ make pkg-config binutils
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers glslc spirv-tools
   libgtest-dev libgmock-dev libflatbuffers-dev flatbuffers-compiler libffi-dev
-  python3-dev python3-venv swig
+  python3-dev python3-venv swig ccache
   "$@"
 )
 missing=()
