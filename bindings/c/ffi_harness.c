@@ -259,8 +259,10 @@ static int32_t enum_value(const char* enumeration, const char* name) {
 
 int main(int argc, char** argv) {
   if (argc != 7) die("usage", "gpuu_ffi_harness LIBGPUU ABI_JSON PROGRAM INPUT.bin REFERENCE.bin TOLERANCE");
-  json_reader reader = {read_file(argv[2], NULL)};
+  char* manifest_text = read_file(argv[2], NULL);
+  json_reader reader = {manifest_text};
   g_manifest = read_value(&reader);
+  free(manifest_text); /* the tree holds copies of its strings */
   g_library = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   if (!g_library) die("dlopen", dlerror());
 
@@ -323,6 +325,13 @@ int main(int argc, char** argv) {
          (unsigned long long)get_field(stats, "gpuu_execute_stats", "delegate_submits"));
   call("gpuu_session_destroy", (void*[]){&session}, 1, NULL);
   call("gpuu_program_release", (void*[]){&program}, 1, NULL);
+  free(stats);
+  free(want);
+  free(y);
+  free(input);
+  free(info);
+  free(options);
+  free(overrides);
   if (!(worst <= tolerance)) die("output 0 differs from the reference beyond the bound", NULL);
   return 0;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the SDK into a scratch prefix, then builds and runs consumers that
 # see only the installed tree: the C sample through pkg-config alone, and a
-# CMake project through find_package(gpuu).
+# CMake project through find_package(gpuu). $CC, where set, compiles both (a
+# sanitizer build sets it: its consumers must link the sanitizer runtime first).
 set -euo pipefail
 build=$1 src=$2 work=$3
 rm -rf "$work" && mkdir -p "$work"
@@ -13,7 +14,7 @@ test -f "$prefix/include/gpuu.h"
 test -f "$libdir/cmake/gpuu/gpuuConfig.cmake"
 readelf -d "$libdir/libgpuu.so" | grep -q 'SONAME.*\[libgpuu.so.0.2\]' || { echo "SONAME is not libgpuu.so.0.2"; exit 1; }
 
-make -s -C "$src/samples/c" -f Makefile inject_device OUT="$work" CC=cc >/dev/null
+make -s -C "$src/samples/c" -f Makefile inject_device OUT="$work" CC="${CC:-cc}" >/dev/null
 mv "$src/samples/c/inject_device" "$work/inject_device"
 out=$(LD_LIBRARY_PATH=$libdir "$work/inject_device")
 echo "$out"

@@ -1,6 +1,7 @@
 // CPU kernels for reductions, softmax, layer_norm, the data-movement ops
 // (transpose, reshape, slice, concat, pad) and indexing (gather, index_select).
 #include <cmath>
+#include <limits>
 
 #include "cpu_test_util.h"
 
@@ -150,6 +151,15 @@ TEST_F(ShapeOps, SliceFollowsPython) {
                       DType::kI32, {3, 2}, {2, 3, 6, 7, 10, 11}));
   EXPECT_MENTIONS(error_of("slice", {x}, {{"axes", Ints{0}}, {"starts", Ints{0}}, {"ends", Ints{1}}, {"steps", Ints{0}}}),
                   "steps");
+}
+
+// x[1::huge] along the outer axis of a 3x4 tensor: one row. Its stride (4) times
+// the step would overflow int64, which the kernel must never compute.
+TEST_F(ShapeOps, SliceWithAHugeStepTakesTheStartAlone) {
+  const int64_t huge = std::numeric_limits<int64_t>::max();
+  EXPECT_TRUE(Matches(run1("slice", {iota(DType::kI32, {3, 4})},
+                           {{"axes", Ints{0}}, {"starts", Ints{1}}, {"ends", Ints{huge}}, {"steps", Ints{huge}}}),
+                      DType::kI32, {1, 4}, {4, 5, 6, 7}));
 }
 
 TEST_F(ShapeOps, Concat) {

@@ -144,6 +144,11 @@ TEST(PartitionProperties, WithoutRetryPrunedNodesStayOnTheCpu) {
 // mixed supported and unsupported ops. Checks the fast invariants and that the
 // engine stays far from quadratic (a loose bound: sanitizer and shared CI
 // machines are slow; the benchmark measures the real time).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr double kPartitionSecondsBound = 100.0;  // the ASan build is Debug and checks every access: ~15x slower
+#else
+constexpr double kPartitionSecondsBound = 10.0;
+#endif
 TEST(PartitionProperties, HundredThousandNodesPartitionQuickly) {
   Rng rng(0xB16);
   GraphMaker m;
@@ -178,7 +183,7 @@ TEST(PartitionProperties, HundredThousandNodesPartitionQuickly) {
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ASSERT_TRUE(r.ok()) << r.status().message();
     EXPECT_EQ(check_invariants(m.g, o, *r, /*brute_force=*/false), "") << to_string(prefer);
-    EXPECT_LT(seconds, 10.0) << to_string(prefer);
+    EXPECT_LT(seconds, kPartitionSecondsBound) << to_string(prefer);
     EXPECT_GT(r->regions.size(), 100u);
   }
 }

@@ -48,7 +48,9 @@ Status kernel_slice(const KernelArgs& a, std::vector<HostTensor>* outputs) {
     int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
     start = std::min(std::max<int64_t>(start, 0), dim);
     base += start * strides[d];
-    strides[d] *= steps[i];
+    // With one element or none along the axis its stride is never used, and a
+    // huge step could overflow it.
+    if (out.shape[d] > 1) strides[d] *= steps[i];
   }
   HostTensor result = HostTensor::zeros(out.dtype, out.shape);
   gather_elements(x, strided_offsets(out.shape, strides, base), &result);
