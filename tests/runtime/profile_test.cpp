@@ -30,8 +30,10 @@ namespace {
 using graph::DType;
 
 // Delegate 0 (Vulkan): conv2d(x[1,4,8,8], w[8,4,3,3], padding 1) -> conv_out;
-// matmul(a[16,32], b[32,24]) -> mul(s[24]) -> relu -> tanh (one fused
-// dispatch). CPU: floor. Delegate 1 (Vulkan): sin -> sin_out.
+// matmul(a[16,32], b[32,24]) -> mul(s[2,1,24]) -> relu -> tanh (one fused
+// dispatch: the chain broadcasts to [2,16,24], so it is no epilogue of the
+// matmul, which writes only its own shape). CPU: floor. Delegate 1 (Vulkan):
+// sin -> sin_out.
 constexpr int64_t kM = 16, kK = 32, kN = 24;
 
 struct ProfiledProgram {
@@ -48,7 +50,7 @@ ProfiledProgram make_program() {
     cpu::HostTensor t = vulkan_test::random_tensor(DType::kF32, shape, seed, -1, 1);
     return graph::add_graph_constant(g, name, DType::kF32, shape, t.to_blob()).value();
   };
-  graph::ValueId w = constant("w", {8, 4, 3, 3}, 1), b = constant("b", {kK, kN}, 2), s = constant("s", {kN}, 3);
+  graph::ValueId w = constant("w", {8, 4, 3, 3}, 1), b = constant("b", {kK, kN}, 2), s = constant("s", {2, 1, kN}, 3);
   graph::AttrMap conv_attrs = {{"padding", std::vector<int64_t>{1, 1}}};
   graph::ValueId c = graph::add_op(g, "conv2d", "conv_0", {x, w}, conv_attrs).value()[0];
   graph::ValueId m = graph::add_op(g, "matmul", "matmul_0", {a, b}, {}).value()[0];
@@ -191,7 +193,7 @@ TEST_F(ProfileTest, ListsEveryStepInPlanOrderWithItsTimeAndWork) {
   EXPECT_EQ(chain->label, "mul_0+relu_0+tanh_0");
   EXPECT_EQ(chain->kernel, "fused_elementwise_f32");
   EXPECT_EQ(chain->work.flops, 0u);
-  EXPECT_EQ(chain->work.bytes, uint64_t{(kM * kN + kN + kM * kN) * 4});
+  EXPECT_EQ(chain->work.bytes, uint64_t{(kM * kN + 2 * kN + 2 * kM * kN) * 4});
 }
 
 TEST_F(ProfileTest, OpTotalsSumToTheDelegatesTimeAndSortByTime) {
