@@ -138,21 +138,45 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse) {
     LoweringUnit& chain = units[u];
     if (chain.nodes.size() > GemmEpilogue::kMaxInstructions || !fusable(g, g.node(chain.nodes.back()))) continue;
     const graph::Value& out = g.value(g.node(chain.nodes.back()).outputs[0]);
+    auto read_only_by = [&](graph::ValueId v, int unit) {
+      const auto& readers = consumers[static_cast<size_t>(v)];
+      return !graph_outputs.count(v) && std::all_of(readers.begin(), readers.end(), [&](graph::NodeId c) {
+        return unit_of[static_cast<size_t>(c)] == unit;
+      });
+    };
     for (graph::ValueId e : externals_of(g, chain.nodes)) {
       graph::NodeId p = g.value(e).producer;
-      if (p < 0) continue;
-      const graph::Node& gemm = g.node(p);
-      const int pu = unit_of[static_cast<size_t>(p)];
-      if ((gemm.op != "matmul" && gemm.op != "linear" && gemm.op != "conv2d") || units[static_cast<size_t>(pu)].nodes.size() != 1 ||
-          absorbed[static_cast<size_t>(pu)] || graph_outputs.count(e) || g.value(e).shape != out.shape ||
-          g.value(e).dtype != out.dtype) {
+      if (p < 0 || g.value(e).shape != out.shape || g.value(e).dtype != out.dtype ||
+          !read_only_by(e, static_cast<int>(u))) {
         continue;
       }
-      const auto& readers = consumers[static_cast<size_t>(e)];
-      if (!std::all_of(readers.begin(), readers.end(), [&](graph::NodeId c) { return unit_of[static_cast<size_t>(c)] == static_cast<int>(u); })) {
+      // A matmul or linear result reshaped with its last axis kept (a
+      // transformer's [tokens, d] -> [batch, seq, d]) is the same bytes with
+      // the same columns: the chain folds through the reshape, which joins
+      // the unit (it stays a view of the GEMM's output where the chain runs
+      // on its own).
+      graph::NodeId reshape = graph::kNone;
+      if (g.node(p).op == "reshape" && g.node(p).inputs.size() == 1 && g.node(p).inputs[0] >= 0) {
+        const graph::Value& before = g.value(g.node(p).inputs[0]);
+        const graph::NodeId q = before.producer;
+        if (q < 0 || (g.node(q).op != "matmul" && g.node(q).op != "linear") || before.shape.empty() ||
+            before.shape.back() != out.shape.back() || !read_only_by(g.node(p).inputs[0], unit_of[static_cast<size_t>(p)])) {
+          continue;
+        }
+        reshape = p;
+        p = q;
+      }
+      const graph::Node& gemm = g.node(p);
+      const int pu = unit_of[static_cast<size_t>(p)];
+      if ((gemm.op != "matmul" && gemm.op != "linear" && gemm.op != "conv2d") ||
+          units[static_cast<size_t>(pu)].nodes.size() != 1 || absorbed[static_cast<size_t>(pu)]) {
         continue;
       }
       absorbed[static_cast<size_t>(pu)] = true;
+      if (reshape != graph::kNone) {
+        absorbed[static_cast<size_t>(unit_of[static_cast<size_t>(reshape)])] = true;
+        chain.nodes.insert(chain.nodes.begin(), reshape);
+      }
       chain.nodes.insert(chain.nodes.begin(), p);
       chain.gemm_epilogue = true;
       break;
@@ -228,16 +252,16 @@ std::optional<GemmEpilogue::Mode> epilogue_mode(const graph::Shape& input, const
 
 // The chain `nodes` as the epilogue of `gemm`, or nullopt where an input is
 // read in a way the store cannot.
-std::optional<GemmEpilogue> make_epilogue(const LoweringContext& lc, const graph::Node& gemm,
+std::optional<GemmEpilogue> make_epilogue(const LoweringContext& lc, const graph::Node& gemm, graph::ValueId result,
                                           const std::vector<graph::NodeId>& nodes) {
   const graph::Graph& g = lc.graph;
   const graph::Node& last = g.node(nodes.back());
   GemmEpilogue epi;
   epi.output = &lc.tensor(last.outputs[0]);
   const graph::Shape& out = epi.output->shape;
-  std::map<graph::ValueId, int> reg = {{gemm.outputs[0], 0}};
+  std::map<graph::ValueId, int> reg = {{result, 0}};
   for (graph::ValueId e : externals_of(g, nodes)) {
-    if (e == gemm.outputs[0]) continue;
+    if (e == result) continue;
     std::optional<GemmEpilogue::Mode> mode = epilogue_mode(lc.tensor(e).shape, out, gemm.op == "conv2d");
     if (!mode || epi.inputs.size() == GemmEpilogue::kMaxInputs) return std::nullopt;
     epi.inputs.push_back(&lc.tensor(e));
@@ -261,8 +285,12 @@ std::optional<GemmEpilogue> make_epilogue(const LoweringContext& lc, const graph
 Status lower_gemm_with_epilogue(LoweringContext& lc, const LoweringUnit& unit) {
   const graph::Graph& g = lc.graph;
   const graph::Node& gemm = g.node(unit.nodes[0]);
-  const LoweringUnit chain{std::vector<graph::NodeId>(unit.nodes.begin() + 1, unit.nodes.end())};
-  std::optional<GemmEpilogue> epi = make_epilogue(lc, gemm, chain.nodes);
+  // The chain reads the GEMM's output, or a reshape of it (plan_lowering),
+  // which is a view of the same memory and lowers to nothing.
+  const bool reshaped = g.node(unit.nodes[1]).op == "reshape";
+  const graph::ValueId result = g.node(unit.nodes[reshaped ? 1 : 0]).outputs[0];
+  const LoweringUnit chain{std::vector<graph::NodeId>(unit.nodes.begin() + (reshaped ? 2 : 1), unit.nodes.end())};
+  std::optional<GemmEpilogue> epi = make_epilogue(lc, gemm, result, chain.nodes);
   lc.epilogue = epi ? &*epi : nullptr;
   lc.epilogue_taken = false;
   Status lowered = find_op_kernel(gemm.op)->lower(lc, gemm);
@@ -272,7 +300,16 @@ Status lower_gemm_with_epilogue(LoweringContext& lc, const LoweringUnit& unit) {
   GPUU_RETURN_IF_ERROR(lowered);
   if (taken) return Status::Ok();
   // A GEMM op that did not run as a GEMM (a direct convolution), or a chain
-  // the store cannot read: the chain on its own, after it.
+  // the store cannot read: the chain on its own, after it (and the reshape,
+  // where it is not a view of the GEMM's memory).
+  if (reshaped) {
+    const graph::Node& reshape = g.node(unit.nodes[1]);
+    const BufferRange& from = lc.tensor(reshape.inputs[0]).range;
+    const BufferRange& to = lc.tensor(reshape.outputs[0]).range;
+    if (from.buffer != to.buffer || from.offset != to.offset) {
+      GPUU_RETURN_IF_ERROR(find_op_kernel(reshape.op)->lower(lc, reshape));
+    }
+  }
   if (chain.fused()) return lower_fused_group(lc, chain);
   const graph::Node& only = g.node(chain.nodes[0]);
   return find_op_kernel(only.op)->lower(lc, only);

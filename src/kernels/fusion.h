@@ -23,7 +23,8 @@ struct LoweringUnit {
 // The lowering order of `graph`'s nodes; with `fuse`, maximal fusable groups
 // (<= 4 outside inputs, <= 40 ops, every inner value used only inside) are
 // merged, and a group (or single fusable node) of <= 8 ops of a GEMM op's
-// output shape that alone reads that output joins the GEMM's unit.
+// output shape that alone reads that output (or a reshape of a matmul or
+// linear output that keeps its last axis) joins the GEMM's unit.
 std::vector<LoweringUnit> plan_lowering(const graph::Graph& graph, bool fuse);
 
 // Appends the one dispatch of a fused group.

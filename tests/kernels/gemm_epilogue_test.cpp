@@ -94,6 +94,36 @@ TEST(VulkanGemmEpilogue, LinearBiasGeluResidual) {
   }
 }
 
+// A transformer's projection: linear over [tokens, d], reshaped to
+// [batch, seq, d] (the last axis kept), then bias, GELU and the residual:
+// the chain folds through the reshape, one dispatch (two with a split). A
+// reshape that moves the columns ([tokens, d] -> [tokens, heads, d/heads])
+// keeps its chain apart.
+TEST(VulkanGemmEpilogue, ThroughAReshapeThatKeepsTheColumns) {
+  using Ints = std::vector<int64_t>;
+  for (std::optional<uint32_t> splits : {std::optional<uint32_t>{}, std::optional<uint32_t>{2}}) {
+    Case c;
+    ValueId x = c.input("x", {10, 32});
+    ValueId residual = c.input("residual", {2, 5, 32});
+    ValueId y = c.op("linear", {x, c.constant("w", {32, 32}, -0.2, 0.2)});
+    y = c.op("reshape", {y}, {{"shape", Ints{2, 5, 32}}});
+    y = c.op("add", {y, c.constant("b", {32})});
+    y = c.op("gelu", {y}, {{"approximate", std::string("tanh")}});
+    ASSERT_TRUE(graph::add_graph_output(c.g, c.op("add", {y, residual})).ok());
+    size_t dispatches = 0;
+    EXPECT_TRUE(matches(c, gemm_forced(splits), &dispatches));
+    EXPECT_EQ(dispatches, splits ? 2u : 1u);
+  }
+  Case c;
+  ValueId x = c.input("x", {10, 32});
+  ValueId y = c.op("linear", {x, c.constant("w", {32, 32}, -0.2, 0.2)});
+  y = c.op("reshape", {y}, {{"shape", Ints{10, 4, 8}}});
+  ASSERT_TRUE(graph::add_graph_output(c.g, c.op("mul", {y, c.constant("s", {8})})).ok());
+  size_t dispatches = 0;
+  EXPECT_TRUE(matches(c, gemm_forced(), &dispatches));
+  EXPECT_EQ(dispatches, 2u) << "the GEMM, then the chain on its own";
+}
+
 // Batched matmul times a scalar constant: one dispatch.
 TEST(VulkanGemmEpilogue, BatchedMatmulScaled) {
   Case c;
