@@ -19,9 +19,19 @@ constexpr size_t kMaxFusedInstructions = op_codes::kLimitFusedMaxInstructions;  
 // unary kernel chooses it.
 int fused_code(const graph::Node& n) {
   static const std::map<std::string, int32_t> codes = op_codes::to_map(op_codes::kFusedInstructionTable);
+  static const std::set<int32_t> fused_unary = [] {
+    std::set<int32_t> out;
+    for (const auto& [name, code] : codes) {
+      if (code < op_codes::kFusedBinaryBase) out.insert(code);
+    }
+    return out;
+  }();
+  // A unary op's code depends on its attributes (gelu's tanh form, clamp to
+  // [0, 6]), and so may whether it fuses.
+  const int32_t unary = unary_code(n);
+  if (unary >= 0) return fused_unary.count(unary) ? unary : -1;
   auto it = codes.find(n.op);
-  if (it == codes.end()) return -1;
-  return it->second < op_codes::kFusedBinaryBase ? unary_code(n) : it->second;
+  return it == codes.end() ? -1 : it->second;
 }
 
 bool fusable(const graph::Graph& g, const graph::Node& n) {

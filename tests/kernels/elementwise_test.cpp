@@ -264,13 +264,25 @@ OpOperands operands_of(const std::string& op, const graph::Shape& shape, uint32_
   return o;
 }
 
-// Every float elementwise op op_codes.txt lists (gelu's tanh form too).
+// Every float elementwise op op_codes.txt lists (its variants too: gelu's
+// tanh form, clamp to [0, 6]).
 std::vector<std::pair<std::string, graph::AttrMap>> every_float_elementwise_op() {
   std::vector<std::pair<std::string, graph::AttrMap>> ops;
   for (const kernels::op_codes::NamedCode& c : kernels::op_codes::kUnaryTable) ops.push_back({c.name, {}});
   for (const kernels::op_codes::NamedCode& c : kernels::op_codes::kBinaryTable) ops.push_back({c.name, {}});
   ops.push_back({"gelu", {{"approximate", std::string("tanh")}}});
+  ops.push_back({"clamp", {{"min", 0.0}, {"max", 6.0}}});
   return ops;
+}
+
+// The op's name in op_codes.txt: its variant's where its attributes choose one.
+std::string code_name(const std::string& op, const graph::AttrMap& attrs) {
+  if (op == "gelu" && attrs.count("approximate")) return "gelu.tanh";
+  if (op == "clamp" && attrs.count("min") && std::get<double>(attrs.at("min")) == 0.0 &&
+      std::get<double>(attrs.at("max")) == 6.0) {
+    return "clamp.relu6";
+  }
+  return op;
 }
 
 bool in_fused_set(const std::string& op) {
@@ -308,8 +320,8 @@ TEST(VulkanFusion, EveryFusableOpFusesAndMatchesTheReference) {
     RunStats stats;
     auto got = run_on_vulkan(g, o.inputs, &stats);
     ASSERT_TRUE(got.ok()) << op << ": " << got.status().message();
-    bool fusable = in_fused_set(op);
-    if (fusable) fused_ops.insert(op);
+    bool fusable = in_fused_set(code_name(op, attrs));
+    if (fusable) fused_ops.insert(code_name(op, attrs));
     EXPECT_EQ(stats.dispatches, fusable ? 1u : 2u) << op << (fusable ? " is" : " is not") << " in the fused set";
     EXPECT_TRUE(all_close(got.value()[0], cpu::run_graph(g, o.inputs).value()[0], 2e-5, 2e-5)) << op;
   }
@@ -317,9 +329,10 @@ TEST(VulkanFusion, EveryFusableOpFusesAndMatchesTheReference) {
 }
 
 TEST(VulkanFusion, ClampAndComparisonsStayOutOfTheFusedSet) {
-  // clamp reads its bounds from push constants; comparisons write bool.
+  // clamp reads its bounds from push constants (but for its [0, 6] variant);
+  // comparisons write bool.
   for (const char* op : {"clamp", "equal", "less", "greater_equal"}) EXPECT_FALSE(in_fused_set(op)) << op;
-  EXPECT_TRUE(in_fused_set("gelu") && in_fused_set("add") && in_fused_set("relu"));
+  EXPECT_TRUE(in_fused_set("gelu") && in_fused_set("add") && in_fused_set("relu") && in_fused_set("clamp.relu6"));
 }
 
 TEST(VulkanMemoryPlan, DeadIntermediatesShareMemory) {

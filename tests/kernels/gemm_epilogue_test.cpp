@@ -124,6 +124,21 @@ TEST(VulkanGemmEpilogue, ThroughAReshapeThatKeepsTheColumns) {
   EXPECT_EQ(dispatches, 2u) << "the GEMM, then the chain on its own";
 }
 
+// conv -> hardswish as the frontend writes it (y * clamp(y + 3, 0, 6) / 6):
+// clamp to [0, 6] fuses, so the whole activation is the conv's epilogue.
+TEST(VulkanGemmEpilogue, ConvHardswish) {
+  Case c;
+  ValueId x = c.input("x", {1, 8, 7, 7}, -4, 4);
+  ValueId y = c.op("conv2d", {x, c.constant("w", {16, 8, 1, 1}, -1, 1)});
+  ValueId gate = c.op("add", {y, c.constant("three", {1}, 3, 3)});
+  gate = c.op("clamp", {gate}, {{"min", 0.0}, {"max", 6.0}});
+  ValueId out = c.op("div", {c.op("mul", {y, gate}), c.constant("six", {1}, 6, 6)});
+  ASSERT_TRUE(graph::add_graph_output(c.g, out).ok());
+  size_t dispatches = 0;
+  EXPECT_TRUE(matches(c, gemm_forced(), &dispatches));
+  EXPECT_EQ(dispatches, 1u);
+}
+
 // Batched matmul times a scalar constant: one dispatch.
 TEST(VulkanGemmEpilogue, BatchedMatmulScaled) {
   Case c;

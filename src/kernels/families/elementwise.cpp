@@ -221,6 +221,9 @@ int32_t unary_code(const graph::Node& node) {
     const std::string* approximate = a == node.attrs.end() ? nullptr : std::get_if<std::string>(&a->second);
     if (approximate && *approximate == "tanh") return op_codes::kUnaryGeluTanh;
   }
+  if (node.op == "clamp" && attr_float(node, "min", -1) == 0.0 && attr_float(node, "max", -1) == 6.0) {
+    return op_codes::kUnaryClampRelu6;
+  }
   return it->second;
 }
 
