@@ -3,7 +3,7 @@
 # of real_models.py with gpuu (f32 and f16) there, time the programs with bench_suite
 # (--programs-only: device-resident I/O, medians after warm-up, GPU time from timestamps), time
 # PyTorch eager and CUDA-graph replay on the same GPU (torch_real.py), profile a few programs
-# dispatch by dispatch, and merge everything into $OUT_DIR/real-<device>.json.
+# dispatch by dispatch, and merge everything into $OUT_DIR/real-<device>-<day>-<commit>.json.
 #
 # Here, beforehand (the GPU machine has neither a compiler's Vulkan headers nor gpuu's Python 3.12 wheel):
 #   cmake --build build --target bench_suite profile_program
@@ -41,8 +41,10 @@ step gpuu
   > "$out_dir/gpuu.json"
 step torch
 python3 "$bench/torch_real.py" --runs "${RUNS:-50}" --warmup "${WARMUP:-10}" "${cases[@]}" > "$out_dir/torch.json"
-device=$(python3 -c "import torch; print(torch.cuda.get_device_name().split()[-1].lower())")
-python3 "$bench/summarize_real.py" "$out_dir/gpuu.json" "$out_dir/torch.json" "$out_dir/real-$device.json" \
+# Named as the other results are (device, day), with the commit: runs of one day stay apart.
+device=$(python3 -c "import torch; print(torch.cuda.get_device_name().replace(' ', '_'))")
+python3 "$bench/summarize_real.py" "$out_dir/gpuu.json" "$out_dir/torch.json" \
+  "$out_dir/real-$device-${date:0:10}-$commit.json" \
   --commit "$commit" --date "$date" --export "$work/programs/export.json" "$work/programs/export-f16.json"
 profile=${PROFILE:-}
 for p in ${profile//,/ }; do
