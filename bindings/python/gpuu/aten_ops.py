@@ -31,6 +31,9 @@ KEPT_WHOLE = (
     "upsample_nearest3d", "_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d",
     "upsample_bilinear2d", "upsample_linear1d", "upsample_trilinear3d", "reflection_pad1d", "reflection_pad2d",
     "reflection_pad3d", "replication_pad1d", "replication_pad2d", "replication_pad3d", "hardtanh", "logaddexp",
+    # PyTorch's decompositions run these in f32 for an f16 input (two casts) and clamp in two steps; kept whole,
+    # they stay in the input's dtype and clamp to [0, 6] once, which fuses.
+    "hardswish", "hardsigmoid",
     # Attention: the call itself is kept whole while tracing (frontend.attention_kept_whole); these keep an
     # ExportedProgram's forms of it whole too.
     "scaled_dot_product_attention", "_scaled_dot_product_flash_attention_for_cpu",
@@ -38,7 +41,7 @@ KEPT_WHOLE = (
 # ... and ATen ops gpuu has no lowering for, decomposed further with PyTorch's own decompositions (their pieces
 # are core ops gpuu maps).
 DECOMPOSED = (
-    "native_group_norm", "leaky_relu", "elu", "hardsigmoid", "hardswish", "silu", "mish", "softplus", "glu",
+    "native_group_norm", "leaky_relu", "elu", "silu", "mish", "softplus", "glu",
     "logit", "_safe_softmax", "roll", "rot90", "im2col", "col2im", "pixel_shuffle", "pixel_unshuffle", "tril", "triu",
     "logsumexp", "addcmul", "addcdiv", "lerp", "frac", "xlogy", "hypot", "diag_embed", "linalg_vector_norm",
     "norm", "_adaptive_avg_pool2d_backward", "nan_to_num", "baddbmm", "addmv", "addbmm", "squeeze_copy",
@@ -110,6 +113,13 @@ def _hardswish(L, a, real, node):
     shifted = L._emit("add", [x, L._scalar(3.0, x.dtype, x.rank)])
     gate = L._emit("clamp", [shifted], {"min": 0.0, "max": 6.0})
     return L._emit("div", [L._emit("mul", [x, gate]), L._scalar(6.0, x.dtype, x.rank)])
+
+
+@_lowering("hardsigmoid", "hardsigmoid_")
+def _hardsigmoid(L, a, real, node):
+    x = L._operand(a["self"], L.result_dtype(real), 0, "input")
+    gate = L._emit("clamp", [L._emit("add", [x, L._scalar(3.0, x.dtype, x.rank)])], {"min": 0.0, "max": 6.0})
+    return L._emit("div", [gate, L._scalar(6.0, x.dtype, x.rank)])
 
 
 @_lowering("leaky_relu", "leaky_relu_")

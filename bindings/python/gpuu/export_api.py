@@ -389,25 +389,55 @@ class UnifiedGpuPartitioner:
 
 
 def export(module: Any, example_inputs: Sequence[Any], spec: UnifiedGpuCompileSpec,
-           path: Union[str, os.PathLike], **partitioner_options: Any) -> Dict[str, Any]:
+           path: Union[str, os.PathLike], precision: str = "fp32", **partitioner_options: Any) -> Dict[str, Any]:
     """Traces `module` on `example_inputs`, partitions it as `spec` says, writes the program to `path`.
 
-    Returns the partition's explain report (a dict). `partitioner_options` go to
-    UnifiedGpuPartitioner (retry_pruned, deny, pins, op_costs, costs).
+    `precision` "fp16" runs an f32 module's math in f16 (gpuu.frontend.from_torch says how; the
+    program still takes and returns f32). Returns the partition's explain report (a dict); with a
+    reduced precision, its "precision" entry holds the program's error against the f32 module in
+    PyTorch eager, measured by running the program once on the default device.
+    `partitioner_options` go to UnifiedGpuPartitioner (retry_pruned, deny, pins, op_costs, costs).
     """
     from .frontend import from_torch
 
-    traced = from_torch(module, example_inputs)
+    traced = from_torch(module, example_inputs, precision=precision)
     try:
         partitioner = UnifiedGpuPartitioner(spec, **partitioner_options)
         result = partitioner.partition(traced)
         try:
             partitioner.write_program(result, path)
-            return result.explain
+            report = result.explain
         finally:
             result.partition.close()
     finally:
         traced.close()
+    if precision != "fp32":
+        report["precision"] = _precision_error(module, example_inputs, path, precision)
+    return report
+
+
+def _precision_error(module: Any, example_inputs: Sequence[Any], path: Union[str, os.PathLike],
+                     precision: str) -> Dict[str, Any]:
+    """The exported program's largest error against `module` in f32 eager, on the example inputs."""
+    import numpy as np
+    import torch
+
+    from .runtime import load
+
+    entry: Dict[str, Any] = {"compute": precision, "reference": "the f32 module in PyTorch eager"}
+    with torch.no_grad():
+        want = module(*example_inputs)
+    want = [w.numpy() for w in (want if isinstance(want, (tuple, list)) else [want])]
+    try:
+        with load(path) as program:
+            got = program.run([x.numpy() for x in example_inputs])
+    except Exception as e:  # a machine without a device for some region: export still succeeds
+        entry["unmeasured_why"] = f"{type(e).__name__}: {e}"
+        return entry
+    entry["max_abs_err"] = max(float(np.max(np.abs(g.astype(np.float64) - w))) if w.size else 0.0
+                               for g, w in zip(got, want))
+    entry["reference_max_abs"] = max(float(np.max(np.abs(w))) if w.size else 0.0 for w in want)
+    return entry
 
 
 def export_vgf(module: Any, example_inputs: Sequence[Any], spec: UnifiedGpuCompileSpec,

@@ -26,6 +26,7 @@ first node of each) and every node whose mapping failed.
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import inspect
 from typing import Any, Callable, Dict, List, Optional, Sequence
@@ -160,20 +161,39 @@ def _mutates(gm: torch.fx.GraphModule) -> bool:
     return False
 
 
+# Export precisions: what an f32 model's floating-point math runs in (gpuu.export's `precision`).
+PRECISIONS = {"fp32": torch.float32, "fp16": torch.float16}
+
+
 def from_torch(model: Any, example_inputs: Optional[Sequence[Any]] = None,
-               input_names: Optional[Sequence[str]] = None) -> TracedGraph:
+               input_names: Optional[Sequence[str]] = None, precision: str = "fp32") -> TracedGraph:
     """A gpuu graph of `model`: an nn.Module or function of tensors traced on `example_inputs`, or an ExportedProgram.
 
     Graph inputs are named after the forward's parameters (or `input_names`);
     constants after the parameters and buffers they hold; nodes "<gpuu op>_<n>".
+    With precision "fp16", an f32 module runs in f16 (weights stored in f16, f32
+    accumulation where the kernels accumulate) behind an unchanged interface:
+    f32 inputs are cast on entry and floating outputs back to f32 on exit.
     Raises FrontendError listing every problem (unmapped ATen ops with their count
     and first node, nodes whose mapping failed).
     """
+    if precision not in PRECISIONS:
+        why = " (gpuu graphs have no bf16 dtype yet)" if precision == "bf16" else ""
+        raise FrontendError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}{why}")
     if _is_exported_program(model):
+        if precision != "fp32":
+            raise FrontendError(f"precision {precision!r} applies to a module traced here; an ExportedProgram "
+                                "keeps the dtypes it was exported with (export the module in that precision instead)")
         return _from_exported(model, example_inputs, input_names)
     if example_inputs is None:
         raise FrontendError("example_inputs are needed to trace a module (only an ExportedProgram carries its own)")
     inputs = _tensors(example_inputs)
+    if precision != "fp32":
+        if not isinstance(model, torch.nn.Module):
+            raise FrontendError(f"precision {precision!r} needs an nn.Module (its weights are converted)")
+        if input_names is None:
+            input_names = _input_names(model, len(inputs))
+        model = _InPrecision(model, PRECISIONS[precision])
     # Tracing and recording run the model for real: on copies, so that in-place ops leave the caller's inputs alone.
     gm, constants = _trace_module(model, tuple(x.clone() for x in inputs))
     names = list(input_names) if input_names is not None else _input_names(model, len(inputs))
@@ -181,6 +201,23 @@ def from_torch(model: Any, example_inputs: Optional[Sequence[Any]] = None,
         raise FrontendError(f"{len(names)} input names for {len(inputs)} example inputs")
     placeholders = constants + [Placeholder(n, x.clone(), True) for n, x in zip(names, inputs)]
     return Lowering(gm, placeholders, aten_ops.LOWERINGS, aten_ops.SHAPE_ONLY).run()
+
+
+class _InPrecision(torch.nn.Module):
+    """A copy of an f32 module in `dtype`, with the f32 module's interface: floating inputs are cast to
+    `dtype` on entry and floating outputs back to f32, so callers of the exported program pass and get
+    what they did before."""
+
+    def __init__(self, module: torch.nn.Module, dtype: torch.dtype):
+        super().__init__()
+        self.inner = copy.deepcopy(module).to(dtype)
+        self.dtype = dtype
+
+    def forward(self, *xs):
+        out = self.inner(*[x.to(self.dtype) if x.is_floating_point() else x for x in xs])
+        if isinstance(out, (tuple, list)):
+            return tuple(o.float() if o.is_floating_point() else o for o in out)
+        return out.float() if out.is_floating_point() else out
 
 
 def _tensors(example_inputs: Sequence[Any]) -> tuple:
