@@ -1,7 +1,8 @@
 """Exports the real-size benchmark's programs on the GPU machine (their weights are too large to carry):
-NAME_PREC.gpuu for every case of real_models.CASES in f32 and f16, with NAME_PREC.in0.bin (the input,
-raw little-endian, in the program's dtype) and NAME_PREC.out0.bin (PyTorch eager's f32 output on the
-GPU with TF32 off, the reference both precisions are compared with).
+NAME_PREC.gpuu for every case of real_models.CASES in f32, f16 (the model made half in PyTorch) and
+f32to16 (the f32 model exported with precision="fp16": f32 in and out, f16 inside), with
+NAME_PREC.in0.bin (the input, raw little-endian, in the program's dtype) and NAME_PREC.out0.bin
+(PyTorch eager's f32 output on the GPU with TF32 off, the reference every precision is compared with).
 
     python3 benchmarks/real/export_real.py OUT_DIR [--policy vulkan_first] [--cases a,b] [--precisions f32,f16]
 """
@@ -41,12 +42,13 @@ def main() -> int:
         for prec in a.precisions.split(","):
             case = f"{name}_{prec}"
             m, xi = (model.half(), x.half()) if prec == "f16" else (model.float(), x)
+            precision = "fp16" if prec == "f32to16" else "fp32"
             spec = gpuu.UnifiedGpuCompileSpec(vgf=gpuu.VgfCompileSpec(), prefer=a.policy, min_partition_size=1,
                                               shared_context_token="bench_real", shared_sync_mode="timeline")
             path = os.path.join(a.out_dir, f"{case}.gpuu")
             t0 = time.perf_counter()
             try:
-                report = gpuu.export(m, (xi,), spec, path)
+                report = gpuu.export(m, (xi,), spec, path, precision=precision)
             except Exception as e:  # noqa: BLE001 (one case failing leaves the others)
                 log[case] = {"error": f"{type(e).__name__}: {e}"}
                 print(f"{case}: export failed: {e}", flush=True)

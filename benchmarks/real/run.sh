@@ -14,7 +14,8 @@
 # then carry .gl and .bench there and run, after the loader set-up (docs/GPU.md),
 #   OUT_DIR=$OUT GPUU_COMMIT=<commit> bash .bench/real/run.sh
 # Environment: BENCH (default .bench/real), OUT_DIR (default benchmarks/results), RUNS (50), WARMUP (10),
-# CASES (f32 cases, default: all), F16_CASES (default: all), POLICY (vulkan_first), PROFILE (programs to
+# CASES (f32 cases, default: all), F16_CASES (default: all; each as a half model, f16, and as the f32 model
+# exported with precision="fp16", f32to16: F16_PRECISIONS), POLICY (vulkan_first), PROFILE (programs to
 # profile dispatch by dispatch, comma-separated NAME_PREC), GPUU_COMMIT.
 set -euo pipefail
 step() { echo "== $(date -u +%T) $*" >&2; }
@@ -35,7 +36,7 @@ PYTHONPATH="$work/site" python3 "$bench/export_real.py" "$work/programs" --polic
   "${cases[@]}" --precisions f32 2>&1 | grep -v Warning
 step export f16
 PYTHONPATH="$work/site" python3 "$bench/export_real.py" "$work/programs" --policy "${POLICY:-vulkan_first}" \
-  "${f16_cases[@]}" --precisions f16 --log export-f16.json 2>&1 | grep -v Warning
+  "${f16_cases[@]}" --precisions "${F16_PRECISIONS:-f16,f32to16}" --log export-f16.json 2>&1 | grep -v Warning
 step gpuu
 "$bench/bench_suite" --programs-only --programs "$work/programs" --runs "${RUNS:-50}" --warmup "${WARMUP:-10}" \
   > "$out_dir/gpuu.json"
