@@ -48,43 +48,33 @@ void JsonWriter::before_value() {
   has_element_.back() = true;
 }
 
-JsonWriter& JsonWriter::begin_object() {
+JsonWriter& JsonWriter::open_container(char open) {
   before_value();
-  out_.push_back('{');
-  stack_.push_back('{');
+  out_.push_back(open);
+  stack_.push_back(open);
   has_element_.push_back(false);
   return *this;
 }
 
-JsonWriter& JsonWriter::end_object() {
-  if (stack_.empty() || stack_.back() != '{' || key_pending_) {
+JsonWriter& JsonWriter::close_container(char open, char close, bool refused) {
+  if (stack_.empty() || stack_.back() != open || refused) {
     broken_ = true;
     return *this;
   }
   stack_.pop_back();
   has_element_.pop_back();
-  out_.push_back('}');
+  out_.push_back(close);
   return *this;
 }
 
-JsonWriter& JsonWriter::begin_array() {
-  before_value();
-  out_.push_back('[');
-  stack_.push_back('[');
-  has_element_.push_back(false);
-  return *this;
-}
+JsonWriter& JsonWriter::begin_object() { return open_container('{'); }
 
-JsonWriter& JsonWriter::end_array() {
-  if (stack_.empty() || stack_.back() != '[') {
-    broken_ = true;
-    return *this;
-  }
-  stack_.pop_back();
-  has_element_.pop_back();
-  out_.push_back(']');
-  return *this;
-}
+// A key without its value cannot be closed over.
+JsonWriter& JsonWriter::end_object() { return close_container('{', '}', key_pending_); }
+
+JsonWriter& JsonWriter::begin_array() { return open_container('['); }
+
+JsonWriter& JsonWriter::end_array() { return close_container('[', ']', false); }
 
 JsonWriter& JsonWriter::key(std::string_view name) {
   if (stack_.empty() || stack_.back() != '{' || key_pending_) {

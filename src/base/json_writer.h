@@ -52,6 +52,10 @@ class JsonWriter {
 
  private:
   void before_value();
+  // begin_object/begin_array and end_object/end_array: `open` is '{' or '['.
+  // A close that does not match the innermost open (or `refused`) breaks the writer.
+  JsonWriter& open_container(char open);
+  JsonWriter& close_container(char open, char close, bool refused);
 
   std::string out_;
   std::vector<char> stack_;        // '{' or '['

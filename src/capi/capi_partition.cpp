@@ -98,9 +98,13 @@ gpuu_status to_options(const gpuu_partition_options& in, partition::PartitionOpt
   return fail(Status(StatusCode::kInvalidArgument, text));
 }
 
-const partition::Region* region_at(const gpuu_partition* p, size_t region) {
-  if (!p || region >= p->result.regions.size()) return nullptr;
-  return &p->result.regions[region];
+// Region `region` of `p` into *r, or `function`'s out-of-range error.
+gpuu_status find_region(const gpuu_partition* p, size_t region, const char* function, const partition::Region** r) {
+  if (region >= p->result.regions.size()) {
+    return fail_invalid(function, ": region ", region, " is out of range (", p->result.regions.size(), " regions)");
+  }
+  *r = &p->result.regions[region];
+  return GPUU_OK;
 }
 
 }  // namespace
@@ -176,11 +180,8 @@ GPUU_API size_t gpuu_partition_region_count(const gpuu_partition* partition) {
 GPUU_API gpuu_status gpuu_partition_region_backend(const gpuu_partition* partition, size_t region, const char** out) {
   return guarded(__func__, [&]() -> gpuu_status {
     if (!partition || !out) return fail_invalid("gpuu_partition_region_backend: `partition` or `out` is NULL");
-    const partition::Region* r = region_at(partition, region);
-    if (!r) {
-      return fail_invalid("gpuu_partition_region_backend: region ", region, " is out of range (",
-                          partition->result.regions.size(), " regions)");
-    }
+    const partition::Region* r = nullptr;
+    if (gpuu_status s = find_region(partition, region, "gpuu_partition_region_backend", &r)) return s;
     *out = r->backend.c_str();
     return GPUU_OK;
   });
@@ -189,11 +190,8 @@ GPUU_API gpuu_status gpuu_partition_region_backend(const gpuu_partition* partiti
 GPUU_API gpuu_status gpuu_partition_region_node_count(const gpuu_partition* partition, size_t region, size_t* out) {
   return guarded(__func__, [&]() -> gpuu_status {
     if (!partition || !out) return fail_invalid("gpuu_partition_region_node_count: `partition` or `out` is NULL");
-    const partition::Region* r = region_at(partition, region);
-    if (!r) {
-      return fail_invalid("gpuu_partition_region_node_count: region ", region, " is out of range (",
-                          partition->result.regions.size(), " regions)");
-    }
+    const partition::Region* r = nullptr;
+    if (gpuu_status s = find_region(partition, region, "gpuu_partition_region_node_count", &r)) return s;
     *out = r->nodes.size();
     return GPUU_OK;
   });
@@ -203,11 +201,8 @@ GPUU_API gpuu_status gpuu_partition_region_node(const gpuu_partition* partition,
                                                 int32_t* node) {
   return guarded(__func__, [&]() -> gpuu_status {
     if (!partition || !node) return fail_invalid("gpuu_partition_region_node: `partition` or `node` is NULL");
-    const partition::Region* r = region_at(partition, region);
-    if (!r) {
-      return fail_invalid("gpuu_partition_region_node: region ", region, " is out of range (",
-                          partition->result.regions.size(), " regions)");
-    }
+    const partition::Region* r = nullptr;
+    if (gpuu_status s = find_region(partition, region, "gpuu_partition_region_node", &r)) return s;
     if (index >= r->nodes.size()) {
       return fail_invalid("gpuu_partition_region_node: index ", index, " is out of range (region ", region, " has ",
                           r->nodes.size(), " nodes)");

@@ -39,6 +39,18 @@ gpuu_status fill_info(const runtime::TensorDesc& d, gpuu_tensor_info* out, const
   return GPUU_OK;
 }
 
+// gpuu_session_input_info/output_info: the session's input or output `index`.
+gpuu_status info_at(const gpuu_session* session, bool output, size_t index, gpuu_tensor_info* out,
+                    const char* function) {
+  if (gpuu_status s = check_session(session, function)) return s;
+  const std::vector<runtime::TensorDesc>& descs = output ? session->session->outputs() : session->session->inputs();
+  if (index >= descs.size()) {
+    return fail_invalid(function, ": index ", index, " is out of range (", descs.size(),
+                        output ? " outputs)" : " inputs)");
+  }
+  return fill_info(descs[index], out, function);
+}
+
 // The session's last profile rendered by `render` into `*cache` (kept until
 // the next execute), borrowed through `out`.
 gpuu_status profile_as(const gpuu_session* s, const char** out, const char* function, std::string* cache,
@@ -207,23 +219,13 @@ GPUU_API size_t gpuu_session_output_count(const gpuu_session* session) {
 
 GPUU_API gpuu_status gpuu_session_input_info(const gpuu_session* session, size_t index, gpuu_tensor_info* out) {
   return guarded(__func__, [&]() -> gpuu_status {
-    if (gpuu_status s = check_session(session, "gpuu_session_input_info")) return s;
-    if (index >= session->session->inputs().size()) {
-      return fail_invalid("gpuu_session_input_info: index ", index, " is out of range (",
-                          session->session->inputs().size(), " inputs)");
-    }
-    return fill_info(session->session->inputs()[index], out, "gpuu_session_input_info");
+    return info_at(session, false, index, out, "gpuu_session_input_info");
   });
 }
 
 GPUU_API gpuu_status gpuu_session_output_info(const gpuu_session* session, size_t index, gpuu_tensor_info* out) {
   return guarded(__func__, [&]() -> gpuu_status {
-    if (gpuu_status s = check_session(session, "gpuu_session_output_info")) return s;
-    if (index >= session->session->outputs().size()) {
-      return fail_invalid("gpuu_session_output_info: index ", index, " is out of range (",
-                          session->session->outputs().size(), " outputs)");
-    }
-    return fill_info(session->session->outputs()[index], out, "gpuu_session_output_info");
+    return info_at(session, true, index, out, "gpuu_session_output_info");
   });
 }
 

@@ -48,38 +48,39 @@ bool OpSchema::accepts_dtype(DType dtype) const {
   return dtypes.empty() || std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end();
 }
 
-int64_t attr_int(const AttrMap& attrs, const std::string& name, int64_t fallback) {
+namespace {
+
+// The attribute's value where it is present and holds a T, else nullptr.
+template <typename T>
+const T* attr_value(const AttrMap& attrs, const std::string& name) {
   auto it = attrs.find(name);
-  if (it == attrs.end()) return fallback;
-  const int64_t* v = std::get_if<int64_t>(&it->second);
+  return it == attrs.end() ? nullptr : std::get_if<T>(&it->second);
+}
+
+}  // namespace
+
+int64_t attr_int(const AttrMap& attrs, const std::string& name, int64_t fallback) {
+  const int64_t* v = attr_value<int64_t>(attrs, name);
   return v ? *v : fallback;
 }
 
 double attr_float(const AttrMap& attrs, const std::string& name, double fallback) {
-  auto it = attrs.find(name);
-  if (it == attrs.end()) return fallback;
-  const double* v = std::get_if<double>(&it->second);
+  const double* v = attr_value<double>(attrs, name);
   return v ? *v : fallback;
 }
 
 std::string attr_string(const AttrMap& attrs, const std::string& name, const std::string& fallback) {
-  auto it = attrs.find(name);
-  if (it == attrs.end()) return fallback;
-  const std::string* v = std::get_if<std::string>(&it->second);
+  const std::string* v = attr_value<std::string>(attrs, name);
   return v ? *v : fallback;
 }
 
 std::vector<int64_t> attr_ints(const AttrMap& attrs, const std::string& name) {
-  auto it = attrs.find(name);
-  if (it == attrs.end()) return {};
-  const auto* v = std::get_if<std::vector<int64_t>>(&it->second);
+  const auto* v = attr_value<std::vector<int64_t>>(attrs, name);
   return v ? *v : std::vector<int64_t>{};
 }
 
 std::vector<double> attr_floats(const AttrMap& attrs, const std::string& name) {
-  auto it = attrs.find(name);
-  if (it == attrs.end()) return {};
-  const auto* v = std::get_if<std::vector<double>>(&it->second);
+  const auto* v = attr_value<std::vector<double>>(attrs, name);
   return v ? *v : std::vector<double>{};
 }
 
@@ -222,6 +223,20 @@ class InferContext {
     return v;
   }
 
+  // An ints attribute of axes, each in [-rank, rank) and none named twice; returned in [0, rank).
+  Result<std::vector<int64_t>> axes_attr(const char* name, size_t r) const {
+    std::vector<int64_t> axes = ints(name);
+    std::vector<bool> seen(r, false);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      int64_t a = normalize_axis(axes[i], r);
+      if (a < 0) return fail("attribute '", name, "' entry ", i, " = ", axes[i], " is out of range for rank ", r);
+      if (seen[static_cast<size_t>(a)]) return fail("attribute '", name, "' names axis ", a, " twice");
+      seen[static_cast<size_t>(a)] = true;
+      axes[i] = a;
+    }
+    return axes;
+  }
+
   Result<int64_t> int_attr_in(const char* name, int64_t lo, int64_t hi) const {
     int64_t v = i64(name);
     if (v < lo || v > hi) return fail("attribute '", name, "' = ", v, " is out of range [", lo, ", ", hi, "]");
@@ -305,8 +320,10 @@ Status infer_cast(InferContext& c) {
   return Status::Ok();
 }
 
-// ---- linear algebra and convolution -----------------------------------------
+// ---- linear algebra ---------------------------------------------------------
 
+// Like the other infer functions, this opens with expect_* lines of one shape:
+// each list states its own op's dtype and rank rules, kept where the op is read.
 Status infer_matmul(InferContext& c) {
   GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
   GPUU_RETURN_IF_ERROR(c.expect_same_dtype(1, 0));
@@ -327,6 +344,16 @@ Status infer_matmul(InferContext& c) {
   return Status::Ok();
 }
 
+// Optional input 2 (bias) of linear and the convs: one entry per output channel.
+Status check_bias(InferContext& c, int64_t out_channels) {
+  if (const Value* bias = c.input(2)) {
+    if (bias->shape != Shape{out_channels}) {
+      return c.fail(c.input_desc(2), " must have shape [", out_channels, "], got ", shape_to_string(bias->shape));
+    }
+  }
+  return Status::Ok();
+}
+
 Status infer_linear(InferContext& c) {
   GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
   GPUU_RETURN_IF_ERROR(c.expect_same_dtype(1, 0));
@@ -339,16 +366,14 @@ Status infer_linear(InferContext& c) {
     return c.fail(c.input_desc(1), " ", shape_to_string(w), " must be [N, K] with K = ", x.back(), " (the last dim of ",
                   c.input_desc(0), " ", shape_to_string(x), ")");
   }
-  if (const Value* bias = c.input(2)) {
-    if (bias->shape != Shape{w[0]}) {
-      return c.fail(c.input_desc(2), " must have shape [", w[0], "], got ", shape_to_string(bias->shape));
-    }
-  }
+  GPUU_RETURN_IF_ERROR(check_bias(c, w[0]));
   Shape out(x.begin(), x.end() - 1);
   out.push_back(w[0]);
   c.emit(c.x(0).dtype, std::move(out));
   return Status::Ok();
 }
+
+// ---- convolutions and pools of 2 or 3 spatial dims, resize -----------------
 
 // One spatial output size of a convolution or pool window, exactly torch's
 // formula (floor division, and with ceil_mode the last window must start inside
@@ -366,82 +391,14 @@ Result<int64_t> window_output(const InferContext& c, const char* dim, int64_t in
   return out;
 }
 
-Status infer_conv2d(InferContext& c) {
-  GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
-  GPUU_RETURN_IF_ERROR(c.expect_same_dtype(1, 0));
-  GPUU_RETURN_IF_ERROR(c.expect_same_dtype(2, 0));
-  GPUU_RETURN_IF_ERROR(c.expect_rank(0, 4));
-  GPUU_RETURN_IF_ERROR(c.expect_rank(1, 4));
-  GPUU_ASSIGN_OR_RETURN(auto stride, c.ints_attr("stride", 2, 1, kMaxDim));
-  GPUU_ASSIGN_OR_RETURN(auto padding, c.ints_attr("padding", 2, 0, kMaxDim));
-  GPUU_ASSIGN_OR_RETURN(auto dilation, c.ints_attr("dilation", 2, 1, kMaxDim));
-  GPUU_ASSIGN_OR_RETURN(int64_t groups, c.int_attr_in("groups", 1, kMaxDim));
-  const Shape& x = c.x(0).shape;
-  const Shape& w = c.x(1).shape;
-  int64_t channels = x[1], out_channels = w[0];
-  if (channels % groups != 0) {
-    return c.fail("input channels (", channels, ") are not divisible by attribute 'groups' (", groups, ")");
-  }
-  if (out_channels % groups != 0) {
-    return c.fail("output channels (", out_channels, ", dim 0 of the weight) are not divisible by attribute 'groups' (",
-                  groups, ")");
-  }
-  if (w[1] != channels / groups) {
-    return c.fail(c.input_desc(1), " ", shape_to_string(w), " must have dim 1 = channels / groups = ", channels / groups);
-  }
-  if (w[2] < 1 || w[3] < 1) return c.fail(c.input_desc(1), " ", shape_to_string(w), " has an empty kernel");
-  if (const Value* bias = c.input(2)) {
-    if (bias->shape != Shape{out_channels}) {
-      return c.fail(c.input_desc(2), " must have shape [", out_channels, "], got ", shape_to_string(bias->shape));
-    }
-  }
-  GPUU_ASSIGN_OR_RETURN(int64_t oh, window_output(c, "height", x[2], w[2], stride[0], padding[0], dilation[0], false));
-  GPUU_ASSIGN_OR_RETURN(int64_t ow, window_output(c, "width", x[3], w[3], stride[1], padding[1], dilation[1], false));
-  c.emit(c.x(0).dtype, {x[0], out_channels, oh, ow});
-  return Status::Ok();
-}
-
-Status infer_pool2d(InferContext& c) {
-  bool is_max = c.node.op == "max_pool2d";
-  GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
-  GPUU_RETURN_IF_ERROR(c.expect_rank(0, 4));
-  GPUU_ASSIGN_OR_RETURN(auto kernel, c.ints_attr("kernel", 2, 1, kMaxDim));
-  GPUU_ASSIGN_OR_RETURN(auto stride, c.ints_attr("stride", 2, 1, kMaxDim));
-  GPUU_ASSIGN_OR_RETURN(auto padding, c.ints_attr("padding", 2, 0, kMaxDim));
-  std::vector<int64_t> dilation = {1, 1};
-  if (is_max) {
-    GPUU_ASSIGN_OR_RETURN(dilation, c.ints_attr("dilation", 2, 1, kMaxDim));
-  } else {
-    GPUU_RETURN_IF_ERROR(c.int_attr_in("count_include_pad", 0, 1).status());
-  }
-  GPUU_ASSIGN_OR_RETURN(int64_t ceil_mode, c.int_attr_in("ceil_mode", 0, 1));
-  for (int i = 0; i < 2; ++i) {
-    // torch's limit (for both pools): padding at most half the kernel, so no window is all padding.
-    int64_t limit = kernel[static_cast<size_t>(i)] / 2;
-    if (padding[static_cast<size_t>(i)] > limit) {
-      return c.fail("attribute 'padding' entry ", i, " = ", padding[static_cast<size_t>(i)],
-                    " is more than half the kernel (at most ", limit, ")");
-    }
-  }
-  const Shape& x = c.x(0).shape;
-  GPUU_ASSIGN_OR_RETURN(int64_t oh, window_output(c, "height", x[2], kernel[0], stride[0], padding[0], dilation[0],
-                                                  ceil_mode != 0));
-  GPUU_ASSIGN_OR_RETURN(int64_t ow, window_output(c, "width", x[3], kernel[1], stride[1], padding[1], dilation[1],
-                                                  ceil_mode != 0));
-  c.emit(c.x(0).dtype, {x[0], x[1], oh, ow});
-  return Status::Ok();
-}
-
 void pool_defaults(AttrMap* attrs) {
   // stride defaults to the kernel, as in torch.
   auto kernel = attrs->find("kernel");
   if (kernel != attrs->end() && !attrs->count("stride")) (*attrs)["stride"] = kernel->second;
 }
 
-// ---- conv3d, conv_transpose2d, 3-D pools, resize ----------------------------
-
-// x [N, C, spatial...], weight [O, C/groups, k...]: the checks conv2d makes,
-// for any number of spatial dims.
+// x [N, C, spatial...], weight [O, C/groups, k...]: the checks every grouped
+// convolution makes (float and integer), for any number of spatial dims.
 Status check_conv_weight(InferContext& c, size_t spatial, int64_t groups) {
   const Shape& x = c.x(0).shape;
   const Shape& w = c.x(1).shape;
@@ -462,33 +419,32 @@ Status check_conv_weight(InferContext& c, size_t spatial, int64_t groups) {
   return Status::Ok();
 }
 
-Status check_bias(InferContext& c, int64_t out_channels) {
-  if (const Value* bias = c.input(2)) {
-    if (bias->shape != Shape{out_channels}) {
-      return c.fail(c.input_desc(2), " must have shape [", out_channels, "], got ", shape_to_string(bias->shape));
-    }
-  }
-  return Status::Ok();
+// "depth", "height", "width": the name of spatial dim d of 2 or 3.
+const char* spatial_dim_name(size_t d, size_t spatial) {
+  static const char* const kNames[3] = {"depth", "height", "width"};
+  return kNames[3 - spatial + d];
 }
 
-Status infer_conv3d(InferContext& c) {
+// conv2d, conv3d: x [N, C, spatial...], weight [O, C/groups, k...], bias [O].
+template <size_t kSpatial>
+Status infer_conv(InferContext& c) {
   GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
   GPUU_RETURN_IF_ERROR(c.expect_same_dtype(1, 0));
   GPUU_RETURN_IF_ERROR(c.expect_same_dtype(2, 0));
-  GPUU_RETURN_IF_ERROR(c.expect_rank(0, 5));
-  GPUU_RETURN_IF_ERROR(c.expect_rank(1, 5));
-  GPUU_ASSIGN_OR_RETURN(auto stride, c.ints_attr("stride", 3, 1, kMaxDim));
-  GPUU_ASSIGN_OR_RETURN(auto padding, c.ints_attr("padding", 3, 0, kMaxDim));
-  GPUU_ASSIGN_OR_RETURN(auto dilation, c.ints_attr("dilation", 3, 1, kMaxDim));
+  GPUU_RETURN_IF_ERROR(c.expect_rank(0, 2 + kSpatial));
+  GPUU_RETURN_IF_ERROR(c.expect_rank(1, 2 + kSpatial));
+  GPUU_ASSIGN_OR_RETURN(auto stride, c.ints_attr("stride", kSpatial, 1, kMaxDim));
+  GPUU_ASSIGN_OR_RETURN(auto padding, c.ints_attr("padding", kSpatial, 0, kMaxDim));
+  GPUU_ASSIGN_OR_RETURN(auto dilation, c.ints_attr("dilation", kSpatial, 1, kMaxDim));
   GPUU_ASSIGN_OR_RETURN(int64_t groups, c.int_attr_in("groups", 1, kMaxDim));
-  GPUU_RETURN_IF_ERROR(check_conv_weight(c, 3, groups));
+  GPUU_RETURN_IF_ERROR(check_conv_weight(c, kSpatial, groups));
   const Shape& x = c.x(0).shape;
   const Shape& w = c.x(1).shape;
   GPUU_RETURN_IF_ERROR(check_bias(c, w[0]));
   Shape out = {x[0], w[0]};
-  const char* names[3] = {"depth", "height", "width"};
-  for (size_t d = 0; d < 3; ++d) {
-    GPUU_ASSIGN_OR_RETURN(int64_t o, window_output(c, names[d], x[2 + d], w[2 + d], stride[d], padding[d], dilation[d], false));
+  for (size_t d = 0; d < kSpatial; ++d) {
+    GPUU_ASSIGN_OR_RETURN(int64_t o, window_output(c, spatial_dim_name(d, kSpatial), x[2 + d], w[2 + d], stride[d],
+                                                   padding[d], dilation[d], false));
     out.push_back(o);
   }
   c.emit(c.x(0).dtype, std::move(out));
@@ -519,7 +475,6 @@ Status infer_conv_transpose2d(InferContext& c) {
   int64_t out_channels = w[1] * groups;
   GPUU_RETURN_IF_ERROR(check_bias(c, out_channels));
   Shape out = {x[0], out_channels};
-  const char* names[2] = {"height", "width"};
   for (size_t d = 0; d < 2; ++d) {
     // torch: output padding must be smaller than either stride or dilation.
     if (output_padding[d] >= std::max(stride[d], dilation[d])) {
@@ -528,8 +483,9 @@ Status infer_conv_transpose2d(InferContext& c) {
     }
     int64_t o = (x[2 + d] - 1) * stride[d] - 2 * padding[d] + dilation[d] * (w[2 + d] - 1) + output_padding[d] + 1;
     if (o < 1 || o > kMaxDim) {
-      return c.fail("the output ", names[d], " (", x[2 + d] - 1, " * ", stride[d], " - 2 * ", padding[d], " + ",
-                    dilation[d], " * (", w[2 + d], " - 1) + ", output_padding[d], " + 1 = ", o, ") is not positive");
+      return c.fail("the output ", spatial_dim_name(d, 2), " (", x[2 + d] - 1, " * ", stride[d], " - 2 * ", padding[d],
+                    " + ", dilation[d], " * (", w[2 + d], " - 1) + ", output_padding[d], " + 1 = ", o,
+                    ") is not positive");
     }
     out.push_back(o);
   }
@@ -537,31 +493,35 @@ Status infer_conv_transpose2d(InferContext& c) {
   return Status::Ok();
 }
 
-Status infer_pool3d(InferContext& c) {
-  bool is_max = c.node.op == "max_pool3d";
+// avg_pool2d/3d, max_pool2d/3d: x [N, C, spatial...]; only max pools dilate.
+template <size_t kSpatial>
+Status infer_pool(InferContext& c) {
+  bool is_max = c.node.op.rfind("max_pool", 0) == 0;
   GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
-  GPUU_RETURN_IF_ERROR(c.expect_rank(0, 5));
-  GPUU_ASSIGN_OR_RETURN(auto kernel, c.ints_attr("kernel", 3, 1, kMaxDim));
-  GPUU_ASSIGN_OR_RETURN(auto stride, c.ints_attr("stride", 3, 1, kMaxDim));
-  GPUU_ASSIGN_OR_RETURN(auto padding, c.ints_attr("padding", 3, 0, kMaxDim));
-  std::vector<int64_t> dilation = {1, 1, 1};
+  GPUU_RETURN_IF_ERROR(c.expect_rank(0, 2 + kSpatial));
+  GPUU_ASSIGN_OR_RETURN(auto kernel, c.ints_attr("kernel", kSpatial, 1, kMaxDim));
+  GPUU_ASSIGN_OR_RETURN(auto stride, c.ints_attr("stride", kSpatial, 1, kMaxDim));
+  GPUU_ASSIGN_OR_RETURN(auto padding, c.ints_attr("padding", kSpatial, 0, kMaxDim));
+  std::vector<int64_t> dilation(kSpatial, 1);
   if (is_max) {
-    GPUU_ASSIGN_OR_RETURN(dilation, c.ints_attr("dilation", 3, 1, kMaxDim));
+    GPUU_ASSIGN_OR_RETURN(dilation, c.ints_attr("dilation", kSpatial, 1, kMaxDim));
   } else {
     GPUU_RETURN_IF_ERROR(c.int_attr_in("count_include_pad", 0, 1).status());
   }
   GPUU_ASSIGN_OR_RETURN(int64_t ceil_mode, c.int_attr_in("ceil_mode", 0, 1));
-  const Shape& x = c.x(0).shape;
-  Shape out = {x[0], x[1]};
-  const char* names[3] = {"depth", "height", "width"};
-  for (size_t d = 0; d < 3; ++d) {
-    int64_t limit = kernel[d] / 2;  // torch's limit, as for the 2-D pools
+  for (size_t d = 0; d < kSpatial; ++d) {
+    // torch's limit (for both pools): padding at most half the kernel, so no window is all padding.
+    int64_t limit = kernel[d] / 2;
     if (padding[d] > limit) {
       return c.fail("attribute 'padding' entry ", d, " = ", padding[d], " is more than half the kernel (at most ", limit,
                     ")");
     }
-    GPUU_ASSIGN_OR_RETURN(int64_t o, window_output(c, names[d], x[2 + d], kernel[d], stride[d], padding[d], dilation[d],
-                                                   ceil_mode != 0));
+  }
+  const Shape& x = c.x(0).shape;
+  Shape out = {x[0], x[1]};
+  for (size_t d = 0; d < kSpatial; ++d) {
+    GPUU_ASSIGN_OR_RETURN(int64_t o, window_output(c, spatial_dim_name(d, kSpatial), x[2 + d], kernel[d], stride[d],
+                                                   padding[d], dilation[d], ceil_mode != 0));
     out.push_back(o);
   }
   c.emit(c.x(0).dtype, std::move(out));
@@ -600,16 +560,11 @@ Status infer_resize(InferContext& c) {
 Status infer_reduce(InferContext& c) {
   GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
   GPUU_ASSIGN_OR_RETURN(int64_t keepdim, c.int_attr_in("keepdim", 0, 1));
-  std::vector<int64_t> axes = c.ints("axes");
-  if (axes.empty()) return c.fail("attribute 'axes' must name at least one axis");
+  if (c.ints("axes").empty()) return c.fail("attribute 'axes' must name at least one axis");
   const Shape& x = c.x(0).shape;
+  GPUU_ASSIGN_OR_RETURN(std::vector<int64_t> axes, c.axes_attr("axes", x.size()));
   std::vector<bool> reduced(x.size(), false);
-  for (size_t i = 0; i < axes.size(); ++i) {
-    int64_t a = normalize_axis(axes[i], x.size());
-    if (a < 0) return c.fail("attribute 'axes' entry ", i, " = ", axes[i], " is out of range for rank ", x.size());
-    if (reduced[static_cast<size_t>(a)]) return c.fail("attribute 'axes' names axis ", a, " twice");
-    reduced[static_cast<size_t>(a)] = true;
-  }
+  for (int64_t a : axes) reduced[static_cast<size_t>(a)] = true;
   Shape out;
   for (size_t d = 0; d < x.size(); ++d) {
     if (!reduced[d]) {
@@ -641,15 +596,8 @@ Status infer_arg_reduce(InferContext& c) {
   return Status::Ok();
 }
 
-Status infer_cumsum(InferContext& c) {
-  GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
-  GPUU_RETURN_IF_ERROR(c.expect_min_rank(0, 1));
-  GPUU_RETURN_IF_ERROR(c.axis_attr("axis", c.rank(0)).status());
-  c.emit(c.x(0).dtype, c.x(0).shape);
-  return Status::Ok();
-}
-
-Status infer_softmax(InferContext& c) {
+// cumsum, softmax: along one axis in range, output like the input.
+Status infer_along_axis(InferContext& c) {
   GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
   GPUU_RETURN_IF_ERROR(c.expect_min_rank(0, 1));
   GPUU_RETURN_IF_ERROR(c.axis_attr("axis", c.rank(0)).status());
@@ -817,18 +765,16 @@ Status infer_reshape(InferContext& c) {
 
 Status infer_slice(InferContext& c) {
   const Shape& x = c.x(0).shape;
-  std::vector<int64_t> axes = c.ints("axes"), starts = c.ints("starts"), ends = c.ints("ends"), steps = c.ints("steps");
-  if (starts.size() != axes.size() || ends.size() != axes.size() || steps.size() != axes.size()) {
-    return c.fail("attributes 'axes', 'starts', 'ends' and 'steps' must have the same length (got ", axes.size(), ", ",
+  std::vector<int64_t> starts = c.ints("starts"), ends = c.ints("ends"), steps = c.ints("steps");
+  size_t count = c.ints("axes").size();
+  if (starts.size() != count || ends.size() != count || steps.size() != count) {
+    return c.fail("attributes 'axes', 'starts', 'ends' and 'steps' must have the same length (got ", count, ", ",
                   starts.size(), ", ", ends.size(), ", ", steps.size(), ")");
   }
+  GPUU_ASSIGN_OR_RETURN(std::vector<int64_t> axes, c.axes_attr("axes", x.size()));
   Shape out = x;
-  std::vector<bool> seen(x.size(), false);
   for (size_t i = 0; i < axes.size(); ++i) {
-    int64_t a = normalize_axis(axes[i], x.size());
-    if (a < 0) return c.fail("attribute 'axes' entry ", i, " = ", axes[i], " is out of range for rank ", x.size());
-    if (seen[static_cast<size_t>(a)]) return c.fail("attribute 'axes' names axis ", a, " twice");
-    seen[static_cast<size_t>(a)] = true;
+    int64_t a = axes[i];
     if (steps[i] < 1) return c.fail("attribute 'steps' entry ", i, " = ", steps[i], " must be >= 1");
     int64_t dim = x[static_cast<size_t>(a)];
     // Negative indices count from the end; then both clamp into [0, dim].
@@ -938,14 +884,7 @@ Status infer_expand(InferContext& c) {
 
 Status infer_flip(InferContext& c) {
   const Shape& x = c.x(0).shape;
-  std::vector<int64_t> axes = c.ints("axes");
-  std::vector<bool> seen(x.size(), false);
-  for (size_t i = 0; i < axes.size(); ++i) {
-    int64_t a = normalize_axis(axes[i], x.size());
-    if (a < 0) return c.fail("attribute 'axes' entry ", i, " = ", axes[i], " is out of range for rank ", x.size());
-    if (seen[static_cast<size_t>(a)]) return c.fail("attribute 'axes' names axis ", a, " twice");
-    seen[static_cast<size_t>(a)] = true;
-  }
+  GPUU_RETURN_IF_ERROR(c.axes_attr("axes", x.size()).status());
   c.emit(c.x(0).dtype, x);
   return Status::Ok();
 }
@@ -1398,27 +1337,27 @@ std::vector<OpSchema> build_registry() {
   ops.push_back(op("conv2d", {x, {"weight", false}, {"bias", true}}, 2, 3,
                    {with_default("stride", Ints{1, 1}), with_default("padding", Ints{0, 0}),
                     with_default("dilation", Ints{1, 1}), with_default("groups", int64_t{1})},
-                   kFloat, "f32 or f16, all alike; x NCHW, weight [O, C/groups, kH, kW], bias [O]", infer_conv2d));
+                   kFloat, "f32 or f16, all alike; x NCHW, weight [O, C/groups, kH, kW], bias [O]", infer_conv<2>));
 
   OpSchema avg = op("avg_pool2d", {x}, 1, 1,
                     {required("kernel", AttrKind::kInts), derived("stride", AttrKind::kInts, "kernel"),
                      with_default("padding", Ints{0, 0}), with_default("ceil_mode", int64_t{0}),
                      with_default("count_include_pad", int64_t{1})},
-                    kFloat, "f32 or f16; x NCHW", infer_pool2d);
+                    kFloat, "f32 or f16; x NCHW", infer_pool<2>);
   avg.derived_defaults = pool_defaults;
   ops.push_back(std::move(avg));
   OpSchema max = op("max_pool2d", {x}, 1, 1,
                     {required("kernel", AttrKind::kInts), derived("stride", AttrKind::kInts, "kernel"),
                      with_default("padding", Ints{0, 0}), with_default("dilation", Ints{1, 1}),
                      with_default("ceil_mode", int64_t{0})},
-                    kFloatI32I8, "f32, f16, i32 or i8; x NCHW", infer_pool2d);
+                    kFloatI32I8, "f32, f16, i32 or i8; x NCHW", infer_pool<2>);
   max.derived_defaults = pool_defaults;
   ops.push_back(std::move(max));
 
   ops.push_back(op("conv3d", {x, {"weight", false}, {"bias", true}}, 2, 3,
                    {with_default("stride", Ints{1, 1, 1}), with_default("padding", Ints{0, 0, 0}),
                     with_default("dilation", Ints{1, 1, 1}), with_default("groups", int64_t{1})},
-                   kFloat, "f32 or f16, all alike; x NCDHW, weight [O, C/groups, kD, kH, kW], bias [O]", infer_conv3d));
+                   kFloat, "f32 or f16, all alike; x NCDHW, weight [O, C/groups, kD, kH, kW], bias [O]", infer_conv<3>));
   ops.push_back(op("conv_transpose2d", {x, {"weight", false}, {"bias", true}}, 2, 3,
                    {with_default("stride", Ints{1, 1}), with_default("padding", Ints{0, 0}),
                     with_default("output_padding", Ints{0, 0}), with_default("dilation", Ints{1, 1}),
@@ -1429,14 +1368,14 @@ std::vector<OpSchema> build_registry() {
                      {required("kernel", AttrKind::kInts), derived("stride", AttrKind::kInts, "kernel"),
                       with_default("padding", Ints{0, 0, 0}), with_default("ceil_mode", int64_t{0}),
                       with_default("count_include_pad", int64_t{1})},
-                     kFloat, "f32 or f16; x NCDHW", infer_pool3d);
+                     kFloat, "f32 or f16; x NCDHW", infer_pool<3>);
   avg3.derived_defaults = pool_defaults;
   ops.push_back(std::move(avg3));
   OpSchema max3 = op("max_pool3d", {x}, 1, 1,
                      {required("kernel", AttrKind::kInts), derived("stride", AttrKind::kInts, "kernel"),
                       with_default("padding", Ints{0, 0, 0}), with_default("dilation", Ints{1, 1, 1}),
                       with_default("ceil_mode", int64_t{0})},
-                     kFloatI32I8, "f32, f16, i32 or i8; x NCDHW", infer_pool3d);
+                     kFloatI32I8, "f32, f16, i32 or i8; x NCDHW", infer_pool<3>);
   max3.derived_defaults = pool_defaults;
   ops.push_back(std::move(max3));
   ops.push_back(op("resize", {x}, 1, 1,
@@ -1460,8 +1399,8 @@ std::vector<OpSchema> build_registry() {
                      infer_arg_reduce));
   }
   ops.push_back(op("cumsum", {x}, 1, 1, {required("axis", AttrKind::kInt)}, kFloatInt,
-                   "f32, f16, i32 or i64; output has the input's dtype and shape", infer_cumsum));
-  ops.push_back(op("softmax", {x}, 1, 1, {required("axis", AttrKind::kInt)}, kFloat, "f32 or f16", infer_softmax));
+                   "f32, f16, i32 or i64; output has the input's dtype and shape", infer_along_axis));
+  ops.push_back(op("softmax", {x}, 1, 1, {required("axis", AttrKind::kInt)}, kFloat, "f32 or f16", infer_along_axis));
   ops.push_back(op("layer_norm", {x, {"weight", true}, {"bias", true}}, 1, 3,
                    {required("normalized_ndim", AttrKind::kInt), with_default("eps", 1e-5)}, kFloat,
                    "f32 or f16, all alike; weight and bias have the normalized (trailing) shape", infer_layer_norm));

@@ -19,19 +19,20 @@ static_assert(static_cast<int32_t>(graph::ResizeMode::kNearest) == op_codes::kRe
               static_cast<int32_t>(graph::ResizeMode::kNearestExact) == op_codes::kResizeModeNearestExact &&
               static_cast<int32_t>(graph::ResizeMode::kBilinear) == op_codes::kResizeModeBilinear);
 
+void add_kernels(std::vector<OpKernel>& table, DTypeSet dtypes,
+                 std::string (*check)(const graph::Graph&, const graph::Node&),
+                 std::initializer_list<OpLowering> ops) {
+  for (const OpLowering& o : ops) table.push_back(OpKernel{o.op, dtypes, check, o.lower});
+}
+
 const std::vector<OpKernel>& vulkan_op_kernels() {
   static const std::vector<OpKernel> table = [] {
     std::vector<OpKernel> t;
-    add_elementwise_kernels(t);
-    add_linalg_kernels(t);
-    add_conv_pool_kernels(t);
-    add_spatial_kernels(t);
-    add_reduce_norm_kernels(t);
-    add_shape_kernels(t);
-    add_index_kernels(t);
-    add_custom_kernels(t);
-    add_quant_kernels(t);
-    add_attention_kernels(t);
+    for (auto add_family : {add_elementwise_kernels, add_linalg_kernels, add_conv_pool_kernels, add_spatial_kernels,
+                            add_reduce_norm_kernels, add_shape_kernels, add_index_kernels, add_custom_kernels,
+                            add_quant_kernels, add_attention_kernels}) {
+      add_family(t);
+    }
     return t;
   }();
   return table;

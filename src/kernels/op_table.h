@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -107,6 +108,14 @@ void add_index_kernels(std::vector<OpKernel>& table);        // gather, index_se
 void add_custom_kernels(std::vector<OpKernel>& table);       // custom_shader (com.arm.VulkanCustomShader)
 void add_quant_kernels(std::vector<OpKernel>& table);        // rescale, conv2d_int, matmul_int, avg_pool2d_int, table
 void add_attention_kernels(std::vector<OpKernel>& table);    // scaled_dot_product_attention
+// Appends one kernel per (op, lowering) pair, all sharing `dtypes` and `check`.
+struct OpLowering {
+  const char* op;
+  Status (*lower)(LoweringContext&, const graph::Node&);
+};
+void add_kernels(std::vector<OpKernel>& table, DTypeSet dtypes,
+                 std::string (*check)(const graph::Graph&, const graph::Node&),
+                 std::initializer_list<OpLowering> ops);
 // The UNARY_* code (op_codes.txt) of a float unary node, -1 for another op: its
 // op's code, or the variant its attributes choose (gelu, approximate="tanh":
 // gelu.tanh). The unary kernel and the fused kernel both read it.

@@ -113,6 +113,21 @@ struct Layout {
 
 enum : uint8_t { kOther = 0, kTake = 1, kSolo = 2 };
 
+// The pieces of each run: TAKE units joined where an edge links two of one level.
+UnionFind take_pieces(const Layout& L) {
+  const size_t units = L.cls.size();
+  UnionFind uf(units);
+  for (size_t u = 0; u < units; ++u) {
+    if (L.cls[u] != kTake) continue;
+    for (const int32_t* s = L.succ.begin(u); s != L.succ.end(u); ++s) {
+      if (L.cls[static_cast<size_t>(*s)] == kTake && L.level[static_cast<size_t>(*s)] == L.level[u]) {
+        uf.unite(static_cast<int32_t>(u), *s);
+      }
+    }
+  }
+  return uf;
+}
+
 class Engine {
  public:
   Engine(const graph::Graph& g, const PartitionOptions& o) : g_(g), opt_(o) {}
@@ -488,15 +503,7 @@ Status Engine::layout(const State& st, const std::vector<uint8_t>& take_class, b
   // Late placement of stranded pieces (file comment). Pieces of one run share
   // no edge, and a piece's TAKE successors sit in later runs, so handling runs
   // from the last one down sees every successor in its final place.
-  UnionFind uf(units);
-  for (size_t u = 0; u < units; ++u) {
-    if (L.cls[u] != kTake) continue;
-    for (const int32_t* s = L.succ.begin(u); s != L.succ.end(u); ++s) {
-      if (L.cls[static_cast<size_t>(*s)] == kTake && L.level[static_cast<size_t>(*s)] == L.level[u]) {
-        uf.unite(static_cast<int32_t>(u), *s);
-      }
-    }
-  }
+  UnionFind uf = take_pieces(L);
   std::vector<int32_t> members;  // TAKE units grouped by piece, pieces by level descending
   for (size_t u = 0; u < units; ++u) {
     if (L.cls[u] == kTake) members.push_back(static_cast<int32_t>(u));
@@ -557,15 +564,7 @@ Result<std::vector<int32_t>> Engine::grow(State* st, int32_t b, const std::vecto
   const size_t units = L.cls.size();
 
   // Regions: the connected pieces of each run, plus one per custom shader.
-  UnionFind uf(units);
-  for (size_t u = 0; u < units; ++u) {
-    if (L.cls[u] != kTake) continue;
-    for (const int32_t* s = L.succ.begin(u); s != L.succ.end(u); ++s) {
-      if (L.cls[static_cast<size_t>(*s)] == kTake && L.level[static_cast<size_t>(*s)] == L.level[u]) {
-        uf.unite(static_cast<int32_t>(u), *s);
-      }
-    }
-  }
+  UnionFind uf = take_pieces(L);
   // Units of free nodes are numbered in node order, so walking nodes in order
   // gives each region its nodes ascending and regions numbered by first node.
   std::vector<int32_t> region_of_root(units, -1);

@@ -163,6 +163,10 @@ struct Session::Impl {
   Status rebind_delegates(int32_t tensor, Home* home);
   Status bind(bool output, size_t index, const BufferRange& range, VkBufferUsageFlags usage);
   void unbind(bool output, size_t index);
+  // bind_input_buffer/bind_output_buffer: the index and size checked against
+  // `descs` (the session's inputs or outputs); a null buffer unbinds.
+  Status bind_checked(bool output, const std::vector<TensorDesc>& descs, size_t index, VkBuffer buffer,
+                      VkDeviceSize offset, VkDeviceSize size, VkBufferUsageFlags usage);
   Status execute(ExecuteStats& stats);
   // Measures the peaks of every context a delegate runs on (once per context).
   Status prepare_profiles();
@@ -857,38 +861,31 @@ Status Session::set_input(size_t index, const void* data, size_t size) {
 
 Status Session::bind_input_buffer(size_t index, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size,
                                   VkBufferUsageFlags usage) {
-  if (index >= input_descs_.size()) {
-    return err(StatusCode::kInvalidArgument, "input index ", index, " is out of range (", input_descs_.size(),
-               " inputs)");
-  }
-  if (!buffer) {
-    impl_->unbind(false, index);
-    return Status::Ok();
-  }
-  const TensorDesc& d = input_descs_[index];
-  if (size != d.bytes) {
-    return err(StatusCode::kInvalidArgument, "input ", index, " ('", d.name, "') takes ", d.bytes,
-               " bytes, the bound range has ", size);
-  }
-  return impl_->bind(false, index, BufferRange{buffer, offset, size}, usage);
+  return impl_->bind_checked(false, input_descs_, index, buffer, offset, size, usage);
 }
 
 Status Session::bind_output_buffer(size_t index, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size,
                                    VkBufferUsageFlags usage) {
-  if (index >= output_descs_.size()) {
-    return err(StatusCode::kInvalidArgument, "output index ", index, " is out of range (", output_descs_.size(),
-               " outputs)");
+  return impl_->bind_checked(true, output_descs_, index, buffer, offset, size, usage);
+}
+
+Status Session::Impl::bind_checked(bool output, const std::vector<TensorDesc>& descs, size_t index, VkBuffer buffer,
+                                   VkDeviceSize offset, VkDeviceSize size, VkBufferUsageFlags usage) {
+  const char* what = output ? "output" : "input";
+  if (index >= descs.size()) {
+    return err(StatusCode::kInvalidArgument, what, " index ", index, " is out of range (", descs.size(), " ", what,
+               "s)");
   }
   if (!buffer) {
-    impl_->unbind(true, index);
+    unbind(output, index);
     return Status::Ok();
   }
-  const TensorDesc& d = output_descs_[index];
+  const TensorDesc& d = descs[index];
   if (size != d.bytes) {
-    return err(StatusCode::kInvalidArgument, "output ", index, " ('", d.name, "') takes ", d.bytes,
+    return err(StatusCode::kInvalidArgument, what, " ", index, " ('", d.name, "') takes ", d.bytes,
                " bytes, the bound range has ", size);
   }
-  return impl_->bind(true, index, BufferRange{buffer, offset, size}, usage);
+  return bind(output, index, BufferRange{buffer, offset, size}, usage);
 }
 
 bool Session::output_bound_zero_copy(size_t index) const {

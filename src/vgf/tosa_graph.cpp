@@ -111,34 +111,32 @@ TosaAttribute TosaAttribute::shape(std::vector<int64_t> values) {
   return int_tensor(TosaElementType::kI32, std::move(values));
 }
 
-TosaAttribute TosaAttribute::int_tensor(TosaElementType type, std::vector<int64_t> values) {
+// The four makers below: one element type, and ints or floats as a tensor or a scalar.
+namespace {
+TosaAttribute attribute_of(TosaElementType type, bool is_tensor, std::vector<int64_t> ints, std::vector<double> floats) {
   TosaAttribute a;
   a.type = type;
-  a.is_tensor = true;
-  a.ints = std::move(values);
+  a.is_tensor = is_tensor;
+  a.ints = std::move(ints);
+  a.floats = std::move(floats);
   return a;
+}
+}  // namespace
+
+TosaAttribute TosaAttribute::int_tensor(TosaElementType type, std::vector<int64_t> values) {
+  return attribute_of(type, true, std::move(values), {});
 }
 
 TosaAttribute TosaAttribute::float_tensor(TosaElementType type, std::vector<double> values) {
-  TosaAttribute a;
-  a.type = type;
-  a.is_tensor = true;
-  a.floats = std::move(values);
-  return a;
+  return attribute_of(type, true, {}, std::move(values));
 }
 
 TosaAttribute TosaAttribute::int_scalar(TosaElementType type, int64_t value) {
-  TosaAttribute a;
-  a.type = type;
-  a.ints = {value};
-  return a;
+  return attribute_of(type, false, {value}, {});
 }
 
 TosaAttribute TosaAttribute::float_scalar(TosaElementType type, double value) {
-  TosaAttribute a;
-  a.type = type;
-  a.floats = {value};
-  return a;
+  return attribute_of(type, false, {}, {value});
 }
 
 TosaAttribute TosaAttribute::zero_point(TosaElementType type) {

@@ -17,6 +17,7 @@
 #include <tuple>
 #include <utility>
 
+#include "graph/index_math.h"
 #include "graph/op_registry.h"
 #include "graph/resize_index.h"
 #include "graph/verifier.h"
@@ -282,15 +283,10 @@ class TosaLowering {
   }
 
   TosaTensorId transpose(TosaTensorId x, const Perm& perm) {
-    bool identity = true;
-    for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int64_t>(i);
-    if (identity) return x;
+    if (graph::is_identity_perm(perm)) return x;
     auto inner = transposed_.find(x);
     if (inner != transposed_.end()) {
-      // transpose(transpose(s, p0), p) = transpose(s, p0[p[i]]).
-      Perm composed(perm.size());
-      for (size_t i = 0; i < perm.size(); ++i) composed[i] = inner->second.second[static_cast<size_t>(perm[i])];
-      return transpose(inner->second.first, composed);
+      return transpose(inner->second.first, graph::compose_perms(inner->second.second, perm));
     }
     Shape s = shape(x), out(perm.size());
     for (size_t i = 0; i < perm.size(); ++i) out[i] = s[static_cast<size_t>(perm[i])];
@@ -823,13 +819,22 @@ class TosaLowering {
   Status lower_conv2d() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
     E t = type(x);
+    Shape p = graph::attr_ints(attrs_, "padding");
+    return lower_conv2d_nhwc(x, {p[0], p[0], p[1], p[1]}, TosaAccType::kFp32, TosaAttribute::zero_point(t),
+                             TosaAttribute::zero_point(t), t);
+  }
+
+  // conv2d and conv2d_int: TOSA's NHWC CONV2D (one per group) or DEPTHWISE_CONV2D
+  // between transposes, `pads` as [top, bottom, left, right]; the bias (zeros
+  // where absent) has the output's type.
+  Status lower_conv2d_nhwc(TosaTensorId x, const Shape& pads, TosaAccType acc, TosaAttribute x_zp, TosaAttribute w_zp,
+                           E out_t) {
     Shape xs = shape(x), ws = src_.value(node_->inputs[1]).shape, out = out_value().shape;
-    Shape stride = graph::attr_ints(attrs_, "stride"), padding = graph::attr_ints(attrs_, "padding"),
-          dilation = graph::attr_ints(attrs_, "dilation");
+    Shape stride = graph::attr_ints(attrs_, "stride"), dilation = graph::attr_ints(attrs_, "dilation");
     int64_t groups = graph::attr_int(attrs_, "groups", 1);
     int64_t channels = xs[1], oc = ws[0], kh = ws[2], kw = ws[3];
-    WindowFit fh = fit_window(xs[2], (kh - 1) * dilation[0] + 1, stride[0], padding[0], padding[0], out[2]);
-    WindowFit fw = fit_window(xs[3], (kw - 1) * dilation[1] + 1, stride[1], padding[1], padding[1], out[3]);
+    WindowFit fh = fit_window(xs[2], (kh - 1) * dilation[0] + 1, stride[0], pads[0], pads[1], out[2]);
+    WindowFit fw = fit_window(xs[3], (kw - 1) * dilation[1] + 1, stride[1], pads[2], pads[3], out[3]);
     TosaTensorId nhwc = transpose(x, kToNhwc);
     if (fh.crop || fw.crop) {
       Shape s = shape(nhwc);
@@ -839,24 +844,23 @@ class TosaLowering {
     if (has_in(2)) {
       GPUU_ASSIGN_OR_RETURN(bias, in(2));
     } else {
-      bias = scalar(t, 0.0, 1);  // BC = 1 broadcasts
+      bias = scalar(out_t, 0.0, 1);  // BC = 1 broadcasts
     }
     std::vector<TosaAttribute> window = {TosaAttribute::shape({fh.pad_before, fh.pad_after, fw.pad_before, fw.pad_after}),
                                          TosaAttribute::shape(stride), TosaAttribute::shape(dilation),
-                                         TosaAttribute::u32(static_cast<uint32_t>(TosaAccType::kFp32)),
-                                         TosaAttribute::boolean(false), TosaAttribute::zero_point(t),
-                                         TosaAttribute::zero_point(t)};
+                                         TosaAttribute::u32(static_cast<uint32_t>(acc)),
+                                         TosaAttribute::boolean(false), std::move(x_zp), std::move(w_zp)};
     Shape sn = shape(nhwc);
     auto out_nhwc = [&](int64_t c) { return Shape{out[0], out[2], out[3], c}; };
     TosaTensorId y;
     if (groups == 1) {
       GPUU_ASSIGN_OR_RETURN(TosaTensorId w, rearranged(node_->inputs[1], ws, kToNhwc));  // OIHW -> OHWI
-      y = emit(TosaOp::kConv2d, window, {nhwc, w, bias}, t, out_nhwc(oc));
+      y = emit(TosaOp::kConv2d, window, {nhwc, w, bias}, out_t, out_nhwc(oc));
     } else if (groups == channels && ws[1] == 1) {
       // Depthwise: [C*M, 1, KH, KW] viewed as [C, M, KH, KW] -> [KH, KW, C, M].
       int64_t mult = oc / channels;
       GPUU_ASSIGN_OR_RETURN(TosaTensorId w, rearranged(node_->inputs[1], {channels, mult, kh, kw}, {2, 3, 0, 1}));
-      y = emit(TosaOp::kDepthwiseConv2d, window, {nhwc, w, bias}, t, out_nhwc(oc));
+      y = emit(TosaOp::kDepthwiseConv2d, window, {nhwc, w, bias}, out_t, out_nhwc(oc));
     } else {
       // Grouped: one CONV2D per group on its channel slice, then CONCAT.
       GPUU_ASSIGN_OR_RETURN(TosaTensorId w, rearranged(node_->inputs[1], ws, kToNhwc));
@@ -866,9 +870,9 @@ class TosaLowering {
         TosaTensorId xg = slice(nhwc, {0, 0, 0, gi * cg}, {sn[0], sn[1], sn[2], cg});
         TosaTensorId wg = slice(w, {gi * og, 0, 0, 0}, {og, kh, kw, cg});
         TosaTensorId bg = shape(bias)[0] == 1 ? bias : slice(bias, {gi * og}, {og});
-        parts.push_back(emit(TosaOp::kConv2d, window, {xg, wg, bg}, t, out_nhwc(og)));
+        parts.push_back(emit(TosaOp::kConv2d, window, {xg, wg, bg}, out_t, out_nhwc(og)));
       }
-      y = emit(TosaOp::kConcat, {TosaAttribute::u32(3)}, parts, t, out_nhwc(oc));
+      y = emit(TosaOp::kConcat, {TosaAttribute::u32(3)}, parts, out_t, out_nhwc(oc));
     }
     set_out(transpose(y, kToNchw));
     return Status::Ok();
@@ -1008,54 +1012,9 @@ class TosaLowering {
 
   Status lower_conv2d_int() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
-    Shape xs = shape(x), ws = src_.value(node_->inputs[1]).shape, out = out_value().shape;
-    Shape stride = graph::attr_ints(attrs_, "stride"), padding = graph::attr_ints(attrs_, "padding"),
-          dilation = graph::attr_ints(attrs_, "dilation");
-    int64_t groups = graph::attr_int(attrs_, "groups", 1);
-    int64_t channels = xs[1], oc = ws[0], kh = ws[2], kw = ws[3];
-    WindowFit fh = fit_window(xs[2], (kh - 1) * dilation[0] + 1, stride[0], padding[0], padding[1], out[2]);
-    WindowFit fw = fit_window(xs[3], (kw - 1) * dilation[1] + 1, stride[1], padding[2], padding[3], out[3]);
-    TosaTensorId nhwc = transpose(x, kToNhwc);
-    if (fh.crop || fw.crop) {
-      Shape s = shape(nhwc);
-      nhwc = slice(nhwc, {0, 0, 0, 0}, {s[0], s[1] - fh.crop, s[2] - fw.crop, s[3]});
-    }
-    TosaTensorId bias;
-    if (has_in(2)) {
-      GPUU_ASSIGN_OR_RETURN(bias, in(2));
-    } else {
-      bias = scalar(E::kI32, 0.0, 1);  // BC = 1 broadcasts
-    }
-    std::vector<TosaAttribute> window = {TosaAttribute::shape({fh.pad_before, fh.pad_after, fw.pad_before, fw.pad_after}),
-                                         TosaAttribute::shape(stride), TosaAttribute::shape(dilation),
-                                         TosaAttribute::u32(static_cast<uint32_t>(TosaAccType::kInt32)),
-                                         TosaAttribute::boolean(false),
-                                         zp_attr(E::kI8, graph::attr_int(attrs_, "input_zp")),
-                                         zp_attr(E::kI8, graph::attr_int(attrs_, "weight_zp"))};
-    Shape sn = shape(nhwc);
-    auto out_nhwc = [&](int64_t c) { return Shape{out[0], out[2], out[3], c}; };
-    TosaTensorId y;
-    if (groups == 1) {
-      GPUU_ASSIGN_OR_RETURN(TosaTensorId w, rearranged(node_->inputs[1], ws, kToNhwc));  // OIHW -> OHWI
-      y = emit(TosaOp::kConv2d, window, {nhwc, w, bias}, E::kI32, out_nhwc(oc));
-    } else if (groups == channels && ws[1] == 1) {
-      int64_t mult = oc / channels;
-      GPUU_ASSIGN_OR_RETURN(TosaTensorId w, rearranged(node_->inputs[1], {channels, mult, kh, kw}, {2, 3, 0, 1}));
-      y = emit(TosaOp::kDepthwiseConv2d, window, {nhwc, w, bias}, E::kI32, out_nhwc(oc));
-    } else {
-      GPUU_ASSIGN_OR_RETURN(TosaTensorId w, rearranged(node_->inputs[1], ws, kToNhwc));
-      int64_t cg = channels / groups, og = oc / groups;
-      std::vector<TosaTensorId> parts;
-      for (int64_t gi = 0; gi < groups; ++gi) {
-        TosaTensorId xg = slice(nhwc, {0, 0, 0, gi * cg}, {sn[0], sn[1], sn[2], cg});
-        TosaTensorId wg = slice(w, {gi * og, 0, 0, 0}, {og, kh, kw, cg});
-        TosaTensorId bg = shape(bias)[0] == 1 ? bias : slice(bias, {gi * og}, {og});
-        parts.push_back(emit(TosaOp::kConv2d, window, {xg, wg, bg}, E::kI32, out_nhwc(og)));
-      }
-      y = emit(TosaOp::kConcat, {TosaAttribute::u32(3)}, parts, E::kI32, out_nhwc(oc));
-    }
-    set_out(transpose(y, kToNchw));
-    return Status::Ok();
+    return lower_conv2d_nhwc(x, graph::attr_ints(attrs_, "padding"), TosaAccType::kInt32,
+                             zp_attr(E::kI8, graph::attr_int(attrs_, "input_zp")),
+                             zp_attr(E::kI8, graph::attr_int(attrs_, "weight_zp")), E::kI32);
   }
 
   Status lower_matmul_int() {

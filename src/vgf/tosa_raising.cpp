@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "graph/builder.h"
+#include "graph/index_math.h"
 #include "graph/op_registry.h"
 #include "vgf/tosa_lowering.h"
 
@@ -215,14 +216,10 @@ class Raising {
       if (permutation) seen[static_cast<size_t>(perm[i])] = true;
     }
     if (!permutation) return malformed("perm ", graph::shape_to_string(perm), " is not a permutation of rank ", rank);
-    bool identity = true;
-    for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int64_t>(i);
-    if (identity) return x;
+    if (graph::is_identity_perm(perm)) return x;
     auto inner = transposed_.find(x);
     if (inner != transposed_.end()) {
-      Perm composed(perm.size());
-      for (size_t i = 0; i < perm.size(); ++i) composed[i] = inner->second.second[static_cast<size_t>(perm[i])];
-      return transpose(inner->second.first, composed);
+      return transpose(inner->second.first, graph::compose_perms(inner->second.second, perm));
     }
     GPUU_ASSIGN_OR_RETURN(ValueId y, node("transpose", {x}, {{"perm", perm}}));
     transposed_[y] = {x, perm};

@@ -292,12 +292,17 @@ def _slice(L, a, real, node):
     return L.slice(x, axis, start, end, int(a.get("step") or 1))
 
 
+def _select_at(L, a, x):
+    """select's (axis, index) into x, a negative index counted from the end."""
+    axis = L.axis(a["dim"], x.rank)
+    index = int(a["index"])
+    return axis, (index + x.shape[axis] if index < 0 else index)
+
+
 @_lowering("select")
 def _select(L, a, real, node):
     x = L.tensor(a["self"], "input")
-    axis = L.axis(a["dim"], x.rank)
-    index = int(a["index"])
-    index = index + x.shape[axis] if index < 0 else index
+    axis, index = _select_at(L, a, x)
     return L.reshape(L.slice(x, axis, index, index + 1), real.shape)
 
 
@@ -1047,9 +1052,7 @@ def _slice_scatter(L, a, real, node):
 @_lowering("select_scatter")
 def _select_scatter(L, a, real, node):
     x = L.tensor(a["self"], "input")
-    axis = L.axis(a["dim"], x.rank)
-    index = int(a["index"])
-    index = index + x.shape[axis] if index < 0 else index
+    axis, index = _select_at(L, a, x)
     src = L._operand(a["src"], x.dtype, 0, "src")
     src = L.reshape(src, list(x.shape[:axis]) + [1] + list(x.shape[axis + 1:]))
     bound = dict(a, dim=axis, start=index, end=index + 1, step=1, src=src)

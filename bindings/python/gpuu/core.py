@@ -30,6 +30,8 @@ def _names_of(name_of: Callable[[int], Optional[str]]) -> Dict[str, int]:
 
 
 # ---- dtypes ------------------------------------------------------------------
+# Re-exports of gpuu.h's constants, one name a line as export_api's spec keys
+# are: alike by design, so that docs and IDEs see each name.
 
 DTYPE_F32 = _c.GPUU_DTYPE_F32
 DTYPE_F16 = _c.GPUU_DTYPE_F16
@@ -257,7 +259,8 @@ class Graph(_Handle):
     def verify(self) -> None:
         _c.gpuu_graph_verify(self.handle)
 
-    # read-back
+    # read-back: one property per C getter, as Context's are; each is a
+    # documented attribute, so they stay spelled out rather than generated.
     @property
     def value_count(self) -> int:
         return _c.gpuu_graph_value_count(self.handle)

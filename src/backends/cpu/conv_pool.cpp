@@ -187,9 +187,8 @@ Status kernel_max_pool2d(const KernelArgs& a, std::vector<HostTensor>* outputs) 
 }  // namespace
 
 void add_conv_pool_kernels(std::vector<CpuOpKernel>& table) {
-  table.push_back({"conv2d", kernel_conv2d});
-  table.push_back({"avg_pool2d", kernel_avg_pool2d});
-  table.push_back({"max_pool2d", kernel_max_pool2d});
+  table.insert(table.end(), {{"conv2d", kernel_conv2d}, {"avg_pool2d", kernel_avg_pool2d},
+                             {"max_pool2d", kernel_max_pool2d}});
 }
 
 }  // namespace gpuu::cpu

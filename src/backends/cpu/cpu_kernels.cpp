@@ -37,14 +37,10 @@ Status node_error(const graph::Node& node, const Parts&... parts) {
 const std::vector<CpuOpKernel>& cpu_op_kernels() {
   static const std::vector<CpuOpKernel> table = [] {
     std::vector<CpuOpKernel> t;
-    add_elementwise_kernels(t);
-    add_linalg_kernels(t);
-    add_conv_pool_kernels(t);
-    add_spatial_kernels(t);
-    add_reduce_norm_kernels(t);
-    add_shape_kernels(t);
-    add_index_kernels(t);
-    add_int_quant_kernels(t);
+    for (auto add_family : {add_elementwise_kernels, add_linalg_kernels, add_conv_pool_kernels, add_spatial_kernels,
+                            add_reduce_norm_kernels, add_shape_kernels, add_index_kernels, add_int_quant_kernels}) {
+      add_family(t);
+    }
     return t;
   }();
   return table;

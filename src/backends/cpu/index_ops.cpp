@@ -2,29 +2,21 @@
 // checked before any element moves; a bad one is an error naming the node, the
 // index value and where it sits, never an out-of-bounds read.
 #include "backends/cpu/kernel_support.h"
+#include "graph/index_math.h"
 #include "graph/op_registry.h"
 
 namespace gpuu::cpu {
 
 namespace {
 
-// Row-major flat index -> "[i0,i1,...]" within `shape`.
-std::string position(const graph::Shape& shape, int64_t flat) {
-  graph::Shape index(shape.size());
-  for (size_t d = shape.size(); d-- > 0;) {
-    index[d] = shape[d] ? flat % shape[d] : 0;
-    flat = shape[d] ? flat / shape[d] : 0;
-  }
-  return graph::shape_to_string(index);
-}
-
 // Ok when every value of `index` lies in [0, dim); otherwise the first bad one.
 Status check_indices(const KernelArgs& a, const std::vector<int64_t>& index, const graph::Shape& index_shape,
                      int64_t axis, int64_t dim) {
   for (size_t i = 0; i < index.size(); ++i) {
     if (index[i] >= 0 && index[i] < dim) continue;
-    return a.fail(a.in_desc[1], " holds ", index[i], " at ", position(index_shape, static_cast<int64_t>(i)),
-                  ", out of range for axis ", axis, " of ", a.in_desc[0], " ", a.x(0).type_string(), " (valid: ",
+    return a.fail(a.in_desc[1], " holds ", index[i], " at ",
+                  graph::position_string(index_shape, static_cast<int64_t>(i)), ", out of range for axis ", axis,
+                  " of ", a.in_desc[0], " ", a.x(0).type_string(), " (valid: ",
                   dim ? "0.." + std::to_string(dim - 1) : std::string("none, the axis is empty"),
                   index[i] < 0 ? "; negative indices are not accepted)" : ")");
   }
@@ -79,8 +71,7 @@ Status kernel_index_select(const KernelArgs& a, std::vector<HostTensor>* outputs
 }  // namespace
 
 void add_index_kernels(std::vector<CpuOpKernel>& table) {
-  table.push_back({"gather", kernel_gather});
-  table.push_back({"index_select", kernel_index_select});
+  table.insert(table.end(), {{"gather", kernel_gather}, {"index_select", kernel_index_select}});
 }
 
 }  // namespace gpuu::cpu

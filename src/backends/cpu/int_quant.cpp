@@ -219,13 +219,10 @@ Status kernel_table_lookup(const KernelArgs& a, std::vector<HostTensor>* outputs
 }  // namespace
 
 void add_int_quant_kernels(std::vector<CpuOpKernel>& table) {
-  table.push_back({"rescale", kernel_rescale});
-  table.push_back({"conv2d_int", kernel_conv2d_int});
-  table.push_back({"matmul_int", kernel_matmul_int});
-  table.push_back({"avg_pool2d_int", kernel_avg_pool2d_int});
-  table.push_back({"table", kernel_table_lookup});
-  table.push_back({"mul_shift", kernel_int_shift});
-  table.push_back({"arithmetic_right_shift", kernel_int_shift});
+  table.insert(table.end(), {{"rescale", kernel_rescale}, {"conv2d_int", kernel_conv2d_int},
+                             {"matmul_int", kernel_matmul_int}, {"avg_pool2d_int", kernel_avg_pool2d_int},
+                             {"table", kernel_table_lookup}, {"mul_shift", kernel_int_shift},
+                             {"arithmetic_right_shift", kernel_int_shift}});
 }
 
 }  // namespace gpuu::cpu

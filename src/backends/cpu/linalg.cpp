@@ -148,9 +148,8 @@ Status kernel_sdpa(const KernelArgs& a, std::vector<HostTensor>* outputs) {
 }  // namespace
 
 void add_linalg_kernels(std::vector<CpuOpKernel>& table) {
-  table.push_back({"matmul", kernel_matmul});
-  table.push_back({"linear", kernel_linear});
-  table.push_back({"scaled_dot_product_attention", kernel_sdpa});
+  table.insert(table.end(), {{"matmul", kernel_matmul}, {"linear", kernel_linear},
+                             {"scaled_dot_product_attention", kernel_sdpa}});
 }
 
 }  // namespace gpuu::cpu

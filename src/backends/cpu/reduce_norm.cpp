@@ -227,11 +227,8 @@ void add_reduce_norm_kernels(std::vector<CpuOpKernel>& table) {
                          "reduce_all"}) {
     table.push_back({op, kernel_reduce});
   }
-  table.push_back({"argmax", kernel_arg_reduce});
-  table.push_back({"argmin", kernel_arg_reduce});
-  table.push_back({"cumsum", kernel_cumsum});
-  table.push_back({"softmax", kernel_softmax});
-  table.push_back({"layer_norm", kernel_layer_norm});
+  table.insert(table.end(), {{"argmax", kernel_arg_reduce}, {"argmin", kernel_arg_reduce}, {"cumsum", kernel_cumsum},
+                             {"softmax", kernel_softmax}, {"layer_norm", kernel_layer_norm}});
 }
 
 }  // namespace gpuu::cpu

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "backends/cpu/kernel_support.h"
+#include "graph/index_math.h"
 #include "graph/op_registry.h"
 
 namespace gpuu::cpu {
@@ -36,24 +37,9 @@ Status kernel_reshape(const KernelArgs& a, std::vector<HostTensor>* outputs) {
 Status kernel_slice(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
   const graph::Value& out = a.out[0];
-  std::vector<int64_t> axes = graph::attr_ints(a.attrs, "axes"), starts = graph::attr_ints(a.attrs, "starts"),
-                       steps = graph::attr_ints(a.attrs, "steps");
-  std::vector<int64_t> strides = row_major_strides(x.shape);
-  int64_t base = 0;
-  for (size_t i = 0; i < axes.size(); ++i) {
-    auto d = static_cast<size_t>(graph::normalize_axis(axes[i], x.shape.size()));
-    // Python: a negative start counts from the end, then it clamps into [0, dim].
-    // The output length (ends included) was worked out by the registry the same way.
-    int64_t dim = x.shape[d];
-    int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
-    start = std::min(std::max<int64_t>(start, 0), dim);
-    base += start * strides[d];
-    // With one element or none along the axis its stride is never used, and a
-    // huge step could overflow it.
-    if (out.shape[d] > 1) strides[d] *= steps[i];
-  }
+  graph::SliceReads reads = graph::slice_reads(a.attrs, x.shape, out.shape);
   HostTensor result = HostTensor::zeros(out.dtype, out.shape);
-  gather_elements(x, strided_offsets(out.shape, strides, base), &result);
+  gather_elements(x, strided_offsets(out.shape, reads.strides, reads.base), &result);
   outputs->push_back(std::move(result));
   return Status::Ok();
 }
@@ -162,13 +148,9 @@ Status kernel_flip(const KernelArgs& a, std::vector<HostTensor>* outputs) {
 }  // namespace
 
 void add_shape_kernels(std::vector<CpuOpKernel>& table) {
-  table.push_back({"transpose", kernel_transpose});
-  table.push_back({"reshape", kernel_reshape});
-  table.push_back({"slice", kernel_slice});
-  table.push_back({"concat", kernel_concat});
-  table.push_back({"pad", kernel_pad});
-  table.push_back({"expand", kernel_expand});
-  table.push_back({"flip", kernel_flip});
+  table.insert(table.end(), {{"transpose", kernel_transpose}, {"reshape", kernel_reshape}, {"slice", kernel_slice},
+                             {"concat", kernel_concat}, {"pad", kernel_pad}, {"expand", kernel_expand},
+                             {"flip", kernel_flip}});
 }
 
 }  // namespace gpuu::cpu

@@ -242,11 +242,9 @@ Status kernel_resize(const KernelArgs& a, std::vector<HostTensor>* outputs) {
 }  // namespace
 
 void add_spatial_kernels(std::vector<CpuOpKernel>& table) {
-  table.push_back({"conv3d", kernel_conv3d});
-  table.push_back({"conv_transpose2d", kernel_conv_transpose2d});
-  table.push_back({"avg_pool3d", kernel_avg_pool3d});
-  table.push_back({"max_pool3d", kernel_max_pool3d});
-  table.push_back({"resize", kernel_resize});
+  table.insert(table.end(), {{"conv3d", kernel_conv3d}, {"conv_transpose2d", kernel_conv_transpose2d},
+                             {"avg_pool3d", kernel_avg_pool3d}, {"max_pool3d", kernel_max_pool3d},
+                             {"resize", kernel_resize}});
 }
 
 }  // namespace gpuu::cpu

@@ -24,8 +24,6 @@ std::vector<uint32_t> pair_attr(const graph::Node& n, const char* name, std::vec
   return {static_cast<uint32_t>(v[0]), static_cast<uint32_t>(v[1])};
 }
 
-std::string check_conv2d(const graph::Graph& g, const graph::Node& n) { return check_float_inputs(g, n); }
-
 Status lower_conv2d(LoweringContext& lc, const graph::Node& n) {
   const TensorRef& x = lc.tensor(n.inputs[0]);
   const TensorRef& w = lc.tensor(n.inputs[1]);
@@ -135,9 +133,9 @@ Status lower_pool2d(LoweringContext& lc, const graph::Node& n) {
 }  // namespace
 
 void add_conv_pool_kernels(std::vector<OpKernel>& table) {
-  table.push_back(OpKernel{"conv2d", kFloatDTypes, check_conv2d, lower_conv2d});
-  table.push_back(OpKernel{"avg_pool2d", kFloatDTypes, check_pool2d, lower_pool2d});
-  table.push_back(OpKernel{"max_pool2d", kFloatDTypes | kI8DType | kI32DType, check_pool2d, lower_pool2d});
+  table.insert(table.end(), {{"conv2d", kFloatDTypes, check_float_inputs, lower_conv2d},
+                             {"avg_pool2d", kFloatDTypes, check_pool2d, lower_pool2d},
+                             {"max_pool2d", kFloatDTypes | kI8DType | kI32DType, check_pool2d, lower_pool2d}});
 }
 
 }  // namespace gpuu::kernels

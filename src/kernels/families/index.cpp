@@ -4,6 +4,7 @@
 // checks every index; runtime ones read nothing out of range (the shader writes 0).
 #include <cstring>
 
+#include "graph/index_math.h"
 #include "graph/op_registry.h"
 #include "kernels/movement.h"
 #include "kernels/op_table.h"
@@ -12,16 +13,6 @@ namespace gpuu::kernels {
 namespace {
 
 using graph::DType;
-
-// Row-major flat index -> "[i0,i1,...]" within `shape`.
-std::string position(const graph::Shape& shape, int64_t flat) {
-  graph::Shape index(shape.size());
-  for (size_t d = shape.size(); d-- > 0;) {
-    index[d] = shape[d] ? flat % shape[d] : 0;
-    flat = shape[d] ? flat / shape[d] : 0;
-  }
-  return graph::shape_to_string(index);
-}
 
 std::string index_check(const graph::Graph& g, const graph::Node& n) {
   const graph::Value& index = g.value(n.inputs[1]);
@@ -57,8 +48,8 @@ Status check_constant_indices(const LoweringContext& lc, const graph::Node& n, s
     }
     if (v >= 0 && v < dim) continue;
     return err(StatusCode::kInvalidArgument, "node '", n.name, "' (", n.op, "): constant index '", index.name,
-               "' holds ", v, " at ", position(index.shape, i), ", out of range for axis ", axis, " of '", x.name,
-               "' ", graph::dtype_name(x.dtype), graph::shape_to_string(x.shape), " (valid: ",
+               "' holds ", v, " at ", graph::position_string(index.shape, i), ", out of range for axis ", axis,
+               " of '", x.name, "' ", graph::dtype_name(x.dtype), graph::shape_to_string(x.shape), " (valid: ",
                dim ? "0.." + std::to_string(dim - 1) : std::string("none, the axis is empty"), ")");
   }
   return Status::Ok();
@@ -109,8 +100,8 @@ Status lower_index_select(LoweringContext& lc, const graph::Node& n) {
 }  // namespace
 
 void add_index_kernels(std::vector<OpKernel>& table) {
-  table.push_back(OpKernel{"gather", kStoredDTypes, index_check, lower_gather});
-  table.push_back(OpKernel{"index_select", kStoredDTypes, index_check, lower_index_select});
+  table.insert(table.end(), {{"gather", kStoredDTypes, index_check, lower_gather},
+                             {"index_select", kStoredDTypes, index_check, lower_index_select}});
 }
 
 // A movement chain (movement.h) as one index_gather over the flat tensors:

@@ -55,8 +55,6 @@ Status dispatch_gemm(LoweringContext& lc, const graph::Node& n, const Gemm& g, c
   return add_gemm_dispatch(lc, n, choice, d, a.range, b.range, GemmOutput{&y, bias});
 }
 
-std::string check_matmul(const graph::Graph& g, const graph::Node& n) { return check_float_inputs(g, n); }
-
 Status lower_matmul(LoweringContext& lc, const graph::Node& n) {
   const TensorRef& a = lc.tensor(n.inputs[0]);
   const TensorRef& b = lc.tensor(n.inputs[1]);
@@ -77,8 +75,6 @@ Status lower_matmul(LoweringContext& lc, const graph::Node& n) {
   for (uint32_t& s : gemm.b_batch_strides) s *= gemm.k * gemm.n;
   return dispatch_gemm(lc, n, gemm, a, b, nullptr, y);
 }
-
-std::string check_linear(const graph::Graph& g, const graph::Node& n) { return check_float_inputs(g, n); }
 
 Status lower_linear(LoweringContext& lc, const graph::Node& n) {
   const TensorRef& x = lc.tensor(n.inputs[0]);
@@ -102,8 +98,7 @@ Status lower_linear(LoweringContext& lc, const graph::Node& n) {
 }  // namespace
 
 void add_linalg_kernels(std::vector<OpKernel>& table) {
-  table.push_back(OpKernel{"matmul", kFloatDTypes, check_matmul, lower_matmul});
-  table.push_back(OpKernel{"linear", kFloatDTypes, check_linear, lower_linear});
+  add_kernels(table, kFloatDTypes, check_float_inputs, {{"matmul", lower_matmul}, {"linear", lower_linear}});
 }
 
 }  // namespace gpuu::kernels

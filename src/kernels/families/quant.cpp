@@ -184,13 +184,13 @@ std::string check_int_pool2d(const graph::Graph& g, const graph::Node& n) { retu
 Status lower_int_pool2d(LoweringContext& lc, const graph::Node& n) { return lower_pool2d_int(lc, n); }
 
 void add_quant_kernels(std::vector<OpKernel>& table) {
-  table.push_back(OpKernel{"rescale", kI8DType | kI32DType, check_int, lower_rescale});
-  table.push_back(OpKernel{"conv2d_int", kI8DType, check_int, lower_conv2d_int});
-  table.push_back(OpKernel{"matmul_int", kI8DType, check_int, lower_matmul_int});
-  table.push_back(OpKernel{"avg_pool2d_int", kI8DType, check_int, lower_pool2d_int});
-  table.push_back(OpKernel{"table", kI8DType, check_int, lower_table});
-  table.push_back(OpKernel{"mul_shift", kI32DType, check_i32, lower_int_shift});
-  table.push_back(OpKernel{"arithmetic_right_shift", kI32DType, check_i32, lower_int_shift});
+  table.insert(table.end(), {{"rescale", kI8DType | kI32DType, check_int, lower_rescale},
+                             {"conv2d_int", kI8DType, check_int, lower_conv2d_int},
+                             {"matmul_int", kI8DType, check_int, lower_matmul_int},
+                             {"avg_pool2d_int", kI8DType, check_int, lower_pool2d_int},
+                             {"table", kI8DType, check_int, lower_table},
+                             {"mul_shift", kI32DType, check_i32, lower_int_shift},
+                             {"arithmetic_right_shift", kI32DType, check_i32, lower_int_shift}});
 }
 
 }  // namespace gpuu::kernels

@@ -296,11 +296,11 @@ void add_reduce_norm_kernels(std::vector<OpKernel>& table) {
                          "reduce_all"}) {
     table.push_back(OpKernel{op, reduce_dtypes(op), reduce_check, lower_reduce});
   }
-  table.push_back(OpKernel{"argmax", reduce_dtypes("argmax"), reduce_check, lower_arg_reduce});
-  table.push_back(OpKernel{"argmin", reduce_dtypes("argmin"), reduce_check, lower_arg_reduce});
-  table.push_back(OpKernel{"cumsum", reduce_dtypes("cumsum"), reduce_check, lower_cumsum});
-  table.push_back(OpKernel{"softmax", kFloatDTypes, check_float_inputs, lower_softmax});
-  table.push_back(OpKernel{"layer_norm", kFloatDTypes, check_float_inputs, lower_layer_norm});
+  table.insert(table.end(), {{"argmax", reduce_dtypes("argmax"), reduce_check, lower_arg_reduce},
+                             {"argmin", reduce_dtypes("argmin"), reduce_check, lower_arg_reduce},
+                             {"cumsum", reduce_dtypes("cumsum"), reduce_check, lower_cumsum},
+                             {"softmax", kFloatDTypes, check_float_inputs, lower_softmax},
+                             {"layer_norm", kFloatDTypes, check_float_inputs, lower_layer_norm}});
 }
 
 }  // namespace gpuu::kernels

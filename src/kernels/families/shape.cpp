@@ -9,6 +9,7 @@
 #include <map>
 
 #include "base/half.h"
+#include "graph/index_math.h"
 #include "graph/op_registry.h"
 #include "kernels/op_table.h"
 
@@ -95,24 +96,9 @@ Status lower_slice(LoweringContext& lc, const graph::Node& n) {
   GPUU_ASSIGN_OR_RETURN(graph::AttrMap attrs, attrs_of(n));
   const TensorRef& x = lc.tensor(n.inputs[0]);
   const TensorRef& y = lc.tensor(n.outputs[0]);
-  std::vector<int64_t> axes = graph::attr_ints(attrs, "axes"), starts = graph::attr_ints(attrs, "starts"),
-                       steps = graph::attr_ints(attrs, "steps");
-  std::vector<int64_t> strides = graph::row_major_strides(x.shape);
-  int64_t base = 0;
-  for (size_t i = 0; i < axes.size(); ++i) {
-    auto d = static_cast<size_t>(graph::normalize_axis(axes[i], x.shape.size()));
-    // Python semantics, as the registry sized the output: a negative start
-    // counts from the end, then clamps into [0, dim].
-    int64_t dim = x.shape[d];
-    int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
-    start = std::min(std::max<int64_t>(start, 0), dim);
-    base += start * strides[d];
-    // With one element or none along the axis its stride is never used, and a
-    // huge step could overflow it.
-    if (y.shape[d] > 1) strides[d] *= steps[i];
-  }
-  if (graph::shape_numel(y.shape) == 0) base = 0;  // nothing is read; keep the base in range
-  return lower_strided(lc, n, x, y, y.shape, strides, base);
+  graph::SliceReads reads = graph::slice_reads(attrs, x.shape, y.shape);
+  if (graph::shape_numel(y.shape) == 0) reads.base = 0;  // nothing is read; keep the base in range
+  return lower_strided(lc, n, x, y, y.shape, reads.strides, reads.base);
 }
 
 // One concat_inputs dispatch over at most kConcatInputsPerDispatch inputs.
@@ -301,14 +287,10 @@ std::string where_check(const graph::Graph& g, const graph::Node& n) {
 }  // namespace
 
 void add_shape_kernels(std::vector<OpKernel>& table) {
-  table.push_back(OpKernel{"transpose", kStoredDTypes, any_dtype, lower_transpose});
-  table.push_back(OpKernel{"reshape", kStoredDTypes, any_dtype, lower_reshape});
-  table.push_back(OpKernel{"slice", kStoredDTypes, any_dtype, lower_slice});
-  table.push_back(OpKernel{"concat", kStoredDTypes, any_dtype, lower_concat});
-  table.push_back(OpKernel{"pad", kStoredDTypes, any_dtype, lower_pad});
-  table.push_back(OpKernel{"expand", kStoredDTypes, any_dtype, lower_expand});
-  table.push_back(OpKernel{"flip", kStoredDTypes, any_dtype, lower_flip});
-  table.push_back(OpKernel{"cast", kStoredDTypes, any_dtype, lower_cast});
+  add_kernels(table, kStoredDTypes, any_dtype,
+              {{"transpose", lower_transpose}, {"reshape", lower_reshape}, {"slice", lower_slice},
+               {"concat", lower_concat}, {"pad", lower_pad}, {"expand", lower_expand}, {"flip", lower_flip},
+               {"cast", lower_cast}});
   table.push_back(OpKernel{"where", kStoredDTypes, where_check, lower_where, 1});
 }
 

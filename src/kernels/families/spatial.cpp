@@ -20,8 +20,6 @@ std::vector<uint32_t> ints_attr(const graph::Node& node, const char* name, std::
 
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 
-std::string float_only(const graph::Graph& g, const graph::Node& n) { return check_float_inputs(g, n); }
-
 // Input, weight, bias (or the weight again: never read), output.
 std::vector<Binding> conv_bindings(LoweringContext& lc, const graph::Node& n, int32_t* has_bias) {
   const TensorRef& w = lc.tensor(n.inputs[1]);
@@ -132,11 +130,9 @@ Status lower_resize(LoweringContext& lc, const graph::Node& n) {
 }  // namespace
 
 void add_spatial_kernels(std::vector<OpKernel>& table) {
-  table.push_back(OpKernel{"conv3d", kFloatDTypes, float_only, lower_conv3d});
-  table.push_back(OpKernel{"conv_transpose2d", kFloatDTypes, float_only, lower_conv_transpose2d});
-  table.push_back(OpKernel{"avg_pool3d", kFloatDTypes, float_only, lower_pool3d});
-  table.push_back(OpKernel{"max_pool3d", kFloatDTypes, float_only, lower_pool3d});
-  table.push_back(OpKernel{"resize", kFloatDTypes, float_only, lower_resize});
+  add_kernels(table, kFloatDTypes, check_float_inputs,
+              {{"conv3d", lower_conv3d}, {"conv_transpose2d", lower_conv_transpose2d}, {"avg_pool3d", lower_pool3d},
+               {"max_pool3d", lower_pool3d}, {"resize", lower_resize}});
 }
 
 }  // namespace gpuu::kernels

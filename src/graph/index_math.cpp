@@ -1,0 +1,51 @@
+// Index arithmetic shared across backends (see index_math.h).
+#include "graph/index_math.h"
+
+#include <algorithm>
+
+#include "graph/op_registry.h"
+
+namespace gpuu::graph {
+
+bool is_identity_perm(const std::vector<int64_t>& perm) {
+  for (size_t i = 0; i < perm.size(); ++i) {
+    if (perm[i] != static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
+std::vector<int64_t> compose_perms(const std::vector<int64_t>& first, const std::vector<int64_t>& then) {
+  std::vector<int64_t> composed(then.size());
+  for (size_t i = 0; i < then.size(); ++i) composed[i] = first[static_cast<size_t>(then[i])];
+  return composed;
+}
+
+SliceReads slice_reads(const AttrMap& attrs, const Shape& x, const Shape& out) {
+  std::vector<int64_t> axes = attr_ints(attrs, "axes"), starts = attr_ints(attrs, "starts"),
+                       steps = attr_ints(attrs, "steps");
+  SliceReads r{row_major_strides(x), 0};
+  for (size_t i = 0; i < axes.size(); ++i) {
+    auto d = static_cast<size_t>(normalize_axis(axes[i], x.size()));
+    // Python: a negative start counts from the end, then it clamps into [0, dim].
+    // The output length (ends included) was worked out by infer_slice the same way.
+    int64_t dim = x[d];
+    int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
+    start = std::min(std::max<int64_t>(start, 0), dim);
+    r.base += start * r.strides[d];
+    // With one element or none along the axis its stride is never used, and a
+    // huge step could overflow it.
+    if (out[d] > 1) r.strides[d] *= steps[i];
+  }
+  return r;
+}
+
+std::string position_string(const Shape& shape, int64_t flat) {
+  Shape index(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    index[d] = shape[d] ? flat % shape[d] : 0;
+    flat = shape[d] ? flat / shape[d] : 0;
+  }
+  return shape_to_string(index);
+}
+
+}  // namespace gpuu::graph

@@ -1,0 +1,31 @@
+// Index arithmetic that the CPU kernels, the Vulkan lowering and the TOSA
+// lowering/raising share: transpose permutations, where a slice reads its
+// input, and flat positions for messages.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace gpuu::graph {
+
+// Transpose perms (output dim i is input dim perm[i]): whether `perm` keeps
+// every dim, and the one perm doing `first` then `then` (composed[i] = first[then[i]]).
+bool is_identity_perm(const std::vector<int64_t>& perm);
+std::vector<int64_t> compose_perms(const std::vector<int64_t>& first, const std::vector<int64_t>& then);
+
+// Where a slice node (resolved attributes) reads its input `x`: the element
+// strides of each output dim and the flat offset of the first element. `out`
+// is the output shape the registry inferred.
+struct SliceReads {
+  std::vector<int64_t> strides;
+  int64_t base = 0;
+};
+SliceReads slice_reads(const AttrMap& attrs, const Shape& x, const Shape& out);
+
+// Row-major flat index -> "[i0,i1,...]" within `shape`, for messages.
+std::string position_string(const Shape& shape, int64_t flat);
+
+}  // namespace gpuu::graph
