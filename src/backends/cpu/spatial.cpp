@@ -160,6 +160,7 @@ Status kernel_conv_transpose2d(const KernelArgs& a, std::vector<HostTensor>* out
     for (int64_t f = 0; f < oc; ++f) {
       double* plane = r.data() + (n * oc + f) * oh * ow;
       std::fill(plane, plane + oh * ow, vb[at(f)]);
+      // The scatter mirrors conv3d's gather above (see the note there).
       const int64_t g = f / og, fo = f % og;
       for (int64_t c = g * cg; c < (g + 1) * cg; ++c) {
         const double* in = vx.data() + (n * channels + c) * ih * iw;
