@@ -92,7 +92,6 @@ enum class TosaAccType : uint32_t {
 };
 inline constexpr uint32_t kTosaAccTypeMin = 1;
 inline constexpr uint32_t kTosaAccTypeMax = 4;
-// TOSA's small enums share one shape; each keeps the numbering the TOSA spec gives it.
 enum class TosaNanPropagationMode : uint32_t {
   kPropagate = 1,
   kIgnore = 2,
