@@ -29,6 +29,7 @@ template <>
 struct DTypeOf<int32_t> {
   static constexpr graph::DType value = graph::DType::kI32;
 };
+// One specialization per C++ type: the mapping is this list.
 template <>
 struct DTypeOf<int64_t> {
   static constexpr graph::DType value = graph::DType::kI64;

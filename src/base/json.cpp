@@ -202,6 +202,7 @@ class Parser {
     }
   }
 
+  // Shaped like parse_object: an array reads values where an object reads key/value pairs.
   Result<JsonValue> parse_array(int depth) {
     if (depth >= kJsonMaxDepth) return fail("nesting deeper than ", kJsonMaxDepth, " levels");
     ++pos_;  // '['

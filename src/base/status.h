@@ -10,6 +10,7 @@
 
 namespace gpuu {
 
+// A numbered enum like tosa_grammar.h's: the values are part of the ABI.
 enum class StatusCode : int32_t {
   kOk = 0,
   kInvalidArgument = 1,

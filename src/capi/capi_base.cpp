@@ -9,6 +9,9 @@
 #include "capi/capi_common.h"
 #include "compile_spec/shared_gpu_compile_spec.h"
 
+using namespace gpuu;
+using namespace gpuu::capi;
+
 namespace gpuu::capi {
 namespace {
 thread_local std::string t_last_error;
@@ -85,9 +88,6 @@ gpuu_status fail(const Status& status) {
 }
 
 }  // namespace gpuu::capi
-
-using namespace gpuu;
-using namespace gpuu::capi;
 
 extern "C" {
 

@@ -55,6 +55,15 @@ void init_sized(T* out, size_t size, Fill fill) {
   out->struct_size = static_cast<uint32_t>(size);
 }
 
+// The shared-context defaults (compile_spec/shared_gpu_compile_spec.h) that every
+// options struct naming a context starts from: token, group_id and mode.
+template <typename Options>
+void set_context_defaults(Options* options) {
+  options->token = kDefaultToken;
+  options->group_id = kDefaultGroupId;
+  options->mode = static_cast<gpuu_context_mode>(kDefaultContextMode);
+}
+
 // ABI growth, inputs: `*out` is first filled by `init` (the struct's defaults),
 // then the caller's first min(struct_size, sizeof(T)) bytes are copied over it,
 // so a caller built against an older header (smaller struct_size) gets the

@@ -12,6 +12,9 @@ struct gpuu_context {
   std::atomic<int32_t> refs{1};
 };
 
+using namespace gpuu;
+using namespace gpuu::capi;
+
 namespace gpuu::capi {
 namespace {
 
@@ -52,20 +55,17 @@ gpuu_context* wrap_context(SharedGpuContextPtr ctx) {
 }
 }  // namespace gpuu::capi
 
-using namespace gpuu;
-using namespace gpuu::capi;
-
 extern "C" {
 
+// Each *_init_sized has this shape (capi_program.cpp's too): one line per ABI struct, its
+// defaults in the lambda; init_sized (capi_common.h) holds the logic they share.
 GPUU_API void gpuu_device_options_init_sized(gpuu_device_options* p, size_t struct_size) {
   init_sized(p, struct_size, [](gpuu_device_options*) {});
 }
 
 GPUU_API void gpuu_context_resolve_options_init_sized(gpuu_context_resolve_options* options, size_t struct_size) {
   init_sized(options, struct_size, [](gpuu_context_resolve_options* options) {
-    options->token = kDefaultToken;
-    options->group_id = kDefaultGroupId;
-    options->mode = static_cast<gpuu_context_mode>(kDefaultContextMode);
+    set_context_defaults(options);
     options->device = nullptr;
   });
 }

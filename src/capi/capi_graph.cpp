@@ -11,6 +11,9 @@
 #include "graph/op_registry.h"
 #include "graph/verifier.h"
 
+using namespace gpuu;
+using namespace gpuu::capi;
+
 namespace gpuu::capi {
 namespace {
 
@@ -102,9 +105,6 @@ gpuu_status copy_ids(const char* function, const std::vector<int32_t>& ids, int3
 
 }  // namespace
 }  // namespace gpuu::capi
-
-using namespace gpuu;
-using namespace gpuu::capi;
 
 extern "C" {
 
@@ -303,6 +303,7 @@ GPUU_API const char* gpuu_graph_node_op(const gpuu_graph* graph, int32_t node) {
   return valid_node(graph, node) ? graph->graph.node(node).op.c_str() : nullptr;
 }
 
+// node_inputs and node_outputs: two entry points of one shape over the node's two id lists.
 GPUU_API gpuu_status gpuu_graph_node_inputs(const gpuu_graph* graph, int32_t node, int32_t* ids, size_t capacity,
                                             size_t* count) {
   return guarded(__func__, [&]() -> gpuu_status {

@@ -10,6 +10,9 @@
 #include "compile_spec/shared_gpu_compile_spec.h"
 #include "graph/graph.h"
 
+using namespace gpuu;
+using namespace gpuu::capi;
+
 namespace gpuu::capi {
 namespace {
 
@@ -41,9 +44,6 @@ gpuu_status value_named(const char* function, const char* what, const char* name
 
 }  // namespace
 }  // namespace gpuu::capi
-
-using namespace gpuu;
-using namespace gpuu::capi;
 
 extern "C" {
 

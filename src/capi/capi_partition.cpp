@@ -12,6 +12,9 @@
 #include "partition/explain.h"
 #include "partition/partitioner.h"
 
+using namespace gpuu;
+using namespace gpuu::capi;
+
 namespace gpuu::capi {
 namespace {
 
@@ -52,6 +55,7 @@ gpuu_status to_options(const gpuu_partition_options& in, partition::PartitionOpt
     problem("op_costs: ", why);
   }
   if (in.backend_count && !in.backends) problem("backends is NULL but backend_count is ", in.backend_count);
+  // deny and pins: one loop shape over two tables whose fields and capability calls differ.
   for (size_t i = 0; i < deny.size(); ++i) {
     if (!deny[i].backend || !deny[i].op) {
       problem("deny[", i, "].", deny[i].backend ? "op" : "backend", " is NULL");
@@ -109,9 +113,6 @@ gpuu_status find_region(const gpuu_partition* p, size_t region, const char* func
 
 }  // namespace
 }  // namespace gpuu::capi
-
-using namespace gpuu;
-using namespace gpuu::capi;
 
 extern "C" {
 

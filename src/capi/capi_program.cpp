@@ -8,6 +8,9 @@
 #include "capi/handles.h"
 #include "program/program_writer.h"
 
+using namespace gpuu;
+using namespace gpuu::capi;
+
 namespace gpuu::capi {
 namespace {
 
@@ -99,9 +102,6 @@ gpuu_status read_program_write_options(const char* function, const gpuu_program_
 }
 }  // namespace gpuu::capi
 
-using namespace gpuu;
-using namespace gpuu::capi;
-
 extern "C" {
 
 GPUU_API void gpuu_backend_compile_specs_init_sized(gpuu_backend_compile_specs* p, size_t struct_size) {
@@ -110,9 +110,7 @@ GPUU_API void gpuu_backend_compile_specs_init_sized(gpuu_backend_compile_specs* 
 
 GPUU_API void gpuu_program_write_options_init_sized(gpuu_program_write_options* options, size_t struct_size) {
   init_sized(options, struct_size, [](gpuu_program_write_options* options) {
-    options->token = kDefaultToken;
-    options->group_id = kDefaultGroupId;
-    options->mode = static_cast<gpuu_context_mode>(kDefaultContextMode);
+    set_context_defaults(options);
     options->sync_mode = static_cast<gpuu_sync_mode>(kDefaultSyncMode);
   });
 }

@@ -19,6 +19,9 @@ struct gpuu_session {
   mutable std::string profile_json, profile_trace, profile_text;
 };
 
+using namespace gpuu;
+using namespace gpuu::capi;
+
 namespace gpuu::capi {
 namespace {
 
@@ -122,9 +125,6 @@ gpuu_status read_backend_options(const char* function, const gpuu_session_option
 
 }  // namespace
 }  // namespace gpuu::capi
-
-using namespace gpuu;
-using namespace gpuu::capi;
 
 extern "C" {
 
@@ -236,6 +236,8 @@ GPUU_API gpuu_status gpuu_session_set_input(gpuu_session* session, size_t index,
   });
 }
 
+// bind_input_buffer and bind_output_buffer stay two plain entry points of one shape: the
+// runtime call and the buffer usage each checks differ by direction.
 GPUU_API gpuu_status gpuu_session_bind_input_buffer(gpuu_session* session, size_t index, gpuu_vk_buffer buffer,
                                                     uint64_t offset, uint64_t size) {
   return guarded(__func__, [&]() -> gpuu_status {

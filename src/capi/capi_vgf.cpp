@@ -14,6 +14,9 @@
 #include "program/program_loader.h"
 #include "standalone_vgf/standalone_vgf.h"
 
+using namespace gpuu;
+using namespace gpuu::capi;
+
 namespace gpuu::capi {
 namespace {
 
@@ -44,9 +47,6 @@ gpuu_status program_from_vgf_bytes(const char* what, const uint8_t* data, size_t
 
 }  // namespace
 }  // namespace gpuu::capi
-
-using namespace gpuu;
-using namespace gpuu::capi;
 
 extern "C" {
 

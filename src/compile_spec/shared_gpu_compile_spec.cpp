@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <set>
 
+#include "base/hex_escape.h"
+
 namespace gpuu {
 namespace {
 
@@ -37,10 +39,7 @@ std::string quote(const std::vector<uint8_t>& bytes) {
     if (b >= 0x20 && b < 0x7f && b != '\'') {
       out.push_back(static_cast<char>(b));
     } else {
-      static const char* kHex = "0123456789abcdef";
-      out += "\\x";
-      out.push_back(kHex[b >> 4]);
-      out.push_back(kHex[b & 15]);
+      append_hex_escape(out, b);
     }
   }
   return out + "'";

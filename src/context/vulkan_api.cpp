@@ -94,6 +94,7 @@ Result<InstanceFunctions> load_instance(const GlobalFunctions& global, VkInstanc
   return f;
 }
 
+// The shape of load_instance above: another table, filled through vkGetDeviceProcAddr.
 Result<DeviceFunctions> load_device(const InstanceFunctions& instance_fns, VkDevice device) {
   DeviceFunctions f;
 #define GPUU_VK_LOAD_DEVICE(name)                                                         \

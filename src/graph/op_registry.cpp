@@ -354,6 +354,7 @@ Status check_bias(InferContext& c, int64_t out_channels) {
   return Status::Ok();
 }
 
+// Infer functions open and close alike (c.x reads, return Ok); each rule is its own.
 Status infer_linear(InferContext& c) {
   GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
   GPUU_RETURN_IF_ERROR(c.expect_same_dtype(1, 0));

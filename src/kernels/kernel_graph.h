@@ -18,6 +18,7 @@
 
 namespace gpuu::kernels {
 
+// A plain options struct; it shares only its layout of defaulted fields with SharedGpuCompileSpec.
 struct KernelGraphOptions {
   // Merge chains of elementwise ops into single dispatches (fusion.h).
   bool fuse_elementwise = true;

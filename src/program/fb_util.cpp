@@ -4,6 +4,7 @@
 #include <cstring>
 #include <set>
 
+#include "base/hex_escape.h"
 #include "program/program.h"
 
 namespace gpuu::program::detail {
@@ -126,6 +127,7 @@ Result<graph::AttrMap> decode_attrs(const Locator& loc, const flatbuffers::Vecto
         out.emplace(name, s->str());
         break;
       }
+      // One case per attribute kind, each reading its own flatbuffer union member.
       case fb::AttrValue::IntsAttr: {
         std::vector<int64_t> v;
         const auto* vals = a->value_as_IntsAttr()->values();
@@ -194,10 +196,7 @@ std::string printable_identifier(const uint8_t* data, size_t size) {
     if (b >= 0x20 && b < 0x7f) {
       out.push_back(static_cast<char>(b));
     } else {
-      static const char* kHex = "0123456789abcdef";
-      out += "\\x";
-      out.push_back(kHex[b >> 4]);
-      out.push_back(kHex[b & 15]);
+      append_hex_escape(out, b);
     }
   }
   return out;

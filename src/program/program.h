@@ -107,6 +107,7 @@ class Program {
   uint16_t format_major_ = 0;
   uint16_t format_minor_ = 0;
   uint64_t data_start_ = 0;
+  // The member list reads like TosaGraph's (vgf/tosa_graph.h); element types differ.
   std::vector<TensorInfo> tensors_;
   std::vector<int32_t> inputs_;
   std::vector<int32_t> outputs_;

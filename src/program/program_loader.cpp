@@ -186,6 +186,7 @@ class ProgramDecoder {
     return Status::Ok();
   }
 
+  // The decoders open and close alike; each reads its own flatbuffer table.
   Status decode_delegates() {
     const auto* delegates = root_->delegates();
     if (!delegates) return Status::Ok();

@@ -220,6 +220,7 @@ Result<graph::Graph> parse_subgraph(const uint8_t* data, size_t size, const Cons
     graph::AttrMap attrs;
     std::vector<int32_t> inputs, outputs;
   };
+  // The same read-then-check-names loop as the tensors above, over the nodes table.
   std::vector<LocalNode> nodes;
   std::unordered_map<std::string, uint32_t> node_names;
   if (const auto* ns = root->nodes()) {

@@ -916,6 +916,7 @@ Status Session::execute(ExecuteStats* stats) {
 }
 
 Status Session::get_output(size_t index, void* data, size_t size) const {
+  // The range check of set_input above, worded for outputs.
   if (index >= output_descs_.size()) {
     return err(StatusCode::kInvalidArgument, "output index ", index, " is out of range (the program has ",
                output_descs_.size(), " outputs)");

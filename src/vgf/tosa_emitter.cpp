@@ -164,6 +164,7 @@ class Emitter {
   }
   uint32_t tensor_type(TosaTensorId t) { return tensor_type(g_.tensor(t).type, g_.tensor(t).shape); }
 
+  // One cache per SPIR-V type kind, like array_type above: keys and instructions differ.
   uint32_t pointer_type(uint32_t pointee) {
     auto it = pointer_type_.find(pointee);
     if (it != pointer_type_.end()) return it->second;

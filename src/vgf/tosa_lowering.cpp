@@ -1253,6 +1253,7 @@ class TosaLowering {
     for (size_t a = r - static_cast<size_t>(nd); a < r; ++a) sq = reduce(TosaOp::kReduceSum, sq, static_cast<int64_t>(a));
     TosaTensorId rstd = unary(TosaOp::kRsqrt, binary(TosaOp::kAdd, mul(sq, inv_n), scalar(t, eps, r)));
     TosaTensorId y = mul(centered, rstd);
+    // Optional weight and bias, applied as lower_linear applies its bias: one line each.
     if (has_in(1)) {
       GPUU_ASSIGN_OR_RETURN(TosaTensorId w, in(1));
       y = mul(y, w);

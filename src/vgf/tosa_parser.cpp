@@ -324,6 +324,7 @@ class Parser {
     return Status::Ok();
   }
 
+  // Each instruction reader opens alike (section, word count), then reads its own operands.
   Status extension() {
     GPUU_RETURN_IF_ERROR(section(kSecExtension));
     GPUU_RETURN_IF_ERROR(expect_words(2, 0xFFFF));

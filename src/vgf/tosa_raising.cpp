@@ -723,6 +723,7 @@ class Raising {
     bool full_bias = shape(bias) == Shape{oc};
     std::vector<ValueId> inputs = {x, w};
     if (full_bias) inputs.push_back(bias);
+    // As conv2d's raising above, plus TOSA's zero points: conv2d_int is another op.
     GPUU_ASSIGN_OR_RETURN(ValueId y, node("conv2d_int", inputs,
                                           {{"stride", attr(1).ints}, {"padding", attr(0).ints}, {"dilation", attr(2).ints},
                                            {"groups", groups}, {"input_zp", attr(5).ints[0]},
@@ -1029,6 +1030,7 @@ class Raising {
     return Status::Ok();
   }
 
+  // Every raising ends with set_out(y) as tosa_lowering.cpp's lowerings do; the next opens alike.
   Status raise_concat() {
     std::vector<ValueId> xs;
     for (size_t i = 0; i < op_->inputs.size(); ++i) {

@@ -82,16 +82,24 @@ fbs::Offset<fb::Module> finish_module(fbs::FlatBufferBuilder& fbb, const Module&
                           static_cast<fb::ModuleCode>(m.code_type), code);
 }
 
-}  // namespace
-
-ModuleRef VgfBuilder::add_module(ModuleType type, std::string_view name, std::string_view entry_point,
-                                 const std::vector<uint32_t>& spirv) {
+// The fields every add_*_module sets first; the code (SPIR-V, source, none) follows.
+// (Shaped like op_registry.cpp's OpSchema maker: another struct, other fields.)
+Module module_header(ModuleType type, std::string_view name, std::string_view entry_point, CodeType code_type,
+                     bool has_code) {
   Module m;
   m.type = type;
   m.name = std::string(name);
   m.entry_point = std::string(entry_point);
-  m.code_type = CodeType::kSpirv;
-  m.has_code = true;
+  m.code_type = code_type;
+  m.has_code = has_code;
+  return m;
+}
+
+}  // namespace
+
+ModuleRef VgfBuilder::add_module(ModuleType type, std::string_view name, std::string_view entry_point,
+                                 const std::vector<uint32_t>& spirv) {
+  Module m = module_header(type, name, entry_point, CodeType::kSpirv, true);
   auto& fbb = s_->modules_fbb;
   if (spirv.size() > kMaxCodeBytes / 4 || !fits_module_section(&s_->code_bytes, spirv.size() * 4)) {
     s_->fail("add_module: ", spirv.size(), " SPIR-V words do not fit in a module section");
@@ -110,12 +118,7 @@ ModuleRef VgfBuilder::add_module(ModuleType type, std::string_view name, std::st
 
 ModuleRef VgfBuilder::add_placeholder_module(ModuleType type, std::string_view name, std::string_view entry_point,
                                              CodeType code_type) {
-  Module m;
-  m.type = type;
-  m.name = std::string(name);
-  m.entry_point = std::string(entry_point);
-  m.code_type = code_type;
-  m.has_code = false;
+  Module m = module_header(type, name, entry_point, code_type, false);
   s_->module_offsets.push_back(finish_module(s_->modules_fbb, m, 0));
   s_->model.modules.push_back(std::move(m));
   return ModuleRef{static_cast<uint32_t>(s_->model.modules.size() - 1)};
@@ -123,12 +126,7 @@ ModuleRef VgfBuilder::add_placeholder_module(ModuleType type, std::string_view n
 
 ModuleRef VgfBuilder::add_source_module(ModuleType type, std::string_view name, std::string_view entry_point,
                                         CodeType language, std::string_view source) {
-  Module m;
-  m.type = type;
-  m.name = std::string(name);
-  m.entry_point = std::string(entry_point);
-  m.code_type = language;
-  m.has_code = true;
+  Module m = module_header(type, name, entry_point, language, true);
   m.source = std::string(source);
   auto& fbb = s_->modules_fbb;
   fbs::Offset<void> code = 0;

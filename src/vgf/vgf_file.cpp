@@ -285,6 +285,7 @@ class Decoder {
                     data_offset, ", size ", data_size, "], outside the ", payload_size, "-byte payload area");
       }
       c.data = Blob::view(sec + payload_start + data_offset, static_cast<size_t>(data_size), owner_);
+      // Each section reader ends alike; the modules come from flatbuffers, constants from raw records.
       file_.constants.push_back(std::move(c));
     }
     return Status::Ok();

@@ -64,6 +64,7 @@ class Checker {
     return Status::Ok();
   }
 
+  // The loop shape of check_modules: each section has its own fields to check.
   Status check_resources() const {
     for (size_t i = 0; i < f_.resources.size(); ++i) {
       const Resource& r = f_.resources[i];

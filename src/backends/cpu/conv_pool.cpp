@@ -36,6 +36,12 @@ Window2d window_attrs(const graph::AttrMap& attrs, int64_t kh, int64_t kw) {
   return w;
 }
 
+// A pool's window: its size from the "kernel" attribute, the rest as for conv2d.
+Window2d pool_window(const graph::AttrMap& attrs) {
+  std::vector<int64_t> kernel = graph::attr_ints(attrs, "kernel");
+  return window_attrs(attrs, kernel[0], kernel[1]);
+}
+
 // One window position: the input rows [h0, h1) and columns [w0, w1) a pool
 // window covers once clipped to the input, plus the unclipped size torch uses
 // as the count_include_pad divisor (clipped to the padded input only).
@@ -99,7 +105,6 @@ std::vector<T> max_pool(const std::vector<T>& x, const graph::Shape& in, const g
 Status kernel_conv2d(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
   const HostTensor& w = a.x(1);
-  const HostTensor* bias = a.input(2);
   const graph::Value& out = a.out[0];
   const int64_t batch = x.shape[0], channels = x.shape[1], height = x.shape[2], width = x.shape[3];
   const int64_t out_channels = w.shape[0], group_channels = w.shape[1], kh_n = w.shape[2], kw_n = w.shape[3];
@@ -108,7 +113,7 @@ Status kernel_conv2d(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const int64_t oh_n = out.shape[2], ow_n = out.shape[3];
   Window2d p = window_attrs(a.attrs, kh_n, kw_n);
   std::vector<double> vx = read_reals(x), vw = read_reals(w);
-  std::vector<double> vb = bias ? read_reals(*bias) : std::vector<double>(static_cast<size_t>(out_channels), 0.0);
+  std::vector<double> vb = a.input_reals_or(2, out_channels, 0.0);
   std::vector<double> r(static_cast<size_t>(graph::shape_numel(out.shape)));
   for (int64_t n = 0; n < batch; ++n) {
     for (int64_t o = 0; o < out_channels; ++o) {
@@ -135,15 +140,13 @@ Status kernel_conv2d(const KernelArgs& a, std::vector<HostTensor>* outputs) {
       }
     }
   }
-  outputs->push_back(make_reals(out.dtype, out.shape, r));
-  return Status::Ok();
+  return a.emit_reals(outputs, r);
 }
 
 Status kernel_avg_pool2d(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
   const graph::Value& out = a.out[0];
-  std::vector<int64_t> kernel = graph::attr_ints(a.attrs, "kernel");
-  Window2d p = window_attrs(a.attrs, kernel[0], kernel[1]);
+  Window2d p = pool_window(a.attrs);
   const bool include_pad = graph::attr_int(a.attrs, "count_include_pad", 1) != 0;
   const int64_t planes = x.shape[0] * x.shape[1], height = x.shape[2], width = x.shape[3];
   const int64_t oh_n = out.shape[2], ow_n = out.shape[3];
@@ -167,21 +170,15 @@ Status kernel_avg_pool2d(const KernelArgs& a, std::vector<HostTensor>* outputs) 
       }
     }
   }
-  outputs->push_back(make_reals(out.dtype, out.shape, r));
-  return Status::Ok();
+  return a.emit_reals(outputs, r);
 }
 
 Status kernel_max_pool2d(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
   const graph::Value& out = a.out[0];
-  std::vector<int64_t> kernel = graph::attr_ints(a.attrs, "kernel");
-  Window2d p = window_attrs(a.attrs, kernel[0], kernel[1]);
-  if (is_float(x.dtype)) {
-    outputs->push_back(make_reals(out.dtype, out.shape, max_pool(read_reals(x), x.shape, out.shape, p)));
-  } else {
-    outputs->push_back(make_ints(out.dtype, out.shape, max_pool(read_ints(x), x.shape, out.shape, p)));
-  }
-  return Status::Ok();
+  Window2d p = pool_window(a.attrs);
+  if (is_float(x.dtype)) return a.emit_reals(outputs, max_pool(read_reals(x), x.shape, out.shape, p));
+  return a.emit_ints(outputs, max_pool(read_ints(x), x.shape, out.shape, p));
 }
 
 }  // namespace

@@ -161,42 +161,35 @@ const NamedFn<IntBinaryFn> kIntBinary[] = {
 
 Status kernel_unary(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
-  const graph::Value& out = a.out[0];
   if (is_float(x.dtype)) {
     RealFn fn = real_unary(a.node.op, a.attrs);
     if (!fn) return a.fail("no CPU kernel for this op");
     std::vector<double> v = read_reals(x);
     for (double& e : v) e = fn(e);
-    outputs->push_back(make_reals(out.dtype, out.shape, v));
-    return Status::Ok();
+    return a.emit_reals(outputs, v);
   }
   IntFn fn = find_fn(kIntUnary, a.node.op);
   if (!fn) return a.fail("no CPU kernel for ", graph::dtype_name(x.dtype), " inputs");
   std::vector<int64_t> v = read_ints(x);
   if (x.dtype == DType::kBool && a.node.op == "bitwise_not") fn = [](int64_t b) { return static_cast<int64_t>(b == 0); };
   for (int64_t& e : v) e = fn(e);
-  outputs->push_back(make_ints(out.dtype, out.shape, v));
-  return Status::Ok();
+  return a.emit_ints(outputs, v);
 }
 
 Status kernel_binary(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
   const HostTensor& y = a.x(1);
-  const graph::Value& out = a.out[0];
-  const std::string& op = a.node.op;
-  std::vector<int64_t> ix = broadcast_offsets(x.shape, out.shape);
-  std::vector<int64_t> iy = broadcast_offsets(y.shape, out.shape);
+  std::vector<int64_t> ix = a.broadcast_input(0), iy = a.broadcast_input(1);
   size_t n = ix.size();
   if (is_float(x.dtype)) {
-    RealBinaryFn fn = find_fn(kRealBinary, op);
+    RealBinaryFn fn = find_fn(kRealBinary, a.node.op);
     if (!fn) return a.fail("no CPU kernel for this op");
     std::vector<double> vx = read_reals(x), vy = read_reals(y), r(n);
     for (size_t i = 0; i < n; ++i) r[i] = fn(vx[static_cast<size_t>(ix[i])], vy[static_cast<size_t>(iy[i])]);
-    outputs->push_back(make_reals(out.dtype, out.shape, r));
-    return Status::Ok();
+    return a.emit_reals(outputs, r);
   }
   std::vector<int64_t> vx = read_ints(x), vy = read_ints(y), r(n);
-  if (op == "div") {
+  if (a.node.op == "div") {
     // Integer division truncates toward zero, as in C. The registry admits div
     // only for f32/f16 today; this keeps the oracle ready should that widen.
     for (size_t i = 0; i < n; ++i) {
@@ -206,22 +199,19 @@ Status kernel_binary(const KernelArgs& a, std::vector<HostTensor>* outputs) {
       r[i] = (p == std::numeric_limits<int64_t>::min() && q == -1) ? p : p / q;
     }
   } else {
-    IntBinaryFn fn = find_fn(kIntBinary, op);
+    IntBinaryFn fn = find_fn(kIntBinary, a.node.op);
     if (!fn) return a.fail("no CPU kernel for ", graph::dtype_name(x.dtype), " inputs");
     for (size_t i = 0; i < n; ++i) r[i] = fn(vx[static_cast<size_t>(ix[i])], vy[static_cast<size_t>(iy[i])]);
   }
-  outputs->push_back(make_ints(out.dtype, out.shape, r));
-  return Status::Ok();
+  return a.emit_ints(outputs, r);
 }
 
 Status kernel_compare(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
   const HostTensor& y = a.x(1);
-  const graph::Value& out = a.out[0];
   const std::string& op = a.node.op;
-  std::vector<int64_t> ix = broadcast_offsets(x.shape, out.shape);
-  std::vector<int64_t> iy = broadcast_offsets(y.shape, out.shape);
-  HostTensor result = HostTensor::zeros(DType::kBool, out.shape);
+  std::vector<int64_t> ix = a.broadcast_input(0), iy = a.broadcast_input(1);
+  HostTensor result = HostTensor::zeros(DType::kBool, a.out[0].shape);
   // Both dtypes read exactly: floats as doubles (NaN compares unequal to all), integers as int64.
   auto run = [&](const auto& vx, const auto& vy) -> Status {
     auto compare = [&](auto fn) {
@@ -257,8 +247,7 @@ Status kernel_compare(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   } else {
     GPUU_RETURN_IF_ERROR(run(read_ints(x), read_ints(y)));
   }
-  outputs->push_back(std::move(result));
-  return Status::Ok();
+  return a.emit(outputs, std::move(result));
 }
 
 Status kernel_predicate(const KernelArgs& a, std::vector<HostTensor>* outputs) {
@@ -276,13 +265,11 @@ Status kernel_predicate(const KernelArgs& a, std::vector<HostTensor>* outputs) {
     std::vector<int64_t> v = read_ints(x);
     for (size_t i = 0; i < v.size(); ++i) result.bytes[i] = v[i] == 0 ? 1 : 0;
   }
-  outputs->push_back(std::move(result));
-  return Status::Ok();
+  return a.emit(outputs, std::move(result));
 }
 
 Status kernel_clamp(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
-  const graph::Value& out = a.out[0];
   bool has_min = graph::has_attr(a.attrs, "min"), has_max = graph::has_attr(a.attrs, "max");
   double lo = graph::attr_float(a.attrs, "min"), hi = graph::attr_float(a.attrs, "max");
   if (is_float(x.dtype)) {
@@ -292,8 +279,7 @@ Status kernel_clamp(const KernelArgs& a, std::vector<HostTensor>* outputs) {
       if (has_min && e < lo) e = lo;
       if (has_max && e > hi) e = hi;
     }
-    outputs->push_back(make_reals(out.dtype, out.shape, v));
-    return Status::Ok();
+    return a.emit_reals(outputs, v);
   }
   // Integers clamp to the integers inside [min, max]: ceil(min) and floor(max),
   // saturated to int64 (the result then fits the dtype, since x does).
@@ -308,19 +294,15 @@ Status kernel_clamp(const KernelArgs& a, std::vector<HostTensor>* outputs) {
     if (has_min && e < ilo) e = ilo;
     if (has_max && e > ihi) e = ihi;
   }
-  outputs->push_back(make_ints(out.dtype, out.shape, v));
-  return Status::Ok();
+  return a.emit_ints(outputs, v);
 }
 
 Status kernel_where(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& cond = a.x(0);
   const HostTensor& x = a.x(1);
   const HostTensor& y = a.x(2);
-  const graph::Value& out = a.out[0];
-  std::vector<int64_t> ic = broadcast_offsets(cond.shape, out.shape);
-  std::vector<int64_t> ix = broadcast_offsets(x.shape, out.shape);
-  std::vector<int64_t> iy = broadcast_offsets(y.shape, out.shape);
-  HostTensor result = HostTensor::zeros(out.dtype, out.shape);
+  std::vector<int64_t> ic = a.broadcast_input(0), ix = a.broadcast_input(1), iy = a.broadcast_input(2);
+  HostTensor result = a.zeroed_output();
   size_t size = result.element_size();
   for (size_t i = 0; i < ic.size(); ++i) {
     bool take_x = cond.bytes[static_cast<size_t>(ic[i])] != 0;
@@ -328,8 +310,7 @@ Status kernel_where(const KernelArgs& a, std::vector<HostTensor>* outputs) {
     size_t at = static_cast<size_t>(take_x ? ix[i] : iy[i]);
     std::memcpy(result.bytes.data() + i * size, from.bytes.data() + at * size, size);
   }
-  outputs->push_back(std::move(result));
-  return Status::Ok();
+  return a.emit(outputs, std::move(result));
 }
 
 // Conversion rules (documented in cpu_kernels.h): float -> float rounds to
@@ -339,27 +320,23 @@ Status kernel_cast(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
   const graph::Value& out = a.out[0];
   if (x.dtype == out.dtype) {
-    outputs->push_back(x);
-    return Status::Ok();
+    return a.emit(outputs, x);
   }
   if (is_float(x.dtype)) {
     std::vector<double> v = read_reals(x);
     if (is_float(out.dtype)) {
-      outputs->push_back(make_reals(out.dtype, out.shape, v));
-      return Status::Ok();
+      return a.emit_reals(outputs, v);
     }
-    HostTensor result = HostTensor::zeros(out.dtype, out.shape);
+    HostTensor result = a.zeroed_output();
     size_t size = result.element_size();
     for (size_t i = 0; i < v.size(); ++i) store_double(out.dtype, v[i], result.bytes.data() + i * size);
-    outputs->push_back(std::move(result));
-    return Status::Ok();
+    return a.emit(outputs, std::move(result));
   }
   std::vector<int64_t> v = read_ints(x);
   if (!is_float(out.dtype)) {
-    outputs->push_back(make_ints(out.dtype, out.shape, v));
-    return Status::Ok();
+    return a.emit_ints(outputs, v);
   }
-  HostTensor result = HostTensor::zeros(out.dtype, out.shape);
+  HostTensor result = a.zeroed_output();
   for (size_t i = 0; i < v.size(); ++i) {
     if (out.dtype == DType::kF32) {
       auto f = static_cast<float>(v[i]);  // one rounding, straight from int64
@@ -370,8 +347,7 @@ Status kernel_cast(const KernelArgs& a, std::vector<HostTensor>* outputs) {
       std::memcpy(result.bytes.data() + i * 2, &h, 2);
     }
   }
-  outputs->push_back(std::move(result));
-  return Status::Ok();
+  return a.emit(outputs, std::move(result));
 }
 
 }  // namespace

@@ -26,8 +26,7 @@ Status check_indices(const KernelArgs& a, const std::vector<int64_t>& index, con
 Status kernel_gather(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
   const HostTensor& index = a.x(1);
-  const graph::Value& out = a.out[0];
-  auto axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(a.attrs, "axis"), x.shape.size()));
+  const size_t axis = a.axis_attr();
   std::vector<int64_t> idx = read_ints(index);
   GPUU_RETURN_IF_ERROR(check_indices(a, idx, index.shape, static_cast<int64_t>(axis), x.shape[axis]));
   // out[i0..i(r-1)] = x[i0.., idx[i0..i(r-1)] at `axis`, ..]: the index tensor's own
@@ -37,17 +36,16 @@ Status kernel_gather(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   strides[axis] = 0;
   std::vector<int64_t> src = strided_offsets(index.shape, strides);
   for (size_t i = 0; i < src.size(); ++i) src[i] += idx[i] * axis_stride;
-  HostTensor result = HostTensor::zeros(out.dtype, out.shape);
+  HostTensor result = a.zeroed_output();
   gather_elements(x, src, &result);
-  outputs->push_back(std::move(result));
-  return Status::Ok();
+  return a.emit(outputs, std::move(result));
 }
 
 Status kernel_index_select(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
   const HostTensor& index = a.x(1);
   const graph::Value& out = a.out[0];
-  auto axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(a.attrs, "axis"), x.shape.size()));
+  const size_t axis = a.axis_attr();
   std::vector<int64_t> idx = read_ints(index);
   const int64_t dim = x.shape[axis];
   GPUU_RETURN_IF_ERROR(check_indices(a, idx, index.shape, static_cast<int64_t>(axis), dim));
@@ -62,10 +60,9 @@ Status kernel_index_select(const KernelArgs& a, std::vector<HostTensor>* outputs
       for (int64_t i = 0; i < inner; ++i) src.push_back((o * dim + j) * inner + i);
     }
   }
-  HostTensor result = HostTensor::zeros(out.dtype, out.shape);
+  HostTensor result = a.zeroed_output();
   gather_elements(x, src, &result);
-  outputs->push_back(std::move(result));
-  return Status::Ok();
+  return a.emit(outputs, std::move(result));
 }
 
 }  // namespace

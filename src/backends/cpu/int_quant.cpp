@@ -65,14 +65,12 @@ Status kernel_rescale(const KernelArgs& a, std::vector<HostTensor>* outputs) {
     int64_t v = int64_t{apply_scale(value, multiplier[c], shift[c], double_round)} + output_zp;
     r[i] = v < lo ? lo : v > hi ? hi : v;  // make_ints stores 128..255 as the i8 bits of an unsigned output
   }
-  outputs->push_back(make_ints(out.dtype, out.shape, r));
-  return Status::Ok();
+  return a.emit_ints(outputs, r);
 }
 
 Status kernel_conv2d_int(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
   const HostTensor& w = a.x(1);
-  const HostTensor* bias = a.input(2);
   const graph::Value& out = a.out[0];
   std::vector<int64_t> stride = graph::attr_ints(a.attrs, "stride");
   std::vector<int64_t> pad = graph::attr_ints(a.attrs, "padding");  // top, bottom, left, right
@@ -80,11 +78,11 @@ Status kernel_conv2d_int(const KernelArgs& a, std::vector<HostTensor>* outputs) 
   const int64_t groups = graph::attr_int(a.attrs, "groups", 1);
   const int64_t izp = graph::attr_int(a.attrs, "input_zp"), wzp = graph::attr_int(a.attrs, "weight_zp");
   std::vector<int64_t> xv = read_ints(x), wv = read_ints(w);
-  std::vector<int64_t> bv = bias ? read_ints(*bias) : std::vector<int64_t>();
   const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
   const int64_t O = w.shape[0], CG = w.shape[1], KH = w.shape[2], KW = w.shape[3];
   const int64_t OH = out.shape[2], OW = out.shape[3];
   const int64_t out_per_group = O / groups;
+  std::vector<int64_t> bv = a.input_ints_or(2, O, 0);
   std::vector<int64_t> r(static_cast<size_t>(N * O * OH * OW));
   size_t i = 0;
   for (int64_t n = 0; n < N; ++n) {
@@ -106,20 +104,18 @@ Status kernel_conv2d_int(const KernelArgs& a, std::vector<HostTensor>* outputs) 
               }
             }
           }
-          if (bias) acc += static_cast<uint32_t>(bv[static_cast<size_t>(o)]);
+          acc += static_cast<uint32_t>(bv[static_cast<size_t>(o)]);
           r[i++] = wrap32(static_cast<int64_t>(acc));
         }
       }
     }
   }
-  outputs->push_back(make_ints(out.dtype, out.shape, r));
-  return Status::Ok();
+  return a.emit_ints(outputs, r);
 }
 
 Status kernel_matmul_int(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& A = a.x(0);
   const HostTensor& B = a.x(1);
-  const graph::Value& out = a.out[0];
   const int64_t azp = graph::attr_int(a.attrs, "a_zp"), bzp = graph::attr_int(a.attrs, "b_zp");
   std::vector<int64_t> av = read_ints(A), bv = read_ints(B);
   const int64_t batch = A.shape[0], M = A.shape[1], K = A.shape[2], N = B.shape[2];
@@ -137,8 +133,7 @@ Status kernel_matmul_int(const KernelArgs& a, std::vector<HostTensor>* outputs) 
       }
     }
   }
-  outputs->push_back(make_ints(out.dtype, out.shape, r));
-  return Status::Ok();
+  return a.emit_ints(outputs, r);
 }
 
 Status kernel_avg_pool2d_int(const KernelArgs& a, std::vector<HostTensor>* outputs) {
@@ -178,17 +173,15 @@ Status kernel_avg_pool2d_int(const KernelArgs& a, std::vector<HostTensor>* outpu
       }
     }
   }
-  outputs->push_back(make_ints(out.dtype, out.shape, r));
-  return Status::Ok();
+  return a.emit_ints(outputs, r);
 }
 
 // mul_shift and arithmetic_right_shift (TOSA MUL with a shift, and
 // ARITHMETIC_RIGHT_SHIFT): i32 operands broadcast; a shift amount outside
 // TOSA's [0, 31] is clamped into it (TOSA leaves such values unspecified).
 Status kernel_int_shift(const KernelArgs& a, std::vector<HostTensor>* outputs) {
-  const graph::Value& out = a.out[0];
   std::vector<int64_t> av = read_ints(a.x(0)), bv = read_ints(a.x(1));
-  std::vector<int64_t> ia = broadcast_offsets(a.x(0).shape, out.shape), ib = broadcast_offsets(a.x(1).shape, out.shape);
+  std::vector<int64_t> ia = a.broadcast_input(0), ib = a.broadcast_input(1);
   const bool is_mul = a.node.op == "mul_shift";
   const int64_t shift = graph::attr_int(a.attrs, "shift");
   const bool round = graph::attr_int(a.attrs, "round") != 0;
@@ -204,16 +197,14 @@ Status kernel_int_shift(const KernelArgs& a, std::vector<HostTensor>* outputs) {
       r[i] = v;
     }
   }
-  outputs->push_back(make_ints(out.dtype, out.shape, r));
-  return Status::Ok();
+  return a.emit_ints(outputs, r);
 }
 
 Status kernel_table_lookup(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   std::vector<int64_t> xv = read_ints(a.x(0));
   std::vector<int64_t> table = read_ints(a.x(1));
   for (int64_t& v : xv) v = table[static_cast<size_t>(v + 128)];
-  outputs->push_back(make_ints(a.out[0].dtype, a.out[0].shape, xv));
-  return Status::Ok();
+  return a.emit_ints(outputs, xv);
 }
 
 }  // namespace

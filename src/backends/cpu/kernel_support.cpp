@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "base/half.h"
+#include "graph/op_registry.h"
 
 namespace gpuu::cpu {
 
@@ -156,6 +157,35 @@ void gather_elements(const HostTensor& in, const std::vector<int64_t>& src, Host
     case 4: gather_fixed<4>(from, src, to); break;
     default: gather_fixed<8>(from, src, to); break;
   }
+}
+
+std::vector<double> KernelArgs::input_reals_or(size_t i, int64_t count, double fill) const {
+  return input(i) ? read_reals(*input(i)) : std::vector<double>(static_cast<size_t>(count), fill);
+}
+
+std::vector<int64_t> KernelArgs::input_ints_or(size_t i, int64_t count, int64_t fill) const {
+  return input(i) ? read_ints(*input(i)) : std::vector<int64_t>(static_cast<size_t>(count), fill);
+}
+
+std::vector<int64_t> KernelArgs::broadcast_input(size_t i) const { return broadcast_offsets(x(i).shape, out[0].shape); }
+
+size_t KernelArgs::axis_attr() const {
+  return static_cast<size_t>(graph::normalize_axis(graph::attr_int(attrs, "axis"), x(0).shape.size()));
+}
+
+HostTensor KernelArgs::zeroed_output() const { return HostTensor::zeros(out[0].dtype, out[0].shape); }
+
+Status KernelArgs::emit(std::vector<HostTensor>* outputs, HostTensor result) const {
+  outputs->push_back(std::move(result));
+  return Status::Ok();
+}
+
+Status KernelArgs::emit_reals(std::vector<HostTensor>* outputs, const std::vector<double>& values) const {
+  return emit(outputs, make_reals(out[0].dtype, out[0].shape, values));
+}
+
+Status KernelArgs::emit_ints(std::vector<HostTensor>* outputs, const std::vector<int64_t>& values) const {
+  return emit(outputs, make_ints(out[0].dtype, out[0].shape, values));
 }
 
 }  // namespace gpuu::cpu

@@ -28,12 +28,28 @@ struct KernelArgs {
 
   const HostTensor* input(size_t i) const { return i < in.size() ? in[i] : nullptr; }
   const HostTensor& x(size_t i) const { return *in[i]; }
+  // Optional input i read exactly, or `count` copies of `fill` where it is absent
+  // (a bias of zeros, a layer_norm weight of ones).
+  std::vector<double> input_reals_or(size_t i, int64_t count, double fill) const;
+  std::vector<int64_t> input_ints_or(size_t i, int64_t count, int64_t fill) const;
+  // For each element of out[0], the flat index input i reads there, broadcast (numpy rules).
+  std::vector<int64_t> broadcast_input(size_t i) const;
+  // The "axis" attribute made non-negative against input 0's rank.
+  size_t axis_attr() const;
+  // out[0] as a tensor of zeros, for a kernel that fills it in place.
+  HostTensor zeroed_output() const;
 
   // kInvalidArgument "node '<name>' (<op>): <parts>", as the registry words errors.
   template <typename... Parts>
   Status fail(const Parts&... parts) const {
     return err(StatusCode::kInvalidArgument, "node '", node.name, "' (", node.op, "): ", parts...);
   }
+
+  // A single-output kernel's last step: its result appended to `outputs`, then Ok.
+  // emit_reals/emit_ints first make it at out[0]'s inferred dtype and shape.
+  Status emit(std::vector<HostTensor>* outputs, HostTensor result) const;
+  Status emit_reals(std::vector<HostTensor>* outputs, const std::vector<double>& values) const;
+  Status emit_ints(std::vector<HostTensor>* outputs, const std::vector<int64_t>& values) const;
 };
 
 

@@ -39,20 +39,17 @@ Status kernel_matmul(const KernelArgs& a, std::vector<HostTensor>* outputs) {
       }
     }
   }
-  outputs->push_back(make_reals(out.dtype, out.shape, r));
-  return Status::Ok();
+  return a.emit_reals(outputs, r);
 }
 
 Status kernel_linear(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
   const HostTensor& w = a.x(1);
-  const HostTensor* bias = a.input(2);
-  const graph::Value& out = a.out[0];
   const int64_t k = x.shape.back(), n = w.shape[0];
   int64_t rows = 1;
   for (size_t d = 0; d + 1 < x.shape.size(); ++d) rows *= x.shape[d];
   std::vector<double> vx = read_reals(x), vw = read_reals(w);
-  std::vector<double> vb = bias ? read_reals(*bias) : std::vector<double>(static_cast<size_t>(n), 0.0);
+  std::vector<double> vb = a.input_reals_or(2, n, 0.0);
   std::vector<double> r(static_cast<size_t>(rows * n));
   for (int64_t i = 0; i < rows; ++i) {
     const double* xrow = vx.data() + i * k;
@@ -63,8 +60,7 @@ Status kernel_linear(const KernelArgs& a, std::vector<HostTensor>* outputs) {
       r[static_cast<size_t>(i * n + j)] = acc + vb[static_cast<size_t>(j)];
     }
   }
-  outputs->push_back(make_reals(out.dtype, out.shape, r));
-  return Status::Ok();
+  return a.emit_reals(outputs, r);
 }
 
 // softmax(q k^T * scale + mask) v per (batch, query head), the query head h
@@ -141,8 +137,7 @@ Status kernel_sdpa(const KernelArgs& a, std::vector<HostTensor>* outputs) {
       }
     }
   }
-  outputs->push_back(make_reals(out.dtype, out.shape, result));
-  return Status::Ok();
+  return a.emit_reals(outputs, result);
 }
 
 }  // namespace

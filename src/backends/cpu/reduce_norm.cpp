@@ -18,9 +18,19 @@ int64_t dims_product(const graph::Shape& shape, size_t begin, size_t end) {
   return p;
 }
 
+// Input 0 seen as [outer, len, inner] around its "axis" attribute.
+struct AxisSplit {
+  size_t axis;
+  int64_t outer, len, inner;
+};
+AxisSplit split_at_axis(const KernelArgs& a) {
+  const graph::Shape& shape = a.x(0).shape;
+  const size_t axis = a.axis_attr();
+  return {axis, dims_product(shape, 0, axis), shape[axis], dims_product(shape, axis + 1, shape.size())};
+}
+
 Status kernel_reduce(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
-  const graph::Value& out = a.out[0];
   const std::string& op = a.node.op;
   // The input shape with every reduced dim set to 1: broadcasting that shape back
   // to the input maps each input element to the output element it feeds.
@@ -58,8 +68,7 @@ Status kernel_reduce(const KernelArgs& a, std::vector<HostTensor>* outputs) {
         for (double& s : r) s /= static_cast<double>(count);  // 0 / 0 = NaN for an empty mean, as in torch
       }
     }
-    outputs->push_back(make_reals(out.dtype, out.shape, r));
-    return Status::Ok();
+    return a.emit_reals(outputs, r);
   }
   std::vector<int64_t> v = read_ints(x);
   std::vector<int64_t> r;
@@ -94,8 +103,7 @@ Status kernel_reduce(const KernelArgs& a, std::vector<HostTensor>* outputs) {
     for (size_t i = 0; i < v.size(); ++i) sums[static_cast<size_t>(target[i])] += static_cast<uint64_t>(v[i]);
     r.assign(sums.begin(), sums.end());
   }
-  outputs->push_back(make_ints(out.dtype, out.shape, r));
-  return Status::Ok();
+  return a.emit_ints(outputs, r);
 }
 
 // argmax / argmin along one axis: the first index of the extreme value; a NaN
@@ -103,9 +111,7 @@ Status kernel_reduce(const KernelArgs& a, std::vector<HostTensor>* outputs) {
 Status kernel_arg_reduce(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
   const bool is_max = a.node.op == "argmax";
-  auto axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(a.attrs, "axis"), x.shape.size()));
-  const int64_t outer = dims_product(x.shape, 0, axis), len = x.shape[axis];
-  const int64_t inner = dims_product(x.shape, axis + 1, x.shape.size());
+  const auto [axis, outer, len, inner] = split_at_axis(a);
   std::vector<int64_t> r(static_cast<size_t>(outer * inner), 0);
   auto scan = [&](const auto& v, auto is_nan) {
     for (int64_t o = 0; o < outer; ++o) {
@@ -129,18 +135,14 @@ Status kernel_arg_reduce(const KernelArgs& a, std::vector<HostTensor>* outputs) 
   } else {
     scan(read_ints(x), [](int64_t) { return false; });
   }
-  outputs->push_back(make_ints(graph::DType::kI64, a.out[0].shape, r));
-  return Status::Ok();
+  return a.emit(outputs, make_ints(graph::DType::kI64, a.out[0].shape, r));
 }
 
 // Inclusive prefix sums along one axis: floats accumulate in double and round
 // each output once; integers wrap in the dtype's width.
 Status kernel_cumsum(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
-  const graph::Value& out = a.out[0];
-  auto axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(a.attrs, "axis"), x.shape.size()));
-  const int64_t outer = dims_product(x.shape, 0, axis), len = x.shape[axis];
-  const int64_t inner = dims_product(x.shape, axis + 1, x.shape.size());
+  const auto [axis, outer, len, inner] = split_at_axis(a);
   auto run = [&](auto v, auto zero) {
     for (int64_t o = 0; o < outer; ++o) {
       for (int64_t i = 0; i < inner; ++i) {
@@ -154,23 +156,16 @@ Status kernel_cumsum(const KernelArgs& a, std::vector<HostTensor>* outputs) {
     }
     return v;
   };
-  if (is_float(x.dtype)) {
-    outputs->push_back(make_reals(out.dtype, out.shape, run(read_reals(x), 0.0)));
-  } else {
-    std::vector<int64_t> v = read_ints(x);
-    std::vector<uint64_t> u(v.begin(), v.end());
-    u = run(std::move(u), uint64_t{0});
-    outputs->push_back(make_ints(out.dtype, out.shape, std::vector<int64_t>(u.begin(), u.end())));
-  }
-  return Status::Ok();
+  if (is_float(x.dtype)) return a.emit_reals(outputs, run(read_reals(x), 0.0));
+  std::vector<int64_t> v = read_ints(x);
+  std::vector<uint64_t> u(v.begin(), v.end());
+  u = run(std::move(u), uint64_t{0});
+  return a.emit_ints(outputs, std::vector<int64_t>(u.begin(), u.end()));
 }
 
 Status kernel_softmax(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
-  const graph::Value& out = a.out[0];
-  auto axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(a.attrs, "axis"), x.shape.size()));
-  const int64_t outer = dims_product(x.shape, 0, axis), len = x.shape[axis];
-  const int64_t inner = dims_product(x.shape, axis + 1, x.shape.size());
+  const auto [axis, outer, len, inner] = split_at_axis(a);
   std::vector<double> v = read_reals(x);
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t i = 0; i < inner; ++i) {
@@ -186,22 +181,18 @@ Status kernel_softmax(const KernelArgs& a, std::vector<HostTensor>* outputs) {
       for (int64_t j = 0; j < len; ++j) base[j * inner] /= sum;
     }
   }
-  outputs->push_back(make_reals(out.dtype, out.shape, v));
-  return Status::Ok();
+  return a.emit_reals(outputs, v);
 }
 
 Status kernel_layer_norm(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
-  const HostTensor* weight = a.input(1);
-  const HostTensor* bias = a.input(2);
-  const graph::Value& out = a.out[0];
   auto nd = static_cast<size_t>(graph::attr_int(a.attrs, "normalized_ndim"));
   const double eps = graph::attr_float(a.attrs, "eps", 1e-5);
   const int64_t rows = dims_product(x.shape, 0, x.shape.size() - nd);
   const int64_t size = dims_product(x.shape, x.shape.size() - nd, x.shape.size());
   std::vector<double> v = read_reals(x);
-  std::vector<double> w = weight ? read_reals(*weight) : std::vector<double>(static_cast<size_t>(size), 1.0);
-  std::vector<double> b = bias ? read_reals(*bias) : std::vector<double>(static_cast<size_t>(size), 0.0);
+  std::vector<double> w = a.input_reals_or(1, size, 1.0);
+  std::vector<double> b = a.input_reals_or(2, size, 0.0);
   for (int64_t r = 0; r < rows; ++r) {
     double* row = v.data() + r * size;
     // Two passes (mean, then squared deviations): no cancellation as in E[x^2] - E[x]^2.
@@ -216,8 +207,7 @@ Status kernel_layer_norm(const KernelArgs& a, std::vector<HostTensor>* outputs) 
       row[i] = (row[i] - mean) * rstd * w[static_cast<size_t>(i)] + b[static_cast<size_t>(i)];
     }
   }
-  outputs->push_back(make_reals(out.dtype, out.shape, v));
-  return Status::Ok();
+  return a.emit_reals(outputs, v);
 }
 
 }  // namespace

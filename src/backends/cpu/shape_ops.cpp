@@ -21,27 +21,24 @@ Status kernel_transpose(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   // Output dim i walks input dim perm[i].
   std::vector<int64_t> strides(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) strides[i] = in_strides[static_cast<size_t>(perm[i])];
-  HostTensor result = HostTensor::zeros(out.dtype, out.shape);
+  HostTensor result = a.zeroed_output();
   gather_elements(x, strided_offsets(out.shape, strides), &result);
-  outputs->push_back(std::move(result));
-  return Status::Ok();
+  return a.emit(outputs, std::move(result));
 }
 
 Status kernel_reshape(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   HostTensor result = a.x(0);  // row-major bytes are already in the new order
   result.shape = a.out[0].shape;
-  outputs->push_back(std::move(result));
-  return Status::Ok();
+  return a.emit(outputs, std::move(result));
 }
 
 Status kernel_slice(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
   const graph::Value& out = a.out[0];
   graph::SliceReads reads = graph::slice_reads(a.attrs, x.shape, out.shape);
-  HostTensor result = HostTensor::zeros(out.dtype, out.shape);
+  HostTensor result = a.zeroed_output();
   gather_elements(x, strided_offsets(out.shape, reads.strides, reads.base), &result);
-  outputs->push_back(std::move(result));
-  return Status::Ok();
+  return a.emit(outputs, std::move(result));
 }
 
 Status kernel_concat(const KernelArgs& a, std::vector<HostTensor>* outputs) {
@@ -50,7 +47,7 @@ Status kernel_concat(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   int64_t outer = 1, inner = 1;
   for (size_t d = 0; d < axis; ++d) outer *= out.shape[d];
   for (size_t d = axis + 1; d < out.shape.size(); ++d) inner *= out.shape[d];
-  HostTensor result = HostTensor::zeros(out.dtype, out.shape);
+  HostTensor result = a.zeroed_output();
   const size_t esize = result.element_size();
   uint8_t* dst = result.bytes.data();
   // Each outer index takes one contiguous chunk from every input in turn.
@@ -62,8 +59,7 @@ Status kernel_concat(const KernelArgs& a, std::vector<HostTensor>* outputs) {
       dst += chunk;
     }
   }
-  outputs->push_back(std::move(result));
-  return Status::Ok();
+  return a.emit(outputs, std::move(result));
 }
 
 // The input index that output index `o` (of a dim padded by `lead` in front)
@@ -97,12 +93,11 @@ Status kernel_pad(const KernelArgs& a, std::vector<HostTensor>* outputs) {
         index[d] = 0;
       }
     }
-    HostTensor result = HostTensor::zeros(out.dtype, out.shape);
+    HostTensor result = a.zeroed_output();
     gather_elements(x, src, &result);
-    outputs->push_back(std::move(result));
-    return Status::Ok();
+    return a.emit(outputs, std::move(result));
   }
-  HostTensor result = HostTensor::zeros(out.dtype, out.shape);
+  HostTensor result = a.zeroed_output();
   const size_t esize = result.element_size();
   // The fill converts as cast does (integers truncate toward zero and saturate).
   uint8_t fill[8];
@@ -116,16 +111,13 @@ Status kernel_pad(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   for (size_t i = 0; i < dst.size(); ++i) {
     std::memcpy(result.bytes.data() + static_cast<size_t>(dst[i]) * esize, x.bytes.data() + i * esize, esize);
   }
-  outputs->push_back(std::move(result));
-  return Status::Ok();
+  return a.emit(outputs, std::move(result));
 }
 
 Status kernel_expand(const KernelArgs& a, std::vector<HostTensor>* outputs) {
-  const graph::Value& out = a.out[0];
-  HostTensor result = HostTensor::zeros(out.dtype, out.shape);
-  gather_elements(a.x(0), broadcast_offsets(a.x(0).shape, out.shape), &result);
-  outputs->push_back(std::move(result));
-  return Status::Ok();
+  HostTensor result = a.zeroed_output();
+  gather_elements(a.x(0), a.broadcast_input(0), &result);
+  return a.emit(outputs, std::move(result));
 }
 
 Status kernel_flip(const KernelArgs& a, std::vector<HostTensor>* outputs) {
@@ -141,8 +133,7 @@ Status kernel_flip(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   }
   HostTensor result = HostTensor::zeros(x.dtype, x.shape);
   gather_elements(x, strided_offsets(x.shape, strides, base), &result);
-  outputs->push_back(std::move(result));
-  return Status::Ok();
+  return a.emit(outputs, std::move(result));
 }
 
 }  // namespace

@@ -93,7 +93,6 @@ std::vector<T> pool3d(const std::vector<T>& x, const graph::Shape& in, const gra
 Status kernel_conv3d(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
   const HostTensor& w = a.x(1);
-  const HostTensor* bias = a.input(2);
   const graph::Value& out = a.out[0];
   std::vector<int64_t> s = ints_or(a.attrs, "stride", {1, 1, 1}), p = ints_or(a.attrs, "padding", {0, 0, 0}),
                        dil = ints_or(a.attrs, "dilation", {1, 1, 1});
@@ -103,8 +102,10 @@ Status kernel_conv3d(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const int64_t od = out.shape[2], oh = out.shape[3], ow = out.shape[4];
   const int64_t og = oc / groups;
   std::vector<double> vx = read_reals(x), vw = read_reals(w);
-  std::vector<double> vb = bias ? read_reals(*bias) : std::vector<double>(at(oc), 0.0);
+  std::vector<double> vb = a.input_reals_or(2, oc, 0.0);
   std::vector<double> r(at(graph::shape_numel(out.shape)));
+  // The loop nest has the shape of conv_transpose2d's below and conv2d_int's (int_quant.cpp),
+  // kept apart: a 3-d gather in doubles, a 2-d scatter, and TOSA's wrapping int32 sum.
   size_t o = 0;
   for (int64_t n = 0; n < batch; ++n) {
     for (int64_t f = 0; f < oc; ++f) {
@@ -136,8 +137,7 @@ Status kernel_conv3d(const KernelArgs& a, std::vector<HostTensor>* outputs) {
       }
     }
   }
-  outputs->push_back(make_reals(out.dtype, out.shape, r));
-  return Status::Ok();
+  return a.emit_reals(outputs, r);
 }
 
 // Scatter form, as the definition reads: input pixel (ih, iw) adds
@@ -145,7 +145,6 @@ Status kernel_conv3d(const KernelArgs& a, std::vector<HostTensor>* outputs) {
 Status kernel_conv_transpose2d(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
   const HostTensor& w = a.x(1);
-  const HostTensor* bias = a.input(2);
   const graph::Value& out = a.out[0];
   std::vector<int64_t> s = ints_or(a.attrs, "stride", {1, 1}), p = ints_or(a.attrs, "padding", {0, 0}),
                        dil = ints_or(a.attrs, "dilation", {1, 1});
@@ -155,12 +154,13 @@ Status kernel_conv_transpose2d(const KernelArgs& a, std::vector<HostTensor>* out
   const int64_t oc = out.shape[1], oh = out.shape[2], ow = out.shape[3];
   const int64_t cg = channels / groups;
   std::vector<double> vx = read_reals(x), vw = read_reals(w);
-  std::vector<double> vb = bias ? read_reals(*bias) : std::vector<double>(at(oc), 0.0);
+  std::vector<double> vb = a.input_reals_or(2, oc, 0.0);
   std::vector<double> r(at(graph::shape_numel(out.shape)));
   for (int64_t n = 0; n < batch; ++n) {
     for (int64_t f = 0; f < oc; ++f) {
       double* plane = r.data() + (n * oc + f) * oh * ow;
       std::fill(plane, plane + oh * ow, vb[at(f)]);
+      // The scatter mirrors conv3d's gather above (see the note there).
       const int64_t g = f / og, fo = f % og;
       for (int64_t c = g * cg; c < (g + 1) * cg; ++c) {
         const double* in = vx.data() + (n * channels + c) * ih * iw;
@@ -182,25 +182,19 @@ Status kernel_conv_transpose2d(const KernelArgs& a, std::vector<HostTensor>* out
       }
     }
   }
-  outputs->push_back(make_reals(out.dtype, out.shape, r));
-  return Status::Ok();
+  return a.emit_reals(outputs, r);
 }
 
 Status kernel_avg_pool3d(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const graph::Value& out = a.out[0];
-  outputs->push_back(make_reals(out.dtype, out.shape, pool3d(read_reals(a.x(0)), a.x(0).shape, out.shape, a.attrs, false)));
-  return Status::Ok();
+  return a.emit_reals(outputs, pool3d(read_reals(a.x(0)), a.x(0).shape, out.shape, a.attrs, false));
 }
 
 Status kernel_max_pool3d(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   const HostTensor& x = a.x(0);
   const graph::Value& out = a.out[0];
-  if (is_float(x.dtype)) {
-    outputs->push_back(make_reals(out.dtype, out.shape, pool3d(read_reals(x), x.shape, out.shape, a.attrs, true)));
-  } else {
-    outputs->push_back(make_ints(out.dtype, out.shape, pool3d(read_ints(x), x.shape, out.shape, a.attrs, true)));
-  }
-  return Status::Ok();
+  if (is_float(x.dtype)) return a.emit_reals(outputs, pool3d(read_reals(x), x.shape, out.shape, a.attrs, true));
+  return a.emit_ints(outputs, pool3d(read_ints(x), x.shape, out.shape, a.attrs, true));
 }
 
 Status kernel_resize(const KernelArgs& a, std::vector<HostTensor>* outputs) {
@@ -235,8 +229,7 @@ Status kernel_resize(const KernelArgs& a, std::vector<HostTensor>* outputs) {
       }
     }
   }
-  outputs->push_back(make_reals(out.dtype, out.shape, r));
-  return Status::Ok();
+  return a.emit_reals(outputs, r);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@ class VulkanBackend final : public backends::Backend {
   uint32_t version() const override { return 1; }
   bool is_available() const override;
 
+  // The Backend overrides, declared as in vgf_backend.h.
   Result<std::unique_ptr<backends::DelegateHandle>> init(backends::BackendInitContext& context, const Blob& processed,
                                                          const std::vector<CompileSpecEntry>& compile_specs) override;
   Status execute(backends::DelegateHandle& handle, const backends::ExecuteArgs& args) override;

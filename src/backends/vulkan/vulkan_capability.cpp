@@ -26,6 +26,7 @@ Verdict check_tensors(const graph::Graph& g, const graph::Node& node, const kern
   });
 }
 
+// The BackendCapability overrides, declared as VgfCapability's are; each backend answers its own way.
 class VulkanCapability final : public partition::BackendCapability {
  public:
   const char* id() const override { return partition::kVulkanId; }

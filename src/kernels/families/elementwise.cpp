@@ -25,6 +25,7 @@ const std::map<std::string, int32_t>& int_unary_ops() {
 }
 
 // shaders/int_binary.comp (arithmetic; comparisons use comparison_ops()).
+// One accessor per op_codes table (generated from one list); each holds its own static map.
 const std::map<std::string, int32_t>& int_binary_ops() {
   static const std::map<std::string, int32_t> ops = op_codes::to_map(op_codes::kIntBinaryTable);
   return ops;

@@ -56,6 +56,7 @@ Status lower_conv3d(LoweringContext& lc, const graph::Node& n) {
   return add_dispatch(lc, n, key, std::move(bindings), push, count, std::move(work));
 }
 
+// Shaped like lower_conv3d: each builds the push-constant layout of its own shader.
 Status lower_conv_transpose2d(LoweringContext& lc, const graph::Node& n) {
   const TensorRef& x = lc.tensor(n.inputs[0]);
   const TensorRef& w = lc.tensor(n.inputs[1]);

@@ -35,6 +35,7 @@ float wg_min(float v) {
   return r;
 }
 
+// wg_min, wg_prod and wg_max keep one tree each: GLSL cannot pass the combining step in.
 float wg_prod(float v) {
   uint t = gl_LocalInvocationID.x;
   wg_scratch[t] = v;
