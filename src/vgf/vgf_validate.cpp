@@ -39,10 +39,18 @@ class Checker {
     return str_cat(" (at byte ", (where_->*list)[i], ")");
   }
 
+  // Runs check(item, name) on each item of one table, `name` being
+  // "<noun> i (at byte N)"; stops at the first failure.
+  template <typename Item, typename Check>
+  Status check_each(const std::vector<Item>& items, const char* noun,
+                    const std::vector<uint64_t> FilePositions::*list, Check check) const {
+    for (size_t i = 0; i < items.size(); ++i) GPUU_RETURN_IF_ERROR(check(items[i], str_cat(noun, " ", i, at(list, i))));
+    return Status::Ok();
+  }
+
   Status check_modules() const {
-    for (size_t i = 0; i < f_.modules.size(); ++i) {
-      const Module& m = f_.modules[i];
-      const std::string name = str_cat("module ", i, at(&FilePositions::modules, i));
+    return check_each(f_.modules, "module", &FilePositions::modules,
+                      [&](const Module& m, const std::string& name) -> Status {
       if (static_cast<uint8_t>(m.type) > 1) {
         return fail(layout::kModules, name, " has type ", int(m.type), " (COMPUTE=0 or GRAPH=1 expected)");
       }
@@ -60,15 +68,13 @@ class Checker {
         return fail(layout::kModules, name, " carries source text but its code is ",
                     m.has_code ? to_string(m.code_type) : "absent");
       }
-    }
-    return Status::Ok();
+      return Status::Ok();
+    });
   }
 
-  // The loop shape of check_modules: each section has its own fields to check.
   Status check_resources() const {
-    for (size_t i = 0; i < f_.resources.size(); ++i) {
-      const Resource& r = f_.resources[i];
-      const std::string name = str_cat("resource ", i, at(&FilePositions::resources, i));
+    return check_each(f_.resources, "resource", &FilePositions::resources,
+                      [&](const Resource& r, const std::string& name) -> Status {
       if (static_cast<uint8_t>(r.category) > 3) {
         return fail(layout::kResources, name, " has category ", int(r.category), " (0..3 expected)");
       }
@@ -82,15 +88,14 @@ class Checker {
         return fail(layout::kResources, name, " has ", plural(r.strides.size(), "stride"), " for a rank-",
                     r.shape.size(), " shape");
       }
-    }
-    return Status::Ok();
+      return Status::Ok();
+    });
   }
 
   Status check_constants() const {
     const size_t n = f_.resources.size();
-    for (size_t i = 0; i < f_.constants.size(); ++i) {
-      const Constant& c = f_.constants[i];
-      const std::string name = str_cat("constant ", i, at(&FilePositions::constants, i));
+    return check_each(f_.constants, "constant", &FilePositions::constants,
+                      [&](const Constant& c, const std::string& name) -> Status {
       if (c.mrt_index >= n) {
         return fail(layout::kConstants, name, " refers to resource ", c.mrt_index, " (", plural(n, "resource"),
                     ")");
@@ -105,8 +110,8 @@ class Checker {
         return fail(layout::kConstants, name, " has sparsity dimension ", c.sparsity_dimension,
                     " (-1 for dense, else below the rank ", rank, " of resource ", c.mrt_index, ")");
       }
-    }
-    return Status::Ok();
+      return Status::Ok();
+    });
   }
 
   Status check_slot(const std::string& owner, const char* what, size_t i, const BindingSlot& slot) const {
