@@ -106,7 +106,8 @@ gpuu_status copy_ids(const char* function, const std::vector<int32_t>& ids, int3
 // What gpuu_graph_node_inputs and gpuu_graph_node_outputs share; `list` is
 // the node's id list the entry point `function` reads.
 gpuu_status node_ids(const char* function, const gpuu_graph* graph, int32_t node,
-                     const std::vector<graph::ValueId> graph::Node::*list, int32_t* ids, size_t capacity, size_t* count) {
+                     const std::vector<graph::ValueId> graph::Node::*list, int32_t* ids, size_t capacity,
+                     size_t* count) {
   if (count) *count = 0;
   if (!valid_node(graph, node)) return fail_invalid(function, ": no node with id ", node);
   return copy_ids(function, graph->graph.node(node).*list, ids, capacity, count);

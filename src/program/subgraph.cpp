@@ -246,7 +246,8 @@ Result<graph::Graph> parse_subgraph(const uint8_t* data, size_t size, const Cons
         GPUU_ASSIGN_OR_RETURN(ln.op, detail::required_string(loc, n->op(), where + ".op"));
         GPUU_ASSIGN_OR_RETURN(ln.attrs, detail::decode_attrs(loc, n->attrs(), where + ".attrs"));
         GPUU_ASSIGN_OR_RETURN(ln.inputs, detail::checked_node_inputs(loc, n->inputs(), where + ".inputs", nt));
-        GPUU_ASSIGN_OR_RETURN(ln.outputs, detail::checked_indices(loc, n->outputs(), where + ".outputs", nt, "tensors"));
+        GPUU_ASSIGN_OR_RETURN(ln.outputs,
+                              detail::checked_indices(loc, n->outputs(), where + ".outputs", nt, "tensors"));
         for (size_t k = 0; k < ln.inputs.size(); ++k) {
           if (ln.inputs[k] < 0) continue;  // left out
           if (!state[static_cast<size_t>(ln.inputs[k])]) {
