@@ -20,23 +20,18 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "HostTensor keeps nativ
 // The dtype a C++ element type stores as (f16 has no C++ type: use uint16_t
 // bit patterns through from_halves, or from_doubles).
 template <typename T>
-struct DTypeOf;
-template <>
-struct DTypeOf<float> {
-  static constexpr graph::DType value = graph::DType::kF32;
-};
-template <>
-struct DTypeOf<int32_t> {
-  static constexpr graph::DType value = graph::DType::kI32;
-};
-// One specialization per C++ type: the mapping is this list.
-template <>
-struct DTypeOf<int64_t> {
-  static constexpr graph::DType value = graph::DType::kI64;
-};
-template <>
-struct DTypeOf<int8_t> {
-  static constexpr graph::DType value = graph::DType::kI8;
+constexpr graph::DType host_dtype_of() {
+  if constexpr (std::is_same_v<T, float>) return graph::DType::kF32;
+  if constexpr (std::is_same_v<T, int32_t>) return graph::DType::kI32;
+  if constexpr (std::is_same_v<T, int64_t>) return graph::DType::kI64;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t> ||
+                    std::is_same_v<T, int8_t>,
+                "no dtype stores this C++ type");
+  return graph::DType::kI8;
+}
+template <typename T>
+struct DTypeOf {
+  static constexpr graph::DType value = host_dtype_of<T>();
 };
 
 struct HostTensor {

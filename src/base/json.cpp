@@ -165,17 +165,38 @@ class Parser {
     return value;
   }
 
-  Result<JsonValue> parse_object(int depth) {
+  // The loop parse_object and parse_array share: after the opening bracket,
+  // `read_one` reads one member or item at a time, separated by ',' up to
+  // `close`. `kind` names the container in messages.
+  template <typename ReadOne>
+  Status parse_sequence(int depth, char close, const char* kind, ReadOne read_one) {
     if (depth >= kJsonMaxDepth) return fail("nesting deeper than ", kJsonMaxDepth, " levels");
-    ++pos_;  // '{'
-    JsonValue::Object members;
+    ++pos_;  // the opening bracket
     skip_whitespace();
-    if (!at_end() && peek() == '}') {
+    if (!at_end() && peek() == close) {
       ++pos_;
-      return JsonValue::object(std::move(members));
+      return Status::Ok();
     }
     while (true) {
       skip_whitespace();
+      GPUU_RETURN_IF_ERROR(read_one());
+      skip_whitespace();
+      if (at_end()) return fail("unterminated ", kind, " (expected ',' or '", close, "')");
+      if (peek() == ',') {
+        ++pos_;
+        continue;
+      }
+      if (peek() == close) {
+        ++pos_;
+        return Status::Ok();
+      }
+      return fail("expected ',' or '", close, "' in the ", kind, ", found '", printable(peek()), "'");
+    }
+  }
+
+  Result<JsonValue> parse_object(int depth) {
+    JsonValue::Object members;
+    GPUU_RETURN_IF_ERROR(parse_sequence(depth, '}', "object", [&]() -> Status {
       if (at_end() || peek() != '"') return fail("expected a string key in the object");
       size_t key_pos = pos_;
       GPUU_ASSIGN_OR_RETURN(std::string key, parse_string());
@@ -188,46 +209,19 @@ class Parser {
       skip_whitespace();
       GPUU_ASSIGN_OR_RETURN(JsonValue v, parse_value(depth + 1));
       members.emplace_back(std::move(key), std::move(v));
-      skip_whitespace();
-      if (at_end()) return fail("unterminated object (expected ',' or '}')");
-      if (peek() == ',') {
-        ++pos_;
-        continue;
-      }
-      if (peek() == '}') {
-        ++pos_;
-        return JsonValue::object(std::move(members));
-      }
-      return fail("expected ',' or '}' in the object, found '", printable(peek()), "'");
-    }
+      return Status::Ok();
+    }));
+    return JsonValue::object(std::move(members));
   }
 
-  // Shaped like parse_object: an array reads values where an object reads key/value pairs.
   Result<JsonValue> parse_array(int depth) {
-    if (depth >= kJsonMaxDepth) return fail("nesting deeper than ", kJsonMaxDepth, " levels");
-    ++pos_;  // '['
     JsonValue::Array items;
-    skip_whitespace();
-    if (!at_end() && peek() == ']') {
-      ++pos_;
-      return JsonValue::array(std::move(items));
-    }
-    while (true) {
-      skip_whitespace();
+    GPUU_RETURN_IF_ERROR(parse_sequence(depth, ']', "array", [&]() -> Status {
       GPUU_ASSIGN_OR_RETURN(JsonValue v, parse_value(depth + 1));
       items.push_back(std::move(v));
-      skip_whitespace();
-      if (at_end()) return fail("unterminated array (expected ',' or ']')");
-      if (peek() == ',') {
-        ++pos_;
-        continue;
-      }
-      if (peek() == ']') {
-        ++pos_;
-        return JsonValue::array(std::move(items));
-      }
-      return fail("expected ',' or ']' in the array, found '", printable(peek()), "'");
-    }
+      return Status::Ok();
+    }));
+    return JsonValue::array(std::move(items));
   }
 
   Result<JsonValue> parse_number() {

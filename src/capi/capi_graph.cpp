@@ -103,6 +103,16 @@ gpuu_status copy_ids(const char* function, const std::vector<int32_t>& ids, int3
   return GPUU_OK;
 }
 
+// What gpuu_graph_node_inputs and gpuu_graph_node_outputs share; `list` is
+// the node's id list the entry point `function` reads.
+gpuu_status node_ids(const char* function, const gpuu_graph* graph, int32_t node,
+                     const std::vector<graph::ValueId> graph::Node::*list, int32_t* ids, size_t capacity,
+                     size_t* count) {
+  if (count) *count = 0;
+  if (!valid_node(graph, node)) return fail_invalid(function, ": no node with id ", node);
+  return copy_ids(function, graph->graph.node(node).*list, ids, capacity, count);
+}
+
 }  // namespace
 }  // namespace gpuu::capi
 
@@ -303,22 +313,17 @@ GPUU_API const char* gpuu_graph_node_op(const gpuu_graph* graph, int32_t node) {
   return valid_node(graph, node) ? graph->graph.node(node).op.c_str() : nullptr;
 }
 
-// node_inputs and node_outputs: two entry points of one shape over the node's two id lists.
 GPUU_API gpuu_status gpuu_graph_node_inputs(const gpuu_graph* graph, int32_t node, int32_t* ids, size_t capacity,
                                             size_t* count) {
   return guarded(__func__, [&]() -> gpuu_status {
-    if (count) *count = 0;
-    if (!valid_node(graph, node)) return fail_invalid("gpuu_graph_node_inputs: no node with id ", node);
-    return copy_ids("gpuu_graph_node_inputs", graph->graph.node(node).inputs, ids, capacity, count);
+    return node_ids("gpuu_graph_node_inputs", graph, node, &graph::Node::inputs, ids, capacity, count);
   });
 }
 
 GPUU_API gpuu_status gpuu_graph_node_outputs(const gpuu_graph* graph, int32_t node, int32_t* ids, size_t capacity,
                                              size_t* count) {
   return guarded(__func__, [&]() -> gpuu_status {
-    if (count) *count = 0;
-    if (!valid_node(graph, node)) return fail_invalid("gpuu_graph_node_outputs: no node with id ", node);
-    return copy_ids("gpuu_graph_node_outputs", graph->graph.node(node).outputs, ids, capacity, count);
+    return node_ids("gpuu_graph_node_outputs", graph, node, &graph::Node::outputs, ids, capacity, count);
   });
 }
 

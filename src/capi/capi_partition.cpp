@@ -55,23 +55,25 @@ gpuu_status to_options(const gpuu_partition_options& in, partition::PartitionOpt
     problem("op_costs: ", why);
   }
   if (in.backend_count && !in.backends) problem("backends is NULL but backend_count is ", in.backend_count);
-  // deny and pins: one loop shape over two tables whose fields and capability calls differ.
-  for (size_t i = 0; i < deny.size(); ++i) {
-    if (!deny[i].backend || !deny[i].op) {
-      problem("deny[", i, "].", deny[i].backend ? "op" : "backend", " is NULL");
-      continue;
+  // deny and pins: each entry names two strings, both required, for one
+  // capability call; `first` and `second` are its fields in message order.
+  auto apply_entries = [&](const char* table, const auto& entries, auto first, const char* first_name, auto second,
+                           const char* second_name, auto apply) {
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const char* a = entries[i].*first;
+      const char* b = entries[i].*second;
+      if (!a || !b) {
+        problem(table, "[", i, "].", a ? second_name : first_name, " is NULL");
+        continue;
+      }
+      Status s = apply(a, b);
+      if (!s.ok()) problem(table, "[", i, "]: ", s.message());
     }
-    Status s = out->capabilities.deny(deny[i].backend, deny[i].op);
-    if (!s.ok()) problem("deny[", i, "]: ", s.message());
-  }
-  for (size_t i = 0; i < pins.size(); ++i) {
-    if (!pins[i].node || !pins[i].backend) {
-      problem("pins[", i, "].", pins[i].node ? "backend" : "node", " is NULL");
-      continue;
-    }
-    Status s = out->capabilities.pin(pins[i].node, pins[i].backend);
-    if (!s.ok()) problem("pins[", i, "]: ", s.message());
-  }
+  };
+  apply_entries("deny", deny, &gpuu_partition_deny::backend, "backend", &gpuu_partition_deny::op, "op",
+                [&](const char* backend, const char* op) { return out->capabilities.deny(backend, op); });
+  apply_entries("pins", pins, &gpuu_partition_pin::node, "node", &gpuu_partition_pin::backend, "backend",
+                [&](const char* node, const char* backend) { return out->capabilities.pin(node, backend); });
   out->cost.gpu_crossing = in.gpu_crossing_cost;
   out->cost.cpu_crossing = in.cpu_crossing_cost;
   out->cost.gpu_region = in.gpu_region_cost;

@@ -123,6 +123,17 @@ gpuu_status read_backend_options(const char* function, const gpuu_session_option
   return status.ok() ? GPUU_OK : fail(Status(status.code(), str_cat(function, ": ", status.message())));
 }
 
+// What gpuu_session_bind_input_buffer and _output_buffer share: the buffer
+// is bound for the copy its direction needs (read from, or written to).
+gpuu_status bind_directed(gpuu_session* session, const char* function, bool output, size_t index,
+                          gpuu_vk_buffer buffer, uint64_t offset, uint64_t size) {
+  if (gpuu_status s = check_session(session, function)) return s;
+  runtime::Session& rt = *session->session;
+  VkBuffer vk_buffer = reinterpret_cast<VkBuffer>(buffer);
+  return to_c(output ? rt.bind_output_buffer(index, vk_buffer, offset, size, VK_BUFFER_USAGE_TRANSFER_DST_BIT)
+                     : rt.bind_input_buffer(index, vk_buffer, offset, size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT));
+}
+
 }  // namespace
 }  // namespace gpuu::capi
 
@@ -236,23 +247,17 @@ GPUU_API gpuu_status gpuu_session_set_input(gpuu_session* session, size_t index,
   });
 }
 
-// bind_input_buffer and bind_output_buffer stay two plain entry points of one shape: the
-// runtime call and the buffer usage each checks differ by direction.
 GPUU_API gpuu_status gpuu_session_bind_input_buffer(gpuu_session* session, size_t index, gpuu_vk_buffer buffer,
                                                     uint64_t offset, uint64_t size) {
   return guarded(__func__, [&]() -> gpuu_status {
-    if (gpuu_status s = check_session(session, "gpuu_session_bind_input_buffer")) return s;
-    return to_c(session->session->bind_input_buffer(index, reinterpret_cast<VkBuffer>(buffer), offset, size,
-                                                    VK_BUFFER_USAGE_TRANSFER_SRC_BIT));
+    return bind_directed(session, "gpuu_session_bind_input_buffer", false, index, buffer, offset, size);
   });
 }
 
 GPUU_API gpuu_status gpuu_session_bind_output_buffer(gpuu_session* session, size_t index, gpuu_vk_buffer buffer,
                                                      uint64_t offset, uint64_t size) {
   return guarded(__func__, [&]() -> gpuu_status {
-    if (gpuu_status s = check_session(session, "gpuu_session_bind_output_buffer")) return s;
-    return to_c(session->session->bind_output_buffer(index, reinterpret_cast<VkBuffer>(buffer), offset, size,
-                                                     VK_BUFFER_USAGE_TRANSFER_DST_BIT));
+    return bind_directed(session, "gpuu_session_bind_output_buffer", true, index, buffer, offset, size);
   });
 }
 

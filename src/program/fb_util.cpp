@@ -78,6 +78,17 @@ Status check_element_alignment(const Locator& loc, const flatbuffers::Vector<T>*
   return Status::Ok();
 }
 
+// An IntsAttr or FloatsAttr value: the list of `Element` under `name`.
+template <typename Element, typename T>
+Status emplace_list(const Locator& loc, const flatbuffers::Vector<T>* vals, const std::string& where,
+                    const std::string& name, graph::AttrMap* out) {
+  GPUU_RETURN_IF_ERROR(check_element_alignment(loc, vals, where + ".values"));
+  std::vector<Element> v;
+  if (vals) v.assign(vals->begin(), vals->end());
+  out->emplace(name, std::move(v));
+  return Status::Ok();
+}
+
 Result<graph::Shape> checked_shape(const Locator& loc, const flatbuffers::Vector<int64_t>* shape, graph::DType dtype,
                                    const std::string& what) {
   GPUU_RETURN_IF_ERROR(check_element_alignment(loc, shape, what));
@@ -127,23 +138,12 @@ Result<graph::AttrMap> decode_attrs(const Locator& loc, const flatbuffers::Vecto
         out.emplace(name, s->str());
         break;
       }
-      // One case per attribute kind, each reading its own flatbuffer union member.
-      case fb::AttrValue::IntsAttr: {
-        std::vector<int64_t> v;
-        const auto* vals = a->value_as_IntsAttr()->values();
-        GPUU_RETURN_IF_ERROR(check_element_alignment(loc, vals, where + ".values"));
-        if (vals) v.assign(vals->begin(), vals->end());
-        out.emplace(name, std::move(v));
+      case fb::AttrValue::IntsAttr:
+        GPUU_RETURN_IF_ERROR(emplace_list<int64_t>(loc, a->value_as_IntsAttr()->values(), where, name, &out));
         break;
-      }
-      case fb::AttrValue::FloatsAttr: {
-        std::vector<double> v;
-        const auto* vals = a->value_as_FloatsAttr()->values();
-        GPUU_RETURN_IF_ERROR(check_element_alignment(loc, vals, where + ".values"));
-        if (vals) v.assign(vals->begin(), vals->end());
-        out.emplace(name, std::move(v));
+      case fb::AttrValue::FloatsAttr:
+        GPUU_RETURN_IF_ERROR(emplace_list<double>(loc, a->value_as_FloatsAttr()->values(), where, name, &out));
         break;
-      }
       default:
         // The verifier passes union types it does not know; so must we not.
         return loc.fail(where, " ('", name, "'): value type ", static_cast<int>(a->value_type()), loc.at(a),

@@ -123,12 +123,20 @@ class ProgramDecoder {
     return Status::Ok();
   }
 
+  // Runs decode(entry, i, where) on each entry of an optional table list of
+  // the flatbuffer, `where` being "<name>[i]"; stops at the first failure.
+  template <typename Table, typename Decode>
+  Status decode_each(const flatbuffers::Vector<flatbuffers::Offset<Table>>* list, const char* name, Decode decode) {
+    if (!list) return Status::Ok();
+    for (uint32_t i = 0; i < list->size(); ++i) {
+      GPUU_RETURN_IF_ERROR(decode(list->Get(i), i, str_cat(name, "[", i, "]")));
+    }
+    return Status::Ok();
+  }
+
   Status decode_tensors() {
-    const auto* tensors = root_->tensors();
-    if (!tensors) return Status::Ok();
-    for (uint32_t i = 0; i < tensors->size(); ++i) {
-      const fb::Tensor* t = tensors->Get(i);
-      std::string where = str_cat("tensors[", i, "]");
+    return decode_each(root_->tensors(), "tensors",
+                     [&](const fb::Tensor* t, uint32_t i, const std::string& where) -> Status {
       TensorInfo info;
       GPUU_ASSIGN_OR_RETURN(info.name, detail::required_string(loc_, t->name(), where + ".name"));
       auto [it, inserted] = p_->tensor_index_.emplace(info.name, static_cast<int32_t>(i));
@@ -155,8 +163,8 @@ class ProgramDecoder {
         info.segment = static_cast<int32_t>(seg);
       }
       p_->tensors_.push_back(std::move(info));
-    }
-    return Status::Ok();
+      return Status::Ok();
+    });
   }
 
   Result<std::vector<int32_t>> decode_io(const flatbuffers::Vector<uint32_t>* vec, const char* what) {
@@ -186,13 +194,9 @@ class ProgramDecoder {
     return Status::Ok();
   }
 
-  // The decoders open and close alike; each reads its own flatbuffer table.
   Status decode_delegates() {
-    const auto* delegates = root_->delegates();
-    if (!delegates) return Status::Ok();
-    for (uint32_t i = 0; i < delegates->size(); ++i) {
-      const fb::Delegate* d = delegates->Get(i);
-      std::string where = str_cat("delegates[", i, "]");
+    GPUU_RETURN_IF_ERROR(decode_each(root_->delegates(), "delegates",
+                     [&](const fb::Delegate* d, uint32_t /*i*/, const std::string& where) -> Status {
       DelegateInfo info;
       GPUU_ASSIGN_OR_RETURN(info.backend_id, detail::required_string(loc_, d->backend_id(), where + ".backend_id"));
       if (const auto* specs = d->compile_specs()) {
@@ -242,7 +246,8 @@ class ProgramDecoder {
         info.nodes.push_back(std::move(ref));
       }
       p_->delegates_.push_back(std::move(info));
-    }
+      return Status::Ok();
+    }));
     return agree_on_sync_mode();
   }
 
@@ -264,11 +269,8 @@ class ProgramDecoder {
   }
 
   Status decode_plan() {
-    const auto* plan = root_->plan();
-    if (!plan) return Status::Ok();
-    for (uint32_t i = 0; i < plan->size(); ++i) {
-      const fb::PlanStep* step = plan->Get(i);
-      std::string where = str_cat("plan[", i, "]");
+    return decode_each(root_->plan(), "plan",
+                     [&](const fb::PlanStep* step, uint32_t /*i*/, const std::string& where) -> Status {
       PlanStep out;
       // A union may carry a type with no table; the verifier lets that through.
       if (step->step_type() != fb::Step::NONE && !step->step()) {
@@ -310,8 +312,8 @@ class ProgramDecoder {
                            " is not a known step type");
       }
       p_->plan_.push_back(std::move(out));
-    }
-    return Status::Ok();
+      return Status::Ok();
+    });
   }
 
   std::string step_label(size_t i) const {

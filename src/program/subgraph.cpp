@@ -14,6 +14,33 @@ using detail::Locator;
 using graph::NodeId;
 using graph::ValueId;
 
+namespace {
+
+// Reads an optional table list of a subgraph into `out`: each entry, at
+// `where` ("<table>[i]"), needs a name no earlier entry has; `decode` reads
+// the rest of it.
+template <typename Table, typename Entry, typename Decode>
+Status decode_named(const Locator& loc, const flatbuffers::Vector<flatbuffers::Offset<Table>>* list,
+                    const char* table, std::vector<Entry>* out, Decode decode) {
+  if (!list) return Status::Ok();
+  std::unordered_map<std::string, uint32_t> names;
+  for (uint32_t i = 0; i < list->size(); ++i) {
+    const Table* t = list->Get(i);
+    const std::string where = str_cat(table, "[", i, "]");
+    Entry entry;
+    GPUU_ASSIGN_OR_RETURN(entry.name, detail::required_string(loc, t->name(), where + ".name"));
+    auto [it, inserted] = names.emplace(entry.name, i);
+    if (!inserted) {
+      return loc.fail(where, ".name '", entry.name, "'", loc.at(t->name()), " repeats ", table, "[", it->second, "]");
+    }
+    GPUU_RETURN_IF_ERROR(decode(t, where, entry));
+    out->push_back(std::move(entry));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<RegionIo> region_io(const graph::Graph& g, const partition::Region& region) {
   const size_t nv = g.values().size();
   const size_t nn = g.nodes().size();
@@ -179,24 +206,16 @@ Result<graph::Graph> parse_subgraph(const uint8_t* data, size_t size, const Cons
     bool constant;
   };
   std::vector<LocalTensor> tensors;
-  std::unordered_map<std::string, uint32_t> names;
-  if (const auto* ts = root->tensors()) {
-    for (uint32_t i = 0; i < ts->size(); ++i) {
-      const fb::SgTensor* t = ts->Get(i);
-      std::string where = str_cat("tensors[", i, "]");
-      LocalTensor lt;
-      GPUU_ASSIGN_OR_RETURN(lt.name, detail::required_string(loc, t->name(), where + ".name"));
-      auto [it, inserted] = names.emplace(lt.name, i);
-      if (!inserted)
-        return loc.fail(where, ".name '", lt.name, "'", loc.at(t->name()), " repeats tensors[", it->second, "]");
-      GPUU_ASSIGN_OR_RETURN(
-          lt.dtype,
-          detail::checked_dtype(loc, t->dtype(), detail::field_address(t, fb::SgTensor::VT_DTYPE), where + ".dtype"));
-      GPUU_ASSIGN_OR_RETURN(lt.shape, detail::checked_shape(loc, t->shape(), lt.dtype, where + ".shape"));
-      lt.constant = t->constant();
-      tensors.push_back(std::move(lt));
-    }
-  }
+  GPUU_RETURN_IF_ERROR(decode_named(
+      loc, root->tensors(), "tensors", &tensors,
+      [&](const fb::SgTensor* t, const std::string& where, LocalTensor& lt) -> Status {
+        GPUU_ASSIGN_OR_RETURN(lt.dtype, detail::checked_dtype(loc, t->dtype(),
+                                                              detail::field_address(t, fb::SgTensor::VT_DTYPE),
+                                                              where + ".dtype"));
+        GPUU_ASSIGN_OR_RETURN(lt.shape, detail::checked_shape(loc, t->shape(), lt.dtype, where + ".shape"));
+        lt.constant = t->constant();
+        return Status::Ok();
+      }));
   const size_t nt = tensors.size();
   GPUU_ASSIGN_OR_RETURN(std::vector<int32_t> inputs,
                         detail::checked_indices(loc, root->inputs(), "inputs", nt, "tensors"));
@@ -220,42 +239,34 @@ Result<graph::Graph> parse_subgraph(const uint8_t* data, size_t size, const Cons
     graph::AttrMap attrs;
     std::vector<int32_t> inputs, outputs;
   };
-  // The same read-then-check-names loop as the tensors above, over the nodes table.
   std::vector<LocalNode> nodes;
-  std::unordered_map<std::string, uint32_t> node_names;
-  if (const auto* ns = root->nodes()) {
-    for (uint32_t i = 0; i < ns->size(); ++i) {
-      const fb::SgNode* n = ns->Get(i);
-      std::string where = str_cat("nodes[", i, "]");
-      LocalNode ln;
-      GPUU_ASSIGN_OR_RETURN(ln.name, detail::required_string(loc, n->name(), where + ".name"));
-      auto [it, inserted] = node_names.emplace(ln.name, i);
-      if (!inserted)
-        return loc.fail(where, ".name '", ln.name, "'", loc.at(n->name()), " repeats nodes[", it->second, "]");
-      GPUU_ASSIGN_OR_RETURN(ln.op, detail::required_string(loc, n->op(), where + ".op"));
-      GPUU_ASSIGN_OR_RETURN(ln.attrs, detail::decode_attrs(loc, n->attrs(), where + ".attrs"));
-      GPUU_ASSIGN_OR_RETURN(ln.inputs, detail::checked_node_inputs(loc, n->inputs(), where + ".inputs", nt));
-      GPUU_ASSIGN_OR_RETURN(ln.outputs, detail::checked_indices(loc, n->outputs(), where + ".outputs", nt, "tensors"));
-      for (size_t k = 0; k < ln.inputs.size(); ++k) {
-        if (ln.inputs[k] < 0) continue;  // left out
-        if (!state[static_cast<size_t>(ln.inputs[k])]) {
-          return loc.fail(where, " ('", ln.name, "') reads tensors[", ln.inputs[k], "] ('",
-                          tensors[static_cast<size_t>(ln.inputs[k])].name,
-                          "') before any node produces it, and it is not an input");
+  GPUU_RETURN_IF_ERROR(decode_named(
+      loc, root->nodes(), "nodes", &nodes,
+      [&](const fb::SgNode* n, const std::string& where, LocalNode& ln) -> Status {
+        GPUU_ASSIGN_OR_RETURN(ln.op, detail::required_string(loc, n->op(), where + ".op"));
+        GPUU_ASSIGN_OR_RETURN(ln.attrs, detail::decode_attrs(loc, n->attrs(), where + ".attrs"));
+        GPUU_ASSIGN_OR_RETURN(ln.inputs, detail::checked_node_inputs(loc, n->inputs(), where + ".inputs", nt));
+        GPUU_ASSIGN_OR_RETURN(ln.outputs,
+                              detail::checked_indices(loc, n->outputs(), where + ".outputs", nt, "tensors"));
+        for (size_t k = 0; k < ln.inputs.size(); ++k) {
+          if (ln.inputs[k] < 0) continue;  // left out
+          if (!state[static_cast<size_t>(ln.inputs[k])]) {
+            return loc.fail(where, " ('", ln.name, "') reads tensors[", ln.inputs[k], "] ('",
+                            tensors[static_cast<size_t>(ln.inputs[k])].name,
+                            "') before any node produces it, and it is not an input");
+          }
         }
-      }
-      for (size_t k = 0; k < ln.outputs.size(); ++k) {
-        uint8_t& s = state[static_cast<size_t>(ln.outputs[k])];
-        if (s) {
-          return loc.fail(where, " ('", ln.name, "') writes tensors[", ln.outputs[k], "] ('",
-                          tensors[static_cast<size_t>(ln.outputs[k])].name, "'), already ",
-                          s == 1 ? "an input" : "produced by an earlier node");
+        for (size_t k = 0; k < ln.outputs.size(); ++k) {
+          uint8_t& s = state[static_cast<size_t>(ln.outputs[k])];
+          if (s) {
+            return loc.fail(where, " ('", ln.name, "') writes tensors[", ln.outputs[k], "] ('",
+                            tensors[static_cast<size_t>(ln.outputs[k])].name, "'), already ",
+                            s == 1 ? "an input" : "produced by an earlier node");
+          }
+          s = 2;
         }
-        s = 2;
-      }
-      nodes.push_back(std::move(ln));
-    }
-  }
+        return Status::Ok();
+      }));
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (!state[static_cast<size_t>(outputs[i])]) {
       return loc.fail("outputs[", i, "] = ", outputs[i], " ('", tensors[static_cast<size_t>(outputs[i])].name,

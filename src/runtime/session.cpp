@@ -112,6 +112,13 @@ struct AppBinding {
   Home* home = nullptr;    // the home it stands in for, or copies to or from
 };
 
+// The index check of set_input and get_output; `what` is "input" or "output".
+Status index_in_range(const char* what, size_t index, size_t count) {
+  if (index < count) return Status::Ok();
+  return err(StatusCode::kInvalidArgument, what, " index ", index, " is out of range (the program has ", count, " ",
+             what, "s)");
+}
+
 }  // namespace
 
 struct Session::Impl {
@@ -839,10 +846,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const program::
 }
 
 Status Session::set_input(size_t index, const void* data, size_t size) {
-  if (index >= input_descs_.size()) {
-    return err(StatusCode::kInvalidArgument, "input index ", index, " is out of range (the program has ",
-               input_descs_.size(), " inputs)");
-  }
+  GPUU_RETURN_IF_ERROR(index_in_range("input", index, input_descs_.size()));
   const TensorDesc& d = input_descs_[index];
   if (size != d.bytes) {
     return err(StatusCode::kInvalidArgument, "input ", index, " ('", d.name, "', ", graph::dtype_name(d.dtype),
@@ -916,11 +920,7 @@ Status Session::execute(ExecuteStats* stats) {
 }
 
 Status Session::get_output(size_t index, void* data, size_t size) const {
-  // The range check of set_input above, worded for outputs.
-  if (index >= output_descs_.size()) {
-    return err(StatusCode::kInvalidArgument, "output index ", index, " is out of range (the program has ",
-               output_descs_.size(), " outputs)");
-  }
+  GPUU_RETURN_IF_ERROR(index_in_range("output", index, output_descs_.size()));
   const TensorDesc& d = output_descs_[index];
   if (size != d.bytes) {
     return err(StatusCode::kInvalidArgument, "output ", index, " ('", d.name, "', ", graph::dtype_name(d.dtype),

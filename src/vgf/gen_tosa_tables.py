@@ -214,7 +214,8 @@ def generate(grammar_dir):
         h.append(f"  k{camel(i['opname'])} = {i['opcode']},")
     h.append("};")
     h.append(f"inline constexpr uint32_t kTosaOpCount = {len(instructions)};\n")
-    h.append("// Enumerated attribute values (const u32 enum operands).")
+    h.append("// Enumerated attribute values (const u32 enum operands). One enum and its bounds\n"
+             "// per kind, alike by design: each is written from ENUMS in the script, their one home.")
     for enum, values in ENUMS.items():
         h.append(f"enum class Tosa{enum} : uint32_t {{")
         for name, value in values:

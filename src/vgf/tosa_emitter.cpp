@@ -118,80 +118,67 @@ class Emitter {
     return id;
   }
 
+  // The id `cache` holds for `key`, else the one `make` returns: make takes
+  // the ids the new entry refers to first, then its own (add_entry), so ids
+  // keep their first-use order.
+  template <typename Cache, typename Key, typename Make>
+  uint32_t cached(Cache& cache, const Key& key, Make make) {
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+    uint32_t id = make();
+    cache.emplace(key, id);
+    return id;
+  }
+
+  // fresh() for a new pool entry, recorded in `order` with the ids it refers to.
+  template <typename Order, typename... Refs>
+  uint32_t add_entry(Order& order, Refs&&... refs) {
+    uint32_t id = fresh();
+    order.push_back({id, std::forward<Refs>(refs)...});
+    return id;
+  }
+
   uint32_t scalar_const(Scalar s, uint64_t bits) {
     scalar_type(s);
-    auto key = std::make_pair(static_cast<int>(s), bits);
-    auto it = scalar_const_.find(key);
-    if (it != scalar_const_.end()) return it->second;
-    uint32_t id = fresh();
-    scalar_const_.emplace(key, id);
-    return id;
+    return cached(scalar_const_, std::make_pair(static_cast<int>(s), bits), [&] { return fresh(); });
   }
   uint32_t u32(uint64_t v) { return scalar_const(Scalar::kU32, v & 0xFFFFFFFFu); }
 
   uint32_t array_type(size_t length) {
-    auto it = array_type_.find(length);
-    if (it != array_type_.end()) return it->second;
-    uint32_t id = fresh();
-    array_type_.emplace(length, id);
-    array_order_.push_back({id, length});
-    return id;
+    return cached(array_type_, length, [&] { return add_entry(array_order_, length); });
   }
 
   uint32_t shape_const(const std::vector<int64_t>& shape) {
-    auto it = shape_const_.find(shape);
-    if (it != shape_const_.end()) return it->second;
-    uint32_t array = array_type(shape.size());
-    std::vector<uint32_t> dims;
-    for (int64_t d : shape) dims.push_back(u32(static_cast<uint64_t>(d)));
-    uint32_t id = fresh();
-    shape_const_.emplace(shape, id);
-    shape_order_.push_back({id, array, dims});
-    return id;
+    return cached(shape_const_, shape, [&] {
+      uint32_t array = array_type(shape.size());
+      std::vector<uint32_t> dims;
+      for (int64_t d : shape) dims.push_back(u32(static_cast<uint64_t>(d)));
+      return add_entry(shape_order_, array, std::move(dims));
+    });
   }
 
   uint32_t tensor_type(TosaElementType t, const std::vector<int64_t>& shape) {
-    auto key = std::make_pair(static_cast<int>(t), shape);
-    auto it = tensor_type_.find(key);
-    if (it != tensor_type_.end()) return it->second;
-    uint32_t element = scalar_type(scalar_of(t));
-    uint32_t rank = u32(shape.size());
-    uint32_t shape_id = shape_const(shape);
-    uint32_t id = fresh();
-    tensor_type_.emplace(key, id);
-    tensor_order_.push_back({id, element, rank, shape_id});
-    return id;
+    return cached(tensor_type_, std::make_pair(static_cast<int>(t), shape), [&] {
+      uint32_t element = scalar_type(scalar_of(t));
+      uint32_t rank = u32(shape.size());
+      uint32_t shape_id = shape_const(shape);
+      return add_entry(tensor_order_, element, rank, shape_id);
+    });
   }
   uint32_t tensor_type(TosaTensorId t) { return tensor_type(g_.tensor(t).type, g_.tensor(t).shape); }
 
-  // One cache per SPIR-V type kind, like array_type above: keys and instructions differ.
   uint32_t pointer_type(uint32_t pointee) {
-    auto it = pointer_type_.find(pointee);
-    if (it != pointer_type_.end()) return it->second;
-    uint32_t id = fresh();
-    pointer_type_.emplace(pointee, id);
-    pointer_order_.push_back({id, pointee});
-    return id;
+    return cached(pointer_type_, pointee, [&] { return add_entry(pointer_order_, pointee); });
   }
 
   uint32_t struct_type(const std::vector<uint32_t>& members) {
-    auto it = struct_type_.find(members);
-    if (it != struct_type_.end()) return it->second;
-    uint32_t id = fresh();
-    struct_type_.emplace(members, id);
-    struct_order_.push_back({id, members});
-    return id;
+    return cached(struct_type_, members, [&] { return add_entry(struct_order_, members); });
   }
 
   // A rank-1 attribute tensor, deduplicated by type and values.
   uint32_t attribute_tensor(uint32_t type, std::vector<uint32_t> constituents) {
-    auto key = std::make_pair(type, constituents);
-    auto it = attribute_const_.find(key);
-    if (it != attribute_const_.end()) return it->second;
-    uint32_t id = fresh();
-    attribute_const_.emplace(key, id);
-    attribute_order_.push_back({id, type, std::move(constituents)});
-    return id;
+    return cached(attribute_const_, std::make_pair(type, constituents),
+                  [&] { return add_entry(attribute_order_, type, std::move(constituents)); });
   }
 
   uint32_t attribute(const TosaAttribute& a) {

@@ -83,7 +83,8 @@ enum class TosaOp : uint32_t {
 };
 inline constexpr uint32_t kTosaOpCount = 66;
 
-// Enumerated attribute values (const u32 enum operands).
+// Enumerated attribute values (const u32 enum operands). One enum and its bounds
+// per kind, alike by design: each is written from ENUMS in the script, their one home.
 enum class TosaAccType : uint32_t {
   kInt32 = 1,
   kFp16 = 2,

@@ -206,6 +206,22 @@ class Parser {
     return fail("literal string is not NUL-terminated inside the instruction");
   }
 
+  // A literal string at operand `first` that must end the instruction.
+  Status last_string_at(size_t first, std::string* out) const {
+    size_t next = 0;
+    GPUU_RETURN_IF_ERROR(string_at(first, out, &next));
+    if (next != operands()) return fail("has words after its string");
+    return Status::Ok();
+  }
+
+  // Opens an instruction whose string starts at operand `first` and ends it:
+  // its section, then at least the words up to that string.
+  Status string_instruction(int sec, size_t first, std::string* out) {
+    GPUU_RETURN_IF_ERROR(section(sec));
+    GPUU_RETURN_IF_ERROR(expect_words(first + 2, 0xFFFF));
+    return last_string_at(first, out);
+  }
+
   Status check_id(uint32_t id, const char* what) const {
     if (id == 0 || id >= bound_) return fail(what, " id ", id, " is outside 1..", bound_ - 1, " (the header's bound)");
     return Status::Ok();
@@ -324,25 +340,16 @@ class Parser {
     return Status::Ok();
   }
 
-  // Each instruction reader opens alike (section, word count), then reads its own operands.
   Status extension() {
-    GPUU_RETURN_IF_ERROR(section(kSecExtension));
-    GPUU_RETURN_IF_ERROR(expect_words(2, 0xFFFF));
     std::string s;
-    size_t next = 0;
-    GPUU_RETURN_IF_ERROR(string_at(0, &s, &next));
-    if (next != operands()) return fail("has words after its string");
+    GPUU_RETURN_IF_ERROR(string_instruction(kSecExtension, 0, &s));
     extensions_.insert(s);
     return Status::Ok();
   }
 
   Status ext_inst_import() {
-    GPUU_RETURN_IF_ERROR(section(kSecImport));
-    GPUU_RETURN_IF_ERROR(expect_words(3, 0xFFFF));
     std::string s;
-    size_t next = 0;
-    GPUU_RETURN_IF_ERROR(string_at(1, &s, &next));
-    if (next != operands()) return fail("has words after its string");
+    GPUU_RETURN_IF_ERROR(string_instruction(kSecImport, 1, &s));
     GPUU_RETURN_IF_ERROR(define(op(0), "OpExtInstImport result"));
     if (s == kTosaInstructionSet) {
       if (tosa_set_) return fail("imports \"", s, "\" twice");
@@ -372,9 +379,7 @@ class Parser {
     GPUU_RETURN_IF_ERROR(expect_words(3, 0xFFFF));
     GPUU_RETURN_IF_ERROR(check_id(op(0), "OpName target"));
     std::string s;
-    size_t next = 0;
-    GPUU_RETURN_IF_ERROR(string_at(1, &s, &next));
-    if (next != operands()) return fail("has words after its string");
+    GPUU_RETURN_IF_ERROR(last_string_at(1, &s));
     names_[op(0)] = s;
     return Status::Ok();
   }

@@ -18,9 +18,9 @@ class Checker {
   Checker(const VgfFile& file, const FilePositions* where) : f_(file), where_(where) {}
 
   Status run() {
-    GPUU_RETURN_IF_ERROR(check_modules());
-    GPUU_RETURN_IF_ERROR(check_resources());
-    GPUU_RETURN_IF_ERROR(check_constants());
+    GPUU_RETURN_IF_ERROR(check_each(f_.modules, "module", &FilePositions::modules, &Checker::check_module));
+    GPUU_RETURN_IF_ERROR(check_each(f_.resources, "resource", &FilePositions::resources, &Checker::check_resource));
+    GPUU_RETURN_IF_ERROR(check_each(f_.constants, "constant", &FilePositions::constants, &Checker::check_constant));
     return check_sequence();
   }
 
@@ -39,72 +39,70 @@ class Checker {
     return str_cat(" (at byte ", (where_->*list)[i], ")");
   }
 
-  Status check_modules() const {
-    for (size_t i = 0; i < f_.modules.size(); ++i) {
-      const Module& m = f_.modules[i];
-      const std::string name = str_cat("module ", i, at(&FilePositions::modules, i));
-      if (static_cast<uint8_t>(m.type) > 1) {
-        return fail(layout::kModules, name, " has type ", int(m.type), " (COMPUTE=0 or GRAPH=1 expected)");
-      }
-      if (static_cast<uint8_t>(m.code_type) > 3) {
-        return fail(layout::kModules, name, " has code type ", int(m.code_type), " (0..3 expected)");
-      }
-      if (m.has_code && m.code_type == CodeType::kNone) {
-        return fail(layout::kModules, name, " has code but code type NONE");
-      }
-      if (!m.spirv.empty() && !(m.has_code && m.code_type == CodeType::kSpirv)) {
-        return fail(layout::kModules, name, " carries SPIR-V words but its code is ",
-                    m.has_code ? to_string(m.code_type) : "absent");
-      }
-      if (!m.source.empty() && !(m.has_code && (m.code_type == CodeType::kGlsl || m.code_type == CodeType::kHlsl))) {
-        return fail(layout::kModules, name, " carries source text but its code is ",
-                    m.has_code ? to_string(m.code_type) : "absent");
-      }
+  // Runs `check` on each item of one table with its name, "<noun> i (at
+  // byte N)"; stops at the first failure.
+  template <typename Item>
+  Status check_each(const std::vector<Item>& items, const char* noun, const std::vector<uint64_t> FilePositions::*list,
+                    Status (Checker::*check)(const Item&, const std::string&) const) const {
+    for (size_t i = 0; i < items.size(); ++i) {
+      GPUU_RETURN_IF_ERROR((this->*check)(items[i], str_cat(noun, " ", i, at(list, i))));
     }
     return Status::Ok();
   }
 
-  // The loop shape of check_modules: each section has its own fields to check.
-  Status check_resources() const {
-    for (size_t i = 0; i < f_.resources.size(); ++i) {
-      const Resource& r = f_.resources[i];
-      const std::string name = str_cat("resource ", i, at(&FilePositions::resources, i));
-      if (static_cast<uint8_t>(r.category) > 3) {
-        return fail(layout::kResources, name, " has category ", int(r.category), " (0..3 expected)");
-      }
-      for (size_t d = 0; d < r.shape.size(); ++d) {
-        if (r.shape[d] < -1) {
-          return fail(layout::kResources, name, ": shape dimension ", d, " is ", r.shape[d],
-                      " (-1 for dynamic, else >= 0)");
-        }
-      }
-      if (!r.strides.empty() && r.strides.size() != r.shape.size()) {
-        return fail(layout::kResources, name, " has ", plural(r.strides.size(), "stride"), " for a rank-",
-                    r.shape.size(), " shape");
-      }
+  Status check_module(const Module& m, const std::string& name) const {
+    if (static_cast<uint8_t>(m.type) > 1) {
+      return fail(layout::kModules, name, " has type ", int(m.type), " (COMPUTE=0 or GRAPH=1 expected)");
+    }
+    if (static_cast<uint8_t>(m.code_type) > 3) {
+      return fail(layout::kModules, name, " has code type ", int(m.code_type), " (0..3 expected)");
+    }
+    if (m.has_code && m.code_type == CodeType::kNone) {
+      return fail(layout::kModules, name, " has code but code type NONE");
+    }
+    if (!m.spirv.empty() && !(m.has_code && m.code_type == CodeType::kSpirv)) {
+      return fail(layout::kModules, name, " carries SPIR-V words but its code is ",
+                  m.has_code ? to_string(m.code_type) : "absent");
+    }
+    if (!m.source.empty() && !(m.has_code && (m.code_type == CodeType::kGlsl || m.code_type == CodeType::kHlsl))) {
+      return fail(layout::kModules, name, " carries source text but its code is ",
+                  m.has_code ? to_string(m.code_type) : "absent");
     }
     return Status::Ok();
   }
 
-  Status check_constants() const {
+  Status check_resource(const Resource& r, const std::string& name) const {
+    if (static_cast<uint8_t>(r.category) > 3) {
+      return fail(layout::kResources, name, " has category ", int(r.category), " (0..3 expected)");
+    }
+    for (size_t d = 0; d < r.shape.size(); ++d) {
+      if (r.shape[d] < -1) {
+        return fail(layout::kResources, name, ": shape dimension ", d, " is ", r.shape[d],
+                    " (-1 for dynamic, else >= 0)");
+      }
+    }
+    if (!r.strides.empty() && r.strides.size() != r.shape.size()) {
+      return fail(layout::kResources, name, " has ", plural(r.strides.size(), "stride"), " for a rank-",
+                  r.shape.size(), " shape");
+    }
+    return Status::Ok();
+  }
+
+  Status check_constant(const Constant& c, const std::string& name) const {
     const size_t n = f_.resources.size();
-    for (size_t i = 0; i < f_.constants.size(); ++i) {
-      const Constant& c = f_.constants[i];
-      const std::string name = str_cat("constant ", i, at(&FilePositions::constants, i));
-      if (c.mrt_index >= n) {
-        return fail(layout::kConstants, name, " refers to resource ", c.mrt_index, " (", plural(n, "resource"),
-                    ")");
-      }
-      const Resource& r = f_.resources[c.mrt_index];
-      if (r.category != ResourceCategory::kConstant) {
-        return fail(layout::kConstants, name, " refers to resource ", c.mrt_index, ", which is ",
-                    to_string(r.category), ", not CONSTANT");
-      }
-      const int64_t rank = static_cast<int64_t>(r.shape.size());
-      if (c.sparsity_dimension < -1 || c.sparsity_dimension >= rank) {
-        return fail(layout::kConstants, name, " has sparsity dimension ", c.sparsity_dimension,
-                    " (-1 for dense, else below the rank ", rank, " of resource ", c.mrt_index, ")");
-      }
+    if (c.mrt_index >= n) {
+      return fail(layout::kConstants, name, " refers to resource ", c.mrt_index, " (", plural(n, "resource"),
+                  ")");
+    }
+    const Resource& r = f_.resources[c.mrt_index];
+    if (r.category != ResourceCategory::kConstant) {
+      return fail(layout::kConstants, name, " refers to resource ", c.mrt_index, ", which is ",
+                  to_string(r.category), ", not CONSTANT");
+    }
+    const int64_t rank = static_cast<int64_t>(r.shape.size());
+    if (c.sparsity_dimension < -1 || c.sparsity_dimension >= rank) {
+      return fail(layout::kConstants, name, " has sparsity dimension ", c.sparsity_dimension,
+                  " (-1 for dense, else below the rank ", rank, " of resource ", c.mrt_index, ")");
     }
     return Status::Ok();
   }

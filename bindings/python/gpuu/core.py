@@ -152,7 +152,17 @@ def set_log_callback(callback: Optional[Callable[[int, str, str], None]], max_le
 
 # ---- handles ---------------------------------------------------------------
 
-class _Handle:
+class _ClosesOnExit:
+    """The with-statement for an object with close(): leaving the block closes it."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class _Handle(_ClosesOnExit):
     """Owns one C handle; `_release` is the C function that frees it."""
 
     _release: Callable[[Any], None]
@@ -171,12 +181,6 @@ class _Handle:
         handle, self._handle = getattr(self, "_handle", None), None
         if handle is not None:
             type(self)._release(handle)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     def __del__(self) -> None:
         try:

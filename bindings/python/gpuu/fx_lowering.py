@@ -107,7 +107,7 @@ _UNINITIALISED = ("empty", "empty_like", "empty_strided", "new_empty", "new_empt
 
 
 @dataclass
-class TracedGraph:
+class TracedGraph(core._ClosesOnExit):
     """A gpuu graph made from a PyTorch module.
 
     graph: the gpuu Graph (owns the C handle); input_names / output_names: the
@@ -122,16 +122,8 @@ class TracedGraph:
     fx_graph: torch.fx.GraphModule
     node_map: Dict[str, List[str]]
 
-    # close() and the with-statement pair, as runtime.LoadedProgram has them:
-    # three one-line methods each, too small for a shared mixin to pay.
     def close(self) -> None:
         self.graph.close()
-
-    def __enter__(self) -> "TracedGraph":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 class _Recorder(torch.fx.Interpreter):

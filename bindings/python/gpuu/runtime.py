@@ -11,7 +11,7 @@ import numpy as np
 from . import core
 
 
-class LoadedProgram:
+class LoadedProgram(core._ClosesOnExit):
     """A program file with a session ready to run it (gpuu_program_load_file + gpuu_session_create).
 
     run() takes one array per program input (dtype and shape must match
@@ -81,12 +81,6 @@ class LoadedProgram:
 
     def close(self) -> None:
         self.session.close()
-
-    def __enter__(self) -> "LoadedProgram":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 def load(path: Union[str, os.PathLike], *, token: Optional[str] = None, group_id: Optional[int] = None,

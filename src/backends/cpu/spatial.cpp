@@ -20,6 +20,18 @@ std::vector<int64_t> ints_or(const graph::AttrMap& attrs, const char* name, std:
 
 size_t at(int64_t i) { return static_cast<size_t>(i); }
 
+// Calls visit(k, i) for each tap k of one axis whose coordinate
+// i = pos * stride - pad + k * dilation lies inside [0, extent): the walk
+// conv3d gathers with and conv_transpose2d scatters with.
+template <typename Visit>
+void for_each_tap(int64_t pos, int64_t stride, int64_t pad, int64_t dilation, int64_t taps, int64_t extent,
+                  Visit visit) {
+  for (int64_t k = 0; k < taps; ++k) {
+    const int64_t i = pos * stride - pad + k * dilation;
+    if (i >= 0 && i < extent) visit(k, i);
+  }
+}
+
 // Max (NaN wins) or average over each 3-D window, as the 2-D pools do.
 template <typename T>
 std::vector<T> pool3d(const std::vector<T>& x, const graph::Shape& in, const graph::Shape& out, const graph::AttrMap& attrs,
@@ -104,8 +116,8 @@ Status kernel_conv3d(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   std::vector<double> vx = read_reals(x), vw = read_reals(w);
   std::vector<double> vb = a.input_reals_or(2, oc, 0.0);
   std::vector<double> r(at(graph::shape_numel(out.shape)));
-  // The loop nest has the shape of conv_transpose2d's below and conv2d_int's (int_quant.cpp),
-  // kept apart: a 3-d gather in doubles, a 2-d scatter, and TOSA's wrapping int32 sum.
+  // The loop nest has the shape of conv2d_int's (int_quant.cpp), kept apart:
+  // a 3-d gather in doubles here, TOSA's wrapping 2-d int32 sum there.
   size_t o = 0;
   for (int64_t n = 0; n < batch; ++n) {
     for (int64_t f = 0; f < oc; ++f) {
@@ -117,19 +129,13 @@ Status kernel_conv3d(const KernelArgs& a, std::vector<HostTensor>* outputs) {
             for (int64_t c = 0; c < cg; ++c) {
               const double* vol = vx.data() + (n * channels + first + c) * id * ih * iw;
               const double* taps = vw.data() + (f * cg + c) * kd * kh * kw;
-              for (int64_t t = 0; t < kd; ++t) {
-                int64_t zi = z * s[0] - p[0] + t * dil[0];
-                if (zi < 0 || zi >= id) continue;
-                for (int64_t u = 0; u < kh; ++u) {
-                  int64_t yi = y * s[1] - p[1] + u * dil[1];
-                  if (yi < 0 || yi >= ih) continue;
-                  for (int64_t v = 0; v < kw; ++v) {
-                    int64_t xi = xo * s[2] - p[2] + v * dil[2];
-                    if (xi < 0 || xi >= iw) continue;
+              for_each_tap(z, s[0], p[0], dil[0], kd, id, [&](int64_t t, int64_t zi) {
+                for_each_tap(y, s[1], p[1], dil[1], kh, ih, [&](int64_t u, int64_t yi) {
+                  for_each_tap(xo, s[2], p[2], dil[2], kw, iw, [&](int64_t v, int64_t xi) {
                     acc += vol[(zi * ih + yi) * iw + xi] * taps[(t * kh + u) * kw + v];
-                  }
-                }
-              }
+                  });
+                });
+              });
             }
             r[o] = acc;
           }
@@ -160,7 +166,6 @@ Status kernel_conv_transpose2d(const KernelArgs& a, std::vector<HostTensor>* out
     for (int64_t f = 0; f < oc; ++f) {
       double* plane = r.data() + (n * oc + f) * oh * ow;
       std::fill(plane, plane + oh * ow, vb[at(f)]);
-      // The scatter mirrors conv3d's gather above (see the note there).
       const int64_t g = f / og, fo = f % og;
       for (int64_t c = g * cg; c < (g + 1) * cg; ++c) {
         const double* in = vx.data() + (n * channels + c) * ih * iw;
@@ -168,15 +173,11 @@ Status kernel_conv_transpose2d(const KernelArgs& a, std::vector<HostTensor>* out
         for (int64_t y = 0; y < ih; ++y) {
           for (int64_t xi = 0; xi < iw; ++xi) {
             double v = in[y * iw + xi];
-            for (int64_t u = 0; u < kh; ++u) {
-              int64_t yo = y * s[0] - p[0] + u * dil[0];
-              if (yo < 0 || yo >= oh) continue;
-              for (int64_t t = 0; t < kw; ++t) {
-                int64_t xo = xi * s[1] - p[1] + t * dil[1];
-                if (xo < 0 || xo >= ow) continue;
+            for_each_tap(y, s[0], p[0], dil[0], kh, oh, [&](int64_t u, int64_t yo) {
+              for_each_tap(xi, s[1], p[1], dil[1], kw, ow, [&](int64_t t, int64_t xo) {
                 plane[yo * ow + xo] += v * taps[u * kw + t];
-              }
-            }
+              });
+            });
           }
         }
       }

@@ -103,6 +103,9 @@ Status lower_conv2d_int(LoweringContext& lc, const graph::Node& n) {
                       count);
 }
 
+// matmul_int and the lowerings below open alike (tensors, element count, a
+// leading count push constant) and stay apart: the rest of each is its own
+// shader's push-constant layout and bindings, which a shared opener cannot hold.
 Status lower_matmul_int(LoweringContext& lc, const graph::Node& n) {
   GPUU_ASSIGN_OR_RETURN(graph::AttrMap a, attrs_of(n));
   const TensorRef& A = lc.tensor(n.inputs[0]);

@@ -29,57 +29,62 @@ std::vector<Binding> conv_bindings(LoweringContext& lc, const graph::Node& n, in
           {lc.tensor(n.outputs[0]).range, true}};
 }
 
-Status lower_conv3d(LoweringContext& lc, const graph::Node& n) {
+// The attributes a direct convolution reads, `rank` values each.
+struct ConvAttrs {
+  std::vector<uint32_t> stride, padding, dilation;
+  int64_t groups;
+};
+
+// What conv3d and conv_transpose2d share: the bindings, the leading element
+// count, the key and the work estimate. `push_shape` writes the rest of the
+// push-constant layout of the kernel's own shader.
+template <typename PushShape>
+Status lower_direct_conv(LoweringContext& lc, const graph::Node& n, const char* kernel, size_t rank, bool transposed,
+                         PushShape push_shape) {
   const TensorRef& x = lc.tensor(n.inputs[0]);
   const TensorRef& w = lc.tensor(n.inputs[1]);
   const TensorRef& y = lc.tensor(n.outputs[0]);
   GPUU_RETURN_IF_ERROR(require_f16_support(lc, n, y.dtype));
   const uint64_t count = static_cast<uint64_t>(graph::shape_numel(y.shape));
   if (count == 0) return Status::Ok();
-  std::vector<uint32_t> stride = ints_attr(n, "stride", {1, 1, 1}), padding = ints_attr(n, "padding", {0, 0, 0}),
-                        dilation = ints_attr(n, "dilation", {1, 1, 1});
-  const int64_t groups = graph::attr_int(n.attrs, "groups", 1);
+  const std::vector<uint32_t> ones(rank, 1), zeros(rank, 0);
+  const ConvAttrs attrs{ints_attr(n, "stride", ones), ints_attr(n, "padding", zeros), ints_attr(n, "dilation", ones),
+                        graph::attr_int(n.attrs, "groups", 1)};
   int32_t has_bias = 0;
   std::vector<Binding> bindings = conv_bindings(lc, n, &has_bias);
   PushConstants push;
   push.u32(static_cast<uint32_t>(count));
-  for (size_t d = 1; d < 5; ++d) push.u32(u32(x.shape[d]));  // C, D, H, W
-  for (size_t d = 1; d < 5; ++d) push.u32(u32(y.shape[d]));  // O, OD, OH, OW
-  for (size_t d = 2; d < 5; ++d) push.u32(u32(w.shape[d]));
-  for (uint32_t v : stride) push.u32(v);
-  for (uint32_t v : padding) push.u32(v);
-  for (uint32_t v : dilation) push.u32(v);
-  push.u32(u32(w.shape[1])).u32(u32(w.shape[0] / groups));
-  KernelKey key{std::string("conv3d_direct") + float_suffix(y.dtype), {has_bias}, 4, push.size()};
+  push_shape(push, x, w, y, attrs);
+  KernelKey key{std::string(kernel) + float_suffix(y.dtype), {has_bias}, 4, push.size()};
   gpu::StepWork work;
-  work.flops = conv_flops(y, w);
+  work.flops = conv_flops(transposed ? x : y, w);
   return add_dispatch(lc, n, key, std::move(bindings), push, count, std::move(work));
 }
 
-// Shaped like lower_conv3d: each builds the push-constant layout of its own shader.
+Status lower_conv3d(LoweringContext& lc, const graph::Node& n) {
+  return lower_direct_conv(lc, n, "conv3d_direct", 3, false,
+                           [](PushConstants& push, const TensorRef& x, const TensorRef& w, const TensorRef& y,
+                              const ConvAttrs& a) {
+                             for (size_t d = 1; d < 5; ++d) push.u32(u32(x.shape[d]));  // C, D, H, W
+                             for (size_t d = 1; d < 5; ++d) push.u32(u32(y.shape[d]));  // O, OD, OH, OW
+                             for (size_t d = 2; d < 5; ++d) push.u32(u32(w.shape[d]));
+                             for (uint32_t v : a.stride) push.u32(v);
+                             for (uint32_t v : a.padding) push.u32(v);
+                             for (uint32_t v : a.dilation) push.u32(v);
+                             push.u32(u32(w.shape[1])).u32(u32(w.shape[0] / a.groups));
+                           });
+}
+
 Status lower_conv_transpose2d(LoweringContext& lc, const graph::Node& n) {
-  const TensorRef& x = lc.tensor(n.inputs[0]);
-  const TensorRef& w = lc.tensor(n.inputs[1]);
-  const TensorRef& y = lc.tensor(n.outputs[0]);
-  GPUU_RETURN_IF_ERROR(require_f16_support(lc, n, y.dtype));
-  const uint64_t count = static_cast<uint64_t>(graph::shape_numel(y.shape));
-  if (count == 0) return Status::Ok();
-  std::vector<uint32_t> stride = ints_attr(n, "stride", {1, 1}), padding = ints_attr(n, "padding", {0, 0}),
-                        dilation = ints_attr(n, "dilation", {1, 1});
-  const int64_t groups = graph::attr_int(n.attrs, "groups", 1);
-  int32_t has_bias = 0;
-  std::vector<Binding> bindings = conv_bindings(lc, n, &has_bias);
-  PushConstants push;
-  push.u32(static_cast<uint32_t>(count));
-  push.u32(u32(x.shape[1])).u32(u32(x.shape[2])).u32(u32(x.shape[3]));
-  push.u32(u32(y.shape[1])).u32(u32(y.shape[2])).u32(u32(y.shape[3]));
-  push.u32(u32(w.shape[2])).u32(u32(w.shape[3])).u32(stride[0]).u32(stride[1]).u32(padding[0]).u32(padding[1]);
-  push.u32(dilation[0]).u32(dilation[1]);
-  push.u32(u32(x.shape[1] / groups)).u32(u32(w.shape[1]));
-  KernelKey key{std::string("conv_transpose2d") + float_suffix(y.dtype), {has_bias}, 4, push.size()};
-  gpu::StepWork work;
-  work.flops = conv_flops(x, w);
-  return add_dispatch(lc, n, key, std::move(bindings), push, count, std::move(work));
+  return lower_direct_conv(
+      lc, n, "conv_transpose2d", 2, true,
+      [](PushConstants& push, const TensorRef& x, const TensorRef& w, const TensorRef& y, const ConvAttrs& a) {
+        push.u32(u32(x.shape[1])).u32(u32(x.shape[2])).u32(u32(x.shape[3]));
+        push.u32(u32(y.shape[1])).u32(u32(y.shape[2])).u32(u32(y.shape[3]));
+        push.u32(u32(w.shape[2])).u32(u32(w.shape[3])).u32(a.stride[0]).u32(a.stride[1]);
+        push.u32(a.padding[0]).u32(a.padding[1]).u32(a.dilation[0]).u32(a.dilation[1]);
+        push.u32(u32(x.shape[1] / a.groups)).u32(u32(w.shape[1]));
+      });
 }
 
 Status lower_pool3d(LoweringContext& lc, const graph::Node& n) {

@@ -3,61 +3,30 @@
 
 shared float wg_scratch[GPUU_WG];
 
-// max that lets a NaN win, as torch (and the CPU reference) do.
+// max and min that let a NaN win, as torch (and the CPU reference) do.
 float max_nan(float a, float b) { return (isnan(a) || a >= b) ? a : b; }
-
-float wg_sum(float v) {
-  uint t = gl_LocalInvocationID.x;
-  wg_scratch[t] = v;
-  barrier();
-  for (uint s = GPUU_WG / 2; s > 0u; s >>= 1u) {
-    if (t < s) wg_scratch[t] += wg_scratch[t + s];
-    barrier();
-  }
-  float r = wg_scratch[0];
-  barrier();  // wg_scratch may be reused right after
-  return r;
-}
-
-// min and product, as max_nan and sum above.
 float min_nan(float a, float b) { return (isnan(a) || a <= b) ? a : b; }
+float add_f32(float a, float b) { return a + b; }
+float mul_f32(float a, float b) { return a * b; }
 
-float wg_min(float v) {
-  uint t = gl_LocalInvocationID.x;
-  wg_scratch[t] = v;
-  barrier();
-  for (uint s = GPUU_WG / 2; s > 0u; s >>= 1u) {
-    if (t < s) wg_scratch[t] = min_nan(wg_scratch[t], wg_scratch[t + s]);
-    barrier();
+// One tree over wg_scratch per reduction: GLSL cannot pass the combining step
+// in, so a macro stamps out the function. The last barrier lets the caller
+// reuse wg_scratch right after.
+#define DEFINE_WG_REDUCE(name, combine)                                   \
+  float name(float v) {                                                   \
+    uint t = gl_LocalInvocationID.x;                                      \
+    wg_scratch[t] = v;                                                    \
+    barrier();                                                            \
+    for (uint s = GPUU_WG / 2; s > 0u; s >>= 1u) {                        \
+      if (t < s) wg_scratch[t] = combine(wg_scratch[t], wg_scratch[t + s]); \
+      barrier();                                                          \
+    }                                                                     \
+    float r = wg_scratch[0];                                              \
+    barrier();                                                            \
+    return r;                                                             \
   }
-  float r = wg_scratch[0];
-  barrier();
-  return r;
-}
 
-// wg_min, wg_prod and wg_max keep one tree each: GLSL cannot pass the combining step in.
-float wg_prod(float v) {
-  uint t = gl_LocalInvocationID.x;
-  wg_scratch[t] = v;
-  barrier();
-  for (uint s = GPUU_WG / 2; s > 0u; s >>= 1u) {
-    if (t < s) wg_scratch[t] *= wg_scratch[t + s];
-    barrier();
-  }
-  float r = wg_scratch[0];
-  barrier();
-  return r;
-}
-
-float wg_max(float v) {
-  uint t = gl_LocalInvocationID.x;
-  wg_scratch[t] = v;
-  barrier();
-  for (uint s = GPUU_WG / 2; s > 0u; s >>= 1u) {
-    if (t < s) wg_scratch[t] = max_nan(wg_scratch[t], wg_scratch[t + s]);
-    barrier();
-  }
-  float r = wg_scratch[0];
-  barrier();
-  return r;
-}
+DEFINE_WG_REDUCE(wg_sum, add_f32)
+DEFINE_WG_REDUCE(wg_prod, mul_f32)
+DEFINE_WG_REDUCE(wg_min, min_nan)
+DEFINE_WG_REDUCE(wg_max, max_nan)
