@@ -3,17 +3,21 @@
 # would: the build backend fetches its own build requirements from PyPI,
 # compiles the library, the SWIG module and the tools, and installs them; the
 # package then runs a program and the tools run from the environment's bin/.
-# Three build settings come from the test's own build (tests/abi/CMakeLists.txt):
-# the CMake build folder (a fresh one, beside that build), the build type and
-# the compiler launchers, so that with ccache the compiles hit its entries.
+# Build settings come from the test's own build (tests/abi/CMakeLists.txt): the
+# CMake build folder (a fresh one, beside that build), the build type, the
+# compiler launchers and the compilers, so that with ccache the compiles hit
+# its entries.
 set -euo pipefail
 python=$1 src=$2 work=$3 cmake_build=$4 build_type=$5 c_launcher=${6:-} cxx_launcher=${7:-}
+c_compiler=${8:-} cxx_compiler=${9:-}
 rm -rf "$work" "$cmake_build" && mkdir -p "$work"
 "$python" -m venv "$work/venv"
 settings=(--config-settings=build-dir="$cmake_build")
 [ -z "$build_type" ] || settings+=(--config-settings=cmake.build-type="$build_type")
 [ -z "$c_launcher" ] || settings+=(--config-settings=cmake.define.CMAKE_C_COMPILER_LAUNCHER="$c_launcher")
 [ -z "$cxx_launcher" ] || settings+=(--config-settings=cmake.define.CMAKE_CXX_COMPILER_LAUNCHER="$cxx_launcher")
+[ -z "$c_compiler" ] || settings+=(--config-settings=cmake.define.CMAKE_C_COMPILER="$c_compiler")
+[ -z "$cxx_compiler" ] || settings+=(--config-settings=cmake.define.CMAKE_CXX_COMPILER="$cxx_compiler")
 "$work/venv/bin/python" -m pip install -q --disable-pip-version-check "${settings[@]}" "$src" > "$work/pip.log" 2>&1 ||
   { tail -40 "$work/pip.log"; exit 1; }
 rm -rf "$cmake_build"
