@@ -11,7 +11,10 @@ import torch.nn.functional as F
 
 
 class GptBlock(nn.Module):
-    """GPT-2's pre-norm decoder block: causal scaled_dot_product_attention and a tanh-GELU MLP."""
+    """GPT-2's pre-norm decoder block: causal scaled_dot_product_attention and a tanh-GELU MLP.
+
+    The same block as the test families' GPT (tests/python/model_families.py), repeated here because
+    the GPU machine is given benchmarks/real/ alone (run.sh's header)."""
 
     def __init__(self, d, heads):
         super().__init__()
