@@ -2,11 +2,11 @@
 #include "kernels/fusion.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <set>
 
 #include "kernels/gemm_dispatch.h"
-#include <map>
-#include <set>
 
 namespace gpuu::kernels {
 namespace {
@@ -32,6 +32,13 @@ int fused_code(const graph::Node& n) {
   if (unary >= 0) return fused_unary.count(unary) ? unary : -1;
   auto it = codes.find(n.op);
   return it == codes.end() ? -1 : it->second;
+}
+
+// The ops whose store takes an epilogue: their lowering runs a GEMM kernel
+// (conv2d too, unless it runs directly). A reshape keeps a matmul's or
+// linear's columns, not a convolution's channels.
+bool stores_through_gemm(const std::string& op, bool through_reshape) {
+  return op == "matmul" || op == "linear" || (op == "conv2d" && !through_reshape);
 }
 
 bool fusable(const graph::Graph& g, const graph::Node& n) {
@@ -169,7 +176,7 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse) {
       if (g.node(p).op == "reshape" && g.node(p).inputs.size() == 1 && g.node(p).inputs[0] >= 0) {
         const graph::Value& before = g.value(g.node(p).inputs[0]);
         const graph::NodeId q = before.producer;
-        if (q < 0 || (g.node(q).op != "matmul" && g.node(q).op != "linear") || before.shape.empty() ||
+        if (q < 0 || !stores_through_gemm(g.node(q).op, true) || before.shape.empty() ||
             before.shape.back() != out.shape.back() || !read_only_by(g.node(p).inputs[0], unit_of[static_cast<size_t>(p)])) {
           continue;
         }
@@ -178,8 +185,8 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse) {
       }
       const graph::Node& gemm = g.node(p);
       const int pu = unit_of[static_cast<size_t>(p)];
-      if ((gemm.op != "matmul" && gemm.op != "linear" && gemm.op != "conv2d") ||
-          units[static_cast<size_t>(pu)].nodes.size() != 1 || absorbed[static_cast<size_t>(pu)]) {
+      if (!stores_through_gemm(gemm.op, false) || units[static_cast<size_t>(pu)].nodes.size() != 1 ||
+          absorbed[static_cast<size_t>(pu)]) {
         continue;
       }
       absorbed[static_cast<size_t>(pu)] = true;

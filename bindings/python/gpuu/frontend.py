@@ -2,7 +2,7 @@
 
 Tracing reduces the model to PyTorch's Core ATen operator set with PyTorch's own
 decomposition tables (torch._decomp), the set torch.export and ExecuTorch lower
-to, so composites (group/instance norm, hardswish, ...) arrive as core ops and
+to, so composites (group/instance norm, silu, ...) arrive as core ops and
 gpuu maps the core set (aten_ops). A few composites stay whole because gpuu has
 a kernel that runs them better than their pieces: aten_ops, beside the
 lowerings, says which (KEPT_WHOLE) and which ATen ops PyTorch's decompositions

@@ -19,6 +19,9 @@ using graph::DType;
 // of 49 pixels took 59 us on the H100 with one invocation per channel.
 constexpr uint32_t kPerThreadBelow = 128;
 constexpr uint32_t kPerThreadMinOutputs = 8192;
+// Rows this short go one per invocation however few they are: a tree over a
+// workgroup costs more than the walk.
+constexpr uint32_t kPerThreadAlwaysBelow = 8;
 // A reduction this long over few outputs is split into chunks of at least this
 // many elements (f32 partials, then a second pass), to fill the GPU.
 constexpr uint32_t kMinChunk = 2048;
@@ -44,7 +47,7 @@ Status add_reduce_pass(LoweringContext& lc, const graph::Node& n, const ReducePa
   // elements, so many outputs go one per invocation even over longer rows.
   bool inner_kept = !r.kept_strides.empty() && r.kept_strides.back() == 1;
   bool per_thread = r.n_chunks == 1 && ((r.n_red < kPerThreadBelow && r.n_out >= kPerThreadMinOutputs) ||
-                                        r.n_red < 8 || (inner_kept && r.n_out >= 4096));
+                                        r.n_red < kPerThreadAlwaysBelow || (inner_kept && r.n_out >= 4096));
   uint32_t chunk = (r.n_red + r.n_chunks - 1) / r.n_chunks;
   PushConstants push;
   push.u32(r.n_out).u32(r.n_red).u32(chunk).u32(r.n_chunks).f32(r.divisor);
