@@ -2,6 +2,7 @@
 #include "kernels/gemm_select.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "context/vulkan_coopmat.h"
 #include "kernels/op_codes.h"
@@ -42,13 +43,16 @@ bool coopmat_fits(const CooperativeMatrixShape& s) {
 bool GemmChoice::coopmat() const { return kernel == GemmKernel::kCoopMat || kernel == GemmKernel::kCoopMatTall; }
 
 std::string GemmChoice::shader(bool conv, graph::DType dtype) const {
+  const char* suffix = dtype == graph::DType::kF16 ? "_f16" : "_f32";
+  if (kernel == GemmKernel::kGemv) return std::string(conv ? "conv2d_gemv" : "gemv") + suffix;
   std::string name = conv ? "conv2d_gemm" : "gemm";
   if (coopmat()) return name + "_" + coop_layout(kernel).shader;
-  name += dtype == graph::DType::kF16 ? "_f16" : "_f32";
+  name += suffix;
   return kernel == GemmKernel::kTiled128 ? name + "_t8" : name;
 }
 
 std::vector<int32_t> GemmChoice::specialization() const {
+  if (kernel == GemmKernel::kGemv) return {lines_are_columns ? 1 : 0};
   if (!coopmat()) return {};
   return {static_cast<int32_t>(cm_m), static_cast<int32_t>(cm_n), static_cast<int32_t>(cm_k),
           static_cast<int32_t>(tile_m), static_cast<int32_t>(tile_n)};
@@ -57,12 +61,46 @@ std::vector<int32_t> GemmChoice::specialization() const {
 std::string GemmChoice::describe() const {
   std::string tile = std::to_string(tile_m) + "x" + std::to_string(tile_n);
   std::string split = splits > 1 ? ", split-K " + std::to_string(splits) + " x " + std::to_string(k_split) : "";
+  if (kernel == GemmKernel::kGemv) {
+    return std::string("gemv, ") + (lines_are_columns ? "8 columns x 4 rows" : "8 rows x 4 columns") +
+           " per workgroup" + split;
+  }
   if (!coopmat()) return "tiled " + tile + split;
   std::string shape = std::to_string(cm_m) + "x" + std::to_string(cm_n) + "x" + std::to_string(cm_k);
   return "coopmat " + shape + " (" + tile + " tile, " + std::to_string(coop_layout(kernel).depth) + "-deep)" + split;
 }
 
 namespace {
+
+// gemv.comp's tile: 8 lines of 32 invocations, each line up to 4 outputs
+// across; K walked in 4-element chunks by the line's 32 invocations.
+constexpr uint32_t kGemvLines = 8;
+constexpr uint32_t kGemvAcross = 4;
+constexpr uint32_t kGemvDepth = 4 * 32;
+
+// The GEMV form of `problem`, where it has one: lines along its long axis,
+// read along K. A column line reads B's column, which must be contiguous in K
+// to be read in neighbouring chunks; a row line reads A's row, always is
+// (conv2d takes row lines only: its B is gathered).
+std::optional<GemmChoice> gemv_choice(const GemmProblem& problem, bool forced) {
+  const bool columns = !problem.conv && problem.m <= kGemvAcross && problem.b_k_contiguous &&
+                       (problem.m <= problem.n || problem.n > kGemvAcross);
+  const bool rows = problem.n <= kGemvAcross && problem.n > 0;
+  if (!forced && !columns && !rows) return std::nullopt;
+  GemmChoice choice;
+  choice.kernel = GemmKernel::kGemv;
+  choice.lines_are_columns = forced ? !problem.conv && problem.m <= problem.n : columns;
+  choice.tile_m = choice.lines_are_columns ? kGemvAcross : kGemvLines;
+  choice.tile_n = choice.lines_are_columns ? kGemvLines : kGemvAcross;
+  choice.depth = kGemvDepth;
+  choice.vector = 4;
+  choice.why = forced ? "forced"
+                      : std::string("at most ") + std::to_string(kGemvAcross) +
+                            (columns ? " rows: dot products down B's columns"
+                                     : " columns: dot products along A's rows") +
+                            " (a tile would idle)";
+  return choice;
+}
 
 // The kernel and tile, before any occupancy concern.
 GemmChoice select_kernel(const SharedGpuContext& ctx, graph::DType dtype, std::optional<GemmKernel> force,
@@ -148,7 +186,11 @@ void split_k(GemmChoice& choice, uint32_t k, uint32_t splits) {
 }  // namespace
 
 GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const GemmForce& force, GemmProblem problem) {
-  GemmChoice choice = select_kernel(ctx, dtype, force.kernel, problem);
+  const bool force_gemv = force.kernel == GemmKernel::kGemv;
+  std::optional<GemmChoice> gemv = (!force.kernel || force_gemv) && problem.m && problem.n
+                                       ? gemv_choice(problem, force_gemv)
+                                       : std::nullopt;
+  GemmChoice choice = gemv ? *gemv : select_kernel(ctx, dtype, force.kernel, problem);
   if (force.splits) {
     if (problem.k) split_k(choice, problem.k, *force.splits);
     return choice;

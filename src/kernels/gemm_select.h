@@ -3,7 +3,8 @@
 // (gemm_coopmat.comp) where the context has VK_KHR_cooperative_matrix enabled
 // and the device reports a shape that kernel can tile; everything else to
 // gemm.comp, with a 128x128 tile on GPUs and a 64x64 one on CPU devices
-// (lavapipe), where the larger tile only adds wasted work on edges.
+// (lavapipe), where the larger tile only adds wasted work on edges. A GEMM of
+// at most 4 rows or columns goes to gemv.comp on every device.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,7 @@ enum class GemmKernel {
   kTiled128,     // gemm.comp, 128x128 tile (GPUs)
   kCoopMat,      // gemm_coopmat.comp, 128x128 tile, 64-deep slices
   kCoopMatTall,  // gemm_coopmat.comp, 256x128 tile, 32-deep slices
+  kGemv,         // gemv.comp: <= 4 rows or columns, dot products along K
 };
 
 // What a GEMM computes, where that changes the pick: its size (to fill the
@@ -35,6 +37,7 @@ struct GemmProblem {
   uint32_t n = 0;        // columns (conv2d: batch x output pixels); 0: unknown, no occupancy choice
   uint32_t k = 0;        // depth
   uint32_t batches = 1;  // GEMMs of this size in the dispatch (matmul's batch, conv2d's groups)
+  bool b_k_contiguous = false;  // B's contiguous axis is K (linear's weight)
 };
 
 struct GemmChoice {
@@ -42,6 +45,7 @@ struct GemmChoice {
   uint32_t tile_m = 64, tile_n = 64;  // the output tile one workgroup computes
   uint32_t depth = 16;                // K per slice through shared memory
   uint32_t cm_m = 0, cm_n = 0, cm_k = 0;  // coopmat kernels: the cooperative-matrix shape
+  bool lines_are_columns = true;          // gemv: a line (a workgroup's eighth) is an output column, else a row
   // Elements per vector read of A / B (gemm.comp 4, gemm_coopmat.comp 8): the
   // contiguous axis must be a multiple of it for vector reads.
   uint32_t vector = 4;
@@ -61,7 +65,7 @@ struct GemmChoice {
   std::string shader(bool conv, graph::DType dtype) const;
   // The kernel's specialization constants after the five every GEMM form
   // takes (bias, B's layout, vector reads, aligned): coopmat kernels' shape
-  // and tile.
+  // and tile, gemv's line orientation.
   std::vector<int32_t> specialization() const;
   // For logs and benchmarks: "coopmat 16x16x16 (128x128 tile, 64-deep)",
   // "tiled 128x128, split-K 4 x 512".

@@ -1,4 +1,4 @@
-// Split-K and the pointwise convolution on the GEMM kernels, forced on the
+// Split-K, the pointwise convolution and the GEMV kernel, forced on the
 // test device against the CPU reference, and the selector's occupancy policy
 // (tile and split for the GEMMs of real models on a GPU of 132
 // multiprocessors, an H100's or H200's). Tolerances as in gemm_test.cpp.
@@ -107,6 +107,40 @@ TEST(VulkanGemmSplit, PointwiseConv2d) {
   }
 }
 
+// gemv.comp, forced and as picked: column lines (a few rows against linear's
+// [N, K] weight: decode steps, batch-1 MLPs) with K whole chunks or ragged,
+// N off the 8 lines of a workgroup; row lines (a few columns); B contiguous
+// along N (correct, if slow); batches; split K; conv2d on 1 to 4 output
+// pixels, grouped, with and without bias.
+void check_gemv(DType dtype) {
+  uint32_t seed = 500;
+  for (uint32_t splits : {1u, 3u}) {
+    kernels::KernelGraphOptions o = split(splits, GemmKernel::kGemv);
+    for (int64_t rows : {1, 2, 4}) {
+      EXPECT_TRUE(linear_matches(dtype, {rows, 768}, 77, seed += 3, o)) << rows << " rows, " << splits;
+      EXPECT_TRUE(linear_matches(dtype, {rows, 301}, 40, seed += 3, o)) << rows << " rows, " << splits;  // ragged K
+    }
+    EXPECT_TRUE(linear_matches(dtype, {2, 3, 128}, 24, seed += 3, o)) << splits;  // leading dims: 6 rows
+    EXPECT_TRUE(linear_matches(dtype, {50, 256}, 3, seed += 3, o)) << splits;     // 3 columns: row lines
+    EXPECT_TRUE(matmul_matches(dtype, {1, 200}, {200, 33}, seed += 2, o)) << splits;
+    EXPECT_TRUE(matmul_matches(dtype, {2, 3, 1, 64}, {64, 20}, seed += 2, o)) << splits;  // batches, broadcast B
+    EXPECT_TRUE(conv_matches(dtype, {1, 96, 1, 1}, {40, 96, 1, 1}, {1, 1}, {0, 0}, 1, true, seed += 3, o)) << splits;
+    EXPECT_TRUE(conv_matches(dtype, {2, 64, 1, 1}, {32, 32, 1, 1}, {1, 1}, {0, 0}, 2, false, seed += 3, o)) << splits;
+    EXPECT_TRUE(conv_matches(dtype, {1, 24, 4, 4}, {48, 24, 3, 3}, {2, 2}, {1, 1}, 1, true, seed += 3, o)) << splits;
+  }
+  // As the selector picks it (no kernel forced).
+  kernels::KernelGraphOptions picked;
+  EXPECT_TRUE(linear_matches(dtype, {1, 512}, 300, seed += 3, picked));
+  EXPECT_TRUE(conv_matches(dtype, {1, 128, 1, 1}, {64, 128, 1, 1}, {1, 1}, {0, 0}, 1, true, seed += 3, picked));
+}
+
+TEST(VulkanGemv, F32) { check_gemv(DType::kF32); }
+
+TEST(VulkanGemv, F16) {
+  if (!f16_kernels_or_refused()) return;
+  check_gemv(DType::kF16);
+}
+
 // The policy on a GPU of 132 multiprocessors, f32 (the tiled kernels), as the
 // lowering asks: a GEMM that makes too few 128x128 tiles takes 64x64 ones, and
 // one that still leaves multiprocessors idle splits K.
@@ -124,9 +158,21 @@ TEST(VulkanGemmSplit, SelectorFillsTheGpu) {
   EXPECT_EQ(late.k_split % late.depth, 0u) << late.describe();
   EXPECT_GE(uint64_t{late.k_split} * late.splits, 4608u) << late.describe();
   EXPECT_LT(uint64_t{late.k_split} * (late.splits - 1), 4608u) << late.describe();
-  // A decode step's linear: one row, 768 -> 3072.
-  GemmChoice decode = on_132(GemmProblem{false, 1, 3072, 768});
-  EXPECT_GT(decode.splits, 1u) << decode.describe();
+  // A decode step's linear: one row, 768 -> 3072: a GEMV, 384 workgroups of 8 columns, no split.
+  GemmChoice decode = on_132(GemmProblem{false, 1, 3072, 768, 1, true});
+  EXPECT_EQ(decode.kernel, GemmKernel::kGemv) << decode.describe();
+  EXPECT_TRUE(decode.lines_are_columns) << decode.describe();
+  EXPECT_EQ(decode.splits, 1u) << decode.describe();
+  // The same rows against a [K, N] matrix (B contiguous along N) stay tiled: a column would be read with stride N.
+  GemmChoice decode_kn = on_132(GemmProblem{false, 1, 3072, 768, 1, false});
+  EXPECT_NE(decode_kn.kernel, GemmKernel::kGemv) << decode_kn.describe();
+  // A squeeze-excite 1x1 convolution on one pooled pixel (mobilenet_v3: 960 -> 240): row lines, and K split
+  // because 30 workgroups leave the GPU idle.
+  GemmChoice excite = on_132(GemmProblem{true, 240, 1, 960});
+  EXPECT_EQ(excite.kernel, GemmKernel::kGemv) << excite.describe();
+  EXPECT_FALSE(excite.lines_are_columns) << excite.describe();
+  EXPECT_GT(excite.splits, 1u) << excite.describe();
+  EXPECT_EQ(late.kernel, GemmKernel::kTiled64) << late.describe();
   // ViT-B/16's MLP: 197 tokens, 768 -> 3072: the 64x64 tile (4 x 48 tiles) fills the GPU without a split.
   GemmChoice vit = on_132(GemmProblem{false, 197, 3072, 768});
   EXPECT_EQ(vit.tile_m, 64u) << vit.describe();
@@ -136,7 +182,7 @@ TEST(VulkanGemmSplit, SelectorFillsTheGpu) {
   EXPECT_EQ(large.splits, 1u) << large.describe();
   EXPECT_EQ(large.kernel, kernels::select_gemm(*test_context(), DType::kF32).kernel) << large.describe();
   // Every choice says why.
-  for (const GemmChoice& c : {late, decode, vit, large}) EXPECT_FALSE(c.why.empty()) << c.describe();
+  for (const GemmChoice& c : {late, decode, decode_kn, excite, vit, large}) EXPECT_FALSE(c.why.empty()) << c.describe();
 }
 
 }  // namespace

@@ -29,7 +29,7 @@ Status dispatch_gemm(LoweringContext& lc, const graph::Node& n, const Gemm& g, c
   uint64_t batches = 1;
   for (uint32_t d : g.batch_shape) batches *= d;
   const GemmChoice choice = select_gemm(lc.ctx, y.dtype, lc.gemm_force,
-                                        GemmProblem{false, g.m, g.n, g.k, static_cast<uint32_t>(batches)});
+                                        GemmProblem{false, g.m, g.n, g.k, static_cast<uint32_t>(batches), g.b_k_contiguous});
   GemmDispatch d;
   d.m = g.m;
   d.n = g.n;

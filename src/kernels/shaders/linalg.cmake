@@ -1,10 +1,11 @@
 # Linear-algebra shader variants: the GEMMs behind matmul and linear. gemm.comp
 # on the shader cores with a 64x64 tile (CPU devices) and a 128x128 one
-# (GPUs); gemm_coopmat.comp on matrix cores (f16). The kernel selector
-# (gemm_select.cpp) picks.
+# (GPUs); gemm_coopmat.comp on matrix cores (f16); gemv.comp for GEMMs of at
+# most 4 rows or columns. The kernel selector (gemm_select.cpp) picks.
 gpuu_float_shader(gemm_@T@ gemm.comp)
 gpuu_float_shader(gemm_@T@_t8 gemm.comp GPUU_GEMM_TM=8)
 gpuu_coopmat_shader(gemm_coopmat_f16 gemm_coopmat.comp GPUU_COOP_BK=64)
 gpuu_coopmat_shader(gemm_coopmat_tall_f16 gemm_coopmat.comp GPUU_COOP_BK=32)
+gpuu_float_shader(gemv_@T@ gemv.comp)
 # Split-K's reduction of the partials (matmul, linear and conv2d).
 gpuu_float_shader(gemm_split_reduce_@T@ gemm_split_reduce.comp)

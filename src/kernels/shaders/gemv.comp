@@ -1,0 +1,84 @@
+#version 450
+#extension GL_EXT_control_flow_attributes : require
+// GEMMs with at most 4 rows or 4 columns (a decode step's or a batch-1 MLP's
+// linears, a squeeze-excite block's 1x1 convolutions on one pixel), where a
+// tiled kernel would leave almost all of its tile idle and walk K serially.
+// Forms and bindings: gemm_common.glsl. The longer output axis is cut into
+// lines (a column n, or a row m where LINES_ARE_COLUMNS is 0), each a dot
+// product along K for each of the <= 4 outputs across the line: 32
+// invocations share one line, each summing every 32nd 4-element chunk of K
+// (neighbours read neighbouring chunks: coalesced), then a tree in shared
+// memory adds their sums. A workgroup of 256 takes 8 lines. The line's own
+// operand (B's column, or A's row) is read once for all its outputs; the
+// other operand is small and stays in cache. B is read along K: the selector
+// takes this kernel for a column line only where B's contiguous axis is K
+// (linear's weight), and conv2d's B is gathered element by element.
+#include "common.glsl"
+#include "gemm_common.glsl"
+
+layout(constant_id = 5) const int LINES_ARE_COLUMNS = 1;
+
+#define LINE_WIDTH 32u
+#define LINES (GPUU_WG / LINE_WIDTH)
+#define ACROSS 4u  // outputs across a line, at most
+// The tile gemm_tile() hands out: LINES lines by ACROSS outputs.
+#define TILE_M (LINES_ARE_COLUMNS != 0 ? ACROSS : LINES)
+#define TILE_N (LINES_ARE_COLUMNS != 0 ? LINES : ACROSS)
+
+#ifdef GPUU_F16
+#define T4 f16vec4
+#else
+#define T4 vec4
+#endif
+layout(std430, set = 0, binding = 0) readonly buffer A4 { T4 a4[]; };
+layout(std430, set = 0, binding = 1) readonly buffer B4 { T4 b4[]; };
+
+shared vec4 sums[GPUU_WG];
+
+// Elements k..k+3 of A's row m and of B's column n (zeros past K or the edge).
+vec4 a_chunk(uint m, uint k) {
+  if (A_VEC != 0) return (in_m(m) && in_k(k)) ? vec4(a4[a_offset(m, k) / 4u]) : vec4(0.0);
+  return vec4(load_a(m, k), load_a(m, k + 1u), load_a(m, k + 2u), load_a(m, k + 3u));
+}
+vec4 b_chunk(uint k, uint n) {
+#ifndef GPUU_CONV
+  if (B_K_CONTIGUOUS != 0 && B_VEC != 0) return (in_n(n) && in_k(k)) ? vec4(b4[b_offset(k, n) / 4u]) : vec4(0.0);
+#endif
+  return vec4(load_b(k, n), load_b(k + 1u, n), load_b(k + 2u, n), load_b(k + 3u, n));
+}
+
+void main() {
+  if (!gemm_tile(TILE_M, TILE_N)) return;
+  uint t = gl_LocalInvocationID.x;
+  uint line = t / LINE_WIDTH, lane = t % LINE_WIDTH;
+  // Output r of this line: (row, column).
+  uint m0 = g_m0 + (LINES_ARE_COLUMNS != 0 ? 0u : line);
+  uint n0 = g_n0 + (LINES_ARE_COLUMNS != 0 ? line : 0u);
+  bool live = in_m(m0) && in_n(n0);
+
+  vec4 acc = vec4(0.0);  // one sum per output across the line
+  if (live) {
+    for (uint k = g_k0 + 4u * lane; k < g_k_end; k += 4u * LINE_WIDTH) {
+      if (LINES_ARE_COLUMNS != 0) {
+        vec4 bv = b_chunk(k, n0);
+        [[unroll]] for (uint r = 0u; r < ACROSS; ++r) acc[r] += dot(a_chunk(m0 + r, k), bv);
+      } else {
+        vec4 av = a_chunk(m0, k);
+        [[unroll]] for (uint r = 0u; r < ACROSS; ++r) acc[r] += dot(av, b_chunk(k, n0 + r));
+      }
+    }
+  }
+
+  sums[t] = acc;
+  barrier();
+  [[unroll]] for (uint s = LINE_WIDTH / 2u; s > 0u; s >>= 1u) {
+    if (lane < s) sums[t] += sums[t + s];
+    barrier();
+  }
+  if (lane != 0u || !live) return;
+  vec4 total = sums[t];
+  [[unroll]] for (uint r = 0u; r < ACROSS; ++r) {
+    uint m = LINES_ARE_COLUMNS != 0 ? m0 + r : m0, n = LINES_ARE_COLUMNS != 0 ? n0 : n0 + r;
+    if (in_m(m) && in_n(n)) store_y(m, n, total[r]);
+  }
+}
