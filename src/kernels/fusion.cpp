@@ -2,16 +2,19 @@
 #include "kernels/fusion.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <set>
 
+#include "base/half.h"
 #include "kernels/gemm_dispatch.h"
 
 namespace gpuu::kernels {
 namespace {
 
 constexpr size_t kMaxFusedInputs = op_codes::kLimitFusedMaxInputs;  // MAX_INPUTS in fused_elementwise.comp
+constexpr size_t kMaxFusedImmediates = op_codes::kLimitFusedMaxImmediates;  // MAX_IMMEDIATES
 constexpr size_t kMaxFusedInstructions = op_codes::kLimitFusedMaxInstructions;  // MAX_INSTRUCTIONS
 
 // fused_elementwise.comp's instruction code of a node, -1 when it does not
@@ -58,6 +61,43 @@ bool broadcasts_to(const graph::Shape& in, const graph::Shape& out) {
     if (d != 1 && d != out[out.size() - 1 - k]) return false;
   }
   return true;
+}
+
+// The value of a one-element float constant, which a chain takes as an
+// immediate (compiled into its pipeline) rather than as a bound input.
+std::optional<float> immediate_value(const graph::Graph& g, graph::ValueId v) {
+  const graph::Value& value = g.value(v);
+  if (value.constant < 0 || graph::shape_numel(value.shape) != 1) return std::nullopt;
+  const Blob& data = g.constants()[static_cast<size_t>(value.constant)].data;
+  if (value.dtype == graph::DType::kF32 && data.size() == 4) {
+    float f;
+    std::memcpy(&f, data.data(), 4);
+    return f;
+  }
+  if (value.dtype == graph::DType::kF16 && data.size() == 2) {
+    uint16_t h;
+    std::memcpy(&h, data.data(), 2);
+    return half_to_float(h);
+  }
+  return std::nullopt;
+}
+
+// A chain's outside operands: those it binds and those it compiles in.
+struct ChainOperands {
+  std::vector<graph::ValueId> bound;
+  std::vector<graph::ValueId> immediates;
+};
+
+std::vector<graph::ValueId> externals_of(const graph::Graph& g, const std::vector<graph::NodeId>& nodes);
+
+// Up to `max_immediates` one-element constants become immediates, the rest is bound.
+ChainOperands operands_of(const graph::Graph& g, const std::vector<graph::NodeId>& nodes, size_t max_immediates) {
+  ChainOperands out;
+  for (graph::ValueId e : externals_of(g, nodes)) {
+    const bool immediate = out.immediates.size() < max_immediates && immediate_value(g, e).has_value();
+    (immediate ? out.immediates : out.bound).push_back(e);
+  }
+  return out;
 }
 
 std::vector<graph::ValueId> externals_of(const graph::Graph& g, const std::vector<graph::NodeId>& nodes) {
@@ -123,7 +163,7 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse) {
         std::sort(trial.begin(), trial.end());
         bool inputs_broadcast = true;
         for (graph::ValueId e : externals_of(g, trial)) inputs_broadcast &= broadcasts_to(g.value(e).shape, shape);
-        if (!inputs_broadcast || externals_of(g, trial).size() > kMaxFusedInputs ||
+        if (!inputs_broadcast || operands_of(g, trial, kMaxFusedImmediates).bound.size() > kMaxFusedInputs ||
             trial.size() > kMaxFusedInstructions) {
           continue;
         }
@@ -211,16 +251,20 @@ Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit) {
   const graph::Node& last = g.node(unit.nodes.back());
   const TensorRef& y = lc.tensor(last.outputs[0]);
   GPUU_RETURN_IF_ERROR(require_f16_support(lc, last, y.dtype));
-  std::vector<graph::ValueId> externals = externals_of(g, unit.nodes);
+  const ChainOperands operands = operands_of(g, unit.nodes, kMaxFusedImmediates);
+  const std::vector<graph::ValueId>& externals = operands.bound;
   std::map<graph::ValueId, int> reg;
   for (size_t i = 0; i < externals.size(); ++i) reg[externals[i]] = static_cast<int>(i);
+  for (size_t j = 0; j < operands.immediates.size(); ++j) {
+    reg[operands.immediates[j]] = static_cast<int>(kMaxFusedInputs + j);
+  }
   std::vector<int32_t> spec = {static_cast<int32_t>(externals.size()), static_cast<int32_t>(unit.nodes.size())};
   for (size_t k = 0; k < unit.nodes.size(); ++k) {
     const graph::Node& node = g.node(unit.nodes[k]);
     int a = reg.at(node.inputs[0]);
     int b = node.inputs.size() > 1 ? reg.at(node.inputs[1]) : 0;
     spec.push_back(fused_code(node) | (a << 8) | (b << 16));
-    reg[node.outputs[0]] = static_cast<int>(kMaxFusedInputs + k);
+    reg[node.outputs[0]] = static_cast<int>(kMaxFusedInputs + kMaxFusedImmediates + k);
   }
   spec.resize(2 + kMaxFusedInstructions, 0);
   int contiguous = 0;
@@ -228,6 +272,9 @@ Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit) {
     if (lc.tensor(externals[i]).shape == y.shape) contiguous |= 1 << i;
   }
   spec.push_back(contiguous);
+  for (size_t j = 0; j < kMaxFusedImmediates; ++j) {
+    spec.push_back(j < operands.immediates.size() ? float_bits(*immediate_value(g, operands.immediates[j])) : 0);
+  }
 
   uint32_t count = static_cast<uint32_t>(graph::shape_numel(y.shape));
   PushConstants push;
@@ -277,7 +324,8 @@ std::optional<GemmEpilogue> make_epilogue(const LoweringContext& lc, const graph
   epi.output = &lc.tensor(last.outputs[0]);
   const graph::Shape& out = epi.output->shape;
   std::map<graph::ValueId, int> reg = {{result, 0}};
-  for (graph::ValueId e : externals_of(g, nodes)) {
+  const ChainOperands operands = operands_of(g, nodes, GemmEpilogue::kMaxImmediates);
+  for (graph::ValueId e : operands.bound) {
     if (e == result) continue;
     std::optional<GemmEpilogue::Mode> mode = epilogue_mode(lc.tensor(e).shape, out, gemm.op == "conv2d");
     if (!mode || epi.inputs.size() == GemmEpilogue::kMaxInputs) return std::nullopt;
@@ -285,12 +333,16 @@ std::optional<GemmEpilogue> make_epilogue(const LoweringContext& lc, const graph
     epi.modes.push_back(*mode);
     reg[e] = static_cast<int>(epi.inputs.size());
   }
+  for (graph::ValueId e : operands.immediates) {
+    reg[e] = static_cast<int>(1 + GemmEpilogue::kMaxInputs + epi.immediates.size());
+    epi.immediates.push_back(*immediate_value(g, e));
+  }
   for (size_t k = 0; k < nodes.size(); ++k) {
     const graph::Node& node = g.node(nodes[k]);
     int a = reg.at(node.inputs[0]);
     int b = node.inputs.size() > 1 ? reg.at(node.inputs[1]) : 0;
     epi.instructions.push_back(fused_code(node) | (a << 8) | (b << 16));
-    reg[node.outputs[0]] = static_cast<int>(1 + GemmEpilogue::kMaxInputs + k);
+    reg[node.outputs[0]] = static_cast<int>(1 + GemmEpilogue::kMaxInputs + GemmEpilogue::kMaxImmediates + k);
     epi.label += (k ? "+" : "") + node.name;
     epi.ops += (k ? "+" : "") + node.op;
   }

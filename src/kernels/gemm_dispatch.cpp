@@ -5,8 +5,8 @@ namespace gpuu::kernels {
 
 namespace {
 
-// The epilogue's specialization constants (gemm_epilogue.glsl, from EPI_ID on)
-// and its three input bindings (padded with `any`, never read then).
+// The epilogue's specialization constants (gemm_epilogue.glsl, from EPI_ID on:
+// counts, modes, instructions, immediates) and its three input bindings (padded with `any`, never read then).
 void add_epilogue(const GemmEpilogue* epi, const BufferRange& any, std::vector<int32_t>* spec,
                   std::vector<Binding>* bindings) {
   int32_t modes = 0;
@@ -16,6 +16,9 @@ void add_epilogue(const GemmEpilogue* epi, const BufferRange& any, std::vector<i
   spec->push_back(modes);
   for (size_t k = 0; k < GemmEpilogue::kMaxInstructions; ++k) {
     spec->push_back(epi && k < epi->instructions.size() ? epi->instructions[k] : 0);
+  }
+  for (size_t j = 0; j < GemmEpilogue::kMaxImmediates; ++j) {
+    spec->push_back(epi && j < epi->immediates.size() ? float_bits(epi->immediates[j]) : 0);
   }
   for (size_t i = 0; i < GemmEpilogue::kMaxInputs; ++i) {
     bindings->push_back({epi && i < epi->inputs.size() ? epi->inputs[i]->range : any, false});

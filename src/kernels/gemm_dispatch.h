@@ -15,14 +15,17 @@ namespace gpuu::kernels {
 // instructions in fused_elementwise.comp's encoding over registers 0 = the
 // GEMM's result, 1..3 = `inputs`, each read as `modes` says (2 bits each:
 // 0 the output element, 1 its row (conv2d: output channel), 2 its column,
-// 3 element 0); `output` is written instead of the GEMM's own output.
+// 3 element 0), 4..7 = `immediates` (the chain's one-element constants,
+// compiled in); `output` is written instead of the GEMM's own output.
 struct GemmEpilogue {
   static constexpr size_t kMaxInstructions = 8;
   static constexpr size_t kMaxInputs = 3;
+  static constexpr size_t kMaxImmediates = 4;
   enum Mode : int32_t { kFull = 0, kRow = 1, kColumn = 2, kScalar = 3 };
   std::vector<int32_t> instructions;
   std::vector<const TensorRef*> inputs;
   std::vector<Mode> modes;
+  std::vector<float> immediates;
   const TensorRef* output = nullptr;
   std::string label;  // the chain's nodes, for the dispatch's label
   std::string ops;    // and their ops, for profiles

@@ -72,11 +72,13 @@ PushConstants& PushConstants::append(const PushConstants& more) {
   return *this;
 }
 
-PushConstants& PushConstants::f32(float v) {
-  uint32_t bits;
+int32_t float_bits(float v) {
+  int32_t bits;
   std::memcpy(&bits, &v, 4);
-  return u32(bits);
+  return bits;
 }
+
+PushConstants& PushConstants::f32(float v) { return u32(static_cast<uint32_t>(float_bits(v))); }
 
 PushConstants& PushConstants::u32_array(const std::vector<uint32_t>& v, size_t padded_to) {
   for (size_t i = 0; i < padded_to; ++i) u32(i < v.size() ? v[i] : 1u);

@@ -125,6 +125,9 @@ std::string check_int_pool2d(const graph::Graph& graph, const graph::Node& node)
 Status lower_int_pool2d(LoweringContext& lc, const graph::Node& node);
 
 // Small helpers shared by the families.
+// A float's bits, for a float specialization constant (they are passed as int32).
+int32_t float_bits(float v);
+
 class PushConstants {
  public:
   PushConstants& u32(uint32_t v);

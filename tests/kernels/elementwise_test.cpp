@@ -208,6 +208,43 @@ TEST(VulkanFusion, BroadcastInputsAndEscapingValuesAreRespected) {
   EXPECT_LT(stats.dispatches, 4u);
 }
 
+// One-element constants are immediates, compiled into the fused pipeline:
+// a chain over three inputs and five scalar constants (four compiled in, the
+// fifth bound: four bindings, where all bound would need eight) is one
+// dispatch in f32 and f16, and matches the reference.
+TEST(VulkanFusion, ScalarConstantsAreImmediates) {
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    if (dtype == DType::kF16 && !f16_kernels_or_refused()) continue;
+    graph::Graph g;
+    std::vector<cpu::HostTensor> in;
+    std::vector<graph::ValueId> inputs;
+    for (int i = 0; i < 3; ++i) {
+      inputs.push_back(graph::add_graph_input(g, "x" + std::to_string(i), dtype, {5, 7}).value());
+      in.push_back(random_tensor(dtype, {5, 7}, 610 + i, -2, 2));
+    }
+    auto scalar = [&](const std::string& name, double value) {
+      cpu::HostTensor t = random_tensor(dtype, {1}, 620, value, value);
+      return graph::add_graph_constant(g, name, dtype, {1}, Blob::copy_of(t.bytes.data(), t.bytes.size())).value();
+    };
+    graph::ValueId v = graph::add_op(g, "add", "a0", {inputs[0], scalar("three", 3)}, {}).value()[0];
+    v = graph::add_op(g, "mul", "m0", {v, inputs[1]}, {}).value()[0];
+    v = graph::add_op(g, "div", "d0", {v, scalar("six", 6)}, {}).value()[0];
+    v = graph::add_op(g, "sub", "s0", {v, inputs[2]}, {}).value()[0];
+    v = graph::add_op(g, "mul", "m1", {v, scalar("half", 0.5)}, {}).value()[0];
+    v = graph::add_op(g, "add", "a1", {v, inputs[0]}, {}).value()[0];
+    v = graph::add_op(g, "maximum", "x0", {v, scalar("floor", -0.25)}, {}).value()[0];
+    v = graph::add_op(g, "mul", "m2", {v, scalar("two", 2)}, {}).value()[0];
+    g.mark_output(v);
+    RunStats stats;
+    auto got = run_on_vulkan(g, in, &stats);
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    auto want = cpu::run_graph(g, in).value();
+    const double tol = dtype == DType::kF16 ? 4e-3 : 2e-5;
+    EXPECT_TRUE(all_close(got.value()[0], want[0], tol, tol));
+    EXPECT_EQ(stats.dispatches, 1u) << graph::dtype_name(dtype);
+  }
+}
+
 TEST(VulkanFusion, LongChainsSplitAtTheInstructionLimit) {
   graph::Graph g;
   graph::ValueId v = graph::add_graph_input(g, "x", DType::kF32, {1000}).value();

@@ -139,6 +139,27 @@ TEST(VulkanGemmEpilogue, ConvHardswish) {
   EXPECT_EQ(dispatches, 1u);
 }
 
+// conv -> batch norm's scale and shift -> hardswish, as mobilenet_v3 has it:
+// two bound inputs (scale, shift) and two immediates (3 and 6, compiled in),
+// so the whole chain is the store's: one dispatch (two with a split). Bound,
+// the four would exceed the epilogue's three inputs.
+TEST(VulkanGemmEpilogue, ConvBatchNormHardswishWithImmediates) {
+  for (std::optional<uint32_t> splits : {std::optional<uint32_t>{}, std::optional<uint32_t>{2}}) {
+    Case c;
+    ValueId x = c.input("x", {1, 48, 6, 6}, -2, 2);
+    ValueId y = c.op("conv2d", {x, c.constant("w", {24, 48, 1, 1}, -0.3, 0.3)});
+    y = c.op("mul", {y, c.constant("scale", {1, 24, 1, 1}, 0.5, 1.5)});
+    y = c.op("add", {y, c.constant("shift", {1, 24, 1, 1}, -1, 1)});
+    ValueId gate = c.op("add", {y, c.constant("three", {1, 1, 1, 1}, 3, 3)});
+    gate = c.op("clamp", {gate}, {{"min", 0.0}, {"max", 6.0}});
+    ValueId out = c.op("div", {c.op("mul", {y, gate}), c.constant("six", {1, 1, 1, 1}, 6, 6)});
+    ASSERT_TRUE(graph::add_graph_output(c.g, out).ok());
+    size_t dispatches = 0;
+    EXPECT_TRUE(matches(c, gemm_forced(splits), &dispatches));
+    EXPECT_EQ(dispatches, splits ? 2u : 1u);
+  }
+}
+
 // Batched matmul times a scalar constant: one dispatch.
 TEST(VulkanGemmEpilogue, BatchedMatmulScaled) {
   Case c;

@@ -1,7 +1,9 @@
 #version 450
 // A chain of elementwise ops in one dispatch. The chain is baked in as
 // specialization constants (one instruction word each: op | a << 8 | b << 16,
-// operands naming registers: 0..3 the inputs, 4 + k the result of
+// operands naming registers: 0..3 the inputs, 4..7 the immediates (scalar
+// constants of the chain, compiled in rather than bound: hardswish's 3 and 6
+// would otherwise take two of the four bindings), 8 + k the result of
 // instruction k), so the driver unrolls it into straight-line code: each
 // element is read once, computed in registers, and written once.
 #extension GL_EXT_control_flow_attributes : require
@@ -13,6 +15,11 @@
 #error "the lists below (C0..C39, STEP 0..39) are written for 40 instructions"
 #endif
 #define MAX_INSTRUCTIONS LIMIT_FUSED_MAX_INSTRUCTIONS
+#define MAX_IMMEDIATES LIMIT_FUSED_MAX_IMMEDIATES
+#if MAX_IMMEDIATES != 4
+#error "the immediates below (IMM0..IMM3) are written for 4"
+#endif
+#define RESULTS (MAX_INPUTS + MAX_IMMEDIATES)  // the register of instruction 0's result
 
 layout(constant_id = 0) const int N_INPUTS = 1;
 layout(constant_id = 1) const int N_INSTRUCTIONS = 1;
@@ -58,6 +65,10 @@ layout(constant_id = 40) const int C38 = 0;
 layout(constant_id = 41) const int C39 = 0;
 // Bit k set: input k has the output's shape, so element i is at index i.
 layout(constant_id = 42) const int CONTIGUOUS = 0;
+layout(constant_id = 43) const float IMM0 = 0.0;
+layout(constant_id = 44) const float IMM1 = 0.0;
+layout(constant_id = 45) const float IMM2 = 0.0;
+layout(constant_id = 46) const float IMM3 = 0.0;
 
 layout(std430, set = 0, binding = 0) readonly buffer In0 { T in0[]; };
 layout(std430, set = 0, binding = 1) readonly buffer In1 { T in1[]; };
@@ -91,7 +102,7 @@ uint input_offset(uint i, int which) {
 // driver, at half the bandwidth.
 #define STEP(R, k, CODE)                                                                               \
   if (k < N_INSTRUCTIONS) {                                                                            \
-    R[MAX_INPUTS + k] = fused_apply((CODE) & 0xff, R[((CODE) >> 8) & 0xff], R[((CODE) >> 16) & 0xff]); \
+    R[RESULTS + k] = fused_apply((CODE) & 0xff, R[((CODE) >> 8) & 0xff], R[((CODE) >> 16) & 0xff]);    \
   }
 #define RUN(R) \
   STEP(R, 0, C0) STEP(R, 1, C1) STEP(R, 2, C2) STEP(R, 3, C3) STEP(R, 4, C4) \
@@ -120,17 +131,21 @@ void main() {
   const uint slice = (p.count + LIMIT_FUSED_PER_THREAD - 1) / LIMIT_FUSED_PER_THREAD;
   uint t = linear_id();
   if (t >= slice) return;
-  float r[LIMIT_FUSED_PER_THREAD][MAX_INPUTS + N_INSTRUCTIONS];
+  float r[LIMIT_FUSED_PER_THREAD][RESULTS + N_INSTRUCTIONS];
   [[unroll]] for (int k = 0; k < LIMIT_FUSED_PER_THREAD; ++k) {
     uint i = min(t + uint(k) * slice, p.count - 1);  // past the end: a harmless re-read
     [[unroll]] for (int j = 0; j < MAX_INPUTS; ++j) r[k][j] = j < N_INPUTS ? load(i, j) : 0.0;
+    r[k][MAX_INPUTS] = IMM0;
+    r[k][MAX_INPUTS + 1] = IMM1;
+    r[k][MAX_INPUTS + 2] = IMM2;
+    r[k][MAX_INPUTS + 3] = IMM3;
   }
   [[unroll]] for (int k = 0; k < LIMIT_FUSED_PER_THREAD; ++k) {
     RUN(r[k])
   }
   [[unroll]] for (int k = 0; k < LIMIT_FUSED_PER_THREAD; ++k) {
     uint i = t + uint(k) * slice;
-    float result = r[k][MAX_INPUTS + N_INSTRUCTIONS - 1];
+    float result = r[k][RESULTS + N_INSTRUCTIONS - 1];
     if (i < p.count) y[i] = T(result);
   }
 }

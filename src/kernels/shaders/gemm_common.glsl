@@ -38,7 +38,7 @@ layout(std430, set = 0, binding = 2) readonly buffer Bias { T bias[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer Out { T y[]; };
 // The partials [split][batch][M][N] when SPLIT_K (else bound to the output, never written).
 layout(std430, set = 0, binding = 4) writeonly buffer Partial { float partial[]; };
-// Bindings 5..7 and constants 12..22: the epilogue (gemm_epilogue.glsl); under
+// Bindings 5..7 and constants 12..26: the epilogue (gemm_epilogue.glsl); under
 // SPLIT_K the reduction applies it instead.
 #define EPI_ID 12
 #define EPI_BINDING 5

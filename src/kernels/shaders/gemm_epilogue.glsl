@@ -3,7 +3,8 @@
 // output into its dispatch (fusion.cpp), so that output never goes through
 // memory. Encoded as in fused_elementwise.comp: instruction k is
 // op | a << 8 | b << 16 over registers 0 = the GEMM's result (bias added),
-// 1..3 = the extra inputs, 4 + k = instruction k's result; the last one is
+// 1..3 = the extra inputs, 4..7 = the immediates (the chain's scalar
+// constants, compiled in), 8 + k = instruction k's result; the last one is
 // stored. Each extra input is read (EPI_MODES, 2 bits each) at the output
 // element, at its row (conv2d: the output channel), at its column, or once.
 // The including shader defines EPI_ID, its first free constant id, and
@@ -27,6 +28,11 @@ layout(constant_id = EPI_ID + 7) const int EPI_C4 = 0;
 layout(constant_id = EPI_ID + 8) const int EPI_C5 = 0;
 layout(constant_id = EPI_ID + 9) const int EPI_C6 = 0;
 layout(constant_id = EPI_ID + 10) const int EPI_C7 = 0;
+layout(constant_id = EPI_ID + 11) const float EPI_IMM0 = 0.0;
+layout(constant_id = EPI_ID + 12) const float EPI_IMM1 = 0.0;
+layout(constant_id = EPI_ID + 13) const float EPI_IMM2 = 0.0;
+layout(constant_id = EPI_ID + 14) const float EPI_IMM3 = 0.0;
+#define EPI_RESULTS 8  // the register of instruction 0's result
 
 // Bound to some read-only tensor where the epilogue has fewer inputs (never read then).
 layout(std430, set = 0, binding = EPI_BINDING) readonly buffer Epi1 { T epi1[]; };
@@ -45,20 +51,24 @@ float epi_load(int which, uint index, uint row, uint column) {
 }
 
 // Specialised away: the ops and registers are constants.
-#define EPI_STEP(R, k, CODE)                                                                      \
-  if (k < EPI_N) {                                                                                \
-    R[4 + k] = fused_apply((CODE) & 0xff, R[((CODE) >> 8) & 0xff], R[((CODE) >> 16) & 0xff]); \
+#define EPI_STEP(R, k, CODE)                                                                                \
+  if (k < EPI_N) {                                                                                          \
+    R[EPI_RESULTS + k] = fused_apply((CODE) & 0xff, R[((CODE) >> 8) & 0xff], R[((CODE) >> 16) & 0xff]); \
   }
 
 // `v` through the chain, for the output element `index` at (`row`, `column`).
 float epilogue(float v, uint index, uint row, uint column) {
   if (EPI_N == 0) return v;
-  float r[4 + EPI_MAX];  // indexed by constants only: registers
+  float r[EPI_RESULTS + EPI_MAX];  // indexed by constants only: registers
   r[0] = v;
   r[1] = epi_load(1, index, row, column);
   r[2] = epi_load(2, index, row, column);
   r[3] = epi_load(3, index, row, column);
+  r[4] = EPI_IMM0;
+  r[5] = EPI_IMM1;
+  r[6] = EPI_IMM2;
+  r[7] = EPI_IMM3;
   EPI_STEP(r, 0, EPI_C0) EPI_STEP(r, 1, EPI_C1) EPI_STEP(r, 2, EPI_C2) EPI_STEP(r, 3, EPI_C3)
   EPI_STEP(r, 4, EPI_C4) EPI_STEP(r, 5, EPI_C5) EPI_STEP(r, 6, EPI_C6) EPI_STEP(r, 7, EPI_C7)
-  return r[4 + EPI_N - 1];
+  return r[EPI_RESULTS + EPI_N - 1];
 }
