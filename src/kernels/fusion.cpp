@@ -37,8 +37,8 @@ int fused_code(const graph::Node& n) {
   return it == codes.end() ? -1 : it->second;
 }
 
-// The ops whose store takes an epilogue: their lowering runs a GEMM kernel
-// (conv2d too, unless it runs directly). A reshape keeps a matmul's or
+// The ops whose store takes an epilogue: their lowering runs a GEMM kernel,
+// or for conv2d a GEMM or the direct kernel. A reshape keeps a matmul's or
 // linear's columns, not a convolution's channels.
 bool stores_through_gemm(const std::string& op, bool through_reshape) {
   return op == "matmul" || op == "linear" || (op == "conv2d" && !through_reshape);
@@ -368,9 +368,9 @@ Status lower_gemm_with_epilogue(LoweringContext& lc, const LoweringUnit& unit) {
   lc.epilogue_taken = false;
   GPUU_RETURN_IF_ERROR(lowered);
   if (taken) return Status::Ok();
-  // A GEMM op that did not run as a GEMM (a direct convolution), or a chain
-  // the store cannot read: the chain on its own, after it (and the reshape,
-  // where it is not a view of the GEMM's memory).
+  // A GEMM op that wrote nothing (an empty output), or a chain the store
+  // cannot read: the chain on its own, after it (and the reshape, where it
+  // is not a view of the GEMM's memory).
   if (reshaped) {
     const graph::Node& reshape = g.node(unit.nodes[1]);
     const BufferRange& from = lc.tensor(reshape.inputs[0]).range;

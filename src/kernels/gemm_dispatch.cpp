@@ -3,10 +3,6 @@
 
 namespace gpuu::kernels {
 
-namespace {
-
-// The epilogue's specialization constants (gemm_epilogue.glsl, from EPI_ID on:
-// counts, modes, instructions, immediates) and its three input bindings (padded with `any`, never read then).
 void add_epilogue(const GemmEpilogue* epi, const BufferRange& any, std::vector<int32_t>* spec,
                   std::vector<Binding>* bindings) {
   int32_t modes = 0;
@@ -24,8 +20,6 @@ void add_epilogue(const GemmEpilogue* epi, const BufferRange& any, std::vector<i
     bindings->push_back({epi && i < epi->inputs.size() ? epi->inputs[i]->range : any, false});
   }
 }
-
-}  // namespace
 
 Status add_gemm_dispatch(LoweringContext& lc, const graph::Node& node, const GemmChoice& choice,
                          const GemmDispatch& gemm, const BufferRange& a, const BufferRange& b, const GemmOutput& out) {

@@ -49,6 +49,13 @@ struct GemmDispatch {
   PushConstants push;
 };
 
+// The epilogue's specialization constants (gemm_epilogue.glsl, from EPI_ID on:
+// counts, modes, instructions, immediates) appended to `spec`, and its three
+// input bindings to `bindings` (padded with `any`, never read then); `epi`
+// may be null (no epilogue).
+void add_epilogue(const GemmEpilogue* epi, const BufferRange& any, std::vector<int32_t>* spec,
+                  std::vector<Binding>* bindings);
+
 // The dispatch of `choice`'s shader over its tiles (and K shares), A and B
 // bound at 0 and 1; under split-K the partials go to a scratch buffer and a
 // gemm_split_reduce dispatch adds them into `out`.

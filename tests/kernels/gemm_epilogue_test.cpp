@@ -160,6 +160,34 @@ TEST(VulkanGemmEpilogue, ConvBatchNormHardswishWithImmediates) {
   }
 }
 
+// A depthwise convolution (the direct kernel) stores through the chain too:
+// batch norm then SiLU (efficientnet) or ReLU6 (mobilenet_v2), one dispatch;
+// and a grouped one with a residual.
+TEST(VulkanGemmEpilogue, DirectConvolutionTakesTheChain) {
+  for (bool silu : {true, false}) {
+    Case c;
+    ValueId x = c.input("x", {2, 16, 9, 9}, -2, 2);
+    ValueId y = c.op("conv2d", {x, c.constant("w", {16, 1, 3, 3}, -1, 1), c.constant("b", {16})},
+                     {{"stride", std::vector<int64_t>{2, 2}}, {"padding", std::vector<int64_t>{1, 1}}, {"groups", int64_t{16}}});
+    y = c.op("mul", {y, c.constant("scale", {1, 16, 1, 1}, 0.5, 1.5)});
+    y = c.op("add", {y, c.constant("shift", {1, 16, 1, 1}, -1, 1)});
+    y = silu ? c.op("mul", {y, c.op("sigmoid", {y})}) : c.op("clamp", {y}, {{"min", 0.0}, {"max", 6.0}});
+    ASSERT_TRUE(graph::add_graph_output(c.g, y).ok());
+    size_t dispatches = 0;
+    EXPECT_TRUE(matches(c, {}, &dispatches)) << silu;
+    EXPECT_EQ(dispatches, 1u) << silu;
+  }
+  Case c;
+  ValueId x = c.input("x", {1, 8, 6, 6});
+  ValueId residual = c.input("residual", {1, 8, 6, 6});
+  ValueId y = c.op("conv2d", {x, c.constant("w", {8, 2, 3, 3}, -1, 1)},
+                   {{"padding", std::vector<int64_t>{1, 1}}, {"groups", int64_t{4}}});
+  ASSERT_TRUE(graph::add_graph_output(c.g, c.op("relu", {c.op("add", {y, residual})})).ok());
+  size_t dispatches = 0;
+  EXPECT_TRUE(matches(c, {}, &dispatches));
+  EXPECT_EQ(dispatches, 1u);
+}
+
 // Batched matmul times a scalar constant: one dispatch.
 TEST(VulkanGemmEpilogue, BatchedMatmulScaled) {
   Case c;

@@ -88,17 +88,27 @@ Status lower_conv2d(LoweringContext& lc, const graph::Node& n) {
   push.u32(channels).u32(height).u32(width).u32(out_channels).u32(oh).u32(ow);
   push.u32(kh).u32(kw).u32(stride[0]).u32(stride[1]).u32(padding[0]).u32(padding[1]).u32(dilation[0]).u32(dilation[1]);
   push.u32(group_channels).u32(out_per_group);
-  // conv2d_direct.comp takes the input at binding 0 and the weight at 1.
+  // conv2d_direct.comp takes the input at binding 0 and the weight at 1, and
+  // stores through the chain the kernel graph offers (its output instead of y).
   std::swap(bindings[0], bindings[1]);
-  KernelKey key{std::string("conv2d_direct") + float_suffix(y.dtype), {has_bias}, 4, push.size()};
+  const GemmEpilogue* epi = lc.epilogue;
+  lc.epilogue_taken = epi != nullptr;
+  if (epi) bindings[3] = {epi->output->range, true};
+  std::vector<int32_t> spec = {has_bias};
+  add_epilogue(epi, w.range, &spec, &bindings);
+  KernelKey key{std::string("conv2d_direct") + float_suffix(y.dtype), spec, static_cast<uint32_t>(bindings.size()),
+                push.size()};
   gpu::StepWork work;
+  work.ops = epi ? n.op + "+" + epi->ops : n.op;
   work.choice = "direct";
   work.why = out_per_group < kMinGemmChannelsPerGroup
                  ? std::to_string(out_per_group) + " output channels per group leave most of a GEMM tile idle"
                  : "a CPU device, and the GEMM would not fill a " + std::to_string(cpu_tile) + "x" +
                        std::to_string(cpu_tile) + " tile";
   work.flops = conv_flops(y, w);
-  return add_dispatch(lc, n, key, std::move(bindings), push, count, std::move(work));
+  graph::Node labelled = n;
+  if (epi) labelled.name += "+" + epi->label;
+  return add_dispatch(lc, labelled, key, std::move(bindings), push, count, std::move(work));
 }
 
 std::string check_pool2d(const graph::Graph& g, const graph::Node& n) {

@@ -2,7 +2,9 @@
 // conv2d (NCHW, groups, stride, zero padding, dilation), one invocation per
 // output element summing its C/groups x kH x kW window in f32. Used where the
 // tiled implicit GEMM would leave most of its 64-row tile idle: depthwise and
-// other convolutions with few output channels per group.
+// other convolutions with few output channels per group. Like the GEMM
+// kernels it stores through an epilogue (a depthwise convolution's batch norm
+// and activation).
 #include "common.glsl"
 
 layout(constant_id = 0) const int HAS_BIAS = 0;
@@ -12,6 +14,11 @@ layout(std430, set = 0, binding = 1) readonly buffer Wt { T w[]; };
 // Bound to some read-only tensor when HAS_BIAS is 0 (never read then).
 layout(std430, set = 0, binding = 2) readonly buffer Bias { T bias[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer Out { T y[]; };
+// Bindings 4..6 and constants 1..15: the epilogue (gemm_epilogue.glsl), its
+// rows the output channels and its columns batch x pixels, as conv2d's GEMM.
+#define EPI_ID 1
+#define EPI_BINDING 4
+#include "gemm_epilogue.glsl"
 layout(push_constant) uniform Params {
   uint count;
   uint C, H, W, O, OH, OW;
@@ -47,5 +54,5 @@ void main() {
     }
   }
   if (HAS_BIAS != 0) acc += float(bias[o]);
-  y[i] = T(acc);
+  y[i] = T(epilogue(acc, i, o, img * p.OH * p.OW + oy * p.OW + ox));
 }
