@@ -97,15 +97,18 @@ Status copy_to_host(const SharedGpuContext& ctx, VkCommandPool pool, const Devic
 
 // Expected output element `index` of the case (double sums).
 double reference(const Case& c, const std::vector<HostData>& in, size_t index) {
-  if (c.op == "matmul") {
-    const int64_t k = c.inputs[0][1], n = c.inputs[1][1];
+  if (c.op == "matmul" || c.op == "linear") {
+    const bool linear = c.op == "linear";  // B is the weight [N, K]
+    const int64_t k = c.inputs[0][1], n = linear ? c.inputs[1][0] : c.inputs[1][1];
     const int64_t i = static_cast<int64_t>(index) / n, j = static_cast<int64_t>(index) % n;
     double s = 0;
-    for (int64_t kk = 0; kk < k; ++kk) s += double(in[0].values[i * k + kk]) * in[1].values[kk * n + j];
+    for (int64_t kk = 0; kk < k; ++kk) {
+      s += double(in[0].values[i * k + kk]) * in[1].values[linear ? j * k + kk : kk * n + j];
+    }
     return s;
   }
   const graph::Shape &x = c.inputs[0], &w = c.inputs[1];
-  const int64_t pad = 1, oh = x[2], ow = x[3];  // 3x3, stride 1, padding 1
+  const int64_t pad = w[2] / 2, oh = x[2], ow = x[3];  // stride 1, "same" padding (3x3: 1, 1x1: 0)
   const int64_t ox = static_cast<int64_t>(index) % ow, oy = static_cast<int64_t>(index) / ow % oh;
   const int64_t o = static_cast<int64_t>(index) / (ow * oh) % w[0], b = static_cast<int64_t>(index) / (ow * oh * w[0]);
   double s = in[2].values[o];
@@ -209,7 +212,8 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Case& 
   } else {
     problem.m = static_cast<uint32_t>(c.inputs[0][c.inputs[0].size() - 2]);
     problem.k = static_cast<uint32_t>(c.inputs[0].back());
-    problem.n = static_cast<uint32_t>(c.inputs[1].back());
+    problem.b_k_contiguous = c.op == "linear";
+    problem.n = static_cast<uint32_t>(problem.b_k_contiguous ? c.inputs[1][0] : c.inputs[1].back());
   }
   const kernels::GemmChoice choice = kernels::select_gemm(*ctx, c.dtype, kernels::GemmForce{c.force, c.splits}, problem);
   std::printf("%s    {\"name\": \"%s\", \"kernel\": \"%s\", \"shader\": \"%s\", \"flops\": %.0f, \"gpu_us\": %.1f, "
@@ -236,6 +240,7 @@ std::vector<Case> real_model_sweep() {
       {"vit_qkv", 197, 768, 2304},   {"vit_proj", 197, 768, 768},   {"vit_fc1", 197, 768, 3072},
       {"vit_fc2", 197, 3072, 768},   {"gpt128_qkv", 128, 768, 2304}, {"gpt128_fc2", 128, 3072, 768},
       {"gpt2048_fc1", 2048, 768, 3072}, {"decode_fc1", 1, 768, 3072}, {"decode_4096", 1, 4096, 4096},
+      {"mlp1024", 1, 1024, 1024},
   };
   graph::AttrMap conv_attrs = {{"stride", std::vector<int64_t>{1, 1}},
                                {"padding", std::vector<int64_t>{1, 1}},
@@ -249,7 +254,7 @@ std::vector<Case> real_model_sweep() {
   };
   const Conv convs[] = {{"res_3x3_512_7", 512, 512, 7, 3}, {"res_1x1_512to2048_7", 512, 2048, 7, 1},
                         {"res_1x1_2048to512_7", 2048, 512, 7, 1}, {"res_3x3_64_56", 64, 64, 56, 3},
-                        {"res_3x3_256_14", 256, 256, 14, 3}};
+                        {"res_3x3_256_14", 256, 256, 14, 3}, {"se_1x1_960to240_1", 960, 240, 1, 1}};
   std::vector<Case> cases;
   auto variants = [&](const Case& base) {
     for (DType dtype : {DType::kF32, DType::kF16}) {
@@ -259,16 +264,20 @@ std::vector<Case> real_model_sweep() {
       cases.push_back(c);  // the selector's own pick
       std::vector<std::pair<GemmKernel, std::vector<uint32_t>>> forms;
       if (dtype == DType::kF32) {
-        forms = {{GemmKernel::kTiled64, {1, 2, 3, 4, 6, 8}}, {GemmKernel::kTiled128, {1, 2, 4, 8}}};
+        forms = {{GemmKernel::kTiled64, {1, 2, 3, 4, 6, 8}}, {GemmKernel::kTiled128, {1, 2, 4, 8}}, {GemmKernel::kGemv, {1, 4}}};
       } else {
-        forms = {{GemmKernel::kCoopMat, {1, 2, 4}}, {GemmKernel::kTiled64, {1, 4}}};
+        forms = {{GemmKernel::kCoopMat, {1, 2, 4}}, {GemmKernel::kTiled64, {1, 4}}, {GemmKernel::kGemv, {1, 4}}};
       }
       for (const auto& [kernel, splits] : forms) {
         for (uint32_t s : splits) {
           Case f = c;
           f.force = kernel;
           f.splits = s;
-          f.name = c.name + "_" + (kernel == GemmKernel::kTiled64 ? "t64" : kernel == GemmKernel::kTiled128 ? "t128" : "coop") +
+          f.name = c.name + "_" +
+                   (kernel == GemmKernel::kTiled64    ? "t64"
+                    : kernel == GemmKernel::kTiled128 ? "t128"
+                    : kernel == GemmKernel::kGemv     ? "gemv"
+                                                      : "coop") +
                    "_s" + std::to_string(s);
           cases.push_back(f);
         }
@@ -276,7 +285,8 @@ std::vector<Case> real_model_sweep() {
     }
   };
   for (const Shape3& g : gemms) {
-    variants(Case{g.name, "matmul", DType::kF32, std::nullopt, {{g.m, g.k}, {g.k, g.n}}, {}, 2.0 * g.m * g.k * g.n});
+    // As the models have them: linear, the weight [N, K].
+    variants(Case{g.name, "linear", DType::kF32, std::nullopt, {{g.m, g.k}, {g.n, g.k}}, {}, 2.0 * g.m * g.k * g.n});
   }
   for (const Conv& v : convs) {
     variants(Case{v.name, "conv2d", DType::kF32, std::nullopt, {{1, v.c, v.hw, v.hw}, {v.o, v.c, v.k, v.k}, {v.o}},
