@@ -266,7 +266,10 @@ std::vector<Case> real_model_sweep() {
       if (dtype == DType::kF32) {
         forms = {{GemmKernel::kTiled64, {1, 2, 3, 4, 6, 8}}, {GemmKernel::kTiled128, {1, 2, 4, 8}}, {GemmKernel::kGemv, {1, 4}}};
       } else {
-        forms = {{GemmKernel::kCoopMat, {1, 2, 4}}, {GemmKernel::kTiled64, {1, 4}}, {GemmKernel::kGemv, {1, 4}}};
+        forms = {{GemmKernel::kCoopMat, {1, 2, 4}},
+                 {GemmKernel::kCoopMatSmall, {1, 2, 4}},
+                 {GemmKernel::kTiled64, {1, 4}},
+                 {GemmKernel::kGemv, {1, 4}}};
       }
       for (const auto& [kernel, splits] : forms) {
         for (uint32_t s : splits) {
@@ -277,6 +280,7 @@ std::vector<Case> real_model_sweep() {
                    (kernel == GemmKernel::kTiled64    ? "t64"
                     : kernel == GemmKernel::kTiled128 ? "t128"
                     : kernel == GemmKernel::kGemv     ? "gemv"
+                    : kernel == GemmKernel::kCoopMatSmall ? "coopsmall"
                                                       : "coop") +
                    "_s" + std::to_string(s);
           cases.push_back(f);
@@ -302,6 +306,7 @@ int main(int argc, char** argv) {
   int64_t size = 4096;
   bool quick = false, sweep_real = false;
   double warmup_s = 0;
+  std::vector<std::string> only;  // --only A,B: the cases whose name contains A or B
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = std::atoi(argv[++i]);
@@ -309,9 +314,17 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--quick")) quick = true;  // small shapes, for CPU devices
     else if (!std::strcmp(argv[i], "--warmup-s") && i + 1 < argc) warmup_s = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--sweep-real")) sweep_real = true;  // real models' GEMMs, every tile and split
-    else {
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
+      std::string list = argv[++i];
+      for (size_t at = 0; at <= list.size();) {
+        size_t comma = std::min(list.find(',', at), list.size());
+        only.push_back(list.substr(at, comma - at));
+        at = comma + 1;
+      }
+    } else {
       std::fprintf(stderr,
-                   "usage: bench_gemm [--runs N] [--warmup N] [--warmup-s SECONDS] [--size S] [--quick] [--sweep-real]\n");
+                   "usage: bench_gemm [--runs N] [--warmup N] [--warmup-s SECONDS] [--size S] [--quick] [--sweep-real] "
+                   "[--only NAME,...]\n");
       return 2;
     }
   }
@@ -353,6 +366,15 @@ int main(int argc, char** argv) {
        {{batch, ch, hw, hw}, {ch, ch, 3, 3}, {ch}}, conv_attrs, conv},
   };
   if (sweep_real) cases = real_model_sweep();
+  if (!only.empty()) {
+    std::vector<Case> kept;
+    for (const Case& k : cases) {
+      if (std::any_of(only.begin(), only.end(), [&](const std::string& o) { return k.name.find(o) != std::string::npos; })) {
+        kept.push_back(k);
+      }
+    }
+    cases = std::move(kept);
+  }
   // What the selector saw: the device's cooperative-matrix shapes (M x N x K,
   // VkComponentTypeKHR of A/B/C/result, VkScopeKHR).
   std::string shapes;

@@ -20,6 +20,7 @@ struct CoopLayout {
 };
 CoopLayout coop_layout(GemmKernel k) {
   if (k == GemmKernel::kCoopMatTall) return {256, 128, 32, "coopmat_tall_f16"};
+  if (k == GemmKernel::kCoopMatSmall) return {64, 64, 64, "coopmat_small_f16"};
   return {128, 128, 64, "coopmat_f16"};
 }
 
@@ -40,7 +41,9 @@ bool coopmat_fits(const CooperativeMatrixShape& s) {
 
 }  // namespace
 
-bool GemmChoice::coopmat() const { return kernel == GemmKernel::kCoopMat || kernel == GemmKernel::kCoopMatTall; }
+bool GemmChoice::coopmat() const {
+  return kernel == GemmKernel::kCoopMat || kernel == GemmKernel::kCoopMatTall || kernel == GemmKernel::kCoopMatSmall;
+}
 
 std::string GemmChoice::shader(bool conv, graph::DType dtype) const {
   const char* suffix = dtype == graph::DType::kF16 ? "_f16" : "_f32";
@@ -130,7 +133,7 @@ GemmChoice select_kernel(const SharedGpuContext& ctx, graph::DType dtype, std::o
     choice.why = problem.conv && problem.m >= 256 ? "f16 on matrix cores; a convolution with >= 256 rows takes the "
                                                     "tall tile (half the im2col gathers)"
                                                   : "f16 on matrix cores";
-    if (force == GemmKernel::kCoopMat || force == GemmKernel::kCoopMatTall) {
+    if (force == GemmKernel::kCoopMat || force == GemmKernel::kCoopMatTall || force == GemmKernel::kCoopMatSmall) {
       kernel = *force;
       choice.why = "forced";
     }
@@ -203,6 +206,21 @@ GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const Ge
   auto tiles = [&](const GemmChoice& c) {
     return uint64_t{c.tiles_m(problem.m)} * c.tiles_n(problem.n) * std::max(1u, problem.batches);
   };
+  // The same on matrix cores: 64x64 tiles on 4 subgroups, where the picked
+  // shape divides their 16 columns per subgroup (a split's partials and their
+  // reduction cost f16 GEMMs of 128 rows a third of their time on the H100).
+  const CoopLayout small = coop_layout(GemmKernel::kCoopMatSmall);
+  if ((choice.kernel == GemmKernel::kCoopMat || choice.kernel == GemmKernel::kCoopMatTall) && tiles(choice) < units &&
+      small.shared_bytes() <= ctx.properties().limits.maxComputeSharedMemorySize && 16 % choice.cm_n == 0) {
+    const uint64_t large = tiles(choice);
+    const std::string from = std::to_string(choice.tile_m) + "x" + std::to_string(choice.tile_n);
+    choice.kernel = GemmKernel::kCoopMatSmall;
+    choice.tile_m = small.tile_m;
+    choice.tile_n = small.tile_n;
+    choice.depth = small.depth;
+    choice.why += "; " + std::to_string(large) + " tiles of " + from + " for " + std::to_string(units) +
+                  " multiprocessors: the 64x64 tile makes " + std::to_string(tiles(choice));
+  }
   if (choice.kernel == GemmKernel::kTiled128 && tiles(choice) < units) {
     const uint64_t large = tiles(choice);
     choice.kernel = GemmKernel::kTiled64;

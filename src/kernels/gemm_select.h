@@ -22,6 +22,7 @@ enum class GemmKernel {
   kTiled128,     // gemm.comp, 128x128 tile (GPUs)
   kCoopMat,      // gemm_coopmat.comp, 128x128 tile, 64-deep slices
   kCoopMatTall,  // gemm_coopmat.comp, 256x128 tile, 32-deep slices
+  kCoopMatSmall, // gemm_coopmat.comp, 64x64 tile on 4 subgroups, 64-deep slices
   kGemv,         // gemv.comp: <= 4 rows or columns, dot products along K
 };
 

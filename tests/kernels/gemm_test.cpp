@@ -28,11 +28,12 @@ kernels::KernelGraphOptions forced(std::optional<GemmKernel> kernel) {
   return options;
 }
 
-// Every kernel: both gemm.comp tiles, both matrix-core tiles (each the
+// Every kernel: both gemm.comp tiles, the three matrix-core tiles (each the
 // selector's fallback where the device has none), and the selector's own pick
 // (the matrix-core kernel where it has one).
 std::vector<std::optional<GemmKernel>> all_kernels() {
-  return {GemmKernel::kTiled64, GemmKernel::kTiled128, GemmKernel::kCoopMat, GemmKernel::kCoopMatTall, std::nullopt};
+  return {GemmKernel::kTiled64, GemmKernel::kTiled128, GemmKernel::kCoopMat, GemmKernel::kCoopMatTall,
+          GemmKernel::kCoopMatSmall, std::nullopt};
 }
 
 std::string name(std::optional<GemmKernel> k, DType dtype) {
@@ -78,6 +79,16 @@ TEST(VulkanGemm, SelectorPicksByDevice) {
   EXPECT_EQ(conv.shader(true, DType::kF16), "conv2d_gemm_coopmat_tall_f16");
   EXPECT_EQ(kernels::select_gemm(ctx, DType::kF16, std::nullopt, kernels::GemmProblem{false, 4096}).kernel,
             GemmKernel::kCoopMat);
+  // A GEMM of too few 128x128 tiles for 132 multiprocessors (a transformer's
+  // projection over 128 tokens: 1 x 6) takes 64x64 tiles (2 x 12), then splits K.
+  kernels::GemmForce on_132;
+  on_132.compute_units = 132;
+  kernels::GemmChoice few = kernels::select_gemm(ctx, DType::kF16, on_132, kernels::GemmProblem{false, 128, 768, 3072});
+  if (16 % f16.cm_n == 0) {
+    EXPECT_EQ(few.kernel, GemmKernel::kCoopMatSmall) << few.describe();
+    EXPECT_EQ(few.shader(false, DType::kF16), "gemm_coopmat_small_f16");
+    EXPECT_GT(few.splits, 1u) << few.describe();
+  }
   bool reported = false;
   for (const CooperativeMatrixShape& s : ctx.cooperative_matrix_shapes()) {
     reported = reported || (s.m == f16.cm_m && s.n == f16.cm_n && s.k == f16.cm_k);

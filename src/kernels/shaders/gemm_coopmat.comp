@@ -4,9 +4,10 @@
 #extension GL_EXT_control_flow_attributes : require
 // f16 GEMM on matrix cores (VK_KHR_cooperative_matrix): f16 A and B, f32
 // accumulation, f16 results (forms and bindings: gemm_common.glsl). A
-// workgroup of 256 invocations = 8 subgroups of 32 computes a TILE_M x TILE_N
-// output tile (specialization constants, 128 or 256 rows), the subgroups in a
-// (TILE_M/64) x (8 / (TILE_M/64)) grid, each a 64-row block of it as
+// workgroup of GPUU_WG invocations (256, or 128 for the small tile) =
+// SUBGROUPS subgroups of 32 computes a TILE_M x TILE_N output tile
+// (specialization constants, 64, 128 or 256 rows), the subgroups in a
+// (TILE_M/64) x (SUBGROUPS / (TILE_M/64)) grid, each a 64-row block of it as
 // (64/CM_M) x (WN/CM_N) accumulators of one supported cooperative-matrix
 // shape CM_M x CM_N x CM_K, which the kernel selector picks from
 // vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR. BK-deep slices of A and
@@ -48,9 +49,10 @@ layout(constant_id = 9) const uint TILE_N = 128;
 #define GPUU_COOP_BK 32
 #endif
 #define BK uint(GPUU_COOP_BK)  // slice depth
+const uint SUBGROUPS = GPUU_WG / 32u;
 const uint WM = 64u;                     // rows per subgroup
 const uint WARPS_M = TILE_M / WM;        // subgroups along m
-const uint WARPS_N = 8u / WARPS_M;       // ... and along n
+const uint WARPS_N = SUBGROUPS / WARPS_M;  // ... and along n
 const uint WN = TILE_N / WARPS_N;        // columns per subgroup
 const uint TILES_M = WM / CM_M;
 const uint TILES_N = WN / CM_N;
@@ -178,8 +180,8 @@ void main() {
   // Epilogue through shared memory (bounds, bias, f16, the conv layout): each
   // subgroup stores one f32 accumulator at a time into its own part of As and
   // its invocations write that out. CM_N % 4 == 0 (the selector checks), so
-  // the accumulator's rows are whole uvec4s; 8 subgroups x CM_M*CM_N/4 <= 512
-  // uvec4s fit in A's part (>= 640).
+  // the accumulator's rows are whole uvec4s; SUBGROUPS x CM_M*CM_N/4 <= 512
+  // uvec4s fit in A's part (>= 576).
   barrier();  // every subgroup is done reading the slice
   uint scratch = sg * (CM_M * CM_N / 4u);
   uint lane = gl_SubgroupInvocationID;

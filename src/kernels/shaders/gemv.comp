@@ -21,6 +21,7 @@ layout(constant_id = 5) const int LINES_ARE_COLUMNS = 1;
 #define LINE_WIDTH 32u
 #define LINES (GPUU_WG / LINE_WIDTH)
 #define ACROSS 4u  // outputs across a line, at most
+#define UNROLL 4u  // chunks of K in flight per invocation
 // The tile gemm_tile() hands out: LINES lines by ACROSS outputs.
 #define TILE_M (LINES_ARE_COLUMNS != 0 ? ACROSS : LINES)
 #define TILE_N (LINES_ARE_COLUMNS != 0 ? LINES : ACROSS)
@@ -56,15 +57,23 @@ void main() {
   uint n0 = g_n0 + (LINES_ARE_COLUMNS != 0 ? line : 0u);
   bool live = in_m(m0) && in_n(n0);
 
+  // Each pass reads UNROLL chunks of the line's operand before using any, so
+  // that many loads are in flight per invocation (one at a time left a
+  // 1024-deep GEMV bound by latency: 8 passes of a load's round trip).
   vec4 acc = vec4(0.0);  // one sum per output across the line
   if (live) {
-    for (uint k = g_k0 + 4u * lane; k < g_k_end; k += 4u * LINE_WIDTH) {
-      if (LINES_ARE_COLUMNS != 0) {
-        vec4 bv = b_chunk(k, n0);
-        [[unroll]] for (uint r = 0u; r < ACROSS; ++r) acc[r] += dot(a_chunk(m0 + r, k), bv);
-      } else {
-        vec4 av = a_chunk(m0, k);
-        [[unroll]] for (uint r = 0u; r < ACROSS; ++r) acc[r] += dot(av, b_chunk(k, n0 + r));
+    for (uint k0 = g_k0 + 4u * lane; k0 < g_k_end; k0 += 4u * LINE_WIDTH * UNROLL) {
+      vec4 own[UNROLL];
+      [[unroll]] for (uint u = 0u; u < UNROLL; ++u) {
+        uint k = k0 + u * 4u * LINE_WIDTH;
+        own[u] = k >= g_k_end ? vec4(0.0) : LINES_ARE_COLUMNS != 0 ? b_chunk(k, n0) : a_chunk(m0, k);
+      }
+      [[unroll]] for (uint u = 0u; u < UNROLL; ++u) {
+        uint k = k0 + u * 4u * LINE_WIDTH;
+        if (k >= g_k_end) break;
+        [[unroll]] for (uint r = 0u; r < ACROSS; ++r) {
+          acc[r] += LINES_ARE_COLUMNS != 0 ? dot(a_chunk(m0 + r, k), own[u]) : dot(own[u], b_chunk(k, n0 + r));
+        }
       }
     }
   }
