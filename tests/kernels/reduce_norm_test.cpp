@@ -211,6 +211,16 @@ TEST(VulkanLayerNorm, TrailingDimsWithAndWithoutAffine) {
   EXPECT_TRUE(layer_norm_matches(DType::kF32, {2, 3, 5}, 3, true, true, 1e-5, 53, 2e-5));
 }
 
+// Each way a row is walked: by one invocation (rows of 7), a line of 32
+// (convnext's 96 channels over many pixels, rows of 33 and 100: a partial
+// line and rows past the last workgroup's end), the workgroup (768 over few rows).
+TEST(VulkanLayerNorm, RowsByInvocationLineAndWorkgroup) {
+  uint32_t seed = 70;
+  for (const graph::Shape& shape : std::vector<graph::Shape>{{2, 9, 7}, {1, 56, 56, 96}, {45, 33}, {4, 100}, {3, 768}}) {
+    EXPECT_TRUE(layer_norm_matches(DType::kF32, shape, 1, true, true, 1e-6, seed += 3, 2e-5)) << shape.back();
+  }
+}
+
 TEST(VulkanLayerNorm, HalfPrecision) {
   if (!f16_kernels_or_refused()) return;
   EXPECT_TRUE(layer_norm_matches(DType::kF16, {4, 9}, 1, true, true, 1e-5, 60, 4e-3));

@@ -22,6 +22,12 @@ constexpr uint32_t kPerThreadMinOutputs = 8192;
 // Rows this short go one per invocation however few they are: a tree over a
 // workgroup costs more than the walk.
 constexpr uint32_t kPerThreadAlwaysBelow = 8;
+// layer_norm: rows shorter than this take a line of kLayerNormLine
+// invocations each (rows under a quarter of it, one invocation), where they
+// are short of kPerThreadBelow or number at least kLayerNormLineMinRows.
+constexpr uint32_t kLayerNormLine = 32;
+constexpr uint32_t kLayerNormLineBelow = 1024;
+constexpr uint32_t kLayerNormLineMinRows = 2048;
 // A reduction this long over few outputs is split into chunks of at least this
 // many elements (f32 partials, then a second pass), to fill the GPU.
 constexpr uint32_t kMinChunk = 2048;
@@ -280,16 +286,22 @@ Status lower_layer_norm(LoweringContext& lc, const graph::Node& n) {
   // An absent weight or bias binds x in its place; the shader never reads it.
   const BufferRange& weight = has_weight ? lc.tensor(n.inputs[1]).range : x.range;
   const BufferRange& bias = has_bias ? lc.tensor(n.inputs[2]).range : x.range;
-  bool per_thread = size < kPerThreadBelow;
+  // Invocations per row: one for short rows, a line of 32 for rows up to a
+  // thousand elements where there are rows enough to fill the GPU that way
+  // (convnext's 96 channels over 3136 pixels), else the workgroup.
+  const uint32_t row_width = size < kLayerNormLineBelow / 4 ? 1u
+                             : size < kLayerNormLineBelow && (size < kPerThreadBelow || rows >= kLayerNormLineMinRows)
+                                 ? kLayerNormLine
+                                 : kWorkgroupSize;
   PushConstants push;
   push.u32(static_cast<uint32_t>(rows)).u32(static_cast<uint32_t>(size));
   push.f32(static_cast<float>(graph::attr_float(attrs, "eps", 1e-5)));
   KernelKey key{std::string("layer_norm_rows") + float_suffix(x.dtype),
-                {per_thread ? 1 : 0, has_weight ? 1 : 0, has_bias ? 1 : 0},
+                {static_cast<int32_t>(row_width), has_weight ? 1 : 0, has_bias ? 1 : 0},
                 4,
                 push.size()};
   return add_dispatch(lc, n, key, {{x.range, false}, {weight, false}, {bias, false}, {y.range, true}}, push,
-                      per_thread ? rows : workgroup_invocations(rows));
+                      rows * row_width);
 }
 
 }  // namespace

@@ -2,11 +2,13 @@
 // layer_norm over the trailing `size` elements of each row: mean, then the
 // biased variance of the deviations (two passes, no E[x^2] - E[x]^2
 // cancellation), then (x - mean) / sqrt(var + eps) * weight + bias, in f32.
-// One invocation per row (short rows) or one workgroup per row.
+// ROW_WIDTH invocations per row: 1 (short rows), 32 (a line of a workgroup:
+// rows of tens to hundreds, as convnext's 96-channel rows, which one
+// invocation each walked serially and uncoalesced at 1/10 of the bandwidth),
+// or the whole workgroup (long rows).
 #include "common.glsl"
-#include "workgroup_reduce.glsl"
 
-layout(constant_id = 0) const bool PER_THREAD = false;
+layout(constant_id = 0) const uint ROW_WIDTH = GPUU_WG;
 layout(constant_id = 1) const bool HAS_WEIGHT = false;
 layout(constant_id = 2) const bool HAS_BIAS = false;
 layout(std430, set = 0, binding = 0) readonly buffer In { T x[]; };
@@ -19,32 +21,40 @@ layout(push_constant) uniform Params {
   float eps;
 } p;
 
-void main() {
-  uint row, first, step;
-  if (PER_THREAD) {
-    row = linear_id();
-    if (row >= p.rows) return;
-    first = 0u;
-    step = 1u;
-  } else {
-    row = linear_group_id();
-    if (row >= p.rows) return;  // the whole workgroup leaves together
-    first = gl_LocalInvocationID.x;
-    step = GPUU_WG;
+shared float sums[GPUU_WG];
+
+// The sum of `v` over the ROW_WIDTH invocations of this row (every invocation
+// of the workgroup calls it: uniform control flow).
+float row_sum(float v, uint t, uint lane) {
+  if (ROW_WIDTH == 1u) return v;
+  sums[t] = v;
+  barrier();
+  for (uint s = ROW_WIDTH / 2u; s > 0u; s >>= 1u) {
+    if (lane < s) sums[t] += sums[t + s];
+    barrier();
   }
-  uint base = row * p.size;
+  float r = sums[t - lane];
+  barrier();  // read before the next call writes
+  return r;
+}
+
+void main() {
+  uint t = gl_LocalInvocationID.x, lane = t % ROW_WIDTH;
+  uint row = (linear_group_id() * GPUU_WG + t) / ROW_WIDTH;
+  if (ROW_WIDTH == 1u && row >= p.rows) return;
+  // Invocations past the last row still join the sums' barriers, reading nothing.
+  bool live = row < p.rows;
+  uint base = row * p.size, first = live ? lane : p.size, step = ROW_WIDTH;
   float n = float(p.size);
   float s = 0.0;
   for (uint j = first; j < p.size; j += step) s += float(x[base + j]);
-  if (!PER_THREAD) s = wg_sum(s);
-  float mean = s / n;
+  float mean = row_sum(s, t, lane) / n;
   float v = 0.0;
   for (uint j = first; j < p.size; j += step) {
     float d = float(x[base + j]) - mean;
     v += d * d;
   }
-  if (!PER_THREAD) v = wg_sum(v);
-  float rstd = 1.0 / sqrt(v / n + p.eps);
+  float rstd = 1.0 / sqrt(row_sum(v, t, lane) / n + p.eps);
   for (uint j = first; j < p.size; j += step) {
     float r = (float(x[base + j]) - mean) * rstd;
     if (HAS_WEIGHT) r *= float(w[j]);
