@@ -168,8 +168,17 @@ GemmChoice select_kernel(const SharedGpuContext& ctx, graph::DType dtype, std::o
 }
 
 // A split-K share of K is at least this deep: shallower shares spend more on
-// their partials' traffic and the reduction than they gain.
+// their partials' traffic and the reduction than they gain. The matrix cores
+// go through K four times as fast, so their shares are deeper (H100, f16, 128
+// rows: K = 768 ran 14.7 us whole against 17.1 in two shares; K = 3072, 17.9
+// in four against 30.6 whole).
 constexpr uint32_t kMinSplitDepth = 128;
+constexpr uint32_t kMinCoopSplitDepth = 512;
+// A GEMV splits only where its workgroups fill less than this share of the
+// multiprocessors: the reduction's dispatch costs more than the fuller GPU
+// gains above it (H100: 1024 x 1024 in 128 workgroups, 10.5 us whole, 12.6
+// in two shares; 960 -> 240 in 30, 14.9 whole, 13.4 in four).
+constexpr uint32_t kGemvSplitBelowUnitsOver = 4;
 // More shares than this leave the reduction dominating.
 constexpr uint32_t kMaxSplits = 16;
 
@@ -230,9 +239,11 @@ GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const Ge
                  " multiprocessors: the 64x64 tile makes " + std::to_string(tiles(choice));
   }
   const uint64_t made = tiles(choice);
-  if (made < units && problem.k >= 2 * kMinSplitDepth) {
+  const uint32_t min_depth = choice.coopmat() ? kMinCoopSplitDepth : kMinSplitDepth;
+  const bool gemv_fills = choice.kernel == GemmKernel::kGemv && made * kGemvSplitBelowUnitsOver >= units;
+  if (made < units && !gemv_fills && problem.k >= 2 * min_depth) {
     const uint32_t wanted = static_cast<uint32_t>((units + made - 1) / made);
-    split_k(choice, problem.k, std::min({wanted, kMaxSplits, problem.k / kMinSplitDepth}));
+    split_k(choice, problem.k, std::min({wanted, kMaxSplits, problem.k / min_depth}));
     if (choice.splits > 1) {
       choice.why += (choice.why.empty() ? "" : "; ") + std::to_string(made) + " tiles for " + std::to_string(units) +
                     " multiprocessors: K in " + std::to_string(choice.splits) + " shares";
