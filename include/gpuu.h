@@ -771,7 +771,9 @@ typedef struct gpuu_partition gpuu_partition;
 /* Partitions `graph` with `options` (NULL: the defaults) into a new partition
  * in *out (release it with gpuu_partition_destroy; NULL on failure). The
  * partition records prefer and min_partition_size for the program writer to
- * bake into the delegates' compile specs, and an explain report.
+ * bake into the delegates' compile specs, and an explain report. A node whose
+ * results reach no graph output (a dead node) joins no region, under every
+ * policy: the program never runs it.
  * All arguments are borrowed for the call. May run concurrently with other
  * calls that only read `graph`.
  * GPUU_ERROR_INVALID_ARGUMENT, with a message naming what is wrong, for a
@@ -814,8 +816,8 @@ GPUU_API gpuu_status gpuu_partition_region_node(const gpuu_partition* partition,
 /* The id of the backend that runs graph node `node` to *backend (borrowed:
  * valid until the partition is destroyed), and the index of its region to
  * *region (may be NULL).
- * GPUU_ERROR_INVALID_ARGUMENT for a NULL partition or backend, or a node id
- * out of range. */
+ * GPUU_ERROR_INVALID_ARGUMENT for a NULL partition or backend, a node id
+ * out of range, or a dead node (no backend runs it; the message says so). */
 GPUU_API gpuu_status gpuu_partition_node_backend(const gpuu_partition* partition, int32_t node, const char** backend,
                                                  size_t* region);
 
@@ -827,7 +829,9 @@ GPUU_API gpuu_status gpuu_partition_node_backend(const gpuu_partition* partition
  * (input 1 of gather_0 is i64)", "denied by user", "pinned to CpuFallback by
  * user", "pruned: region of 2 nodes < min_partition_size 3", "taken first by
  * VgfBackend (vgf_first)", ...) and, where retry_pruned offered it to a
- * backend, the outcome. The same graph and options give the same text.
+ * backend, the outcome. A dead node has backend null, region -1 and, for
+ * every backend, "dead: its results reach no graph output, ..."; the summary
+ * counts them (dead_nodes). The same graph and options give the same text.
  * Borrowed: valid until the partition is destroyed. NULL for NULL. */
 GPUU_API const char* gpuu_partition_explain_json(const gpuu_partition* partition);
 

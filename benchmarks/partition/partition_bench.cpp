@@ -130,7 +130,12 @@ gpuu::graph::Graph build_graph(const Args& a) {
     g.add_node(std::move(node));
     values.push_back(out);
   }
-  g.mark_output(values.back());
+  // Every value nobody reads is an output: a node whose result reached none
+  // would be dead, left out of the partition, and the workload would shrink.
+  const auto consumers = g.consumers();
+  for (ValueId v : values) {
+    if (g.value(v).producer >= 0 && consumers[static_cast<size_t>(v)].empty()) g.mark_output(v);
+  }
   return g;
 }
 

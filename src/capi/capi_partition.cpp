@@ -223,6 +223,10 @@ GPUU_API gpuu_status gpuu_partition_node_backend(const gpuu_partition* partition
     if (node < 0 || static_cast<size_t>(node) >= of.size()) {
       return fail_invalid("gpuu_partition_node_backend: node ", node, " is out of range (", of.size(), " nodes)");
     }
+    if (of[static_cast<size_t>(node)] < 0) {
+      return fail_invalid("gpuu_partition_node_backend: node ", node,
+                          " is dead (its results reach no graph output): it is in no region and no backend runs it");
+    }
     auto r = static_cast<size_t>(of[static_cast<size_t>(node)]);
     *backend = partition->result.regions[r].backend.c_str();
     if (region) *region = r;

@@ -117,4 +117,24 @@ std::vector<std::vector<NodeId>> Graph::consumers() const {
   return result;
 }
 
+std::vector<uint8_t> Graph::live_nodes() const {
+  // Backwards from the outputs' producers, whatever order the nodes are stored in.
+  std::vector<uint8_t> live(nodes_.size(), 0);
+  std::vector<NodeId> stack;
+  auto reach = [&](ValueId v) {
+    if (v < 0 || static_cast<size_t>(v) >= values_.size()) return;
+    NodeId p = values_[static_cast<size_t>(v)].producer;
+    if (p < 0 || static_cast<size_t>(p) >= nodes_.size() || live[static_cast<size_t>(p)]) return;
+    live[static_cast<size_t>(p)] = 1;
+    stack.push_back(p);
+  };
+  for (ValueId v : outputs_) reach(v);
+  while (!stack.empty()) {
+    NodeId n = stack.back();
+    stack.pop_back();
+    for (ValueId v : nodes_[static_cast<size_t>(n)].inputs) reach(v);
+  }
+  return live;
+}
+
 }  // namespace gpuu::graph

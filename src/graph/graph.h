@@ -84,6 +84,10 @@ class Graph {
 
   // For each value, the nodes that read it, in node order.
   std::vector<std::vector<NodeId>> consumers() const;
+  // For each node, 1 when one of its outputs reaches a graph output (is one,
+  // or is read by a node whose outputs do), else 0: a dead node, which no
+  // backend needs to run. Ids out of range are ignored.
+  std::vector<uint8_t> live_nodes() const;
 
  private:
   std::vector<Value> values_;

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "base/json.h"
+#include "graph/grid_sample.h"
 #include "graph/resize_index.h"
 
 namespace gpuu::graph {
@@ -553,6 +554,39 @@ Status infer_resize(InferContext& c) {
   }
   const Shape& x = c.x(0).shape;
   c.emit(c.x(0).dtype, {x[0], x[1], size[0], size[1]});
+  return Status::Ok();
+}
+
+// x [N, C, H, W] sampled at grid [N, Ho, Wo, 2] ((x, y) in [-1, 1]): [N, C, Ho, Wo].
+Status infer_grid_sample(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
+  GPUU_RETURN_IF_ERROR(c.expect_same_dtype(1, 0));
+  GPUU_RETURN_IF_ERROR(c.expect_rank(0, 4));
+  GPUU_RETURN_IF_ERROR(c.expect_rank(1, 4));
+  GridSampleMode mode;
+  if (!parse_grid_sample_mode(c.str("mode"), &mode)) {
+    return c.fail("attribute 'mode' must be ", kGridSampleModeNames, ", got \"", c.str("mode"), "\"");
+  }
+  GridSamplePadding padding;
+  if (!parse_grid_sample_padding(c.str("padding_mode"), &padding)) {
+    return c.fail("attribute 'padding_mode' must be ", kGridSamplePaddingNames, ", got \"", c.str("padding_mode"),
+                  "\"");
+  }
+  GPUU_RETURN_IF_ERROR(c.int_attr_in("align_corners", 0, 1).status());
+  const Shape& x = c.x(0).shape;
+  const Shape& grid = c.x(1).shape;
+  if (grid[3] != 2) {
+    return c.fail(c.input_desc(1), " ", shape_to_string(grid), " must be [N, Ho, Wo, 2] (an x and a y per point), "
+                  "but its last dim is ", grid[3]);
+  }
+  if (grid[0] != x[0]) {
+    return c.fail(c.input_desc(1), " ", shape_to_string(grid), " has batch ", grid[0], " but ", c.input_desc(0), " ",
+                  shape_to_string(x), " has batch ", x[0]);
+  }
+  if (x[2] == 0 || x[3] == 0) {
+    return c.fail(c.input_desc(0), " ", shape_to_string(x), " has an empty height or width: nothing to sample");
+  }
+  c.emit(c.x(0).dtype, {x[0], x[1], grid[1], grid[2]});
   return Status::Ok();
 }
 
@@ -1383,6 +1417,11 @@ std::vector<OpSchema> build_registry() {
                    {required("size", AttrKind::kInts), with_default("mode", std::string("nearest")),
                     with_default("align_corners", int64_t{0}), optional("scales", AttrKind::kFloats)},
                    kFloat, "f32 or f16; x NCHW", infer_resize));
+  ops.push_back(op("grid_sample", {x, {"grid", false}}, 2, 2,
+                   {with_default("mode", std::string("bilinear")), with_default("padding_mode", std::string("zeros")),
+                    with_default("align_corners", int64_t{0})},
+                   kFloat, "x and grid f32 or f16, alike; x NCHW, grid [N, Ho, Wo, 2]; output [N, C, Ho, Wo]",
+                   infer_grid_sample));
 
   const std::vector<AttrSpec> reduce_attrs = {required("axes", AttrKind::kInts), with_default("keepdim", int64_t{0})};
   ops.push_back(op("reduce_sum", {x}, 1, 1, reduce_attrs, {DType::kF32, DType::kF16, DType::kI32, DType::kI64},

@@ -2,6 +2,7 @@
 #include "kernels/kernel_graph.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "base/log.h"
 #include "gpu/submission.h"
@@ -184,7 +185,14 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
     int last;
   };
   std::vector<Block> live;  // arena blocks in use, by offset
-  for (size_t i = 0; i < region.values().size(); ++i) {
+  // Values in the order they are made: lowering may run a unit later than its
+  // nodes stand in the graph (a GEMM whose epilogue reads a later value), and
+  // first fit frees the blocks dead by `now`, so a value made earlier but
+  // placed after must not find a live value's block freed.
+  std::vector<size_t> by_first(region.values().size());
+  std::iota(by_first.begin(), by_first.end(), size_t{0});
+  std::stable_sort(by_first.begin(), by_first.end(), [&](size_t a, size_t b) { return first[a] < first[b]; });
+  for (size_t i : by_first) {
     if (placed[i] || root_of(static_cast<graph::ValueId>(i)) != static_cast<graph::ValueId>(i)) continue;
     VkDeviceSize bytes = align_up(tensor_bytes(region.values()[i]), align);
     if (region.values()[i].constant >= 0) {

@@ -3,11 +3,12 @@
 
 #include <cstring>
 
+#include "graph/grid_sample.h"
 #include "graph/resize_index.h"
 
 namespace gpuu::kernels {
 
-// The shaders read dtypes and resize modes as the codes of op_codes.txt,
+// The shaders read dtypes, resize and grid_sample modes as the codes of op_codes.txt,
 // which the kernels pass on straight from the graph's enums.
 static_assert(static_cast<int32_t>(graph::DType::kF32) == op_codes::kDtypeF32 &&
               static_cast<int32_t>(graph::DType::kF16) == op_codes::kDtypeF16 &&
@@ -18,6 +19,12 @@ static_assert(static_cast<int32_t>(graph::DType::kF32) == op_codes::kDtypeF32 &&
 static_assert(static_cast<int32_t>(graph::ResizeMode::kNearest) == op_codes::kResizeModeNearest &&
               static_cast<int32_t>(graph::ResizeMode::kNearestExact) == op_codes::kResizeModeNearestExact &&
               static_cast<int32_t>(graph::ResizeMode::kBilinear) == op_codes::kResizeModeBilinear);
+static_assert(static_cast<int32_t>(graph::GridSampleMode::kBilinear) == op_codes::kGridSampleModeBilinear &&
+              static_cast<int32_t>(graph::GridSampleMode::kNearest) == op_codes::kGridSampleModeNearest &&
+              static_cast<int32_t>(graph::GridSampleMode::kBicubic) == op_codes::kGridSampleModeBicubic &&
+              static_cast<int32_t>(graph::GridSamplePadding::kZeros) == op_codes::kGridSamplePaddingZeros &&
+              static_cast<int32_t>(graph::GridSamplePadding::kBorder) == op_codes::kGridSamplePaddingBorder &&
+              static_cast<int32_t>(graph::GridSamplePadding::kReflection) == op_codes::kGridSamplePaddingReflection);
 
 void add_kernels(std::vector<OpKernel>& table, DTypeSet dtypes,
                  std::string (*check)(const graph::Graph&, const graph::Node&),

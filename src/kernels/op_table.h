@@ -100,7 +100,8 @@ std::string vulkan_supports(const graph::Graph& graph, const graph::Node& node);
 void add_elementwise_kernels(std::vector<OpKernel>& table);  // unary, clamp, binary, comparisons, logic, bitwise
 void add_linalg_kernels(std::vector<OpKernel>& table);       // matmul, linear
 void add_conv_pool_kernels(std::vector<OpKernel>& table);    // conv2d, avg_pool2d, max_pool2d
-void add_spatial_kernels(std::vector<OpKernel>& table);      // conv3d, conv_transpose2d, *_pool3d, resize
+void add_spatial_kernels(std::vector<OpKernel>& table);      // conv3d, conv_transpose2d, *_pool3d, resize,
+                                                             // grid_sample
 void add_reduce_norm_kernels(std::vector<OpKernel>& table);  // reduce_*, argmax/argmin, cumsum, softmax, layer_norm
 void add_shape_kernels(std::vector<OpKernel>& table);        // transpose, reshape, slice, concat, pad, expand,
                                                              // flip, cast, where

@@ -41,9 +41,16 @@ std::string cat(const Parts&... parts) {
   return out;
 }
 
+// A node in no region is dead (the engine leaves out nodes whose results reach no graph output).
+bool is_dead(const Partitioned& p, graph::NodeId node) {
+  return p.result.region_of_node[static_cast<size_t>(node)] < 0;
+}
+constexpr const char* kDeadReason = "dead: its results reach no graph output, so no backend runs it";
+
 const std::string& backend_of(const Partitioned& p, graph::NodeId node) {
+  static const std::string kNoBackend;
   int32_t r = p.result.region_of_node[static_cast<size_t>(node)];
-  return p.result.regions[static_cast<size_t>(r)].backend;
+  return r < 0 ? kNoBackend : p.result.regions[static_cast<size_t>(r)].backend;
 }
 
 // Index of `id` in the trace's backends (its NodeTrace slot), or -1.
@@ -63,6 +70,7 @@ size_t rank_of(const Partitioned& p, const std::string& id) {
 std::string reason(const graph::Graph& graph, const PartitionOptions& options, const Partitioned& p,
                    const std::unordered_map<std::string, std::string>& pins, graph::NodeId node,
                    const std::string& b) {
+  if (is_dead(p, node)) return kDeadReason;
   const std::string& taken = backend_of(p, node);
   if (b == taken) return "";
   if (b == kCpuId) return cat("delegated to ", taken);
@@ -176,6 +184,7 @@ std::string explain_json(const graph::Graph& graph, const PartitionOptions& opti
   std::vector<std::pair<int32_t, graph::ValueId>> ins, outs;
   for (size_t n = 0; n < nodes.size(); ++n) {
     int32_t r = result.region_of_node[n];
+    if (r < 0) continue;  // dead: reads nothing any region hands over
     for (graph::ValueId v : nodes[n].inputs) {
       if (v < 0) continue;  // an optional input left out
       const graph::Value& value = graph.value(v);
@@ -206,6 +215,7 @@ std::string explain_json(const graph::Graph& graph, const PartitionOptions& opti
   w.key("summary").begin_object();
   w.field("nodes", static_cast<int64_t>(nodes.size()));
   w.field("regions", static_cast<int64_t>(result.regions.size()));
+  w.field("dead_nodes", static_cast<int64_t>(std::count(result.region_of_node.begin(), result.region_of_node.end(), -1)));
   w.key("backends").begin_object();
   for (const std::string& b : all) {
     int64_t regions = 0, count = 0;
@@ -246,7 +256,11 @@ std::string explain_json(const graph::Graph& graph, const PartitionOptions& opti
     w.field("index", static_cast<int64_t>(n));
     w.field("name", nodes[n].name);
     w.field("op", nodes[n].op);
-    w.field("backend", taken);
+    if (is_dead(p, id)) {
+      w.key("backend").null();
+    } else {
+      w.field("backend", taken);
+    }
     w.field("region", result.region_of_node[n]);
     w.key("why_not").begin_object();
     for (const std::string& b : all) {

@@ -27,6 +27,10 @@
 // nodes. Last, what is left is laid out for the CPU with the same schedule,
 // which also yields the execution order of all regions.
 //
+// Dead nodes (whose results reach no graph output: Graph::live_nodes) join
+// no region under any policy: the engine drops their edges, no backend takes
+// them, and the CPU layout skips them, so their region_of_node is -1.
+//
 // `auto`: one candidate led by each GPU backend (the others following in
 // canonical order: VgfBackend, VulkanBackend, the rest as registered), and
 // cost labelling (a Viterbi-style pass over the nodes in topological order:
@@ -176,6 +180,7 @@ class Engine {
   int32_t cpu_ = 0;
   CostModel cost_;                  // opt_.cost resolved() for caps_
   std::vector<uint32_t> supported_;  // bit b: backend b's capabilities (with deny) accept the node
+  std::vector<uint8_t> live_;       // Graph::live_nodes(): 0 for a dead node, which joins no region
   std::vector<uint8_t> solo_;       // custom-shader node
   std::vector<int8_t> pin_;         // pinned backend index (cpu_ included) or kNoPin
   std::vector<int32_t> op_index_;   // node -> distinct op index
@@ -231,13 +236,15 @@ Status Engine::prepare() {
     }
   }
 
-  // Adjacency, deduplicated per node.
+  // Adjacency among live nodes, deduplicated per node. A dead node's
+  // consumers are dead too, so dropping its incoming edges isolates it.
+  live_ = g_.live_nodes();
   preds_.offset.assign(n_ + 1, 0);
   std::vector<int32_t> scratch;
   for (size_t n = 0; n < n_; ++n) {
     scratch.clear();
     for (graph::ValueId v : nodes[n].inputs) {
-      if (v == graph::kNone) continue;
+      if (v == graph::kNone || !live_[n]) continue;
       NodeId p = values[static_cast<size_t>(v)].producer;
       if (p >= 0) scratch.push_back(p);
     }
@@ -657,7 +664,7 @@ Status Engine::retry(State* st, int32_t to, const std::vector<NodeId>& offered) 
 Result<PartitionResult> Engine::finish(const State& st) const {
   std::vector<uint8_t> take_class(n_, kOther);
   for (size_t n = 0; n < n_; ++n) {
-    if (st.region_of[n] == kFree) take_class[n] = kTake;
+    if (st.region_of[n] == kFree && live_[n]) take_class[n] = kTake;
   }
   Layout L;
   GPUU_RETURN_IF_ERROR(layout(st, take_class, /*sink=*/false, &L));
@@ -679,6 +686,7 @@ Result<PartitionResult> Engine::finish(const State& st) const {
   int64_t open_cpu_slot = -1;
   for (int32_t u : order) {
     auto ui = static_cast<size_t>(u);
+    if (L.cls[ui] != kTake && L.unit_region[ui] < 0) continue;  // a dead node
     if (L.cls[ui] == kTake) {
       if (slot(u) != open_cpu_slot) {
         out.regions.push_back(Region{kCpuId, {}});
@@ -814,7 +822,8 @@ Result<Partitioned> Engine::run(const Plan& plan) {
   std::vector<uint8_t> take(n_);
   for (int32_t b : plan.order) {
     for (size_t n = 0; n < n_; ++n) {
-      take[n] = labels.empty() ? may_take(static_cast<NodeId>(n), b) : labels[n] == static_cast<uint8_t>(b);
+      take[n] = live_[n] &&
+                (labels.empty() ? may_take(static_cast<NodeId>(n), b) : labels[n] == static_cast<uint8_t>(b));
     }
     GPUU_ASSIGN_OR_RETURN(std::vector<int32_t> created, grow(&st, b, take));
     grown.push_back(std::move(created));

@@ -272,8 +272,15 @@ Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partitio
       owner = static_cast<int32_t>(r);
     }
   }
+  // Dead nodes (results reaching no graph output) are in no region, live ones in one each.
+  const std::vector<uint8_t> live = g.live_nodes();
   for (size_t n = 0; n < nn; ++n) {
-    if (region_of[n] < 0) return bad("partition: node '", g.nodes()[n].name, "' is in no region");
+    if (!live[n] && region_of[n] >= 0) {
+      return bad("partition: node '", g.nodes()[n].name, "' is dead (its results reach no graph output), but region ",
+                 region_of[n], " (", partition.regions[static_cast<size_t>(region_of[n])].backend,
+                 ") holds it; dead nodes belong to no region");
+    }
+    if (live[n] && region_of[n] < 0) return bad("partition: node '", g.nodes()[n].name, "' is in no region");
     if (!partition.region_of_node.empty() &&
         (partition.region_of_node.size() != nn || partition.region_of_node[n] != region_of[n])) {
       return bad("partition: region_of_node disagrees with the regions about node '", g.nodes()[n].name, "'");

@@ -41,6 +41,9 @@ Status decode_named(const Locator& loc, const flatbuffers::Vector<flatbuffers::O
 
 }  // namespace
 
+// How many nodes the error for a region of dead nodes names.
+constexpr size_t kNamedDeadNodes = 8;
+
 Result<RegionIo> region_io(const graph::Graph& g, const partition::Region& region) {
   const size_t nv = g.values().size();
   const size_t nn = g.nodes().size();
@@ -93,15 +96,27 @@ Result<RegionIo> region_io(const graph::Graph& g, const partition::Region& regio
   for (ValueId v : g.outputs()) {
     if (v >= 0 && static_cast<size_t>(v) < nv) is_graph_output[static_cast<size_t>(v)] = 1;
   }
+  // Dead readers run nowhere, so they need nothing handed over.
   const std::vector<std::vector<NodeId>> consumers = g.consumers();
+  const std::vector<uint8_t> live = g.live_nodes();
   for (NodeId n : region.nodes) {
     for (ValueId v : g.node(n).outputs) {
       bool read_outside = is_graph_output[static_cast<size_t>(v)];
       for (NodeId c : consumers[static_cast<size_t>(v)]) {
-        if (!in_region[static_cast<size_t>(c)]) read_outside = true;
+        if (!in_region[static_cast<size_t>(c)] && live[static_cast<size_t>(c)]) read_outside = true;
       }
       if (read_outside) io.outputs.push_back(v);
     }
+  }
+  if (io.outputs.empty() && !region.nodes.empty()) {
+    std::string names;
+    for (size_t i = 0; i < region.nodes.size() && i < kNamedDeadNodes; ++i) {
+      names += (i ? ", '" : "'") + g.node(region.nodes[i]).name + "'";
+    }
+    if (region.nodes.size() > kNamedDeadNodes) names += str_cat(" and ", region.nodes.size() - kNamedDeadNodes, " more");
+    return err(StatusCode::kInvalidArgument, "region: no result of its nodes (", names,
+               ") is a graph output or read by a live node outside it: they are dead (their results reach no graph",
+               " output), so the region would have no outputs; a partition leaves dead nodes out of every region");
   }
   return io;
 }

@@ -23,13 +23,15 @@ struct RegionIo {
   // Values the region reads but does not produce (graph inputs and constants
   // included), in order of first read.
   std::vector<graph::ValueId> inputs;
-  // Values the region produces that a node outside it reads or that are graph
-  // outputs, in order of production.
+  // Values the region produces that a live node outside it reads or that are
+  // graph outputs, in order of production.
   std::vector<graph::ValueId> outputs;
 };
 
-// Checks that the region's node and value ids are in range and that its nodes
-// come in an order where each reads only what is produced before it.
+// Checks that the region's node and value ids are in range, that its nodes
+// come in an order where each reads only what is produced before it, and that
+// it has an output (a region without one holds only dead nodes: the error
+// names them).
 Result<RegionIo> region_io(const graph::Graph& graph, const partition::Region& region);
 
 // The region as SubGraph bytes: tensors it touches, its nodes with attributes,

@@ -38,10 +38,9 @@ std::string temp_path(const std::string& name) {
   return std::string(dir && *dir ? dir : "/tmp") + "/gpuu_session_capi_" + name;
 }
 
-// The RFC model, partitioned as `prefer` says (with `pins`), written to `path`.
-void write_rfc_program(const std::string& path, gpuu_prefer prefer, std::vector<gpuu_partition_pin> pins = {}) {
-  gpuu_graph* graph = gpuu_test_build_rfc_model();
-  ASSERT_NE(graph, nullptr) << last_error();
+// `graph` partitioned as `prefer` says (with `pins`), min_partition_size 1;
+// nullptr on failure (gpuu_last_error() says why).
+gpuu_partition* partition_graph(const gpuu_graph* graph, gpuu_prefer prefer, std::vector<gpuu_partition_pin> pins = {}) {
   gpuu_partition_options options;
   gpuu_partition_options_init(&options);
   options.prefer = prefer;
@@ -49,7 +48,15 @@ void write_rfc_program(const std::string& path, gpuu_prefer prefer, std::vector<
   options.pins = pins.empty() ? nullptr : pins.data();
   options.pin_count = pins.size();
   gpuu_partition* partition = nullptr;
-  ASSERT_EQ(gpuu_graph_partition(graph, &options, &partition), GPUU_OK) << last_error();
+  return gpuu_graph_partition(graph, &options, &partition) == GPUU_OK ? partition : nullptr;
+}
+
+// The RFC model, partitioned as `prefer` says (with `pins`), written to `path`.
+void write_rfc_program(const std::string& path, gpuu_prefer prefer, std::vector<gpuu_partition_pin> pins = {}) {
+  gpuu_graph* graph = gpuu_test_build_rfc_model();
+  ASSERT_NE(graph, nullptr) << last_error();
+  gpuu_partition* partition = partition_graph(graph, prefer, std::move(pins));
+  ASSERT_NE(partition, nullptr) << last_error();
   gpuu_program_write_options write;
   gpuu_program_write_options_init(&write);
   write.token = "capi_session";
@@ -253,6 +260,101 @@ TEST(SessionCApi, DelegatesAndACpuStepAgreeUnderEverySyncMode) {
   EXPECT_EQ(outputs[0], outputs[1]);
   EXPECT_EQ(outputs[0], outputs[2]);
   std::remove(path.c_str());
+}
+
+// A slice assignment into a copy of c, as PyTorch functionalizes it, built
+// with the graph builder: slice_0 (the slice of the original) and a chain
+// after it are dead; y = concat(c[:, :, :5], k, c[:, :, 6:]) * 2.
+gpuu_graph* build_slice_assignment() {
+  gpuu_graph* g = nullptr;
+  if (gpuu_graph_create(&g) != GPUU_OK) return nullptr;
+  const int64_t c_shape[4] = {1, 4, 8, 3}, k_shape[4] = {1, 4, 1, 3}, one[1] = {1};
+  const float two = 2.0f;
+  int32_t c = -1, k = -1, scale = -1;
+  bool ok = gpuu_graph_add_input(g, "c", GPUU_DTYPE_F32, c_shape, 4, &c) == GPUU_OK &&
+            gpuu_graph_add_input(g, "k", GPUU_DTYPE_F32, k_shape, 4, &k) == GPUU_OK &&
+            gpuu_graph_add_constant(g, "two", GPUU_DTYPE_F32, one, 1, &two, sizeof(two), &scale) == GPUU_OK;
+  auto add = [&](const char* op, const char* name, std::vector<int32_t> inputs, std::vector<gpuu_attr> attrs) {
+    int32_t out = -1;
+    size_t n_out = 0;
+    ok = ok && gpuu_graph_add_node(g, op, name, inputs.data(), inputs.size(), attrs.data(), attrs.size(), &out, 1,
+                                   &n_out) == GPUU_OK;
+    return out;
+  };
+  auto ints = [](const char* name, const int64_t* values) {
+    gpuu_attr a;
+    gpuu_attr_init(&a);
+    a.name = name;
+    a.kind = GPUU_ATTR_INTS;
+    a.ints = values;
+    a.count = 1;
+    return a;
+  };
+  const int64_t axis2[1] = {2}, at0[1] = {0}, at5[1] = {5}, at6[1] = {6}, at8[1] = {8};
+  auto rows = [&](const int64_t* start, const int64_t* end) {
+    return std::vector<gpuu_attr>{ints("axes", axis2), ints("starts", start), ints("ends", end)};
+  };
+  int32_t dead = add("slice", "slice_0", {c}, rows(at5, at6));
+  add("neg", "dead_neg", {add("exp", "dead_exp", {dead}, {})}, {});
+  int32_t head = add("slice", "slice_1", {c}, rows(at0, at5));
+  int32_t tail = add("slice", "slice_2", {c}, rows(at6, at8));
+  gpuu_attr axis;
+  gpuu_attr_init(&axis);
+  axis.name = "axis";
+  axis.kind = GPUU_ATTR_INT;
+  axis.i = 2;
+  int32_t y = add("mul", "mul_0", {add("concat", "concat_0", {head, k, tail}, {axis}), scale}, {});
+  if (!ok || gpuu_graph_mark_output(g, y) != GPUU_OK) {
+    gpuu_graph_destroy(g);
+    return nullptr;
+  }
+  return g;
+}
+
+TEST(SessionCApi, DeadNodesOfAGraphBuiltInCAreLeftOutUnderEveryPolicy) {
+  std::vector<float> c(96), k(12);
+  for (size_t i = 0; i < c.size(); ++i) c[i] = static_cast<float>(i) * 0.5f - 20.0f;
+  for (size_t i = 0; i < k.size(); ++i) k[i] = 100.0f + static_cast<float>(i);
+  std::vector<float> want(96);
+  for (size_t i = 0; i < want.size(); ++i) {
+    size_t row = (i / 3) % 8, channel = i / 24;
+    want[i] = 2.0f * (row == 5 ? k[channel * 3 + i % 3] : c[i]);
+  }
+  for (gpuu_prefer prefer : {GPUU_PREFER_VGF_FIRST, GPUU_PREFER_VULKAN_FIRST, GPUU_PREFER_AUTO}) {
+    SCOPED_TRACE(prefer);
+    gpuu_graph* graph = build_slice_assignment();
+    ASSERT_NE(graph, nullptr) << last_error();
+    gpuu_partition* partition = partition_graph(graph, prefer);
+    ASSERT_NE(partition, nullptr) << last_error();
+    ASSERT_EQ(gpuu_partition_region_count(partition), 1u) << "one GPU region, no region for the dead nodes";
+    size_t nodes = 0;
+    ASSERT_EQ(gpuu_partition_region_node_count(partition, 0, &nodes), GPUU_OK);
+    EXPECT_EQ(nodes, 4u);
+    const char* backend = nullptr;
+    EXPECT_EQ(gpuu_partition_node_backend(partition, 0, &backend, nullptr), GPUU_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(last_error(), "gpuu_partition_node_backend: node 0 is dead (its results reach no graph output): it is "
+                            "in no region and no backend runs it");
+    std::string path = temp_path("dead_nodes.gpuu");
+    gpuu_program_write_options write;
+    gpuu_program_write_options_init(&write);
+    ASSERT_EQ(gpuu_program_write(graph, partition, &write, path.c_str()), GPUU_OK) << last_error();
+    gpuu_partition_destroy(partition);
+    gpuu_graph_destroy(graph);
+
+    gpuu_program* program = nullptr;
+    ASSERT_EQ(gpuu_program_load_file(path.c_str(), &program), GPUU_OK) << last_error();
+    gpuu_session* session = nullptr;
+    ASSERT_EQ(gpuu_session_create(program, nullptr, &session), GPUU_OK) << last_error();
+    gpuu_program_release(program);
+    std::vector<float> y(96);
+    ASSERT_EQ(gpuu_session_set_input(session, 0, c.data(), c.size() * 4), GPUU_OK) << last_error();
+    ASSERT_EQ(gpuu_session_set_input(session, 1, k.data(), k.size() * 4), GPUU_OK) << last_error();
+    ASSERT_EQ(gpuu_session_execute(session), GPUU_OK) << last_error();
+    ASSERT_EQ(gpuu_session_get_output(session, 0, y.data(), y.size() * 4), GPUU_OK) << last_error();
+    gpuu_session_destroy(session);
+    EXPECT_EQ(y, want);
+    std::remove(path.c_str());
+  }
 }
 
 TEST(SessionCApi, LookupOnlyOverrideWithoutAContextFailsWithItsMessage) {

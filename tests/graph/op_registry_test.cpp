@@ -72,7 +72,8 @@ TEST(OpRegistry, HasEveryOpOtherComponentsUse) {
                          "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "reduce_min",
                          "reduce_prod", "reduce_any", "reduce_all", "argmax", "argmin", "cumsum"};
   std::set<std::string> expected(std::begin(names), std::end(names));
-  for (const char* spatial : {"conv3d", "conv_transpose2d", "avg_pool3d", "max_pool3d", "resize", "expand", "flip"}) {
+  for (const char* spatial : {"conv3d", "conv_transpose2d", "avg_pool3d", "max_pool3d", "resize", "grid_sample",
+                              "expand", "flip"}) {
     expected.insert(spatial);
   }
   for (const char* int_profile : {"rescale", "conv2d_int", "matmul_int", "avg_pool2d_int", "table", "mul_shift",
@@ -389,6 +390,34 @@ TEST_F(Infer, ResizeTakesSizeAndChecksModes) {
   EXPECT_MENTIONS(error_of("resize", {x}, {{"size", Ints{8, 8}}, {"scales", std::vector<double>{2.0, 0.0}}}),
                   "'scales' entry 1");
   EXPECT_MENTIONS(error_of("resize", {f32({3, 4, 5})}, {{"size", Ints{8, 8}}}), "must have rank 4");
+}
+
+TEST_F(Infer, GridSampleTakesItsShapeFromTheGridAndNamesEachProblem) {
+  ValueId x = f32({2, 3, 5, 7});                                    // v0
+  ValueId wide = f32({2, 4, 6, 3}), flat = f32({2, 4, 2});          // v1, v2
+  EXPECT_EQ(shape_of("grid_sample", {x, f32({2, 4, 6, 2})}), (Shape{2, 3, 4, 6}));
+  for (const char* mode : {"bilinear", "nearest", "bicubic"}) {
+    for (const char* padding : {"zeros", "border", "reflection"}) {
+      EXPECT_EQ(shape_of("grid_sample", {x, f32({2, 1, 9, 2})},
+                         {{"mode", std::string(mode)}, {"padding_mode", std::string(padding)},
+                          {"align_corners", int64_t{1}}}),
+                (Shape{2, 3, 1, 9}));
+    }
+  }
+  EXPECT_MENTIONS(error_of("grid_sample", {x, wide}),
+                  "input 1 (grid 'v1') [2,4,6,3] must be [N, Ho, Wo, 2] (an x and a y per point), but its last dim is 3");
+  EXPECT_MENTIONS(error_of("grid_sample", {x, flat}), "input 1 (grid 'v2') must have rank 4");
+  EXPECT_MENTIONS(error_of("grid_sample", {x, f32({1, 4, 6, 2})}),
+                  "has batch 1 but input 0 (x 'v0') [2,3,5,7] has batch 2");
+  EXPECT_EQ(error_of("grid_sample", {x, f32({2, 4, 6, 2})}, {{"mode", std::string("area")}}),
+            "node 'n0' (grid_sample): attribute 'mode' must be \"bilinear\", \"nearest\" or \"bicubic\", got "
+            "\"area\"");
+  EXPECT_MENTIONS(error_of("grid_sample", {x, f32({2, 4, 6, 2})}, {{"padding_mode", std::string("wrap")}}),
+                  "attribute 'padding_mode' must be \"zeros\", \"border\" or \"reflection\", got \"wrap\"");
+  EXPECT_MENTIONS(error_of("grid_sample", {x, f32({2, 4, 6, 2})}, {{"align_corners", int64_t{2}}}),
+                  "'align_corners' = 2 is out of range");
+  EXPECT_MENTIONS(error_of("grid_sample", {x, in(DType::kF16, {2, 4, 6, 2})}), "they must match");
+  EXPECT_MENTIONS(error_of("grid_sample", {f32({2, 3, 0, 7}), f32({2, 4, 6, 2})}), "empty height or width");
 }
 
 TEST_F(Infer, PadModesKeepTorchLimits) {

@@ -218,5 +218,30 @@ TEST(VulkanGemmEpilogue, ChainsTheStoreCannotTakeStillRun) {
   EXPECT_EQ(dispatches, 3u);
 }
 
+// RAFT's ConvGRU, two steps: z's convolution takes (1 - z) * h + z * q as its
+// epilogue, so it runs after q's, later than it stands in the graph. The
+// arena placed values by id, so a value made before it but placed after it
+// found live blocks freed and overwrote one (a concat of h and x).
+TEST(VulkanGemmEpilogue, AGemmLoweredAfterLaterNodesLeavesLiveValuesAlone) {
+  Case c;
+  const graph::AttrMap same = {{"padding", std::vector<int64_t>{1, 1}}};
+  ValueId h = c.input("h", {1, 8, 12, 16});
+  ValueId x = c.op("relu", {c.op("conv2d", {c.input("x", {1, 8, 12, 16}), c.constant("enc", {8, 8, 3, 3}, -0.2, 0.2)},
+                                 same)});
+  ValueId one = c.constant("one", {1}, 1, 1);
+  for (int step = 0; step < 2; ++step) {
+    const std::string k = std::to_string(step);
+    ValueId hx = c.op("concat", {h, x}, {{"axis", int64_t{1}}});
+    ValueId z = c.op("sigmoid", {c.op("conv2d", {hx, c.constant("wz" + k, {8, 16, 3, 3}, -0.2, 0.2)}, same)});
+    ValueId r = c.op("sigmoid", {c.op("conv2d", {hx, c.constant("wr" + k, {8, 16, 3, 3}, -0.2, 0.2)}, same)});
+    ValueId rhx = c.op("concat", {c.op("mul", {r, h}), x}, {{"axis", int64_t{1}}});
+    ValueId q = c.op("tanh", {c.op("conv2d", {rhx, c.constant("wq" + k, {8, 16, 3, 3}, -0.2, 0.2)}, same)});
+    h = c.op("add", {c.op("mul", {c.op("sub", {one, z}), h}), c.op("mul", {z, q})});
+  }
+  ASSERT_TRUE(graph::add_graph_output(c.g, c.op("conv2d", {h, c.constant("head", {2, 8, 3, 3})}, same)).ok());
+  size_t dispatches = 0;
+  EXPECT_TRUE(matches(c, kernels::KernelGraphOptions{}, &dispatches));
+}
+
 }  // namespace
 }  // namespace gpuu::vulkan_test

@@ -1,9 +1,10 @@
-// Vulkan conv3d, conv_transpose2d, avg/max pool3d, resize, pad modes, expand
-// and flip against the CPU reference, on the test device, f32 and f16 (data
-// movement: every dtype). Tolerances: convolutions as in conv_pool_test (f32
-// sums of K products: 1e-6 * K + 1e-6 abs, 1e-5 rel; f16 1e-3 more);
-// avg pools and bilinear resize 1e-6 (f16 1e-3); max pools, nearest resizes
-// and data movement exactly.
+// Vulkan conv3d, conv_transpose2d, avg/max pool3d, resize, grid_sample, pad
+// modes, expand and flip against the CPU reference, on the test device, f32
+// and f16 (data movement: every dtype). Tolerances: convolutions as in
+// conv_pool_test (f32 sums of K products: 1e-6 * K + 1e-6 abs, 1e-5 rel; f16
+// 1e-3 more); avg pools and bilinear resize 1e-6 (f16 1e-3); bilinear and
+// bicubic grid samples 1e-5 (f16 2e-3: one rounding of the f16 result apart);
+// max pools, nearest resizes and samples, and data movement exactly.
 #include <gtest/gtest.h>
 
 #include "kernels/vulkan_test_util.h"
@@ -146,6 +147,33 @@ TEST(VulkanSpatial, ResizeEveryModeAndScale) {
       EXPECT_TRUE(node_matches_cpu("resize", {random_tensor(dtype, c.x, seed++, -2, 2)}, attrs, tol, tol))
           << graph::dtype_name(dtype) << " " << c.mode << " align " << c.align << " x " << graph::shape_to_string(c.x)
           << " -> " << c.size[0] << "x" << c.size[1];
+    }
+  }
+}
+
+TEST(VulkanSpatial, GridSampleEveryModePaddingAndAlignment) {
+  // Odd, non-square sizes, batch 2; grid points up to 1.6 out, so every
+  // padding rule is exercised; one 1-pixel-wide input (reflection's empty span).
+  const std::vector<std::pair<Shape, Shape>> shapes = {{{2, 3, 5, 7}, {2, 4, 3, 2}}, {{1, 2, 4, 1}, {1, 3, 5, 2}}};
+  uint32_t seed = 400;
+  for (DType dtype : kFloats) {
+    if (skip_dtype(dtype)) continue;
+    for (const char* mode : {"bilinear", "nearest", "bicubic"}) {
+      for (const char* padding : {"zeros", "border", "reflection"}) {
+        for (int64_t align : {0, 1}) {
+          for (const auto& [x, grid] : shapes) {
+            graph::AttrMap attrs = {
+                {"mode", std::string(mode)}, {"padding_mode", std::string(padding)}, {"align_corners", align}};
+            double tol = std::string(mode) == "nearest" ? 0.0 : dtype == DType::kF16 ? 2e-3 : 1e-5;
+            EXPECT_TRUE(node_matches_cpu("grid_sample",
+                                         {random_tensor(dtype, x, seed, -2, 2), random_tensor(dtype, grid, seed + 1, -1.6, 1.6)},
+                                         attrs, tol, tol))
+                << graph::dtype_name(dtype) << " " << mode << " " << padding << " align " << align << " x "
+                << graph::shape_to_string(x);
+            seed += 2;
+          }
+        }
+      }
     }
   }
 }

@@ -151,8 +151,10 @@ inline const std::vector<std::string>& all_op_names() {
 // A random DAG of `nodes` nodes: random ops (plus an op no backend knows and
 // custom shaders with a good or a bad domain), random dtypes including i64
 // and i8, fan-in 1..3 biased towards recent values (chains with skips), and
-// some values read by many nodes.
-inline GraphMaker random_graph(Rng& rng, size_t nodes) {
+// some values read by many nodes. Values nobody reads are graph outputs, but
+// with `dead_percent` > 0 about that share of them are not (their producers,
+// and what only they read, become dead nodes); the last one always is.
+inline GraphMaker random_graph(Rng& rng, size_t nodes, int dead_percent = 0) {
   GraphMaker m;
   static const DType kDtypes[] = {DType::kF32, DType::kF32, DType::kF32, DType::kF16, DType::kI32,
                                   DType::kI64, DType::kI8,  DType::kBool};
@@ -193,10 +195,11 @@ inline GraphMaker random_graph(Rng& rng, size_t nodes) {
     }
     values.push_back(out);
   }
-  // Every value nobody reads is a graph output.
   auto consumers = m.g.consumers();
   for (size_t v = 0; v < m.g.values().size(); ++v) {
-    if (m.g.values()[v].producer >= 0 && consumers[v].empty()) m.g.mark_output(static_cast<ValueId>(v));
+    if (m.g.values()[v].producer < 0 || !consumers[v].empty()) continue;
+    const bool last = v + 1 == m.g.values().size();
+    if (dead_percent == 0 || last || !rng.chance(dead_percent)) m.g.mark_output(static_cast<ValueId>(v));
   }
   return m;
 }
@@ -231,12 +234,19 @@ inline std::string check_invariants(const graph::Graph& g, const PartitionOption
       if (r.region_of_node[static_cast<size_t>(v)] != static_cast<int32_t>(ri)) return "region_of_node disagrees";
     }
   }
+  // Live nodes are in one region each, dead ones (results reaching no graph output) in none.
+  const std::vector<uint8_t> live = g.live_nodes();
   for (size_t v = 0; v < n; ++v) {
-    if (seen[v] != 1) return "node " + g.nodes()[v].name + " is in " + std::to_string(seen[v]) + " regions";
+    if (seen[v] != live[v]) {
+      return std::string(live[v] ? "live" : "dead") + " node " + g.nodes()[v].name + " is in " +
+             std::to_string(seen[v]) + " regions";
+    }
+    if (!live[v] && r.region_of_node[v] != -1) return "dead node " + g.nodes()[v].name + " has a region_of_node";
   }
   auto preds = node_preds(g);
   // Region order is topological: every edge stays or moves forward.
   for (size_t v = 0; v < n; ++v) {
+    if (!live[v]) continue;
     for (NodeId p : preds[v]) {
       if (r.region_of_node[static_cast<size_t>(p)] > r.region_of_node[v]) {
         return "edge " + g.node(p).name + " -> " + g.nodes()[v].name + " goes backwards in region order";
@@ -246,7 +256,8 @@ inline std::string check_invariants(const graph::Graph& g, const PartitionOption
   // Pins honoured.
   for (const Pin& pin : opt.capabilities.pins()) {
     for (size_t v = 0; v < n; ++v) {
-      if (g.nodes()[v].name == pin.node && r.regions[static_cast<size_t>(r.region_of_node[v])].backend != pin.backend) {
+      if (g.nodes()[v].name == pin.node && live[v] &&
+          r.regions[static_cast<size_t>(r.region_of_node[v])].backend != pin.backend) {
         return "pinned node " + pin.node + " is not on " + pin.backend;
       }
     }

@@ -211,7 +211,7 @@ TEST(Partitioner, I64ArithmeticLandsOnVulkanNotTheCpu) {
   auto a = m.input("a", DType::kI64, {4, 3});
   auto b = m.input("b", DType::kI64, {3});
   auto sum = m.op("add", "add_0", {a, b}, DType::kI64, {4, 3});
-  m.op("argmax", "argmax_0", {sum}, DType::kI64, {4}, {{"axis", int64_t{1}}});
+  m.g.mark_output(m.op("argmax", "argmax_0", {sum}, DType::kI64, {4}, {{"axis", int64_t{1}}}));
   for (Prefer prefer : {Prefer::kVgfFirst, Prefer::kVulkanFirst}) {
     std::vector<NamedRegion> expected = {{kVulkan, {"add_0", "argmax_0"}}};
     EXPECT_EQ(run(m, options(prefer, 1)), expected);
@@ -307,6 +307,113 @@ TEST(Partitioner, ParallelBranchesThatReconvergeStayConvex) {
   EXPECT_EQ(run(m, options(Prefer::kVgfFirst, 1)), expected);
 }
 
+// ---- dead nodes (results that reach no graph output) ---------------------------
+
+const char* const kDeadWhy = "dead: its results reach no graph output, so no backend runs it";
+
+// Every policy leaves `dead` out of every region, and the explain report says why.
+void expect_dead_everywhere(const GraphMaker& m, const std::vector<std::string>& dead, int64_t min_size) {
+  for (Prefer p : {Prefer::kAuto, Prefer::kVgfFirst, Prefer::kVulkanFirst}) {
+    for (bool retry : {false, true}) {
+      Result<PartitionResult> r = partition(m.g, options(p, min_size, retry));
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      EXPECT_EQ(check_invariants(m.g, options(p, min_size, retry), *r, true), "");
+      for (const std::string& name : dead) {
+        EXPECT_EQ(r->region_of_node[static_cast<size_t>(m.node_id(name))], -1) << name << " " << to_string(p);
+        for (const std::string& b : {kVgf, kVulkan, kCpu}) {
+          EXPECT_EQ(why(m, options(p, min_size, retry), name.c_str(), b), kDeadWhy);
+        }
+      }
+    }
+  }
+}
+
+TEST(Partitioner, ASliceNothingReadsJoinsNoRegion) {
+  // A functionalized slice assignment into a clone keeps the slice of the
+  // original, which nothing reads: it used to become a VGF region of its own
+  // with no outputs.
+  GraphMaker m;
+  auto c = m.input("c", DType::kF32, {1, 4, 8, 3});
+  auto k = m.input("k", DType::kF32, {1, 4, 1, 3});
+  const graph::AttrMap rows = {{"axes", std::vector<int64_t>{2}}, {"starts", std::vector<int64_t>{5}},
+                               {"ends", std::vector<int64_t>{6}}};
+  m.op("slice", "slice_0", {c}, DType::kF32, {1, 4, 1, 3}, rows);
+  auto head = m.op("slice", "slice_1", {c}, DType::kF32, {1, 4, 5, 3},
+                   {{"axes", std::vector<int64_t>{2}}, {"starts", std::vector<int64_t>{0}},
+                    {"ends", std::vector<int64_t>{5}}});
+  auto tail = m.op("slice", "slice_2", {c}, DType::kF32, {1, 4, 2, 3},
+                   {{"axes", std::vector<int64_t>{2}}, {"starts", std::vector<int64_t>{6}},
+                    {"ends", std::vector<int64_t>{8}}});
+  auto cat = m.op("concat", "concat_0", {head, k, tail}, DType::kF32, {1, 4, 8, 3}, {{"axis", int64_t{2}}});
+  m.g.mark_output(m.op("mul", "mul_0", {cat, cat}, DType::kF32, {1, 4, 8, 3}));
+  const std::vector<std::string> live = {"slice_1", "slice_2", "concat_0", "mul_0"};
+  EXPECT_EQ(run(m, options(Prefer::kVgfFirst, 1)), (std::vector<NamedRegion>{{kVgf, live}}));
+  EXPECT_EQ(run(m, options(Prefer::kVulkanFirst, 1)), (std::vector<NamedRegion>{{kVulkan, live}}));
+  expect_dead_everywhere(m, {"slice_0"}, 1);
+}
+
+TEST(Partitioner, ADeadNodeBetweenTwoLiveRegionsJoinsNeither) {
+  // sin (VGF) -> i64 gather (Vulkan) -> cos (VGF); a dead exp reads the
+  // gather, where VGF's second region would have taken it.
+  GraphMaker m;
+  const graph::Shape s = {4, 4};
+  auto x = m.input("x", DType::kF32, s);
+  auto a = m.op("sin", "sin_0", {x}, DType::kF32, s);
+  auto idx = m.constant("idx", DType::kI64, {4});
+  auto g = m.op("index_select", "select_0", {a, idx}, DType::kF32, s, {{"axis", int64_t{0}}});
+  m.op("exp", "dead_exp", {g}, DType::kF32, s);
+  m.g.mark_output(m.op("cos", "cos_0", {g}, DType::kF32, s));
+  std::vector<NamedRegion> expected = {{kVgf, {"sin_0"}}, {kVulkan, {"select_0"}}, {kVgf, {"cos_0"}}};
+  EXPECT_EQ(run(m, options(Prefer::kVgfFirst, 1)), expected);
+  expected = {{kVulkan, {"sin_0", "select_0", "cos_0"}}};
+  EXPECT_EQ(run(m, options(Prefer::kVulkanFirst, 1)), expected);
+  expect_dead_everywhere(m, {"dead_exp"}, 1);
+}
+
+TEST(Partitioner, ADeadChainJoinsNoRegionAndCountsTowardNoMinimum) {
+  // relu is the only live node. The dead chain (a node with two dead inputs
+  // among them, one reading a live value) would have made the VGF region 5
+  // nodes; alone relu is below min_partition_size 2 and goes to the CPU.
+  GraphMaker m;
+  const graph::Shape s = {8};
+  auto x = m.input("x", DType::kF32, s);
+  auto r = m.op("relu", "relu_0", {x}, DType::kF32, s);
+  auto e = m.op("exp", "dead_0", {r}, DType::kF32, s);
+  auto n = m.op("neg", "dead_1", {e}, DType::kF32, s);
+  auto t = m.op("tanh", "dead_2", {x}, DType::kF32, s);
+  m.op("add", "dead_3", {n, t}, DType::kF32, s);
+  m.g.mark_output(r);
+  EXPECT_EQ(run(m, options(Prefer::kVgfFirst, 1)), (std::vector<NamedRegion>{{kVgf, {"relu_0"}}}));
+  EXPECT_EQ(run(m, options(Prefer::kVgfFirst, 2)), (std::vector<NamedRegion>{{kCpu, {"relu_0"}}}));
+  expect_dead_everywhere(m, {"dead_0", "dead_1", "dead_2", "dead_3"}, 1);
+  expect_dead_everywhere(m, {"dead_0", "dead_1", "dead_2", "dead_3"}, 2);
+}
+
+// x -> dead_sin (node 0, read by nothing) and x -> cos_0 (node 1), the output.
+GraphMaker dead_sin_beside_cos() {
+  GraphMaker m;
+  auto x = m.input("x", DType::kF32, {4});
+  m.op("sin", "dead_sin", {x}, DType::kF32, {4});
+  m.g.mark_output(m.op("cos", "cos_0", {x}, DType::kF32, {4}));
+  return m;
+}
+
+TEST(Partitioner, APinnedDeadNodeStillJoinsNoRegion) {
+  GraphMaker m = dead_sin_beside_cos();
+  PartitionOptions o = options(Prefer::kVgfFirst, 1);
+  ASSERT_TRUE(o.capabilities.pin("dead_sin", kVulkan).ok());
+  EXPECT_EQ(run(m, o), (std::vector<NamedRegion>{{kVgf, {"cos_0"}}}));
+}
+
+TEST(Partitioner, AGraphWithoutOutputsHasNoRegions) {
+  GraphMaker m;
+  auto x = m.input("x", DType::kF32, {4});
+  m.op("sin", "sin_0", {x}, DType::kF32, {4});
+  for (Prefer p : {Prefer::kAuto, Prefer::kVgfFirst, Prefer::kVulkanFirst}) {
+    EXPECT_EQ(run(m, options(p, 1)), std::vector<NamedRegion>{});
+  }
+}
+
 TEST(Partitioner, UnknownOpsAndEmptyGraphs) {
   GraphMaker empty;
   Result<PartitionResult> r = partition(empty.g, testing_util::builtin_options());
@@ -364,6 +471,18 @@ TEST(InvariantChecker, CatchesBrokenResults) {
                              true),
             "")
       << "{sin_0, cos_0} is not connected";
+}
+
+TEST(InvariantChecker, CatchesADeadNodeInARegionAndALiveOneInNone) {
+  GraphMaker m = dead_sin_beside_cos();
+  PartitionOptions o = options(Prefer::kVgfFirst, 1);
+  PartitionResult r;
+  r.regions = {Region{kVgf, {0, 1}}};
+  r.region_of_node = {0, 0};
+  EXPECT_EQ(check_invariants(m.g, o, r, true), "dead node dead_sin is in 1 regions");
+  r.regions.clear();
+  r.region_of_node = {-1, -1};
+  EXPECT_EQ(check_invariants(m.g, o, r, true), "live node cos_0 is in 0 regions");
 }
 
 // ---- bad input ---------------------------------------------------------------

@@ -119,6 +119,43 @@ TEST(PartitionProperties, InvariantsHoldOnRandomDags) {
   EXPECT_GT(retried_nodes, 300);
 }
 
+TEST(PartitionProperties, DeadNodesJoinNoRegionOnRandomDags) {
+  // Graphs where some unread values are no graph output: their producers
+  // (and what only they read) are dead; every invariant still holds, with the
+  // dead nodes in no region, and the report says why for each.
+  Rng rng(0x5EED0003);
+  int64_t dead_nodes = 0, live_nodes = 0;
+  for (int iter = 0; iter < 1000; ++iter) {
+    size_t nodes = 1 + rng.below(40);
+    GraphMaker m = random_graph(rng, nodes, /*dead_percent=*/60);
+    PartitionOptions o = random_options(rng, m);
+    Result<Partitioned> p = partition_with_trace(m.g, o);
+    ASSERT_TRUE(p.ok()) << "iteration " << iter << ": " << p.status().message();
+    ASSERT_EQ(check_invariants(m.g, o, p->result, /*brute_force=*/true), "")
+        << "iteration " << iter << " (" << nodes << " nodes, " << to_string(o.prefer) << ", min "
+        << o.min_partition_size << ", retry " << o.retry_pruned << ")";
+    const std::vector<uint8_t> live = m.g.live_nodes();
+    if (iter % 10 != 0) {
+      for (uint8_t l : live) (l ? live_nodes : dead_nodes)++;
+      continue;
+    }
+    Result<JsonValue> doc = parse_json(explain_json(m.g, o, *p));
+    ASSERT_TRUE(doc.ok()) << doc.status().message();
+    const auto& listed = doc->find("nodes")->as_array();
+    for (size_t i = 0; i < listed.size(); ++i) {
+      (live[i] ? live_nodes : dead_nodes)++;
+      if (live[i]) continue;
+      EXPECT_TRUE(listed[i].find("backend")->is_null()) << m.g.nodes()[i].name;
+      for (const auto& [backend, why] : listed[i].find("why_not")->as_object()) {
+        ASSERT_EQ(why.as_string().rfind("dead: ", 0), 0u) << m.g.nodes()[i].name << " on " << backend;
+      }
+    }
+  }
+  // The random graphs really had both kinds.
+  EXPECT_GT(dead_nodes, 2000);
+  EXPECT_GT(live_nodes, 5000);
+}
+
 TEST(PartitionProperties, WithoutRetryPrunedNodesStayOnTheCpu) {
   // RFC semantics: with retry off a node pruned from a backend never lands on
   // the other one.

@@ -368,6 +368,41 @@ TEST(ProgramRoundTrip, PreprocessCallbackSuppliesBlobAndExtraSpecs) {
   EXPECT_NE(failed.status().message().find("region 0 (VgfBackend)"), std::string::npos);
 }
 
+// The sample model plus node 7, 'dead_exp', reading h4 (inside the Vulkan
+// region): its result reaches no graph output, so it is in no region.
+void add_dead_node(gpuu_test::SampleModel* m) {
+  graph::Graph& g = m->graph;
+  graph::ValueId h4 = 8;
+  ASSERT_EQ(g.value(h4).name, "h4");
+  graph::ValueId dead = g.add_value(graph::Value{"dead", graph::DType::kF32, {1, 8}});
+  g.add_node(graph::Node{"dead_exp", "exp", {h4}, {dead}, {}});
+  m->partition.region_of_node.push_back(-1);
+}
+
+TEST(ProgramRoundTrip, DeadNodesInNoRegionAreLeftOutOfTheProgram) {
+  auto m = make_sample_model();
+  add_dead_node(&m);
+  Result<std::vector<uint8_t>> bytes = build_program(m.graph, m.partition, m.spec);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto p = load(bytes.value());
+  ASSERT_TRUE(p);
+  EXPECT_LT(p->find_tensor("dead"), 0) << "no tensor for the dead node's result";
+  // The Vulkan region hands over only y: h4's dead reader runs nowhere.
+  EXPECT_EQ(names_of(*p, p->delegates()[1].outputs), std::vector<std::string>{"y"});
+  EXPECT_EQ(p->delegates()[1].nodes.size(), 3u);
+}
+
+TEST(ProgramRoundTrip, ARegionOfDeadNodesIsRefusedNamingThem) {
+  auto m = make_sample_model();
+  add_dead_node(&m);
+  Result<RegionIo> io = region_io(m.graph, partition::Region{partition::kVgfId, {7}});
+  ASSERT_FALSE(io.ok());
+  EXPECT_EQ(io.status().message(),
+            "region: no result of its nodes ('dead_exp') is a graph output or read by a live node outside it: they "
+            "are dead (their results reach no graph output), so the region would have no outputs; a partition "
+            "leaves dead nodes out of every region");
+}
+
 TEST(ProgramRoundTrip, BuildProgramRefusesBadPartitions) {
   using gpuu_test::SampleModel;
   auto expect_refused = [](const SampleModel& m, const char* needle) {
@@ -401,6 +436,14 @@ TEST(ProgramRoundTrip, BuildProgramRefusesBadPartitions) {
     auto m = make_sample_model();
     m.partition.regions[2].nodes = {4, 6, 5};  // add1 before mul0 inside a region
     expect_refused(m, "node 'add1' reads 'h5' before node 'mul0'");
+  }
+  {
+    auto m = make_sample_model();
+    add_dead_node(&m);
+    m.partition.regions[2].nodes.push_back(7);
+    m.partition.region_of_node.back() = 2;
+    expect_refused(m, "node 'dead_exp' is dead (its results reach no graph output), but region 2 (VulkanBackend) "
+                      "holds it; dead nodes belong to no region");
   }
   {
     auto m = make_sample_model();

@@ -908,6 +908,27 @@ _lowering("upsample_bilinear2d")(_make_resize(2, "bilinear"))
 _lowering("upsample_trilinear3d")(_make_resize(3, "bilinear"))
 
 
+# ---- grid sampling (F.grid_sample; Core ATen keeps grid_sampler_2d whole) --------------
+
+# torch's interpolation_mode and padding_mode codes -> gpuu's grid_sample attributes.
+_GRID_SAMPLE_MODES = ("bilinear", "nearest", "bicubic")
+_GRID_SAMPLE_PADDINGS = ("zeros", "border", "reflection")
+
+
+@_lowering("grid_sampler_2d")
+def _grid_sampler_2d(L, a, real, node):
+    dtype = L.result_dtype(real)
+    x = L._operand(a["input"], dtype, 0, "input")
+    grid = L._operand(a["grid"], dtype, 0, "grid")
+    mode, padding = int(a["interpolation_mode"]), int(a["padding_mode"])
+    if mode not in range(len(_GRID_SAMPLE_MODES)) or padding not in range(len(_GRID_SAMPLE_PADDINGS)):
+        raise L._error(f"grid_sampler_2d with interpolation_mode {mode} and padding_mode {padding}: gpuu knows modes "
+                       f"0-2 ({', '.join(_GRID_SAMPLE_MODES)}) and paddings 0-2 ({', '.join(_GRID_SAMPLE_PADDINGS)})")
+    return L._emit("grid_sample", [x, grid], {"mode": _GRID_SAMPLE_MODES[mode],
+                                              "padding_mode": _GRID_SAMPLE_PADDINGS[padding],
+                                              "align_corners": int(bool(a["align_corners"]))})
+
+
 # ---- padding ------------------------------------------------------------------------
 
 def _gpuu_pads(pad: Sequence[int], rank: int) -> List[int]:

@@ -33,7 +33,6 @@ _WHY_MISSING = {
     "scatter_reduce": "scatter-style writes have no kernel yet",
     "sort": "no sorting kernel yet",
     "topk": "no sorting kernel yet",
-    "grid_sampler_2d": "no kernel yet",
     "_embedding_bag": "no kernel yet",
     "_cdist_forward": "no kernel yet",
     "_pdist_forward": "no kernel yet",

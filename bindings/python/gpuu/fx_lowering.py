@@ -80,8 +80,8 @@ class _K:
 class _Lazy:
     """One output of a multi-output op (a split piece), emitted only if something uses it.
 
-    The program writer refuses regions whose results go nowhere, so unused pieces
-    must not become nodes.
+    Unused pieces never become nodes: the partitioner would leave them dead, in
+    no region, but a graph without them is smaller to check and to explain.
     """
 
     def __init__(self, make: Callable[[], "_T"]) -> None:

@@ -1,10 +1,12 @@
-// CPU kernels for conv3d, conv_transpose2d, the 3-D pools (NCDHW) and resize,
-// with PyTorch's semantics; output sizes come from the registry's inference.
+// CPU kernels for conv3d, conv_transpose2d, the 3-D pools (NCDHW), resize and
+// grid_sample, with PyTorch's semantics; output sizes come from the registry's
+// inference.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "backends/cpu/kernel_support.h"
+#include "graph/grid_sample.h"
 #include "graph/op_registry.h"
 #include "graph/resize_index.h"
 
@@ -233,12 +235,69 @@ Status kernel_resize(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   return a.emit_reals(outputs, r);
 }
 
+// Each output point reads x at grid (x, y) mapped to pixels; torch's f32
+// coordinates and weights (graph/grid_sample.h), the sums in double.
+Status kernel_grid_sample(const KernelArgs& a, std::vector<HostTensor>* outputs) {
+  const HostTensor& x = a.x(0);
+  const graph::Value& out = a.out[0];
+  graph::GridSampleMode mode = graph::GridSampleMode::kBilinear;
+  graph::GridSamplePadding padding = graph::GridSamplePadding::kZeros;
+  graph::parse_grid_sample_mode(graph::attr_string(a.attrs, "mode", "bilinear"), &mode);
+  graph::parse_grid_sample_padding(graph::attr_string(a.attrs, "padding_mode", "zeros"), &padding);
+  const bool align = graph::attr_int(a.attrs, "align_corners", 0) != 0;
+  const int64_t batch = x.shape[0], channels = x.shape[1], ih = x.shape[2], iw = x.shape[3];
+  const int64_t oh = out.shape[2], ow = out.shape[3];
+  const graph::GridSampleAxis along_w(iw, align, padding), along_h(ih, align, padding);
+  std::vector<double> vx = read_reals(x), vg = read_reals(a.x(1));
+  std::vector<double> r(at(graph::shape_numel(out.shape)));
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t p = 0; p < oh * ow; ++p) {
+      const float gx = static_cast<float>(vg[at((n * oh * ow + p) * 2)]);
+      const float gy = static_cast<float>(vg[at((n * oh * ow + p) * 2 + 1)]);
+      for (int64_t c = 0; c < channels; ++c) {
+        const double* plane = vx.data() + (n * channels + c) * ih * iw;
+        // 0 outside the input (only zeros padding gets there).
+        auto pixel = [&](int64_t yi, int64_t xi) { return yi < 0 || xi < 0 ? 0.0 : plane[yi * iw + xi]; };
+        double v = 0.0;
+        if (mode == graph::GridSampleMode::kNearest) {
+          v = pixel(along_h.index(std::nearbyint(along_h.source(gy))), along_w.index(std::nearbyint(along_w.source(gx))));
+        } else if (mode == graph::GridSampleMode::kBilinear) {
+          const float sx = along_w.source(gx), sy = along_h.source(gy);
+          const float x0 = std::floor(sx), y0 = std::floor(sy);
+          const float e = sx - x0, s = sy - y0;  // the weights of the east and south taps
+          const int64_t xw = along_w.index(x0), xe = along_w.index(x0 + 1.0f);
+          const int64_t yn = along_h.index(y0), ys = along_h.index(y0 + 1.0f);
+          v = pixel(yn, xw) * ((1.0f - s) * (1.0f - e)) + pixel(yn, xe) * ((1.0f - s) * e) +
+              pixel(ys, xw) * (s * (1.0f - e)) + pixel(ys, xe) * (s * e);
+        } else {
+          // Bicubic: 4x4 taps around the unpadded point, each tap padded on its own.
+          const float sx = along_w.unnormalize(gx), sy = along_h.unnormalize(gy);
+          const float x0 = std::floor(sx), y0 = std::floor(sy);
+          float wx[4], wy[4];
+          graph::grid_sample_cubic_weights(sx - x0, wx);
+          graph::grid_sample_cubic_weights(sy - y0, wy);
+          for (int j = 0; j < 4; ++j) {
+            const int64_t yi = along_h.index(along_h.pad(y0 + static_cast<float>(j - 1)));
+            double row = 0.0;
+            for (int i = 0; i < 4; ++i) {
+              row += wx[i] * pixel(yi, along_w.index(along_w.pad(x0 + static_cast<float>(i - 1))));
+            }
+            v += wy[j] * row;
+          }
+        }
+        r[at(((n * channels + c) * oh * ow) + p)] = v;
+      }
+    }
+  }
+  return a.emit_reals(outputs, r);
+}
+
 }  // namespace
 
 void add_spatial_kernels(std::vector<CpuOpKernel>& table) {
   table.insert(table.end(), {{"conv3d", kernel_conv3d}, {"conv_transpose2d", kernel_conv_transpose2d},
                              {"avg_pool3d", kernel_avg_pool3d}, {"max_pool3d", kernel_max_pool3d},
-                             {"resize", kernel_resize}});
+                             {"resize", kernel_resize}, {"grid_sample", kernel_grid_sample}});
 }
 
 }  // namespace gpuu::cpu

@@ -1,8 +1,9 @@
-// Kernel family 'spatial': conv3d, conv_transpose2d, avg/max pool3d and
-// resize, f32/f16, as direct kernels (one invocation per output element).
+// Kernel family 'spatial': conv3d, conv_transpose2d, avg/max pool3d, resize
+// and grid_sample, f32/f16, as direct kernels (one invocation per output element).
 #include <string>
 #include <utility>
 
+#include "graph/grid_sample.h"
 #include "graph/op_registry.h"
 #include "graph/resize_index.h"
 #include "kernels/op_table.h"
@@ -133,12 +134,33 @@ Status lower_resize(LoweringContext& lc, const graph::Node& n) {
   return add_dispatch(lc, n, key, {{x.range, false}, {y.range, true}}, push, count);
 }
 
+Status lower_grid_sample(LoweringContext& lc, const graph::Node& n) {
+  GPUU_ASSIGN_OR_RETURN(graph::AttrMap attrs, graph::resolve_attrs(n));
+  const TensorRef& x = lc.tensor(n.inputs[0]);
+  const TensorRef& grid = lc.tensor(n.inputs[1]);
+  const TensorRef& y = lc.tensor(n.outputs[0]);
+  GPUU_RETURN_IF_ERROR(require_f16_support(lc, n, y.dtype));
+  const uint64_t count = static_cast<uint64_t>(graph::shape_numel(y.shape));
+  if (count == 0) return Status::Ok();
+  graph::GridSampleMode mode = graph::GridSampleMode::kBilinear;
+  graph::GridSamplePadding padding = graph::GridSamplePadding::kZeros;
+  graph::parse_grid_sample_mode(graph::attr_string(attrs, "mode", "bilinear"), &mode);
+  graph::parse_grid_sample_padding(graph::attr_string(attrs, "padding_mode", "zeros"), &padding);
+  const int32_t align = graph::attr_int(attrs, "align_corners", 0) != 0 ? 1 : 0;
+  PushConstants push;
+  push.u32(static_cast<uint32_t>(count));
+  push.u32(u32(x.shape[1])).u32(u32(x.shape[2])).u32(u32(x.shape[3])).u32(u32(y.shape[2])).u32(u32(y.shape[3]));
+  KernelKey key{std::string("grid_sample") + float_suffix(y.dtype),
+                {static_cast<int32_t>(mode), static_cast<int32_t>(padding), align}, 3, push.size()};
+  return add_dispatch(lc, n, key, {{x.range, false}, {grid.range, false}, {y.range, true}}, push, count);
+}
+
 }  // namespace
 
 void add_spatial_kernels(std::vector<OpKernel>& table) {
   add_kernels(table, kFloatDTypes, check_float_inputs,
               {{"conv3d", lower_conv3d}, {"conv_transpose2d", lower_conv_transpose2d}, {"avg_pool3d", lower_pool3d},
-               {"max_pool3d", lower_pool3d}, {"resize", lower_resize}});
+               {"max_pool3d", lower_pool3d}, {"resize", lower_resize}, {"grid_sample", lower_grid_sample}});
 }
 
 }  // namespace gpuu::kernels
