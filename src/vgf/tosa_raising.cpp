@@ -113,8 +113,10 @@ class Raising {
     op_ = nullptr;
     for (const TosaInterface& o : g_.outputs) {
       GPUU_ASSIGN_OR_RETURN(ValueId v, value(o.tensor));
-      if (std::find(out_.outputs().begin(), out_.outputs().end(), v) != out_.outputs().end()) {
-        // The same tensor twice: gpuu outputs are distinct values, so copy it.
+      if (std::find(out_.outputs().begin(), out_.outputs().end(), v) != out_.outputs().end() ||
+          out_.value(v).producer == graph::kNone) {
+        // The same tensor twice, or an input or constant (reshapes that cancel out, say): gpuu outputs are
+        // distinct values that the graph makes, so copy it.
         GPUU_ASSIGN_OR_RETURN(v, node("reshape", {v}, {{"shape", out_.value(v).shape}}));
       }
       GPUU_RETURN_IF_ERROR(graph::add_graph_output(out_, v));
