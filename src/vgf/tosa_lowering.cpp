@@ -158,6 +158,21 @@ std::string check_gather(const Graph& g, const Node& node, const AttrMap&) {
   return "the input has more elements than i32 row numbers reach";
 }
 
+// index_put is SCATTER where it writes (TOSA has no reduction) rows that
+// can all be distinct (SCATTER forbids writing a row twice).
+std::string check_index_put(const Graph& g, const Node& node, const AttrMap& attrs) {
+  std::string reduce = graph::attr_string(attrs, "reduce");
+  if (reduce != "none") return str_cat("TOSA 1.0 SCATTER writes rows and has no reduction (reduce is \"", reduce, "\")");
+  const Shape& x = g.value(node.inputs[0]).shape;
+  const int64_t rows = g.value(node.inputs[1]).shape[0];
+  const auto axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(attrs, "axis"), x.size()));
+  if (rows == 0) return "there are no rows to write (TOSA tensors have no empty dims)";
+  if (rows > x[axis]) {
+    return str_cat("it writes ", rows, " rows into ", x[axis], ", so some row twice, which TOSA 1.0 SCATTER forbids");
+  }
+  return "";
+}
+
 }  // namespace
 
 class TosaLowering {
@@ -1514,6 +1529,26 @@ class TosaLowering {
     return Status::Ok();
   }
 
+  // index_put: x viewed as SCATTER's values_in [pre, dim, post], every batch
+  // taking the same indices (TILE), values its input [pre, w, post].
+  Status lower_index_put() {
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId index, in(1));
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId values, in(2));
+    Shape xs = shape(x);
+    size_t axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(attrs_, "axis"), xs.size()));
+    int64_t pre = 1, post = 1, w = shape(index)[0];
+    for (size_t d = 0; d < axis; ++d) pre *= xs[d];
+    for (size_t d = axis + 1; d < xs.size(); ++d) post *= xs[d];
+    TosaTensorId rows = reshape(index, {1, w});
+    if (pre > 1) rows = emit(TosaOp::kTile, {TosaAttribute::shape({pre, 1})}, {rows}, E::kI32, {pre, w});
+    TosaTensorId written = emit(TosaOp::kScatter, {}, {reshape(x, {pre, xs[axis], post}), rows,
+                                                       reshape(values, {pre, w, post})},
+                                type(x), {pre, xs[axis], post});
+    set_out(reshape(written, xs));
+    return Status::Ok();
+  }
+
   // ---- clean-up ----
 
   // Drops operators and constants no output depends on; graph constant ids
@@ -1661,6 +1696,8 @@ const std::vector<TosaOpEntry>& tosa_op_table() {
     add({"flip"}, F::kPlain, kAll, "REVERSE", &L::lower_flip);
     add({"gather"}, F::kIndexed, kF | kI32 | kI8, "GATHER", &L::lower_gather, check_gather);
     add({"index_select"}, F::kIndexed, kF | kI32 | kI8, "GATHER", &L::lower_index_select);
+    add({"index_put"}, F::kIndexed, kF | kI32 | kI8, "SCATTER", &L::lower_index_put, check_index_put);
+    add({"scatter"}, F::kIndexed, 0, "none: TOSA's SCATTER writes whole rows, not single elements", nullptr);
     add({"custom_shader"}, F::kCustomShader, kAll, "a VGF COMPUTE segment", nullptr);
     return t;
   }();
