@@ -15,17 +15,9 @@ import torch.nn.functional as F
 import gpuu
 from conftest import export_traced
 from gpuu.frontend import FrontendError, from_torch
+from test_frontend_ops import Fn  # a function of tensors as a module
 
 SCATTER_OPS = ("scatter", "index_put")
-
-
-class Fn(nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *xs):
-        return self.fn(*xs)
 
 
 def _spec(prefer):

@@ -27,28 +27,28 @@ Status check_indices(const KernelArgs& a, const std::vector<int64_t>& index, con
   return Status::Ok();
 }
 
-Status kernel_gather(const KernelArgs& a, std::vector<HostTensor>* outputs) {
+// Where in x each element of the index points (gather, scatter): the index
+// tensor's own coordinates address x off the axis (it may be smaller there),
+// its values on it. Every index is checked first.
+Result<std::vector<int64_t>> element_positions(const KernelArgs& a) {
   const HostTensor& x = a.x(0);
   const HostTensor& index = a.x(1);
   const size_t axis = a.axis_attr();
   std::vector<int64_t> idx = read_ints(index);
   GPUU_RETURN_IF_ERROR(check_indices(a, idx, index.shape, static_cast<int64_t>(axis), x.shape[axis]));
-  // out[i0..i(r-1)] = x[i0.., idx[i0..i(r-1)] at `axis`, ..]: the index tensor's own
-  // coordinates address x off the axis (it may be smaller there), the values on it.
   std::vector<int64_t> strides = row_major_strides(x.shape);
   const int64_t axis_stride = strides[axis];
   strides[axis] = 0;
-  std::vector<int64_t> src = strided_offsets(index.shape, strides);
-  for (size_t i = 0; i < src.size(); ++i) src[i] += idx[i] * axis_stride;
-  HostTensor result = a.zeroed_output();
-  gather_elements(x, src, &result);
-  return a.emit(outputs, std::move(result));
+  std::vector<int64_t> at = strided_offsets(index.shape, strides);
+  for (size_t i = 0; i < at.size(); ++i) at[i] += idx[i] * axis_stride;
+  return at;
 }
 
-Status kernel_index_select(const KernelArgs& a, std::vector<HostTensor>* outputs) {
+// Where in x each element of [outer, len(index), inner] lies (index_select's
+// output, index_put's values): x [outer, idx[j], inner]. Every index is checked first.
+Result<std::vector<int64_t>> row_positions(const KernelArgs& a) {
   const HostTensor& x = a.x(0);
   const HostTensor& index = a.x(1);
-  const graph::Value& out = a.out[0];
   const size_t axis = a.axis_attr();
   std::vector<int64_t> idx = read_ints(index);
   const int64_t dim = x.shape[axis];
@@ -56,16 +56,29 @@ Status kernel_index_select(const KernelArgs& a, std::vector<HostTensor>* outputs
   int64_t outer = 1, inner = 1;
   for (size_t d = 0; d < axis; ++d) outer *= x.shape[d];
   for (size_t d = axis + 1; d < x.shape.size(); ++d) inner *= x.shape[d];
-  // Output [outer, len(index), inner] reads input [outer, idx[j], inner].
-  std::vector<int64_t> src;
-  src.reserve(static_cast<size_t>(graph::shape_numel(out.shape)));
+  std::vector<int64_t> at;
+  at.reserve(static_cast<size_t>(outer * static_cast<int64_t>(idx.size()) * inner));
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t j : idx) {
-      for (int64_t i = 0; i < inner; ++i) src.push_back((o * dim + j) * inner + i);
+      for (int64_t i = 0; i < inner; ++i) at.push_back((o * dim + j) * inner + i);
     }
   }
+  return at;
+}
+
+// gather: out[p] = x[p with p[axis] replaced by index[p]].
+Status kernel_gather(const KernelArgs& a, std::vector<HostTensor>* outputs) {
+  GPUU_ASSIGN_OR_RETURN(std::vector<int64_t> src, element_positions(a));
   HostTensor result = a.zeroed_output();
-  gather_elements(x, src, &result);
+  gather_elements(a.x(0), src, &result);
+  return a.emit(outputs, std::move(result));
+}
+
+// index_select: output [outer, len(index), inner] reads x [outer, idx[j], inner].
+Status kernel_index_select(const KernelArgs& a, std::vector<HostTensor>* outputs) {
+  GPUU_ASSIGN_OR_RETURN(std::vector<int64_t> src, row_positions(a));
+  HostTensor result = a.zeroed_output();
+  gather_elements(a.x(0), src, &result);
   return a.emit(outputs, std::move(result));
 }
 
@@ -138,38 +151,13 @@ Status scatter_into(const KernelArgs& a, const std::vector<int64_t>& dest, std::
 
 // scatter: src[p] lands on x at p with p[axis] replaced by index[p].
 Status kernel_scatter(const KernelArgs& a, std::vector<HostTensor>* outputs) {
-  const HostTensor& x = a.x(0);
-  const HostTensor& index = a.x(1);
-  const size_t axis = a.axis_attr();
-  std::vector<int64_t> idx = read_ints(index);
-  GPUU_RETURN_IF_ERROR(check_indices(a, idx, index.shape, static_cast<int64_t>(axis), x.shape[axis]));
-  std::vector<int64_t> strides = row_major_strides(x.shape);
-  const int64_t axis_stride = strides[axis];
-  strides[axis] = 0;
-  std::vector<int64_t> dest = strided_offsets(index.shape, strides);
-  for (size_t u = 0; u < dest.size(); ++u) dest[u] += idx[u] * axis_stride;
+  GPUU_ASSIGN_OR_RETURN(std::vector<int64_t> dest, element_positions(a));
   return scatter_into(a, dest, outputs);
 }
 
 // index_put: values' row j along the axis lands on x's row index[j].
 Status kernel_index_put(const KernelArgs& a, std::vector<HostTensor>* outputs) {
-  const HostTensor& x = a.x(0);
-  const HostTensor& index = a.x(1);
-  const size_t axis = a.axis_attr();
-  std::vector<int64_t> idx = read_ints(index);
-  const int64_t dim = x.shape[axis];
-  GPUU_RETURN_IF_ERROR(check_indices(a, idx, index.shape, static_cast<int64_t>(axis), dim));
-  int64_t outer = 1, inner = 1;
-  for (size_t d = 0; d < axis; ++d) outer *= x.shape[d];
-  for (size_t d = axis + 1; d < x.shape.size(); ++d) inner *= x.shape[d];
-  // Values [outer, len(index), inner] land on x [outer, idx[j], inner].
-  std::vector<int64_t> dest;
-  dest.reserve(static_cast<size_t>(a.x(2).numel()));
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t j : idx) {
-      for (int64_t i = 0; i < inner; ++i) dest.push_back((o * dim + j) * inner + i);
-    }
-  }
+  GPUU_ASSIGN_OR_RETURN(std::vector<int64_t> dest, row_positions(a));
   return scatter_into(a, dest, outputs);
 }
 
