@@ -22,9 +22,11 @@
 //    The update of a destination that comes first along the axis owns it: it
 //    combines the destination's value (INCLUDE_SELF) with every update of that
 //    destination in axis order and writes once; the others return. That reads
-//    the line's indices once per update (O(len^2) per line), but needs no
-//    float atomics (which lavapipe and NVIDIA do not share for every dtype)
-//    and adds in torch's CPU order. Floats combine in f32, integers in IT.
+//    the line's indices once per update (O(len^2) per line), but it is the
+//    same on every device and run: no float atomics (an extension the context
+//    does not enable, covering f32 sums only; products, means, f16 and the
+//    atomic scope problem above would remain), and sums in torch's CPU order.
+//    Floats combine in f32, integers in IT.
 #if defined(GPUU_STORE16)
 #extension GL_EXT_shader_16bit_storage : require
 #define ET uint16_t
