@@ -9,6 +9,7 @@
 
 #include "base/json.h"
 #include "graph/grid_sample.h"
+#include "graph/index_math.h"
 #include "graph/resize_index.h"
 
 namespace gpuu::graph {
@@ -955,6 +956,108 @@ Status infer_index_select(InferContext& c) {
   return Status::Ok();
 }
 
+// ---- scatter-style writes (scatter, index_put) ------------------------------
+
+// The reductions scatter and index_put combine an output element with the
+// updates that land on it ("none": the update replaces it), torch's
+// scatter_reduce names.
+constexpr const char* kScatterReduces[] = {"none", "sum", "prod", "mean", "amax", "amin"};
+
+// 'reduce' and 'include_self', and the dtypes a reduction computes in.
+Status check_scatter_reduce(const InferContext& c) {
+  std::string reduce = c.str("reduce");
+  if (std::find_if(std::begin(kScatterReduces), std::end(kScatterReduces),
+                   [&](const char* r) { return reduce == r; }) == std::end(kScatterReduces)) {
+    return c.fail("attribute 'reduce' must be \"none\", \"sum\", \"prod\", \"mean\", \"amax\" or \"amin\", got \"",
+                  reduce, "\"");
+  }
+  GPUU_ASSIGN_OR_RETURN(int64_t include_self, c.int_attr_in("include_self", 0, 1));
+  if (reduce == "none") {
+    if (include_self == 0) return c.fail("attribute 'include_self' = 0 applies to a reduction, not reduce \"none\"");
+    return Status::Ok();
+  }
+  return c.expect_dtype(0, kFloatInt);
+}
+
+// A constant index must lie in [0, dim): refused here, when the node is made
+// (at export), since no backend can report it once the program runs on a GPU.
+Status check_constant_index(const InferContext& c, int64_t axis) {
+  const Value& index = c.x(1);
+  const auto& constants = c.graph.constants();
+  if (index.constant < 0 || static_cast<size_t>(index.constant) >= constants.size()) return Status::Ok();
+  const Blob& data = constants[static_cast<size_t>(index.constant)].data;
+  const size_t esize = dtype_size(index.dtype);
+  const int64_t count = shape_numel(index.shape);
+  if (data.size() < static_cast<size_t>(count) * esize) return Status::Ok();  // the verifier's to refuse
+  const int64_t dim = c.x(0).shape[static_cast<size_t>(axis)];
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t v = 0;
+    if (esize == 8) {
+      std::memcpy(&v, data.data() + i * 8, 8);
+    } else {
+      int32_t v32 = 0;
+      std::memcpy(&v32, data.data() + i * 4, 4);
+      v = v32;
+    }
+    if (v >= 0 && v < dim) continue;
+    return c.fail(c.input_desc(1), " is a constant holding ", v, " at ", position_string(index.shape, i),
+                  ", out of range for axis ", axis, " of ", c.input_desc(0), " ", shape_to_string(c.x(0).shape),
+                  " (valid: ", dim ? "0.." + std::to_string(dim - 1) : std::string("none, the axis is empty"), ")");
+  }
+  return Status::Ok();
+}
+
+// scatter (torch.scatter / scatter_add / scatter_reduce): update src[p] lands
+// on x at p with p[axis] replaced by index[p].
+Status infer_scatter(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(c.expect_dtype(1, kIndex));
+  GPUU_RETURN_IF_ERROR(c.expect_same_dtype(2, 0));
+  GPUU_RETURN_IF_ERROR(c.expect_min_rank(0, 1));
+  GPUU_RETURN_IF_ERROR(check_scatter_reduce(c));
+  const Shape& x = c.x(0).shape;
+  const Shape& index = c.x(1).shape;
+  if (index.size() != x.size()) {
+    return c.fail(c.input_desc(1), " ", shape_to_string(index), " must have the rank of ", c.input_desc(0), " ",
+                  shape_to_string(x));
+  }
+  if (c.x(2).shape != index) {
+    return c.fail(c.input_desc(2), " ", shape_to_string(c.x(2).shape), " must have the shape of ", c.input_desc(1),
+                  " ", shape_to_string(index));
+  }
+  GPUU_ASSIGN_OR_RETURN(int64_t axis, c.axis_attr("axis", x.size()));
+  for (size_t d = 0; d < x.size(); ++d) {
+    if (static_cast<int64_t>(d) != axis && index[d] > x[d]) {
+      return c.fail(c.input_desc(1), " ", shape_to_string(index), " is larger than ", c.input_desc(0), " ",
+                    shape_to_string(x), " at dim ", d, " (only axis ", axis, " may differ)");
+    }
+  }
+  GPUU_RETURN_IF_ERROR(check_constant_index(c, axis));
+  c.emit(c.x(0).dtype, x);
+  return Status::Ok();
+}
+
+// index_put (torch.index_copy / index_add / index_reduce; the frontend folds
+// index_put's index tensors into one axis): row values[.., j, ..] along the
+// axis lands on x's row index[j].
+Status infer_index_put(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(c.expect_dtype(1, kIndex));
+  GPUU_RETURN_IF_ERROR(c.expect_same_dtype(2, 0));
+  GPUU_RETURN_IF_ERROR(c.expect_min_rank(0, 1));
+  GPUU_RETURN_IF_ERROR(c.expect_rank(1, 1));
+  GPUU_RETURN_IF_ERROR(check_scatter_reduce(c));
+  GPUU_ASSIGN_OR_RETURN(int64_t axis, c.axis_attr("axis", c.rank(0)));
+  Shape rows = c.x(0).shape;
+  rows[static_cast<size_t>(axis)] = c.x(1).shape[0];
+  if (c.x(2).shape != rows) {
+    return c.fail(c.input_desc(2), " ", shape_to_string(c.x(2).shape), " must be ", shape_to_string(rows), ": ",
+                  c.input_desc(0), " ", shape_to_string(c.x(0).shape), " with axis ", axis, " the length of ",
+                  c.input_desc(1));
+  }
+  GPUU_RETURN_IF_ERROR(check_constant_index(c, axis));
+  c.emit(c.x(0).dtype, c.x(0).shape);
+  return Status::Ok();
+}
+
 // ---- custom shaders ---------------------------------------------------------
 
 // Parses "<prefix><digits>_<rest>" with a canonical decimal index.
@@ -1472,6 +1575,18 @@ std::vector<OpSchema> build_registry() {
                    "x any dtype; index i32 or i64 of x's rank; output has x's dtype and index's shape", infer_gather));
   ops.push_back(op("index_select", {x, {"index", false}}, 2, 2, {required("axis", AttrKind::kInt)}, kAny,
                    "x any dtype; index 1-D i32 or i64", infer_index_select));
+  // Scatter-style writes: one op per indexing form, each with the reduction as an attribute.
+  const std::vector<AttrSpec> scatter_attrs = {required("axis", AttrKind::kInt),
+                                               with_default("reduce", std::string("none")),
+                                               with_default("include_self", int64_t{1})};
+  ops.push_back(op("scatter", {x, {"index", false}, {"src", false}}, 3, 3, scatter_attrs, kAny,
+                   "x any dtype (a reduction: f32, f16, i32 or i64); index i32 or i64 of x's rank; src x's dtype and "
+                   "index's shape; output x's dtype and shape",
+                   infer_scatter));
+  ops.push_back(op("index_put", {x, {"index", false}, {"values", false}}, 3, 3, scatter_attrs, kAny,
+                   "x any dtype (a reduction: f32, f16, i32 or i64); index 1-D i32 or i64; values x's dtype and shape "
+                   "with the axis the index's length; output x's dtype and shape",
+                   infer_index_put));
 
   OpSchema shader = op("custom_shader", {{"input", false}}, 0, kVariadic,
                        {required("domain_name", AttrKind::kString), required("operator_name", AttrKind::kString),

@@ -150,6 +150,12 @@ Status require_int64_support(const LoweringContext& lc, const graph::Node& node,
              lc.ctx.device_name(), "' lacks shaderInt64");
 }
 
+Status require_byte_storage(const LoweringContext& lc, const graph::Node& node, graph::DType dtype) {
+  if (graph::dtype_size(dtype) != 1 || lc.ctx.has_feature(kFeatureStorageBuffer8Bit)) return Status::Ok();
+  return err(StatusCode::kUnsupported, "node '", node.name, "' (", node.op, ") is ", graph::dtype_name(dtype),
+             " but device '", lc.ctx.device_name(), "' lacks storageBuffer8BitAccess");
+}
+
 std::string check_tensor_limits(const graph::Graph& graph, const graph::Node& node) {
   auto check = [&](graph::ValueId id) -> std::string {
     if (id < 0) return "";
@@ -208,6 +214,18 @@ Status add_dispatch(LoweringContext& lc, const std::vector<graph::NodeId>& nodes
   }
   if (work.ops.empty()) work.ops = std::move(ops);
   return append_dispatch(lc, std::move(label), key, std::move(bindings), push, invocations, std::move(work));
+}
+
+void add_copy(LoweringContext& lc, const graph::Node& n, const BufferRange& src, VkDeviceSize src_byte,
+              const BufferRange& dst, VkDeviceSize bytes) {
+  if (bytes == 0) return;
+  Step step;
+  step.kind = Step::Kind::kCopy;
+  step.label = n.name;
+  step.work.ops = n.op;
+  step.copy_src = BufferRange{src.buffer, src.offset + src_byte, bytes};
+  step.copy_dst = BufferRange{dst.buffer, dst.offset, bytes};
+  lc.sequence.add(std::move(step));
 }
 
 uint64_t gemm_flops(uint64_t m, uint64_t n, uint64_t k, uint64_t batches) { return 2 * m * n * k * batches; }

@@ -105,7 +105,7 @@ void add_spatial_kernels(std::vector<OpKernel>& table);      // conv3d, conv_tra
 void add_reduce_norm_kernels(std::vector<OpKernel>& table);  // reduce_*, argmax/argmin, cumsum, softmax, layer_norm
 void add_shape_kernels(std::vector<OpKernel>& table);        // transpose, reshape, slice, concat, pad, expand,
                                                              // flip, cast, where
-void add_index_kernels(std::vector<OpKernel>& table);        // gather, index_select
+void add_index_kernels(std::vector<OpKernel>& table);        // gather, index_select, scatter, index_put
 void add_custom_kernels(std::vector<OpKernel>& table);       // custom_shader (com.arm.VulkanCustomShader)
 void add_quant_kernels(std::vector<OpKernel>& table);        // rescale, conv2d_int, matmul_int, avg_pool2d_int, table
 void add_attention_kernels(std::vector<OpKernel>& table);    // scaled_dot_product_attention
@@ -162,6 +162,10 @@ Status require_f16_support(const LoweringContext& lc, const graph::Node& node, g
 // kUnsupported naming the node when `dtype` is i64 and the device lacks
 // shaderInt64 (the i64 integer kernels compute in 64-bit shader integers).
 Status require_int64_support(const LoweringContext& lc, const graph::Node& node, graph::DType dtype);
+// kUnsupported naming the node when its `dtype` elements are single bytes
+// (bool, i8) that a kernel stores one by one and the device lacks
+// storageBuffer8BitAccess.
+Status require_byte_storage(const LoweringContext& lc, const graph::Node& node, graph::DType dtype);
 // "" when all values fit the kernels' limits (rank, 32-bit element counts).
 std::string check_tensor_limits(const graph::Graph& graph, const graph::Node& node);
 
@@ -177,6 +181,11 @@ Status add_dispatch(LoweringContext& lc, const graph::Node& node, const KernelKe
 Status add_dispatch(LoweringContext& lc, const std::vector<graph::NodeId>& nodes, const KernelKey& key,
                     std::vector<Binding> bindings, const PushConstants& push, uint64_t invocations,
                     gpu::StepWork work = {});
+
+// A buffer-to-buffer copy, for `node`, of `bytes` bytes of `src` from byte
+// `src_byte` on to the start of `dst` (nothing when there are none).
+void add_copy(LoweringContext& lc, const graph::Node& node, const BufferRange& src, VkDeviceSize src_byte,
+              const BufferRange& dst, VkDeviceSize bytes);
 
 // Floating-point operations of `batches` GEMMs of M x K by K x N: 2*M*N*K each.
 uint64_t gemm_flops(uint64_t m, uint64_t n, uint64_t k, uint64_t batches = 1);

@@ -158,6 +158,21 @@ std::string check_gather(const Graph& g, const Node& node, const AttrMap&) {
   return "the input has more elements than i32 row numbers reach";
 }
 
+// index_put is SCATTER where it writes (TOSA has no reduction) rows that
+// can all be distinct (SCATTER forbids writing a row twice).
+std::string check_index_put(const Graph& g, const Node& node, const AttrMap& attrs) {
+  std::string reduce = graph::attr_string(attrs, "reduce");
+  if (reduce != "none") return str_cat("TOSA 1.0 SCATTER writes rows and has no reduction (reduce is \"", reduce, "\")");
+  const Shape& x = g.value(node.inputs[0]).shape;
+  const int64_t rows = g.value(node.inputs[1]).shape[0];
+  const auto axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(attrs, "axis"), x.size()));
+  if (rows == 0) return "there are no rows to write (TOSA tensors have no empty dims)";
+  if (rows > x[axis]) {
+    return str_cat("it writes ", rows, " rows into ", x[axis], ", so some row twice, which TOSA 1.0 SCATTER forbids");
+  }
+  return "";
+}
+
 }  // namespace
 
 class TosaLowering {
@@ -1498,19 +1513,43 @@ class TosaLowering {
     return Status::Ok();
   }
 
-  // index_select: x viewed as [pre, dim, post]; every batch row takes the same indices.
-  Status lower_index_select() {
+  // index_select's and index_put's TOSA view: x as [pre, dim, post] around
+  // the axis (GATHER's values, SCATTER's values_in) and the 1-D index as rows
+  // [pre, w] that every batch shares (TILE).
+  struct RowsView {
+    TosaTensorId x, rows;
+    int64_t pre = 1, dim = 0, post = 1, w = 0;
+  };
+  Result<RowsView> rows_view() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
     GPUU_ASSIGN_OR_RETURN(TosaTensorId index, in(1));
     Shape xs = shape(x);
     size_t axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(attrs_, "axis"), xs.size()));
-    int64_t pre = 1, post = 1, w = shape(index)[0];
-    for (size_t d = 0; d < axis; ++d) pre *= xs[d];
-    for (size_t d = axis + 1; d < xs.size(); ++d) post *= xs[d];
-    TosaTensorId rows = reshape(index, {1, w});
-    if (pre > 1) rows = emit(TosaOp::kTile, {TosaAttribute::shape({pre, 1})}, {rows}, E::kI32, {pre, w});
-    TosaTensorId picked = emit(TosaOp::kGather, {}, {reshape(x, {pre, xs[axis], post}), rows}, type(x), {pre, w, post});
+    RowsView v;
+    v.dim = xs[axis];
+    v.w = shape(index)[0];
+    for (size_t d = 0; d < axis; ++d) v.pre *= xs[d];
+    for (size_t d = axis + 1; d < xs.size(); ++d) v.post *= xs[d];
+    v.rows = reshape(index, {1, v.w});
+    if (v.pre > 1) v.rows = emit(TosaOp::kTile, {TosaAttribute::shape({v.pre, 1})}, {v.rows}, E::kI32, {v.pre, v.w});
+    v.x = reshape(x, {v.pre, v.dim, v.post});
+    return v;
+  }
+
+  Status lower_index_select() {
+    GPUU_ASSIGN_OR_RETURN(RowsView v, rows_view());
+    TosaTensorId picked = emit(TosaOp::kGather, {}, {v.x, v.rows}, type(v.x), {v.pre, v.w, v.post});
     set_out(reshape(picked, out_value().shape));
+    return Status::Ok();
+  }
+
+  // index_put: values are SCATTER's input [pre, w, post].
+  Status lower_index_put() {
+    GPUU_ASSIGN_OR_RETURN(RowsView v, rows_view());
+    GPUU_ASSIGN_OR_RETURN(TosaTensorId values, in(2));
+    TosaTensorId written = emit(TosaOp::kScatter, {}, {v.x, v.rows, reshape(values, {v.pre, v.w, v.post})},
+                                type(v.x), {v.pre, v.dim, v.post});
+    set_out(reshape(written, out_value().shape));
     return Status::Ok();
   }
 
@@ -1661,6 +1700,8 @@ const std::vector<TosaOpEntry>& tosa_op_table() {
     add({"flip"}, F::kPlain, kAll, "REVERSE", &L::lower_flip);
     add({"gather"}, F::kIndexed, kF | kI32 | kI8, "GATHER", &L::lower_gather, check_gather);
     add({"index_select"}, F::kIndexed, kF | kI32 | kI8, "GATHER", &L::lower_index_select);
+    add({"index_put"}, F::kIndexed, kF | kI32 | kI8, "SCATTER", &L::lower_index_put, check_index_put);
+    add({"scatter"}, F::kIndexed, 0, "none: TOSA's SCATTER writes whole rows, not single elements", nullptr);
     add({"custom_shader"}, F::kCustomShader, kAll, "a VGF COMPUTE segment", nullptr);
     return t;
   }();

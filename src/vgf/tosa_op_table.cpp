@@ -89,7 +89,8 @@ std::string describe_tosa_refusal(const graph::Graph& g, const graph::Node& node
     case Kind::kOpDtype:
       return str_cat("TOSA 1.0 has no ", dt, " form of '", node.op, "' (", entry ? entry->tosa : "", "; ", where,
                      " is ", dt, ")");
-    case Kind::kIndexDtype: return str_cat("TOSA 1.0 GATHER takes i32 indices only (", where, " is ", dt, ")");
+    case Kind::kIndexDtype:
+      return str_cat("TOSA 1.0 ", entry ? entry->tosa : "GATHER", " takes i32 indices only (", where, " is ", dt, ")");
     case Kind::kConditionDtype: return str_cat("the condition of 'where' must be bool (", where, " is ", dt, ")");
     case Kind::kNode: return entry && entry->check ? entry_check(g, node, *entry) : "";
   }

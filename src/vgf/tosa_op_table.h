@@ -32,7 +32,7 @@ constexpr TosaDTypeSet kTosaTensorDTypes = kTosaFloat | kTosaI32 | kTosaI8 | kTo
 // How an op's inputs decide its dtype rule.
 enum class TosaOpForm : uint8_t {
   kPlain,        // input 0 carries the dtype that matters
-  kIndexed,      // gather/index_select: input 0 data, input 1 i32 indices
+  kIndexed,      // gather/index_select/index_put: input 0 data, input 1 i32 indices
   kSelect,       // where: input 0 bool condition, inputs 1 and 2 data
   kCompare,      // input 0 data, output bool
   kCast,         // any dtype with a TOSA tensor type in, any out
@@ -69,7 +69,7 @@ struct TosaRefusal {
     kOk,
     kUnknownOp,       // no entry for the op
     kOpDtype,         // the deciding input's dtype has no form of the op
-    kIndexDtype,      // gather/index_select indices are not i32
+    kIndexDtype,      // gather/index_select/index_put indices are not i32
     kConditionDtype,  // where's condition is not bool
     kNode,            // the entry's check refused the node's attributes or shapes
   };

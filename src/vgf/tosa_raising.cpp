@@ -113,8 +113,10 @@ class Raising {
     op_ = nullptr;
     for (const TosaInterface& o : g_.outputs) {
       GPUU_ASSIGN_OR_RETURN(ValueId v, value(o.tensor));
-      if (std::find(out_.outputs().begin(), out_.outputs().end(), v) != out_.outputs().end()) {
-        // The same tensor twice: gpuu outputs are distinct values, so copy it.
+      if (std::find(out_.outputs().begin(), out_.outputs().end(), v) != out_.outputs().end() ||
+          out_.value(v).producer == graph::kNone) {
+        // The same tensor twice, or an input or constant (reshapes that cancel out, say): gpuu outputs are
+        // distinct values that the graph makes, so copy it.
         GPUU_ASSIGN_OR_RETURN(v, node("reshape", {v}, {{"shape", out_.value(v).shape}}));
       }
       GPUU_RETURN_IF_ERROR(graph::add_graph_output(out_, v));
@@ -318,6 +320,7 @@ class Raising {
       case TosaOp::kMaxPool2d:
       case TosaOp::kResize: return {{4}, 4};
       case TosaOp::kGather: return {{3, 2}, 3};
+      case TosaOp::kScatter: return {{3, 2, 3}, 3};
       default: return {};
     }
   }
@@ -410,6 +413,7 @@ class Raising {
       case TosaOp::kPad: return raise_pad();
       case TosaOp::kTile: return raise_tile();
       case TosaOp::kGather: return raise_gather();
+      case TosaOp::kScatter: return raise_scatter();
       case TosaOp::kRescale: return raise_rescale();
       case TosaOp::kTable: return raise_table();
       case TosaOp::kArithmeticRightShift: return raise_arithmetic_right_shift();
@@ -1081,13 +1085,43 @@ class Raising {
       return malformed("values ", graph::shape_to_string(vs), " and indices ", graph::shape_to_string(is),
                        " are not of rank 3 and 2");
     }
-    GPUU_ASSIGN_OR_RETURN(ValueId idx, reshape(indices, {is[0], is[1], 1}));
-    if (vs[2] > 1) {
-      std::vector<uint8_t> zeros(static_cast<size_t>(vs[2]) * 4, 0);
-      GPUU_ASSIGN_OR_RETURN(ValueId z, constant(DType::kI32, {1, 1, vs[2]}, std::move(zeros)));
-      GPUU_ASSIGN_OR_RETURN(idx, node("add", {idx, z}));
-    }
+    GPUU_ASSIGN_OR_RETURN(ValueId idx, indices_over_channels(indices, is, vs[2]));
     GPUU_ASSIGN_OR_RETURN(ValueId y, node("gather", {values, idx}, {{"axis", int64_t{1}}}));
+    set_out(y);
+    return Status::Ok();
+  }
+
+  // GATHER's and SCATTER's row indices [N,W] as gpuu's element indices
+  // [N,W,C]: the same index for every channel.
+  Result<ValueId> indices_over_channels(ValueId indices, const Shape& is, int64_t channels) {
+    GPUU_ASSIGN_OR_RETURN(ValueId idx, reshape(indices, {is[0], is[1], 1}));
+    if (channels == 1) return idx;
+    std::vector<uint8_t> zeros(static_cast<size_t>(channels) * 4, 0);
+    GPUU_ASSIGN_OR_RETURN(ValueId z, constant(DType::kI32, {1, 1, channels}, std::move(zeros)));
+    return node("add", {idx, z});
+  }
+
+  // SCATTER [N,K,C] at indices [N,W] from input [N,W,C]: gpuu's index_put
+  // along axis 1 where one batch shares them (N = 1), else its scatter along
+  // axis 1 with the indices repeated over C (as GATHER's raising).
+  Status raise_scatter() {
+    GPUU_ASSIGN_OR_RETURN(ValueId values, in(0));
+    GPUU_ASSIGN_OR_RETURN(ValueId indices, in(1));
+    GPUU_ASSIGN_OR_RETURN(ValueId input, in(2));
+    const Shape& vs = tin(0).shape;
+    const Shape& is = tin(1).shape;
+    if (is[0] != vs[0] || tin(2).shape != Shape{vs[0], is[1], vs[2]}) {
+      return malformed("values ", graph::shape_to_string(vs), ", indices ", graph::shape_to_string(is), " and input ",
+                       graph::shape_to_string(tin(2).shape), " are not [N,K,C], [N,W] and [N,W,C]");
+    }
+    ValueId y = graph::kNone;
+    if (vs[0] == 1) {
+      GPUU_ASSIGN_OR_RETURN(ValueId rows, reshape(indices, {is[1]}));
+      GPUU_ASSIGN_OR_RETURN(y, node("index_put", {values, rows, input}, {{"axis", int64_t{1}}}));
+    } else {
+      GPUU_ASSIGN_OR_RETURN(ValueId idx, indices_over_channels(indices, is, vs[2]));
+      GPUU_ASSIGN_OR_RETURN(y, node("scatter", {values, idx, input}, {{"axis", int64_t{1}}}));
+    }
     set_out(y);
     return Status::Ok();
   }

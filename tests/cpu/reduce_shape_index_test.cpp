@@ -1,5 +1,6 @@
 // CPU kernels for reductions, softmax, layer_norm, the data-movement ops
-// (transpose, reshape, slice, concat, pad) and indexing (gather, index_select).
+// (transpose, reshape, slice, concat, pad) and indexing (gather, index_select,
+// scatter, index_put).
 #include <cmath>
 #include <limits>
 
@@ -240,6 +241,78 @@ TEST_F(IndexSelect, RejectsOutOfRangeAndNegativeIndices) {
   EXPECT_MENTIONS(m, "valid: 0..2");
   EXPECT_MENTIONS(error_of("index_select", {x, i64({1}, {-1})}, {{"axis", int64_t{1}}}), "negative");
   EXPECT_MENTIONS(error_of("index_select", {x, i64({1, 1}, {0})}, {{"axis", int64_t{0}}}), "rank 1");
+}
+
+using Scatter = OpTest;
+
+AttrMap scatter_attrs(int64_t axis, const std::string& reduce = "none", int64_t include_self = 1) {
+  return {{"axis", axis}, {"reduce", reduce}, {"include_self", include_self}};
+}
+
+TEST_F(Scatter, WritesSourceElementsAtTheirIndices) {
+  // x = zeros [3,2]; src[i][j] lands at row index[i][j], column j.
+  ValueId x = f32({3, 2}, {0, 0, 0, 0, 0, 0});
+  EXPECT_TRUE(Matches(run1("scatter", {x, i64({2, 2}, {2, 0, 1, 2}), f32({2, 2}, {1, 2, 3, 4})}, scatter_attrs(0)),
+                      DType::kF32, {3, 2}, {0, 2, 3, 0, 1, 4}));
+  // Along the last axis, an index smaller than x off the axis.
+  EXPECT_TRUE(Matches(run1("scatter", {x, i32({1, 1}, {1}), f32({1, 1}, {7})}, scatter_attrs(-1)), DType::kF32,
+                      {3, 2}, {0, 7, 0, 0, 0, 0}));
+  // Duplicates with reduce "none": the last update wins (torch leaves it undefined).
+  EXPECT_TRUE(Matches(run1("scatter", {iota(DType::kI32, {3}), i64({3}, {1, 1, 1}), i32({3}, {5, 6, 7})},
+                           scatter_attrs(0)),
+                      DType::kI32, {3}, {0, 7, 2}));
+}
+
+TEST_F(Scatter, ReductionsCombineDuplicatesWithOrWithoutSelf) {
+  // x = 10, 20, 30, 40; updates 3, 4, 5, -7 at 0, 0, 1, 3 (torch's scatter_reduce).
+  auto run = [&](const std::string& reduce, int64_t include_self) {
+    return run1("scatter", {i32({4}, {10, 20, 30, 40}), i64({4}, {0, 0, 1, 3}), i32({4}, {3, 4, 5, -7})},
+                scatter_attrs(0, reduce, include_self));
+  };
+  EXPECT_TRUE(Matches(run("sum", 1), DType::kI32, {4}, {17, 25, 30, 33}));
+  EXPECT_TRUE(Matches(run("sum", 0), DType::kI32, {4}, {7, 5, 30, -7}));
+  EXPECT_TRUE(Matches(run("prod", 1), DType::kI32, {4}, {120, 100, 30, -280}));
+  EXPECT_TRUE(Matches(run("prod", 0), DType::kI32, {4}, {12, 5, 30, -7}));
+  EXPECT_TRUE(Matches(run("mean", 1), DType::kI32, {4}, {5, 12, 30, 16}));  // integer means floor: 33 / 2 = 16
+  EXPECT_TRUE(Matches(run("mean", 0), DType::kI32, {4}, {3, 5, 30, -7}));
+  EXPECT_TRUE(Matches(run("amax", 1), DType::kI32, {4}, {10, 20, 30, 40}));
+  EXPECT_TRUE(Matches(run("amax", 0), DType::kI32, {4}, {4, 5, 30, -7}));
+  EXPECT_TRUE(Matches(run("amin", 1), DType::kI32, {4}, {3, 5, 30, -7}));
+  // A negative integer mean floors: (-7 + 2) / 2 = -3.
+  EXPECT_TRUE(Matches(run1("scatter", {i64({1}, {-7}), i64({1}, {0}), i64({1}, {2})}, scatter_attrs(0, "mean")),
+                      DType::kI64, {1}, {-3}));
+  // Float means divide; a NaN wins amax.
+  EXPECT_TRUE(Matches(run1("scatter", {f32({2}, {1, 2}), i64({3}, {0, 0, 1}), f32({3}, {2, 6, kNaN})},
+                           scatter_attrs(0, "mean")),
+                      DType::kF32, {2}, {3, kNaN}));
+  EXPECT_TRUE(Matches(run1("scatter", {f32({2}, {1, 2}), i64({2}, {0, 1}), f32({2}, {kNaN, 1})},
+                           scatter_attrs(0, "amax")),
+                      DType::kF32, {2}, {kNaN, 2}));
+}
+
+TEST_F(Scatter, IndexPutWritesAndAccumulatesRows) {
+  // A KV cache [1, 2, 4, 1] (x = 0..7) takes rows at positions 3 and 1.
+  ValueId cache = iota(DType::kF32, {1, 2, 4, 1});
+  ValueId v = f32({1, 2, 2, 1}, {10, 11, 12, 13});
+  EXPECT_TRUE(Matches(run1("index_put", {cache, i32({2}, {3, 1}), v}, scatter_attrs(2)), DType::kF32, {1, 2, 4, 1},
+                      {0, 11, 2, 10, 4, 13, 6, 12}));
+  // Accumulate with a duplicate position.
+  EXPECT_TRUE(Matches(run1("index_put", {cache, i64({2}, {1, 1}), v}, scatter_attrs(-2, "sum")), DType::kF32,
+                      {1, 2, 4, 1}, {0, 22, 2, 3, 4, 30, 6, 7}));
+  // f16 sums are made wide and rounded once: 1 + 2^-11 + 2^-11 = 1 + 2^-10.
+  ValueId h = f16({1}, {1});
+  ValueId tiny = f16({2}, {std::ldexp(1.0, -11), std::ldexp(1.0, -11)});
+  EXPECT_TRUE(Matches(run1("index_put", {h, i64({2}, {0, 0}), tiny}, scatter_attrs(0, "sum")), DType::kF16, {1},
+                      {1.0009765625}));
+}
+
+TEST_F(Scatter, RejectsOutOfRangeIndicesNamingThem) {
+  ValueId x = iota(DType::kF32, {3, 2});
+  std::string m = error_of("index_put", {x, i64({2}, {0, 3}), f32({2, 2}, {1, 2, 3, 4})}, scatter_attrs(0));
+  EXPECT_MENTIONS(m, "input 1 (index");
+  EXPECT_MENTIONS(m, "holds 3 at [1]");
+  EXPECT_MENTIONS(m, "valid: 0..2");
+  EXPECT_MENTIONS(error_of("scatter", {x, i32({1, 1}, {-1}), f32({1, 1}, {1})}, scatter_attrs(1, "sum")), "negative");
 }
 
 }  // namespace

@@ -599,6 +599,75 @@ TEST_F(Infer, IndexSelectReplacesOneDim) {
   EXPECT_MENTIONS(error_of("index_select", {x, in(DType::kI64, {2})}, {{"axis", int64_t{4}}}), "'axis' = 4");
 }
 
+template <typename T>
+Blob blob_of(const std::vector<T>& values) {
+  return Blob::copy_of(values.data(), values.size() * sizeof(T));
+}
+
+TEST_F(Infer, ScatterKeepsTheInputsShapeAndChecksIndexAndSrc) {
+  ValueId x = f32({4, 5});
+  ValueId idx = in(DType::kI64, {2, 5});
+  EXPECT_EQ(shape_of("scatter", {x, idx, f32({2, 5})}, {{"axis", int64_t{0}}}), (Shape{4, 5}));
+  EXPECT_EQ(shape_of("scatter", {x, in(DType::kI32, {4, 9}), f32({4, 9})}, {{"axis", int64_t{-1}}}), (Shape{4, 5}));
+  EXPECT_EQ(dtype_of("scatter", {in(DType::kBool, {3}), in(DType::kI32, {2}), in(DType::kBool, {2})},
+                     {{"axis", int64_t{0}}}),
+            DType::kBool);
+  EXPECT_MENTIONS(error_of("scatter", {x, idx, f32({2, 4})}, {{"axis", int64_t{0}}}),
+                  "[2,4] must have the shape of input 1 (index 'v1') [2,5]");
+  EXPECT_MENTIONS(error_of("scatter", {x, in(DType::kF32, {2, 5}), f32({2, 5})}, {{"axis", int64_t{0}}}),
+                  "input 1 (index");
+  EXPECT_MENTIONS(error_of("scatter", {x, idx, in(DType::kF16, {2, 5})}, {{"axis", int64_t{0}}}), "they must match");
+  EXPECT_MENTIONS(error_of("scatter", {x, in(DType::kI64, {5, 5}), f32({5, 5})}, {{"axis", int64_t{1}}}), "at dim 0");
+  EXPECT_MENTIONS(error_of("scatter", {x, in(DType::kI64, {10}), f32({10})}, {{"axis", int64_t{0}}}), "rank");
+  EXPECT_MENTIONS(error_of("scatter", {x, idx, f32({2, 5})}, {{"axis", int64_t{2}}}), "'axis' = 2");
+}
+
+TEST_F(Infer, IndexPutTakesRowsAlongTheAxis) {
+  ValueId cache = f32({1, 2, 8, 4});
+  ValueId pos = in(DType::kI32, {3});
+  EXPECT_EQ(shape_of("index_put", {cache, pos, f32({1, 2, 3, 4})}, {{"axis", int64_t{2}}}), (Shape{1, 2, 8, 4}));
+  EXPECT_EQ(shape_of("index_put", {cache, in(DType::kI64, {1}), f32({1, 2, 8, 1})}, {{"axis", int64_t{-1}}}),
+            (Shape{1, 2, 8, 4}));
+  EXPECT_MENTIONS(error_of("index_put", {cache, pos, f32({1, 2, 1, 4})}, {{"axis", int64_t{2}}}),
+                  "[1,2,1,4] must be [1,2,3,4]: input 0 (x 'v0') [1,2,8,4] with axis 2 the length of input 1");
+  EXPECT_MENTIONS(error_of("index_put", {cache, in(DType::kI32, {1, 3}), f32({1, 2, 3, 4})}, {{"axis", int64_t{2}}}),
+                  "must have rank 1");
+  EXPECT_MENTIONS(error_of("index_put", {cache, in(DType::kI8, {3}), f32({1, 2, 3, 4})}, {{"axis", int64_t{2}}}),
+                  "dtype i8");
+}
+
+TEST_F(Infer, ScatterReductionsAreNamedAndNumeric) {
+  ValueId x = f32({4});
+  ValueId idx = in(DType::kI64, {3});
+  ValueId src = f32({3});
+  for (const char* reduce : {"none", "sum", "prod", "mean", "amax", "amin"}) {
+    EXPECT_EQ(shape_of("scatter", {x, idx, src}, {{"axis", int64_t{0}}, {"reduce", std::string(reduce)}}), (Shape{4}));
+    EXPECT_EQ(shape_of("index_put", {x, idx, src}, {{"axis", int64_t{0}}, {"reduce", std::string(reduce)}}), (Shape{4}));
+  }
+  EXPECT_MENTIONS(error_of("scatter", {x, idx, src}, {{"axis", int64_t{0}}, {"reduce", std::string("add")}}),
+                  "attribute 'reduce' must be \"none\", \"sum\", \"prod\", \"mean\", \"amax\" or \"amin\", got \"add\"");
+  EXPECT_MENTIONS(error_of("index_put", {x, idx, src}, {{"axis", int64_t{0}}, {"include_self", int64_t{0}}}),
+                  "'include_self' = 0 applies to a reduction, not reduce \"none\"");
+  EXPECT_MENTIONS(error_of("index_put", {x, idx, src}, {{"axis", int64_t{0}}, {"include_self", int64_t{2}}}),
+                  "'include_self' = 2 is out of range [0, 1]");
+  ValueId flags = in(DType::kBool, {4});
+  EXPECT_MENTIONS(error_of("index_put", {flags, idx, in(DType::kBool, {3})}, {{"axis", int64_t{0}}, {"reduce", std::string("sum")}}),
+                  "has dtype bool, but index_put accepts f32, f16, i32, i64 there");
+}
+
+TEST_F(Infer, ConstantIndicesOutOfRangeAreRefusedWhenTheNodeIsMade) {
+  ValueId x = f32({2, 4});
+  ValueId rows = g_.add_constant("rows", DType::kI64, {2}, blob_of<int64_t>({1, 4}));
+  ValueId cols = g_.add_constant("cols", DType::kI32, {1, 2}, blob_of<int32_t>({3, -1}));
+  EXPECT_MENTIONS(error_of("index_put", {x, rows, f32({2, 4})}, {{"axis", int64_t{0}}}),
+                  "input 1 (index 'rows') is a constant holding 4 at [1], out of range for axis 0 of input 0 (x 'v0') "
+                  "[2,4] (valid: 0..1)");
+  EXPECT_MENTIONS(error_of("scatter", {x, cols, f32({1, 2})}, {{"axis", int64_t{-1}}}),
+                  "input 1 (index 'cols') is a constant holding -1 at [0,1], out of range for axis 1");
+  ValueId good = g_.add_constant("good", DType::kI32, {2}, blob_of<int32_t>({1, 0}));
+  EXPECT_EQ(shape_of("index_put", {x, good, f32({2, 4})}, {{"axis", int64_t{0}}}), (Shape{2, 4}));
+}
+
 AttrMap shader_attrs(const std::string& json) {
   return {{"domain_name", std::string(kCustomShaderDomain)},
           {"operator_name", std::string("MyKernel")},

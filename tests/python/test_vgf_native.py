@@ -191,3 +191,32 @@ def test_custom_shader_between_graph_regions_with_the_native_path(tmp_path):
     (got,), lines = _run(tmp_path / "shader.gpuu", torch.from_numpy(values), vgf_path="native")
     assert [line.split("path=")[1].split(" ")[0] for line in lines] == ["native", "compute", "native"], lines
     np.testing.assert_allclose(got, np.cos(np.sin(values) * 2 + 1), rtol=1e-5, atol=1e-5)
+
+
+def test_kv_cache_update_runs_natively_as_tosa_scatter(tmp_path):
+    """cache[:, :, pos] = v with int32 positions: one VGF region (the positions wrapped, then SCATTER over the
+    batches with the indices tiled); native, executor and eager agree at several positions."""
+
+    class KvUpdate(torch.nn.Module):
+        def forward(self, cache, v, pos):
+            cache = cache.clone()
+            cache[:, :, pos] = v * 2
+            return cache
+
+    cache, v = torch.randn(1, 2, 8, 4), torch.randn(1, 2, 2, 4)
+    spec = gpuu.UnifiedGpuCompileSpec(vgf=gpuu.VgfCompileSpec(), prefer="vgf_first", min_partition_size=1,
+                                      shared_context_token="vgf_native_scatter")
+    report = gpuu.export(KvUpdate(), (cache, v, torch.tensor([3, 5], dtype=torch.int32)), spec, tmp_path / "kv.gpuu")
+    assert [r["backend"] for r in report["regions"]] == ["VgfBackend"], report["regions"]
+    assert [n["op"] for n in report["nodes"] if n["op"] == "index_put"] == ["index_put"], report["nodes"]
+    for positions in ([3, 5], [7, 0], [-1, 2]):
+        pos = torch.tensor(positions, dtype=torch.int32)
+        want = KvUpdate()(cache, v, pos).numpy()
+        inputs = [cache.numpy(), v.numpy(), pos.numpy()]
+        with VgfInitLines() as lines, gpuu.load(tmp_path / "kv.gpuu", vgf_path="native") as program:
+            (native,) = program.run(inputs)
+        assert lines.lines and all("path=native" in line for line in lines.lines), lines.lines
+        with gpuu.load(tmp_path / "kv.gpuu", vgf_path="executor") as program:
+            (executor,) = program.run(inputs)
+        np.testing.assert_allclose(native, want, rtol=TOL, atol=TOL, err_msg=str(positions))
+        np.testing.assert_array_equal(native, executor, err_msg=str(positions))

@@ -503,6 +503,56 @@ TEST(TosaLowering, GatherAndIndexSelect) {
   }
 }
 
+TEST(TosaLowering, IndexPutIsScatter) {
+  for (DType t : {DType::kF32, DType::kI32, DType::kI8}) {
+    SCOPED_TRACE(graph::dtype_name(t));
+    Region r;
+    // A KV cache [2,3,6,4] taking rows 5 and 1 along axis 2: six batches of
+    // SCATTER (the indices tiled), raised back as an element scatter.
+    ValueId cache = r.input(t, {2, 3, 6, 4}, -50, 50);
+    ValueId pos = r.input_values(DType::kI32, {2}, {5, 1});
+    r.output(r.op("index_put", {cache, pos, r.input(t, {2, 3, 2, 4}, -50, 50)}, {{"axis", int64_t{2}}}));
+    // Rows of a matrix: one batch, raised back as index_put.
+    ValueId rows = r.input_values(DType::kI32, {3}, {0, 4, 2});
+    r.output(r.op("index_put", {r.input(t, {5, 3}, -50, 50), rows, r.input(t, {3, 3}, -50, 50)},
+                  {{"axis", int64_t{0}}}));
+    std::vector<TosaOp> ops = ops_of(round_trip(r, kExact));
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), TosaOp::kScatter), 2);
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), TosaOp::kTile), 1);
+  }
+}
+
+TEST(TosaLowering, RefusesScatterFormsTosaLacks) {
+  struct Case {
+    const char* op;
+    DType index;
+    Shape rows;
+    AttrMap attrs;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"index_put", DType::kI32, {2}, {{"axis", int64_t{0}}, {"reduce", std::string("sum")}},
+       "TOSA 1.0 SCATTER writes rows and has no reduction (reduce is \"sum\")"},
+      {"index_put", DType::kI64, {2}, {{"axis", int64_t{0}}},
+       "TOSA 1.0 has no i64 tensors"},
+      {"index_put", DType::kI32, {5}, {{"axis", int64_t{0}}},
+       "it writes 5 rows into 4, so some row twice, which TOSA 1.0 SCATTER forbids"},
+      {"scatter", DType::kI32, {2, 3}, {{"axis", int64_t{0}}},
+       "TOSA 1.0 has no f32 form of 'scatter' (none: TOSA's SCATTER writes whole rows, not single elements"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.says);
+    Region r;
+    Shape updates = c.rows;
+    if (updates.size() == 1) updates.push_back(3);
+    r.output(r.op(c.op, {r.input(DType::kF32, {4, 3}), r.input(c.index, c.rows, 0, 3), r.input(DType::kF32, updates)},
+                  c.attrs));
+    Result<TosaGraph> t = lower_to_tosa(r.g);
+    ASSERT_FALSE(t.ok());
+    EXPECT_EQ(t.status().code(), StatusCode::kUnsupported);
+    EXPECT_NE(t.status().message().find(c.says), std::string::npos) << t.status().message();
+  }
+}
+
 // ---- the RFC model's VGF regions and other chains ----------------------------------
 
 TEST(TosaLowering, RfcRegionTransposeAvgPool) {

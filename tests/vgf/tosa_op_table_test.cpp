@@ -45,6 +45,10 @@ Region representative(const std::string& op, DType d) {
     node({in(d, {2, 3, 4}), r.constant(DType::kI32, {2, 3, 2}, 0, 3)}, {{"axis", int64_t{2}}});
   } else if (op == "index_select") {
     node({in(d, {3, 4}), r.constant(DType::kI32, {2}, 0, 2)}, {{"axis", int64_t{0}}});
+  } else if (op == "index_put") {
+    node({in(d, {3, 4}), r.constant(DType::kI32, {2}, 0, 2), in(d, {2, 4})}, {{"axis", int64_t{0}}});
+  } else if (op == "scatter") {
+    node({in(d, {3, 4}), r.constant(DType::kI32, {2, 4}, 0, 2), in(d, {2, 4})}, {{"axis", int64_t{0}}});
   } else if (op == "matmul") {
     node({in(d, {2, 3, 4}), in(d, {4, 5})});
   } else if (op == "linear") {

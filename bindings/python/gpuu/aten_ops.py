@@ -1002,22 +1002,23 @@ def _flip(L, a, real, node):
     return x if not axes else L._emit("flip", [x], {"axes": axes})
 
 
-def _linear_index(L, idx: List[Any], sizes: List[int]) -> Any:
-    """The flat index into dims of `sizes` from one index tensor per dim (broadcast together), negatives wrapped."""
+def _linear_index(L, idx: List[Any], sizes: List[int], dtype: int = core.DTYPE_I64) -> Any:
+    """The flat index (of `dtype`) into dims of `sizes` from one index tensor per dim (broadcast together),
+    negatives wrapped."""
     if all(isinstance(i, _K) for i in idx):
         arrays = [i.tensor.to(torch.int64).numpy() for i in idx]
         arrays = [np.where(v < 0, v + n, v) for v, n in zip(arrays, sizes)]
         flat = np.zeros(np.broadcast_shapes(*[v.shape for v in arrays]), dtype=np.int64)
         for v, n in zip(arrays, sizes):
             flat = flat * n + v
+        flat = flat.astype(core.numpy_dtype(dtype))
         return _K(torch.from_numpy(np.ascontiguousarray(flat)), f"{L.current.name}_index")
     total = None
     for i, n in zip(idx, sizes):
-        v = L._operand(i, core.DTYPE_I64, 0, "index")
-        negative = L._emit("less", [v, L._scalar(0, core.DTYPE_I64, v.rank)])
-        v = L._emit("where", [negative, L._emit("add", [v, L._scalar(n, core.DTYPE_I64, v.rank)]), v])
-        total = v if total is None else L._emit("add", [L._emit("mul", [total, L._scalar(n, core.DTYPE_I64,
-                                                                                          total.rank)]), v])
+        v = L._operand(i, dtype, 0, "index")
+        negative = L._emit("less", [v, L._scalar(0, dtype, v.rank)])
+        v = L._emit("where", [negative, L._emit("add", [v, L._scalar(n, dtype, v.rank)]), v])
+        total = v if total is None else L._emit("add", [L._emit("mul", [total, L._scalar(n, dtype, total.rank)]), v])
     return total
 
 
@@ -1078,6 +1079,138 @@ def _select_scatter(L, a, real, node):
     src = L.reshape(src, list(x.shape[:axis]) + [1] + list(x.shape[axis + 1:]))
     bound = dict(a, dim=axis, start=index, end=index + 1, step=1, src=src)
     return _slice_scatter(L, bound, real, node)
+
+
+# ---- scatter-style writes: gpuu's scatter (element indices) and index_put (rows along one axis) ----------------
+
+def _put_index_dtype(idx: List[Any], total: int) -> int:
+    """i32 where every index tensor is i32 and the flat positions fit (TOSA's SCATTER takes only i32), else i64."""
+    narrow = all((i.tensor.dtype if isinstance(i, _K) else _GPUU_TO_TORCH[i.dtype]) == torch.int32 for i in idx)
+    return core.DTYPE_I32 if narrow and total <= np.iinfo(np.int32).max else core.DTYPE_I64
+
+
+@_lowering("index_put")
+def _index_put(L, a, real, node):
+    """x[i0, i1, ...] = values (accumulate: +=): the indexed dims folded into one axis of one index_put.
+
+    index_copy, index_add, index_fill and _unsafe_index_put reach gpuu as this op (PyTorch's decompositions). A
+    constant boolean mask stands for its positions; a computed one, for a where() when one value goes to every
+    masked element. As in torch, values written twice to one place leave either (accumulate adds both).
+    """
+    x = L.tensor(a["self"], "input")
+    reduce = "sum" if a.get("accumulate") else "none"
+    indices: List[Any] = []
+    for i, v in enumerate(a["indices"]):
+        if isinstance(v, _K) and v.tensor.dtype == torch.bool:  # a constant mask: its positions, one tensor per dim
+            indices.extend(_K(p, f"{v.name}_positions") for p in v.tensor.nonzero(as_tuple=True))
+        elif isinstance(v, _T) and v.dtype == core.DTYPE_BOOL:
+            if any(w is not None for j, w in enumerate(a["indices"]) if j != i):
+                raise L._error("index_put with a computed boolean mask beside other indices is not supported")
+            return _masked_put(L, x, len(indices), v, a["values"], reduce)
+        elif v is not None and not isinstance(v, (_T, _K)):
+            raise L._error(f"index {i} is a {type(v).__name__}")
+        else:
+            indices.append(v)
+    dims = [d for d, v in enumerate(indices) if v is not None]
+    if not dims:
+        raise L._error("index_put without an index tensor")
+    perm = None
+    if dims != list(range(dims[0], dims[-1] + 1)):  # torch puts the broadcast index dims first: so does the view
+        perm = dims + [d for d in range(x.rank) if d not in dims]
+        x = L._emit("transpose", [x], {"perm": perm})
+        dims = list(range(len(dims)))
+    tensors = [v for v in indices if v is not None]
+    first, sizes = dims[0], [x.shape[d] for d in dims]
+    rows = int(np.prod(sizes, dtype=np.int64))
+    lin = _linear_index(L, tensors, sizes, _put_index_dtype(tensors, rows))
+    pre, post = list(x.shape[:first]), list(x.shape[first + len(dims):])
+    count = int(np.prod(lin.shape, dtype=np.int64))
+    # values broadcast to what x[indices] reads (pre + the index shape + post), its index dims made one.
+    values = _broadcast_values(L, L._operand(a["values"], x.dtype, 0, "values"), pre + list(lin.shape) + post)
+    y = L._emit("index_put", [L.reshape(x, pre + [rows] + post), L.reshape(L.tensor(lin, "index"), [count]),
+                              L.reshape(values, pre + [count] + post)], {"axis": first, "reduce": reduce})
+    y = L.reshape(y, x.shape)
+    return y if perm is None else L._emit("transpose", [y], {"perm": [int(d) for d in np.argsort(perm)]})
+
+
+def _broadcast_values(L, v: _T, shape: List[int]) -> _T:
+    """v broadcast to `shape` (torch checked they broadcast while tracing): a reshape where that only adds dims of 1
+    (a KV cache's new rows, say), else an expand."""
+    if int(np.prod(v.shape, dtype=np.int64)) == int(np.prod(shape, dtype=np.int64)):
+        return L.reshape(v, shape)
+    return L.broadcast_to(v, shape)
+
+
+def _masked_put(L, x: _T, first: int, mask: _T, values: Any, reduce: str) -> _T:
+    """x[..., mask] = values for a computed mask over dims first.. of x: where(mask, values, x) (accumulate: x plus
+    values where the mask holds), which needs one value for every masked element."""
+    pre, rest = list(x.shape[:first]), list(x.shape[first + mask.rank:])
+    if list(mask.shape) != list(x.shape[first:first + mask.rank]):
+        raise L._error(f"the boolean mask {list(mask.shape)} does not match dims {first}.. of the input "
+                       f"{list(x.shape)}")
+    v = L._operand(values, x.dtype, 0, "values")
+    if v.rank > len(pre) + 1 + len(rest) or (v.rank > len(rest) and v.shape[v.rank - len(rest) - 1] != 1):
+        raise L._error(f"index_put with a computed boolean mask and values {list(v.shape)} (one per masked element) "
+                       "needs the number of true elements, which depends on the data; gpuu takes one value broadcast "
+                       "to every masked element")
+    v = L.reshape(L.broadcast_to(v, pre + [1] + rest), pre + [1] * mask.rank + rest)
+    m = L.reshape(mask, [1] * len(pre) + list(mask.shape) + [1] * len(rest))
+    if reduce == "none":
+        return L._emit("where", [m, v, x])
+    return L._emit("add", [x, L._emit("where", [m, v, L._scalar(0, x.dtype, x.rank)])])
+
+
+_SCATTER_REDUCES = {None: "none", "add": "sum", "multiply": "prod"}  # scatter's reduce= names -> gpuu's
+
+
+@_lowering("scatter", "scatter_add", "scatter_reduce")
+def _scatter(L, a, real, node):
+    """scatter / scatter_add / scatter_reduce: one gpuu scatter, src cut to the index's shape (as torch reads it)."""
+    x = L.tensor(a["self"], "input")
+    index = L.tensor(a["index"], "index")
+    packet = node.target.overloadpacket.__name__
+    include_self = True
+    if packet == "scatter_add":
+        reduce = "sum"
+    elif packet == "scatter_reduce":
+        reduce, include_self = a["reduce"], bool(a["include_self"])
+    elif a.get("reduce") in _SCATTER_REDUCES:
+        reduce = _SCATTER_REDUCES[a.get("reduce")]
+    else:
+        raise L._error(f"scatter with reduce={a.get('reduce')!r} is not one of torch's ('add', 'multiply')")
+    if "src" in a:
+        src = L._operand(a["src"], x.dtype, 0, "src")
+        for d, n in enumerate(index.shape):
+            src = L.slice(src, d, 0, n)
+    else:  # scatter.value: one value for every index
+        src = L.broadcast_to(L._scalar(a["value"], x.dtype, index.rank), index.shape)
+    if x.rank == 0:  # gpuu's scatter takes an axis to index: a scalar is a 1-element vector
+        x, index, src = (L.reshape(t, [1]) for t in (x, index, src))
+    y = L._emit("scatter", [x, index, src], {"axis": L.axis(a["dim"], max(x.rank, 1)), "reduce": reduce,
+                                              "include_self": int(include_self)})
+    return L.reshape(y, real.shape)
+
+
+@_lowering("index_reduce")
+def _index_reduce(L, a, real, node):
+    x = L.tensor(a["self"], "input")
+    source = L._operand(a["source"], x.dtype, 0, "source")
+    return L._emit("index_put", [x, L.tensor(a["index"], "index"), source],
+                   {"axis": L.axis(a["dim"], x.rank), "reduce": a["reduce"], "include_self": int(a["include_self"])})
+
+
+@_lowering("put")
+def _put(L, a, real, node):
+    """x.put(index, source): an index_put on x's flat view, negatives wrapped as torch does."""
+    x = L.tensor(a["self"], "input")
+    numel = int(np.prod(x.shape, dtype=np.int64))
+    index = a["index"]
+    lin = _linear_index(L, [index], [numel], _put_index_dtype([index], numel))
+    count = int(np.prod(lin.shape, dtype=np.int64))
+    source = L.reshape(L._operand(a["source"], x.dtype, 0, "source"), [count])
+    y = L._emit("index_put", [L.reshape(x, [numel]), L.reshape(L.tensor(lin, "index"), [count]), source],
+                {"axis": 0, "reduce": "sum" if a.get("accumulate") else "none"})
+    return L.reshape(y, x.shape)
 
 
 @_lowering("copy")

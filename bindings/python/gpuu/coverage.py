@@ -27,10 +27,6 @@ _TRAINING = {"rand", "randn", "randperm", "native_dropout"}
 _WHY_MISSING = {
     "nonzero": "its output shape depends on the data",
     "masked_scatter": "its output layout depends on the data",
-    "index_put": "scatter-style writes have no kernel yet",
-    "scatter": "scatter-style writes have no kernel yet",
-    "scatter_add": "scatter-style writes have no kernel yet",
-    "scatter_reduce": "scatter-style writes have no kernel yet",
     "sort": "no sorting kernel yet",
     "topk": "no sorting kernel yet",
     "_embedding_bag": "no kernel yet",
@@ -38,7 +34,6 @@ _WHY_MISSING = {
     "_pdist_forward": "no kernel yet",
     "_fft_r2c": "no FFT kernels",
     "_fft_c2r": "no FFT kernels (complex tensors)",
-    "col2im": "its decomposition accumulates with index_put",
 }
 
 

@@ -30,6 +30,10 @@
 //    for both, as in torch. cumsum accumulates floats in double.
 //  - gather/index_select: an index outside [0, dim) (negative ones included) is
 //    an error naming the node, the index value and its position.
+//  - scatter/index_put: the same index rule (the GPU kernels skip such an
+//    update instead). Reductions combine in update order (floats in double,
+//    rounded once; integers wrap; an integer mean floors, as torch); reduce
+//    "none" keeps the last of updates to one place (torch: undefined).
 //  - TOSA's INT profile (int_quant.cpp): rescale, conv2d_int, matmul_int,
 //    avg_pool2d_int, table, mul_shift, arithmetic_right_shift follow TOSA 1.0
 //    bit for bit; int32 accumulators and 64-bit rounding sums wrap where TOSA

@@ -2,7 +2,10 @@
 // with i32 or i64 indices (i64 read as two words: no shaderInt64 needed).
 // Constant index tensors are checked here, at lowering, as the CPU reference
 // checks every index; runtime ones read nothing out of range (the shader writes 0).
+// The scatter-style writes scatter and index_put: their constant indices are
+// the registry's to refuse; runtime ones out of range write nothing.
 #include <cstring>
+#include <map>
 
 #include "graph/index_math.h"
 #include "graph/op_registry.h"
@@ -97,11 +100,66 @@ Status lower_index_select(LoweringContext& lc, const graph::Node& n) {
   return lower_indexed(lc, n, axis, index_strides);
 }
 
+// scatter and index_put run as two steps: (1) the input copied into the
+// output, (2) one scatter_* dispatch over the updates that writes, or reduces
+// into, the output in place. They stay two steps so that an update made in
+// place, the output aliasing the input's memory (a KV cache kept as program
+// state), runs step 2 alone: step 1 is left out wherever the two ranges are
+// one.
+Status lower_scatter_into(LoweringContext& lc, const graph::Node& n, bool row_index) {
+  GPUU_ASSIGN_OR_RETURN(graph::AttrMap attrs, graph::resolve_attrs(n));
+  const TensorRef& x = lc.tensor(n.inputs[0]);
+  const TensorRef& index = lc.tensor(n.inputs[1]);
+  const TensorRef& updates = lc.tensor(n.inputs[2]);
+  const TensorRef& y = lc.tensor(n.outputs[0]);
+  const auto axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(attrs, "axis"), x.shape.size()));
+  static const std::map<std::string, int32_t> reduces = op_codes::to_map(op_codes::kScatterReduceTable);
+  auto reduce = reduces.find(graph::attr_string(attrs, "reduce"));
+  if (reduce == reduces.end()) {
+    return err(StatusCode::kUnsupported, "node '", n.name, "' (", n.op, "): no kernel for reduce \"",
+               graph::attr_string(attrs, "reduce"), "\"");
+  }
+  const auto esize = static_cast<uint32_t>(graph::dtype_size(y.dtype));
+  // Step 1: the base.
+  if (x.range.buffer != y.range.buffer || x.range.offset != y.range.offset) {
+    add_copy(lc, n, x.range, 0, y.range, static_cast<VkDeviceSize>(graph::shape_numel(x.shape)) * esize);
+  }
+  // Step 2: the updates land.
+  const auto count = static_cast<uint32_t>(graph::shape_numel(updates.shape));
+  if (count == 0) return Status::Ok();
+  std::string shader = esize == 2 ? "scatter_copy_16" : esize == 1 ? "scatter_copy_8" : "scatter_copy";
+  GPUU_RETURN_IF_ERROR(require_f16_support(lc, n, y.dtype));  // f16: the only 2-byte dtype
+  GPUU_RETURN_IF_ERROR(require_byte_storage(lc, n, y.dtype));
+  if (reduce->second != op_codes::kScatterReduceNone) {
+    GPUU_RETURN_IF_ERROR(require_int64_support(lc, n, y.dtype));
+    shader = std::string("scatter_reduce_") + graph::dtype_name(y.dtype);
+  }
+  uint32_t inner = 1;
+  for (size_t d = axis + 1; d < updates.shape.size(); ++d) inner *= static_cast<uint32_t>(updates.shape[d]);
+  PushConstants push;
+  push.u32(count).u32(static_cast<uint32_t>(y.shape.size())).u32(static_cast<uint32_t>(axis));
+  push.u32(static_cast<uint32_t>(y.shape[axis])).u32(inner);
+  push.u32_array(to_u32(updates.shape), kMaxRank);
+  push.u32_array(to_u32(graph::row_major_strides(y.shape)), kMaxRank);
+  KernelKey key{shader,
+                {static_cast<int32_t>(esize), index.dtype == DType::kI64 ? 1 : 0, row_index ? 1 : 0, reduce->second,
+                 graph::attr_int(attrs, "include_self") != 0 ? 1 : 0},
+                3,
+                push.size()};
+  return add_dispatch(lc, n, key, {{index.range, false}, {updates.range, false}, {y.range, true}}, push, count);
+}
+
+// scatter: the index has the updates' shape; index_put: a 1-D index along the axis.
+Status lower_scatter(LoweringContext& lc, const graph::Node& n) { return lower_scatter_into(lc, n, false); }
+Status lower_index_put(LoweringContext& lc, const graph::Node& n) { return lower_scatter_into(lc, n, true); }
+
 }  // namespace
 
 void add_index_kernels(std::vector<OpKernel>& table) {
   table.insert(table.end(), {{"gather", kStoredDTypes, index_check, lower_gather},
                              {"index_select", kStoredDTypes, index_check, lower_index_select}});
+  table.insert(table.end(), {{"scatter", kStoredDTypes, index_check, lower_scatter},
+                             {"index_put", kStoredDTypes, index_check, lower_index_put}});
 }
 
 // A movement chain (movement.h) as one index_gather over the flat tensors:

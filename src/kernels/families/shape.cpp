@@ -26,19 +26,6 @@ uint32_t numel_u32(const graph::Shape& shape) { return static_cast<uint32_t>(gra
 
 Result<graph::AttrMap> attrs_of(const graph::Node& n) { return graph::resolve_attrs(n); }
 
-// A buffer-to-buffer copy of `bytes` bytes (nothing when there are none).
-void add_copy(LoweringContext& lc, const graph::Node& n, const BufferRange& src, VkDeviceSize src_byte,
-              const BufferRange& dst, VkDeviceSize bytes) {
-  if (bytes == 0) return;
-  Step step;
-  step.kind = Step::Kind::kCopy;
-  step.label = n.name;
-  step.work.ops = n.op;
-  step.copy_src = BufferRange{src.buffer, src.offset + src_byte, bytes};
-  step.copy_dst = BufferRange{dst.buffer, dst.offset, bytes};
-  lc.sequence.add(std::move(step));
-}
-
 // out[i] = x[base + sum_d coord_d(i) * strides[d]] over `shape`. Size-1 dims go
 // and neighbours that walk memory as one dim merge, so a contiguous result
 // becomes a plain copy and the shader divides less.
