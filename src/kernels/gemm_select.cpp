@@ -168,12 +168,15 @@ GemmChoice select_kernel(const SharedGpuContext& ctx, graph::DType dtype, std::o
 }
 
 // A split-K share of K is at least this deep: shallower shares spend more on
-// their partials' traffic and the reduction than they gain. The matrix cores
-// go through K four times as fast, so their shares are deeper (H100, f16, 128
-// rows: K = 768 ran 14.7 us whole against 17.1 in two shares; K = 3072, 17.9
-// in four against 30.6 whole).
+// their partials' traffic and the reduction than they gain.
 constexpr uint32_t kMinSplitDepth = 128;
-constexpr uint32_t kMinCoopSplitDepth = 512;
+// The matrix cores split K only where their tiles fill under half of the
+// multiprocessors: they go through K fast enough that two shares lose to the
+// reduction (H100, f16, 128 rows x 2304, K = 768: 72 tiles of 64x64, 14.7 us
+// whole against 17.1 in two shares), more win (128 x 768, K = 3072: 24 tiles,
+// 17.9 us in four shares against 30.6 whole; resnet50's 7x7 3x3 convolution,
+// 8 tiles, 36.9 us in fifteen against 90 in four).
+constexpr uint32_t kCoopSplitBelowUnitsOver = 2;
 // A GEMV splits only where its workgroups fill less than this share of the
 // multiprocessors: the reduction's dispatch costs more than the fuller GPU
 // gains above it (H100: 1024 x 1024 in 128 workgroups, 10.5 us whole, 12.6
@@ -239,11 +242,11 @@ GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const Ge
                  " multiprocessors: the 64x64 tile makes " + std::to_string(tiles(choice));
   }
   const uint64_t made = tiles(choice);
-  const uint32_t min_depth = choice.coopmat() ? kMinCoopSplitDepth : kMinSplitDepth;
-  const bool gemv_fills = choice.kernel == GemmKernel::kGemv && made * kGemvSplitBelowUnitsOver >= units;
-  if (made < units && !gemv_fills && problem.k >= 2 * min_depth) {
+  const bool fills_enough = (choice.kernel == GemmKernel::kGemv && made * kGemvSplitBelowUnitsOver >= units) ||
+                            (choice.coopmat() && made * kCoopSplitBelowUnitsOver >= units);
+  if (made < units && !fills_enough && problem.k >= 2 * kMinSplitDepth) {
     const uint32_t wanted = static_cast<uint32_t>((units + made - 1) / made);
-    split_k(choice, problem.k, std::min({wanted, kMaxSplits, problem.k / min_depth}));
+    split_k(choice, problem.k, std::min({wanted, kMaxSplits, problem.k / kMinSplitDepth}));
     if (choice.splits > 1) {
       choice.why += (choice.why.empty() ? "" : "; ") + std::to_string(made) + " tiles for " + std::to_string(units) +
                     " multiprocessors: K in " + std::to_string(choice.splits) + " shares";

@@ -22,9 +22,10 @@ constexpr uint32_t kPerThreadMinOutputs = 8192;
 // Rows this short go one per invocation however few they are: a tree over a
 // workgroup costs more than the walk.
 constexpr uint32_t kPerThreadAlwaysBelow = 8;
-// layer_norm: rows shorter than this take a line of kLayerNormLine
-// invocations each (rows under a quarter of it, one invocation), where they
-// are short of kPerThreadBelow or number at least kLayerNormLineMinRows.
+// layer_norm: rows shorter than kLayerNormLineBelow take a line of
+// kLayerNormLine invocations each (rows under a quarter of a line, one
+// invocation), where they are short of kPerThreadBelow or number at least
+// kLayerNormLineMinRows; longer rows, or fewer, a workgroup.
 constexpr uint32_t kLayerNormLine = 32;
 constexpr uint32_t kLayerNormLineBelow = 1024;
 constexpr uint32_t kLayerNormLineMinRows = 2048;
@@ -289,7 +290,7 @@ Status lower_layer_norm(LoweringContext& lc, const graph::Node& n) {
   // Invocations per row: one for short rows, a line of 32 for rows up to a
   // thousand elements where there are rows enough to fill the GPU that way
   // (convnext's 96 channels over 3136 pixels), else the workgroup.
-  const uint32_t row_width = size < kLayerNormLineBelow / 4 ? 1u
+  const uint32_t row_width = size < kLayerNormLine / 4 ? 1u
                              : size < kLayerNormLineBelow && (size < kPerThreadBelow || rows >= kLayerNormLineMinRows)
                                  ? kLayerNormLine
                                  : kWorkgroupSize;
