@@ -70,7 +70,7 @@ extern "C" {
  * Before 1.0, where a minor release may break the ABI, it names the ABI
  * baseline instead: libgpuu.so.0.2 (see the ABI policy above). */
 #define GPUU_VERSION_MAJOR 0
-#define GPUU_VERSION_MINOR 6
+#define GPUU_VERSION_MINOR 7
 #define GPUU_VERSION_PATCH 0
 /* (major << 22) | (minor << 12) | patch, as Vulkan packs its versions. */
 #define GPUU_MAKE_VERSION(major, minor, patch) \
@@ -537,6 +537,24 @@ GPUU_API gpuu_status gpuu_graph_add_constant(gpuu_graph* graph, const char* name
                                              const int64_t* shape, size_t rank, const void* data, size_t size,
                                              int32_t* out_value);
 
+/* Adds a program state: a tensor kept across executes, one per session, such
+ * as a model's KV cache, running statistics or step counter (a buffer the
+ * model mutates). As gpuu_graph_add_constant, `data` holding its initial
+ * value, which every session starts from. The value returned reads the state
+ * in a run and is named as it; it is neither a graph input nor an output.
+ * Set what the state becomes when a run ends with
+ * gpuu_graph_set_state_update. Errors as gpuu_graph_add_constant's. Added in
+ * 0.7. */
+GPUU_API gpuu_status gpuu_graph_add_state(gpuu_graph* graph, const char* name, gpuu_dtype dtype, const int64_t* shape,
+                                          size_t rank, const void* data, size_t size, int32_t* out_value);
+
+/* Makes `update` the value the state read by `state_value` holds when a run
+ * ends. GPUU_ERROR_INVALID_ARGUMENT for a bad id, a value that reads no
+ * state, a state whose update is set already, an update that is a constant
+ * or a state's value (add a copy node, such as a reshape to the same shape),
+ * or one whose dtype or shape differ from the state's. Added in 0.7. */
+GPUU_API gpuu_status gpuu_graph_set_state_update(gpuu_graph* graph, int32_t state_value, int32_t update);
+
 typedef enum gpuu_attr_kind {
   GPUU_ATTR_INT = 0,    /* field i */
   GPUU_ATTR_FLOAT = 1,  /* field f */
@@ -590,8 +608,9 @@ GPUU_API gpuu_status gpuu_graph_mark_output(gpuu_graph* graph, int32_t value);
 
 /* Checks the whole graph: unique names, one producer per value, topological
  * order, each node's inference matching its stored outputs, constant sizes,
- * at least one output. A graph built only through this API fails only when it
- * has no outputs. GPUU_ERROR_INVALID_ARGUMENT with a message naming the value
+ * at least one output (or a state), every state's update set. A graph built
+ * only through this API fails only when it has neither outputs nor states,
+ * or a state without update. GPUU_ERROR_INVALID_ARGUMENT with a message naming the value
  * or node at fault. May run concurrently with the other read-only functions
  * below on the same graph. */
 GPUU_API gpuu_status gpuu_graph_verify(const gpuu_graph* graph);
@@ -652,6 +671,14 @@ GPUU_API gpuu_status gpuu_graph_node_outputs(const gpuu_graph* graph, int32_t no
  * order), by the id-array convention above. */
 GPUU_API gpuu_status gpuu_graph_inputs(const gpuu_graph* graph, int32_t* ids, size_t capacity, size_t* count);
 GPUU_API gpuu_status gpuu_graph_outputs(const gpuu_graph* graph, int32_t* ids, size_t capacity, size_t* count);
+
+/* The values that read the graph's states, in creation order, with the
+ * (ids, capacity, count) convention of gpuu_graph_inputs; and the update
+ * of the state `state_value` reads to *update (-1 until set;
+ * GPUU_ERROR_INVALID_ARGUMENT for a value that reads no state). Added in
+ * 0.7. */
+GPUU_API gpuu_status gpuu_graph_states(const gpuu_graph* graph, int32_t* ids, size_t capacity, size_t* count);
+GPUU_API gpuu_status gpuu_graph_state_update(const gpuu_graph* graph, int32_t state_value, int32_t* update);
 
 /* The registered ops, sorted by name: their number, and the name at `index`
  * (static, valid forever; NULL past the end). Thread-safe. */

@@ -75,6 +75,54 @@ Result<ValueId> add_graph_constant(Graph& graph, std::string name, DType dtype, 
   return id;
 }
 
+Result<ValueId> add_graph_state(Graph& graph, std::string name, DType dtype, Shape shape, Blob initial,
+                                GraphNames* names) {
+  GraphNames local;
+  if (!names) names = &local;
+  GPUU_RETURN_IF_ERROR(check_new_value(graph, "state", name, dtype, shape, names));
+  uint64_t expected = static_cast<uint64_t>(shape_numel(shape)) * dtype_size(dtype);
+  if (initial.size() != expected) {
+    return err(StatusCode::kInvalidArgument, "state '", name, "': ", initial.size(), " bytes of initial value, but ",
+               dtype_name(dtype), " ", shape_to_string(shape), " needs ", expected);
+  }
+  ValueId id = graph.add_state(name, dtype, std::move(shape), std::move(initial));
+  names->catch_up(graph);
+  return id;
+}
+
+Status set_state_update(Graph& graph, ValueId state_value, ValueId update) {
+  const auto nv = static_cast<ValueId>(graph.values().size());
+  if (state_value < 0 || state_value >= nv) {
+    return err(StatusCode::kInvalidArgument, "state update: value id ", state_value, " is not in the graph (", nv,
+               " values)");
+  }
+  const Value& v = graph.value(state_value);
+  if (v.state == kNone) {
+    return err(StatusCode::kInvalidArgument, "state update: value '", v.name, "' reads no state");
+  }
+  const State& state = graph.states()[static_cast<size_t>(v.state)];
+  if (state.update != kNone) {
+    return err(StatusCode::kInvalidArgument, "state '", v.name, "': its update is already set (value '",
+               graph.value(state.update).name, "')");
+  }
+  if (update < 0 || update >= nv) {
+    return err(StatusCode::kInvalidArgument, "state '", v.name, "': update value id ", update,
+               " is not in the graph (", nv, " values)");
+  }
+  const Value& u = graph.value(update);
+  if (u.constant != kNone || u.state != kNone) {
+    return err(StatusCode::kInvalidArgument, "state '", v.name, "': its update '", u.name, "' is ",
+               u.constant != kNone ? "a constant" : "a state's value", "; a node must compute it (a copy will do)");
+  }
+  if (u.dtype != v.dtype || u.shape != v.shape) {
+    return err(StatusCode::kInvalidArgument, "state '", v.name, "' is ", dtype_name(v.dtype), " ",
+               shape_to_string(v.shape), " but its update '", u.name, "' is ", dtype_name(u.dtype), " ",
+               shape_to_string(u.shape));
+  }
+  graph.set_state_update(static_cast<size_t>(v.state), update);
+  return Status::Ok();
+}
+
 Result<std::vector<ValueId>> add_op(Graph& graph, std::string_view op, std::string name, std::vector<ValueId> inputs,
                                     AttrMap attrs, GraphNames* names) {
   GraphNames local;

@@ -1,6 +1,7 @@
 // Graph storage and the small helpers every pass needs.
 #include "graph/graph.h"
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 
@@ -93,6 +94,22 @@ ValueId Graph::add_constant(const std::string& name, DType dtype, Shape shape, B
   ValueId id = add_value(Value{name, dtype, std::move(shape), kNone, static_cast<int32_t>(constants_.size())});
   constants_.push_back(Constant{name, id, std::move(data)});
   return id;
+}
+
+ValueId Graph::add_state(const std::string& name, DType dtype, Shape shape, Blob initial) {
+  Value v{name, dtype, std::move(shape), kNone, kNone};
+  v.state = static_cast<int32_t>(states_.size());
+  ValueId id = add_value(std::move(v));
+  states_.push_back(State{id, kNone, std::move(initial)});
+  return id;
+}
+
+std::vector<ValueId> Graph::results() const {
+  std::vector<ValueId> out = outputs_;
+  for (const State& s : states_) {
+    if (s.update != kNone && std::find(out.begin(), out.end(), s.update) == out.end()) out.push_back(s.update);
+  }
+  return out;
 }
 
 NodeId Graph::add_node(Node node) {
