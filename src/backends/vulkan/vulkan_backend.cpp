@@ -43,7 +43,7 @@ Result<std::unique_ptr<backends::DelegateHandle>> VulkanBackend::init(
     return err(region.status().code(), "Vulkan delegate ", context.delegate_index, ": ", region.status().message());
   }
   if (!context.bind_io) return err(StatusCode::kInvalidArgument, "Vulkan delegate: the runtime bound no buffers");
-  GPUU_ASSIGN_OR_RETURN(auto io, context.bind_io(ctx, region.value()));
+  GPUU_ASSIGN_OR_RETURN(auto io, context.bind_io(ctx, region.value(), {}));
   kernels::KernelGraphOptions options;
   options.gpu_timing = context.gpu_timing;
   options.host_visible_results = !context.runtime_makes_host_visible;
