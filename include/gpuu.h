@@ -1181,6 +1181,54 @@ GPUU_API gpuu_status gpuu_session_execute(gpuu_session* session);
  * output read after the previous execute, else here, on demand. */
 GPUU_API gpuu_status gpuu_session_get_output(const gpuu_session* session, size_t index, void* data, size_t size);
 
+/* Program states. A program may keep tensors from one execute to the next:
+ * a model's KV cache, running statistics or step counter (the buffers its
+ * forward mutates, torch.export's mutated buffers). Each session has its
+ * own, set to the initial values the program file holds when the session is
+ * created; an execute reads them and leaves them updated. They stay where
+ * the delegates run (a device buffer updated in place where the delegate
+ * computing the update can, else copied over on the GPU after the execute;
+ * host memory where only CPU-fallback steps touch them): they come to the
+ * host only through gpuu_session_get_state. States are neither inputs nor
+ * outputs. After a failed execute a state holds its old or its new value;
+ * set or reset it to be sure. The functions of this section were added in
+ * 0.7. */
+
+/* The number of states; 0 for NULL or a program without states. */
+GPUU_API size_t gpuu_session_state_count(const gpuu_session* session);
+
+/* Fills `out` (struct_size set) for state `index`: its name (the model's
+ * buffer name, "cache" or "layers.0.attn.k_cache"), dtype, shape and byte
+ * size; borrowed from the session. GPUU_ERROR_INVALID_ARGUMENT when out of
+ * range. */
+GPUU_API gpuu_status gpuu_session_state_info(const gpuu_session* session, size_t index, gpuu_tensor_info* out);
+
+/* The index of the state named `name` to *index. GPUU_ERROR_NOT_FOUND
+ * naming `name` and the program's states; GPUU_ERROR_INVALID_ARGUMENT for
+ * NULL arguments. */
+GPUU_API gpuu_status gpuu_session_state_index(const gpuu_session* session, const char* name, size_t* index);
+
+/* Copies state `index` into `data`; `size` must equal its byte size. It is
+ * the initial value, what gpuu_session_set_state wrote, or what the last
+ * execute left; a state on the device is read through one staging copy.
+ * GPUU_ERROR_INVALID_ARGUMENT for a bad index, a wrong size or NULL data,
+ * naming the state; the session stays usable. */
+GPUU_API gpuu_status gpuu_session_get_state(const gpuu_session* session, size_t index, void* data, size_t size);
+
+/* Replaces state `index` with `size` bytes at `data` (its byte size;
+ * little-endian elements, row-major), which the next execute reads: to seed
+ * a cache, say. Errors as gpuu_session_get_state's. */
+GPUU_API gpuu_status gpuu_session_set_state(gpuu_session* session, size_t index, const void* data, size_t size);
+
+/* Sets every state back to its initial value. GPUU_ERROR_INVALID_ARGUMENT
+ * for a NULL session. */
+GPUU_API gpuu_status gpuu_session_reset_state(gpuu_session* session);
+
+/* 1 when the delegate that computes state `index`'s update writes it into
+ * the state's own device memory (no second buffer, no copy per execute), 0
+ * when the update is copied over after each execute, or for a bad index. */
+GPUU_API int gpuu_session_state_in_place(const gpuu_session* session, size_t index);
+
 /* What the last execute did: submits, host waits, host copies between devices. */
 typedef struct gpuu_execute_stats {
   uint32_t struct_size;
