@@ -5,7 +5,8 @@
  *   gpuu-run --model_path P --input_list a.bin[,b.bin] --output_path OUT
  *            [--num_executions N] [--device D] [--sync_mode M]
  *            [--token T --group_id G --mode M] [--vgf_path P]
- *            [--backend_option ID:KEY=VALUE]... [--profile TRACE.json] [--quiet]
+ *            [--backend_option ID:KEY=VALUE]... [--profile TRACE.json]
+ *            [--state_path PREFIX] [--quiet]
  * (--help lists the names M and P take, as gpuu.h's gpuu_*_name give them.)
  *
  * --backend_option sets one load-time option of a backend (repeatable):
@@ -19,6 +20,10 @@
  * steps, a table per op and the top dispatches (gpuu_session_profile_text).
  *
  * Output i goes to OUT when the program has one output, else OUT.<i>.
+ * --state_path writes each program state (a tensor the program keeps across
+ * executes, such as a KV cache) as it is after the last execute to
+ * PREFIX.<state name>; the executes run on one session, so a state carries
+ * from one to the next.
  * Delegates log their init/execute/destroy lines as "[VGF] ...", "[Vulkan] ...".
  */
 #define _POSIX_C_SOURCE 200809L
@@ -44,6 +49,7 @@ typedef struct {
   char** backend_option_text;
   size_t backend_option_count;
   const char* profile_path;
+  const char* state_path;
   int quiet;
 } options;
 
@@ -62,7 +68,8 @@ static void usage(FILE* to) {
   PRINT_NAMES(to, gpuu_context_mode_name, gpuu_context_mode);
   fprintf(to, "]\n                [--vgf_path ");
   PRINT_NAMES(to, gpuu_vgf_path_name, gpuu_vgf_path);
-  fprintf(to, "] [--backend_option ID:KEY=VALUE]... [--profile TRACE.json] [--quiet]\n");
+  fprintf(to, "] [--backend_option ID:KEY=VALUE]... [--profile TRACE.json]\n"
+              "                [--state_path PREFIX] [--quiet]\n");
 }
 
 static void on_log(void* user, gpuu_log_level level, const char* component, const char* message) {
@@ -134,6 +141,7 @@ static int parse_args(int argc, char** argv, options* o) {
     else if (strcmp(a, "--mode") == 0) slot = &o->mode;
     else if (strcmp(a, "--vgf_path") == 0) slot = &o->vgf_path;
     else if (strcmp(a, "--profile") == 0) slot = &o->profile_path;
+    else if (strcmp(a, "--state_path") == 0) slot = &o->state_path;
     else if (strcmp(a, "--backend_option") == 0) {
       if (i + 1 >= argc) {
         fprintf(stderr, "gpuu-run: %s needs a value\n", a);
@@ -238,6 +246,20 @@ static int write_profile(const gpuu_session* session, const char* path) {
 }
 
 /* Everything after the arguments parsed; `opts` keeps its backend options. */
+/* Writes `what` ("output", "state") `index`'s bytes to `path` and says so; 1 on failure. */
+static int write_tensor(const char* what, size_t index, const gpuu_tensor_info* info, const void* data,
+                        const char* path) {
+  FILE* f = fopen(path, "wb");
+  int failed = !f || fwrite(data, 1, info->byte_size, f) != info->byte_size;
+  if (f && fclose(f) != 0) failed = 1;
+  if (failed) {
+    fprintf(stderr, "gpuu-run: cannot write %s '%s'\n", what, path);
+    return 1;
+  }
+  printf("%s %zu '%s' (%zu bytes) -> %s\n", what, index, info->name, info->byte_size, path);
+  return 0;
+}
+
 static int run(const options* opts) {
   options o = *opts; /* the log callback's copy: execution makes it quiet */
   gpuu_set_log_callback(on_log, &o, GPUU_LOG_INFO);
@@ -341,14 +363,23 @@ static int run(const options* opts) {
       } else {
         snprintf(path, sizeof(path), "%s.%zu", o.output_path, i);
       }
-      FILE* f = fopen(path, "wb");
-      if (!f || fwrite(data, 1, info.byte_size, f) != info.byte_size) {
-        fprintf(stderr, "gpuu-run: cannot write output '%s'\n", path);
-        rc = 1;
-      } else {
-        printf("output %zu '%s' (%zu bytes) -> %s\n", i, info.name, info.byte_size, path);
-      }
-      if (f) fclose(f);
+      rc = write_tensor("output", i, &info, data, path);
+    }
+    free(data);
+  }
+  size_t n_states = gpuu_session_state_count(session);
+  for (size_t i = 0; rc == 0 && o.state_path && i < n_states; ++i) {
+    gpuu_tensor_info info;
+    info.struct_size = sizeof(info);
+    gpuu_session_state_info(session, i, &info);
+    void* data = malloc(info.byte_size ? info.byte_size : 1);
+    s = gpuu_session_get_state(session, i, data, info.byte_size);
+    if (s != GPUU_OK) {
+      rc = fail("reading a state", s);
+    } else {
+      char path[4096];
+      snprintf(path, sizeof(path), "%s.%s", o.state_path, info.name);
+      rc = write_tensor("state", i, &info, data, path);
     }
     free(data);
   }
