@@ -382,7 +382,9 @@ GPUU_API gpuu_status gpuu_graph_state_update(const gpuu_graph* graph, int32_t st
   return guarded(__func__, [&]() -> gpuu_status {
     if (!update) return fail_invalid("gpuu_graph_state_update: `update` is NULL");
     *update = -1;
-    if (!valid_value(graph, state_value)) return fail_invalid("gpuu_graph_state_update: no value with id ", state_value);
+    if (!valid_value(graph, state_value)) {
+      return fail_invalid("gpuu_graph_state_update: no value with id ", state_value);
+    }
     int32_t state = graph->graph.value(state_value).state;
     if (state == graph::kNone) {
       return fail_invalid("gpuu_graph_state_update: value '", graph->graph.value(state_value).name, "' reads no state");

@@ -144,12 +144,14 @@ RegionPlan plan_region(const graph::Graph& region, const KernelGraphOptions& opt
 bool can_write_over(const graph::Graph& region, const RegionPlan& plan, graph::ValueId input, graph::ValueId output) {
   const size_t nv = region.values().size();
   if (input < 0 || output < 0 || static_cast<size_t>(input) >= nv || static_cast<size_t>(output) >= nv) return false;
-  if (region.value(input).dtype != region.value(output).dtype || region.value(input).shape != region.value(output).shape) {
-    return false;
-  }
-  // The output is written by its own unit: no value is made in its memory.
+  const graph::Value& in = region.value(input);
+  if (in.dtype != region.value(output).dtype || in.shape != region.value(output).shape) return false;
+  // The output is written by its own unit: no value is made in its memory
+  // (a reshape's input made straight into it; reshapes of it, views that
+  // only read it, are fine).
   for (size_t v = 0; v < nv; ++v) {
-    if (plan.root_of(static_cast<graph::ValueId>(v)) == output && static_cast<graph::ValueId>(v) != output) return false;
+    const auto id = static_cast<graph::ValueId>(v);
+    if (id != output && plan.placed[v] && plan.root_of(id) == output) return false;
   }
   if (plan.root_of(output) != output) return false;
   // Whether reading value v reads the input's memory: the input itself, a

@@ -807,7 +807,8 @@ std::vector<std::optional<backends::InPlaceUpdate>> Session::Impl::in_place_cand
     int64_t writer = -1, last_read = -1;
     for (size_t p = 0; p < plan.size(); ++p) {
       const bool delegate = plan[p].kind == program::PlanStep::Kind::kDelegate;
-      const program::DelegateInfo* d = delegate ? &program->delegates()[static_cast<size_t>(plan[p].delegate)] : nullptr;
+      const program::DelegateInfo* d =
+          delegate ? &program->delegates()[static_cast<size_t>(plan[p].delegate)] : nullptr;
       const std::vector<int32_t>& reads = d ? d->inputs : plan[p].cpu_node.inputs;
       const std::vector<int32_t>& writes = d ? d->outputs : plan[p].cpu_node.outputs;
       if (std::count(reads.begin(), reads.end(), st.tensor)) last_read = static_cast<int64_t>(p);
