@@ -871,8 +871,10 @@ Status Session::Impl::carry_states() {
 void Session::Impl::write_state(size_t index, const void* data, size_t size) {
   TensorSlot& slot = tensors[static_cast<size_t>(states[index].tensor)];
   // Straight into the memory the GPU reads where there is one such home
-  // (nothing runs between executes), else into the host copy.
-  void* home = slot.homes.size() == 1 ? slot.homes.front()->host_writable() : nullptr;
+  // (nothing runs between executes), else into the host copy. Not where the
+  // update is written in place: that memory also holds the last execute's
+  // update, which get_output still reads where it is an output.
+  void* home = slot.homes.size() == 1 && !states[index].in_place ? slot.homes.front()->host_writable() : nullptr;
   if (size) std::memcpy(home ? home : slot.host.bytes.data(), data, size);
   slot.host_fresh = home == nullptr;
   for (auto& h : slot.homes) h->fresh = home != nullptr;

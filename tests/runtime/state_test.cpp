@@ -228,6 +228,29 @@ TEST_F(StateTest, BadStateCallsAreRefusedAndLeaveTheSessionUsable) {
   expect_ema_runs(s, false);
 }
 
+// The update is also an output, kept in the state's memory: setting the
+// state afterwards leaves the last execute's output as it was.
+TEST_F(StateTest, OutputThatIsAnInPlaceUpdateSurvivesSetState) {
+  Ema e = make_ema(false);
+  e.g.mark_output(e.g.states()[0].update);
+  auto program = build(e.g, {{partition::kVulkanId, {0, 1, 2}}});
+  ASSERT_TRUE(program);
+  auto session = Session::create(program, SessionOptions{});
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  Session& s = *session.value();
+  ASSERT_TRUE(s.state_updated_in_place(0));
+  std::vector<float> ema(8, 1.0f);
+  execute(s, step_input(1));
+  ema_reference(ema, step_input(1), false);
+  std::vector<float> seed(8, 42.0f), out(8);
+  ASSERT_TRUE(s.set_state(0, seed.data(), 32).ok());
+  ASSERT_TRUE(s.get_output(1, out.data(), 32).ok());
+  EXPECT_EQ(out, ema) << "the output is the execute's, not the seed";
+  EXPECT_EQ(state_of(s, 0), seed);
+  std::vector<float> from_seed = seed;
+  EXPECT_EQ(execute(s, step_input(2)), ema_reference(from_seed, step_input(2), false));
+}
+
 // A state updated to a graph input: the input's value is kept (through the host).
 TEST_F(StateTest, StateUpdatedToAGraphInputKeepsIt) {
   graph::Graph g;
