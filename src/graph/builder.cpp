@@ -49,6 +49,24 @@ Status check_new_value(const Graph& graph, const char* what, const std::string& 
   return Status::Ok();
 }
 
+// add_graph_constant and add_graph_state: a value `what` with its bytes,
+// checked, then added by `add`.
+Result<ValueId> add_with_data(Graph& graph, const char* what,
+                              ValueId (Graph::*add)(const std::string&, DType, Shape, Blob), std::string name,
+                              DType dtype, Shape shape, Blob data, GraphNames* names) {
+  GraphNames local;
+  if (!names) names = &local;
+  GPUU_RETURN_IF_ERROR(check_new_value(graph, what, name, dtype, shape, names));
+  uint64_t expected = static_cast<uint64_t>(shape_numel(shape)) * dtype_size(dtype);
+  if (data.size() != expected) {
+    return err(StatusCode::kInvalidArgument, what, " '", name, "': ", data.size(), " bytes of data, but ",
+               dtype_name(dtype), " ", shape_to_string(shape), " needs ", expected);
+  }
+  ValueId id = (graph.*add)(name, dtype, std::move(shape), std::move(data));
+  names->catch_up(graph);
+  return id;
+}
+
 }  // namespace
 
 Result<ValueId> add_graph_input(Graph& graph, std::string name, DType dtype, Shape shape, GraphNames* names) {
@@ -62,32 +80,14 @@ Result<ValueId> add_graph_input(Graph& graph, std::string name, DType dtype, Sha
 
 Result<ValueId> add_graph_constant(Graph& graph, std::string name, DType dtype, Shape shape, Blob data,
                                    GraphNames* names) {
-  GraphNames local;
-  if (!names) names = &local;
-  GPUU_RETURN_IF_ERROR(check_new_value(graph, "constant", name, dtype, shape, names));
-  uint64_t expected = static_cast<uint64_t>(shape_numel(shape)) * dtype_size(dtype);
-  if (data.size() != expected) {
-    return err(StatusCode::kInvalidArgument, "constant '", name, "': ", data.size(), " bytes of data, but ",
-               dtype_name(dtype), " ", shape_to_string(shape), " needs ", expected);
-  }
-  ValueId id = graph.add_constant(name, dtype, std::move(shape), std::move(data));
-  names->catch_up(graph);
-  return id;
+  return add_with_data(graph, "constant", &Graph::add_constant, std::move(name), dtype, std::move(shape),
+                       std::move(data), names);
 }
 
 Result<ValueId> add_graph_state(Graph& graph, std::string name, DType dtype, Shape shape, Blob initial,
                                 GraphNames* names) {
-  GraphNames local;
-  if (!names) names = &local;
-  GPUU_RETURN_IF_ERROR(check_new_value(graph, "state", name, dtype, shape, names));
-  uint64_t expected = static_cast<uint64_t>(shape_numel(shape)) * dtype_size(dtype);
-  if (initial.size() != expected) {
-    return err(StatusCode::kInvalidArgument, "state '", name, "': ", initial.size(), " bytes of initial value, but ",
-               dtype_name(dtype), " ", shape_to_string(shape), " needs ", expected);
-  }
-  ValueId id = graph.add_state(name, dtype, std::move(shape), std::move(initial));
-  names->catch_up(graph);
-  return id;
+  return add_with_data(graph, "state", &Graph::add_state, std::move(name), dtype, std::move(shape),
+                       std::move(initial), names);
 }
 
 Status set_state_update(Graph& graph, ValueId state_value, ValueId update) {

@@ -132,11 +132,35 @@ struct AppBinding {
   Home* home = nullptr;    // the home it stands in for, or copies to or from
 };
 
-// The index check of set_input and get_output; `what` is "input" or "output".
+// The index check of set_input, get_output and the state calls; `what` is
+// "input", "output" or "state".
 Status index_in_range(const char* what, size_t index, size_t count) {
   if (index < count) return Status::Ok();
   return err(StatusCode::kInvalidArgument, what, " index ", index, " is out of range (the program has ", count, " ",
              what, "s)");
+}
+
+// The checks of a host copy into `what` `index` of `descs` (set_input,
+// set_state: `size` bytes at `data`).
+Status check_host_source(const char* what, const std::vector<TensorDesc>& descs, size_t index, const void* data,
+                         size_t size) {
+  GPUU_RETURN_IF_ERROR(index_in_range(what, index, descs.size()));
+  const TensorDesc& d = descs[index];
+  if (size != d.bytes) {
+    return err(StatusCode::kInvalidArgument, what, " ", index, " ('", d.name, "', ", graph::dtype_name(d.dtype),
+               graph::shape_to_string(d.shape), ") takes ", d.bytes, " bytes, got ", size);
+  }
+  if (!data && size) return err(StatusCode::kInvalidArgument, what, " ", index, " ('", d.name, "'): data is null");
+  return Status::Ok();
+}
+
+// ... and out of it (get_output, get_state: into `size` bytes at `data`).
+Status check_host_destination(const char* what, const std::vector<TensorDesc>& descs, size_t index, size_t size) {
+  GPUU_RETURN_IF_ERROR(index_in_range(what, index, descs.size()));
+  const TensorDesc& d = descs[index];
+  if (size == d.bytes) return Status::Ok();
+  return err(StatusCode::kInvalidArgument, what, " ", index, " ('", d.name, "', ", graph::dtype_name(d.dtype),
+             graph::shape_to_string(d.shape), ") has ", d.bytes, " bytes, the destination ", size);
 }
 
 }  // namespace
@@ -1018,13 +1042,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const program::
 }
 
 Status Session::set_input(size_t index, const void* data, size_t size) {
-  GPUU_RETURN_IF_ERROR(index_in_range("input", index, input_descs_.size()));
-  const TensorDesc& d = input_descs_[index];
-  if (size != d.bytes) {
-    return err(StatusCode::kInvalidArgument, "input ", index, " ('", d.name, "', ", graph::dtype_name(d.dtype),
-               graph::shape_to_string(d.shape), ") takes ", d.bytes, " bytes, got ", size);
-  }
-  if (!data && size) return err(StatusCode::kInvalidArgument, "input ", index, " ('", d.name, "'): data is null");
+  GPUU_RETURN_IF_ERROR(check_host_source("input", input_descs_, index, data, size));
   TensorSlot& slot = impl_->tensors[static_cast<size_t>(impl_->program->inputs()[index])];
   // One host copy: straight into the memory the GPU reads where there is one
   // such home (nothing runs between executes), else into the host copy.
@@ -1092,12 +1110,7 @@ Status Session::execute(ExecuteStats* stats) {
 }
 
 Status Session::get_output(size_t index, void* data, size_t size) const {
-  GPUU_RETURN_IF_ERROR(index_in_range("output", index, output_descs_.size()));
-  const TensorDesc& d = output_descs_[index];
-  if (size != d.bytes) {
-    return err(StatusCode::kInvalidArgument, "output ", index, " ('", d.name, "', ", graph::dtype_name(d.dtype),
-               graph::shape_to_string(d.shape), ") has ", d.bytes, " bytes, the destination ", size);
-  }
+  GPUU_RETURN_IF_ERROR(check_host_destination("output", output_descs_, index, size));
   if (!impl_->executed) return err(StatusCode::kFailedPrecondition, "no successful execute yet: no outputs to read");
   if (!data && size) return err(StatusCode::kInvalidArgument, "output ", index, ": destination is null");
   // One host copy from wherever the host sees the value (staged by the
@@ -1119,12 +1132,7 @@ Result<size_t> Session::state_index(std::string_view name) const {
 }
 
 Status Session::get_state(size_t index, void* data, size_t size) const {
-  GPUU_RETURN_IF_ERROR(index_in_range("state", index, state_descs_.size()));
-  const TensorDesc& d = state_descs_[index];
-  if (size != d.bytes) {
-    return err(StatusCode::kInvalidArgument, "state ", index, " ('", d.name, "', ", graph::dtype_name(d.dtype),
-               graph::shape_to_string(d.shape), ") has ", d.bytes, " bytes, the destination ", size);
-  }
+  GPUU_RETURN_IF_ERROR(check_host_destination("state", state_descs_, index, size));
   if (!data && size) return err(StatusCode::kInvalidArgument, "state ", index, ": destination is null");
   // One host copy from wherever the host sees it (staged now for a state on the device).
   GPUU_ASSIGN_OR_RETURN(const void* src, impl_->host_view(impl_->states[index].tensor));
@@ -1133,13 +1141,7 @@ Status Session::get_state(size_t index, void* data, size_t size) const {
 }
 
 Status Session::set_state(size_t index, const void* data, size_t size) {
-  GPUU_RETURN_IF_ERROR(index_in_range("state", index, state_descs_.size()));
-  const TensorDesc& d = state_descs_[index];
-  if (size != d.bytes) {
-    return err(StatusCode::kInvalidArgument, "state ", index, " ('", d.name, "', ", graph::dtype_name(d.dtype),
-               graph::shape_to_string(d.shape), ") takes ", d.bytes, " bytes, got ", size);
-  }
-  if (!data && size) return err(StatusCode::kInvalidArgument, "state ", index, " ('", d.name, "'): data is null");
+  GPUU_RETURN_IF_ERROR(check_host_source("state", state_descs_, index, data, size));
   impl_->write_state(index, data, size);
   return Status::Ok();
 }

@@ -28,7 +28,8 @@ Result<HostTensor> run_over(const graph::Graph& g, const std::vector<HostTensor>
   size_t shared = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
     size_t bytes = std::max<size_t>(inputs[i].bytes.size(), 4);
-    GPUU_ASSIGN_OR_RETURN(gpu::DeviceBuffer b, gpu::DeviceBuffer::create(*ctx, bytes, gpu::MemoryKind::kReadback, "in"));
+    GPUU_ASSIGN_OR_RETURN(gpu::DeviceBuffer b,
+                          gpu::DeviceBuffer::create(*ctx, bytes, gpu::MemoryKind::kReadback, "in"));
     std::memcpy(b.mapped(), inputs[i].bytes.data(), inputs[i].bytes.size());
     in_ranges.push_back(b.whole_range());
     if (g.inputs()[i] == in) shared = buffers.size();
@@ -49,12 +50,7 @@ Result<HostTensor> run_over(const graph::Graph& g, const std::vector<HostTensor>
   options.profile_steps = true;
   GPUU_ASSIGN_OR_RETURN(std::unique_ptr<kernels::KernelGraph> region,
                         kernels::KernelGraph::create(ctx, g, in_ranges, out_ranges, options));
-  VkCommandBuffer cb = region->command_buffer();
-  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &cb;
-  GPUU_VK_RETURN_IF_ERROR(ctx->submit(1, &submit, VK_NULL_HANDLE), "vkQueueSubmit");
-  GPUU_VK_RETURN_IF_ERROR(ctx->queue_wait_idle(), "vkQueueWaitIdle");
+  GPUU_RETURN_IF_ERROR(submit_and_wait(*region));
   *steps = region->step_times().size();
   const graph::Value& v = g.value(out);
   return HostTensor::from_bytes(v.dtype, v.shape, buffers[shared].mapped(),
@@ -73,8 +69,8 @@ Scatter slice_scatter(int64_t at) {
   s.cache = graph::add_graph_input(s.g, "cache", DType::kF32, {1, 2, 6, 4}).value();
   ValueId k = graph::add_graph_input(s.g, "k", DType::kF32, {1, 2, 1, 4}).value();
   auto slice = [&](const char* name, int64_t start, int64_t end) {
-    return graph::add_op(s.g, "slice", name, {s.cache}, {{"axes", Ints{2}}, {"starts", Ints{start}}, {"ends", Ints{end}}})
-        .value()[0];
+    graph::AttrMap attrs{{"axes", Ints{2}}, {"starts", Ints{start}}, {"ends", Ints{end}}};
+    return graph::add_op(s.g, "slice", name, {s.cache}, attrs).value()[0];
   };
   std::vector<ValueId> parts;
   if (at > 0) parts.push_back(slice("before", 0, at));

@@ -102,6 +102,16 @@ std::vector<float> step_input(int step) {
   return x;
 }
 
+// A session of make_ema(cpu_reader) partitioned into `regions` (null after a failure, which it reports).
+std::unique_ptr<Session> ema_session(bool cpu_reader, std::vector<partition::Region> regions) {
+  Ema e = make_ema(cpu_reader);
+  auto program = build(e.g, std::move(regions));
+  if (!program) return nullptr;
+  auto session = Session::create(program, SessionOptions{});
+  EXPECT_TRUE(session.ok()) << session.status().message();
+  return session.ok() ? std::move(session).value() : nullptr;
+}
+
 class StateTest : public testing::Test {
  protected:
   void TearDown() override { SharedGpuContextRegistry::get().clear_for_testing(); }
@@ -119,12 +129,9 @@ class StateTest : public testing::Test {
 };
 
 TEST_F(StateTest, VulkanDelegateUpdatesTheStateInPlace) {
-  Ema e = make_ema(false);
-  auto program = build(e.g, {{partition::kVulkanId, {0, 1, 2}}});
-  ASSERT_TRUE(program);
-  auto session = Session::create(program, SessionOptions{});
-  ASSERT_TRUE(session.ok()) << session.status().message();
-  Session& s = *session.value();
+  auto session = ema_session(false, {{partition::kVulkanId, {0, 1, 2}}});
+  ASSERT_TRUE(session);
+  Session& s = *session;
   ASSERT_EQ(s.states().size(), 1u);
   EXPECT_EQ(s.states()[0].name, "ema");
   EXPECT_EQ(s.inputs().size(), 1u) << "a state is no input";
@@ -137,35 +144,26 @@ TEST_F(StateTest, VulkanDelegateUpdatesTheStateInPlace) {
 }
 
 TEST_F(StateTest, StateReadAfterItsUpdateIsCarriedByACopy) {
-  Ema e = make_ema(true);
-  auto program = build(e.g, {{partition::kVulkanId, {0, 1}}, {partition::kCpuId, {2}}});
-  ASSERT_TRUE(program);
-  auto session = Session::create(program, SessionOptions{});
-  ASSERT_TRUE(session.ok()) << session.status().message();
-  EXPECT_FALSE(session.value()->state_updated_in_place(0)) << "the CPU step reads the old value after the update";
-  expect_ema_runs(*session.value(), true);
+  auto session = ema_session(true, {{partition::kVulkanId, {0, 1}}, {partition::kCpuId, {2}}});
+  ASSERT_TRUE(session);
+  EXPECT_FALSE(session->state_updated_in_place(0)) << "the CPU step reads the old value after the update";
+  expect_ema_runs(*session, true);
 }
 
 TEST_F(StateTest, CpuFallbackStateLivesInHostMemory) {
-  Ema e = make_ema(false);
-  auto program = build(e.g, {{partition::kCpuId, {0, 1, 2}}});
-  ASSERT_TRUE(program);
-  auto session = Session::create(program, SessionOptions{});
-  ASSERT_TRUE(session.ok()) << session.status().message();
-  EXPECT_FALSE(session.value()->state_updated_in_place(0));
-  expect_ema_runs(*session.value(), false);
+  auto session = ema_session(false, {{partition::kCpuId, {0, 1, 2}}});
+  ASSERT_TRUE(session);
+  EXPECT_FALSE(session->state_updated_in_place(0));
+  expect_ema_runs(*session, false);
 }
 
 // The Vulkan delegate computes the update but does not read the state (the
 // CPU step does, before it): its output takes the state's memory unasked.
 TEST_F(StateTest, UpdateOfADelegateThatDoesNotReadTheStateTakesItsMemory) {
-  Ema e = make_ema(false);
-  auto program = build(e.g, {{partition::kCpuId, {0}}, {partition::kVulkanId, {1, 2}}});
-  ASSERT_TRUE(program);
-  auto session = Session::create(program, SessionOptions{});
-  ASSERT_TRUE(session.ok()) << session.status().message();
-  EXPECT_TRUE(session.value()->state_updated_in_place(0));
-  expect_ema_runs(*session.value(), false);
+  auto session = ema_session(false, {{partition::kCpuId, {0}}, {partition::kVulkanId, {1, 2}}});
+  ASSERT_TRUE(session);
+  EXPECT_TRUE(session->state_updated_in_place(0));
+  expect_ema_runs(*session, false);
 }
 
 TEST_F(StateTest, SessionsOfOneProgramKeepTheirOwnStates) {
@@ -189,12 +187,9 @@ TEST_F(StateTest, SessionsOfOneProgramKeepTheirOwnStates) {
 }
 
 TEST_F(StateTest, SetStateSeedsAndResetStateRestores) {
-  Ema e = make_ema(false);
-  auto program = build(e.g, {{partition::kVulkanId, {0, 1, 2}}});
-  ASSERT_TRUE(program);
-  auto session = Session::create(program, SessionOptions{});
-  ASSERT_TRUE(session.ok());
-  Session& s = *session.value();
+  auto session = ema_session(false, {{partition::kVulkanId, {0, 1, 2}}});
+  ASSERT_TRUE(session);
+  Session& s = *session;
   execute(s, step_input(1));
   std::vector<float> seed = {8, 7, 6, 5, 4, 3, 2, 1};
   ASSERT_TRUE(s.set_state(0, seed.data(), 32).ok());
@@ -209,12 +204,9 @@ TEST_F(StateTest, SetStateSeedsAndResetStateRestores) {
 }
 
 TEST_F(StateTest, BadStateCallsAreRefusedAndLeaveTheSessionUsable) {
-  Ema e = make_ema(false);
-  auto program = build(e.g, {{partition::kVulkanId, {0, 1, 2}}});
-  ASSERT_TRUE(program);
-  auto session = Session::create(program, SessionOptions{});
-  ASSERT_TRUE(session.ok());
-  Session& s = *session.value();
+  auto session = ema_session(false, {{partition::kVulkanId, {0, 1, 2}}});
+  ASSERT_TRUE(session);
+  Session& s = *session;
   std::vector<float> buf(8);
   Status wrong_size = s.set_state(0, buf.data(), 28);
   EXPECT_EQ(wrong_size.code(), StatusCode::kInvalidArgument);

@@ -246,17 +246,43 @@ static int write_profile(const gpuu_session* session, const char* path) {
 }
 
 /* Everything after the arguments parsed; `opts` keeps its backend options. */
-/* Writes `what` ("output", "state") `index`'s bytes to `path` and says so; 1 on failure. */
-static int write_tensor(const char* what, size_t index, const gpuu_tensor_info* info, const void* data,
-                        const char* path) {
-  FILE* f = fopen(path, "wb");
-  int failed = !f || fwrite(data, 1, info->byte_size, f) != info->byte_size;
-  if (f && fclose(f) != 0) failed = 1;
-  if (failed) {
-    fprintf(stderr, "gpuu-run: cannot write %s '%s'\n", what, path);
-    return 1;
+/* Reads each of the session's outputs (or states) through `info` and `read`
+ * and, where `prefix` is set, writes it to a file and says so: `what` is
+ * "output" (to PREFIX, or PREFIX.<i> where there are several) or "state"
+ * (to PREFIX.<state name>). Returns 0, or 1 after saying what failed. */
+typedef gpuu_status (*info_fn)(const gpuu_session*, size_t, gpuu_tensor_info*);
+typedef gpuu_status (*read_fn)(const gpuu_session*, size_t, void*, size_t);
+static int save_tensors(const gpuu_session* session, const char* what, size_t count, info_fn info_of, read_fn read,
+                        const char* prefix) {
+  int by_name = strcmp(what, "state") == 0;
+  for (size_t i = 0; i < count; ++i) {
+    gpuu_tensor_info info;
+    info.struct_size = sizeof(info);
+    info_of(session, i, &info);
+    void* data = malloc(info.byte_size ? info.byte_size : 1);
+    gpuu_status s = read(session, i, data, info.byte_size);
+    int rc = s != GPUU_OK ? fail(by_name ? "reading a state" : "reading an output", s) : 0;
+    if (rc == 0 && prefix) {
+      char path[4096];
+      if (by_name) {
+        snprintf(path, sizeof(path), "%s.%s", prefix, info.name);
+      } else if (count == 1) {
+        snprintf(path, sizeof(path), "%s", prefix);
+      } else {
+        snprintf(path, sizeof(path), "%s.%zu", prefix, i);
+      }
+      FILE* f = fopen(path, "wb");
+      rc = !f || fwrite(data, 1, info.byte_size, f) != info.byte_size;
+      if (f && fclose(f) != 0) rc = 1;
+      if (rc) {
+        fprintf(stderr, "gpuu-run: cannot write %s '%s'\n", what, path);
+      } else {
+        printf("%s %zu '%s' (%zu bytes) -> %s\n", what, i, info.name, info.byte_size, path);
+      }
+    }
+    free(data);
+    if (rc) return 1;
   }
-  printf("%s %zu '%s' (%zu bytes) -> %s\n", what, index, info->name, info->byte_size, path);
   return 0;
 }
 
@@ -347,41 +373,14 @@ static int run(const options* opts) {
     o.quiet = o.quiet || e == 0; /* log the delegates' lines once */
   }
 
-  size_t n_outputs = gpuu_session_output_count(session);
-  for (size_t i = 0; rc == 0 && i < n_outputs; ++i) {
-    gpuu_tensor_info info;
-    info.struct_size = sizeof(info);
-    gpuu_session_output_info(session, i, &info);
-    void* data = malloc(info.byte_size ? info.byte_size : 1);
-    s = gpuu_session_get_output(session, i, data, info.byte_size);
-    if (s != GPUU_OK) {
-      rc = fail("reading an output", s);
-    } else if (o.output_path) {
-      char path[4096];
-      if (n_outputs == 1) {
-        snprintf(path, sizeof(path), "%s", o.output_path);
-      } else {
-        snprintf(path, sizeof(path), "%s.%zu", o.output_path, i);
-      }
-      rc = write_tensor("output", i, &info, data, path);
-    }
-    free(data);
+  if (rc == 0) {
+    rc = save_tensors(session, "output", gpuu_session_output_count(session), gpuu_session_output_info,
+                      gpuu_session_get_output, o.output_path);
   }
-  size_t n_states = gpuu_session_state_count(session);
-  for (size_t i = 0; rc == 0 && o.state_path && i < n_states; ++i) {
-    gpuu_tensor_info info;
-    info.struct_size = sizeof(info);
-    gpuu_session_state_info(session, i, &info);
-    void* data = malloc(info.byte_size ? info.byte_size : 1);
-    s = gpuu_session_get_state(session, i, data, info.byte_size);
-    if (s != GPUU_OK) {
-      rc = fail("reading a state", s);
-    } else {
-      char path[4096];
-      snprintf(path, sizeof(path), "%s.%s", o.state_path, info.name);
-      rc = write_tensor("state", i, &info, data, path);
-    }
-    free(data);
+  /* States come to the host only when asked for. */
+  if (rc == 0 && o.state_path) {
+    rc = save_tensors(session, "state", gpuu_session_state_count(session), gpuu_session_state_info,
+                      gpuu_session_get_state, o.state_path);
   }
 
   if (rc == 0) {
