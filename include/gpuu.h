@@ -849,7 +849,9 @@ GPUU_API gpuu_status gpuu_partition_node_backend(const gpuu_partition* partition
 /* The explain report as JSON text (UTF-8, NUL-terminated): the policy and
  * options; for AUTO every candidate's estimated cost and the choice; a
  * summary per backend and per region (backend, node count, first and last
- * node, tensors in and out); and per node its name, op, backend, region and,
+ * node, tensors in and out); per program state (0.7) its name, dtype, shape,
+ * update value, the regions that read it and the one that computes its
+ * update ("states"); and per node its name, op, backend, region and,
  * for each other backend, why not ("unsupported: TOSA 1.0 has no i64 tensors
  * (input 1 of gather_0 is i64)", "denied by user", "pinned to CpuFallback by
  * user", "pruned: region of 2 nodes < min_partition_size 3", "taken first by
