@@ -70,7 +70,7 @@ extern "C" {
  * Before 1.0, where a minor release may break the ABI, it names the ABI
  * baseline instead: libgpuu.so.0.2 (see the ABI policy above). */
 #define GPUU_VERSION_MAJOR 0
-#define GPUU_VERSION_MINOR 6
+#define GPUU_VERSION_MINOR 7
 #define GPUU_VERSION_PATCH 0
 /* (major << 22) | (minor << 12) | patch, as Vulkan packs its versions. */
 #define GPUU_MAKE_VERSION(major, minor, patch) \
@@ -537,6 +537,24 @@ GPUU_API gpuu_status gpuu_graph_add_constant(gpuu_graph* graph, const char* name
                                              const int64_t* shape, size_t rank, const void* data, size_t size,
                                              int32_t* out_value);
 
+/* Adds a program state: a tensor kept across executes, one per session, such
+ * as a model's KV cache, running statistics or step counter (a buffer the
+ * model mutates). As gpuu_graph_add_constant, `data` holding its initial
+ * value, which every session starts from. The value returned reads the state
+ * in a run and is named as it; it is neither a graph input nor an output.
+ * Set what the state becomes when a run ends with
+ * gpuu_graph_set_state_update. Errors as gpuu_graph_add_constant's. Added in
+ * 0.7. */
+GPUU_API gpuu_status gpuu_graph_add_state(gpuu_graph* graph, const char* name, gpuu_dtype dtype, const int64_t* shape,
+                                          size_t rank, const void* data, size_t size, int32_t* out_value);
+
+/* Makes `update` the value the state read by `state_value` holds when a run
+ * ends. GPUU_ERROR_INVALID_ARGUMENT for a bad id, a value that reads no
+ * state, a state whose update is set already, an update that is a constant
+ * or a state's value (add a copy node, such as a reshape to the same shape),
+ * or one whose dtype or shape differ from the state's. Added in 0.7. */
+GPUU_API gpuu_status gpuu_graph_set_state_update(gpuu_graph* graph, int32_t state_value, int32_t update);
+
 typedef enum gpuu_attr_kind {
   GPUU_ATTR_INT = 0,    /* field i */
   GPUU_ATTR_FLOAT = 1,  /* field f */
@@ -590,8 +608,9 @@ GPUU_API gpuu_status gpuu_graph_mark_output(gpuu_graph* graph, int32_t value);
 
 /* Checks the whole graph: unique names, one producer per value, topological
  * order, each node's inference matching its stored outputs, constant sizes,
- * at least one output. A graph built only through this API fails only when it
- * has no outputs. GPUU_ERROR_INVALID_ARGUMENT with a message naming the value
+ * at least one output (or a state), every state's update set. A graph built
+ * only through this API fails only when it has neither outputs nor states,
+ * or a state without update. GPUU_ERROR_INVALID_ARGUMENT with a message naming the value
  * or node at fault. May run concurrently with the other read-only functions
  * below on the same graph. */
 GPUU_API gpuu_status gpuu_graph_verify(const gpuu_graph* graph);
@@ -652,6 +671,14 @@ GPUU_API gpuu_status gpuu_graph_node_outputs(const gpuu_graph* graph, int32_t no
  * order), by the id-array convention above. */
 GPUU_API gpuu_status gpuu_graph_inputs(const gpuu_graph* graph, int32_t* ids, size_t capacity, size_t* count);
 GPUU_API gpuu_status gpuu_graph_outputs(const gpuu_graph* graph, int32_t* ids, size_t capacity, size_t* count);
+
+/* The values that read the graph's states, in creation order, with the
+ * (ids, capacity, count) convention of gpuu_graph_inputs; and the update
+ * of the state `state_value` reads to *update (-1 until set;
+ * GPUU_ERROR_INVALID_ARGUMENT for a value that reads no state). Added in
+ * 0.7. */
+GPUU_API gpuu_status gpuu_graph_states(const gpuu_graph* graph, int32_t* ids, size_t capacity, size_t* count);
+GPUU_API gpuu_status gpuu_graph_state_update(const gpuu_graph* graph, int32_t state_value, int32_t* update);
 
 /* The registered ops, sorted by name: their number, and the name at `index`
  * (static, valid forever; NULL past the end). Thread-safe. */
@@ -824,7 +851,9 @@ GPUU_API gpuu_status gpuu_partition_node_backend(const gpuu_partition* partition
 /* The explain report as JSON text (UTF-8, NUL-terminated): the policy and
  * options; for AUTO every candidate's estimated cost and the choice; a
  * summary per backend and per region (backend, node count, first and last
- * node, tensors in and out); and per node its name, op, backend, region and,
+ * node, tensors in and out); per program state (0.7) its name, dtype, shape,
+ * update value, the regions that read it and the one that computes its
+ * update ("states"); and per node its name, op, backend, region and,
  * for each other backend, why not ("unsupported: TOSA 1.0 has no i64 tensors
  * (input 1 of gather_0 is i64)", "denied by user", "pinned to CpuFallback by
  * user", "pruned: region of 2 nodes < min_partition_size 3", "taken first by
@@ -1157,6 +1186,54 @@ GPUU_API gpuu_status gpuu_session_execute(gpuu_session* session);
  * them through one staging copy, made in the execute's own submit for an
  * output read after the previous execute, else here, on demand. */
 GPUU_API gpuu_status gpuu_session_get_output(const gpuu_session* session, size_t index, void* data, size_t size);
+
+/* Program states. A program may keep tensors from one execute to the next:
+ * a model's KV cache, running statistics or step counter (the buffers its
+ * forward mutates, torch.export's mutated buffers). Each session has its
+ * own, set to the initial values the program file holds when the session is
+ * created; an execute reads them and leaves them updated. They stay where
+ * the delegates run (a device buffer updated in place where the delegate
+ * computing the update can, else copied over on the GPU after the execute;
+ * host memory where only CPU-fallback steps touch them): they come to the
+ * host only through gpuu_session_get_state. States are neither inputs nor
+ * outputs. After a failed execute a state holds its old or its new value;
+ * set or reset it to be sure. The functions of this section were added in
+ * 0.7. */
+
+/* The number of states; 0 for NULL or a program without states. */
+GPUU_API size_t gpuu_session_state_count(const gpuu_session* session);
+
+/* Fills `out` (struct_size set) for state `index`: its name (the model's
+ * buffer name, "cache" or "layers.0.attn.k_cache"), dtype, shape and byte
+ * size; borrowed from the session. GPUU_ERROR_INVALID_ARGUMENT when out of
+ * range. */
+GPUU_API gpuu_status gpuu_session_state_info(const gpuu_session* session, size_t index, gpuu_tensor_info* out);
+
+/* The index of the state named `name` to *index. GPUU_ERROR_NOT_FOUND
+ * naming `name` and the program's states; GPUU_ERROR_INVALID_ARGUMENT for
+ * NULL arguments. */
+GPUU_API gpuu_status gpuu_session_state_index(const gpuu_session* session, const char* name, size_t* index);
+
+/* Copies state `index` into `data`; `size` must equal its byte size. It is
+ * the initial value, what gpuu_session_set_state wrote, or what the last
+ * execute left; a state on the device is read through one staging copy.
+ * GPUU_ERROR_INVALID_ARGUMENT for a bad index, a wrong size or NULL data,
+ * naming the state; the session stays usable. */
+GPUU_API gpuu_status gpuu_session_get_state(const gpuu_session* session, size_t index, void* data, size_t size);
+
+/* Replaces state `index` with `size` bytes at `data` (its byte size;
+ * little-endian elements, row-major), which the next execute reads: to seed
+ * a cache, say. Errors as gpuu_session_get_state's. */
+GPUU_API gpuu_status gpuu_session_set_state(gpuu_session* session, size_t index, const void* data, size_t size);
+
+/* Sets every state back to its initial value. GPUU_ERROR_INVALID_ARGUMENT
+ * for a NULL session. */
+GPUU_API gpuu_status gpuu_session_reset_state(gpuu_session* session);
+
+/* 1 when the delegate that computes state `index`'s update writes it into
+ * the state's own device memory (no second buffer, no copy per execute), 0
+ * when the update is copied over after each execute, or for a bad index. */
+GPUU_API int gpuu_session_state_in_place(const gpuu_session* session, size_t index);
 
 /* What the last execute did: submits, host waits, host copies between devices. */
 typedef struct gpuu_execute_stats {

@@ -342,6 +342,8 @@ GPUU_OUT_SCALAR(int32_t, type, PyLong_FromLong)
 GPUU_OUT_SCALAR(size_t, out, PyLong_FromSize_t)
 GPUU_OUT_SCALAR(size_t, region, PyLong_FromSize_t)
 GPUU_OUT_SCALAR(size_t, vgf_count, PyLong_FromSize_t)
+GPUU_OUT_SCALAR(size_t, index, PyLong_FromSize_t)
+GPUU_OUT_SCALAR(int32_t, update, PyLong_FromLong)
 // Backend ids come back as str (borrowed from the partition, copied here).
 %typemap(in, numinputs=0) const char** out (const char* value = nullptr), const char** backend (const char* value = nullptr) {
   $1 = ($1_ltype)&value;  // SWIG drops the pointee's const
@@ -518,6 +520,7 @@ GPUU_OUT_STRUCT(gpuu_execute_stats)
 %ignore gpuu_graph_node_outputs;
 %ignore gpuu_graph_inputs;
 %ignore gpuu_graph_outputs;
+%ignore gpuu_graph_states;
 // C's gpuu_X_init(p) is a macro over gpuu_X_init_sized(p, sizeof(*p)): Python
 // keeps the short name and the size comes from the wrapped struct's type.
 %ignore gpuu_backend_compile_specs;
@@ -641,6 +644,13 @@ gpuu_status gpuu_py_graph_outputs(const gpuu_graph* graph, std::vector<int32_t>*
   if (s != GPUU_OK || n == 0) return s;
   ids_out->resize(n);
   return gpuu_graph_outputs(graph, ids_out->data(), n, &n);
+}
+// The values that read the graph's states.
+gpuu_status gpuu_py_graph_states(const gpuu_graph* graph, std::vector<int32_t>* ids_out) {
+  size_t n = 0;
+  gpuu_status s = gpuu_graph_states(graph, nullptr, 0, &n);
+  ids_out->resize(s == GPUU_OK ? n : 0);
+  return s == GPUU_OK && n ? gpuu_graph_states(graph, ids_out->data(), n, &n) : s;
 }
 %}
 

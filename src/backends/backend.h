@@ -29,6 +29,14 @@ namespace gpuu::backends {
 
 using gpu::BufferRange;
 
+// A program state whose region both reads it (`input`) and computes its
+// update (`output`): tensor names of the region.
+struct InPlaceUpdate {
+  std::string input;
+  std::string output;
+  bool operator==(const InPlaceUpdate& o) const { return input == o.input && output == o.output; }
+};
+
 // What the runtime gives a backend at init.
 struct BackendInitContext {
   int32_t delegate_index = 0;
@@ -51,12 +59,19 @@ struct BackendInitContext {
   bool profile_steps = false;
   // Constants the processed blob names, from the program file (no copy).
   program::ConstantLookup constants;
+  // States the runtime can keep in one buffer while this delegate updates
+  // them (no later step reads their old value): an update written in place,
+  // without a second buffer and a copy after each execute.
+  std::vector<InPlaceUpdate> in_place_offers;
   // Called by the backend once it has its context: the device buffers the
   // delegate must read its inputs from and write its outputs to, in the
   // order of the blob's inputs and outputs (constants excluded). The runtime
-  // owns them; they live as long as the delegate.
+  // owns them; they live as long as the delegate. `in_place` lists the
+  // offers the backend takes: it can write each output over its input's
+  // memory (every other read of the input done before, the kernel writing it
+  // safe in place), and gets one buffer for both.
   std::function<Result<std::pair<std::vector<BufferRange>, std::vector<BufferRange>>>(
-      const SharedGpuContextPtr& ctx, const graph::Graph& region)>
+      const SharedGpuContextPtr& ctx, const graph::Graph& region, const std::vector<InPlaceUpdate>& in_place)>
       bind_io;
 };
 

@@ -81,6 +81,34 @@ gpuu_status read_attrs(const char* node, const gpuu_attr* attrs, size_t n_attrs,
   return GPUU_OK;
 }
 
+// gpuu_graph_add_constant and gpuu_graph_add_state: a value `what` ("constant",
+// "state") with its bytes, added by `add` once the C arguments are checked.
+using AddWithData = Result<graph::ValueId> (*)(graph::Graph&, std::string, DType, graph::Shape, Blob,
+                                               graph::GraphNames*);
+gpuu_status add_with_data(const char* function, const char* what, AddWithData add, gpuu_graph* graph,
+                          const char* name, gpuu_dtype dtype, const int64_t* shape, size_t rank, const void* data,
+                          size_t size, int32_t* out_value) {
+  if (out_value) *out_value = -1;
+  if (!graph) return fail_invalid(function, ": `graph` is NULL");
+  if (!name) return fail_invalid(function, ": `name` is NULL");
+  if (size && !data) return fail_invalid(function, ": '", name, "': `data` is NULL but size is ", size);
+  DType dt = DType::kF32;
+  graph::Shape dims;
+  if (gpuu_status s = check_dtype(function, name, dtype, &dt)) return s;
+  if (gpuu_status s = read_shape(function, name, shape, rank, &dims)) return s;
+  // Check the size before copying: a wrong size might also be a huge one.
+  std::string why = graph::shape_problem(dims);
+  if (why.empty() && size != static_cast<uint64_t>(graph::shape_numel(dims)) * graph::dtype_size(dt)) {
+    return fail_invalid(what, " '", name, "': ", size, " bytes of data, but ", graph::dtype_name(dt), " ",
+                        graph::shape_to_string(dims), " needs ", graph::shape_numel(dims) * graph::dtype_size(dt));
+  }
+  Blob bytes = why.empty() ? Blob::copy_of(data, size) : Blob();
+  Result<graph::ValueId> id = add(graph->graph, name, dt, std::move(dims), std::move(bytes), &graph->names);
+  if (!id.ok()) return fail(id.status());
+  if (out_value) *out_value = id.value();
+  return GPUU_OK;
+}
+
 bool valid_value(const gpuu_graph* g, int32_t value) {
   return g && value >= 0 && static_cast<size_t>(value) < g->graph.values().size();
 }
@@ -155,26 +183,23 @@ GPUU_API gpuu_status gpuu_graph_add_constant(gpuu_graph* graph, const char* name
                                              const int64_t* shape, size_t rank, const void* data, size_t size,
                                              int32_t* out_value) {
   return guarded(__func__, [&]() -> gpuu_status {
-    if (out_value) *out_value = -1;
-    if (!graph) return fail_invalid("gpuu_graph_add_constant: `graph` is NULL");
-    if (!name) return fail_invalid("gpuu_graph_add_constant: `name` is NULL");
-    if (size && !data) return fail_invalid("gpuu_graph_add_constant: '", name, "': `data` is NULL but size is ", size);
-    DType dt = DType::kF32;
-    graph::Shape dims;
-    if (gpuu_status s = check_dtype("gpuu_graph_add_constant", name, dtype, &dt)) return s;
-    if (gpuu_status s = read_shape("gpuu_graph_add_constant", name, shape, rank, &dims)) return s;
-    // Check the size before copying: a wrong size might also be a huge one.
-    std::string why = graph::shape_problem(dims);
-    if (why.empty() && size != static_cast<uint64_t>(graph::shape_numel(dims)) * graph::dtype_size(dt)) {
-      return fail_invalid("constant '", name, "': ", size, " bytes of data, but ", graph::dtype_name(dt), " ",
-                          graph::shape_to_string(dims), " needs ", graph::shape_numel(dims) * graph::dtype_size(dt));
-    }
-    Blob bytes = why.empty() ? Blob::copy_of(data, size) : Blob();
-    Result<graph::ValueId> id =
-        graph::add_graph_constant(graph->graph, name, dt, std::move(dims), std::move(bytes), &graph->names);
-    if (!id.ok()) return fail(id.status());
-    if (out_value) *out_value = id.value();
-    return GPUU_OK;
+    return add_with_data("gpuu_graph_add_constant", "constant", &graph::add_graph_constant, graph, name, dtype, shape,
+                         rank, data, size, out_value);
+  });
+}
+
+GPUU_API gpuu_status gpuu_graph_add_state(gpuu_graph* graph, const char* name, gpuu_dtype dtype, const int64_t* shape,
+                                          size_t rank, const void* data, size_t size, int32_t* out_value) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    return add_with_data("gpuu_graph_add_state", "state", &graph::add_graph_state, graph, name, dtype, shape, rank,
+                         data, size, out_value);
+  });
+}
+
+GPUU_API gpuu_status gpuu_graph_set_state_update(gpuu_graph* graph, int32_t state_value, int32_t update) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    if (!graph) return fail_invalid("gpuu_graph_set_state_update: `graph` is NULL");
+    return to_c(graph::set_state_update(graph->graph, state_value, update));
   });
 }
 
@@ -340,6 +365,32 @@ GPUU_API gpuu_status gpuu_graph_outputs(const gpuu_graph* graph, int32_t* ids, s
     if (count) *count = 0;
     if (!graph) return fail_invalid("gpuu_graph_outputs: `graph` is NULL");
     return copy_ids("gpuu_graph_outputs", graph->graph.outputs(), ids, capacity, count);
+  });
+}
+
+GPUU_API gpuu_status gpuu_graph_states(const gpuu_graph* graph, int32_t* ids, size_t capacity, size_t* count) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    if (count) *count = 0;
+    if (!graph) return fail_invalid("gpuu_graph_states: `graph` is NULL");
+    std::vector<int32_t> values;
+    for (const graph::State& state : graph->graph.states()) values.push_back(state.value);
+    return copy_ids("gpuu_graph_states", values, ids, capacity, count);
+  });
+}
+
+GPUU_API gpuu_status gpuu_graph_state_update(const gpuu_graph* graph, int32_t state_value, int32_t* update) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    if (!update) return fail_invalid("gpuu_graph_state_update: `update` is NULL");
+    *update = -1;
+    if (!valid_value(graph, state_value)) {
+      return fail_invalid("gpuu_graph_state_update: no value with id ", state_value);
+    }
+    int32_t state = graph->graph.value(state_value).state;
+    if (state == graph::kNone) {
+      return fail_invalid("gpuu_graph_state_update: value '", graph->graph.value(state_value).name, "' reads no state");
+    }
+    *update = graph->graph.states()[static_cast<size_t>(state)].update;
+    return GPUU_OK;
   });
 }
 

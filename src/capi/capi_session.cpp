@@ -42,14 +42,15 @@ gpuu_status fill_info(const runtime::TensorDesc& d, gpuu_tensor_info* out, const
   return GPUU_OK;
 }
 
-// gpuu_session_input_info/output_info: the session's input or output `index`.
-gpuu_status info_at(const gpuu_session* session, bool output, size_t index, gpuu_tensor_info* out,
-                    const char* function) {
+// gpuu_session_input_info/output_info/state_info: entry `index` of the
+// session's `list` (inputs, outputs or states, which `what` names).
+using DescList = const std::vector<runtime::TensorDesc>& (runtime::Session::*)() const;
+gpuu_status info_at(const gpuu_session* session, DescList list, const char* what, size_t index,
+                    gpuu_tensor_info* out, const char* function) {
   if (gpuu_status s = check_session(session, function)) return s;
-  const std::vector<runtime::TensorDesc>& descs = output ? session->session->outputs() : session->session->inputs();
+  const std::vector<runtime::TensorDesc>& descs = ((*session->session).*list)();
   if (index >= descs.size()) {
-    return fail_invalid(function, ": index ", index, " is out of range (", descs.size(),
-                        output ? " outputs)" : " inputs)");
+    return fail_invalid(function, ": index ", index, " is out of range (", descs.size(), " ", what, ")");
   }
   return fill_info(descs[index], out, function);
 }
@@ -230,13 +231,13 @@ GPUU_API size_t gpuu_session_output_count(const gpuu_session* session) {
 
 GPUU_API gpuu_status gpuu_session_input_info(const gpuu_session* session, size_t index, gpuu_tensor_info* out) {
   return guarded(__func__, [&]() -> gpuu_status {
-    return info_at(session, false, index, out, "gpuu_session_input_info");
+    return info_at(session, &runtime::Session::inputs, "inputs", index, out, "gpuu_session_input_info");
   });
 }
 
 GPUU_API gpuu_status gpuu_session_output_info(const gpuu_session* session, size_t index, gpuu_tensor_info* out) {
   return guarded(__func__, [&]() -> gpuu_status {
-    return info_at(session, true, index, out, "gpuu_session_output_info");
+    return info_at(session, &runtime::Session::outputs, "outputs", index, out, "gpuu_session_output_info");
   });
 }
 
@@ -245,6 +246,54 @@ GPUU_API gpuu_status gpuu_session_set_input(gpuu_session* session, size_t index,
     if (gpuu_status s = check_session(session, "gpuu_session_set_input")) return s;
     return to_c(session->session->set_input(index, data, size));
   });
+}
+
+GPUU_API size_t gpuu_session_state_count(const gpuu_session* session) {
+  return session && session->session ? session->session->states().size() : 0;
+}
+
+GPUU_API gpuu_status gpuu_session_state_info(const gpuu_session* session, size_t index, gpuu_tensor_info* out) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    return info_at(session, &runtime::Session::states, "states", index, out, "gpuu_session_state_info");
+  });
+}
+
+GPUU_API gpuu_status gpuu_session_state_index(const gpuu_session* session, const char* name, size_t* index) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    if (gpuu_status s = check_session(session, "gpuu_session_state_index")) return s;
+    if (!name) return fail_invalid("gpuu_session_state_index: `name` is NULL");
+    if (!index) return fail_invalid("gpuu_session_state_index: `index` is NULL");
+    Result<size_t> found = session->session->state_index(name);
+    if (!found.ok()) return fail(found.status());
+    *index = found.value();
+    return GPUU_OK;
+  });
+}
+
+GPUU_API gpuu_status gpuu_session_get_state(const gpuu_session* session, size_t index, void* data, size_t size) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    if (gpuu_status s = check_session(session, "gpuu_session_get_state")) return s;
+    return to_c(session->session->get_state(index, data, size));
+  });
+}
+
+GPUU_API gpuu_status gpuu_session_set_state(gpuu_session* session, size_t index, const void* data, size_t size) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    if (gpuu_status s = check_session(session, "gpuu_session_set_state")) return s;
+    return to_c(session->session->set_state(index, data, size));
+  });
+}
+
+GPUU_API gpuu_status gpuu_session_reset_state(gpuu_session* session) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    if (gpuu_status s = check_session(session, "gpuu_session_reset_state")) return s;
+    session->session->reset_state();
+    return GPUU_OK;
+  });
+}
+
+GPUU_API int gpuu_session_state_in_place(const gpuu_session* session, size_t index) {
+  return session && session->session && session->session->state_updated_in_place(index) ? 1 : 0;
 }
 
 GPUU_API gpuu_status gpuu_session_bind_input_buffer(gpuu_session* session, size_t index, gpuu_vk_buffer buffer,

@@ -49,6 +49,24 @@ Status check_new_value(const Graph& graph, const char* what, const std::string& 
   return Status::Ok();
 }
 
+// add_graph_constant and add_graph_state: a value `what` with its bytes,
+// checked, then added by `add`.
+Result<ValueId> add_with_data(Graph& graph, const char* what,
+                              ValueId (Graph::*add)(const std::string&, DType, Shape, Blob), std::string name,
+                              DType dtype, Shape shape, Blob data, GraphNames* names) {
+  GraphNames local;
+  if (!names) names = &local;
+  GPUU_RETURN_IF_ERROR(check_new_value(graph, what, name, dtype, shape, names));
+  uint64_t expected = static_cast<uint64_t>(shape_numel(shape)) * dtype_size(dtype);
+  if (data.size() != expected) {
+    return err(StatusCode::kInvalidArgument, what, " '", name, "': ", data.size(), " bytes of data, but ",
+               dtype_name(dtype), " ", shape_to_string(shape), " needs ", expected);
+  }
+  ValueId id = (graph.*add)(name, dtype, std::move(shape), std::move(data));
+  names->catch_up(graph);
+  return id;
+}
+
 }  // namespace
 
 Result<ValueId> add_graph_input(Graph& graph, std::string name, DType dtype, Shape shape, GraphNames* names) {
@@ -62,17 +80,47 @@ Result<ValueId> add_graph_input(Graph& graph, std::string name, DType dtype, Sha
 
 Result<ValueId> add_graph_constant(Graph& graph, std::string name, DType dtype, Shape shape, Blob data,
                                    GraphNames* names) {
-  GraphNames local;
-  if (!names) names = &local;
-  GPUU_RETURN_IF_ERROR(check_new_value(graph, "constant", name, dtype, shape, names));
-  uint64_t expected = static_cast<uint64_t>(shape_numel(shape)) * dtype_size(dtype);
-  if (data.size() != expected) {
-    return err(StatusCode::kInvalidArgument, "constant '", name, "': ", data.size(), " bytes of data, but ",
-               dtype_name(dtype), " ", shape_to_string(shape), " needs ", expected);
+  return add_with_data(graph, "constant", &Graph::add_constant, std::move(name), dtype, std::move(shape),
+                       std::move(data), names);
+}
+
+Result<ValueId> add_graph_state(Graph& graph, std::string name, DType dtype, Shape shape, Blob initial,
+                                GraphNames* names) {
+  return add_with_data(graph, "state", &Graph::add_state, std::move(name), dtype, std::move(shape),
+                       std::move(initial), names);
+}
+
+Status set_state_update(Graph& graph, ValueId state_value, ValueId update) {
+  const auto nv = static_cast<ValueId>(graph.values().size());
+  if (state_value < 0 || state_value >= nv) {
+    return err(StatusCode::kInvalidArgument, "state update: value id ", state_value, " is not in the graph (", nv,
+               " values)");
   }
-  ValueId id = graph.add_constant(name, dtype, std::move(shape), std::move(data));
-  names->catch_up(graph);
-  return id;
+  const Value& v = graph.value(state_value);
+  if (v.state == kNone) {
+    return err(StatusCode::kInvalidArgument, "state update: value '", v.name, "' reads no state");
+  }
+  const State& state = graph.states()[static_cast<size_t>(v.state)];
+  if (state.update != kNone) {
+    return err(StatusCode::kInvalidArgument, "state '", v.name, "': its update is already set (value '",
+               graph.value(state.update).name, "')");
+  }
+  if (update < 0 || update >= nv) {
+    return err(StatusCode::kInvalidArgument, "state '", v.name, "': update value id ", update,
+               " is not in the graph (", nv, " values)");
+  }
+  const Value& u = graph.value(update);
+  if (u.constant != kNone || u.state != kNone) {
+    return err(StatusCode::kInvalidArgument, "state '", v.name, "': its update '", u.name, "' is ",
+               u.constant != kNone ? "a constant" : "a state's value", "; a node must compute it (a copy will do)");
+  }
+  if (u.dtype != v.dtype || u.shape != v.shape) {
+    return err(StatusCode::kInvalidArgument, "state '", v.name, "' is ", dtype_name(v.dtype), " ",
+               shape_to_string(v.shape), " but its update '", u.name, "' is ", dtype_name(u.dtype), " ",
+               shape_to_string(u.shape));
+  }
+  graph.set_state_update(static_cast<size_t>(v.state), update);
+  return Status::Ok();
 }
 
 Result<std::vector<ValueId>> add_op(Graph& graph, std::string_view op, std::string name, std::vector<ValueId> inputs,

@@ -45,6 +45,17 @@ Result<ValueId> add_graph_input(Graph& graph, std::string name, DType dtype, Sha
 Result<ValueId> add_graph_constant(Graph& graph, std::string name, DType dtype, Shape shape, Blob data,
                                    GraphNames* names = nullptr);
 
+// A state (graph.h's State): as a constant, `initial` being its starting
+// bytes; the value returned reads it. Its update is set with set_state_update.
+Result<ValueId> add_graph_state(Graph& graph, std::string name, DType dtype, Shape shape, Blob initial,
+                                GraphNames* names = nullptr);
+
+// Makes `update` the new value of the state read by `state_value` when a run
+// ends. Refuses a value that reads no state, a state whose update is set, and
+// an update that is a constant or a state's value (a copy node stands in for
+// those), or whose dtype or shape differ from the state's.
+Status set_state_update(Graph& graph, ValueId state_value, ValueId update);
+
 // Appends node `name` running `op`: infers its outputs with the registry,
 // names them "<name>:0", "<name>:1", ..., stores the attributes with every
 // default filled in (resolve_attrs), and returns the output ids. An optional

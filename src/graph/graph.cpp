@@ -1,6 +1,7 @@
 // Graph storage and the small helpers every pass needs.
 #include "graph/graph.h"
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 
@@ -95,6 +96,22 @@ ValueId Graph::add_constant(const std::string& name, DType dtype, Shape shape, B
   return id;
 }
 
+ValueId Graph::add_state(const std::string& name, DType dtype, Shape shape, Blob initial) {
+  Value v{name, dtype, std::move(shape), kNone, kNone};
+  v.state = static_cast<int32_t>(states_.size());
+  ValueId id = add_value(std::move(v));
+  states_.push_back(State{id, kNone, std::move(initial)});
+  return id;
+}
+
+std::vector<ValueId> Graph::results() const {
+  std::vector<ValueId> out = outputs_;
+  for (const State& s : states_) {
+    if (s.update != kNone && std::find(out.begin(), out.end(), s.update) == out.end()) out.push_back(s.update);
+  }
+  return out;
+}
+
 NodeId Graph::add_node(Node node) {
   NodeId id = static_cast<NodeId>(nodes_.size());
   for (ValueId out : node.outputs) {
@@ -118,7 +135,8 @@ std::vector<std::vector<NodeId>> Graph::consumers() const {
 }
 
 std::vector<uint8_t> Graph::live_nodes() const {
-  // Backwards from the outputs' producers, whatever order the nodes are stored in.
+  // Backwards from the producers of the results (graph outputs and state
+  // updates), whatever order the nodes are stored in.
   std::vector<uint8_t> live(nodes_.size(), 0);
   std::vector<NodeId> stack;
   auto reach = [&](ValueId v) {
@@ -128,7 +146,7 @@ std::vector<uint8_t> Graph::live_nodes() const {
     live[static_cast<size_t>(p)] = 1;
     stack.push_back(p);
   };
-  for (ValueId v : outputs_) reach(v);
+  for (ValueId v : results()) reach(v);
   while (!stack.empty()) {
     NodeId n = stack.back();
     stack.pop_back();

@@ -46,14 +46,26 @@ struct Value {
   std::string name;
   DType dtype = DType::kF32;
   Shape shape;
-  NodeId producer = kNone;   // kNone for graph inputs and constants
+  NodeId producer = kNone;   // kNone for graph inputs, constants and states
   int32_t constant = kNone;  // index into Graph::constants(), or kNone
+  int32_t state = kNone;     // index into Graph::states() of the state it reads, or kNone
 };
 
 struct Constant {
   std::string name;
   ValueId value = kNone;
   Blob data;  // dtype_size * numel bytes, little-endian
+};
+
+// Program state: a tensor kept across runs, as a model's mutated buffer (a KV
+// cache, running statistics, a step counter). `value` reads it in a run: a
+// value without producer, neither input nor constant, named as the state.
+// `update` holds what it becomes when the run ends. Each session of a program
+// keeps its own, starting from `initial`.
+struct State {
+  ValueId value = kNone;
+  ValueId update = kNone;  // kNone until set (the verifier refuses a state without one)
+  Blob initial;            // dtype_size * numel bytes, little-endian
 };
 
 struct Node {
@@ -69,6 +81,9 @@ class Graph {
   ValueId add_value(Value value);
   ValueId add_input(const std::string& name, DType dtype, Shape shape);
   ValueId add_constant(const std::string& name, DType dtype, Shape shape, Blob data);
+  // A state named `name` (the value reading it has that name); its update is set later.
+  ValueId add_state(const std::string& name, DType dtype, Shape shape, Blob initial);
+  void set_state_update(size_t state, ValueId update) { states_[state].update = update; }
   NodeId add_node(Node node);  // sets producer of the node's outputs; no checks here
   void mark_output(ValueId value) { outputs_.push_back(value); }
 
@@ -77,6 +92,10 @@ class Graph {
   const std::vector<Constant>& constants() const { return constants_; }
   const std::vector<ValueId>& inputs() const { return inputs_; }
   const std::vector<ValueId>& outputs() const { return outputs_; }
+  const std::vector<State>& states() const { return states_; }
+  // What a run leaves behind: the graph outputs, then each state's update
+  // (once, where it is not an output already).
+  std::vector<ValueId> results() const;
   const Value& value(ValueId id) const { return values_[static_cast<size_t>(id)]; }
   Value& mutable_value(ValueId id) { return values_[static_cast<size_t>(id)]; }
   const Node& node(NodeId id) const { return nodes_[static_cast<size_t>(id)]; }
@@ -84,9 +103,9 @@ class Graph {
 
   // For each value, the nodes that read it, in node order.
   std::vector<std::vector<NodeId>> consumers() const;
-  // For each node, 1 when one of its outputs reaches a graph output (is one,
-  // or is read by a node whose outputs do), else 0: a dead node, which no
-  // backend needs to run. Ids out of range are ignored.
+  // For each node, 1 when one of its outputs reaches a result (a graph output
+  // or a state update: is one, or is read by a node whose outputs do), else 0:
+  // a dead node, which no backend needs to run. Ids out of range are ignored.
   std::vector<uint8_t> live_nodes() const;
 
  private:
@@ -95,6 +114,7 @@ class Graph {
   std::vector<Constant> constants_;
   std::vector<ValueId> inputs_;
   std::vector<ValueId> outputs_;
+  std::vector<State> states_;
 };
 
 }  // namespace gpuu::graph

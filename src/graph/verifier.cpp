@@ -38,6 +38,10 @@ Status verify_values(const Graph& g) {
                                 g.constants()[static_cast<size_t>(v.constant)].value != id)) {
       return invalid(value_label(g, id), " claims constant ", v.constant, ", which does not point back at it");
     }
+    if (v.state != kNone && (v.state < 0 || static_cast<size_t>(v.state) >= g.states().size() ||
+                             g.states()[static_cast<size_t>(v.state)].value != id)) {
+      return invalid(value_label(g, id), " claims state ", v.state, ", which does not point back at it");
+    }
   }
   return Status::Ok();
 }
@@ -61,21 +65,58 @@ Status verify_constants(const Graph& g) {
   return Status::Ok();
 }
 
+Status verify_states(const Graph& g) {
+  for (size_t s = 0; s < g.states().size(); ++s) {
+    const State& state = g.states()[s];
+    if (!valid_id(g, state.value)) return invalid("state ", s, " has bad value id ", state.value);
+    const Value& v = g.value(state.value);
+    const std::string label = "state '" + v.name + "'";
+    if (v.state != static_cast<int32_t>(s)) {
+      return invalid(label, ": ", value_label(g, state.value), " does not point back at it");
+    }
+    if (v.constant != kNone || v.producer != kNone) {
+      return invalid(label, ": its value is ", v.constant != kNone ? "a constant" : "produced by a node");
+    }
+    uint64_t expected = static_cast<uint64_t>(shape_numel(v.shape)) * dtype_size(v.dtype);
+    if (state.initial.size() != expected) {
+      return invalid(label, " starts from ", state.initial.size(), " bytes, but ", dtype_name(v.dtype), " ",
+                     shape_to_string(v.shape), " needs ", expected);
+    }
+    if (state.update == kNone) return invalid(label, " has no update (the value it holds when a run ends)");
+    if (!valid_id(g, state.update)) return invalid(label, " has bad update value id ", state.update);
+    const Value& u = g.value(state.update);
+    if (u.constant != kNone || u.state != kNone) {
+      return invalid(label, ": its update ", value_label(g, state.update), " is ",
+                     u.constant != kNone ? "a constant" : "a state's value");
+    }
+    if (u.dtype != v.dtype || u.shape != v.shape) {
+      return invalid(label, " is ", dtype_name(v.dtype), " ", shape_to_string(v.shape), " but its update ",
+                     value_label(g, state.update), " is ", dtype_name(u.dtype), " ", shape_to_string(u.shape));
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status verify(const Graph& g) {
   GPUU_RETURN_IF_ERROR(verify_values(g));
   GPUU_RETURN_IF_ERROR(verify_constants(g));
+  GPUU_RETURN_IF_ERROR(verify_states(g));
 
-  // Where each value comes from: -2 graph input, -3 constant, >= 0 the node; kNone: nowhere yet.
-  constexpr int32_t kFromInput = -2, kFromConstant = -3;
+  // Where each value comes from: -2 graph input, -3 constant, -4 state, >= 0 the node; kNone: nowhere yet.
+  constexpr int32_t kFromInput = -2, kFromConstant = -3, kFromState = -4;
   std::vector<int32_t> source(g.values().size(), kNone);
   for (size_t c = 0; c < g.constants().size(); ++c) source[static_cast<size_t>(g.constants()[c].value)] = kFromConstant;
+  for (const State& state : g.states()) source[static_cast<size_t>(state.value)] = kFromState;
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     ValueId id = g.inputs()[i];
     if (!valid_id(g, id)) return invalid("graph input ", i, " has bad value id ", id);
     if (source[static_cast<size_t>(id)] == kFromConstant) {
       return invalid("graph input ", i, " is ", value_label(g, id), ", which is a constant");
+    }
+    if (source[static_cast<size_t>(id)] == kFromState) {
+      return invalid("graph input ", i, " is ", value_label(g, id), ", which reads a state");
     }
     if (source[static_cast<size_t>(id)] == kFromInput) {
       return invalid("graph input ", i, " repeats ", value_label(g, id));
@@ -128,6 +169,7 @@ Status verify(const Graph& g) {
       int32_t src = source[static_cast<size_t>(id)];
       if (src == kFromInput) return invalid(where, "output ", o, " is graph input ", value_label(g, id));
       if (src == kFromConstant) return invalid(where, "output ", o, " is constant ", value_label(g, id));
+      if (src == kFromState) return invalid(where, "output ", o, " is ", value_label(g, id), ", which reads a state");
       if (src >= 0) {
         return invalid(where, "output ", o, " is ", value_label(g, id), ", already produced by node '",
                        g.node(src).name, "'");
@@ -163,12 +205,18 @@ Status verify(const Graph& g) {
     }
   }
 
-  if (g.outputs().empty()) return invalid("the graph has no outputs");
+  // A stateful graph may only update its states; any other must return something.
+  if (g.outputs().empty() && g.states().empty()) return invalid("the graph has no outputs");
   std::vector<bool> is_output(g.values().size(), false);
   for (size_t i = 0; i < g.outputs().size(); ++i) {
     ValueId id = g.outputs()[i];
     if (!valid_id(g, id)) return invalid("graph output ", i, " has bad value id ", id);
     if (is_output[static_cast<size_t>(id)]) return invalid("graph output ", i, " repeats ", value_label(g, id));
+    // What it returns would be the state's value before the run or after it,
+    // depending on where the state lives: a copy node says which.
+    if (g.value(id).state != kNone) {
+      return invalid("graph output ", i, " is ", value_label(g, id), ", which reads a state");
+    }
     is_output[static_cast<size_t>(id)] = true;
   }
   return Status::Ok();

@@ -14,7 +14,11 @@ bool touches(const std::vector<BufferRange>& set, const BufferRange& r) {
 // direction (a binding a kernel does not use stands in with a range it binds
 // anyway, so counting each range once leaves those out).
 uint64_t bound_bytes(const Step& s) {
-  if (s.kind == Step::Kind::kCopy) return s.copy_src.size + s.copy_dst.size;
+  if (s.kind == Step::Kind::kCopy) {
+    uint64_t bytes = s.copy_regions.empty() ? s.copy_src.size : 0;
+    for (const VkBufferCopy& r : s.copy_regions) bytes += r.size;
+    return 2 * bytes;
+  }
   std::vector<std::pair<bool, BufferRange>> seen;
   uint64_t bytes = 0;
   for (const Binding& b : s.bindings) {
@@ -193,8 +197,15 @@ Status DispatchSequence::record(VkCommandBuffer cb) {
       }
       vk.vkCmdDispatch(cb, s.groups[0], s.groups[1], s.groups[2]);
     } else {
-      VkBufferCopy region{s.copy_src.offset, s.copy_dst.offset, s.copy_src.size};
-      vk.vkCmdCopyBuffer(cb, s.copy_src.buffer, s.copy_dst.buffer, 1, &region);
+      std::vector<VkBufferCopy> regions{{s.copy_src.offset, s.copy_dst.offset, s.copy_src.size}};
+      if (!s.copy_regions.empty()) {
+        regions.clear();
+        for (const VkBufferCopy& r : s.copy_regions) {
+          regions.push_back({s.copy_src.offset + r.srcOffset, s.copy_dst.offset + r.dstOffset, r.size});
+        }
+      }
+      vk.vkCmdCopyBuffer(cb, s.copy_src.buffer, s.copy_dst.buffer, static_cast<uint32_t>(regions.size()),
+                         regions.data());
     }
     written.insert(written.end(), writes.begin(), writes.end());
     read.insert(read.end(), reads.begin(), reads.end());

@@ -36,8 +36,10 @@ struct Step {
   std::vector<Binding> bindings;  // binding i of set 0
   std::vector<uint8_t> push_constants;
   uint32_t groups[3] = {1, 1, 1};
-  // kCopy
+  // kCopy: copy_src to copy_dst, or, where copy_regions is not empty, those
+  // regions (offsets from copy_src's and copy_dst's), which lie within them.
   BufferRange copy_src, copy_dst;
+  std::vector<VkBufferCopy> copy_regions;
 };
 
 // Workgroup counts for `invocations` threads of `group_size` each, spread over

@@ -9,6 +9,7 @@
 #include "kernels/fusion.h"
 #include "kernels/movement.h"
 #include "kernels/op_table.h"
+#include "kernels/region_plan.h"
 
 namespace gpuu::kernels {
 namespace {
@@ -73,81 +74,20 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
     tensors[static_cast<size_t>(out)].range = outputs[i];
     placed[static_cast<size_t>(out)] = 1;
   }
-  // Views: a reshape's result is its input's bytes in the same order, so it
-  // shares its input's memory and lowers to nothing, instead of a copy. Where
-  // the result is a region output and the input is made inside the region,
-  // the input is made in the output's memory instead. alias[v]: the value
-  // whose memory v uses (v itself when none).
-  std::vector<graph::ValueId> alias(region.values().size());
-  for (size_t i = 0; i < alias.size(); ++i) alias[i] = static_cast<graph::ValueId>(i);
-  auto root_of = [&](graph::ValueId v) {
-    while (alias[static_cast<size_t>(v)] != v) v = alias[static_cast<size_t>(v)];
-    return v;
-  };
-  std::vector<char> is_input(region.values().size(), 0);
-  for (graph::ValueId in : region.inputs()) is_input[static_cast<size_t>(in)] = 1;
-  ViewPlan views;
-  if (options.strided_views) views = plan_views(region);
-  auto skipped = [&](size_t node) { return !views.skipped.empty() && views.skipped[node]; };
-  std::vector<MovementChain> chains;
-  if (options.compose_movement) chains = find_movement_chains(region);
-  // A chain with a node skipped for a view, or making a view's root, is
-  // lowered node by node instead: the view needs that root in memory.
-  chains.erase(std::remove_if(chains.begin(), chains.end(),
-                              [&](const MovementChain& c) {
-                                for (graph::NodeId id : c.nodes) {
-                                  if (skipped(static_cast<size_t>(id))) return true;
-                                  for (const StridedView& v : views.views) {
-                                    if (v.root == region.node(id).outputs[0]) return true;
-                                  }
-                                }
-                                return false;
-                              }),
-               chains.end());
-  std::vector<int> chain_of(region.nodes().size(), -1);
-  for (size_t c = 0; c < chains.size(); ++c) {
-    for (graph::NodeId id : chains[c].nodes) chain_of[static_cast<size_t>(id)] = static_cast<int>(c);
-  }
-  std::vector<char> viewed(region.nodes().size(), 0);
-  for (size_t n = 0; n < region.nodes().size(); ++n) {
-    const graph::Node& node = region.nodes()[n];
-    if (chain_of[n] >= 0 || skipped(n) || node.op != "reshape" || node.inputs.empty() || node.inputs[0] < 0 ||
-        node.outputs.size() != 1) {
-      continue;
+  // Outputs given an input's buffer are written over it (a program state
+  // updated in place: the backend checked can_update_in_place first).
+  std::vector<graph::ValueId> written_over;
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (outputs[o].buffer != inputs[i].buffer || outputs[o].offset != inputs[i].offset) continue;
+      written_over.resize(region.values().size(), graph::kNone);
+      written_over[static_cast<size_t>(region.outputs()[o])] = region.inputs()[i];
     }
-    graph::ValueId x = root_of(node.inputs[0]), y = node.outputs[0];
-    if (!placed[static_cast<size_t>(y)]) {
-      alias[static_cast<size_t>(y)] = x;
-    } else if (!placed[static_cast<size_t>(x)] && !is_input[static_cast<size_t>(x)] && region.value(x).constant < 0) {
-      alias[static_cast<size_t>(x)] = y;  // made straight into the output
-      tensors[static_cast<size_t>(x)].range = tensors[static_cast<size_t>(y)].range;
-      placed[static_cast<size_t>(x)] = 1;
-    } else {
-      continue;  // both have memory of their own: a copy
-    }
-    viewed[n] = 1;
   }
-  // What to lower, in order; values inside fused groups never touch memory.
-  std::vector<LoweringUnit> units = plan_lowering(region, options.fuse_elementwise);
-  units.erase(std::remove_if(units.begin(), units.end(),
-                             [&](const LoweringUnit& u) {
-                               auto first_node = static_cast<size_t>(u.nodes[0]);
-                               return !u.fused() && (viewed[first_node] || skipped(first_node));
-                             }),
-              units.end());
-  // A movement chain is one unit where its last node stood.
-  {
-    std::vector<LoweringUnit> merged;
-    for (LoweringUnit& u : units) {
-      int c = u.fused() ? -1 : chain_of[static_cast<size_t>(u.nodes[0])];
-      if (c < 0) {
-        merged.push_back(std::move(u));
-      } else if (u.nodes[0] == chains[static_cast<size_t>(c)].nodes.back()) {
-        merged.push_back(LoweringUnit{chains[static_cast<size_t>(c)].nodes, c});
-      }
-    }
-    units = std::move(merged);
-  }
+  RegionPlan plan = plan_region(region, options, std::move(written_over));
+  auto root_of = [&plan](graph::ValueId v) { return plan.root_of(v); };
+  const std::vector<LoweringUnit>& units = plan.units;
+  const std::vector<MovementChain>& chains = plan.chains;
   std::vector<int> materialized(region.values().size(), 0);
   for (size_t u = 0; u < units.size(); ++u) {
     const graph::Node& last = region.node(units[u].nodes.back());
@@ -166,14 +106,14 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
         if (in < 0) continue;
         last_use[static_cast<size_t>(in)] = static_cast<int>(u);
         // Read through a view: the view's root is what is read.
-        graph::ValueId root = views.views.empty() ? graph::kNone : views.views[static_cast<size_t>(in)].root;
+        graph::ValueId root = plan.views.views.empty() ? graph::kNone : plan.views.views[static_cast<size_t>(in)].root;
         if (root != graph::kNone) last_use[static_cast<size_t>(root)] = static_cast<int>(u);
       }
       for (graph::ValueId out : region.node(id).outputs) first[static_cast<size_t>(out)] = static_cast<int>(u);
     }
   }
   // A view's readers keep its root's memory alive.
-  for (size_t i = 0; i < alias.size(); ++i) {
+  for (size_t i = 0; i < region.values().size(); ++i) {
     auto r = static_cast<size_t>(root_of(static_cast<graph::ValueId>(i)));
     if (r != i) last_use[r] = std::max(last_use[r], last_use[i]);
   }
@@ -254,7 +194,8 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
                        scratch_.push_back(std::move(b));
                        return r;
                      },
-                     GemmForce{options.gemm_kernel, options.gemm_splits}, std::move(views.views)};
+                     GemmForce{options.gemm_kernel, options.gemm_splits}, std::move(plan.views.views)};
+  lc.written_over = std::move(plan.written_over);
   for (const LoweringUnit& unit : units) {
     const graph::Node& node = region.node(unit.nodes.back());
     Status lowered = Status::Ok();
@@ -326,6 +267,13 @@ Status KernelGraph::rebind(const std::vector<BufferRange>& inputs, const std::ve
   sequence_->repoint(moves);
   GPUU_VK_RETURN_IF_ERROR(ctx_->vkd().vkResetCommandBuffer(command_buffer_, 0), "vkResetCommandBuffer");
   return record();
+}
+
+bool KernelGraph::can_update_in_place(const graph::Graph& region, graph::ValueId input, graph::ValueId output,
+                                      const KernelGraphOptions& options) {
+  bool is_input = std::count(region.inputs().begin(), region.inputs().end(), input) > 0;
+  bool is_output = std::count(region.outputs().begin(), region.outputs().end(), output) > 0;
+  return is_input && is_output && can_write_over(region, plan_region(region, options), input, output);
 }
 
 KernelGraph::~KernelGraph() {

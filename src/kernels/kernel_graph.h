@@ -49,11 +49,19 @@ class KernelGraph {
  public:
   // `region` holds the nodes (and constants) to run; its graph inputs read
   // `inputs[i]` and its graph outputs are written to `outputs[i]`: buffers the
-  // caller owns and keeps alive while the delegate lives.
+  // caller owns and keeps alive while the delegate lives. An output may share
+  // an input's range only where can_update_in_place allows it.
   static Result<std::unique_ptr<KernelGraph>> create(SharedGpuContextPtr ctx, const graph::Graph& region,
                                                      const std::vector<BufferRange>& inputs,
                                                      const std::vector<BufferRange>& outputs,
                                                      const KernelGraphOptions& options = {});
+  // Whether `region` can run with its output `output` bound to the same
+  // buffer as its input `input` (a program state and its update, of one
+  // dtype and shape): region_plan.h's can_write_over. Buffers given to
+  // create() that are the same for such a pair make the update in place, and
+  // the lowerings that would copy the input first skip the copy.
+  static bool can_update_in_place(const graph::Graph& region, graph::ValueId input, graph::ValueId output,
+                                  const KernelGraphOptions& options = {});
   ~KernelGraph();
   KernelGraph(const KernelGraph&) = delete;
   KernelGraph& operator=(const KernelGraph&) = delete;

@@ -60,6 +60,17 @@ std::string vulkan_supports(const graph::Graph& graph, const graph::Node& node) 
   return kernel->check(graph, node);
 }
 
+graph::ValueId LoweringContext::written_over_of(graph::ValueId id) const {
+  return static_cast<size_t>(id) < written_over.size() ? written_over[static_cast<size_t>(id)] : graph::kNone;
+}
+
+bool same_element_operand(const graph::Graph& graph, const graph::Node& node, size_t slot) {
+  if (slot >= node.inputs.size() || node.inputs[slot] < 0 || node.outputs.size() != 1) return false;
+  const graph::Value& in = graph.value(node.inputs[slot]);
+  const graph::Value& out = graph.value(node.outputs[0]);
+  return in.dtype == out.dtype && in.shape == out.shape;
+}
+
 StridedView LoweringContext::view_of(graph::ValueId id) const {
   if (static_cast<size_t>(id) < views.size() && views[static_cast<size_t>(id)].root != graph::kNone) {
     return views[static_cast<size_t>(id)];

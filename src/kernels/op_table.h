@@ -54,11 +54,19 @@ struct LoweringContext {
   // store (fusion.h); a GEMM lowering that does sets epilogue_taken.
   const GemmEpilogue* epilogue = nullptr;
   bool epilogue_taken = false;
+  // Indexed by ValueId: the region input whose memory the value is written
+  // over (a program state updated in place), else kNone; empty when none is.
+  // A lowering that would first copy that input into the value skips the
+  // copy: concat skips the parts that are the input's own slices already in
+  // place (slice_scatter's untouched parts), index_put its copy of self.
+  std::vector<graph::ValueId> written_over = {};
 
   uint32_t max_groups_x() const { return ctx.properties().limits.maxComputeWorkGroupCount[0]; }
   const TensorRef& tensor(graph::ValueId id) const { return tensors[static_cast<size_t>(id)]; }
   // How to read value `id`: through its view, or as itself (row-major strides).
   StridedView view_of(graph::ValueId id) const;
+  // written_over's entry for `id` (kNone where none).
+  graph::ValueId written_over_of(graph::ValueId id) const;
 };
 
 // A set of dtypes, one bit per graph::DType.
@@ -86,7 +94,18 @@ struct OpKernel {
   // lowering then reads LoweringContext::view_of); nullptr: every input is
   // read as itself.
   bool (*takes_view)(const graph::Graph&, const graph::Node&, size_t slot, const StridedView& view) = nullptr;
+  // Whether the kernel stays right with its output in the memory of input
+  // `slot` (a program state updated in place, region_plan.h): it reads that
+  // input's elements only for the same output element (elementwise ops:
+  // same_element_operand), or it first copies that input into its output
+  // and skips the copy where LoweringContext::written_over says the output
+  // already lies in the input's memory (index_put's self). nullptr: no input.
+  bool (*writes_over)(const graph::Graph&, const graph::Node&, size_t slot) = nullptr;
 };
+
+// writes_over of an elementwise kernel: input `slot` has the output's dtype
+// and shape, so the element it reads for output element i is element i.
+bool same_element_operand(const graph::Graph& graph, const graph::Node& node, size_t slot);
 
 // Every op the backend implements.
 const std::vector<OpKernel>& vulkan_op_kernels();

@@ -195,7 +195,7 @@ std::string explain_json(const graph::Graph& graph, const PartitionOptions& opti
       if (rp >= 0) outs.emplace_back(rp, v);
     }
   }
-  for (graph::ValueId v : graph.outputs()) {
+  for (graph::ValueId v : graph.results()) {
     if (v < 0 || static_cast<size_t>(v) >= graph.values().size()) continue;
     graph::NodeId producer = graph.value(v).producer;
     if (producer >= 0 && static_cast<size_t>(producer) < nodes.size()) {
@@ -244,6 +244,35 @@ std::string explain_json(const graph::Graph& graph, const PartitionOptions& opti
                                  Capabilities::is_custom_shader(nodes[static_cast<size_t>(region.nodes.front())]));
     w.field("inputs", in_counts[r]);
     w.field("outputs", out_counts[r]);
+    w.end_object();
+  }
+  w.end_array();
+
+  // Program states: which regions read each one and which computes its update.
+  w.key("states").begin_array();
+  for (const graph::State& state : graph.states()) {
+    const graph::Value& v = graph.value(state.value);
+    w.begin_object();
+    w.field("name", v.name);
+    w.field("dtype", graph::dtype_name(v.dtype));
+    w.key("shape").begin_array();
+    for (int64_t d : v.shape) w.value(d);
+    w.end_array();
+    w.field("update", state.update >= 0 ? graph.value(state.update).name : std::string());
+    std::vector<int32_t> read_by;
+    for (size_t n = 0; n < nodes.size(); ++n) {
+      if (std::count(nodes[n].inputs.begin(), nodes[n].inputs.end(), state.value)) {
+        read_by.push_back(result.region_of_node[n]);
+      }
+    }
+    std::sort(read_by.begin(), read_by.end());
+    read_by.erase(std::unique(read_by.begin(), read_by.end()), read_by.end());
+    w.key("read_by_regions").begin_array();
+    for (int32_t r : read_by) w.value(r);
+    w.end_array();
+    // -1: the update is a graph input, computed by no region.
+    graph::NodeId producer = state.update >= 0 ? graph.value(state.update).producer : graph::kNone;
+    w.field("updated_by_region", producer >= 0 ? result.region_of_node[static_cast<size_t>(producer)] : -1);
     w.end_object();
   }
   w.end_array();

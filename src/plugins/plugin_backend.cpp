@@ -347,7 +347,7 @@ Result<std::unique_ptr<backends::DelegateHandle>> PluginBackend::init(
   GPUU_ASSIGN_OR_RETURN(SharedGpuContextPtr ctx, backends::resolve_delegate_context(context, id()));
   auto delegate = std::make_unique<PluginDelegate>(plugin_, ctx);
   GPUU_RETURN_IF_ERROR(delegate->record_empty());
-  auto io = context.bind_io(ctx, signature);
+  auto io = context.bind_io(ctx, signature, {});
   if (!io.ok()) return io.status();
   std::vector<gpuu_plugin_tensor> tensors[2];
   for (int pass = 0; pass < 2; ++pass) {

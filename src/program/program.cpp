@@ -42,12 +42,18 @@ Blob Program::processed_blob(int32_t delegate) const {
   return segment_data(delegates_[static_cast<size_t>(delegate)].processed_segment);
 }
 
+Blob Program::state_initial_data(int32_t state) const {
+  if (state < 0 || static_cast<size_t>(state) >= states_.size()) return Blob();
+  return segment_data(states_[static_cast<size_t>(state)].initial_segment);
+}
+
 uint64_t Program::dedup_saved_bytes() const {
   std::vector<uint32_t> uses(segments_.size(), 0);
   for (const TensorInfo& t : tensors_) {
     if (t.is_constant()) ++uses[static_cast<size_t>(t.segment)];
   }
   for (const DelegateInfo& d : delegates_) ++uses[static_cast<size_t>(d.processed_segment)];
+  for (const StateInfo& s : states_) ++uses[static_cast<size_t>(s.initial_segment)];
   uint64_t saved = 0;
   for (size_t i = 0; i < segments_.size(); ++i) {
     if (uses[i] > 1) saved += (uses[i] - 1) * segments_[i].size;

@@ -20,6 +20,10 @@ namespace gpuu::program {
 // Format 1.x. A reader refuses another major; a higher minor only adds fields.
 inline constexpr uint16_t kFormatMajor = 1;
 inline constexpr uint16_t kFormatMinor = 0;
+// A program with states is format 2.0, so that a 1.x reader, which would
+// skip the table it does not know and run the program without its states,
+// refuses it instead. Programs without states stay 1.0, byte for byte.
+inline constexpr uint16_t kStatefulFormatMajor = 2;
 inline constexpr uint64_t kSegmentAlignment = 64;
 inline constexpr const char* kProgramFileIdentifier = "GPUU";
 inline constexpr const char* kSubGraphFileIdentifier = "GPSG";
@@ -64,6 +68,15 @@ struct CpuNodeInfo {
   std::vector<int32_t> outputs;  // tensor indices
 };
 
+// A program state: tensor `tensor` reads it, `update` is what it becomes
+// when the plan ends, `initial_segment` holds its starting bytes. Its name,
+// dtype and shape are the read tensor's.
+struct StateInfo {
+  int32_t tensor = -1;
+  int32_t update = -1;
+  int32_t initial_segment = -1;
+};
+
 struct PlanStep {
   enum class Kind : uint8_t { kDelegate = 0, kCpuNode = 1 };
   Kind kind = Kind::kDelegate;
@@ -84,6 +97,7 @@ class Program {
   const std::vector<SegmentInfo>& segments() const { return segments_; }
   const std::vector<DelegateInfo>& delegates() const { return delegates_; }
   const std::vector<PlanStep>& plan() const { return plan_; }
+  const std::vector<StateInfo>& states() const { return states_; }
   // The one sync mode of the program: every delegate's gpu_shared_sync_mode
   // (the loader refuses a file whose delegates disagree); timeline when the
   // program has no delegates.
@@ -96,6 +110,7 @@ class Program {
   Blob segment_data(int32_t segment) const;
   Blob constant_data(int32_t tensor) const;  // empty Blob for a non-constant
   Blob processed_blob(int32_t delegate) const;
+  Blob state_initial_data(int32_t state) const;
 
   // Bytes that would be stored without deduplication: every constant and
   // processed blob counted once per use, minus the bytes actually stored.
@@ -114,6 +129,7 @@ class Program {
   std::vector<SegmentInfo> segments_;
   std::vector<DelegateInfo> delegates_;
   std::vector<PlanStep> plan_;
+  std::vector<StateInfo> states_;
   SyncMode sync_mode_ = SyncMode::kTimeline;
   std::unordered_map<std::string, int32_t> tensor_index_;
 };

@@ -39,6 +39,7 @@ class ProgramDecoder {
     }
     GPUU_RETURN_IF_ERROR(decode_delegates());
     GPUU_RETURN_IF_ERROR(decode_plan());
+    GPUU_RETURN_IF_ERROR(decode_states());
     GPUU_RETURN_IF_ERROR(check_data_flow());
     return std::shared_ptr<const Program>(std::move(program));
   }
@@ -68,9 +69,9 @@ class ProgramDecoder {
     if (!version) return loc_.fail("format version is missing");
     p_->format_major_ = version->major();
     p_->format_minor_ = version->minor();
-    if (version->major() != kFormatMajor) {
+    if (version->major() < kFormatMajor || version->major() > kStatefulFormatMajor) {
       return err(StatusCode::kUnsupported, "program: format version ", version->major(), ".", version->minor(),
-                 " is not supported (this reader reads ", kFormatMajor, ".x)");
+                 " is not supported (this reader reads ", kFormatMajor, ".x and ", kStatefulFormatMajor, ".x)");
     }
     uint64_t data_start = root_->data_start();
     const void* field = detail::field_address(root_, fb::Program::VT_DATA_START);
@@ -316,6 +317,83 @@ class ProgramDecoder {
     });
   }
 
+  // The state table, every problem named at once: indices in range, the read
+  // tensor neither constant, input nor output nor read by another state, the
+  // update neither constant nor a state's tensor, both of one dtype and shape,
+  // the initial bytes of that size.
+  Status decode_states() {
+    const auto* states = root_->states();
+    if (!states || states->size() == 0) return Status::Ok();
+    if (p_->format_major_ < kStatefulFormatMajor) {
+      return loc_.fail("states", loc_.at(states), ": a program with states is format ", kStatefulFormatMajor,
+                       ".x, but this file says ", p_->format_major_, ".", p_->format_minor_);
+    }
+    const size_t nt = p_->tensors_.size();
+    std::vector<char> is_input(nt, 0), is_output(nt, 0);
+    for (int32_t t : p_->inputs_) is_input[static_cast<size_t>(t)] = 1;
+    for (int32_t t : p_->outputs_) is_output[static_cast<size_t>(t)] = 1;
+    std::vector<std::string> problems;
+    std::unordered_map<int32_t, uint32_t> read_by;  // tensor -> the state reading it
+    auto in_range = [&](uint32_t index, size_t limit, const fb::State* st, flatbuffers::voffset_t field,
+                        const std::string& what, const char* unit) {
+      if (index < limit) return true;
+      problems.push_back(str_cat(what, " = ", index, loc_.at(detail::field_address(st, field)), " is out of range (",
+                                 limit, " ", unit, ")"));
+      return false;
+    };
+    for (uint32_t i = 0; i < states->size(); ++i) {
+      const fb::State* st = states->Get(i);
+      const std::string where = str_cat("states[", i, "]");
+      bool ok = in_range(st->tensor(), nt, st, fb::State::VT_TENSOR, where + ".tensor", "tensors");
+      ok = in_range(st->update(), nt, st, fb::State::VT_UPDATE, where + ".update", "tensors") && ok;
+      ok = in_range(st->initial(), p_->segments_.size(), st, fb::State::VT_INITIAL, where + ".initial", "segments") &&
+           ok;
+      if (!ok) continue;
+      StateInfo info{static_cast<int32_t>(st->tensor()), static_cast<int32_t>(st->update()),
+                     static_cast<int32_t>(st->initial())};
+      const TensorInfo& t = p_->tensors_[static_cast<size_t>(info.tensor)];
+      const TensorInfo& u = p_->tensors_[static_cast<size_t>(info.update)];
+      const std::string label = str_cat(where, " ('", t.name, "')");
+      auto [it, first] = read_by.emplace(info.tensor, i);
+      if (!first) problems.push_back(str_cat(label, ": states[", it->second, "] reads the same tensor"));
+      for (auto [is, role] : {std::pair{t.is_constant(), "a constant"},
+                              std::pair{is_input[static_cast<size_t>(info.tensor)] != 0, "a graph input"},
+                              std::pair{is_output[static_cast<size_t>(info.tensor)] != 0, "a graph output"}}) {
+        if (is) problems.push_back(str_cat(label, ": its tensor ", info.tensor, " is ", role));
+      }
+      if (info.update == info.tensor) {
+        problems.push_back(str_cat(label, ": its update is its own tensor"));
+      } else if (u.is_constant()) {
+        problems.push_back(str_cat(label, ": its update tensor ", info.update, " ('", u.name, "') is a constant"));
+      }
+      if (u.dtype != t.dtype || u.shape != t.shape) {
+        problems.push_back(str_cat(label, " is ", graph::dtype_name(t.dtype), " ", graph::shape_to_string(t.shape),
+                                   " but its update tensor ", info.update, " ('", u.name, "') is ",
+                                   graph::dtype_name(u.dtype), " ", graph::shape_to_string(u.shape)));
+      }
+      uint64_t expected = tensor_byte_size(t.dtype, t.shape, where).value();  // checked_shape passed
+      uint64_t stored = p_->segments_[static_cast<size_t>(info.initial_segment)].size;
+      if (stored != expected) {
+        problems.push_back(str_cat(label, " is ", graph::dtype_name(t.dtype), " ", graph::shape_to_string(t.shape),
+                                   " (", expected, " bytes) but its initial segment ", info.initial_segment, " holds ",
+                                   stored, " bytes"));
+      }
+      p_->states_.push_back(info);
+    }
+    // An update that another state reads would be that state's old or new
+    // value depending on the order the runtime carries them in.
+    for (size_t i = 0; i < p_->states_.size(); ++i) {
+      auto it = read_by.find(p_->states_[i].update);
+      if (it == read_by.end()) continue;
+      problems.push_back(str_cat("state '", p_->tensors_[static_cast<size_t>(p_->states_[i].tensor)].name,
+                                 "': its update is the tensor states[", it->second, "] reads"));
+    }
+    if (problems.empty()) return Status::Ok();
+    std::string all;
+    for (const std::string& p : problems) all += (all.empty() ? "" : "; ") + p;
+    return loc_.fail(problems.size(), problems.size() == 1 ? " problem" : " problems", " in the state table: ", all);
+  }
+
   std::string step_label(size_t i) const {
     const PlanStep& s = p_->plan_[i];
     if (s.kind == PlanStep::Kind::kDelegate) {
@@ -328,12 +406,14 @@ class ProgramDecoder {
   // Every tensor a step reads must exist by then; every tensor is written once.
   Status check_data_flow() {
     const size_t n = p_->tensors_.size();
-    // -2: a graph input or constant, -1: not yet available, >= 0: written by that step.
+    // -3: a state's tensor, -2: a graph input or constant, -1: not yet
+    // available, >= 0: written by that step.
     std::vector<int64_t> source(n, -1);
     for (int32_t t : p_->inputs_) source[static_cast<size_t>(t)] = -2;
     for (size_t t = 0; t < n; ++t) {
       if (p_->tensors_[t].is_constant()) source[t] = -2;
     }
+    for (const StateInfo& s : p_->states_) source[static_cast<size_t>(s.tensor)] = -3;
     std::vector<int64_t> called_by(p_->delegates_.size(), -1);
     for (size_t i = 0; i < p_->plan_.size(); ++i) {
       const PlanStep& step = p_->plan_[i];
@@ -357,6 +437,10 @@ class ProgramDecoder {
       }
       for (int32_t t : *writes) {
         int64_t& src = source[static_cast<size_t>(t)];
+        if (src == -3) {
+          return loc_.fail(step_label(i), " writes tensor ", t, " (", tensor_name(t),
+                           "), which a state reads (a state changes only when the plan ends)");
+        }
         if (src == -2) {
           return loc_.fail(step_label(i), " writes tensor ", t, " (", tensor_name(t),
                            "), which is a graph input or a constant");
@@ -378,6 +462,13 @@ class ProgramDecoder {
       if (source[static_cast<size_t>(t)] == -1) {
         return loc_.fail("outputs[", i, "] = ", t, " (", tensor_name(t),
                          ") is never written by the plan, and it is neither a graph input nor a constant");
+      }
+    }
+    for (size_t i = 0; i < p_->states_.size(); ++i) {
+      int32_t u = p_->states_[i].update;
+      if (source[static_cast<size_t>(u)] == -1) {
+        return loc_.fail("states[", i, "] (", tensor_name(p_->states_[i].tensor), "): its update tensor ", u, " (",
+                         tensor_name(u), ") is never written by the plan, and it is not a graph input");
       }
     }
     return Status::Ok();

@@ -75,6 +75,10 @@ int32_t ProgramBuilder::add_delegate(DelegateDesc delegate) {
   return static_cast<int32_t>(delegates_.size() - 1);
 }
 
+void ProgramBuilder::add_state(int32_t tensor, int32_t update, Blob initial) {
+  states_.push_back(State{tensor, update, std::move(initial)});
+}
+
 void ProgramBuilder::add_delegate_call(int32_t delegate) {
   PlanStep step;
   step.kind = PlanStep::Kind::kDelegate;
@@ -99,6 +103,13 @@ Result<std::vector<uint8_t>> ProgramBuilder::finish() const {
   for (size_t i = 0; i < delegates_.size(); ++i) {
     delegate_segment[i] =
         table.intern(delegates_[i].processed, str_cat("delegate ", i, " (", delegates_[i].backend_id, ")"));
+  }
+  std::vector<uint32_t> state_segment(states_.size());
+  for (size_t i = 0; i < states_.size(); ++i) {
+    const int32_t t = states_[i].tensor;
+    std::string name = t >= 0 && static_cast<size_t>(t) < tensors_.size() ? tensors_[static_cast<size_t>(t)].name
+                                                                         : str_cat("state ", i);
+    state_segment[i] = table.intern(states_[i].initial, "initial value of state '" + name + "'");
   }
   const std::vector<SegmentPlan>& segments = table.segments();
 
@@ -148,10 +159,20 @@ Result<std::vector<uint8_t>> ProgramBuilder::finish() const {
         plan.push_back(fb::CreatePlanStep(fbb, fb::Step::CpuNode, node.Union()));
       }
     }
-    fb::FormatVersion version(kFormatMajor, kFormatMinor);
+    // Absent, not empty, without states: such programs stay 1.0, byte for byte.
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::State>>> states;
+    if (!states_.empty()) {
+      std::vector<flatbuffers::Offset<fb::State>> entries;
+      for (size_t i = 0; i < states_.size(); ++i) {
+        entries.push_back(fb::CreateState(fbb, static_cast<uint32_t>(states_[i].tensor),
+                                          static_cast<uint32_t>(states_[i].update), state_segment[i]));
+      }
+      states = fbb.CreateVector(entries);
+    }
+    fb::FormatVersion version(states_.empty() ? kFormatMajor : kStatefulFormatMajor, kFormatMinor);
     auto root = fb::CreateProgram(fbb, &version, data_start, fbb.CreateVector(tensors),
                                   detail::encode_indices(fbb, inputs_), detail::encode_indices(fbb, outputs_),
-                                  fbb.CreateVector(segs), fbb.CreateVector(delegates), fbb.CreateVector(plan));
+                                  fbb.CreateVector(segs), fbb.CreateVector(delegates), fbb.CreateVector(plan), states);
     fb::FinishProgramBuffer(fbb, root);
     return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
   };
@@ -250,6 +271,16 @@ Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partitio
       }
     }
   }
+  for (const graph::State& state : g.states()) {
+    if (state.update == graph::kNone && state.value >= 0 && static_cast<size_t>(state.value) < nv) {
+      return bad("graph: state '", g.value(state.value).name, "' has no update");
+    }
+    for (ValueId v : {state.value, state.update}) {
+      if (v < 0 || static_cast<size_t>(v) >= nv) {
+        return bad("graph: a state refers to value id ", v, ", out of range (", nv, " values)");
+      }
+    }
+  }
   for (size_t v = 0; v < nv; ++v) {
     int32_t c = g.values()[v].constant;
     if (c != graph::kNone && (c < 0 || static_cast<size_t>(c) >= g.constants().size())) {
@@ -291,6 +322,8 @@ Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partitio
   std::vector<char> needed(nv, 0);
   for (ValueId v : g.inputs()) needed[static_cast<size_t>(v)] = 1;
   for (ValueId v : g.outputs()) needed[static_cast<size_t>(v)] = 1;
+  for (const graph::State& state : g.states()) needed[static_cast<size_t>(state.value)] = 1;
+  for (const graph::State& state : g.states()) needed[static_cast<size_t>(state.update)] = 1;
   std::vector<RegionIo> ios(partition.regions.size());
   for (size_t r = 0; r < partition.regions.size(); ++r) {
     const partition::Region& region = partition.regions[r];
@@ -340,6 +373,10 @@ Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partitio
   };
   builder.set_inputs(to_tensors(g.inputs()));
   builder.set_outputs(to_tensors(g.outputs()));
+  for (const graph::State& state : g.states()) {
+    builder.add_state(tensor_of[static_cast<size_t>(state.value)], tensor_of[static_cast<size_t>(state.update)],
+                      state.initial);
+  }
 
   const std::vector<CompileSpecEntry> shared_specs = make_shared_gpu_compile_specs(shared_spec);
   for (size_t r = 0; r < partition.regions.size(); ++r) {

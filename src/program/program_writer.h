@@ -42,6 +42,9 @@ class ProgramBuilder {
   int32_t add_delegate(DelegateDesc delegate);
   void add_delegate_call(int32_t delegate);
   void add_cpu_node(CpuNodeInfo node);
+  // A state read by tensor `tensor`, which becomes `update` when the plan
+  // ends, starting from `initial`. A program with states is format 2.0.
+  void add_state(int32_t tensor, int32_t update, Blob initial);
   void set_inputs(std::vector<int32_t> tensors) { inputs_ = std::move(tensors); }
   void set_outputs(std::vector<int32_t> tensors) { outputs_ = std::move(tensors); }
 
@@ -62,6 +65,11 @@ class ProgramBuilder {
   std::vector<Tensor> tensors_;
   std::vector<DelegateDesc> delegates_;
   std::vector<PlanStep> plan_;
+  struct State {
+    int32_t tensor, update;
+    Blob initial;
+  };
+  std::vector<State> states_;
   std::vector<int32_t> inputs_;
   std::vector<int32_t> outputs_;
 };
@@ -97,9 +105,10 @@ using Preprocessors = std::map<std::string, PreprocessFn>;
 // shared compile specs from `shared_spec`, then `caller_specs`, checked
 // together as a shared spec; its blob from the backend's preprocess
 // callback, which gets those compile specs) plus a call in the plan; a CPU region becomes one CPU
-// step per node. Program tensors are the graph's inputs, outputs, constants
-// and every value crossing a region boundary or touched by a CPU node, in
-// value order. Deterministic: the same arguments give the same bytes.
+// step per node. Program tensors are the graph's inputs, outputs, constants,
+// states and their updates, and every value crossing a region boundary or
+// touched by a CPU node, in value order; each graph state becomes a program
+// state. Deterministic: the same arguments give the same bytes.
 Result<std::vector<uint8_t>> build_program(const graph::Graph& graph, const partition::PartitionResult& partition,
                                            const SharedGpuCompileSpec& shared_spec,
                                            const Preprocessors& preprocessors = {},

@@ -92,8 +92,9 @@ Result<RegionIo> region_io(const graph::Graph& g, const partition::Region& regio
       produced[static_cast<size_t>(v)] = 1;
     }
   }
+  // Graph outputs and state updates leave the region whoever reads them.
   std::vector<char> is_graph_output(nv, 0);
-  for (ValueId v : g.outputs()) {
+  for (ValueId v : g.results()) {
     if (v >= 0 && static_cast<size_t>(v) < nv) is_graph_output[static_cast<size_t>(v)] = 1;
   }
   // Dead readers run nowhere, so they need nothing handed over.

@@ -24,7 +24,7 @@ struct RegionIo {
   // included), in order of first read.
   std::vector<graph::ValueId> inputs;
   // Values the region produces that a live node outside it reads or that are
-  // graph outputs, in order of production.
+  // graph outputs or state updates, in order of production.
   std::vector<graph::ValueId> outputs;
 };
 

@@ -28,11 +28,14 @@ using gpu::MemoryKind;
 struct Home {
   SharedGpuContextPtr ctx;
   DeviceBuffer buffer;
-  BufferRange app;     // the application's buffer used instead, when bound zero-copy
+  BufferRange app;  // the application's buffer used instead, when bound zero-copy
+  // A state's update written in place: the state's home on this context,
+  // whose memory this home is (its own buffer stays empty).
+  const Home* shares = nullptr;
   bool fresh = false;  // holds the tensor's current value in this execute
-  BufferRange range() const { return app.buffer ? app : buffer.whole_range(); }
-  bool host_readable() const { return !app.buffer && buffer.host_readable(); }
-  void* host_writable() const { return app.buffer ? nullptr : buffer.mapped(); }
+  BufferRange range() const { return shares ? shares->range() : app.buffer ? app : buffer.whole_range(); }
+  bool host_readable() const { return shares ? shares->host_readable() : !app.buffer && buffer.host_readable(); }
+  void* host_writable() const { return shares ? shares->host_writable() : app.buffer ? nullptr : buffer.mapped(); }
 };
 
 // A copy recorded once into its own command buffer, submitted in an execute's
@@ -58,6 +61,9 @@ struct TensorSlot {
   backends::HostTensor host;
   bool host_fresh = false;
   bool is_input = false;
+  // A state's tensor: its value lasts from one execute to the next (where it
+  // is fresh is kept, not reset when an execute begins).
+  bool is_state = false;
   bool input_set = false;
   bool input_in_home = false;  // set_input wrote straight into the one home
   // A CPU step reads it mid-execute: its homes live in host-cached memory.
@@ -104,6 +110,20 @@ struct ContextTrack {
   VkCommandBuffer host_barrier = VK_NULL_HANDLE;  // the batch's tail: every write visible to the host
 };
 
+// A program state in a session: read as tensor `tensor` in an execute,
+// carried over from tensor `update` when the plan ends. In place: the
+// delegate computing the update writes it into the state's own memory on
+// `ctx` (nothing to carry). Otherwise a GPU copy (`carry`, recorded once) or,
+// where the update is not on a device that holds the state, a host copy.
+struct StateSlot {
+  int32_t tensor = -1;
+  int32_t update = -1;
+  Blob initial;
+  bool in_place = false;
+  SharedGpuContextPtr ctx;  // where `carry` was recorded, or the in-place home lives
+  RecordedCopy carry;
+};
+
 // An application buffer bound to a graph input or output.
 struct AppBinding {
   BufferRange range;
@@ -112,11 +132,35 @@ struct AppBinding {
   Home* home = nullptr;    // the home it stands in for, or copies to or from
 };
 
-// The index check of set_input and get_output; `what` is "input" or "output".
+// The index check of set_input, get_output and the state calls; `what` is
+// "input", "output" or "state".
 Status index_in_range(const char* what, size_t index, size_t count) {
   if (index < count) return Status::Ok();
   return err(StatusCode::kInvalidArgument, what, " index ", index, " is out of range (the program has ", count, " ",
              what, "s)");
+}
+
+// The checks of a host copy into `what` `index` of `descs` (set_input,
+// set_state: `size` bytes at `data`).
+Status check_host_source(const char* what, const std::vector<TensorDesc>& descs, size_t index, const void* data,
+                         size_t size) {
+  GPUU_RETURN_IF_ERROR(index_in_range(what, index, descs.size()));
+  const TensorDesc& d = descs[index];
+  if (size != d.bytes) {
+    return err(StatusCode::kInvalidArgument, what, " ", index, " ('", d.name, "', ", graph::dtype_name(d.dtype),
+               graph::shape_to_string(d.shape), ") takes ", d.bytes, " bytes, got ", size);
+  }
+  if (!data && size) return err(StatusCode::kInvalidArgument, what, " ", index, " ('", d.name, "'): data is null");
+  return Status::Ok();
+}
+
+// ... and out of it (get_output, get_state: into `size` bytes at `data`).
+Status check_host_destination(const char* what, const std::vector<TensorDesc>& descs, size_t index, size_t size) {
+  GPUU_RETURN_IF_ERROR(index_in_range(what, index, descs.size()));
+  const TensorDesc& d = descs[index];
+  if (size == d.bytes) return Status::Ok();
+  return err(StatusCode::kInvalidArgument, what, " ", index, " ('", d.name, "', ", graph::dtype_name(d.dtype),
+             graph::shape_to_string(d.shape), ") has ", d.bytes, " bytes, the destination ", size);
 }
 
 }  // namespace
@@ -126,6 +170,7 @@ struct Session::Impl {
   SessionOptions options;
   SyncMode sync_mode = SyncMode::kTimeline;
   std::vector<TensorSlot> tensors;
+  std::vector<StateSlot> states;              // by program state index
   std::vector<DelegateSlot> delegates;        // by program delegate index
   std::vector<std::unique_ptr<CpuStep>> cpu_steps;  // by plan index (null for delegate steps)
   std::vector<std::unique_ptr<ContextTrack>> contexts;
@@ -147,6 +192,19 @@ struct Session::Impl {
   ContextTrack& track(const SharedGpuContextPtr& ctx);
   SharedGpuContextPtr primary_context() const;  // the first delegate's, or null
   Result<Home*> home_for(int32_t tensor, const SharedGpuContextPtr& ctx);
+  // For each state, the in-place update it may take (see StateSlot): offered
+  // to the backend of the delegate that computes the update where that
+  // delegate also reads the state, given without asking where it does not.
+  // Empty where none: a later step reads the state, or the update is a
+  // graph input, a CPU step's, or several states'.
+  std::vector<std::optional<backends::InPlaceUpdate>> in_place_candidates() const;
+  std::vector<std::optional<backends::InPlaceUpdate>> in_place;  // in_place_candidates(), once
+  // The state whose update `tensor` is, taken in place by `delegate`, or -1.
+  int32_t in_place_state(int32_t tensor, int32_t delegate, const std::vector<backends::InPlaceUpdate>& taken) const;
+  // Where each state's value is when the plan ends: its update's.
+  Status carry_states();
+  // Writes `size` bytes as the value of state `index` (host copy, or the one home the host can write).
+  void write_state(size_t index, const void* data, size_t size);
   Status init_delegate(int32_t index);
   Status build_cpu_step(size_t plan_index);
   Status wait_host(ContextTrack& t);
@@ -192,6 +250,9 @@ Session::Impl::~Impl() {
   }
   for (TensorSlot& slot : tensors) {
     if (slot.staging && !slot.homes.empty()) free_copy(slot.homes.front()->ctx, slot.staging->copy);
+  }
+  for (StateSlot& state : states) {
+    if (state.ctx) free_copy(state.ctx, state.carry);
   }
   for (auto& t : contexts) {
     if (t->pool) t->ctx->destroy_command_pool(t->pool);
@@ -251,8 +312,23 @@ Status Session::Impl::init_delegate(int32_t index) {
   init.runtime_makes_host_visible = sync_mode != SyncMode::kQueueWaitIdle;
   init.profile_steps = options.profile_steps;
   init.constants = program::program_constant_lookup(program);
-  init.bind_io = [this, &slot](const SharedGpuContextPtr& ctx, const graph::Graph& region)
+  for (const auto& offer : in_place) {
+    if (!offer) continue;
+    const program::StateInfo& st = program->states()[static_cast<size_t>(&offer - in_place.data())];
+    if (std::count(info.outputs.begin(), info.outputs.end(), st.update) &&
+        std::count(info.inputs.begin(), info.inputs.end(), st.tensor)) {
+      init.in_place_offers.push_back(*offer);
+    }
+  }
+  init.bind_io = [this, &slot, &init](const SharedGpuContextPtr& ctx, const graph::Graph& region,
+                                      const std::vector<backends::InPlaceUpdate>& taken)
       -> Result<std::pair<std::vector<backends::BufferRange>, std::vector<backends::BufferRange>>> {
+    for (const backends::InPlaceUpdate& t : taken) {
+      if (!std::count(init.in_place_offers.begin(), init.in_place_offers.end(), t)) {
+        return err(StatusCode::kInternal, "delegate ", slot.index, " updates '", t.input, "' in place as '",
+                   t.output, "', which the runtime did not offer");
+      }
+    }
     std::pair<std::vector<backends::BufferRange>, std::vector<backends::BufferRange>> io;
     for (int pass = 0; pass < 2; ++pass) {
       const std::vector<graph::ValueId>& ids = pass == 0 ? region.inputs() : region.outputs();
@@ -269,8 +345,20 @@ Status Session::Impl::init_delegate(int32_t index) {
                      graph::dtype_name(v.dtype), graph::shape_to_string(v.shape), " but the program declares ",
                      graph::dtype_name(ti.dtype), graph::shape_to_string(ti.shape));
         }
+        int32_t state = pass == 1 ? in_place_state(t, slot.index, taken) : -1;
+        if (state >= 0 && !tensors[static_cast<size_t>(t)].home_on(ctx.get())) {
+          // The update's home on this context is the state's own memory.
+          StateSlot& st = states[static_cast<size_t>(state)];
+          GPUU_ASSIGN_OR_RETURN(Home * own, home_for(st.tensor, ctx));
+          auto alias = std::make_unique<Home>();
+          alias->ctx = ctx;
+          alias->shares = own;
+          tensors[static_cast<size_t>(t)].homes.push_back(std::move(alias));
+          st.in_place = true;
+          st.ctx = ctx;
+        }
         GPUU_ASSIGN_OR_RETURN(Home * home, home_for(t, ctx));
-        (pass == 0 ? io.first : io.second).push_back(home->buffer.whole_range());
+        (pass == 0 ? io.first : io.second).push_back(home->range());
         (pass == 0 ? slot.inputs : slot.outputs).push_back(t);
       }
     }
@@ -469,7 +557,7 @@ Result<const void*> Session::Impl::host_view(int32_t tensor) {
   }
   if (!home->host_readable() && !(slot.staging && slot.staging->fresh)) GPUU_RETURN_IF_ERROR(stage(tensor, home));
   GPUU_RETURN_IF_ERROR(wait_host(track(home->ctx)));
-  if (home->host_readable()) return static_cast<const void*>(home->buffer.mapped());
+  if (home->host_readable()) return static_cast<const void*>(home->host_writable());
   return static_cast<const void*>(slot.staging->buffer.mapped());
 }
 
@@ -554,7 +642,8 @@ Status Session::Impl::bind(bool output, size_t index, const BufferRange& range, 
   }
   AppBinding b;
   b.range = range;
-  if (storage && slot.homes.size() == 1 && slot.homes.front()->ctx == ctx &&
+  // A state's update written in place stays in the state's memory: copied out.
+  if (storage && slot.homes.size() == 1 && slot.homes.front()->ctx == ctx && !slot.homes.front()->shares &&
       (output ? written_by_delegate : !slot.cpu_reads)) {
     Home* home = slot.homes.front().get();
     home->app = range;
@@ -585,7 +674,7 @@ Status Session::Impl::bind(bool output, size_t index, const BufferRange& range, 
   }
   b.home = home;
   ContextTrack& track_of_home = track(home->ctx);
-  BufferRange own = home->buffer.whole_range();
+  BufferRange own = home->range();
   own.size = range.size;
   GPUU_RETURN_IF_ERROR(
       output ? record_copy(track_of_home, own, range, &b.copy) : record_copy(track_of_home, range, own, &b.copy));
@@ -621,6 +710,7 @@ Status Session::Impl::execute(ExecuteStats& run_stats) {
     }
   }
   for (TensorSlot& slot : tensors) {
+    if (slot.is_state) continue;  // where a state's value is lasts from the last execute
     slot.host_fresh = slot.is_input && slot.input_set && !slot.input_in_home;
     for (auto& h : slot.homes) h->fresh = false;
     if (slot.is_input && slot.input_set && slot.input_in_home) slot.homes.front()->fresh = true;
@@ -697,6 +787,8 @@ Status Session::Impl::execute(ExecuteStats& run_stats) {
     }
   }
 
+  GPUU_RETURN_IF_ERROR(carry_states());
+
   // Outputs bound to application buffers: written in place, or copied there
   // on the GPU, last in the submit. Outputs the host will likely read are
   // staged for it in the same submit.
@@ -724,6 +816,93 @@ Status Session::Impl::execute(ExecuteStats& run_stats) {
   if (options.profile_steps) profile = collect_profile();
   executed = true;
   return Status::Ok();
+}
+
+std::vector<std::optional<backends::InPlaceUpdate>> Session::Impl::in_place_candidates() const {
+  const auto& plan = program->plan();
+  const auto& states_of = program->states();
+  std::vector<std::optional<backends::InPlaceUpdate>> out(states_of.size());
+  for (size_t s = 0; s < states_of.size(); ++s) {
+    const program::StateInfo& st = states_of[s];
+    size_t updates_of_it = 0;
+    for (const program::StateInfo& other : states_of) updates_of_it += other.update == st.update ? 1 : 0;
+    if (updates_of_it != 1) continue;  // one tensor's memory cannot be two states'
+    // The step that computes the update (a delegate), and the last that reads the state.
+    int64_t writer = -1, last_read = -1;
+    for (size_t p = 0; p < plan.size(); ++p) {
+      const bool delegate = plan[p].kind == program::PlanStep::Kind::kDelegate;
+      const program::DelegateInfo* d =
+          delegate ? &program->delegates()[static_cast<size_t>(plan[p].delegate)] : nullptr;
+      const std::vector<int32_t>& reads = d ? d->inputs : plan[p].cpu_node.inputs;
+      const std::vector<int32_t>& writes = d ? d->outputs : plan[p].cpu_node.outputs;
+      if (std::count(reads.begin(), reads.end(), st.tensor)) last_read = static_cast<int64_t>(p);
+      if (std::count(writes.begin(), writes.end(), st.update)) writer = delegate ? static_cast<int64_t>(p) : -1;
+    }
+    if (writer < 0 || last_read > writer) continue;
+    const auto& tensor_info = program->tensors();
+    out[s] = backends::InPlaceUpdate{tensor_info[static_cast<size_t>(st.tensor)].name,
+                                     tensor_info[static_cast<size_t>(st.update)].name};
+  }
+  return out;
+}
+
+int32_t Session::Impl::in_place_state(int32_t tensor, int32_t delegate,
+                                      const std::vector<backends::InPlaceUpdate>& taken) const {
+  const program::DelegateInfo& d = program->delegates()[static_cast<size_t>(delegate)];
+  for (size_t s = 0; s < states.size(); ++s) {
+    if (states[s].update != tensor || !in_place[s]) continue;
+    // A delegate that does not read the state writes the update anywhere it likes: no need to ask.
+    bool reads = std::count(d.inputs.begin(), d.inputs.end(), states[s].tensor) > 0;
+    if (!reads || std::count(taken.begin(), taken.end(), *in_place[s])) return static_cast<int32_t>(s);
+  }
+  return -1;
+}
+
+Status Session::Impl::carry_states() {
+  for (StateSlot& st : states) {
+    TensorSlot& state = tensors[static_cast<size_t>(st.tensor)];
+    TensorSlot& update = tensors[static_cast<size_t>(st.update)];
+    if (state.staging) state.staging->fresh = false;
+    Home* from = update.host_fresh ? nullptr : update.fresh_home();
+    Home* to = from ? state.home_on(from->ctx.get()) : nullptr;
+    if (st.in_place && from && from->shares == to) {
+      for (auto& h : state.homes) h->fresh = h.get() == to;
+      state.host_fresh = false;
+      continue;
+    }
+    if (to) {  // ping-pong on the device: the update's memory into the state's
+      ContextTrack& t = track(to->ctx);
+      if (!st.carry.command_buffer || !same_range(st.carry.from, from->range()) ||
+          !same_range(st.carry.to, to->range())) {
+        GPUU_RETURN_IF_ERROR(record_copy(t, from->range(), to->range(), &st.carry));
+        st.ctx = to->ctx;
+      }
+      GPUU_RETURN_IF_ERROR(submit_copy(t, st.carry));
+      for (auto& h : state.homes) h->fresh = h.get() == to;
+      state.host_fresh = false;
+      continue;
+    }
+    // The update is on the host (a CPU step's, a graph input) or on a device
+    // that does not hold the state: through the host.
+    GPUU_ASSIGN_OR_RETURN(const void* src, host_view(st.update));
+    std::memcpy(state.host.bytes.data(), src, state.bytes);
+    state.host_fresh = true;
+    for (auto& h : state.homes) h->fresh = false;
+  }
+  return Status::Ok();
+}
+
+void Session::Impl::write_state(size_t index, const void* data, size_t size) {
+  TensorSlot& slot = tensors[static_cast<size_t>(states[index].tensor)];
+  // Straight into the memory the GPU reads where there is one such home
+  // (nothing runs between executes), else into the host copy. Not where the
+  // update is written in place: that memory also holds the last execute's
+  // update, which get_output still reads where it is an output.
+  void* home = slot.homes.size() == 1 && !states[index].in_place ? slot.homes.front()->host_writable() : nullptr;
+  if (size) std::memcpy(home ? home : slot.host.bytes.data(), data, size);
+  slot.host_fresh = home == nullptr;
+  for (auto& h : slot.homes) h->fresh = home != nullptr;
+  if (slot.staging) slot.staging->fresh = false;
 }
 
 Status Session::Impl::prepare_profiles() {
@@ -798,6 +977,19 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const program::
     slot.host = backends::HostTensor::zeros(slot.info.dtype, slot.info.shape);
   }
   for (int32_t t : program->inputs()) impl->tensors[static_cast<size_t>(t)].is_input = true;
+  for (size_t s = 0; s < program->states().size(); ++s) {
+    const program::StateInfo& info = program->states()[s];
+    StateSlot st;
+    st.tensor = info.tensor;
+    st.update = info.update;
+    st.initial = program->state_initial_data(static_cast<int32_t>(s));
+    TensorSlot& slot = impl->tensors[static_cast<size_t>(info.tensor)];
+    slot.is_state = true;
+    std::memcpy(slot.host.bytes.data(), st.initial.data(), slot.bytes);  // the loader checked the size
+    slot.host_fresh = true;
+    impl->states.push_back(std::move(st));
+  }
+  impl->in_place = impl->in_place_candidates();
   for (const program::PlanStep& step : program->plan()) {
     if (step.kind != program::PlanStep::Kind::kCpuNode) continue;
     for (int32_t t : step.cpu_node.inputs) {
@@ -840,19 +1032,17 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const program::
           .push_back(TensorDesc{slot.info.name, slot.info.dtype, slot.info.shape, slot.bytes});
     }
   }
+  for (const StateSlot& st : session->impl_->states) {
+    const TensorSlot& slot = session->impl_->tensors[static_cast<size_t>(st.tensor)];
+    session->state_descs_.push_back(TensorDesc{slot.info.name, slot.info.dtype, slot.info.shape, slot.bytes});
+  }
   log(LogLevel::kDebug, "runtime", "session: ", program->delegates().size(), " delegates, ",
       session->impl_->contexts.size(), " context(s), sync ", to_string(session->sync_mode_));
   return session;
 }
 
 Status Session::set_input(size_t index, const void* data, size_t size) {
-  GPUU_RETURN_IF_ERROR(index_in_range("input", index, input_descs_.size()));
-  const TensorDesc& d = input_descs_[index];
-  if (size != d.bytes) {
-    return err(StatusCode::kInvalidArgument, "input ", index, " ('", d.name, "', ", graph::dtype_name(d.dtype),
-               graph::shape_to_string(d.shape), ") takes ", d.bytes, " bytes, got ", size);
-  }
-  if (!data && size) return err(StatusCode::kInvalidArgument, "input ", index, " ('", d.name, "'): data is null");
+  GPUU_RETURN_IF_ERROR(check_host_source("input", input_descs_, index, data, size));
   TensorSlot& slot = impl_->tensors[static_cast<size_t>(impl_->program->inputs()[index])];
   // One host copy: straight into the memory the GPU reads where there is one
   // such home (nothing runs between executes), else into the host copy.
@@ -920,12 +1110,7 @@ Status Session::execute(ExecuteStats* stats) {
 }
 
 Status Session::get_output(size_t index, void* data, size_t size) const {
-  GPUU_RETURN_IF_ERROR(index_in_range("output", index, output_descs_.size()));
-  const TensorDesc& d = output_descs_[index];
-  if (size != d.bytes) {
-    return err(StatusCode::kInvalidArgument, "output ", index, " ('", d.name, "', ", graph::dtype_name(d.dtype),
-               graph::shape_to_string(d.shape), ") has ", d.bytes, " bytes, the destination ", size);
-  }
+  GPUU_RETURN_IF_ERROR(check_host_destination("output", output_descs_, index, size));
   if (!impl_->executed) return err(StatusCode::kFailedPrecondition, "no successful execute yet: no outputs to read");
   if (!data && size) return err(StatusCode::kInvalidArgument, "output ", index, ": destination is null");
   // One host copy from wherever the host sees the value (staged by the
@@ -934,6 +1119,42 @@ Status Session::get_output(size_t index, void* data, size_t size) const {
   if (size) std::memcpy(data, src, size);
   impl_->output_read[index] = true;
   return Status::Ok();
+}
+
+Result<size_t> Session::state_index(std::string_view name) const {
+  for (size_t i = 0; i < state_descs_.size(); ++i) {
+    if (state_descs_[i].name == name) return i;
+  }
+  std::string known;
+  for (const TensorDesc& d : state_descs_) known += (known.empty() ? "'" : ", '") + d.name + "'";
+  return err(StatusCode::kNotFound, "no state named '", name, "' (the program's states: ",
+             known.empty() ? "none" : known, ")");
+}
+
+Status Session::get_state(size_t index, void* data, size_t size) const {
+  GPUU_RETURN_IF_ERROR(check_host_destination("state", state_descs_, index, size));
+  if (!data && size) return err(StatusCode::kInvalidArgument, "state ", index, ": destination is null");
+  // One host copy from wherever the host sees it (staged now for a state on the device).
+  GPUU_ASSIGN_OR_RETURN(const void* src, impl_->host_view(impl_->states[index].tensor));
+  if (size) std::memcpy(data, src, size);
+  return Status::Ok();
+}
+
+Status Session::set_state(size_t index, const void* data, size_t size) {
+  GPUU_RETURN_IF_ERROR(check_host_source("state", state_descs_, index, data, size));
+  impl_->write_state(index, data, size);
+  return Status::Ok();
+}
+
+void Session::reset_state() {
+  for (size_t i = 0; i < impl_->states.size(); ++i) {
+    const Blob& initial = impl_->states[i].initial;
+    impl_->write_state(i, initial.data(), initial.size());
+  }
+}
+
+bool Session::state_updated_in_place(size_t index) const {
+  return index < impl_->states.size() && impl_->states[index].in_place;
 }
 
 SharedGpuContextPtr Session::Impl::primary_context() const {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backends/backend.h"
@@ -70,6 +71,9 @@ class Session {
 
   const std::vector<TensorDesc>& inputs() const { return input_descs_; }
   const std::vector<TensorDesc>& outputs() const { return output_descs_; }
+  // The program's states (program::StateInfo), each this session's own: it
+  // starts from the state's initial value and keeps what each execute leaves.
+  const std::vector<TensorDesc>& states() const { return state_descs_; }
   SyncMode sync_mode() const { return sync_mode_; }
 
   // Copies `size` bytes (which must equal the input's byte size) as input `index`.
@@ -103,6 +107,22 @@ class Session {
   // previous execute, or here, on demand, for the others.
   Status get_output(size_t index, void* data, size_t size) const;
 
+  // The index of the state named `name`; kNotFound naming it and the states there are.
+  Result<size_t> state_index(std::string_view name) const;
+  // Copies state `index` into `data` of exactly its byte size: its initial
+  // value, what set_state wrote, or what the last execute left. A state on a
+  // device comes to the host only here, through one staging copy.
+  Status get_state(size_t index, void* data, size_t size) const;
+  // Replaces state `index` with `size` bytes (its byte size) from `data`,
+  // for the next execute to read (to seed a cache, say).
+  Status set_state(size_t index, const void* data, size_t size);
+  // Every state back to its initial value.
+  void reset_state();
+  // Whether the delegate computing state `index`'s update writes it into the
+  // state's own memory, rather than into a buffer of its own that is copied
+  // over after each execute (for tests and logs).
+  bool state_updated_in_place(size_t index) const;
+
   // Per delegate in plan order, each dispatch's GPU time in the last execute
   // (SessionOptions::profile_steps; empty lists otherwise).
   std::vector<std::vector<gpu::TimedStep>> step_times() const;
@@ -122,7 +142,7 @@ class Session {
   struct Impl;
   explicit Session(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
-  std::vector<TensorDesc> input_descs_, output_descs_;
+  std::vector<TensorDesc> input_descs_, output_descs_, state_descs_;
   SyncMode sync_mode_ = SyncMode::kTimeline;
 };
 

@@ -133,5 +133,35 @@ TEST(Builder, SharedNameIndexCatchesUpWithDirectAppends) {
   EXPECT_FALSE(add_op(g, "exp", "e", {x}, {}, &names).ok());
 }
 
+// A state: its value reads it, named as it; its update is set once, to a
+// computed value of its dtype and shape.
+TEST(Builder, StateTakesOneComputedUpdateOfItsTypeAndShape) {
+  Graph g;
+  ValueId x = *add_graph_input(g, "x", DType::kF32, {4});
+  Result<ValueId> steps = add_graph_state(g, "steps", DType::kF32, {4}, zeros(16));
+  ASSERT_TRUE(steps.ok()) << steps.status().message();
+  EXPECT_EQ(g.value(*steps).name, "steps");
+  EXPECT_EQ(g.value(*steps).state, 0);
+  EXPECT_FALSE(add_graph_state(g, "bad", DType::kF32, {4}, zeros(12)).ok()) << "12 bytes for 16";
+  EXPECT_FALSE(add_graph_state(g, "x", DType::kF32, {4}, zeros(16)).ok()) << "a taken name";
+  ValueId c = *add_graph_constant(g, "c", DType::kF32, {4}, zeros(16));
+  ValueId sum = (*add_op(g, "add", "a", {*steps, x}, {}))[0];
+  ValueId wide = (*add_op(g, "cast", "w", {sum}, {{"dtype", std::string("f16")}}))[0];
+  EXPECT_FALSE(verify(g).ok()) << "a state without update";
+  for (ValueId refused : {c, *steps, wide, x + 100}) {
+    Status s = set_state_update(g, *steps, refused);
+    EXPECT_FALSE(s.ok()) << "update " << refused;
+    EXPECT_NE(s.message().find("state"), std::string::npos) << s.message();
+  }
+  EXPECT_FALSE(set_state_update(g, x, sum).ok()) << "x reads no state";
+  ASSERT_TRUE(set_state_update(g, *steps, sum).ok());
+  Status again = set_state_update(g, *steps, sum);
+  EXPECT_NE(again.message().find("already set"), std::string::npos) << again.message();
+  EXPECT_EQ(g.states()[0].update, sum);
+  EXPECT_EQ(g.results(), (std::vector<ValueId>{sum})) << "a stateful graph needs no output";
+  Status s = verify(g);
+  EXPECT_TRUE(s.ok()) << s.message();
+}
+
 }  // namespace
 }  // namespace gpuu::graph

@@ -198,5 +198,26 @@ TEST_F(Verifier, OptionalInputsMayBeAbsent) {
   EXPECT_TRUE(s.ok()) << s.message();
 }
 
+TEST_F(Verifier, StateReadByNodesAndUpdated) {
+  ValueId s = *add_graph_state(g_, "s", DType::kF32, {3}, Blob::take(std::vector<uint8_t>(12, 0)));
+  ValueId next = (*add_op(g_, "add", "next", {s, c_}, {}))[0];
+  ASSERT_TRUE(set_state_update(g_, s, next).ok());
+  Status ok = verify(g_);
+  EXPECT_TRUE(ok.ok()) << ok.message();
+  EXPECT_EQ(g_.results(), (std::vector<ValueId>{a_, next}));
+}
+
+TEST_F(Verifier, StateValueIsNeitherOutputNorWritten) {
+  ValueId s = *add_graph_state(g_, "s", DType::kF32, {2, 3}, Blob::take(std::vector<uint8_t>(24, 0)));
+  ASSERT_TRUE(set_state_update(g_, s, r_).ok());
+  g_.mark_output(s);
+  expect_fails_with("graph output 1 is value 5 ('s'), which reads a state");
+}
+
+TEST_F(Verifier, StateUpdateMustBeSet) {
+  ASSERT_TRUE(add_graph_state(g_, "s", DType::kF32, {3}, Blob::take(std::vector<uint8_t>(12, 0))).ok());
+  expect_fails_with("state 's' has no update");
+}
+
 }  // namespace
 }  // namespace gpuu::graph

@@ -115,12 +115,7 @@ Result<std::vector<HostTensor>> run_on_vulkan(const graph::Graph& graph, const s
     stats->pipelines = delegate->pipeline_count();
     stats->arena_bytes = delegate->arena_bytes();
   }
-  VkCommandBuffer cb = delegate->command_buffer();
-  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &cb;
-  GPUU_VK_RETURN_IF_ERROR(ctx->submit(1, &submit, VK_NULL_HANDLE), "vkQueueSubmit");
-  GPUU_VK_RETURN_IF_ERROR(ctx->queue_wait_idle(), "vkQueueWaitIdle");
+  GPUU_RETURN_IF_ERROR(submit_and_wait(*delegate));
   if (stats) stats->steps = delegate->step_times();
   std::vector<HostTensor> outputs;
   for (size_t i = 0; i < graph.outputs().size(); ++i) {
@@ -130,6 +125,16 @@ Result<std::vector<HostTensor>> run_on_vulkan(const graph::Graph& graph, const s
     outputs.push_back(std::move(t));
   }
   return outputs;
+}
+
+Status submit_and_wait(const kernels::KernelGraph& region) {
+  VkCommandBuffer cb = region.command_buffer();
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &cb;
+  GPUU_VK_RETURN_IF_ERROR(region.context()->submit(1, &submit, VK_NULL_HANDLE), "vkQueueSubmit");
+  GPUU_VK_RETURN_IF_ERROR(region.context()->queue_wait_idle(), "vkQueueWaitIdle");
+  return Status::Ok();
 }
 
 HostTensor random_tensor(graph::DType dtype, const graph::Shape& shape, uint32_t seed, double lo, double hi) {

@@ -31,6 +31,9 @@ Result<std::vector<cpu::HostTensor>> run_on_vulkan(const graph::Graph& graph, co
                                                    RunStats* stats = nullptr,
                                                    const kernels::KernelGraphOptions& options = {});
 
+// Submits `region`'s recorded work once on the test context and waits for it.
+Status submit_and_wait(const kernels::KernelGraph& region);
+
 // Deterministic pseudo-random tensor with values in [lo, hi) (integers: whole numbers).
 cpu::HostTensor random_tensor(graph::DType dtype, const graph::Shape& shape, uint32_t seed, double lo, double hi);
 

@@ -51,6 +51,18 @@ RawProgram valid_raw() {
   return r;
 }
 
+// valid_raw() plus state "s" (tensor 6, f32 [1, 4], initial bytes in segment
+// 3) that the Vulkan delegate reads and the CPU step's "u" updates: format 2.0.
+RawProgram stateful_raw() {
+  RawProgram r = valid_raw();
+  r.major = kStatefulFormatMajor;
+  r.tensors.push_back({"s", 0, {1, 4}, {}});
+  r.segments.push_back({{}, {}, {"initial value of state 's'"}, std::vector<uint8_t>(16, 7)});
+  r.delegates[1].inputs.push_back(6);
+  r.states = {{6, 4, 3}};
+  return r;
+}
+
 Status load_status(const std::vector<uint8_t>& bytes) {
   Result<std::shared_ptr<const Program>> p = load_program_bytes(bytes.data(), bytes.size());
   return p.ok() ? Status::Ok() : p.status();
@@ -167,12 +179,13 @@ struct BadCase {
   std::function<void(RawProgram&)> mutate;
   const char* expected;
   StatusCode code = StatusCode::kInvalidFormat;
+  RawProgram (*base)() = valid_raw;  // the valid program mutate() breaks
 };
 
 class ProgramLoaderRefuses : public ::testing::TestWithParam<BadCase> {};
 
 TEST_P(ProgramLoaderRefuses, WithMessage) {
-  RawProgram raw = valid_raw();
+  RawProgram raw = GetParam().base();
   GetParam().mutate(raw);
   Status s = load_status(encode_raw(raw));
   ASSERT_FALSE(s.ok()) << "expected: " << GetParam().expected;
@@ -192,7 +205,7 @@ gpuu_test::RawStep cpu_step(std::string name, std::vector<uint32_t> in, std::vec
 
 const BadCase kBadCases[] = {
     {"MissingVersion", [](RawProgram& r) { r.has_version = false; }, "format version is missing"},
-    {"OtherMajorVersion", [](RawProgram& r) { r.major = 2; }, "format version 2.0 is not supported",
+    {"OtherMajorVersion", [](RawProgram& r) { r.major = 3; }, "format version 3.0 is not supported",
      StatusCode::kUnsupported},
     {"DataStartPastEnd", [](RawProgram& r) { r.data_start = 1 << 20; }, "data_start 1048576 (at byte"},
     {"DataStartUnaligned", [](RawProgram& r) { r.data_start = 8; }, "is not a multiple of 64"},
@@ -325,6 +338,74 @@ const BadCase kBadCases[] = {
      },
      "outputs[1] = 6 ('z') is never written by the plan"},
 };
+
+TEST(ProgramLoader, StatefulProgramLoads) {
+  std::vector<uint8_t> bytes = encode_raw(stateful_raw());
+  Result<std::shared_ptr<const Program>> p = load_program_bytes(bytes.data(), bytes.size());
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  ASSERT_EQ(p.value()->states().size(), 1u);
+  const StateInfo& s = p.value()->states()[0];
+  EXPECT_EQ(s.tensor, 6);
+  EXPECT_EQ(s.update, 4);
+  EXPECT_EQ(s.initial_segment, 3);
+  Blob initial = p.value()->state_initial_data(0);
+  ASSERT_EQ(initial.size(), 16u);
+  EXPECT_EQ(initial.data()[15], 7);
+}
+
+// A corrupt state table is refused with every problem named, not the first alone.
+TEST(ProgramLoader, StateTableProblemsAreNamedAllAtOnce) {
+  RawProgram raw = stateful_raw();
+  raw.tensors.push_back({"s16", 1, {1, 4}, {}});  // 7: f16
+  raw.states = {{6, 1, 3},    // update: constant 'w', f32 [4]
+                {6, 7, 3},    // the same tensor again, an f16 update
+                {0, 4, 3},    // reads graph input 'x'
+                {40, 4, 9}};  // tensor and initial out of range
+  Status s = load_status(encode_raw(raw));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kInvalidFormat);
+  for (const char* part : {"7 problems in the state table",
+                           "states[0] ('s'): its update tensor 1 ('w') is a constant",
+                           "states[1] ('s'): states[0] reads the same tensor",
+                           "states[1] ('s') is f32 [1,4] but its update tensor 7 ('s16') is f16 [1,4]",
+                           "states[2] ('x'): its tensor 0 is a graph input", "states[3].tensor = 40 (at byte",
+                           "states[3].initial = 9 (at byte"}) {
+    EXPECT_NE(s.message().find(part), std::string::npos) << part << "\n" << s.message();
+  }
+}
+
+// The same checks on stateful_raw(), for the state table.
+BadCase on_stateful(const char* name, std::function<void(RawProgram&)> mutate, const char* expected) {
+  return BadCase{name, std::move(mutate), expected, StatusCode::kInvalidFormat, stateful_raw};
+}
+
+const BadCase kBadStateCases[] = {
+    on_stateful("StatesNeedFormat2", [](RawProgram& r) { r.major = kFormatMajor; },
+                "a program with states is format 2.x, but this file says 1.0"),
+    on_stateful("StateInitialSizeWrong", [](RawProgram& r) { r.segments[3].data.resize(12); },
+                "states[0] ('s') is f32 [1,4] (16 bytes) but its initial segment 3 holds 12 bytes"),
+    on_stateful("StateTensorIsOutput", [](RawProgram& r) { r.outputs.push_back(6); },
+                "states[0] ('s'): its tensor 6 is a graph output"),
+    on_stateful("StateUpdatesItself", [](RawProgram& r) { r.states[0].update = 6; },
+                "states[0] ('s'): its update is its own tensor"),
+    on_stateful("StateUpdateIsAStateTensor",
+                [](RawProgram& r) {
+                  r.tensors.push_back({"s2", 0, {1, 4}, {}});
+                  r.states.push_back({7, 6, 3});
+                },
+                "state 's2': its update is the tensor states[0] reads"),
+    on_stateful("StepWritesStateTensor", [](RawProgram& r) { r.plan.push_back(cpu_step("clobber", {5}, {6})); },
+                "plan[3] (cpu node 'clobber') writes tensor 6 ('s'), which a state reads"),
+    on_stateful("StateUpdateNeverWritten",
+                [](RawProgram& r) {
+                  r.tensors.push_back({"z", 0, {1, 4}, {}});
+                  r.states[0].update = 7;
+                },
+                "states[0] ('s'): its update tensor 7 ('z') is never written by the plan"),
+};
+
+INSTANTIATE_TEST_SUITE_P(StateChecks, ProgramLoaderRefuses, ::testing::ValuesIn(kBadStateCases),
+                         [](const ::testing::TestParamInfo<BadCase>& info) { return std::string(info.param.name); });
 
 INSTANTIATE_TEST_SUITE_P(Checks, ProgramLoaderRefuses, ::testing::ValuesIn(kBadCases),
                          [](const ::testing::TestParamInfo<BadCase>& info) { return std::string(info.param.name); });

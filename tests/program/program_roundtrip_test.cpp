@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "program/program_generated.h"
 #include "program/program_loader.h"
 #include "program/program_writer.h"
 #include "program/sample_program.h"
@@ -147,6 +148,52 @@ TEST(ProgramRoundTrip, AbsentOptionalInputsSurviveTheFile) {
   ASSERT_EQ(region->node(0).inputs.size(), 3u);
   EXPECT_EQ(region->node(0).inputs[1], graph::kNone);
   EXPECT_EQ(region->value(region->node(0).inputs[2]).name, "bias");
+}
+
+// A graph state becomes a program state: its read tensor is a delegate input,
+// its update a delegate output although nothing outside the region reads it,
+// its initial bytes a segment; the file is format 2.0.
+TEST(ProgramRoundTrip, StatesBecomeFormat2StatesWithTheirInitialBytes) {
+  using graph::DType;
+  using graph::Node;
+  graph::Graph g;
+  auto x = g.add_input("x", DType::kF32, {4});
+  auto ema = g.add_state("ema", DType::kF32, {4}, gpuu_test::f32_blob({1, 2, 3, 4}));
+  auto next = g.add_value(graph::Value{"next", DType::kF32, {4}});
+  auto y = g.add_value(graph::Value{"y", DType::kF32, {4}});
+  g.add_node(Node{"add0", "add", {ema, x}, {next}, {}});
+  g.add_node(Node{"mul0", "mul", {next, x}, {y}, {}});
+  g.set_state_update(0, next);
+  g.mark_output(y);
+  partition::PartitionResult part;
+  part.regions = {{partition::kVulkanId, {0, 1}}};
+  part.region_of_node = {0, 0};
+  Result<std::vector<uint8_t>> bytes = build_program(g, part, SharedGpuCompileSpec{});
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto p = load(bytes.value());
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->format_major(), kStatefulFormatMajor);
+  ASSERT_EQ(p->states().size(), 1u);
+  const StateInfo& state = p->states()[0];
+  EXPECT_EQ(names_of(*p, {state.tensor, state.update}), (std::vector<std::string>{"ema", "next"}));
+  EXPECT_EQ(names_of(*p, p->inputs()), std::vector<std::string>{"x"});
+  EXPECT_EQ(names_of(*p, p->outputs()), std::vector<std::string>{"y"});
+  ASSERT_EQ(p->delegates().size(), 1u);
+  EXPECT_EQ(names_of(*p, p->delegates()[0].inputs), (std::vector<std::string>{"ema", "x"}));
+  EXPECT_EQ(names_of(*p, p->delegates()[0].outputs), (std::vector<std::string>{"next", "y"}));
+  Blob initial = p->state_initial_data(0);
+  std::vector<float> values(4);
+  ASSERT_EQ(initial.size(), sizeof(float) * 4);
+  std::memcpy(values.data(), initial.data(), initial.size());
+  EXPECT_EQ(values, (std::vector<float>{1, 2, 3, 4}));
+}
+
+// Without states the file stays format 1.0 with no state table at all, so
+// readers from before states read it as they always did.
+TEST(ProgramRoundTrip, ProgramsWithoutStatesStayFormat1) {
+  std::vector<uint8_t> bytes = build_sample();
+  EXPECT_EQ(fb::GetProgram(bytes.data())->version()->major(), kFormatMajor);
+  EXPECT_EQ(fb::GetProgram(bytes.data())->states(), nullptr);
 }
 
 TEST(ProgramRoundTrip, ConstantsComeBackByteForByte) {

@@ -60,6 +60,10 @@ struct RawStep {
   std::vector<uint32_t> inputs, outputs;
 };
 
+struct RawState {
+  uint32_t tensor = 0, update = 0, initial = 0;
+};
+
 struct RawProgram {
   bool has_version = true;
   uint16_t major = gpuu::program::kFormatMajor;
@@ -70,6 +74,7 @@ struct RawProgram {
   std::vector<RawSegment> segments;
   std::vector<RawDelegate> delegates;
   std::vector<RawStep> plan;
+  std::vector<RawState> states;  // written only when non-empty, as the writer does
   std::optional<uint64_t> file_size;  // set: truncate or zero-pad to this size
 };
 
@@ -142,10 +147,17 @@ inline std::vector<uint8_t> encode_raw(const RawProgram& raw) {
       }
       plan.push_back(fb::CreatePlanStep(fbb, static_cast<fb::Step>(s.type), table));
     }
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::State>>> states;
+    if (!raw.states.empty()) {
+      std::vector<flatbuffers::Offset<fb::State>> entries;
+      for (const RawState& s : raw.states) entries.push_back(fb::CreateState(fbb, s.tensor, s.update, s.initial));
+      states = fbb.CreateVector(entries);
+    }
     fb::FormatVersion version(raw.major, raw.minor);
     auto root = fb::CreateProgram(fbb, raw.has_version ? &version : nullptr, data_start, fbb.CreateVector(tensors),
                                   fbb.CreateVector(raw.inputs), fbb.CreateVector(raw.outputs),
-                                  fbb.CreateVector(segments), fbb.CreateVector(delegates), fbb.CreateVector(plan));
+                                  fbb.CreateVector(segments), fbb.CreateVector(delegates), fbb.CreateVector(plan),
+                                  states);
     fb::FinishProgramBuffer(fbb, root);
     return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
   };

@@ -161,6 +161,13 @@ std::string render_text(const Program& p, const std::string& path) {
   for (int32_t t : p.inputs()) out << "  " << tensor(p, t).name << "  " << tensor_type(tensor(p, t)) << "\n";
   out << "outputs:\n";
   for (int32_t t : p.outputs()) out << "  " << tensor(p, t).name << "  " << tensor_type(tensor(p, t)) << "\n";
+  if (!p.states().empty()) {
+    out << "states (kept across executes, one per session):\n";
+    for (const program::StateInfo& st : p.states()) {
+      out << "  " << tensor(p, st.tensor).name << "  " << tensor_type(tensor(p, st.tensor)) << "  updated to "
+          << tensor(p, st.update).name << ", initial value in segment " << st.initial_segment << "\n";
+    }
+  }
 
   out << "partitions:\n";
   for (const BackendTally& t : tally(p)) {
@@ -250,6 +257,14 @@ std::string render_json(const Program& p, const std::string& path) {
   w.field("data_start", p.data_start());
   described("inputs", p.inputs());
   described("outputs", p.outputs());
+  w.key("states").begin_array();
+  for (const program::StateInfo& st : p.states()) {
+    const TensorInfo& t = tensor(p, st.tensor);
+    w.begin_object().field("name", utf8(t.name)).field("dtype", graph::dtype_name(t.dtype)).key("shape");
+    shape(t.shape);
+    w.field("update", utf8(tensor(p, st.update).name)).field("initial_segment", st.initial_segment).end_object();
+  }
+  w.end_array();
 
   w.key("partitions").begin_array();
   for (const BackendTally& t : tally(p)) {

@@ -5,7 +5,8 @@
  *   gpuu-run --model_path P --input_list a.bin[,b.bin] --output_path OUT
  *            [--num_executions N] [--device D] [--sync_mode M]
  *            [--token T --group_id G --mode M] [--vgf_path P]
- *            [--backend_option ID:KEY=VALUE]... [--profile TRACE.json] [--quiet]
+ *            [--backend_option ID:KEY=VALUE]... [--profile TRACE.json]
+ *            [--state_path PREFIX] [--quiet]
  * (--help lists the names M and P take, as gpuu.h's gpuu_*_name give them.)
  *
  * --backend_option sets one load-time option of a backend (repeatable):
@@ -19,6 +20,10 @@
  * steps, a table per op and the top dispatches (gpuu_session_profile_text).
  *
  * Output i goes to OUT when the program has one output, else OUT.<i>.
+ * --state_path writes each program state (a tensor the program keeps across
+ * executes, such as a KV cache) as it is after the last execute to
+ * PREFIX.<state name>; the executes run on one session, so a state carries
+ * from one to the next.
  * Delegates log their init/execute/destroy lines as "[VGF] ...", "[Vulkan] ...".
  */
 #define _POSIX_C_SOURCE 200809L
@@ -44,6 +49,7 @@ typedef struct {
   char** backend_option_text;
   size_t backend_option_count;
   const char* profile_path;
+  const char* state_path;
   int quiet;
 } options;
 
@@ -62,7 +68,8 @@ static void usage(FILE* to) {
   PRINT_NAMES(to, gpuu_context_mode_name, gpuu_context_mode);
   fprintf(to, "]\n                [--vgf_path ");
   PRINT_NAMES(to, gpuu_vgf_path_name, gpuu_vgf_path);
-  fprintf(to, "] [--backend_option ID:KEY=VALUE]... [--profile TRACE.json] [--quiet]\n");
+  fprintf(to, "] [--backend_option ID:KEY=VALUE]... [--profile TRACE.json]\n"
+              "                [--state_path PREFIX] [--quiet]\n");
 }
 
 static void on_log(void* user, gpuu_log_level level, const char* component, const char* message) {
@@ -134,6 +141,7 @@ static int parse_args(int argc, char** argv, options* o) {
     else if (strcmp(a, "--mode") == 0) slot = &o->mode;
     else if (strcmp(a, "--vgf_path") == 0) slot = &o->vgf_path;
     else if (strcmp(a, "--profile") == 0) slot = &o->profile_path;
+    else if (strcmp(a, "--state_path") == 0) slot = &o->state_path;
     else if (strcmp(a, "--backend_option") == 0) {
       if (i + 1 >= argc) {
         fprintf(stderr, "gpuu-run: %s needs a value\n", a);
@@ -238,6 +246,46 @@ static int write_profile(const gpuu_session* session, const char* path) {
 }
 
 /* Everything after the arguments parsed; `opts` keeps its backend options. */
+/* Reads each of the session's outputs (or states) through `info` and `read`
+ * and, where `prefix` is set, writes it to a file and says so: `what` is
+ * "output" (to PREFIX, or PREFIX.<i> where there are several) or "state"
+ * (to PREFIX.<state name>). Returns 0, or 1 after saying what failed. */
+typedef gpuu_status (*info_fn)(const gpuu_session*, size_t, gpuu_tensor_info*);
+typedef gpuu_status (*read_fn)(const gpuu_session*, size_t, void*, size_t);
+static int save_tensors(const gpuu_session* session, const char* what, size_t count, info_fn info_of, read_fn read,
+                        const char* prefix) {
+  int by_name = strcmp(what, "state") == 0;
+  for (size_t i = 0; i < count; ++i) {
+    gpuu_tensor_info info;
+    info.struct_size = sizeof(info);
+    info_of(session, i, &info);
+    void* data = malloc(info.byte_size ? info.byte_size : 1);
+    gpuu_status s = read(session, i, data, info.byte_size);
+    int rc = s != GPUU_OK ? fail(by_name ? "reading a state" : "reading an output", s) : 0;
+    if (rc == 0 && prefix) {
+      char path[4096];
+      if (by_name) {
+        snprintf(path, sizeof(path), "%s.%s", prefix, info.name);
+      } else if (count == 1) {
+        snprintf(path, sizeof(path), "%s", prefix);
+      } else {
+        snprintf(path, sizeof(path), "%s.%zu", prefix, i);
+      }
+      FILE* f = fopen(path, "wb");
+      rc = !f || fwrite(data, 1, info.byte_size, f) != info.byte_size;
+      if (f && fclose(f) != 0) rc = 1;
+      if (rc) {
+        fprintf(stderr, "gpuu-run: cannot write %s '%s'\n", what, path);
+      } else {
+        printf("%s %zu '%s' (%zu bytes) -> %s\n", what, i, info.name, info.byte_size, path);
+      }
+    }
+    free(data);
+    if (rc) return 1;
+  }
+  return 0;
+}
+
 static int run(const options* opts) {
   options o = *opts; /* the log callback's copy: execution makes it quiet */
   gpuu_set_log_callback(on_log, &o, GPUU_LOG_INFO);
@@ -325,32 +373,14 @@ static int run(const options* opts) {
     o.quiet = o.quiet || e == 0; /* log the delegates' lines once */
   }
 
-  size_t n_outputs = gpuu_session_output_count(session);
-  for (size_t i = 0; rc == 0 && i < n_outputs; ++i) {
-    gpuu_tensor_info info;
-    info.struct_size = sizeof(info);
-    gpuu_session_output_info(session, i, &info);
-    void* data = malloc(info.byte_size ? info.byte_size : 1);
-    s = gpuu_session_get_output(session, i, data, info.byte_size);
-    if (s != GPUU_OK) {
-      rc = fail("reading an output", s);
-    } else if (o.output_path) {
-      char path[4096];
-      if (n_outputs == 1) {
-        snprintf(path, sizeof(path), "%s", o.output_path);
-      } else {
-        snprintf(path, sizeof(path), "%s.%zu", o.output_path, i);
-      }
-      FILE* f = fopen(path, "wb");
-      if (!f || fwrite(data, 1, info.byte_size, f) != info.byte_size) {
-        fprintf(stderr, "gpuu-run: cannot write output '%s'\n", path);
-        rc = 1;
-      } else {
-        printf("output %zu '%s' (%zu bytes) -> %s\n", i, info.name, info.byte_size, path);
-      }
-      if (f) fclose(f);
-    }
-    free(data);
+  if (rc == 0) {
+    rc = save_tensors(session, "output", gpuu_session_output_count(session), gpuu_session_output_info,
+                      gpuu_session_get_output, o.output_path);
+  }
+  /* States come to the host only when asked for. */
+  if (rc == 0 && o.state_path) {
+    rc = save_tensors(session, "state", gpuu_session_state_count(session), gpuu_session_state_info,
+                      gpuu_session_get_state, o.state_path);
   }
 
   if (rc == 0) {

@@ -12,7 +12,7 @@ import os
 import tempfile
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -246,10 +246,19 @@ class Graph(_Handle):
         `dtype` (a gpuu dtype code or numpy dtype) converts the data; by default it
         keeps the array's own dtype.
         """
-        arr = np.asarray(array)
-        code = gpuu_dtype(arr.dtype) if dtype is None else _dtype_code(dtype)
-        arr = np.ascontiguousarray(arr, dtype=numpy_dtype(code))  # little-endian, row-major
+        code, arr = _stored_array(array, dtype)
         return _c.gpuu_graph_add_constant(self.handle, name, code, list(arr.shape), arr)
+
+    def add_state(self, name: str, initial: Any, dtype: Any = None) -> int:
+        """Adds a program state (a tensor kept across executes, one per session) starting from `initial`
+        (copied, converted as add_constant's array); returns the id of the value that reads it. Its update
+        is set with set_state_update."""
+        code, arr = _stored_array(initial, dtype)
+        return _c.gpuu_graph_add_state(self.handle, name, code, list(arr.shape), arr)
+
+    def set_state_update(self, state_value: int, update: int) -> None:
+        """Makes value `update` what the state read by `state_value` holds when a run ends."""
+        _c.gpuu_graph_set_state_update(self.handle, state_value, update)
 
     def add_node(self, op: str, name: str, inputs: Sequence[Optional[int]], attrs: Optional[Dict[str, Any]] = None
                  ) -> List[int]:
@@ -320,6 +329,23 @@ class Graph(_Handle):
     @property
     def outputs(self) -> List[int]:
         return list(_c.gpuu_py_graph_outputs(self.handle))
+
+    @property
+    def states(self) -> List[int]:
+        """The values that read the graph's states, in creation order."""
+        return list(_c.gpuu_py_graph_states(self.handle))
+
+    def state_update(self, state_value: int) -> int:
+        """The update of the state `state_value` reads (-1 until set)."""
+        return _c.gpuu_graph_state_update(self.handle, state_value)
+
+
+def _stored_array(array: Any, dtype: Any) -> Tuple[int, np.ndarray]:
+    """(gpuu dtype, little-endian row-major copy) of `array`, converted to `dtype` when given."""
+    arr = np.asarray(array)
+    code = gpuu_dtype(arr.dtype) if dtype is None else _dtype_code(dtype)
+    # np.require, not np.ascontiguousarray, which makes a 0-d array 1-d.
+    return code, np.require(arr, dtype=numpy_dtype(code), requirements="C")
 
 
 def op_names() -> List[str]:
@@ -587,19 +613,65 @@ class Session(_Handle):
         self.outputs = [TensorInfo(n, d, tuple(s), b) for n, d, s, b in
                         (_c.gpuu_session_output_info(self.handle, i)
                          for i in range(_c.gpuu_session_output_count(self.handle)))]
+        # Program states: kept across executes, this session's own (gpuu.h, "Program states").
+        self.states = [TensorInfo(n, d, tuple(s), b) for n, d, s, b in
+                       (_c.gpuu_session_state_info(self.handle, i)
+                        for i in range(_c.gpuu_session_state_count(self.handle)))]
 
-    def set_input(self, index: int, array: Any) -> None:
-        """Copies input `index` from `array`, which must match its dtype and shape exactly."""
-        info = self.inputs[index]
+    @staticmethod
+    def _matching(what: str, index: int, info: TensorInfo, array: Any) -> np.ndarray:
+        """`array` as C-contiguous data for `what` ("input", "state") `index`, whose dtype and shape it must have."""
         arr = np.asarray(array)
         if arr.dtype != info.numpy_dtype:
             raise InvalidArgumentError(
-                f"input {index} ('{info.name}') is {dtype_name(info.dtype)}, got numpy {arr.dtype}")
+                f"{what} {index} ('{info.name}') is {dtype_name(info.dtype)}, got numpy {arr.dtype}")
         if tuple(arr.shape) != info.shape:
             raise InvalidArgumentError(
-                f"input {index} ('{info.name}') has shape {list(info.shape)}, got {list(arr.shape)}")
+                f"{what} {index} ('{info.name}') has shape {list(info.shape)}, got {list(arr.shape)}")
         # Only a strided array is copied: the C side reads the buffer in place.
-        _c.gpuu_session_set_input(self.handle, index, np.ascontiguousarray(arr))
+        return np.ascontiguousarray(arr)
+
+    def set_input(self, index: int, array: Any) -> None:
+        """Copies input `index` from `array`, which must match its dtype and shape exactly."""
+        _c.gpuu_session_set_input(self.handle, index, self._matching("input", index, self.inputs[index], array))
+
+    @property
+    def state_names(self) -> List[str]:
+        """The program's states, by name (the model's buffer names), in order."""
+        return [s.name for s in self.states]
+
+    def state_index(self, state: Union[int, str]) -> int:
+        """The index of a state given by name (NotFoundError naming it and the states there are) or index
+        (InvalidArgumentError when out of range)."""
+        if isinstance(state, str):
+            return _c.gpuu_session_state_index(self.handle, state)
+        if not 0 <= int(state) < len(self.states):
+            raise InvalidArgumentError(f"state index {state} is out of range (the program has {len(self.states)} "
+                                       "states)")
+        return int(state)
+
+    def state(self, state: Union[int, str]) -> np.ndarray:
+        """A new array holding a state (by name or index): its initial value, what set_state wrote, or what
+        the last execute left. A state on the device comes to the host here, and only here."""
+        index = self.state_index(state)
+        info = self.states[index]
+        out = np.empty(info.shape, dtype=info.numpy_dtype)
+        _c.gpuu_session_get_state(self.handle, index, out)
+        return out
+
+    def set_state(self, state: Union[int, str], array: Any) -> None:
+        """Replaces a state (by name or index) with `array`, of its dtype and shape, for the next execute."""
+        index = self.state_index(state)
+        _c.gpuu_session_set_state(self.handle, index, self._matching("state", index, self.states[index], array))
+
+    def reset_state(self) -> None:
+        """Every state back to its initial value."""
+        _c.gpuu_session_reset_state(self.handle)
+
+    def state_in_place(self, state: Union[int, str]) -> bool:
+        """Whether the delegate computing the state's update writes it into the state's own device memory
+        (rather than a buffer copied over after each execute)."""
+        return bool(_c.gpuu_session_state_in_place(self.handle, self.state_index(state)))
 
     def execute(self) -> None:
         _c.gpuu_session_execute(self.handle)

@@ -29,7 +29,7 @@ import contextlib
 import copy
 import functools
 import inspect
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 import torch.fx
@@ -123,16 +123,22 @@ def _functionalize(fn: Callable) -> Callable:
 
 def trace(module: Callable, example_inputs: Sequence[torch.Tensor]) -> torch.fx.GraphModule:
     """The Core ATen fx graph of `module` on `example_inputs` (make_fx, real tensors, functionalized, no autograd)."""
-    gm, _ = _trace_module(module, tuple(example_inputs))
+    gm, _, _ = _trace_module(module, tuple(example_inputs))
     return gm
 
 
 def _trace_module(module: Callable, inputs: tuple):
-    """(fx graph, constant placeholders): parameters and buffers come first as named placeholders."""
+    """(fx graph, placeholders, state updates): parameters and buffers come first as named placeholders, constants
+    except where the model writes into them (states: a buffer's running statistics, cache or counter); the updates
+    map each state to the fx node of its new value."""
     state: Dict[str, torch.Tensor] = {}
+    buffers: set = set()
     if isinstance(module, torch.nn.Module):
         state.update({k: v.detach() for k, v in module.named_parameters()})
-        state.update({k: v.detach() for k, v in module.named_buffers()})
+        # Copies: tracing runs the model for real, and what a forward writes into its buffers would land in the
+        # caller's module; these also keep the values at export, each state's initial value.
+        buffers = {k for k, _ in module.named_buffers()}
+        state.update({k: v.detach().clone() for k, v in module.named_buffers()})
     names = list(state)
 
     def run(flat_state: List[torch.Tensor], *args: torch.Tensor) -> Any:
@@ -140,23 +146,45 @@ def _trace_module(module: Callable, inputs: tuple):
             return module(*args)
         return torch.func.functional_call(module, dict(zip(names, flat_state)), args)
 
-    args = ([state[k] for k in names], *inputs)
+    def traced_args() -> tuple:
+        return ([state[k].clone() if k in buffers else state[k] for k in names], *inputs)
+
     # mkldnn off: on the CPU, PyTorch would otherwise trace recurrent layers to its mkldnn kernels
     # (mkldnn_rnn_layer) instead of their decomposition into matmuls and gates.
     with torch.no_grad(), torch.backends.mkldnn.flags(enabled=False), attention_kept_whole():
-        gm = make_fx(_functionalize(run), decomposition_table=decomposition_table(), tracing_mode="real")(*args)
-        if _mutates(gm):
+        gm = make_fx(_functionalize(run), decomposition_table=decomposition_table(), tracing_mode="real")(
+            *traced_args())
+        if _mutates(gm, len(names)):
             # Decompositions run below functionalization, and some write in place (circular padding's copy_):
             # a second, plain pass over the decomposed graph makes those functional too.
-            gm = make_fx(_functionalize(gm), tracing_mode="real")(*args)
-    constants = [Placeholder(k, state[k], False) for k in names]
-    return gm, constants
+            gm = make_fx(_functionalize(gm), tracing_mode="real")(*traced_args())
+    updates = _state_updates(gm, names)
+    display = _InPrecision.inner_name if isinstance(module, _InPrecision) else (lambda k: k)
+    placeholders = [Placeholder(display(k), state[k], False, k in updates) for k in names]
+    return gm, placeholders, {display(k): node for k, node in updates.items()}
 
 
-def _mutates(gm: torch.fx.GraphModule) -> bool:
+def _state_updates(gm: torch.fx.GraphModule, names: List[str]) -> Dict[str, torch.fx.Node]:
+    """{parameter or buffer name: the fx node of the value the model leaves in it}, from the copy_ nodes that
+    functionalization appends for each input the model mutates (the first len(names) placeholders are those)."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"][:len(names)]
+    name_of = dict(zip(placeholders, names))
+    updates: Dict[str, torch.fx.Node] = {}
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and node.target is aten.copy_.default and node.args[0] in name_of:
+            updates[name_of[node.args[0]]] = node.args[1]  # a later copy_ into the same buffer wins
+    return updates
+
+
+def _mutates(gm: torch.fx.GraphModule, states: int) -> bool:
+    """Whether a node writes in place, other than functionalization's copy_ into one of the first `states`
+    placeholders (the parameters and buffers: those writes are the model's state updates)."""
+    params = [n for n in gm.graph.nodes if n.op == "placeholder"][:states]
     for node in gm.graph.nodes:
         schema = getattr(node.target, "_schema", None)
         if node.op == "call_function" and schema is not None and schema.is_mutable:
+            if node.target is aten.copy_.default and node.args[0] in params:
+                continue
             return True
     return False
 
@@ -195,12 +223,12 @@ def from_torch(model: Any, example_inputs: Optional[Sequence[Any]] = None,
             input_names = _input_names(model, len(inputs))
         model = _InPrecision(model, PRECISIONS[precision])
     # Tracing and recording run the model for real: on copies, so that in-place ops leave the caller's inputs alone.
-    gm, constants = _trace_module(model, tuple(x.clone() for x in inputs))
+    gm, constants, updates = _trace_module(model, tuple(x.clone() for x in inputs))
     names = list(input_names) if input_names is not None else _input_names(model, len(inputs))
     if len(names) != len(inputs):
         raise FrontendError(f"{len(names)} input names for {len(inputs)} example inputs")
     placeholders = constants + [Placeholder(n, x.clone(), True) for n, x in zip(names, inputs)]
-    return Lowering(gm, placeholders, aten_ops.LOWERINGS, aten_ops.SHAPE_ONLY).run()
+    return Lowering(gm, placeholders, aten_ops.LOWERINGS, aten_ops.SHAPE_ONLY, updates).run()
 
 
 class _InPrecision(torch.nn.Module):
@@ -212,6 +240,11 @@ class _InPrecision(torch.nn.Module):
         super().__init__()
         self.inner = copy.deepcopy(module).to(dtype)
         self.dtype = dtype
+
+    @staticmethod
+    def inner_name(name: str) -> str:
+        """The wrapped module's own name of one of this module's parameters or buffers."""
+        return name[len("inner."):] if name.startswith("inner.") else name
 
     def forward(self, *xs):
         out = self.inner(*[x.to(self.dtype) if x.is_floating_point() else x for x in xs])
@@ -253,6 +286,7 @@ def _from_exported(ep: Any, example_inputs: Optional[Sequence[Any]], input_names
     state = ep.state_dict
     placeholders: List[Placeholder] = []
     user = 0
+    updates, user_outputs = _exported_outputs(ep)
     specs = ep.graph_signature.input_specs
     user_specs = [s for s in specs if s.kind == InputKind.USER_INPUT]
     if len(user_specs) != len(inputs):
@@ -264,13 +298,41 @@ def _from_exported(ep: Any, example_inputs: Optional[Sequence[Any]], input_names
             user += 1
         elif spec.kind in (InputKind.PARAMETER, InputKind.BUFFER):
             tensor = state[spec.target] if spec.target in state else ep.constants[spec.target]
-            placeholders.append(Placeholder(spec.target, tensor.detach(), False))
+            # A mutated buffer is a state; a copy keeps its value at export, where each session starts.
+            mutated = spec.target in updates
+            placeholders.append(Placeholder(spec.target, tensor.detach().clone() if mutated else tensor.detach(),
+                                            False, mutated))
         elif spec.kind == InputKind.CONSTANT_TENSOR:
             placeholders.append(Placeholder(spec.target, ep.constants[spec.target].detach(), False))
         else:
             raise FrontendError(f"ExportedProgram input '{spec.arg.name}' is a {spec.kind.name}, "
                                 "which gpuu graphs cannot take")
-    return Lowering(ep.graph_module, placeholders, aten_ops.LOWERINGS, aten_ops.SHAPE_ONLY).run()
+    return Lowering(ep.graph_module, placeholders, aten_ops.LOWERINGS, aten_ops.SHAPE_ONLY, updates,
+                    user_outputs).run()
+
+
+def _exported_outputs(ep: Any) -> Tuple[Dict[str, torch.fx.Node], List[int]]:
+    """({mutated buffer: the fx node of its new value}, the positions of the user outputs) of an ExportedProgram,
+    from its graph signature: the output node lists buffer mutations, then the model's outputs."""
+    from torch.export.graph_signature import OutputKind
+
+    output_node = next(n for n in ep.graph_module.graph.nodes if n.op == "output")
+    flat, _ = torch.utils._pytree.tree_flatten(output_node.args[0])
+    specs = ep.graph_signature.output_specs
+    if len(flat) != len(specs):
+        raise FrontendError(f"the ExportedProgram's graph returns {len(flat)} values but its signature lists "
+                            f"{len(specs)} outputs")
+    updates: Dict[str, torch.fx.Node] = {}
+    user_outputs: List[int] = []
+    for i, spec in enumerate(specs):
+        if spec.kind == OutputKind.USER_OUTPUT:
+            user_outputs.append(i)
+        elif spec.kind == OutputKind.BUFFER_MUTATION:
+            updates[spec.target] = flat[i]
+        else:
+            raise FrontendError(f"ExportedProgram output '{spec.arg.name}' is a {spec.kind.name}, "
+                                "which gpuu graphs cannot take")
+    return updates, user_outputs
 
 
 def _input_names(module: Callable, count: int) -> List[str]:

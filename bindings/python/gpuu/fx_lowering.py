@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import operator
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -113,7 +113,9 @@ class TracedGraph(core._ClosesOnExit):
     graph: the gpuu Graph (owns the C handle); input_names / output_names: the
     gpuu values of the model's flattened inputs and outputs, in order;
     fx_graph: the traced torch.fx GraphModule; node_map: fx node name -> the
-    gpuu nodes emitted for it.
+    gpuu nodes emitted for it; state_names: the buffers the model mutates, each
+    a program state named as the buffer (its update the value the model leaves
+    in it), in order.
     """
 
     graph: core.Graph
@@ -121,6 +123,7 @@ class TracedGraph(core._ClosesOnExit):
     output_names: List[str]
     fx_graph: torch.fx.GraphModule
     node_map: Dict[str, List[str]]
+    state_names: List[str] = field(default_factory=list)
 
     def close(self) -> None:
         self.graph.close()
@@ -162,12 +165,21 @@ def _gpuu_dtype_of(dtype: torch.dtype, what: str) -> int:
 
 @dataclass(frozen=True)
 class Placeholder:
-    """What an fx placeholder stands for: a graph input (example value) or a named constant."""
+    """What an fx placeholder stands for: a graph input (example value), a named constant, or a state (a buffer
+    the model mutates: `tensor` is its value at export, where each session starts)."""
 
     name: str
     tensor: torch.Tensor
     is_input: bool
+    is_state: bool = False
 
+
+# Arguments whose values a lowering never reads (it takes their shape and dtype from the result PyTorch recorded):
+# their producers need not run for it. aten.copy(self, src), functionalization's copy_, is src in self's shape:
+# a slice assignment's slice of the old value would otherwise be computed for nothing.
+_SHAPE_ONLY_ARGS = {"copy": (0,)}
+# What such an argument is, where nothing else needed its node.
+_NOT_COMPUTED = _Unusable("a value gpuu does not compute (only its shape is taken)")
 
 # Nodes with no result worth lowering (torch.export's runtime assertions).
 _IGNORED = {"_assert_tensor_metadata", "_assert_async", "_assert_scalar", "sym_constrain_range_for_size",
@@ -183,12 +195,24 @@ class _Failed:
 
 
 class Lowering:
+    """Lowers `gm`, whose placeholders `placeholders` describe in order.
+
+    updates: for each state placeholder (by name), the fx node holding its new value;
+    user_outputs: the positions among the output node's flattened values that are the
+    model's outputs (None: all of them; the others are state updates).
+    """
+
     def __init__(self, gm: torch.fx.GraphModule, placeholders: Sequence[Placeholder],
-                 lowerings: Dict[str, Callable], shape_only: set) -> None:
+                 lowerings: Dict[str, Callable], shape_only: set,
+                 updates: Optional[Dict[str, torch.fx.Node]] = None,
+                 user_outputs: Optional[Sequence[int]] = None) -> None:
         self.gm = gm
         self.placeholders = list(placeholders)
         self.lowerings = lowerings
         self.shape_only = shape_only
+        self.updates = dict(updates or {})
+        self.user_outputs = None if user_outputs is None else list(user_outputs)
+        self.state_values: Dict[str, _T] = {}  # state name -> the value that reads it
         self.graph = core.Graph()
         self.env: Dict[torch.fx.Node, Any] = {}
         self.counters: Counter = Counter()
@@ -212,9 +236,14 @@ class Lowering:
         if len(fx_placeholders) != len(self.placeholders):
             raise FrontendError(f"the traced graph has {len(fx_placeholders)} inputs, "
                                 f"but {len(self.placeholders)} were described")
+        states = {p.name for p in self.placeholders if p.is_state}
+        if states != set(self.updates):
+            raise FrontendError(f"states without an update: {sorted(states - set(self.updates))}; updates of no "
+                                f"state: {sorted(set(self.updates) - states)}")
         recorder = _Recorder(self.gm)
         with torch.no_grad():
-            recorder.run(*[p.tensor for p in self.placeholders])
+            # A state is recorded on a copy: a traced copy_ writes into it, and its own value is the initial one.
+            recorder.run(*[p.tensor.clone() if p.is_state else p.tensor for p in self.placeholders])
         self.real = recorder.results
         # What each fx placeholder stands for, found once.
         placeholder_of = dict(zip(fx_placeholders, self.placeholders))
@@ -230,6 +259,8 @@ class Lowering:
                     if p.is_input:
                         self.env[node] = self._placeholder(p)
                         input_names.append(self.graph.value_name(self.env[node].id))
+                    elif p.is_state:
+                        self.env[node] = self._state(p)
                     else:
                         self.env[node] = _K(p.tensor.detach(), p.name)
                     continue
@@ -247,6 +278,7 @@ class Lowering:
                 elif node.op == "output":
                     if not self.problems:
                         output_names = self._outputs(node)
+                        self._set_state_updates()
                 else:
                     self._fail(f"fx op kind '{node.op}' is not supported (expected a flat ATen graph)")
             except _NodeFailed:
@@ -257,7 +289,8 @@ class Lowering:
         self.current = None
         if self.problems:
             raise FrontendError(self._report())
-        return TracedGraph(self.graph, input_names, output_names, self.gm, self.node_map)
+        state_names = [self.graph.value_name(v.id) for v in self.state_values.values()]
+        return TracedGraph(self.graph, input_names, output_names, self.gm, self.node_map, state_names)
 
     def _report(self) -> str:
         head = f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''} exporting the model:"
@@ -269,7 +302,7 @@ class Lowering:
         missing: Dict[str, List[torch.fx.Node]] = {}
         for node in self.gm.graph.nodes:
             if node.op == "placeholder":
-                if placeholder_of[node].is_input:
+                if placeholder_of[node].is_input or placeholder_of[node].is_state:
                     dynamic.add(node)
                 continue
             if node.op != "call_function" or node not in live:
@@ -301,13 +334,16 @@ class Lowering:
 
     def _live_nodes(self) -> set:
         live: set = set()
-        stack = [n for n in self.gm.graph.nodes if n.op == "output"]
+        # The outputs and the states' new values (a make_fx graph's trailing copy_ nodes have no users).
+        stack = [n for n in self.gm.graph.nodes if n.op == "output"] + list(self.updates.values())
         while stack:
             n = stack.pop()
             if n in live:
                 continue
             live.add(n)
-            stack.extend(n.all_input_nodes)
+            skip = _SHAPE_ONLY_ARGS.get(_packet(n.target), ()) if n.op == "call_function" else ()
+            unread = {a for i, a in enumerate(n.args) if i in skip} - {a for i, a in enumerate(n.args) if i not in skip}
+            stack.extend(a for a in n.all_input_nodes if a not in unread)
         return live
 
     def _error(self, why: str) -> FrontendError:
@@ -322,6 +358,28 @@ class Lowering:
         vid = self.graph.add_input(name, dtype, list(p.tensor.shape))
         return _T(vid, dtype, tuple(p.tensor.shape))
 
+    def _state(self, p: Placeholder) -> _T:
+        """A graph state named as the buffer, starting from the buffer's value at export."""
+        t = p.tensor.detach().contiguous()
+        name = self._unique_value_name(p.name)
+        dtype = _gpuu_dtype_of(t.dtype, f"state '{name}'")
+        vid = self.graph.add_state(name, t.numpy(), dtype)
+        self.state_values[p.name] = _T(vid, dtype, tuple(t.shape))
+        return self.state_values[p.name]
+
+    def _set_state_updates(self) -> None:
+        """Each state's update: the value its fx update node lowered to (a copy where no node computes it)."""
+        for name, node in self.updates.items():
+            self.current = node
+            value = self._use(self.env[node], f"the new value of state '{name}'")
+            if self.graph.value_producer(value.id) < 0:  # an input, a constant or a state's own value
+                value = self._emit("reshape", [value], {"shape": list(value.shape)})
+            try:
+                self.graph.set_state_update(self.state_values[name].id, value.id)
+            except GpuuError as e:
+                raise self._error(f"state '{name}': {e}") from e
+        self.current = None
+
     def _unique_value_name(self, base: str) -> str:
         name, k = base, 1
         while name in self.value_names:
@@ -332,14 +390,18 @@ class Lowering:
 
     def _outputs(self, node: torch.fx.Node) -> List[str]:
         flat, _ = pytree.tree_flatten(node.args[0])
+        if self.user_outputs is not None:
+            flat = [flat[i] for i in self.user_outputs]
         names = []
         marked: set = set()
+        state_ids = {v.id for v in self.state_values.values()}
         for i, item in enumerate(flat):
             if not isinstance(item, torch.fx.Node):
                 raise self._error(f"output {i} is a {type(item).__name__}; gpuu graphs return tensors only")
             value = self._use(self.env[item], f"output {i}")
-            if value.id in marked:
-                # A value may be an output once: a copy stands in for the repeat.
+            if value.id in marked or value.id in state_ids:
+                # A value may be an output once, and a state's value is none (it would be the
+                # state before or after the run, depending on where it lives): a copy stands in.
                 value = self._emit("reshape", [value], {"shape": list(value.shape)})
             self.graph.mark_output(value.id)
             marked.add(value.id)
@@ -421,8 +483,10 @@ class Lowering:
                 part = part.force()
                 self._check(part, self.real[node])
             return part
-        args = pytree.tree_map(lambda a: self.env[a] if isinstance(a, torch.fx.Node) else a, node.args)
-        kwargs = pytree.tree_map(lambda a: self.env[a] if isinstance(a, torch.fx.Node) else a, node.kwargs)
+        args = pytree.tree_map(lambda a: self.env.get(a, _NOT_COMPUTED) if isinstance(a, torch.fx.Node) else a,
+                               node.args)
+        kwargs = pytree.tree_map(lambda a: self.env.get(a, _NOT_COMPUTED) if isinstance(a, torch.fx.Node) else a,
+                                 node.kwargs)
         packet = _packet(target)
         if packet in _IGNORED:
             return None

@@ -45,6 +45,25 @@ class LoadedProgram(core._ClosesOnExit):
     def sync_mode(self) -> str:
         return self.session.sync_mode
 
+    # Program states (core.Session says more): kept from one run to the next.
+    @property
+    def states(self) -> List[core.TensorInfo]:
+        return self.session.states
+
+    @property
+    def state_names(self) -> List[str]:
+        return self.session.state_names
+
+    def state(self, state: Union[int, str]) -> np.ndarray:
+        """A state, by name or index, as a new array."""
+        return self.session.state(state)
+
+    def set_state(self, state: Union[int, str], array: Any) -> None:
+        self.session.set_state(state, array)
+
+    def reset_state(self) -> None:
+        self.session.reset_state()
+
     def run(self, inputs: Sequence[Any]) -> List[np.ndarray]:
         """Sets every input, executes, and returns the outputs as new arrays."""
         inputs = list(inputs)

@@ -138,7 +138,7 @@ Result<std::unique_ptr<backends::DelegateHandle>> VgfBackend::init(backends::Bac
   Result<graph::Graph> graph = graph_from_vgf(file.value());
   if (!graph.ok()) return fail(graph.status());
   if (!context.bind_io) return err(StatusCode::kInvalidArgument, "VGF delegate: the runtime bound no buffers");
-  GPUU_ASSIGN_OR_RETURN(auto io, context.bind_io(ctx, graph.value()));
+  GPUU_ASSIGN_OR_RETURN(auto io, context.bind_io(ctx, graph.value(), {}));
 
   // Which path, and why: native through VK_ARM_data_graph where the device
   // has it, unless the session asks for the executor; the executor otherwise.

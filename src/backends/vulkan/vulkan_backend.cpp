@@ -43,11 +43,23 @@ Result<std::unique_ptr<backends::DelegateHandle>> VulkanBackend::init(
     return err(region.status().code(), "Vulkan delegate ", context.delegate_index, ": ", region.status().message());
   }
   if (!context.bind_io) return err(StatusCode::kInvalidArgument, "Vulkan delegate: the runtime bound no buffers");
-  GPUU_ASSIGN_OR_RETURN(auto io, context.bind_io(ctx, region.value()));
   kernels::KernelGraphOptions options;
   options.gpu_timing = context.gpu_timing;
   options.host_visible_results = !context.runtime_makes_host_visible;
   options.profile_steps = context.profile_steps;
+  // The state updates the kernels can write over the state itself.
+  std::vector<backends::InPlaceUpdate> in_place;
+  for (const backends::InPlaceUpdate& offer : context.in_place_offers) {
+    graph::ValueId input = graph::kNone, output = graph::kNone;
+    for (size_t v = 0; v < region->values().size(); ++v) {
+      if (region->values()[v].name == offer.input) input = static_cast<graph::ValueId>(v);
+      if (region->values()[v].name == offer.output) output = static_cast<graph::ValueId>(v);
+    }
+    if (kernels::KernelGraph::can_update_in_place(region.value(), input, output, options)) in_place.push_back(offer);
+    log(LogLevel::kDebug, "Vulkan", "init: state '", offer.input, "' updated as '", offer.output, "' ",
+        in_place.size() && in_place.back() == offer ? "in place" : "through a copy (a kernel reads it after)");
+  }
+  GPUU_ASSIGN_OR_RETURN(auto io, context.bind_io(ctx, region.value(), in_place));
   Result<std::unique_ptr<kernels::KernelGraph>> delegate =
       kernels::KernelGraph::create(ctx, region.value(), io.first, io.second, options);
   if (!delegate.ok()) {

@@ -229,18 +229,18 @@ int32_t unary_code(const graph::Node& node) {
 }
 
 void add_elementwise_kernels(std::vector<OpKernel>& table) {
-  for (const auto& entry : unary_ops()) table.push_back(OpKernel{entry.first.c_str(), accepted_dtypes(entry.first), check_elementwise, lower_unary});
-  table.push_back(OpKernel{"bitwise_not", accepted_dtypes("bitwise_not"), check_elementwise, lower_unary});
-  for (const char* op : {"isnan", "isinf", "logical_not"}) table.push_back(OpKernel{op, accepted_dtypes(op), check_elementwise, lower_unary});
-  for (const auto& entry : arithmetic_ops()) {
-    table.push_back(OpKernel{entry.first.c_str(), accepted_dtypes(entry.first), check_elementwise, lower_binary});
-  }
+  // Every kernel here reads its inputs at the output element's (broadcast)
+  // index only, so each may write over an input of its output's type.
+  auto add = [&](const char* op, Status (*lower)(LoweringContext&, const graph::Node&)) {
+    table.push_back(OpKernel{op, accepted_dtypes(op), check_elementwise, lower, 0, nullptr, same_element_operand});
+  };
+  for (const auto& entry : unary_ops()) add(entry.first.c_str(), lower_unary);
+  for (const char* op : {"bitwise_not", "isnan", "isinf", "logical_not"}) add(op, lower_unary);
+  for (const auto& entry : arithmetic_ops()) add(entry.first.c_str(), lower_binary);
   for (const char* op : {"bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or", "logical_xor"}) {
-    table.push_back(OpKernel{op, accepted_dtypes(op), check_elementwise, lower_binary});
+    add(op, lower_binary);
   }
-  for (const auto& entry : comparison_ops()) {
-    table.push_back(OpKernel{entry.first.c_str(), accepted_dtypes(entry.first), check_elementwise, lower_binary});
-  }
+  for (const auto& entry : comparison_ops()) add(entry.first.c_str(), lower_binary);
 }
 
 }  // namespace gpuu::kernels

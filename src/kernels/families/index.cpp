@@ -153,13 +153,19 @@ Status lower_scatter_into(LoweringContext& lc, const graph::Node& n, bool row_in
 Status lower_scatter(LoweringContext& lc, const graph::Node& n) { return lower_scatter_into(lc, n, false); }
 Status lower_index_put(LoweringContext& lc, const graph::Node& n) { return lower_scatter_into(lc, n, true); }
 
+// OpKernel::writes_over: the base (slot 0) may already lie in the output's
+// memory (a KV cache kept as program state, updated in place): step 1 above
+// is then left out.
+bool scatter_base_operand(const graph::Graph&, const graph::Node&, size_t slot) { return slot == 0; }
+
 }  // namespace
 
 void add_index_kernels(std::vector<OpKernel>& table) {
   table.insert(table.end(), {{"gather", kStoredDTypes, index_check, lower_gather},
                              {"index_select", kStoredDTypes, index_check, lower_index_select}});
-  table.insert(table.end(), {{"scatter", kStoredDTypes, index_check, lower_scatter},
-                             {"index_put", kStoredDTypes, index_check, lower_index_put}});
+  table.insert(table.end(), {{"scatter", kStoredDTypes, index_check, lower_scatter, 0, nullptr, scatter_base_operand},
+                             {"index_put", kStoredDTypes, index_check, lower_index_put, 0, nullptr,
+                              scatter_base_operand}});
 }
 
 // A movement chain (movement.h) as one index_gather over the flat tensors:

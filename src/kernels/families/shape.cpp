@@ -12,6 +12,7 @@
 #include "graph/index_math.h"
 #include "graph/op_registry.h"
 #include "kernels/op_table.h"
+#include "kernels/region_plan.h"
 
 namespace gpuu::kernels {
 namespace {
@@ -109,10 +110,48 @@ Status concat_dispatch(LoweringContext& lc, const graph::Node& n, const std::vec
   return add_dispatch(lc, n, key, std::move(bindings), push, mover_invocations(count, esize));
 }
 
+// A concat whose output is written over `over`'s memory (slice_scatter of a
+// program state updated in place): the parts that are `over`'s own slices
+// already lie where they go; each other part is copied to its place, one
+// copy region per step of the axes before `axis`.
+Status lower_concat_in_place(LoweringContext& lc, const graph::Node& n, size_t axis, graph::ValueId over) {
+  const TensorRef& y = lc.tensor(n.outputs[0]);
+  const VkDeviceSize esize = element_size(y.dtype);
+  VkDeviceSize outer = 1, inner = esize;
+  for (size_t d = 0; d < axis; ++d) outer *= static_cast<VkDeviceSize>(y.shape[d]);
+  for (size_t d = axis + 1; d < y.shape.size(); ++d) inner *= static_cast<VkDeviceSize>(y.shape[d]);
+  const auto axis_len = static_cast<VkDeviceSize>(y.shape[axis]);
+  VkDeviceSize start = 0;  // where part k begins along the axis
+  for (size_t k = 0; k < n.inputs.size(); ++k) {
+    const TensorRef& part = lc.tensor(n.inputs[k]);
+    const auto len = static_cast<VkDeviceSize>(part.shape[axis]);
+    if (len * inner * outer > 0 && !concat_part_in_place(lc.graph, n, k, over)) {
+      Step step;
+      step.kind = Step::Kind::kCopy;
+      step.label = n.name;
+      step.work.ops = n.op;
+      step.copy_src = part.range;
+      step.copy_dst = y.range;
+      // Rows that follow each other in both are one region.
+      const bool whole_rows = len == axis_len || outer == 1;
+      for (VkDeviceSize o = 0; o < (whole_rows ? 1 : outer); ++o) {
+        step.copy_regions.push_back({o * len * inner, (o * axis_len + start) * inner,
+                                     whole_rows ? outer * len * inner : len * inner});
+      }
+      lc.sequence.add(std::move(step));
+    }
+    start += len;
+  }
+  return Status::Ok();
+}
+
 Status lower_concat(LoweringContext& lc, const graph::Node& n) {
   GPUU_ASSIGN_OR_RETURN(graph::AttrMap attrs, attrs_of(n));
   const TensorRef& y = lc.tensor(n.outputs[0]);
   auto axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(attrs, "axis"), y.shape.size()));
+  if (graph::ValueId over = lc.written_over_of(n.outputs[0]); over != graph::kNone) {
+    return lower_concat_in_place(lc, n, axis, over);
+  }
   uint32_t max_buffers = lc.ctx.properties().limits.maxPerStageDescriptorStorageBuffers;
   if (max_buffers < kConcatInputsPerDispatch + 1) {
     return err(StatusCode::kUnsupported, "node '", n.name, "' (concat) needs ", kConcatInputsPerDispatch + 1,
@@ -278,7 +317,8 @@ void add_shape_kernels(std::vector<OpKernel>& table) {
               {{"transpose", lower_transpose}, {"reshape", lower_reshape}, {"slice", lower_slice},
                {"concat", lower_concat}, {"pad", lower_pad}, {"expand", lower_expand}, {"flip", lower_flip},
                {"cast", lower_cast}});
-  table.push_back(OpKernel{"where", kStoredDTypes, where_check, lower_where, 1});
+  // where reads each input at the output element's (broadcast) index.
+  table.push_back(OpKernel{"where", kStoredDTypes, where_check, lower_where, 1, nullptr, same_element_operand});
 }
 
 }  // namespace gpuu::kernels
