@@ -9,7 +9,7 @@ the device across executes; the prompt is prefilled one token per step, so no sh
   python3 samples/llm/llama_decode.py [--new-tokens 64] [--d-model 256 --layers 4 ...]
 
 exports the step, generates in gpuu and in PyTorch (a copy of the same model), and prints both token lists,
-whether they agree, tokens/s for each and whether every cache is updated in place. Needs the gpuu package on
+whether they agree, tokens/s for each (decode steps, one token each) and whether every cache is updated in place. Needs the gpuu package on
 PYTHONPATH (<build>/bindings/python) and PyTorch. Weights are random (torch.manual_seed), so the text is noise;
 what matters is that both runs pick the same tokens.
 """
@@ -228,8 +228,8 @@ def main():
     print(f"gpuu   : {got}")
     print(f"pytorch: {want}")
     print(f"identical: {got == want}")
-    print(f"gpuu {steps / gpuu_s:.1f} steps/s, pytorch {steps / torch_s:.1f} steps/s "
-          f"({steps} decode steps: {len(prompt)} prompt + {args.new_tokens - 1} generated)")
+    print(f"gpuu {steps / gpuu_s:.1f} tokens/s, pytorch {steps / torch_s:.1f} tokens/s "
+          f"({steps} decode steps of one token: {len(prompt)} prompt + {args.new_tokens - 1} generated)")
     print(f"every cache state in place: {all(in_place.values())}"
           + ("" if all(in_place.values()) else f" (by copy: {[n for n, p in in_place.items() if not p]})"))
     return 0 if got == want else 1
