@@ -9,9 +9,9 @@ the device across executes; the prompt is prefilled one token per step, so no sh
   python3 samples/llm/llama_decode.py [--new-tokens 64] [--d-model 256 --layers 4 ...]
 
 exports the step, generates in gpuu and in PyTorch (a copy of the same model), and prints both token lists,
-whether they agree, tokens/s for each (decode steps, one token each) and whether every cache is updated in place. Needs the gpuu package on
-PYTHONPATH (<build>/bindings/python) and PyTorch. Weights are random (torch.manual_seed), so the text is noise;
-what matters is that both runs pick the same tokens.
+whether they agree, tokens/s for each (decode steps, one token each) and whether every cache is updated in
+place. Needs the gpuu package on PYTHONPATH (<build>/bindings/python) and PyTorch. Weights are random
+(torch.manual_seed), so the text is noise; what matters is that both runs pick the same tokens.
 """
 
 import argparse
