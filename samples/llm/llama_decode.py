@@ -3,8 +3,9 @@
 
 One decode step is the exported program: token embedding, layers of RMSNorm -> attention (RoPE, grouped-query
 heads, a static KV cache per layer written at the step's position) -> RMSNorm -> SwiGLU MLP, a final RMSNorm and
-the lm head. The caches are buffers the step mutates (index_copy_ at an input position), so gpuu keeps them on
-the device across executes; the prompt is prefilled one token per step, so no shape depends on the data.
+the lm head. The caches are buffers the step mutates (index_copy_ and index assignment at an input position), so
+gpuu keeps them on the device across executes; the prompt is prefilled one token per step, so no shape depends on
+the data.
 
   python3 samples/llm/llama_decode.py [--new-tokens 64] [--d-model 256 --layers 4 ...]
 
@@ -82,8 +83,9 @@ class Attention(nn.Module):
         k = self.wk(x).view(1, 1, cfg.kv_heads, hd).transpose(1, 2)
         v = self.wv(x).view(1, 1, cfg.kv_heads, hd).transpose(1, 2)
         q, k = rotate(q, cos, sin), rotate(k, cos, sin)
+        # The two ways static caches are written (Hugging Face's, ExecuTorch's): index_copy_ and index assignment.
         self.k_cache.index_copy_(2, position, k)
-        self.v_cache.index_copy_(2, position, v)
+        self.v_cache[:, :, position] = v
         y = F.scaled_dot_product_attention(q, self.k_cache, self.v_cache, attn_mask=mask, enable_gqa=True)
         return self.wo(y.transpose(1, 2).reshape(1, 1, cfg.heads * hd))
 
