@@ -6,6 +6,7 @@ clean cache; two sessions of one program, stepped in turn on different prompts, 
 import copy
 import importlib.util
 import os
+import subprocess
 
 import numpy as np
 import pytest
@@ -109,3 +110,14 @@ def test_vgf_first_generates_pytorchs_tokens(model, reference, tmp_path):
     assert "VgfBackend" in {r["backend"] for r in report["regions"]}
     with gpuu.load(tmp_path / "llama_vgf_first.gpuu") as program:
         generate_and_compare(program, reference)
+
+
+def test_the_c_sample_generates_the_same_tokens(reference, vulkan_first):
+    """samples/llm/generate.c, built beside the gpuu package's build tree, over the same program and prompt."""
+    package = os.path.dirname(os.path.abspath(gpuu.__file__))
+    binary = os.path.join(package, "..", "..", "..", "samples", "llm", "gpuu_llm_generate")
+    assert os.path.isfile(binary), f"the C sample is not built: no {binary}"
+    out = subprocess.run([binary, str(vulkan_first), str(NEW_TOKENS), *map(str, PROMPT)], capture_output=True,
+                         text=True, timeout=240)
+    assert out.returncode == 0, out.stderr
+    assert [int(t) for t in out.stdout.split()] == reference[0]
