@@ -65,7 +65,9 @@ std::string GemmChoice::describe() const {
   std::string tile = std::to_string(tile_m) + "x" + std::to_string(tile_n);
   std::string split = splits > 1 ? ", split-K " + std::to_string(splits) + " x " + std::to_string(k_split) : "";
   if (kernel == GemmKernel::kGemv) {
-    return std::string("gemv, ") + (lines_are_columns ? "8 columns x 4 rows" : "8 rows x 4 columns") +
+    // tile_n x tile_m: the workgroup's lines (columns or rows) by the outputs across each.
+    return "gemv, " + (lines_are_columns ? std::to_string(tile_n) + " columns x " + std::to_string(tile_m) + " rows"
+                                         : std::to_string(tile_m) + " rows x " + std::to_string(tile_n) + " columns") +
            " per workgroup" + split;
   }
   if (!coopmat()) return "tiled " + tile + split;
@@ -75,11 +77,12 @@ std::string GemmChoice::describe() const {
 
 namespace {
 
-// gemv.comp's tile: 8 lines of 32 invocations, each line up to 4 outputs
-// across; K walked in 4-element chunks by the line's 32 invocations.
-constexpr uint32_t kGemvLines = 8;
-constexpr uint32_t kGemvAcross = 4;
-constexpr uint32_t kGemvDepth = 4 * 32;
+// gemv.comp's tile: a workgroup's lines of LIMIT_GEMV_LINE_WIDTH invocations,
+// each line up to LIMIT_GEMV_ACROSS outputs across; K walked in 4-element
+// chunks by a line's invocations.
+constexpr uint32_t kGemvLines = op_codes::kLimitWorkgroupSize / op_codes::kLimitGemvLineWidth;
+constexpr uint32_t kGemvAcross = op_codes::kLimitGemvAcross;
+constexpr uint32_t kGemvDepth = 4 * op_codes::kLimitGemvLineWidth;
 
 // The GEMV form of `problem`, where it has one: lines along its long axis,
 // read along K. A column line reads B's column, which must be contiguous in K

@@ -18,9 +18,9 @@
 
 layout(constant_id = 5) const int LINES_ARE_COLUMNS = 1;
 
-#define LINE_WIDTH 32u
+#define LINE_WIDTH uint(LIMIT_GEMV_LINE_WIDTH)
 #define LINES (GPUU_WG / LINE_WIDTH)
-#define ACROSS 4u  // outputs across a line, at most
+#define ACROSS uint(LIMIT_GEMV_ACROSS)  // outputs across a line, at most
 #define UNROLL 4u  // chunks of K in flight per invocation
 // The tile gemm_tile() hands out: LINES lines by ACROSS outputs.
 #define TILE_M (LINES_ARE_COLUMNS != 0 ? ACROSS : LINES)
