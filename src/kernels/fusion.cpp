@@ -82,23 +82,13 @@ std::optional<float> immediate_value(const graph::Graph& g, graph::ValueId v) {
   return std::nullopt;
 }
 
-// A chain's outside operands: those it binds and those it compiles in.
+// A chain's outside operands: those it binds and those it compiles in, with
+// the values compiled in.
 struct ChainOperands {
   std::vector<graph::ValueId> bound;
   std::vector<graph::ValueId> immediates;
+  std::vector<float> immediate_values;  // one per immediate
 };
-
-std::vector<graph::ValueId> externals_of(const graph::Graph& g, const std::vector<graph::NodeId>& nodes);
-
-// Up to `max_immediates` one-element constants become immediates, the rest is bound.
-ChainOperands operands_of(const graph::Graph& g, const std::vector<graph::NodeId>& nodes, size_t max_immediates) {
-  ChainOperands out;
-  for (graph::ValueId e : externals_of(g, nodes)) {
-    const bool immediate = out.immediates.size() < max_immediates && immediate_value(g, e).has_value();
-    (immediate ? out.immediates : out.bound).push_back(e);
-  }
-  return out;
-}
 
 std::vector<graph::ValueId> externals_of(const graph::Graph& g, const std::vector<graph::NodeId>& nodes) {
   std::set<graph::ValueId> produced;
@@ -112,6 +102,22 @@ std::vector<graph::ValueId> externals_of(const graph::Graph& g, const std::vecto
     produced.insert(g.node(id).outputs[0]);
   }
   return externals;
+}
+
+// Up to `max_immediates` one-element constants become immediates, the rest is bound.
+ChainOperands operands_of(const graph::Graph& g, const std::vector<graph::NodeId>& nodes, size_t max_immediates) {
+  ChainOperands out;
+  for (graph::ValueId e : externals_of(g, nodes)) {
+    std::optional<float> value =
+        out.immediates.size() < max_immediates ? immediate_value(g, e) : std::optional<float>{};
+    if (!value) {
+      out.bound.push_back(e);
+      continue;
+    }
+    out.immediates.push_back(e);
+    out.immediate_values.push_back(*value);
+  }
+  return out;
 }
 
 }  // namespace
@@ -273,7 +279,7 @@ Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit) {
   }
   spec.push_back(contiguous);
   for (size_t j = 0; j < kMaxFusedImmediates; ++j) {
-    spec.push_back(j < operands.immediates.size() ? float_bits(*immediate_value(g, operands.immediates[j])) : 0);
+    spec.push_back(j < operands.immediate_values.size() ? float_bits(operands.immediate_values[j]) : 0);
   }
 
   uint32_t count = static_cast<uint32_t>(graph::shape_numel(y.shape));
@@ -333,10 +339,10 @@ std::optional<GemmEpilogue> make_epilogue(const LoweringContext& lc, const graph
     epi.modes.push_back(*mode);
     reg[e] = static_cast<int>(epi.inputs.size());
   }
-  for (graph::ValueId e : operands.immediates) {
-    reg[e] = static_cast<int>(1 + GemmEpilogue::kMaxInputs + epi.immediates.size());
-    epi.immediates.push_back(*immediate_value(g, e));
+  for (size_t j = 0; j < operands.immediates.size(); ++j) {
+    reg[operands.immediates[j]] = static_cast<int>(1 + GemmEpilogue::kMaxInputs + j);
   }
+  epi.immediates = operands.immediate_values;
   for (size_t k = 0; k < nodes.size(); ++k) {
     const graph::Node& node = g.node(nodes[k]);
     int a = reg.at(node.inputs[0]);
