@@ -70,7 +70,7 @@ extern "C" {
  * Before 1.0, where a minor release may break the ABI, it names the ABI
  * baseline instead: libgpuu.so.0.2 (see the ABI policy above). */
 #define GPUU_VERSION_MAJOR 0
-#define GPUU_VERSION_MINOR 7
+#define GPUU_VERSION_MINOR 8
 #define GPUU_VERSION_PATCH 0
 /* (major << 22) | (minor << 12) | patch, as Vulkan packs its versions. */
 #define GPUU_MAKE_VERSION(major, minor, patch) \
@@ -555,6 +555,38 @@ GPUU_API gpuu_status gpuu_graph_add_state(gpuu_graph* graph, const char* name, g
  * or one whose dtype or shape differ from the state's. Added in 0.7. */
 GPUU_API gpuu_status gpuu_graph_set_state_update(gpuu_graph* graph, int32_t state_value, int32_t update);
 
+/* Dynamic sizes (added in 0.8). A graph is built at example sizes; a dim
+ * names a size that may vary between executes (a batch, a sequence length),
+ * with bounds min <= example <= max (min >= 0; the example is the size the
+ * graph was built at). gpuu_graph_fit_dims then finds, from recordings of
+ * the same model at other sizes (each another graph built the same way),
+ * how every size and integer attribute follows the dims, and programs
+ * written from the graph accept any sizes within bounds
+ * (gpuu_session_set_input_shapes). Errors: GPUU_ERROR_INVALID_ARGUMENT for
+ * NULL or bad arguments, a repeated name, more than 16 dims, unordered
+ * bounds, or dims declared after a recording was added. */
+GPUU_API gpuu_status gpuu_graph_add_dim(gpuu_graph* graph, const char* name, int64_t min, int64_t max,
+                                        int64_t example);
+
+/* Adds a recording: `recording`, the same model built with the dims at
+ * sizes[0..count) (one per dim, in order). The graph keeps what it needs;
+ * the recording may be destroyed at once. Fitting needs, for each dim, one
+ * recording that moves it alone from its example; further ones check the
+ * fit. GPUU_ERROR_INVALID_ARGUMENT for NULL arguments, a count that is not
+ * the number of dims, or sizes outside the bounds. */
+GPUU_API gpuu_status gpuu_graph_add_dim_recording(gpuu_graph* graph, const gpuu_graph* recording,
+                                                  const int64_t* sizes, size_t count);
+
+/* Fits the graph's sizes and integer attributes to affine functions of its
+ * dims (a + b*batch + c*seq) from its recordings and drops them. On failure
+ * (GPUU_ERROR_INVALID_ARGUMENT) the message names every problem at once: a
+ * dim without a recording that moves it alone, a structure that changes with
+ * the dims (another op count or wiring: Python control flow on a size), a
+ * size that is not affine in them, a constant or state whose shape changes
+ * or a small constant whose numbers do (folded from a size), a size that
+ * goes negative within bounds; the graph keeps no fit then. */
+GPUU_API gpuu_status gpuu_graph_fit_dims(gpuu_graph* graph);
+
 typedef enum gpuu_attr_kind {
   GPUU_ATTR_INT = 0,    /* field i */
   GPUU_ATTR_FLOAT = 1,  /* field f */
@@ -971,6 +1003,15 @@ GPUU_API void gpuu_program_release(gpuu_program* program);
 GPUU_API size_t gpuu_program_delegate_count(const gpuu_program* program);
 GPUU_API const char* gpuu_program_delegate_backend(const gpuu_program* program, size_t index);
 
+/* The program's dims (gpuu_graph_add_dim, 0.8): sizes that may vary between
+ * executes. 0 for NULL or a static program. */
+GPUU_API size_t gpuu_program_dim_count(const gpuu_program* program);
+
+/* Dim `index`'s name (borrowed from the program) to *out and its bounds and
+ * example size; GPUU_ERROR_INVALID_ARGUMENT when out of range. Added in 0.8. */
+GPUU_API gpuu_status gpuu_program_dim_info(const gpuu_program* program, size_t index, const char** out,
+                                           int64_t* dim_min, int64_t* dim_max, int64_t* dim_example);
+
 /* Standalone VGF export: writes each VGF delegate of `program` as
  * `dir/<delegate index>.vgf` (a complete VGF file, readable by Arm's tools)
  * with a scenario JSON for Arm's scenario runner (0.11) beside it
@@ -1090,6 +1131,11 @@ typedef struct gpuu_session_options {
    * matrix throughput; well under a second on a GPU), since Vulkan reports
    * none; profiles give achieved rates as fractions of them. Default 0. */
   uint32_t profile;
+  /* Added in 0.8: for a program with dims, how many sets of sizes a session
+   * keeps ready at once (each the program specialized there, with device
+   * memory of its own; the least recently used goes when one more is
+   * needed). 0, the default, means 4. */
+  uint32_t max_shape_variants;
 } gpuu_session_options;
 
 GPUU_API void gpuu_session_options_init_sized(gpuu_session_options* options, size_t struct_size);
@@ -1130,6 +1176,25 @@ GPUU_API size_t gpuu_session_input_count(const gpuu_session* session);
 GPUU_API size_t gpuu_session_output_count(const gpuu_session* session);
 /* Fills `out` (struct_size set) for input/output `index`; GPUU_ERROR_INVALID_ARGUMENT when out of range. */
 GPUU_API gpuu_status gpuu_session_input_info(const gpuu_session* session, size_t index, gpuu_tensor_info* out);
+
+/* Dynamic sizes (added in 0.8). Sets every input's shape for what follows:
+ * shapes[0..count) holds input 0's shape, then input 1's, and so on, each
+ * of the input's rank (gpuu_session_input_info), count their sum. Fixed
+ * axes must be the program's; an axis that is a dim on its own sets it, and
+ * every axis that follows dims must agree. GPUU_ERROR_INVALID_ARGUMENT names
+ * every problem at once: the dim and its bounds, the inputs that disagree,
+ * the axis; nothing changes then. New sizes run the program specialized
+ * there (preprocessed and initialised on first use, then kept, see
+ * gpuu_session_options.max_shape_variants): the inputs' and outputs' shapes
+ * and byte sizes change (ask gpuu_session_*_info again; names and shapes it
+ * gave before are no longer valid), states carry over, while input data set
+ * and buffers bound before do not (set and bind them again). For a static
+ * program, shapes equal to the inputs' are accepted and change nothing. */
+GPUU_API gpuu_status gpuu_session_set_input_shapes(gpuu_session* session, const int64_t* shapes, size_t count);
+
+/* The size of dim `index` (gpuu_program_dim_info) the session runs at now to
+ * *size. GPUU_ERROR_INVALID_ARGUMENT when out of range. Added in 0.8. */
+GPUU_API gpuu_status gpuu_session_dim(const gpuu_session* session, size_t index, int64_t* size);
 GPUU_API gpuu_status gpuu_session_output_info(const gpuu_session* session, size_t index, gpuu_tensor_info* out);
 
 /* Copies input `index` from host memory: `size` must equal its byte size

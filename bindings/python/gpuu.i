@@ -344,6 +344,10 @@ GPUU_OUT_SCALAR(size_t, region, PyLong_FromSize_t)
 GPUU_OUT_SCALAR(size_t, vgf_count, PyLong_FromSize_t)
 GPUU_OUT_SCALAR(size_t, index, PyLong_FromSize_t)
 GPUU_OUT_SCALAR(int32_t, update, PyLong_FromLong)
+GPUU_OUT_SCALAR(int64_t, dim_min, PyLong_FromLongLong)
+GPUU_OUT_SCALAR(int64_t, dim_max, PyLong_FromLongLong)
+GPUU_OUT_SCALAR(int64_t, dim_example, PyLong_FromLongLong)
+GPUU_OUT_SCALAR(int64_t, size, PyLong_FromLongLong)
 // Backend ids come back as str (borrowed from the partition, copied here).
 %typemap(in, numinputs=0) const char** out (const char* value = nullptr), const char** backend (const char* value = nullptr) {
   $1 = ($1_ltype)&value;  // SWIG drops the pointee's const
@@ -433,6 +437,8 @@ GPUU_OUT_STRUCT(gpuu_execute_stats)
   $1 = dims.empty() ? nullptr : dims.data();
   $2 = dims.size();
 }
+// Dim sizes of a recording, and every input's shape end to end (dynamic sizes).
+%apply (const int64_t* shape, size_t rank) { (const int64_t* sizes, size_t count), (const int64_t* shapes, size_t count) };
 %typemap(in) (const int32_t* inputs, size_t n_inputs) (std::vector<int32_t> ids) {
   if (!gpuu_py_int_list($input, "inputs", &ids)) SWIG_fail;
   $1 = ($1_ltype)(ids.empty() ? nullptr : ids.data());  // SWIG drops the pointee's const

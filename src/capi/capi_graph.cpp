@@ -203,6 +203,66 @@ GPUU_API gpuu_status gpuu_graph_set_state_update(gpuu_graph* graph, int32_t stat
   });
 }
 
+GPUU_API gpuu_status gpuu_graph_add_dim(gpuu_graph* graph, const char* name, int64_t min, int64_t max,
+                                        int64_t example) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    constexpr const char* kFn = "gpuu_graph_add_dim";
+    if (!graph) return fail_invalid(kFn, ": `graph` is NULL");
+    if (!name || !*name) return fail_invalid(kFn, ": `name` is NULL or empty");
+    std::vector<graph::SymbolicDim> dims = graph->graph.dims();
+    for (const graph::SymbolicDim& d : dims) {
+      if (d.name == name) return fail_invalid(kFn, ": dim '", name, "' is declared already");
+    }
+    if (dims.size() >= graph::kMaxSymbolicDims) {
+      return fail_invalid(kFn, ": dim '", name, "': a graph has at most ", graph::kMaxSymbolicDims, " dims");
+    }
+    if (!graph->dim_recordings.empty()) {
+      return fail_invalid(kFn, ": dim '", name, "' comes after recordings were added (declare every dim first)");
+    }
+    if (min < 0 || min > example || example > max || max > graph::kMaxDim) {
+      return fail_invalid(kFn, ": dim '", name, "': min ", min, ", example ", example, ", max ", max,
+                          " are not ordered 0 <= min <= example <= max <= ", graph::kMaxDim);
+    }
+    dims.push_back(graph::SymbolicDim{name, min, max, example});
+    graph->graph.set_dims(std::move(dims));
+    return GPUU_OK;
+  });
+}
+
+GPUU_API gpuu_status gpuu_graph_add_dim_recording(gpuu_graph* graph, const gpuu_graph* recording,
+                                                  const int64_t* sizes, size_t count) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    constexpr const char* kFn = "gpuu_graph_add_dim_recording";
+    if (!graph || !recording) return fail_invalid(kFn, ": `graph` or `recording` is NULL");
+    const std::vector<graph::SymbolicDim>& dims = graph->graph.dims();
+    if (count != dims.size()) return fail_invalid(kFn, ": ", count, " sizes for ", dims.size(), " dims");
+    if (count && !sizes) return fail_invalid(kFn, ": `sizes` is NULL but count is ", count);
+    std::vector<int64_t> at(sizes, sizes + count);
+    if (Status in = graph::check_dims_in_bounds(dims, at); !in.ok()) {
+      return fail_invalid(kFn, ": ", in.message());
+    }
+    graph::Graph copy = recording->graph;
+    // Only small constants are compared (symbolic.h): the weights need not stay.
+    for (size_t c = 0; c < copy.constants().size(); ++c) {
+      if (copy.constants()[c].data.size() > graph::kComparedConstantBytes) copy.mutable_constant(c).data = Blob();
+    }
+    graph->dim_recordings.emplace_back(std::move(at), std::move(copy));
+    return GPUU_OK;
+  });
+}
+
+GPUU_API gpuu_status gpuu_graph_fit_dims(gpuu_graph* graph) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    if (!graph) return fail_invalid("gpuu_graph_fit_dims: `graph` is NULL");
+    std::vector<graph::DimRecording> recordings;
+    for (const auto& [sizes, g] : graph->dim_recordings) recordings.push_back(graph::DimRecording{sizes, &g});
+    Status fitted = graph::fit_dims(graph->graph, recordings);
+    graph->dim_recordings.clear();
+    if (!fitted.ok()) return fail(fitted);
+    return GPUU_OK;
+  });
+}
+
 GPUU_API gpuu_status gpuu_graph_add_node(gpuu_graph* graph, const char* op, const char* name, const int32_t* inputs,
                                          size_t n_inputs, const gpuu_attr* attrs, size_t n_attrs, int32_t* outputs,
                                          size_t outputs_capacity, size_t* n_outputs) {

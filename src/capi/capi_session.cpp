@@ -169,6 +169,27 @@ GPUU_API const char* gpuu_program_delegate_backend(const gpuu_program* program, 
   return program->program->delegates()[index].backend_id.c_str();
 }
 
+GPUU_API size_t gpuu_program_dim_count(const gpuu_program* program) {
+  return program ? program->program->dims().size() : 0;
+}
+
+GPUU_API gpuu_status gpuu_program_dim_info(const gpuu_program* program, size_t index, const char** out,
+                                           int64_t* dim_min, int64_t* dim_max, int64_t* dim_example) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    if (!program) return fail_invalid("gpuu_program_dim_info: `program` is NULL");
+    const std::vector<graph::SymbolicDim>& dims = program->program->dims();
+    if (index >= dims.size()) {
+      return fail_invalid("gpuu_program_dim_info: index ", index, " is out of range (", dims.size(), " dims)");
+    }
+    const graph::SymbolicDim& d = dims[index];
+    if (out) *out = d.name.c_str();
+    if (dim_min) *dim_min = d.min;
+    if (dim_max) *dim_max = d.max;
+    if (dim_example) *dim_example = d.example;
+    return GPUU_OK;
+  });
+}
+
 GPUU_API void gpuu_session_options_init_sized(gpuu_session_options* options, size_t struct_size) {
   init_sized(options, struct_size, [](gpuu_session_options* options) {
     options->vgf_path = GPUU_VGF_PATH_AUTO;
@@ -199,6 +220,7 @@ GPUU_API gpuu_status gpuu_session_create(const gpuu_program* program, const gpuu
     opts.gpu_timing = o.gpu_timing != 0;
     opts.profile_steps = o.profile != 0;
     opts.wait_spin_us = o.wait_spin_us;
+    if (o.max_shape_variants) opts.max_shape_variants = o.max_shape_variants;
     if (o.overrides) {
       gpuu_context_overrides ov;
       if (!read_sized(o.overrides, &gpuu_context_overrides_init_sized, &ov)) {
@@ -238,6 +260,40 @@ GPUU_API gpuu_status gpuu_session_input_info(const gpuu_session* session, size_t
 GPUU_API gpuu_status gpuu_session_output_info(const gpuu_session* session, size_t index, gpuu_tensor_info* out) {
   return guarded(__func__, [&]() -> gpuu_status {
     return info_at(session, &runtime::Session::outputs, "outputs", index, out, "gpuu_session_output_info");
+  });
+}
+
+GPUU_API gpuu_status gpuu_session_set_input_shapes(gpuu_session* session, const int64_t* shapes, size_t count) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    constexpr const char* kFn = "gpuu_session_set_input_shapes";
+    if (gpuu_status s = check_session(session, kFn)) return s;
+    const std::vector<runtime::TensorDesc>& inputs = session->session->inputs();
+    size_t total = 0;
+    for (const runtime::TensorDesc& d : inputs) total += d.shape.size();
+    if (count != total) {
+      return fail_invalid(kFn, ": ", count, " sizes, but the inputs' ranks add up to ", total);
+    }
+    if (count && !shapes) return fail_invalid(kFn, ": `shapes` is NULL but count is ", count);
+    std::vector<std::optional<graph::Shape>> per_input;
+    size_t at = 0;
+    for (const runtime::TensorDesc& d : inputs) {
+      per_input.emplace_back(graph::Shape(shapes + at, shapes + at + d.shape.size()));
+      at += d.shape.size();
+    }
+    return to_c(session->session->set_input_shapes(per_input));
+  });
+}
+
+GPUU_API gpuu_status gpuu_session_dim(const gpuu_session* session, size_t index, int64_t* size) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    if (gpuu_status s = check_session(session, "gpuu_session_dim")) return s;
+    const std::vector<int64_t>& dims = session->session->dims();
+    if (index >= dims.size()) {
+      return fail_invalid("gpuu_session_dim: index ", index, " is out of range (", dims.size(), " dims)");
+    }
+    if (!size) return fail_invalid("gpuu_session_dim: `size` is NULL");
+    *size = dims[index];
+    return GPUU_OK;
   });
 }
 

@@ -4,6 +4,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "compile_spec/shared_gpu_compile_spec.h"
 #include "graph/builder.h"
@@ -17,6 +19,8 @@ struct gpuu_graph {
   // Names taken in `graph`, kept current by the capi_graph.cpp mutators; code
   // that fills `graph` directly need not touch it (it catches up, see GraphNames).
   gpuu::graph::GraphNames names;
+  // gpuu_graph_add_dim_recording's recordings, until gpuu_graph_fit_dims.
+  std::vector<std::pair<std::vector<int64_t>, gpuu::graph::Graph>> dim_recordings;
 };
 
 // The outcome of partitioning one graph with one set of options.

@@ -11,6 +11,7 @@
 
 #include "base/blob.h"
 #include "base/status.h"
+#include "graph/symbolic.h"
 
 namespace gpuu::graph {
 
@@ -39,8 +40,7 @@ using ValueId = int32_t;
 using NodeId = int32_t;
 constexpr int32_t kNone = -1;
 
-using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>>;
-using AttrMap = std::map<std::string, AttrValue>;  // ordered: serialization is deterministic
+// AttrValue and AttrMap (an ordered map: serialization is deterministic) come from symbolic.h.
 
 struct Value {
   std::string name;
@@ -49,6 +49,7 @@ struct Value {
   NodeId producer = kNone;   // kNone for graph inputs, constants and states
   int32_t constant = kNone;  // index into Graph::constants(), or kNone
   int32_t state = kNone;     // index into Graph::states() of the state it reads, or kNone
+  std::vector<AxisExpr> dim_exprs;  // axes whose size follows the graph's dims (symbolic.h)
 };
 
 struct Constant {
@@ -74,6 +75,7 @@ struct Node {
   std::vector<ValueId> inputs;
   std::vector<ValueId> outputs;
   AttrMap attrs;
+  std::vector<AttrExpr> attr_exprs;  // integer attributes that follow the graph's dims (symbolic.h)
 };
 
 class Graph {
@@ -86,6 +88,9 @@ class Graph {
   void set_state_update(size_t state, ValueId update) { states_[state].update = update; }
   NodeId add_node(Node node);  // sets producer of the node's outputs; no checks here
   void mark_output(ValueId value) { outputs_.push_back(value); }
+  // Dims that vary between executes (symbolic.h); none for a static graph.
+  void set_dims(std::vector<SymbolicDim> dims) { dims_ = std::move(dims); }
+  const std::vector<SymbolicDim>& dims() const { return dims_; }
 
   const std::vector<Value>& values() const { return values_; }
   const std::vector<Node>& nodes() const { return nodes_; }
@@ -99,6 +104,7 @@ class Graph {
   const Value& value(ValueId id) const { return values_[static_cast<size_t>(id)]; }
   Value& mutable_value(ValueId id) { return values_[static_cast<size_t>(id)]; }
   const Node& node(NodeId id) const { return nodes_[static_cast<size_t>(id)]; }
+  Constant& mutable_constant(size_t index) { return constants_[index]; }
   Node& mutable_node(NodeId id) { return nodes_[static_cast<size_t>(id)]; }
 
   // For each value, the nodes that read it, in node order.
@@ -115,6 +121,7 @@ class Graph {
   std::vector<ValueId> inputs_;
   std::vector<ValueId> outputs_;
   std::vector<State> states_;
+  std::vector<SymbolicDim> dims_;
 };
 
 }  // namespace gpuu::graph

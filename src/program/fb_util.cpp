@@ -182,6 +182,109 @@ flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Attr>>> encode_a
   return fbb.CreateVector(out);
 }
 
+namespace {
+
+Result<graph::DimExpr> decode_dim_expr(const Locator& loc, const fb::DimExpr* e, size_t dims, const std::string& what) {
+  if (!e) return loc.fail(what, " is missing");
+  graph::DimExpr out;
+  out.offset = e->offset();
+  const auto* coefficients = e->coefficients();
+  const auto* masks = e->masks();
+  const size_t n = coefficients ? coefficients->size() : 0;
+  if ((masks ? masks->size() : 0) != n) {
+    return loc.fail(what, loc.at(e), ": ", n, " coefficients but ", masks ? masks->size() : 0, " masks");
+  }
+  const uint32_t known = dims >= 32 ? ~0u : (1u << dims) - 1u;
+  for (uint32_t k = 0; k < n; ++k) {
+    const uint32_t mask = masks->Get(k);
+    if (mask == 0 || (mask & ~known) != 0) {
+      return loc.fail(what, ".masks[", k, "] = ", mask, loc.at(masks), " names no dim or one past the ", dims,
+                      " dims");
+    }
+    out.terms.push_back(graph::DimTerm{coefficients->Get(k), mask});
+  }
+  return out;
+}
+
+flatbuffers::Offset<fb::DimExpr> encode_dim_expr(flatbuffers::FlatBufferBuilder& fbb, const graph::DimExpr& e) {
+  std::vector<int64_t> coefficients;
+  std::vector<uint32_t> masks;
+  for (const graph::DimTerm& t : e.terms) {
+    coefficients.push_back(t.coefficient);
+    masks.push_back(t.dims);
+  }
+  auto c = fbb.CreateVector(coefficients);
+  auto m = fbb.CreateVector(masks);
+  return fb::CreateDimExpr(fbb, e.offset, c, m);
+}
+
+}  // namespace
+
+Result<std::vector<graph::AxisExpr>> decode_axis_exprs(const Locator& loc,
+                                                       const flatbuffers::Vector<flatbuffers::Offset<fb::AxisExpr>>* v,
+                                                       size_t rank, size_t dims, const std::string& what) {
+  std::vector<graph::AxisExpr> out;
+  if (!v) return out;
+  std::vector<char> seen(rank, 0);
+  for (uint32_t i = 0; i < v->size(); ++i) {
+    const fb::AxisExpr* a = v->Get(i);
+    const std::string where = str_cat(what, "[", i, "]");
+    if (a->axis() >= rank || seen[a->axis()]) {
+      return loc.fail(where, ".axis ", a->axis(), loc.at(a), a->axis() >= rank ? " is beyond the rank " : " repeats",
+                      a->axis() >= rank ? std::to_string(rank) : std::string());
+    }
+    seen[a->axis()] = 1;
+    GPUU_ASSIGN_OR_RETURN(graph::DimExpr size, decode_dim_expr(loc, a->size(), dims, where + ".size"));
+    out.push_back(graph::AxisExpr{a->axis(), std::move(size)});
+  }
+  return out;
+}
+
+Result<std::vector<graph::AttrExpr>> decode_attr_exprs(const Locator& loc,
+                                                       const flatbuffers::Vector<flatbuffers::Offset<fb::AttrExpr>>* v,
+                                                       const graph::AttrMap& attrs, size_t dims,
+                                                       const std::string& what) {
+  std::vector<graph::AttrExpr> out;
+  if (!v) return out;
+  for (uint32_t i = 0; i < v->size(); ++i) {
+    const fb::AttrExpr* a = v->Get(i);
+    const std::string where = str_cat(what, "[", i, "]");
+    GPUU_ASSIGN_OR_RETURN(std::string name, required_string(loc, a->attr(), where + ".attr"));
+    auto it = attrs.find(name);
+    size_t elements = 0;
+    if (it != attrs.end()) {
+      if (std::holds_alternative<int64_t>(it->second)) elements = 1;
+      if (const auto* ints = std::get_if<std::vector<int64_t>>(&it->second)) elements = ints->size();
+    }
+    if (a->element() >= elements) {
+      return loc.fail(where, " names '", name, "'[", a->element(), "]", loc.at(a),
+                      ", which is not an integer attribute element of the node");
+    }
+    GPUU_ASSIGN_OR_RETURN(graph::DimExpr value, decode_dim_expr(loc, a->value(), dims, where + ".value"));
+    out.push_back(graph::AttrExpr{std::move(name), a->element(), std::move(value)});
+  }
+  return out;
+}
+
+flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::AxisExpr>>> encode_axis_exprs(
+    flatbuffers::FlatBufferBuilder& fbb, const std::vector<graph::AxisExpr>& exprs) {
+  if (exprs.empty()) return 0;
+  std::vector<flatbuffers::Offset<fb::AxisExpr>> out;
+  for (const graph::AxisExpr& a : exprs) out.push_back(fb::CreateAxisExpr(fbb, a.axis, encode_dim_expr(fbb, a.size)));
+  return fbb.CreateVector(out);
+}
+
+flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::AttrExpr>>> encode_attr_exprs(
+    flatbuffers::FlatBufferBuilder& fbb, const std::vector<graph::AttrExpr>& exprs) {
+  if (exprs.empty()) return 0;
+  std::vector<flatbuffers::Offset<fb::AttrExpr>> out;
+  for (const graph::AttrExpr& a : exprs) {
+    auto name = fbb.CreateString(a.attr);
+    out.push_back(fb::CreateAttrExpr(fbb, name, a.element, encode_dim_expr(fbb, a.value)));
+  }
+  return fbb.CreateVector(out);
+}
+
 const uint8_t* aligned_for_flatbuffers(const uint8_t* data, size_t size, std::vector<uint64_t>* storage) {
   if (reinterpret_cast<uintptr_t>(data) % alignof(uint64_t) == 0) return data;
   storage->assign((size + sizeof(uint64_t) - 1) / sizeof(uint64_t), 0);

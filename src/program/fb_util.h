@@ -68,6 +68,23 @@ Result<graph::AttrMap> decode_attrs(const Locator& loc, const flatbuffers::Vecto
 flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Attr>>> encode_attrs(
     flatbuffers::FlatBufferBuilder& fbb, const graph::AttrMap& attrs);
 
+// Size expressions of a tensor (symbolic dims): each axis < `rank`, once,
+// with at most `dims` coefficients.
+Result<std::vector<graph::AxisExpr>> decode_axis_exprs(const Locator& loc,
+                                                       const flatbuffers::Vector<flatbuffers::Offset<fb::AxisExpr>>* v,
+                                                       size_t rank, size_t dims, const std::string& what);
+// Attribute expressions of a node: each names an integer attribute of
+// `attrs` and an element it has.
+Result<std::vector<graph::AttrExpr>> decode_attr_exprs(const Locator& loc,
+                                                       const flatbuffers::Vector<flatbuffers::Offset<fb::AttrExpr>>* v,
+                                                       const graph::AttrMap& attrs, size_t dims,
+                                                       const std::string& what);
+// Null offsets for empty lists, so that a static program's bytes stay as they were.
+flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::AxisExpr>>> encode_axis_exprs(
+    flatbuffers::FlatBufferBuilder& fbb, const std::vector<graph::AxisExpr>& exprs);
+flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::AttrExpr>>> encode_attr_exprs(
+    flatbuffers::FlatBufferBuilder& fbb, const std::vector<graph::AttrExpr>& exprs);
+
 inline fb::DType to_fb(graph::DType dtype) { return static_cast<fb::DType>(static_cast<uint8_t>(dtype)); }
 
 // How a node's input list stores an optional input that was left out.

@@ -24,6 +24,9 @@ inline constexpr uint16_t kFormatMinor = 0;
 // skip the table it does not know and run the program without its states,
 // refuses it instead. Programs without states stay 1.0, byte for byte.
 inline constexpr uint16_t kStatefulFormatMajor = 2;
+// A program with dims (symbolic sizes) is minor 1: a reader of minor 0 skips
+// them and runs it at the example sizes, as the file's shapes say.
+inline constexpr uint16_t kSymbolicFormatMinor = 1;
 inline constexpr uint64_t kSegmentAlignment = 64;
 inline constexpr const char* kProgramFileIdentifier = "GPUU";
 inline constexpr const char* kSubGraphFileIdentifier = "GPSG";
@@ -33,6 +36,7 @@ struct TensorInfo {
   graph::DType dtype = graph::DType::kF32;
   graph::Shape shape;
   int32_t segment = -1;  // the constant's data segment; -1 for non-constants
+  std::vector<graph::AxisExpr> dim_exprs;  // axes that follow the program's dims; shape holds the example
   bool is_constant() const { return segment >= 0; }
 };
 
@@ -40,6 +44,7 @@ struct SegmentInfo {
   uint64_t offset = 0;  // from the start of the file, a multiple of kSegmentAlignment
   uint64_t size = 0;
   std::vector<std::string> names;  // every constant / blob stored here
+  Blob owned;  // a blob made after loading (specialize.h), in place of file bytes
 };
 
 // A graph node a delegate took (its computation lives in the processed blob).
@@ -55,6 +60,9 @@ struct DelegateInfo {
   // The shared keys among compile_specs, parsed once when the file is loaded.
   SharedGpuCompileSpec shared;
   int32_t processed_segment = -1;
+  // With dims: the segment of the region as a SubGraph with its size
+  // expressions, preprocessed again at other sizes (specialize.h); else -1.
+  int32_t source_segment = -1;
   std::vector<int32_t> inputs;   // tensor indices
   std::vector<int32_t> outputs;  // tensor indices
   std::vector<NodeRef> nodes;
@@ -66,6 +74,7 @@ struct CpuNodeInfo {
   graph::AttrMap attrs;
   std::vector<int32_t> inputs;   // tensor indices
   std::vector<int32_t> outputs;  // tensor indices
+  std::vector<graph::AttrExpr> attr_exprs;  // integer attributes that follow the program's dims
 };
 
 // A program state: tensor `tensor` reads it, `update` is what it becomes
@@ -98,6 +107,9 @@ class Program {
   const std::vector<DelegateInfo>& delegates() const { return delegates_; }
   const std::vector<PlanStep>& plan() const { return plan_; }
   const std::vector<StateInfo>& states() const { return states_; }
+  // Sizes that vary between executes (graph/symbolic.h); empty for a static
+  // program. Shapes and blobs hold the sizes at each dim's example.
+  const std::vector<graph::SymbolicDim>& dims() const { return dims_; }
   // The one sync mode of the program: every delegate's gpu_shared_sync_mode
   // (the loader refuses a file whose delegates disagree); timeline when the
   // program has no delegates.
@@ -118,6 +130,7 @@ class Program {
 
  private:
   friend class ProgramDecoder;
+  friend class ProgramSpecializer;
   Blob file_;
   uint16_t format_major_ = 0;
   uint16_t format_minor_ = 0;
@@ -130,6 +143,7 @@ class Program {
   std::vector<DelegateInfo> delegates_;
   std::vector<PlanStep> plan_;
   std::vector<StateInfo> states_;
+  std::vector<graph::SymbolicDim> dims_;
   SyncMode sync_mode_ = SyncMode::kTimeline;
   std::unordered_map<std::string, int32_t> tensor_index_;
 };

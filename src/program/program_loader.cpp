@@ -29,6 +29,7 @@ class ProgramDecoder {
     p_->file_ = file_;
     GPUU_RETURN_IF_ERROR(verify());
     GPUU_RETURN_IF_ERROR(decode_segments());
+    GPUU_RETURN_IF_ERROR(decode_dims());
     GPUU_RETURN_IF_ERROR(decode_tensors());
     GPUU_ASSIGN_OR_RETURN(p_->inputs_, decode_io(root_->inputs(), "inputs"));
     GPUU_ASSIGN_OR_RETURN(p_->outputs_, decode_io(root_->outputs(), "outputs"));
@@ -135,6 +136,33 @@ class ProgramDecoder {
     return Status::Ok();
   }
 
+  // The dims: unique names, 0 <= min <= example <= max, at most kMaxSymbolicDims.
+  Status decode_dims() {
+    const auto* dims = root_->dims();
+    if (!dims || dims->size() == 0) return Status::Ok();
+    if (dims->size() > graph::kMaxSymbolicDims) {
+      return loc_.fail("dims", loc_.at(dims), " lists ", dims->size(), " dims, more than ", graph::kMaxSymbolicDims);
+    }
+    std::unordered_map<std::string, uint32_t> names;
+    for (uint32_t i = 0; i < dims->size(); ++i) {
+      const fb::SymbolicDim* d = dims->Get(i);
+      const std::string where = str_cat("dims[", i, "]");
+      graph::SymbolicDim dim;
+      GPUU_ASSIGN_OR_RETURN(dim.name, detail::required_string(loc_, d->name(), where + ".name"));
+      auto [it, inserted] = names.emplace(dim.name, i);
+      if (!inserted) return loc_.fail(where, ".name '", dim.name, "'", loc_.at(d), " repeats dims[", it->second, "]");
+      dim.min = d->min();
+      dim.max = d->max();
+      dim.example = d->example();
+      if (dim.min < 0 || dim.min > dim.example || dim.example > dim.max || dim.max > graph::kMaxDim) {
+        return loc_.fail(where, " ('", dim.name, "')", loc_.at(d), ": min ", dim.min, ", example ", dim.example,
+                         ", max ", dim.max, " are not ordered 0 <= min <= example <= max <= ", graph::kMaxDim);
+      }
+      p_->dims_.push_back(std::move(dim));
+    }
+    return Status::Ok();
+  }
+
   Status decode_tensors() {
     return decode_each(root_->tensors(), "tensors",
                      [&](const fb::Tensor* t, uint32_t i, const std::string& where) -> Status {
@@ -162,6 +190,11 @@ class ProgramDecoder {
                            " holds ", stored, " bytes");
         }
         info.segment = static_cast<int32_t>(seg);
+      }
+      GPUU_ASSIGN_OR_RETURN(info.dim_exprs, detail::decode_axis_exprs(loc_, t->dims(), info.shape.size(),
+                                                                      p_->dims_.size(), where + ".dims"));
+      if (info.is_constant() && !info.dim_exprs.empty()) {
+        return loc_.fail(where, " ('", info.name, "') is a constant whose shape follows dims");
       }
       p_->tensors_.push_back(std::move(info));
       return Status::Ok();
@@ -228,6 +261,15 @@ class ProgramDecoder {
                          p_->segments_.size(), " segments)");
       }
       info.processed_segment = static_cast<int32_t>(processed);
+      const int32_t source = d->source();
+      if (source != -1 && (p_->dims_.empty() || source < 0 || static_cast<size_t>(source) >= p_->segments_.size())) {
+        return loc_.fail(where, ".source = ", source, loc_.at(detail::field_address(d, fb::Delegate::VT_SOURCE)),
+                         p_->dims_.empty() ? " in a program without dims" : " is out of range");
+      }
+      if (source == -1 && !p_->dims_.empty()) {
+        return loc_.fail(where, " (", info.backend_id, ") has no source, which a program with dims needs");
+      }
+      info.source_segment = source;
       GPUU_ASSIGN_OR_RETURN(
           info.inputs, detail::checked_indices(loc_, d->inputs(), where + ".inputs", p_->tensors_.size(), "tensors"));
       GPUU_RETURN_IF_ERROR(check_unique(d->inputs(), info.inputs, where + ".inputs"));
@@ -298,6 +340,8 @@ class ProgramDecoder {
           GPUU_ASSIGN_OR_RETURN(cpu.op, detail::required_string(loc_, node->op(), where + ".op"));
           GPUU_RETURN_IF_ERROR(claim_node_name(cpu.name, where, node->name()));
           GPUU_ASSIGN_OR_RETURN(cpu.attrs, detail::decode_attrs(loc_, node->attrs(), where + ".attrs"));
+          GPUU_ASSIGN_OR_RETURN(cpu.attr_exprs, detail::decode_attr_exprs(loc_, node->attr_exprs(), cpu.attrs,
+                                                                          p_->dims_.size(), where + ".attr_exprs"));
           GPUU_ASSIGN_OR_RETURN(cpu.inputs, detail::checked_node_inputs(loc_, node->inputs(), where + ".inputs",
                                                                         p_->tensors_.size()));
           GPUU_ASSIGN_OR_RETURN(cpu.outputs, detail::checked_indices(loc_, node->outputs(), where + ".outputs",

@@ -60,8 +60,9 @@ std::string errno_text(int e) { return std::error_code(e, std::generic_category(
 
 }  // namespace
 
-int32_t ProgramBuilder::add_tensor(std::string name, graph::DType dtype, graph::Shape shape) {
-  tensors_.push_back(Tensor{std::move(name), dtype, std::move(shape), false, Blob()});
+int32_t ProgramBuilder::add_tensor(std::string name, graph::DType dtype, graph::Shape shape,
+                                   std::vector<graph::AxisExpr> dim_exprs) {
+  tensors_.push_back(Tensor{std::move(name), dtype, std::move(shape), false, Blob(), std::move(dim_exprs)});
   return static_cast<int32_t>(tensors_.size() - 1);
 }
 
@@ -104,6 +105,13 @@ Result<std::vector<uint8_t>> ProgramBuilder::finish() const {
     delegate_segment[i] =
         table.intern(delegates_[i].processed, str_cat("delegate ", i, " (", delegates_[i].backend_id, ")"));
   }
+  // A source equal to the processed blob (the Vulkan backend's) is stored once.
+  std::vector<int32_t> source_segment(delegates_.size(), -1);
+  for (size_t i = 0; i < delegates_.size(); ++i) {
+    if (delegates_[i].source.empty()) continue;
+    source_segment[i] = static_cast<int32_t>(
+        table.intern(delegates_[i].source, str_cat("source of delegate ", i, " (", delegates_[i].backend_id, ")")));
+  }
   std::vector<uint32_t> state_segment(states_.size());
   for (size_t i = 0; i < states_.size(); ++i) {
     const int32_t t = states_[i].tensor;
@@ -124,7 +132,9 @@ Result<std::vector<uint8_t>> ProgramBuilder::finish() const {
       auto name = fbb.CreateString(t.name);
       auto shape = fbb.CreateVector(t.shape);
       fb::ConstantRef ref(static_cast<uint32_t>(tensor_segment[i]));
-      tensors.push_back(fb::CreateTensor(fbb, name, detail::to_fb(t.dtype), shape, t.constant ? &ref : nullptr));
+      auto dims = detail::encode_axis_exprs(fbb, t.dim_exprs);
+      tensors.push_back(
+          fb::CreateTensor(fbb, name, detail::to_fb(t.dtype), shape, t.constant ? &ref : nullptr, dims));
     }
     std::vector<flatbuffers::Offset<fb::Segment>> segs;
     for (size_t i = 0; i < segments.size(); ++i) {
@@ -142,9 +152,22 @@ Result<std::vector<uint8_t>> ProgramBuilder::finish() const {
       for (const NodeRef& n : d.nodes) {
         nodes.push_back(fb::CreateNodeRef(fbb, fbb.CreateString(n.name), fbb.CreateString(n.op)));
       }
-      delegates.push_back(fb::CreateDelegate(fbb, fbb.CreateString(d.backend_id), fbb.CreateVector(specs),
-                                             delegate_segment[i], detail::encode_indices(fbb, d.inputs),
-                                             detail::encode_indices(fbb, d.outputs), fbb.CreateVector(nodes)));
+      auto backend = fbb.CreateString(d.backend_id);
+      auto spec_list = fbb.CreateVector(specs);
+      auto inputs = detail::encode_indices(fbb, d.inputs);
+      auto outputs = detail::encode_indices(fbb, d.outputs);
+      auto node_list = fbb.CreateVector(nodes);
+      // By hand: with forced defaults, a static program would gain a source field of -1.
+      // (In CreateDelegate's order, so that the bytes stay as they were.)
+      fb::DelegateBuilder db(fbb);
+      if (source_segment[i] >= 0) db.add_source(source_segment[i]);
+      db.add_nodes(node_list);
+      db.add_outputs(outputs);
+      db.add_inputs(inputs);
+      db.add_processed(delegate_segment[i]);
+      db.add_compile_specs(spec_list);
+      db.add_backend_id(backend);
+      delegates.push_back(db.Finish());
     }
     std::vector<flatbuffers::Offset<fb::PlanStep>> plan;
     for (const PlanStep& s : plan_) {
@@ -153,9 +176,13 @@ Result<std::vector<uint8_t>> ProgramBuilder::finish() const {
         plan.push_back(fb::CreatePlanStep(fbb, fb::Step::DelegateCall, call.Union()));
       } else {
         const CpuNodeInfo& n = s.cpu_node;
-        auto node =
-            fb::CreateCpuNode(fbb, fbb.CreateString(n.name), fbb.CreateString(n.op), detail::encode_attrs(fbb, n.attrs),
-                              detail::encode_indices(fbb, n.inputs), detail::encode_indices(fbb, n.outputs));
+        auto name = fbb.CreateString(n.name);
+        auto op = fbb.CreateString(n.op);
+        auto attrs = detail::encode_attrs(fbb, n.attrs);
+        auto inputs = detail::encode_indices(fbb, n.inputs);
+        auto outputs = detail::encode_indices(fbb, n.outputs);
+        auto exprs = detail::encode_attr_exprs(fbb, n.attr_exprs);
+        auto node = fb::CreateCpuNode(fbb, name, op, attrs, inputs, outputs, exprs);
         plan.push_back(fb::CreatePlanStep(fbb, fb::Step::CpuNode, node.Union()));
       }
     }
@@ -169,10 +196,24 @@ Result<std::vector<uint8_t>> ProgramBuilder::finish() const {
       }
       states = fbb.CreateVector(entries);
     }
-    fb::FormatVersion version(states_.empty() ? kFormatMajor : kStatefulFormatMajor, kFormatMinor);
-    auto root = fb::CreateProgram(fbb, &version, data_start, fbb.CreateVector(tensors),
-                                  detail::encode_indices(fbb, inputs_), detail::encode_indices(fbb, outputs_),
-                                  fbb.CreateVector(segs), fbb.CreateVector(delegates), fbb.CreateVector(plan), states);
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::SymbolicDim>>> dims;
+    if (!dims_.empty()) {
+      std::vector<flatbuffers::Offset<fb::SymbolicDim>> entries;
+      for (const graph::SymbolicDim& d : dims_) {
+        entries.push_back(fb::CreateSymbolicDim(fbb, fbb.CreateString(d.name), d.min, d.max, d.example));
+      }
+      dims = fbb.CreateVector(entries);
+    }
+    fb::FormatVersion version(states_.empty() ? kFormatMajor : kStatefulFormatMajor,
+                              dims_.empty() ? kFormatMinor : kSymbolicFormatMinor);
+    auto tensor_list = fbb.CreateVector(tensors);
+    auto inputs = detail::encode_indices(fbb, inputs_);
+    auto outputs = detail::encode_indices(fbb, outputs_);
+    auto seg_list = fbb.CreateVector(segs);
+    auto delegate_list = fbb.CreateVector(delegates);
+    auto plan_list = fbb.CreateVector(plan);
+    auto root = fb::CreateProgram(fbb, &version, data_start, tensor_list, inputs, outputs, seg_list, delegate_list,
+                                  plan_list, states, dims);
     fb::FinishProgramBuffer(fbb, root);
     return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
   };
@@ -362,7 +403,7 @@ Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partitio
       }
       tensor_of[v] = builder.add_constant(value.name, value.dtype, value.shape, c.data);
     } else {
-      tensor_of[v] = builder.add_tensor(value.name, value.dtype, value.shape);
+      tensor_of[v] = builder.add_tensor(value.name, value.dtype, value.shape, value.dim_exprs);
     }
   }
   auto to_tensors = [&](const std::vector<ValueId>& ids) {
@@ -371,6 +412,7 @@ Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partitio
     for (ValueId v : ids) out.push_back(v == graph::kNone ? -1 : tensor_of[static_cast<size_t>(v)]);
     return out;
   };
+  builder.set_dims(g.dims());
   builder.set_inputs(to_tensors(g.inputs()));
   builder.set_outputs(to_tensors(g.outputs()));
   for (const graph::State& state : g.states()) {
@@ -384,8 +426,8 @@ Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partitio
     if (region.backend == partition::kCpuId) {
       for (NodeId n : region.nodes) {
         const graph::Node& node = g.node(n);
-        builder.add_cpu_node(
-            CpuNodeInfo{node.name, node.op, node.attrs, to_tensors(node.inputs), to_tensors(node.outputs)});
+        builder.add_cpu_node(CpuNodeInfo{node.name, node.op, node.attrs, to_tensors(node.inputs),
+                                         to_tensors(node.outputs), node.attr_exprs});
       }
       continue;
     }
@@ -415,6 +457,11 @@ Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partitio
     d.compile_specs = std::move(specs);
     d.compile_specs.insert(d.compile_specs.end(), pre.extra_compile_specs.begin(), pre.extra_compile_specs.end());
     d.processed = std::move(pre.processed);
+    if (!g.dims().empty()) {
+      Result<std::vector<uint8_t>> source = serialize_region(g, region);
+      if (!source.ok()) return bad("region ", r, " (", region.backend, "): ", source.status().message());
+      d.source = Blob::take(std::move(source).value());
+    }
     d.inputs = to_tensors(ios[r].inputs);
     d.outputs = to_tensors(ios[r].outputs);
     for (NodeId n : region.nodes) d.nodes.push_back(NodeRef{g.node(n).name, g.node(n).op});

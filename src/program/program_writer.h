@@ -27,6 +27,7 @@ struct DelegateDesc {
   std::vector<int32_t> inputs;   // tensor indices
   std::vector<int32_t> outputs;  // tensor indices
   std::vector<NodeRef> nodes;
+  Blob source;  // with dims: the region's SubGraph with its size expressions (empty: none)
 };
 
 // Collects a program, then lays it out: the flatbuffer, then every distinct
@@ -36,7 +37,8 @@ struct DelegateDesc {
 class ProgramBuilder {
  public:
   // Each returns the new tensor's index.
-  int32_t add_tensor(std::string name, graph::DType dtype, graph::Shape shape);
+  int32_t add_tensor(std::string name, graph::DType dtype, graph::Shape shape,
+                     std::vector<graph::AxisExpr> dim_exprs = {});
   int32_t add_constant(std::string name, graph::DType dtype, graph::Shape shape, Blob data);
   // Returns the delegate's index; add_delegate_call() puts it into the plan.
   int32_t add_delegate(DelegateDesc delegate);
@@ -45,6 +47,8 @@ class ProgramBuilder {
   // A state read by tensor `tensor`, which becomes `update` when the plan
   // ends, starting from `initial`. A program with states is format 2.0.
   void add_state(int32_t tensor, int32_t update, Blob initial);
+  // Sizes that vary between executes; a program with dims is format x.1.
+  void set_dims(std::vector<graph::SymbolicDim> dims) { dims_ = std::move(dims); }
   void set_inputs(std::vector<int32_t> tensors) { inputs_ = std::move(tensors); }
   void set_outputs(std::vector<int32_t> tensors) { outputs_ = std::move(tensors); }
 
@@ -61,6 +65,7 @@ class ProgramBuilder {
     graph::Shape shape;
     bool constant;
     Blob data;
+    std::vector<graph::AxisExpr> dim_exprs;
   };
   std::vector<Tensor> tensors_;
   std::vector<DelegateDesc> delegates_;
@@ -72,6 +77,7 @@ class ProgramBuilder {
   std::vector<State> states_;
   std::vector<int32_t> inputs_;
   std::vector<int32_t> outputs_;
+  std::vector<graph::SymbolicDim> dims_;
 };
 
 // Writes `bytes` to `path` atomically (temporary file + fsync + rename).

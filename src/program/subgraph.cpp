@@ -148,15 +148,22 @@ Result<std::vector<uint8_t>> serialize_region(const graph::Graph& g, const parti
   std::vector<flatbuffers::Offset<fb::SgTensor>> tensors;
   for (ValueId v : order) {
     const graph::Value& value = g.value(v);
-    tensors.push_back(fb::CreateSgTensor(fbb, fbb.CreateString(value.name), detail::to_fb(value.dtype),
-                                         fbb.CreateVector(value.shape), value.constant != graph::kNone));
+    auto name = fbb.CreateString(value.name);
+    auto shape = fbb.CreateVector(value.shape);
+    auto dims = detail::encode_axis_exprs(fbb, value.dim_exprs);
+    tensors.push_back(
+        fb::CreateSgTensor(fbb, name, detail::to_fb(value.dtype), shape, value.constant != graph::kNone, dims));
   }
   std::vector<flatbuffers::Offset<fb::SgNode>> nodes;
   for (NodeId n : region.nodes) {
     const graph::Node& node = g.node(n);
-    nodes.push_back(fb::CreateSgNode(fbb, fbb.CreateString(node.name), fbb.CreateString(node.op),
-                                     detail::encode_attrs(fbb, node.attrs), fbb.CreateVector(to_local(node.inputs)),
-                                     fbb.CreateVector(to_local(node.outputs))));
+    auto name = fbb.CreateString(node.name);
+    auto op = fbb.CreateString(node.op);
+    auto attrs = detail::encode_attrs(fbb, node.attrs);
+    auto inputs = fbb.CreateVector(to_local(node.inputs));
+    auto outputs = fbb.CreateVector(to_local(node.outputs));
+    auto exprs = detail::encode_attr_exprs(fbb, node.attr_exprs);
+    nodes.push_back(fb::CreateSgNode(fbb, name, op, attrs, inputs, outputs, exprs));
   }
   fb::FormatVersion version(kFormatMajor, kFormatMinor);
   auto root = fb::CreateSubGraph(fbb, &version, fbb.CreateVector(tensors), fbb.CreateVector(to_local(io.inputs)),
@@ -220,6 +227,7 @@ Result<graph::Graph> parse_subgraph(const uint8_t* data, size_t size, const Cons
     graph::DType dtype;
     graph::Shape shape;
     bool constant;
+    std::vector<graph::AxisExpr> dim_exprs;
   };
   std::vector<LocalTensor> tensors;
   GPUU_RETURN_IF_ERROR(decode_named(
@@ -230,6 +238,9 @@ Result<graph::Graph> parse_subgraph(const uint8_t* data, size_t size, const Cons
                                                               where + ".dtype"));
         GPUU_ASSIGN_OR_RETURN(lt.shape, detail::checked_shape(loc, t->shape(), lt.dtype, where + ".shape"));
         lt.constant = t->constant();
+        GPUU_ASSIGN_OR_RETURN(lt.dim_exprs, detail::decode_axis_exprs(loc, t->dims(), lt.shape.size(),
+                                                                      graph::kMaxSymbolicDims, where + ".dims"));
+        if (lt.constant && !lt.dim_exprs.empty()) return loc.fail(where, " is a constant whose shape follows dims");
         return Status::Ok();
       }));
   const size_t nt = tensors.size();
@@ -254,6 +265,7 @@ Result<graph::Graph> parse_subgraph(const uint8_t* data, size_t size, const Cons
     std::string name, op;
     graph::AttrMap attrs;
     std::vector<int32_t> inputs, outputs;
+    std::vector<graph::AttrExpr> attr_exprs;
   };
   std::vector<LocalNode> nodes;
   GPUU_RETURN_IF_ERROR(decode_named(
@@ -261,6 +273,8 @@ Result<graph::Graph> parse_subgraph(const uint8_t* data, size_t size, const Cons
       [&](const fb::SgNode* n, const std::string& where, LocalNode& ln) -> Status {
         GPUU_ASSIGN_OR_RETURN(ln.op, detail::required_string(loc, n->op(), where + ".op"));
         GPUU_ASSIGN_OR_RETURN(ln.attrs, detail::decode_attrs(loc, n->attrs(), where + ".attrs"));
+        GPUU_ASSIGN_OR_RETURN(ln.attr_exprs, detail::decode_attr_exprs(loc, n->attr_exprs(), ln.attrs,
+                                                                       graph::kMaxSymbolicDims, where + ".attr_exprs"));
         GPUU_ASSIGN_OR_RETURN(ln.inputs, detail::checked_node_inputs(loc, n->inputs(), where + ".inputs", nt));
         GPUU_ASSIGN_OR_RETURN(ln.outputs,
                               detail::checked_indices(loc, n->outputs(), where + ".outputs", nt, "tensors"));
@@ -312,6 +326,7 @@ Result<graph::Graph> parse_subgraph(const uint8_t* data, size_t size, const Cons
           g.add_value(graph::Value{tensors[t].name, tensors[t].dtype, tensors[t].shape, graph::kNone, graph::kNone});
     }
   }
+  for (size_t t = 0; t < nt; ++t) g.mutable_value(remap[t]).dim_exprs = std::move(tensors[t].dim_exprs);
   auto map_ids = [&](const std::vector<int32_t>& ids) {
     std::vector<ValueId> out;
     out.reserve(ids.size());
@@ -320,7 +335,7 @@ Result<graph::Graph> parse_subgraph(const uint8_t* data, size_t size, const Cons
   };
   for (LocalNode& ln : nodes) {
     g.add_node(graph::Node{std::move(ln.name), std::move(ln.op), map_ids(ln.inputs), map_ids(ln.outputs),
-                           std::move(ln.attrs)});
+                           std::move(ln.attrs), std::move(ln.attr_exprs)});
   }
   for (int32_t t : outputs) g.mark_output(remap[static_cast<size_t>(t)]);
   return g;

@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "gpu/device_buffer.h"
 #include "kernels/device_peaks.h"
+#include "program/specialize.h"
 #include "runtime/builtin_backends.h"
 
 namespace gpuu::runtime {
@@ -955,12 +956,8 @@ ExecuteProfile Session::Impl::collect_profile() const {
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 
-Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const program::Program> program,
-                                                 const SessionOptions& options) {
-  if (!program) return err(StatusCode::kInvalidArgument, "session: no program");
-  GPUU_RETURN_IF_ERROR(validate_overrides(options.overrides));
-  GPUU_RETURN_IF_ERROR(
-      backends::options_status(backends::option_problems(backend_registry().backends(), options.backend_options)));
+Result<std::unique_ptr<Session::Impl>> Session::make_impl(std::shared_ptr<const program::Program> program,
+                                                         const SessionOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->program = program;
   impl->options = options;
@@ -1022,24 +1019,163 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const program::
     bool cpu_device = ctx && ctx->properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     impl->options.wait_spin_us = cpu_device ? 0 : 1000;
   }
+  log(LogLevel::kDebug, "runtime", "session: ", program->delegates().size(), " delegates, ", impl->contexts.size(),
+      " context(s), sync ", to_string(impl->sync_mode));
+  return impl;
+}
 
+// A program with dims: the program itself (specialized again at each new set
+// of sizes) and the sessions of sizes used before, least recently used first.
+struct Session::Variants {
+  std::shared_ptr<const program::Program> program;
+  SessionOptions options;
+  std::vector<std::pair<std::vector<int64_t>, std::unique_ptr<Impl>>> parked;
+};
+
+Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const program::Program> program,
+                                                 const SessionOptions& options) {
+  if (!program) return err(StatusCode::kInvalidArgument, "session: no program");
+  GPUU_RETURN_IF_ERROR(validate_overrides(options.overrides));
+  GPUU_RETURN_IF_ERROR(
+      backends::options_status(backends::option_problems(backend_registry().backends(), options.backend_options)));
+  if (options.max_shape_variants < 1) {
+    return err(StatusCode::kInvalidArgument, "session: max_shape_variants must be at least 1");
+  }
+  // A program with dims starts at their examples, which its own blobs hold.
+  GPUU_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, make_impl(program, options));
   std::unique_ptr<Session> session(new Session(std::move(impl)));
-  session->sync_mode_ = session->impl_->sync_mode;
+  if (!program->dims().empty()) {
+    session->variants_ = std::make_unique<Variants>();
+    session->variants_->program = program;
+    session->variants_->options = options;
+    for (const graph::SymbolicDim& d : program->dims()) session->dims_.push_back(d.example);
+  }
+  session->describe();
+  return session;
+}
+
+void Session::describe() {
+  sync_mode_ = impl_->sync_mode;
+  input_descs_.clear();
+  output_descs_.clear();
+  state_descs_.clear();
   for (int pass = 0; pass < 2; ++pass) {
-    for (int32_t t : pass == 0 ? program->inputs() : program->outputs()) {
-      const TensorSlot& slot = session->impl_->tensors[static_cast<size_t>(t)];
-      (pass == 0 ? session->input_descs_ : session->output_descs_)
+    for (int32_t t : pass == 0 ? impl_->program->inputs() : impl_->program->outputs()) {
+      const TensorSlot& slot = impl_->tensors[static_cast<size_t>(t)];
+      (pass == 0 ? input_descs_ : output_descs_)
           .push_back(TensorDesc{slot.info.name, slot.info.dtype, slot.info.shape, slot.bytes});
     }
   }
-  for (const StateSlot& st : session->impl_->states) {
-    const TensorSlot& slot = session->impl_->tensors[static_cast<size_t>(st.tensor)];
-    session->state_descs_.push_back(TensorDesc{slot.info.name, slot.info.dtype, slot.info.shape, slot.bytes});
+  for (const StateSlot& st : impl_->states) {
+    const TensorSlot& slot = impl_->tensors[static_cast<size_t>(st.tensor)];
+    state_descs_.push_back(TensorDesc{slot.info.name, slot.info.dtype, slot.info.shape, slot.bytes});
   }
-  log(LogLevel::kDebug, "runtime", "session: ", program->delegates().size(), " delegates, ",
-      session->impl_->contexts.size(), " context(s), sync ", to_string(session->sync_mode_));
-  return session;
 }
+
+Status Session::set_input_shape(size_t index, const graph::Shape& shape) {
+  GPUU_RETURN_IF_ERROR(index_in_range("input", index, input_descs_.size()));
+  std::vector<std::optional<graph::Shape>> shapes(input_descs_.size());
+  shapes[index] = shape;
+  return set_input_shapes(shapes);
+}
+
+Status Session::set_input_shapes(const std::vector<std::optional<graph::Shape>>& shapes) {
+  if (shapes.size() != input_descs_.size()) {
+    return err(StatusCode::kInvalidArgument, shapes.size(), " input shapes for ", input_descs_.size(), " inputs");
+  }
+  const program::Program& program = variants_ ? *variants_->program : *impl_->program;
+  const std::vector<graph::SymbolicDim>& declared = program.dims();
+  std::vector<int64_t> dims = dims_;
+  std::vector<std::string> problems;
+  std::vector<std::string> set_by(dims.size());  // "input 'x' axis 0": what set each dim in this call
+  auto axis_name = [&](size_t i, size_t a) { return str_cat("input '", input_descs_[i].name, "' axis ", a); };
+  // Fixed axes and dims on their own first, then the axes that follow several.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      if (!shapes[i]) continue;
+      const program::TensorInfo& t = program.tensors()[static_cast<size_t>(program.inputs()[i])];
+      const graph::Shape& shape = *shapes[i];
+      if (shape.size() != t.shape.size()) {
+        if (pass == 0) {
+          problems.push_back(str_cat("input '", t.name, "' has rank ", shape.size(), ", the program's is ",
+                                     t.shape.size()));
+        }
+        continue;
+      }
+      for (size_t a = 0; a < shape.size(); ++a) {
+        const graph::DimExpr* e = nullptr;
+        for (const graph::AxisExpr& ax : t.dim_exprs) {
+          if (ax.axis == a) e = &ax.size;
+        }
+        const int32_t single = e ? e->single_dim() : -1;
+        if (pass == 0 && !e && shape[a] != t.shape[a]) {
+          problems.push_back(str_cat(axis_name(i, a), " is ", shape[a], " but the program fixes it at ", t.shape[a]));
+        } else if (pass == 0 && single >= 0) {
+          const size_t d = static_cast<size_t>(single);
+          if (!set_by[d].empty() && dims[d] != shape[a]) {
+            problems.push_back(str_cat("dim '", declared[d].name, "' is ", dims[d], " by ", set_by[d], " but ",
+                                       shape[a], " by ", axis_name(i, a)));
+          } else if (set_by[d].empty()) {
+            dims[d] = shape[a];
+            set_by[d] = axis_name(i, a);
+          }
+        } else if (pass == 1 && e && single < 0 && e->eval(dims) != shape[a]) {
+          problems.push_back(str_cat(axis_name(i, a), " is ", shape[a], " but follows ", e->to_string(declared),
+                                     ", which is ", e->eval(dims), " at these sizes"));
+        }
+      }
+    }
+    if (pass == 0) {
+      for (size_t d = 0; d < dims.size(); ++d) {
+        if (dims[d] < declared[d].min || dims[d] > declared[d].max) {
+          problems.push_back(str_cat("dim '", declared[d].name, "' = ", dims[d], " (", set_by[d], ") is ",
+                                     dims[d] < declared[d].min ? "below" : "above", " its bounds [", declared[d].min,
+                                     ", ", declared[d].max, "]"));
+        }
+      }
+    }
+  }
+  if (!problems.empty()) {
+    std::string msg = "input shapes: ";
+    for (size_t i = 0; i < problems.size(); ++i) msg += (i ? "; " : "") + problems[i];
+    return Status(StatusCode::kInvalidArgument, msg);
+  }
+  if (dims == dims_) return Status::Ok();
+  return switch_to(dims);
+}
+
+Status Session::switch_to(const std::vector<int64_t>& dims) {
+  std::unique_ptr<Impl> next;
+  auto& parked = variants_->parked;
+  for (auto it = parked.begin(); it != parked.end(); ++it) {
+    if (it->first == dims) {
+      next = std::move(it->second);
+      parked.erase(it);
+      break;
+    }
+  }
+  if (!next) {
+    Result<std::shared_ptr<const program::Program>> specialized =
+        program::specialize(variants_->program, dims, builtin_preprocessors());
+    if (!specialized.ok()) return specialized.status();
+    // Room first: the least recently used sizes give their memory back.
+    while (!parked.empty() && parked.size() + 1 >= variants_->options.max_shape_variants) parked.erase(parked.begin());
+    GPUU_ASSIGN_OR_RETURN(next, make_impl(std::move(specialized).value(), variants_->options));
+  }
+  // The states carry over through the host (their shapes do not follow dims).
+  for (size_t i = 0; i < impl_->states.size(); ++i) {
+    GPUU_ASSIGN_OR_RETURN(const void* value, impl_->host_view(impl_->states[i].tensor));
+    next->write_state(i, value, state_descs_[i].bytes);
+  }
+  parked.emplace_back(dims_, std::move(impl_));
+  while (parked.size() >= variants_->options.max_shape_variants) parked.erase(parked.begin());
+  impl_ = std::move(next);
+  dims_ = dims;
+  describe();
+  return Status::Ok();
+}
+
+size_t Session::shape_variant_count() const { return 1 + (variants_ ? variants_->parked.size() : 0); }
 
 Status Session::set_input(size_t index, const void* data, size_t size) {
   GPUU_RETURN_IF_ERROR(check_host_source("input", input_descs_, index, data, size));

@@ -43,6 +43,11 @@ struct SessionOptions {
   // profiling session on a context measures the device's peak rates
   // (kernels/device_peaks.h), briefly, once.
   bool profile_steps = false;
+  // A program with dims (program::Program::dims): how many sizes a session
+  // keeps ready at once. Each is the program specialized there (delegates
+  // preprocessed and initialised, memory of its own); the least recently
+  // used goes when one more is needed. At least 1.
+  size_t max_shape_variants = 4;
 };
 
 struct TensorDesc {
@@ -75,6 +80,25 @@ class Session {
   // starts from the state's initial value and keeps what each execute leaves.
   const std::vector<TensorDesc>& states() const { return state_descs_; }
   SyncMode sync_mode() const { return sync_mode_; }
+
+  // Dynamic sizes (a program with dims). The sizes the next execute runs at,
+  // one per program dim, starting at their examples; empty for a static
+  // program.
+  const std::vector<int64_t>& dims() const { return dims_; }
+  // Sets the inputs' shapes for what follows: `shapes[i]` is input i's, or
+  // nullopt to leave the dims it alone follows as they are. Each input's
+  // rank and fixed axes must be the program's; an axis that is a dim on its
+  // own sets it, and every axis that follows dims must then agree. Every
+  // problem is named at once (the dim, the inputs that disagree, the
+  // bounds); on error nothing changes. New sizes make the session run the
+  // program specialized there (made on first use, kept as one of
+  // SessionOptions::max_shape_variants): inputs(), outputs() and the byte
+  // sizes change with them, the states carry over, input data set before
+  // and application buffers bound before do not (set and bind again).
+  Status set_input_shapes(const std::vector<std::optional<graph::Shape>>& shapes);
+  Status set_input_shape(size_t index, const graph::Shape& shape);
+  // How many specialized variants the session holds now (for tests).
+  size_t shape_variant_count() const;
 
   // Copies `size` bytes (which must equal the input's byte size) as input `index`.
   Status set_input(size_t index, const void* data, size_t size);
@@ -140,8 +164,15 @@ class Session {
 
  private:
   struct Impl;
+  struct Variants;
   explicit Session(std::unique_ptr<Impl> impl);
+  static Result<std::unique_ptr<Impl>> make_impl(std::shared_ptr<const program::Program> program,
+                                                 const SessionOptions& options);
+  void describe();  // the descs, from impl_
+  Status switch_to(const std::vector<int64_t>& dims);
   std::unique_ptr<Impl> impl_;
+  std::unique_ptr<Variants> variants_;  // a program with dims: the other sizes' sessions
+  std::vector<int64_t> dims_;
   std::vector<TensorDesc> input_descs_, output_descs_, state_descs_;
   SyncMode sync_mode_ = SyncMode::kTimeline;
 };

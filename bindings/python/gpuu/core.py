@@ -260,6 +260,20 @@ class Graph(_Handle):
         """Makes value `update` what the state read by `state_value` holds when a run ends."""
         _c.gpuu_graph_set_state_update(self.handle, state_value, update)
 
+    # Dynamic sizes (gpuu.h, "Dynamic sizes"): dims, recordings of the same model at other sizes, the fit.
+    def add_dim(self, name: str, min: int, max: int, example: int) -> None:
+        """Declares a size that may vary between executes, min <= example <= max; the graph is built at example."""
+        _c.gpuu_graph_add_dim(self.handle, name, int(min), int(max), int(example))
+
+    def add_dim_recording(self, recording: "Graph", sizes: Sequence[int]) -> None:
+        """`recording` is the same model built with the dims at `sizes` (one per dim, in order)."""
+        _c.gpuu_graph_add_dim_recording(self.handle, recording.handle, [int(x) for x in sizes])
+
+    def fit_dims(self) -> None:
+        """Makes the graph's sizes and integer attributes follow the dims, from the recordings (InvalidArgumentError
+        naming every place where they cannot)."""
+        _c.gpuu_graph_fit_dims(self.handle)
+
     def add_node(self, op: str, name: str, inputs: Sequence[Optional[int]], attrs: Optional[Dict[str, Any]] = None
                  ) -> List[int]:
         """Appends a node; returns its output value ids. None in `inputs` leaves an optional input out."""
@@ -471,6 +485,16 @@ class TensorInfo:
         return numpy_dtype(self.dtype)
 
 
+@dataclass(frozen=True)
+class Dim:
+    """A program dim: a size that may vary between executes, within [min, max]; shapes were recorded at example."""
+
+    name: str
+    min: int
+    max: int
+    example: int
+
+
 class Program(_Handle):
     """A loaded program file (gpuu_program_load_file / _memory)."""
 
@@ -501,6 +525,15 @@ class Program(_Handle):
         """The backend id of each delegate, in order ("VgfBackend", "VulkanBackend")."""
         return [_c.gpuu_program_delegate_backend(self.handle, i)
                 for i in range(_c.gpuu_program_delegate_count(self.handle))]
+
+    @property
+    def dims(self) -> List["Dim"]:
+        """The sizes that may vary between executes (a program exported with dynamic_shapes), in order."""
+        out = []
+        for i in range(_c.gpuu_program_dim_count(self.handle)):
+            name, lo, hi, example = _c.gpuu_program_dim_info(self.handle, i)
+            out.append(Dim(name, lo, hi, example))
+        return out
 
     def extract_vgf(self, directory: str) -> List[str]:
         """Writes each VGF delegate as `directory/<delegate index>.vgf` (plus a scenario JSON); returns the paths."""
@@ -607,6 +640,11 @@ class Session(_Handle):
     def __init__(self, program: Program, options: Any = None) -> None:
         backend_options = getattr(options, "backend_option_list", []) if options is not None else []
         super().__init__(_c.gpuu_py_session_create(program.handle, options, backend_options))
+        self.dim_names = [d.name for d in program.dims]
+        self._describe()
+
+    def _describe(self) -> None:
+        """The inputs', outputs' and states' infos, read again after a change of sizes."""
         self.inputs = [TensorInfo(n, d, tuple(s), b) for n, d, s, b in
                        (_c.gpuu_session_input_info(self.handle, i)
                         for i in range(_c.gpuu_session_input_count(self.handle)))]
@@ -630,6 +668,24 @@ class Session(_Handle):
                 f"{what} {index} ('{info.name}') has shape {list(info.shape)}, got {list(arr.shape)}")
         # Only a strided array is copied: the C side reads the buffer in place.
         return np.ascontiguousarray(arr)
+
+    @property
+    def dims(self) -> Dict[str, int]:
+        """The sizes the session runs at now, by dim name (empty for a static program)."""
+        return {name: _c.gpuu_session_dim(self.handle, i) for i, name in enumerate(self.dim_names)}
+
+    def set_input_shapes(self, shapes: Sequence[Sequence[int]]) -> None:
+        """Every input's shape for what follows (a program with dims runs at the sizes they give; gpuu.h's
+        gpuu_session_set_input_shapes says what carries over). InvalidArgumentError names every problem."""
+        shapes = [tuple(int(d) for d in s) for s in shapes]
+        if len(shapes) != len(self.inputs):
+            raise InvalidArgumentError(f"{len(shapes)} input shapes for {len(self.inputs)} inputs")
+        for i, (shape, info) in enumerate(zip(shapes, self.inputs)):
+            if len(shape) != len(info.shape):
+                raise InvalidArgumentError(f"input {i} ('{info.name}') has rank {len(info.shape)}, got shape "
+                                           f"{list(shape)}")
+        _c.gpuu_session_set_input_shapes(self.handle, [d for s in shapes for d in s])
+        self._describe()
 
     def set_input(self, index: int, array: Any) -> None:
         """Copies input `index` from `array`, which must match its dtype and shape exactly."""

@@ -389,24 +389,29 @@ class UnifiedGpuPartitioner:
 
 
 def export(module: Any, example_inputs: Sequence[Any], spec: UnifiedGpuCompileSpec,
-           path: Union[str, os.PathLike], precision: str = "fp32", **partitioner_options: Any) -> Dict[str, Any]:
+           path: Union[str, os.PathLike], precision: str = "fp32", dynamic_shapes: Any = None,
+           **partitioner_options: Any) -> Dict[str, Any]:
     """Traces `module` on `example_inputs`, partitions it as `spec` says, writes the program to `path`.
 
     `precision` "fp16" runs an f32 module's math in f16 (gpuu.frontend.from_torch says how; the
     program still takes and returns f32). Returns the partition's explain report (a dict); with a
     reduced precision, its "precision" entry holds the program's error against the f32 module in
     PyTorch eager, measured by running the program once on the default device.
-    `partitioner_options` go to UnifiedGpuPartitioner (retry_pruned, deny, pins, op_costs, costs).
+    `dynamic_shapes` (torch.export's form: per input None or {axis: torch.export.Dim}) makes sizes vary
+    between executes within the Dims' bounds (gpuu.frontend.from_torch says how); the report's "dims"
+    lists them. `partitioner_options` go to UnifiedGpuPartitioner (retry_pruned, deny, pins, op_costs, costs).
     """
     from .frontend import from_torch
 
-    traced = from_torch(module, example_inputs, precision=precision)
+    traced = from_torch(module, example_inputs, precision=precision, dynamic_shapes=dynamic_shapes)
     try:
         partitioner = UnifiedGpuPartitioner(spec, **partitioner_options)
         result = partitioner.partition(traced)
         try:
             partitioner.write_program(result, path)
             report = result.explain
+            if traced.dims:
+                report["dims"] = [{"name": n, "min": lo, "max": hi, "recorded_at": at} for n, lo, hi, at in traced.dims]
         finally:
             result.partition.close()
     finally:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import functools
 import inspect
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -37,6 +38,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 from . import aten_ops
 from .aten_ops import KEPT_WHOLE
+from .errors import GpuuError
 from .fx_lowering import FrontendError, Lowering, Placeholder, TracedGraph
 
 aten = torch.ops.aten
@@ -194,7 +196,8 @@ PRECISIONS = {"fp32": torch.float32, "fp16": torch.float16}
 
 
 def from_torch(model: Any, example_inputs: Optional[Sequence[Any]] = None,
-               input_names: Optional[Sequence[str]] = None, precision: str = "fp32") -> TracedGraph:
+               input_names: Optional[Sequence[str]] = None, precision: str = "fp32",
+               dynamic_shapes: Any = None) -> TracedGraph:
     """A gpuu graph of `model`: an nn.Module or function of tensors traced on `example_inputs`, or an ExportedProgram.
 
     Graph inputs are named after the forward's parameters (or `input_names`);
@@ -204,7 +207,22 @@ def from_torch(model: Any, example_inputs: Optional[Sequence[Any]] = None,
     f32 inputs are cast on entry and floating outputs back to f32 on exit.
     Raises FrontendError listing every problem (unmapped ATen ops with their count
     and first node, nodes whose mapping failed).
+
+    dynamic_shapes, as torch.export takes it (per input, in order or by forward parameter name: None, or
+    {axis: torch.export.Dim(name, min=, max=)}), makes those sizes dims of the graph: the program then runs
+    at any sizes within the Dims' bounds. An ExportedProgram with dynamic dims brings its own (named
+    "<input>_<axis>" unless dynamic_shapes names them). The model is recorded at several sizes and every
+    size in the graph fitted to them (gpuu.h, "Dynamic sizes"); FrontendError names what cannot follow.
     """
+    dims = _declared_dims(model, example_inputs, input_names, dynamic_shapes)
+    if not dims:
+        return _from_torch_at(model, example_inputs, input_names, precision)
+    return _with_dims(model, example_inputs, input_names, precision, dims)
+
+
+def _from_torch_at(model: Any, example_inputs: Optional[Sequence[Any]], input_names: Optional[Sequence[str]],
+                   precision: str, compact_constants: bool = False) -> TracedGraph:
+    """from_torch at the example inputs' own sizes (compact_constants: Lowering's, for a graph with dims)."""
     if precision not in PRECISIONS:
         why = " (gpuu graphs have no bf16 dtype yet)" if precision == "bf16" else ""
         raise FrontendError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}{why}")
@@ -212,7 +230,7 @@ def from_torch(model: Any, example_inputs: Optional[Sequence[Any]] = None,
         if precision != "fp32":
             raise FrontendError(f"precision {precision!r} applies to a module traced here; an ExportedProgram "
                                 "keeps the dtypes it was exported with (export the module in that precision instead)")
-        return _from_exported(model, example_inputs, input_names)
+        return _from_exported(model, example_inputs, input_names, compact_constants)
     if example_inputs is None:
         raise FrontendError("example_inputs are needed to trace a module (only an ExportedProgram carries its own)")
     inputs = _tensors(example_inputs)
@@ -228,7 +246,199 @@ def from_torch(model: Any, example_inputs: Optional[Sequence[Any]] = None,
     if len(names) != len(inputs):
         raise FrontendError(f"{len(names)} input names for {len(inputs)} example inputs")
     placeholders = constants + [Placeholder(n, x.clone(), True) for n, x in zip(names, inputs)]
-    return Lowering(gm, placeholders, aten_ops.LOWERINGS, aten_ops.SHAPE_ONLY, updates).run()
+    return Lowering(gm, placeholders, aten_ops.LOWERINGS, aten_ops.SHAPE_ONLY, updates,
+                    compact_constants=compact_constants).run()
+
+
+@dataclasses.dataclass
+class _DeclaredDim:
+    """A dim as the user declared it: bounds, and the (input index, axis) places that take its size."""
+
+    name: str
+    min: int
+    max: int
+    places: List[Tuple[int, int]]
+
+
+# The largest bound a dim may have (gpuu's largest dimension size).
+_MAX_DIM = 0x7FFFFFFF
+
+
+def _declared_dims(model: Any, example_inputs: Optional[Sequence[Any]], input_names: Optional[Sequence[str]],
+                   dynamic_shapes: Any) -> List[_DeclaredDim]:
+    """The dims dynamic_shapes declares (or an ExportedProgram carries), in order of first appearance."""
+    exported = _is_exported_program(model)
+    if dynamic_shapes is None and not exported:
+        return []
+    if exported:
+        inputs = example_inputs if example_inputs is not None else (getattr(model, "example_inputs", None) or
+                                                                      ((),))[0]
+    else:
+        inputs = example_inputs
+    if inputs is None:
+        return []
+    inputs = _tensors(inputs)
+    names = list(input_names) if input_names is not None else (
+        _exported_input_names(model) if exported else _input_names(model, len(inputs)))
+    per_input: List[Dict[int, Any]] = [{} for _ in inputs]
+    if dynamic_shapes is not None:
+        specs = dynamic_shapes
+        if isinstance(specs, dict):
+            unknown = [k for k in specs if k not in names]
+            if unknown:
+                raise FrontendError(f"dynamic_shapes names {unknown}, which are not inputs ({', '.join(names)})")
+            specs = [specs.get(n) for n in names]
+        specs = list(specs)
+        if len(specs) != len(inputs):
+            raise FrontendError(f"dynamic_shapes has {len(specs)} entries for {len(inputs)} inputs")
+        for i, spec in enumerate(specs):
+            if spec is None:
+                continue
+            axes = spec.items() if isinstance(spec, dict) else enumerate(spec)
+            for axis, dim in axes:
+                if dim is None:
+                    continue
+                if not (hasattr(dim, "__name__") and hasattr(dim, "min") and hasattr(dim, "max")):
+                    raise FrontendError(f"dynamic_shapes for input '{names[i]}' axis {axis}: {dim!r} is not a "
+                                        "torch.export.Dim")
+                if not 0 <= int(axis) < inputs[i].dim():
+                    raise FrontendError(f"dynamic_shapes for input '{names[i]}': axis {axis} is out of range "
+                                        f"(rank {inputs[i].dim()})")
+                per_input[i][int(axis)] = dim
+    elif exported:
+        per_input = _exported_dims(model, names, len(inputs))
+    dims: Dict[str, _DeclaredDim] = {}
+    problems = []
+    for i, axes in enumerate(per_input):
+        for axis, dim in sorted(axes.items()):
+            name, lo, hi = dim.__name__, int(dim.min), dim.max
+            if hi is None or not isinstance(hi, int) or hi > _MAX_DIM:
+                problems.append(f"dim '{name}' has no upper bound ({hi}): give it one (Dim('{name}', max=...)); "
+                                "gpuu plans memory for it")
+                continue
+            d = dims.setdefault(name, _DeclaredDim(name, max(lo, 0), int(hi), []))
+            d.places.append((i, axis))
+            size = int(inputs[i].shape[axis])
+            if not d.min <= size <= d.max:
+                problems.append(f"input '{names[i]}' axis {axis} is {size}, outside dim '{name}''s bounds "
+                                f"[{d.min}, {d.max}]")
+    for d in dims.values():
+        sizes = {int(inputs[i].shape[a]) for i, a in d.places}
+        if len(sizes) > 1:
+            problems.append(f"dim '{d.name}' has sizes {sorted(sizes)} in the example inputs "
+                            f"({', '.join(f'{names[i]}[{a}]' for i, a in d.places)})")
+        if d.min == d.max:
+            problems.append(f"dim '{d.name}' has min = max = {d.min}: it cannot vary")
+    if problems:
+        raise FrontendError("dynamic shapes: " + "; ".join(problems))
+    return list(dims.values())
+
+
+def _exported_input_names(ep: Any) -> List[str]:
+    from torch.export.graph_signature import InputKind
+    return [s.arg.name for s in ep.graph_signature.input_specs if s.kind == InputKind.USER_INPUT]
+
+
+class _SymbolDim:
+    """An ExportedProgram's symbolic size, as a Dim (named after its first input axis)."""
+
+    def __init__(self, name: str, lo: int, hi: Any) -> None:
+        self.__name__, self.min, self.max = name, lo, hi
+
+
+def _exported_dims(ep: Any, names: List[str], count: int) -> List[Dict[int, Any]]:
+    """The dims of an ExportedProgram's user inputs: each axis whose size is a symbol, with its range."""
+    from torch.export.graph_signature import InputKind
+    user = [s.arg.name for s in ep.graph_signature.input_specs if s.kind == InputKind.USER_INPUT]
+    nodes = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
+    ranges = {str(k): v for k, v in ep.range_constraints.items()}
+    by_symbol: Dict[str, _SymbolDim] = {}
+    out: List[Dict[int, Any]] = [{} for _ in range(count)]
+    for i, arg in enumerate(user[:count]):
+        val = nodes[arg].meta.get("val") if arg in nodes else None
+        for axis, size in enumerate(getattr(val, "shape", ())):
+            if not isinstance(size, torch.SymInt):
+                continue
+            symbol = str(size)
+            if symbol not in ranges:
+                raise FrontendError(f"input '{names[i]}' axis {axis} has size {symbol}, which is not a plain dim "
+                                    "of the ExportedProgram")
+            r = ranges[symbol]
+            hi = int(r.upper) if r.upper.is_finite else None
+            dim = by_symbol.setdefault(symbol, _SymbolDim(f"{names[i]}_{axis}", int(r.lower), hi))
+            out[i][axis] = dim
+    return out
+
+
+def _recording_sizes(dims: List[_DeclaredDim], examples: List[int]) -> Tuple[List[int], List[List[int]]]:
+    """(the base sizes, the other recordings' sizes). The base is the example, moved to 2 or more where it is
+    0 or 1 (sizes PyTorch treats as special: broadcasting, squeezes); each dim gets a second size one step
+    away, and the recordings are every combination of base and second sizes (gpuu_graph_fit_dims needs
+    them) and one more, every dim at a third size where its bounds allow, to check the fit."""
+    base, second, third = [], [], []
+    for d, e in zip(dims, examples):
+        b = e if e >= 2 or d.max < 2 else max(2, d.min)
+        s = b + 1 if b + 1 <= d.max else b - 1
+        candidates = [b + 2, b - 2, b + 3, b - 1, b + 1]
+        t = next((c for c in candidates if d.min <= c <= d.max and c >= 2 and c not in (b, s)), s)
+        base.append(b), second.append(s), third.append(t)
+    recordings = []
+    for mask in range(1, 1 << len(dims)):
+        recordings.append([second[i] if mask >> i & 1 else base[i] for i in range(len(dims))])
+    if third != second:
+        recordings.append(third)
+    return base, recordings
+
+
+def _resized(inputs: Sequence[torch.Tensor], dims: List[_DeclaredDim], sizes: List[int]) -> List[torch.Tensor]:
+    """The example inputs with each dim's axes at `sizes`: their entries repeated (or cut) along the axis, so
+    that values such as token ids stay valid."""
+    out = [x for x in inputs]
+    for d, n in zip(dims, sizes):
+        for i, axis in d.places:
+            x = out[i]
+            if x.shape[axis] != n:
+                if x.shape[axis] == 0:
+                    raise FrontendError(f"dim '{d.name}': input {i} axis {axis} is empty in the example, so it "
+                                        "cannot be grown to record other sizes")
+                index = torch.arange(n) % x.shape[axis]
+                out[i] = x.index_select(axis, index)
+    return out
+
+
+def _with_dims(model: Any, example_inputs: Optional[Sequence[Any]], input_names: Optional[Sequence[str]],
+               precision: str, dims: List[_DeclaredDim]) -> TracedGraph:
+    """from_torch for a model with dims: the graph at the base sizes, fitted to recordings at the others."""
+    if example_inputs is None:  # an ExportedProgram's own
+        example_inputs = model.example_inputs[0]
+    inputs = _tensors(example_inputs)
+    examples = [int(inputs[d.places[0][0]].shape[d.places[0][1]]) for d in dims]
+    base_sizes, recordings = _recording_sizes(dims, examples)
+    traced = _from_torch_at(model, _resized(inputs, dims, base_sizes), input_names, precision, True)
+    try:
+        for d, b in zip(dims, base_sizes):
+            traced.graph.add_dim(d.name, d.min, d.max, b)
+        for sizes in recordings:
+            try:
+                other = _from_torch_at(model, _resized(inputs, dims, sizes), input_names, precision, True)
+            except FrontendError as e:
+                raise FrontendError(f"recording the model at {_sizes_text(dims, sizes)} (to fit its dims) failed: "
+                                    f"{e}") from e
+            with other:
+                traced.graph.add_dim_recording(other.graph, sizes)
+        try:
+            traced.graph.fit_dims()
+        except GpuuError as e:
+            raise FrontendError(f"dynamic shapes: {e}") from e
+    except BaseException:
+        traced.close()
+        raise
+    traced.dims = [(d.name, d.min, d.max, b) for d, b in zip(dims, base_sizes)]
+    return traced
+
+
+def _sizes_text(dims: List[_DeclaredDim], sizes: List[int]) -> str:
+    return ", ".join(f"{d.name}={n}" for d, n in zip(dims, sizes))
 
 
 class _InPrecision(torch.nn.Module):
@@ -269,8 +479,8 @@ def _is_exported_program(model: Any) -> bool:
     return isinstance(model, ExportedProgram)
 
 
-def _from_exported(ep: Any, example_inputs: Optional[Sequence[Any]], input_names: Optional[Sequence[str]]
-                   ) -> TracedGraph:
+def _from_exported(ep: Any, example_inputs: Optional[Sequence[Any]], input_names: Optional[Sequence[str]],
+                   compact_constants: bool = False) -> TracedGraph:
     from torch.export.graph_signature import InputKind
 
     ep = ep.run_decompositions(decomposition_table())
@@ -308,7 +518,7 @@ def _from_exported(ep: Any, example_inputs: Optional[Sequence[Any]], input_names
             raise FrontendError(f"ExportedProgram input '{spec.arg.name}' is a {spec.kind.name}, "
                                 "which gpuu graphs cannot take")
     return Lowering(ep.graph_module, placeholders, aten_ops.LOWERINGS, aten_ops.SHAPE_ONLY, updates,
-                    user_outputs).run()
+                    user_outputs, compact_constants=compact_constants).run()
 
 
 def _exported_outputs(ep: Any) -> Tuple[Dict[str, torch.fx.Node], List[int]]:

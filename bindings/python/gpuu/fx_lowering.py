@@ -124,6 +124,8 @@ class TracedGraph(core._ClosesOnExit):
     fx_graph: torch.fx.GraphModule
     node_map: Dict[str, List[str]]
     state_names: List[str] = field(default_factory=list)
+    # Dynamic sizes: (name, min, max, size the graph was built at) per dim (from_torch's dynamic_shapes).
+    dims: List[Tuple[str, int, int, int]] = field(default_factory=list)
 
     def close(self) -> None:
         self.graph.close()
@@ -140,6 +142,16 @@ class _Recorder(torch.fx.Interpreter):
         r = super().run_node(n)
         self.results[n] = r
         return r
+
+
+def _compacted(t: torch.Tensor) -> torch.Tensor:
+    """`t` cut to one entry along every axis where all its entries repeat."""
+    for axis in range(t.dim()):
+        if t.shape[axis] > 1:
+            first = t.narrow(axis, 0, 1)
+            if torch.equal(t, first.expand_as(t)):
+                t = first
+    return t.contiguous()
 
 
 def _target_name(target: Any) -> str:
@@ -205,8 +217,12 @@ class Lowering:
     def __init__(self, gm: torch.fx.GraphModule, placeholders: Sequence[Placeholder],
                  lowerings: Dict[str, Callable], shape_only: set,
                  updates: Optional[Dict[str, torch.fx.Node]] = None,
-                 user_outputs: Optional[Sequence[int]] = None) -> None:
+                 user_outputs: Optional[Sequence[int]] = None, compact_constants: bool = False) -> None:
         self.gm = gm
+        # With dims (gpuu.frontend.from_torch's dynamic_shapes): a folded constant that repeats along an axis (a
+        # weight expanded for a batched matmul, a full_like of an input) is stored once along it and expanded by
+        # a node, whose shape can follow the dims where the constant's could not.
+        self.compact_constants = compact_constants
         self.placeholders = list(placeholders)
         self.lowerings = lowerings
         self.shape_only = shape_only
@@ -418,8 +434,11 @@ class Lowering:
                 t = v.tensor.detach().contiguous()
                 dtype = _gpuu_dtype_of(t.dtype, f"constant '{v.name}'")
                 name = self._unique_value_name(v.name)
+                full_shape = tuple(t.shape)
+                if self.compact_constants:
+                    t = _compacted(t)
                 vid = self.graph.add_constant(name, t.numpy(), dtype)
-                v.value = _T(vid, dtype, tuple(t.shape))
+                v.value = self.broadcast_to(_T(vid, dtype, tuple(t.shape)), full_shape)
             return v.value
         if isinstance(v, _Unusable):
             raise self._error(f"{what} uses {v.why}, which gpuu does not compute")

@@ -70,10 +70,19 @@ class LoadedProgram(core._ClosesOnExit):
         if len(inputs) != len(self.inputs):
             raise ValueError(f"the program takes {len(self.inputs)} input(s) "
                              f"({', '.join(i.name for i in self.inputs)}), got {len(inputs)}")
-        for i, x in enumerate(inputs):
+        arrays = [np.asarray(x) for x in inputs]
+        # A program with dims runs at the sizes the arrays have (the session checks them against the bounds).
+        if any(a.shape != info.shape for a, info in zip(arrays, self.inputs)):
+            self.session.set_input_shapes([a.shape for a in arrays])
+        for i, x in enumerate(arrays):
             self.session.set_input(i, x)
         self.session.execute()
         return [self.session.get_output(i) for i in range(len(self.outputs))]
+
+    @property
+    def dims(self) -> Dict[str, int]:
+        """The sizes the program runs at now, by dim name (a program exported with dynamic_shapes); empty if none."""
+        return self.session.dims
 
     def last_execute_stats(self) -> core.ExecuteStats:
         return self.session.last_execute_stats()
