@@ -135,8 +135,9 @@ class LlamaDecoder(nn.Module):
     def forward(self, token_ids, position):
         x = self.embed(token_ids)  # [1, 1, d_model]
         angles = position.to(torch.float32)[:, None] * self.inv_freq  # [1, head_dim / 2], from the input
-        cos, sin = torch.cos(angles), torch.sin(angles)
-        mask = (torch.arange(self.cfg.max_len) <= position).view(1, 1, 1, self.cfg.max_len)
+        # In the model's dtype, so a half model (model.half()) writes half k and v into its half caches.
+        cos, sin = torch.cos(angles).to(x.dtype), torch.sin(angles).to(x.dtype)
+        mask = (torch.arange(self.cfg.max_len, device=position.device) <= position).view(1, 1, 1, self.cfg.max_len)
         for layer in self.layers:
             x = layer(x, position, cos, sin, mask)
         return self.lm_head(self.norm(x)).view(1, self.cfg.vocab)
@@ -180,11 +181,12 @@ def generate(step: Callable[[int, int], np.ndarray], prompt_ids: Sequence[int], 
     return out
 
 
-def export(model: LlamaDecoder, path, prefer: str = "vulkan_first"):
-    """Writes the decode step of `model` to `path` under `prefer`; returns the export report."""
+def export(model: LlamaDecoder, path, prefer: str = "vulkan_first", precision: str = "fp32"):
+    """Writes the decode step of `model` to `path` under `prefer` (and gpuu.export's `precision`); returns the
+    export report."""
     import gpuu
     spec = gpuu.UnifiedGpuCompileSpec(vgf=gpuu.VgfCompileSpec(), prefer=prefer, min_partition_size=1)
-    return gpuu.export(model, example_inputs(), spec, path)
+    return gpuu.export(model, example_inputs(), spec, path, precision=precision)
 
 
 def main():

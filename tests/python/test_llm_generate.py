@@ -1,7 +1,8 @@
 """Greedy generation with samples/llm/llama_decode.py: the decode step exported once, its KV caches kept as program
 states. gpuu picks PyTorch's tokens (and its logits at every step agree) for a 5-token prompt and 64 new tokens,
 under vulkan_first (every cache updated in place) and vgf_first; reset_state starts a second generation from a
-clean cache; two sessions of one program, stepped in turn on different prompts, keep their own caches."""
+clean cache; two sessions of one program, stepped in turn on different prompts, keep their own caches; a half model
+keeps half caches and follows PyTorch's half model."""
 
 import copy
 import importlib.util
@@ -121,3 +122,24 @@ def test_the_c_sample_generates_the_same_tokens(reference, vulkan_first):
                          text=True, timeout=240)
     assert out.returncode == 0, out.stderr
     assert [int(t) for t in out.stdout.split()] == reference[0]
+
+
+def test_a_half_model_keeps_half_caches_and_follows_pytorch(tmp_path):
+    """model.half() exports as it is: its caches are f16 states, and each step's logits follow PyTorch's half
+    model fed the same tokens (PyTorch's greedy ones: a near tie may pick differently in f16, so tokens are not
+    compared)."""
+    model = llama.LlamaDecoder().half()
+    want_tokens = llama.generate(llama.torch_step(copy.deepcopy(model)), PROMPT, 16)
+    llama.export(model, tmp_path / "llama_f16.gpuu", "vulkan_first")
+    torch_step = llama.torch_step(copy.deepcopy(model))
+    with gpuu.load(tmp_path / "llama_f16.gpuu") as program:
+        for name in program.state_names:
+            assert program.state(name).dtype == np.float16, name
+            assert program.session.state_in_place(name), f"{name} is updated through a copy"
+        step = llama.gpuu_step(program)
+        for position, token in enumerate(PROMPT + want_tokens[:-1]):
+            got, want = step(token, position), torch_step(token, position)
+            assert got.dtype == np.float16
+            # The logits reach about 2.5, where one f16 step is 2e-3.
+            np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=0, atol=1e-2,
+                                       err_msg=f"logits of step {position}")
