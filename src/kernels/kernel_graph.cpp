@@ -21,6 +21,12 @@ VkDeviceSize tensor_bytes(const graph::Value& v) {
   return align_up(bytes == 0 ? 4 : bytes, 4);  // shaders address 32-bit words
 }
 
+// Whether `value` is a constant large enough to be a shared weight.
+bool shared_constant(const graph::Graph& region, graph::ValueId value) {
+  const int32_t c = region.value(value).constant;
+  return c >= 0 && region.constants()[static_cast<size_t>(c)].data.size() >= gpu::kSharedConstantMinBytes;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<KernelGraph>> KernelGraph::create(SharedGpuContextPtr ctx, const graph::Graph& region,
@@ -136,6 +142,7 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
     if (placed[i] || root_of(static_cast<graph::ValueId>(i)) != static_cast<graph::ValueId>(i)) continue;
     VkDeviceSize bytes = align_up(tensor_bytes(region.values()[i]), align);
     if (region.values()[i].constant >= 0) {
+      if (shared_constant(region, static_cast<graph::ValueId>(i))) continue;  // a weight of its own, below
       offset[i] = constant_bytes;
       constant_bytes += bytes;
       continue;
@@ -170,6 +177,15 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
   for (size_t i = 0; i < region.values().size(); ++i) {
     if (placed[i] || (region.values()[i].constant < 0 && !materialized[i])) continue;
     if (root_of(static_cast<graph::ValueId>(i)) != static_cast<graph::ValueId>(i)) continue;
+    if (shared_constant(region, static_cast<graph::ValueId>(i))) {
+      // Weights live once per device, whoever else uploads the same bytes (gpu/shared_constants.h).
+      const graph::Constant& c = region.constants()[static_cast<size_t>(region.values()[i].constant)];
+      GPUU_ASSIGN_OR_RETURN(std::shared_ptr<const gpu::SharedConstant> weight,
+                            gpu::share_constant(ctx_, pool_, c.data));
+      tensors[i].range = weight->range();
+      shared_constants_.push_back(std::move(weight));
+      continue;
+    }
     const DeviceBuffer& home = region.values()[i].constant >= 0 ? constants_ : arena_;
     tensors[i].range = BufferRange{home.buffer(), offset[i], tensor_bytes(region.values()[i])};
   }
@@ -178,6 +194,7 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
     if (r != i && !placed[i]) tensors[i].range = tensors[r].range;
   }
   for (const graph::Constant& c : region.constants()) {
+    if (shared_constant(region, c.value)) continue;
     const TensorRef& t = tensors[static_cast<size_t>(c.value)];
     GPUU_RETURN_IF_ERROR(gpu::upload_once(ctx, pool_, constants_, t.range.offset, c.data.data(), c.data.size()));
   }

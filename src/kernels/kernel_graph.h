@@ -11,6 +11,7 @@
 
 #include "gpu/device_buffer.h"
 #include "gpu/gpu_timer.h"
+#include "gpu/shared_constants.h"
 #include "graph/graph.h"
 #include "kernels/dispatch_sequence.h"
 #include "kernels/gemm_select.h"
@@ -100,7 +101,8 @@ class KernelGraph {
   VkCommandBuffer command_buffer_ = VK_NULL_HANDLE;
   std::unique_ptr<KernelCache> kernels_;
   std::unique_ptr<DispatchSequence> sequence_;
-  DeviceBuffer constants_;
+  DeviceBuffer constants_;  // the small constants, packed
+  std::vector<std::shared_ptr<const gpu::SharedConstant>> shared_constants_;  // the weights
   DeviceBuffer arena_;
   std::vector<DeviceBuffer> scratch_;
   gpu::GpuTimer timer_;

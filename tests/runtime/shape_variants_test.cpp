@@ -1,0 +1,140 @@
+// A program with dims in a session on a real device: each set of sizes runs
+// the program specialized there, kept up to max_shape_variants (least
+// recently used go), results right at every size; the weights are uploaded
+// once per device for every size and every session of the program; bad
+// shapes are refused with the dim, input and bound named, changing nothing.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "context/shared_gpu_context_registry.h"
+#include "gpu/shared_constants.h"
+#include "graph/builder.h"
+#include "kernels/vulkan_test_util.h"
+#include "program/program_loader.h"
+#include "program/program_writer.h"
+#include "runtime/session.h"
+
+namespace gpuu::runtime {
+namespace {
+
+using graph::DType;
+
+constexpr int64_t kIn = 64, kOut = 1024;  // a 256 KiB weight: shared (gpu::kSharedConstantMinBytes)
+
+std::vector<float> weight_values() {
+  std::vector<float> w(static_cast<size_t>(kIn * kOut));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(static_cast<int>(i % 13) - 6) * 0.125f;
+  return w;
+}
+
+// y [batch, 1024] = relu(x [batch, 64] @ W)
+graph::Graph model(int64_t batch, const Blob& weight) {
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", DType::kF32, {batch, kIn}).value();
+  graph::ValueId w = graph::add_graph_constant(g, "w", DType::kF32, {kIn, kOut}, weight).value();
+  graph::ValueId y = graph::add_op(g, "matmul", "mm", {x, w}, {}).value()[0];
+  graph::ValueId r = graph::add_op(g, "relu", "relu", {y}, {}).value()[0];
+  EXPECT_TRUE(graph::add_graph_output(g, r).ok());
+  return g;
+}
+
+std::shared_ptr<const program::Program> dynamic_program() {
+  std::vector<float> w = weight_values();
+  std::vector<uint8_t> bytes(w.size() * 4);
+  std::memcpy(bytes.data(), w.data(), bytes.size());
+  Blob weight = Blob::take(std::move(bytes));
+  graph::Graph g = model(2, weight);
+  g.set_dims({{"batch", 1, 16, 2}});
+  graph::Graph at3 = model(3, weight), at5 = model(5, weight);
+  EXPECT_TRUE(graph::fit_dims(g, {{{3}, &at3}, {{5}, &at5}}).ok());
+  partition::PartitionResult part;
+  part.regions.push_back(partition::Region{partition::kVulkanId, {0, 1}});
+  Result<std::vector<uint8_t>> file = program::build_program(g, part, SharedGpuCompileSpec{});
+  EXPECT_TRUE(file.ok()) << file.status().message();
+  Result<std::shared_ptr<const program::Program>> p = program::load_program_bytes(file->data(), file->size());
+  EXPECT_TRUE(p.ok()) << p.status().message();
+  return p.value();
+}
+
+std::vector<float> run(Session& s, int64_t batch) {
+  EXPECT_TRUE(s.set_input_shape(0, {batch, kIn}).ok());
+  EXPECT_EQ(s.dims(), std::vector<int64_t>{batch});
+  std::vector<float> x(static_cast<size_t>(batch * kIn));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i % 7) - 3);
+  EXPECT_TRUE(s.set_input(0, x.data(), x.size() * 4).ok());
+  Status ran = s.execute();
+  EXPECT_TRUE(ran.ok()) << ran.message();
+  std::vector<float> y(s.outputs()[0].bytes / 4);
+  EXPECT_EQ(y.size(), static_cast<size_t>(batch * kOut));
+  EXPECT_TRUE(s.get_output(0, y.data(), y.size() * 4).ok());
+  // The host reference: small integers and eighths, exact in f32.
+  std::vector<float> w = weight_values();
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t n = 0; n < kOut; ++n) {
+      float acc = 0;
+      for (int64_t k = 0; k < kIn; ++k) acc += x[static_cast<size_t>(b * kIn + k)] * w[static_cast<size_t>(k * kOut + n)];
+      EXPECT_EQ(y[static_cast<size_t>(b * kOut + n)], acc > 0 ? acc : 0) << "batch " << batch << " row " << b;
+      if (y[static_cast<size_t>(b * kOut + n)] != (acc > 0 ? acc : 0)) return y;
+    }
+  }
+  return y;
+}
+
+class ShapeVariantsTest : public testing::Test {
+ protected:
+  void TearDown() override { SharedGpuContextRegistry::get().clear_for_testing(); }
+};
+
+TEST_F(ShapeVariantsTest, EverySizeRunsAndTheWeightIsUploadedOnce) {
+  auto program = dynamic_program();
+  ASSERT_TRUE(program);
+  SessionOptions options;
+  options.max_shape_variants = 2;
+  auto session = Session::create(program, options);
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  Session& s = **session;
+  EXPECT_EQ(s.dims(), std::vector<int64_t>{2}) << "a session starts at the example";
+  EXPECT_EQ(gpu::shared_constant_count(), 1u);
+  run(s, 2);
+  run(s, 7);
+  EXPECT_EQ(s.shape_variant_count(), 2u);
+  EXPECT_EQ(gpu::shared_constant_count(), 1u) << "the size 7 reuses the weight the size 2 uploaded";
+  run(s, 16);
+  run(s, 1);
+  EXPECT_EQ(s.shape_variant_count(), 2u) << "max_shape_variants: the least recently used went";
+  run(s, 16);
+  run(s, 2);
+
+  auto second = Session::create(program, options);
+  ASSERT_TRUE(second.ok());
+  run(**second, 5);
+  EXPECT_EQ(gpu::shared_constant_count(), 1u) << "a second session shares it too";
+  second->reset();
+  session->reset();
+  EXPECT_EQ(gpu::shared_constant_count(), 0u) << "gone with its last holder";
+}
+
+TEST_F(ShapeVariantsTest, BadShapesAreNamedAndChangeNothing) {
+  auto program = dynamic_program();
+  ASSERT_TRUE(program);
+  auto session = Session::create(program, SessionOptions{});
+  ASSERT_TRUE(session.ok());
+  Session& s = **session;
+  Status above = s.set_input_shape(0, {17, kIn});
+  EXPECT_NE(above.message().find("dim 'batch' = 17 (input 'x' axis 0) is above its bounds [1, 16]"),
+            std::string::npos)
+      << above.message();
+  Status fixed = s.set_input_shape(0, {3, 65});
+  EXPECT_NE(fixed.message().find("input 'x' axis 1 is 65 but the program fixes it at 64"), std::string::npos)
+      << fixed.message();
+  Status rank = s.set_input_shape(0, {3});
+  EXPECT_NE(rank.message().find("input 'x' has rank 1, the program's is 2"), std::string::npos) << rank.message();
+  EXPECT_EQ(s.dims(), std::vector<int64_t>{2});
+  EXPECT_EQ(s.inputs()[0].shape, (graph::Shape{2, kIn}));
+  EXPECT_EQ(s.shape_variant_count(), 1u);
+  run(s, 2);
+}
+
+}  // namespace
+}  // namespace gpuu::runtime
