@@ -7,6 +7,9 @@ disagree on a dim, a fixed axis changed, an example outside the bounds, an unbou
 changes with the size and a constant folded from a size are each refused with an error naming the dim, the
 input, the bound or the node. A program without dims behaves as before."""
 
+import json
+import subprocess
+
 import numpy as np
 import pytest
 import torch
@@ -16,6 +19,8 @@ from torch.export import Dim
 import gpuu
 from gpuu.errors import InvalidArgumentError
 from gpuu.fx_lowering import FrontendError
+
+from arm_sdk import gpuu_inspect
 
 TOL = 2e-5
 
@@ -90,6 +95,17 @@ def test_cnn_runs_at_every_batch_within_bounds(cnn_program):
             assert program.inputs[0].shape == (batch, 3, 8, 8)
             assert program.outputs[0].shape == (batch, 10)
             np.testing.assert_allclose(y, torch_out(model, x), atol=TOL)
+
+
+def test_inspect_shows_the_dims(cnn_program):
+    _, path, _ = cnn_program
+    text = subprocess.run([gpuu_inspect(), str(path)], check=True, capture_output=True, text=True).stdout
+    assert "  batch  1 to 8, example 2" in text
+    assert "x  f32 [batch,3,8,8]" in text
+    listing = json.loads(subprocess.run([gpuu_inspect(), "--json", str(path)], check=True, capture_output=True,
+                                        text=True).stdout)
+    assert listing["dims"] == [{"name": "batch", "min": 1, "max": 8, "example": 2}]
+    assert listing["format_version"]["minor"] == 1
 
 
 def test_sizes_beyond_the_bounds_are_refused_and_the_session_stays_usable(cnn_program):

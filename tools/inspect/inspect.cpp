@@ -78,8 +78,19 @@ bool is_subgraph(const Blob& blob) {
   return blob.size() >= 8 && std::memcmp(blob.data() + 4, program::kSubGraphFileIdentifier, 4) == 0;
 }
 
-std::string tensor_type(const TensorInfo& t) {
-  return str_cat(graph::dtype_name(t.dtype), " ", graph::shape_to_string(t.shape));
+// "f32 [1,3,8,8]"; an axis that follows the program's dims shows its
+// expression: "f32 [batch,3,8,8]".
+std::string tensor_type(const Program& p, const TensorInfo& t) {
+  if (t.dim_exprs.empty()) return str_cat(graph::dtype_name(t.dtype), " ", graph::shape_to_string(t.shape));
+  std::string shape = "[";
+  for (size_t a = 0; a < t.shape.size(); ++a) {
+    std::string size = std::to_string(t.shape[a]);
+    for (const graph::AxisExpr& ax : t.dim_exprs) {
+      if (ax.axis == a) size = ax.size.to_string(p.dims());
+    }
+    shape += (a ? "," : "") + size;
+  }
+  return str_cat(graph::dtype_name(t.dtype), " ", shape, "]");
 }
 
 // Replaces bytes that are not UTF-8 with U+FFFD: names come from a file, and
@@ -157,14 +168,20 @@ std::string render_text(const Program& p, const std::string& path) {
   out << "  " << p.file_size() << " bytes, format " << p.format_major() << "." << p.format_minor()
       << ", data from byte " << p.data_start() << ", " << stored_bytes(p) << " bytes in " << p.segments().size()
       << " segments\n";
+  if (!p.dims().empty()) {
+    out << "dims (sizes that vary between executes, named in the shapes below):\n";
+    for (const graph::SymbolicDim& d : p.dims()) {
+      out << "  " << d.name << "  " << d.min << " to " << d.max << ", example " << d.example << "\n";
+    }
+  }
   out << "inputs:\n";
-  for (int32_t t : p.inputs()) out << "  " << tensor(p, t).name << "  " << tensor_type(tensor(p, t)) << "\n";
+  for (int32_t t : p.inputs()) out << "  " << tensor(p, t).name << "  " << tensor_type(p, tensor(p, t)) << "\n";
   out << "outputs:\n";
-  for (int32_t t : p.outputs()) out << "  " << tensor(p, t).name << "  " << tensor_type(tensor(p, t)) << "\n";
+  for (int32_t t : p.outputs()) out << "  " << tensor(p, t).name << "  " << tensor_type(p, tensor(p, t)) << "\n";
   if (!p.states().empty()) {
     out << "states (kept across executes, one per session):\n";
     for (const program::StateInfo& st : p.states()) {
-      out << "  " << tensor(p, st.tensor).name << "  " << tensor_type(tensor(p, st.tensor)) << "  updated to "
+      out << "  " << tensor(p, st.tensor).name << "  " << tensor_type(p, tensor(p, st.tensor)) << "  updated to "
           << tensor(p, st.update).name << ", initial value in segment " << st.initial_segment << "\n";
     }
   }
@@ -213,7 +230,7 @@ std::string render_text(const Program& p, const std::string& path) {
   for (const TensorInfo& t : p.tensors()) {
     if (!t.is_constant()) continue;
     const program::SegmentInfo& seg = p.segments()[static_cast<size_t>(t.segment)];
-    out << "  " << t.name << "  " << tensor_type(t) << "  " << seg.size << " bytes  segment " << t.segment;
+    out << "  " << t.name << "  " << tensor_type(p, t) << "  " << seg.size << " bytes  segment " << t.segment;
     if (seg.names.size() > 1) out << " (shared by " << seg.names.size() << " names)";
     out << "\n";
   }
@@ -255,6 +272,14 @@ std::string render_json(const Program& p, const std::string& path) {
   w.key("format_version").begin_object().field("major", uint32_t{p.format_major()});
   w.field("minor", uint32_t{p.format_minor()}).end_object();
   w.field("data_start", p.data_start());
+  if (!p.dims().empty()) {  // absent for a static program, whose report stays as it was
+    w.key("dims").begin_array();
+    for (const graph::SymbolicDim& d : p.dims()) {
+      w.begin_object().field("name", utf8(d.name)).field("min", d.min).field("max", d.max);
+      w.field("example", d.example).end_object();
+    }
+    w.end_array();
+  }
   described("inputs", p.inputs());
   described("outputs", p.outputs());
   w.key("states").begin_array();
@@ -418,7 +443,7 @@ std::string render_dot(const Program& p, const std::string& path) {
   for (int32_t t : p.inputs()) {
     std::string id = "in:" + tensor(p, t).name;
     out << "  " << dot_quote(id) << " [shape=ellipse, style=filled, fillcolor=\"#ffffff\", label="
-        << dot_quote(tensor(p, t).name + "\n" + tensor_type(tensor(p, t))) << "];\n";
+        << dot_quote(tensor(p, t).name + "\n" + tensor_type(p, tensor(p, t))) << "];\n";
     producer[tensor(p, t).name] = id;
   }
   auto emit = [&](DotNode n, const std::string& indent) {
@@ -475,7 +500,7 @@ std::string render_dot(const Program& p, const std::string& path) {
   for (int32_t t : p.outputs()) {
     out << "  " << dot_quote("out:" + tensor(p, t).name)
         << " [shape=ellipse, style=filled, fillcolor=\"#ffffff\", label="
-        << dot_quote(tensor(p, t).name + "\n" + tensor_type(tensor(p, t))) << "];\n";
+        << dot_quote(tensor(p, t).name + "\n" + tensor_type(p, tensor(p, t))) << "];\n";
   }
 
   std::set<std::string> drawn;

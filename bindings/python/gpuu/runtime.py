@@ -15,7 +15,9 @@ class LoadedProgram(core._ClosesOnExit):
     """A program file with a session ready to run it (gpuu_program_load_file + gpuu_session_create).
 
     run() takes one array per program input (dtype and shape must match
-    `inputs`) and returns one new numpy array per output. Not thread-safe: use
+    `inputs`; a program with dims runs at the sizes the arrays give, within
+    the dims' bounds, and `inputs`/`outputs` follow) and returns one new numpy
+    array per output. Not thread-safe: use
     one LoadedProgram per thread. Release it with close() or a `with` block.
     """
 
