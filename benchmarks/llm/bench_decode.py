@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Decode and prefill tokens/s of the Llama-style decoder of samples/llm/llama_decode.py: gpuu (the decode step
-exported, its KV caches kept as program states on the device) against PyTorch eager and, on CUDA, CUDA-graph
-replay of the same step, for one model size in f32 and f16. Writes a JSON file and prints a table.
+"""Prefill and decode tokens/s of the Llama-style decoder of samples/llm/llama_decode.py: gpuu (the step exported
+with a dynamic seq dim, its KV caches kept as program states on the device) against PyTorch eager and, on CUDA,
+CUDA-graph replay of the same step (one graph for the prefill's length, one for decode), for one model size in f32
+and f16. The prompt goes in one step (a real prefill), then one token a step. Writes a JSON file and prints a
+table.
 
   PYTHONPATH=build/bindings/python python3 benchmarks/llm/bench_decode.py --size tiny --out /tmp/llm-tiny.json
 
@@ -27,7 +29,11 @@ sys.path.insert(0, os.path.join(HERE, "..", "suite"))
 from torch_suite import graphed, median, sync  # noqa: E402  (the suite's timing helpers, one home)
 
 RUNNERS = ("gpuu", "torch_eager", "torch_graph")
-PREFILL_METHOD = "prefill by decode steps"  # no dynamic dims yet: each prompt token is one decode step
+# How the prompt goes in (--prefill), as the table and the JSON say it.
+PREFILL_METHODS = {
+    "one_step": "the prompt in one step; tokens/s = prompt tokens / the median of --prefill-repeats such steps",
+    "by_token": "the prompt one token per step (as decode steps); tokens/s = prompt tokens / their total time",
+}
 
 
 def sizes(LlamaConfig) -> Dict[str, Any]:
@@ -41,19 +47,19 @@ def sizes(LlamaConfig) -> Dict[str, Any]:
 
 
 class TimedStep:
-    """A decode step (token, position) -> logits, timed: each call's wall seconds in `wall_s`, and, where
+    """A step (tokens, start) -> the last token's logits, timed: each call's wall seconds in `wall_s`, and, where
     `gpu_us` is given, the GPU microseconds it reports after the call in `gpu_us_list`. `to_host` turns the
     step's logits into a numpy array after the timing (greedy argmax is outside the timed step)."""
 
-    def __init__(self, step: Callable[[int, int], Any], to_host: Callable[[Any], np.ndarray] = lambda x: x,
+    def __init__(self, step: Callable[[List[int], int], Any], to_host: Callable[[Any], np.ndarray] = lambda x: x,
                  gpu_us: Optional[Callable[[], float]] = None):
         self.step, self.to_host, self.gpu_us = step, to_host, gpu_us
         self.wall_s: List[float] = []
         self.gpu_us_list: List[float] = []
 
-    def __call__(self, token: int, position: int) -> np.ndarray:
+    def __call__(self, tokens: List[int], start: int) -> np.ndarray:
         t0 = time.perf_counter()
-        logits = self.step(token, position)
+        logits = self.step(tokens, start)
         self.wall_s.append(time.perf_counter() - t0)
         if self.gpu_us is not None:
             self.gpu_us_list.append(self.gpu_us())
@@ -65,23 +71,27 @@ def percentile(values: List[float], q: float) -> float:
     return round(v[min(len(v) - 1, int(q * len(v)))], 2)
 
 
-def phases(wall_s: List[float], prompt_len: int, gpu_us: List[float] = (),
+def phases(wall_s: List[float], prefill: str, prefill_steps: int, prompt_len: int, gpu_us: List[float] = (),
            execute_s: List[float] = ()) -> Dict[str, Any]:
-    """Prefill (the first prompt_len steps) and decode (the rest) of one timed generation."""
-    prefill_s, decode_us = wall_s[:prompt_len], [t * 1e6 for t in wall_s[prompt_len:]]
+    """Prefill (the first prefill_steps steps: the prompt's one step repeated, or one step per prompt token) and
+    decode (the rest) of one timed generation."""
+    prefill_us, decode_us = [t * 1e6 for t in wall_s[:prefill_steps]], [t * 1e6 for t in wall_s[prefill_steps:]]
+    # One prefill's time: a step of the whole prompt (its median), or the prompt's steps together.
+    prefill_ms = (median(prefill_us) if prefill == "one_step" else sum(prefill_us)) / 1e3
     out = {
-        "prefill": {"method": PREFILL_METHOD, "tokens": prompt_len, "total_ms": round(sum(prefill_s) * 1e3, 3),
-                    "tokens_per_s": round(prompt_len / sum(prefill_s), 2),
-                    "step_us_median": median([t * 1e6 for t in prefill_s])},
+        "prefill": {"method": prefill, "tokens": prompt_len, "steps": prefill_steps, "ms": round(prefill_ms, 3),
+                    "tokens_per_s": round(prompt_len / prefill_ms * 1e3, 2), "step_us_median": median(prefill_us),
+                    "step_us_max": round(max(prefill_us), 2)},
         "decode": {"steps": len(decode_us), "step_us_median": median(decode_us),
                    "step_us_p90": percentile(decode_us, 0.9), "tokens_per_s": round(1e6 / median(decode_us), 2)},
     }
     if gpu_us:
-        out["prefill"]["gpu_us_median"] = median(gpu_us[:prompt_len])
-        out["decode"]["gpu_us_median"] = median(gpu_us[prompt_len:])
+        out["prefill"]["gpu_us_median"] = median(gpu_us[:prefill_steps])
+        out["decode"]["gpu_us_median"] = median(gpu_us[prefill_steps:])
     if execute_s:
-        # The step less reading the logits back: set the inputs and execute.
-        out["decode"]["execute_us_median"] = median([t * 1e6 for t in execute_s[prompt_len:]])
+        # The step less reading the logits back: set the inputs (and sizes) and execute.
+        out["prefill"]["execute_us_median"] = median([t * 1e6 for t in execute_s[:prefill_steps]])
+        out["decode"]["execute_us_median"] = median([t * 1e6 for t in execute_s[prefill_steps:]])
     return out
 
 
@@ -102,13 +112,31 @@ class Bench:
     def __init__(self, llama, args, cfg, prompt: List[int], dev: torch.device):
         self.llama, self.args, self.cfg, self.prompt, self.dev = llama, args, cfg, prompt, dev
 
-    def warm_up(self, step: Callable[[int, int], Any]) -> None:
+    @property
+    def prefill_steps(self) -> int:
+        """The steps of a timed generation that prefill."""
+        return self.args.prefill_repeats if self.args.prefill == "one_step" else len(self.prompt)
+
+    def warm_up(self, step: Callable[[List[int], int], Any]) -> None:
+        """Untimed steps of each length the timed generation runs (gpuu makes its program at each length on
+        first use): a prefill, then --warmup decode steps."""
+        if self.args.prefill == "one_step":
+            step(self.prompt, 0)
         for position in range(self.args.warmup):
-            step(self.prompt[position % len(self.prompt)], position)
+            step([self.prompt[position % len(self.prompt)]], position)
 
     def generate(self, step: TimedStep) -> List[int]:
-        # new_tokens = decode steps + 1: the last prefill step picks the first new token.
-        return self.llama.generate(step, self.prompt, self.args.decode_steps + 1)
+        # A prefill step writes every cache entry it reads, so running it again leaves the same caches and logits:
+        # its repeats time it several times within one generation.
+        if self.args.prefill == "one_step":
+            for _ in range(self.args.prefill_repeats - 1):
+                step(self.prompt, 0)
+        # new_tokens = decode steps + 1: the prefill picks the first new token.
+        return self.llama.generate(step, self.prompt, self.args.decode_steps + 1, self.args.prefill)
+
+    def phases(self, timed: TimedStep, execute_s: List[float] = ()) -> Dict[str, Any]:
+        return phases(timed.wall_s, self.args.prefill, self.prefill_steps, len(self.prompt), timed.gpu_us_list,
+                      execute_s)
 
     # gpuu -------------------------------------------------------------------------------------------------------
     def export(self, model, f32_model, precision: str, path: str) -> Dict[str, Any]:
@@ -136,12 +164,16 @@ class Bench:
         t0 = time.perf_counter()
         with gpuu.load(path, gpu_timing=gpu_timing) as program:
             load_s = time.perf_counter() - t0
-            session, execute_s = program.session, []
+            session, execute_s, switch_s = program.session, [], []
 
-            def step(token: int, position: int) -> np.ndarray:
+            def step(tokens: List[int], start: int) -> np.ndarray:
                 t = time.perf_counter()
-                session.set_input(0, np.array([[token]], dtype=np.int64))
-                session.set_input(1, np.array([position], dtype=np.int64))
+                arrays = self.llama.step_inputs(tokens, start)
+                if session.inputs[0].shape != arrays[0].shape:  # to the program made at this length (kept)
+                    session.set_input_shapes([a.shape for a in arrays])
+                    switch_s.append(time.perf_counter() - t)
+                session.set_input(0, arrays[0])
+                session.set_input(1, arrays[1])
                 session.execute()
                 execute_s.append(time.perf_counter() - t)
                 return session.get_output(0)
@@ -150,10 +182,12 @@ class Bench:
             self.warm_up(step)
             program.reset_state()
             execute_s.clear()
+            switch_s.clear()
             timed = TimedStep(step, gpu_us=(lambda: program.last_execute_stats().gpu_time_us) if gpu_timing else None)
             tokens = self.generate(timed)
-            out = {"load_s": round(load_s, 2), "tokens": tokens,
-                   **phases(timed.wall_s, len(self.prompt), timed.gpu_us_list, execute_s)}
+            out = {"load_s": round(load_s, 2), "tokens": tokens, **self.phases(timed, execute_s),
+                   # Changing the step's length within a generation (prefill to decode, within the timed steps).
+                   "length_switch_us": [round(t * 1e6, 1) for t in switch_s]}
             if not gpu_timing:
                 out["vulkan_device"] = program.context().device_name
                 out["states_in_place"] = all(session.state_in_place(n) for n in program.state_names)
@@ -183,24 +217,21 @@ class Bench:
         for name in model.cache_names():
             model.get_buffer(name).zero_()
 
-    def torch_pass(self, model, run: Callable[[], Any], tok: torch.Tensor, pos: torch.Tensor,
-                   events: bool) -> Dict[str, Any]:
-        """One timed generation of `run` (model(tok, pos) or a graph's replay) from clean caches; with `events`,
-        each step's GPU time from CUDA events around it."""
+    def torch_pass(self, model, run: Callable[[List[int], int], Any], events: bool) -> Dict[str, Any]:
+        """One timed generation of `run` (the model eager or a graph's replay, on static inputs) from clean caches;
+        with `events`, each step's GPU time from CUDA events around it."""
         gpu_us: List[float] = []
 
-        def step(token: int, position: int) -> torch.Tensor:
-            tok.fill_(token)
-            pos.fill_(position)
+        def step(tokens: List[int], start: int) -> torch.Tensor:
             if events:
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                start.record()
-                logits = run()
+                begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                begin.record()
+                logits = run(tokens, start)
                 end.record()
                 end.synchronize()
-                gpu_us.append(start.elapsed_time(end) * 1e3)
+                gpu_us.append(begin.elapsed_time(end) * 1e3)
             else:
-                logits = run()
+                logits = run(tokens, start)
                 sync(self.dev)
             return logits
 
@@ -208,33 +239,37 @@ class Bench:
         timed = TimedStep(step, to_host=lambda logits: logits.float().cpu().numpy(),
                           gpu_us=(lambda: gpu_us[-1]) if events else None)
         tokens = self.generate(timed)
-        return {"tokens": tokens, **phases(timed.wall_s, len(self.prompt), timed.gpu_us_list)}
+        return {"tokens": tokens, **self.phases(timed)}
 
     def torch_runner(self, model, graph: bool) -> Dict[str, Any]:
-        tok = torch.zeros(1, 1, dtype=torch.int64, device=self.dev)
-        pos = torch.zeros(1, dtype=torch.int64, device=self.dev)
-        if graph:  # the caches are buffers at fixed addresses and tok/pos are static inputs: one capture serves
-            g, graph_logits = graphed(lambda: model(tok, pos))
+        # Static inputs per step length (decode's 1 and the prompt's): a CUDA graph reads them at fixed addresses.
+        lengths = {1, len(self.prompt)} if self.args.prefill == "one_step" else {1}
+        inputs = {n: (torch.zeros(1, n, dtype=torch.int64, device=self.dev),
+                      torch.zeros(n, dtype=torch.int64, device=self.dev)) for n in lengths}
+        if graph:  # the caches are buffers at fixed addresses: one capture per length serves every step of it
+            graphs = {n: graphed(lambda n=n: model(*inputs[n])) for n in lengths}
 
-            def run() -> torch.Tensor:
-                g.replay()
-                return graph_logits
-        else:
-            def run() -> torch.Tensor:
+        def run(tokens: List[int], start: int) -> torch.Tensor:
+            tok, pos = inputs[len(tokens)]
+            if len(tokens) == 1:
+                tok.fill_(tokens[0])
+                pos.fill_(start)
+            else:
+                tok.copy_(torch.tensor([tokens]))
+                pos.copy_(torch.arange(start, start + len(tokens)))
+            if not graph:
                 return model(tok, pos)
-
-        def warm_step(token: int, position: int) -> None:
-            tok.fill_(token)
-            pos.fill_(position)
-            run()
+            g, graph_logits = graphs[len(tokens)]
+            g.replay()
+            return graph_logits
 
         warm_clock(self.dev, self.args.spin_s)
         self.zero_caches(model)
-        self.warm_up(warm_step)
+        self.warm_up(run)
         sync(self.dev)
-        out = {"wall": self.torch_pass(model, run, tok, pos, events=False)}
+        out = {"wall": self.torch_pass(model, run, events=False)}
         if self.dev.type == "cuda":
-            out["gpu_timed"] = self.torch_pass(model, run, tok, pos, events=True)
+            out["gpu_timed"] = self.torch_pass(model, run, events=True)
         return out
 
     def torch(self, model, precision: str) -> Dict[str, Dict[str, Any]]:
@@ -272,7 +307,8 @@ def numbers(runner: Dict[str, Any]) -> Dict[str, Optional[float]]:
     return {"decode_us": wall.get("decode", {}).get("step_us_median"),
             "tokens_per_s": wall.get("decode", {}).get("tokens_per_s"),
             "prefill_tokens_per_s": wall.get("prefill", {}).get("tokens_per_s"),
-            "gpu_us": timed.get("decode", {}).get("gpu_us_median")}
+            "gpu_us": timed.get("decode", {}).get("gpu_us_median"),
+            "prefill_gpu_us": timed.get("prefill", {}).get("gpu_us_median")}
 
 
 def summary(r: Dict[str, Any]) -> Dict[str, Any]:
@@ -288,6 +324,9 @@ def summary(r: Dict[str, Any]) -> Dict[str, Any]:
                                           s["gpuu_gpu_us"])
     s["gpuu_over_eager"] = ratio(s["gpuu_decode_us"], s["torch_eager_decode_us"])
     s["gpuu_over_graph"] = ratio(s["gpuu_decode_us"], s["torch_graph_decode_us"])
+    # Prefill as times too: one prefill's time is the prompt's tokens over its tokens/s.
+    s["gpuu_prefill_over_eager"] = ratio(s["torch_eager_prefill_tokens_per_s"], s["gpuu_prefill_tokens_per_s"])
+    s["gpuu_prefill_over_graph"] = ratio(s["torch_graph_prefill_tokens_per_s"], s["gpuu_prefill_tokens_per_s"])
     want = r.get("torch_eager", {}).get("wall", {}).get("tokens")
     for runner in ("gpuu", "torch_graph"):
         got = r.get(runner, {}).get("wall", {}).get("tokens")
@@ -298,8 +337,8 @@ def summary(r: Dict[str, Any]) -> Dict[str, Any]:
 
 def table(result: Dict[str, Any]) -> str:
     fmt = lambda v: "-" if v is None else f"{v:.1f}"  # noqa: E731
-    rows = [("precision", "runner", "prefill tok/s*", "decode us/step", "decode tok/s", "GPU us/step",
-             "tokens = eager")]
+    rows = [("precision", "runner", "prefill tok/s*", "prefill GPU us", "decode us/step", "decode tok/s",
+             "decode GPU us/step", "tokens = eager")]
     notes = []
     for prec, r in result["precisions"].items():
         s = r["summary"]
@@ -310,16 +349,19 @@ def table(result: Dict[str, Any]) -> str:
                 continue
             agree = s.get(f"{runner}_tokens_vs_eager")
             rows.append((prec, runner, *(fmt(s[f"{runner}_{k}"]) for k in
-                                         ("prefill_tokens_per_s", "decode_us", "tokens_per_s", "gpu_us")),
+                                         ("prefill_tokens_per_s", "prefill_gpu_us", "decode_us", "tokens_per_s",
+                                          "gpu_us")),
                          f"{agree['agree']}/{agree['of']}" if agree else "(reference)" if runner == "torch_eager" else "-"))
-        notes.append(f"{prec}: gpuu wall/GPU {fmt(s['gpuu_wall_over_gpu'])} (within the gpu_timing pass "
+        notes.append(f"{prec}: decode gpuu wall/GPU {fmt(s['gpuu_wall_over_gpu'])} (within the gpu_timing pass "
                      f"{fmt(s['gpuu_timed_wall_over_gpu'])}; execute without reading the logits "
                      f"back: {fmt(s['gpuu_execute_us'])} us), gpuu/eager {fmt(s['gpuu_over_eager'])}, "
-                     f"gpuu/graph {fmt(s['gpuu_over_graph'])} (times)")
+                     f"gpuu/graph {fmt(s['gpuu_over_graph'])}; prefill gpuu/eager "
+                     f"{fmt(s['gpuu_prefill_over_eager'])}, gpuu/graph {fmt(s['gpuu_prefill_over_graph'])} (times)")
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
-    return "\n".join(lines + notes + [f"* {PREFILL_METHOD}: gpuu has no dynamic dims yet, and the sample model "
-                                      "takes one token a step"])
+    prefill = result["prefill"]
+    return "\n".join(lines + notes + [f"* prefill of {result['prompt_tokens']} tokens, {prefill}: "
+                                      f"{PREFILL_METHODS[prefill]}"])
 
 
 def log(message: str) -> None:
@@ -332,7 +374,10 @@ def main() -> int:
     p.add_argument("--precisions", default="f32,f16")
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu",
                    help="PyTorch's device (cuda or cpu); gpuu runs on its Vulkan device (GPUU_DEVICE)")
-    p.add_argument("--prompt-tokens", type=int, default=16)
+    p.add_argument("--prompt-tokens", type=int, default=16, help="the prompt's length (e.g. 128 for 125m and 1b)")
+    p.add_argument("--prefill", default="one_step", choices=sorted(PREFILL_METHODS),
+                   help="the prompt in one step, or one token per step as decode steps")
+    p.add_argument("--prefill-repeats", type=int, default=5, help="one-step prefills timed per generation")
     p.add_argument("--decode-steps", type=int, default=64, help="decode steps timed after the prompt")
     p.add_argument("--warmup", type=int, default=10, help="untimed steps before each timed generation")
     p.add_argument("--spin-s", type=float, default=1.0, help="seconds of GPU work before each runner (CUDA only)")
@@ -362,6 +407,8 @@ def main() -> int:
     if args.prompt_tokens + args.decode_steps > cfg.max_len or args.warmup > cfg.max_len or args.prompt_tokens < 1:
         sys.exit(f"--prompt-tokens {args.prompt_tokens} + --decode-steps {args.decode_steps} and --warmup "
                  f"{args.warmup} must fit max_len {cfg.max_len} (and the prompt be at least 1 token)")
+    if args.prefill_repeats < 1:
+        sys.exit(f"--prefill-repeats {args.prefill_repeats} must be at least 1")
     dev = torch.device(args.device)
     torch.backends.cuda.matmul.allow_tf32 = False  # f32 is f32, as in gpuu
     torch.backends.cudnn.allow_tf32 = False
@@ -375,10 +422,12 @@ def main() -> int:
         "commit": args.commit, "device": torch.cuda.get_device_name(dev) if dev.type == "cuda" else "lavapipe/cpu",
         "torch_device": str(dev), "torch": torch.__version__, "cuda": torch.version.cuda, "gpuu": gpuu.__version__,
         "size": args.size, "config": dataclasses.asdict(cfg), "params": params, "seed": args.seed,
-        "prompt_tokens": args.prompt_tokens, "prompt": prompt.tolist(), "decode_steps": args.decode_steps, "warmup": args.warmup,
-        "policy": args.policy, "tf32": False,
-        "timing": "a step is set token and position, run, logits ready (gpuu: read back to the host; PyTorch: on "
-                  "its device, synchronised); greedy argmax is outside it. Medians over the timed steps.",
+        "prompt_tokens": args.prompt_tokens, "prompt": prompt.tolist(), "prefill": args.prefill,
+        "prefill_method": PREFILL_METHODS[args.prefill], "prefill_repeats": args.prefill_repeats,
+        "decode_steps": args.decode_steps, "warmup": args.warmup, "policy": args.policy, "tf32": False,
+        "timing": "a step is set the tokens and positions (gpuu: and the step's length where it changes), run, the "
+                  "last token's logits ready (gpuu: read back to the host; PyTorch: on its device, synchronised); "
+                  "greedy argmax is outside it. Medians over the timed steps.",
         "precisions": {},
     }
     with tempfile.TemporaryDirectory(prefix="gpuu_llm_") as tmp:
@@ -398,7 +447,7 @@ def main() -> int:
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)
     print(f"{args.size} ({params / 1e6:.1f}M parameters) on {result['device']} (Vulkan: {result['vulkan_device']}), "
-          f"{args.prompt_tokens} prompt tokens, {args.decode_steps} decode steps, medians")
+          f"{args.prompt_tokens} prompt tokens ({args.prefill}), {args.decode_steps} decode steps, medians")
     print(table(result))
     print(f"wrote {args.out}")
     # f32 must pick PyTorch's tokens; f16 reports its agreement only (half rounding may flip a near tie).

@@ -1,7 +1,8 @@
-/* Greedy generation from C with a decode-step program (samples/llm/llama_decode.py --out PROGRAM writes
- * one): each execute takes a token [1, 1] and its position [1] (both i64), writes the step's keys and
- * values into the KV caches the program keeps as states on the device, and returns the logits [1, vocab];
- * the prompt goes in one token per step, then each argmax is fed back. Prints the new tokens.
+/* Greedy generation from C with the step program of samples/llm/llama_decode.py (--out PROGRAM writes one):
+ * each execute takes token ids [1, s] and their positions [s] (both i64), writes the step's keys and values
+ * into the KV caches the program keeps as states on the device, and returns the logits of its last token
+ * [1, vocab]. s is a dim of the program: the prompt goes in one execute (s = its length), then each argmax is
+ * fed back in an execute of one token (s = 1). Prints the new tokens.
  *
  *   gpuu_llm_generate PROGRAM NEW_TOKENS PROMPT_TOKEN...
  */
@@ -15,11 +16,20 @@ static int fail(const char* what, gpuu_status status) {
   return 1;
 }
 
-/* One decode step: `token` at `position` in, the argmax of the logits out (in *next). */
-static gpuu_status step(gpuu_session* session, int64_t token, int64_t position, float* logits, size_t vocab,
-                        int64_t* next) {
-  gpuu_status s = gpuu_session_set_input(session, 0, &token, sizeof token);
-  if (s == GPUU_OK) s = gpuu_session_set_input(session, 1, &position, sizeof position);
+/* Sets the step's length: token ids [1, count], positions [count]. The session runs the program specialized
+ * at that length (made on first use, then kept); the caches carry over. */
+static gpuu_status set_step_length(gpuu_session* session, size_t count) {
+  const int64_t shapes[] = {1, (int64_t)count, (int64_t)count};
+  return gpuu_session_set_input_shapes(session, shapes, sizeof shapes / sizeof shapes[0]);
+}
+
+/* One step at the length set last: `count` tokens at positions start, start + 1, ... in; the argmax of the
+ * last token's logits out (in *next). `positions` is scratch room for `count` entries. */
+static gpuu_status step(gpuu_session* session, const int64_t* tokens, int64_t* positions, size_t count,
+                        int64_t start, float* logits, size_t vocab, int64_t* next) {
+  for (size_t i = 0; i < count; ++i) positions[i] = start + (int64_t)i;
+  gpuu_status s = gpuu_session_set_input(session, 0, tokens, count * sizeof *tokens);
+  if (s == GPUU_OK) s = gpuu_session_set_input(session, 1, positions, count * sizeof *positions);
   if (s == GPUU_OK) s = gpuu_session_execute(session);
   if (s == GPUU_OK) s = gpuu_session_get_output(session, 0, logits, vocab * sizeof *logits);
   if (s != GPUU_OK) return s;
@@ -37,6 +47,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int new_tokens = atoi(argv[2]);
+  const size_t prompt_len = (size_t)(argc - 3);
   gpuu_program* program = NULL;
   gpuu_status s = gpuu_program_load_file(argv[1], &program);
   if (s != GPUU_OK) return fail("load", s);
@@ -48,18 +59,39 @@ int main(int argc, char** argv) {
   s = gpuu_session_output_info(session, 0, &out);
   if (s != GPUU_OK || out.dtype != GPUU_DTYPE_F32 || out.rank != 2) {
     gpuu_session_destroy(session);
-    return s != GPUU_OK ? fail("output info", s) : (fprintf(stderr, "not a decode step: logits [1, vocab] f32\n"), 1);
+    return s != GPUU_OK ? fail("output info", s) : (fprintf(stderr, "not a step: logits [1, vocab] f32\n"), 1);
   }
+  /* The logits' shape does not follow the step's length. */
   const size_t vocab = (size_t)out.shape[1];
   float* logits = malloc(vocab * sizeof *logits);
-  int64_t position = 0, next = 0;
-  for (int i = 3; i < argc && s == GPUU_OK; ++i) s = step(session, atoll(argv[i]), position++, logits, vocab, &next);
+  int64_t* tokens = malloc(prompt_len * sizeof *tokens);
+  int64_t* positions = malloc(prompt_len * sizeof *positions);
+  if (!logits || !tokens || !positions) {
+    free(logits);
+    free(tokens);
+    free(positions);
+    gpuu_session_destroy(session);
+    fprintf(stderr, "gpuu_llm_generate: out of memory\n");
+    return 1;
+  }
+  for (size_t i = 0; i < prompt_len; ++i) tokens[i] = atoll(argv[3 + i]);
+  int64_t next = 0;
+  const char* what = "prefill";
+  s = set_step_length(session, prompt_len);
+  if (s == GPUU_OK) s = step(session, tokens, positions, prompt_len, 0, logits, vocab, &next);
+  if (s == GPUU_OK && new_tokens > 1) {
+    what = "decode step";
+    s = set_step_length(session, 1);
+  }
+  int64_t position = (int64_t)prompt_len;
   for (int i = 0; i < new_tokens && s == GPUU_OK; ++i) {
     printf("%s%lld", i ? " " : "", (long long)next);
-    if (i + 1 < new_tokens) s = step(session, next, position++, logits, vocab, &next);
+    if (i + 1 < new_tokens) s = step(session, &next, positions, 1, position++, logits, vocab, &next);
   }
   printf("\n");
   free(logits);
+  free(tokens);
+  free(positions);
   gpuu_session_destroy(session);
-  return s == GPUU_OK ? 0 : fail("decode step", s);
+  return s == GPUU_OK ? 0 : fail(what, s);
 }

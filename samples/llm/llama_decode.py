@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
 """A small Llama-style decoder that generates greedily in gpuu with its KV caches kept as program states.
 
-One decode step is the exported program: token embedding, layers of RMSNorm -> attention (RoPE, grouped-query
-heads, a static KV cache per layer written at the step's position) -> RMSNorm -> SwiGLU MLP, a final RMSNorm and
-the lm head. The caches are buffers the step mutates (index_copy_ and index assignment at an input position), so
-gpuu keeps them on the device across executes; the prompt is prefilled one token per step, so no shape depends on
-the data.
+One step is the exported program: token embedding, layers of RMSNorm -> attention (RoPE, grouped-query heads, a
+static KV cache per layer written at the step's positions) -> RMSNorm -> SwiGLU MLP, a final RMSNorm and the lm
+head on the step's last token. The caches are buffers the step mutates (index_copy_ and index assignment at input
+positions), so gpuu keeps them on the device across executes. The step's token count is a dynamic dim (seq, 1 to
+max_len): the prompt goes in one step (prefill), then each new token in a step of one (decode), all with one
+program.
 
-  python3 samples/llm/llama_decode.py [--new-tokens 64] [--d-model 256 --layers 4 ...]
+  python3 samples/llm/llama_decode.py [--new-tokens 64] [--prefill by_token] [--d-model 256 --layers 4 ...]
 
-exports the step, generates in gpuu and in PyTorch (a copy of the same model), and prints both token lists,
-whether they agree, tokens/s for each (decode steps, one token each) and whether every cache is updated in
-place. Needs the gpuu package on PYTHONPATH (<build>/bindings/python) and PyTorch. Weights are random
-(torch.manual_seed), so the text is noise; what matters is that both runs pick the same tokens.
+exports the step, generates in gpuu and in PyTorch (a copy of the same model, the same steps in eager), and prints
+both token lists, whether they agree, prefill and decode tokens/s for each (after an untimed generation, which in
+gpuu makes the program at both step lengths) and whether every cache is updated in place. Needs the gpuu package
+on PYTHONPATH (<build>/bindings/python) and PyTorch. Weights are random (torch.manual_seed), so the text is
+noise; what matters is that both runs pick the same tokens.
 """
 
 import argparse
@@ -77,17 +79,17 @@ class Attention(nn.Module):
         self.register_buffer("k_cache", torch.zeros(1, cfg.kv_heads, cfg.max_len, hd))
         self.register_buffer("v_cache", torch.zeros(1, cfg.kv_heads, cfg.max_len, hd))
 
-    def forward(self, x, position, cos, sin, mask):
-        cfg, hd = self.cfg, self.cfg.head_dim
-        q = self.wq(x).view(1, 1, cfg.heads, hd).transpose(1, 2)  # [1, heads, 1, hd]
-        k = self.wk(x).view(1, 1, cfg.kv_heads, hd).transpose(1, 2)
-        v = self.wv(x).view(1, 1, cfg.kv_heads, hd).transpose(1, 2)
+    def forward(self, x, positions, cos, sin, mask):
+        cfg, hd, s = self.cfg, self.cfg.head_dim, x.shape[1]
+        q = self.wq(x).view(1, s, cfg.heads, hd).transpose(1, 2)  # [1, heads, s, hd]
+        k = self.wk(x).view(1, s, cfg.kv_heads, hd).transpose(1, 2)
+        v = self.wv(x).view(1, s, cfg.kv_heads, hd).transpose(1, 2)
         q, k = rotate(q, cos, sin), rotate(k, cos, sin)
         # The two ways static caches are written (Hugging Face's, ExecuTorch's): index_copy_ and index assignment.
-        self.k_cache.index_copy_(2, position, k)
-        self.v_cache[:, :, position] = v
+        self.k_cache.index_copy_(2, positions, k)
+        self.v_cache[:, :, positions] = v
         y = F.scaled_dot_product_attention(q, self.k_cache, self.v_cache, attn_mask=mask, enable_gqa=True)
-        return self.wo(y.transpose(1, 2).reshape(1, 1, cfg.heads * hd))
+        return self.wo(y.transpose(1, 2).reshape(1, s, cfg.heads * hd))
 
 
 class FeedForward(nn.Module):
@@ -111,14 +113,16 @@ class Block(nn.Module):
         self.ffn_norm = RMSNorm(cfg.d_model, cfg.norm_eps)
         self.feed_forward = FeedForward(cfg)
 
-    def forward(self, x, position, cos, sin, mask):
-        x = x + self.attention(self.attention_norm(x), position, cos, sin, mask)
+    def forward(self, x, positions, cos, sin, mask):
+        x = x + self.attention(self.attention_norm(x), positions, cos, sin, mask)
         return x + self.feed_forward(self.ffn_norm(x))
 
 
 class LlamaDecoder(nn.Module):
-    """One decode step: forward(token_ids [1, 1] i64, position [1] i64) -> logits [1, vocab]; writes the
-    token's k and v into every layer's caches at `position` and attends over positions 0..position."""
+    """One step: forward(token_ids [1, s] i64, positions [s] i64) -> logits [1, vocab] of the step's last token.
+    Writes the s tokens' k and v into every layer's caches at `positions` and lets the token at positions[i]
+    attend over cache positions 0..positions[i]. s is the prompt's length for a prefill and 1 for a decode step;
+    the program exported with a dynamic seq dim takes both."""
 
     def __init__(self, cfg: LlamaConfig = LlamaConfig(), seed: int = 0):
         super().__init__()
@@ -132,61 +136,90 @@ class LlamaDecoder(nn.Module):
         self.register_buffer("inv_freq", 1.0 / cfg.rope_theta ** (torch.arange(half, dtype=torch.float32) / half))
         self.eval()
 
-    def forward(self, token_ids, position):
-        x = self.embed(token_ids)  # [1, 1, d_model]
-        angles = position.to(torch.float32)[:, None] * self.inv_freq  # [1, head_dim / 2], from the input
+    def forward(self, token_ids, positions):
+        x = self.embed(token_ids)  # [1, s, d_model]
+        angles = positions.to(torch.float32)[:, None] * self.inv_freq  # [s, head_dim / 2], from the input
         # In the model's dtype, so a half model (model.half()) writes half k and v into its half caches.
         cos, sin = torch.cos(angles).to(x.dtype), torch.sin(angles).to(x.dtype)
-        mask = (torch.arange(self.cfg.max_len, device=position.device) <= position).view(1, 1, 1, self.cfg.max_len)
+        # Causal over the cache: [1, 1, s, max_len], from the positions (not a constant folded at one length).
+        cache_positions = torch.arange(self.cfg.max_len, device=positions.device)
+        mask = (cache_positions[None, :] <= positions[:, None])[None, None]
         for layer in self.layers:
-            x = layer(x, position, cos, sin, mask)
-        return self.lm_head(self.norm(x)).view(1, self.cfg.vocab)
+            x = layer(x, positions, cos, sin, mask)
+        # Only the last token's logits: the next token's, and a shape that does not follow s.
+        return self.lm_head(self.norm(x[:, -1]))
 
     def cache_names(self) -> List[str]:
         return [name for name, _ in self.named_buffers() if name.endswith("_cache")]
 
 
+def step_inputs(tokens: Sequence[int], start: int):
+    """A step's inputs: token_ids [1, s] and positions [s] (start, ..., start + s - 1), both i64 arrays."""
+    return (np.array([tokens], dtype=np.int64), np.arange(start, start + len(tokens), dtype=np.int64))
+
+
 def example_inputs():
-    return (torch.tensor([[0]], dtype=torch.int64), torch.tensor([0], dtype=torch.int64))
+    """Two tokens at positions 0 and 1: the export records the step at other lengths too (dynamic_shapes)."""
+    return tuple(torch.from_numpy(x) for x in step_inputs([0, 0], 0))
 
 
-def torch_step(model: LlamaDecoder) -> Callable[[int, int], np.ndarray]:
-    """A decode step in PyTorch on `model` (its caches advance)."""
-    def step(token: int, position: int) -> np.ndarray:
+def dynamic_shapes(cfg: LlamaConfig):
+    """The step's one dim: the number of tokens it takes, 1 (decode) to max_len (a whole prompt)."""
+    seq = torch.export.Dim("seq", min=1, max=cfg.max_len)
+    return ({1: seq}, {0: seq})
+
+
+# A step takes tokens at positions start, start + 1, ... and returns the last one's logits [1, vocab].
+Step = Callable[[Sequence[int], int], np.ndarray]
+
+
+def torch_step(model: LlamaDecoder) -> Step:
+    """A step in PyTorch on `model` (its caches advance)."""
+    def step(tokens: Sequence[int], start: int) -> np.ndarray:
         with torch.no_grad():
-            return model(torch.tensor([[token]]), torch.tensor([position])).numpy()
+            return model(*(torch.from_numpy(x) for x in step_inputs(tokens, start))).numpy()
     return step
 
 
-def gpuu_step(program) -> Callable[[int, int], np.ndarray]:
-    """A decode step in a loaded gpuu program (its cache states advance on the device)."""
-    def step(token: int, position: int) -> np.ndarray:
-        (logits,) = program.run([np.array([[token]], dtype=np.int64), np.array([position], dtype=np.int64)])
+def gpuu_step(program) -> Step:
+    """A step in a loaded gpuu program (its cache states advance on the device); run() follows the step's length,
+    so a prefill and the decode steps after it run the program specialized at their seq."""
+    def step(tokens: Sequence[int], start: int) -> np.ndarray:
+        (logits,) = program.run(list(step_inputs(tokens, start)))
         return logits
     return step
 
 
-def generate(step: Callable[[int, int], np.ndarray], prompt_ids: Sequence[int], new_tokens: int) -> List[int]:
-    """Greedy decoding from an empty cache: prefill one prompt token per step, then `new_tokens` argmax tokens.
-    `step` is torch_step(model) or gpuu_step(program)."""
-    logits = None
-    for position, token in enumerate(prompt_ids):
-        logits = step(token, position)
+PREFILLS = ("one_step", "by_token")
+
+
+def generate(step: Step, prompt_ids: Sequence[int], new_tokens: int, prefill: str = "one_step") -> List[int]:
+    """Greedy decoding from an empty cache: the prompt in one step (prefill "one_step") or one token per step
+    ("by_token"), then `new_tokens` argmax tokens, each fed back in a step of one token. `step` is
+    torch_step(model) or gpuu_step(program)."""
+    if prefill not in PREFILLS:
+        raise ValueError(f"prefill {prefill!r} is not one of {', '.join(PREFILLS)}")
+    if prefill == "one_step":
+        logits = step(list(prompt_ids), 0)
+    else:
+        for position, token in enumerate(prompt_ids):
+            logits = step([token], position)
     out = []
     for position in range(len(prompt_ids), len(prompt_ids) + new_tokens):
         token = int(np.argmax(logits[0]))
         out.append(token)
         if len(out) < new_tokens:
-            logits = step(token, position)
+            logits = step([token], position)
     return out
 
 
 def export(model: LlamaDecoder, path, prefer: str = "vulkan_first", precision: str = "fp32"):
-    """Writes the decode step of `model` to `path` under `prefer` (and gpuu.export's `precision`); returns the
-    export report."""
+    """Writes the step of `model`, with its dynamic seq dim, to `path` under `prefer` (and gpuu.export's
+    `precision`); returns the export report."""
     import gpuu
     spec = gpuu.UnifiedGpuCompileSpec(vgf=gpuu.VgfCompileSpec(), prefer=prefer, min_partition_size=1)
-    return gpuu.export(model, example_inputs(), spec, path, precision=precision)
+    return gpuu.export(model, example_inputs(), spec, path, precision=precision,
+                       dynamic_shapes=dynamic_shapes(model.cfg))
 
 
 def main():
@@ -196,6 +229,8 @@ def main():
         parser.add_argument("--" + field.name.replace("_", "-"), type=field.type, default=getattr(defaults, field.name))
     parser.add_argument("--prompt", default="1,2,3,4,5", help="comma-separated prompt token ids")
     parser.add_argument("--new-tokens", type=int, default=64)
+    parser.add_argument("--prefill", default="one_step", choices=PREFILLS,
+                        help="the prompt in one step (default) or one token per step")
     parser.add_argument("--prefer", default="vulkan_first", choices=["vulkan_first", "vgf_first"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", help="where to write the program (default: a temporary file)")
@@ -207,10 +242,27 @@ def main():
 
     cfg = LlamaConfig(**{f.name: getattr(args, f.name) for f in dataclasses.fields(LlamaConfig)})
     prompt = [int(t) for t in args.prompt.split(",")]
-    if len(prompt) + args.new_tokens > cfg.max_len:
-        sys.exit(f"prompt ({len(prompt)}) + new tokens ({args.new_tokens}) exceed max_len {cfg.max_len}")
+    if args.new_tokens < 1 or len(prompt) + args.new_tokens > cfg.max_len:
+        sys.exit(f"new tokens ({args.new_tokens}) must be at least 1 and, with the prompt ({len(prompt)}), "
+                 f"fit max_len {cfg.max_len}")
     model = LlamaDecoder(cfg, seed=args.seed)
     reference = copy.deepcopy(model)  # export leaves the module alone, but PyTorch's run must start clean anyway
+
+    def timed_generation(step: Step, warm_up: Callable[[], None]):
+        """The tokens, and seconds of the prefill step(s) and of the decode steps, of a generation after an
+        untimed one (warm_up clears the caches between them)."""
+        generate(step, prompt, 2, args.prefill)
+        warm_up()
+        seconds: List[float] = []
+
+        def timed_step(tokens: Sequence[int], start: int) -> np.ndarray:
+            t0 = time.perf_counter()
+            logits = step(tokens, start)
+            seconds.append(time.perf_counter() - t0)
+            return logits
+        tokens = generate(timed_step, prompt, args.new_tokens, args.prefill)
+        prefill_steps = 1 if args.prefill == "one_step" else len(prompt)
+        return tokens, sum(seconds[:prefill_steps]), sum(seconds[prefill_steps:])
 
     with tempfile.TemporaryDirectory() as tmp:
         path = args.out or os.path.join(tmp, "llama_decode.gpuu")
@@ -218,22 +270,23 @@ def main():
         report = export(model, path, args.prefer)
         print(f"exported {path} in {time.perf_counter() - t0:.1f} s: "
               f"{len(report['regions'])} regions ({', '.join(sorted({r['backend'] for r in report['regions']}))}), "
-              f"states {[s['name'] for s in report['states']]}")
-        steps = len(prompt) + args.new_tokens - 1
+              f"states {[s['name'] for s in report['states']]}, dims {report['dims']}")
         with gpuu.load(path) as program:
+            got, gpuu_prefill_s, gpuu_decode_s = timed_generation(gpuu_step(program), program.reset_state)
             in_place = {name: program.session.state_in_place(name) for name in program.state_names}
-            t0 = time.perf_counter()
-            got = generate(gpuu_step(program), prompt, args.new_tokens)
-            gpuu_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    want = generate(torch_step(reference), prompt, args.new_tokens)
-    torch_s = time.perf_counter() - t0
+    want, torch_prefill_s, torch_decode_s = timed_generation(
+        torch_step(reference), lambda: [reference.get_buffer(name).zero_() for name in reference.cache_names()])
 
+    decode_steps = args.new_tokens - 1
+    how = "in one step" if args.prefill == "one_step" else "one token per step"
     print(f"gpuu   : {got}")
     print(f"pytorch: {want}")
     print(f"identical: {got == want}")
-    print(f"gpuu {steps / gpuu_s:.1f} tokens/s, pytorch {steps / torch_s:.1f} tokens/s "
-          f"({steps} decode steps of one token: {len(prompt)} prompt + {args.new_tokens - 1} generated)")
+    for name, prefill_s, decode_s in (("gpuu", gpuu_prefill_s, gpuu_decode_s),
+                                      ("pytorch", torch_prefill_s, torch_decode_s)):
+        decode = f"{decode_steps / decode_s:.1f}" if decode_steps else "-"
+        print(f"{name}: prefill {len(prompt) / prefill_s:.1f} tokens/s ({len(prompt)} prompt tokens {how}), "
+              f"decode {decode} tokens/s ({decode_steps} steps of one token)")
     print(f"every cache state in place: {all(in_place.values())}"
           + ("" if all(in_place.values()) else f" (by copy: {[n for n, p in in_place.items() if not p]})"))
     return 0 if got == want else 1

@@ -1,7 +1,9 @@
-"""Greedy generation with samples/llm/llama_decode.py: the decode step exported once, its KV caches kept as program
-states. gpuu picks PyTorch's tokens (and its logits at every step agree) for a 5-token prompt and 64 new tokens,
-under vulkan_first (every cache updated in place) and vgf_first; reset_state starts a second generation from a
-clean cache; two sessions of one program, stepped in turn on different prompts, keep their own caches; a half model
+"""Greedy generation with samples/llm/llama_decode.py: one step exported once with a dynamic seq dim, its KV caches
+kept as program states. The 5-token prompt goes in one step (the session runs at seq 5), then 64 new tokens one a
+step (seq 1): gpuu picks PyTorch's tokens (and its logits at every step agree), under vulkan_first (every cache
+updated in place) and vgf_first, from Python and from the C sample; reset_state starts a second generation from a
+clean cache; two sessions of one program, stepped in turn on different prompts, keep their own caches and sizes;
+the prompt in one step and one token per step leave the same caches and pick the same next token; a half model
 keeps half caches and follows PyTorch's half model."""
 
 import copy
@@ -24,13 +26,19 @@ OTHER_PROMPT = [200, 17, 99, 3, 42]
 NEW_TOKENS = 64
 
 
-def recording(step, logits):
-    """`step`, appending each step's logits to `logits`."""
-    def recorded(token, position):
-        out = step(token, position)
+def recording(step, logits, seqs=None, program=None):
+    """`step`, appending each step's logits to `logits` (and, given a program, the seq it ran at to `seqs`)."""
+    def recorded(tokens, start):
+        out = step(tokens, start)
         logits.append(np.array(out))
+        if program is not None:
+            seqs.append(program.dims["seq"])
         return out
     return recorded
+
+
+def caches(model):
+    return {name: model.get_buffer(name).numpy().copy() for name in model.cache_names()}
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +52,7 @@ def reference(model):
     m = copy.deepcopy(model)
     logits = []
     tokens = llama.generate(recording(llama.torch_step(m), logits), PROMPT, NEW_TOKENS)
-    caches = {name: b.numpy().copy() for name, b in m.named_buffers() if name.endswith("_cache")}
-    return tokens, logits, caches
+    return tokens, logits, caches(m)
 
 
 @pytest.fixture(scope="module")
@@ -53,15 +60,19 @@ def vulkan_first(model, tmp_path_factory):
     path = tmp_path_factory.mktemp("llm") / "llama_vulkan_first.gpuu"
     report = llama.export(model, path, "vulkan_first")
     assert [s["name"] for s in report["states"]] == model.cache_names()
+    # Recorded at 2 tokens (the example's length; sizes 0 and 1 are special to PyTorch), runs at 1 to max_len.
+    assert report["dims"] == [{"name": "seq", "min": 1, "max": model.cfg.max_len, "recorded_at": 2}]
     return path
 
 
 def generate_and_compare(program, reference):
     want_tokens, want_logits, want_caches = reference
-    logits = []
-    tokens = llama.generate(recording(llama.gpuu_step(program), logits), PROMPT, NEW_TOKENS)
+    logits, seqs = [], []
+    tokens = llama.generate(recording(llama.gpuu_step(program), logits, seqs, program), PROMPT, NEW_TOKENS)
     assert tokens == want_tokens
-    assert len(logits) == len(want_logits) == len(PROMPT) + NEW_TOKENS - 1
+    # One prefill step of the whole prompt, then one step per new token but the last.
+    assert len(logits) == len(want_logits) == NEW_TOKENS
+    assert seqs == [len(PROMPT)] + [1] * (NEW_TOKENS - 1)
     for step, (got, want) in enumerate(zip(logits, want_logits)):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=f"logits of step {step}")
     for name, want in want_caches.items():
@@ -71,9 +82,12 @@ def generate_and_compare(program, reference):
 def test_vulkan_first_generates_pytorchs_tokens_with_the_caches_in_place(model, reference, vulkan_first):
     with gpuu.load(vulkan_first) as program:
         assert program.state_names == model.cache_names()
+        assert program.dims == {"seq": 2}  # a session starts at the sizes the program was recorded at
         for name in program.state_names:
             assert program.session.state_in_place(name), f"{name} is updated through a copy"
         generate_and_compare(program, reference)
+        for name in program.state_names:  # the session specialized at seq 1 keeps them in place too
+            assert program.session.state_in_place(name), f"{name} is updated through a copy at seq 1"
         assert program.last_execute_stats().host_copies == 0, "a state went through the host"
         # A second generation from cleared caches (the mask hides the first one's entries past each position, so
         # the tokens repeat only if reset_state left the program runnable and every step writes its own entry).
@@ -84,26 +98,58 @@ def test_vulkan_first_generates_pytorchs_tokens_with_the_caches_in_place(model, 
 
 
 def test_two_sessions_stepped_in_turn_keep_their_own_caches(model, vulkan_first):
-    prompts = [PROMPT, OTHER_PROMPT]
+    prompts = [PROMPT, OTHER_PROMPT[:3]]  # prompts of different lengths: each session runs at its own seq
     torch_steps = [llama.torch_step(copy.deepcopy(model)) for _ in prompts]
     with gpuu.load(vulkan_first) as a, gpuu.load(vulkan_first) as b:
+        programs = [a, b]
         gpuu_steps = [llama.gpuu_step(a), llama.gpuu_step(b)]
         logits = [None, None]
         tokens = [[], []]
-        # The two generations advance one step each in turn, so every step of one runs between two of the other.
-        for position in range(len(PROMPT) + NEW_TOKENS - 1):
+        # The two generations advance one step each in turn, so every step of one runs between two of the other:
+        # both prompts in one step each, then one new token each.
+        for i, prompt in enumerate(prompts):
+            logits[i] = gpuu_steps[i](prompt, 0)
+            np.testing.assert_allclose(logits[i], torch_steps[i](prompt, 0), rtol=1e-4, atol=1e-4,
+                                       err_msg=f"session {i}, prefill")
+        assert [p.dims for p in programs] == [{"seq": len(prompts[0])}, {"seq": len(prompts[1])}]
+        for step in range(NEW_TOKENS - 1):
             for i, prompt in enumerate(prompts):
-                if position < len(prompt):
-                    token = prompt[position]
-                else:
-                    token = int(np.argmax(logits[i][0]))
-                    tokens[i].append(token)
-                logits[i] = gpuu_steps[i](token, position)
-                want = torch_steps[i](token, position)
+                token = int(np.argmax(logits[i][0]))
+                tokens[i].append(token)
+                logits[i] = gpuu_steps[i]([token], len(prompt) + step)
+                want = torch_steps[i]([token], len(prompt) + step)
                 np.testing.assert_allclose(logits[i], want, rtol=1e-4, atol=1e-4,
-                                           err_msg=f"session {i}, step {position}")
-                assert np.argmax(logits[i][0]) == np.argmax(want[0]), f"session {i}, step {position}"
+                                           err_msg=f"session {i}, decode step {step}")
+                assert np.argmax(logits[i][0]) == np.argmax(want[0]), f"session {i}, decode step {step}"
+                assert programs[i].dims == {"seq": 1}
         assert tokens[0] != tokens[1], "the prompts lead to different tokens"
+
+
+def test_prefill_in_one_step_and_token_by_token_agree(model, vulkan_first):
+    """The prompt in one step (seq 5) and in five steps of one token (seq 1) write the same caches and pick the
+    same next token, in gpuu and in PyTorch; the one-step caches are PyTorch's."""
+    torch_model = copy.deepcopy(model)
+    want = llama.torch_step(torch_model)(PROMPT, 0)
+    with gpuu.load(vulkan_first) as one_step, gpuu.load(vulkan_first) as by_token:
+        got = llama.gpuu_step(one_step)(PROMPT, 0)
+        assert one_step.dims == {"seq": len(PROMPT)}
+        step = llama.gpuu_step(by_token)
+        for position, token in enumerate(PROMPT):
+            by_token_logits = step([token], position)
+        assert by_token.dims == {"seq": 1}
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(by_token_logits, got, rtol=1e-4, atol=1e-4)
+        assert np.argmax(got[0]) == np.argmax(by_token_logits[0]) == np.argmax(want[0])
+        for name, want_cache in caches(torch_model).items():
+            assert want_cache[:, :, :len(PROMPT)].any() and not want_cache[:, :, len(PROMPT):].any(), name
+            np.testing.assert_allclose(one_step.state(name), want_cache, rtol=1e-5, atol=1e-5, err_msg=name)
+            np.testing.assert_allclose(by_token.state(name), one_step.state(name), rtol=1e-5, atol=1e-5,
+                                       err_msg=name)
+        # generate()'s by_token prefill picks the one-step tokens.
+        by_token.reset_state()
+        one_step.reset_state()
+        tokens = llama.generate(llama.gpuu_step(one_step), PROMPT, 8)
+        assert llama.generate(step, PROMPT, 8, prefill="by_token") == tokens
 
 
 def test_vgf_first_generates_pytorchs_tokens(model, reference, tmp_path):
@@ -137,9 +183,12 @@ def test_a_half_model_keeps_half_caches_and_follows_pytorch(tmp_path):
             assert program.state(name).dtype == np.float16, name
             assert program.session.state_in_place(name), f"{name} is updated through a copy"
         step = llama.gpuu_step(program)
-        for position, token in enumerate(PROMPT + want_tokens[:-1]):
-            got, want = step(token, position), torch_step(token, position)
+        # The prompt in one step, then PyTorch's tokens one a step.
+        steps = [(PROMPT, 0)] + [([token], len(PROMPT) + i) for i, token in enumerate(want_tokens[:-1])]
+        for tokens, start in steps:
+            got, want = step(tokens, start), torch_step(tokens, start)
+            assert program.dims == {"seq": len(tokens)}
             assert got.dtype == np.float16
             # The logits reach about 2.5, where one f16 step is 2e-3.
             np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=0, atol=1e-2,
-                                       err_msg=f"logits of step {position}")
+                                       err_msg=f"logits of the step at {start}")
