@@ -475,7 +475,12 @@ def _addmm(L, a, real, node):
 @_lowering("mm", "bmm", "matmul")
 def _matmul(L, a, real, node):
     a_in = L.tensor(a["self"], "input")
-    b_in = L.tensor(a.get("mat2", a.get("other")), "other")
+    b_raw = a.get("mat2", a.get("other"))
+    if isinstance(b_raw, _K) and b_raw.rank == 2 and a_in.rank >= 2:
+        # x @ W.t() of a bias-free nn.Linear (Llama's, most LLMs'): a linear, whose weight rows are K-contiguous
+        # (a decode step's GEMV reads them coalesced) and stay the model's own tensor.
+        return _linear_from(L, a_in, b_raw, None, real)
+    b_in = L.tensor(b_raw, "other")
     if a_in.rank < 2 or b_in.rank < 2:
         # gpuu's matmul wants matrices: lift vectors, then drop the lifted dims.
         a2 = L.reshape(a_in, [1, a_in.shape[0]]) if a_in.rank == 1 else a_in
