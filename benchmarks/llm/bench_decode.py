@@ -139,13 +139,19 @@ class Bench:
                       execute_s)
 
     # gpuu -------------------------------------------------------------------------------------------------------
+    @property
+    def example_length(self) -> int:
+        """The length the step is recorded at, where a session starts: the prompt's (2 at least), so that loading
+        makes the program for the prefill."""
+        return max(2, len(self.prompt))
+
     def export(self, model, f32_model, precision: str, path: str) -> Dict[str, Any]:
         """The f16 program is the half model exported as it is; should that fail, the f32 model exported with
         precision="fp16" (f32 in and out, f16 inside), and the JSON says which."""
         t0 = time.perf_counter()
         info: Dict[str, Any] = {"how": "f32 model" if precision == "f32" else "half model (model.half())"}
         try:
-            report = self.llama.export(model, path, self.args.policy)
+            report = self.llama.export(model, path, self.args.policy, example_length=self.example_length)
         except Exception as e:  # noqa: BLE001 (the fallback below, and the error in the JSON)
             if precision == "f32":
                 raise
@@ -153,7 +159,8 @@ class Bench:
             info["how"] = 'f32 model, gpuu.export(..., precision="fp16")'
             log(f"gpuu f16: the half model does not export ({info['half_model_error']}); trying precision=fp16")
             t0 = time.perf_counter()
-            report = self.llama.export(f32_model, path, self.args.policy, precision="fp16")
+            report = self.llama.export(f32_model, path, self.args.policy, precision="fp16",
+                                       example_length=self.example_length)
         info.update(export_s=round(time.perf_counter() - t0, 2), bytes=os.path.getsize(path),
                     backends={b: v for b, v in report["summary"]["backends"].items() if v["regions"]},
                     states=len(report["states"]))
@@ -380,6 +387,8 @@ def main() -> int:
     p.add_argument("--prefill-repeats", type=int, default=5, help="one-step prefills timed per generation")
     p.add_argument("--decode-steps", type=int, default=64, help="decode steps timed after the prompt")
     p.add_argument("--warmup", type=int, default=10, help="untimed steps before each timed generation")
+    p.add_argument("--torch-threads", type=int, help="PyTorch's CPU threads (default: its own choice; on a machine "
+                   "whose cores others share, 1 keeps its thread pool from waiting on them)")
     p.add_argument("--spin-s", type=float, default=1.0, help="seconds of GPU work before each runner (CUDA only)")
     p.add_argument("--policy", default="vulkan_first", choices=["vulkan_first", "vgf_first"])
     p.add_argument("--seed", type=int, default=0)
@@ -410,6 +419,8 @@ def main() -> int:
     if args.prefill_repeats < 1:
         sys.exit(f"--prefill-repeats {args.prefill_repeats} must be at least 1")
     dev = torch.device(args.device)
+    if args.torch_threads:
+        torch.set_num_threads(args.torch_threads)
     torch.backends.cuda.matmul.allow_tf32 = False  # f32 is f32, as in gpuu
     torch.backends.cudnn.allow_tf32 = False
 
@@ -420,7 +431,8 @@ def main() -> int:
     result: Dict[str, Any] = {
         "benchmark": "llm_decode", "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "commit": args.commit, "device": torch.cuda.get_device_name(dev) if dev.type == "cuda" else "lavapipe/cpu",
-        "torch_device": str(dev), "torch": torch.__version__, "cuda": torch.version.cuda, "gpuu": gpuu.__version__,
+        "torch_device": str(dev), "torch_threads": torch.get_num_threads(), "torch": torch.__version__,
+        "cuda": torch.version.cuda, "gpuu": gpuu.__version__,
         "size": args.size, "config": dataclasses.asdict(cfg), "params": params, "seed": args.seed,
         "prompt_tokens": args.prompt_tokens, "prompt": prompt.tolist(), "prefill": args.prefill,
         "prefill_method": PREFILL_METHODS[args.prefill], "prefill_repeats": args.prefill_repeats,

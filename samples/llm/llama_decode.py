@@ -158,9 +158,11 @@ def step_inputs(tokens: Sequence[int], start: int):
     return (np.array([tokens], dtype=np.int64), np.arange(start, start + len(tokens), dtype=np.int64))
 
 
-def example_inputs():
-    """Two tokens at positions 0 and 1: the export records the step at other lengths too (dynamic_shapes)."""
-    return tuple(torch.from_numpy(x) for x in step_inputs([0, 0], 0))
+def example_inputs(length: int = 2):
+    """`length` tokens from position 0. The export records the step at other lengths too (dynamic_shapes); a
+    session starts at this one (2 or more: PyTorch treats 0 and 1 specially), so the length of the prompts to come
+    saves making the program at one more length."""
+    return tuple(torch.from_numpy(x) for x in step_inputs([0] * length, 0))
 
 
 def dynamic_shapes(cfg: LlamaConfig):
@@ -213,12 +215,13 @@ def generate(step: Step, prompt_ids: Sequence[int], new_tokens: int, prefill: st
     return out
 
 
-def export(model: LlamaDecoder, path, prefer: str = "vulkan_first", precision: str = "fp32"):
+def export(model: LlamaDecoder, path, prefer: str = "vulkan_first", precision: str = "fp32",
+           example_length: int = 2):
     """Writes the step of `model`, with its dynamic seq dim, to `path` under `prefer` (and gpuu.export's
-    `precision`); returns the export report."""
+    `precision`), recorded at `example_length` tokens (example_inputs); returns the export report."""
     import gpuu
     spec = gpuu.UnifiedGpuCompileSpec(vgf=gpuu.VgfCompileSpec(), prefer=prefer, min_partition_size=1)
-    return gpuu.export(model, example_inputs(), spec, path, precision=precision,
+    return gpuu.export(model, example_inputs(example_length), spec, path, precision=precision,
                        dynamic_shapes=dynamic_shapes(model.cfg))
 
 
@@ -267,7 +270,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         path = args.out or os.path.join(tmp, "llama_decode.gpuu")
         t0 = time.perf_counter()
-        report = export(model, path, args.prefer)
+        report = export(model, path, args.prefer, example_length=max(2, len(prompt)))
         print(f"exported {path} in {time.perf_counter() - t0:.1f} s: "
               f"{len(report['regions'])} regions ({', '.join(sorted({r['backend'] for r in report['regions']}))}), "
               f"states {[s['name'] for s in report['states']]}, dims {report['dims']}")

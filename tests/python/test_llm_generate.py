@@ -58,10 +58,10 @@ def reference(model):
 @pytest.fixture(scope="module")
 def vulkan_first(model, tmp_path_factory):
     path = tmp_path_factory.mktemp("llm") / "llama_vulkan_first.gpuu"
-    report = llama.export(model, path, "vulkan_first")
+    report = llama.export(model, path, "vulkan_first", example_length=len(PROMPT))
     assert [s["name"] for s in report["states"]] == model.cache_names()
-    # Recorded at 2 tokens (the example's length; sizes 0 and 1 are special to PyTorch), runs at 1 to max_len.
-    assert report["dims"] == [{"name": "seq", "min": 1, "max": model.cfg.max_len, "recorded_at": 2}]
+    # Recorded at the prompt's length (where a session starts), runs at 1 to max_len.
+    assert report["dims"] == [{"name": "seq", "min": 1, "max": model.cfg.max_len, "recorded_at": len(PROMPT)}]
     return path
 
 
@@ -82,7 +82,7 @@ def generate_and_compare(program, reference):
 def test_vulkan_first_generates_pytorchs_tokens_with_the_caches_in_place(model, reference, vulkan_first):
     with gpuu.load(vulkan_first) as program:
         assert program.state_names == model.cache_names()
-        assert program.dims == {"seq": 2}  # a session starts at the sizes the program was recorded at
+        assert program.dims == {"seq": len(PROMPT)}  # a session starts at the sizes the program was recorded at
         for name in program.state_names:
             assert program.session.state_in_place(name), f"{name} is updated through a copy"
         generate_and_compare(program, reference)
@@ -130,30 +130,32 @@ def test_prefill_in_one_step_and_token_by_token_agree(model, vulkan_first):
     same next token, in gpuu and in PyTorch; the one-step caches are PyTorch's."""
     torch_model = copy.deepcopy(model)
     want = llama.torch_step(torch_model)(PROMPT, 0)
-    with gpuu.load(vulkan_first) as one_step, gpuu.load(vulkan_first) as by_token:
-        got = llama.gpuu_step(one_step)(PROMPT, 0)
-        assert one_step.dims == {"seq": len(PROMPT)}
-        step = llama.gpuu_step(by_token)
+    with gpuu.load(vulkan_first) as program:
+        step = llama.gpuu_step(program)
+        one_step = step(PROMPT, 0)
+        assert program.dims == {"seq": len(PROMPT)}
+        one_step_caches = {name: np.array(program.state(name)) for name in program.state_names}
+        program.reset_state()
         for position, token in enumerate(PROMPT):
-            by_token_logits = step([token], position)
-        assert by_token.dims == {"seq": 1}
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
-        np.testing.assert_allclose(by_token_logits, got, rtol=1e-4, atol=1e-4)
-        assert np.argmax(got[0]) == np.argmax(by_token_logits[0]) == np.argmax(want[0])
+            by_token = step([token], position)
+        assert program.dims == {"seq": 1}
+        np.testing.assert_allclose(one_step, want, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(by_token, one_step, rtol=1e-4, atol=1e-4)
+        assert np.argmax(one_step[0]) == np.argmax(by_token[0]) == np.argmax(want[0])
         for name, want_cache in caches(torch_model).items():
             assert want_cache[:, :, :len(PROMPT)].any() and not want_cache[:, :, len(PROMPT):].any(), name
-            np.testing.assert_allclose(one_step.state(name), want_cache, rtol=1e-5, atol=1e-5, err_msg=name)
-            np.testing.assert_allclose(by_token.state(name), one_step.state(name), rtol=1e-5, atol=1e-5,
+            np.testing.assert_allclose(one_step_caches[name], want_cache, rtol=1e-5, atol=1e-5, err_msg=name)
+            np.testing.assert_allclose(program.state(name), one_step_caches[name], rtol=1e-5, atol=1e-5,
                                        err_msg=name)
         # generate()'s by_token prefill picks the one-step tokens.
-        by_token.reset_state()
-        one_step.reset_state()
-        tokens = llama.generate(llama.gpuu_step(one_step), PROMPT, 8)
+        program.reset_state()
+        tokens = llama.generate(step, PROMPT, 8)
+        program.reset_state()
         assert llama.generate(step, PROMPT, 8, prefill="by_token") == tokens
 
 
 def test_vgf_first_generates_pytorchs_tokens(model, reference, tmp_path):
-    report = llama.export(model, tmp_path / "llama_vgf_first.gpuu", "vgf_first")
+    report = llama.export(model, tmp_path / "llama_vgf_first.gpuu", "vgf_first", example_length=len(PROMPT))
     assert "VgfBackend" in {r["backend"] for r in report["regions"]}
     with gpuu.load(tmp_path / "llama_vgf_first.gpuu") as program:
         generate_and_compare(program, reference)
@@ -176,7 +178,7 @@ def test_a_half_model_keeps_half_caches_and_follows_pytorch(tmp_path):
     compared)."""
     model = llama.LlamaDecoder().half()
     want_tokens = llama.generate(llama.torch_step(copy.deepcopy(model)), PROMPT, 16)
-    llama.export(model, tmp_path / "llama_f16.gpuu", "vulkan_first")
+    llama.export(model, tmp_path / "llama_f16.gpuu", "vulkan_first", example_length=len(PROMPT))
     torch_step = llama.torch_step(copy.deepcopy(model))
     with gpuu.load(tmp_path / "llama_f16.gpuu") as program:
         for name in program.state_names:
