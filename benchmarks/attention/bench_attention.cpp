@@ -1,17 +1,13 @@
 // Attention benchmark: scaled_dot_product_attention as one node (the flash
-// kernel the selector picks: attention.comp, or attention_coopmat.comp on
-// matrix cores for f16) against the graph it replaces (matmul q k^T, the
+// kernel, attention.comp) against the graph it replaces (matmul q k^T, the
 // scale, a causal mask where asked, softmax, matmul with v) on the default
-// Vulkan device, at GPT-2-small's and ViT-B/16's shape (12 heads of 64) over
-// sequence lengths (197: ViT's tokens), f32 and f16. Per case: GPU time
-// (median of the command buffer's timestamps after warm-up) of the one node,
-// of the same node reading q, k and v through views of a fused
-// [B, L, 3 * 768] projection (split, view, transpose: no copies), of the
-// whole decomposed graph, and of its two GEMMs alone (per-dispatch
-// timestamps); the largest difference between the two outputs; and which
-// attention kernel ran, with its workgroup shape. Prints one JSON object,
-// then a table on stderr. Options force the attention kernel and its shape
-// (KernelGraphOptions::attention_force), for comparisons on one device.
+// Vulkan device, at GPT-2-small's shape (12 heads of 64) over sequence
+// lengths, f32 and f16. Per case: GPU time (median of the command buffer's
+// timestamps after warm-up) of the one node, of the same node reading q, k
+// and v through views of a fused [L, 3 * 768] projection (split, view,
+// transpose: no copies), of the whole decomposed graph, and of its two GEMMs
+// alone (per-dispatch timestamps); and the largest difference between the
+// two outputs. Prints one JSON object, then a table on stderr.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -27,7 +23,6 @@
 #include "gpu/device_buffer.h"
 #include "gpu/submission.h"
 #include "graph/builder.h"
-#include "kernels/attention_select.h"
 #include "kernels/kernel_graph.h"
 #include "stats.h"
 
@@ -92,8 +87,7 @@ struct Timing {
 // (warm-up, then `runs` timed submits), and returns the median GPU time; with
 // `profile`, one more run with per-dispatch timestamps gives the steps.
 Result<Timing> time_graph(const SharedGpuContextPtr& ctx, VkCommandPool pool, const graph::Graph& g,
-                          const std::vector<std::vector<uint8_t>>& inputs, int runs, bool profile,
-                          const kernels::AttentionForce& force) {
+                          const std::vector<std::vector<uint8_t>>& inputs, int runs, bool profile) {
   std::vector<DeviceBuffer> buffers;
   std::vector<BufferRange> in_ranges, out_ranges;
   for (const std::vector<uint8_t>& bytes : inputs) {
@@ -110,7 +104,6 @@ Result<Timing> time_graph(const SharedGpuContextPtr& ctx, VkCommandPool pool, co
   for (int pass = 0; pass < (profile ? 2 : 1); ++pass) {
     kernels::KernelGraphOptions options;
     options.profile_steps = pass == 1;
-    options.attention_force = force;
     GPUU_ASSIGN_OR_RETURN(std::unique_ptr<kernels::KernelGraph> kg,
                           kernels::KernelGraph::create(ctx, g, in_ranges, out_ranges, options));
     VkCommandBuffer cb = kg->command_buffer();
@@ -142,14 +135,12 @@ Result<Timing> time_graph(const SharedGpuContextPtr& ctx, VkCommandPool pool, co
 
 struct Shapes {
   DType dtype;
-  int64_t batch;
   int64_t len;
   bool causal;
 };
 
-Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Shapes& s, int runs,
-                const kernels::AttentionForce& force, bool first) {
-  const graph::Shape heads = {s.batch, kHeads, s.len, kHeadDim};
+Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Shapes& s, int runs, bool first) {
+  const graph::Shape heads = {1, kHeads, s.len, kHeadDim};
   const size_t n = static_cast<size_t>(graph::shape_numel(heads));
   std::vector<std::vector<uint8_t>> qkv = {random_bytes(s.dtype, n, 1), random_bytes(s.dtype, n, 2),
                                            random_bytes(s.dtype, n, 3)};
@@ -164,11 +155,11 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Shapes
     GPUU_ASSIGN_OR_RETURN(auto y, graph::add_op(one, "scaled_dot_product_attention", "attn", {q, k, v}, causal));
     one.mark_output(y[0]);
   }
-  // The one node over a fused projection [B, L, 3 * H * E]: q, k, v as views.
+  // The one node over a fused projection [1, L, 3 * H * E]: q, k, v as views.
   graph::Graph fused;
   const int64_t width = kHeads * kHeadDim;
   {
-    auto x = graph::add_graph_input(fused, "x", s.dtype, {s.batch, s.len, 3 * width}).value();
+    auto x = graph::add_graph_input(fused, "x", s.dtype, {1, s.len, 3 * width}).value();
     std::vector<graph::ValueId> parts;
     for (int64_t i = 0; i < 3; ++i) {
       std::string name = "p" + std::to_string(i);
@@ -177,7 +168,7 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Shapes
                                                    {"starts", std::vector<int64_t>{i * width}},
                                                    {"ends", std::vector<int64_t>{(i + 1) * width}}}));
       GPUU_ASSIGN_OR_RETURN(auto r, graph::add_op(fused, "reshape", name + "_r", {p[0]},
-                                                  {{"shape", std::vector<int64_t>{s.batch, s.len, kHeads, kHeadDim}}}));
+                                                  {{"shape", std::vector<int64_t>{1, s.len, kHeads, kHeadDim}}}));
       GPUU_ASSIGN_OR_RETURN(auto t, graph::add_op(fused, "transpose", name + "_t", {r[0]},
                                                   {{"perm", std::vector<int64_t>{0, 2, 1, 3}}}));
       parts.push_back(t[0]);
@@ -189,7 +180,7 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Shapes
   graph::Graph parts;
   {
     auto q = graph::add_graph_input(parts, "q", s.dtype, heads).value();
-    auto kt = graph::add_graph_input(parts, "kt", s.dtype, {s.batch, kHeads, kHeadDim, s.len}).value();
+    auto kt = graph::add_graph_input(parts, "kt", s.dtype, {1, kHeads, kHeadDim, s.len}).value();
     auto v = graph::add_graph_input(parts, "v", s.dtype, heads).value();
     GPUU_ASSIGN_OR_RETURN(auto scores, graph::add_op(parts, "matmul", "qk", {q, kt}, {}));
     auto scale = graph::add_graph_constant(parts, "scale", s.dtype, {1},
@@ -213,31 +204,21 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Shapes
   // k transposed on the host for the decomposed graph; x = [q | k | v] per row for the fused one.
   const size_t es = graph::dtype_size(s.dtype);
   std::vector<uint8_t> kt(qkv[1].size()), x(3 * qkv[0].size());
-  for (int64_t b = 0; b < s.batch; ++b) {
-    for (int64_t h = 0; h < kHeads; ++h) {
-      const int64_t bh = b * kHeads + h;
-      for (int64_t j = 0; j < s.len; ++j) {
-        for (int64_t e = 0; e < kHeadDim; ++e) {
-          const size_t at = static_cast<size_t>((bh * s.len + j) * kHeadDim + e);
-          std::memcpy(&kt[static_cast<size_t>((bh * kHeadDim + e) * s.len + j) * es], &qkv[1][at * es], es);
-          for (int64_t w = 0; w < 3; ++w) {
-            const size_t to = static_cast<size_t>((b * s.len + j) * 3 * width + w * width + h * kHeadDim + e);
-            std::memcpy(&x[to * es], &qkv[static_cast<size_t>(w)][at * es], es);
-          }
+  for (int64_t h = 0; h < kHeads; ++h) {
+    for (int64_t j = 0; j < s.len; ++j) {
+      for (int64_t e = 0; e < kHeadDim; ++e) {
+        const size_t at = static_cast<size_t>((h * s.len + j) * kHeadDim + e);
+        std::memcpy(&kt[static_cast<size_t>((h * kHeadDim + e) * s.len + j) * es], &qkv[1][at * es], es);
+        for (int64_t w = 0; w < 3; ++w) {
+          const size_t to = static_cast<size_t>(j * 3 * width + w * width + h * kHeadDim + e);
+          std::memcpy(&x[to * es], &qkv[static_cast<size_t>(w)][at * es], es);
         }
       }
     }
   }
-  GPUU_ASSIGN_OR_RETURN(Timing t_one, time_graph(ctx, pool, one, qkv, runs, true, force));
-  GPUU_ASSIGN_OR_RETURN(Timing t_fused, time_graph(ctx, pool, fused, {x}, runs, false, force));
-  GPUU_ASSIGN_OR_RETURN(Timing t_parts, time_graph(ctx, pool, parts, {qkv[0], kt, qkv[2]}, runs, true, force));
-  // Which attention kernel ran, and its workgroup shape.
-  std::string kernel = "?", choice = "?";
-  for (const gpu::TimedStep& step : t_one.steps) {
-    if (step.label != "attn") continue;
-    kernel = step.kernel;
-    choice = step.work.choice;
-  }
+  GPUU_ASSIGN_OR_RETURN(Timing t_one, time_graph(ctx, pool, one, qkv, runs, false));
+  GPUU_ASSIGN_OR_RETURN(Timing t_fused, time_graph(ctx, pool, fused, {x}, runs, false));
+  GPUU_ASSIGN_OR_RETURN(Timing t_parts, time_graph(ctx, pool, parts, {qkv[0], kt, qkv[2]}, runs, true));
   double gemm_us = 0, softmax_us = 0;
   for (const gpu::TimedStep& step : t_parts.steps) {
     if (step.label == "qk" || step.label == "pv") gemm_us += step.us;
@@ -249,85 +230,36 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Shapes
                 c = element(s.dtype, t_fused.output.data(), i);
     max_diff = std::max({max_diff, double(std::fabs(a - b)), double(std::fabs(a - c))});
   }
-  const double flops =
-      4.0 * double(s.batch) * kHeads * double(s.len) * double(s.len) * kHeadDim * (s.causal ? 0.5 : 1.0);
-  std::printf("%s    {\"dtype\": \"%s\", \"batch\": %lld, \"len\": %lld, \"causal\": %s, \"sdpa_us\": %.1f, "
-              "\"sdpa_views_us\": %.1f, \"decomposed_us\": %.1f, \"decomposed_gemms_us\": %.1f, "
-              "\"decomposed_softmax_us\": %.1f, \"sdpa_tflops\": %.3g, \"max_abs_diff\": %.2e, \"kernel\": \"%s\", "
-              "\"kernel_choice\": \"%s\"}",
-              first ? "" : ",\n", graph::dtype_name(s.dtype), static_cast<long long>(s.batch),
-              static_cast<long long>(s.len), s.causal ? "true" : "false", t_one.gpu_us, t_fused.gpu_us, t_parts.gpu_us,
-              gemm_us, softmax_us, flops / t_one.gpu_us / 1e6, max_diff, kernel.c_str(), choice.c_str());
+  const double flops = 4.0 * kHeads * double(s.len) * double(s.len) * kHeadDim * (s.causal ? 0.5 : 1.0);
+  std::printf("%s    {\"dtype\": \"%s\", \"len\": %lld, \"causal\": %s, \"sdpa_us\": %.1f, \"sdpa_views_us\": %.1f, "
+              "\"decomposed_us\": %.1f, \"decomposed_gemms_us\": %.1f, \"decomposed_softmax_us\": %.1f, "
+              "\"sdpa_tflops\": %.3g, \"max_abs_diff\": %.2e}",
+              first ? "" : ",\n", graph::dtype_name(s.dtype), static_cast<long long>(s.len),
+              s.causal ? "true" : "false", t_one.gpu_us, t_fused.gpu_us, t_parts.gpu_us, gemm_us, softmax_us,
+              flops / t_one.gpu_us / 1e6, max_diff);
   std::fflush(stdout);
-  std::fprintf(stderr, "%-4s B=%lld L=%-5lld causal=%d  sdpa %8.1f us  views %8.1f  decomposed %8.1f  (gemms %8.1f, "
-               "softmax %7.1f)  diff %.1e  %s: %s\n",
-               graph::dtype_name(s.dtype), static_cast<long long>(s.batch), static_cast<long long>(s.len),
-               s.causal ? 1 : 0, t_one.gpu_us, t_fused.gpu_us, t_parts.gpu_us, gemm_us, softmax_us, max_diff,
-               kernel.c_str(), choice.c_str());
+  std::fprintf(stderr, "%-4s L=%-5lld causal=%d  sdpa %8.1f us  views %8.1f  decomposed %8.1f  (gemms %8.1f, softmax %7.1f)"
+               "  diff %.1e\n",
+               graph::dtype_name(s.dtype), static_cast<long long>(s.len), s.causal ? 1 : 0, t_one.gpu_us,
+               t_fused.gpu_us, t_parts.gpu_us, gemm_us, softmax_us, max_diff);
   return Status::Ok();
 }
 
 }  // namespace
 
-// "128,197,1024" -> {128, 197, 1024}; empty where any part is no positive number.
-std::vector<int64_t> parse_list(const char* text) {
-  std::vector<int64_t> out;
-  for (const char* at = text; *at;) {
-    char* end = nullptr;
-    const long long v = std::strtoll(at, &end, 10);
-    if (end == at || v <= 0 || (*end && *end != ',')) return {};
-    out.push_back(v);
-    at = *end ? end + 1 : end;
-  }
-  return out;
-}
-
 int main(int argc, char** argv) {
   int runs = 50;
-  std::vector<int64_t> lengths = {128, 197, 256, 512, 1024};
-  std::vector<int64_t> batches = {1};
-  std::vector<DType> dtypes = {DType::kF32, DType::kF16};
-  kernels::AttentionForce force;
-  const char* usage =
-      "usage: bench_attention [--runs N] [--quick] [--lengths L,L,...] [--batches B,B,...] [--f16-only]\n"
-      "                       [--kernel vector|coopmat|emulated] [--subgroups 1|2|4] [--key-block 32|64]\n";
+  std::vector<int64_t> lengths = {128, 256, 512, 1024};
   for (int i = 1; i < argc; ++i) {
-    const bool has_value = i + 1 < argc;
-    if (!std::strcmp(argv[i], "--runs") && has_value) {
+    if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) {
       runs = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--quick")) {
       lengths = {64, 100};  // CPU devices
       runs = 3;
-    } else if (!std::strcmp(argv[i], "--lengths") && has_value) {
-      lengths = parse_list(argv[++i]);
-    } else if (!std::strcmp(argv[i], "--batches") && has_value) {
-      batches = parse_list(argv[++i]);
-    } else if (!std::strcmp(argv[i], "--f16-only")) {
-      dtypes = {DType::kF16};
-    } else if (!std::strcmp(argv[i], "--kernel") && has_value) {
-      const std::string k = argv[++i];
-      if (k == "vector") {
-        force.kernel = kernels::AttentionKernel::kVector;
-      } else if (k == "coopmat") {
-        force.kernel = kernels::AttentionKernel::kCoopMat;
-      } else if (k == "emulated") {
-        force.kernel = kernels::AttentionKernel::kCoopMatEmulated;
-      } else {
-        std::fprintf(stderr, "bench_attention: unknown kernel '%s'\n%s", k.c_str(), usage);
-        return 2;
-      }
-    } else if (!std::strcmp(argv[i], "--subgroups") && has_value) {
-      force.subgroups = static_cast<uint32_t>(std::atoi(argv[++i]));
-    } else if (!std::strcmp(argv[i], "--key-block") && has_value) {
-      force.key_block = static_cast<uint32_t>(std::atoi(argv[++i]));
     } else {
-      std::fprintf(stderr, "%s", usage);
+      std::fprintf(stderr, "usage: bench_attention [--runs N] [--quick]\n");
       return 2;
     }
-  }
-  if (lengths.empty() || batches.empty() || runs < 1) {
-    std::fprintf(stderr, "bench_attention: lengths, batches and runs must be positive\n%s", usage);
-    return 2;
   }
   Result<SharedGpuContextPtr> ctx = create_vulkan_context("bench_attention", 0, DeviceOptions{});
   if (!ctx.ok()) {
@@ -343,20 +275,18 @@ int main(int argc, char** argv) {
   const bool f16 = c->has_feature(kFeatureShaderFloat16) && c->has_feature(kFeatureStorageBuffer16Bit);
   bool first = true;
   int rc = 0;
-  for (DType dtype : dtypes) {
+  for (DType dtype : {DType::kF32, DType::kF16}) {
     if (dtype == DType::kF16 && !f16) continue;
-    for (int64_t batch : batches) {
-      for (int64_t len : lengths) {
-        for (bool causal : {false, true}) {
-          Status s = run_case(c, pool, Shapes{dtype, batch, len, causal}, runs, force, first);
-          if (!s.ok()) {
-            std::fprintf(stderr, "bench_attention: %s B=%lld L=%lld: %s\n", graph::dtype_name(dtype),
-                         static_cast<long long>(batch), static_cast<long long>(len), s.message().c_str());
-            rc = 1;
-            continue;
-          }
-          first = false;
+    for (int64_t len : lengths) {
+      for (bool causal : {false, true}) {
+        Status s = run_case(c, pool, Shapes{dtype, len, causal}, runs, first);
+        if (!s.ok()) {
+          std::fprintf(stderr, "bench_attention: %s L=%lld: %s\n", graph::dtype_name(dtype),
+                       static_cast<long long>(len), s.message().c_str());
+          rc = 1;
+          continue;
         }
+        first = false;
       }
     }
   }

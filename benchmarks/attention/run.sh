@@ -5,9 +5,7 @@
 # binary and set BENCH_ATTENTION and GPUU_COMMIT; after the loader set-up of
 # docs/GPU.md. With --torch (a python3 with CUDA PyTorch) PyTorch's
 # F.scaled_dot_product_attention is timed on the same shapes, in the same run.
-# Extra arguments go to bench_attention (--runs N, --quick for CPU devices,
-# --lengths, --batches, --f16-only, --kernel, --subgroups, --key-block: see its
-# usage) and to the PyTorch script, which takes the shapes among them.
+# Extra arguments go to bench_attention (--runs N, --quick for CPU devices).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD_DIR:-$root/build}
@@ -20,13 +18,13 @@ if [ "${1:-}" = "--torch" ]; then with_torch=1; shift; fi
 tmp=$(mktemp -d)
 "$bench" "$@" > "$tmp/gpuu.json"
 if [ $with_torch -eq 1 ]; then
-  python3 "$root/benchmarks/attention/torch_attention.py" "$@" > "$tmp/torch.json"
+  python3 "$root/benchmarks/attention/torch_attention.py" > "$tmp/torch.json"
   python3 - "$tmp/gpuu.json" "$tmp/torch.json" > "$tmp/merged.json" <<'PY'
 import json, sys
 gpuu, torch = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-ref = {(c["dtype"], c["batch"], c["len"], c["causal"]): c["us"] for c in torch["cases"]}
+ref = {(c["dtype"], c["len"], c["causal"]): c["us"] for c in torch["cases"]}
 for c in gpuu["cases"]:
-    c["torch_sdpa_us"] = ref.get((c["dtype"], c["batch"], c["len"], c["causal"]))
+    c["torch_sdpa_us"] = ref.get((c["dtype"], c["len"], c["causal"]))
 print(json.dumps(gpuu, indent=2))
 PY
   mv "$tmp/merged.json" "$tmp/gpuu.json"

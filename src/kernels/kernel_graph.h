@@ -13,7 +13,6 @@
 #include "gpu/gpu_timer.h"
 #include "gpu/shared_constants.h"
 #include "graph/graph.h"
-#include "kernels/attention_select.h"
 #include "kernels/dispatch_sequence.h"
 #include "kernels/gemm_select.h"
 #include "kernels/kernel_cache.h"
@@ -45,9 +44,6 @@ struct KernelGraphOptions {
   std::optional<GemmKernel> gemm_kernel;
   // Forces split-K into this many shares of K (tests, benchmarks), where K has the slices.
   std::optional<uint32_t> gemm_splits;
-  // Forces scaled_dot_product_attention's kernel and its workgroup shape
-  // (tests, benchmarks): see select_attention.
-  AttentionForce attention_force;
 };
 
 class KernelGraph {

@@ -14,7 +14,6 @@
 #include "graph/graph.h"
 #include "kernels/op_codes.h"
 #include "kernels/dispatch_sequence.h"
-#include "kernels/attention_select.h"
 #include "kernels/gemm_select.h"
 #include "kernels/kernel_cache.h"
 
@@ -61,7 +60,6 @@ struct LoweringContext {
   // copy: concat skips the parts that are the input's own slices already in
   // place (slice_scatter's untouched parts), index_put its copy of self.
   std::vector<graph::ValueId> written_over = {};
-  AttentionForce attention_force;  // KernelGraphOptions::attention_force
 
   uint32_t max_groups_x() const { return ctx.properties().limits.maxComputeWorkGroupCount[0]; }
   const TensorRef& tensor(graph::ValueId id) const { return tensors[static_cast<size_t>(id)]; }

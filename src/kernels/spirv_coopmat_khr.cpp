@@ -14,9 +14,7 @@
 //     LoadKHR (4457: pointer, layout id (0 row-major, 1 column-major), stride),
 //     the same for StoreNV (5360) -> StoreKHR (4458); memory operands follow
 //     unchanged in both;
-//   - MulAddNV (5361) -> MulAddKHR (4459), LengthNV (5362) -> LengthKHR (4460),
-//     the latter also where glslang emits it as a constant (OpSpecConstantOp's
-//     opcode operand: a fragment's length() in a loop bound).
+//   - MulAddNV (5361) -> MulAddKHR (4459), LengthNV (5362) -> LengthKHR (4460).
 // Opcode and enum values are those of the SPIR-V registry's unified headers.
 //
 // Usage: spirv_coopmat_khr IN OUT SPEC_ID_M SPEC_ID_N SPEC_ID_K
@@ -34,7 +32,7 @@ namespace {
 
 constexpr uint32_t kMagic = 0x07230203;
 constexpr uint16_t kOpExtension = 10, kOpTypeInt = 21, kOpConstantTrue = 41, kOpConstantFalse = 42;
-constexpr uint16_t kOpConstant = 43, kOpSpecConstantOp = 52, kOpCapability = 17, kOpDecorate = 71;
+constexpr uint16_t kOpConstant = 43, kOpCapability = 17, kOpDecorate = 71;
 constexpr uint32_t kDecorationSpecId = 1;
 constexpr uint32_t kCapabilityCooperativeMatrixNV = 5357, kCapabilityCooperativeMatrixKHR = 6022;
 constexpr uint16_t kOpTypeCooperativeMatrixNV = 5358, kOpCooperativeMatrixLoadNV = 5359,
@@ -162,11 +160,6 @@ int main(int argc, char** argv) {
       std::vector<uint32_t> ops = {w[1], w[2], lay, w[3]};
       ops.insert(ops.end(), w.begin() + 5, w.end());
       emit(instruction(kOpCooperativeMatrixStoreKHR, ops));
-    } else if (op == kOpSpecConstantOp && w.size() > 3 && w[3] == kOpCooperativeMatrixLengthNV) {
-      // result type, result, opcode, the matrix type
-      std::vector<uint32_t> copy = w;
-      copy[3] = kOpCooperativeMatrixLengthKHR;
-      emit(copy);
     } else if (op == kOpCooperativeMatrixMulAddNV || op == kOpCooperativeMatrixLengthNV) {
       std::vector<uint32_t> copy = w;
       copy[0] = (copy[0] & 0xffff0000u) |

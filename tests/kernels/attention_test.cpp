@@ -1,11 +1,7 @@
-// The Vulkan attention kernels (scaled_dot_product_attention: attention.comp,
-// and attention_coopmat.comp on matrix cores) against the CPU reference on
-// the test device: ragged sizes around their row and key blocks, head dims 64,
-// 128 and odd ones, masks, causal, grouped heads, and q/k/v read through
-// views of a fused projection. The matrix-core kernel runs here as itself
-// where the device has cooperative matrices, and everywhere with its matrix
-// products emulated (its indexing, softmax, masks and stores are the same
-// code); the selector that picks between them is checked too.
+// The Vulkan attention kernel (scaled_dot_product_attention, attention.comp)
+// against the CPU reference on the test device: ragged sizes around its
+// 32-row and 32-key blocks, head dims 64, 128 and odd ones, masks, causal,
+// grouped heads, and q/k/v read through views of a fused projection.
 // Tolerances: the reference works in double; the kernel sums q.k over E and
 // p.v over S in f32 with an online softmax (rescaled once per key block), so
 // with inputs in [-1, 1] f32 errors stay near 1e-6: atol 2e-5 + rtol 1e-4,
@@ -15,9 +11,7 @@
 
 #include <cmath>
 #include <cstring>
-#include <tuple>
 
-#include "kernels/attention_select.h"
 #include "kernels/op_table.h"
 #include "kernels/vulkan_test_util.h"
 
@@ -191,12 +185,11 @@ testing::AssertionResult graph_matches(const graph::Graph& g, const std::vector<
 // q, k and v as a GPT block makes them: one projection [B, T, 3 * H * D]
 // split along its last dim, each piece viewed as [B, T, H, D] and transposed
 // to [B, H, T, D]. Returns the graph input x.
-// `pad` more columns after the three make each row's stride 3 * H * D + pad.
 struct FusedProjection {
   graph::Graph g;
   graph::ValueId x = graph::kNone, heads[3] = {graph::kNone, graph::kNone, graph::kNone};
-  FusedProjection(int64_t b, int64_t t, int64_t h, int64_t d, DType dtype = DType::kF32, int64_t pad = 0) {
-    x = graph::add_graph_input(g, "x", dtype, {b, t, 3 * h * d + pad}).value();
+  FusedProjection(int64_t b, int64_t t, int64_t h, int64_t d) {
+    x = graph::add_graph_input(g, "x", DType::kF32, {b, t, 3 * h * d}).value();
     const char* names[3] = {"q", "k", "v"};
     for (int64_t i = 0; i < 3; ++i) {
       std::string n = names[i];
@@ -261,223 +254,5 @@ TEST(VulkanAttention, HeadDimsPast128AreRefusedWithAReason) {
   EXPECT_NE(why.find("head dims up to 128, q/k have 129"), std::string::npos) << why;
 }
 
-
-// ---- The matrix-core kernel (attention_coopmat.comp), f16 ----
-
-using kernels::AttentionChoice;
-using kernels::AttentionForce;
-using kernels::AttentionKernel;
-using kernels::AttentionProblem;
-
-AttentionProblem problem_of(const Problem& p) {
-  uint64_t heads = static_cast<uint64_t>(p.hq);
-  for (int64_t d : p.batch) heads *= static_cast<uint64_t>(d);
-  return AttentionProblem{DType::kF16, static_cast<uint32_t>(p.e), static_cast<uint32_t>(p.ev), heads,
-                          static_cast<uint32_t>(p.l)};
-}
-
-// The matrix-core kernels this device runs, each forced with workgroup
-// shapes the selector picks (subgroups, key block; one shape unless
-// `every_shape`): the emulated kernel on every f16 device, the real one where
-// the selector finds matrix cores.
-std::vector<AttentionForce> coop_forces(bool every_shape) {
-  std::vector<AttentionKernel> kinds = {AttentionKernel::kCoopMatEmulated};
-  if (kernels::select_attention(*test_context(), AttentionProblem{DType::kF16, 64, 64, 1, 64}).kernel ==
-      AttentionKernel::kCoopMat) {
-    kinds.push_back(AttentionKernel::kCoopMat);
-  }
-  std::vector<std::pair<uint32_t, uint32_t>> shapes = {{2, 64}};
-  if (every_shape) shapes = {{1, 32}, {1, 64}, {2, 64}, {4, 32}, {4, 64}};
-  std::vector<AttentionForce> out;
-  for (AttentionKernel kind : kinds) {
-    for (auto [subgroups, keys] : shapes) {
-      AttentionForce f;
-      f.kernel = kind;
-      f.subgroups = subgroups;
-      f.key_block = keys;
-      out.push_back(f);
-    }
-  }
-  return out;
-}
-
-// Runs `g` (one attention node over f16 values) on the CPU reference and on
-// Vulkan with `force`, compares at the f16 tolerance, and checks that the
-// kernel `force` picks for `problem` is the one that ran.
-testing::AssertionResult coop_graph_matches(const graph::Graph& g, const std::vector<HostTensor>& inputs,
-                                            const AttentionProblem& problem, const AttentionForce& force) {
-  const AttentionChoice choice = kernels::select_attention(*test_context(), problem, force);
-  if (!choice.coopmat()) return testing::AssertionFailure() << "not a matrix-core pick: " << choice.why;
-  Result<std::vector<HostTensor>> want = cpu::run_graph(g, inputs);
-  if (!want.ok()) return testing::AssertionFailure() << "CPU reference: " << want.status().message();
-  kernels::KernelGraphOptions options;
-  options.attention_force = force;
-  options.profile_steps = true;
-  RunStats stats;
-  Result<std::vector<HostTensor>> got = run_on_vulkan(g, inputs, &stats, options);
-  if (!got.ok()) return testing::AssertionFailure() << "Vulkan: " << got.status().message();
-  bool ran = false;
-  for (const gpu::TimedStep& step : stats.steps) ran = ran || (step.kernel == choice.shader() && step.work.choice == choice.describe());
-  if (!ran) return testing::AssertionFailure() << choice.describe() << " did not run";
-  testing::AssertionResult r = all_close((*got)[0], (*want)[0], atol_for(DType::kF16), rtol_for(DType::kF16));
-  if (!r) r << " (" << choice.describe() << ")";
-  return r;
-}
-
-testing::AssertionResult coop_matches(const Problem& p, uint32_t seed, const AttentionForce& force,
-                                      const graph::AttrMap& attrs = {}, const HostTensor* mask = nullptr) {
-  std::vector<HostTensor> inputs = qkv(DType::kF16, p, seed);
-  if (mask) inputs.push_back(*mask);
-  graph::Graph g;
-  std::vector<graph::ValueId> ids;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    ids.push_back(graph::add_graph_input(g, "in" + std::to_string(i), inputs[i].dtype, inputs[i].shape).value());
-  }
-  Result<std::vector<graph::ValueId>> y = graph::add_op(g, kOp, "attn", ids, attrs);
-  if (!y.ok()) return testing::AssertionFailure() << y.status().message();
-  g.mark_output(y.value()[0]);
-  testing::AssertionResult r = coop_graph_matches(g, inputs, problem_of(p), force);
-  if (!r) r << " (" << p.text() << ")";
-  return r;
-}
-
-TEST(VulkanAttention, SelectorTakesMatrixCoresForHalfWhereTheDeviceHasThem) {
-  const SharedGpuContext& ctx = *test_context();
-  const AttentionProblem vit{DType::kF16, 64, 64, 12, 197};
-  AttentionProblem f32 = vit;
-  f32.dtype = DType::kF32;
-  EXPECT_EQ(kernels::select_attention(ctx, f32).kernel, AttentionKernel::kVector);
-  AttentionProblem odd = vit;
-  odd.e = odd.ev = 40;
-  AttentionChoice c = kernels::select_attention(ctx, odd);
-  EXPECT_EQ(c.kernel, AttentionKernel::kVector);
-  EXPECT_NE(c.why.find("multiples of 16 up to 128"), std::string::npos) << c.why;
-  AttentionForce forced;
-  forced.kernel = AttentionKernel::kCoopMat;
-  c = kernels::select_attention(ctx, vit);
-  if (!ctx.has_feature(kFeatureCooperativeMatrix)) {
-    // lavapipe and every device without the extension: the shader cores, forced or not.
-    EXPECT_EQ(c.kernel, AttentionKernel::kVector) << c.describe();
-    EXPECT_NE(c.why.find("no VK_KHR_cooperative_matrix"), std::string::npos) << c.why;
-    EXPECT_EQ(kernels::select_attention(ctx, vit, forced).kernel, AttentionKernel::kVector);
-  } else if (ctx.subgroup_size() == 32) {
-    bool shape = false;
-    for (const CooperativeMatrixShape& s : ctx.cooperative_matrix_shapes()) shape = shape || s.m == 16;
-    if (shape) {
-      EXPECT_EQ(c.kernel, AttentionKernel::kCoopMat) << c.why;
-      EXPECT_EQ(c.shader(), "attention_coopmat_f16");
-      EXPECT_EQ(c.cm_m, 16u);
-    }
-  }
-  // Workgroup shapes, on the emulated kernel (every device): 64 rows, fewer
-  // where those make too few workgroups for the multiprocessors.
-  AttentionForce on_132;
-  on_132.kernel = AttentionKernel::kCoopMatEmulated;
-  on_132.compute_units = 132;
-  c = kernels::select_attention(ctx, vit, on_132);  // 12 heads x 197 rows: 48 workgroups of 64 rows, 156 of 16
-  EXPECT_EQ(c.kernel, AttentionKernel::kCoopMatEmulated);
-  EXPECT_EQ(c.subgroups, 1u) << c.why;
-  EXPECT_EQ(c.shader(), "attention_coopmat_emulated_f16");
-  AttentionProblem gpt = vit;
-  gpt.l = 1024;  // 192 workgroups of 64 rows
-  EXPECT_EQ(kernels::select_attention(ctx, gpt, on_132).subgroups, 4u);
-  gpt.l = 512;  // 96 of 64 rows, 192 of 32
-  EXPECT_EQ(kernels::select_attention(ctx, gpt, on_132).subgroups, 2u);
-  AttentionProblem batch4 = vit;
-  batch4.heads = 48;  // 192 of 64 rows
-  EXPECT_EQ(kernels::select_attention(ctx, batch4, on_132).subgroups, 4u);
-  on_132.subgroups = 2;
-  on_132.key_block = 32;
-  c = kernels::select_attention(ctx, vit, on_132);
-  EXPECT_EQ(c.subgroups, 2u);
-  EXPECT_EQ(c.key_block, 32u);
-  EXPECT_EQ(c.query_rows(), 32u);
-}
-
-TEST(VulkanAttention, MatrixCoreKernelAtRaggedLengths) {
-  if (!f16_kernels_or_refused()) return;
-  // Lengths below, at and past its 16-row subgroups, 32-/64-key blocks and
-  // workgroups of 16 to 64 rows, ViT-B/16's 197 tokens among them.
-  uint32_t seed = 900;
-  for (const AttentionForce& force : coop_forces(true)) {
-    for (auto [l, s] : {std::pair<int64_t, int64_t>{1, 1}, {7, 7}, {1, 45}, {16, 16}, {33, 70}, {64, 64},
-                        {70, 33}, {197, 197}}) {
-      EXPECT_TRUE(coop_matches(Problem{{2}, 2, 2, l, s, 64, 64}, seed += 3, force));
-    }
-  }
-}
-
-TEST(VulkanAttention, MatrixCoreKernelHeadDims) {
-  if (!f16_kernels_or_refused()) return;
-  // One accumulator and fragment (16), the largest (128), E != Ev both ways.
-  uint32_t seed = 1000;
-  for (const AttentionForce& force : coop_forces(false)) {
-    for (auto [e, ev] : {std::pair<int64_t, int64_t>{16, 16}, {128, 128}, {16, 48}, {128, 64}, {32, 128}}) {
-      EXPECT_TRUE(coop_matches(Problem{{2}, 2, 2, 37, 50, e, ev}, seed += 3, force));
-    }
-  }
-}
-
-TEST(VulkanAttention, MatrixCoreKernelCausal) {
-  if (!f16_kernels_or_refused()) return;
-  uint32_t seed = 1100;
-  graph::AttrMap causal = {{"is_causal", int64_t{1}}};
-  for (const AttentionForce& force : coop_forces(true)) {
-    for (auto [l, s] : {std::pair<int64_t, int64_t>{70, 70}, {33, 33}, {50, 90}, {90, 50}, {1, 40}, {197, 197}}) {
-      EXPECT_TRUE(coop_matches(Problem{{2}, 2, 2, l, s, 64, 64}, seed += 3, force, causal));
-    }
-  }
-}
-
-TEST(VulkanAttention, MatrixCoreKernelMasks) {
-  if (!f16_kernels_or_refused()) return;
-  uint32_t seed = 1200;
-  Problem p{{2}, 3, 3, 37, 45, 64, 64};
-  for (const AttentionForce& force : coop_forces(false)) {
-    for (const Shape& shape : {p.scores(), Shape{37, 45}, Shape{2, 1, 37, 45}, Shape{2, 3, 1, 45}, Shape{37, 1}}) {
-      HostTensor mask = bool_mask(shape, seed += 3);
-      EXPECT_TRUE(coop_matches(p, seed += 3, force, {}, &mask)) << "bool mask " << graph::shape_to_string(shape);
-    }
-    for (const Shape& shape : {p.scores(), Shape{37, 45}, Shape{2, 1, 1, 45}}) {
-      HostTensor mask = float_mask(DType::kF16, shape, seed += 3);
-      EXPECT_TRUE(coop_matches(p, seed += 3, force, {}, &mask)) << "float mask " << graph::shape_to_string(shape);
-    }
-  }
-}
-
-TEST(VulkanAttention, MatrixCoreKernelGroupedHeadsScaleBatchDimsAndNoKeys) {
-  if (!f16_kernels_or_refused()) return;
-  uint32_t seed = 1300;
-  for (const AttentionForce& force : coop_forces(false)) {
-    EXPECT_TRUE(coop_matches(Problem{{2}, 6, 2, 40, 35, 64, 64}, seed += 3, force));
-    EXPECT_TRUE(coop_matches(Problem{{}, 8, 1, 33, 33, 128, 128}, seed += 3, force, {{"is_causal", int64_t{1}}}));
-    EXPECT_TRUE(coop_matches(Problem{{2}, 4, 4, 20, 20, 64, 64}, seed += 3, force, {{"scale", 0.3}}));
-    EXPECT_TRUE(coop_matches(Problem{{2, 3, 2}, 2, 1, 9, 40, 16, 32}, seed += 3, force));
-    Problem p{{2, 3}, 4, 2, 10, 33, 16, 16};
-    HostTensor mask = bool_mask({2, 3, 1, 10, 33}, seed += 3);
-    EXPECT_TRUE(coop_matches(p, seed += 3, force, {}, &mask));
-    EXPECT_TRUE(coop_matches(Problem{{1}, 2, 2, 5, 0, 64, 64}, seed += 3, force));
-  }
-}
-
-TEST(VulkanAttention, MatrixCoreKernelReadsSlicedTransposedHeads) {
-  if (!f16_kernels_or_refused()) return;
-  // Heads of 64 in a fused projection (chunk reads), and heads of 16 in one
-  // whose rows are 4 halves longer (a stride of 100: element reads).
-  for (const AttentionForce& force : coop_forces(false)) {
-    for (auto [h, d, pad] : {std::tuple<int64_t, int64_t, int64_t>{4, 64, 0}, {2, 16, 4}}) {
-      FusedProjection p(2, 37, h, d, DType::kF16, pad);
-      auto y = graph::add_op(p.g, kOp, "attn", {p.heads[0], p.heads[1], p.heads[2]}, {{"is_causal", int64_t{1}}});
-      ASSERT_TRUE(y.ok()) << y.status().message();
-      p.g.mark_output(y.value()[0]);
-      std::vector<HostTensor> inputs = {random_tensor(DType::kF16, {2, 37, 3 * h * d + pad}, 1400, -1, 1)};
-      EXPECT_TRUE(coop_graph_matches(p.g, inputs,
-                                     AttentionProblem{DType::kF16, static_cast<uint32_t>(d), static_cast<uint32_t>(d),
-                                                      static_cast<uint64_t>(2 * h), 37},
-                                     force))
-          << "heads of " << d << ", row stride " << 3 * h * d + pad;
-    }
-  }
-}
 }  // namespace
 }  // namespace gpuu::vulkan_test

@@ -1,18 +1,14 @@
 // Kernel family 'attention': scaled_dot_product_attention as one
-// flash-attention dispatch: a workgroup per block of query rows of one
-// (batch, head), keys and values streamed through shared memory, the score
-// matrix never stored; on the shader cores (shaders/attention.comp, 32 rows)
-// or, for f16, on matrix cores (shaders/attention_coopmat.comp, 16 rows per
-// subgroup) where select_attention finds them. q, k and v are read through
-// strides, so the usual view + transpose (or a slice of a fused qkv
-// projection) in front of the op needs no copy: KernelGraph hands such inputs
-// over as views.
+// flash-attention dispatch (shaders/attention.comp): a workgroup per 32 query
+// rows of one (batch, head), keys and values streamed through shared memory,
+// the score matrix never stored. q, k and v are read through strides, so the
+// usual view + transpose (or a slice of a fused qkv projection) in front of
+// the op needs no copy: KernelGraph hands such inputs over as views.
 #include <algorithm>
 #include <cmath>
 #include <optional>
 
 #include "graph/op_registry.h"
-#include "kernels/attention_select.h"
 #include "kernels/op_table.h"
 
 namespace gpuu::kernels {
@@ -102,13 +98,6 @@ bool takes_operand_view(const graph::Graph& g, const graph::Node& n, size_t slot
   return slot < 3 && operand_layout(g.value(n.inputs[slot]).shape, view).has_value();
 }
 
-// Query-key pairs the kernel scores: all of them, or under a causal mask
-// those with key <= query.
-uint64_t scored_pairs(uint64_t l, uint64_t s, bool causal) {
-  if (!causal) return l * s;
-  return l <= s ? l * (l + 1) / 2 : s * (s + 1) / 2 + (l - s) * s;
-}
-
 Status lower_attention(LoweringContext& lc, const graph::Node& n) {
   GPUU_ASSIGN_OR_RETURN(graph::AttrMap attrs, graph::resolve_attrs(n));
   const TensorRef& y = lc.tensor(n.outputs[0]);
@@ -122,15 +111,10 @@ Status lower_attention(LoweringContext& lc, const graph::Node& n) {
   const auto hq = static_cast<uint32_t>(q_shape[r - 3]), hkv = static_cast<uint32_t>(k_shape[r - 3]);
   uint64_t batch = 1;
   for (size_t d = 0; d + 3 < r; ++d) batch *= static_cast<uint64_t>(q_shape[d]);
-  const bool causal = graph::attr_int(attrs, "is_causal") != 0;
-  const AttentionChoice choice =
-      select_attention(lc.ctx, AttentionProblem{y.dtype, e, ev, batch * hq, len_l}, lc.attention_force);
-  // Elements per vector read: a vec4 on the shader cores, a chunk of 8 halves on the matrix cores.
-  const uint32_t vector = choice.coopmat() ? 8 : 4;
 
   Operand operands[3];
   BufferRange ranges[3];
-  bool vec_reads = e % vector == 0 && ev % vector == 0;
+  bool vec_reads = e % 4 == 0 && ev % 4 == 0;
   for (size_t i = 0; i < 3; ++i) {
     StridedView view = lc.view_of(n.inputs[i]);
     std::optional<Operand> layout = operand_layout(lc.graph.value(n.inputs[i]).shape, view);
@@ -140,7 +124,7 @@ Status lower_attention(LoweringContext& lc, const graph::Node& n) {
     operands[i] = *layout;
     ranges[i] = lc.tensor(view.root).range;
     vec_reads = vec_reads && ranges[i].offset % 16 == 0 &&
-                (layout->off | layout->sb | layout->sh | layout->sl) % vector == 0;
+                (layout->off | layout->sb | layout->sh | layout->sl) % 4 == 0;
   }
   int32_t mask_kind = 0;
   std::vector<int64_t> ms(r, 0);
@@ -155,8 +139,8 @@ Status lower_attention(LoweringContext& lc, const graph::Node& n) {
 
   const double scale = graph::has_attr(attrs, "scale") ? graph::attr_float(attrs, "scale")
                                                        : 1.0 / std::sqrt(static_cast<double>(e));
-  const uint32_t rows = choice.coopmat() ? choice.query_rows() : kQueryRows;
-  const uint32_t q_blocks = (len_l + rows - 1) / rows;
+  const uint32_t q_blocks = (len_l + kQueryRows - 1) / kQueryRows;
+  const uint32_t e4 = (e + 3) / 4, ev4 = (ev + 3) / 4;
   PushConstants push;
   push.u32(len_l).u32(len_s).u32(e).u32(ev).u32(hq).u32(hq / hkv).u32(q_blocks);
   push.f32(static_cast<float>(scale * 1.4426950408889634));  // scores in base 2: exp2 in the kernel
@@ -166,27 +150,6 @@ Status lower_attention(LoweringContext& lc, const graph::Node& n) {
   }
   push.u32(static_cast<uint32_t>(mask_sb)).u32(static_cast<uint32_t>(ms[r - 3])).u32(static_cast<uint32_t>(ms[r - 2]));
   push.u32(static_cast<uint32_t>(ms[r - 1]));
-  const std::vector<Binding> bindings = {
-      {ranges[0], false}, {ranges[1], false}, {ranges[2], false}, {mask_range, false}, {y.range, true}};
-  const uint64_t workgroups = batch * hq * q_blocks;
-  gpu::StepWork work;
-  work.choice = choice.describe();
-  work.why = choice.why;
-  work.flops = 2 * batch * hq * scored_pairs(len_l, len_s, causal) * (e + ev);
-  work.matrix_cores = choice.kernel == AttentionKernel::kCoopMat;
-
-  if (choice.coopmat()) {
-    KernelKey key{choice.shader(),
-                  {static_cast<int32_t>(e / 8), static_cast<int32_t>(ev / 8), static_cast<int32_t>(choice.kv_row),
-                   mask_kind, causal ? 1 : 0, static_cast<int32_t>(choice.cm_m), static_cast<int32_t>(choice.cm_n),
-                   static_cast<int32_t>(choice.cm_k), vec_reads ? 1 : 0, y.range.offset % 16 == 0 ? 1 : 0,
-                   static_cast<int32_t>(choice.key_block), static_cast<int32_t>(32 * choice.subgroups)},
-                  5,
-                  push.size()};
-    return add_dispatch(lc, n, key, bindings, push, workgroups * kWorkgroupSize, std::move(work));
-  }
-
-  const uint32_t e4 = (e + 3) / 4, ev4 = (ev + 3) / 4;
   const uint32_t row_stride = std::max(e4, ev4) | 1u;  // odd: rows start on distinct banks
   const auto chunks = static_cast<int32_t>((ev4 + kRowGroup - 1) / kRowGroup);
   // 32-key blocks where they fit the device's shared memory, else 16.
@@ -200,10 +163,14 @@ Status lower_attention(LoweringContext& lc, const graph::Node& n) {
   const bool vec_writes = ev % 4 == 0 && y.range.offset % 16 == 0;
   KernelKey key{std::string("attention") + float_suffix(y.dtype),
                 {static_cast<int32_t>(e4), static_cast<int32_t>(ev4), static_cast<int32_t>(row_stride), chunks, mask_kind,
-                 causal ? 1 : 0, vec_reads ? 1 : 0, vec_writes ? 1 : 0, static_cast<int32_t>(keys)},
+                 graph::attr_int(attrs, "is_causal") != 0 ? 1 : 0, vec_reads ? 1 : 0, vec_writes ? 1 : 0,
+                 static_cast<int32_t>(keys)},
                 5,
                 push.size()};
-  return add_dispatch(lc, n, key, bindings, push, workgroups * kWorkgroupSize, std::move(work));
+  const uint64_t workgroups = batch * hq * q_blocks;
+  return add_dispatch(lc, n, key,
+                      {{ranges[0], false}, {ranges[1], false}, {ranges[2], false}, {mask_range, false}, {y.range, true}},
+                      push, workgroups * kWorkgroupSize);
 }
 
 }  // namespace
