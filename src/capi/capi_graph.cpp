@@ -219,7 +219,7 @@ GPUU_API gpuu_status gpuu_graph_add_dim(gpuu_graph* graph, const char* name, int
     if (!graph->dim_recordings.empty()) {
       return fail_invalid(kFn, ": dim '", name, "' comes after recordings were added (declare every dim first)");
     }
-    if (min < 0 || min > example || example > max || max > graph::kMaxDim) {
+    if (!graph::dim_bounds_ordered(graph::SymbolicDim{name, min, max, example})) {
       return fail_invalid(kFn, ": dim '", name, "': min ", min, ", example ", example, ", max ", max,
                           " are not ordered 0 <= min <= example <= max <= ", graph::kMaxDim);
     }

@@ -9,6 +9,10 @@
 
 namespace gpuu::graph {
 
+bool dim_bounds_ordered(const SymbolicDim& d) {
+  return d.min >= 0 && d.min <= d.example && d.example <= d.max && d.max <= kMaxDim;
+}
+
 int64_t DimExpr::eval(const std::vector<int64_t>& dims) const {
   int64_t v = offset;
   for (const DimTerm& t : terms) {

@@ -42,6 +42,9 @@ struct DimTerm {
   bool operator==(const DimTerm& o) const { return coefficient == o.coefficient && dims == o.dims; }
 };
 
+// Whether 0 <= min <= example <= max <= kMaxDim (graph.h), as every declared dim must be.
+bool dim_bounds_ordered(const SymbolicDim& dim);
+
 // offset + sum of the terms: a polynomial of degree at most 1 in each dim
 // ("2*seq+1", "batch*seq"), which is what flattening and slicing make.
 struct DimExpr {

@@ -154,7 +154,7 @@ class ProgramDecoder {
       dim.min = d->min();
       dim.max = d->max();
       dim.example = d->example();
-      if (dim.min < 0 || dim.min > dim.example || dim.example > dim.max || dim.max > graph::kMaxDim) {
+      if (!graph::dim_bounds_ordered(dim)) {
         return loc_.fail(where, " ('", dim.name, "')", loc_.at(d), ": min ", dim.min, ", example ", dim.example,
                          ", max ", dim.max, " are not ordered 0 <= min <= example <= max <= ", graph::kMaxDim);
       }
