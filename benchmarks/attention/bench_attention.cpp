@@ -7,7 +7,10 @@
 // and v through views of a fused [L, 3 * 768] projection (split, view,
 // transpose: no copies), of the whole decomposed graph, and of its two GEMMs
 // alone (per-dispatch timestamps); and the largest difference between the
-// two outputs. Prints one JSON object, then a table on stderr.
+// two outputs. Then decode steps (one query row, grouped heads, over a cache;
+// `--decode` alone): the kernel in one pass against the keys split among
+// workgroups as the device's multiprocessor count has it (flash-decoding).
+// Prints one JSON object, then a table on stderr.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -87,7 +90,8 @@ struct Timing {
 // (warm-up, then `runs` timed submits), and returns the median GPU time; with
 // `profile`, one more run with per-dispatch timestamps gives the steps.
 Result<Timing> time_graph(const SharedGpuContextPtr& ctx, VkCommandPool pool, const graph::Graph& g,
-                          const std::vector<std::vector<uint8_t>>& inputs, int runs, bool profile) {
+                          const std::vector<std::vector<uint8_t>>& inputs, int runs, bool profile,
+                          const kernels::KernelGraphOptions& base = {}) {
   std::vector<DeviceBuffer> buffers;
   std::vector<BufferRange> in_ranges, out_ranges;
   for (const std::vector<uint8_t>& bytes : inputs) {
@@ -102,7 +106,7 @@ Result<Timing> time_graph(const SharedGpuContextPtr& ctx, VkCommandPool pool, co
   out_ranges.push_back(BufferRange{out.buffer(), 0, out.size()});
   Timing t;
   for (int pass = 0; pass < (profile ? 2 : 1); ++pass) {
-    kernels::KernelGraphOptions options;
+    kernels::KernelGraphOptions options = base;
     options.profile_steps = pass == 1;
     GPUU_ASSIGN_OR_RETURN(std::unique_ptr<kernels::KernelGraph> kg,
                           kernels::KernelGraph::create(ctx, g, in_ranges, out_ranges, options));
@@ -245,19 +249,73 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Shapes
   return Status::Ok();
 }
 
+// A decode step of a Llama-style model: `hq` query heads over `hkv` cached
+// heads of 64, `len` new rows over a cache of `cache` entries (a bool mask
+// allowing the filled part), one pass against split keys.
+Status run_decode_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, DType dtype, int64_t hq, int64_t hkv,
+                       int64_t len, int64_t cache, int runs, bool first) {
+  const graph::Shape q_shape = {1, hq, len, kHeadDim}, kv_shape = {1, hkv, cache, kHeadDim};
+  graph::Graph g;
+  auto q = graph::add_graph_input(g, "q", dtype, q_shape).value();
+  auto k = graph::add_graph_input(g, "k", dtype, kv_shape).value();
+  auto v = graph::add_graph_input(g, "v", dtype, kv_shape).value();
+  auto m = graph::add_graph_input(g, "mask", DType::kBool, {1, 1, len, cache}).value();
+  GPUU_ASSIGN_OR_RETURN(auto y, graph::add_op(g, "scaled_dot_product_attention", "attn", {q, k, v, m}, {}));
+  g.mark_output(y[0]);
+  const auto q_n = static_cast<size_t>(graph::shape_numel(q_shape));
+  const auto kv_n = static_cast<size_t>(graph::shape_numel(kv_shape));
+  std::vector<uint8_t> mask(static_cast<size_t>(len * cache));
+  const int64_t filled = cache * 3 / 4;  // a cache three quarters full: later positions masked
+  for (int64_t i = 0; i < len; ++i) {
+    for (int64_t j = 0; j < cache; ++j) mask[static_cast<size_t>(i * cache + j)] = j <= filled - len + i ? 1 : 0;
+  }
+  const std::vector<std::vector<uint8_t>> inputs = {random_bytes(dtype, q_n, 11), random_bytes(dtype, kv_n, 12),
+                                                    random_bytes(dtype, kv_n, 13), mask};
+  kernels::KernelGraphOptions one_pass;
+  one_pass.attention_splits = 1;
+  GPUU_ASSIGN_OR_RETURN(Timing t_one, time_graph(ctx, pool, g, inputs, runs, false, one_pass));
+  GPUU_ASSIGN_OR_RETURN(Timing t_split, time_graph(ctx, pool, g, inputs, runs, true));
+  std::string choice = "one pass";
+  for (const gpu::TimedStep& step : t_split.steps) {
+    if (!step.work.choice.empty()) choice = step.work.choice;
+  }
+  double max_diff = 0;
+  for (size_t i = 0; i < q_n; ++i) {
+    max_diff = std::max(max_diff, double(std::fabs(element(dtype, t_one.output.data(), i) -
+                                                   element(dtype, t_split.output.data(), i))));
+  }
+  std::printf("%s    {\"decode\": true, \"dtype\": \"%s\", \"heads\": %lld, \"kv_heads\": %lld, \"len\": %lld, "
+              "\"cache\": %lld, \"one_pass_us\": %.1f, \"split_us\": %.1f, \"split\": \"%s\", "
+              "\"max_abs_diff\": %.2e}",
+              first ? "" : ",\n", graph::dtype_name(dtype), static_cast<long long>(hq), static_cast<long long>(hkv),
+              static_cast<long long>(len), static_cast<long long>(cache), t_one.gpu_us, t_split.gpu_us,
+              choice.c_str(), max_diff);
+  std::fflush(stdout);
+  std::fprintf(stderr, "%-4s decode H %lld/%lld L=%-3lld cache %-5lld one pass %7.1f us  split %7.1f us (%s)  diff %.1e\n",
+               graph::dtype_name(dtype), static_cast<long long>(hq), static_cast<long long>(hkv),
+               static_cast<long long>(len), static_cast<long long>(cache), t_one.gpu_us, t_split.gpu_us,
+               choice.c_str(), max_diff);
+  return Status::Ok();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int runs = 50;
   std::vector<int64_t> lengths = {128, 256, 512, 1024};
+  std::vector<int64_t> caches = {512, 2048};
+  bool decode_only = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) {
       runs = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--quick")) {
       lengths = {64, 100};  // CPU devices
+      caches = {96};
       runs = 3;
+    } else if (!std::strcmp(argv[i], "--decode")) {
+      decode_only = true;
     } else {
-      std::fprintf(stderr, "usage: bench_attention [--runs N] [--quick]\n");
+      std::fprintf(stderr, "usage: bench_attention [--runs N] [--quick] [--decode]\n");
       return 2;
     }
   }
@@ -277,7 +335,7 @@ int main(int argc, char** argv) {
   int rc = 0;
   for (DType dtype : {DType::kF32, DType::kF16}) {
     if (dtype == DType::kF16 && !f16) continue;
-    for (int64_t len : lengths) {
+    for (int64_t len : decode_only ? std::vector<int64_t>{} : lengths) {
       for (bool causal : {false, true}) {
         Status s = run_case(c, pool, Shapes{dtype, len, causal}, runs, first);
         if (!s.ok()) {
@@ -287,6 +345,23 @@ int main(int argc, char** argv) {
           continue;
         }
         first = false;
+      }
+    }
+  }
+  // Llama-3.2-1B's heads (32 over 8) and a 125M model's (12 over 4); one new row, or a 16-token prefill.
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    if (dtype == DType::kF16 && !f16) continue;
+    for (auto [hq, hkv] : {std::pair<int64_t, int64_t>{12, 4}, {32, 8}}) {
+      for (int64_t cache : caches) {
+        for (int64_t len : {int64_t{1}, int64_t{16}}) {
+          Status s = run_decode_case(c, pool, dtype, hq, hkv, len, cache, runs, first);
+          if (!s.ok()) {
+            std::fprintf(stderr, "bench_attention: decode %s: %s\n", graph::dtype_name(dtype), s.message().c_str());
+            rc = 1;
+            continue;
+          }
+          first = false;
+        }
       }
     }
   }

@@ -44,6 +44,9 @@ struct KernelGraphOptions {
   std::optional<GemmKernel> gemm_kernel;
   // Forces split-K into this many shares of K (tests, benchmarks), where K has the slices.
   std::optional<uint32_t> gemm_splits;
+  // Forces attention to split its keys into this many shares (flash-decoding;
+  // tests, benchmarks), capped by the key blocks; 1 keeps one pass.
+  std::optional<uint32_t> attention_splits;
 };
 
 class KernelGraph {

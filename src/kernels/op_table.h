@@ -54,6 +54,7 @@ struct LoweringContext {
   // store (fusion.h); a GEMM lowering that does sets epilogue_taken.
   const GemmEpilogue* epilogue = nullptr;
   bool epilogue_taken = false;
+  std::optional<uint32_t> attention_splits;  // KernelGraphOptions::attention_splits
   // Indexed by ValueId: the region input whose memory the value is written
   // over (a program state updated in place), else kNone; empty when none is.
   // A lowering that would first copy that input into the value skips the

@@ -2,6 +2,10 @@
 // against the CPU reference on the test device: ragged sizes around its
 // 32-row and 32-key blocks, head dims 64, 128 and odd ones, masks, causal,
 // grouped heads, and q/k/v read through views of a fused projection.
+// Split over keys (flash-decoding: key shares in workgroups of their own, a
+// second dispatch combining them) is checked the same way, forced on lavapipe
+// (which names no multiprocessors, so never splits by itself), and its policy
+// on its own.
 // Tolerances: the reference works in double; the kernel sums q.k over E and
 // p.v over S in f32 with an online softmax (rescaled once per key block), so
 // with inputs in [-1, 1] f32 errors stay near 1e-6: atol 2e-5 + rtol 1e-4,
@@ -12,6 +16,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/attention_split.h"
 #include "kernels/op_table.h"
 #include "kernels/vulkan_test_util.h"
 
@@ -53,10 +58,10 @@ std::vector<HostTensor> qkv(DType dtype, const Problem& p, uint32_t seed) {
 }
 
 testing::AssertionResult matches(DType dtype, const Problem& p, uint32_t seed, const graph::AttrMap& attrs = {},
-                                 const HostTensor* mask = nullptr) {
+                                 const HostTensor* mask = nullptr, const kernels::KernelGraphOptions& options = {}) {
   std::vector<HostTensor> inputs = qkv(dtype, p, seed);
   if (mask) inputs.push_back(*mask);
-  testing::AssertionResult r = node_matches_cpu(kOp, inputs, attrs, atol_for(dtype), rtol_for(dtype));
+  testing::AssertionResult r = node_matches_cpu(kOp, inputs, attrs, atol_for(dtype), rtol_for(dtype), {}, options);
   if (!r) r << " (" << p.text() << ")";
   return r;
 }
@@ -165,6 +170,72 @@ TEST(VulkanAttention, HalfComputesInF32) {
   EXPECT_TRUE(matches(DType::kF16, p, seed += 3, {}, &bmask));
 }
 
+kernels::KernelGraphOptions split_keys(uint32_t splits) {
+  kernels::KernelGraphOptions o;
+  o.attention_splits = splits;
+  return o;
+}
+
+TEST(VulkanAttention, SplitKeysMatchOnePass) {
+  // Decode steps (one query row) and short prefills over caches around the
+  // 32-key blocks, split into shares of one block or more; shares past a
+  // causal diagonal or past S see no key and must weigh nothing.
+  uint32_t seed = 900;
+  for (uint32_t splits : {2u, 3u, 5u, 64u}) {
+    for (auto [l, s] : {std::pair<int64_t, int64_t>{1, 1}, {1, 33}, {1, 97}, {1, 512}, {16, 130}, {40, 70}}) {
+      EXPECT_TRUE(matches(DType::kF32, Problem{{1}, 6, 2, l, s, 64, 64}, seed += 3, {}, nullptr, split_keys(splits)))
+          << splits << " splits";
+    }
+    EXPECT_TRUE(matches(DType::kF32, Problem{{2}, 2, 2, 40, 70, 64, 64}, seed += 3, {{"is_causal", int64_t{1}}},
+                        nullptr, split_keys(splits)))
+        << splits << " splits, causal";
+  }
+  // Element reads and writes (E 33, Ev 20), two output chunks per invocation (Ev 128).
+  EXPECT_TRUE(matches(DType::kF32, Problem{{2}, 2, 1, 3, 100, 33, 20}, seed += 3, {}, nullptr, split_keys(4)));
+  EXPECT_TRUE(matches(DType::kF32, Problem{{1}, 4, 4, 1, 200, 128, 128}, seed += 3, {}, nullptr, split_keys(4)));
+}
+
+TEST(VulkanAttention, SplitKeysWithMasksAndHalf) {
+  uint32_t seed = 950;
+  // A decode step's mask over a cache (positions past the step masked), rows
+  // masked everywhere (all of a share's keys masked, or all of a row's).
+  Problem decode{{1}, 8, 2, 1, 300, 64, 64};
+  HostTensor cache_mask = bool_mask({1, 1, 1, 300}, seed += 3);
+  EXPECT_TRUE(matches(DType::kF32, decode, seed += 3, {}, &cache_mask, split_keys(6)));
+  Problem p{{2}, 3, 3, 37, 100, 64, 64};
+  HostTensor bmask = bool_mask(p.scores(), seed += 3);
+  EXPECT_TRUE(matches(DType::kF32, p, seed += 3, {}, &bmask, split_keys(3)));
+  HostTensor fmask = float_mask(DType::kF32, {37, 100}, seed += 3);
+  EXPECT_TRUE(matches(DType::kF32, p, seed += 3, {}, &fmask, split_keys(4)));
+  if (!f16_kernels_or_refused()) return;
+  EXPECT_TRUE(matches(DType::kF16, Problem{{1}, 12, 4, 1, 512, 64, 64}, seed += 3, {}, nullptr, split_keys(16)));
+  HostTensor hmask = float_mask(DType::kF16, {37, 100}, seed += 3);
+  EXPECT_TRUE(matches(DType::kF16, p, seed += 3, {}, &hmask, split_keys(3)));
+}
+
+TEST(VulkanAttention, SplitPolicyFillsTheGpu) {
+  // A 125M Llama decode step (12 heads, 512-entry cache: 16 key blocks) on
+  // 132 multiprocessors: 12 workgroups become 16 x 12, one block each.
+  kernels::AttentionSplit decode = kernels::choose_attention_split(12, 16, 132);
+  EXPECT_EQ(decode.splits, 16u);
+  EXPECT_EQ(decode.blocks_per_split, 1u);
+  EXPECT_NE(decode.why.find("12 workgroups for 132 multiprocessors"), std::string::npos) << decode.why;
+  // 32 heads: 9 shares wanted, 2 blocks each make 8.
+  kernels::AttentionSplit wide = kernels::choose_attention_split(32, 16, 132);
+  EXPECT_EQ(wide.splits, 8u);
+  EXPECT_EQ(wide.blocks_per_split, 2u);
+  // Enough workgroups already, a single key block, or no multiprocessor count: one pass.
+  EXPECT_EQ(kernels::choose_attention_split(300, 16, 132).splits, 1u);
+  EXPECT_EQ(kernels::choose_attention_split(12, 1, 132).splits, 1u);
+  EXPECT_EQ(kernels::choose_attention_split(12, 16, 0).splits, 1u);
+  EXPECT_EQ(kernels::choose_attention_split(12, 16, 0).blocks_per_split, 16u);
+  // Forced: capped by the blocks, shares made even.
+  EXPECT_EQ(kernels::choose_attention_split(12, 3, 0, 100).splits, 3u);
+  kernels::AttentionSplit five = kernels::choose_attention_split(12, 16, 0, 5);
+  EXPECT_EQ(five.splits, 4u);
+  EXPECT_EQ(five.blocks_per_split, 4u);
+}
+
 // Runs `g` on the CPU reference and on Vulkan (with `options`), compares every
 // output at the f32 tolerance, and returns the Vulkan run's dispatch count.
 testing::AssertionResult graph_matches(const graph::Graph& g, const std::vector<HostTensor>& inputs,
@@ -218,6 +289,24 @@ TEST(VulkanAttention, ReadsSlicedTransposedHeadsInPlace) {
   copies.strided_views = false;
   EXPECT_TRUE(graph_matches(p.g, inputs, copies, &dispatches));
   EXPECT_GT(dispatches, 1u);
+}
+
+TEST(VulkanAttention, SplitKeysReadViewsAndAddOneDispatch) {
+  FusedProjection p(1, 5, 4, 16);
+  auto y = graph::add_op(p.g, kOp, "attn", {p.heads[0], p.heads[1], p.heads[2]}, {});
+  ASSERT_TRUE(y.ok()) << y.status().message();
+  p.g.mark_output(y.value()[0]);
+  size_t dispatches = 0;
+  // 5 keys make one block: a forced split has nothing to share.
+  EXPECT_TRUE(graph_matches(p.g, {random_tensor(DType::kF32, {1, 5, 192}, 830, -1, 1)}, split_keys(4), &dispatches));
+  EXPECT_EQ(dispatches, 1u);
+  FusedProjection longer(1, 70, 4, 16);
+  y = graph::add_op(longer.g, kOp, "attn", {longer.heads[0], longer.heads[1], longer.heads[2]}, {});
+  ASSERT_TRUE(y.ok()) << y.status().message();
+  longer.g.mark_output(y.value()[0]);
+  EXPECT_TRUE(
+      graph_matches(longer.g, {random_tensor(DType::kF32, {1, 70, 192}, 831, -1, 1)}, split_keys(3), &dispatches));
+  EXPECT_EQ(dispatches, 2u) << "the split pass and the combine, the views read in place";
 }
 
 TEST(VulkanAttention, ViewsKeepWhatOthersRead) {

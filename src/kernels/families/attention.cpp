@@ -3,15 +3,45 @@
 // rows of one (batch, head), keys and values streamed through shared memory,
 // the score matrix never stored. q, k and v are read through strides, so the
 // usual view + transpose (or a slice of a fused qkv projection) in front of
-// the op needs no copy: KernelGraph hands such inputs over as views.
+// the op needs no copy: KernelGraph hands such inputs over as views. Where
+// those workgroups are too few for the GPU, the keys are split among more
+// (attention_split.h) and a second dispatch combines them.
 #include <algorithm>
 #include <cmath>
 #include <optional>
 
 #include "graph/op_registry.h"
+#include "kernels/attention_split.h"
 #include "kernels/op_table.h"
 
 namespace gpuu::kernels {
+
+// Twice the multiprocessors: a split's workgroup is one block of keys deep at
+// the least, short enough that a second wave on each costs less than the
+// longer walk it saves.
+constexpr uint64_t kSplitWavesPerUnit = 2;
+
+AttentionSplit choose_attention_split(uint64_t workgroups, uint32_t key_blocks, uint32_t compute_units,
+                                      std::optional<uint32_t> force) {
+  AttentionSplit split;
+  split.blocks_per_split = key_blocks;
+  uint64_t want = 1;
+  if (force) {
+    want = *force;
+    split.why = "forced";
+  } else if (compute_units && workgroups && workgroups < compute_units) {
+    want = (kSplitWavesPerUnit * compute_units + workgroups - 1) / workgroups;
+    split.why = std::to_string(workgroups) + " workgroups for " + std::to_string(compute_units) + " multiprocessors";
+  }
+  want = std::min<uint64_t>(want, key_blocks);
+  if (want < 2) return AttentionSplit{1, key_blocks, ""};
+  split.blocks_per_split = static_cast<uint32_t>((key_blocks + want - 1) / want);
+  split.splits = (key_blocks + split.blocks_per_split - 1) / split.blocks_per_split;
+  split.why += ": keys split " + std::to_string(split.splits) + " ways, " + std::to_string(split.blocks_per_split) +
+               " key block(s) each";
+  return split;
+}
+
 namespace {
 
 using graph::DType;
@@ -161,16 +191,45 @@ Status lower_attention(LoweringContext& lc, const graph::Node& n) {
                lc.ctx.device_name(), "' gives a workgroup ", shared_limit);
   }
   const bool vec_writes = ev % 4 == 0 && y.range.offset % 16 == 0;
+  // Key blocks a row block may see (under a causal mask the last row block's,
+  // where L <= S; the kernel skips the blocks past each one's diagonal).
+  const uint32_t block_keys = kRowGroup * keys;
+  const uint32_t key_blocks = (len_s + block_keys - 1) / block_keys;
+  const uint64_t row_blocks = batch * hq * q_blocks;
+  const AttentionSplit split =
+      choose_attention_split(row_blocks, key_blocks, lc.ctx.compute_units(), lc.attention_splits);
+  push.u32(split.splits).u32(split.blocks_per_split);
   KernelKey key{std::string("attention") + float_suffix(y.dtype),
                 {static_cast<int32_t>(e4), static_cast<int32_t>(ev4), static_cast<int32_t>(row_stride), chunks, mask_kind,
                  graph::attr_int(attrs, "is_causal") != 0 ? 1 : 0, vec_reads ? 1 : 0, vec_writes ? 1 : 0,
-                 static_cast<int32_t>(keys)},
-                5,
+                 static_cast<int32_t>(keys), split.splits > 1 ? 1 : 0},
+                6,
                 push.size()};
-  const uint64_t workgroups = batch * hq * q_blocks;
-  return add_dispatch(lc, n, key,
-                      {{ranges[0], false}, {ranges[1], false}, {ranges[2], false}, {mask_range, false}, {y.range, true}},
-                      push, workgroups * kWorkgroupSize);
+  gpu::StepWork work;
+  work.choice = split.splits > 1 ? "split keys " + std::to_string(split.splits) + " x " +
+                                       std::to_string(split.blocks_per_split * block_keys)
+                                 : "";
+  work.why = split.why;
+  const uint64_t workgroups = row_blocks * split.splits;
+  if (split.splits == 1) {
+    return add_dispatch(lc, n, key,
+                        {{ranges[0], false}, {ranges[1], false}, {ranges[2], false}, {mask_range, false},
+                         {y.range, true}, {y.range, true}},
+                        push, workgroups * kWorkgroupSize, work);
+  }
+  // Per (batch, head, row, split): Ev / 4 vec4s of output and one of stats.
+  const uint64_t rows = batch * hq * len_l;
+  GPUU_ASSIGN_OR_RETURN(BufferRange partials,
+                        lc.scratch(rows * split.splits * (ev4 + 1) * 16, "attention key-split partials"));
+  GPUU_RETURN_IF_ERROR(add_dispatch(lc, n, key,
+                                    {{ranges[0], false}, {ranges[1], false}, {ranges[2], false}, {mask_range, false},
+                                     {y.range, true}, {partials, true}},
+                                    push, workgroups * kWorkgroupSize, work));
+  PushConstants combine;
+  combine.u32(static_cast<uint32_t>(rows)).u32(ev).u32(ev4).u32(split.splits);
+  KernelKey combine_key{std::string("attention_combine") + float_suffix(y.dtype), {}, 2, combine.size()};
+  work.bytes = partials.size + y.range.size;
+  return add_dispatch(lc, n, combine_key, {{partials, false}, {y.range, true}}, combine, rows * ev, std::move(work));
 }
 
 }  // namespace

@@ -16,6 +16,13 @@
 // diagonal are never visited. A row that sees no key (every score -inf)
 // writes 0, as PyTorch's _safe_softmax.
 //
+// Split over keys (SPLIT = 1, flash-decoding): where (batch, head, query
+// block) workgroups are too few to fill the GPU (a decode step: one query
+// row, 12-32 heads), workgroup `split` of a row block takes key blocks
+// [split * p.split_blocks, +p.split_blocks) only and writes its rows'
+// unnormalised output, running max and sum (f32) to `part`;
+// attention_combine.comp then weighs the splits into the output.
+//
 // Invocation t owns query rows r + 8 * i (r = t / 16, i < 4), key columns
 // c + 16 * j of a block (c = t % 16, j < KEYS) and output chunks (vec4s)
 // c + 16 * n (n < NC): the 16 invocations of a row group hold the same rows,
@@ -47,6 +54,7 @@ layout(constant_id = 6) const int IN_VEC = 0;
 layout(constant_id = 7) const int OUT_VEC = 0;
 layout(constant_id = 8) const uint KEYS = 2u;  // key columns per invocation, 1 or 2
 const uint BK = GROUP * KEYS;                  // keys per block
+layout(constant_id = 9) const int SPLIT = 0;   // write partials for attention_combine (see above)
 
 layout(std430, set = 0, binding = 0) readonly buffer Q { T q[]; };
 layout(std430, set = 0, binding = 0) readonly buffer Q4 { T4 q4[]; };
@@ -59,6 +67,9 @@ layout(std430, set = 0, binding = 3) readonly buffer MaskT { T mask_t[]; };
 layout(std430, set = 0, binding = 3) readonly buffer MaskW { uint mask_words[]; };
 layout(std430, set = 0, binding = 4) writeonly buffer Out { T y[]; };
 layout(std430, set = 0, binding = 4) writeonly buffer Out4 { T4 y4[]; };
+// SPLIT: per (batch * Hq + head, row, split) EV4 output chunks, then
+// vec4(max, sum, 0, 0). Bound to the output, never written, otherwise.
+layout(std430, set = 0, binding = 5) writeonly buffer Part { vec4 part[]; };
 
 // Strides in elements. q, k and v are read through them (b: the batch dims,
 // flattened; h: head; l: row; the head dim is contiguous), so a transposed or
@@ -73,6 +84,7 @@ layout(push_constant) uniform Params {
   uint k_off, k_sb, k_sh, k_sl;
   uint v_off, v_sb, v_sh, v_sl;
   uint m_sb, m_sh, m_sl, m_ss;
+  uint splits, split_blocks;  // key splits per row block, key blocks per split (1, all without SPLIT)
 } p;
 
 shared vec4 q_tile[BQ * RS];
@@ -161,7 +173,7 @@ void add_pv(inout vec4 out_chunk[ROWS], const vec4 pv[ROWS], uint at) {
 void main() {
   const uint t = gl_LocalInvocationID.x;
   const uint r = t / GROUP, c = t % GROUP;
-  const uint wg = linear_group_id();
+  const uint wg = linear_group_id() / p.splits, split = linear_group_id() % p.splits;
   // Later query blocks see more keys under a causal mask: they go first.
   const uint q_block = p.q_blocks - 1u - wg % p.q_blocks;
   const uint bh = wg / p.q_blocks;  // batch * Hq + head
@@ -187,8 +199,8 @@ void main() {
   // Causal: keys past the block's last row are masked for all its rows.
   uint keys = p.S;
   if (CAUSAL != 0) keys = min(keys, row0 + BQ);
-  const uint blocks = (keys + BK - 1u) / BK;
-  for (uint blk = 0u; blk < blocks; ++blk) {
+  const uint blocks = min((keys + BK - 1u) / BK, (split + 1u) * p.split_blocks);
+  for (uint blk = split * p.split_blocks; blk < blocks; ++blk) {
     const uint key0 = blk * BK;
     barrier();  // the previous block's readers of kv_tile and p_tile are done
     stage_k(k_base, key0, t);
@@ -268,6 +280,16 @@ void main() {
   group_sum_or_max(l, false, r, c);
   [[unroll]] for (uint i = 0u; i < ROWS; ++i) {
     const uint row = row0 + r + 8u * i;
+    if (SPLIT != 0) {
+      // Unnormalised: the combine weighs this split's rows by exp2(m - max).
+      const uint at = ((bh * p.L + row) * p.splits + split) * (EV4 + 1u);
+      [[unroll]] for (uint n = 0u; n < MAX_NC; ++n) {
+        const uint chunk = c + GROUP * n;
+        if (row < p.L && n < NC && chunk < EV4) part[at + chunk] = n == 0u ? out0[i] : out1[i];
+      }
+      if (row < p.L && c == 0u) part[at + EV4] = vec4(m[i], l[i], 0.0, 0.0);
+      continue;
+    }
     // l = 0: the row saw no key; it is 0, not 0/0.
     const float inv = l[i] > 0.0 ? 1.0 / l[i] : 0.0;
     const uint out_base = (bh * p.L + row) * p.Ev;
