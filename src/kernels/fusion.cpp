@@ -8,7 +8,10 @@
 #include <set>
 
 #include "base/half.h"
+#include "graph/index_math.h"
+#include "graph/op_registry.h"
 #include "kernels/gemm_dispatch.h"
+#include "kernels/row_norm.h"
 
 namespace gpuu::kernels {
 namespace {
@@ -127,6 +130,66 @@ ChainOperands operands_of(const graph::Graph& g, const std::vector<graph::NodeId
 // feeds is already in the group. Diamonds (sin(x) and cos(x) meeting in a mul)
 // fold into one group, and a group is always convex: no outside node reads a
 // member other than the root, so no path leaves the group and comes back.
+// RMSNorm as model code writes it, found from its mean (`mean_id`): x * rsqrt(
+// mean(x * x, last axis, keepdim) + eps), then maybe * w with w varying along
+// the last axis only. Its nodes in graph order, each inner value read only by
+// the next and no region output; nullopt where `mean_id` starts no such chain.
+std::optional<std::vector<graph::NodeId>> rms_norm_nodes(const graph::Graph& g, graph::NodeId mean_id,
+                                                         const std::vector<std::vector<graph::NodeId>>& consumers,
+                                                         const std::set<graph::ValueId>& outputs) {
+  const graph::Node& mean = g.node(mean_id);
+  if (mean.op != "reduce_mean" || mean.inputs.size() != 1 || mean.inputs[0] < 0) return std::nullopt;
+  const graph::NodeId sq_id = g.value(mean.inputs[0]).producer;
+  if (sq_id < 0) return std::nullopt;
+  const graph::Node& sq = g.node(sq_id);
+  if (sq.op != "mul" || sq.inputs.size() != 2 || sq.inputs[0] != sq.inputs[1] || sq.inputs[0] < 0) return std::nullopt;
+  const graph::ValueId x = sq.inputs[0];
+  const graph::Value& xv = g.value(x);
+  if (!is_float(xv.dtype) || xv.shape.empty() || g.value(sq.outputs[0]).dtype != xv.dtype) return std::nullopt;
+  Result<graph::AttrMap> attrs = graph::resolve_attrs(mean);
+  if (!attrs.ok() || graph::attr_int(*attrs, "keepdim", 0) != 1) return std::nullopt;
+  const std::vector<int64_t> axes = graph::attr_ints(*attrs, "axes");
+  if (axes.size() != 1 || graph::normalize_axis(axes[0], xv.shape.size()) != static_cast<int64_t>(xv.shape.size()) - 1) {
+    return std::nullopt;
+  }
+  // The one reader of `v`, if it is an `op` node and v is no region output.
+  auto next = [&](graph::ValueId v, const char* op) -> graph::NodeId {
+    const auto& readers = consumers[static_cast<size_t>(v)];
+    if (readers.size() != 1 || outputs.count(v) || g.node(readers[0]).op != op) return graph::kNone;
+    return readers[0];
+  };
+  // The other input of binary node `n` than `v` (kNone unless exactly one input is v).
+  auto other = [&](const graph::Node& n, graph::ValueId v) -> graph::ValueId {
+    if (n.inputs.size() != 2 || (n.inputs[0] == v) == (n.inputs[1] == v)) return graph::kNone;
+    return n.inputs[0] == v ? n.inputs[1] : n.inputs[0];
+  };
+  std::vector<graph::NodeId> nodes = {sq_id, mean_id};
+  if (next(sq.outputs[0], "reduce_mean") != mean_id) return std::nullopt;
+  const graph::NodeId add = next(mean.outputs[0], "add");
+  if (add == graph::kNone) return std::nullopt;
+  const graph::ValueId eps = other(g.node(add), mean.outputs[0]);
+  if (eps == graph::kNone || !immediate_value(g, eps)) return std::nullopt;
+  const graph::NodeId rsqrt = next(g.node(add).outputs[0], "rsqrt");
+  if (rsqrt == graph::kNone) return std::nullopt;
+  const graph::NodeId scale = next(g.node(rsqrt).outputs[0], "mul");
+  if (scale == graph::kNone || other(g.node(scale), g.node(rsqrt).outputs[0]) != x ||
+      g.value(g.node(scale).outputs[0]).shape != xv.shape) {
+    return std::nullopt;
+  }
+  nodes.insert(nodes.end(), {add, rsqrt, scale});
+  const graph::NodeId weighted = next(g.node(scale).outputs[0], "mul");
+  if (weighted != graph::kNone) {
+    const graph::ValueId w = other(g.node(weighted), g.node(scale).outputs[0]);
+    const graph::Value* wv = w == graph::kNone ? nullptr : &g.value(w);
+    bool along_last = wv && wv->dtype == xv.dtype && !wv->shape.empty() && wv->shape.size() <= xv.shape.size() &&
+                      (wv->shape.back() == xv.shape.back() || wv->shape.back() == 1) &&
+                      g.value(g.node(weighted).outputs[0]).shape == xv.shape;
+    for (size_t k = 0; along_last && k + 1 < wv->shape.size(); ++k) along_last = wv->shape[k] == 1;
+    if (along_last) nodes.push_back(weighted);
+  }
+  return nodes;
+}
+
 std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse) {
   const size_t n = g.nodes().size();
   std::vector<LoweringUnit> units;
@@ -136,11 +199,20 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse) {
   }
   std::vector<std::vector<graph::NodeId>> consumers = g.consumers();
   std::set<graph::ValueId> graph_outputs(g.outputs().begin(), g.outputs().end());
-  std::vector<int> group_of(n, -1);
+  std::vector<int> group_of(n, -1);  // a fused group, or kInRmsNorm
+  constexpr int kInRmsNorm = -2;
+  std::vector<std::vector<graph::NodeId>> rms_norms;
+  for (size_t i = 0; i < n; ++i) {
+    std::optional<std::vector<graph::NodeId>> found =
+        rms_norm_nodes(g, static_cast<graph::NodeId>(i), consumers, graph_outputs);
+    if (!found) continue;
+    for (graph::NodeId id : *found) group_of[static_cast<size_t>(id)] = kInRmsNorm;
+    rms_norms.push_back(std::move(*found));
+  }
   std::vector<std::vector<graph::NodeId>> groups;
   for (size_t r = n; r-- > 0;) {
     const graph::Node& root = g.node(static_cast<graph::NodeId>(r));
-    if (group_of[r] >= 0 || !fusable(g, root)) continue;
+    if (group_of[r] != -1 || !fusable(g, root)) continue;
     const graph::Shape& shape = g.value(root.outputs[0]).shape;
     std::set<graph::NodeId> members = {static_cast<graph::NodeId>(r)};
     bool grew = true;
@@ -156,7 +228,7 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse) {
       }
       std::sort(candidates.rbegin(), candidates.rend());
       for (graph::NodeId p : candidates) {
-        if (members.count(p) || group_of[static_cast<size_t>(p)] >= 0) continue;
+        if (members.count(p) || group_of[static_cast<size_t>(p)] != -1) continue;
         const graph::Node& node = g.node(p);
         if (!fusable(g, node) || g.value(node.outputs[0]).shape != shape) continue;
         if (graph_outputs.count(node.outputs[0])) continue;
@@ -183,7 +255,14 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse) {
   }
   // A group is lowered where its root stands: by then all its inputs exist.
   for (size_t i = 0; i < n; ++i) {
-    if (group_of[i] < 0) {
+    if (group_of[i] == kInRmsNorm) {
+      for (const std::vector<graph::NodeId>& norm : rms_norms) {
+        if (norm.back() != static_cast<graph::NodeId>(i)) continue;
+        LoweringUnit unit{norm};
+        unit.rms_norm = true;
+        units.push_back(std::move(unit));
+      }
+    } else if (group_of[i] < 0) {
       units.push_back(LoweringUnit{{static_cast<graph::NodeId>(i)}});
     } else if (groups[static_cast<size_t>(group_of[i])].back() == static_cast<graph::NodeId>(i)) {
       units.push_back(LoweringUnit{groups[static_cast<size_t>(group_of[i])]});
@@ -199,7 +278,10 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse) {
   std::vector<bool> absorbed(units.size(), false);
   for (size_t u = 0; u < units.size(); ++u) {
     LoweringUnit& chain = units[u];
-    if (chain.nodes.size() > GemmEpilogue::kMaxInstructions || !fusable(g, g.node(chain.nodes.back()))) continue;
+    if (chain.rms_norm || chain.nodes.size() > GemmEpilogue::kMaxInstructions ||
+        !fusable(g, g.node(chain.nodes.back()))) {
+      continue;
+    }
     const graph::Value& out = g.value(g.node(chain.nodes.back()).outputs[0]);
     auto read_only_by = [&](graph::ValueId v, int unit) {
       const auto& readers = consumers[static_cast<size_t>(v)];
@@ -275,7 +357,7 @@ Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit) {
   spec.resize(2 + kMaxFusedInstructions, 0);
   int contiguous = 0;
   for (size_t i = 0; i < externals.size(); ++i) {
-    if (lc.tensor(externals[i]).shape == y.shape) contiguous |= 1 << i;
+    if (lc.tensor(externals[i]).shape == y.shape && !lc.has_view(externals[i])) contiguous |= 1 << i;
   }
   spec.push_back(contiguous);
   for (size_t j = 0; j < kMaxFusedImmediates; ++j) {
@@ -286,20 +368,85 @@ Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit) {
   PushConstants push;
   push.u32(count).u32(static_cast<uint32_t>(y.shape.size()));
   push.u32_array(to_u32(y.shape), kMaxRank);
-  for (size_t i = 0; i < kMaxFusedInputs; ++i) {
-    std::vector<uint32_t> strides =
-        i < externals.size() ? broadcast_strides(lc.tensor(externals[i]).shape, y.shape) : std::vector<uint32_t>{};
-    for (size_t d = 0; d < kMaxRank; ++d) push.u32(d < strides.size() ? strides[d] : 0u);
-  }
+  std::vector<int32_t> offsets(kMaxFusedInputs, 0);  // OFFSET0..3: elements into the bound range
+  const VkDeviceSize element = graph::dtype_size(y.dtype);
+  const VkDeviceSize align =
+      std::max<VkDeviceSize>(lc.ctx.properties().limits.minStorageBufferOffsetAlignment, element);
   std::vector<Binding> bindings;
   for (size_t i = 0; i < kMaxFusedInputs; ++i) {
-    bindings.push_back(Binding{lc.tensor(externals[i < externals.size() ? i : 0]).range, false});
+    const graph::ValueId e = externals[i < externals.size() ? i : 0];
+    std::vector<uint32_t> strides;
+    if (i < externals.size() && lc.has_view(e)) {
+      const StridedView view = lc.view_of(e);
+      // The view's strides over the input's dims, right-aligned to the
+      // output's; 0 where the input broadcasts.
+      const graph::Shape& in = lc.tensor(e).shape;
+      strides.assign(y.shape.size(), 0);
+      for (size_t k = 0; k < in.size(); ++k) {
+        if (in[k] != 1) strides[y.shape.size() - in.size() + k] = static_cast<uint32_t>(view.strides[k]);
+      }
+      // The binding starts at the view's offset rounded down to the
+      // alignment; the kernel adds the few elements left.
+      BufferRange root = lc.tensor(view.root).range;
+      const VkDeviceSize bytes = static_cast<VkDeviceSize>(view.offset) * element;
+      const VkDeviceSize skipped = bytes / align * align;
+      root.offset += skipped;
+      root.size -= skipped;
+      offsets[i] = static_cast<int32_t>((bytes - skipped) / element);
+      bindings.push_back(Binding{root, false});
+    } else if (i < externals.size()) {
+      strides = broadcast_strides(lc.tensor(e).shape, y.shape);
+      bindings.push_back(Binding{lc.tensor(e).range, false});
+    } else {
+      bindings.push_back(bindings[0]);  // unused: any valid buffer
+    }
+    for (size_t d = 0; d < kMaxRank; ++d) push.u32(d < strides.size() ? strides[d] : 0u);
   }
+  spec.insert(spec.end(), offsets.begin(), offsets.end());
   bindings.push_back(Binding{y.range, true});
   KernelKey key{std::string("fused_elementwise") + float_suffix(y.dtype), spec,
                 static_cast<uint32_t>(bindings.size()), push.size()};
   const uint32_t per_thread = op_codes::kLimitFusedPerThread;
   return add_dispatch(lc, unit.nodes, key, std::move(bindings), push, (count + per_thread - 1) / per_thread);
+}
+
+Status lower_rms_norm(LoweringContext& lc, const LoweringUnit& unit) {
+  const graph::Graph& g = lc.graph;
+  const graph::Node& sq = g.node(unit.nodes[0]);
+  const graph::Node& add = g.node(unit.nodes[2]);
+  const graph::Node& last = g.node(unit.nodes.back());
+  RowNorm norm;
+  norm.rms = true;
+  norm.x = &lc.tensor(sq.inputs[0]);
+  norm.y = &lc.tensor(last.outputs[0]);
+  GPUU_RETURN_IF_ERROR(require_f16_support(lc, last, norm.y->dtype));
+  norm.size = static_cast<uint64_t>(norm.x->shape.back());
+  norm.rows = norm.size ? static_cast<uint64_t>(graph::shape_numel(norm.x->shape)) / norm.size : 0;
+  const graph::ValueId mean = g.node(unit.nodes[1]).outputs[0];
+  norm.eps = *immediate_value(g, add.inputs[0] == mean ? add.inputs[1] : add.inputs[0]);
+  if (unit.nodes.size() == 6) {  // times a weight along the last axis, maybe a view (an expanded [1])
+    const graph::ValueId scaled = g.node(unit.nodes[4]).outputs[0];
+    const graph::ValueId w = last.inputs[0] == scaled ? last.inputs[1] : last.inputs[0];
+    const StridedView view = lc.view_of(w);
+    const bool one = g.value(w).shape.back() == 1;
+    BufferRange range = lc.tensor(view.root).range;
+    norm.weight_offset = static_cast<uint32_t>(view.offset);
+    norm.weight_stride = one ? 0u : static_cast<uint32_t>(view.strides.back());
+    norm.weight = range;
+  }
+  if (norm.rows == 0) return Status::Ok();
+  return add_row_norm(lc, unit.nodes, norm);
+}
+
+bool takes_elementwise_view(const graph::Graph& g, const graph::Node& n, size_t slot, const StridedView& view) {
+  if (!fusable(g, n) || slot >= n.inputs.size() || view.offset < 0 || view.offset >= (int64_t{1} << 31)) return false;
+  if (g.value(n.inputs[slot]).shape.size() > g.value(n.outputs[0]).shape.size()) return false;
+  return std::all_of(view.strides.begin(), view.strides.end(),
+                     [](int64_t s) { return s >= 0 && s < (int64_t{1} << 31); });
+}
+
+bool reads_a_view(const LoweringContext& lc, const graph::Node& node) {
+  return std::any_of(node.inputs.begin(), node.inputs.end(), [&](graph::ValueId in) { return lc.has_view(in); });
 }
 
 namespace {

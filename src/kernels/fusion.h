@@ -17,18 +17,37 @@ struct LoweringUnit {
   // elementwise chain that alone reads its output: the chain may fold into
   // the GEMM's store (gemm_epilogue.glsl) where the GEMM lowering takes it.
   bool gemm_epilogue = false;
-  bool fused() const { return movement_chain < 0 && !gemm_epilogue && nodes.size() > 1; }
+  // nodes are RMSNorm written out (x * x, its mean over the last axis, + eps,
+  // rsqrt, times x, and maybe times a weight along the last axis): one row
+  // kernel (row_norm.h) instead of four dispatches.
+  bool rms_norm = false;
+  bool fused() const { return movement_chain < 0 && !gemm_epilogue && !rms_norm && nodes.size() > 1; }
 };
 
 // The lowering order of `graph`'s nodes; with `fuse`, maximal fusable groups
 // (<= 4 outside inputs, <= 40 ops, every inner value used only inside) are
-// merged, and a group (or single fusable node) of <= 8 ops of a GEMM op's
+// merged, RMSNorm's nodes are one rms_norm unit, and a group (or single fusable node) of <= 8 ops of a GEMM op's
 // output shape that alone reads that output (or a reshape of a matmul or
 // linear output that keeps its last axis) joins the GEMM's unit.
 std::vector<LoweringUnit> plan_lowering(const graph::Graph& graph, bool fuse);
 
-// Appends the one dispatch of a fused group.
+// Appends the one dispatch of a fused group (or of one fusable node).
+// Outside inputs read through views (LoweringContext::view_of) are read from
+// their root at the view's offset and strides: a slice, transpose or reshape
+// in front of an elementwise op costs no dispatch (RoPE's halves of q and k).
 Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit);
+
+// OpKernel::takes_view of the fusable elementwise ops: input `slot` of `node`
+// (a fusable node) can be read through `view` by the fused kernel (offset and
+// strides within its 32-bit indices). A node reading a view lowers through
+// lower_fused_group, alone if it is not in a group.
+bool takes_elementwise_view(const graph::Graph& graph, const graph::Node& node, size_t slot, const StridedView& view);
+
+// Whether `node` reads one of its inputs through a view in `lc`.
+bool reads_a_view(const LoweringContext& lc, const graph::Node& node);
+
+// Lowers an rms_norm unit.
+Status lower_rms_norm(LoweringContext& lc, const LoweringUnit& unit);
 
 // Lowers a gemm_epilogue unit: the GEMM with the chain in its store where its
 // lowering takes it (a GEMM kernel, inputs each read at the output element,

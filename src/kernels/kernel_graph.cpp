@@ -223,9 +223,12 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
                                      BufferRange{constants_.buffer(), map_offset[static_cast<size_t>(unit.movement_chain)],
                                                  align_up(chain.map.size() * sizeof(int32_t), 4)});
     } else {
-      lowered = unit.gemm_epilogue ? lower_gemm_with_epilogue(lc, unit)
-                : unit.fused()       ? lower_fused_group(lc, unit)
-                                     : find_op_kernel(node.op)->lower(lc, node);
+      const OpKernel* kernel = find_op_kernel(node.op);
+      const bool elementwise_view = kernel->takes_view == &takes_elementwise_view && reads_a_view(lc, node);
+      lowered = unit.gemm_epilogue                  ? lower_gemm_with_epilogue(lc, unit)
+                : unit.rms_norm                     ? lower_rms_norm(lc, unit)
+                : unit.fused() || elementwise_view ? lower_fused_group(lc, unit)
+                                                   : kernel->lower(lc, node);
     }
     if (!lowered.ok()) {
       return err(lowered.code(), "Vulkan delegate: lowering node '", node.name, "' (", node.op,

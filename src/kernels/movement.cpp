@@ -135,9 +135,31 @@ std::optional<std::vector<int64_t>> reshape_strides(const graph::Shape& from, co
 }
 
 bool is_view_op(const graph::Node& n) {
-  return (n.op == "reshape" || n.op == "transpose" || n.op == "slice") && !n.inputs.empty() && n.inputs[0] >= 0 &&
-         n.outputs.size() == 1;
+  return (n.op == "reshape" || n.op == "transpose" || n.op == "slice" || n.op == "expand") && !n.inputs.empty() &&
+         n.inputs[0] >= 0 && n.outputs.size() == 1;
 }
+
+}  // namespace
+
+bool keeps_memory_order(const graph::Graph& g, const graph::Node& n) {
+  if (n.inputs.empty() || n.inputs[0] < 0 || n.outputs.size() != 1) return false;
+  if (n.op == "reshape") return true;
+  if (n.op != "transpose") return false;
+  Result<graph::AttrMap> attrs = graph::resolve_attrs(n);
+  if (!attrs.ok() || !graph::has_attr(*attrs, "perm")) return false;
+  const std::vector<int64_t> perm = graph::attr_ints(*attrs, "perm");
+  const graph::Shape& in = g.value(n.inputs[0]).shape;
+  int64_t last = -1;  // the input dim of the previous output dim of size > 1
+  for (int64_t d : perm) {
+    if (d < 0 || d >= static_cast<int64_t>(in.size())) return false;
+    if (in[static_cast<size_t>(d)] == 1) continue;
+    if (d < last) return false;
+    last = d;
+  }
+  return true;
+}
+
+namespace {
 
 // The strided output of view op `n` over the strided input `in`.
 std::optional<Strided> through(const graph::Graph& g, const graph::Node& n, const Strided& in) {
@@ -147,6 +169,16 @@ std::optional<Strided> through(const graph::Graph& g, const graph::Node& n, cons
     std::optional<std::vector<int64_t>> s = reshape_strides(in.shape, in.strides, out_shape);
     if (!s) return std::nullopt;
     out.strides = std::move(*s);
+    return out;
+  }
+  if (n.op == "expand") {
+    // Dims aligned at the right; an expanded dim (1 -> n) reads one element: stride 0.
+    if (out_shape.size() < in.shape.size()) return std::nullopt;
+    const size_t lead = out_shape.size() - in.shape.size();
+    out.strides.assign(out_shape.size(), 0);
+    for (size_t k = 0; k < in.shape.size(); ++k) {
+      if (in.shape[k] == out_shape[lead + k]) out.strides[lead + k] = in.strides[k];
+    }
     return out;
   }
   Result<graph::AttrMap> attrs = graph::resolve_attrs(n);
@@ -195,7 +227,7 @@ std::vector<StridedView> view_candidates(const graph::Graph& g, graph::ValueId v
 
 }  // namespace
 
-ViewPlan plan_views(const graph::Graph& g) {
+ViewPlan plan_views(const graph::Graph& g, const std::vector<char>& as_themselves) {
   const size_t values = g.values().size(), nodes = g.nodes().size();
   ViewPlan plan;
   plan.views.resize(values);
@@ -208,22 +240,23 @@ ViewPlan plan_views(const graph::Graph& g) {
       if (ins[slot] >= 0) readers[static_cast<size_t>(ins[slot])].emplace_back(static_cast<graph::NodeId>(i), slot);
     }
   }
-  auto takes = [&](graph::NodeId reader, size_t slot, const StridedView& view) {
+  // Whether `reader`'s kernel reads through views at all, and this one.
+  auto taker = [&](graph::NodeId reader) {
     const OpKernel* k = find_op_kernel(g.node(reader).op);
-    return k && k->takes_view && k->takes_view(g, g.node(reader), slot, view);
+    const bool itself = static_cast<size_t>(reader) < as_themselves.size() && as_themselves[static_cast<size_t>(reader)];
+    return k && k->takes_view && !itself;
+  };
+  auto takes = [&](graph::NodeId reader, size_t slot, const StridedView& view) {
+    return taker(reader) && find_op_kernel(g.node(reader).op)->takes_view(g, g.node(reader), slot, view);
   };
   for (size_t v = 0; v < values; ++v) {
     bool any_taker = false;
-    for (const auto& [reader, slot] : readers[v]) {
-      const OpKernel* k = find_op_kernel(g.node(reader).op);
-      any_taker |= k && k->takes_view;
-    }
+    for (const auto& [reader, slot] : readers[v]) any_taker |= taker(reader);
     if (!any_taker) continue;
     for (StridedView& view : view_candidates(g, static_cast<graph::ValueId>(v))) {
       bool all_take = true;
       for (const auto& [reader, slot] : readers[v]) {
-        const OpKernel* k = find_op_kernel(g.node(reader).op);
-        if (k && k->takes_view) all_take = all_take && takes(reader, slot, view);
+        if (taker(reader)) all_take = all_take && takes(reader, slot, view);
       }
       if (all_take) {
         plan.views[v] = std::move(view);
@@ -246,8 +279,7 @@ ViewPlan plan_views(const graph::Graph& g) {
     if (kept[out] || readers[out].empty()) continue;
     bool needed = false;
     for (const auto& [reader, slot] : readers[out]) {
-      const OpKernel* k = find_op_kernel(g.node(reader).op);
-      bool via_view = plan.views[out].root != graph::kNone && k && k->takes_view;
+      bool via_view = plan.views[out].root != graph::kNone && taker(reader);
       needed = needed || (!plan.skipped[static_cast<size_t>(reader)] && !via_view);
     }
     plan.skipped[i] = needed ? 0 : 1;

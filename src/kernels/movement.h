@@ -28,8 +28,13 @@ std::vector<MovementChain> find_movement_chains(const graph::Graph& graph, int64
 // chain's map as i32 on the device.
 Status lower_movement_chain(LoweringContext& lc, const MovementChain& chain, const BufferRange& map);
 
+// Whether node `n`'s result holds its input's bytes in the same order, so it
+// can share its input's memory: a reshape, or a transpose that moves only
+// dims of size 1 past the others (a decode step's [1, 1, H, D] -> [1, H, 1, D]).
+bool keeps_memory_order(const graph::Graph& graph, const graph::Node& n);
+
 // Views instead of copies: a kernel that reads an input through strides
-// (OpKernel::takes_view) reads a transposed, sliced or reshaped value in place
+// (OpKernel::takes_view) reads a transposed, sliced, expanded or reshaped value in place
 // from the value the movement ops start from, and those ops need not run.
 struct ViewPlan {
   std::vector<StridedView> views;  // by ValueId: how a value is read (root kNone: as itself)
@@ -40,7 +45,9 @@ struct ViewPlan {
 // slice nodes: the furthest root it composes to as one strided view that
 // every view-taking reader of the value accepts. A movement node is skipped
 // when its result is neither a region output nor a view's root, and all its
-// readers are skipped or read it through a view.
-ViewPlan plan_views(const graph::Graph& graph);
+// readers are skipped or read it through a view. Nodes flagged in
+// `as_themselves` (by NodeId; empty: none) read every input as itself,
+// whatever their kernel takes (an elementwise op folded into a GEMM's store).
+ViewPlan plan_views(const graph::Graph& graph, const std::vector<char>& as_themselves = {});
 
 }  // namespace gpuu::kernels

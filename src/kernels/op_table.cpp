@@ -78,6 +78,10 @@ StridedView LoweringContext::view_of(graph::ValueId id) const {
   return StridedView{id, 0, graph::row_major_strides(graph.value(id).shape)};
 }
 
+bool LoweringContext::has_view(graph::ValueId id) const {
+  return id >= 0 && static_cast<size_t>(id) < views.size() && views[static_cast<size_t>(id)].root != graph::kNone;
+}
+
 PushConstants& PushConstants::u32(uint32_t v) {
   uint8_t b[4];
   std::memcpy(b, &v, 4);

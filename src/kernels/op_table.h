@@ -28,7 +28,7 @@ struct TensorRef {
 
 // A value read in place as a strided view of another: its element at index
 // idx is element offset + sum_d idx[d] * strides[d] of `root`'s memory (a
-// transposed, sliced or reshaped view of root, whose movement nodes then need
+// transposed, sliced, expanded or reshaped view of root, whose movement nodes then need
 // not run). KernelGraph finds them for the inputs a kernel takes views of
 // (OpKernel::takes_view).
 struct StridedView {
@@ -66,6 +66,8 @@ struct LoweringContext {
   const TensorRef& tensor(graph::ValueId id) const { return tensors[static_cast<size_t>(id)]; }
   // How to read value `id`: through its view, or as itself (row-major strides).
   StridedView view_of(graph::ValueId id) const;
+  // Whether value `id` is read through a view (of another value's memory).
+  bool has_view(graph::ValueId id) const;
   // written_over's entry for `id` (kNone where none).
   graph::ValueId written_over_of(graph::ValueId id) const;
 };

@@ -3,6 +3,8 @@
 #include "kernels/region_plan.h"
 
 #include <algorithm>
+#include <map>
+#include <numeric>
 
 #include "graph/index_math.h"
 #include "graph/op_registry.h"
@@ -44,6 +46,51 @@ bool concat_part_in_place(const graph::Graph& g, const graph::Node& concat, size
   return true;
 }
 
+namespace {
+
+// Common subexpressions: a node that repeats an earlier one (the same op and
+// attributes over the same values) is not lowered; its results are read from
+// the earlier one's memory. An LLM step's layers each compute their cache
+// positions' wrap-around (less, add, where) again, twice (keys and values).
+// Only nodes lowered alone on both sides, so the earlier result is in memory,
+// and neither result a region output (each has a buffer of its own).
+void share_repeated_nodes(const graph::Graph& region, RegionPlan& plan) {
+  std::vector<graph::ValueId> same(region.values().size());  // a value, or the earlier value it repeats
+  std::iota(same.begin(), same.end(), graph::ValueId{0});
+  std::map<std::pair<std::string, std::vector<graph::ValueId>>, std::vector<graph::NodeId>> seen;
+  std::vector<LoweringUnit> kept;
+  for (LoweringUnit& unit : plan.units) {
+    const bool alone = unit.movement_chain < 0 && !unit.gemm_epilogue && unit.nodes.size() == 1;
+    const graph::Node& node = region.node(unit.nodes[0]);
+    bool eligible = alone && !node.outputs.empty() && node.attr_exprs.empty() && node.op != "custom_shader";
+    for (graph::ValueId out : node.outputs) eligible = eligible && !plan.placed[static_cast<size_t>(out)];
+    if (!eligible) {
+      kept.push_back(std::move(unit));
+      continue;
+    }
+    std::vector<graph::ValueId> inputs = node.inputs;
+    for (graph::ValueId& in : inputs) {
+      if (in >= 0) in = same[static_cast<size_t>(in)];
+    }
+    std::vector<graph::NodeId>& earlier = seen[{node.op, inputs}];
+    auto match = std::find_if(earlier.begin(), earlier.end(),
+                              [&](graph::NodeId id) { return region.node(id).attrs == node.attrs; });
+    if (match == earlier.end()) {
+      earlier.push_back(unit.nodes[0]);
+      kept.push_back(std::move(unit));
+      continue;
+    }
+    const graph::Node& first = region.node(*match);
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      same[static_cast<size_t>(node.outputs[k])] = first.outputs[k];
+      plan.alias[static_cast<size_t>(node.outputs[k])] = first.outputs[k];
+    }
+  }
+  plan.units = std::move(kept);
+}
+
+}  // namespace
+
 RegionPlan plan_region(const graph::Graph& region, const KernelGraphOptions& options,
                        std::vector<graph::ValueId> written_over) {
   const size_t nv = region.values().size();
@@ -52,21 +99,45 @@ RegionPlan plan_region(const graph::Graph& region, const KernelGraphOptions& opt
   plan.placed.assign(nv, 0);
   for (graph::ValueId v : region.inputs()) plan.placed[static_cast<size_t>(v)] = 1;
   for (graph::ValueId v : region.outputs()) plan.placed[static_cast<size_t>(v)] = 1;
-  // Views: a reshape's result is its input's bytes in the same order, so it
-  // shares its input's memory and lowers to nothing, instead of a copy. Where
+  // Views: a reshape's result is its input's bytes in the same order (and a
+  // transpose's, where it moves only dims of size 1), so it shares its
+  // input's memory and lowers to nothing, instead of a copy. Where
   // the result is a region output and the input is made inside the region,
   // the input is made in the output's memory instead.
   plan.alias.resize(nv);
   for (size_t i = 0; i < nv; ++i) plan.alias[i] = static_cast<graph::ValueId>(i);
   std::vector<char> is_input(nv, 0);
   for (graph::ValueId in : region.inputs()) is_input[static_cast<size_t>(in)] = 1;
-  if (options.strided_views) plan.views = plan_views(region);
+  // What to lower, in order; values inside fused groups never touch memory.
+  plan.units = plan_lowering(region, options.fuse_elementwise);
+  if (options.strided_views) {
+    // Elementwise ops read views through the fused kernel; a chain folded
+    // into a GEMM's store reads its inputs as themselves, and without fusion
+    // every elementwise op does.
+    std::vector<char> as_themselves(region.nodes().size(), 0);
+    for (size_t n = 0; n < region.nodes().size() && !options.fuse_elementwise; ++n) {
+      const OpKernel* k = find_op_kernel(region.nodes()[n].op);
+      as_themselves[n] = k && k->takes_view == &takes_elementwise_view;
+    }
+    for (const LoweringUnit& u : plan.units) {
+      // An RMSNorm unit reads x as itself; its weight may be a view.
+      const size_t count = u.gemm_epilogue ? u.nodes.size() : u.rms_norm ? 5 : 0;
+      for (size_t k = 0; k < count; ++k) as_themselves[static_cast<size_t>(u.nodes[k])] = 1;
+    }
+    plan.views = plan_views(region, as_themselves);
+  }
   auto skipped = [&](size_t node) { return !plan.views.skipped.empty() && plan.views.skipped[node]; };
   if (options.compose_movement) plan.chains = find_movement_chains(region);
   // A chain with a node skipped for a view, or making a view's root, is
-  // lowered node by node instead: the view needs that root in memory.
+  // lowered node by node instead: the view needs that root in memory. So is
+  // a chain that keeps memory order all along: its nodes are aliases below.
   plan.chains.erase(std::remove_if(plan.chains.begin(), plan.chains.end(),
                                    [&](const MovementChain& c) {
+                                     if (std::all_of(c.nodes.begin(), c.nodes.end(), [&](graph::NodeId id) {
+                                           return keeps_memory_order(region, region.node(id));
+                                         })) {
+                                       return true;
+                                     }
                                      for (graph::NodeId id : c.nodes) {
                                        if (skipped(static_cast<size_t>(id))) return true;
                                        for (const StridedView& v : plan.views.views) {
@@ -83,10 +154,7 @@ RegionPlan plan_region(const graph::Graph& region, const KernelGraphOptions& opt
   std::vector<char> viewed(region.nodes().size(), 0);
   for (size_t n = 0; n < region.nodes().size(); ++n) {
     const graph::Node& node = region.nodes()[n];
-    if (plan.chain_of[n] >= 0 || skipped(n) || node.op != "reshape" || node.inputs.empty() || node.inputs[0] < 0 ||
-        node.outputs.size() != 1) {
-      continue;
-    }
+    if (plan.chain_of[n] >= 0 || skipped(n) || !keeps_memory_order(region, node)) continue;
     graph::ValueId x = plan.root_of(node.inputs[0]), y = node.outputs[0];
     if (!plan.placed[static_cast<size_t>(y)]) {
       plan.alias[static_cast<size_t>(y)] = x;
@@ -119,8 +187,6 @@ RegionPlan plan_region(const graph::Graph& region, const KernelGraphOptions& opt
       }
     }
   }
-  // What to lower, in order; values inside fused groups never touch memory.
-  plan.units = plan_lowering(region, options.fuse_elementwise);
   plan.units.erase(std::remove_if(plan.units.begin(), plan.units.end(),
                                   [&](const LoweringUnit& u) {
                                     auto first = static_cast<size_t>(u.nodes[0]);
@@ -138,6 +204,7 @@ RegionPlan plan_region(const graph::Graph& region, const KernelGraphOptions& opt
     }
   }
   plan.units = std::move(merged);
+  share_repeated_nodes(region, plan);
   return plan;
 }
 

@@ -208,6 +208,89 @@ TEST(VulkanFusion, BroadcastInputsAndEscapingValuesAreRespected) {
   EXPECT_LT(stats.dispatches, 4u);
 }
 
+// Runs `g` on Vulkan (a timestamp per step) and the CPU reference; every
+// output within 2e-5; returns the steps' labels, space-separated.
+std::string steps_matching(const graph::Graph& g, const std::vector<cpu::HostTensor>& in,
+                           kernels::KernelGraphOptions options = {}) {
+  options.profile_steps = true;
+  RunStats stats;
+  auto got = run_on_vulkan(g, in, &stats, options);
+  auto want = cpu::run_graph(g, in);
+  EXPECT_TRUE(got.ok() && want.ok()) << (got.ok() ? want.status().message() : got.status().message());
+  if (!got.ok() || !want.ok()) return "";
+  for (size_t i = 0; i < want->size(); ++i) {
+    EXPECT_TRUE(all_close(got.value()[i], want.value()[i], 2e-5, 2e-5)) << "output " << i;
+  }
+  std::string labels;
+  for (const gpu::TimedStep& step : stats.steps) labels += (labels.empty() ? "" : " ") + step.label;
+  return labels;
+}
+
+using Ints = std::vector<int64_t>;
+
+// RoPE in rotate-half form over heads transposed out of a projection: the
+// transpose and the four slices are read in place by the fused chains.
+TEST(VulkanFusion, SlicesAndTransposesAreReadInPlace) {
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", DType::kF32, {1, 5, 3, 8}).value();  // [B, T, H, D]
+  graph::ValueId cs = graph::add_graph_input(g, "cos", DType::kF32, {5, 4}).value();
+  graph::ValueId sn = graph::add_graph_input(g, "sin", DType::kF32, {5, 4}).value();
+  graph::ValueId t = graph::add_op(g, "transpose", "heads", {x}, {{"perm", Ints{0, 2, 1, 3}}}).value()[0];
+  auto half = [&](const char* name, int64_t start) {
+    return graph::add_op(g, "slice", name, {t}, {{"axes", Ints{3}}, {"starts", Ints{start}}, {"ends", Ints{start + 4}}})
+        .value()[0];
+  };
+  graph::ValueId x1 = half("x1", 0), x2 = half("x2", 4);
+  auto op = [&](const char* o, const std::string& name, graph::ValueId a, graph::ValueId b) {
+    return graph::add_op(g, o, name, {a, b}, {}).value()[0];
+  };
+  graph::ValueId lo = op("sub", "lo", op("mul", "lo_a", x1, cs), op("mul", "lo_b", x2, sn));
+  graph::ValueId hi = op("add", "hi", op("mul", "hi_a", x2, cs), op("mul", "hi_b", x1, sn));
+  g.mark_output(graph::add_op(g, "concat", "rope", {lo, hi}, {{"axis", int64_t{3}}}).value()[0]);
+  // One node alone over a slice: relu(x[..., 1:7:2]) through the fused kernel.
+  graph::ValueId strided =
+      graph::add_op(g, "slice", "odd", {x}, {{"axes", Ints{3}}, {"starts", Ints{1}}, {"ends", Ints{7}}, {"steps", Ints{2}}})
+          .value()[0];
+  g.mark_output(graph::add_op(g, "relu", "relu", {strided}, {}).value()[0]);
+  // An expanded weight (a norm's ones stored as [1]) read with stride 0.
+  std::vector<float> one = {1.5f};
+  graph::ValueId w = graph::add_graph_constant(g, "w", DType::kF32, {1}, Blob::copy_of(one.data(), 4)).value();
+  graph::ValueId wide = graph::add_op(g, "expand", "wide", {w}, {{"shape", Ints{8}}}).value()[0];
+  g.mark_output(op("mul", "scaled", x, wide));
+  std::vector<cpu::HostTensor> in = {random_tensor(DType::kF32, {1, 5, 3, 8}, 610, -2, 2),
+                                     random_tensor(DType::kF32, {5, 4}, 611, -1, 1),
+                                     random_tensor(DType::kF32, {5, 4}, 612, -1, 1)};
+  const std::string steps = steps_matching(g, in);
+  for (const char* gone : {"heads", "x1", "x2", "odd", "wide"}) {
+    EXPECT_EQ((" " + steps + " ").find(std::string(" ") + gone + " "), std::string::npos) << gone << " ran: " << steps;
+  }
+  EXPECT_NE(steps.find("relu"), std::string::npos) << steps;
+  // Without fusion every op reads memory of its own: the movement ops run.
+  kernels::KernelGraphOptions off;
+  off.fuse_elementwise = false;
+  const std::string unfused = steps_matching(g, in, off);
+  EXPECT_NE(unfused.find("x1"), std::string::npos) << unfused;
+  EXPECT_NE(unfused.find("wide"), std::string::npos) << unfused;
+}
+
+TEST(VulkanFusion, ChainsInAGemmStoreReadTheirInputsAsThemselves) {
+  // linear(x, w) + z[:, 2:10]: the add folds into the GEMM's store, which
+  // reads its inputs whole, so the slice runs.
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", DType::kF32, {6, 16}).value();
+  graph::ValueId w = graph::add_graph_input(g, "w", DType::kF32, {8, 16}).value();
+  graph::ValueId z = graph::add_graph_input(g, "z", DType::kF32, {6, 12}).value();
+  graph::ValueId y = graph::add_op(g, "linear", "proj", {x, w}, {}).value()[0];
+  graph::ValueId part =
+      graph::add_op(g, "slice", "part", {z}, {{"axes", Ints{1}}, {"starts", Ints{2}}, {"ends", Ints{10}}}).value()[0];
+  g.mark_output(graph::add_op(g, "add", "residual", {y, part}, {}).value()[0]);
+  const std::string steps = steps_matching(g, {random_tensor(DType::kF32, {6, 16}, 620, -1, 1),
+                                               random_tensor(DType::kF32, {8, 16}, 621, -1, 1),
+                                               random_tensor(DType::kF32, {6, 12}, 622, -1, 1)});
+  EXPECT_NE(steps.find("part"), std::string::npos) << steps;
+  EXPECT_NE(steps.find("proj+residual"), std::string::npos) << steps;
+}
+
 // One-element constants are immediates, compiled into the fused pipeline:
 // a chain over three inputs and five scalar constants (four compiled in, the
 // fifth bound: four bindings, where all bound would need eight) is one

@@ -227,5 +227,80 @@ TEST(VulkanLayerNorm, HalfPrecision) {
   EXPECT_TRUE(layer_norm_matches(DType::kF16, {3, 777}, 1, true, false, 1e-5, 63, 4e-3));
 }
 
+// RMSNorm as model code writes it: x * rsqrt(mean(x * x, -1, keepdim) + eps),
+// then times a weight along the last axis (or none). Returns the graph and its
+// inputs' shapes; `weight` 0 none, 1 a [D] input, 2 a [1] constant expanded to
+// [D] (a checkpoint's ones stored once).
+graph::Graph rms_norm_graph(DType dtype, const graph::Shape& shape, int weight, bool mean_escapes = false) {
+  using Ints = std::vector<int64_t>;
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", dtype, shape).value();
+  graph::ValueId sq = graph::add_op(g, "mul", "sq", {x, x}, {}).value()[0];
+  graph::ValueId ms = graph::add_op(g, "reduce_mean", "ms", {sq}, {{"axes", Ints{-1}}, {"keepdim", int64_t{1}}}).value()[0];
+  std::vector<float> eps_value = {1e-5f};
+  cpu::HostTensor eps = cpu::HostTensor::from_doubles(dtype, {1}, {1e-5}).value();
+  graph::ValueId e =
+      graph::add_graph_constant(g, "eps", dtype, {1}, Blob::copy_of(eps.bytes.data(), eps.bytes.size())).value();
+  graph::ValueId r = graph::add_op(g, "rsqrt", "r", {graph::add_op(g, "add", "a", {ms, e}, {}).value()[0]}, {}).value()[0];
+  graph::ValueId y = graph::add_op(g, "mul", "scaled", {x, r}, {}).value()[0];
+  if (weight == 1) {
+    graph::ValueId w = graph::add_graph_input(g, "w", dtype, {shape.back()}).value();
+    y = graph::add_op(g, "mul", "weighted", {y, w}, {}).value()[0];
+  } else if (weight == 2) {
+    cpu::HostTensor one = cpu::HostTensor::from_doubles(dtype, {1}, {1.5}).value();
+    graph::ValueId w =
+        graph::add_graph_constant(g, "w", dtype, {1}, Blob::copy_of(one.bytes.data(), one.bytes.size())).value();
+    graph::ValueId wide = graph::add_op(g, "expand", "wide", {w}, {{"shape", Ints{shape.back()}}}).value()[0];
+    y = graph::add_op(g, "mul", "weighted", {wide, y}, {}).value()[0];
+  }
+  g.mark_output(y);
+  if (mean_escapes) g.mark_output(ms);
+  return g;
+}
+
+// Runs `g` and the CPU reference; every output within `tol`; the steps' labels.
+std::vector<std::string> steps_matching(const graph::Graph& g, const std::vector<cpu::HostTensor>& inputs, double tol) {
+  kernels::KernelGraphOptions options;
+  options.profile_steps = true;
+  RunStats stats;
+  Result<std::vector<cpu::HostTensor>> got = run_on_vulkan(g, inputs, &stats, options);
+  Result<std::vector<cpu::HostTensor>> want = cpu::run_graph(g, inputs);
+  EXPECT_TRUE(got.ok() && want.ok()) << (got.ok() ? want.status().message() : got.status().message());
+  if (!got.ok() || !want.ok()) return {};
+  for (size_t i = 0; i < want->size(); ++i) EXPECT_TRUE(all_close((*got)[i], (*want)[i], tol, tol)) << "output " << i;
+  std::vector<std::string> labels;
+  for (const gpu::TimedStep& step : stats.steps) labels.push_back(step.label);
+  return labels;
+}
+
+TEST(VulkanRmsNorm, WrittenOutNormIsOneRowKernel) {
+  uint32_t seed = 80;
+  for (int weight : {0, 1, 2}) {
+    for (const graph::Shape& shape : std::vector<graph::Shape>{{1, 1, 768}, {2, 5, 64}, {3, 7}, {4, 2048}}) {
+      graph::Graph g = rms_norm_graph(DType::kF32, shape, weight);
+      std::vector<cpu::HostTensor> in = {random_tensor(DType::kF32, shape, seed += 3, -3, 3)};
+      if (weight == 1) in.push_back(random_tensor(DType::kF32, {shape.back()}, seed += 3, 0.5, 2));
+      std::vector<std::string> steps = steps_matching(g, in, 2e-5);
+      ASSERT_EQ(steps.size(), 1u) << "weight " << weight << " " << graph::shape_to_string(shape);
+      EXPECT_EQ(steps[0], weight ? "sq+ms+a+r+scaled+weighted" : "sq+ms+a+r+scaled");
+    }
+  }
+  if (!f16_kernels_or_refused()) return;
+  graph::Graph h = rms_norm_graph(DType::kF16, {2, 3, 100}, 1);
+  EXPECT_EQ(steps_matching(h, {random_tensor(DType::kF16, {2, 3, 100}, 90, -3, 3),
+                               random_tensor(DType::kF16, {100}, 91, 0.5, 2)},
+                           4e-3)
+                .size(),
+            1u);
+}
+
+TEST(VulkanRmsNorm, AnInnerValueReadElsewhereKeepsTheOpsApart) {
+  // The mean is a region output too: the pattern is not taken, the ops run as before.
+  graph::Graph g = rms_norm_graph(DType::kF32, {2, 5, 64}, 1, /*mean_escapes=*/true);
+  std::vector<std::string> steps = steps_matching(
+      g, {random_tensor(DType::kF32, {2, 5, 64}, 95, -3, 3), random_tensor(DType::kF32, {64}, 96, 0.5, 2)}, 2e-5);
+  EXPECT_GT(steps.size(), 1u);
+}
+
 }  // namespace
 }  // namespace gpuu::vulkan_test

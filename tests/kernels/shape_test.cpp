@@ -284,5 +284,88 @@ TEST(VulkanShape, ChainInOneRegion) {
   EXPECT_TRUE(graph_matches_cpu(g, {random_tensor(DType::kF32, {4, 6, 5}, 400, -10, 10)}));
 }
 
+// Runs `g` on Vulkan with a timestamp per step, compares its outputs with the
+// CPU reference exactly, and returns the steps' labels (dispatches and copies).
+std::vector<std::string> steps_of(const graph::Graph& g, const std::vector<cpu::HostTensor>& inputs) {
+  kernels::KernelGraphOptions options;
+  options.profile_steps = true;
+  RunStats stats;
+  Result<std::vector<cpu::HostTensor>> got = run_on_vulkan(g, inputs, &stats, options);
+  Result<std::vector<cpu::HostTensor>> want = cpu::run_graph(g, inputs);
+  EXPECT_TRUE(got.ok() && want.ok()) << (got.ok() ? want.status().message() : got.status().message());
+  if (!got.ok() || !want.ok()) return {};
+  for (size_t i = 0; i < want->size(); ++i) EXPECT_TRUE(same_elements((*got)[i], (*want)[i])) << "output " << i;
+  std::vector<std::string> labels;
+  for (const gpu::TimedStep& step : stats.steps) labels.push_back(step.label);
+  return labels;
+}
+
+std::string joined(const std::vector<std::string>& labels) {
+  std::string out;
+  for (const std::string& l : labels) out += (out.empty() ? "" : " ") + l;
+  return out;
+}
+
+TEST(VulkanShape, TransposesOfUnitDimsInsideARegionShareMemory) {
+  // A decode step's [1, 1, H, D] -> [1, H, 1, D]: the bytes stay in order, so
+  // the transpose is the add's memory read again, not a copy.
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", DType::kF32, {1, 1, 4, 8}).value();
+  graph::ValueId a = graph::add_op(g, "add", "a", {x, x}, {}).value()[0];
+  graph::ValueId t = graph::add_op(g, "transpose", "t", {a}, {{"perm", Ints{0, 2, 1, 3}}}).value()[0];
+  graph::ValueId r = graph::add_op(g, "reduce_max", "r", {t}, {{"axes", Ints{3}}, {"keepdim", int64_t{1}}}).value()[0];
+  g.mark_output(r);
+  std::vector<std::string> steps = steps_of(g, {exact_values(DType::kF32, {1, 1, 4, 8}, 500)});
+  EXPECT_EQ(joined(steps), "a r");
+  // Where the transpose moves dims of more than one element, it is a copy.
+  graph::Graph h;
+  x = graph::add_graph_input(h, "x", DType::kF32, {1, 2, 4, 8}).value();
+  a = graph::add_op(h, "add", "a", {x, x}, {}).value()[0];
+  t = graph::add_op(h, "transpose", "t", {a}, {{"perm", Ints{0, 2, 1, 3}}}).value()[0];
+  r = graph::add_op(h, "reduce_max", "r", {t}, {{"axes", Ints{3}}, {"keepdim", int64_t{1}}}).value()[0];
+  h.mark_output(r);
+  steps = steps_of(h, {exact_values(DType::kF32, {1, 2, 4, 8}, 501)});
+  EXPECT_EQ(joined(steps), "a t r");
+}
+
+TEST(VulkanShape, RepeatedNodesRunOnce) {
+  // Two cache writes at the same positions, as each layer of an LLM step
+  // makes them: the positions' wrap-around (less, add, where) runs once, each
+  // write (its own output) still runs. Nodes of other attributes or inputs
+  // are not merged.
+  graph::Graph g;
+  graph::ValueId pos = graph::add_graph_input(g, "pos", DType::kI64, {2}).value();
+  graph::ValueId src = graph::add_graph_input(g, "src", DType::kF32, {2, 3}).value();
+  graph::ValueId cache = graph::add_graph_input(g, "cache", DType::kF32, {6, 3}).value();
+  std::vector<int64_t> zero = {0}, six = {6};
+  graph::ValueId c0 =
+      graph::add_graph_constant(g, "zero", DType::kI64, {1}, Blob::copy_of(zero.data(), sizeof(int64_t))).value();
+  graph::ValueId c6 =
+      graph::add_graph_constant(g, "six", DType::kI64, {1}, Blob::copy_of(six.data(), sizeof(int64_t))).value();
+  for (int w = 0; w < 2; ++w) {
+    const std::string n = std::to_string(w);
+    graph::ValueId neg = graph::add_op(g, "less", "less" + n, {pos, c0}, {}).value()[0];
+    graph::ValueId wrapped = graph::add_op(g, "add", "add" + n, {pos, c6}, {}).value()[0];
+    graph::ValueId at = graph::add_op(g, "where", "where" + n, {neg, wrapped, pos}, {}).value()[0];
+    graph::ValueId upd = graph::add_op(g, "mul", "scaled" + n, {src, src}, {}).value()[0];
+    g.mark_output(graph::add_op(g, "index_put", "write" + n, {cache, at, upd}, {{"axis", int64_t{0}}}).value()[0]);
+  }
+  // Same op and input, other attributes: both run.
+  g.mark_output(graph::add_op(g, "reduce_sum", "sum0", {src}, {{"axes", Ints{0}}}).value()[0]);
+  g.mark_output(graph::add_op(g, "reduce_sum", "sum1", {src}, {{"axes", Ints{1}}}).value()[0]);
+  cpu::HostTensor positions = cpu::HostTensor::from_doubles(DType::kI64, {2}, {-1, 2}).value();
+  std::vector<std::string> steps =
+      steps_of(g, {positions, exact_values(DType::kF32, {2, 3}, 502), exact_values(DType::kF32, {6, 3}, 503)});
+  const std::string all = joined(steps);
+  for (const char* once : {"less0", "add0", "where0", "scaled0"}) {
+    EXPECT_EQ(std::count(steps.begin(), steps.end(), once), 1) << all;
+  }
+  for (const char* merged : {"less1", "add1", "where1", "scaled1"}) {
+    EXPECT_EQ(std::count(steps.begin(), steps.end(), merged), 0) << all;
+  }
+  EXPECT_NE(all.find("sum0"), std::string::npos) << all;
+  EXPECT_NE(all.find("sum1"), std::string::npos) << all;
+}
+
 }  // namespace
 }  // namespace gpuu::vulkan_test

@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 
+#include "kernels/fusion.h"
 #include "kernels/op_table.h"
 
 namespace gpuu::kernels {
@@ -230,9 +231,11 @@ int32_t unary_code(const graph::Node& node) {
 
 void add_elementwise_kernels(std::vector<OpKernel>& table) {
   // Every kernel here reads its inputs at the output element's (broadcast)
-  // index only, so each may write over an input of its output's type.
+  // index only, so each may write over an input of its output's type. The
+  // fusable ones read views through the fused kernel (fusion.h).
   auto add = [&](const char* op, Status (*lower)(LoweringContext&, const graph::Node&)) {
-    table.push_back(OpKernel{op, accepted_dtypes(op), check_elementwise, lower, 0, nullptr, same_element_operand});
+    table.push_back(
+        OpKernel{op, accepted_dtypes(op), check_elementwise, lower, 0, takes_elementwise_view, same_element_operand});
   };
   for (const auto& entry : unary_ops()) add(entry.first.c_str(), lower_unary);
   for (const char* op : {"bitwise_not", "isnan", "isinf", "logical_not"}) add(op, lower_unary);

@@ -7,6 +7,7 @@
 
 #include "graph/op_registry.h"
 #include "kernels/op_table.h"
+#include "kernels/row_norm.h"
 
 namespace gpuu::kernels {
 namespace {
@@ -276,17 +277,30 @@ Status lower_softmax(LoweringContext& lc, const graph::Node& n) {
 
 Status lower_layer_norm(LoweringContext& lc, const graph::Node& n) {
   GPUU_ASSIGN_OR_RETURN(graph::AttrMap attrs, graph::resolve_attrs(n));
-  const TensorRef& x = lc.tensor(n.inputs[0]);
-  const TensorRef& y = lc.tensor(n.outputs[0]);
-  GPUU_RETURN_IF_ERROR(require_f16_support(lc, n, x.dtype));
+  RowNorm norm;
+  norm.x = &lc.tensor(n.inputs[0]);
+  norm.y = &lc.tensor(n.outputs[0]);
+  GPUU_RETURN_IF_ERROR(require_f16_support(lc, n, norm.x->dtype));
   auto nd = static_cast<size_t>(graph::attr_int(attrs, "normalized_ndim"));
-  uint64_t rows = 1, size = 1;
-  for (size_t d = 0; d < x.shape.size(); ++d) (d + nd < x.shape.size() ? rows : size) *= static_cast<uint64_t>(x.shape[d]);
-  bool has_weight = n.inputs.size() > 1 && n.inputs[1] >= 0;
-  bool has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
+  norm.rows = 1;
+  norm.size = 1;
+  for (size_t d = 0; d < norm.x->shape.size(); ++d) {
+    (d + nd < norm.x->shape.size() ? norm.rows : norm.size) *= static_cast<uint64_t>(norm.x->shape[d]);
+  }
+  norm.eps = static_cast<float>(graph::attr_float(attrs, "eps", 1e-5));
+  if (n.inputs.size() > 1 && n.inputs[1] >= 0) norm.weight = lc.tensor(n.inputs[1]).range;
+  if (n.inputs.size() > 2 && n.inputs[2] >= 0) norm.bias = lc.tensor(n.inputs[2]).range;
+  return add_row_norm(lc, {lc.graph.value(n.outputs[0]).producer}, norm);
+}
+
+}  // namespace
+
+Status add_row_norm(LoweringContext& lc, const std::vector<graph::NodeId>& nodes, const RowNorm& norm) {
+  const TensorRef& x = *norm.x;
   // An absent weight or bias binds x in its place; the shader never reads it.
-  const BufferRange& weight = has_weight ? lc.tensor(n.inputs[1]).range : x.range;
-  const BufferRange& bias = has_bias ? lc.tensor(n.inputs[2]).range : x.range;
+  const BufferRange weight = norm.weight.value_or(x.range);
+  const BufferRange bias = norm.bias.value_or(x.range);
+  const uint64_t rows = norm.rows, size = norm.size;
   // Invocations per row: one for short rows, a line of 32 for rows up to a
   // thousand elements where there are rows enough to fill the GPU that way
   // (convnext's 96 channels over 3136 pixels), else the workgroup.
@@ -295,17 +309,15 @@ Status lower_layer_norm(LoweringContext& lc, const graph::Node& n) {
                                  ? kLayerNormLine
                                  : kWorkgroupSize;
   PushConstants push;
-  push.u32(static_cast<uint32_t>(rows)).u32(static_cast<uint32_t>(size));
-  push.f32(static_cast<float>(graph::attr_float(attrs, "eps", 1e-5)));
+  push.u32(static_cast<uint32_t>(rows)).u32(static_cast<uint32_t>(size)).f32(norm.eps);
+  push.u32(norm.weight_offset).u32(norm.weight_stride);
   KernelKey key{std::string("layer_norm_rows") + float_suffix(x.dtype),
-                {static_cast<int32_t>(row_width), has_weight ? 1 : 0, has_bias ? 1 : 0},
+                {static_cast<int32_t>(row_width), norm.weight ? 1 : 0, norm.bias ? 1 : 0, norm.rms ? 1 : 0},
                 4,
                 push.size()};
-  return add_dispatch(lc, n, key, {{x.range, false}, {weight, false}, {bias, false}, {y.range, true}}, push,
+  return add_dispatch(lc, nodes, key, {{x.range, false}, {weight, false}, {bias, false}, {norm.y->range, true}}, push,
                       rows * row_width);
 }
-
-}  // namespace
 
 void add_reduce_norm_kernels(std::vector<OpKernel>& table) {
   for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_any",

@@ -76,6 +76,15 @@ layout(std430, set = 0, binding = 2) readonly buffer In2 { T in2[]; };
 layout(std430, set = 0, binding = 3) readonly buffer In3 { T in3[]; };
 layout(std430, set = 0, binding = 4) writeonly buffer Out { T y[]; };
 
+// Where an input read through a view (a slice) starts in its bound range, in
+// elements: the part of the view's offset below the device's binding
+// alignment (the binding starts at the rest). Constants, not push constants:
+// the push constants fill the 128 bytes every device has.
+layout(constant_id = 47) const uint OFFSET0 = 0u;
+layout(constant_id = 48) const uint OFFSET1 = 0u;
+layout(constant_id = 49) const uint OFFSET2 = 0u;
+layout(constant_id = 50) const uint OFFSET3 = 0u;
+
 // Input strides over the output shape (0 on broadcast axes), four inputs.
 layout(push_constant) uniform Params {
   uint count;
@@ -86,7 +95,7 @@ layout(push_constant) uniform Params {
 
 uint input_offset(uint i, int which) {
   if ((CONTIGUOUS & (1 << which)) != 0) return i;
-  uint off = 0u;
+  uint off = which == 0 ? OFFSET0 : which == 1 ? OFFSET1 : which == 2 ? OFFSET2 : OFFSET3;
   for (int d = int(p.rank) - 1; d >= 0; --d) {
     uint c = i % p.shape[d];
     i /= p.shape[d];

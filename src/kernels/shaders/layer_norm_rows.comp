@@ -2,6 +2,8 @@
 // layer_norm over the trailing `size` elements of each row: mean, then the
 // biased variance of the deviations (two passes, no E[x^2] - E[x]^2
 // cancellation), then (x - mean) / sqrt(var + eps) * weight + bias, in f32.
+// RMS: x / sqrt(mean(x^2) + eps) * weight, the mean taken as 0 (RMSNorm, as
+// Llama writes it: the kernel graph finds the pattern, kernels/row_norm.h).
 // ROW_WIDTH invocations per row: 1 (short rows), 32 (a line of a workgroup:
 // rows of tens to hundreds, as convnext's 96-channel rows, which one
 // invocation each walked serially and uncoalesced at 1/10 of the bandwidth),
@@ -11,6 +13,7 @@
 layout(constant_id = 0) const uint ROW_WIDTH = GPUU_WG;
 layout(constant_id = 1) const bool HAS_WEIGHT = false;
 layout(constant_id = 2) const bool HAS_BIAS = false;
+layout(constant_id = 3) const bool RMS = false;
 layout(std430, set = 0, binding = 0) readonly buffer In { T x[]; };
 layout(std430, set = 0, binding = 1) readonly buffer Weight { T w[]; };  // bound to x when absent
 layout(std430, set = 0, binding = 2) readonly buffer Bias { T b[]; };    // bound to x when absent
@@ -19,6 +22,7 @@ layout(push_constant) uniform Params {
   uint rows;
   uint size;
   float eps;
+  uint w_offset, w_stride;  // weight element j at w_offset + j * w_stride (0: one weight for all)
 } p;
 
 shared float sums[GPUU_WG];
@@ -46,9 +50,12 @@ void main() {
   bool live = row < p.rows;
   uint base = row * p.size, first = live ? lane : p.size, step = ROW_WIDTH;
   float n = float(p.size);
-  float s = 0.0;
-  for (uint j = first; j < p.size; j += step) s += float(x[base + j]);
-  float mean = row_sum(s, t, lane) / n;
+  float mean = 0.0;
+  if (!RMS) {
+    float s = 0.0;
+    for (uint j = first; j < p.size; j += step) s += float(x[base + j]);
+    mean = row_sum(s, t, lane) / n;
+  }
   float v = 0.0;
   for (uint j = first; j < p.size; j += step) {
     float d = float(x[base + j]) - mean;
@@ -57,7 +64,7 @@ void main() {
   float rstd = 1.0 / sqrt(row_sum(v, t, lane) / n + p.eps);
   for (uint j = first; j < p.size; j += step) {
     float r = (float(x[base + j]) - mean) * rstd;
-    if (HAS_WEIGHT) r *= float(w[j]);
+    if (HAS_WEIGHT) r *= float(w[p.w_offset + j * p.w_stride]);
     if (HAS_BIAS) r += float(b[j]);
     y[base + j] = T(r);
   }
