@@ -25,7 +25,7 @@ endfunction()
 # for comparisons also the integer kernels' IT), and the push-constant values
 # it may name besides (clamp's bounds). fused_elementwise.comp takes the
 # unary and binary ops whose expression names nothing but their operands.
-set(math_groups unary binary compare)
+set(math_groups unary binary compare convert)
 set(unary_result float)
 set(unary_params "@T@ x")
 set(unary_args x)
@@ -39,6 +39,14 @@ set(binary_args "a, b")
 set(binary_fused_code "FUSED_BINARY_BASE + ")
 set(binary_fused_args "a, b")
 set(binary_default 0.0)
+# Float-to-float casts inside a fused chain (whose registers are f32): no
+# graph op of their own (cast is lowered elsewhere), codes beside the unary ones.
+set(convert_result float)
+set(convert_params "@T@ x")
+set(convert_args x)
+set(convert_fused_code "")
+set(convert_fused_args a)
+set(convert_default x)
 set(compare_result bool)  # bool results: not fusable
 set(compare_params "@T@ a, @T@ b")
 set(compare_args "a, b")

@@ -36,6 +36,13 @@ int fused_code(const graph::Node& n) {
   // [0, 6]), and so may whether it fuses.
   const int32_t unary = unary_code(n);
   if (unary >= 0) return fused_unary.count(unary) ? unary : -1;
+  if (n.op == "cast") {  // between float types only (fusable checks the input)
+    auto to = n.attrs.find("dtype");
+    const std::string* name = to == n.attrs.end() ? nullptr : std::get_if<std::string>(&to->second);
+    if (name && *name == "f16") return op_codes::kConvertCastF16;
+    if (name && *name == "f32") return op_codes::kConvertCastF32;
+    return -1;
+  }
   auto it = codes.find(n.op);
   return it == codes.end() ? -1 : it->second;
 }
@@ -47,15 +54,17 @@ bool stores_through_gemm(const std::string& op, bool through_reshape) {
   return op == "matmul" || op == "linear" || (op == "conv2d" && !through_reshape);
 }
 
+// A cast's input is any float type; every other op's inputs have its output's.
 bool fusable(const graph::Graph& g, const graph::Node& n) {
   if (fused_code(n) < 0 || n.outputs.size() != 1) return false;
   graph::DType dtype = g.value(n.outputs[0]).dtype;
   if (!is_float(dtype)) return false;
   for (graph::ValueId in : n.inputs) {
-    if (in < 0 || g.value(in).dtype != dtype) return false;
+    if (in < 0 || (n.op == "cast" ? !is_float(g.value(in).dtype) : g.value(in).dtype != dtype)) return false;
   }
   return check_tensor_limits(g, n).empty();
 }
+
 
 bool broadcasts_to(const graph::Shape& in, const graph::Shape& out) {
   if (in.size() > out.size()) return false;
@@ -105,6 +114,16 @@ std::vector<graph::ValueId> externals_of(const graph::Graph& g, const std::vecto
     produced.insert(g.node(id).outputs[0]);
   }
   return externals;
+}
+
+// Whether every outside input of `nodes` has the chain's output dtype: the
+// fused kernel reads and writes one element type (casts live inside).
+bool one_element_type(const graph::Graph& g, const std::vector<graph::NodeId>& nodes) {
+  const graph::DType dtype = g.value(g.node(nodes.back()).outputs[0]).dtype;
+  for (graph::ValueId e : externals_of(g, nodes)) {
+    if (g.value(e).dtype != dtype) return false;
+  }
+  return true;
 }
 
 // Up to `max_immediates` one-element constants become immediates, the rest is bound.
@@ -249,7 +268,9 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse) {
         grew = true;
       }
     }
-    if (members.size() < 2) continue;
+    // A group whose outside inputs are of another float type than its
+    // output (it stopped inside a cast island) is not one kernel's.
+    if (members.size() < 2 || !one_element_type(g, std::vector<graph::NodeId>(members.begin(), members.end()))) continue;
     for (graph::NodeId id : members) group_of[static_cast<size_t>(id)] = static_cast<int>(groups.size());
     groups.emplace_back(members.begin(), members.end());  // ascending: graph order, root last
   }
@@ -279,7 +300,7 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse) {
   for (size_t u = 0; u < units.size(); ++u) {
     LoweringUnit& chain = units[u];
     if (chain.rms_norm || chain.nodes.size() > GemmEpilogue::kMaxInstructions ||
-        !fusable(g, g.node(chain.nodes.back()))) {
+        !fusable(g, g.node(chain.nodes.back())) || !one_element_type(g, chain.nodes)) {
       continue;
     }
     const graph::Value& out = g.value(g.node(chain.nodes.back()).outputs[0]);
@@ -365,42 +386,71 @@ Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit) {
   }
 
   uint32_t count = static_cast<uint32_t>(graph::shape_numel(y.shape));
-  PushConstants push;
-  push.u32(count).u32(static_cast<uint32_t>(y.shape.size()));
-  push.u32_array(to_u32(y.shape), kMaxRank);
   std::vector<int32_t> offsets(kMaxFusedInputs, 0);  // OFFSET0..3: elements into the bound range
   const VkDeviceSize element = graph::dtype_size(y.dtype);
   const VkDeviceSize align =
       std::max<VkDeviceSize>(lc.ctx.properties().limits.minStorageBufferOffsetAlignment, element);
   std::vector<Binding> bindings;
+  std::vector<std::vector<int64_t>> strides(externals.size());  // per input, over y's dims
   for (size_t i = 0; i < kMaxFusedInputs; ++i) {
-    const graph::ValueId e = externals[i < externals.size() ? i : 0];
-    std::vector<uint32_t> strides;
-    if (i < externals.size() && lc.has_view(e)) {
-      const StridedView view = lc.view_of(e);
-      // The view's strides over the input's dims, right-aligned to the
-      // output's; 0 where the input broadcasts.
-      const graph::Shape& in = lc.tensor(e).shape;
-      strides.assign(y.shape.size(), 0);
-      for (size_t k = 0; k < in.size(); ++k) {
-        if (in[k] != 1) strides[y.shape.size() - in.size() + k] = static_cast<uint32_t>(view.strides[k]);
-      }
-      // The binding starts at the view's offset rounded down to the
-      // alignment; the kernel adds the few elements left.
-      BufferRange root = lc.tensor(view.root).range;
-      const VkDeviceSize bytes = static_cast<VkDeviceSize>(view.offset) * element;
-      const VkDeviceSize skipped = bytes / align * align;
-      root.offset += skipped;
-      root.size -= skipped;
-      offsets[i] = static_cast<int32_t>((bytes - skipped) / element);
-      bindings.push_back(Binding{root, false});
-    } else if (i < externals.size()) {
-      strides = broadcast_strides(lc.tensor(e).shape, y.shape);
-      bindings.push_back(Binding{lc.tensor(e).range, false});
-    } else {
-      bindings.push_back(bindings[0]);  // unused: any valid buffer
+    if (i >= externals.size()) {  // unused: any valid buffer
+      bindings.push_back(bindings.empty() ? Binding{y.range, false} : bindings[0]);
+      continue;
     }
-    for (size_t d = 0; d < kMaxRank; ++d) push.u32(d < strides.size() ? strides[d] : 0u);
+    const graph::ValueId e = externals[i];
+    const graph::Shape& in = lc.tensor(e).shape;
+    if (!lc.has_view(e)) {
+      for (uint32_t st : broadcast_strides(in, y.shape)) strides[i].push_back(st);
+      bindings.push_back(Binding{lc.tensor(e).range, false});
+      continue;
+    }
+    // The view's strides over the input's dims, right-aligned to the
+    // output's; 0 where the input broadcasts.
+    const StridedView view = lc.view_of(e);
+    strides[i].assign(y.shape.size(), 0);
+    for (size_t k = 0; k < in.size(); ++k) {
+      if (in[k] != 1) strides[i][y.shape.size() - in.size() + k] = view.strides[k];
+    }
+    // The binding starts at the view's offset rounded down to the
+    // alignment; the kernel adds the few elements left.
+    BufferRange root = lc.tensor(view.root).range;
+    const VkDeviceSize bytes = static_cast<VkDeviceSize>(view.offset) * element;
+    const VkDeviceSize skipped = bytes / align * align;
+    root.offset += skipped;
+    root.size -= skipped;
+    offsets[i] = static_cast<int32_t>((bytes - skipped) / element);
+    bindings.push_back(Binding{root, false});
+  }
+  // The fewest dims that describe the strided reads: unit dims dropped, and a
+  // dim merged into the one inside it where every strided input steps over
+  // both as one (the kernel divides once per dim, per element).
+  std::vector<int64_t> dims;                                // outermost first
+  std::vector<std::vector<int64_t>> walks(externals.size());  // strided inputs' strides over `dims`
+  for (size_t d = y.shape.size(); d-- > 0;) {
+    if (y.shape[d] == 1) continue;
+    bool merges = !dims.empty();
+    for (size_t i = 0; i < externals.size() && merges; ++i) {
+      if (contiguous & (1 << i)) continue;
+      merges = strides[i][d] == walks[i].front() * dims.front();
+    }
+    if (merges) {
+      dims.front() *= y.shape[d];
+      continue;
+    }
+    dims.insert(dims.begin(), y.shape[d]);
+    for (size_t i = 0; i < externals.size(); ++i) walks[i].insert(walks[i].begin(), strides[i][d]);
+  }
+  if (dims.empty()) {
+    dims.push_back(1);
+    for (std::vector<int64_t>& w : walks) w.push_back(0);
+  }
+  PushConstants push;
+  push.u32(count).u32(static_cast<uint32_t>(dims.size()));
+  push.u32_array(to_u32(dims), kMaxRank);
+  for (size_t i = 0; i < kMaxFusedInputs; ++i) {
+    for (size_t d = 0; d < kMaxRank; ++d) {
+      push.u32(i < walks.size() && d < walks[i].size() ? static_cast<uint32_t>(walks[i][d]) : 0u);
+    }
   }
   spec.insert(spec.end(), offsets.begin(), offsets.end());
   bindings.push_back(Binding{y.range, true});
@@ -439,7 +489,10 @@ Status lower_rms_norm(LoweringContext& lc, const LoweringUnit& unit) {
 }
 
 bool takes_elementwise_view(const graph::Graph& g, const graph::Node& n, size_t slot, const StridedView& view) {
-  if (!fusable(g, n) || slot >= n.inputs.size() || view.offset < 0 || view.offset >= (int64_t{1} << 31)) return false;
+  if (!fusable(g, n) || n.op == "cast" || slot >= n.inputs.size() || view.offset < 0 ||
+      view.offset >= (int64_t{1} << 31)) {
+    return false;
+  }
   if (g.value(n.inputs[slot]).shape.size() > g.value(n.outputs[0]).shape.size()) return false;
   return std::all_of(view.strides.begin(), view.strides.end(),
                      [](int64_t s) { return s >= 0 && s < (int64_t{1} << 31); });

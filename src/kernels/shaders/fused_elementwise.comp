@@ -93,13 +93,30 @@ layout(push_constant) uniform Params {
   uint strides[MAX_INPUTS * MAX_RANK];
 } p;
 
-uint input_offset(uint i, int which) {
+// Element i's coordinates over the output shape, once for all the inputs
+// that need them: integer division is a long dependent chain on GPUs, and a
+// small chain (a decode step's RoPE over 12 x 32 elements) is nothing but
+// that latency. The lowering drops unit dims and merges dims every input
+// walks in order, so the rank here is the fewest that describes the reads.
+void coordinates(uint i, out uint c[MAX_RANK]) {
+  [[unroll]] for (int d = MAX_RANK - 1; d >= 0; --d) {
+    c[d] = 0u;
+    if (d < int(p.rank)) {
+      if (d == 0) {
+        c[d] = i;  // the outermost dim takes what is left: no division
+      } else {
+        c[d] = i % p.shape[d];
+        i /= p.shape[d];
+      }
+    }
+  }
+}
+
+uint input_offset(uint i, const uint c[MAX_RANK], int which) {
   if ((CONTIGUOUS & (1 << which)) != 0) return i;
   uint off = which == 0 ? OFFSET0 : which == 1 ? OFFSET1 : which == 2 ? OFFSET2 : OFFSET3;
-  for (int d = int(p.rank) - 1; d >= 0; --d) {
-    uint c = i % p.shape[d];
-    i /= p.shape[d];
-    off += c * p.strides[which * MAX_RANK + d];
+  [[unroll]] for (int d = 0; d < MAX_RANK; ++d) {
+    if (d < int(p.rank)) off += c[d] * p.strides[which * MAX_RANK + d];
   }
   return off;
 }
@@ -123,14 +140,17 @@ uint input_offset(uint i, int which) {
   STEP(R, 30, C30) STEP(R, 31, C31) STEP(R, 32, C32) STEP(R, 33, C33) STEP(R, 34, C34) \
   STEP(R, 35, C35) STEP(R, 36, C36) STEP(R, 37, C37) STEP(R, 38, C38) STEP(R, 39, C39)
 
-float load(uint i, int which) {
+float load(uint i, const uint c[MAX_RANK], int which) {
   switch (which) {
-    case 0: return float(in0[input_offset(i, 0)]);
-    case 1: return float(in1[input_offset(i, 1)]);
-    case 2: return float(in2[input_offset(i, 2)]);
-    default: return float(in3[input_offset(i, 3)]);
+    case 0: return float(in0[input_offset(i, c, 0)]);
+    case 1: return float(in1[input_offset(i, c, 1)]);
+    case 2: return float(in2[input_offset(i, c, 2)]);
+    default: return float(in3[input_offset(i, c, 3)]);
   }
 }
+
+// Whether some input is read at other than the output's index.
+const bool STRIDED = (CONTIGUOUS & ((1 << N_INPUTS) - 1)) != ((1 << N_INPUTS) - 1);
 
 // Each invocation takes LIMIT_FUSED_PER_THREAD elements a slice of the tensor
 // apart: all their loads are issued before any arithmetic, so a memory-bound
@@ -143,7 +163,13 @@ void main() {
   float r[LIMIT_FUSED_PER_THREAD][RESULTS + N_INSTRUCTIONS];
   [[unroll]] for (int k = 0; k < LIMIT_FUSED_PER_THREAD; ++k) {
     uint i = min(t + uint(k) * slice, p.count - 1);  // past the end: a harmless re-read
-    [[unroll]] for (int j = 0; j < MAX_INPUTS; ++j) r[k][j] = j < N_INPUTS ? load(i, j) : 0.0;
+    uint c[MAX_RANK];
+    if (STRIDED) {
+      coordinates(i, c);
+    } else {
+      [[unroll]] for (int d = 0; d < MAX_RANK; ++d) c[d] = 0u;
+    }
+    [[unroll]] for (int j = 0; j < MAX_INPUTS; ++j) r[k][j] = j < N_INPUTS ? load(i, c, j) : 0.0;
     r[k][MAX_INPUTS] = IMM0;
     r[k][MAX_INPUTS + 1] = IMM1;
     r[k][MAX_INPUTS + 2] = IMM2;
