@@ -208,22 +208,10 @@ TEST(VulkanFusion, BroadcastInputsAndEscapingValuesAreRespected) {
   EXPECT_LT(stats.dispatches, 4u);
 }
 
-// Runs `g` on Vulkan (a timestamp per step) and the CPU reference; every
-// output within 2e-5; returns the steps' labels, space-separated.
+// The steps' labels of `g` on Vulkan, space-separated; every output within 2e-5 of the reference.
 std::string steps_matching(const graph::Graph& g, const std::vector<cpu::HostTensor>& in,
-                           kernels::KernelGraphOptions options = {}) {
-  options.profile_steps = true;
-  RunStats stats;
-  auto got = run_on_vulkan(g, in, &stats, options);
-  auto want = cpu::run_graph(g, in);
-  EXPECT_TRUE(got.ok() && want.ok()) << (got.ok() ? want.status().message() : got.status().message());
-  if (!got.ok() || !want.ok()) return "";
-  for (size_t i = 0; i < want->size(); ++i) {
-    EXPECT_TRUE(all_close(got.value()[i], want.value()[i], 2e-5, 2e-5)) << "output " << i;
-  }
-  std::string labels;
-  for (const gpu::TimedStep& step : stats.steps) labels += (labels.empty() ? "" : " ") + step.label;
-  return labels;
+                           const kernels::KernelGraphOptions& options = {}) {
+  return joined(step_labels(g, in, 2e-5, 2e-5, options));
 }
 
 using Ints = std::vector<int64_t>;
@@ -327,14 +315,7 @@ TEST(VulkanFusion, FloatCastsInsideAChainFuse) {
   g.mark_output(silu_gate(g, h, gate));
   std::vector<cpu::HostTensor> in = {random_tensor(DType::kF16, {3, 40}, 670, -4, 4),
                                      random_tensor(DType::kF16, {3, 40}, 671, -2, 2)};
-  kernels::KernelGraphOptions options;
-  options.profile_steps = true;
-  RunStats stats;
-  auto got = run_on_vulkan(g, in, &stats, options);
-  ASSERT_TRUE(got.ok()) << got.status().message();
-  EXPECT_TRUE(all_close(got.value()[0], cpu::run_graph(g, in).value()[0], 4e-3, 4e-3));
-  ASSERT_EQ(stats.steps.size(), 1u);
-  EXPECT_EQ(stats.steps[0].label, "up+sig+silu+down+gated");
+  EXPECT_EQ(joined(step_labels(g, in, 4e-3, 4e-3)), "up+sig+silu+down+gated");
   // After a linear: its epilogue.
   graph::Graph l;
   graph::ValueId x = graph::add_graph_input(l, "x", DType::kF16, {2, 32}).value();
@@ -345,23 +326,14 @@ TEST(VulkanFusion, FloatCastsInsideAChainFuse) {
   std::vector<cpu::HostTensor> lin = {random_tensor(DType::kF16, {2, 32}, 672, -1, 1),
                                       random_tensor(DType::kF16, {24, 32}, 673, -0.3, 0.3),
                                       random_tensor(DType::kF16, {2, 24}, 674, -2, 2)};
-  RunStats lstats;
-  auto lgot = run_on_vulkan(l, lin, &lstats, options);
-  ASSERT_TRUE(lgot.ok()) << lgot.status().message();
-  EXPECT_TRUE(all_close(lgot.value()[0], cpu::run_graph(l, lin).value()[0], 8e-3, 8e-3));
-  ASSERT_EQ(lstats.steps.size(), 1u);
-  EXPECT_EQ(lstats.steps[0].label, "w1+up+sig+silu+down+gated");
+  EXPECT_EQ(joined(step_labels(l, lin, 8e-3, 8e-3)), "w1+up+sig+silu+down+gated");
   // A chain that would stop inside the island (its input f16, its output
   // f32) is no one kernel's: the cast and the sigmoid run on their own.
   graph::Graph k;
   graph::ValueId hk = graph::add_graph_input(k, "h", DType::kF16, {3, 40}).value();
   graph::ValueId upk = graph::add_op(k, "cast", "up", {hk}, {{"dtype", std::string("f32")}}).value()[0];
   k.mark_output(graph::add_op(k, "sigmoid", "sig", {upk}, {}).value()[0]);
-  RunStats kstats;
-  auto kgot = run_on_vulkan(k, {in[0]}, &kstats, options);
-  ASSERT_TRUE(kgot.ok()) << kgot.status().message();
-  EXPECT_TRUE(all_close(kgot.value()[0], cpu::run_graph(k, {in[0]}).value()[0], 2e-5, 2e-5));
-  EXPECT_EQ(kstats.steps.size(), 2u);
+  EXPECT_EQ(step_labels(k, {in[0]}, 2e-5, 2e-5).size(), 2u);
 }
 
 TEST(VulkanFusion, ChainsInAGemmStoreReadTheirInputsAsThemselves) {

@@ -258,21 +258,6 @@ graph::Graph rms_norm_graph(DType dtype, const graph::Shape& shape, int weight, 
   return g;
 }
 
-// Runs `g` and the CPU reference; every output within `tol`; the steps' labels.
-std::vector<std::string> steps_matching(const graph::Graph& g, const std::vector<cpu::HostTensor>& inputs, double tol) {
-  kernels::KernelGraphOptions options;
-  options.profile_steps = true;
-  RunStats stats;
-  Result<std::vector<cpu::HostTensor>> got = run_on_vulkan(g, inputs, &stats, options);
-  Result<std::vector<cpu::HostTensor>> want = cpu::run_graph(g, inputs);
-  EXPECT_TRUE(got.ok() && want.ok()) << (got.ok() ? want.status().message() : got.status().message());
-  if (!got.ok() || !want.ok()) return {};
-  for (size_t i = 0; i < want->size(); ++i) EXPECT_TRUE(all_close((*got)[i], (*want)[i], tol, tol)) << "output " << i;
-  std::vector<std::string> labels;
-  for (const gpu::TimedStep& step : stats.steps) labels.push_back(step.label);
-  return labels;
-}
-
 TEST(VulkanRmsNorm, WrittenOutNormIsOneRowKernel) {
   uint32_t seed = 80;
   for (int weight : {0, 1, 2}) {
@@ -280,16 +265,16 @@ TEST(VulkanRmsNorm, WrittenOutNormIsOneRowKernel) {
       graph::Graph g = rms_norm_graph(DType::kF32, shape, weight);
       std::vector<cpu::HostTensor> in = {random_tensor(DType::kF32, shape, seed += 3, -3, 3)};
       if (weight == 1) in.push_back(random_tensor(DType::kF32, {shape.back()}, seed += 3, 0.5, 2));
-      std::vector<std::string> steps = steps_matching(g, in, 2e-5);
+      std::vector<std::string> steps = step_labels(g, in, 2e-5, 2e-5);
       ASSERT_EQ(steps.size(), 1u) << "weight " << weight << " " << graph::shape_to_string(shape);
       EXPECT_EQ(steps[0], weight ? "sq+ms+a+r+scaled+weighted" : "sq+ms+a+r+scaled");
     }
   }
   if (!f16_kernels_or_refused()) return;
   graph::Graph h = rms_norm_graph(DType::kF16, {2, 3, 100}, 1);
-  EXPECT_EQ(steps_matching(h, {random_tensor(DType::kF16, {2, 3, 100}, 90, -3, 3),
-                               random_tensor(DType::kF16, {100}, 91, 0.5, 2)},
-                           4e-3)
+  EXPECT_EQ(step_labels(h, {random_tensor(DType::kF16, {2, 3, 100}, 90, -3, 3),
+                            random_tensor(DType::kF16, {100}, 91, 0.5, 2)},
+                        4e-3, 4e-3)
                 .size(),
             1u);
 }
@@ -297,8 +282,8 @@ TEST(VulkanRmsNorm, WrittenOutNormIsOneRowKernel) {
 TEST(VulkanRmsNorm, AnInnerValueReadElsewhereKeepsTheOpsApart) {
   // The mean is a region output too: the pattern is not taken, the ops run as before.
   graph::Graph g = rms_norm_graph(DType::kF32, {2, 5, 64}, 1, /*mean_escapes=*/true);
-  std::vector<std::string> steps = steps_matching(
-      g, {random_tensor(DType::kF32, {2, 5, 64}, 95, -3, 3), random_tensor(DType::kF32, {64}, 96, 0.5, 2)}, 2e-5);
+  std::vector<std::string> steps = step_labels(
+      g, {random_tensor(DType::kF32, {2, 5, 64}, 95, -3, 3), random_tensor(DType::kF32, {64}, 96, 0.5, 2)}, 2e-5, 2e-5);
   EXPECT_GT(steps.size(), 1u);
 }
 

@@ -284,28 +284,6 @@ TEST(VulkanShape, ChainInOneRegion) {
   EXPECT_TRUE(graph_matches_cpu(g, {random_tensor(DType::kF32, {4, 6, 5}, 400, -10, 10)}));
 }
 
-// Runs `g` on Vulkan with a timestamp per step, compares its outputs with the
-// CPU reference exactly, and returns the steps' labels (dispatches and copies).
-std::vector<std::string> steps_of(const graph::Graph& g, const std::vector<cpu::HostTensor>& inputs) {
-  kernels::KernelGraphOptions options;
-  options.profile_steps = true;
-  RunStats stats;
-  Result<std::vector<cpu::HostTensor>> got = run_on_vulkan(g, inputs, &stats, options);
-  Result<std::vector<cpu::HostTensor>> want = cpu::run_graph(g, inputs);
-  EXPECT_TRUE(got.ok() && want.ok()) << (got.ok() ? want.status().message() : got.status().message());
-  if (!got.ok() || !want.ok()) return {};
-  for (size_t i = 0; i < want->size(); ++i) EXPECT_TRUE(same_elements((*got)[i], (*want)[i])) << "output " << i;
-  std::vector<std::string> labels;
-  for (const gpu::TimedStep& step : stats.steps) labels.push_back(step.label);
-  return labels;
-}
-
-std::string joined(const std::vector<std::string>& labels) {
-  std::string out;
-  for (const std::string& l : labels) out += (out.empty() ? "" : " ") + l;
-  return out;
-}
-
 TEST(VulkanShape, TransposesOfUnitDimsInsideARegionShareMemory) {
   // A decode step's [1, 1, H, D] -> [1, H, 1, D]: the bytes stay in order, so
   // the transpose is the add's memory read again, not a copy.
@@ -315,7 +293,7 @@ TEST(VulkanShape, TransposesOfUnitDimsInsideARegionShareMemory) {
   graph::ValueId t = graph::add_op(g, "transpose", "t", {a}, {{"perm", Ints{0, 2, 1, 3}}}).value()[0];
   graph::ValueId r = graph::add_op(g, "reduce_max", "r", {t}, {{"axes", Ints{3}}, {"keepdim", int64_t{1}}}).value()[0];
   g.mark_output(r);
-  std::vector<std::string> steps = steps_of(g, {exact_values(DType::kF32, {1, 1, 4, 8}, 500)});
+  std::vector<std::string> steps = step_labels(g, {exact_values(DType::kF32, {1, 1, 4, 8}, 500)}, 0, 0);
   EXPECT_EQ(joined(steps), "a r");
   // Where the transpose moves dims of more than one element, it is a copy.
   graph::Graph h;
@@ -324,7 +302,7 @@ TEST(VulkanShape, TransposesOfUnitDimsInsideARegionShareMemory) {
   t = graph::add_op(h, "transpose", "t", {a}, {{"perm", Ints{0, 2, 1, 3}}}).value()[0];
   r = graph::add_op(h, "reduce_max", "r", {t}, {{"axes", Ints{3}}, {"keepdim", int64_t{1}}}).value()[0];
   h.mark_output(r);
-  steps = steps_of(h, {exact_values(DType::kF32, {1, 2, 4, 8}, 501)});
+  steps = step_labels(h, {exact_values(DType::kF32, {1, 2, 4, 8}, 501)}, 0, 0);
   EXPECT_EQ(joined(steps), "a t r");
 }
 
@@ -355,7 +333,7 @@ TEST(VulkanShape, RepeatedNodesRunOnce) {
   g.mark_output(graph::add_op(g, "reduce_sum", "sum1", {src}, {{"axes", Ints{1}}}).value()[0]);
   cpu::HostTensor positions = cpu::HostTensor::from_doubles(DType::kI64, {2}, {-1, 2}).value();
   std::vector<std::string> steps =
-      steps_of(g, {positions, exact_values(DType::kF32, {2, 3}, 502), exact_values(DType::kF32, {6, 3}, 503)});
+      step_labels(g, {positions, exact_values(DType::kF32, {2, 3}, 502), exact_values(DType::kF32, {6, 3}, 503)}, 0, 0);
   const std::string all = joined(steps);
   for (const char* once : {"less0", "add0", "where0", "scaled0"}) {
     EXPECT_EQ(std::count(steps.begin(), steps.end(), once), 1) << all;

@@ -46,6 +46,28 @@ Result<SharedGpuContextPtr> register_app_device(const gpuu_test::AppDevice& app,
   return ctx;
 }
 
+std::vector<std::string> step_labels(const graph::Graph& graph, const std::vector<HostTensor>& inputs, double atol,
+                                     double rtol, kernels::KernelGraphOptions options) {
+  options.profile_steps = true;
+  RunStats stats;
+  Result<std::vector<HostTensor>> got = run_on_vulkan(graph, inputs, &stats, options);
+  Result<std::vector<HostTensor>> want = cpu::run_graph(graph, inputs);
+  EXPECT_TRUE(got.ok() && want.ok()) << (got.ok() ? want.status().message() : got.status().message());
+  if (!got.ok() || !want.ok()) return {};
+  for (size_t i = 0; i < want->size(); ++i) {
+    EXPECT_TRUE(all_close((*got)[i], (*want)[i], atol, rtol)) << "output " << i;
+  }
+  std::vector<std::string> labels;
+  for (const gpu::TimedStep& step : stats.steps) labels.push_back(step.label);
+  return labels;
+}
+
+std::string joined(const std::vector<std::string>& labels) {
+  std::string out;
+  for (const std::string& l : labels) out += (out.empty() ? "" : " ") + l;
+  return out;
+}
+
 testing::AssertionResult graph_matches_cpu(const graph::Graph& graph, const std::vector<HostTensor>& inputs,
                                            OutputComparison compare, RunStats* stats) {
   Result<std::vector<HostTensor>> want = cpu::run_graph(graph, inputs);

@@ -62,6 +62,16 @@ using OutputComparison = testing::AssertionResult (*)(const cpu::HostTensor& got
 testing::AssertionResult graph_matches_cpu(const graph::Graph& graph, const std::vector<cpu::HostTensor>& inputs,
                                            OutputComparison compare, RunStats* stats = nullptr);
 
+// Runs `graph` on Vulkan with a timestamp after every step (profile_steps on
+// top of `options`) and on the CPU reference, expects every output within
+// atol + rtol * |want| (0, 0: exact), and returns the steps' labels in order
+// (dispatches and copies: which nodes ran, which were folded or viewed away).
+std::vector<std::string> step_labels(const graph::Graph& graph, const std::vector<cpu::HostTensor>& inputs,
+                                     double atol, double rtol, kernels::KernelGraphOptions options = {});
+
+// The labels joined by spaces, for messages and whole-sequence checks.
+std::string joined(const std::vector<std::string>& labels);
+
 // Values every dtype holds exactly: small whole numbers in [-100, 100) (bool: 0/1).
 cpu::HostTensor exact_values(graph::DType dtype, const graph::Shape& shape, uint32_t seed);
 
