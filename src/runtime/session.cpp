@@ -206,11 +206,12 @@ struct Session::Impl {
   Status carry_states();
   // Writes `size` bytes as the value of state `index` (host copy, or the one home the host can write).
   void write_state(size_t index, const void* data, size_t size);
-  // State `index`'s value handed to `next` (the program at other sizes) by one
-  // GPU copy, where it is fresh on a GPU and `next` keeps the state on that
-  // context: the value never crosses to the host. *carried false: nothing
-  // done, the caller goes through the host.
-  Status carry_state_on_device(size_t index, Impl& next, bool* carried);
+  // The states' values handed to `next` (the program at other sizes) by GPU
+  // copies, where a state is fresh on a GPU and `next` keeps it on that
+  // context: the values never cross to the host. The copies go in one batch
+  // per context and one wait. (*carried)[i] 0: state i was not carried, the
+  // caller goes through the host.
+  Status carry_states_on_device(Impl& next, std::vector<char>* carried);
   Status init_delegate(int32_t index);
   Status build_cpu_step(size_t plan_index);
   Status wait_host(ContextTrack& t);
@@ -911,25 +912,41 @@ void Session::Impl::write_state(size_t index, const void* data, size_t size) {
   if (slot.staging) slot.staging->fresh = false;
 }
 
-Status Session::Impl::carry_state_on_device(size_t index, Impl& next, bool* carried) {
-  *carried = false;
-  TensorSlot& from_slot = tensors[static_cast<size_t>(states[index].tensor)];
-  Home* from = from_slot.host_fresh ? nullptr : from_slot.fresh_home();
-  if (!from) return Status::Ok();
-  TensorSlot& to_slot = next.tensors[static_cast<size_t>(next.states[index].tensor)];
-  Home* to = to_slot.home_on(from->ctx.get());
-  if (!to || to->range().size < from_slot.bytes || to_slot.bytes != from_slot.bytes) return Status::Ok();
-  ContextTrack& t = track(from->ctx);
-  RecordedCopy copy;
-  Status done = record_copy(t, from->range(), to->range(), &copy);
-  if (done.ok()) done = submit_copy(t, copy);
-  if (done.ok()) done = wait_host(t);  // the copy's command buffer is freed below
-  free_copy(from->ctx, copy);
+Status Session::Impl::carry_states_on_device(Impl& next, std::vector<char>* carried) {
+  carried->assign(states.size(), 0);
+  struct Carry {
+    SharedGpuContextPtr ctx;
+    RecordedCopy copy;
+    size_t state = 0;
+    Home* to = nullptr;
+  };
+  std::vector<Carry> carries;
+  Status done = Status::Ok();
+  for (size_t i = 0; i < states.size() && done.ok(); ++i) {
+    TensorSlot& from_slot = tensors[static_cast<size_t>(states[i].tensor)];
+    Home* from = from_slot.host_fresh ? nullptr : from_slot.fresh_home();
+    if (!from) continue;
+    TensorSlot& to_slot = next.tensors[static_cast<size_t>(next.states[i].tensor)];
+    Home* to = to_slot.home_on(from->ctx.get());
+    if (!to || to->range().size < from_slot.bytes || to_slot.bytes != from_slot.bytes) continue;
+    carries.push_back(Carry{from->ctx, RecordedCopy{}, i, to});
+    ContextTrack& t = track(from->ctx);
+    done = record_copy(t, from->range(), to->range(), &carries.back().copy);
+    if (done.ok()) done = submit_copy(t, carries.back().copy);
+  }
+  // One wait per context: a second wait on one finds nothing pending.
+  for (Carry& c : carries) {
+    if (done.ok()) done = wait_host(track(c.ctx));
+  }
+  for (Carry& c : carries) free_copy(c.ctx, c.copy);
   GPUU_RETURN_IF_ERROR(done);
-  to_slot.host_fresh = false;
-  for (auto& h : to_slot.homes) h->fresh = h.get() == to;
-  if (to_slot.staging) to_slot.staging->fresh = false;
-  *carried = true;
+  for (const Carry& c : carries) {
+    TensorSlot& to_slot = next.tensors[static_cast<size_t>(next.states[c.state].tensor)];
+    to_slot.host_fresh = false;
+    for (auto& h : to_slot.homes) h->fresh = h.get() == c.to;
+    if (to_slot.staging) to_slot.staging->fresh = false;
+    (*carried)[c.state] = 1;
+  }
   return Status::Ok();
 }
 
@@ -1191,10 +1208,10 @@ Status Session::switch_to(const std::vector<int64_t>& dims) {
   }
   // The states carry over (their shapes do not follow dims): by a GPU copy
   // where both sizes keep a state on the same device, else through the host.
+  std::vector<char> carried;
+  GPUU_RETURN_IF_ERROR(impl_->carry_states_on_device(*next, &carried));
   for (size_t i = 0; i < impl_->states.size(); ++i) {
-    bool carried = false;
-    GPUU_RETURN_IF_ERROR(impl_->carry_state_on_device(i, *next, &carried));
-    if (carried) continue;
+    if (carried[i]) continue;
     GPUU_ASSIGN_OR_RETURN(const void* value, impl_->host_view(impl_->states[i].tensor));
     next->write_state(i, value, state_descs_[i].bytes);
   }
