@@ -474,15 +474,14 @@ Status lower_rms_norm(LoweringContext& lc, const LoweringUnit& unit) {
   norm.rows = norm.size ? static_cast<uint64_t>(graph::shape_numel(norm.x->shape)) / norm.size : 0;
   const graph::ValueId mean = g.node(unit.nodes[1]).outputs[0];
   norm.eps = *immediate_value(g, add.inputs[0] == mean ? add.inputs[1] : add.inputs[0]);
-  if (unit.nodes.size() == 6) {  // times a weight along the last axis, maybe a view (an expanded [1])
+  if (unit.nodes.size() > kRmsNormCoreNodes) {  // times a weight along the last axis, maybe a view (an expanded [1])
     const graph::ValueId scaled = g.node(unit.nodes[4]).outputs[0];
     const graph::ValueId w = last.inputs[0] == scaled ? last.inputs[1] : last.inputs[0];
     const StridedView view = lc.view_of(w);
     const bool one = g.value(w).shape.back() == 1;
-    BufferRange range = lc.tensor(view.root).range;
+    norm.weight = lc.tensor(view.root).range;
     norm.weight_offset = static_cast<uint32_t>(view.offset);
     norm.weight_stride = one ? 0u : static_cast<uint32_t>(view.strides.back());
-    norm.weight = range;
   }
   if (norm.rows == 0) return Status::Ok();
   return add_row_norm(lc, unit.nodes, norm);

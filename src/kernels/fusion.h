@@ -10,6 +10,10 @@
 
 namespace gpuu::kernels {
 
+// An rms_norm unit's nodes before its optional weight: x * x, the mean, + eps,
+// rsqrt, times x. These read x as itself; the weight may be read as a view.
+constexpr size_t kRmsNormCoreNodes = 5;
+
 struct LoweringUnit {
   std::vector<graph::NodeId> nodes;  // one node, or a fused group in graph order (the last one's output escapes)
   int movement_chain = -1;           // or a movement chain's nodes (movement.h): its index

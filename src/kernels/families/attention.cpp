@@ -211,20 +211,18 @@ Status lower_attention(LoweringContext& lc, const graph::Node& n) {
                                  : "";
   work.why = split.why;
   const uint64_t workgroups = row_blocks * split.splits;
-  if (split.splits == 1) {
-    return add_dispatch(lc, n, key,
-                        {{ranges[0], false}, {ranges[1], false}, {ranges[2], false}, {mask_range, false},
-                         {y.range, true}, {y.range, true}},
-                        push, workgroups * kWorkgroupSize, work);
-  }
-  // Per (batch, head, row, split): Ev / 4 vec4s of output and one of stats.
+  // Split: per (batch, head, row, split) Ev / 4 vec4s of output and one of
+  // stats; else binding 5 takes the output's range, never written.
   const uint64_t rows = batch * hq * len_l;
-  GPUU_ASSIGN_OR_RETURN(BufferRange partials,
-                        lc.scratch(rows * split.splits * (ev4 + 1) * 16, "attention key-split partials"));
+  BufferRange partials = y.range;
+  if (split.splits > 1) {
+    GPUU_ASSIGN_OR_RETURN(partials, lc.scratch(rows * split.splits * (ev4 + 1) * 16, "attention key-split partials"));
+  }
   GPUU_RETURN_IF_ERROR(add_dispatch(lc, n, key,
                                     {{ranges[0], false}, {ranges[1], false}, {ranges[2], false}, {mask_range, false},
                                      {y.range, true}, {partials, true}},
                                     push, workgroups * kWorkgroupSize, work));
+  if (split.splits == 1) return Status::Ok();
   PushConstants combine;
   combine.u32(static_cast<uint32_t>(rows)).u32(ev).u32(ev4).u32(split.splits);
   KernelKey combine_key{std::string("attention_combine") + float_suffix(y.dtype), {}, 2, combine.size()};
