@@ -241,6 +241,9 @@ std::vector<Case> real_model_sweep() {
       {"vit_fc2", 197, 3072, 768},   {"gpt128_qkv", 128, 768, 2304}, {"gpt128_fc2", 128, 3072, 768},
       {"gpt2048_fc1", 2048, 768, 3072}, {"decode_fc1", 1, 768, 3072}, {"decode_4096", 1, 4096, 4096},
       {"mlp1024", 1, 1024, 1024},
+      // A Llama-3.2-1B-shaped decode step (benchmarks/llm's 1b): bound by reading the weights.
+      {"llm1b_q", 1, 2048, 2048}, {"llm1b_kv", 1, 2048, 512}, {"llm1b_fc1", 1, 2048, 8192},
+      {"llm1b_fc2", 1, 8192, 2048}, {"llm1b_head", 1, 2048, 128256},
   };
   graph::AttrMap conv_attrs = {{"stride", std::vector<int64_t>{1, 1}},
                                {"padding", std::vector<int64_t>{1, 1}},

@@ -55,7 +55,7 @@ std::string GemmChoice::shader(bool conv, graph::DType dtype) const {
 }
 
 std::vector<int32_t> GemmChoice::specialization() const {
-  if (kernel == GemmKernel::kGemv) return {lines_are_columns ? 1 : 0};
+  if (kernel == GemmKernel::kGemv) return {lines_are_columns ? 1 : 0, subgroup_lines ? 1 : 0};
   if (!coopmat()) return {};
   return {static_cast<int32_t>(cm_m), static_cast<int32_t>(cm_n), static_cast<int32_t>(cm_k),
           static_cast<int32_t>(tile_m), static_cast<int32_t>(tile_n)};
@@ -68,7 +68,7 @@ std::string GemmChoice::describe() const {
     // tile_n x tile_m: the workgroup's lines (columns or rows) by the outputs across each.
     return "gemv, " + (lines_are_columns ? std::to_string(tile_n) + " columns x " + std::to_string(tile_m) + " rows"
                                          : std::to_string(tile_m) + " rows x " + std::to_string(tile_n) + " columns") +
-           " per workgroup" + split;
+           " per workgroup" + (subgroup_lines ? ", subgroup sums" : "") + split;
   }
   if (!coopmat()) return "tiled " + tile + split;
   std::string shape = std::to_string(cm_m) + "x" + std::to_string(cm_n) + "x" + std::to_string(cm_k);
@@ -88,7 +88,7 @@ constexpr uint32_t kGemvDepth = 4 * op_codes::kLimitGemvLineWidth;
 // read along K. A column line reads B's column, which must be contiguous in K
 // to be read in neighbouring chunks; a row line reads A's row, always is
 // (conv2d takes row lines only: its B is gathered).
-std::optional<GemmChoice> gemv_choice(const GemmProblem& problem, bool forced) {
+std::optional<GemmChoice> gemv_choice(const SharedGpuContext& ctx, const GemmProblem& problem, bool forced) {
   const bool columns = !problem.conv && problem.m <= kGemvAcross && problem.b_k_contiguous &&
                        (problem.m <= problem.n || problem.n > kGemvAcross);
   const bool rows = problem.n <= kGemvAcross && problem.n > 0;
@@ -100,6 +100,7 @@ std::optional<GemmChoice> gemv_choice(const GemmProblem& problem, bool forced) {
   choice.tile_n = choice.lines_are_columns ? kGemvLines : kGemvAcross;
   choice.depth = kGemvDepth;
   choice.vector = 4;
+  choice.subgroup_lines = ctx.subgroup_arithmetic() && ctx.subgroup_size() == op_codes::kLimitGemvLineWidth;
   choice.why = forced ? "forced"
                       : std::string("at most ") + std::to_string(kGemvAcross) +
                             (columns ? " rows: dot products down B's columns"
@@ -206,7 +207,7 @@ void split_k(GemmChoice& choice, uint32_t k, uint32_t splits) {
 GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const GemmForce& force, GemmProblem problem) {
   const bool force_gemv = force.kernel == GemmKernel::kGemv;
   std::optional<GemmChoice> gemv = (!force.kernel || force_gemv) && problem.m && problem.n
-                                       ? gemv_choice(problem, force_gemv)
+                                       ? gemv_choice(ctx, problem, force_gemv)
                                        : std::nullopt;
   GemmChoice choice = gemv ? *gemv : select_kernel(ctx, dtype, force.kernel, problem);
   if (force.splits) {
@@ -236,10 +237,21 @@ GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const Ge
     choice.why += "; " + std::to_string(large) + " tiles of " + from + " for " + std::to_string(units) +
                   " multiprocessors: the 64x64 tile makes " + std::to_string(tiles(choice));
   }
+  // A side that one 64x64 tile spans leaves half of every 128x128 tile idle
+  // (resnet50's 64-channel convolutions at batch 8: 181 us in 128x128 tiles,
+  // 10 TFLOP/s of useful work, on the H200).
+  const uint32_t small_side = op_codes::kLimitGemmTileSmall;
+  if (choice.kernel == GemmKernel::kTiled128 && (problem.m <= small_side || problem.n <= small_side)) {
+    choice.kernel = GemmKernel::kTiled64;
+    choice.tile_m = choice.tile_n = small_side;
+    choice.depth = GemmChoice{}.depth;
+    choice.why = std::string(problem.m <= small_side ? "rows" : "columns") + " within one 64x64 tile: a 128x128 tile "
+                 "would compute half of it in vain";
+  }
   if (choice.kernel == GemmKernel::kTiled128 && tiles(choice) < units) {
     const uint64_t large = tiles(choice);
     choice.kernel = GemmKernel::kTiled64;
-    choice.tile_m = choice.tile_n = op_codes::kLimitGemmTileSmall;
+    choice.tile_m = choice.tile_n = small_side;
     choice.depth = GemmChoice{}.depth;
     choice.why = std::to_string(large) + " tiles of 128x128 for " + std::to_string(units) +
                  " multiprocessors: the 64x64 tile makes " + std::to_string(tiles(choice));

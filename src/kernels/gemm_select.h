@@ -47,6 +47,7 @@ struct GemmChoice {
   uint32_t depth = 16;                // K per slice through shared memory
   uint32_t cm_m = 0, cm_n = 0, cm_k = 0;  // coopmat kernels: the cooperative-matrix shape
   bool lines_are_columns = true;          // gemv: a line (a workgroup's eighth) is an output column, else a row
+  bool subgroup_lines = false;            // gemv: a line is one subgroup, summed by subgroupAdd
   // Elements per vector read of A / B (gemm.comp 4, gemm_coopmat.comp 8): the
   // contiguous axis must be a multiple of it for vector reads.
   uint32_t vector = 4;
@@ -66,7 +67,7 @@ struct GemmChoice {
   std::string shader(bool conv, graph::DType dtype) const;
   // The kernel's specialization constants after the five every GEMM form
   // takes (bias, B's layout, vector reads, aligned): coopmat kernels' shape
-  // and tile, gemv's line orientation.
+  // and tile, gemv's line orientation and reduction.
   std::vector<int32_t> specialization() const;
   // For logs and benchmarks: "coopmat 16x16x16 (128x128 tile, 64-deep)",
   // "tiled 128x128, split-K 4 x 512".

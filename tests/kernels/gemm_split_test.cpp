@@ -120,6 +120,8 @@ void check_gemv(DType dtype) {
       EXPECT_TRUE(linear_matches(dtype, {rows, 768}, 77, seed += 3, o)) << rows << " rows, " << splits;
       EXPECT_TRUE(linear_matches(dtype, {rows, 301}, 40, seed += 3, o)) << rows << " rows, " << splits;  // ragged K
     }
+    // Several passes of a line's loads, the last one partial.
+    EXPECT_TRUE(linear_matches(dtype, {1, 2600}, 9, seed += 3, o)) << splits;
     EXPECT_TRUE(linear_matches(dtype, {2, 3, 128}, 24, seed += 3, o)) << splits;  // leading dims: 6 rows
     EXPECT_TRUE(linear_matches(dtype, {50, 256}, 3, seed += 3, o)) << splits;     // 3 columns: row lines
     EXPECT_TRUE(matmul_matches(dtype, {1, 200}, {200, 33}, seed += 2, o)) << splits;
@@ -173,6 +175,14 @@ TEST(VulkanGemmSplit, SelectorFillsTheGpu) {
   EXPECT_FALSE(excite.lines_are_columns) << excite.describe();
   EXPECT_GT(excite.splits, 1u) << excite.describe();
   EXPECT_EQ(late.kernel, GemmKernel::kTiled64) << late.describe();
+  // resnet50's first 3x3 convolution at batch 8: 64 channels, 8 x 56 x 56 pixels: enough 128x128 tiles, but
+  // half of each would compute nothing: the 64x64 tile (on a GPU device, where the 128x128 one is the usual pick).
+  GemmChoice narrow = on_132(GemmProblem{true, 64, 8 * 56 * 56, 576});
+  EXPECT_EQ(narrow.kernel, GemmKernel::kTiled64) << narrow.describe();
+  EXPECT_EQ(narrow.splits, 1u) << narrow.describe();
+  // A GEMM of 2048 rows by 2304 columns keeps the device's usual tile.
+  GemmChoice wide = on_132(GemmProblem{false, 2048, 2304, 768, 1, true});
+  EXPECT_EQ(wide.kernel, kernels::select_gemm(*test_context(), DType::kF32).kernel) << wide.describe();
   // ViT-B/16's MLP: 197 tokens, 768 -> 3072: the 64x64 tile (4 x 48 tiles) fills the GPU without a split.
   GemmChoice vit = on_132(GemmProblem{false, 197, 3072, 768});
   EXPECT_EQ(vit.tile_m, 64u) << vit.describe();
@@ -182,7 +192,7 @@ TEST(VulkanGemmSplit, SelectorFillsTheGpu) {
   EXPECT_EQ(large.splits, 1u) << large.describe();
   EXPECT_EQ(large.kernel, kernels::select_gemm(*test_context(), DType::kF32).kernel) << large.describe();
   // Every choice says why.
-  for (const GemmChoice& c : {late, decode, decode_kn, excite, vit, large}) EXPECT_FALSE(c.why.empty()) << c.describe();
+  for (const GemmChoice& c : {late, decode, decode_kn, excite, narrow, wide, vit, large}) EXPECT_FALSE(c.why.empty()) << c.describe();
 }
 
 }  // namespace

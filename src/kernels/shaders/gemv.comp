@@ -1,5 +1,6 @@
 #version 450
 #extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
 // GEMMs with at most 4 rows or 4 columns (a decode step's or a batch-1 MLP's
 // linears, a squeeze-excite block's 1x1 convolutions on one pixel), where a
 // tiled kernel would leave almost all of its tile idle and walk K serially.
@@ -7,21 +8,28 @@
 // lines (a column n, or a row m where LINES_ARE_COLUMNS is 0), each a dot
 // product along K for each of the <= 4 outputs across the line: 32
 // invocations share one line, each summing every 32nd 4-element chunk of K
-// (neighbours read neighbouring chunks: coalesced), then a tree in shared
-// memory adds their sums. A workgroup of 256 takes 8 lines. The line's own
-// operand (B's column, or A's row) is read once for all its outputs; the
-// other operand is small and stays in cache. B is read along K: the selector
-// takes this kernel for a column line only where B's contiguous axis is K
-// (linear's weight), and conv2d's B is gathered element by element.
+// (neighbours read neighbouring chunks: coalesced), then their sums are added
+// up (one subgroup's add where a subgroup is a line, else a tree in shared
+// memory). A workgroup of 256 takes 8 lines. The line's own operand (B's
+// column, or A's row) is read once for all its outputs; the other operand is
+// small and stays in cache. B is read along K: the selector takes this kernel
+// for a column line only where B's contiguous axis is K (linear's weight), and
+// conv2d's B is gathered element by element.
 #include "common.glsl"
 #include "gemm_common.glsl"
 
 layout(constant_id = 5) const int LINES_ARE_COLUMNS = 1;
+// 1 where the device's subgroups are LINE_WIDTH wide and add in compute
+// shaders: a line is a subgroup, summed by one subgroupAdd instead of five
+// barrier-separated steps in shared memory (the host checks; the module
+// declares the arithmetic capability either way, which every Vulkan 1.1
+// device this runs on has).
+layout(constant_id = 6) const int SUBGROUP_LINES = 0;
 
 #define LINE_WIDTH uint(LIMIT_GEMV_LINE_WIDTH)
 #define LINES (GPUU_WG / LINE_WIDTH)
 #define ACROSS uint(LIMIT_GEMV_ACROSS)  // outputs across a line, at most
-#define UNROLL 4u  // chunks of K in flight per invocation
+#define UNROLL 8u  // chunks of K in flight per invocation
 // The tile gemm_tile() hands out: LINES lines by ACROSS outputs.
 #define TILE_M (LINES_ARE_COLUMNS != 0 ? ACROSS : LINES)
 #define TILE_N (LINES_ARE_COLUMNS != 0 ? LINES : ACROSS)
@@ -52,14 +60,21 @@ void main() {
   if (!gemm_tile(TILE_M, TILE_N)) return;
   uint t = gl_LocalInvocationID.x;
   uint line = t / LINE_WIDTH, lane = t % LINE_WIDTH;
-  // Output r of this line: (row, column).
+  if (SUBGROUP_LINES != 0) {
+    // Whichever invocations the device groups, a line is one subgroup.
+    line = gl_SubgroupID;
+    lane = gl_SubgroupInvocationID;
+  }
+  // Output r of this line: (row, column); `across` of them exist (uniform:
+  // a decode step's single row reads one A chunk per B chunk, not four).
   uint m0 = g_m0 + (LINES_ARE_COLUMNS != 0 ? 0u : line);
   uint n0 = g_n0 + (LINES_ARE_COLUMNS != 0 ? line : 0u);
+  uint across = LINES_ARE_COLUMNS != 0 ? min(ACROSS, p.M - g_m0) : min(ACROSS, p.N - g_n0);
   bool live = in_m(m0) && in_n(n0);
 
   // Each pass reads UNROLL chunks of the line's operand before using any, so
-  // that many loads are in flight per invocation (one at a time left a
-  // 1024-deep GEMV bound by latency: 8 passes of a load's round trip).
+  // that many loads are in flight per invocation (fewer left the GEMV bound
+  // by the loads' round trips: a 2048-deep f16 line is 16 chunks a lane).
   vec4 acc = vec4(0.0);  // one sum per output across the line
   if (live) {
     for (uint k0 = g_k0 + 4u * lane; k0 < g_k_end; k0 += 4u * LINE_WIDTH * UNROLL) {
@@ -72,20 +87,26 @@ void main() {
         uint k = k0 + u * 4u * LINE_WIDTH;
         if (k >= g_k_end) break;
         [[unroll]] for (uint r = 0u; r < ACROSS; ++r) {
+          if (r >= across) break;
           acc[r] += LINES_ARE_COLUMNS != 0 ? dot(a_chunk(m0 + r, k), own[u]) : dot(own[u], b_chunk(k, n0 + r));
         }
       }
     }
   }
 
-  sums[t] = acc;
-  barrier();
-  [[unroll]] for (uint s = LINE_WIDTH / 2u; s > 0u; s >>= 1u) {
-    if (lane < s) sums[t] += sums[t + s];
+  vec4 total;
+  if (SUBGROUP_LINES != 0) {
+    total = subgroupAdd(acc);
+  } else {
+    sums[t] = acc;
     barrier();
+    [[unroll]] for (uint s = LINE_WIDTH / 2u; s > 0u; s >>= 1u) {
+      if (lane < s) sums[t] += sums[t + s];
+      barrier();
+    }
+    total = sums[t];
   }
   if (lane != 0u || !live) return;
-  vec4 total = sums[t];
   [[unroll]] for (uint r = 0u; r < ACROSS; ++r) {
     uint m = LINES_ARE_COLUMNS != 0 ? m0 + r : m0, n = LINES_ARE_COLUMNS != 0 ? n0 : n0 + r;
     if (in_m(m) && in_n(n)) store_y(m, n, total[r]);
