@@ -10,6 +10,7 @@
 #include "kernels/movement.h"
 #include "kernels/op_table.h"
 #include "kernels/region_plan.h"
+#include "kernels/sibling_linears.h"
 
 namespace gpuu::kernels {
 namespace {
@@ -39,6 +40,11 @@ Result<std::unique_ptr<KernelGraph>> KernelGraph::create(SharedGpuContextPtr ctx
                region.outputs().size(), " outputs but ", inputs.size(), " and ", outputs.size(), " buffers were bound");
   }
   std::unique_ptr<KernelGraph> d(new KernelGraph(std::move(ctx)));
+  if (options.merge_sibling_linears) {
+    // Same inputs and outputs in the same order: the bound buffers still fit.
+    GPUU_RETURN_IF_ERROR(d->build(merge_sibling_linears(region), inputs, outputs, options));
+    return d;
+  }
   GPUU_RETURN_IF_ERROR(d->build(region, inputs, outputs, options));
   return d;
 }

@@ -39,6 +39,9 @@ struct KernelGraphOptions {
   bool host_visible_results = true;
   // A timestamp after every dispatch (step_times()), for profiles.
   bool profile_steps = false;
+  // Run linears that read one input as one linear over their weights side by
+  // side, the results read back as views (sibling_linears.h).
+  bool merge_sibling_linears = true;
   // Forces the GEMM kernel of matmul, linear and conv2d (tests, benchmarks):
   // see select_gemm.
   std::optional<GemmKernel> gemm_kernel;

@@ -4,7 +4,8 @@
 // and a residual; batched matmul with a scalar; each with and without split-K,
 // against the CPU reference, and with the dispatch count that shows the fold.
 // Chains the store cannot read (a per-row input of a linear, a GEMM output
-// read elsewhere too) still run, after the GEMM.
+// read elsewhere too) still run, after the GEMM. Linears of one input run as
+// one GEMM.
 #include <gtest/gtest.h>
 
 #include "kernels/gemm_select.h"
@@ -241,6 +242,42 @@ TEST(VulkanGemmEpilogue, AGemmLoweredAfterLaterNodesLeavesLiveValuesAlone) {
   ASSERT_TRUE(graph::add_graph_output(c.g, c.op("conv2d", {h, c.constant("head", {2, 8, 3, 3})}, same)).ok());
   size_t dispatches = 0;
   EXPECT_TRUE(matches(c, kernels::KernelGraphOptions{}, &dispatches));
+}
+
+// Sibling linears (sibling_linears.h): q, k and v projections of one input, a
+// decode row and a short prefill, and a biased pair on a second input, each
+// group one GEMM whose columns the consumers read as views; a linear of
+// another depth stays alone. Against the CPU and the unmerged run.
+TEST(VulkanSiblingLinears, RunAsOneGemmPerGroup) {
+  for (const Shape& shape : {Shape{1, 1, 64}, Shape{2, 5, 64}}) {
+    Case c;
+    ValueId x = c.input("x", shape);
+    ValueId h = c.input("h", {3, 32});
+    ValueId q = c.op("linear", {x, c.constant("wq", {48, 64}, -0.2, 0.2)});
+    ValueId k = c.op("linear", {x, c.constant("wk", {16, 64}, -0.2, 0.2)});
+    ValueId v = c.op("linear", {x, c.constant("wv", {16, 64}, -0.2, 0.2)});
+    ValueId q_part = c.op("slice", {q}, {{"axes", std::vector<int64_t>{2}}, {"starts", std::vector<int64_t>{8}},
+                                         {"ends", std::vector<int64_t>{24}}});
+    ASSERT_TRUE(graph::add_graph_output(c.g, c.op("mul", {q_part, c.op("sigmoid", {k})})).ok());
+    ASSERT_TRUE(graph::add_graph_output(c.g, v).ok());
+    ValueId gate = c.op("linear", {h, c.constant("wg", {40, 32}, -0.3, 0.3), c.constant("bg", {40})});
+    ValueId up = c.op("linear", {h, c.constant("wu", {40, 32}, -0.3, 0.3), c.constant("bu", {40})});
+    ASSERT_TRUE(graph::add_graph_output(c.g, c.op("mul", {c.op("relu", {gate}), up})).ok());
+    ValueId other = c.op("linear", {c.op("relu", {x}), c.constant("wo", {8, 64}, -0.3, 0.3)});
+    ASSERT_TRUE(graph::add_graph_output(c.g, other).ok());
+
+    std::vector<std::string> merged = step_labels(c.g, c.inputs, 1e-4, 1e-4);
+    kernels::KernelGraphOptions apart;
+    apart.merge_sibling_linears = false;
+    std::vector<std::string> separate = step_labels(c.g, c.inputs, 1e-4, 1e-4, apart);
+    // One GEMM per group, named by its members, the other linear alone; v, a
+    // region output, is copied out of the q/k/v GEMM's result; the chains read
+    // their slices in place.
+    EXPECT_EQ(joined(merged), "linear0+linear1+linear2 linear2 sigmoid4+mul5 linear6+linear7 relu8+mul9 relu10 linear11");
+    // Apart: three GEMMs where one ran, q's slice copied for k's epilogue.
+    EXPECT_EQ(joined(separate), "linear0 linear2 slice3 linear1+sigmoid4+mul5 linear7 linear6+relu8+mul9 relu10 linear11");
+    EXPECT_LT(merged.size(), separate.size()) << joined(merged) << " | " << joined(separate);
+  }
 }
 
 }  // namespace

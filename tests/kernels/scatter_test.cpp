@@ -1,7 +1,8 @@
 // Vulkan scatter and index_put against the CPU reference, on the test device:
 // every data dtype and axis with distinct destinations (moved, so compared
 // exactly), every reduction with duplicate destinations, i32 and i64
-// indices, runtime indices out of range, and the lowering's two steps.
+// indices, runtime indices out of range, the lowering's two steps, and
+// updates read through a view.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -166,6 +167,36 @@ TEST(VulkanScatter, LowersToACopyAndOneScatterDispatch) {
                                 },
                                 &stats));
   EXPECT_EQ(stats.dispatches, 1u);
+}
+
+TEST(VulkanScatter, IndexPutReadsItsUpdatesThroughAView) {
+  // v as a fused projection hands it over: columns 8..15 of a [1, 3, 24]
+  // result, split into 2 heads of 4 and moved ahead of the positions, written
+  // into a [1, 2, 8, 4] cache at 3 positions; f32 and f16 (2-byte elements).
+  // Read in place: the scatter is the only dispatch, as with v itself.
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    if (dtype == DType::kF16 && !f16_kernels_or_refused()) continue;
+    graph::Graph g;
+    graph::ValueId cache = graph::add_graph_input(g, "cache", dtype, {1, 2, 8, 4}).value();
+    graph::ValueId pos = graph::add_graph_input(g, "pos", DType::kI64, {3}).value();
+    graph::ValueId qkv = graph::add_graph_input(g, "qkv", dtype, {1, 3, 24}).value();
+    graph::ValueId v = graph::add_op(g, "slice", "v", {qkv},
+                                     {{"axes", std::vector<int64_t>{2}}, {"starts", std::vector<int64_t>{8}},
+                                      {"ends", std::vector<int64_t>{16}}})
+                           .value()[0];
+    v = graph::add_op(g, "reshape", "heads", {v}, {{"shape", std::vector<int64_t>{1, 3, 2, 4}}}).value()[0];
+    v = graph::add_op(g, "transpose", "ahead", {v}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}}).value()[0];
+    g.mark_output(graph::add_op(g, "index_put", "update", {cache, pos, v}, attrs(2)).value()[0]);
+    RunStats stats;
+    EXPECT_TRUE(graph_matches_cpu(g, {exact_values(dtype, {1, 2, 8, 4}, 3), index_tensor(DType::kI64, {3}, {6, 1, 4}),
+                                      exact_values(dtype, {1, 3, 24}, 4)},
+                                  [](const cpu::HostTensor& got, const cpu::HostTensor& want) {
+                                    return all_close(got, want, 0, 0);
+                                  },
+                                  &stats))
+        << graph::dtype_name(dtype);
+    EXPECT_EQ(stats.dispatches, 1u) << graph::dtype_name(dtype);
+  }
 }
 
 }  // namespace

@@ -112,6 +112,16 @@ Status lower_scatter_into(LoweringContext& lc, const graph::Node& n, bool row_in
   const TensorRef& index = lc.tensor(n.inputs[1]);
   const TensorRef& updates = lc.tensor(n.inputs[2]);
   const TensorRef& y = lc.tensor(n.outputs[0]);
+  // The updates as themselves, or through a view (scatter_takes_view).
+  BufferRange updates_range = updates.range;
+  int64_t updates_offset = 0;
+  std::vector<int64_t> updates_strides = graph::row_major_strides(updates.shape);
+  if (lc.has_view(n.inputs[2])) {
+    const StridedView view = lc.view_of(n.inputs[2]);
+    updates_range = lc.tensor(view.root).range;
+    updates_offset = view.offset;
+    updates_strides = view.strides;
+  }
   const auto axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(attrs, "axis"), x.shape.size()));
   static const std::map<std::string, int32_t> reduces = op_codes::to_map(op_codes::kScatterReduceTable);
   auto reduce = reduces.find(graph::attr_string(attrs, "reduce"));
@@ -141,12 +151,27 @@ Status lower_scatter_into(LoweringContext& lc, const graph::Node& n, bool row_in
   push.u32(static_cast<uint32_t>(y.shape[axis])).u32(inner);
   push.u32_array(to_u32(updates.shape), kMaxRank);
   push.u32_array(to_u32(graph::row_major_strides(y.shape)), kMaxRank);
+  push.u32(static_cast<uint32_t>(updates_offset)).u32_array(to_u32(updates_strides), kMaxRank);
   KernelKey key{shader,
                 {static_cast<int32_t>(esize), index.dtype == DType::kI64 ? 1 : 0, row_index ? 1 : 0, reduce->second,
                  graph::attr_int(attrs, "include_self") != 0 ? 1 : 0},
                 3,
                 push.size()};
-  return add_dispatch(lc, n, key, {{index.range, false}, {updates.range, false}, {y.range, true}}, push, count);
+  return add_dispatch(lc, n, key, {{index.range, false}, {updates_range, false}, {y.range, true}}, push, count);
+}
+
+// OpKernel::takes_view: the writing forms (reduce "none") read each update
+// once, through strides; a fused projection's v written into its cache needs
+// no copy of its columns first. Offsets and strides within 32 bits.
+bool scatter_takes_view(const graph::Graph& graph, const graph::Node& node, size_t slot, const StridedView& view) {
+  if (slot != 2) return false;
+  Result<graph::AttrMap> attrs = graph::resolve_attrs(node);
+  if (!attrs.ok() || graph::attr_string(*attrs, "reduce") != "none") return false;
+  if (view.offset < 0 || view.offset >= (int64_t{1} << 31)) return false;
+  for (int64_t s : view.strides) {
+    if (s < 0 || s >= (int64_t{1} << 31)) return false;
+  }
+  return view.strides.size() == graph.value(node.inputs[2]).shape.size();
 }
 
 // scatter: the index has the updates' shape; index_put: a 1-D index along the axis.
@@ -163,8 +188,9 @@ bool scatter_base_operand(const graph::Graph&, const graph::Node&, size_t slot) 
 void add_index_kernels(std::vector<OpKernel>& table) {
   table.insert(table.end(), {{"gather", kStoredDTypes, index_check, lower_gather},
                              {"index_select", kStoredDTypes, index_check, lower_index_select}});
-  table.insert(table.end(), {{"scatter", kStoredDTypes, index_check, lower_scatter, 0, nullptr, scatter_base_operand},
-                             {"index_put", kStoredDTypes, index_check, lower_index_put, 0, nullptr,
+  table.insert(table.end(), {{"scatter", kStoredDTypes, index_check, lower_scatter, 0, scatter_takes_view,
+                              scatter_base_operand},
+                             {"index_put", kStoredDTypes, index_check, lower_index_put, 0, scatter_takes_view,
                               scatter_base_operand}});
 }
 

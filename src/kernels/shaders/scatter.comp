@@ -70,6 +70,10 @@ layout(push_constant) uniform Params {
   uint inner;  // the updates' stride along the axis
   uint shape[MAX_RANK];        // the updates' shape
   uint out_strides[MAX_RANK];  // the output's row-major strides
+  // Where the updates' elements are in their binding: row-major from 0, or
+  // (scatter_copy) a view of another value, a slice of a fused projection.
+  uint updates_offset;
+  uint updates_strides[MAX_RANK];
 } p;
 
 // The index at `pos`, when it names a row of the output.
@@ -131,14 +135,15 @@ void land(uint u, uint along, uint dest, uint k) {
   out_data[dest] = ST(acc);
 }
 #elif defined(ET)
-void land(uint u, uint along, uint dest, uint k) { out_elements[dest] = update_elements[u]; }
+// `src`: the update's element in its binding (u where the updates are row-major).
+void land(uint src, uint along, uint dest, uint k) { out_elements[dest] = update_elements[src]; }
 #else
-void land(uint u, uint along, uint dest, uint k) {
+void land(uint src, uint along, uint dest, uint k) {
   if (ESIZE == 8) {
-    out_words[2u * dest] = update_words[2u * u];
-    out_words[2u * dest + 1u] = update_words[2u * u + 1u];
+    out_words[2u * dest] = update_words[2u * src];
+    out_words[2u * dest + 1u] = update_words[2u * src + 1u];
   } else {
-    out_words[dest] = update_words[u];
+    out_words[dest] = update_words[src];
   }
 }
 #endif
@@ -146,10 +151,11 @@ void land(uint u, uint along, uint dest, uint k) {
 void main() {
   uint u = linear_id();
   if (u >= p.count) return;
-  uint rest = u, base = 0u, along = 0u;
+  uint rest = u, base = 0u, along = 0u, src = p.updates_offset;
   for (int d = int(p.rank) - 1; d >= 0; --d) {
     uint c = rest % p.shape[d];
     rest /= p.shape[d];
+    src += c * p.updates_strides[d];
     if (uint(d) == p.axis) {
       along = c;
     } else {
@@ -158,5 +164,9 @@ void main() {
   }
   uint k;
   if (!index_at(ROW_INDEX ? along : u, k)) return;
-  land(u, along, base + k * p.out_strides[p.axis], k);
+#ifdef GPUU_REDUCE
+  land(u, along, base + k * p.out_strides[p.axis], k);  // row-major updates: takes_view offers no views here
+#else
+  land(src, along, base + k * p.out_strides[p.axis], k);
+#endif
 }
