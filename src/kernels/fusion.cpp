@@ -151,8 +151,11 @@ ChainOperands operands_of(const graph::Graph& g, const std::vector<graph::NodeId
 // member other than the root, so no path leaves the group and comes back.
 // RMSNorm as model code writes it, found from its mean (`mean_id`): x * rsqrt(
 // mean(x * x, last axis, keepdim) + eps), then maybe * w with w varying along
-// the last axis only. Its nodes in graph order, each inner value read only by
-// the next and no region output; nullopt where `mean_id` starts no such chain.
+// the last axis only. Hugging Face's form for half models computes in f32:
+// x is a cast of the half input, and the product is cast back before the
+// weight; both casts join the unit, which reads and writes the half tensors.
+// Its nodes in graph order, each inner value read only inside the unit and no
+// region output; nullopt where `mean_id` starts no such chain.
 std::optional<std::vector<graph::NodeId>> rms_norm_nodes(const graph::Graph& g, graph::NodeId mean_id,
                                                          const std::vector<std::vector<graph::NodeId>>& consumers,
                                                          const std::set<graph::ValueId>& outputs) {
@@ -165,6 +168,14 @@ std::optional<std::vector<graph::NodeId>> rms_norm_nodes(const graph::Graph& g, 
   const graph::ValueId x = sq.inputs[0];
   const graph::Value& xv = g.value(x);
   if (!is_float(xv.dtype) || xv.shape.empty() || g.value(sq.outputs[0]).dtype != xv.dtype) return std::nullopt;
+  // x made by a float cast that only this norm reads (checked once the
+  // product is found): the unit reads the cast's input.
+  const graph::NodeId cast_in = xv.producer >= 0 && g.node(xv.producer).op == "cast" &&
+                                        g.node(xv.producer).inputs.size() == 1 &&
+                                        is_float(g.value(g.node(xv.producer).inputs[0]).dtype) &&
+                                        !outputs.count(x)
+                                    ? xv.producer
+                                    : graph::kNone;
   Result<graph::AttrMap> attrs = graph::resolve_attrs(mean);
   if (!attrs.ok() || graph::attr_int(*attrs, "keepdim", 0) != 1) return std::nullopt;
   const std::vector<int64_t> axes = graph::attr_ints(*attrs, "axes");
@@ -196,11 +207,29 @@ std::optional<std::vector<graph::NodeId>> rms_norm_nodes(const graph::Graph& g, 
     return std::nullopt;
   }
   nodes.insert(nodes.end(), {add, rsqrt, scale});
-  const graph::NodeId weighted = next(g.node(scale).outputs[0], "mul");
+  graph::ValueId normed = g.node(scale).outputs[0];
+  graph::DType out_dtype = xv.dtype;
+  if (cast_in != graph::kNone) {
+    // Both casts or neither: the unit's input and output share one dtype.
+    const graph::ValueId x_in = g.node(cast_in).inputs[0];
+    const graph::NodeId cast_out = next(normed, "cast");
+    const auto& readers = consumers[static_cast<size_t>(x)];
+    const bool only_here = std::all_of(readers.begin(), readers.end(),
+                                       [&](graph::NodeId r) { return r == sq_id || r == scale; });
+    if (cast_out != graph::kNone && only_here && g.value(g.node(cast_out).outputs[0]).dtype == g.value(x_in).dtype) {
+      nodes.insert(nodes.begin(), cast_in);
+      nodes.push_back(cast_out);
+      normed = g.node(cast_out).outputs[0];
+      out_dtype = g.value(normed).dtype;
+    } else if (g.value(x_in).dtype != xv.dtype) {
+      return std::nullopt;  // the cast runs on its own, and so does the norm: its input is the cast's result
+    }
+  }
+  const graph::NodeId weighted = next(normed, "mul");
   if (weighted != graph::kNone) {
-    const graph::ValueId w = other(g.node(weighted), g.node(scale).outputs[0]);
+    const graph::ValueId w = other(g.node(weighted), normed);
     const graph::Value* wv = w == graph::kNone ? nullptr : &g.value(w);
-    bool along_last = wv && wv->dtype == xv.dtype && !wv->shape.empty() && wv->shape.size() <= xv.shape.size() &&
+    bool along_last = wv && wv->dtype == out_dtype && !wv->shape.empty() && wv->shape.size() <= xv.shape.size() &&
                       (wv->shape.back() == xv.shape.back() || wv->shape.back() == 1) &&
                       g.value(g.node(weighted).outputs[0]).shape == xv.shape;
     for (size_t k = 0; along_last && k + 1 < wv->shape.size(); ++k) along_last = wv->shape[k] == 1;
@@ -460,22 +489,33 @@ Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit) {
   return add_dispatch(lc, unit.nodes, key, std::move(bindings), push, (count + per_thread - 1) / per_thread);
 }
 
+graph::NodeId rms_norm_weight_node(const graph::Graph& g, const LoweringUnit& unit) {
+  const graph::Node& last = g.node(unit.nodes.back());
+  if (last.op != "mul") return graph::kNone;
+  for (graph::ValueId in : last.inputs) {
+    if (in >= 0 && g.value(in).producer >= 0 && g.node(g.value(in).producer).op == "rsqrt") return graph::kNone;
+  }
+  return unit.nodes.back();  // not the product with rsqrt: the weight's
+}
+
 Status lower_rms_norm(LoweringContext& lc, const LoweringUnit& unit) {
   const graph::Graph& g = lc.graph;
-  const graph::Node& sq = g.node(unit.nodes[0]);
-  const graph::Node& add = g.node(unit.nodes[2]);
+  // Roles by op, in graph order: [cast,] x * x, mean, + eps, rsqrt, * x, [cast,] [* w].
+  const graph::Node& first = g.node(unit.nodes[0]);
+  const graph::Node& mean = g.node(unit.nodes[first.op == "cast" ? 2 : 1]);
+  const graph::Node& add = g.node(unit.nodes[first.op == "cast" ? 3 : 2]);
   const graph::Node& last = g.node(unit.nodes.back());
   RowNorm norm;
   norm.rms = true;
-  norm.x = &lc.tensor(sq.inputs[0]);
+  norm.x = &lc.tensor(first.inputs[0]);
   norm.y = &lc.tensor(last.outputs[0]);
   GPUU_RETURN_IF_ERROR(require_f16_support(lc, last, norm.y->dtype));
   norm.size = static_cast<uint64_t>(norm.x->shape.back());
   norm.rows = norm.size ? static_cast<uint64_t>(graph::shape_numel(norm.x->shape)) / norm.size : 0;
-  const graph::ValueId mean = g.node(unit.nodes[1]).outputs[0];
-  norm.eps = *immediate_value(g, add.inputs[0] == mean ? add.inputs[1] : add.inputs[0]);
-  if (unit.nodes.size() > kRmsNormCoreNodes) {  // times a weight along the last axis, maybe a view (an expanded [1])
-    const graph::ValueId scaled = g.node(unit.nodes[4]).outputs[0];
+  const graph::ValueId mean_value = mean.outputs[0];
+  norm.eps = *immediate_value(g, add.inputs[0] == mean_value ? add.inputs[1] : add.inputs[0]);
+  if (rms_norm_weight_node(g, unit) != graph::kNone) {  // times a weight along the last axis, maybe a view (an expanded [1])
+    const graph::ValueId scaled = g.node(unit.nodes[unit.nodes.size() - 2]).outputs[0];
     const graph::ValueId w = last.inputs[0] == scaled ? last.inputs[1] : last.inputs[0];
     const StridedView view = lc.view_of(w);
     const bool one = g.value(w).shape.back() == 1;

@@ -10,9 +10,6 @@
 
 namespace gpuu::kernels {
 
-// An rms_norm unit's nodes before its optional weight: x * x, the mean, + eps,
-// rsqrt, times x. These read x as itself; the weight may be read as a view.
-constexpr size_t kRmsNormCoreNodes = 5;
 
 struct LoweringUnit {
   std::vector<graph::NodeId> nodes;  // one node, or a fused group in graph order (the last one's output escapes)
@@ -49,6 +46,11 @@ bool takes_elementwise_view(const graph::Graph& graph, const graph::Node& node, 
 
 // Whether `node` reads one of its inputs through a view in `lc`.
 bool reads_a_view(const LoweringContext& lc, const graph::Node& node);
+
+// The node of an rms_norm unit that multiplies by the weight, or kNone. It
+// may read the weight as a view; the unit's other nodes read their inputs as
+// themselves.
+graph::NodeId rms_norm_weight_node(const graph::Graph& g, const LoweringUnit& unit);
 
 // Lowers an rms_norm unit.
 Status lower_rms_norm(LoweringContext& lc, const LoweringUnit& unit);

@@ -121,8 +121,9 @@ RegionPlan plan_region(const graph::Graph& region, const KernelGraphOptions& opt
     }
     for (const LoweringUnit& u : plan.units) {
       // An RMSNorm unit reads x as itself; its weight may be a view.
-      const size_t count = u.gemm_epilogue ? u.nodes.size() : u.rms_norm ? kRmsNormCoreNodes : 0;
-      for (size_t k = 0; k < count; ++k) as_themselves[static_cast<size_t>(u.nodes[k])] = 1;
+      if (!u.gemm_epilogue && !u.rms_norm) continue;
+      const graph::NodeId weight = u.rms_norm ? rms_norm_weight_node(region, u) : graph::kNone;
+      for (graph::NodeId id : u.nodes) as_themselves[static_cast<size_t>(id)] = id != weight;
     }
     plan.views = plan_views(region, as_themselves);
   }

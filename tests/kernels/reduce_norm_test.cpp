@@ -287,5 +287,43 @@ TEST(VulkanRmsNorm, AnInnerValueReadElsewhereKeepsTheOpsApart) {
   EXPECT_GT(steps.size(), 1u);
 }
 
+// Hugging Face's LlamaRMSNorm in a half model: the input cast to f32, the norm
+// in f32, the product cast back to half, then times the half weight. One
+// row-norm dispatch reading and writing the half tensors. With the first cast
+// alone (an f32 result), the casts and ops run apart, still correct.
+graph::Graph hf_rms_norm_graph(const graph::Shape& shape, bool cast_back) {
+  using Ints = std::vector<int64_t>;
+  graph::Graph g;
+  graph::ValueId xh = graph::add_graph_input(g, "x", DType::kF16, shape).value();
+  graph::ValueId x = graph::add_op(g, "cast", "up", {xh}, {{"dtype", std::string("f32")}}).value()[0];
+  graph::ValueId sq = graph::add_op(g, "mul", "sq", {x, x}, {}).value()[0];
+  graph::ValueId ms = graph::add_op(g, "reduce_mean", "ms", {sq}, {{"axes", Ints{-1}}, {"keepdim", int64_t{1}}}).value()[0];
+  cpu::HostTensor eps = cpu::HostTensor::from_doubles(DType::kF32, {1}, {1e-6}).value();
+  graph::ValueId e =
+      graph::add_graph_constant(g, "eps", DType::kF32, {1}, Blob::copy_of(eps.bytes.data(), eps.bytes.size())).value();
+  graph::ValueId r = graph::add_op(g, "rsqrt", "r", {graph::add_op(g, "add", "a", {ms, e}, {}).value()[0]}, {}).value()[0];
+  graph::ValueId y = graph::add_op(g, "mul", "scaled", {x, r}, {}).value()[0];
+  if (cast_back) {
+    y = graph::add_op(g, "cast", "down", {y}, {{"dtype", std::string("f16")}}).value()[0];
+    graph::ValueId w = graph::add_graph_input(g, "w", DType::kF16, {shape.back()}).value();
+    y = graph::add_op(g, "mul", "weighted", {w, y}, {}).value()[0];
+  }
+  g.mark_output(y);
+  return g;
+}
+
+TEST(VulkanRmsNorm, HuggingFaceHalfNormComputedInF32IsOneRowKernel) {
+  if (!f16_kernels_or_refused()) return;
+  for (const graph::Shape& shape : std::vector<graph::Shape>{{1, 1, 2048}, {2, 5, 64}}) {
+    std::vector<cpu::HostTensor> in = {random_tensor(DType::kF16, shape, 120, -3, 3),
+                                       random_tensor(DType::kF16, {shape.back()}, 121, 0.5, 2)};
+    EXPECT_EQ(joined(step_labels(hf_rms_norm_graph(shape, true), in, 4e-3, 4e-3)),
+              "up+sq+ms+a+r+scaled+down+weighted")
+        << graph::shape_to_string(shape);
+    in.pop_back();
+    EXPECT_GT(step_labels(hf_rms_norm_graph(shape, false), in, 1e-4, 1e-4).size(), 1u);
+  }
+}
+
 }  // namespace
 }  // namespace gpuu::vulkan_test

@@ -78,18 +78,17 @@ void main() {
   vec4 acc = vec4(0.0);  // one sum per output across the line
   if (live) {
     for (uint k0 = g_k0 + 4u * lane; k0 < g_k_end; k0 += 4u * LINE_WIDTH * UNROLL) {
-      T4 own[UNROLL];  // as stored: an f16 chunk in flight takes two registers, not four
+      vec4 own[UNROLL];
       [[unroll]] for (uint u = 0u; u < UNROLL; ++u) {
         uint k = k0 + u * 4u * LINE_WIDTH;
-        own[u] = T4(k >= g_k_end ? vec4(0.0) : LINES_ARE_COLUMNS != 0 ? b_chunk(k, n0) : a_chunk(m0, k));
+        own[u] = k >= g_k_end ? vec4(0.0) : LINES_ARE_COLUMNS != 0 ? b_chunk(k, n0) : a_chunk(m0, k);
       }
       [[unroll]] for (uint u = 0u; u < UNROLL; ++u) {
         uint k = k0 + u * 4u * LINE_WIDTH;
         if (k >= g_k_end) break;
         [[unroll]] for (uint r = 0u; r < ACROSS; ++r) {
           if (r >= across) break;
-          vec4 line_chunk = vec4(own[u]);
-          acc[r] += LINES_ARE_COLUMNS != 0 ? dot(a_chunk(m0 + r, k), line_chunk) : dot(line_chunk, b_chunk(k, n0 + r));
+          acc[r] += LINES_ARE_COLUMNS != 0 ? dot(a_chunk(m0 + r, k), own[u]) : dot(own[u], b_chunk(k, n0 + r));
         }
       }
     }
