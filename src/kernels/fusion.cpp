@@ -528,7 +528,7 @@ Status lower_rms_norm(LoweringContext& lc, const LoweringUnit& unit) {
 }
 
 bool takes_elementwise_view(const graph::Graph& g, const graph::Node& n, size_t slot, const StridedView& view) {
-  if (!fusable(g, n) || n.op == "cast" || slot >= n.inputs.size() || view.offset < 0 ||
+  if (!fusable(g, n) || slot >= n.inputs.size() || view.offset < 0 ||
       view.offset >= (int64_t{1} << 31)) {
     return false;
   }

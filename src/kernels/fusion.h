@@ -41,7 +41,8 @@ Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit);
 // OpKernel::takes_view of the fusable elementwise ops: input `slot` of `node`
 // (a fusable node) can be read through `view` by the fused kernel (offset and
 // strides within its 32-bit indices). A node reading a view lowers through
-// lower_fused_group, alone if it is not in a group.
+// lower_fused_group, alone if it is not in a group (but a cast: alone, it
+// reads its input as itself, region_plan.cpp).
 bool takes_elementwise_view(const graph::Graph& graph, const graph::Node& node, size_t slot, const StridedView& view);
 
 // Whether `node` reads one of its inputs through a view in `lc`.

@@ -120,6 +120,8 @@ RegionPlan plan_region(const graph::Graph& region, const KernelGraphOptions& opt
       as_themselves[n] = k && k->takes_view == &takes_elementwise_view;
     }
     for (const LoweringUnit& u : plan.units) {
+      // A cast alone runs its own kernel, which reads its input as itself.
+      if (u.nodes.size() == 1 && region.node(u.nodes[0]).op == "cast") as_themselves[static_cast<size_t>(u.nodes[0])] = 1;
       // An RMSNorm unit reads x as itself; its weight may be a view.
       if (!u.gemm_epilogue && !u.rms_norm) continue;
       const graph::NodeId weight = u.rms_norm ? rms_norm_weight_node(region, u) : graph::kNone;

@@ -11,6 +11,7 @@
 #include "base/half.h"
 #include "graph/index_math.h"
 #include "graph/op_registry.h"
+#include "kernels/fusion.h"
 #include "kernels/op_table.h"
 #include "kernels/region_plan.h"
 
@@ -315,8 +316,11 @@ std::string where_check(const graph::Graph& g, const graph::Node& n) {
 void add_shape_kernels(std::vector<OpKernel>& table) {
   add_kernels(table, kStoredDTypes, any_dtype,
               {{"transpose", lower_transpose}, {"reshape", lower_reshape}, {"slice", lower_slice},
-               {"concat", lower_concat}, {"pad", lower_pad}, {"expand", lower_expand}, {"flip", lower_flip},
-               {"cast", lower_cast}});
+               {"concat", lower_concat}, {"pad", lower_pad}, {"expand", lower_expand}, {"flip", lower_flip}});
+  // A cast inside a fused chain reads views as the chain's kernel does (a half
+  // model's SiLU begins with one, on the gate's columns of a merged GEMM); a
+  // cast on its own reads its input as itself (region_plan.cpp).
+  table.push_back(OpKernel{"cast", kStoredDTypes, any_dtype, lower_cast, 0, takes_elementwise_view});
   // where reads each input at the output element's (broadcast) index.
   table.push_back(OpKernel{"where", kStoredDTypes, where_check, lower_where, 1, nullptr, same_element_operand});
 }
