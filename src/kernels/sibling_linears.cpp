@@ -2,7 +2,10 @@
 
 #include <cstring>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <tuple>
+#include <utility>
 
 namespace gpuu::kernels {
 namespace {
@@ -43,17 +46,42 @@ ValueId reshaped_from(const graph::Graph& g, ValueId v) {
   return v;
 }
 
+// The group's constants (input `input` of each member) end to end. One copy
+// per set of parts in the process while anyone holds it: the kernel graphs of
+// a program's sizes (prefill, decode) and of its sessions get the same bytes
+// at the same address, which is what shares one device copy among them
+// (gpu/shared_constants.h). The copy keeps its parts alive, so their
+// addresses cannot name other bytes while it is found by them.
 Blob concat_constants(const graph::Graph& g, const std::vector<NodeId>& group, size_t input) {
-  size_t bytes = 0;
-  for (NodeId n : group) bytes += g.constants()[static_cast<size_t>(g.value(g.node(n).inputs[input]).constant)].data.size();
-  std::vector<uint8_t> out(bytes);
-  size_t at = 0;
+  struct Merged {
+    std::vector<Blob> parts;
+    std::vector<uint8_t> bytes;
+  };
+  using Key = std::vector<std::pair<const void*, size_t>>;
+  static std::mutex mutex;
+  static std::map<Key, std::weak_ptr<const Merged>> made;
+  auto merged = std::make_shared<Merged>();
+  Key key;
   for (NodeId n : group) {
-    const Blob& data = g.constants()[static_cast<size_t>(g.value(g.node(n).inputs[input]).constant)].data;
-    if (data.size()) std::memcpy(out.data() + at, data.data(), data.size());
-    at += data.size();
+    merged->parts.push_back(g.constants()[static_cast<size_t>(g.value(g.node(n).inputs[input]).constant)].data);
+    key.emplace_back(merged->parts.back().data(), merged->parts.back().size());
   }
-  return Blob::take(std::move(out));
+  std::lock_guard<std::mutex> lock(mutex);
+  for (auto it = made.begin(); it != made.end();) it = it->second.expired() ? made.erase(it) : std::next(it);
+  if (std::shared_ptr<const Merged> earlier = made[key].lock()) {
+    return Blob::view(earlier->bytes.data(), earlier->bytes.size(), earlier);
+  }
+  size_t bytes = 0;
+  for (const Blob& part : merged->parts) bytes += part.size();
+  merged->bytes.resize(bytes);
+  size_t at = 0;
+  for (const Blob& part : merged->parts) {
+    if (part.size()) std::memcpy(merged->bytes.data() + at, part.data(), part.size());
+    at += part.size();
+  }
+  std::shared_ptr<const Merged> done = std::move(merged);
+  made[key] = done;
+  return Blob::view(done->bytes.data(), done->bytes.size(), done);
 }
 
 std::string joined_names(const std::vector<std::string>& names) {

@@ -15,8 +15,10 @@ namespace gpuu::kernels {
 // exists. The graph's inputs and outputs stay the same values in the same
 // order; the merged weight is a new constant (the group's weights
 // concatenated along N) and the groups' own weights are no longer read. The
-// concatenation is host memory for as long as the returned graph lives (the
-// kernel graph's build): about 1.2 GB at once for a 1.5B Llama.
+// concatenation is host memory, one copy per group in the process, kept while
+// a device copy of it or a graph holding it lives (about 1.2 GB for a 1.5B
+// Llama's q/k/v and gate/up): every size and session of a program shares it,
+// and shares one device copy.
 graph::Graph merge_sibling_linears(const graph::Graph& region);
 
 }  // namespace gpuu::kernels

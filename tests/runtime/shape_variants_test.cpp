@@ -1,7 +1,8 @@
 // A program with dims in a session on a real device: each set of sizes runs
 // the program specialized there, kept up to max_shape_variants (least
 // recently used go), results right at every size; the weights are uploaded
-// once per device for every size and every session of the program; bad
+// once per device for every size and every session of the program (merged
+// sibling weights too); bad
 // shapes are refused with the dim, input and bound named, changing nothing.
 #include <gtest/gtest.h>
 
@@ -109,6 +110,74 @@ TEST_F(ShapeVariantsTest, EverySizeRunsAndTheWeightIsUploadedOnce) {
   auto second = Session::create(program, options);
   ASSERT_TRUE(second.ok());
   run(**second, 5);
+  EXPECT_EQ(gpu::shared_constant_count(), 1u) << "a second session shares it too";
+  second->reset();
+  session->reset();
+  EXPECT_EQ(gpu::shared_constant_count(), 0u) << "gone with its last holder";
+}
+
+// y [batch, 512] = x @ W1^T + x @ W2^T, two linears of one input: the kernels
+// run them as one over their weights side by side (kernels/sibling_linears.h).
+graph::Graph sibling_model(int64_t batch, const Blob& w1, const Blob& w2) {
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", DType::kF32, {batch, kIn}).value();
+  graph::ValueId a = graph::add_op(g, "linear", "a", {x, graph::add_graph_constant(g, "w1", DType::kF32, {512, kIn}, w1).value()}, {})
+                         .value()[0];
+  graph::ValueId b = graph::add_op(g, "linear", "b", {x, graph::add_graph_constant(g, "w2", DType::kF32, {512, kIn}, w2).value()}, {})
+                         .value()[0];
+  EXPECT_TRUE(graph::add_graph_output(g, graph::add_op(g, "add", "sum", {a, b}, {}).value()[0]).ok());
+  return g;
+}
+
+TEST_F(ShapeVariantsTest, MergedSiblingWeightsAreMadeAndUploadedOncePerProgram) {
+  std::vector<float> w = weight_values();  // 64 x 1024 values: two 512 x 64 weights (128 KiB each: shared)
+  auto half = [&](size_t from) {
+    std::vector<uint8_t> bytes(w.size() * 2);
+    std::memcpy(bytes.data(), w.data() + from, bytes.size());
+    return Blob::take(std::move(bytes));
+  };
+  Blob w1 = half(0), w2 = half(w.size() / 2);
+  graph::Graph g = sibling_model(2, w1, w2);
+  g.set_dims({{"batch", 1, 16, 2}});
+  graph::Graph at3 = sibling_model(3, w1, w2), at5 = sibling_model(5, w1, w2);
+  ASSERT_TRUE(graph::fit_dims(g, {{{3}, &at3}, {{5}, &at5}}).ok());
+  partition::PartitionResult part;
+  part.regions.push_back(partition::Region{partition::kVulkanId, {0, 1, 2}});
+  Result<std::vector<uint8_t>> file = program::build_program(g, part, SharedGpuCompileSpec{});
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  Result<std::shared_ptr<const program::Program>> program = program::load_program_bytes(file->data(), file->size());
+  ASSERT_TRUE(program.ok()) << program.status().message();
+
+  auto check = [&](Session& s, int64_t batch) {
+    ASSERT_TRUE(s.set_input_shape(0, {batch, kIn}).ok());
+    std::vector<float> x(static_cast<size_t>(batch * kIn));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i % 5) - 2);
+    ASSERT_TRUE(s.set_input(0, x.data(), x.size() * 4).ok());
+    ASSERT_TRUE(s.execute().ok());
+    std::vector<float> y(static_cast<size_t>(batch * 512));
+    ASSERT_TRUE(s.get_output(0, y.data(), y.size() * 4).ok());
+    for (int64_t r = 0; r < batch; ++r) {
+      for (int64_t n = 0; n < 512; ++n) {
+        float want = 0;  // small integers and eighths: exact in f32
+        for (int64_t k = 0; k < kIn; ++k) {
+          want += x[static_cast<size_t>(r * kIn + k)] * (w[static_cast<size_t>(n * kIn + k)] +
+                                                         w[static_cast<size_t>((512 + n) * kIn + k)]);
+        }
+        ASSERT_EQ(y[static_cast<size_t>(r * 512 + n)], want) << "batch " << batch << " row " << r << " column " << n;
+      }
+    }
+  };
+  SessionOptions options;
+  options.max_shape_variants = 2;
+  auto session = Session::create(program.value(), options);
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  check(**session, 2);
+  EXPECT_EQ(gpu::shared_constant_count(), 1u) << "the merged weight alone: the two it joins are not uploaded";
+  check(**session, 7);
+  EXPECT_EQ(gpu::shared_constant_count(), 1u) << "the size 7 merges into the same bytes, so shares the upload";
+  auto second = Session::create(program.value(), options);
+  ASSERT_TRUE(second.ok());
+  check(**second, 5);
   EXPECT_EQ(gpu::shared_constant_count(), 1u) << "a second session shares it too";
   second->reset();
   session->reset();
