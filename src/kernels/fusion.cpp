@@ -500,10 +500,15 @@ graph::NodeId rms_norm_weight_node(const graph::Graph& g, const LoweringUnit& un
 
 Status lower_rms_norm(LoweringContext& lc, const LoweringUnit& unit) {
   const graph::Graph& g = lc.graph;
-  // Roles by op, in graph order: [cast,] x * x, mean, + eps, rsqrt, * x, [cast,] [* w].
+  // In graph order: [cast,] x * x, mean, + eps, rsqrt, * x, [cast,] [* w];
+  // the mean and the eps add are the unit's only nodes of their ops.
+  auto only = [&](const char* op) -> const graph::Node& {
+    return g.node(*std::find_if(unit.nodes.begin(), unit.nodes.end(),
+                                [&](graph::NodeId id) { return g.node(id).op == op; }));
+  };
   const graph::Node& first = g.node(unit.nodes[0]);
-  const graph::Node& mean = g.node(unit.nodes[first.op == "cast" ? 2 : 1]);
-  const graph::Node& add = g.node(unit.nodes[first.op == "cast" ? 3 : 2]);
+  const graph::Node& mean = only("reduce_mean");
+  const graph::Node& add = only("add");
   const graph::Node& last = g.node(unit.nodes.back());
   RowNorm norm;
   norm.rms = true;
@@ -528,13 +533,8 @@ Status lower_rms_norm(LoweringContext& lc, const LoweringUnit& unit) {
 }
 
 bool takes_elementwise_view(const graph::Graph& g, const graph::Node& n, size_t slot, const StridedView& view) {
-  if (!fusable(g, n) || slot >= n.inputs.size() || view.offset < 0 ||
-      view.offset >= (int64_t{1} << 31)) {
-    return false;
-  }
-  if (g.value(n.inputs[slot]).shape.size() > g.value(n.outputs[0]).shape.size()) return false;
-  return std::all_of(view.strides.begin(), view.strides.end(),
-                     [](int64_t s) { return s >= 0 && s < (int64_t{1} << 31); });
+  if (!fusable(g, n) || slot >= n.inputs.size()) return false;
+  return g.value(n.inputs[slot]).shape.size() <= g.value(n.outputs[0]).shape.size() && view_in_32_bits(view);
 }
 
 bool reads_a_view(const LoweringContext& lc, const graph::Node& node) {

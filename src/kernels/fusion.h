@@ -10,7 +10,6 @@
 
 namespace gpuu::kernels {
 
-
 struct LoweringUnit {
   std::vector<graph::NodeId> nodes;  // one node, or a fused group in graph order (the last one's output escapes)
   int movement_chain = -1;           // or a movement chain's nodes (movement.h): its index

@@ -1,6 +1,8 @@
 // The op table and the helpers that kernel families share.
 #include "kernels/op_table.h"
 
+#include <algorithm>
+
 #include <cstring>
 
 #include "graph/grid_sample.h"
@@ -249,6 +251,12 @@ uint64_t conv_flops(const TensorRef& side, const TensorRef& weight) {
   if (weight.shape.empty() || weight.shape[0] == 0) return 0;
   const auto per_channel = static_cast<uint64_t>(graph::shape_numel(weight.shape) / weight.shape[0]);
   return 2 * static_cast<uint64_t>(graph::shape_numel(side.shape)) * per_channel;
+}
+
+bool view_in_32_bits(const StridedView& view) {
+  constexpr int64_t kLimit = int64_t{1} << 31;
+  return view.offset >= 0 && view.offset < kLimit &&
+         std::all_of(view.strides.begin(), view.strides.end(), [](int64_t s) { return s >= 0 && s < kLimit; });
 }
 
 }  // namespace gpuu::kernels

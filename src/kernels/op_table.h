@@ -36,6 +36,9 @@ struct StridedView {
   int64_t offset = 0;
   std::vector<int64_t> strides;  // one per dim of the viewed value, in elements
 };
+// Whether a kernel addresses `view` with 32-bit indices: its offset and every
+// stride in [0, 2^31).
+bool view_in_32_bits(const StridedView& view);
 struct GemmEpilogue;  // gemm_dispatch.h
 
 struct LoweringContext {

@@ -15,6 +15,8 @@ using graph::ValueId;
 
 bool is_constant(const graph::Graph& g, ValueId v) { return v >= 0 && g.value(v).constant >= 0; }
 
+bool has_bias(const graph::Node& node) { return node.inputs.size() > 2 && node.inputs[2] >= 0; }
+
 // A linear a group may take: a constant [N, K] weight of the input's dtype,
 // a constant bias or none, nothing that follows the graph's dims on N.
 bool mergeable(const graph::Graph& g, const graph::Node& node) {
@@ -25,16 +27,13 @@ bool mergeable(const graph::Graph& g, const graph::Node& node) {
   if (x < 0 || !is_constant(g, w) || is_constant(g, x)) return false;
   const graph::Value& weight = g.value(w);
   if (weight.shape.size() != 2 || weight.dtype != g.value(x).dtype) return false;
-  const bool bias = node.inputs.size() > 2 && node.inputs[2] >= 0;
-  if (bias && (!is_constant(g, node.inputs[2]) || g.value(node.inputs[2]).shape.size() != 1)) return false;
+  if (has_bias(node) && (!is_constant(g, node.inputs[2]) || g.value(node.inputs[2]).shape.size() != 1)) return false;
   const graph::Value& y = g.value(node.outputs[0]);
   for (const graph::AxisExpr& e : y.dim_exprs) {
     if (static_cast<size_t>(e.axis) + 1 == y.shape.size()) return false;
   }
   return true;
 }
-
-bool has_bias(const graph::Node& node) { return node.inputs.size() > 2 && node.inputs[2] >= 0; }
 
 // What `v` reshapes (through any chain of reshapes), or `v` itself: exported
 // models flatten one hidden state once per projection, so siblings read

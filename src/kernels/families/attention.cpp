@@ -82,12 +82,9 @@ struct Operand {
 
 std::optional<Operand> operand_layout(const graph::Shape& shape, const StridedView& view) {
   const size_t r = shape.size();
-  if (view.strides.size() != r || view.strides[r - 1] != 1 || view.offset < 0) return std::nullopt;
-  for (int64_t s : view.strides) {
-    if (s < 0 || s >= (int64_t{1} << 31)) return std::nullopt;
-  }
+  if (view.strides.size() != r || view.strides[r - 1] != 1 || !view_in_32_bits(view)) return std::nullopt;
   std::optional<int64_t> sb = flat_batch_stride(shape, view.strides, r - 3);
-  if (!sb || view.offset >= (int64_t{1} << 31)) return std::nullopt;
+  if (!sb) return std::nullopt;
   return Operand{view.offset, *sb, view.strides[r - 3], view.strides[r - 2]};
 }
 

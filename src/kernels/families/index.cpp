@@ -167,11 +167,7 @@ bool scatter_takes_view(const graph::Graph& graph, const graph::Node& node, size
   if (slot != 2) return false;
   Result<graph::AttrMap> attrs = graph::resolve_attrs(node);
   if (!attrs.ok() || graph::attr_string(*attrs, "reduce") != "none") return false;
-  if (view.offset < 0 || view.offset >= (int64_t{1} << 31)) return false;
-  for (int64_t s : view.strides) {
-    if (s < 0 || s >= (int64_t{1} << 31)) return false;
-  }
-  return view.strides.size() == graph.value(node.inputs[2]).shape.size();
+  return view_in_32_bits(view) && view.strides.size() == graph.value(node.inputs[2]).shape.size();
 }
 
 // scatter: the index has the updates' shape; index_put: a 1-D index along the axis.
