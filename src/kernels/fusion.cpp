@@ -238,7 +238,32 @@ std::optional<std::vector<graph::NodeId>> rms_norm_nodes(const graph::Graph& g, 
   return nodes;
 }
 
-std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse) {
+namespace {
+
+// The concat axis of `n` where the fused kernel can take it as its last step
+// (fused_elementwise.comp's CONCAT_DIM): two float parts of one shape and
+// the output's dtype, along a dim of the output's rank; else nullopt.
+std::optional<size_t> fusable_concat_axis(const graph::Graph& g, const graph::Node& n) {
+  if (n.op != "concat" || n.inputs.size() != 2 || n.outputs.size() != 1 || n.inputs[0] < 0 || n.inputs[1] < 0) {
+    return std::nullopt;
+  }
+  const graph::Value& y = g.value(n.outputs[0]);
+  const graph::Value& a = g.value(n.inputs[0]);
+  const graph::Value& b = g.value(n.inputs[1]);
+  if (!is_float(y.dtype) || a.dtype != y.dtype || b.dtype != y.dtype || a.shape != b.shape ||
+      a.shape.size() != y.shape.size() || !check_tensor_limits(g, n).empty()) {
+    return std::nullopt;
+  }
+  Result<graph::AttrMap> attrs = graph::resolve_attrs(n);
+  if (!attrs.ok()) return std::nullopt;
+  const auto axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(*attrs, "axis"), y.shape.size()));
+  if (axis >= y.shape.size() || a.shape[axis] == 0 || y.shape[axis] != 2 * a.shape[axis]) return std::nullopt;
+  return axis;
+}
+
+}  // namespace
+
+std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse, const std::vector<graph::ValueId>& written_over) {
   const size_t n = g.nodes().size();
   std::vector<LoweringUnit> units;
   if (!fuse) {
@@ -302,6 +327,45 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse) {
     if (members.size() < 2 || !one_element_type(g, std::vector<graph::NodeId>(members.begin(), members.end()))) continue;
     for (graph::NodeId id : members) group_of[static_cast<size_t>(id)] = static_cast<int>(groups.size());
     groups.emplace_back(members.begin(), members.end());  // ascending: graph order, root last
+  }
+  // A concat of two equal parts, at least one a group's root (or a fusable
+  // node) that only the concat reads, joins them in one group: the fused
+  // kernel runs both chains at each element's place within its part
+  // (RoPE's rotate-half form: cat([x1 cos - x2 sin, x2 cos + x1 sin])). Not
+  // a concat written over a program state (it copies only what moves).
+  for (size_t c = 0; c < n; ++c) {
+    const graph::Node& cat = g.node(static_cast<graph::NodeId>(c));
+    const std::optional<size_t> axis = fusable_concat_axis(g, cat);
+    if (!axis || group_of[c] != -1 || cat.inputs[0] == cat.inputs[1]) continue;
+    const auto out = static_cast<size_t>(cat.outputs[0]);
+    if (out < written_over.size() && written_over[out] != graph::kNone) continue;
+    std::vector<graph::NodeId> members;
+    std::vector<int> merged_groups;
+    for (graph::ValueId part : cat.inputs) {
+      const graph::NodeId p = g.value(part).producer;
+      if (p < 0 || graph_outputs.count(part) || consumers[static_cast<size_t>(part)].size() != 1) continue;
+      const int group = group_of[static_cast<size_t>(p)];
+      if (group >= 0) {
+        merged_groups.push_back(group);
+        members.insert(members.end(), groups[static_cast<size_t>(group)].begin(), groups[static_cast<size_t>(group)].end());
+      } else if (group == -1 && fusable(g, g.node(p))) {
+        members.push_back(p);
+      }
+    }
+    if (members.empty()) continue;
+    std::sort(members.begin(), members.end());
+    members.push_back(static_cast<graph::NodeId>(c));
+    const graph::Shape& part_shape = g.value(cat.inputs[0]).shape;
+    bool inputs_broadcast = true;
+    for (graph::ValueId e : externals_of(g, members)) inputs_broadcast &= broadcasts_to(g.value(e).shape, part_shape);
+    if (!inputs_broadcast || !one_element_type(g, members) ||
+        operands_of(g, members, kMaxFusedImmediates).bound.size() > kMaxFusedInputs ||
+        members.size() - 1 > kMaxFusedInstructions) {
+      continue;
+    }
+    for (int group : merged_groups) groups[static_cast<size_t>(group)].clear();
+    for (graph::NodeId id : members) group_of[static_cast<size_t>(id)] = static_cast<int>(groups.size());
+    groups.push_back(std::move(members));
   }
   // A group is lowered where its root stands: by then all its inputs exist.
   for (size_t i = 0; i < n; ++i) {
@@ -389,6 +453,11 @@ Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit) {
   const graph::Node& last = g.node(unit.nodes.back());
   const TensorRef& y = lc.tensor(last.outputs[0]);
   GPUU_RETURN_IF_ERROR(require_f16_support(lc, last, y.dtype));
+  // A unit ending in a concat computes its chains over one part's shape.
+  const std::optional<size_t> concat_axis =
+      unit.nodes.size() > 1 ? fusable_concat_axis(g, last) : std::optional<size_t>{};
+  const graph::Shape& space = concat_axis ? lc.tensor(last.inputs[0]).shape : y.shape;
+  const size_t instructions = unit.nodes.size() - (concat_axis ? 1 : 0);
   const ChainOperands operands = operands_of(g, unit.nodes, kMaxFusedImmediates);
   const std::vector<graph::ValueId>& externals = operands.bound;
   std::map<graph::ValueId, int> reg;
@@ -396,8 +465,8 @@ Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit) {
   for (size_t j = 0; j < operands.immediates.size(); ++j) {
     reg[operands.immediates[j]] = static_cast<int>(kMaxFusedInputs + j);
   }
-  std::vector<int32_t> spec = {static_cast<int32_t>(externals.size()), static_cast<int32_t>(unit.nodes.size())};
-  for (size_t k = 0; k < unit.nodes.size(); ++k) {
+  std::vector<int32_t> spec = {static_cast<int32_t>(externals.size()), static_cast<int32_t>(instructions)};
+  for (size_t k = 0; k < instructions; ++k) {
     const graph::Node& node = g.node(unit.nodes[k]);
     int a = reg.at(node.inputs[0]);
     int b = node.inputs.size() > 1 ? reg.at(node.inputs[1]) : 0;
@@ -405,8 +474,8 @@ Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit) {
     reg[node.outputs[0]] = static_cast<int>(kMaxFusedInputs + kMaxFusedImmediates + k);
   }
   spec.resize(2 + kMaxFusedInstructions, 0);
-  int contiguous = 0;
-  for (size_t i = 0; i < externals.size(); ++i) {
+  int contiguous = 0;  // read at the output's index: never under a concat (the index is the whole output's)
+  for (size_t i = 0; i < externals.size() && !concat_axis; ++i) {
     if (lc.tensor(externals[i]).shape == y.shape && !lc.has_view(externals[i])) contiguous |= 1 << i;
   }
   spec.push_back(contiguous);
@@ -429,16 +498,16 @@ Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit) {
     const graph::ValueId e = externals[i];
     const graph::Shape& in = lc.tensor(e).shape;
     if (!lc.has_view(e)) {
-      for (uint32_t st : broadcast_strides(in, y.shape)) strides[i].push_back(st);
+      for (uint32_t st : broadcast_strides(in, space)) strides[i].push_back(st);
       bindings.push_back(Binding{lc.tensor(e).range, false});
       continue;
     }
     // The view's strides over the input's dims, right-aligned to the
     // output's; 0 where the input broadcasts.
     const StridedView view = lc.view_of(e);
-    strides[i].assign(y.shape.size(), 0);
+    strides[i].assign(space.size(), 0);
     for (size_t k = 0; k < in.size(); ++k) {
-      if (in[k] != 1) strides[i][y.shape.size() - in.size() + k] = view.strides[k];
+      if (in[k] != 1) strides[i][space.size() - in.size() + k] = view.strides[k];
     }
     // The binding starts at the view's offset rounded down to the
     // alignment; the kernel adds the few elements left.
@@ -452,12 +521,16 @@ Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit) {
   }
   // The fewest dims that describe the strided reads: unit dims dropped, and a
   // dim merged into the one inside it where every strided input steps over
-  // both as one (the kernel divides once per dim, per element).
+  // both as one (the kernel divides once per dim, per element). The concat's
+  // axis stays a dim of its own, its coordinate the kernel's to fold.
   std::vector<int64_t> dims;                                // outermost first
   std::vector<std::vector<int64_t>> walks(externals.size());  // strided inputs' strides over `dims`
+  const size_t concat_dim = concat_axis.value_or(y.shape.size());  // y's rank: none
+  size_t concat_from_inside = y.shape.size();  // the concat axis' place in dims, counted from the innermost
   for (size_t d = y.shape.size(); d-- > 0;) {
     if (y.shape[d] == 1) continue;
-    bool merges = !dims.empty();
+    const bool front_is_concat = concat_from_inside + 1 == dims.size();
+    bool merges = !dims.empty() && d != concat_dim && !front_is_concat;
     for (size_t i = 0; i < externals.size() && merges; ++i) {
       if (contiguous & (1 << i)) continue;
       merges = strides[i][d] == walks[i].front() * dims.front();
@@ -466,6 +539,7 @@ Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit) {
       dims.front() *= y.shape[d];
       continue;
     }
+    if (d == concat_dim) concat_from_inside = dims.size();
     dims.insert(dims.begin(), y.shape[d]);
     for (size_t i = 0; i < externals.size(); ++i) walks[i].insert(walks[i].begin(), strides[i][d]);
   }
@@ -482,6 +556,15 @@ Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit) {
     }
   }
   spec.insert(spec.end(), offsets.begin(), offsets.end());
+  // CONCAT_DIM, CONCAT_PART, CONCAT_A, CONCAT_B.
+  if (concat_axis) {
+    spec.push_back(static_cast<int32_t>(dims.size() - 1 - concat_from_inside));
+    spec.push_back(static_cast<int32_t>(space[concat_dim]));
+    spec.push_back(reg.at(last.inputs[0]));
+    spec.push_back(reg.at(last.inputs[1]));
+  } else {
+    spec.insert(spec.end(), {-1, 1, 0, 0});
+  }
   bindings.push_back(Binding{y.range, true});
   KernelKey key{std::string("fused_elementwise") + float_suffix(y.dtype), spec,
                 static_cast<uint32_t>(bindings.size()), push.size()};
@@ -533,7 +616,7 @@ Status lower_rms_norm(LoweringContext& lc, const LoweringUnit& unit) {
 }
 
 bool takes_elementwise_view(const graph::Graph& g, const graph::Node& n, size_t slot, const StridedView& view) {
-  if (!fusable(g, n) || slot >= n.inputs.size()) return false;
+  if (!(fusable(g, n) || fusable_concat_axis(g, n)) || slot >= n.inputs.size()) return false;
   return g.value(n.inputs[slot]).shape.size() <= g.value(n.outputs[0]).shape.size() && view_in_32_bits(view);
 }
 

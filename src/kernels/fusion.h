@@ -21,15 +21,21 @@ struct LoweringUnit {
   // rsqrt, times x, and maybe times a weight along the last axis): one row
   // kernel (row_norm.h) instead of four dispatches.
   bool rms_norm = false;
+  // A fused unit (fused()) may end in a concat of two equal parts
+  // (fused_elementwise.comp's CONCAT_DIM); its other nodes are fusable.
   bool fused() const { return movement_chain < 0 && !gemm_epilogue && !rms_norm && nodes.size() > 1; }
 };
 
 // The lowering order of `graph`'s nodes; with `fuse`, maximal fusable groups
 // (<= 4 outside inputs, <= 40 ops, every inner value used only inside) are
-// merged, RMSNorm's nodes are one rms_norm unit, and a group (or single fusable node) of <= 8 ops of a GEMM op's
-// output shape that alone reads that output (or a reshape of a matmul or
-// linear output that keeps its last axis) joins the GEMM's unit.
-std::vector<LoweringUnit> plan_lowering(const graph::Graph& graph, bool fuse);
+// merged, a concat of two equal parts joins the groups making them (a fused
+// unit ending in the concat), RMSNorm's nodes are one rms_norm unit, and a
+// group (or single fusable node) of <= 8 ops of a GEMM op's output shape that
+// alone reads that output (or a reshape of a matmul or linear output that
+// keeps its last axis) joins the GEMM's unit. `written_over` (by value, or
+// empty): region_plan.h's; a concat written over an input is lowered alone.
+std::vector<LoweringUnit> plan_lowering(const graph::Graph& graph, bool fuse,
+                                        const std::vector<graph::ValueId>& written_over = {});
 
 // Appends the one dispatch of a fused group (or of one fusable node).
 // Outside inputs read through views (LoweringContext::view_of) are read from
@@ -38,8 +44,8 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& graph, bool fuse);
 Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit);
 
 // OpKernel::takes_view of the fusable elementwise ops: input `slot` of `node`
-// (a fusable node) can be read through `view` by the fused kernel (offset and
-// strides within its 32-bit indices). A node reading a view lowers through
+// (a fusable node, or a concat ending a fused unit) can be read through
+// `view` by the fused kernel (offset and strides within its 32-bit indices). A node reading a view lowers through
 // lower_fused_group, alone if it is not in a group (but a cast: alone, it
 // reads its input as itself, region_plan.cpp).
 bool takes_elementwise_view(const graph::Graph& graph, const graph::Node& node, size_t slot, const StridedView& view);

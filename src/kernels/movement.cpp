@@ -227,7 +227,8 @@ std::vector<StridedView> view_candidates(const graph::Graph& g, graph::ValueId v
 
 }  // namespace
 
-ViewPlan plan_views(const graph::Graph& g, const std::vector<char>& as_themselves) {
+ViewPlan plan_views(const graph::Graph& g, const std::vector<char>& as_themselves,
+                    const std::vector<TakesView>& lowered_with) {
   const size_t values = g.values().size(), nodes = g.nodes().size();
   ViewPlan plan;
   plan.views.resize(values);
@@ -241,13 +242,17 @@ ViewPlan plan_views(const graph::Graph& g, const std::vector<char>& as_themselve
     }
   }
   // Whether `reader`'s kernel reads through views at all, and this one.
-  auto taker = [&](graph::NodeId reader) {
+  auto takes_view = [&](graph::NodeId reader) -> TakesView {
+    const auto r = static_cast<size_t>(reader);
+    if (r < as_themselves.size() && as_themselves[r]) return nullptr;
+    if (r < lowered_with.size() && lowered_with[r]) return lowered_with[r];
     const OpKernel* k = find_op_kernel(g.node(reader).op);
-    const bool itself = static_cast<size_t>(reader) < as_themselves.size() && as_themselves[static_cast<size_t>(reader)];
-    return k && k->takes_view && !itself;
+    return k ? k->takes_view : nullptr;
   };
+  auto taker = [&](graph::NodeId reader) { return takes_view(reader) != nullptr; };
   auto takes = [&](graph::NodeId reader, size_t slot, const StridedView& view) {
-    return taker(reader) && find_op_kernel(g.node(reader).op)->takes_view(g, g.node(reader), slot, view);
+    const TakesView f = takes_view(reader);
+    return f && f(g, g.node(reader), slot, view);
   };
   for (size_t v = 0; v < values; ++v) {
     bool any_taker = false;

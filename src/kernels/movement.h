@@ -48,6 +48,11 @@ struct ViewPlan {
 // readers are skipped or read it through a view. Nodes flagged in
 // `as_themselves` (by NodeId; empty: none) read every input as itself,
 // whatever their kernel takes (an elementwise op folded into a GEMM's store).
-ViewPlan plan_views(const graph::Graph& graph, const std::vector<char>& as_themselves = {});
+// Nodes with a function in `lowered_with` (by NodeId; empty: none) are read
+// by another kernel than their op's, which takes the views it says (a concat
+// that ends a fused elementwise unit).
+using TakesView = bool (*)(const graph::Graph&, const graph::Node&, size_t slot, const StridedView&);
+ViewPlan plan_views(const graph::Graph& graph, const std::vector<char>& as_themselves = {},
+                    const std::vector<TakesView>& lowered_with = {});
 
 }  // namespace gpuu::kernels

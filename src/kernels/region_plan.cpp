@@ -109,7 +109,7 @@ RegionPlan plan_region(const graph::Graph& region, const KernelGraphOptions& opt
   std::vector<char> is_input(nv, 0);
   for (graph::ValueId in : region.inputs()) is_input[static_cast<size_t>(in)] = 1;
   // What to lower, in order; values inside fused groups never touch memory.
-  plan.units = plan_lowering(region, options.fuse_elementwise);
+  plan.units = plan_lowering(region, options.fuse_elementwise, plan.written_over);
   if (options.strided_views) {
     // Elementwise ops read views through the fused kernel; a chain folded
     // into a GEMM's store reads its inputs as themselves, and without fusion
@@ -127,7 +127,14 @@ RegionPlan plan_region(const graph::Graph& region, const KernelGraphOptions& opt
       const graph::NodeId weight = u.rms_norm ? rms_norm_weight_node(region, u) : graph::kNone;
       for (graph::NodeId id : u.nodes) as_themselves[static_cast<size_t>(id)] = id != weight;
     }
-    plan.views = plan_views(region, as_themselves);
+    // A concat ending a fused unit is read by the fused kernel.
+    std::vector<TakesView> lowered_with(region.nodes().size(), nullptr);
+    for (const LoweringUnit& u : plan.units) {
+      if (u.fused() && region.node(u.nodes.back()).op == "concat") {
+        lowered_with[static_cast<size_t>(u.nodes.back())] = &takes_elementwise_view;
+      }
+    }
+    plan.views = plan_views(region, as_themselves, lowered_with);
   }
   auto skipped = [&](size_t node) { return !plan.views.skipped.empty() && plan.views.skipped[node]; };
   if (options.compose_movement) plan.chains = find_movement_chains(region);

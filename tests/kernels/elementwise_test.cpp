@@ -5,6 +5,7 @@
 // GPU drivers give their builtins over the ranges used here.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <iterator>
 #include <set>
@@ -259,6 +260,71 @@ TEST(VulkanFusion, SlicesAndTransposesAreReadInPlace) {
   const std::string unfused = steps_matching(g, in, off);
   EXPECT_NE(unfused.find("x1"), std::string::npos) << unfused;
   EXPECT_NE(unfused.find("wide"), std::string::npos) << unfused;
+}
+
+// A concat of two equal parts made by elementwise chains is the chains'
+// dispatch: RoPE's rotate-half forms, as the Llama sample writes it
+// (cat([x1 cos - x2 sin, x2 cos + x1 sin])) and as Hugging Face does
+// (cat([-x2, x1]) read by x cos + r sin: the concat reads x1 in place), along
+// the last axis and along a middle one with a broadcast input, f32 and f16.
+// A part that something else reads too is an input of the dispatch instead.
+TEST(VulkanFusion, AConcatOfTwoChainsEndsTheirDispatch) {
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    if (dtype == DType::kF16 && !f16_kernels_or_refused()) return;
+    const double tol = dtype == DType::kF16 ? 4e-3 : 2e-5;
+    uint32_t seed = 700;
+    auto op = [](graph::Graph& g, const char* o, const std::string& name, std::vector<graph::ValueId> in) {
+      return graph::add_op(g, o, name, std::move(in), {}).value()[0];
+    };
+    auto rope_input = [&](graph::Graph& g, std::vector<cpu::HostTensor>& in, graph::Shape cs_shape) {
+      graph::ValueId x = graph::add_graph_input(g, "x", dtype, {1, 5, 3, 8}).value();  // [B, T, H, D]
+      graph::ValueId cs = graph::add_graph_input(g, "cos", dtype, cs_shape).value();
+      graph::ValueId sn = graph::add_graph_input(g, "sin", dtype, cs_shape).value();
+      in = {random_tensor(dtype, {1, 5, 3, 8}, seed++, -2, 2), random_tensor(dtype, cs_shape, seed++, -1, 1),
+            random_tensor(dtype, cs_shape, seed++, -1, 1)};
+      graph::ValueId t = graph::add_op(g, "transpose", "heads", {x}, {{"perm", Ints{0, 2, 1, 3}}}).value()[0];
+      auto half = [&](const char* name, int64_t start) {
+        return graph::add_op(g, "slice", name, {t}, {{"axes", Ints{3}}, {"starts", Ints{start}}, {"ends", Ints{start + 4}}})
+            .value()[0];
+      };
+      return std::array<graph::ValueId, 5>{t, half("x1", 0), half("x2", 4), cs, sn};
+    };
+    {  // The sample's form.
+      graph::Graph g;
+      std::vector<cpu::HostTensor> in;
+      auto [t, x1, x2, cs, sn] = rope_input(g, in, {5, 4});
+      graph::ValueId lo = op(g, "sub", "lo", {op(g, "mul", "lo_a", {x1, cs}), op(g, "mul", "lo_b", {x2, sn})});
+      graph::ValueId hi = op(g, "add", "hi", {op(g, "mul", "hi_a", {x2, cs}), op(g, "mul", "hi_b", {x1, sn})});
+      g.mark_output(graph::add_op(g, "concat", "rope", {lo, hi}, {{"axis", int64_t{3}}}).value()[0]);
+      EXPECT_EQ(joined(step_labels(g, in, tol, tol)), "lo_a+lo_b+lo+hi_a+hi_b+hi+rope") << graph::dtype_name(dtype);
+    }
+    {  // Hugging Face's form: the rotated half is one dispatch, its use another.
+      graph::Graph g;
+      std::vector<cpu::HostTensor> in;
+      auto [t, x1, x2, cs, sn] = rope_input(g, in, {5, 8});
+      graph::ValueId rot = graph::add_op(g, "concat", "rot", {op(g, "neg", "neg", {x2}), x1}, {{"axis", int64_t{-1}}})
+                               .value()[0];
+      g.mark_output(op(g, "add", "out", {op(g, "mul", "xc", {t, cs}), op(g, "mul", "rs", {rot, sn})}));
+      EXPECT_EQ(joined(step_labels(g, in, tol, tol)), "neg+rot xc+rs+out") << graph::dtype_name(dtype);
+    }
+    // Along a middle axis, a part's input broadcast along it and another's
+    // along the innermost; and with the left part a region output too.
+    for (bool left_is_output : {false, true}) {
+      graph::Graph g;
+      graph::ValueId a = graph::add_graph_input(g, "a", dtype, {2, 3, 5}).value();
+      graph::ValueId b = graph::add_graph_input(g, "b", dtype, {2, 1, 5}).value();
+      graph::ValueId c = graph::add_graph_input(g, "c", dtype, {3, 1}).value();
+      graph::ValueId left = op(g, "relu", "left", {op(g, "mul", "ab", {a, b})});
+      graph::ValueId right = op(g, "sub", "right", {b, c});
+      g.mark_output(graph::add_op(g, "concat", "cat", {left, right}, {{"axis", int64_t{1}}}).value()[0]);
+      if (left_is_output) g.mark_output(left);
+      std::vector<cpu::HostTensor> in = {random_tensor(dtype, {2, 3, 5}, seed++, -2, 2),
+                                         random_tensor(dtype, {2, 1, 5}, seed++, -2, 2),
+                                         random_tensor(dtype, {3, 1}, seed++, -2, 2)};
+      EXPECT_EQ(joined(step_labels(g, in, tol, tol)), left_is_output ? "ab+left right+cat" : "ab+left+right+cat")
+          << graph::dtype_name(dtype);
+    }
+  }
 }
 
 // The fused kernel walks the fewest dims: unit dims dropped, dims every

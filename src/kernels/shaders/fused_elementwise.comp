@@ -85,6 +85,17 @@ layout(constant_id = 48) const uint OFFSET1 = 0u;
 layout(constant_id = 49) const uint OFFSET2 = 0u;
 layout(constant_id = 50) const uint OFFSET3 = 0u;
 
+// A concat of two parts of equal shape along merged dim CONCAT_DIM (-1: no
+// concat), each part an elementwise chain or an input: the inputs are read
+// at the element's coordinates within its part (CONCAT_PART long along that
+// dim), both parts' chains run, and the element takes register CONCAT_A's
+// result in the first part, CONCAT_B's in the second. RoPE's rotate-half
+// form is one dispatch so, instead of a chain per half and a concat.
+layout(constant_id = 51) const int CONCAT_DIM = -1;
+layout(constant_id = 52) const uint CONCAT_PART = 1u;
+layout(constant_id = 53) const int CONCAT_A = 0;
+layout(constant_id = 54) const int CONCAT_B = 0;
+
 // Input strides over the output shape (0 on broadcast axes), four inputs.
 layout(push_constant) uniform Params {
   uint count;
@@ -150,7 +161,7 @@ float load(uint i, const uint c[MAX_RANK], int which) {
 }
 
 // Whether some input is read at other than the output's index.
-const bool STRIDED = (CONTIGUOUS & ((1 << N_INPUTS) - 1)) != ((1 << N_INPUTS) - 1);
+const bool STRIDED = CONCAT_DIM >= 0 || (CONTIGUOUS & ((1 << N_INPUTS) - 1)) != ((1 << N_INPUTS) - 1);
 
 // Each invocation takes LIMIT_FUSED_PER_THREAD elements a slice of the tensor
 // apart: all their loads are issued before any arithmetic, so a memory-bound
@@ -161,6 +172,7 @@ void main() {
   uint t = linear_id();
   if (t >= slice) return;
   float r[LIMIT_FUSED_PER_THREAD][RESULTS + N_INSTRUCTIONS];
+  bool second[LIMIT_FUSED_PER_THREAD];  // in the concat's second part
   [[unroll]] for (int k = 0; k < LIMIT_FUSED_PER_THREAD; ++k) {
     uint i = min(t + uint(k) * slice, p.count - 1);  // past the end: a harmless re-read
     uint c[MAX_RANK];
@@ -168,6 +180,15 @@ void main() {
       coordinates(i, c);
     } else {
       [[unroll]] for (int d = 0; d < MAX_RANK; ++d) c[d] = 0u;
+    }
+    second[k] = false;
+    if (CONCAT_DIM >= 0) {
+      [[unroll]] for (int d = 0; d < MAX_RANK; ++d) {
+        if (d == CONCAT_DIM && c[d] >= CONCAT_PART) {
+          second[k] = true;
+          c[d] -= CONCAT_PART;
+        }
+      }
     }
     [[unroll]] for (int j = 0; j < MAX_INPUTS; ++j) r[k][j] = j < N_INPUTS ? load(i, c, j) : 0.0;
     r[k][MAX_INPUTS] = IMM0;
@@ -180,7 +201,8 @@ void main() {
   }
   [[unroll]] for (int k = 0; k < LIMIT_FUSED_PER_THREAD; ++k) {
     uint i = t + uint(k) * slice;
-    float result = r[k][RESULTS + N_INSTRUCTIONS - 1];
+    float result = CONCAT_DIM < 0 ? r[k][RESULTS + N_INSTRUCTIONS - 1]
+                                  : second[k] ? r[k][CONCAT_B] : r[k][CONCAT_A];
     if (i < p.count) y[i] = T(result);
   }
 }
