@@ -21,9 +21,15 @@ struct LoweringUnit {
   // rsqrt, times x, and maybe times a weight along the last axis): one row
   // kernel (row_norm.h) instead of four dispatches.
   bool rms_norm = false;
+  // nodes are an attention and the transpose of its heads and rows that
+  // alone reads its result: the attention kernel writes the transposed
+  // layout (attention.h), no copy.
+  bool attention_heads_inner = false;
   // A fused unit (fused()) may end in a concat of two equal parts
   // (fused_elementwise.comp's CONCAT_DIM); its other nodes are fusable.
-  bool fused() const { return movement_chain < 0 && !gemm_epilogue && !rms_norm && nodes.size() > 1; }
+  bool fused() const {
+    return movement_chain < 0 && !gemm_epilogue && !rms_norm && !attention_heads_inner && nodes.size() > 1;
+  }
 };
 
 // The lowering order of `graph`'s nodes; with `fuse`, maximal fusable groups

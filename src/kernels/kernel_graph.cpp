@@ -6,6 +6,7 @@
 
 #include "base/log.h"
 #include "gpu/submission.h"
+#include "kernels/attention.h"
 #include "kernels/fusion.h"
 #include "kernels/movement.h"
 #include "kernels/op_table.h"
@@ -220,6 +221,12 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
                      GemmForce{options.gemm_kernel, options.gemm_splits}, std::move(plan.views.views)};
   lc.written_over = std::move(plan.written_over);
   lc.attention_splits = options.attention_splits;
+  lc.zeroed_scratch = [this, &lc](VkDeviceSize bytes, const char* what) -> Result<BufferRange> {
+    GPUU_ASSIGN_OR_RETURN(BufferRange r, lc.scratch(bytes, what));
+    const std::vector<uint8_t> zeros(static_cast<size_t>(r.size), 0);
+    GPUU_RETURN_IF_ERROR(gpu::upload_once(*ctx_, pool_, scratch_.back(), 0, zeros.data(), zeros.size()));
+    return r;
+  };
   for (const LoweringUnit& unit : units) {
     const graph::Node& node = region.node(unit.nodes.back());
     Status lowered = Status::Ok();
@@ -233,6 +240,8 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
       const bool elementwise_view = kernel->takes_view == &takes_elementwise_view && reads_a_view(lc, node);
       lowered = unit.gemm_epilogue                  ? lower_gemm_with_epilogue(lc, unit)
                 : unit.rms_norm                     ? lower_rms_norm(lc, unit)
+                : unit.attention_heads_inner
+                    ? lower_attention_heads_inner(lc, region.node(unit.nodes[0]), region.node(unit.nodes[1]))
                 : unit.fused() || elementwise_view ? lower_fused_group(lc, unit)
                                                    : kernel->lower(lc, node);
     }

@@ -8,6 +8,7 @@
 
 #include "graph/index_math.h"
 #include "graph/op_registry.h"
+#include "kernels/attention.h"
 #include "kernels/kernel_graph.h"
 
 namespace gpuu::kernels {
@@ -85,6 +86,43 @@ void share_repeated_nodes(const graph::Graph& region, RegionPlan& plan) {
       same[static_cast<size_t>(node.outputs[k])] = first.outputs[k];
       plan.alias[static_cast<size_t>(node.outputs[k])] = first.outputs[k];
     }
+  }
+  plan.units = std::move(kept);
+}
+
+// An attention whose result only a transpose of its heads and rows reads
+// (y.transpose(1, 2) before a transformer's output projection), where that
+// transpose would copy (neither skipped for a view, an alias, nor in a
+// movement chain), writes the transposed layout itself: the transpose joins
+// its unit.
+void fold_head_transposes(const graph::Graph& region, RegionPlan& plan) {
+  const std::vector<std::vector<graph::NodeId>> consumers = region.consumers();
+  std::vector<int> unit_of(region.nodes().size(), -1);
+  for (size_t u = 0; u < plan.units.size(); ++u) {
+    if (plan.units[u].nodes.size() == 1) unit_of[static_cast<size_t>(plan.units[u].nodes[0])] = static_cast<int>(u);
+  }
+  std::vector<char> folded(plan.units.size(), 0);
+  for (LoweringUnit& unit : plan.units) {
+    if (unit.nodes.size() != 1 || unit.movement_chain >= 0) continue;
+    const graph::Node& attention = region.node(unit.nodes[0]);
+    if (attention.op != "scaled_dot_product_attention" || attention.outputs.size() != 1) continue;
+    const auto y = static_cast<size_t>(attention.outputs[0]);
+    if (plan.placed[y] || consumers[y].size() != 1 || plan.root_of(attention.outputs[0]) != attention.outputs[0]) {
+      continue;
+    }
+    const graph::NodeId t = consumers[y][0];
+    const int t_unit = unit_of[static_cast<size_t>(t)];
+    if (t_unit < 0 || folded[static_cast<size_t>(t_unit)] || plan.units[static_cast<size_t>(t_unit)].movement_chain >= 0 ||
+        !swaps_heads_and_rows(region, region.node(t))) {
+      continue;
+    }
+    folded[static_cast<size_t>(t_unit)] = 1;
+    unit.nodes.push_back(t);
+    unit.attention_heads_inner = true;
+  }
+  std::vector<LoweringUnit> kept;
+  for (size_t u = 0; u < plan.units.size(); ++u) {
+    if (!folded[u]) kept.push_back(std::move(plan.units[u]));
   }
   plan.units = std::move(kept);
 }
@@ -215,6 +253,7 @@ RegionPlan plan_region(const graph::Graph& region, const KernelGraphOptions& opt
   }
   plan.units = std::move(merged);
   share_repeated_nodes(region, plan);
+  fold_head_transposes(region, plan);
   return plan;
 }
 

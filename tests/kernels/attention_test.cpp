@@ -16,7 +16,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/attention_split.h"
+#include "kernels/attention.h"
 #include "kernels/op_table.h"
 #include "kernels/vulkan_test_util.h"
 
@@ -291,6 +291,40 @@ TEST(VulkanAttention, ReadsSlicedTransposedHeadsInPlace) {
   copies.strided_views = false;
   EXPECT_TRUE(graph_matches(p.g, inputs, copies, &dispatches));
   EXPECT_GT(dispatches, 1u);
+}
+
+// A transformer's attention as its output projection reads it:
+// y.transpose(1, 2).reshape(B, T, H * D). The attention writes that layout
+// itself, in one pass and with its keys split (the combine writes it then),
+// f32 and f16, batched; without the fold (the transpose also a region
+// output: it must stay itself) the transpose is a step of its own.
+TEST(VulkanAttention, WritesTheHeadsInsideRowsTransposeItsReaderWants) {
+  uint32_t seed = 1200;
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    if (dtype == DType::kF16 && !f16_kernels_or_refused()) return;
+    for (bool also_read : {false, true}) {
+      for (uint32_t splits : {1u, 3u}) {
+        const Problem p{{2}, 4, 2, 37, 37, 16, 16};
+        graph::Graph g;
+        graph::ValueId q = graph::add_graph_input(g, "q", dtype, p.q()).value();
+        graph::ValueId k = graph::add_graph_input(g, "k", dtype, p.k()).value();
+        graph::ValueId v = graph::add_graph_input(g, "v", dtype, p.v()).value();
+        graph::ValueId y =
+            graph::add_op(g, kOp, "attn", {q, k, v}, {{"is_causal", int64_t{1}}}).value()[0];
+        graph::ValueId t =
+            graph::add_op(g, "transpose", "rows_out", {y}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}}).value()[0];
+        graph::ValueId flat =
+            graph::add_op(g, "reshape", "flat", {t}, {{"shape", std::vector<int64_t>{2, 37, 64}}}).value()[0];
+        g.mark_output(graph::add_op(g, "relu", "after", {flat}, {}).value()[0]);
+        if (also_read) g.mark_output(y);
+        const std::string steps =
+            " " + joined(step_labels(g, qkv(dtype, p, seed += 3), atol_for(dtype), rtol_for(dtype), split_keys(splits))) +
+            " ";
+        EXPECT_EQ(steps.find(" rows_out ") != std::string::npos, also_read)
+            << steps << graph::dtype_name(dtype) << ", " << splits << " split(s)";
+      }
+    }
+  }
 }
 
 TEST(VulkanAttention, SplitKeysReadViewsAndAddOneDispatch) {

@@ -26,10 +26,11 @@ struct RunStats {
 };
 
 // Binds host-visible buffers to the graph's inputs and outputs, builds a
-// KernelGraph, submits it once and reads the outputs back.
+// KernelGraph, submits it `runs` times (the outputs poisoned before each)
+// and reads the outputs of the last run back.
 Result<std::vector<cpu::HostTensor>> run_on_vulkan(const graph::Graph& graph, const std::vector<cpu::HostTensor>& inputs,
                                                    RunStats* stats = nullptr,
-                                                   const kernels::KernelGraphOptions& options = {});
+                                                   const kernels::KernelGraphOptions& options = {}, int runs = 1);
 
 // Submits `region`'s recorded work once on the test context and waits for it.
 Status submit_and_wait(const kernels::KernelGraph& region);

@@ -5,13 +5,13 @@
 // usual view + transpose (or a slice of a fused qkv projection) in front of
 // the op needs no copy: KernelGraph hands such inputs over as views. Where
 // those workgroups are too few for the GPU, the keys are split among more
-// (attention_split.h) and a second dispatch combines them.
+// (attention.h) and a second dispatch combines them.
 #include <algorithm>
 #include <cmath>
 #include <optional>
 
 #include "graph/op_registry.h"
-#include "kernels/attention_split.h"
+#include "kernels/attention.h"
 #include "kernels/op_table.h"
 
 namespace gpuu::kernels {
@@ -125,9 +125,10 @@ bool takes_operand_view(const graph::Graph& g, const graph::Node& n, size_t slot
   return slot < 3 && operand_layout(g.value(n.inputs[slot]).shape, view).has_value();
 }
 
-Status lower_attention(LoweringContext& lc, const graph::Node& n) {
+// The attention of `n` into `y`: its own result [..., Hq, L, Ev], or with
+// `heads_inner` the transpose of that, [..., L, Hq, Ev].
+Status lower_attention_to(LoweringContext& lc, const graph::Node& n, const TensorRef& y, bool heads_inner) {
   GPUU_ASSIGN_OR_RETURN(graph::AttrMap attrs, graph::resolve_attrs(n));
-  const TensorRef& y = lc.tensor(n.outputs[0]);
   GPUU_RETURN_IF_ERROR(require_f16_support(lc, n, y.dtype));
   if (graph::shape_numel(y.shape) == 0) return Status::Ok();  // nothing to write
   const graph::Shape& q_shape = lc.graph.value(n.inputs[0]).shape;
@@ -199,7 +200,7 @@ Status lower_attention(LoweringContext& lc, const graph::Node& n) {
   KernelKey key{std::string("attention") + float_suffix(y.dtype),
                 {static_cast<int32_t>(e4), static_cast<int32_t>(ev4), static_cast<int32_t>(row_stride), chunks, mask_kind,
                  graph::attr_int(attrs, "is_causal") != 0 ? 1 : 0, vec_reads ? 1 : 0, vec_writes ? 1 : 0,
-                 static_cast<int32_t>(keys), split.splits > 1 ? 1 : 0},
+                 static_cast<int32_t>(keys), split.splits > 1 ? 1 : 0, heads_inner ? 1 : 0},
                 6,
                 push.size()};
   gpu::StepWork work;
@@ -221,13 +222,36 @@ Status lower_attention(LoweringContext& lc, const graph::Node& n) {
                                     push, workgroups * kWorkgroupSize, work));
   if (split.splits == 1) return Status::Ok();
   PushConstants combine;
-  combine.u32(static_cast<uint32_t>(rows)).u32(ev).u32(ev4).u32(split.splits);
-  KernelKey combine_key{std::string("attention_combine") + float_suffix(y.dtype), {}, 2, combine.size()};
+  combine.u32(static_cast<uint32_t>(rows)).u32(ev).u32(ev4).u32(split.splits).u32(hq).u32(len_l);
+  KernelKey combine_key{std::string("attention_combine") + float_suffix(y.dtype), {heads_inner ? 1 : 0}, 2,
+                        combine.size()};
   work.bytes = partials.size + y.range.size;
   return add_dispatch(lc, n, combine_key, {{partials, false}, {y.range, true}}, combine, rows * ev, std::move(work));
 }
 
+Status lower_attention(LoweringContext& lc, const graph::Node& n) {
+  return lower_attention_to(lc, n, lc.tensor(n.outputs[0]), false);
+}
+
 }  // namespace
+
+bool swaps_heads_and_rows(const graph::Graph& g, const graph::Node& transpose) {
+  if (transpose.op != "transpose" || transpose.inputs.size() != 1 || transpose.inputs[0] < 0) return false;
+  const size_t r = g.value(transpose.inputs[0]).shape.size();
+  Result<graph::AttrMap> attrs = graph::resolve_attrs(transpose);
+  if (r < 3 || !attrs.ok()) return false;
+  const std::vector<int64_t> perm = graph::attr_ints(*attrs, "perm");
+  if (perm.size() != r) return false;
+  for (size_t d = 0; d < r; ++d) {
+    const size_t want = d == r - 3 ? r - 2 : d == r - 2 ? r - 3 : d;
+    if (graph::normalize_axis(perm[d], r) != static_cast<int64_t>(want)) return false;
+  }
+  return true;
+}
+
+Status lower_attention_heads_inner(LoweringContext& lc, const graph::Node& attention, const graph::Node& transpose) {
+  return lower_attention_to(lc, attention, lc.tensor(transpose.outputs[0]), true);
+}
 
 void add_attention_kernels(std::vector<OpKernel>& table) {
   table.push_back(

@@ -55,6 +55,9 @@ layout(constant_id = 7) const int OUT_VEC = 0;
 layout(constant_id = 8) const uint KEYS = 2u;  // key columns per invocation, 1 or 2
 const uint BK = GROUP * KEYS;                  // keys per block
 layout(constant_id = 9) const int SPLIT = 0;   // write partials for attention_combine (see above)
+// The output is [batch, L, Hq, Ev] (heads inside rows): the transpose a
+// transformer reads before its output projection, written in place.
+layout(constant_id = 10) const int HEADS_INNER = 0;
 
 layout(std430, set = 0, binding = 0) readonly buffer Q { T q[]; };
 layout(std430, set = 0, binding = 0) readonly buffer Q4 { T4 q4[]; };
@@ -74,7 +77,8 @@ layout(std430, set = 0, binding = 5) writeonly buffer Part { vec4 part[]; };
 // Strides in elements. q, k and v are read through them (b: the batch dims,
 // flattened; h: head; l: row; the head dim is contiguous), so a transposed or
 // sliced view of another tensor needs no copy; the mask's are 0 where it
-// broadcasts. The output is contiguous [batch, Hq, L, Ev].
+// broadcasts. The output is contiguous [batch, Hq, L, Ev] (or, HEADS_INNER,
+// [batch, L, Hq, Ev]).
 layout(push_constant) uniform Params {
   uint L, S, E, Ev, Hq;
   uint group;         // Hq / Hkv: query heads per kv head
@@ -292,7 +296,7 @@ void main() {
     }
     // l = 0: the row saw no key; it is 0, not 0/0.
     const float inv = l[i] > 0.0 ? 1.0 / l[i] : 0.0;
-    const uint out_base = (bh * p.L + row) * p.Ev;
+    const uint out_base = (HEADS_INNER != 0 ? (b * p.L + row) * p.Hq + h : bh * p.L + row) * p.Ev;
     [[unroll]] for (uint n = 0u; n < MAX_NC; ++n) {
       const uint chunk = c + GROUP * n;
       if (row < p.L && n < NC && chunk < EV4) {

@@ -6,6 +6,9 @@
 // max -inf, or every sum 0) is 0, as there.
 #include "common.glsl"
 
+// The output is [batch, L, Hq, Ev] rather than [batch, Hq, L, Ev] (attention.comp's).
+layout(constant_id = 0) const int HEADS_INNER = 0;
+
 layout(std430, set = 0, binding = 0) readonly buffer Part { vec4 part[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Out { T y[]; };
 
@@ -14,6 +17,7 @@ layout(push_constant) uniform Params {
   uint Ev;      // output columns per row
   uint EV4;     // vec4 chunks per row in `part`
   uint splits;
+  uint Hq, L;   // HEADS_INNER: heads and rows per batch
 } p;
 
 #define NEG_INF uintBitsToFloat(0xFF800000u)
@@ -34,5 +38,10 @@ void main() {
     sum += w * stats.y;
     acc += w * part[base + s * stride + e / 4u][e % 4u];
   }
-  y[idx] = T(sum > 0.0 ? acc / sum : 0.0);
+  uint at = idx;
+  if (HEADS_INNER != 0) {  // row = (b * Hq + h) * L + l
+    const uint l = row % p.L, bh = row / p.L;
+    at = ((bh / p.Hq * p.L + l) * p.Hq + bh % p.Hq) * p.Ev + e;
+  }
+  y[at] = T(sum > 0.0 ? acc / sum : 0.0);
 }

@@ -21,9 +21,10 @@ layout(constant_id = 3) const int B_VEC = 0;
 // often 2 alone: rows = batch x sequence, columns and depth = model sizes).
 layout(constant_id = 4) const int ALIGNED = 0;
 // (Constants 5..9 are gemm_coopmat.comp's, 5..6 gemv.comp's.)
-// Split-K: the workgroups of one output tile each sum p.k_split of K and
-// store an f32 partial (binding 4) instead of the result; a second dispatch
-// (gemm_split_reduce.comp) adds them up, with the bias, into the output.
+// Split-K: the workgroups of one output tile (its shares) each sum
+// p.k_split of K and store f32 partials (binding 4); the last share to
+// finish adds them up and stores the results as an unsplit tile would
+// (finish_split), so the reduction needs no dispatch of its own.
 layout(constant_id = 10) const int SPLIT_K = 0;
 #ifdef GPUU_CONV
 // A 1x1 convolution with stride 1 and no padding: the im2col view is the
@@ -36,10 +37,13 @@ layout(std430, set = 0, binding = 1) readonly buffer B { T b[]; };
 // Bound to some read-only tensor when HAS_BIAS is 0 (never read then).
 layout(std430, set = 0, binding = 2) readonly buffer Bias { T bias[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer Out { T y[]; };
-// The partials [split][batch][M][N] when SPLIT_K (else bound to the output, never written).
-layout(std430, set = 0, binding = 4) writeonly buffer Partial { float partial[]; };
-// Bindings 5..7 and constants 12..26: the epilogue (gemm_epilogue.glsl); under
-// SPLIT_K the reduction applies it instead.
+// SPLIT_K: the partials [split][batch][M][N], and per output tile the count
+// of its shares done (zero between runs: the last share puts it back).
+// Coherent: the last share reads what the others wrote. Bound to the output,
+// never touched, without SPLIT_K.
+layout(std430, set = 0, binding = 4) coherent buffer Partial { float partial[]; };
+layout(std430, set = 0, binding = 8) coherent buffer Arrivals { uint arrivals[]; };
+// Bindings 5..7 and constants 12..26: the epilogue (gemm_epilogue.glsl).
 #define EPI_ID 12
 #define EPI_BINDING 5
 #include "gemm_epilogue.glsl"
@@ -200,13 +204,9 @@ uint b_offset(uint k, uint n) { return POINTWISE != 0 ? pointwise_b(k, n) : 0u; 
 uint b_offset(uint k, uint n) { return b_base + k * p.b_stride_k + n * p.b_stride_n; }
 #endif
 
-// One result, in bounds: bias added, stored in the output's layout; or,
-// under SPLIT_K, this share's partial sum as it is.
-void store_y(uint m, uint n, float v) {
-  if (SPLIT_K != 0) {
-    partial[((g_split * p.batches + g_batch) * p.M + m) * p.N + n] = v;
-    return;
-  }
+// One result, in bounds: bias added, the epilogue applied, stored in the
+// output's layout.
+void store_result(uint m, uint n, float v) {
 #ifdef GPUU_CONV
   uint oc = g_batch * p.M + m;
   if (HAS_BIAS != 0) v += float(bias[oc]);
@@ -219,4 +219,45 @@ void store_y(uint m, uint n, float v) {
   uint i = (g_batch * p.M + m) * p.N + n;
   y[i] = T(epilogue(v, i, m, n));
 #endif
+}
+
+uint partial_index(uint share, uint m, uint n) { return ((share * p.batches + g_batch) * p.M + m) * p.N + n; }
+
+// One result of the tile, in bounds: stored, or under SPLIT_K this share's
+// partial sum as it is (finish_split stores the tile).
+void store_y(uint m, uint n, float v) {
+  if (SPLIT_K != 0) {
+    partial[partial_index(g_split, m, n)] = v;
+  } else {
+    store_result(m, n, v);
+  }
+}
+
+shared bool g_last_share;
+
+// Under SPLIT_K, called by every invocation after its store_y calls: the
+// workgroup counts its share done on its tile, and the last one (whichever
+// it is) sums the shares' partials in share order and stores the bm x bn
+// tile. The pattern of a single-pass reduction: the partials are made
+// visible before the count, read after it.
+void finish_split(uint bm, uint bn) {
+  if (SPLIT_K == 0) return;
+  memoryBarrierBuffer();
+  barrier();
+  const uint tile = (g_batch * p.tiles_m + g_m0 / bm) * p.tiles_n + g_n0 / bn;
+  const uint shares = (p.K + p.k_split - 1u) / p.k_split;
+  if (gl_LocalInvocationIndex == 0u) {
+    g_last_share = atomicAdd(arrivals[tile], 1u) + 1u == shares;
+    if (g_last_share) arrivals[tile] = 0u;  // for the next run
+  }
+  barrier();
+  if (!g_last_share) return;
+  memoryBarrierBuffer();
+  for (uint e = gl_LocalInvocationIndex; e < bm * bn; e += gl_WorkGroupSize.x) {
+    const uint m = g_m0 + e / bn, n = g_n0 + e % bn;
+    if (m >= p.M || n >= p.N) continue;
+    float v = 0.0;
+    for (uint s = 0u; s < shares; ++s) v += partial[partial_index(s, m, n)];
+    store_result(m, n, v);
+  }
 }

@@ -198,4 +198,5 @@ void main() {
       subgroupBarrier();  // read before the next store overwrites
     }
   }
+  finish_split(TILE_M, TILE_N);
 }
