@@ -61,6 +61,9 @@ Status add_gemm_dispatch(LoweringContext& lc, const graph::Node& node, const Gem
   std::vector<Binding> bindings = {{a, false}, {b, false}, {bias, false}, {y.range, true}, {partial, true}};
   add_epilogue(epi, a, &spec, &bindings);
   bindings.push_back({arrivals, true});
+  // SPLIT_LANES (constant 27): a GPU keeps four results' loads in flight in
+  // the last share's sum; a CPU device (lavapipe) builds the loop plainer.
+  spec.push_back(split && lc.ctx.properties().deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU ? 4 : 1);
   KernelKey key{choice.shader(out.conv, y.dtype), spec, static_cast<uint32_t>(bindings.size()), push.size()};
   gpu::StepWork work;
   work.ops = epi ? node.op + "+" + epi->ops : node.op;

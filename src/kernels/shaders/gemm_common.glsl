@@ -26,6 +26,9 @@ layout(constant_id = 4) const int ALIGNED = 0;
 // finish adds them up and stores the results as an unsplit tile would
 // (finish_split), so the reduction needs no dispatch of its own.
 layout(constant_id = 10) const int SPLIT_K = 0;
+// SPLIT_K: results (and shares of each) a tile's last share sums at once
+// per invocation (finish_split): 4 on GPUs, 1 on CPU devices.
+layout(constant_id = 27) const uint SPLIT_LANES = 1u;
 #ifdef GPUU_CONV
 // A 1x1 convolution with stride 1 and no padding: the im2col view is the
 // input itself, so B is read directly (in vector chunks where B_VEC).
@@ -253,11 +256,30 @@ void finish_split(uint bm, uint bn) {
   barrier();
   if (!g_last_share) return;
   memoryBarrierBuffer();
-  for (uint e = gl_LocalInvocationIndex; e < bm * bn; e += gl_WorkGroupSize.x) {
-    const uint m = g_m0 + e / bn, n = g_n0 + e % bn;
-    if (m >= p.M || n >= p.N) continue;
-    float v = 0.0;
-    for (uint s = 0u; s < shares; ++s) v += partial[partial_index(s, m, n)];
-    store_result(m, n, v);
+  // SPLIT_LANES results per invocation, and as many shares' loads of them
+  // issued before any is added: the partials come from L2, and one load at
+  // a time left this loop bound by their round trips on a GPU (15 us for a
+  // 64x64 tile of three shares on the H200, more than the second dispatch it
+  // replaced). A CPU device takes one result at a time (less code to build).
+  const uint share_stride = p.batches * p.M * p.N;
+  for (uint e0 = SPLIT_LANES * gl_LocalInvocationIndex; e0 < bm * bn; e0 += SPLIT_LANES * gl_WorkGroupSize.x) {
+    uint at[SPLIT_LANES];
+    float v[SPLIT_LANES];
+    [[unroll]] for (uint j = 0u; j < SPLIT_LANES; ++j) {
+      const uint e = e0 + j, m = g_m0 + e / bn, n = g_n0 + e % bn;
+      at[j] = e < bm * bn && m < p.M && n < p.N ? partial_index(0u, m, n) : ~0u;
+      v[j] = 0.0;
+    }
+    for (uint s0 = 0u; s0 < shares; s0 += SPLIT_LANES) {
+      [[unroll]] for (uint s = 0u; s < SPLIT_LANES; ++s) {
+        if (s0 + s >= shares) break;
+        [[unroll]] for (uint j = 0u; j < SPLIT_LANES; ++j) {
+          if (at[j] != ~0u) v[j] += partial[at[j] + (s0 + s) * share_stride];
+        }
+      }
+    }
+    [[unroll]] for (uint j = 0u; j < SPLIT_LANES; ++j) {
+      if (at[j] != ~0u) store_result(g_m0 + (e0 + j) / bn, g_n0 + (e0 + j) % bn, v[j]);
+    }
   }
 }
