@@ -319,11 +319,7 @@ typedef enum gpuu_device_features {
    * enabled_device_extensions and the queue family runs data-graph work (the
    * application must also have enabled the tensors and dataGraph features). */
   GPUU_FEATURE_DATA_GRAPH = 64,
-  /* Vulkan 1.2 vulkanMemoryModel with vulkanMemoryModelDeviceScope. gpuu's
-   * kernels synchronise workgroups at device scope: an application's device
-   * that enables vulkanMemoryModel must enable vulkanMemoryModelDeviceScope
-   * too (gpuu enables both or neither on the devices it creates). */
-  GPUU_FEATURE_VULKAN_MEMORY_MODEL = 128,
+  GPUU_FEATURE_VULKAN_MEMORY_MODEL = 128, /* Vulkan 1.2 vulkanMemoryModel */
   /* VK_KHR_cooperative_matrix enabled with its cooperativeMatrix feature:
    * f16 matmul, linear and conv2d run on matrix cores where the device also
    * has SHADER_FLOAT16, STORAGE_BUFFER_16BIT and VULKAN_MEMORY_MODEL and a

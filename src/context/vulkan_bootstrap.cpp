@@ -372,16 +372,10 @@ Result<SharedGpuContextPtr> create_vulkan_context(const std::string& token, int6
   take(supported.features2.features.shaderInt64, enable.features2.features.shaderInt64, kFeatureShaderInt64);
   take(supported.v12.shaderInt8, enable.v12.shaderInt8, kFeatureShaderInt8);
   take(supported.v12.storageBuffer8BitAccess, enable.v12.storageBuffer8BitAccess, kFeatureStorageBuffer8Bit);
-  // The memory model only with its device scope: gpuu's kernels synchronise
-  // workgroups at device scope (split-K's count of shares done), which a
-  // device with the model enabled and its device scope not may not run.
-  if (supported.v12.vulkanMemoryModelDeviceScope) {
-    take(supported.v12.vulkanMemoryModel, enable.v12.vulkanMemoryModel, kFeatureVulkanMemoryModel);
-    enable.v12.vulkanMemoryModelDeviceScope = enable.v12.vulkanMemoryModel;
-  }
+  take(supported.v12.vulkanMemoryModel, enable.v12.vulkanMemoryModel, kFeatureVulkanMemoryModel);
   VkPhysicalDeviceCooperativeMatrixFeaturesKHR enable_coopmat{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
-  const bool coopmat = coopmat_offered && coopmat_features.cooperativeMatrix && enable.v12.vulkanMemoryModel &&
+  const bool coopmat = coopmat_offered && coopmat_features.cooperativeMatrix && supported.v12.vulkanMemoryModel &&
                        supported.v12.shaderFloat16 && supported.v11.storageBuffer16BitAccess;
   if (coopmat) {
     enable_coopmat.cooperativeMatrix = VK_TRUE;

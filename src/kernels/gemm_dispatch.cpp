@@ -34,15 +34,11 @@ Status add_gemm_dispatch(LoweringContext& lc, const graph::Node& node, const Gem
   const uint32_t tiles_m = choice.tiles_m(gemm.m), tiles_n = choice.tiles_n(gemm.n);
   // <= numel(y) x splits <= 2^31 x 16 would not fit; check_tensor_limits caps
   // numel(y), and the selector splits only GEMMs of few tiles.
-  const uint64_t output_tiles = uint64_t{tiles_m} * tiles_n * gemm.batches;
-  const uint64_t tiles = output_tiles * choice.splits;
+  const uint64_t tiles = uint64_t{tiles_m} * tiles_n * gemm.batches * choice.splits;
   const uint64_t outputs = uint64_t{gemm.m} * gemm.n * gemm.batches;
-  // Split-K's partials, and its count of shares done per output tile (zero
-  // at the start: the last share of each run puts it back).
-  BufferRange partial = y.range, arrivals = y.range;
+  BufferRange partial = y.range;
   if (split) {
     GPUU_ASSIGN_OR_RETURN(partial, lc.scratch(outputs * choice.splits * sizeof(float), "split-K partials"));
-    GPUU_ASSIGN_OR_RETURN(arrivals, lc.zeroed_scratch(output_tiles * sizeof(uint32_t), "split-K share counts"));
   }
   PushConstants push;
   push.u32(gemm.m).u32(gemm.n).u32(gemm.k).u32(tiles_n).u32(tiles_m).u32(static_cast<uint32_t>(tiles));
@@ -56,14 +52,11 @@ Status add_gemm_dispatch(LoweringContext& lc, const graph::Node& node, const Gem
   spec.push_back(gemm.pointwise);
   // Without a bias, binding 2 still needs a buffer: A's, which the shader never reads there.
   const BufferRange bias = out.bias ? out.bias->range : a;
-  // Unsplit, the partials' and counts' bindings take the output's range
-  // (never touched), which profiles and barriers count once.
-  std::vector<Binding> bindings = {{a, false}, {b, false}, {bias, false}, {y.range, true}, {partial, true}};
-  add_epilogue(epi, a, &spec, &bindings);
-  bindings.push_back({arrivals, true});
-  // SPLIT_LANES (constant 27): a GPU keeps four results' loads in flight in
-  // the last share's sum; a CPU device (lavapipe) builds the loop plainer.
-  spec.push_back(split && lc.ctx.properties().deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU ? 4 : 1);
+  // Under split-K the output binding takes the partials too: the GEMM pass
+  // writes nothing else, and the reduction reads them after it (and applies
+  // the epilogue).
+  std::vector<Binding> bindings = {{a, false}, {b, false}, {bias, false}, {partial, true}, {partial, true}};
+  add_epilogue(split ? nullptr : epi, a, &spec, &bindings);
   KernelKey key{choice.shader(out.conv, y.dtype), spec, static_cast<uint32_t>(bindings.size()), push.size()};
   gpu::StepWork work;
   work.ops = epi ? node.op + "+" + epi->ops : node.op;
@@ -71,7 +64,21 @@ Status add_gemm_dispatch(LoweringContext& lc, const graph::Node& node, const Gem
   work.why = choice.why;
   work.flops = gemm_flops(gemm.m, gemm.n, gemm.k, gemm.batches);
   work.matrix_cores = choice.coopmat();
-  return add_dispatch(lc, labelled, key, std::move(bindings), push, tiles * kWorkgroupSize, work);
+  GPUU_RETURN_IF_ERROR(add_dispatch(lc, labelled, key, std::move(bindings), push, tiles * kWorkgroupSize, work));
+  if (!split) return Status::Ok();
+  // The reduction moves the partials, the bias where there is one, and the output.
+  work.flops = 0;
+  work.matrix_cores = false;
+  work.bytes = partial.size + (out.bias ? bias.size : 0) + y.range.size;
+  PushConstants reduce;
+  reduce.u32(static_cast<uint32_t>(outputs)).u32(gemm.m).u32(gemm.n).u32(choice.splits);
+  reduce.u32(out.pixels).u32(out.out_channels);
+  std::vector<int32_t> reduce_spec = {out.bias ? 1 : 0, out.conv ? 1 : 0};
+  std::vector<Binding> reduce_bindings = {{partial, false}, {bias, false}, {y.range, true}};
+  add_epilogue(epi, a, &reduce_spec, &reduce_bindings);
+  KernelKey reduce_key{std::string("gemm_split_reduce") + float_suffix(y.dtype), reduce_spec,
+                       static_cast<uint32_t>(reduce_bindings.size()), reduce.size()};
+  return add_dispatch(lc, labelled, reduce_key, std::move(reduce_bindings), reduce, outputs, std::move(work));
 }
 
 }  // namespace gpuu::kernels

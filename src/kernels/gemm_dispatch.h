@@ -1,6 +1,6 @@
 // Appending a GEMM-kernel dispatch (matmul, linear, conv2d's implicit GEMM)
 // for a GemmChoice: the specialization and push constants every form shares,
-// and, where the choice splits K, the partials' scratch and the shares' counts.
+// and, where the choice splits K, the partials' scratch and the reduction.
 #pragma once
 
 #include <cstdint>
@@ -57,9 +57,8 @@ void add_epilogue(const GemmEpilogue* epi, const BufferRange& any, std::vector<i
                   std::vector<Binding>* bindings);
 
 // The dispatch of `choice`'s shader over its tiles (and K shares), A and B
-// bound at 0 and 1; under split-K the partials go to a scratch buffer, and
-// the last share of each tile adds them into `out` (gemm_common.glsl's
-// finish_split).
+// bound at 0 and 1; under split-K the partials go to a scratch buffer and a
+// gemm_split_reduce dispatch adds them into `out`.
 Status add_gemm_dispatch(LoweringContext& lc, const graph::Node& node, const GemmChoice& choice,
                          const GemmDispatch& gemm, const BufferRange& a, const BufferRange& b, const GemmOutput& out);
 

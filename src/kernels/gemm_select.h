@@ -52,9 +52,9 @@ struct GemmChoice {
   // contiguous axis must be a multiple of it for vector reads.
   uint32_t vector = 4;
   // Split-K: `splits` workgroups share each output tile, each summing
-  // `k_split` of K (a multiple of `depth`) into an f32 partial; the last of
-  // them to finish adds the partials, the bias, and writes the output
-  // (gemm_common.glsl's finish_split). 1: no split.
+  // `k_split` of K (a multiple of `depth`) into an f32 partial; a second
+  // dispatch (gemm_split_reduce.comp) adds the partials, the bias, and writes
+  // the output. 1: no split.
   uint32_t splits = 1, k_split = 0;
   // Why this kernel, tile and split, for profiles and gpuu-inspect.
   std::string why;

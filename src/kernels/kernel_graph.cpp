@@ -221,12 +221,6 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
                      GemmForce{options.gemm_kernel, options.gemm_splits}, std::move(plan.views.views)};
   lc.written_over = std::move(plan.written_over);
   lc.attention_splits = options.attention_splits;
-  lc.zeroed_scratch = [this, &lc](VkDeviceSize bytes, const char* what) -> Result<BufferRange> {
-    GPUU_ASSIGN_OR_RETURN(BufferRange r, lc.scratch(bytes, what));
-    const std::vector<uint8_t> zeros(static_cast<size_t>(r.size), 0);
-    GPUU_RETURN_IF_ERROR(gpu::upload_once(*ctx_, pool_, scratch_.back(), 0, zeros.data(), zeros.size()));
-    return r;
-  };
   for (const LoweringUnit& unit : units) {
     const graph::Node& node = region.node(unit.nodes.back());
     Status lowered = Status::Ok();

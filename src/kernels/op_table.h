@@ -58,9 +58,6 @@ struct LoweringContext {
   const GemmEpilogue* epilogue = nullptr;
   bool epilogue_taken = false;
   std::optional<uint32_t> attention_splits;  // KernelGraphOptions::attention_splits
-  // As `scratch`, all zero bytes when made: counters a kernel keeps across
-  // runs (and puts back to zero itself).
-  std::function<Result<BufferRange>(VkDeviceSize bytes, const char* what)> zeroed_scratch = {};
   // Indexed by ValueId: the region input whose memory the value is written
   // over (a program state updated in place), else kNone; empty when none is.
   // A lowering that would first copy that input into the value skips the

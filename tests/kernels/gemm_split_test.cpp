@@ -79,32 +79,6 @@ TEST(VulkanGemmSplit, MatmulAndLinearF16) {
   check_split_matmuls(DType::kF16);
 }
 
-// The last share of each tile stores it, found by a count per tile that it
-// puts back to zero: every run of the same recorded work must find it so
-// (three runs, the output poisoned before each), a GEMM with a fused
-// epilogue (bias, then relu) and a GEMV among them.
-TEST(VulkanGemmSplit, EveryRunFindsItsLastShares) {
-  uint32_t seed = 200;
-  for (const auto& [kernel, rows] : {std::pair<GemmKernel, int64_t>{GemmKernel::kTiled64, 70},
-                                     {GemmKernel::kTiled128, 130}, {GemmKernel::kGemv, 3}}) {
-    graph::Graph g;
-    graph::ValueId x = graph::add_graph_input(g, "x", DType::kF32, {rows, 300}).value();
-    graph::ValueId w = graph::add_graph_input(g, "w", DType::kF32, {90, 300}).value();
-    graph::ValueId bias = graph::add_graph_input(g, "bias", DType::kF32, {90}).value();
-    graph::ValueId y = graph::add_op(g, "linear", "fc", {x, w, bias}, {}).value()[0];
-    g.mark_output(graph::add_op(g, "relu", "act", {y}, {}).value()[0]);
-    std::vector<cpu::HostTensor> in = {random_tensor(DType::kF32, {rows, 300}, seed++, -1, 1),
-                                       random_tensor(DType::kF32, {90, 300}, seed++, -1, 1),
-                                       random_tensor(DType::kF32, {90}, seed++, -1, 1)};
-    RunStats stats;
-    Result<std::vector<cpu::HostTensor>> got = run_on_vulkan(g, in, &stats, split(3, kernel), 3);
-    ASSERT_TRUE(got.ok()) << got.status().message();
-    EXPECT_EQ(stats.dispatches, 1u) << "the GEMM, its split and its epilogue in one dispatch";
-    EXPECT_TRUE(all_close((*got)[0], cpu::run_graph(g, in).value()[0], atol_for(DType::kF32, 301), rtol_for(DType::kF32)))
-        << rows << " rows";
-  }
-}
-
 // Convolutions split along K (channels x taps): the reduction adds the bias per
 // output channel and writes NCHW, groups included.
 TEST(VulkanGemmSplit, Conv2dF32) {

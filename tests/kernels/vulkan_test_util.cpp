@@ -109,8 +109,7 @@ bool f16_kernels_or_refused() {
 }
 
 Result<std::vector<HostTensor>> run_on_vulkan(const graph::Graph& graph, const std::vector<HostTensor>& inputs,
-                                              RunStats* stats, const kernels::KernelGraphOptions& options,
-                                              int runs) {
+                                              RunStats* stats, const kernels::KernelGraphOptions& options) {
   SharedGpuContextPtr ctx = test_context();
   if (!ctx) return err(StatusCode::kUnsupported, "no test context");
   if (inputs.size() != graph.inputs().size()) return err(StatusCode::kInvalidArgument, "input count mismatch");
@@ -126,7 +125,7 @@ Result<std::vector<HostTensor>> run_on_vulkan(const graph::Graph& graph, const s
     const graph::Value& v = graph.value(out);
     size_t bytes = static_cast<size_t>(graph::shape_numel(v.shape)) * graph::dtype_size(v.dtype);
     GPUU_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::create(*ctx, bytes, MemoryKind::kReadback, "test output"));
-    // Poisoned before each run (below): every element must be written.
+    std::memset(b.mapped(), 0xCD, b.size());  // poison: every element must be written
     out_ranges.push_back(BufferRange{b.buffer(), 0, b.size()});
     out_buffers.push_back(std::move(b));
   }
@@ -138,10 +137,7 @@ Result<std::vector<HostTensor>> run_on_vulkan(const graph::Graph& graph, const s
     stats->pipelines = delegate->pipeline_count();
     stats->arena_bytes = delegate->arena_bytes();
   }
-  for (int run = 0; run < runs; ++run) {
-    for (DeviceBuffer& b : out_buffers) std::memset(b.mapped(), 0xCD, b.size());
-    GPUU_RETURN_IF_ERROR(submit_and_wait(*delegate));
-  }
+  GPUU_RETURN_IF_ERROR(submit_and_wait(*delegate));
   if (stats) stats->steps = delegate->step_times();
   std::vector<HostTensor> outputs;
   for (size_t i = 0; i < graph.outputs().size(); ++i) {

@@ -26,11 +26,10 @@ struct RunStats {
 };
 
 // Binds host-visible buffers to the graph's inputs and outputs, builds a
-// KernelGraph, submits it `runs` times (the outputs poisoned before each)
-// and reads the outputs of the last run back.
+// KernelGraph, submits it once and reads the outputs back.
 Result<std::vector<cpu::HostTensor>> run_on_vulkan(const graph::Graph& graph, const std::vector<cpu::HostTensor>& inputs,
                                                    RunStats* stats = nullptr,
-                                                   const kernels::KernelGraphOptions& options = {}, int runs = 1);
+                                                   const kernels::KernelGraphOptions& options = {});
 
 // Submits `region`'s recorded work once on the test context and waits for it.
 Status submit_and_wait(const kernels::KernelGraph& region);

@@ -315,7 +315,7 @@ TEST_F(ProfileTest, NoProfileWithoutTheOption) {
   EXPECT_FALSE(plain->profiling());
 }
 
-TEST_F(ProfileTest, ASplitKGemmIsOneStepWithItsFlopsAndBytes) {
+TEST_F(ProfileTest, ASplitKGemmRecordsItsFlopsOnTheGemmAndItsReductionsBytes) {
   graph::Graph g;
   graph::ValueId a = graph::add_graph_input(g, "a", DType::kF32, {8, 512}).value();
   graph::ValueId b = graph::add_graph_input(g, "b", DType::kF32, {512, 8}).value();
@@ -329,15 +329,18 @@ TEST_F(ProfileTest, ASplitKGemmIsOneStepWithItsFlopsAndBytes) {
                                           vulkan_test::random_tensor(DType::kF32, {512, 8}, 2, -1, 1)},
                                          &stats, options)
                   .ok());
-  // One step: the last share of the tile adds the partials up.
-  ASSERT_EQ(stats.steps.size(), 1u);
+  ASSERT_EQ(stats.steps.size(), 2u);
   const gpu::TimedStep& gemm = stats.steps[0];
+  const gpu::TimedStep& reduce = stats.steps[1];
   EXPECT_EQ(gemm.work.flops, uint64_t{2 * 8 * 8 * 512});
   EXPECT_NE(gemm.work.choice.find("split-K 4 x 128"), std::string::npos) << gemm.work.choice;
   EXPECT_FALSE(gemm.work.why.empty());
-  const uint64_t partials = 4 * 8 * 8 * 4, y = 8 * 8 * 4, counts = 4;
-  EXPECT_EQ(gemm.work.bytes, (8 * 512 + 512 * 8) * 4 + partials + counts + y)
-      << "A and B read; the partials, the one tile's count of shares and the output written";
+  const uint64_t partials = 4 * 8 * 8 * 4, y = 8 * 8 * 4;
+  EXPECT_EQ(gemm.work.bytes, (8 * 512 + 512 * 8) * 4 + partials) << "A, B, and the partials written";
+  EXPECT_EQ(reduce.kernel, "gemm_split_reduce_f32");
+  EXPECT_EQ(reduce.work.ops, "matmul");
+  EXPECT_EQ(reduce.work.flops, 0u);
+  EXPECT_EQ(reduce.work.bytes, partials + y) << "the partials read, the output written (no bias)";
 }
 
 #ifdef GPUU_RUN_PATH

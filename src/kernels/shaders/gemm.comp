@@ -190,5 +190,4 @@ void main() {
       if (in_n(n)) store_y(m, n, acc[i][j]);
     }
   }
-  finish_split(BM, BN);
 }

@@ -21,14 +21,10 @@ layout(constant_id = 3) const int B_VEC = 0;
 // often 2 alone: rows = batch x sequence, columns and depth = model sizes).
 layout(constant_id = 4) const int ALIGNED = 0;
 // (Constants 5..9 are gemm_coopmat.comp's, 5..6 gemv.comp's.)
-// Split-K: the workgroups of one output tile (its shares) each sum
-// p.k_split of K and store f32 partials (binding 4); the last share to
-// finish adds them up and stores the results as an unsplit tile would
-// (finish_split), so the reduction needs no dispatch of its own.
+// Split-K: the workgroups of one output tile each sum p.k_split of K and
+// store an f32 partial (binding 4) instead of the result; a second dispatch
+// (gemm_split_reduce.comp) adds them up, with the bias, into the output.
 layout(constant_id = 10) const int SPLIT_K = 0;
-// SPLIT_K: results (and shares of each) a tile's last share sums at once
-// per invocation (finish_split): 4 on GPUs, 1 on CPU devices.
-layout(constant_id = 27) const uint SPLIT_LANES = 1u;
 #ifdef GPUU_CONV
 // A 1x1 convolution with stride 1 and no padding: the im2col view is the
 // input itself, so B is read directly (in vector chunks where B_VEC).
@@ -40,13 +36,10 @@ layout(std430, set = 0, binding = 1) readonly buffer B { T b[]; };
 // Bound to some read-only tensor when HAS_BIAS is 0 (never read then).
 layout(std430, set = 0, binding = 2) readonly buffer Bias { T bias[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer Out { T y[]; };
-// SPLIT_K: the partials [split][batch][M][N], and per output tile the count
-// of its shares done (zero between runs: the last share puts it back).
-// Coherent: the last share reads what the others wrote. Bound to the output,
-// never touched, without SPLIT_K.
-layout(std430, set = 0, binding = 4) coherent buffer Partial { float partial[]; };
-layout(std430, set = 0, binding = 8) coherent buffer Arrivals { uint arrivals[]; };
-// Bindings 5..7 and constants 12..26: the epilogue (gemm_epilogue.glsl).
+// The partials [split][batch][M][N] when SPLIT_K (else bound to the output, never written).
+layout(std430, set = 0, binding = 4) writeonly buffer Partial { float partial[]; };
+// Bindings 5..7 and constants 12..26: the epilogue (gemm_epilogue.glsl); under
+// SPLIT_K the reduction applies it instead.
 #define EPI_ID 12
 #define EPI_BINDING 5
 #include "gemm_epilogue.glsl"
@@ -207,9 +200,13 @@ uint b_offset(uint k, uint n) { return POINTWISE != 0 ? pointwise_b(k, n) : 0u; 
 uint b_offset(uint k, uint n) { return b_base + k * p.b_stride_k + n * p.b_stride_n; }
 #endif
 
-// One result, in bounds: bias added, the epilogue applied, stored in the
-// output's layout.
-void store_result(uint m, uint n, float v) {
+// One result, in bounds: bias added, stored in the output's layout; or,
+// under SPLIT_K, this share's partial sum as it is.
+void store_y(uint m, uint n, float v) {
+  if (SPLIT_K != 0) {
+    partial[((g_split * p.batches + g_batch) * p.M + m) * p.N + n] = v;
+    return;
+  }
 #ifdef GPUU_CONV
   uint oc = g_batch * p.M + m;
   if (HAS_BIAS != 0) v += float(bias[oc]);
@@ -222,64 +219,4 @@ void store_result(uint m, uint n, float v) {
   uint i = (g_batch * p.M + m) * p.N + n;
   y[i] = T(epilogue(v, i, m, n));
 #endif
-}
-
-uint partial_index(uint share, uint m, uint n) { return ((share * p.batches + g_batch) * p.M + m) * p.N + n; }
-
-// One result of the tile, in bounds: stored, or under SPLIT_K this share's
-// partial sum as it is (finish_split stores the tile).
-void store_y(uint m, uint n, float v) {
-  if (SPLIT_K != 0) {
-    partial[partial_index(g_split, m, n)] = v;
-  } else {
-    store_result(m, n, v);
-  }
-}
-
-shared bool g_last_share;
-
-// Under SPLIT_K, called by every invocation after its store_y calls: the
-// workgroup counts its share done on its tile, and the last one (whichever
-// it is) sums the shares' partials in share order and stores the bm x bn
-// tile. The pattern of a single-pass reduction: the partials are made
-// visible before the count, read after it.
-void finish_split(uint bm, uint bn) {
-  if (SPLIT_K == 0) return;
-  memoryBarrierBuffer();
-  barrier();
-  const uint tile = (g_batch * p.tiles_m + g_m0 / bm) * p.tiles_n + g_n0 / bn;
-  const uint shares = (p.K + p.k_split - 1u) / p.k_split;
-  if (gl_LocalInvocationIndex == 0u) {
-    g_last_share = atomicAdd(arrivals[tile], 1u) + 1u == shares;
-    if (g_last_share) arrivals[tile] = 0u;  // for the next run
-  }
-  barrier();
-  if (!g_last_share) return;
-  memoryBarrierBuffer();
-  // SPLIT_LANES results per invocation, and as many shares' loads of them
-  // issued before any is added: the partials come from L2, and one load at
-  // a time left this loop bound by their round trips on a GPU (15 us for a
-  // 64x64 tile of three shares on the H200, more than the second dispatch it
-  // replaced). A CPU device takes one result at a time (less code to build).
-  const uint share_stride = p.batches * p.M * p.N;
-  for (uint e0 = SPLIT_LANES * gl_LocalInvocationIndex; e0 < bm * bn; e0 += SPLIT_LANES * gl_WorkGroupSize.x) {
-    uint at[SPLIT_LANES];
-    float v[SPLIT_LANES];
-    [[unroll]] for (uint j = 0u; j < SPLIT_LANES; ++j) {
-      const uint e = e0 + j, m = g_m0 + e / bn, n = g_n0 + e % bn;
-      at[j] = e < bm * bn && m < p.M && n < p.N ? partial_index(0u, m, n) : ~0u;
-      v[j] = 0.0;
-    }
-    for (uint s0 = 0u; s0 < shares; s0 += SPLIT_LANES) {
-      [[unroll]] for (uint s = 0u; s < SPLIT_LANES; ++s) {
-        if (s0 + s >= shares) break;
-        [[unroll]] for (uint j = 0u; j < SPLIT_LANES; ++j) {
-          if (at[j] != ~0u) v[j] += partial[at[j] + (s0 + s) * share_stride];
-        }
-      }
-    }
-    [[unroll]] for (uint j = 0u; j < SPLIT_LANES; ++j) {
-      if (at[j] != ~0u) store_result(g_m0 + (e0 + j) / bn, g_n0 + (e0 + j) % bn, v[j]);
-    }
-  }
 }

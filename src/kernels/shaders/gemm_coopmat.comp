@@ -198,5 +198,4 @@ void main() {
       subgroupBarrier();  // read before the next store overwrites
     }
   }
-  finish_split(TILE_M, TILE_N);
 }

@@ -106,11 +106,9 @@ void main() {
     }
     total = sums[t];
   }
-  if (lane == 0u && live) {
-    [[unroll]] for (uint r = 0u; r < ACROSS; ++r) {
-      uint m = LINES_ARE_COLUMNS != 0 ? m0 + r : m0, n = LINES_ARE_COLUMNS != 0 ? n0 : n0 + r;
-      if (in_m(m) && in_n(n)) store_y(m, n, total[r]);
-    }
+  if (lane != 0u || !live) return;
+  [[unroll]] for (uint r = 0u; r < ACROSS; ++r) {
+    uint m = LINES_ARE_COLUMNS != 0 ? m0 + r : m0, n = LINES_ARE_COLUMNS != 0 ? n0 : n0 + r;
+    if (in_m(m) && in_n(n)) store_y(m, n, total[r]);
   }
-  finish_split(TILE_M, TILE_N);
 }

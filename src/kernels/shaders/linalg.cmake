@@ -10,3 +10,4 @@ gpuu_coopmat_shader(gemm_coopmat_tall_f16 gemm_coopmat.comp GPUU_COOP_BK=32)
 gpuu_coopmat_shader(gemm_coopmat_small_f16 gemm_coopmat.comp GPUU_COOP_BK=64 GPUU_WG=128)
 gpuu_float_shader(gemv_@T@ gemv.comp)
 # Split-K's reduction of the partials (matmul, linear and conv2d).
+gpuu_float_shader(gemm_split_reduce_@T@ gemm_split_reduce.comp)

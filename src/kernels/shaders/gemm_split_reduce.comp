@@ -1,0 +1,43 @@
+#version 450
+// Split-K's second step: y = sum over the shares of the f32 partials (+ bias,
+// then the GEMM's epilogue), one invocation per output element, stored in the
+// output's layout (the GEMM's [batch][M][N], or conv2d's NCHW where batch is
+// the group).
+#include "common.glsl"
+
+layout(constant_id = 0) const int HAS_BIAS = 0;
+layout(constant_id = 1) const int CONV = 0;
+
+layout(std430, set = 0, binding = 0) readonly buffer Partial { float partial[]; };
+// Bound to some read-only tensor when HAS_BIAS is 0 (never read then).
+layout(std430, set = 0, binding = 1) readonly buffer Bias { T bias[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer Out { T y[]; };
+// Bindings 3..5 and constants 2..16: the GEMM's epilogue (gemm_epilogue.glsl).
+#define EPI_ID 2
+#define EPI_BINDING 3
+#include "gemm_epilogue.glsl"
+layout(push_constant) uniform Params {
+  uint count;    // batches * M * N
+  uint M, N;
+  uint splits;
+  uint pixels;   // CONV: output pixels per image
+  uint O;        // CONV: output channels
+} p;
+
+void main() {
+  uint i = linear_id();
+  if (i >= p.count) return;
+  float v = 0.0;
+  for (uint s = 0u; s < p.splits; ++s) v += partial[s * p.count + i];
+  uint n = i % p.N;
+  uint row = i / p.N;  // batch * M + m (conv: the output channel)
+  if (CONV != 0) {
+    if (HAS_BIAS != 0) v += float(bias[row]);
+    uint img = n / p.pixels;
+    uint o = (img * p.O + row) * p.pixels + (n - img * p.pixels);
+    y[o] = T(epilogue(v, o, row, n));
+  } else {
+    if (HAS_BIAS != 0) v += float(bias[n]);
+    y[i] = T(epilogue(v, i, row % p.M, n));
+  }
+}
