@@ -1,11 +1,45 @@
 // Pipeline creation from embedded SPIR-V, once per (shader, constants).
 #include "kernels/kernel_cache.h"
 
+#include <atomic>
 #include <tuple>
 
 #include "kernels/shader_library.h"
 
 namespace gpuu::kernels {
+namespace {
+
+std::atomic<size_t> g_pipelines_created{0};
+
+}  // namespace
+
+std::shared_ptr<KernelCache> KernelCache::shared(const SharedGpuContextPtr& ctx) {
+  // By context: a cache holds its context, so an entry's context lives as
+  // long as the cache does, and a dead entry is replaced.
+  static std::mutex mutex;
+  static std::map<const SharedGpuContext*, std::weak_ptr<KernelCache>> caches;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::weak_ptr<KernelCache>& entry = caches[ctx.get()];
+  std::shared_ptr<KernelCache> cache = entry.lock();
+  if (!cache) {
+    cache = std::make_shared<KernelCache>(ctx);
+    entry = cache;
+  }
+  for (auto it = caches.begin(); it != caches.end();) it = it->second.expired() ? caches.erase(it) : std::next(it);
+  return cache;
+}
+
+size_t KernelCache::pipelines_created() { return g_pipelines_created.load(); }
+
+void KernelCache::add_spirv(const std::string& name, std::vector<uint32_t> words) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  custom_spirv_[name] = std::move(words);
+}
+
+size_t KernelCache::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return kernels_.size();
+}
 
 const EmbeddedShader* find_shader(std::string_view name) {
   for (const EmbeddedShader& s : embedded_shaders()) {
@@ -35,6 +69,7 @@ Status KernelCache::ensure_pipeline_cache() {
 }
 
 Result<const Kernel*> KernelCache::get(const KernelKey& key) {
+  std::lock_guard<std::mutex> lock(mutex_);
   auto found = kernels_.find(key);
   if (found != kernels_.end()) return found->second.get();
   GPUU_RETURN_IF_ERROR(ensure_pipeline_cache());
@@ -107,6 +142,7 @@ Result<const Kernel*> KernelCache::get(const KernelKey& key) {
   }
   const Kernel* out = kernel.get();
   kernels_.emplace(key, std::move(kernel));
+  ++g_pipelines_created;
   return out;
 }
 

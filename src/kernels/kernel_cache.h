@@ -1,10 +1,14 @@
-// KernelCache: compute pipelines built once per delegate from the embedded
+// KernelCache: compute pipelines built once per device from the embedded
 // shaders, keyed by shader name and specialization constants, through one
-// VkPipelineCache so repeated shapes of a kernel reuse driver work.
+// VkPipelineCache so repeated shapes of a kernel reuse driver work. Every
+// delegate on a context shares one (KernelCache::shared): a program's other
+// sizes, its other sessions and other programs take the pipelines made
+// before instead of compiling them again.
 #pragma once
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -34,6 +38,7 @@ struct Kernel {
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
 };
 
+// Thread-safe: sessions on several threads may build delegates at once.
 class KernelCache {
  public:
   explicit KernelCache(SharedGpuContextPtr ctx) : ctx_(std::move(ctx)) {}
@@ -41,16 +46,23 @@ class KernelCache {
   KernelCache(const KernelCache&) = delete;
   KernelCache& operator=(const KernelCache&) = delete;
 
-  // Makes SPIR-V that is not built in (a custom shader's) known as `name`.
-  void add_spirv(const std::string& name, std::vector<uint32_t> words) { custom_spirv_[name] = std::move(words); }
+  // The cache every delegate on `ctx` shares, alive while one holds it.
+  static std::shared_ptr<KernelCache> shared(const SharedGpuContextPtr& ctx);
+  // Pipelines created by every cache of the process so far (for tests).
+  static size_t pipelines_created();
+
+  // Makes SPIR-V that is not built in (a custom shader's) known as `name`,
+  // which must name its content (a hash of the words).
+  void add_spirv(const std::string& name, std::vector<uint32_t> words);
 
   // The pipeline for `key`, created on first request.
   Result<const Kernel*> get(const KernelKey& key);
-  size_t size() const { return kernels_.size(); }
+  size_t size() const;
 
  private:
   Status ensure_pipeline_cache();
 
+  mutable std::mutex mutex_;  // guards everything below
   SharedGpuContextPtr ctx_;
   VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
   std::map<KernelKey, std::unique_ptr<Kernel>> kernels_;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <set>
 
 #include "base/log.h"
 #include "gpu/submission.h"
@@ -54,7 +55,7 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
                           const std::vector<BufferRange>& outputs, const KernelGraphOptions& options) {
   const SharedGpuContext& ctx = *ctx_;
   GPUU_VK_RETURN_IF_ERROR(ctx.create_command_pool(&pool_), "vkCreateCommandPool");
-  kernels_ = std::make_unique<KernelCache>(ctx_);
+  kernels_ = KernelCache::shared(ctx_);
   sequence_ = std::make_unique<DispatchSequence>(
       ctx_, DispatchSequence::Options{options.host_visible_results, options.profile_steps});
 
@@ -261,7 +262,7 @@ Status KernelGraph::record() {
   timer_.end(command_buffer_);  // records nothing without a begin
   GPUU_VK_RETURN_IF_ERROR(vk.vkEndCommandBuffer(command_buffer_), "vkEndCommandBuffer");
   log(LogLevel::kDebug, "Vulkan", "recorded ", sequence_->dispatch_count(), " dispatches, ",
-      sequence_->barrier_count(), " barriers, ", kernels_->size(), " pipelines");
+      sequence_->barrier_count(), " barriers, ", pipeline_count(), " pipelines");
   return Status::Ok();
 }
 
@@ -297,6 +298,14 @@ Status KernelGraph::rebind(const std::vector<BufferRange>& inputs, const std::ve
   sequence_->repoint(moves);
   GPUU_VK_RETURN_IF_ERROR(ctx_->vkd().vkResetCommandBuffer(command_buffer_, 0), "vkResetCommandBuffer");
   return record();
+}
+
+size_t KernelGraph::pipeline_count() const {
+  std::set<const Kernel*> used;
+  for (const Step& step : sequence_->steps()) {
+    if (step.kernel) used.insert(step.kernel);
+  }
+  return used.size();
 }
 
 bool KernelGraph::can_update_in_place(const graph::Graph& region, graph::ValueId input, graph::ValueId output,

@@ -1,6 +1,6 @@
 // KernelGraph: one graph region lowered to gpuu's kernels on a shared
 // context. At creation it uploads constants once, places intermediates in one
-// device arena, builds pipelines once (through its KernelCache) and records
+// device arena, takes its pipelines from its device's KernelCache and records
 // one reusable command buffer from its own command pool; running it is one
 // submit, whatever the number of operators.
 #pragma once
@@ -87,7 +87,8 @@ class KernelGraph {
   size_t barrier_count() const { return sequence_->barrier_count(); }
   // Each dispatch's GPU time in the last completed run (profile_steps).
   std::vector<gpu::TimedStep> step_times() const { return sequence_->step_times(); }
-  size_t pipeline_count() const { return kernels_->size(); }
+  // Distinct pipelines its dispatches use.
+  size_t pipeline_count() const;
   // Bytes of device memory the intermediates use (after any reuse).
   VkDeviceSize arena_bytes() const { return arena_.size(); }
   // GPU time of the last completed run, from timestamps written at the start
@@ -105,7 +106,7 @@ class KernelGraph {
   SharedGpuContextPtr ctx_;  // keeps the device alive for everything below
   VkCommandPool pool_ = VK_NULL_HANDLE;
   VkCommandBuffer command_buffer_ = VK_NULL_HANDLE;
-  std::unique_ptr<KernelCache> kernels_;
+  std::shared_ptr<KernelCache> kernels_;  // the device's, shared by every delegate on it
   std::unique_ptr<DispatchSequence> sequence_;
   DeviceBuffer constants_;  // the small constants, packed
   std::vector<std::shared_ptr<const gpu::SharedConstant>> shared_constants_;  // the weights

@@ -2,7 +2,7 @@
 // the program specialized there, kept up to max_shape_variants (least
 // recently used go), results right at every size; the weights are uploaded
 // once per device for every size and every session of the program (merged
-// sibling weights too); bad
+// sibling weights too), and pipelines once per device; bad
 // shapes are refused with the dim, input and bound named, changing nothing.
 #include <gtest/gtest.h>
 
@@ -11,6 +11,7 @@
 #include "context/shared_gpu_context_registry.h"
 #include "gpu/shared_constants.h"
 #include "graph/builder.h"
+#include "kernels/kernel_cache.h"
 #include "kernels/vulkan_test_util.h"
 #include "program/program_loader.h"
 #include "program/program_writer.h"
@@ -114,6 +115,31 @@ TEST_F(ShapeVariantsTest, EverySizeRunsAndTheWeightIsUploadedOnce) {
   second->reset();
   session->reset();
   EXPECT_EQ(gpu::shared_constant_count(), 0u) << "gone with its last holder";
+}
+
+// Pipelines are made once per device (kernels::KernelCache::shared): a
+// second session of the program at a size the first ran makes none, and a
+// size whose kernels specialize as another's (batch 9 after 7: the same
+// kernels, the sizes in push constants) makes none either.
+TEST_F(ShapeVariantsTest, PipelinesAreMadeOncePerDevice) {
+  auto program = dynamic_program();
+  ASSERT_TRUE(program);
+  SessionOptions options;
+  options.max_shape_variants = 4;
+  const size_t start = kernels::KernelCache::pipelines_created();
+  auto first = Session::create(program, options);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  run(**first, 2);
+  const size_t made = kernels::KernelCache::pipelines_created() - start;
+  EXPECT_GT(made, 0u);
+  auto second = Session::create(program, options);
+  ASSERT_TRUE(second.ok()) << second.status().message();
+  run(**second, 2);
+  EXPECT_EQ(kernels::KernelCache::pipelines_created(), start + made) << "the second session made pipelines";
+  run(**first, 7);
+  const size_t after_7 = kernels::KernelCache::pipelines_created();
+  run(**first, 9);
+  EXPECT_EQ(kernels::KernelCache::pipelines_created(), after_7) << "the size 9 made pipelines the size 7 had";
 }
 
 // y [batch, 512] = x @ W1^T + x @ W2^T, two linears of one input: the kernels
