@@ -4,6 +4,7 @@
 #include <atomic>
 #include <tuple>
 
+#include "base/weak_table.h"
 #include "kernels/shader_library.h"
 
 namespace gpuu::kernels {
@@ -16,17 +17,10 @@ std::atomic<size_t> g_pipelines_created{0};
 std::shared_ptr<KernelCache> KernelCache::shared(const SharedGpuContextPtr& ctx) {
   // By context: a cache holds its context, so an entry's context lives as
   // long as the cache does, and a dead entry is replaced.
-  static std::mutex mutex;
-  static std::map<const SharedGpuContext*, std::weak_ptr<KernelCache>> caches;
-  std::lock_guard<std::mutex> lock(mutex);
-  std::weak_ptr<KernelCache>& entry = caches[ctx.get()];
-  std::shared_ptr<KernelCache> cache = entry.lock();
-  if (!cache) {
-    cache = std::make_shared<KernelCache>(ctx);
-    entry = cache;
-  }
-  for (auto it = caches.begin(); it != caches.end();) it = it->second.expired() ? caches.erase(it) : std::next(it);
-  return cache;
+  // Never destroyed: holders may outlive static teardown.
+  static auto* caches = new WeakTable<const SharedGpuContext*, KernelCache>();
+  auto make = [&]() -> Result<std::shared_ptr<KernelCache>> { return std::make_shared<KernelCache>(ctx); };
+  return caches->find_or_make(ctx.get(), make).value();
 }
 
 size_t KernelCache::pipelines_created() { return g_pipelines_created.load(); }

@@ -2,7 +2,6 @@
 #include "kernels/op_table.h"
 
 #include <algorithm>
-
 #include <cstring>
 
 #include "graph/grid_sample.h"

@@ -3,9 +3,10 @@
 #include <cstring>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <tuple>
 #include <utility>
+
+#include "base/weak_table.h"
 
 namespace gpuu::kernels {
 namespace {
@@ -57,30 +58,30 @@ Blob concat_constants(const graph::Graph& g, const std::vector<NodeId>& group, s
     std::vector<uint8_t> bytes;
   };
   using Key = std::vector<std::pair<const void*, size_t>>;
-  static std::mutex mutex;
-  static std::map<Key, std::weak_ptr<const Merged>> made;
-  auto merged = std::make_shared<Merged>();
+  // Never destroyed: holders may outlive static teardown.
+  static auto* made = new WeakTable<Key, const Merged>();
+  std::vector<Blob> parts;
   Key key;
   for (NodeId n : group) {
-    merged->parts.push_back(g.constants()[static_cast<size_t>(g.value(g.node(n).inputs[input]).constant)].data);
-    key.emplace_back(merged->parts.back().data(), merged->parts.back().size());
+    parts.push_back(g.constants()[static_cast<size_t>(g.value(g.node(n).inputs[input]).constant)].data);
+    key.emplace_back(parts.back().data(), parts.back().size());
   }
-  std::lock_guard<std::mutex> lock(mutex);
-  for (auto it = made.begin(); it != made.end();) it = it->second.expired() ? made.erase(it) : std::next(it);
-  if (std::shared_ptr<const Merged> earlier = made[key].lock()) {
-    return Blob::view(earlier->bytes.data(), earlier->bytes.size(), earlier);
-  }
-  size_t bytes = 0;
-  for (const Blob& part : merged->parts) bytes += part.size();
-  merged->bytes.resize(bytes);
-  size_t at = 0;
-  for (const Blob& part : merged->parts) {
-    if (part.size()) std::memcpy(merged->bytes.data() + at, part.data(), part.size());
-    at += part.size();
-  }
-  std::shared_ptr<const Merged> done = std::move(merged);
-  made[key] = done;
-  return Blob::view(done->bytes.data(), done->bytes.size(), done);
+  std::shared_ptr<const Merged> merged =
+      made->find_or_make(key, [&]() -> Result<std::shared_ptr<const Merged>> {
+            auto out = std::make_shared<Merged>();
+            size_t bytes = 0;
+            for (const Blob& part : parts) bytes += part.size();
+            out->bytes.resize(bytes);
+            size_t at = 0;
+            for (const Blob& part : parts) {
+              if (part.size()) std::memcpy(out->bytes.data() + at, part.data(), part.size());
+              at += part.size();
+            }
+            out->parts = std::move(parts);
+            return std::shared_ptr<const Merged>(std::move(out));
+          })
+          .value();
+  return Blob::view(merged->bytes.data(), merged->bytes.size(), merged);
 }
 
 std::string joined_names(const std::vector<std::string>& names) {
