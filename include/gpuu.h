@@ -1132,9 +1132,11 @@ typedef struct gpuu_session_options {
    * none; profiles give achieved rates as fractions of them. Default 0. */
   uint32_t profile;
   /* Added in 0.8: for a program with dims, how many sets of sizes a session
-   * keeps ready at once (each the program specialized there, with device
-   * memory of its own; the least recently used goes when one more is
-   * needed). 0, the default, means 4. */
+   * keeps ready at once (each the program specialized there, its pipelines
+   * and recorded work; the least recently used goes when one more is
+   * needed). Their device memory is one, planned for the dims' upper bounds:
+   * a session makes the program there first, as one of them. 0, the
+   * default, means 4. */
   uint32_t max_shape_variants;
 } gpuu_session_options;
 

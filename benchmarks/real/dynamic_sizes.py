@@ -1,7 +1,10 @@
 """Dynamic sizes at real size: one program exported with a dynamic dim, run at several sizes on the GPU,
-against a program exported static at each size and PyTorch's CUDA graph of that size, in one run. For each
-size: the first run's wall time (the program specialized there: preprocess, pipelines, memory), the steady
-wall median, the static program's and the graph's, and the error against PyTorch eager.
+against a program exported static at each size and PyTorch's CUDA graph of that size, in one run. The load
+time (a session plans its memory for the dims' upper bounds: it makes the program there first). For each
+size: the first run's wall time (the program specialized there: preprocess, pipelines, recording) and the
+device memory in use after it (the session's, measured as the device's free memory, PyTorch's own given
+back between sizes), the steady wall median, the static program's and the graph's, and the error against
+PyTorch eager.
 
     python3 benchmarks/real/dynamic_sizes.py OUT.json [--runs N] [--warmup N]
 
@@ -80,12 +83,19 @@ def main() -> int:
         report = gpuu.export(model, (x0,), spec(), path, dynamic_shapes=dynamic_shapes)
         entry = {"case": name, "dims": report["dims"], "export_s": round(time.perf_counter() - t0, 2), "sizes": []}
         print(f"{name}: exported in {entry['export_s']} s", flush=True)
+        torch.cuda.synchronize()
+        free_before = torch.cuda.mem_get_info()[0]  # the device's: gpuu's Vulkan memory shows here too
+        t0 = time.perf_counter()
         with gpuu.load(path) as program:
+            entry["load_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
+            entry["device_mib_after_load"] = round((free_before - torch.cuda.mem_get_info()[0]) / 2**20, 1)
+            print(f"  loaded in {entry['load_ms']} ms, {entry['device_mib_after_load']} MiB of device memory", flush=True)
             for size in sizes:
                 x = input_at(shape, axis, size, size)
                 t0 = time.perf_counter()
                 (got,) = program.run([x.numpy()])
                 first_ms = (time.perf_counter() - t0) * 1e3
+                gpuu_mib = round((free_before - torch.cuda.mem_get_info()[0]) / 2**20, 1)
                 dyn_us = gpuu_wall(program, x.numpy(), a.warmup, a.runs)
                 with torch.no_grad():
                     m, xd = model.to(dev), x.to(dev)
@@ -93,17 +103,21 @@ def main() -> int:
                     g, _ = graphed(lambda: m(xd))
                     graph_us = wall_us(g.replay, dev, a.warmup, a.runs)
                 model.cpu()
+                del g
+                torch.cuda.empty_cache()  # so that the next size's device_mib counts gpuu's memory alone
                 static_path = os.path.join(tmp, f"{name}_{size}.gpuu")
                 gpuu.export(model, (x,), spec(), static_path)
                 with gpuu.load(static_path) as static:
                     static_us = gpuu_wall(static, x.numpy(), a.warmup, a.runs)
                 os.remove(static_path)
-                row = {"size": size, "first_run_ms": round(first_ms, 1), "dynamic_us": round(dyn_us, 1),
+                row = {"size": size, "first_run_ms": round(first_ms, 1), "device_mib": gpuu_mib,
+                       "dynamic_us": round(dyn_us, 1),
                        "static_us": round(static_us, 1), "graph_us": round(graph_us, 1),
                        "dynamic_over_static": round(dyn_us / static_us, 3),
                        "max_abs_err": float(np.abs(got - want).max())}
                 entry["sizes"].append(row)
-                print(f"  {dim.__name__}={size}: first run {row['first_run_ms']} ms, dynamic {row['dynamic_us']} us, "
+                print(f"  {dim.__name__}={size}: first run {row['first_run_ms']} ms ({gpuu_mib} MiB), "
+                      f"dynamic {row['dynamic_us']} us, "
                       f"static {row['static_us']} us, graph {row['graph_us']} us, err {row['max_abs_err']:.2e}",
                       flush=True)
         result["cases"].append(entry)

@@ -73,6 +73,12 @@ struct BackendInitContext {
   std::function<Result<std::pair<std::vector<BufferRange>, std::vector<BufferRange>>>(
       const SharedGpuContextPtr& ctx, const graph::Graph& region, const std::vector<InPlaceUpdate>& in_place)>
       bind_io;
+  // Device memory for the delegate's intermediates, where the runtime offers
+  // it (null: the backend makes its own): `bytes` on `ctx`, the runtime's for
+  // as long as the delegate lives. The runtime hands the same memory to the
+  // delegate made at each size of a program with dims (they never run at
+  // once), so a session holds one set of intermediates, not one per size.
+  std::function<Result<BufferRange>(const SharedGpuContextPtr& ctx, VkDeviceSize bytes)> workspace;
 };
 
 // How one execute of a delegate is ordered with the others (RFC sync modes).

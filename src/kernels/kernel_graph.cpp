@@ -2,6 +2,7 @@
 #include "kernels/kernel_graph.h"
 
 #include <algorithm>
+#include <chrono>
 #include <numeric>
 #include <set>
 
@@ -98,7 +99,12 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
       written_over[static_cast<size_t>(region.outputs()[o])] = region.inputs()[i];
     }
   }
+  // Where building at a new size spends its time (a program with dims builds here per size).
+  using Clock = std::chrono::steady_clock;
+  auto ms_since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
+  const Clock::time_point started = Clock::now();
   RegionPlan plan = plan_region(region, options, std::move(written_over));
+  const double plan_ms = ms_since(started);
   auto root_of = [&plan](graph::ValueId v) { return plan.root_of(v); };
   const std::vector<LoweringUnit>& units = plan.units;
   const std::vector<MovementChain>& chains = plan.chains;
@@ -179,8 +185,17 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
   if (constant_bytes) {
     GPUU_ASSIGN_OR_RETURN(constants_, DeviceBuffer::create(ctx, constant_bytes, MemoryKind::kDevice, "constants"));
   }
-  if (arena_bytes) {
+  arena_bytes_ = arena_bytes;
+  BufferRange arena;
+  if (arena_bytes && options.arena) {
+    GPUU_ASSIGN_OR_RETURN(arena, options.arena(arena_bytes));
+    if (arena.size < arena_bytes || arena.offset % align) {
+      return err(StatusCode::kInternal, "Vulkan delegate: the arena given has ", arena.size, " bytes at offset ",
+                 arena.offset, ", the plan needs ", arena_bytes, " at a multiple of ", align);
+    }
+  } else if (arena_bytes) {
     GPUU_ASSIGN_OR_RETURN(arena_, DeviceBuffer::create(ctx, arena_bytes, MemoryKind::kDevice, "intermediates"));
+    arena = arena_.whole_range();
   }
   for (size_t i = 0; i < region.values().size(); ++i) {
     if (placed[i] || (region.values()[i].constant < 0 && !materialized[i])) continue;
@@ -194,8 +209,9 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
       shared_constants_.push_back(std::move(weight));
       continue;
     }
-    const DeviceBuffer& home = region.values()[i].constant >= 0 ? constants_ : arena_;
-    tensors[i].range = BufferRange{home.buffer(), offset[i], tensor_bytes(region.values()[i])};
+    const bool constant = region.values()[i].constant >= 0;
+    tensors[i].range = BufferRange{constant ? constants_.buffer() : arena.buffer,
+                                   offset[i] + (constant ? 0 : arena.offset), tensor_bytes(region.values()[i])};
   }
   for (size_t i = 0; i < region.values().size(); ++i) {
     auto r = static_cast<size_t>(root_of(static_cast<graph::ValueId>(i)));
@@ -211,6 +227,8 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
                                           chains[c].map.size() * sizeof(int32_t)));
   }
 
+  const double memory_ms = ms_since(started) - plan_ms;
+  const Clock::time_point lowering_started = Clock::now();
   LoweringContext lc{ctx, *kernels_, *sequence_, region, tensors,
                      [this](VkDeviceSize bytes, const char* what) -> Result<BufferRange> {
                        GPUU_ASSIGN_OR_RETURN(DeviceBuffer b,
@@ -246,11 +264,17 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
     }
   }
 
+  const double lowering_ms = ms_since(lowering_started);
   inputs_ = inputs;
   outputs_ = outputs;
   gpu_timing_ = options.gpu_timing;
   GPUU_VK_RETURN_IF_ERROR(ctx.allocate_command_buffer(pool_, &command_buffer_), "vkAllocateCommandBuffers");
-  return record();
+  const Clock::time_point recording_started = Clock::now();
+  GPUU_RETURN_IF_ERROR(record());
+  log(LogLevel::kDebug, "Vulkan", "built ", region.nodes().size(), " nodes in ", ms_since(started), " ms: plan ",
+      plan_ms, ", memory and constants ", memory_ms, ", lowering and pipelines ", lowering_ms, ", recording ",
+      ms_since(recording_started));
+  return Status::Ok();
 }
 
 Status KernelGraph::record() {

@@ -5,6 +5,7 @@
 // submit, whatever the number of operators.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -50,6 +51,11 @@ struct KernelGraphOptions {
   // Forces attention to split its keys into this many shares (flash-decoding;
   // tests, benchmarks), capped by the key blocks; 1 keeps one pass.
   std::optional<uint32_t> attention_splits;
+  // Where the intermediates' arena lives: `bytes` of device memory that its
+  // giver owns for as long as the graph lives (a runtime's workspace, shared
+  // with graphs that never run at the same time). Unset: a buffer of the
+  // graph's own.
+  std::function<Result<BufferRange>(VkDeviceSize bytes)> arena;
 };
 
 class KernelGraph {
@@ -90,7 +96,7 @@ class KernelGraph {
   // Distinct pipelines its dispatches use.
   size_t pipeline_count() const;
   // Bytes of device memory the intermediates use (after any reuse).
-  VkDeviceSize arena_bytes() const { return arena_.size(); }
+  VkDeviceSize arena_bytes() const { return arena_bytes_; }
   // GPU time of the last completed run, from timestamps written at the start
   // and end of the command buffer; -1 where the queue has no timestamps or
   // the options asked for none.
@@ -110,7 +116,8 @@ class KernelGraph {
   std::unique_ptr<DispatchSequence> sequence_;
   DeviceBuffer constants_;  // the small constants, packed
   std::vector<std::shared_ptr<const gpu::SharedConstant>> shared_constants_;  // the weights
-  DeviceBuffer arena_;
+  DeviceBuffer arena_;  // where KernelGraphOptions::arena gives none
+  VkDeviceSize arena_bytes_ = 0;
   std::vector<DeviceBuffer> scratch_;
   gpu::GpuTimer timer_;
   std::vector<BufferRange> inputs_, outputs_;  // what the slots are bound to now

@@ -22,21 +22,98 @@ using gpu::BufferRange;
 using gpu::DeviceBuffer;
 using gpu::MemoryKind;
 
+}  // namespace
+
+// The device memory of a session's tensors and of its delegates'
+// intermediates, shared by the program's sizes: a program with dims makes
+// its delegates again at each size, and those never run at once (an execute
+// leaves nothing running). A tensor's home is made for the dims' upper
+// bounds, so that every size fits in it and a state stays where it is when
+// the size changes; a delegate's workspace is as large as the largest size
+// made so far needed. A larger need replaces a buffer, and the sizes built
+// on the old one are dropped (Session::switch_to): one of each lives.
+class SessionMemory {
+ public:
+  explicit SessionMemory(const program::Program& program) {
+    std::vector<int64_t> upper;
+    for (const graph::SymbolicDim& d : program.dims()) upper.push_back(d.max);
+    for (const program::TensorInfo& t : program.tensors()) {
+      graph::Shape shape = t.shape;
+      for (const graph::AxisExpr& ax : t.dim_exprs) shape[ax.axis] = ax.size.eval(upper);
+      upper_bytes_.push_back(static_cast<VkDeviceSize>(graph::shape_numel(shape)) * graph::dtype_size(t.dtype));
+    }
+  }
+  Result<std::shared_ptr<DeviceBuffer>> home(int32_t tensor, const SharedGpuContextPtr& ctx, MemoryKind kind,
+                                             VkDeviceSize bytes, bool state, const std::string& what) {
+    VkDeviceSize upper = std::max(bytes, upper_bytes_[static_cast<size_t>(tensor)]);
+    return find_or_make(Entry{state ? Use::kState : Use::kTensor, tensor, ctx, kind, nullptr}, bytes, upper, what);
+  }
+  Result<std::shared_ptr<DeviceBuffer>> workspace(int32_t delegate, const SharedGpuContextPtr& ctx,
+                                                  VkDeviceSize bytes) {
+    return find_or_make(Entry{Use::kWorkspace, delegate, ctx, MemoryKind::kDevice, nullptr}, bytes, bytes,
+                        str_cat("delegate ", delegate, "'s intermediates"));
+  }
+  // Whether `buffer` is still the one its tensor or delegate uses.
+  bool current(const DeviceBuffer* buffer) const {
+    return std::any_of(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.buffer.get() == buffer; });
+  }
+  SessionMemoryBytes bytes() const {
+    SessionMemoryBytes b;
+    for (const Entry& e : entries_) {
+      (e.use == Use::kState ? b.states : e.use == Use::kTensor ? b.tensors : b.workspaces) += e.buffer->size();
+    }
+    return b;
+  }
+
+ private:
+  enum class Use { kTensor, kState, kWorkspace };
+  struct Entry {
+    Use use;
+    int32_t key;  // the tensor, or the delegate
+    SharedGpuContextPtr ctx;
+    MemoryKind kind;
+    std::shared_ptr<DeviceBuffer> buffer;
+  };
+  Result<std::shared_ptr<DeviceBuffer>> find_or_make(Entry want, VkDeviceSize bytes, VkDeviceSize planned,
+                                                     const std::string& what) {
+    auto it = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) {
+      return e.use == want.use && e.key == want.key && e.ctx == want.ctx && e.kind == want.kind;
+    });
+    if (it != entries_.end() && it->buffer->size() >= bytes) return it->buffer;
+    GPUU_ASSIGN_OR_RETURN(DeviceBuffer made, DeviceBuffer::create(*want.ctx, planned, want.kind, what.c_str()));
+    want.buffer = std::make_shared<DeviceBuffer>(std::move(made));
+    if (it != entries_.end()) entries_.erase(it);
+    entries_.push_back(want);
+    return want.buffer;
+  }
+  std::vector<VkDeviceSize> upper_bytes_;  // per program tensor, at the dims' upper bounds
+  std::vector<Entry> entries_;
+};
+
+namespace {
+
 // A tensor's storage on one context: host-visible (device-local where the
 // device offers it) so that the host can fill inputs and serve CPU steps
 // without staging copies. An application buffer bound zero-copy takes its
 // place: the delegates on that context read or write it in place.
 struct Home {
   SharedGpuContextPtr ctx;
-  DeviceBuffer buffer;
+  std::shared_ptr<DeviceBuffer> buffer;  // SessionMemory's, maybe larger than the tensor
+  VkDeviceSize bytes = 0;                // the tensor's, at this size
   BufferRange app;  // the application's buffer used instead, when bound zero-copy
   // A state's update written in place: the state's home on this context,
   // whose memory this home is (its own buffer stays empty).
   const Home* shares = nullptr;
   bool fresh = false;  // holds the tensor's current value in this execute
-  BufferRange range() const { return shares ? shares->range() : app.buffer ? app : buffer.whole_range(); }
-  bool host_readable() const { return shares ? shares->host_readable() : !app.buffer && buffer.host_readable(); }
-  void* host_writable() const { return shares ? shares->host_writable() : app.buffer ? nullptr : buffer.mapped(); }
+  BufferRange range() const {
+    if (shares) return shares->range();
+    if (app.buffer) return app;
+    BufferRange r = buffer->whole_range();
+    r.size = std::min(r.size, (bytes + 3) / 4 * 4);  // DeviceBuffer's rounding, not the upper bound's size
+    return r;
+  }
+  bool host_readable() const { return shares ? shares->host_readable() : !app.buffer && buffer->host_readable(); }
+  void* host_writable() const { return shares ? shares->host_writable() : app.buffer ? nullptr : buffer->mapped(); }
 };
 
 // A copy recorded once into its own command buffer, submitted in an execute's
@@ -169,6 +246,8 @@ Status check_host_destination(const char* what, const std::vector<TensorDesc>& d
 struct Session::Impl {
   std::shared_ptr<const program::Program> program;
   SessionOptions options;
+  std::shared_ptr<SessionMemory> memory;  // the homes' and workspaces', shared with the program's other sizes
+  std::vector<std::shared_ptr<DeviceBuffer>> workspaces;  // the ones this size's delegates were given
   SyncMode sync_mode = SyncMode::kTimeline;
   std::vector<TensorSlot> tensors;
   std::vector<StateSlot> states;              // by program state index
@@ -213,6 +292,12 @@ struct Session::Impl {
   // caller goes through the host.
   Status carry_states_on_device(Impl& next, std::vector<char>* carried);
   Status init_delegate(int32_t index);
+  // Whether every buffer it was built on is still SessionMemory's (else a
+  // larger size replaced one, and this size must be made again to run).
+  bool on_current_memory() const;
+  // After a change of size: nothing of the last execute at this size is
+  // trusted (its memory served the other sizes since), states aside.
+  void forget_values();
   Status build_cpu_step(size_t plan_index);
   Status wait_host(ContextTrack& t);
   Status wait_all();
@@ -285,7 +370,8 @@ Result<Home*> Session::Impl::home_for(int32_t tensor, const SharedGpuContextPtr&
   home->ctx = ctx;
   std::string what = "tensor '" + slot.info.name + "'";
   MemoryKind kind = slot.cpu_reads ? MemoryKind::kReadback : MemoryKind::kShared;
-  GPUU_ASSIGN_OR_RETURN(home->buffer, DeviceBuffer::create(*ctx, slot.bytes, kind, what.c_str()));
+  GPUU_ASSIGN_OR_RETURN(home->buffer, memory->home(tensor, ctx, kind, slot.bytes, slot.is_state, what));
+  home->bytes = slot.bytes;
   slot.homes.push_back(std::move(home));
   track(ctx);
   return slot.homes.back().get();
@@ -371,12 +457,37 @@ Status Session::Impl::init_delegate(int32_t index) {
     }
     return io;
   };
+  init.workspace = [this, index](const SharedGpuContextPtr& ctx, VkDeviceSize bytes) -> Result<BufferRange> {
+    GPUU_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> buffer, memory->workspace(index, ctx, bytes));
+    workspaces.push_back(buffer);
+    return buffer->whole_range();
+  };
   Result<std::unique_ptr<backends::DelegateHandle>> handle =
       slot.backend->init(init, program->processed_blob(index), info.compile_specs);
   if (!handle.ok()) return handle.status();
   slot.handle = std::move(handle).value();
   track(slot.handle->context());
   return Status::Ok();
+}
+
+bool Session::Impl::on_current_memory() const {
+  for (const TensorSlot& slot : tensors) {
+    for (const auto& h : slot.homes) {
+      if (h->buffer && !memory->current(h->buffer.get())) return false;
+    }
+  }
+  return std::all_of(workspaces.begin(), workspaces.end(),
+                     [&](const std::shared_ptr<DeviceBuffer>& w) { return memory->current(w.get()); });
+}
+
+void Session::Impl::forget_values() {
+  for (TensorSlot& slot : tensors) {
+    if (slot.is_state) continue;
+    slot.input_set = slot.input_in_home = slot.host_fresh = false;
+    for (auto& h : slot.homes) h->fresh = false;
+    if (slot.staging) slot.staging->fresh = false;
+  }
+  executed = false;
 }
 
 Status Session::Impl::build_cpu_step(size_t plan_index) {
@@ -929,6 +1040,10 @@ Status Session::Impl::carry_states_on_device(Impl& next, std::vector<char>* carr
     TensorSlot& to_slot = next.tensors[static_cast<size_t>(next.states[i].tensor)];
     Home* to = to_slot.home_on(from->ctx.get());
     if (!to || to->range().size < from_slot.bytes || to_slot.bytes != from_slot.bytes) continue;
+    if (same_range(from->range(), to->range())) {  // one memory (SessionMemory): nothing to copy
+      carries.push_back(Carry{from->ctx, RecordedCopy{}, i, to});
+      continue;
+    }
     carries.push_back(Carry{from->ctx, RecordedCopy{}, i, to});
     ContextTrack& t = track(from->ctx);
     done = record_copy(t, from->range(), to->range(), &carries.back().copy);
@@ -936,7 +1051,7 @@ Status Session::Impl::carry_states_on_device(Impl& next, std::vector<char>* carr
   }
   // One wait per context: a second wait on one finds nothing pending.
   for (Carry& c : carries) {
-    if (done.ok()) done = wait_host(track(c.ctx));
+    if (done.ok() && c.copy.command_buffer) done = wait_host(track(c.ctx));
   }
   for (Carry& c : carries) free_copy(c.ctx, c.copy);
   GPUU_RETURN_IF_ERROR(done);
@@ -1001,10 +1116,12 @@ Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 
 Result<std::unique_ptr<Session::Impl>> Session::make_impl(std::shared_ptr<const program::Program> program,
-                                                         const SessionOptions& options) {
+                                                         const SessionOptions& options,
+                                                         std::shared_ptr<SessionMemory> memory) {
   auto impl = std::make_unique<Impl>();
   impl->program = program;
   impl->options = options;
+  impl->memory = std::move(memory);
 
   // The one sync policy of every execute: the program's (all its delegates
   // agree), unless the application overrides it.
@@ -1085,14 +1202,38 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const program::
   if (options.max_shape_variants < 1) {
     return err(StatusCode::kInvalidArgument, "session: max_shape_variants must be at least 1");
   }
+  auto memory = std::make_shared<SessionMemory>(*program);
+  // A program with dims: its memory planned for their upper bounds, by
+  // making it there first (kept as one of the sizes), so that every other
+  // size runs in that memory. Where it cannot be made there, memory grows
+  // with the sizes used instead (SessionMemory).
+  std::vector<int64_t> examples, upper;
+  for (const graph::SymbolicDim& d : program->dims()) {
+    examples.push_back(d.example);
+    upper.push_back(d.max);
+  }
+  std::unique_ptr<Impl> at_upper;
+  if (upper != examples) {
+    Result<std::shared_ptr<const program::Program>> specialized =
+        program::specialize(program, upper, builtin_preprocessors());
+    Result<std::unique_ptr<Impl>> made =
+        specialized.ok() ? make_impl(std::move(specialized).value(), options, memory) : specialized.status();
+    if (made.ok()) {
+      at_upper = std::move(made).value();
+    } else {
+      log(LogLevel::kWarn, "runtime", "session: the program at its dims' upper bounds failed (",
+          made.status().message(), "): memory follows the sizes used");
+    }
+  }
   // A program with dims starts at their examples, which its own blobs hold.
-  GPUU_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, make_impl(program, options));
+  GPUU_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, make_impl(program, options, memory));
   std::unique_ptr<Session> session(new Session(std::move(impl)));
   if (!program->dims().empty()) {
     session->variants_ = std::make_unique<Variants>();
     session->variants_->program = program;
     session->variants_->options = options;
-    for (const graph::SymbolicDim& d : program->dims()) session->dims_.push_back(d.example);
+    session->dims_ = examples;
+    if (at_upper && options.max_shape_variants > 1) session->variants_->parked.emplace_back(upper, std::move(at_upper));
   }
   session->describe();
   return session;
@@ -1199,15 +1340,27 @@ Status Session::switch_to(const std::vector<int64_t>& dims) {
     }
   }
   if (!next) {
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point started = Clock::now();
     Result<std::shared_ptr<const program::Program>> specialized =
         program::specialize(variants_->program, dims, builtin_preprocessors());
     if (!specialized.ok()) return specialized.status();
-    // Room first: the least recently used sizes give their memory back.
+    const Clock::time_point specialized_at = Clock::now();
+    // Room first: the least recently used sizes give their pipelines and recordings back.
     while (!parked.empty() && parked.size() + 1 >= variants_->options.max_shape_variants) parked.erase(parked.begin());
-    GPUU_ASSIGN_OR_RETURN(next, make_impl(std::move(specialized).value(), variants_->options));
+    GPUU_ASSIGN_OR_RETURN(next, make_impl(std::move(specialized).value(), variants_->options, impl_->memory));
+    auto ms = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+    std::string at;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      at += str_cat(d ? ", " : "", variants_->program->dims()[d].name, "=", dims[d]);
+    }
+    log(LogLevel::kInfo, "runtime", "session: made the program at ", at, " in ", ms(started, Clock::now()),
+        " ms (specialize ", ms(started, specialized_at), ", delegates ", ms(specialized_at, Clock::now()), ")");
   }
-  // The states carry over (their shapes do not follow dims): by a GPU copy
-  // where both sizes keep a state on the same device, else through the host.
+  next->forget_values();
+  // The states carry over (their shapes do not follow dims): nothing to do
+  // where both sizes keep a state in the same memory, else by a GPU copy
+  // where both keep it on the same device, else through the host.
   std::vector<char> carried;
   GPUU_RETURN_IF_ERROR(impl_->carry_states_on_device(*next, &carried));
   for (size_t i = 0; i < impl_->states.size(); ++i) {
@@ -1216,6 +1369,9 @@ Status Session::switch_to(const std::vector<int64_t>& dims) {
     next->write_state(i, value, state_descs_[i].bytes);
   }
   parked.emplace_back(dims_, std::move(impl_));
+  // Sizes built on memory a larger size replaced would hold it on: made again when next used.
+  parked.erase(std::remove_if(parked.begin(), parked.end(), [](const auto& p) { return !p.second->on_current_memory(); }),
+               parked.end());
   while (parked.size() >= variants_->options.max_shape_variants) parked.erase(parked.begin());
   impl_ = std::move(next);
   dims_ = dims;
@@ -1224,6 +1380,8 @@ Status Session::switch_to(const std::vector<int64_t>& dims) {
 }
 
 size_t Session::shape_variant_count() const { return 1 + (variants_ ? variants_->parked.size() : 0); }
+
+SessionMemoryBytes Session::memory() const { return impl_->memory->bytes(); }
 
 Status Session::set_input(size_t index, const void* data, size_t size) {
   GPUU_RETURN_IF_ERROR(check_host_source("input", input_descs_, index, data, size));

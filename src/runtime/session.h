@@ -45,8 +45,10 @@ struct SessionOptions {
   bool profile_steps = false;
   // A program with dims (program::Program::dims): how many sizes a session
   // keeps ready at once. Each is the program specialized there (delegates
-  // preprocessed and initialised, memory of its own); the least recently
-  // used goes when one more is needed. At least 1.
+  // preprocessed and initialised); the least recently used goes when one
+  // more is needed. Their memory is one (SessionMemoryBytes), planned for
+  // the dims' upper bounds: the session makes the program there first, as
+  // one of them. At least 1.
   size_t max_shape_variants = 4;
 };
 
@@ -57,6 +59,18 @@ struct TensorDesc {
   size_t bytes = 0;
 };
 
+// Device memory a session holds for its tensors (weights are the device's,
+// shared by every session: gpu/shared_constants.h): the homes of inputs,
+// outputs and tensors between steps, the states', and the intermediates the
+// runtime gives delegates (the Vulkan backend's arena). A program with dims
+// holds them once for all its sizes: homes for the dims' upper bounds,
+// intermediates for the largest size made so far.
+struct SessionMemoryBytes {
+  uint64_t tensors = 0;
+  uint64_t states = 0;
+  uint64_t workspaces = 0;
+};
+
 struct ExecuteStats {
   uint32_t delegate_submits = 0;  // delegate executes
   uint32_t queue_submits = 0;     // vkQueueSubmit calls: one per context and host wait where delegates share a queue
@@ -65,6 +79,8 @@ struct ExecuteStats {
   double host_wait_us = 0;   // wall time the host spent blocked on the GPU
   double gpu_time_us = 0;    // sum of the delegates' GPU times (SessionOptions::gpu_timing), where known
 };
+
+class SessionMemory;  // session.cpp
 
 class Session {
  public:
@@ -99,6 +115,7 @@ class Session {
   Status set_input_shape(size_t index, const graph::Shape& shape);
   // How many specialized variants the session holds now (for tests).
   size_t shape_variant_count() const;
+  SessionMemoryBytes memory() const;
 
   // Copies `size` bytes (which must equal the input's byte size) as input `index`.
   Status set_input(size_t index, const void* data, size_t size);
@@ -167,7 +184,8 @@ class Session {
   struct Variants;
   explicit Session(std::unique_ptr<Impl> impl);
   static Result<std::unique_ptr<Impl>> make_impl(std::shared_ptr<const program::Program> program,
-                                                 const SessionOptions& options);
+                                                 const SessionOptions& options,
+                                                 std::shared_ptr<SessionMemory> memory);
   void describe();  // the descs, from impl_
   Status switch_to(const std::vector<int64_t>& dims);
   std::unique_ptr<Impl> impl_;

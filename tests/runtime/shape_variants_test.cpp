@@ -6,6 +6,7 @@
 // shapes are refused with the dim, input and bound named, changing nothing.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "context/shared_gpu_context_registry.h"
@@ -216,6 +217,8 @@ TEST_F(ShapeVariantsTest, BadShapesAreNamedAndChangeNothing) {
   auto session = Session::create(program, SessionOptions{});
   ASSERT_TRUE(session.ok());
   Session& s = **session;
+  const size_t variants = s.shape_variant_count();  // the example's and the upper bounds'
+  EXPECT_EQ(variants, 2u);
   Status above = s.set_input_shape(0, {17, kIn});
   EXPECT_NE(above.message().find("dim 'batch' = 17 (input 'x' axis 0) is above its bounds [1, 16]"),
             std::string::npos)
@@ -227,8 +230,160 @@ TEST_F(ShapeVariantsTest, BadShapesAreNamedAndChangeNothing) {
   EXPECT_NE(rank.message().find("input 'x' has rank 1, the program's is 2"), std::string::npos) << rank.message();
   EXPECT_EQ(s.dims(), std::vector<int64_t>{2});
   EXPECT_EQ(s.inputs()[0].shape, (graph::Shape{2, kIn}));
-  EXPECT_EQ(s.shape_variant_count(), 1u);
+  EXPECT_EQ(s.shape_variant_count(), variants);
   run(s, 2);
+}
+
+// y = softmax(relu(x @ W)) over the last axis: relu(x @ W) [batch, 1024] is
+// an intermediate the delegate keeps in its workspace.
+graph::Graph softmax_model(int64_t batch, const Blob& weight) {
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", DType::kF32, {batch, kIn}).value();
+  graph::ValueId w = graph::add_graph_constant(g, "w", DType::kF32, {kIn, kOut}, weight).value();
+  graph::ValueId m = graph::add_op(g, "matmul", "mm", {x, w}, {}).value()[0];
+  graph::ValueId r = graph::add_op(g, "relu", "relu", {m}, {}).value()[0];
+  graph::ValueId y = graph::add_op(g, "softmax", "softmax", {r}, {{"axis", int64_t{-1}}}).value()[0];
+  EXPECT_TRUE(graph::add_graph_output(g, y).ok());
+  return g;
+}
+
+// Memory is planned once for the dims' upper bounds: the inputs' and
+// outputs' homes and the delegate's intermediates are made at creation for
+// batch 16 and every size runs in them, however many sizes come and go.
+TEST_F(ShapeVariantsTest, MemoryIsPlannedOnceForTheUpperBounds) {
+  std::vector<float> w = weight_values();
+  std::vector<uint8_t> bytes(w.size() * 4);
+  std::memcpy(bytes.data(), w.data(), bytes.size());
+  Blob weight = Blob::take(std::move(bytes));
+  graph::Graph g = softmax_model(2, weight);
+  g.set_dims({{"batch", 1, 16, 2}});
+  graph::Graph at3 = softmax_model(3, weight), at5 = softmax_model(5, weight);
+  ASSERT_TRUE(graph::fit_dims(g, {{{3}, &at3}, {{5}, &at5}}).ok());
+  partition::PartitionResult part;
+  part.regions.push_back(partition::Region{partition::kVulkanId, {0, 1, 2}});
+  Result<std::vector<uint8_t>> file = program::build_program(g, part, SharedGpuCompileSpec{});
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  Result<std::shared_ptr<const program::Program>> program = program::load_program_bytes(file->data(), file->size());
+  ASSERT_TRUE(program.ok()) << program.status().message();
+
+  SessionOptions options;
+  options.max_shape_variants = 2;
+  auto session = Session::create(program.value(), options);
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  Session& s = **session;
+  const SessionMemoryBytes planned = s.memory();
+  EXPECT_EQ(planned.tensors, uint64_t{16 * (kIn + kOut) * 4}) << "x and y at batch 16";
+  // relu(x @ W) at batch 16, and x @ W beside it (a GEMM's own output is
+  // placed for when its epilogue cannot be folded).
+  EXPECT_GE(planned.workspaces, uint64_t{16 * kOut * 4});
+  EXPECT_LE(planned.workspaces, uint64_t{2 * 16 * kOut * 4});
+  EXPECT_EQ(planned.states, 0u);
+  for (int64_t batch : {2, 7, 16, 1, 5, 7, 3}) {
+    ASSERT_TRUE(s.set_input_shape(0, {batch, kIn}).ok());
+    std::vector<float> x(static_cast<size_t>(batch * kIn));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i % 7) - 3) * 0.01f;
+    ASSERT_TRUE(s.set_input(0, x.data(), x.size() * 4).ok());
+    Status ran = s.execute();
+    ASSERT_TRUE(ran.ok()) << ran.message();
+    std::vector<float> y(static_cast<size_t>(batch * kOut));
+    ASSERT_TRUE(s.get_output(0, y.data(), y.size() * 4).ok());
+    for (int64_t b = 0; b < batch; ++b) {  // the host reference, in double
+      std::vector<double> row(kOut);
+      double peak = 0, sum = 0;
+      for (int64_t n = 0; n < kOut; ++n) {
+        double acc = 0;
+        for (int64_t k = 0; k < kIn; ++k) acc += double{x[static_cast<size_t>(b * kIn + k)]} * w[static_cast<size_t>(k * kOut + n)];
+        row[static_cast<size_t>(n)] = acc > 0 ? acc : 0;
+        peak = std::max(peak, row[static_cast<size_t>(n)]);
+      }
+      for (double& v : row) sum += (v = std::exp(v - peak));
+      for (int64_t n = 0; n < kOut; ++n) {
+        ASSERT_NEAR(y[static_cast<size_t>(b * kOut + n)], row[static_cast<size_t>(n)] / sum, 1e-6)
+            << "batch " << batch << " row " << b << " column " << n;
+      }
+    }
+    const SessionMemoryBytes now = s.memory();
+    EXPECT_EQ(now.tensors, planned.tensors) << "batch " << batch;
+    EXPECT_EQ(now.workspaces, planned.workspaces) << "batch " << batch;
+  }
+}
+
+// y = relu(x @ W) + count, count += 1 each execute: a state whose shape does
+// not follow the dim.
+graph::Graph counting_model(int64_t batch, const Blob& weight) {
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", DType::kF32, {batch, kIn}).value();
+  graph::ValueId w = graph::add_graph_constant(g, "w", DType::kF32, {kIn, kOut}, weight).value();
+  std::vector<uint8_t> zeros(kOut * 4, 0), one(4);
+  const float f1 = 1.0f;
+  std::memcpy(one.data(), &f1, 4);
+  graph::ValueId count =
+      graph::add_graph_state(g, "count", DType::kF32, {1, kOut}, Blob::take(std::move(zeros))).value();
+  graph::ValueId step = graph::add_graph_constant(g, "one", DType::kF32, {1}, Blob::take(std::move(one))).value();
+  graph::ValueId m = graph::add_op(g, "matmul", "mm", {x, w}, {}).value()[0];
+  graph::ValueId r = graph::add_op(g, "relu", "relu", {m}, {}).value()[0];
+  graph::ValueId y = graph::add_op(g, "add", "plus_count", {r, count}, {}).value()[0];
+  graph::ValueId next = graph::add_op(g, "add", "count_up", {count, step}, {}).value()[0];
+  EXPECT_TRUE(graph::set_state_update(g, count, next).ok());
+  EXPECT_TRUE(graph::add_graph_output(g, y).ok());
+  return g;
+}
+
+// A state lives in one memory for every size: the sizes a session makes
+// read and update it there, so a change of size copies nothing and the
+// session holds it once.
+TEST_F(ShapeVariantsTest, AStateStaysInOneMemoryAcrossSizes) {
+  std::vector<float> w = weight_values();
+  std::vector<uint8_t> bytes(w.size() * 4);
+  std::memcpy(bytes.data(), w.data(), bytes.size());
+  Blob weight = Blob::take(std::move(bytes));
+  graph::Graph g = counting_model(2, weight);
+  g.set_dims({{"batch", 1, 16, 2}});
+  graph::Graph at3 = counting_model(3, weight), at5 = counting_model(5, weight);
+  ASSERT_TRUE(graph::fit_dims(g, {{{3}, &at3}, {{5}, &at5}}).ok());
+  partition::PartitionResult part;
+  part.regions.push_back(partition::Region{partition::kVulkanId, {0, 1, 2, 3}});
+  Result<std::vector<uint8_t>> file = program::build_program(g, part, SharedGpuCompileSpec{});
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  Result<std::shared_ptr<const program::Program>> program = program::load_program_bytes(file->data(), file->size());
+  ASSERT_TRUE(program.ok()) << program.status().message();
+
+  SessionOptions options;
+  options.max_shape_variants = 3;
+  auto session = Session::create(program.value(), options);
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  Session& s = **session;
+  EXPECT_EQ(s.memory().states, uint64_t{kOut * 4}) << "one count for every size";
+  float count = 0;
+  for (int64_t batch : {2, 7, 16, 1, 7, 2, 5}) {
+    ASSERT_TRUE(s.set_input_shape(0, {batch, kIn}).ok());
+    EXPECT_TRUE(s.state_updated_in_place(0)) << "batch " << batch;
+    std::vector<float> x(static_cast<size_t>(batch * kIn));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i % 7) - 3);
+    ASSERT_TRUE(s.set_input(0, x.data(), x.size() * 4).ok());
+    Status ran = s.execute();
+    ASSERT_TRUE(ran.ok()) << ran.message();
+    std::vector<float> y(static_cast<size_t>(batch * kOut));
+    ASSERT_TRUE(s.get_output(0, y.data(), y.size() * 4).ok());
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t n = 0; n < kOut; ++n) {
+        float acc = 0;  // small integers and eighths: exact in f32
+        for (int64_t k = 0; k < kIn; ++k) acc += x[static_cast<size_t>(b * kIn + k)] * w[static_cast<size_t>(k * kOut + n)];
+        ASSERT_EQ(y[static_cast<size_t>(b * kOut + n)], (acc > 0 ? acc : 0) + count)
+            << "batch " << batch << " row " << b << " column " << n;
+      }
+    }
+    count += 1;
+    std::vector<float> state(kOut);
+    ASSERT_TRUE(s.get_state(0, state.data(), state.size() * 4).ok());
+    EXPECT_EQ(state, std::vector<float>(kOut, count)) << "after batch " << batch;
+    EXPECT_EQ(s.memory().states, uint64_t{kOut * 4}) << "batch " << batch;
+  }
+  s.reset_state();
+  ASSERT_TRUE(s.set_input_shape(0, {3, kIn}).ok());
+  std::vector<float> state(kOut, -1);
+  ASSERT_TRUE(s.get_state(0, state.data(), state.size() * 4).ok());
+  EXPECT_EQ(state, std::vector<float>(kOut, 0.0f)) << "reset, then a change of size";
 }
 
 }  // namespace

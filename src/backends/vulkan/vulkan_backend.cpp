@@ -60,6 +60,9 @@ Result<std::unique_ptr<backends::DelegateHandle>> VulkanBackend::init(
         in_place.size() && in_place.back() == offer ? "in place" : "through a copy (a kernel reads it after)");
   }
   GPUU_ASSIGN_OR_RETURN(auto io, context.bind_io(ctx, region.value(), in_place));
+  if (context.workspace) {
+    options.arena = [&context, ctx](VkDeviceSize bytes) { return context.workspace(ctx, bytes); };
+  }
   Result<std::unique_ptr<kernels::KernelGraph>> delegate =
       kernels::KernelGraph::create(ctx, region.value(), io.first, io.second, options);
   if (!delegate.ok()) {
