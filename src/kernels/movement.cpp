@@ -38,6 +38,11 @@ std::optional<std::vector<int64_t>> constant_indices(const graph::Graph& g, cons
   return out;
 }
 
+// The ops element_map knows (it may still refuse one: indices not constant, ...).
+bool could_be_static_movement(const graph::Node& n) {
+  return n.op == "reshape" || n.op == "transpose" || n.op == "index_select" || n.op == "gather";
+}
+
 // Output element -> input element (of input 0) for one node, or nullopt
 // where the node is no static movement.
 std::optional<std::vector<int64_t>> element_map(const graph::Graph& g, const graph::Node& n) {
@@ -45,6 +50,7 @@ std::optional<std::vector<int64_t>> element_map(const graph::Graph& g, const gra
   const graph::Value& x = g.value(n.inputs[0]);
   const graph::Value& y = g.value(n.outputs[0]);
   if (x.dtype != y.dtype) return std::nullopt;
+  if (!could_be_static_movement(n)) return std::nullopt;
   const int64_t count = graph::shape_numel(y.shape);
   std::vector<int64_t> map(static_cast<size_t>(count));
   if (n.op == "reshape") {
@@ -305,23 +311,44 @@ std::vector<MovementChain> find_movement_chains(const graph::Graph& g, int64_t m
   }
   std::vector<char> is_output(g.values().size(), 0);
   for (graph::ValueId out : g.outputs()) is_output[static_cast<size_t>(out)] = 1;
-  std::vector<std::optional<std::vector<int64_t>>> maps(n);
+  // Nodes whose map may be made: the ops element_map knows, within the size limits.
+  std::vector<char> candidate(n, 0);
   for (size_t i = 0; i < n; ++i) {
     const graph::Node& node = g.nodes()[i];
-    if (node.outputs.size() == 1 && graph::shape_numel(g.value(node.outputs[0]).shape) <= max_elements &&
-        graph::shape_numel(g.value(node.inputs.empty() || node.inputs[0] < 0 ? node.outputs[0] : node.inputs[0]).shape) <
-            (int64_t{1} << 31)) {
-      maps[i] = element_map(g, node);
-    }
+    candidate[i] = could_be_static_movement(node) && node.outputs.size() == 1 && !node.inputs.empty() &&
+                   node.inputs[0] >= 0 && graph::shape_numel(g.value(node.outputs[0]).shape) <= max_elements &&
+                   graph::shape_numel(g.value(node.inputs[0]).shape) < (int64_t{1} << 31);
   }
-  // The node a static movement node hands its value to, if that one continues the chain.
-  auto next_of = [&](size_t i) -> int {
+  // The node a static movement node hands its value to, if that one continues
+  // the chain (`usable`: the nodes that may be in one).
+  auto next_in = [&](const auto& usable, size_t i) -> int {
     graph::ValueId v = g.nodes()[i].outputs[0];
     if (readers[static_cast<size_t>(v)] != 1 || is_output[static_cast<size_t>(v)]) return -1;
     auto r = static_cast<size_t>(reader[static_cast<size_t>(v)]);
-    if (!maps[r] || g.nodes()[r].inputs[0] != v) return -1;
+    if (!usable[r] || g.nodes()[r].inputs[0] != v) return -1;
     return static_cast<int>(r);
   };
+  // Maps (one int64 per element, the whole tensor) only for the nodes of
+  // runs of candidates that hold two or more dispatching ops: a chain is part
+  // of one such run, and most movement nodes are in none (a lone transpose,
+  // reshapes between kernels).
+  std::vector<std::optional<std::vector<int64_t>>> maps(n);
+  std::vector<char> in_run(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    if (candidate[i] && next_in(candidate, i) >= 0) in_run[static_cast<size_t>(next_in(candidate, i))] = 1;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (!candidate[i] || in_run[i]) continue;  // runs from their first node
+    std::vector<size_t> run;
+    size_t dispatches = 0;
+    for (int at = static_cast<int>(i); at >= 0; at = next_in(candidate, static_cast<size_t>(at))) {
+      run.push_back(static_cast<size_t>(at));
+      dispatches += g.nodes()[static_cast<size_t>(at)].op != "reshape";
+    }
+    if (run.size() < 2 || dispatches < 2) continue;
+    for (size_t r : run) maps[r] = element_map(g, g.nodes()[r]);
+  }
+  auto next_of = [&](size_t i) { return next_in(maps, i); };
   std::vector<char> has_previous(n, 0);
   for (size_t i = 0; i < n; ++i) {
     if (maps[i] && next_of(i) >= 0) has_previous[static_cast<size_t>(next_of(i))] = 1;
