@@ -237,11 +237,19 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
   const Clock::time_point lowering_started = Clock::now();
   const size_t pipelines_before = KernelCache::pipelines_created();
   LoweringContext lc{ctx, *kernels_, *sequence_, region, tensors,
-                     [this](VkDeviceSize bytes, const char* what) -> Result<BufferRange> {
-                       GPUU_ASSIGN_OR_RETURN(DeviceBuffer b,
-                                             DeviceBuffer::create(*ctx_, bytes, MemoryKind::kDevice, what));
-                       BufferRange r{b.buffer(), 0, b.size()};
-                       scratch_.push_back(std::move(b));
+                     [this, align](VkDeviceSize bytes, const char* what) -> Result<BufferRange> {
+                       // Ranges of a few blocks, not an allocation each (split-K
+                       // partials: dozens per model, each a vkAllocateMemory).
+                       constexpr VkDeviceSize kBlock = VkDeviceSize{4} << 20;
+                       bytes = align_up(bytes, 4);
+                       if (scratch_.empty() || scratch_used_ + bytes > scratch_.back().size()) {
+                         GPUU_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::create(*ctx_, std::max(bytes, kBlock),
+                                                                                    MemoryKind::kDevice, what));
+                         scratch_.push_back(std::move(b));
+                         scratch_used_ = 0;
+                       }
+                       BufferRange r{scratch_.back().buffer(), scratch_used_, bytes};
+                       scratch_used_ = align_up(scratch_used_ + bytes, align);
                        return r;
                      },
                      GemmForce{options.gemm_kernel, options.gemm_splits}, std::move(plan.views.views)};

@@ -118,7 +118,8 @@ class KernelGraph {
   std::vector<std::shared_ptr<const gpu::SharedConstant>> shared_constants_;  // the weights
   DeviceBuffer arena_;  // where KernelGraphOptions::arena gives none
   VkDeviceSize arena_bytes_ = 0;
-  std::vector<DeviceBuffer> scratch_;
+  std::vector<DeviceBuffer> scratch_;  // blocks of LoweringContext::scratch ranges
+  VkDeviceSize scratch_used_ = 0;      // of the last block
   gpu::GpuTimer timer_;
   std::vector<BufferRange> inputs_, outputs_;  // what the slots are bound to now
   bool gpu_timing_ = true;
