@@ -238,17 +238,23 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
   const size_t pipelines_before = KernelCache::pipelines_created();
   LoweringContext lc{ctx, *kernels_, *sequence_, region, tensors,
                      [this, align](VkDeviceSize bytes, const char* what) -> Result<BufferRange> {
-                       // Ranges of a few blocks, not an allocation each (split-K
-                       // partials: dozens per model, each a vkAllocateMemory).
+                       // Scratch lives within one unit's dispatches (split-K partials
+                       // and their reduction, ...), so every unit takes it from the
+                       // start of the same blocks again: the memory is the largest
+                       // unit's, not the sum (barriers follow the ranges' hazards).
                        constexpr VkDeviceSize kBlock = VkDeviceSize{4} << 20;
                        bytes = align_up(bytes, 4);
-                       if (scratch_.empty() || scratch_used_ + bytes > scratch_.back().size()) {
+                       while (scratch_block_ < scratch_.size() && scratch_used_ + bytes > scratch_[scratch_block_].size()) {
+                         ++scratch_block_;
+                         scratch_used_ = 0;
+                       }
+                       if (scratch_block_ == scratch_.size()) {
                          GPUU_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::create(*ctx_, std::max(bytes, kBlock),
                                                                                     MemoryKind::kDevice, what));
                          scratch_.push_back(std::move(b));
                          scratch_used_ = 0;
                        }
-                       BufferRange r{scratch_.back().buffer(), scratch_used_, bytes};
+                       BufferRange r{scratch_[scratch_block_].buffer(), scratch_used_, bytes};
                        scratch_used_ = align_up(scratch_used_ + bytes, align);
                        return r;
                      },
@@ -257,6 +263,8 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
   lc.attention_splits = options.attention_splits;
   for (const LoweringUnit& unit : units) {
     const graph::Node& node = region.node(unit.nodes.back());
+    scratch_block_ = 0;
+    scratch_used_ = 0;
     Status lowered = Status::Ok();
     if (unit.movement_chain >= 0) {
       const MovementChain& chain = chains[static_cast<size_t>(unit.movement_chain)];

@@ -97,6 +97,12 @@ class KernelGraph {
   size_t pipeline_count() const;
   // Bytes of device memory the intermediates use (after any reuse).
   VkDeviceSize arena_bytes() const { return arena_bytes_; }
+  // Bytes of device memory the units' scratch (split-K partials, ...) uses.
+  VkDeviceSize scratch_bytes() const {
+    VkDeviceSize sum = 0;
+    for (const DeviceBuffer& b : scratch_) sum += b.size();
+    return sum;
+  }
   // GPU time of the last completed run, from timestamps written at the start
   // and end of the command buffer; -1 where the queue has no timestamps or
   // the options asked for none.
@@ -119,7 +125,8 @@ class KernelGraph {
   DeviceBuffer arena_;  // where KernelGraphOptions::arena gives none
   VkDeviceSize arena_bytes_ = 0;
   std::vector<DeviceBuffer> scratch_;  // blocks of LoweringContext::scratch ranges
-  VkDeviceSize scratch_used_ = 0;      // of the last block
+  size_t scratch_block_ = 0;           // the block the unit being lowered takes from, and how far
+  VkDeviceSize scratch_used_ = 0;
   gpu::GpuTimer timer_;
   std::vector<BufferRange> inputs_, outputs_;  // what the slots are bound to now
   bool gpu_timing_ = true;

@@ -136,7 +136,13 @@ struct TensorSlot {
   program::TensorInfo info;
   size_t bytes = 0;
   std::vector<std::unique_ptr<Home>> homes;
+  // The host copy, made when first needed: most tensors never need one (the
+  // program's weights are its tensors too, hundreds of MB for a model).
   backends::HostTensor host;
+  uint8_t* host_bytes() {
+    if (host.bytes.size() != bytes) host = backends::HostTensor::zeros(info.dtype, info.shape);
+    return host.bytes.data();
+  }
   bool host_fresh = false;
   bool is_input = false;
   // A state's tensor: its value lasts from one execute to the next (where it
@@ -699,7 +705,7 @@ Status Session::Impl::make_host_fresh(int32_t tensor) {
   TensorSlot& slot = tensors[static_cast<size_t>(tensor)];
   if (slot.host_fresh) return Status::Ok();
   GPUU_ASSIGN_OR_RETURN(const void* src, host_view(tensor));
-  std::memcpy(slot.host.bytes.data(), src, slot.bytes);
+  std::memcpy(slot.host_bytes(), src, slot.bytes);
   slot.host_fresh = true;
   return Status::Ok();
 }
@@ -1003,7 +1009,7 @@ Status Session::Impl::carry_states() {
     // The update is on the host (a CPU step's, a graph input) or on a device
     // that does not hold the state: through the host.
     GPUU_ASSIGN_OR_RETURN(const void* src, host_view(st.update));
-    std::memcpy(state.host.bytes.data(), src, state.bytes);
+    std::memcpy(state.host_bytes(), src, state.bytes);
     state.host_fresh = true;
     for (auto& h : state.homes) h->fresh = false;
   }
@@ -1017,7 +1023,7 @@ void Session::Impl::write_state(size_t index, const void* data, size_t size) {
   // update is written in place: that memory also holds the last execute's
   // update, which get_output still reads where it is an output.
   void* home = slot.homes.size() == 1 && !states[index].in_place ? slot.homes.front()->host_writable() : nullptr;
-  if (size) std::memcpy(home ? home : slot.host.bytes.data(), data, size);
+  if (size) std::memcpy(home ? home : slot.host_bytes(), data, size);
   slot.host_fresh = home == nullptr;
   for (auto& h : slot.homes) h->fresh = home != nullptr;
   if (slot.staging) slot.staging->fresh = false;
@@ -1132,7 +1138,8 @@ Result<std::unique_ptr<Session::Impl>> Session::make_impl(std::shared_ptr<const 
     TensorSlot& slot = impl->tensors[t];
     slot.info = program->tensors()[t];
     slot.bytes = static_cast<size_t>(graph::shape_numel(slot.info.shape)) * graph::dtype_size(slot.info.dtype);
-    slot.host = backends::HostTensor::zeros(slot.info.dtype, slot.info.shape);
+    slot.host.dtype = slot.info.dtype;
+    slot.host.shape = slot.info.shape;
   }
   for (int32_t t : program->inputs()) impl->tensors[static_cast<size_t>(t)].is_input = true;
   for (size_t s = 0; s < program->states().size(); ++s) {
@@ -1143,7 +1150,7 @@ Result<std::unique_ptr<Session::Impl>> Session::make_impl(std::shared_ptr<const 
     st.initial = program->state_initial_data(static_cast<int32_t>(s));
     TensorSlot& slot = impl->tensors[static_cast<size_t>(info.tensor)];
     slot.is_state = true;
-    std::memcpy(slot.host.bytes.data(), st.initial.data(), slot.bytes);  // the loader checked the size
+    std::memcpy(slot.host_bytes(), st.initial.data(), slot.bytes);  // the loader checked the size
     slot.host_fresh = true;
     impl->states.push_back(std::move(st));
   }
@@ -1390,7 +1397,7 @@ Status Session::set_input(size_t index, const void* data, size_t size) {
   // such home (nothing runs between executes), else into the host copy.
   void* home = slot.homes.size() == 1 ? slot.homes.front()->host_writable() : nullptr;
   slot.input_in_home = home != nullptr;
-  if (size) std::memcpy(home ? home : slot.host.bytes.data(), data, size);
+  if (size) std::memcpy(home ? home : slot.host_bytes(), data, size);
   slot.input_set = true;
   return Status::Ok();
 }

@@ -4,9 +4,12 @@
 // multiprocessors, an H100's or H200's). Tolerances as in gemm_test.cpp.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
 #include <tuple>
 #include <utility>
 
+#include "graph/builder.h"
 #include "kernels/gemm_select.h"
 #include "kernels/vulkan_test_util.h"
 
@@ -150,6 +153,57 @@ GemmChoice on_132(GemmProblem problem) {
   GemmForce force;
   force.compute_units = 132;
   return kernels::select_gemm(*test_context(), DType::kF32, force, problem);
+}
+
+// Split-K partials live only within their GEMM's dispatches, so GEMMs one
+// after the other take them from the same scratch: x [256, 64] @ W1 [64,
+// 1024] in 4 shares has 4 MiB of partials, the next GEMM's 256 KiB reuse
+// that memory (one 4 MiB block, not two).
+TEST(VulkanGemmSplit, GemmsOneAfterTheOtherShareTheirPartials) {
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", DType::kF32, {256, 64}).value();
+  graph::ValueId w1 = graph::add_graph_input(g, "w1", DType::kF32, {64, 1024}).value();
+  graph::ValueId w2 = graph::add_graph_input(g, "w2", DType::kF32, {1024, 64}).value();
+  graph::ValueId a = graph::add_op(g, "matmul", "first", {x, w1}, {}).value()[0];
+  graph::ValueId c = graph::add_op(g, "matmul", "second", {a, w2}, {}).value()[0];
+  ASSERT_TRUE(graph::add_graph_output(g, c).ok());
+  // Whole numbers in [-1, 1]: every sum is exact in f32.
+  std::vector<cpu::HostTensor> in = {random_tensor(DType::kF32, {256, 64}, 3, -1, 2),
+                                     random_tensor(DType::kF32, {64, 1024}, 4, -1, 2),
+                                     random_tensor(DType::kF32, {1024, 64}, 5, -1, 2)};
+  auto at = [&](size_t t, size_t i) {
+    float v;
+    std::memcpy(&v, in[t].bytes.data() + i * 4, 4);
+    return static_cast<double>(v);
+  };
+  for (auto& t : in) {  // whole numbers: -1, 0 or 1
+    for (size_t i = 0; i < t.bytes.size() / 4; ++i) {
+      float v;
+      std::memcpy(&v, t.bytes.data() + i * 4, 4);
+      v = std::floor(v);
+      std::memcpy(t.bytes.data() + i * 4, &v, 4);
+    }
+  }
+  RunStats stats;
+  Result<std::vector<cpu::HostTensor>> got = run_on_vulkan(g, in, &stats, split(4, GemmKernel::kTiled64));
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  std::vector<double> mid(256 * 1024, 0.0);
+  for (size_t r = 0; r < 256; ++r) {
+    for (size_t k = 0; k < 64; ++k) {
+      const double xv = at(0, r * 64 + k);
+      for (size_t n = 0; n < 1024; ++n) mid[r * 1024 + n] += xv * at(1, k * 1024 + n);
+    }
+  }
+  for (size_t r = 0; r < 256; ++r) {
+    for (size_t n = 0; n < 64; ++n) {
+      double want = 0;
+      for (size_t k = 0; k < 1024; ++k) want += mid[r * 1024 + k] * at(2, k * 64 + n);
+      float v;
+      std::memcpy(&v, (*got)[0].bytes.data() + (r * 64 + n) * 4, 4);
+      ASSERT_EQ(static_cast<double>(v), want) << "row " << r << " column " << n;
+    }
+  }
+  EXPECT_EQ(stats.scratch_bytes, size_t{4} << 20) << "the second GEMM's partials reuse the first's memory";
 }
 
 TEST(VulkanGemmSplit, SelectorFillsTheGpu) {

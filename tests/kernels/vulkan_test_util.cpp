@@ -136,6 +136,7 @@ Result<std::vector<HostTensor>> run_on_vulkan(const graph::Graph& graph, const s
     stats->barriers = delegate->barrier_count();
     stats->pipelines = delegate->pipeline_count();
     stats->arena_bytes = delegate->arena_bytes();
+    stats->scratch_bytes = delegate->scratch_bytes();
   }
   GPUU_RETURN_IF_ERROR(submit_and_wait(*delegate));
   if (stats) stats->steps = delegate->step_times();

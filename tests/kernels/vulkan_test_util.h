@@ -22,6 +22,7 @@ struct RunStats {
   size_t barriers = 0;
   size_t pipelines = 0;
   size_t arena_bytes = 0;
+  size_t scratch_bytes = 0;
   std::vector<gpu::TimedStep> steps;  // each dispatch's time and work (KernelGraphOptions::profile_steps)
 };
 
