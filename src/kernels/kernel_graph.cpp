@@ -237,34 +237,15 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
   const Clock::time_point lowering_started = Clock::now();
   const size_t pipelines_before = KernelCache::pipelines_created();
   LoweringContext lc{ctx, *kernels_, *sequence_, region, tensors,
-                     [this, align](VkDeviceSize bytes, const char* what) -> Result<BufferRange> {
-                       // Scratch lives within one unit's dispatches (split-K partials
-                       // and their reduction, ...), so every unit takes it from the
-                       // start of the same blocks again: the memory is the largest
-                       // unit's, not the sum (barriers follow the ranges' hazards).
-                       constexpr VkDeviceSize kBlock = VkDeviceSize{4} << 20;
-                       bytes = align_up(bytes, 4);
-                       while (scratch_block_ < scratch_.size() && scratch_used_ + bytes > scratch_[scratch_block_].size()) {
-                         ++scratch_block_;
-                         scratch_used_ = 0;
-                       }
-                       if (scratch_block_ == scratch_.size()) {
-                         GPUU_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::create(*ctx_, std::max(bytes, kBlock),
-                                                                                    MemoryKind::kDevice, what));
-                         scratch_.push_back(std::move(b));
-                         scratch_used_ = 0;
-                       }
-                       BufferRange r{scratch_[scratch_block_].buffer(), scratch_used_, bytes};
-                       scratch_used_ = align_up(scratch_used_ + bytes, align);
-                       return r;
+                     [this, align](VkDeviceSize bytes, const char* what) {
+                       return scratch_.take(*ctx_, bytes, align, what);
                      },
                      GemmForce{options.gemm_kernel, options.gemm_splits}, std::move(plan.views.views)};
   lc.written_over = std::move(plan.written_over);
   lc.attention_splits = options.attention_splits;
   for (const LoweringUnit& unit : units) {
     const graph::Node& node = region.node(unit.nodes.back());
-    scratch_block_ = 0;
-    scratch_used_ = 0;
+    scratch_.next_unit();
     Status lowered = Status::Ok();
     if (unit.movement_chain >= 0) {
       const MovementChain& chain = chains[static_cast<size_t>(unit.movement_chain)];
@@ -360,6 +341,47 @@ bool KernelGraph::can_update_in_place(const graph::Graph& region, graph::ValueId
   bool is_input = std::count(region.inputs().begin(), region.inputs().end(), input) > 0;
   bool is_output = std::count(region.outputs().begin(), region.outputs().end(), output) > 0;
   return is_input && is_output && can_write_over(region, plan_region(region, options), input, output);
+}
+
+void KernelGraph::UnitScratch::next_unit() {
+  if (took_) side_ ^= 1;
+  took_ = false;
+  block_ = 0;
+  used_ = 0;
+}
+
+Result<BufferRange> KernelGraph::UnitScratch::take(const SharedGpuContext& ctx, VkDeviceSize bytes,
+                                                   VkDeviceSize align, const char* what) {
+  // Blocks of a few MiB rather than an allocation each (dozens of split GEMMs
+  // per model, each a vkAllocateMemory when a size is built).
+  constexpr VkDeviceSize kBlock = VkDeviceSize{4} << 20;
+  std::vector<DeviceBuffer>& blocks = blocks_[side_];
+  bytes = align_up(bytes, 4);
+  while (block_ < blocks.size() && used_ + bytes > blocks[block_].size()) {
+    ++block_;
+    used_ = 0;
+  }
+  if (block_ == blocks.size()) {
+    GPUU_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::create(ctx, std::max(bytes, kBlock), MemoryKind::kDevice, what));
+    blocks.push_back(std::move(b));
+    used_ = 0;
+  }
+  BufferRange r{blocks[block_].buffer(), used_, bytes};
+  used_ = align_up(used_ + bytes, align);
+  took_ = true;
+  return r;
+}
+
+VkDeviceSize KernelGraph::UnitScratch::bytes() const {
+  VkDeviceSize sum = 0;
+  for (const auto& side : blocks_) {
+    for (const DeviceBuffer& b : side) sum += b.size();
+  }
+  return sum;
+}
+
+void KernelGraph::UnitScratch::clear() {
+  for (auto& side : blocks_) side.clear();
 }
 
 KernelGraph::~KernelGraph() {

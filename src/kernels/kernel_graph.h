@@ -98,11 +98,7 @@ class KernelGraph {
   // Bytes of device memory the intermediates use (after any reuse).
   VkDeviceSize arena_bytes() const { return arena_bytes_; }
   // Bytes of device memory the units' scratch (split-K partials, ...) uses.
-  VkDeviceSize scratch_bytes() const {
-    VkDeviceSize sum = 0;
-    for (const DeviceBuffer& b : scratch_) sum += b.size();
-    return sum;
-  }
+  VkDeviceSize scratch_bytes() const { return scratch_.bytes(); }
   // GPU time of the last completed run, from timestamps written at the start
   // and end of the command buffer; -1 where the queue has no timestamps or
   // the options asked for none.
@@ -124,9 +120,27 @@ class KernelGraph {
   std::vector<std::shared_ptr<const gpu::SharedConstant>> shared_constants_;  // the weights
   DeviceBuffer arena_;  // where KernelGraphOptions::arena gives none
   VkDeviceSize arena_bytes_ = 0;
-  std::vector<DeviceBuffer> scratch_;  // blocks of LoweringContext::scratch ranges
-  size_t scratch_block_ = 0;           // the block the unit being lowered takes from, and how far
-  VkDeviceSize scratch_used_ = 0;
+  // LoweringContext::scratch: memory that lives within one unit's dispatches
+  // (split-K partials and their reduction, ...). Each unit takes it from the
+  // start of the same blocks again, so the memory is the largest unit's, not
+  // the sum; units that take some alternate between two sets of blocks, so
+  // that one does not wait for the one before it to be read (barriers follow
+  // the ranges' hazards).
+  class UnitScratch {
+   public:
+    void next_unit();
+    Result<BufferRange> take(const SharedGpuContext& ctx, VkDeviceSize bytes, VkDeviceSize align, const char* what);
+    VkDeviceSize bytes() const;
+    void clear();
+
+   private:
+    std::vector<DeviceBuffer> blocks_[2];
+    int side_ = 0;
+    size_t block_ = 0;       // the block of side_ the unit takes from, and how far
+    VkDeviceSize used_ = 0;
+    bool took_ = false;      // the unit being lowered took some
+  };
+  UnitScratch scratch_;
   gpu::GpuTimer timer_;
   std::vector<BufferRange> inputs_, outputs_;  // what the slots are bound to now
   bool gpu_timing_ = true;
