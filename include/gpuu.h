@@ -1317,6 +1317,24 @@ typedef struct gpuu_execute_stats {
 } gpuu_execute_stats;
 GPUU_API gpuu_status gpuu_session_last_execute_stats(const gpuu_session* session, gpuu_execute_stats* out);
 
+/* Device memory the session holds for its tensors, in bytes (added in 0.8).
+ * Weights are not in it: they are the device's, uploaded once for every
+ * session of every program that has them. A program with dims holds these
+ * once for all its sizes, planned for the dims' upper bounds (intermediates:
+ * for the largest size made, where the upper bounds could not be). */
+typedef struct gpuu_session_memory {
+  uint32_t struct_size;
+  /* Inputs, outputs and tensors passed between steps. */
+  uint64_t tensor_bytes;
+  /* The program's states (gpuu_session_state_count). */
+  uint64_t state_bytes;
+  /* Intermediates inside delegates that the runtime gives them (the Vulkan
+   * backend's; a backend that keeps its own, as the VGF backend does, is not
+   * counted). */
+  uint64_t workspace_bytes;
+} gpuu_session_memory;
+GPUU_API gpuu_status gpuu_session_memory_info(const gpuu_session* session, gpuu_session_memory* out);
+
 /* The last successful execute's profile (gpuu_session_options.profile) as
  * JSON text: "devices", each with its measured peaks ("memory_gbps",
  * "f32_tflops", "f16_matrix_tflops"; null where unknown); "plan", in plan

@@ -380,6 +380,7 @@ GPUU_OUT_SCALAR(gpuu_vgf_path, out, PyLong_FromLong)
 GPUU_OUT_STRUCT(gpuu_shared_spec)
 GPUU_OUT_STRUCT(gpuu_vulkan_handles)
 GPUU_OUT_STRUCT(gpuu_execute_stats)
+GPUU_OUT_STRUCT(gpuu_session_memory)
 
 // Tensor info holds pointers borrowed from the session: copy them out at once.
 %typemap(in, numinputs=0) gpuu_tensor_info* out (gpuu_tensor_info info) {

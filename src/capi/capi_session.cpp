@@ -418,6 +418,20 @@ GPUU_API gpuu_status gpuu_session_last_execute_stats(const gpuu_session* session
   });
 }
 
+GPUU_API gpuu_status gpuu_session_memory_info(const gpuu_session* session, gpuu_session_memory* out) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    if (gpuu_status s = check_session(session, "gpuu_session_memory_info")) return s;
+    const runtime::SessionMemoryBytes bytes = session->session->memory();
+    gpuu_session_memory memory{};
+    memory.struct_size = sizeof(memory);
+    memory.tensor_bytes = bytes.tensors;
+    memory.state_bytes = bytes.states;
+    memory.workspace_bytes = bytes.workspaces;
+    if (!write_sized(memory, out)) return fail_struct_size("gpuu_session_memory_info", "out", out);
+    return GPUU_OK;
+  });
+}
+
 GPUU_API gpuu_status gpuu_session_profile_json(const gpuu_session* session, const char** out) {
   return guarded(__func__, [&]() -> gpuu_status {
     return profile_as(session, out, "gpuu_session_profile_json", session ? &session->profile_json : nullptr,

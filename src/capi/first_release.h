@@ -36,6 +36,7 @@ GPUU_FIRST_RELEASE(gpuu_partition_op_cost, cost);
 GPUU_FIRST_RELEASE(gpuu_partition_options, backend_count);
 GPUU_FIRST_RELEASE(gpuu_backend_compile_specs, count);  // added in 0.3
 GPUU_FIRST_RELEASE(gpuu_backend_option, value);  // added in 0.6
+GPUU_FIRST_RELEASE(gpuu_session_memory, workspace_bytes);  // added in 0.8
 
 #undef GPUU_FIRST_RELEASE
 

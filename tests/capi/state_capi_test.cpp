@@ -171,6 +171,18 @@ TEST(StateCApi, VulkanUpdatesInPlaceAndSessionsKeepTheirOwn) {
   execute(b, step_input(0));
   EXPECT_EQ(get_state(b, 0, 1), std::vector<float>{11});
   EXPECT_EQ(get_state(a, 0, 1), std::vector<float>{steps}) << "b's execute leaves a's states alone";
+  // Each session's memory: its states (steps [1], ema [6]), x and y [6]; the
+  // elementwise chain is one dispatch, so no intermediates.
+  gpuu_session_memory memory;
+  memory.struct_size = sizeof(memory);
+  ASSERT_EQ(gpuu_session_memory_info(a, &memory), GPUU_OK) << last_error();
+  EXPECT_EQ(memory.state_bytes, uint64_t{(1 + kN) * 4});
+  EXPECT_EQ(memory.tensor_bytes, uint64_t{2 * kN * 4});
+  EXPECT_EQ(memory.workspace_bytes, 0u);
+  memory.struct_size = 8;
+  EXPECT_EQ(gpuu_session_memory_info(a, &memory), GPUU_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("below the smallest size gpuu accepts"), std::string::npos) << last_error();
+  EXPECT_EQ(gpuu_session_memory_info(nullptr, &memory), GPUU_ERROR_INVALID_ARGUMENT);
   gpuu_session_destroy(a);
   gpuu_session_destroy(b);
 }

@@ -187,6 +187,8 @@ def test_state_carries_over_when_the_sequence_length_changes(tmp_path):
     x, pos = torch.randn(1, 4, 8), torch.arange(4)
     export(model, (x, pos), tmp_path / "prefill.gpuu", ({1: seq}, {0: seq}))
     with gpuu.load(tmp_path / "prefill.gpuu") as program:
+        memory = program.memory()
+        assert memory["states"] == 16 * 8 * 4
         start = 0
         for length in [5, 1, 1, 3, 1]:  # prefill 5 tokens, decode two, a chunk of 3, decode one
             x, pos = torch.randn(1, length, 8), torch.arange(start, start + length)
@@ -195,6 +197,21 @@ def test_state_carries_over_when_the_sequence_length_changes(tmp_path):
             np.testing.assert_allclose(y, want, atol=TOL, err_msg=f"step of {length} at {start}")
             np.testing.assert_allclose(program.state("cache"), reference.cache.numpy(), atol=TOL)
             start += length
+            # One cache and one set of buffers for every length: planned for seq 16 when the session began.
+            assert program.memory() == memory, f"after a step of {length}"
+
+
+def test_memory_is_planned_for_the_upper_bounds(cnn_program):
+    model, path, report = cnn_program
+    with gpuu.load(path) as program:
+        planned = program.memory()
+        # x [8, 3, 8, 8] and y [8, 10] in f32: the inputs' and outputs' buffers at batch 8.
+        assert planned["tensors"] == (8 * 3 * 8 * 8 + 8 * 10) * 4
+        assert planned["states"] == 0
+        assert planned["workspaces"] > 0  # the convolutions' and the pooling's intermediates
+        for batch in [1, 8, 3, 5, 2, 7]:  # more sizes than the session keeps (4)
+            program.run([torch.randn(batch, 3, 8, 8).numpy()])
+            assert program.memory() == planned, f"batch {batch}"
 
 
 def test_export_refuses_what_cannot_vary(tmp_path):

@@ -748,6 +748,14 @@ class Session(_Handle):
         s = _c.gpuu_session_last_execute_stats(self.handle)
         return ExecuteStats(s.delegate_submits, s.host_waits, s.host_copies, s.queue_submits, s.gpu_time_us)
 
+    def memory(self) -> Dict[str, int]:
+        """Device memory the session holds for its tensors, in bytes (gpuu_session_memory_info): "tensors"
+        (inputs, outputs, tensors between steps), "states" and "workspaces" (delegates' intermediates the
+        runtime gives them). Weights are the device's, not the session's. A program with dims holds these
+        once, planned for the dims' upper bounds."""
+        m = _c.gpuu_session_memory_info(self.handle)
+        return {"tensors": m.tensor_bytes, "states": m.state_bytes, "workspaces": m.workspace_bytes}
+
     @property
     def sync_mode(self) -> str:
         return _enum_name(SYNC_MODES, _c.gpuu_session_sync_mode(self.handle))

@@ -89,6 +89,10 @@ class LoadedProgram(core._ClosesOnExit):
     def last_execute_stats(self) -> core.ExecuteStats:
         return self.session.last_execute_stats()
 
+    def memory(self) -> Dict[str, int]:
+        """Device memory the session holds for its tensors (Session.memory): tensors, states, workspaces."""
+        return self.session.memory()
+
     def context(self) -> core.Context:
         return self.session.context()
 
