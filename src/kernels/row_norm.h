@@ -22,7 +22,21 @@ struct RowNorm {
   std::optional<BufferRange> weight;
   uint32_t weight_offset = 0, weight_stride = 1;
   std::optional<BufferRange> bias;
+  // How x's rows lie in x's memory (y's are row-major): element j of row r at
+  // offset + (r / inner_rows) * outer_stride + (r % inner_rows) * inner_stride
+  // + j * element_stride. The defaults: row-major. A layer_norm over the last
+  // dim of a permuted value (convnext's NCHW read as NHWC) reads it so, in
+  // place (row_layout), with no transpose copy before it.
+  struct Layout {
+    uint64_t offset = 0, inner_rows = 0, outer_stride = 0, inner_stride = 0, element_stride = 1;
+  };
+  std::optional<Layout> x_layout;
 };
+
+// The rows of a value of `shape` read through `view`, normalised over its
+// last dim, as RowNorm::Layout: its leading dims must make at most two runs
+// of evenly strided rows; nullopt where they do not.
+std::optional<RowNorm::Layout> row_layout(const graph::Shape& shape, const StridedView& view);
 
 // The dispatch of `norm` for graph nodes `nodes` (labelled "a+b+c").
 Status add_row_norm(LoweringContext& lc, const std::vector<graph::NodeId>& nodes, const RowNorm& norm);

@@ -227,6 +227,46 @@ TEST(VulkanLayerNorm, HalfPrecision) {
   EXPECT_TRUE(layer_norm_matches(DType::kF16, {3, 777}, 1, true, false, 1e-5, 63, 4e-3));
 }
 
+// layer_norm over the last dim of a permuted value (convnext's NCHW conv
+// output read as NHWC, also sliced) reads it in place: no transpose copy
+// runs. `perm` puts dims of x last; the result is a region output.
+std::string permuted_layer_norm_steps(DType dtype, const graph::Shape& shape, const std::vector<int64_t>& perm,
+                                      bool slice, uint32_t seed, double tol) {
+  using Ints = std::vector<int64_t>;
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", dtype, shape).value();
+  graph::ValueId src = x;
+  if (slice) {  // the first half of dim 1: a view with an offset and strides of the whole
+    src = graph::add_op(g, "slice", "half", {x}, {{"axes", Ints{1}}, {"starts", Ints{0}}, {"ends", Ints{shape[1] / 2}}})
+              .value()[0];
+  }
+  graph::ValueId t = graph::add_op(g, "transpose", "nhwc", {src}, {{"perm", perm}}).value()[0];
+  const int64_t c = g.value(t).shape.back();
+  graph::ValueId w = graph::add_graph_input(g, "w", dtype, {c}).value();
+  graph::ValueId b = graph::add_graph_input(g, "b", dtype, {c}).value();
+  graph::ValueId y =
+      graph::add_op(g, "layer_norm", "ln", {t, w, b}, {{"normalized_ndim", int64_t{1}}, {"eps", 1e-6}}).value()[0];
+  g.mark_output(y);
+  std::vector<cpu::HostTensor> in = {random_tensor(dtype, shape, seed, -2, 2), random_tensor(dtype, {c}, seed + 1, -1, 1),
+                                     random_tensor(dtype, {c}, seed + 2, -1, 1)};
+  return joined(step_labels(g, in, tol, tol / 2));
+}
+
+TEST(VulkanLayerNorm, ReadsAPermutedValueInPlace) {
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    if (dtype == DType::kF16 && !f16_kernels_or_refused()) continue;
+    const double tol = dtype == DType::kF16 ? 4e-3 : 2e-5;
+    const std::vector<int64_t> nhwc = {0, 2, 3, 1};
+    // Channels 96 (a line per row) and 7 (an invocation per row), batch 1 and 2.
+    EXPECT_EQ(permuted_layer_norm_steps(dtype, {1, 96, 14, 14}, nhwc, false, 3, tol), "ln") << graph::dtype_name(dtype);
+    EXPECT_EQ(permuted_layer_norm_steps(dtype, {2, 7, 5, 6}, nhwc, false, 7, tol), "ln") << graph::dtype_name(dtype);
+    EXPECT_EQ(permuted_layer_norm_steps(dtype, {2, 16, 5, 6}, nhwc, true, 11, tol), "ln") << graph::dtype_name(dtype);
+    // [2, 3, 4, 5] -> [4, 2, 5, 3]: rows of three runs (4, 2 and 5 apart), which the kernel does not walk: copied.
+    EXPECT_EQ(permuted_layer_norm_steps(dtype, {2, 3, 4, 5}, {2, 0, 3, 1}, false, 13, tol), "nhwc ln")
+        << graph::dtype_name(dtype);
+  }
+}
+
 // RMSNorm as model code writes it: x * rsqrt(mean(x * x, -1, keepdim) + eps),
 // then times a weight along the last axis (or none). Returns the graph and its
 // inputs' shapes; `weight` 0 none, 1 a [D] input, 2 a [1] constant expanded to

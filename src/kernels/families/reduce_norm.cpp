@@ -275,6 +275,15 @@ Status lower_softmax(LoweringContext& lc, const graph::Node& n) {
                       per_thread ? rows : workgroup_invocations(rows));
 }
 
+// OpKernel::takes_view: x (slot 0) through a view whose rows row_layout
+// addresses, for a norm over the last dim alone.
+bool layer_norm_takes_view(const graph::Graph& g, const graph::Node& n, size_t slot, const StridedView& view) {
+  if (slot != 0) return false;
+  Result<graph::AttrMap> attrs = graph::resolve_attrs(n);
+  if (!attrs.ok() || graph::attr_int(attrs.value(), "normalized_ndim") != 1) return false;
+  return row_layout(g.value(n.inputs[0]).shape, view).has_value();
+}
+
 Status lower_layer_norm(LoweringContext& lc, const graph::Node& n) {
   GPUU_ASSIGN_OR_RETURN(graph::AttrMap attrs, graph::resolve_attrs(n));
   RowNorm norm;
@@ -290,10 +299,49 @@ Status lower_layer_norm(LoweringContext& lc, const graph::Node& n) {
   norm.eps = static_cast<float>(graph::attr_float(attrs, "eps", 1e-5));
   if (n.inputs.size() > 1 && n.inputs[1] >= 0) norm.weight = lc.tensor(n.inputs[1]).range;
   if (n.inputs.size() > 2 && n.inputs[2] >= 0) norm.bias = lc.tensor(n.inputs[2]).range;
+  if (lc.has_view(n.inputs[0])) {
+    const StridedView view = lc.view_of(n.inputs[0]);
+    norm.x_layout = row_layout(norm.x->shape, view);
+    if (!norm.x_layout) {
+      return err(StatusCode::kInternal, "node '", n.name, "' (layer_norm): x has a layout the kernel cannot read");
+    }
+    norm.x = &lc.tensor(view.root);
+  }
   return add_row_norm(lc, {lc.graph.value(n.outputs[0]).producer}, norm);
 }
 
 }  // namespace
+
+std::optional<RowNorm::Layout> row_layout(const graph::Shape& shape, const StridedView& view) {
+  const size_t r = shape.size();
+  if (r == 0 || view.strides.size() != r || !view_in_32_bits(view)) return std::nullopt;
+  RowNorm::Layout layout;
+  layout.offset = static_cast<uint64_t>(view.offset);
+  layout.element_stride = static_cast<uint64_t>(view.strides[r - 1]);
+  // The leading dims from the last: runs whose dims step evenly (stride of
+  // one = its size times the next's); size-1 dims are skipped.
+  struct Run {
+    uint64_t rows = 1;
+    int64_t stride = 0;
+  };
+  std::vector<Run> runs;
+  for (size_t d = r - 1; d-- > 0;) {
+    if (shape[d] == 1) continue;
+    if (!runs.empty() && view.strides[d] == runs.back().stride * static_cast<int64_t>(runs.back().rows)) {
+      runs.back().rows *= static_cast<uint64_t>(shape[d]);
+      continue;
+    }
+    runs.push_back(Run{static_cast<uint64_t>(shape[d]), view.strides[d]});
+  }
+  if (runs.size() > 2) return std::nullopt;
+  const Run inner = runs.empty() ? Run{1, 0} : runs[0];
+  const Run outer = runs.size() > 1 ? runs[1] : Run{1, 0};
+  if (inner.stride < 0 || outer.stride < 0) return std::nullopt;
+  layout.inner_rows = inner.rows;
+  layout.inner_stride = static_cast<uint64_t>(inner.stride);
+  layout.outer_stride = static_cast<uint64_t>(outer.stride);
+  return layout;
+}
 
 Status add_row_norm(LoweringContext& lc, const std::vector<graph::NodeId>& nodes, const RowNorm& norm) {
   const TensorRef& x = *norm.x;
@@ -308,9 +356,13 @@ Status add_row_norm(LoweringContext& lc, const std::vector<graph::NodeId>& nodes
                              : size < kLayerNormLineBelow && (size < kPerThreadBelow || rows >= kLayerNormLineMinRows)
                                  ? kLayerNormLine
                                  : kWorkgroupSize;
+  const RowNorm::Layout at = norm.x_layout.value_or(RowNorm::Layout{0, rows, 0, size, 1});
   PushConstants push;
   push.u32(static_cast<uint32_t>(rows)).u32(static_cast<uint32_t>(size)).f32(norm.eps);
   push.u32(norm.weight_offset).u32(norm.weight_stride);
+  push.u32(static_cast<uint32_t>(at.offset)).u32(static_cast<uint32_t>(std::max<uint64_t>(at.inner_rows, 1)));
+  push.u32(static_cast<uint32_t>(at.outer_stride)).u32(static_cast<uint32_t>(at.inner_stride));
+  push.u32(static_cast<uint32_t>(at.element_stride));
   KernelKey key{std::string("layer_norm_rows") + float_suffix(x.dtype),
                 {static_cast<int32_t>(row_width), norm.weight ? 1 : 0, norm.bias ? 1 : 0, norm.rms ? 1 : 0},
                 4,
@@ -328,7 +380,8 @@ void add_reduce_norm_kernels(std::vector<OpKernel>& table) {
                              {"argmin", reduce_dtypes("argmin"), reduce_check, lower_arg_reduce},
                              {"cumsum", reduce_dtypes("cumsum"), reduce_check, lower_cumsum},
                              {"softmax", kFloatDTypes, check_float_inputs, lower_softmax},
-                             {"layer_norm", kFloatDTypes, check_float_inputs, lower_layer_norm}});
+                             {"layer_norm", kFloatDTypes, check_float_inputs, lower_layer_norm, 0,
+                              layer_norm_takes_view}});
 }
 
 }  // namespace gpuu::kernels

@@ -23,6 +23,10 @@ layout(push_constant) uniform Params {
   uint size;
   float eps;
   uint w_offset, w_stride;  // weight element j at w_offset + j * w_stride (0: one weight for all)
+  // x's element j of row r at x_offset + (r / inner_rows) * outer_stride +
+  // (r % inner_rows) * inner_stride + j * element_stride (row_norm.h's
+  // Layout: a permuted value read in place); y is row-major.
+  uint x_offset, inner_rows, outer_stride, inner_stride, element_stride;
 } p;
 
 shared float sums[GPUU_WG];
@@ -49,21 +53,23 @@ void main() {
   // Invocations past the last row still join the sums' barriers, reading nothing.
   bool live = row < p.rows;
   uint base = row * p.size, first = live ? lane : p.size, step = ROW_WIDTH;
+  uint xbase = p.x_offset + (row / p.inner_rows) * p.outer_stride + (row % p.inner_rows) * p.inner_stride;
+  uint xs = p.element_stride;
   float n = float(p.size);
   float mean = 0.0;
   if (!RMS) {
     float s = 0.0;
-    for (uint j = first; j < p.size; j += step) s += float(x[base + j]);
+    for (uint j = first; j < p.size; j += step) s += float(x[xbase + j * xs]);
     mean = row_sum(s, t, lane) / n;
   }
   float v = 0.0;
   for (uint j = first; j < p.size; j += step) {
-    float d = float(x[base + j]) - mean;
+    float d = float(x[xbase + j * xs]) - mean;
     v += d * d;
   }
   float rstd = 1.0 / sqrt(row_sum(v, t, lane) / n + p.eps);
   for (uint j = first; j < p.size; j += step) {
-    float r = (float(x[base + j]) - mean) * rstd;
+    float r = (float(x[xbase + j * xs]) - mean) * rstd;
     if (HAS_WEIGHT) r *= float(w[p.w_offset + j * p.w_stride]);
     if (HAS_BIAS) r += float(b[j]);
     y[base + j] = T(r);
