@@ -42,23 +42,30 @@ graph::Graph model(int64_t batch, const Blob& weight) {
   return g;
 }
 
-std::shared_ptr<const program::Program> dynamic_program() {
+// The program of `model_at` with dim batch in [1, 16] (example 2, fitted at 3
+// and 5), every node in one Vulkan region, over weight_values() as a weight.
+using ModelAt = graph::Graph (*)(int64_t batch, const Blob& weight);
+std::shared_ptr<const program::Program> dynamic_program_of(ModelAt model_at) {
   std::vector<float> w = weight_values();
   std::vector<uint8_t> bytes(w.size() * 4);
   std::memcpy(bytes.data(), w.data(), bytes.size());
   Blob weight = Blob::take(std::move(bytes));
-  graph::Graph g = model(2, weight);
+  graph::Graph g = model_at(2, weight);
   g.set_dims({{"batch", 1, 16, 2}});
-  graph::Graph at3 = model(3, weight), at5 = model(5, weight);
+  graph::Graph at3 = model_at(3, weight), at5 = model_at(5, weight);
   EXPECT_TRUE(graph::fit_dims(g, {{{3}, &at3}, {{5}, &at5}}).ok());
   partition::PartitionResult part;
-  part.regions.push_back(partition::Region{partition::kVulkanId, {0, 1}});
+  part.regions.push_back(partition::Region{partition::kVulkanId, {}});
+  for (size_t n = 0; n < g.nodes().size(); ++n) part.regions[0].nodes.push_back(static_cast<graph::NodeId>(n));
   Result<std::vector<uint8_t>> file = program::build_program(g, part, SharedGpuCompileSpec{});
   EXPECT_TRUE(file.ok()) << file.status().message();
+  if (!file.ok()) return nullptr;
   Result<std::shared_ptr<const program::Program>> p = program::load_program_bytes(file->data(), file->size());
   EXPECT_TRUE(p.ok()) << p.status().message();
-  return p.value();
+  return p.ok() ? p.value() : nullptr;
 }
+
+std::shared_ptr<const program::Program> dynamic_program() { return dynamic_program_of(model); }
 
 std::vector<float> run(Session& s, int64_t batch) {
   EXPECT_TRUE(s.set_input_shape(0, {batch, kIn}).ok());
@@ -252,23 +259,11 @@ graph::Graph softmax_model(int64_t batch, const Blob& weight) {
 // batch 16 and every size runs in them, however many sizes come and go.
 TEST_F(ShapeVariantsTest, MemoryIsPlannedOnceForTheUpperBounds) {
   std::vector<float> w = weight_values();
-  std::vector<uint8_t> bytes(w.size() * 4);
-  std::memcpy(bytes.data(), w.data(), bytes.size());
-  Blob weight = Blob::take(std::move(bytes));
-  graph::Graph g = softmax_model(2, weight);
-  g.set_dims({{"batch", 1, 16, 2}});
-  graph::Graph at3 = softmax_model(3, weight), at5 = softmax_model(5, weight);
-  ASSERT_TRUE(graph::fit_dims(g, {{{3}, &at3}, {{5}, &at5}}).ok());
-  partition::PartitionResult part;
-  part.regions.push_back(partition::Region{partition::kVulkanId, {0, 1, 2}});
-  Result<std::vector<uint8_t>> file = program::build_program(g, part, SharedGpuCompileSpec{});
-  ASSERT_TRUE(file.ok()) << file.status().message();
-  Result<std::shared_ptr<const program::Program>> program = program::load_program_bytes(file->data(), file->size());
-  ASSERT_TRUE(program.ok()) << program.status().message();
-
+  auto program = dynamic_program_of(softmax_model);
+  ASSERT_TRUE(program);
   SessionOptions options;
   options.max_shape_variants = 2;
-  auto session = Session::create(program.value(), options);
+  auto session = Session::create(program, options);
   ASSERT_TRUE(session.ok()) << session.status().message();
   Session& s = **session;
   const SessionMemoryBytes planned = s.memory();
@@ -334,23 +329,11 @@ graph::Graph counting_model(int64_t batch, const Blob& weight) {
 // session holds it once.
 TEST_F(ShapeVariantsTest, AStateStaysInOneMemoryAcrossSizes) {
   std::vector<float> w = weight_values();
-  std::vector<uint8_t> bytes(w.size() * 4);
-  std::memcpy(bytes.data(), w.data(), bytes.size());
-  Blob weight = Blob::take(std::move(bytes));
-  graph::Graph g = counting_model(2, weight);
-  g.set_dims({{"batch", 1, 16, 2}});
-  graph::Graph at3 = counting_model(3, weight), at5 = counting_model(5, weight);
-  ASSERT_TRUE(graph::fit_dims(g, {{{3}, &at3}, {{5}, &at5}}).ok());
-  partition::PartitionResult part;
-  part.regions.push_back(partition::Region{partition::kVulkanId, {0, 1, 2, 3}});
-  Result<std::vector<uint8_t>> file = program::build_program(g, part, SharedGpuCompileSpec{});
-  ASSERT_TRUE(file.ok()) << file.status().message();
-  Result<std::shared_ptr<const program::Program>> program = program::load_program_bytes(file->data(), file->size());
-  ASSERT_TRUE(program.ok()) << program.status().message();
-
+  auto program = dynamic_program_of(counting_model);
+  ASSERT_TRUE(program);
   SessionOptions options;
   options.max_shape_variants = 3;
-  auto session = Session::create(program.value(), options);
+  auto session = Session::create(program, options);
   ASSERT_TRUE(session.ok()) << session.status().message();
   Session& s = **session;
   EXPECT_EQ(s.memory().states, uint64_t{kOut * 4}) << "one count for every size";
