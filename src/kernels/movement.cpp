@@ -43,14 +43,13 @@ bool could_be_static_movement(const graph::Node& n) {
   return n.op == "reshape" || n.op == "transpose" || n.op == "index_select" || n.op == "gather";
 }
 
-// Output element -> input element (of input 0) for one node, or nullopt
-// where the node is no static movement.
+// Output element -> input element (of input 0) for a node of an op
+// could_be_static_movement names, or nullopt where it is no static movement.
 std::optional<std::vector<int64_t>> element_map(const graph::Graph& g, const graph::Node& n) {
   if (n.inputs.empty() || n.inputs[0] < 0 || n.outputs.size() != 1) return std::nullopt;
   const graph::Value& x = g.value(n.inputs[0]);
   const graph::Value& y = g.value(n.outputs[0]);
   if (x.dtype != y.dtype) return std::nullopt;
-  if (!could_be_static_movement(n)) return std::nullopt;
   const int64_t count = graph::shape_numel(y.shape);
   std::vector<int64_t> map(static_cast<size_t>(count));
   if (n.op == "reshape") {
@@ -335,7 +334,8 @@ std::vector<MovementChain> find_movement_chains(const graph::Graph& g, int64_t m
   std::vector<std::optional<std::vector<int64_t>>> maps(n);
   std::vector<char> in_run(n, 0);
   for (size_t i = 0; i < n; ++i) {
-    if (candidate[i] && next_in(candidate, i) >= 0) in_run[static_cast<size_t>(next_in(candidate, i))] = 1;
+    const int next = candidate[i] ? next_in(candidate, i) : -1;
+    if (next >= 0) in_run[static_cast<size_t>(next)] = 1;
   }
   for (size_t i = 0; i < n; ++i) {
     if (!candidate[i] || in_run[i]) continue;  // runs from their first node

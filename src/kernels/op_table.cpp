@@ -252,6 +252,21 @@ uint64_t conv_flops(const TensorRef& side, const TensorRef& weight) {
   return 2 * static_cast<uint64_t>(graph::shape_numel(side.shape)) * per_channel;
 }
 
+MergedDims merge_dims(const graph::Shape& shape, const std::vector<int64_t>& strides, size_t count) {
+  MergedDims m;
+  for (size_t d = 0; d < count; ++d) {
+    if (shape[d] == 1) continue;
+    if (!m.dims.empty() && m.steps.back() == strides[d] * shape[d]) {
+      m.dims.back() *= shape[d];
+      m.steps.back() = strides[d];
+    } else {
+      m.dims.push_back(shape[d]);
+      m.steps.push_back(strides[d]);
+    }
+  }
+  return m;
+}
+
 bool view_in_32_bits(const StridedView& view) {
   constexpr int64_t kLimit = int64_t{1} << 31;
   return view.offset >= 0 && view.offset < kLimit &&

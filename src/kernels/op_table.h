@@ -39,6 +39,13 @@ struct StridedView {
 // Whether a kernel addresses `view` with 32-bit indices: its offset and every
 // stride in [0, 2^31).
 bool view_in_32_bits(const StridedView& view);
+// The walk over the first `count` dims of `shape` at `strides`, with size-1
+// dims dropped and neighbours that walk memory as one dim merged: dims[i]
+// elements steps[i] apart, outermost first (empty: one element).
+struct MergedDims {
+  std::vector<int64_t> dims, steps;
+};
+MergedDims merge_dims(const graph::Shape& shape, const std::vector<int64_t>& strides, size_t count);
 struct GemmEpilogue;  // gemm_dispatch.h
 
 struct LoweringContext {

@@ -1046,11 +1046,8 @@ Status Session::Impl::carry_states_on_device(Impl& next, std::vector<char>* carr
     TensorSlot& to_slot = next.tensors[static_cast<size_t>(next.states[i].tensor)];
     Home* to = to_slot.home_on(from->ctx.get());
     if (!to || to->range().size < from_slot.bytes || to_slot.bytes != from_slot.bytes) continue;
-    if (same_range(from->range(), to->range())) {  // one memory (SessionMemory): nothing to copy
-      carries.push_back(Carry{from->ctx, RecordedCopy{}, i, to});
-      continue;
-    }
     carries.push_back(Carry{from->ctx, RecordedCopy{}, i, to});
+    if (same_range(from->range(), to->range())) continue;  // one memory (SessionMemory): nothing to copy
     ContextTrack& t = track(from->ctx);
     done = record_copy(t, from->range(), to->range(), &carries.back().copy);
     if (done.ok()) done = submit_copy(t, carries.back().copy);

@@ -63,15 +63,9 @@ uint32_t shared_bytes(uint32_t row_stride, uint32_t keys) {
 // One stride for dims [0, n) of a strided tensor flattened into one index, or
 // nullopt where they do not flatten (mixed broadcast, or permuted batch dims).
 std::optional<int64_t> flat_batch_stride(const graph::Shape& shape, const std::vector<int64_t>& strides, size_t n) {
-  std::optional<int64_t> stride;  // of the innermost dim that is not 1
-  int64_t next = 0;               // what the next dim out must have to continue it
-  for (size_t d = n; d-- > 0;) {
-    if (shape[d] == 1) continue;
-    if (stride && strides[d] != next) return std::nullopt;
-    if (!stride) stride = strides[d];
-    next = strides[d] * shape[d];
-  }
-  return stride.value_or(0);
+  const MergedDims merged = merge_dims(shape, strides, n);
+  if (merged.dims.size() > 1) return std::nullopt;
+  return merged.steps.empty() ? 0 : merged.steps[0];
 }
 
 // How the kernel reads q, k or v: element (batch b, head h, row i, column e)

@@ -318,28 +318,13 @@ std::optional<RowNorm::Layout> row_layout(const graph::Shape& shape, const Strid
   RowNorm::Layout layout;
   layout.offset = static_cast<uint64_t>(view.offset);
   layout.element_stride = static_cast<uint64_t>(view.strides[r - 1]);
-  // The leading dims from the last: runs whose dims step evenly (stride of
-  // one = its size times the next's); size-1 dims are skipped.
-  struct Run {
-    uint64_t rows = 1;
-    int64_t stride = 0;
-  };
-  std::vector<Run> runs;
-  for (size_t d = r - 1; d-- > 0;) {
-    if (shape[d] == 1) continue;
-    if (!runs.empty() && view.strides[d] == runs.back().stride * static_cast<int64_t>(runs.back().rows)) {
-      runs.back().rows *= static_cast<uint64_t>(shape[d]);
-      continue;
-    }
-    runs.push_back(Run{static_cast<uint64_t>(shape[d]), view.strides[d]});
-  }
-  if (runs.size() > 2) return std::nullopt;
-  const Run inner = runs.empty() ? Run{1, 0} : runs[0];
-  const Run outer = runs.size() > 1 ? runs[1] : Run{1, 0};
-  if (inner.stride < 0 || outer.stride < 0) return std::nullopt;
-  layout.inner_rows = inner.rows;
-  layout.inner_stride = static_cast<uint64_t>(inner.stride);
-  layout.outer_stride = static_cast<uint64_t>(outer.stride);
+  // The leading dims as at most two evenly strided runs of rows.
+  const MergedDims runs = merge_dims(shape, view.strides, r - 1);
+  const size_t count = runs.dims.size();
+  if (count > 2) return std::nullopt;
+  layout.inner_rows = count ? static_cast<uint64_t>(runs.dims.back()) : 1;
+  layout.inner_stride = count ? static_cast<uint64_t>(runs.steps.back()) : 0;
+  layout.outer_stride = count == 2 ? static_cast<uint64_t>(runs.steps.front()) : 0;
   return layout;
 }
 

@@ -33,17 +33,9 @@ Result<graph::AttrMap> attrs_of(const graph::Node& n) { return graph::resolve_at
 // becomes a plain copy and the shader divides less.
 Status lower_strided(LoweringContext& lc, const graph::Node& n, const TensorRef& x, const TensorRef& y,
                      const graph::Shape& shape, const std::vector<int64_t>& strides, int64_t base) {
-  std::vector<int64_t> dims, steps;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1) continue;
-    if (!dims.empty() && steps.back() == strides[d] * shape[d]) {
-      dims.back() *= shape[d];
-      steps.back() = strides[d];
-    } else {
-      dims.push_back(shape[d]);
-      steps.push_back(strides[d]);
-    }
-  }
+  const MergedDims merged = merge_dims(shape, strides, shape.size());
+  const std::vector<int64_t>& dims = merged.dims;
+  const std::vector<int64_t>& steps = merged.steps;
   const uint32_t esize = element_size(x.dtype);
   const uint32_t count = numel_u32(shape);
   if (dims.empty() || (dims.size() == 1 && steps[0] == 1)) {
