@@ -1301,3 +1301,74 @@ def _diagonal(L, a, real, node):
     offset = real.storage_offset() - base.storage_offset()
     bound = {"self": a["self"], "size": list(real.shape), "stride": list(real.stride()), "storage_offset": offset}
     return _as_strided(L, bound, real, node)
+
+
+# ---- PT2E quantization: quantize and dequantize (quantized_decomposed) -------------------------------------
+# As PyTorch's reference computes them, so a converted model's result is matched step for step:
+# q = clamp(round_half_even(x * (1 / scale)) + zero_point, quant_min, quant_max) as the integer dtype, and
+# x = (q - zero_point) * scale. A dequantize of a constant (a converted model's int8 weights) is folded to the
+# float weight before it gets here.
+
+def _per_tensor_param(v: Any, what: str) -> float:
+    if isinstance(v, _K) and v.tensor.numel() == 1:
+        return float(v.tensor.reshape(()).item())
+    if isinstance(v, (int, float)):
+        return float(v)
+    raise _Unusable(f"a {what} computed on the device (dynamic quantization)")
+
+
+def _per_channel_param(L: Lowering, v: Any, axis: int, rank: int, what: str) -> _T:
+    """A [C] constant of scales or zero points, shaped to broadcast along `axis` of a rank-`rank` value."""
+    if not isinstance(v, _K):
+        raise _Unusable(f"per-channel {what} computed on the device")
+    shape = [1] * rank
+    shape[axis] = v.tensor.numel()
+    return L.constant(v.tensor.detach().to(torch.float32).reshape(shape).numpy(), what)
+
+
+def _quantize(L: Lowering, x: _T, inv_scale: Any, zero_point: Any, a: Dict[str, Any], real: torch.Tensor) -> _T:
+    q = L._emit("round", [L.binary("mul", x, inv_scale, real.to(torch.float32))])
+    q = L.binary("add", q, zero_point, real.to(torch.float32))
+    q = L._emit("clamp", [q], {"min": float(a["quant_min"]), "max": float(a["quant_max"])})
+    return L._cast(q, L.result_dtype(real))
+
+
+def _dequantize(L: Lowering, q: _T, scale: Any, zero_point: Any, real: torch.Tensor) -> _T:
+    x = L._cast(q, core.DTYPE_F32)
+    x = L.binary("mul", L.binary("sub", x, zero_point, real.to(torch.float32)), scale, real.to(torch.float32))
+    return L._cast(x, L.result_dtype(real))
+
+
+@_lowering("quantize_per_tensor")
+def _quantize_per_tensor(L, a, real, node):
+    x = L._operand(a["input"], core.DTYPE_F32, 0, "input")
+    scale = _per_tensor_param(a["scale"], "scale")
+    inv = float(np.float32(1.0 / scale))
+    return _quantize(L, x, inv, float(_per_tensor_param(a["zero_point"], "zero point")), a, real)
+
+
+@_lowering("dequantize_per_tensor")
+def _dequantize_per_tensor(L, a, real, node):
+    q = L.tensor(a["input"], "input")
+    scale = float(np.float32(_per_tensor_param(a["scale"], "scale")))
+    return _dequantize(L, q, scale, float(_per_tensor_param(a["zero_point"], "zero point")), real)
+
+
+@_lowering("quantize_per_channel")
+def _quantize_per_channel(L, a, real, node):
+    x = L._operand(a["input"], core.DTYPE_F32, 0, "input")
+    axis = L.axis(a["axis"], x.rank)
+    scales = a["scales"]
+    if not isinstance(scales, _K):
+        raise _Unusable("per-channel scales computed on the device")
+    inv = _K((1.0 / scales.tensor.detach().double()).to(torch.float32), f"{scales.name}.inverse")
+    return _quantize(L, x, _per_channel_param(L, inv, axis, x.rank, "inverse scales"),
+                     _per_channel_param(L, a["zero_points"], axis, x.rank, "zero points"), a, real)
+
+
+@_lowering("dequantize_per_channel")
+def _dequantize_per_channel(L, a, real, node):
+    q = L.tensor(a["input"], "input")
+    axis = L.axis(a["axis"], q.rank)
+    return _dequantize(L, q, _per_channel_param(L, a["scales"], axis, q.rank, "scales"),
+                       _per_channel_param(L, a["zero_points"], axis, q.rank, "zero points"), real)

@@ -24,7 +24,7 @@ import torch
 import torch.fx
 from torch.utils import _pytree as pytree
 
-from . import core
+from . import core, quantized
 from .errors import GpuuError
 
 aten = torch.ops.aten
@@ -265,6 +265,9 @@ class Lowering:
         placeholder_of = dict(zip(fx_placeholders, self.placeholders))
         live = self._live_nodes()
         self._check_mapped(live, placeholder_of)
+        constants = {n for n, p in placeholder_of.items() if not p.is_input and not p.is_state}
+        constants |= {n for n in self.gm.graph.nodes if n.op == "get_attr"}
+        folds = quantized.plan(self.gm, constants)
         output_names: List[str] = []
         input_names: List[str] = []
         for node in self.gm.graph.nodes:
@@ -289,7 +292,13 @@ class Lowering:
                     self.env[node] = _K(t.detach(), node.target)
                 elif node.op == "call_function":
                     before = self.graph.node_count
-                    self.env[node] = self._call(node)
+                    if node in folds.absorbed:  # computed on integers by the quantize that ends it
+                        self.env[node] = _Unusable(f"{node.name}, folded into a quantized op")
+                    elif node in folds.roots:
+                        self.env[node] = quantized.lower(self, folds.roots[node], self.real[node])
+                        self._check(self.env[node], self.real[node])
+                    else:
+                        self.env[node] = self._call(node)
                     self.node_map[node.name] = [self.graph.node(i).name for i in range(before, self.graph.node_count)]
                 elif node.op == "output":
                     if not self.problems:

@@ -306,13 +306,16 @@ std::string where_check(const graph::Graph& g, const graph::Node& n) {
 }  // namespace
 
 void add_shape_kernels(std::vector<OpKernel>& table) {
+  // int8 values (a quantized model's, packed four to a word) are reshaped and
+  // cast (to and from the float islands between quantized ops) on the GPU too.
+  add_kernels(table, kAllDTypes, any_dtype, {{"reshape", lower_reshape}});
   add_kernels(table, kStoredDTypes, any_dtype,
-              {{"transpose", lower_transpose}, {"reshape", lower_reshape}, {"slice", lower_slice},
+              {{"transpose", lower_transpose}, {"slice", lower_slice},
                {"concat", lower_concat}, {"pad", lower_pad}, {"expand", lower_expand}, {"flip", lower_flip}});
   // A cast inside a fused chain reads views as the chain's kernel does (a half
   // model's SiLU begins with one, on the gate's columns of a merged GEMM); a
   // cast on its own reads its input as itself (region_plan.cpp).
-  table.push_back(OpKernel{"cast", kStoredDTypes, any_dtype, lower_cast, 0, takes_elementwise_view});
+  table.push_back(OpKernel{"cast", kAllDTypes, any_dtype, lower_cast, 0, takes_elementwise_view});
   // where reads each input at the output element's (broadcast) index.
   table.push_back(OpKernel{"where", kStoredDTypes, where_check, lower_where, 1, nullptr, same_element_operand});
 }

@@ -1,0 +1,344 @@
+"""PT2E-quantized graphs: the quantize/dequantize pairs around an op folded into integer ops.
+
+A model quantized with PyTorch's PT2E flow (prepare_pt2e / convert_pt2e) reaches the frontend as float ops between
+`dequantize_per_tensor` and `quantize_per_tensor` (quantized_decomposed). aten_ops lowers those pairs one by one,
+which is exact but computes in float. Here the frontend finds, before lowering, each int8 result whose op can run
+on integers and lowers it as TOSA's INT profile does:
+- a convolution or a linear (addmm / mm against a transposed weight): i8 x i8 with i32 accumulation
+  (conv2d_int, matmul_int), the bias in i32 at the input's and weight's scale, and a per-channel rescale to the
+  output's scale and zero point; a ReLU, ReLU6 or hardtanh before the quantize becomes the output's clamp;
+- an add of two int8 values: both rescaled to i32 at a common scale, added, rescaled to the output;
+- a reshape, a permute or a max pool between a dequantize and a quantize of the same parameters: run on the int8
+  values themselves.
+Anything else keeps the float form. The results equal PyTorch's converted model to within one quantization step
+(fixed-point rounding against float rounding).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Set
+
+import numpy as np
+import torch
+
+from . import core
+
+_QD = "quantized_decomposed"
+# Ops whose int8 result is the same op on the int8 input, where input and output share their parameters.
+_ON_INTEGERS = {"view", "_unsafe_view", "reshape", "permute", "squeeze", "unsqueeze", "flatten", "max_pool2d",
+                "max_pool2d_with_indices"}
+_SHAPE_ONLY = {"view", "_unsafe_view", "reshape"}
+# add's integer form shifts both inputs left by this before their rescale, so their sum keeps the precision of
+# the finer one (TFLite and TOSA's reference quantizers use 20 for int8).
+_ADD_SHIFT = 20
+
+
+def _op(node: Any, name: str) -> bool:
+    t = getattr(node, "target", None)
+    return isinstance(t, torch._ops.OpOverload) and t.overloadpacket.__name__ == name and (
+        name not in ("quantize_per_tensor", "dequantize_per_tensor", "dequantize_per_channel")
+        or t.namespace == _QD)
+
+
+@dataclass
+class QParams:
+    scale: float
+    zero_point: int
+    qmin: int
+    qmax: int
+
+    def same(self, other: "QParams") -> bool:
+        return (self.scale, self.zero_point, self.qmin, self.qmax) == (other.scale, other.zero_point, other.qmin,
+                                                                          other.qmax)
+
+
+def _per_tensor(node: Any, which: str) -> Optional[QParams]:
+    """The literal parameters of a per-tensor int8 quantize or dequantize (`which`), else None."""
+    if not _op(node, which) or node.target.overloadpacket.default is not node.target or len(node.args) < 6:
+        return None
+    _, scale, zp, qmin, qmax, dtype = node.args[:6]
+    if dtype is not torch.int8 or not isinstance(scale, float) or not isinstance(zp, int):
+        return None
+    return QParams(scale, zp, int(qmin), int(qmax))
+
+
+@dataclass
+class Fold:
+    """One int8 result computed on integers: `kind` over `x` (and `other`, for add), quantized as `out`."""
+    kind: str                       # conv | linear | add | same
+    root: Any                       # the quantize node whose value this is
+    op: Any                         # the float op folded
+    x: Any                          # the int8 input's node (a quantize, or any int8 value)
+    x_q: QParams
+    out: QParams
+    other: Any = None               # add: the second int8 input
+    other_q: Optional[QParams] = None
+    weight_dq: Any = None           # conv / linear: the weight's dequantize node
+    bias: Any = None                # conv / linear: the float bias node, if any
+    low: Optional[float] = None     # the activation's bounds in float (ReLU: 0; ReLU6: 0 and 6)
+    high: Optional[float] = None
+    extra: List[Any] = field(default_factory=list)  # other nodes it computes (a pool's getitem)
+
+
+@dataclass
+class Plan:
+    roots: Dict[Any, Fold] = field(default_factory=dict)
+    absorbed: Set[Any] = field(default_factory=set)
+
+
+def _single_user(node: Any) -> bool:
+    return len(node.users) == 1
+
+
+def _activation(node: Any):
+    """(low, high) in float for a ReLU-like node, else None."""
+    name = node.target.overloadpacket.__name__ if isinstance(node.target, torch._ops.OpOverload) else None
+    if name in ("relu", "relu_"):
+        return 0.0, None
+    if name in ("relu6", "relu6_"):
+        return 0.0, 6.0
+    if name in ("hardtanh", "hardtanh_"):
+        lo = node.args[1] if len(node.args) > 1 else -1.0
+        hi = node.args[2] if len(node.args) > 2 else 1.0
+        return float(lo), float(hi)
+    return None
+
+
+def _constant(node: Any, constants: Set[Any]) -> bool:
+    return isinstance(node, torch.fx.Node) and node in constants
+
+
+def _weight(node: Any, constants: Set[Any]) -> bool:
+    """A dequantize of constant int8 weights, per output channel (axis 0) or per tensor, symmetric."""
+    if _op(node, "dequantize_per_channel"):
+        w, scales, zps, axis = node.args[:4]
+        return axis == 0 and node.args[6] is torch.int8 and all(_constant(n, constants) for n in (w, scales, zps))
+    q = _per_tensor(node, "dequantize_per_tensor")
+    return q is not None and q.zero_point == 0 and _constant(node.args[0], constants)
+
+
+def plan(gm: torch.fx.GraphModule, constants: Set[Any]) -> Plan:
+    """The folds of `gm`; `constants` are the nodes whose values are constants (weights, scales, zero points)."""
+    p = Plan()
+    for q in gm.graph.nodes:
+        out = _per_tensor(q, "quantize_per_tensor")
+        if out is None:
+            continue
+        chain: List[Any] = []
+        low = high = None
+        cur = q.args[0]
+        while isinstance(cur, torch.fx.Node) and _single_user(cur):
+            act = _activation(cur)
+            name = cur.target.overloadpacket.__name__ if isinstance(cur.target, torch._ops.OpOverload) else None
+            if act is not None and low is None:
+                low, high = act
+            elif name not in _SHAPE_ONLY:
+                break
+            chain.append(cur)
+            cur = cur.args[0]
+        fold = _match(q, cur, chain, out, low, high, constants)
+        if fold is not None:
+            p.roots[q] = fold
+            p.absorbed.update(chain)
+            p.absorbed.update(fold.extra)
+            if fold.op is not None:
+                p.absorbed.add(fold.op)
+    # A dequantize whose every user is folded away is not computed at all (nor, for linear, the weight's transpose).
+    changed = True
+    while changed:
+        changed = False
+        for n in gm.graph.nodes:
+            if n in p.absorbed or n in p.roots or not n.users:
+                continue
+            if (_op(n, "dequantize_per_tensor") or _op(n, "permute")) and all(u in p.absorbed for u in n.users):
+                p.absorbed.add(n)
+                changed = True
+    return p
+
+
+def _dequantized(node: Any) -> Optional[QParams]:
+    return _per_tensor(node, "dequantize_per_tensor") if isinstance(node, torch.fx.Node) else None
+
+
+def _dequantized_through_views(node: Any):
+    """(the dequantize, its parameters, the reshapes from it to `node`) where `node` is a dequantize or single-use
+    reshapes of one (a linear's input flattened to 2-D), else (None, None, [])."""
+    views = []
+    while isinstance(node, torch.fx.Node) and isinstance(node.target, torch._ops.OpOverload) and \
+            node.target.overloadpacket.__name__ in _SHAPE_ONLY and _single_user(node):
+        views.append(node)
+        node = node.args[0]
+    q = _dequantized(node)
+    return (node, q, views) if q is not None else (None, None, [])
+
+
+def _match(q, cur, chain, out, low, high, constants) -> Optional[Fold]:
+    if not isinstance(cur, torch.fx.Node):
+        return None
+    shapes_only = low is None and all(n.target.overloadpacket.__name__ in _SHAPE_ONLY for n in chain)
+    cur_q = _dequantized(cur)
+    if cur_q is not None and chain and shapes_only and cur_q.same(out):  # a reshape between the pair
+        return Fold("same", q, None, cur.args[0], cur_q, out)
+    if cur.target is operator.getitem and cur.args[1] == 0 and _single_user(cur):
+        pool = cur.args[0]  # max_pool2d_with_indices' values (its indices unused)
+        others_unused = all(u is cur or not u.users for u in pool.users)
+        if _op(pool, "max_pool2d_with_indices") and others_unused and shapes_only:
+            xq = _dequantized(pool.args[0])
+            if xq is not None and xq.same(out):
+                return Fold("same", q, pool, pool.args[0].args[0], xq, out, extra=[cur])
+        return None
+    if not _single_user(cur) or not isinstance(cur.target, torch._ops.OpOverload):
+        return None
+    name = cur.target.overloadpacket.__name__
+    if name == "convolution":
+        x, w, bias = cur.args[:3]
+        transposed = cur.args[6]
+        xq = _dequantized(x)
+        if transposed or xq is None or not _weight(w, constants) or len(x.meta.get("val", torch.empty(0)).shape) != 4:
+            return None
+        if bias is not None and not _constant(bias, constants):
+            return None
+        return Fold("conv", q, cur, x.args[0], xq, out, weight_dq=w, bias=bias, low=low, high=high)
+    if name in ("addmm", "mm"):
+        bias, x, wt = (cur.args[0], cur.args[1], cur.args[2]) if name == "addmm" else (None, cur.args[0], cur.args[1])
+        if name == "addmm" and (cur.kwargs.get("beta", 1) != 1 or cur.kwargs.get("alpha", 1) != 1):
+            return None
+        dq, xq, views = _dequantized_through_views(x)
+        if xq is None or not _op(wt, "permute") or list(wt.args[1]) != [1, 0] or not _weight(wt.args[0], constants):
+            return None
+        if bias is not None and not _constant(bias, constants):
+            return None
+        return Fold("linear", q, cur, dq.args[0], xq, out, weight_dq=wt.args[0], bias=bias, low=low, high=high,
+                    extra=views)
+    if name == "add" and len(cur.args) == 2 and cur.kwargs.get("alpha", 1) == 1:
+        a, b = cur.args
+        aq, bq = _dequantized(a), _dequantized(b)
+        if aq is None or bq is None:
+            return None
+        return Fold("add", q, cur, a.args[0], aq, out, other=b.args[0], other_q=bq, low=low, high=high)
+    if name in _ON_INTEGERS and name != "max_pool2d_with_indices" and shapes_only:
+        xq = _dequantized(cur.args[0])
+        if xq is None or not xq.same(out):
+            return None
+        return Fold("same", q, cur, cur.args[0].args[0], xq, out)
+    return None
+
+
+# ---- lowering ------------------------------------------------------------------------------------------------
+
+def multiplier_shift(scales: np.ndarray):
+    """TOSA's 32-bit fixed-point form of positive `scales`: multiplier in [2^30, 2^31), scale = m * 2^-shift."""
+    mults, shifts = [], []
+    for s in np.asarray(scales, dtype=np.float64).reshape(-1):
+        if not s > 0 or not math.isfinite(s):
+            raise ValueError(f"a requantization scale of {s} (scales must be positive)")
+        mantissa, exponent = math.frexp(s)  # s = mantissa * 2^exponent, mantissa in [0.5, 1)
+        m = int(round(mantissa * (1 << 31)))
+        if m == 1 << 31:
+            m //= 2
+            exponent += 1
+        shift = 31 - exponent
+        if shift > 62:  # below TOSA's range: the scaled value rounds to 0 anyway
+            m, shift = 0, 62
+        if shift < 2:
+            raise ValueError(f"a requantization scale of {s} is beyond TOSA's rescale range")
+        mults.append(m)
+        shifts.append(shift)
+    return np.array(mults, dtype=np.int32), np.array(shifts, dtype=np.int32)
+
+
+def _int_value(L, node: Any, what: str):
+    v = L.env.get(node)
+    v = L._use(v, what)
+    if v.dtype != core.DTYPE_I8:
+        raise L._error(f"{what} is {core.dtype_name(v.dtype)}, not the int8 value its dequantize reads")
+    return v
+
+
+def _rescale(L, x, scales: np.ndarray, axis: int, dtype: str, input_zp: int, output_zp: int):
+    mult, shift = multiplier_shift(scales)
+    return L._emit("rescale", [x, L.constant(mult, "multiplier"), L.constant(shift, "shift")],
+                   {"dtype": dtype, "scale32": 1, "rounding": "single_round", "axis": axis,
+                    "input_zp": input_zp, "output_zp": output_zp})
+
+
+def _clamp_to_output(L, y, f: Fold):
+    lo, hi = f.out.qmin, f.out.qmax
+    if f.low is not None:
+        lo = max(lo, f.out.zero_point + int(round(f.low / f.out.scale)))
+    if f.high is not None:
+        hi = min(hi, f.out.zero_point + int(round(f.high / f.out.scale)))
+    if lo > -128 or hi < 127:
+        y = L._emit("clamp", [y], {"min": float(lo), "max": float(hi)})
+    return y
+
+
+def _weights(L, f: Fold):
+    """The int8 weights (as a torch tensor) and their per-output-channel scales (float64)."""
+    dq = f.weight_dq
+    w = L.env[dq.args[0]].tensor
+    if _op(dq, "dequantize_per_channel"):
+        scales = L.env[dq.args[1]].tensor.detach().double().reshape(-1).numpy()
+        zps = L.env[dq.args[2]].tensor.detach().reshape(-1)
+        if bool((zps != 0).any()):
+            raise L._error("per-channel weights with non-zero zero points (asymmetric weights) are not supported")
+    else:
+        scales = np.full(w.shape[0], dq.args[1], dtype=np.float64)
+    return w.detach().to(torch.int8), scales
+
+
+def _bias_i32(L, f: Fold, input_scale: float, w_scales: np.ndarray) -> Optional[np.ndarray]:
+    if f.bias is None:
+        return None
+    bias = L.env[f.bias].tensor.detach().double().reshape(-1).numpy()
+    return np.clip(np.round(bias / (input_scale * w_scales)), -2**31, 2**31 - 1).astype(np.int32)
+
+
+def lower(L, f: Fold, real: torch.Tensor):
+    """`f`'s int8 result as gpuu values (L: the fx_lowering.Lowering)."""
+    x = _int_value(L, f.x, "the quantized input")
+    if f.kind == "same":
+        name = f.op.target.overloadpacket.__name__ if f.op is not None else "view"
+        if name in _SHAPE_ONLY or name in ("squeeze", "unsqueeze", "flatten"):
+            return L.reshape(x, list(real.shape))
+        y = L.lowerings[name](L, _bind_like(L, f.op, x), real, f.op)
+        return L.reshape(y[0] if isinstance(y, (list, tuple)) else y, list(real.shape))
+    if f.kind == "add":
+        other = _int_value(L, f.other, "the quantized input")
+        twice = 2 * max(f.x_q.scale, f.other_q.scale)
+        a = _rescale(L, x, np.array([f.x_q.scale / twice * 2**_ADD_SHIFT]), -1, "i32", f.x_q.zero_point, 0)
+        b = _rescale(L, other, np.array([f.other_q.scale / twice * 2**_ADD_SHIFT]), -1, "i32", f.other_q.zero_point, 0)
+        s = L.binary("add", a, b, real.to(torch.int32))
+        y = _rescale(L, s, np.array([twice / (2**_ADD_SHIFT * f.out.scale)]), -1, "i8", 0, f.out.zero_point)
+        return _clamp_to_output(L, L.reshape(y, list(real.shape)), f)
+    w, w_scales = _weights(L, f)
+    bias = _bias_i32(L, f, f.x_q.scale, w_scales)
+    requant = f.x_q.scale * w_scales / f.out.scale
+    if f.kind == "conv":
+        stride, padding, dilation = (list(f.op.args[i]) for i in (3, 4, 5))
+        groups = int(f.op.args[8])
+        attrs = {"stride": stride, "padding": [padding[0], padding[0], padding[1], padding[1]],
+                 "dilation": dilation, "groups": groups, "input_zp": f.x_q.zero_point, "weight_zp": 0}
+        b = L.constant(bias, "bias_i32") if bias is not None else None
+        acc = L._emit("conv2d_int", [x, L.constant(w.numpy(), "weight_i8"), b], attrs)
+        y = _rescale(L, acc, requant, 1, "i8", 0, f.out.zero_point)
+    else:  # linear: x [M, K] @ w.T, w [N, K] (x flattened to 2-D where the model's input had more dims)
+        k = w.shape[1]
+        m = int(np.prod(x.shape)) // k
+        a = L.reshape(x, [1, m, k])
+        wt = L.constant(np.ascontiguousarray(w.numpy().T).reshape(1, k, -1), "weight_i8")
+        acc = L._emit("matmul_int", [a, wt], {"a_zp": f.x_q.zero_point, "b_zp": 0})
+        if bias is not None:
+            acc = L._emit("add", [acc, L.constant(bias.reshape(1, 1, -1), "bias_i32")])
+        y = _rescale(L, acc, requant, 2, "i8", 0, f.out.zero_point)
+    return _clamp_to_output(L, L.reshape(y, list(real.shape)), f)
+
+
+def _bind_like(L, node, x):
+    """`node`'s arguments bound by schema with its input replaced by the int8 value `x`."""
+    from .fx_lowering import _bind
+    args = (x,) + tuple(L.env.get(a, a) if isinstance(a, torch.fx.Node) else a for a in node.args[1:])
+    return _bind(node.target, args, node.kwargs)

@@ -1,0 +1,156 @@
+"""PyTorch PT2E-quantized models (prepare_pt2e / convert_pt2e, 8-bit activations and weights): exported and run.
+
+The converted model is the reference: its quantize/dequantize pairs are what gpuu folds into integer ops
+(conv2d_int, matmul_int, rescale, int8 max pool and reshapes), so gpuu's int8 results may differ from PyTorch's
+float-then-round ones by one quantization step at most.
+"""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+from torchao.testing.pt2e._xnnpack_quantizer import XNNPACKQuantizer, get_symmetric_quantization_config
+
+import gpuu
+from gpuu import quantized
+
+
+class SmallCnn(nn.Module):
+    """conv-ReLU, a residual add-ReLU, max pool, flatten, linear: the patterns of a quantized ResNet."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.c2 = nn.Conv2d(8, 8, 3, padding=1)
+        self.fc = nn.Linear(8 * 4 * 4, 10)
+
+    def forward(self, x):
+        y = F.relu(self.c1(x))
+        y = F.relu(self.c2(y) + y)
+        return self.fc(F.max_pool2d(y, 2).flatten(1))
+
+
+class SmallBlock(nn.Module):
+    """A pre-norm transformer block: the linears quantized, layer norm and attention left in float."""
+
+    def __init__(self, d=32, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.fc1, self.fc2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(d, 2)
+        q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(y.transpose(1, 2).reshape(b, t, d))
+        return x + self.fc2(F.relu(self.fc1(self.ln2(x))))
+
+
+def _quantize(model, shape, seed=0, per_channel=True, only=None):
+    """`model` through PT2E with XNNPACK's symmetric int8 config, calibrated on 8 seeded batches."""
+    torch.manual_seed(seed)
+    model = model.eval()
+    x = torch.randn(*shape)
+    graph = torch.export.export(model, (x,)).module()
+    quantizer = XNNPACKQuantizer()
+    config = get_symmetric_quantization_config(is_per_channel=per_channel)
+    if only is None:
+        quantizer.set_global(config)
+    else:
+        quantizer.set_module_type(only, config)
+    prepared = prepare_pt2e(graph, quantizer)
+    for _ in range(8):
+        prepared(torch.randn(*shape))
+    return convert_pt2e(prepared), x
+
+
+def _output_step(converted):
+    """The scale of the converted model's last dequantize (its output's quantization step)."""
+    dq = [n for n in converted.graph.nodes if "dequantize_per_tensor" in str(n.target)]
+    return float(dq[-1].args[1])
+
+
+def _export_and_run(converted, x, prefer, tmp_path, **options):
+    spec = gpuu.UnifiedGpuCompileSpec(vgf=gpuu.VgfCompileSpec(), prefer=prefer, min_partition_size=1,
+                                      shared_context_token="quantized")
+    path = tmp_path / f"{prefer}.gpuu"
+    report = gpuu.export(converted, (x,), spec, path)
+    with gpuu.load(path, profile=True, **options) as program:
+        (got,) = program.run([x.numpy()])
+        kernels = [d["kernel"] for step in program.profile()["plan"] for d in step.get("dispatches", [])]
+    return got, report, kernels
+
+
+@pytest.mark.parametrize("prefer", ["vulkan_first", "vgf_first"])
+def test_quantized_cnn_runs_on_integers_and_matches_pytorch(prefer, tmp_path, vgf_runtime):
+    converted, x = _quantize(SmallCnn(), (1, 3, 8, 8))
+    with torch.no_grad():
+        want = converted(x).numpy()
+    got, report, kernels = _export_and_run(converted, x, prefer, tmp_path)
+    step = _output_step(converted)
+    assert np.abs(got - want).max() <= step * 1.001, (np.abs(got - want).max(), step)
+    if prefer == "vulkan_first":
+        assert {r["backend"] for r in report["regions"]} == {"VulkanBackend"}, report["regions"]
+        # Both convolutions and the linear on integers; the pool on int8; no float GEMM or pool.
+        assert kernels.count("conv2d_int") == 2 and kernels.count("matmul_int") == 1, kernels
+        assert "pool2d_int_max" in kernels, kernels
+        assert not [k for k in kernels if k.startswith(("conv2d_gemm", "gemm", "gemv", "pool2d_f"))], kernels
+
+
+def test_quantized_transformer_block_runs_its_linears_on_integers(tmp_path):
+    converted, x = _quantize(SmallBlock(), (2, 8, 32))
+    with torch.no_grad():
+        want = converted(x).numpy()
+    got, _, kernels = _export_and_run(converted, x, "vulkan_first", tmp_path)
+    assert np.abs(got - want).max() <= _output_step(converted) * 1.001
+    # qkv, proj, fc1 and fc2 (inputs flattened from [2, 8, d] to 2-D) on integers; norms and attention in float.
+    assert kernels.count("matmul_int") == 4, kernels
+    assert not [k for k in kernels if k.startswith(("gemm", "gemv"))], kernels
+    assert "attention_f32" in kernels and "layer_norm_rows_f32" in kernels, kernels
+
+
+def test_partly_quantized_model_keeps_float_islands(tmp_path):
+    """Only the linear quantized: the convolutions stay float, and the result is still PyTorch's."""
+    converted, x = _quantize(SmallCnn(), (1, 3, 8, 8), only=nn.Linear)
+    with torch.no_grad():
+        want = converted(x).numpy()
+    got, _, kernels = _export_and_run(converted, x, "vulkan_first", tmp_path)
+    assert np.abs(got - want).max() <= _output_step(converted) * 1.001
+    assert kernels.count("matmul_int") == 1 and "conv2d_int" not in kernels, kernels
+
+
+def test_per_tensor_weights(tmp_path):
+    converted, x = _quantize(SmallCnn(), (1, 3, 8, 8), per_channel=False)
+    with torch.no_grad():
+        want = converted(x).numpy()
+    got, _, kernels = _export_and_run(converted, x, "vulkan_first", tmp_path)
+    assert np.abs(got - want).max() <= _output_step(converted) * 1.001
+    assert kernels.count("conv2d_int") == 2, kernels
+
+
+def test_quantize_and_dequantize_alone_match_pytorch_exactly(tmp_path):
+    """A model that is nothing but a quantize/dequantize pair (no op to fold): rounding half to even, clamping."""
+    class QDq(nn.Module):
+        def forward(self, x):
+            q = torch.ops.quantized_decomposed.quantize_per_tensor.default(x, 0.05, 3, -128, 127, torch.int8)
+            return torch.ops.quantized_decomposed.dequantize_per_tensor.default(q, 0.05, 3, -128, 127, torch.int8)
+
+    # Exact halves (x / 0.05 = k + 0.5) and values beyond the int8 range on both sides.
+    x = torch.tensor([[0.025, 0.075, -0.025, -0.125, 0.0, 7.0, -7.0, 1.2345, -3.3, 6.4, -6.5, 6.35]])
+    want = QDq()(x).numpy()
+    got, _, _ = _export_and_run(QDq(), x, "vulkan_first", tmp_path)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_multiplier_shift_represents_each_scale():
+    scales = np.array([1e-6, 0.0009765625, 0.3, 0.5, 0.999999, 1.0, 3.75])
+    mult, shift = quantized.multiplier_shift(scales)
+    assert ((mult >= 2**30) & (mult < 2**31)).all(), mult
+    np.testing.assert_allclose(mult.astype(np.float64) * 2.0 ** -shift.astype(np.float64), scales, rtol=2**-30)
+    with pytest.raises(ValueError, match="positive"):
+        quantized.multiplier_shift(np.array([0.0]))
