@@ -51,6 +51,23 @@ class SmallBlock(nn.Module):
         return x + self.fc2(F.relu(self.fc1(self.ln2(x))))
 
 
+class MobileBlock(nn.Module):
+    """MobileNetV3's pieces: hardswish, a squeeze-excite gate (mean, 1x1 convolutions, hardsigmoid, multiply) and
+    ReLU6 after a depthwise convolution."""
+
+    def __init__(self, c=8):
+        super().__init__()
+        self.expand = nn.Conv2d(3, c, 3, padding=1)
+        self.depthwise = nn.Conv2d(c, c, 3, padding=1, groups=c)
+        self.squeeze, self.excite = nn.Conv2d(c, 4, 1), nn.Conv2d(4, c, 1)
+
+    def forward(self, x):
+        y = F.hardswish(self.expand(x))
+        y = F.relu6(self.depthwise(y))
+        gate = F.hardsigmoid(self.excite(F.relu(self.squeeze(y.mean((2, 3), keepdim=True)))))
+        return y * gate
+
+
 def _quantize(model, shape, seed=0, per_channel=True, only=None):
     """`model` through PT2E with XNNPACK's symmetric int8 config, calibrated on 8 seeded batches."""
     torch.manual_seed(seed)
@@ -112,6 +129,20 @@ def test_quantized_transformer_block_runs_its_linears_on_integers(tmp_path):
     assert kernels.count("matmul_int") == 4, kernels
     assert not [k for k in kernels if k.startswith(("gemm", "gemv"))], kernels
     assert "attention_f32" in kernels and "layer_norm_rows_f32" in kernels, kernels
+
+
+def test_mobile_block_runs_activations_as_tables_and_the_gate_on_integers(tmp_path):
+    converted, x = _quantize(MobileBlock(), (1, 3, 8, 8))
+    with torch.no_grad():
+        want = converted(x).numpy()
+    got, report, kernels = _export_and_run(converted, x, "vulkan_first", tmp_path)
+    assert np.abs(got - want).max() <= _output_step(converted) * 1.001
+    ops = [n["op"] for n in report["nodes"]]
+    # hardswish, ReLU6 and hardsigmoid as lookup tables (made by PyTorch on the 256 int8 values, so exact); the
+    # gate's multiply on integers; every convolution, the depthwise one and the 1x1 ones included, on integers.
+    assert ops.count("table") >= 2, ops
+    assert ops.count("conv2d_int") == 4 and "conv2d" not in ops, ops
+    assert "table_lookup" in kernels, kernels
 
 
 def test_partly_quantized_model_keeps_float_islands(tmp_path):

@@ -7,9 +7,14 @@ on integers and lowers it as TOSA's INT profile does:
 - a convolution or a linear (addmm / mm against a transposed weight): i8 x i8 with i32 accumulation
   (conv2d_int, matmul_int), the bias in i32 at the input's and weight's scale, and a per-channel rescale to the
   output's scale and zero point; a ReLU, ReLU6 or hardtanh before the quantize becomes the output's clamp;
-- an add of two int8 values: both rescaled to i32 at a common scale, added, rescaled to the output;
+- an add of two int8 values: both rescaled to i32 at a common scale, added, rescaled to the output; a multiply:
+  the product of both less their zero points in i32, rescaled (a mean stays in float: summed on integers,
+  resnet18's pooled features differed by a step where PyTorch's float sum rounds the other way, and its classifier
+  turned that into two);
 - a reshape, a permute or a max pool between a dequantize and a quantize of the same parameters: run on the int8
-  values themselves.
+  values themselves;
+- a chain of elementwise ops of one input (hardswish, sigmoid, ReLU6, ...) between a dequantize and a quantize: a
+  256-entry lookup table (TOSA TABLE), made by running the chain itself on the 256 int8 values, so it is exact.
 Anything else keeps the float form. The results equal PyTorch's converted model to within one quantization step
 (fixed-point rounding against float rounding).
 """
@@ -31,6 +36,10 @@ _QD = "quantized_decomposed"
 _ON_INTEGERS = {"view", "_unsafe_view", "reshape", "permute", "squeeze", "unsqueeze", "flatten", "max_pool2d",
                 "max_pool2d_with_indices"}
 _SHAPE_ONLY = {"view", "_unsafe_view", "reshape"}
+# Elementwise ops of one tensor input (their other arguments constants), folded into a lookup table.
+_TABLE_OPS = {"relu", "relu6", "hardtanh", "hardswish", "hardsigmoid", "sigmoid", "tanh", "gelu", "silu", "elu",
+              "leaky_relu", "clamp", "clamp_min", "clamp_max", "neg", "abs", "exp", "log", "sqrt", "rsqrt",
+              "reciprocal", "erf", "mul", "add", "sub", "div", "pow", "softplus", "mish", "log_sigmoid", "square"}
 # add's integer form shifts both inputs left by this before their rescale, so their sum keeps the precision of
 # the finer one (TFLite and TOSA's reference quantizers use 20 for int8).
 _ADD_SHIFT = 20
@@ -123,6 +132,7 @@ def _weight(node: Any, constants: Set[Any]) -> bool:
 def plan(gm: torch.fx.GraphModule, constants: Set[Any]) -> Plan:
     """The folds of `gm`; `constants` are the nodes whose values are constants (weights, scales, zero points)."""
     p = Plan()
+    candidates: Set[Any] = set()
     for q in gm.graph.nodes:
         out = _per_tensor(q, "quantize_per_tensor")
         if out is None:
@@ -139,21 +149,24 @@ def plan(gm: torch.fx.GraphModule, constants: Set[Any]) -> Plan:
                 break
             chain.append(cur)
             cur = cur.args[0]
-        fold = _match(q, cur, chain, out, low, high, constants)
+        fold = _match(q, cur, chain, out, low, high, constants) or _match_table(q, out)
         if fold is not None:
             p.roots[q] = fold
-            p.absorbed.update(chain)
-            p.absorbed.update(fold.extra)
+            candidates.update(chain if fold.kind != "table" else [])
+            candidates.update(fold.extra)
             if fold.op is not None:
-                p.absorbed.add(fold.op)
-    # A dequantize whose every user is folded away is not computed at all (nor, for linear, the weight's transpose).
+                candidates.add(fold.op)
+    # What a fold computes on integers is not computed in float, unless something else uses it (a table's float
+    # chain may feed an op left in float too); nor is a dequantize (or, for linear, the weight's transpose) whose
+    # every user is folded away.
     changed = True
     while changed:
         changed = False
         for n in gm.graph.nodes:
             if n in p.absorbed or n in p.roots or not n.users:
                 continue
-            if (_op(n, "dequantize_per_tensor") or _op(n, "permute")) and all(u in p.absorbed for u in n.users):
+            folded = n in candidates or _op(n, "dequantize_per_tensor") or _op(n, "permute")
+            if folded and all(u in p.absorbed or u in p.roots for u in n.users):
                 p.absorbed.add(n)
                 changed = True
     return p
@@ -219,12 +232,49 @@ def _match(q, cur, chain, out, low, high, constants) -> Optional[Fold]:
         if aq is None or bq is None:
             return None
         return Fold("add", q, cur, a.args[0], aq, out, other=b.args[0], other_q=bq, low=low, high=high)
+    if name == "mul" and len(cur.args) == 2 and all(isinstance(a, torch.fx.Node) for a in cur.args):
+        a, b = cur.args
+        aq, bq = _dequantized(a), _dequantized(b)
+        if aq is None or bq is None:
+            return None
+        return Fold("mul", q, cur, a.args[0], aq, out, other=b.args[0], other_q=bq, low=low, high=high)
     if name in _ON_INTEGERS and name != "max_pool2d_with_indices" and shapes_only:
         xq = _dequantized(cur.args[0])
         if xq is None or not xq.same(out):
             return None
         return Fold("same", q, cur, cur.args[0].args[0], xq, out)
     return None
+
+
+def _match_table(q, out) -> Optional[Fold]:
+    """q(f(dq(x))) for a chain f of elementwise ops of one tensor input, with at least one of them."""
+    chain: List[Any] = []
+    cur = q.args[0]
+    while isinstance(cur, torch.fx.Node) and isinstance(cur.target, torch._ops.OpOverload):
+        name = cur.target.overloadpacket.__name__.rstrip("_")
+        if _dequantized(cur) is not None:
+            break
+        others = list(cur.args[1:]) + list(cur.kwargs.values())
+        if (name not in _TABLE_OPS and name not in _SHAPE_ONLY) or any(isinstance(a, torch.fx.Node) for a in others):
+            return None
+        chain.append(cur)
+        cur = cur.args[0]
+    xq = _dequantized(cur)
+    if xq is None or not any(n.target.overloadpacket.__name__ not in _SHAPE_ONLY for n in chain):
+        return None
+    return Fold("table", q, None, cur.args[0], xq, out, extra=chain)
+
+
+def lookup_table(f: Fold) -> np.ndarray:
+    """The int8 result of `f`'s dequantize, chain and quantize for each int8 input -128..127, by PyTorch itself."""
+    dq = f.extra[-1].args[0]  # the chain runs from the quantize's input back to the dequantize
+    with torch.no_grad():
+        v = dq.target(torch.arange(-128, 128, dtype=torch.int8), *dq.args[1:], **dq.kwargs)
+        for n in reversed(f.extra):
+            if n.target.overloadpacket.__name__ not in _SHAPE_ONLY:
+                v = n.target(v, *n.args[1:], **n.kwargs)
+        table = f.root.target(v, *f.root.args[1:], **f.root.kwargs)
+    return table.numpy().astype(np.int8)
 
 
 # ---- lowering ------------------------------------------------------------------------------------------------
@@ -306,6 +356,16 @@ def lower(L, f: Fold, real: torch.Tensor):
             return L.reshape(x, list(real.shape))
         y = L.lowerings[name](L, _bind_like(L, f.op, x), real, f.op)
         return L.reshape(y[0] if isinstance(y, (list, tuple)) else y, list(real.shape))
+    if f.kind == "table":
+        y = L._emit("table", [x, L.constant(lookup_table(f), "table")])
+        return L.reshape(y, list(real.shape))
+    if f.kind == "mul":  # (a - zp_a)(b - zp_b) in i32, at scale s_a s_b
+        other = _int_value(L, f.other, "the quantized input")
+        a = _rescale(L, x, np.array([1.0]), -1, "i32", f.x_q.zero_point, 0)
+        b = _rescale(L, other, np.array([1.0]), -1, "i32", f.other_q.zero_point, 0)
+        p = L.binary("mul", a, b, real.to(torch.int32))
+        y = _rescale(L, p, np.array([f.x_q.scale * f.other_q.scale / f.out.scale]), -1, "i8", 0, f.out.zero_point)
+        return _clamp_to_output(L, L.reshape(y, list(real.shape)), f)
     if f.kind == "add":
         other = _int_value(L, f.other, "the quantized input")
         twice = 2 * max(f.x_q.scale, f.other_q.scale)
