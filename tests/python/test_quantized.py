@@ -185,3 +185,33 @@ def test_multiplier_shift_represents_each_scale():
     np.testing.assert_allclose(mult.astype(np.float64) * 2.0 ** -shift.astype(np.float64), scales, rtol=2**-30)
     with pytest.raises(ValueError, match="positive"):
         quantized.multiplier_shift(np.array([0.0]))
+
+
+@pytest.mark.parametrize("scheme", ["a8w8", "a8w4"])
+def test_gpuu_quantize_makes_what_gpuu_runs_on_integers(scheme, tmp_path):
+    """gpuu's own quantizer: every convolution, linear, add and activation of the CNN quantized as gpuu folds them."""
+    torch.manual_seed(1)
+    model = SmallCnn().eval()
+    x = torch.randn(1, 3, 8, 8)
+    converted = gpuu.quantize(model, (x,), [torch.randn(1, 3, 8, 8) for _ in range(8)], scheme=scheme)
+    weights = [n for n in converted.graph.nodes if "dequantize_per_channel" in str(n.target)]
+    assert len(weights) == 3, [str(n.target) for n in converted.graph.nodes]
+    low, high = (-7, 7) if scheme == "a8w4" else (-127, 127)
+    for w in weights:
+        assert w.args[4:6] == (low, high), w.args
+        values = getattr(converted, w.args[0].target)
+        assert int(values.min()) >= low and int(values.max()) <= high
+    with torch.no_grad():
+        want = converted(x).numpy()
+    got, report, kernels = _export_and_run(converted, x, "vulkan_first", tmp_path)
+    assert np.abs(got - want).max() <= _output_step(converted) * 1.001
+    ops = [n["op"] for n in report["nodes"]]
+    assert ops.count("conv2d_int") == 2 and ops.count("matmul_int") == 1 and "pool2d_int_max" in kernels, ops
+
+
+def test_gpuu_quantize_refuses_what_it_cannot_do():
+    model, x = SmallCnn().eval(), torch.randn(1, 3, 8, 8)
+    with pytest.raises(ValueError, match="a16w8.*a8w8, a8w4"):
+        gpuu.quantize(model, (x,), [x], scheme="a16w8")
+    with pytest.raises(ValueError, match="calibration_data gave no batches"):
+        gpuu.quantize(model, (x,), [], scheme="a8w8")

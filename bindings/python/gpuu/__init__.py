@@ -3,6 +3,7 @@
 Stable API:
   gpuu.export(module, example_inputs, spec, path) -> explain report (dict)
   gpuu.export_vgf(module, example_inputs, spec, out_dir) -> paths of standalone .vgf files
+  gpuu.quantize(module, example_inputs, calibration_data, scheme="a8w8") -> a PT2E-quantized module to export
   gpuu.load(path, token=, group_id=, mode=, sync_mode=, device=) -> LoadedProgram; .run(arrays) -> arrays
   gpuu.make_shared_gpu_compile_specs(...), gpuu.UnifiedGpuCompileSpec, gpuu.VgfCompileSpec,
   gpuu.UnifiedGpuPartitioner, gpuu.frontend.from_torch, and the GpuuError family.
@@ -52,14 +53,17 @@ __all__ = [
     "Region", "Session", "SharedGpuSpec", "TensorInfo", "UnifiedGpuCompileSpec", "UnifiedGpuPartitioner",
     "UnsupportedError", "VgfCompileSpec", "VulkanError", "enumerate_devices", "error_class", "export", "export_vgf",
     "list_backends", "load", "load_plugins", "load_vgf", "LoadedVgf",
-    "make_shared_gpu_compile_specs", "op_names", "parse_shared_compile_specs", "set_log_callback", "version",
+    "make_shared_gpu_compile_specs", "op_names", "parse_shared_compile_specs", "quantize", "set_log_callback",
+    "version",
 ]
 
 
 def __getattr__(name: str):
     # gpuu.frontend imports torch (seconds): only when first used, so running programs stays light.
-    if name == "frontend":
+    if name in ("frontend", "quantize"):
         import importlib
 
+        if name == "quantize":
+            return importlib.import_module(".quantizer", __name__).quantize
         return importlib.import_module(".frontend", __name__)
     raise AttributeError(f"module 'gpuu' has no attribute {name!r}")
