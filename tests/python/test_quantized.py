@@ -150,9 +150,15 @@ def test_partly_quantized_model_keeps_float_islands(tmp_path):
     converted, x = _quantize(SmallCnn(), (1, 3, 8, 8), only=nn.Linear)
     with torch.no_grad():
         want = converted(x).numpy()
-    got, _, kernels = _export_and_run(converted, x, "vulkan_first", tmp_path)
+    got, report, kernels = _export_and_run(converted, x, "vulkan_first", tmp_path)
     assert np.abs(got - want).max() <= _output_step(converted) * 1.001
     assert kernels.count("matmul_int") == 1 and "conv2d_int" not in kernels, kernels
+    # The report says what runs on integers and what stays float, and why.
+    rows = report["quantized"]
+    assert [r["as"] for r in rows if r["runs"] == "integers"] == ["matmul_int + rescale"], rows
+    floats = [r for r in rows if r["runs"] == "float"]
+    assert floats and all(r["why"] for r in floats), rows
+    assert any("float input" in r["why"] or "input is float" in r["why"] for r in floats), rows
 
 
 def test_per_tensor_weights(tmp_path):

@@ -412,6 +412,8 @@ def export(module: Any, example_inputs: Sequence[Any], spec: UnifiedGpuCompileSp
             report = result.explain
             if traced.dims:
                 report["dims"] = [{"name": n, "min": lo, "max": hi, "recorded_at": at} for n, lo, hi, at in traced.dims]
+            if traced.quantized:
+                report["quantized"] = traced.quantized
         finally:
             result.partition.close()
     finally:

@@ -126,6 +126,8 @@ class TracedGraph(core._ClosesOnExit):
     state_names: List[str] = field(default_factory=list)
     # Dynamic sizes: (name, min, max, size the graph was built at) per dim (from_torch's dynamic_shapes).
     dims: List[Tuple[str, int, int, int]] = field(default_factory=list)
+    # A PT2E-quantized model's int8 results: what computes each (quantized.Plan.report); empty otherwise.
+    quantized: List[Dict[str, str]] = field(default_factory=list)
 
     def close(self) -> None:
         self.graph.close()
@@ -315,7 +317,8 @@ class Lowering:
         if self.problems:
             raise FrontendError(self._report())
         state_names = [self.graph.value_name(v.id) for v in self.state_values.values()]
-        return TracedGraph(self.graph, input_names, output_names, self.gm, self.node_map, state_names)
+        return TracedGraph(self.graph, input_names, output_names, self.gm, self.node_map, state_names,
+                           quantized=folds.report())
 
     def _report(self) -> str:
         head = f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''} exporting the model:"

@@ -96,6 +96,43 @@ class Fold:
 class Plan:
     roots: Dict[Any, Fold] = field(default_factory=dict)
     absorbed: Set[Any] = field(default_factory=set)
+    floats: Dict[Any, str] = field(default_factory=dict)  # quantize nodes left in float, and why
+
+    def report(self) -> List[Dict[str, str]]:
+        """Per int8 result of the model: what computes it (gpuu.export's report, "quantized")."""
+        rows = []
+        for q, f in self.roots.items():
+            if f.kind == "table":
+                op = "+".join(_name_of(n) for n in reversed(f.extra) if _name_of(n) not in _SHAPE_ONLY)
+            else:
+                op = _name_of(f.op) if f.op is not None else "view"
+            rows.append({"node": q.name, "op": op, "runs": "integers", "as": _FORMS[f.kind]})
+        for q, why in self.floats.items():
+            rows.append({"node": q.name, "op": _name_of(q.args[0]), "runs": "float", "why": why})
+        return rows
+
+
+_FORMS = {"conv": "conv2d_int + rescale", "linear": "matmul_int + rescale", "add": "rescale, add in i32, rescale",
+          "mul": "rescale, mul in i32, rescale", "same": "the same op on int8", "table": "table (256 entries)"}
+
+
+def _name_of(node: Any) -> str:
+    if isinstance(node, torch.fx.Node) and isinstance(node.target, torch._ops.OpOverload):
+        return node.target.overloadpacket.__name__
+    return getattr(node, "op", type(node).__name__)
+
+
+def _why_float(q: Any) -> str:
+    cur = q.args[0]
+    if not isinstance(cur, torch.fx.Node) or cur.op == "placeholder":
+        return "the model's float input, quantized on the way in"
+    name = _name_of(cur)
+    inputs = [a for a in cur.args if isinstance(a, torch.fx.Node)]
+    if not any(_per_tensor(a, "dequantize_per_tensor") for a in inputs):
+        return f"{name}'s input is float (not a dequantized int8 value): computed in float, then quantized"
+    if name == "mean":
+        return "a mean stays in float (an integer sum rounds differently from PyTorch's float one)"
+    return f"no integer form for {name}: computed in float between its dequantize and this quantize"
 
 
 def _single_user(node: Any) -> bool:
@@ -150,7 +187,9 @@ def plan(gm: torch.fx.GraphModule, constants: Set[Any]) -> Plan:
             chain.append(cur)
             cur = cur.args[0]
         fold = _match(q, cur, chain, out, low, high, constants) or _match_table(q, out)
-        if fold is not None:
+        if fold is None:
+            p.floats[q] = _why_float(q)
+        else:
             p.roots[q] = fold
             candidates.update(chain if fold.kind != "table" else [])
             candidates.update(fold.extra)
