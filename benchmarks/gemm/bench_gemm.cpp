@@ -239,7 +239,8 @@ std::vector<Case> real_model_sweep() {
   const Shape3 gemms[] = {
       {"vit_qkv", 197, 768, 2304},   {"vit_proj", 197, 768, 768},   {"vit_fc1", 197, 768, 3072},
       {"vit_fc2", 197, 3072, 768},   {"gpt128_qkv", 128, 768, 2304}, {"gpt128_fc2", 128, 3072, 768},
-      {"gpt2048_fc1", 2048, 768, 3072}, {"decode_fc1", 1, 768, 3072}, {"decode_4096", 1, 4096, 4096},
+      {"gpt2048_qkv", 2048, 768, 2304}, {"gpt2048_proj", 2048, 768, 768},
+      {"gpt2048_fc1", 2048, 768, 3072}, {"gpt2048_fc2", 2048, 3072, 768}, {"decode_fc1", 1, 768, 3072}, {"decode_4096", 1, 4096, 4096},
       {"mlp1024", 1, 1024, 1024},
       // A Llama-3.2-1B-shaped decode step (benchmarks/llm's 1b): bound by reading the weights.
       {"llm1b_q", 1, 2048, 2048}, {"llm1b_kv", 1, 2048, 512}, {"llm1b_fc1", 1, 2048, 8192},
@@ -254,10 +255,15 @@ std::vector<Case> real_model_sweep() {
   struct Conv {
     const char* name;
     int64_t c, o, hw, k;
+    int64_t batch = 1;
   };
   const Conv convs[] = {{"res_3x3_512_7", 512, 512, 7, 3}, {"res_1x1_512to2048_7", 512, 2048, 7, 1},
                         {"res_1x1_2048to512_7", 2048, 512, 7, 1}, {"res_3x3_64_56", 64, 64, 56, 3},
-                        {"res_3x3_256_14", 256, 256, 14, 3}, {"se_1x1_960to240_1", 960, 240, 1, 1}};
+                        {"res_3x3_256_14", 256, 256, 14, 3}, {"se_1x1_960to240_1", 960, 240, 1, 1},
+                        // resnet50 at batch 8: the same layers with 8 images' pixels as columns.
+                        {"res8_1x1_64to256_56", 64, 256, 56, 1, 8}, {"res8_3x3_64_56", 64, 64, 56, 3, 8},
+                        {"res8_3x3_128_28", 128, 128, 28, 3, 8}, {"res8_3x3_256_14", 256, 256, 14, 3, 8},
+                        {"res8_3x3_512_7", 512, 512, 7, 3, 8}, {"res8_1x1_2048to512_7", 2048, 512, 7, 1, 8}};
   std::vector<Case> cases;
   auto variants = [&](const Case& base) {
     for (DType dtype : {DType::kF32, DType::kF16}) {
@@ -267,7 +273,7 @@ std::vector<Case> real_model_sweep() {
       cases.push_back(c);  // the selector's own pick
       std::vector<std::pair<GemmKernel, std::vector<uint32_t>>> forms;
       if (dtype == DType::kF32) {
-        forms = {{GemmKernel::kTiled64, {1, 2, 3, 4, 6, 8}}, {GemmKernel::kTiled128, {1, 2, 4, 8}}, {GemmKernel::kGemv, {1, 4}}};
+        forms = {{GemmKernel::kTiled64, {1, 2, 3, 4, 6, 8}}, {GemmKernel::kTiled128, {1, 2, 3, 4, 6, 8}}, {GemmKernel::kGemv, {1, 4}}};
       } else {
         forms = {{GemmKernel::kCoopMat, {1, 2, 4}},
                  {GemmKernel::kCoopMatSmall, {1, 2, 4}},
@@ -296,8 +302,9 @@ std::vector<Case> real_model_sweep() {
     variants(Case{g.name, "linear", DType::kF32, std::nullopt, {{g.m, g.k}, {g.n, g.k}}, {}, 2.0 * g.m * g.k * g.n});
   }
   for (const Conv& v : convs) {
-    variants(Case{v.name, "conv2d", DType::kF32, std::nullopt, {{1, v.c, v.hw, v.hw}, {v.o, v.c, v.k, v.k}, {v.o}},
-                  v.k == 1 ? pointwise : conv_attrs, 2.0 * v.o * v.hw * v.hw * v.c * v.k * v.k});
+    variants(Case{v.name, "conv2d", DType::kF32, std::nullopt,
+                  {{v.batch, v.c, v.hw, v.hw}, {v.o, v.c, v.k, v.k}, {v.o}}, v.k == 1 ? pointwise : conv_attrs,
+                  2.0 * v.batch * v.o * v.hw * v.hw * v.c * v.k * v.k});
   }
   return cases;
 }
