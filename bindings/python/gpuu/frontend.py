@@ -240,6 +240,7 @@ def _from_torch_at(model: Any, example_inputs: Optional[Sequence[Any]], input_na
         if input_names is None:
             input_names = _input_names(model, len(inputs))
         model = _InPrecision(model, PRECISIONS[precision])
+    model = _plain_parameters(model)
     # Tracing and recording run the model for real: on copies, so that in-place ops leave the caller's inputs alone.
     gm, constants, updates = _trace_module(model, tuple(x.clone() for x in inputs))
     names = list(input_names) if input_names is not None else _input_names(model, len(inputs))
@@ -248,6 +249,27 @@ def _from_torch_at(model: Any, example_inputs: Optional[Sequence[Any]], input_na
     placeholders = constants + [Placeholder(n, x.clone(), True) for n, x in zip(names, inputs)]
     return Lowering(gm, placeholders, aten_ops.LOWERINGS, aten_ops.SHAPE_ONLY, updates,
                     compact_constants=compact_constants).run()
+
+
+def _plain_parameters(model: Any) -> Any:
+    """`model`, or a copy of it whose tensor-subclass parameters (torchao's weight-only quantized weights) are
+    unwrapped into plain tensors and the ops that rebuild them (torchao.utils.unwrap_tensor_subclass): tracing
+    cannot decompose through the subclasses. gpuu then computes what those ops compute, in float: the weights
+    are stored dequantized, not in their quantized form."""
+    if not isinstance(model, torch.nn.Module):
+        return model
+    wrapped = [n for n, p in model.named_parameters()
+               if type(p) not in (torch.Tensor, torch.nn.Parameter) and hasattr(p, "__tensor_flatten__")]
+    if not wrapped:
+        return model
+    try:
+        from torchao.utils import unwrap_tensor_subclass
+    except ImportError:
+        raise FrontendError(f"parameters {', '.join(wrapped[:4])}{' ...' if len(wrapped) > 4 else ''} are tensor "
+                            "subclasses (torchao's quantized weights?) and torchao, which unwraps them, is not "
+                            "installed") from None
+    import copy
+    return unwrap_tensor_subclass(copy.deepcopy(model))
 
 
 @dataclasses.dataclass
