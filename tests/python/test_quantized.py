@@ -238,3 +238,28 @@ def test_torchao_weight_only_model_exports_with_its_weights_dequantized(tmp_path
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     assert "quantized" not in report  # no int8 activations: nothing runs on integers
     assert type(model[0].weight) not in (torch.Tensor, nn.Parameter)  # still torchao's
+
+
+# The test families (tests/python/model_families.py) quantized by gpuu.quantize, a8w8: how many output steps from
+# the converted model each may be. One step per op is the integer ops' bound; across layers a step can grow where
+# PyTorch's float rounding and the integer one part: the ViT's patch embedding differs by a step in a few
+# elements, and its layer norms and attention turn that into four (its top-1 class still agrees).
+FAMILY_STEPS = {"resnet": 1, "mobilenet": 1, "efficientnet": 1, "convnext": 1, "gpt": 1, "vit": 4}
+
+
+@pytest.mark.parametrize("family", sorted(FAMILY_STEPS))
+@pytest.mark.parametrize("prefer", ["vulkan_first", "vgf_first"])
+def test_quantized_families(family, prefer, tmp_path, vgf_runtime):
+    from model_families import family_input, make_family
+
+    model, x = make_family(family), family_input(family)
+    converted = gpuu.quantize(model, (x,), [family_input(family, seed=s) for s in range(2, 10)])
+    with torch.no_grad():
+        want, fp = converted(x).numpy(), model(x).numpy()
+    got, report, _ = _export_and_run(converted, x, prefer, tmp_path)
+    assert np.abs(got - want).max() <= FAMILY_STEPS[family] * _output_step(converted) * 1.001
+    assert got.reshape(got.shape[0], -1).argmax(-1).tolist() == fp.reshape(fp.shape[0], -1).argmax(-1).tolist()
+    rows = report["quantized"]
+    assert sum(r["runs"] == "integers" for r in rows) > len(rows) // 2, rows
+    if prefer == "vulkan_first":  # int8 moves and casts included: nothing leaves the Vulkan backend
+        assert [r["backend"] for r in report["regions"]] == ["VulkanBackend"], report["regions"]

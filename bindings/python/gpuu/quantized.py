@@ -34,7 +34,7 @@ from . import core
 _QD = "quantized_decomposed"
 # Ops whose int8 result is the same op on the int8 input, where input and output share their parameters.
 _ON_INTEGERS = {"view", "_unsafe_view", "reshape", "permute", "squeeze", "unsqueeze", "flatten", "max_pool2d",
-                "max_pool2d_with_indices"}
+                "max_pool2d_with_indices", "clone", "select", "slice", "transpose"}
 _SHAPE_ONLY = {"view", "_unsafe_view", "reshape"}
 # Elementwise ops of one tensor input (their other arguments constants), folded into a lookup table.
 _TABLE_OPS = {"relu", "relu6", "hardtanh", "hardswish", "hardsigmoid", "sigmoid", "tanh", "gelu", "silu", "elu",
@@ -105,7 +105,7 @@ class Plan:
             if f.kind == "table":
                 op = "+".join(_name_of(n) for n in reversed(f.extra) if _name_of(n) not in _SHAPE_ONLY)
             else:
-                op = _name_of(f.op) if f.op is not None else "view"
+                op = _name_of(f.op) if f.op is not None else ("requantize" if f.kind == "requant" else "view")
             rows.append({"node": q.name, "op": op, "runs": "integers", "as": _FORMS[f.kind]})
         for q, why in self.floats.items():
             rows.append({"node": q.name, "op": _name_of(q.args[0]), "runs": "float", "why": why})
@@ -113,12 +113,15 @@ class Plan:
 
 
 _FORMS = {"conv": "conv2d_int + rescale", "linear": "matmul_int + rescale", "add": "rescale, add in i32, rescale",
-          "mul": "rescale, mul in i32, rescale", "same": "the same op on int8", "table": "table (256 entries)"}
+          "mul": "rescale, mul in i32, rescale", "same": "the same op on int8", "table": "table (256 entries)",
+          "requant": "rescale to new parameters"}
 
 
 def _name_of(node: Any) -> str:
     if isinstance(node, torch.fx.Node) and isinstance(node.target, torch._ops.OpOverload):
         return node.target.overloadpacket.__name__
+    if isinstance(node, torch.fx.Node) and node.target is operator.getitem:
+        return f"item {node.args[1]} of {_name_of(node.args[0])}"
     return getattr(node, "op", type(node).__name__)
 
 
@@ -232,8 +235,10 @@ def _match(q, cur, chain, out, low, high, constants) -> Optional[Fold]:
         return None
     shapes_only = low is None and all(n.target.overloadpacket.__name__ in _SHAPE_ONLY for n in chain)
     cur_q = _dequantized(cur)
-    if cur_q is not None and chain and shapes_only and cur_q.same(out):  # a reshape between the pair
-        return Fold("same", q, None, cur.args[0], cur_q, out)
+    if cur_q is not None and shapes_only:
+        if cur_q.same(out):  # a reshape between the pair
+            return Fold("same", q, None, cur.args[0], cur_q, out) if chain else None
+        return Fold("requant", q, None, cur.args[0], cur_q, out)  # new parameters: one rescale
     if cur.target is operator.getitem and cur.args[1] == 0 and _single_user(cur):
         pool = cur.args[0]  # max_pool2d_with_indices' values (its indices unused)
         others_unused = all(u is cur or not u.users for u in pool.users)
@@ -395,6 +400,12 @@ def lower(L, f: Fold, real: torch.Tensor):
             return L.reshape(x, list(real.shape))
         y = L.lowerings[name](L, _bind_like(L, f.op, x), real, f.op)
         return L.reshape(y[0] if isinstance(y, (list, tuple)) else y, list(real.shape))
+    if f.kind == "requant":
+        y = _rescale(L, x, np.array([f.x_q.scale / f.out.scale]), -1, "i8", f.x_q.zero_point, f.out.zero_point)
+        return _clamp_to_output(L, L.reshape(y, list(real.shape)), f)
+    if f.kind == "requant":
+        y = _rescale(L, x, np.array([f.x_q.scale / f.out.scale]), -1, "i8", f.x_q.zero_point, f.out.zero_point)
+        return _clamp_to_output(L, L.reshape(y, list(real.shape)), f)
     if f.kind == "table":
         y = L._emit("table", [x, L.constant(lookup_table(f), "table")])
         return L.reshape(y, list(real.shape))

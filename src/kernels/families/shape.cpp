@@ -306,12 +306,13 @@ std::string where_check(const graph::Graph& g, const graph::Node& n) {
 }  // namespace
 
 void add_shape_kernels(std::vector<OpKernel>& table) {
-  // int8 values (a quantized model's, packed four to a word) are reshaped and
-  // cast (to and from the float islands between quantized ops) on the GPU too.
-  add_kernels(table, kAllDTypes, any_dtype, {{"reshape", lower_reshape}});
-  add_kernels(table, kStoredDTypes, any_dtype,
-              {{"transpose", lower_transpose}, {"slice", lower_slice},
-               {"concat", lower_concat}, {"pad", lower_pad}, {"expand", lower_expand}, {"flip", lower_flip}});
+  // int8 values (a quantized model's, packed four to a word) are moved and
+  // cast (to and from the float islands between quantized ops) on the GPU too:
+  // byte moves, as for bool.
+  add_kernels(table, kAllDTypes, any_dtype,
+              {{"reshape", lower_reshape}, {"transpose", lower_transpose}, {"slice", lower_slice},
+               {"concat", lower_concat}});
+  add_kernels(table, kStoredDTypes, any_dtype, {{"pad", lower_pad}, {"expand", lower_expand}, {"flip", lower_flip}});
   // A cast inside a fused chain reads views as the chain's kernel does (a half
   // model's SiLU begins with one, on the gate's columns of a merged GEMM); a
   // cast on its own reads its input as itself (region_plan.cpp).
