@@ -1,6 +1,7 @@
 """Exports the real-size benchmark's programs on the GPU machine (their weights are too large to carry):
-NAME_PREC.gpuu for every case of real_models.CASES in f32, f16 (the model made half in PyTorch) and
-f32to16 (the f32 model exported with precision="fp16": f32 in and out, f16 inside), with
+NAME_PREC.gpuu for every case of real_models.CASES in f32, f16 (the model made half in PyTorch),
+f32to16 (the f32 model exported with precision="fp16": f32 in and out, f16 inside) and int8
+(gpuu.quantize's a8w8, on four random batches; f32 in and out), with
 NAME_PREC.in0.bin (the input, raw little-endian, in the program's dtype) and NAME_PREC.out0.bin
 (PyTorch eager's f32 output on the GPU with TF32 off, the reference every precision is compared with).
 
@@ -43,6 +44,14 @@ def main() -> int:
             case = f"{name}_{prec}"
             m, xi = (model.half(), x.half()) if prec == "f16" else (model.float(), x)
             precision = "fp16" if prec == "f32to16" else "fp32"
+            if prec == "int8":  # gpuu.quantize, a8w8, calibrated on 4 seeded random batches (needs torchao)
+                gen = torch.Generator().manual_seed(5)
+                try:
+                    m = gpuu.quantize(model.float(), (x,), [torch.randn(x.shape, generator=gen) for _ in range(4)])
+                except Exception as e:  # noqa: BLE001
+                    log[case] = {"error": f"{type(e).__name__}: {e}"}
+                    print(f"{case}: quantize failed: {e}", flush=True)
+                    continue
             spec = gpuu.UnifiedGpuCompileSpec(vgf=gpuu.VgfCompileSpec(), prefer=a.policy, min_partition_size=1,
                                               shared_context_token="bench_real", shared_sync_mode="timeline")
             path = os.path.join(a.out_dir, f"{case}.gpuu")
