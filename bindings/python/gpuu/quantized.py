@@ -11,12 +11,13 @@ on integers and lowers it as TOSA's INT profile does:
   the product of both less their zero points in i32, rescaled (a mean stays in float: summed on integers,
   resnet18's pooled features differed by a step where PyTorch's float sum rounds the other way, and its classifier
   turned that into two);
-- a reshape, a permute or a max pool between a dequantize and a quantize of the same parameters: run on the int8
-  values themselves;
+- a reshape, permute, transpose, select, slice, clone or max pool between a dequantize and a quantize of the same
+  parameters: run on the int8 values themselves; a dequantize straight into a quantize of other parameters: one
+  rescale;
 - a chain of elementwise ops of one input (hardswish, sigmoid, ReLU6, ...) between a dequantize and a quantize: a
   256-entry lookup table (TOSA TABLE), made by running the chain itself on the 256 int8 values, so it is exact.
-Anything else keeps the float form. The results equal PyTorch's converted model to within one quantization step
-(fixed-point rounding against float rounding).
+Anything else keeps the float form. Each integer op's result is within one quantization step of PyTorch's
+(fixed-point rounding against float rounding); across layers such steps can add up.
 """
 
 from __future__ import annotations
@@ -76,14 +77,14 @@ def _per_tensor(node: Any, which: str) -> Optional[QParams]:
 
 @dataclass
 class Fold:
-    """One int8 result computed on integers: `kind` over `x` (and `other`, for add), quantized as `out`."""
-    kind: str                       # conv | linear | add | same
+    """One int8 result computed on integers: `kind` over `x` (and `other`), quantized as `out`."""
+    kind: str                       # conv | linear | add | mul | same | requant | table (_FORMS)
     root: Any                       # the quantize node whose value this is
     op: Any                         # the float op folded
     x: Any                          # the int8 input's node (a quantize, or any int8 value)
     x_q: QParams
     out: QParams
-    other: Any = None               # add: the second int8 input
+    other: Any = None               # add, mul: the second int8 input
     other_q: Optional[QParams] = None
     weight_dq: Any = None           # conv / linear: the weight's dequantize node
     bias: Any = None                # conv / linear: the float bias node, if any
