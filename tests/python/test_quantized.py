@@ -244,7 +244,8 @@ def test_torchao_weight_only_model_exports_with_its_weights_dequantized(tmp_path
 # the converted model each may be. One step per op is the integer ops' bound; across layers a step can grow where
 # PyTorch's float rounding and the integer one part: the ViT's patch embedding differs by a step in a few
 # elements, and its layer norms and attention turn that into four (its top-1 class still agrees).
-FAMILY_STEPS = {"resnet": 1, "mobilenet": 1, "efficientnet": 1, "convnext": 1, "gpt": 1, "vit": 4}
+FAMILY_STEPS = {"resnet": 1, "mobilenet": 1, "efficientnet": 1, "convnext": 1, "gpt": 1, "vit": 4, "shufflenet": 1,
+                "unet": 1, "audio": 1}
 
 
 @pytest.mark.parametrize("family", sorted(FAMILY_STEPS))

@@ -4,7 +4,7 @@ A model quantized with PyTorch's PT2E flow (prepare_pt2e / convert_pt2e) reaches
 `dequantize_per_tensor` and `quantize_per_tensor` (quantized_decomposed). aten_ops lowers those pairs one by one,
 which is exact but computes in float. Here the frontend finds, before lowering, each int8 result whose op can run
 on integers and lowers it as TOSA's INT profile does:
-- a convolution or a linear (addmm / mm against a transposed weight): i8 x i8 with i32 accumulation
+- a convolution (1-D or 2-D) or a linear (addmm / mm against a transposed weight): i8 x i8 with i32 accumulation
   (conv2d_int, matmul_int), the bias in i32 at the input's and weight's scale, and a per-channel rescale to the
   output's scale and zero point; a ReLU, ReLU6 or hardtanh before the quantize becomes the output's clamp;
 - an add of two int8 values: both rescaled to i32 at a common scale, added, rescaled to the output; a multiply:
@@ -255,7 +255,7 @@ def _match(q, cur, chain, out, low, high, constants) -> Optional[Fold]:
         x, w, bias = cur.args[:3]
         transposed = cur.args[6]
         xq = _dequantized(x)
-        if transposed or xq is None or not _weight(w, constants) or len(x.meta.get("val", torch.empty(0)).shape) != 4:
+        if transposed or xq is None or not _weight(w, constants) or len(x.meta.get("val", torch.empty(0)).shape) not in (3, 4):
             return None
         if bias is not None and not _constant(bias, constants):
             return None
@@ -431,6 +431,10 @@ def lower(L, f: Fold, real: torch.Tensor):
     if f.kind == "conv":
         stride, padding, dilation = (list(f.op.args[i]) for i in (3, 4, 5))
         groups = int(f.op.args[8])
+        if x.rank == 3:  # a 1-D convolution, run as a 2-D one of height 1 (as aten_ops does)
+            x = L.reshape(x, [x.shape[0], x.shape[1], 1, x.shape[2]])
+            w = w.reshape(w.shape[0], w.shape[1], 1, w.shape[2])
+            stride, padding, dilation = [1] + stride, [0] + padding, [1] + dilation
         attrs = {"stride": stride, "padding": [padding[0], padding[0], padding[1], padding[1]],
                  "dilation": dilation, "groups": groups, "input_zp": f.x_q.zero_point, "weight_zp": 0}
         b = L.constant(bias, "bias_i32") if bias is not None else None

@@ -4,7 +4,7 @@ integers (gpuu/quantized.py folds them), so a user need not pick a third-party q
 Schemes (activations per tensor, asymmetric int8; weights symmetric, per output channel):
 - "a8w8": 8-bit activations and weights;
 - "a8w4": 8-bit activations, 4-bit weights (held in int8, values -7..7).
-Annotated, from the model's ATen graph: conv2d and linear (the ReLU, ReLU6 or hardtanh right after one ends its
+Annotated, from the model's ATen graph: conv1d, conv2d and linear (the ReLU, ReLU6 or hardtanh right after one ends its
 quantized result), add and mul of two tensors, elementwise ops of one input that become lookup tables (hardswish,
 hardsigmoid, sigmoid, tanh, GELU, SiLU, ReLU alone), and max pooling and reshapes, which keep their input's
 parameters. Everything else stays float between a dequantize and a quantize.
@@ -19,7 +19,7 @@ import torch
 SCHEMES = ("a8w8", "a8w4")
 _WEIGHT_RANGE = {"a8w8": (-127, 127), "a8w4": (-7, 7)}
 
-_LAYERS = {"conv2d", "linear"}
+_LAYERS = {"conv1d", "conv2d", "linear"}
 _ACTIVATIONS = {"relu", "relu_", "relu6", "relu6_", "hardtanh", "hardtanh_"}
 _BINARY = {"add", "add_", "mul", "mul_"}
 _TABLES = {"hardswish", "hardswish_", "hardsigmoid", "hardsigmoid_", "sigmoid", "sigmoid_", "tanh", "tanh_", "gelu",
