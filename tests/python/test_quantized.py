@@ -15,6 +15,7 @@ from torchao.testing.pt2e._xnnpack_quantizer import XNNPACKQuantizer, get_symmet
 
 import gpuu
 from gpuu import quantized
+from model_families import GptBlock, family_input, make_family
 
 
 class SmallCnn(nn.Module):
@@ -30,25 +31,6 @@ class SmallCnn(nn.Module):
         y = F.relu(self.c1(x))
         y = F.relu(self.c2(y) + y)
         return self.fc(F.max_pool2d(y, 2).flatten(1))
-
-
-class SmallBlock(nn.Module):
-    """A pre-norm transformer block: the linears quantized, layer norm and attention left in float."""
-
-    def __init__(self, d=32, heads=4):
-        super().__init__()
-        self.heads = heads
-        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
-        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
-        self.fc1, self.fc2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
-
-    def forward(self, x):
-        b, t, d = x.shape
-        q, k, v = self.qkv(self.ln1(x)).split(d, 2)
-        q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        x = x + self.proj(y.transpose(1, 2).reshape(b, t, d))
-        return x + self.fc2(F.relu(self.fc1(self.ln2(x))))
 
 
 class MobileBlock(nn.Module):
@@ -120,7 +102,8 @@ def test_quantized_cnn_runs_on_integers_and_matches_pytorch(prefer, tmp_path, vg
 
 
 def test_quantized_transformer_block_runs_its_linears_on_integers(tmp_path):
-    converted, x = _quantize(SmallBlock(), (2, 8, 32))
+    """The test families' GPT block: its linears quantized, layer norm, attention and GELU left in float."""
+    converted, x = _quantize(GptBlock(), (2, 8, 32))
     with torch.no_grad():
         want = converted(x).numpy()
     got, _, kernels = _export_and_run(converted, x, "vulkan_first", tmp_path)
@@ -251,8 +234,6 @@ FAMILY_STEPS = {"resnet": 1, "mobilenet": 1, "efficientnet": 1, "convnext": 1, "
 @pytest.mark.parametrize("family", sorted(FAMILY_STEPS))
 @pytest.mark.parametrize("prefer", ["vulkan_first", "vgf_first"])
 def test_quantized_families(family, prefer, tmp_path, vgf_runtime):
-    from model_families import family_input, make_family
-
     model, x = make_family(family), family_input(family)
     converted = gpuu.quantize(model, (x,), [family_input(family, seed=s) for s in range(2, 10)])
     with torch.no_grad():

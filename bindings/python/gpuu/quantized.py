@@ -46,11 +46,16 @@ _TABLE_OPS = {"relu", "relu6", "hardtanh", "hardswish", "hardsigmoid", "sigmoid"
 _ADD_SHIFT = 20
 
 
-def _op(node: Any, name: str) -> bool:
+def packet(node: Any) -> Optional[str]:
+    """The ATen overload packet's name of an fx node's op ("relu" for aten.relu.default), else None."""
     t = getattr(node, "target", None)
-    return isinstance(t, torch._ops.OpOverload) and t.overloadpacket.__name__ == name and (
+    return t.overloadpacket.__name__ if isinstance(t, torch._ops.OpOverload) else None
+
+
+def _op(node: Any, name: str) -> bool:
+    return packet(node) == name and (
         name not in ("quantize_per_tensor", "dequantize_per_tensor", "dequantize_per_channel")
-        or t.namespace == _QD)
+        or node.target.namespace == _QD)
 
 
 @dataclass
@@ -119,8 +124,8 @@ _FORMS = {"conv": "conv2d_int + rescale", "linear": "matmul_int + rescale", "add
 
 
 def _name_of(node: Any) -> str:
-    if isinstance(node, torch.fx.Node) and isinstance(node.target, torch._ops.OpOverload):
-        return node.target.overloadpacket.__name__
+    if packet(node) is not None:
+        return packet(node)
     if isinstance(node, torch.fx.Node) and node.target is operator.getitem:
         return f"item {node.args[1]} of {_name_of(node.args[0])}"
     return getattr(node, "op", type(node).__name__)
@@ -145,7 +150,7 @@ def _single_user(node: Any) -> bool:
 
 def _activation(node: Any):
     """(low, high) in float for a ReLU-like node, else None."""
-    name = node.target.overloadpacket.__name__ if isinstance(node.target, torch._ops.OpOverload) else None
+    name = packet(node)
     if name in ("relu", "relu_"):
         return 0.0, None
     if name in ("relu6", "relu6_"):
@@ -183,7 +188,7 @@ def plan(gm: torch.fx.GraphModule, constants: Set[Any]) -> Plan:
         cur = q.args[0]
         while isinstance(cur, torch.fx.Node) and _single_user(cur):
             act = _activation(cur)
-            name = cur.target.overloadpacket.__name__ if isinstance(cur.target, torch._ops.OpOverload) else None
+            name = packet(cur)
             if act is not None and low is None:
                 low, high = act
             elif name not in _SHAPE_ONLY:
@@ -223,8 +228,7 @@ def _dequantized_through_views(node: Any):
     """(the dequantize, its parameters, the reshapes from it to `node`) where `node` is a dequantize or single-use
     reshapes of one (a linear's input flattened to 2-D), else (None, None, [])."""
     views = []
-    while isinstance(node, torch.fx.Node) and isinstance(node.target, torch._ops.OpOverload) and \
-            node.target.overloadpacket.__name__ in _SHAPE_ONLY and _single_user(node):
+    while packet(node) in _SHAPE_ONLY and _single_user(node):
         views.append(node)
         node = node.args[0]
     q = _dequantized(node)
@@ -234,7 +238,7 @@ def _dequantized_through_views(node: Any):
 def _match(q, cur, chain, out, low, high, constants) -> Optional[Fold]:
     if not isinstance(cur, torch.fx.Node):
         return None
-    shapes_only = low is None and all(n.target.overloadpacket.__name__ in _SHAPE_ONLY for n in chain)
+    shapes_only = low is None and all(packet(n) in _SHAPE_ONLY for n in chain)
     cur_q = _dequantized(cur)
     if cur_q is not None and shapes_only:
         if cur_q.same(out):  # a reshape between the pair
@@ -248,9 +252,9 @@ def _match(q, cur, chain, out, low, high, constants) -> Optional[Fold]:
             if xq is not None and xq.same(out):
                 return Fold("same", q, pool, pool.args[0].args[0], xq, out, extra=[cur])
         return None
-    if not _single_user(cur) or not isinstance(cur.target, torch._ops.OpOverload):
+    name = packet(cur)
+    if not _single_user(cur) or name is None:
         return None
-    name = cur.target.overloadpacket.__name__
     if name == "convolution":
         x, w, bias = cur.args[:3]
         transposed = cur.args[6]
@@ -295,8 +299,8 @@ def _match_table(q, out) -> Optional[Fold]:
     """q(f(dq(x))) for a chain f of elementwise ops of one tensor input, with at least one of them."""
     chain: List[Any] = []
     cur = q.args[0]
-    while isinstance(cur, torch.fx.Node) and isinstance(cur.target, torch._ops.OpOverload):
-        name = cur.target.overloadpacket.__name__.rstrip("_")
+    while packet(cur) is not None:
+        name = packet(cur).rstrip("_")
         if _dequantized(cur) is not None:
             break
         others = list(cur.args[1:]) + list(cur.kwargs.values())
@@ -305,7 +309,7 @@ def _match_table(q, out) -> Optional[Fold]:
         chain.append(cur)
         cur = cur.args[0]
     xq = _dequantized(cur)
-    if xq is None or not any(n.target.overloadpacket.__name__ not in _SHAPE_ONLY for n in chain):
+    if xq is None or not any(packet(n) not in _SHAPE_ONLY for n in chain):
         return None
     return Fold("table", q, None, cur.args[0], xq, out, extra=chain)
 
@@ -316,7 +320,7 @@ def lookup_table(f: Fold) -> np.ndarray:
     with torch.no_grad():
         v = dq.target(torch.arange(-128, 128, dtype=torch.int8), *dq.args[1:], **dq.kwargs)
         for n in reversed(f.extra):
-            if n.target.overloadpacket.__name__ not in _SHAPE_ONLY:
+            if packet(n) not in _SHAPE_ONLY:
                 v = n.target(v, *n.args[1:], **n.kwargs)
         table = f.root.target(v, *f.root.args[1:], **f.root.kwargs)
     return table.numpy().astype(np.int8)
@@ -396,14 +400,11 @@ def lower(L, f: Fold, real: torch.Tensor):
     """`f`'s int8 result as gpuu values (L: the fx_lowering.Lowering)."""
     x = _int_value(L, f.x, "the quantized input")
     if f.kind == "same":
-        name = f.op.target.overloadpacket.__name__ if f.op is not None else "view"
+        name = packet(f.op) or "view"
         if name in _SHAPE_ONLY or name in ("squeeze", "unsqueeze", "flatten"):
             return L.reshape(x, list(real.shape))
         y = L.lowerings[name](L, _bind_like(L, f.op, x), real, f.op)
         return L.reshape(y[0] if isinstance(y, (list, tuple)) else y, list(real.shape))
-    if f.kind == "requant":
-        y = _rescale(L, x, np.array([f.x_q.scale / f.out.scale]), -1, "i8", f.x_q.zero_point, f.out.zero_point)
-        return _clamp_to_output(L, L.reshape(y, list(real.shape)), f)
     if f.kind == "requant":
         y = _rescale(L, x, np.array([f.x_q.scale / f.out.scale]), -1, "i8", f.x_q.zero_point, f.out.zero_point)
         return _clamp_to_output(L, L.reshape(y, list(real.shape)), f)

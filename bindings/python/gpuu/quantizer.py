@@ -12,9 +12,11 @@ parameters. Everything else stays float between a dequantize and a quantize.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Sequence
 
 import torch
+
+from .quantized import packet
 
 SCHEMES = ("a8w8", "a8w4")
 _WEIGHT_RANGE = {"a8w8": (-127, 127), "a8w4": (-7, 7)}
@@ -36,11 +38,6 @@ def _torchao():
     except ImportError as e:  # torchao is gpuu's quantization dependency, not the runtime's
         raise ImportError("gpuu.quantize needs torchao (pip install torchao==0.17.0)") from e
     return observer, q, prepare_pt2e, convert_pt2e
-
-
-def _name(node: Any) -> Optional[str]:
-    t = getattr(node, "target", None)
-    return t.overloadpacket.__name__ if isinstance(t, torch._ops.OpOverload) else None
 
 
 def make_quantizer(scheme: str = "a8w8"):
@@ -65,7 +62,7 @@ def make_quantizer(scheme: str = "a8w8"):
                 done.add(node)
 
             for n in model.graph.nodes:
-                name = _name(n)
+                name = packet(n)
                 if n in done or name is None:
                     continue
                 if name in _LAYERS:
@@ -73,13 +70,13 @@ def make_quantizer(scheme: str = "a8w8"):
                     if not isinstance(w, torch.fx.Node):
                         continue
                     users = list(n.users)
-                    ends_in = users[0] if len(users) == 1 and _name(users[0]) in _ACTIVATIONS else None
+                    ends_in = users[0] if len(users) == 1 and packet(users[0]) in _ACTIVATIONS else None
                     mark(n, {x: act, w: weight}, None if ends_in is not None else act)
                     if ends_in is not None:
                         mark(ends_in, {}, act)
                 elif name in _BINARY and len(n.args) >= 2 and all(isinstance(a, torch.fx.Node) for a in n.args[:2]):
                     users = list(n.users)
-                    ends_in = users[0] if len(users) == 1 and _name(users[0]) in _ACTIVATIONS else None
+                    ends_in = users[0] if len(users) == 1 and packet(users[0]) in _ACTIVATIONS else None
                     mark(n, {n.args[0]: act, n.args[1]: act}, None if ends_in is not None else act)
                     if ends_in is not None:
                         mark(ends_in, {}, act)
