@@ -376,6 +376,49 @@ Status infer_linear(InferContext& c) {
   return Status::Ok();
 }
 
+// linear_dequant: the weight's quantized form and its scales against x's K.
+// A scale covers group_size consecutive k of one output row (0: all of K, one
+// scale per row); 4-bit weights hold two values a byte, low nibble first.
+Status infer_linear_dequant(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
+  GPUU_RETURN_IF_ERROR(c.expect_dtype(1, {DType::kI8}));
+  GPUU_RETURN_IF_ERROR(c.expect_same_dtype(2, 0));
+  GPUU_RETURN_IF_ERROR(c.expect_same_dtype(3, 0));
+  GPUU_RETURN_IF_ERROR(c.expect_min_rank(0, 1));
+  GPUU_RETURN_IF_ERROR(c.expect_rank(1, 2));
+  GPUU_RETURN_IF_ERROR(c.expect_rank(2, 2));
+  GPUU_ASSIGN_OR_RETURN(int64_t bits, c.int_attr_in("bits", 4, 8));
+  if (bits != 4 && bits != 8) return c.fail("attribute 'bits' must be 8 or 4, got ", bits);
+  GPUU_ASSIGN_OR_RETURN(int64_t group_size, c.int_attr_in("group_size", 0, kMaxDim));
+  const Shape& x = c.x(0).shape;
+  const Shape& w = c.x(1).shape;
+  const Shape& scales = c.x(2).shape;
+  const int64_t k = x.back();
+  if (bits == 4 && k % 2 != 0) return c.fail("4-bit weights need an even K (two a byte), got K=", k);
+  const int64_t stored = bits == 8 ? k : k / 2;
+  if (w[1] != stored) {
+    return c.fail(c.input_desc(1), " ", shape_to_string(w), " must be [N, ", stored, "] for ", bits,
+                  "-bit weights over K=", k, " (the last dim of ", c.input_desc(0), " ", shape_to_string(x), ")");
+  }
+  if (group_size != 0 && k % group_size != 0) {
+    return c.fail("attribute 'group_size' ", group_size, " does not divide K=", k);
+  }
+  const int64_t groups = group_size == 0 ? 1 : k / group_size;
+  if (scales != Shape{w[0], groups}) {
+    return c.fail(c.input_desc(2), " must have shape [", w[0], ", ", groups, "] (one scale per output row and group of ",
+                  group_size == 0 ? k : group_size, " along K), got ", shape_to_string(scales));
+  }
+  if (const Value* bias = c.input(3)) {
+    if (bias->shape != Shape{w[0]}) {
+      return c.fail(c.input_desc(3), " must have shape [", w[0], "], got ", shape_to_string(bias->shape));
+    }
+  }
+  Shape out(x.begin(), x.end() - 1);
+  out.push_back(w[0]);
+  c.emit(c.x(0).dtype, std::move(out));
+  return Status::Ok();
+}
+
 // ---- convolutions and pools of 2 or 3 spatial dims, resize -----------------
 
 // One spatial output size of a convolution or pool window, exactly torch's
@@ -1472,6 +1515,12 @@ std::vector<OpSchema> build_registry() {
                    infer_matmul));
   ops.push_back(op("linear", {x, {"weight", false}, {"bias", true}}, 2, 3, {}, kFloat,
                    "f32 or f16, all alike; x [...,K], weight [N,K], bias [N]", infer_linear));
+  ops.push_back(op("linear_dequant", {x, {"weight", false}, {"scales", false}, {"bias", true}}, 3, 4,
+                   {with_default("bits", int64_t{8}), with_default("group_size", int64_t{0})}, kFloat,
+                   "x f32 or f16 [...,K]; weight i8 [N,K] (bits 8) or [N,K/2] (bits 4: two signed nibbles a byte, "
+                   "low first); scales and bias x's dtype, [N, K/group_size] (group_size 0: [N,1]) and [N]; "
+                   "x dequantize(weight)^T + bias, weight[n,k] times its group's scale",
+                   infer_linear_dequant));
   ops.push_back(op("conv2d", {x, {"weight", false}, {"bias", true}}, 2, 3,
                    {with_default("stride", Ints{1, 1}), with_default("padding", Ints{0, 0}),
                     with_default("dilation", Ints{1, 1}), with_default("groups", int64_t{1})},

@@ -51,7 +51,7 @@ int fused_code(const graph::Node& n) {
 // or for conv2d a GEMM or the direct kernel. A reshape keeps a matmul's or
 // linear's columns, not a convolution's channels.
 bool stores_through_gemm(const std::string& op, bool through_reshape) {
-  return op == "matmul" || op == "linear" || (op == "conv2d" && !through_reshape);
+  return op == "matmul" || op == "linear" || op == "linear_dequant" || (op == "conv2d" && !through_reshape);
 }
 
 // A cast's input is any float type; every other op's inputs have its output's.

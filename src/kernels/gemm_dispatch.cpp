@@ -57,7 +57,12 @@ Status add_gemm_dispatch(LoweringContext& lc, const graph::Node& node, const Gem
   // the epilogue).
   std::vector<Binding> bindings = {{a, false}, {b, false}, {bias, false}, {partial, true}, {partial, true}};
   add_epilogue(split ? nullptr : epi, a, &spec, &bindings);
-  KernelKey key{choice.shader(out.conv, y.dtype), spec, static_cast<uint32_t>(bindings.size()), push.size()};
+  if (gemm.weight_bits) {
+    spec.push_back(static_cast<int32_t>(gemm.weight_group));  // QW_GROUP, constant 27
+    bindings.push_back({gemm.scales, false});                   // binding 8
+  }
+  KernelKey key{choice.shader(out.conv, y.dtype, gemm.weight_bits), spec, static_cast<uint32_t>(bindings.size()),
+                push.size()};
   gpu::StepWork work;
   work.ops = epi ? node.op + "+" + epi->ops : node.op;
   work.choice = choice.describe();

@@ -47,6 +47,10 @@ struct GemmDispatch {
   int32_t b_k_contiguous = 0, a_vec = 0, b_vec = 0, aligned = 0, pointwise = 0;
   // The form's push constants up to (not including) k_split and batches.
   PushConstants push;
+  // linear_dequant: B's integer width (8 or 4; 0 for a float B), the group of
+  // K one scale covers (0: all of K) and the scales [N, K / group].
+  uint32_t weight_bits = 0, weight_group = 0;
+  BufferRange scales;
 };
 
 // The epilogue's specialization constants (gemm_epilogue.glsl, from EPI_ID on:

@@ -45,8 +45,9 @@ bool GemmChoice::coopmat() const {
   return kernel == GemmKernel::kCoopMat || kernel == GemmKernel::kCoopMatTall || kernel == GemmKernel::kCoopMatSmall;
 }
 
-std::string GemmChoice::shader(bool conv, graph::DType dtype) const {
-  const char* suffix = dtype == graph::DType::kF16 ? "_f16" : "_f32";
+std::string GemmChoice::shader(bool conv, graph::DType dtype, uint32_t weight_bits) const {
+  std::string suffix = weight_bits ? "_qw" + std::to_string(weight_bits) : "";
+  suffix += dtype == graph::DType::kF16 ? "_f16" : "_f32";
   if (kernel == GemmKernel::kGemv) return std::string(conv ? "conv2d_gemv" : "gemv") + suffix;
   std::string name = conv ? "conv2d_gemm" : "gemm";
   if (coopmat()) return name + "_" + coop_layout(kernel).shader;
@@ -125,7 +126,7 @@ GemmChoice select_kernel(const SharedGpuContext& ctx, graph::DType dtype, std::o
     choice.why = "forced";
     return choice;
   }
-  if (dtype == graph::DType::kF16 && ctx.has_feature(kFeatureCooperativeMatrix) &&
+  if (dtype == graph::DType::kF16 && problem.weight_bits == 0 && ctx.has_feature(kFeatureCooperativeMatrix) &&
       ctx.has_feature(kFeatureVulkanMemoryModel) && ctx.has_feature(kFeatureShaderFloat16) &&
       ctx.has_feature(kFeatureStorageBuffer16Bit) && ctx.subgroup_size() == 32) {
     // The largest shape the kernel can tile: fewest loads per multiply-add.

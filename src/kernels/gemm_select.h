@@ -39,6 +39,9 @@ struct GemmProblem {
   uint32_t k = 0;        // depth
   uint32_t batches = 1;  // GEMMs of this size in the dispatch (matmul's batch, conv2d's groups)
   bool b_k_contiguous = false;  // B's contiguous axis is K (linear's weight)
+  // linear_dequant: B's integers are this wide (8 or 4), dequantized as read;
+  // 0: B is float. Quantized weights stay off the matrix-core kernels.
+  uint32_t weight_bits = 0;
 };
 
 struct GemmChoice {
@@ -63,8 +66,9 @@ struct GemmChoice {
   // Tiles covering `m` rows / `n` columns.
   uint32_t tiles_m(uint32_t m) const { return (m + tile_m - 1) / tile_m; }
   uint32_t tiles_n(uint32_t n) const { return (n + tile_n - 1) / tile_n; }
-  // The embedded shader: "gemm_f32_t8", "conv2d_gemm_coopmat_f16", ...
-  std::string shader(bool conv, graph::DType dtype) const;
+  // The embedded shader: "gemm_f32_t8", "conv2d_gemm_coopmat_f16",
+  // "gemv_qw4_f16" (weight_bits 4), ...
+  std::string shader(bool conv, graph::DType dtype, uint32_t weight_bits = 0) const;
   // The kernel's specialization constants after the five every GEMM form
   // takes (bias, B's layout, vector reads, aligned): coopmat kernels' shape
   // and tile, gemv's line orientation and reduction.

@@ -63,6 +63,46 @@ Status kernel_linear(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   return a.emit_reals(outputs, r);
 }
 
+// linear with a quantized weight: each weight dequantized (its integer times
+// its group's scale), then as kernel_linear.
+Status kernel_linear_dequant(const KernelArgs& a, std::vector<HostTensor>* outputs) {
+  const HostTensor& x = a.x(0);
+  const int64_t k = x.shape.back(), n = a.x(1).shape[0];
+  const bool nibbles = graph::attr_int(a.attrs, "bits", 8) == 4;
+  const int64_t group_size = graph::attr_int(a.attrs, "group_size", 0);
+  const int64_t groups = group_size == 0 ? 1 : k / group_size;
+  std::vector<int64_t> q = read_ints(a.x(1));
+  std::vector<double> scales = read_reals(a.x(2));
+  std::vector<double> w(static_cast<size_t>(n * k));
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t p = 0; p < k; ++p) {
+      int64_t v = 0;
+      if (nibbles) {
+        const int64_t byte = q[static_cast<size_t>(j * (k / 2) + p / 2)] & 0xFF;
+        v = (p % 2 == 0 ? byte : byte >> 4) & 0xF;
+        if (v >= 8) v -= 16;  // a signed nibble
+      } else {
+        v = q[static_cast<size_t>(j * k + p)];
+      }
+      const int64_t group = group_size == 0 ? 0 : p / group_size;
+      w[static_cast<size_t>(j * k + p)] = static_cast<double>(v) * scales[static_cast<size_t>(j * groups + group)];
+    }
+  }
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < x.shape.size(); ++d) rows *= x.shape[d];
+  std::vector<double> vx = read_reals(x);
+  std::vector<double> vb = a.input_reals_or(3, n, 0.0);
+  std::vector<double> r(static_cast<size_t>(rows * n));
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = 0.0;
+      for (int64_t p = 0; p < k; ++p) acc += vx[static_cast<size_t>(i * k + p)] * w[static_cast<size_t>(j * k + p)];
+      r[static_cast<size_t>(i * n + j)] = acc + vb[static_cast<size_t>(j)];
+    }
+  }
+  return a.emit_reals(outputs, r);
+}
+
 // softmax(q k^T * scale + mask) v per (batch, query head), the query head h
 // reading kv head h / (Hq / Hkv). A row whose scores are all -inf (every key
 // masked) gives 0, as PyTorch's _safe_softmax; a NaN score makes its row NaN.
@@ -144,6 +184,7 @@ Status kernel_sdpa(const KernelArgs& a, std::vector<HostTensor>* outputs) {
 
 void add_linalg_kernels(std::vector<CpuOpKernel>& table) {
   table.insert(table.end(), {{"matmul", kernel_matmul}, {"linear", kernel_linear},
+                             {"linear_dequant", kernel_linear_dequant},
                              {"scaled_dot_product_attention", kernel_sdpa}});
 }
 

@@ -1,6 +1,8 @@
-// Kernel family 'linalg': matmul (batch dims broadcast) and linear (x W^T + b)
-// for f32 and f16, on the GEMM kernel select_gemm picks (gemm_select.h).
+// Kernel family 'linalg': matmul (batch dims broadcast), linear (x W^T + b)
+// and linear_dequant (W 8- or 4-bit integers with scales) for f32 and f16, on
+// the GEMM kernel select_gemm picks (gemm_select.h).
 #include "kernels/gemm_dispatch.h"
+#include "graph/op_registry.h"
 #include "kernels/op_table.h"
 
 namespace gpuu::kernels {
@@ -12,6 +14,18 @@ using graph::DType;
 // (check_tensor_limits) leaves matmul at most 4 batch dims.
 constexpr size_t kMaxBatchRank = kMaxRank - 2;
 
+// linear_dequant's x, scales and bias are float (its weight i8: the registry checked).
+std::string check_dequant_inputs(const graph::Graph& g, const graph::Node& n) {
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const graph::ValueId id = n.inputs[i];
+    if (i != 1 && id >= 0 && !is_float(g.value(id).dtype)) {
+      return "Vulkan linear_dequant kernels take f32/f16 x, scales and bias, input '" + g.value(id).name + "' is " +
+             graph::dtype_name(g.value(id).dtype);
+    }
+  }
+  return "";
+}
+
 // One GEMM dispatch: y[batch] = a[batch] (M x K, row-major) x b[batch] (K x N
 // read as b[k * b_stride_k + n * b_stride_n]) (+ bias[n]).
 struct Gemm {
@@ -20,6 +34,9 @@ struct Gemm {
   bool b_k_contiguous = false;
   std::vector<uint32_t> batch_shape;  // output batch dims
   std::vector<uint32_t> a_batch_strides, b_batch_strides;
+  // linear_dequant's weight: integer width (0: float B), scale group, scales.
+  uint32_t weight_bits = 0, weight_group = 0;
+  const TensorRef* scales = nullptr;
 };
 
 Status dispatch_gemm(LoweringContext& lc, const graph::Node& n, const Gemm& g, const TensorRef& a, const TensorRef& b,
@@ -29,7 +46,8 @@ Status dispatch_gemm(LoweringContext& lc, const graph::Node& n, const Gemm& g, c
   uint64_t batches = 1;
   for (uint32_t d : g.batch_shape) batches *= d;
   const GemmChoice choice = select_gemm(lc.ctx, y.dtype, lc.gemm_force,
-                                        GemmProblem{false, g.m, g.n, g.k, static_cast<uint32_t>(batches), g.b_k_contiguous});
+                                        GemmProblem{false, g.m, g.n, g.k, static_cast<uint32_t>(batches), g.b_k_contiguous,
+                                                    g.weight_bits});
   GemmDispatch d;
   d.m = g.m;
   d.n = g.n;
@@ -43,7 +61,9 @@ Status dispatch_gemm(LoweringContext& lc, const graph::Node& n, const Gemm& g, c
   // M*K and K*N, follow) and the bindings start on 16 bytes.
   const uint32_t vec = choice.vector;
   const bool a_vec = g.k % vec == 0 && a.range.offset % 16 == 0;
-  const bool b_vec = (g.b_k_contiguous ? g.k : g.n) % vec == 0 && b.range.offset % 16 == 0;
+  // A quantized weight's chunk is one word's bytes or nibbles under one scale.
+  const bool b_vec = g.weight_bits ? g.k % 4 == 0 && g.weight_group % 4 == 0
+                                   : (g.b_k_contiguous ? g.k : g.n) % vec == 0 && b.range.offset % 16 == 0;
   // Whole tiles and slices with vector reads: the shader drops those bounds
   // checks (ALIGNED in gemm_common.glsl).
   if (a_vec && b_vec) {
@@ -52,6 +72,9 @@ Status dispatch_gemm(LoweringContext& lc, const graph::Node& n, const Gemm& g, c
   d.b_k_contiguous = g.b_k_contiguous ? 1 : 0;
   d.a_vec = a_vec ? 1 : 0;
   d.b_vec = b_vec ? 1 : 0;
+  d.weight_bits = g.weight_bits;
+  d.weight_group = g.weight_group;
+  if (g.scales) d.scales = g.scales->range;
   return add_gemm_dispatch(lc, n, choice, d, a.range, b.range, GemmOutput{&y, bias});
 }
 
@@ -76,13 +99,9 @@ Status lower_matmul(LoweringContext& lc, const graph::Node& n) {
   return dispatch_gemm(lc, n, gemm, a, b, nullptr, y);
 }
 
-Status lower_linear(LoweringContext& lc, const graph::Node& n) {
-  const TensorRef& x = lc.tensor(n.inputs[0]);
-  const TensorRef& w = lc.tensor(n.inputs[1]);
-  const TensorRef* bias = n.inputs.size() > 2 && n.inputs[2] >= 0 ? &lc.tensor(n.inputs[2]) : nullptr;
-  const TensorRef& y = lc.tensor(n.outputs[0]);
-  // Leading dims of x flatten into the GEMM's rows; the weight [N, K] is B
-  // transposed, read along k.
+// Leading dims of x flatten into the GEMM's rows; the weight [N, K] is B
+// transposed, read along k.
+Gemm linear_gemm(const TensorRef& x, const TensorRef& w) {
   Gemm gemm;
   gemm.k = static_cast<uint32_t>(x.shape.back());
   gemm.n = static_cast<uint32_t>(w.shape[0]);
@@ -92,6 +111,30 @@ Status lower_linear(LoweringContext& lc, const graph::Node& n) {
   gemm.b_stride_k = 1;
   gemm.b_stride_n = gemm.k;
   gemm.b_k_contiguous = true;
+  return gemm;
+}
+
+Status lower_linear(LoweringContext& lc, const graph::Node& n) {
+  const TensorRef& x = lc.tensor(n.inputs[0]);
+  const TensorRef& w = lc.tensor(n.inputs[1]);
+  const TensorRef* bias = n.inputs.size() > 2 && n.inputs[2] >= 0 ? &lc.tensor(n.inputs[2]) : nullptr;
+  const TensorRef& y = lc.tensor(n.outputs[0]);
+  return dispatch_gemm(lc, n, linear_gemm(x, w), x, w, bias, y);
+}
+
+// x dequantize(W)^T + b: linear's GEMM with B's integers dequantized as the
+// kernels read them (GPUU_QW in gemm_common.glsl).
+Status lower_linear_dequant(LoweringContext& lc, const graph::Node& n) {
+  GPUU_ASSIGN_OR_RETURN(graph::AttrMap attrs, graph::resolve_attrs(n));
+  const TensorRef& x = lc.tensor(n.inputs[0]);
+  const TensorRef& w = lc.tensor(n.inputs[1]);
+  const TensorRef& scales = lc.tensor(n.inputs[2]);
+  const TensorRef* bias = n.inputs.size() > 3 && n.inputs[3] >= 0 ? &lc.tensor(n.inputs[3]) : nullptr;
+  const TensorRef& y = lc.tensor(n.outputs[0]);
+  Gemm gemm = linear_gemm(x, w);
+  gemm.weight_bits = static_cast<uint32_t>(graph::attr_int(attrs, "bits", 8));
+  gemm.weight_group = static_cast<uint32_t>(graph::attr_int(attrs, "group_size", 0));
+  gemm.scales = &scales;
   return dispatch_gemm(lc, n, gemm, x, w, bias, y);
 }
 
@@ -99,6 +142,8 @@ Status lower_linear(LoweringContext& lc, const graph::Node& n) {
 
 void add_linalg_kernels(std::vector<OpKernel>& table) {
   add_kernels(table, kFloatDTypes, check_float_inputs, {{"matmul", lower_matmul}, {"linear", lower_linear}});
+  // i8 in the set: the weight is stored as i8 (x, the deciding input, is float: the check).
+  add_kernels(table, kFloatDTypes | kI8DType, check_dequant_inputs, {{"linear_dequant", lower_linear_dequant}});
 }
 
 }  // namespace gpuu::kernels

@@ -42,7 +42,9 @@
 #define T4 vec4
 #endif
 layout(std430, set = 0, binding = 0) readonly buffer A4 { T4 a4[]; };
+#ifndef GPUU_QW
 layout(std430, set = 0, binding = 1) readonly buffer B4 { T4 b4[]; };
+#endif
 
 // k-major: As[buf][k][m], Bs[buf][k][n], read as vec4s (see place()).
 shared vec4 As[2][BK][BMV];
@@ -84,11 +86,16 @@ void fetch(uint k0, uint t) {
     n += g_n0;
     if (B_K_CONTIGUOUS != 0) {
       if (B_VEC != 0) {
+#ifdef GPUU_QW
+        rb[i] = (in_n(n) && in_k(k)) ? qw_chunk(k, n) : vec4(0.0);
+#else
         rb[i] = (in_n(n) && in_k(k)) ? vec4(b4[b_offset(k, n) / 4u]) : vec4(0.0);
+#endif
       } else {
         rb[i] = vec4(load_b(k, n), load_b(k + 1u, n), load_b(k + 2u, n), load_b(k + 3u, n));
       }
     } else {
+#ifndef GPUU_QW  // a quantized weight is always read along k
       if (B_VEC != 0) {
         rb[i] = (in_n(n) && in_k(k)) ? vec4(b4[b_offset(k, n) / 4u]) : vec4(0.0);
       } else {
@@ -100,6 +107,7 @@ void fetch(uint k0, uint t) {
         rb[i] = vec4(load_b(k, n), load_b(k, n + 1u), load_b(k, n + 2u), load_b(k, n + 3u));
 #endif
       }
+#endif
     }
   }
 }

@@ -32,13 +32,26 @@ layout(constant_id = 11) const int POINTWISE = 0;
 #endif
 
 layout(std430, set = 0, binding = 0) readonly buffer A { T a[]; };
+#ifdef GPUU_QW
+// linear_dequant: B is the weight [N, K] (B_K_CONTIGUOUS), GPUU_QW-bit signed
+// integers packed little-endian into words (4-bit: low nibble first), each
+// times the scale of its row's group of QW_GROUP along K (0: one per row),
+// scales [N, K / QW_GROUP] at binding 8. Dequantized as they are read, so
+// only the integers cross the memory bus: the point of weight-only
+// quantization, whose GEMMs (decode steps) are bound by reading the weights.
+layout(std430, set = 0, binding = 1) readonly buffer BQ { uint bq[]; };
+layout(std430, set = 0, binding = 8) readonly buffer Scales { T qscale[]; };
+layout(constant_id = 27) const int QW_GROUP = 0;
+#else
 layout(std430, set = 0, binding = 1) readonly buffer B { T b[]; };
+#endif
 // Bound to some read-only tensor when HAS_BIAS is 0 (never read then).
 layout(std430, set = 0, binding = 2) readonly buffer Bias { T bias[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer Out { T y[]; };
 // The partials [split][batch][M][N] when SPLIT_K (else bound to the output, never written).
 layout(std430, set = 0, binding = 4) writeonly buffer Partial { float partial[]; };
-// Bindings 5..7 and constants 12..26: the epilogue (gemm_epilogue.glsl); under
+// Bindings 5..7 and constants 12..26: the epilogue (binding 8 and constant
+// 27: GPUU_QW's scales and group) (gemm_epilogue.glsl); under
 // SPLIT_K the reduction applies it instead.
 #define EPI_ID 12
 #define EPI_BINDING 5
@@ -135,8 +148,43 @@ uint pointwise_b(uint k, uint n) {
 }
 #endif
 
+#ifdef GPUU_QW
+float qw_scale(uint k, uint n) {
+  if (QW_GROUP == 0) return float(qscale[n]);
+  return float(qscale[n * (p.K / uint(QW_GROUP)) + k / uint(QW_GROUP)]);
+}
+// Element (k, n) of the weight, dequantized.
+float qw_element(uint k, uint n) {
+  uint i = n * p.K + k;  // the element's index in the packed weight
+#if GPUU_QW == 8
+  int q = bitfieldExtract(int(bq[i >> 2]), int(i & 3u) * 8, 8);
+#else
+  int q = bitfieldExtract(int(bq[i >> 3]), int(i & 7u) * 4, 4);
+#endif
+  return float(q) * qw_scale(k, n);
+}
+// Elements k..k+3 of column n, dequantized: k a multiple of 4, K too and
+// QW_GROUP too (so the chunk has one scale and lies in one word).
+vec4 qw_chunk(uint k, uint n) {
+  uint i = n * p.K + k;
+#if GPUU_QW == 8
+  int w = int(bq[i >> 2]);
+  ivec4 q = ivec4(bitfieldExtract(w, 0, 8), bitfieldExtract(w, 8, 8), bitfieldExtract(w, 16, 8),
+                  bitfieldExtract(w, 24, 8));
+#else
+  int w = int(bq[i >> 3]), o = int(i & 7u) * 4;
+  ivec4 q = ivec4(bitfieldExtract(w, o, 4), bitfieldExtract(w, o + 4, 4), bitfieldExtract(w, o + 8, 4),
+                  bitfieldExtract(w, o + 12, 4));
+#endif
+  return vec4(q) * qw_scale(k, n);
+}
+#endif
+
 float load_b(uint k, uint n) {
   if (k >= g_k_end || n >= p.N) return 0.0;
+#ifdef GPUU_QW
+  return qw_element(k, n);
+#endif
 #ifdef GPUU_CONV
   if (POINTWISE != 0) return float(b[pointwise_b(k, n)]);
   uint taps = p.kh * p.kw, pixels = p.OH * p.OW;
@@ -148,7 +196,7 @@ float load_b(uint k, uint n) {
   int ix = int(ox * p.sw + kx * p.dw) - int(p.pw);
   if (iy < 0 || iy >= int(p.H) || ix < 0 || ix >= int(p.W)) return 0.0;
   return float(b[((img * p.C + g_batch * p.Cg + c) * p.H + uint(iy)) * p.W + uint(ix)]);
-#else
+#elif !defined(GPUU_QW)
   return float(b[b_base + k * p.b_stride_k + n * p.b_stride_n]);
 #endif
 }

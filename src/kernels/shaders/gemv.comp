@@ -40,7 +40,9 @@ layout(constant_id = 6) const int SUBGROUP_LINES = 0;
 #define T4 vec4
 #endif
 layout(std430, set = 0, binding = 0) readonly buffer A4 { T4 a4[]; };
+#ifndef GPUU_QW
 layout(std430, set = 0, binding = 1) readonly buffer B4 { T4 b4[]; };
+#endif
 
 shared vec4 sums[GPUU_WG];
 
@@ -50,7 +52,9 @@ vec4 a_chunk(uint m, uint k) {
   return vec4(load_a(m, k), load_a(m, k + 1u), load_a(m, k + 2u), load_a(m, k + 3u));
 }
 vec4 b_chunk(uint k, uint n) {
-#ifndef GPUU_CONV
+#ifdef GPUU_QW
+  if (B_VEC != 0) return (in_n(n) && in_k(k)) ? qw_chunk(k, n) : vec4(0.0);
+#elif !defined(GPUU_CONV)
   if (B_K_CONTIGUOUS != 0 && B_VEC != 0) return (in_n(n) && in_k(k)) ? vec4(b4[b_offset(k, n) / 4u]) : vec4(0.0);
 #endif
   return vec4(load_b(k, n), load_b(k + 1u, n), load_b(k + 2u, n), load_b(k + 3u, n));

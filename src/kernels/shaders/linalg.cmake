@@ -11,3 +11,9 @@ gpuu_coopmat_shader(gemm_coopmat_small_f16 gemm_coopmat.comp GPUU_COOP_BK=64 GPU
 gpuu_float_shader(gemv_@T@ gemv.comp)
 # Split-K's reduction of the partials (matmul, linear and conv2d).
 gpuu_float_shader(gemm_split_reduce_@T@ gemm_split_reduce.comp)
+# linear_dequant: the same kernels reading 8- or 4-bit weights (GPUU_QW).
+foreach(bits 8 4)
+  gpuu_float_shader(gemm_qw${bits}_@T@ gemm.comp GPUU_QW=${bits})
+  gpuu_float_shader(gemm_qw${bits}_@T@_t8 gemm.comp GPUU_QW=${bits} GPUU_GEMM_TM=8)
+  gpuu_float_shader(gemv_qw${bits}_@T@ gemv.comp GPUU_QW=${bits})
+endforeach()
