@@ -149,11 +149,12 @@ class Bench:
         """The f16 program is the half model exported as it is; should that fail, the f32 model exported with
         precision="fp16" (f32 in and out, f16 inside), and the JSON says which."""
         t0 = time.perf_counter()
-        info: Dict[str, Any] = {"how": "f32 model" if precision == "f32" else "half model (model.half())"}
+        info: Dict[str, Any] = {"how": "f32 model" if precision == "f32" else "half model (model.half())"
+                                + (f", gpuu.quantize(scheme={precision[4:]!r})" if precision.startswith("f16-") else "")}
         try:
             report = self.llama.export(model, path, self.args.policy, example_length=self.example_length)
         except Exception as e:  # noqa: BLE001 (the fallback below, and the error in the JSON)
-            if precision == "f32":
+            if precision != "f16":  # the fallback is f16's own (a quantized model has no f32 form to take)
                 raise
             info["half_model_error"] = f"{type(e).__name__}: {e}"
             info["how"] = 'f32 model, gpuu.export(..., precision="fp16")'
@@ -378,7 +379,9 @@ def log(message: str) -> None:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--size", default="tiny", help="tiny, 125m or 1b")
-    p.add_argument("--precisions", default="f32,f16")
+    p.add_argument("--precisions", default="f32,f16",
+                   help="comma-separated: f32, f16, and f16-w8, f16-w4g32, f16-w4g64, f16-w4g128 (the half model with "
+                        "gpuu.quantize's weight-only linears; PyTorch runs the same op by dequantizing each call)")
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu",
                    help="PyTorch's device (cuda or cpu); gpuu runs on its Vulkan device (GPUU_DEVICE)")
     p.add_argument("--prompt-tokens", type=int, default=16, help="the prompt's length (e.g. 128 for 125m and 1b)")
@@ -410,8 +413,11 @@ def main() -> int:
     if args.size not in known:
         sys.exit(f"unknown --size {args.size!r}: one of {', '.join(known)}")
     precisions = args.precisions.split(",")
-    if set(precisions) - {"f32", "f16"}:
-        sys.exit(f"unknown precision(s) {sorted(set(precisions) - {'f32', 'f16'})}: f32, f16")
+    from gpuu import weight_only
+    known_precisions = {"f32", "f16"} | {f"f16-{scheme}" for scheme in weight_only.SCHEMES}
+    if set(precisions) - known_precisions:
+        sys.exit(f"unknown precision(s) {sorted(set(precisions) - known_precisions)}: "
+                 f"{', '.join(sorted(known_precisions))}")
     cfg = known[args.size]
     if args.prompt_tokens + args.decode_steps > cfg.max_len or args.warmup > cfg.max_len or args.prompt_tokens < 1:
         sys.exit(f"--prompt-tokens {args.prompt_tokens} + --decode-steps {args.decode_steps} and --warmup "
@@ -449,6 +455,8 @@ def main() -> int:
         with torch.no_grad():
             for prec in precisions:
                 m = model if prec == "f32" else copy.deepcopy(model).half()
+                if prec.startswith("f16-"):  # weight-only quantized linears (gpuu.quantize), f16 activations
+                    m = gpuu.quantize(m, scheme=prec[len("f16-"):])
                 r = {"gpuu": bench.gpuu(m, model, prec), **bench.torch(m, prec)}
                 r["summary"] = summary(r)
                 result["precisions"][prec] = r

@@ -206,23 +206,6 @@ def test_gpuu_quantize_refuses_what_it_cannot_do():
         gpuu.quantize(model, (x,), [], scheme="a8w8")
 
 
-def test_torchao_weight_only_model_exports_with_its_weights_dequantized(tmp_path):
-    """torchao's int8 weight-only linears (tensor-subclass weights) export: unwrapped into the int8 values and
-    their scales, computed in float as PyTorch does; the caller's model keeps its quantized weights."""
-    from torchao.quantization import Int8WeightOnlyConfig, quantize_
-
-    torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 32)).eval()
-    quantize_(model, Int8WeightOnlyConfig())
-    x = torch.randn(2, 64)
-    with torch.no_grad():
-        want = model(x).numpy()
-    got, report, _ = _export_and_run(model, x, "vulkan_first", tmp_path)
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-    assert "quantized" not in report  # no int8 activations: nothing runs on integers
-    assert type(model[0].weight) not in (torch.Tensor, nn.Parameter)  # still torchao's
-
-
 # The test families (tests/python/model_families.py) quantized by gpuu.quantize, a8w8: how many output steps from
 # the converted model each may be. One step per op is the integer ops' bound; across layers a step can grow where
 # PyTorch's float rounding and the integer one part: the ViT's patch embedding differs by a step in a few

@@ -497,6 +497,17 @@ def _linear(L, a, real, node):
     return L._emit("linear", [x, w, b])
 
 
+@_lowering("linear_dequant")
+def _linear_dequant(L, a, real, node):
+    """gpuu::linear_dequant (gpuu/weight_only.py): gpuu's op of the same name, scales and bias in x's dtype."""
+    x = L.tensor(a["x"], "input")
+    scales = L._operand(a["scales"], x.dtype, 0, "scales")
+    if scales.rank == 1:  # one per output channel
+        scales = L.reshape(scales, [scales.shape[0], 1])
+    b = None if a.get("bias") is None else L._operand(a["bias"], x.dtype, 0, "bias")
+    return L._emit("linear_dequant", [x, L.tensor(a["weight"], "weight"), scales, b],
+                   {"bits": int(a["bits"]), "group_size": int(a["group_size"])})
+
 
 # ---- elementwise ops beyond the basic set ---------------------------------------
 

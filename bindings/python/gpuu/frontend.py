@@ -254,8 +254,9 @@ def _from_torch_at(model: Any, example_inputs: Optional[Sequence[Any]], input_na
 def _plain_parameters(model: Any) -> Any:
     """`model`, or a copy of it whose tensor-subclass parameters (torchao's weight-only quantized weights) are
     unwrapped into plain tensors and the ops that rebuild them (torchao.utils.unwrap_tensor_subclass): tracing
-    cannot decompose through the subclasses. gpuu then computes what those ops compute, in float: the weights
-    are stored dequantized, not in their quantized form."""
+    cannot decompose through the subclasses. gpuu then computes what those ops compute: an int8 weight-only
+    linear (mm by the cast weight, times its scales) folds into linear_dequant, its weight kept in int8
+    (quantized.py); other forms compute in float, their weights stored dequantized."""
     if not isinstance(model, torch.nn.Module):
         return model
     wrapped = [n for n, p in model.named_parameters()

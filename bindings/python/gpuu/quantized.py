@@ -16,6 +16,8 @@ on integers and lowers it as TOSA's INT profile does:
   rescale;
 - a chain of elementwise ops of one input (hardswish, sigmoid, ReLU6, ...) between a dequantize and a quantize: a
   256-entry lookup table (TOSA TABLE), made by running the chain itself on the 256 int8 values, so it is exact.
+And a linear of int8 weights and float activations (torchao's int8 weight-only quantization, its tensor subclass
+unwrapped: mm(x, float(W^T)) times a scale per output channel): linear_dequant, the weight stored as its integers.
 Anything else keeps the float form. Each integer op's result is within one quantization step of PyTorch's
 (fixed-point rounding against float rounding); across layers such steps can add up.
 """
@@ -83,15 +85,15 @@ def _per_tensor(node: Any, which: str) -> Optional[QParams]:
 @dataclass
 class Fold:
     """One int8 result computed on integers: `kind` over `x` (and `other`), quantized as `out`."""
-    kind: str                       # conv | linear | add | mul | same | requant | table (_FORMS)
+    kind: str                       # conv | linear | add | mul | same | requant | table | weight_only (_FORMS)
     root: Any                       # the quantize node whose value this is
     op: Any                         # the float op folded
     x: Any                          # the int8 input's node (a quantize, or any int8 value)
     x_q: QParams
     out: QParams
-    other: Any = None               # add, mul: the second int8 input
+    other: Any = None               # add, mul: the second int8 input; weight_only: the scales
     other_q: Optional[QParams] = None
-    weight_dq: Any = None           # conv / linear: the weight's dequantize node
+    weight_dq: Any = None           # conv / linear: the weight's dequantize node; weight_only: the int8 weight
     bias: Any = None                # conv / linear: the float bias node, if any
     low: Optional[float] = None     # the activation's bounds in float (ReLU: 0; ReLU6: 0 and 6)
     high: Optional[float] = None
@@ -112,13 +114,14 @@ class Plan:
                 op = "+".join(_name_of(n) for n in reversed(f.extra) if _name_of(n) not in _SHAPE_ONLY)
             else:
                 op = _name_of(f.op) if f.op is not None else ("requantize" if f.kind == "requant" else "view")
-            rows.append({"node": q.name, "op": op, "runs": "integers", "as": _FORMS[f.kind]})
+            runs = "int8 weights" if f.kind == "weight_only" else "integers"
+            rows.append({"node": q.name, "op": op, "runs": runs, "as": _FORMS[f.kind]})
         for q, why in self.floats.items():
             rows.append({"node": q.name, "op": _name_of(q.args[0]), "runs": "float", "why": why})
         return rows
 
 
-_FORMS = {"conv": "conv2d_int + rescale", "linear": "matmul_int + rescale", "add": "rescale, add in i32, rescale",
+_FORMS = {"weight_only": "linear_dequant (int8 weights, float activations)", "conv": "conv2d_int + rescale", "linear": "matmul_int + rescale", "add": "rescale, add in i32, rescale",
           "mul": "rescale, mul in i32, rescale", "same": "the same op on int8", "table": "table (256 entries)",
           "requant": "rescale to new parameters"}
 
@@ -175,10 +178,52 @@ def _weight(node: Any, constants: Set[Any]) -> bool:
     return q is not None and q.zero_point == 0 and _constant(node.args[0], constants)
 
 
+def _float_cast(node: Any) -> bool:
+    """A cast to a float dtype (`_to_copy` or `to` with a dtype)."""
+    name = packet(node)
+    if name == "_to_copy":
+        return node.kwargs.get("dtype") in (torch.float32, torch.float16)
+    return name == "to" and any(a in (torch.float32, torch.float16) for a in node.args[1:])
+
+
+def _match_weight_only(mul: Any, constants: Set[Any]) -> Optional[Fold]:
+    """torchao's int8 weight-only linear (Int8WeightOnlyConfig, its tensor subclass unwrapped): mm(x, float(W_i8^T))
+    times a constant scale per output channel, W a constant int8 [N, K]. The mul's value is x dequantize(W)^T."""
+    if packet(mul) != "mul" or len(mul.args) != 2:
+        return None
+    for mm, scale in (mul.args, mul.args[::-1]):
+        if packet(mm) != "mm" or not _single_user(mm) or not _constant(scale, constants):
+            continue
+        x, wt = mm.args
+        extra = []
+        if _float_cast(wt):  # float(W^T) or (float(W))^T
+            extra.append(wt)
+            wt = wt.args[0]
+        if not _op(wt, "permute") or list(wt.args[1]) != [1, 0]:
+            continue
+        w = wt.args[0]
+        if not extra and _float_cast(w):
+            extra.append(w)
+            w = w.args[0]
+        if len(extra) != 1 or not _constant(w, constants):
+            continue
+        w_val, s_val = w.meta.get("val"), scale.meta.get("val")
+        if w_val is None or s_val is None or w_val.dtype != torch.int8 or w_val.dim() != 2 or \
+                s_val.numel() != w_val.shape[0] or s_val.shape[-1] != w_val.shape[0]:
+            continue
+        return Fold("weight_only", mul, mm, x, None, None, weight_dq=w, other=scale, extra=extra + [wt])
+    return None
+
+
 def plan(gm: torch.fx.GraphModule, constants: Set[Any]) -> Plan:
     """The folds of `gm`; `constants` are the nodes whose values are constants (weights, scales, zero points)."""
     p = Plan()
     candidates: Set[Any] = set()
+    for node in gm.graph.nodes:
+        fold = _match_weight_only(node, constants)
+        if fold is not None:
+            p.roots[node] = fold
+            candidates.update([fold.op] + fold.extra)
     for q in gm.graph.nodes:
         out = _per_tensor(q, "quantize_per_tensor")
         if out is None:
@@ -398,6 +443,12 @@ def _bias_i32(L, f: Fold, input_scale: float, w_scales: np.ndarray) -> Optional[
 
 def lower(L, f: Fold, real: torch.Tensor):
     """`f`'s int8 result as gpuu values (L: the fx_lowering.Lowering)."""
+    if f.kind == "weight_only":  # x [M, K] dequantize(W)^T: linear_dequant, W's integers kept
+        x = L._use(L.env.get(f.x), "the linear's input")
+        w = L.env[f.weight_dq].tensor.detach()
+        scales = L.env[f.other].tensor.detach().reshape(-1, 1).to(real.dtype)
+        return L._emit("linear_dequant", [x, L.constant(w.numpy(), "weight_i8"), L.constant(scales.numpy(), "scales")],
+                       {"bits": 8, "group_size": 0})
     x = _int_value(L, f.x, "the quantized input")
     if f.kind == "same":
         name = packet(f.op) or "view"

@@ -4,6 +4,7 @@ integers (gpuu/quantized.py folds them), so a user need not pick a third-party q
 Schemes (activations per tensor, asymmetric int8; weights symmetric, per output channel):
 - "a8w8": 8-bit activations and weights;
 - "a8w4": 8-bit activations, 4-bit weights (held in int8, values -7..7).
+Weight-only schemes ("w8", "w4g32", "w4g64", "w4g128") leave activations float: gpuu/weight_only.py.
 Annotated, from the model's ATen graph: conv1d, conv2d and linear (the ReLU, ReLU6 or hardtanh right after one ends its
 quantized result), add and mul of two tensors, elementwise ops of one input that become lookup tables (hardswish,
 hardsigmoid, sigmoid, tanh, GELU, SiLU, ReLU alone), and max pooling and reshapes, which keep their input's
@@ -12,10 +13,11 @@ parameters. Everything else stays float between a dequantize and a quantize.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 import torch
 
+from . import weight_only
 from .quantized import packet
 
 SCHEMES = ("a8w8", "a8w4")
@@ -92,11 +94,21 @@ def make_quantizer(scheme: str = "a8w8"):
     return GpuuQuantizer()
 
 
-def quantize(model: torch.nn.Module, example_inputs: Sequence[Any], calibration_data: Iterable[Any],
-             scheme: str = "a8w8") -> torch.fx.GraphModule:
-    """`model` quantized after training for gpuu: traced with torch.export, observed on `calibration_data` (an
-    iterable of input tuples, or of single tensors for a one-input model), converted. The result is a
-    GraphModule to pass to gpuu.export (and to run in PyTorch as the reference)."""
+def quantize(model: torch.nn.Module, example_inputs: Optional[Sequence[Any]] = None,
+             calibration_data: Optional[Iterable[Any]] = None, scheme: str = "a8w8") -> torch.nn.Module:
+    """`model` quantized after training for gpuu.
+
+    Activation and weight schemes ("a8w8", "a8w4"): traced with torch.export on `example_inputs`, observed on
+    `calibration_data` (an iterable of input tuples, or of single tensors for a one-input model), converted; the
+    result is a GraphModule. Weight-only schemes ("w8", "w4g32", "w4g64", "w4g128"; gpuu/weight_only.py): a copy of
+    `model` whose linears hold integer weights, no inputs needed. Either result goes to gpuu.export, and runs in
+    PyTorch as the reference."""
+    if scheme in weight_only.SCHEMES:
+        return weight_only.quantize_weights(model, scheme)
+    if scheme not in SCHEMES:
+        raise ValueError(f"unknown scheme {scheme!r}; choose one of {', '.join(SCHEMES + tuple(weight_only.SCHEMES))}")
+    if example_inputs is None or calibration_data is None:
+        raise ValueError(f"scheme {scheme!r} quantizes activations: it needs example_inputs and calibration_data")
     _, _, prepare_pt2e, convert_pt2e = _torchao()
     quantizer = make_quantizer(scheme)
     graph = torch.export.export(model.eval(), tuple(example_inputs)).module()
