@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Here (no GPU): everything benchmarks/device/session.sh needs on the GPU machine, into .bench/ (carried with
+# .gl, 64 MiB at most in all: docs/GPU.md): stripped bench_gemm, bench_suite and profile_program from build/, a
+# gpuu wheel for the GPU machine's Python 3.12, torchao's wheel (int8 and weight-only schemes), and the benchmark
+# scripts. Run from the repository root after tools/dev/build.sh; prints the folder's size.
+# Env: PY312 (a Python 3.12; default: pyenv's 3.12.*), TORCHAO_WHEEL (default: downloaded, torchao==0.17.0).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+out=.bench
+grep -qx '/.bench/' .git/info/exclude 2>/dev/null || echo /.bench/ >> .git/info/exclude
+rm -rf "$out" && mkdir -p "$out/bin" "$out/real"
+cmake --build build --target bench_gemm bench_suite profile_program >/dev/null
+for b in gemm/bench_gemm suite/bench_suite runtime/profile_program; do
+  strip -o "$out/bin/$(basename $b)" "build/benchmarks/$b"
+done
+py312=${PY312:-$(ls -d ~/.pyenv/versions/3.12.*/bin/python 2>/dev/null | head -1)}
+[ -x "$py312" ] || { echo "prepare: no Python 3.12 (set PY312)" >&2; exit 1; }
+venv=/tmp/gpuu-py312-venv
+[ -x $venv/bin/pip ] || { "$py312" -m venv $venv && $venv/bin/pip install -q numpy scikit-build-core 'cmake<4' ninja; }
+# The wheel builds from a clean copy of HEAD (uncommitted changes are not measured).
+tree=$(mktemp -d) && git worktree add -q --detach "$tree" HEAD
+$venv/bin/pip wheel -q --no-build-isolation --no-deps -C build-dir=/tmp/gpuu-wheel-build -w "$out/real" "$tree"
+git worktree remove --force "$tree"
+if [ -n "${TORCHAO_WHEEL:-}" ]; then
+  cp "$TORCHAO_WHEEL" "$out/real/"
+else
+  $venv/bin/pip download -q --no-deps torchao==0.17.0 -d "$out/real"
+fi
+cp benchmarks/real/*.py benchmarks/real/run.sh benchmarks/suite/torch_suite.py "$out/real/"
+git rev-parse --short HEAD > "$out/commit"
+du -sh "$out"

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# On the GPU machine, from the checkout's root with .gl and .bench carried (benchmarks/device/prepare.sh): the
+# pending measurements in one call, each part under its own time limit, every output packed into one
+# $OUT/res.tar.xz after each part (a run returns only a few loose files, and a part that runs out of time
+# still leaves the others').
+# PARTS (default "gemm llm real"):
+#   gemm  bench_gemm's default cases (the 4096^3 GEMMs, the f32 conv2d of batch 16 x 256 x 56^2 that took 25.6 ms
+#         on the H200 on 12-05 against 2.05 on the H100) and the real models' GEMM sweep
+#   llm   LLM decode (SIZES, default 125m) in f32, f16, f16-w4g64 and f16-w8 (weight-only linears: issue 20's
+#         "w4 decode faster than f16 decode"), against PyTorch eager and CUDA graph
+#   real  the real-size models (CASES) f32 and f16 against PyTorch, and int8 (issue 20's "int8 resnet50 faster
+#         than gpuu's f16 resnet50")
+# Env: PARTS, PART_S (seconds per part, default 170), SIZES, PRECISIONS, CASES, F16_CASES.
+set -u
+for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null 2>&1; done; ldconfig
+export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+res=/tmp/res; mkdir -p $res
+commit=$(cat .bench/commit 2>/dev/null || echo unknown)
+pack() { tar -C /tmp -cJf "$OUT/res.tar.xz" res; }
+run_part() {  # name, command...
+  local name=$1; shift
+  echo "== $(date -u +%T) $name" | tee -a $res/log
+  timeout "${PART_S:-170}" "$@" > "$res/$name.out" 2> "$res/$name.err"
+  echo "== $(date -u +%T) $name rc=$?" | tee -a $res/log
+  pack
+}
+for part in ${PARTS:-gemm llm real}; do
+  case $part in
+    gemm) run_part gemm-default sh -c ".bench/bin/bench_gemm --runs 10 --warmup 3 > $res/gemm-default.json"
+          run_part gemm-sweep sh -c ".bench/bin/bench_gemm --sweep-real --runs 15 --warmup 3 > $res/gemm-sweep.json" ;;
+    llm)  run_part llm env OUT_DIR=$res GPUU_COMMIT="$commit" SIZES="${SIZES:-125m}" \
+            PRECISIONS="${PRECISIONS:-f32,f16,f16-w4g64,f16-w8}" bash benchmarks/llm/run.sh .bench/real ;;
+    real) run_part real env OUT_DIR=$res GPUU_COMMIT="$commit" BENCH=.bench/real F16_PRECISIONS=f16,int8 \
+            ${CASES:+CASES=$CASES} ${F16_CASES:+F16_CASES=$F16_CASES} bash .bench/real/run.sh ;;
+    *) echo "unknown part $part" | tee -a $res/log ;;
+  esac
+done
+pack
+ls -la "$OUT"
