@@ -23,8 +23,9 @@ struct AttentionSplit {
 };
 
 // Whether `transpose` swaps the head and row dims of a (batch..., heads,
-// rows, head dim) tensor and nothing else: the layout the attention kernel
-// can write its result in directly (lower_attention_heads_inner).
+// rows, head dim) tensor and nothing else, in memory (unit dims may move
+// too): the layout the attention kernel can write its result in directly
+// (lower_attention_heads_inner).
 bool swaps_heads_and_rows(const graph::Graph& graph, const graph::Node& transpose);
 
 // Lowers scaled_dot_product_attention node `attention` writing its result

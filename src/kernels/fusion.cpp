@@ -11,6 +11,7 @@
 #include "graph/index_math.h"
 #include "graph/op_registry.h"
 #include "kernels/gemm_dispatch.h"
+#include "kernels/movement.h"
 #include "kernels/row_norm.h"
 
 namespace gpuu::kernels {
@@ -409,22 +410,27 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse, const 
           !read_only_by(e, static_cast<int>(u))) {
         continue;
       }
-      // A matmul or linear result reshaped with its last axis kept (a
-      // transformer's [tokens, d] -> [batch, seq, d]) is the same bytes with
-      // the same columns: the chain folds through the reshape, which joins
-      // the unit (it stays a view of the GEMM's output where the chain runs
-      // on its own).
-      graph::NodeId reshape = graph::kNone;
-      if (g.node(p).op == "reshape" && g.node(p).inputs.size() == 1 && g.node(p).inputs[0] >= 0) {
+      // A matmul or linear result through views that keep its memory order
+      // and last axis (a transformer's [tokens, d] -> [batch, seq, d], or
+      // torchvision's [seq, 1, d] -> [1, seq, d]) is the same bytes with the
+      // same columns: the chain folds through them, and they join the unit
+      // (they stay views of the GEMM's output where the chain runs on its own).
+      std::vector<graph::NodeId> views;
+      bool viewed = true;
+      while (keeps_memory_order(g, g.node(p)) && g.node(p).inputs.size() == 1 && g.node(p).inputs[0] >= 0) {
         const graph::Value& before = g.value(g.node(p).inputs[0]);
         const graph::NodeId q = before.producer;
-        if (q < 0 || !stores_through_gemm(g.node(q).op, true) || before.shape.empty() ||
-            before.shape.back() != out.shape.back() || !read_only_by(g.node(p).inputs[0], unit_of[static_cast<size_t>(p)])) {
-          continue;
+        const int pu = unit_of[static_cast<size_t>(p)];
+        if (q < 0 || before.shape.empty() || before.shape.back() != out.shape.back() ||
+            units[static_cast<size_t>(pu)].nodes.size() != 1 || absorbed[static_cast<size_t>(pu)] ||
+            !read_only_by(g.node(p).inputs[0], pu)) {
+          viewed = false;
+          break;
         }
-        reshape = p;
+        views.insert(views.begin(), p);
         p = q;
       }
+      if (!viewed || (!views.empty() && !stores_through_gemm(g.node(p).op, true))) continue;
       const graph::Node& gemm = g.node(p);
       const int pu = unit_of[static_cast<size_t>(p)];
       if (!stores_through_gemm(gemm.op, false) || units[static_cast<size_t>(pu)].nodes.size() != 1 ||
@@ -432,10 +438,8 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse, const 
         continue;
       }
       absorbed[static_cast<size_t>(pu)] = true;
-      if (reshape != graph::kNone) {
-        absorbed[static_cast<size_t>(unit_of[static_cast<size_t>(reshape)])] = true;
-        chain.nodes.insert(chain.nodes.begin(), reshape);
-      }
+      for (graph::NodeId view : views) absorbed[static_cast<size_t>(unit_of[static_cast<size_t>(view)])] = true;
+      chain.nodes.insert(chain.nodes.begin(), views.begin(), views.end());
       chain.nodes.insert(chain.nodes.begin(), p);
       chain.gemm_epilogue = true;
       break;
@@ -682,11 +686,12 @@ std::optional<GemmEpilogue> make_epilogue(const LoweringContext& lc, const graph
 Status lower_gemm_with_epilogue(LoweringContext& lc, const LoweringUnit& unit) {
   const graph::Graph& g = lc.graph;
   const graph::Node& gemm = g.node(unit.nodes[0]);
-  // The chain reads the GEMM's output, or a reshape of it (plan_lowering),
-  // which is a view of the same memory and lowers to nothing.
-  const bool reshaped = g.node(unit.nodes[1]).op == "reshape";
-  const graph::ValueId result = g.node(unit.nodes[reshaped ? 1 : 0]).outputs[0];
-  const LoweringUnit chain{std::vector<graph::NodeId>(unit.nodes.begin() + (reshaped ? 2 : 1), unit.nodes.end())};
+  // The chain reads the GEMM's output, or views of it that keep its memory
+  // order (plan_lowering): the same memory, lowered to nothing.
+  size_t views = 0;
+  while (1 + views < unit.nodes.size() && keeps_memory_order(g, g.node(unit.nodes[1 + views]))) ++views;
+  const graph::ValueId result = g.node(unit.nodes[views]).outputs[0];
+  const LoweringUnit chain{std::vector<graph::NodeId>(unit.nodes.begin() + 1 + static_cast<long>(views), unit.nodes.end())};
   std::optional<GemmEpilogue> epi = make_epilogue(lc, gemm, result, chain.nodes);
   lc.epilogue = epi ? &*epi : nullptr;
   lc.epilogue_taken = false;
@@ -697,14 +702,14 @@ Status lower_gemm_with_epilogue(LoweringContext& lc, const LoweringUnit& unit) {
   GPUU_RETURN_IF_ERROR(lowered);
   if (taken) return Status::Ok();
   // A GEMM op that wrote nothing (an empty output), or a chain the store
-  // cannot read: the chain on its own, after it (and the reshape, where it
-  // is not a view of the GEMM's memory).
-  if (reshaped) {
-    const graph::Node& reshape = g.node(unit.nodes[1]);
-    const BufferRange& from = lc.tensor(reshape.inputs[0]).range;
-    const BufferRange& to = lc.tensor(reshape.outputs[0]).range;
+  // cannot read: the chain on its own, after it (and the views, where one is
+  // not the same memory as its input).
+  for (size_t i = 1; i <= views; ++i) {
+    const graph::Node& view = g.node(unit.nodes[i]);
+    const BufferRange& from = lc.tensor(view.inputs[0]).range;
+    const BufferRange& to = lc.tensor(view.outputs[0]).range;
     if (from.buffer != to.buffer || from.offset != to.offset) {
-      GPUU_RETURN_IF_ERROR(find_op_kernel(reshape.op)->lower(lc, reshape));
+      GPUU_RETURN_IF_ERROR(find_op_kernel(view.op)->lower(lc, view));
     }
   }
   if (chain.fused()) return lower_fused_group(lc, chain);

@@ -327,6 +327,31 @@ TEST(VulkanAttention, WritesTheHeadsInsideRowsTransposeItsReaderWants) {
   }
 }
 
+// torchvision's multi-head attention at batch 1 moves the batch too:
+// [1, H, L, D] -> [L, 1, H, D] (perm 2, 0, 1, 3), the same bytes as the
+// swap of heads and rows, so the attention writes it (no "rows_out" step).
+// At batch 2 the same perm puts the batch inside the rows, a layout the
+// kernel does not write: the transpose stays a step of its own.
+TEST(VulkanAttention, WritesTheTransposeWhereOnlyUnitDimsMoveBesideTheSwap) {
+  uint32_t seed = 1300;
+  for (int64_t batch : {1, 2}) {
+    const Problem p{{batch}, 4, 4, 29, 29, 16, 16};
+    graph::Graph g;
+    graph::ValueId q = graph::add_graph_input(g, "q", DType::kF32, p.q()).value();
+    graph::ValueId k = graph::add_graph_input(g, "k", DType::kF32, p.k()).value();
+    graph::ValueId v = graph::add_graph_input(g, "v", DType::kF32, p.v()).value();
+    graph::ValueId y = graph::add_op(g, kOp, "attn", {q, k, v}, {}).value()[0];
+    graph::ValueId t =
+        graph::add_op(g, "transpose", "rows_out", {y}, {{"perm", std::vector<int64_t>{2, 0, 1, 3}}}).value()[0];
+    graph::ValueId flat =
+        graph::add_op(g, "reshape", "flat", {t}, {{"shape", std::vector<int64_t>{29 * batch, 64}}}).value()[0];
+    g.mark_output(graph::add_op(g, "relu", "after", {flat}, {}).value()[0]);
+    const std::string steps = " " + joined(step_labels(g, qkv(DType::kF32, p, seed += 3), atol_for(DType::kF32),
+                                                       rtol_for(DType::kF32))) + " ";
+    EXPECT_EQ(steps.find(" rows_out ") != std::string::npos, batch == 2) << steps << "batch " << batch;
+  }
+}
+
 TEST(VulkanAttention, SplitKeysReadViewsAndAddOneDispatch) {
   FusedProjection p(1, 5, 4, 16);
   auto y = graph::add_op(p.g, kOp, "attn", {p.heads[0], p.heads[1], p.heads[2]}, {});

@@ -125,6 +125,26 @@ TEST(VulkanGemmEpilogue, ThroughAReshapeThatKeepsTheColumns) {
   EXPECT_EQ(dispatches, 2u) << "the GEMM, then the chain on its own";
 }
 
+// torchvision's attention output projection at batch 1: linear over
+// [seq, d], reshaped to [seq, 1, d], transposed to [1, seq, d] (only the unit
+// dim moves: the same bytes), then the residual add: the chain folds through
+// both views, one dispatch. A transpose that moves real dims stops it.
+TEST(VulkanGemmEpilogue, ThroughAReshapeAndAUnitDimTranspose) {
+  using Ints = std::vector<int64_t>;
+  for (bool unit_only : {true, false}) {
+    Case c;
+    ValueId x = c.input("x", {12, 32});
+    ValueId residual = c.input("residual", unit_only ? Shape{1, 12, 32} : Shape{3, 4, 32});
+    ValueId y = c.op("linear", {x, c.constant("w", {32, 32}, -0.2, 0.2)});
+    y = c.op("reshape", {y}, {{"shape", unit_only ? Ints{12, 1, 32} : Ints{4, 3, 32}}});
+    y = c.op("transpose", {y}, {{"perm", Ints{1, 0, 2}}});
+    ASSERT_TRUE(graph::add_graph_output(c.g, c.op("add", {y, residual})).ok());
+    size_t dispatches = 0;
+    EXPECT_TRUE(matches(c, gemm_forced(), &dispatches));
+    EXPECT_EQ(dispatches, unit_only ? 1u : 2u) << (unit_only ? "unit dim moved" : "real dims moved");
+  }
+}
+
 // conv -> hardswish as the frontend writes it (y * clamp(y + 3, 0, 6) / 6):
 // clamp to [0, 6] fuses, so the whole activation is the conv's epilogue.
 TEST(VulkanGemmEpilogue, ConvHardswish) {

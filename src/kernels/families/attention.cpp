@@ -236,11 +236,20 @@ bool swaps_heads_and_rows(const graph::Graph& g, const graph::Node& transpose) {
   if (r < 3 || !attrs.ok()) return false;
   const std::vector<int64_t> perm = graph::attr_ints(*attrs, "perm");
   if (perm.size() != r) return false;
+  // Compared in memory order, unit dims left out: torchvision's multi-head
+  // attention moves its batch of 1 too ([1, H, L, D] -> [L, 1, H, D]), which
+  // is the same bytes as [1, L, H, D].
+  const graph::Shape& shape = g.value(transpose.inputs[0]).shape;
+  std::vector<int64_t> want(r), got, wanted;
+  for (size_t d = 0; d < r; ++d) want[d] = static_cast<int64_t>(d);
+  std::swap(want[r - 3], want[r - 2]);
   for (size_t d = 0; d < r; ++d) {
-    const size_t want = d == r - 3 ? r - 2 : d == r - 2 ? r - 3 : d;
-    if (graph::normalize_axis(perm[d], r) != static_cast<int64_t>(want)) return false;
+    const int64_t axis = graph::normalize_axis(perm[d], r);
+    if (axis < 0 || axis >= static_cast<int64_t>(r)) return false;
+    if (shape[static_cast<size_t>(axis)] != 1) got.push_back(axis);
+    if (shape[static_cast<size_t>(want[d])] != 1) wanted.push_back(want[d]);
   }
-  return true;
+  return got == wanted;
 }
 
 Status lower_attention_heads_inner(LoweringContext& lc, const graph::Node& attention, const graph::Node& transpose) {
