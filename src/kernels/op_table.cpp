@@ -142,8 +142,13 @@ uint64_t mover_invocations(uint64_t count, uint32_t esize) {
 }
 
 std::string check_float_inputs(const graph::Graph& graph, const graph::Node& node) {
-  for (graph::ValueId in : node.inputs) {
-    if (in >= 0 && !is_float(graph.value(in).dtype)) {
+  return check_float_inputs_but(graph, node, node.inputs.size());
+}
+
+std::string check_float_inputs_but(const graph::Graph& graph, const graph::Node& node, size_t skipped) {
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const graph::ValueId in = node.inputs[i];
+    if (i != skipped && in >= 0 && !is_float(graph.value(in).dtype)) {
       return std::string("Vulkan ") + node.op + " kernels take f32/f16 tensors, input '" + graph.value(in).name +
              "' is " + graph::dtype_name(graph.value(in).dtype);
     }

@@ -188,6 +188,8 @@ std::vector<uint32_t> to_u32(const graph::Shape& shape);
 uint64_t mover_invocations(uint64_t count, uint32_t esize);
 // "" when every input is f32 or f16, else why the float-only kernels refuse it.
 std::string check_float_inputs(const graph::Graph& graph, const graph::Node& node);
+// The same but for input `skipped` (linear_dequant's integer weight).
+std::string check_float_inputs_but(const graph::Graph& graph, const graph::Node& node, size_t skipped);
 // kUnsupported naming the node when `dtype` is f16 and the device cannot run
 // f16 kernels (shaderFloat16 and storageBuffer16BitAccess).
 Status require_f16_support(const LoweringContext& lc, const graph::Node& node, graph::DType dtype);

@@ -15,16 +15,7 @@ using graph::DType;
 constexpr size_t kMaxBatchRank = kMaxRank - 2;
 
 // linear_dequant's x, scales and bias are float (its weight i8: the registry checked).
-std::string check_dequant_inputs(const graph::Graph& g, const graph::Node& n) {
-  for (size_t i = 0; i < n.inputs.size(); ++i) {
-    const graph::ValueId id = n.inputs[i];
-    if (i != 1 && id >= 0 && !is_float(g.value(id).dtype)) {
-      return "Vulkan linear_dequant kernels take f32/f16 x, scales and bias, input '" + g.value(id).name + "' is " +
-             graph::dtype_name(g.value(id).dtype);
-    }
-  }
-  return "";
-}
+std::string check_dequant_inputs(const graph::Graph& g, const graph::Node& n) { return check_float_inputs_but(g, n, 1); }
 
 // One GEMM dispatch: y[batch] = a[batch] (M x K, row-major) x b[batch] (K x N
 // read as b[k * b_stride_k + n * b_stride_n]) (+ bias[n]).
