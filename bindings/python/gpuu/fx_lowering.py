@@ -269,7 +269,7 @@ class Lowering:
         self._check_mapped(live, placeholder_of)
         constants = {n for n, p in placeholder_of.items() if not p.is_input and not p.is_state}
         constants |= {n for n in self.gm.graph.nodes if n.op == "get_attr"}
-        folds = quantized.plan(self.gm, constants)
+        folds = quantized.plan(self.gm, constants, live)
         output_names: List[str] = []
         input_names: List[str] = []
         for node in self.gm.graph.nodes:

@@ -215,8 +215,10 @@ def _match_weight_only(mul: Any, constants: Set[Any]) -> Optional[Fold]:
     return None
 
 
-def plan(gm: torch.fx.GraphModule, constants: Set[Any]) -> Plan:
-    """The folds of `gm`; `constants` are the nodes whose values are constants (weights, scales, zero points)."""
+def plan(gm: torch.fx.GraphModule, constants: Set[Any], live: Optional[Set[Any]] = None) -> Plan:
+    """The folds of `gm`; `constants` are the nodes whose values are constants (weights, scales, zero points);
+    `live`, where given, the nodes whose results reach an output (the others are not lowered, so they need no
+    float value)."""
     p = Plan()
     candidates: Set[Any] = set()
     for node in gm.graph.nodes:
@@ -251,7 +253,9 @@ def plan(gm: torch.fx.GraphModule, constants: Set[Any]) -> Plan:
                 candidates.add(fold.op)
     # What a fold computes on integers is not computed in float, unless something else uses it (a table's float
     # chain may feed an op left in float too); nor is a dequantize (or, for linear, the weight's transpose) whose
-    # every user is folded away.
+    # every user is folded away. A user that reaches no output (a max pool's unused indices) uses nothing: counted
+    # as one, it kept the pool and its dequantize in float, dead nodes in the graph, and gpuu.VgfCompileSpec's
+    # "TOSA-1.0+INT" then kept VGF away from max_pool2d.
     changed = True
     while changed:
         changed = False
@@ -259,7 +263,8 @@ def plan(gm: torch.fx.GraphModule, constants: Set[Any]) -> Plan:
             if n in p.absorbed or n in p.roots or not n.users:
                 continue
             folded = n in candidates or _op(n, "dequantize_per_tensor") or _op(n, "permute")
-            if folded and all(u in p.absorbed or u in p.roots for u in n.users):
+            if folded and all(u in p.absorbed or u in p.roots or (live is not None and u not in live)
+                              for u in n.users):
                 p.absorbed.add(n)
                 changed = True
     return p
