@@ -156,6 +156,57 @@ def run_scenario(scenario_path: str, workdir: str, dry_run: bool = False) -> sub
     return done
 
 
+# The TOSA.001000.1 extended instruction set: instruction number -> operator (its grammar's order, 0..65).
+TOSA_OPERATORS = (
+    "ARGMAX", "AVG_POOL2D", "CONV2D", "CONV3D", "DEPTHWISE_CONV2D", "FFT2D", "MATMUL", "MAX_POOL2D", "RFFT2D",
+    "TRANSPOSE_CONV2D", "CLAMP", "ERF", "SIGMOID", "TANH", "ADD", "ARITHMETIC_RIGHT_SHIFT", "BITWISE_AND",
+    "BITWISE_OR", "BITWISE_XOR", "INTDIV", "LOGICAL_AND", "LOGICAL_LEFT_SHIFT", "LOGICAL_RIGHT_SHIFT", "LOGICAL_OR",
+    "LOGICAL_XOR", "MAXIMUM", "MINIMUM", "MUL", "POW", "SUB", "TABLE", "ABS", "BITWISE_NOT", "CEIL", "CLZ", "COS",
+    "EXP", "FLOOR", "LOG", "LOGICAL_NOT", "NEGATE", "RECIPROCAL", "RSQRT", "SIN", "SELECT", "EQUAL", "GREATER",
+    "GREATER_EQUAL", "REDUCE_ALL", "REDUCE_ANY", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PRODUCT", "REDUCE_SUM", "CONCAT",
+    "PAD", "RESHAPE", "REVERSE", "SLICE", "TILE", "TRANSPOSE", "GATHER", "SCATTER", "RESIZE", "CAST", "RESCALE")
+
+
+def spirv_module(vgf_path: str, spv_path: str) -> bytes:
+    """The SPIR-V of the file's module 0, as Arm's vgf_dump extracts it (--dump-spirv)."""
+    _run([tool("vgf_dump"), "-i", vgf_path, "-o", spv_path, "--dump-spirv", "0"], "Arm's vgf_dump --dump-spirv")
+    with open(spv_path, "rb") as f:
+        return f.read()
+
+
+def tosa_ops(spirv: bytes):
+    """The TOSA operators of a graph module, in order, each as (operator, its result's element type), and the
+    element types of every tensor type the module declares. Element types are "i8", "i32", "f32", "bool", ...:
+    integers by width (TOSA's integers are signless; SPIR-V's signedness bit is not looked at)."""
+    import numpy as np
+
+    words = np.frombuffer(spirv, "<u4")
+    assert len(words) >= 5 and words[0] == 0x07230203, "not a SPIR-V module"
+    scalars, tensors, ops, tosa_set = {}, {}, [], None
+    i = 5
+    while i < len(words):
+        count, opcode = int(words[i]) >> 16, int(words[i]) & 0xFFFF
+        assert count > 0 and i + count <= len(words), f"malformed SPIR-V at word {i}"
+        w = [int(v) for v in words[i + 1:i + count]]
+        if opcode == 11:  # OpExtInstImport: result id, name
+            name = np.array(w[1:], "<u4").tobytes().split(b"\0")[0].decode()
+            if name == "TOSA.001000.1":
+                tosa_set = w[0]
+        elif opcode == 20:  # OpTypeBool
+            scalars[w[0]] = "bool"
+        elif opcode == 21:  # OpTypeInt: result id, width, signedness
+            scalars[w[0]] = f"i{w[1]}"
+        elif opcode == 22:  # OpTypeFloat: result id, width (, encoding)
+            scalars[w[0]] = f"f{w[1]}" if len(w) == 2 else f"f{w[1]}:{w[2]}"
+        elif opcode == 4163:  # OpTypeTensorARM: result id, element type (, rank, shape)
+            tensors[w[0]] = scalars[w[1]]
+        elif opcode == 12 and tosa_set is not None and w[2] == tosa_set:  # OpExtInst: type, id, set, number
+            ops.append((TOSA_OPERATORS[w[3]], tensors.get(w[0], "?")))
+        i += count
+    assert tosa_set is not None, "the module imports no TOSA.001000.1 instruction set"
+    return ops, set(tensors.values())
+
+
 def model_converter(mlir_path: str, vgf_path: str) -> None:
     """Arm's model converter: TOSA MLIR text -> .vgf."""
     _run([tool("model_converter"), "--input", mlir_path, "--output", vgf_path], "Arm's model converter")

@@ -148,21 +148,36 @@ def _custom_shader_program() -> bytes:
 
 def export_case(name: str, out_dir: str) -> Dict[str, List[str]]:
     """Writes the case's standalone VGF files; returns {"export_vgf": [...], "extract_vgf": [...]} (.vgf paths)."""
-    py_dir = os.path.join(out_dir, name, "export_vgf")
-    tool_dir = os.path.join(out_dir, name, "extract_vgf")
-    program_path = os.path.join(out_dir, name, "program.gpuu")
-    os.makedirs(py_dir, exist_ok=True)
-    if name == "custom_shader":
-        data = _custom_shader_program()
-        with open(program_path, "wb") as f:
-            f.write(data)
-        with gpuu.Program(data=data) as program:
-            py_paths = program.extract_vgf(py_dir)
-    else:
+    if name != "custom_shader":
         make_model, make_inputs = TORCH_CASES[name]
-        model, inputs = make_model(), make_inputs()
-        py_paths = gpuu.export_vgf(model, inputs, spec(), py_dir)
-        gpuu.export(model, inputs, spec(), program_path)
+        return export_module(name, make_model(), make_inputs(), out_dir)
+    py_dir, program_path = _case_dirs(name, out_dir)
+    data = _custom_shader_program()
+    with open(program_path, "wb") as f:
+        f.write(data)
+    with gpuu.Program(data=data) as program:
+        py_paths = program.extract_vgf(py_dir)
+    return _extract_with_tool(name, program_path, py_paths, out_dir)
+
+
+def export_module(name: str, model, inputs: tuple, out_dir: str,
+                  compile_spec: gpuu.UnifiedGpuCompileSpec = None) -> Dict[str, List[str]]:
+    """export_case for any PyTorch model (a quantized GraphModule included), under `compile_spec` (default spec())."""
+    compile_spec = compile_spec or spec()
+    py_dir, program_path = _case_dirs(name, out_dir)
+    py_paths = gpuu.export_vgf(model, inputs, compile_spec, py_dir)
+    gpuu.export(model, inputs, compile_spec, program_path)
+    return _extract_with_tool(name, program_path, py_paths, out_dir)
+
+
+def _case_dirs(name: str, out_dir: str) -> Tuple[str, str]:
+    py_dir = os.path.join(out_dir, name, "export_vgf")
+    os.makedirs(py_dir, exist_ok=True)
+    return py_dir, os.path.join(out_dir, name, "program.gpuu")
+
+
+def _extract_with_tool(name: str, program_path: str, py_paths: List[str], out_dir: str) -> Dict[str, List[str]]:
+    tool_dir = os.path.join(out_dir, name, "extract_vgf")
     done = subprocess.run([arm_sdk.gpuu_inspect(), "--extract-vgf", tool_dir, program_path], capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0, f"gpuu-inspect --extract-vgf failed: {done.stderr}"

@@ -17,6 +17,7 @@ VK_ARM_data_graph and reports on the layers' internal pipelines; see arm_sdk);
 gpuu's runs keep it.
 """
 
+import contextlib
 import json
 import os
 
@@ -146,15 +147,26 @@ def _random_like(placeholder, rng):
     return rng.integers(-8, 8, placeholder.shape).astype(placeholder.dtype)
 
 
-def run_and_compare(vgf_path, workdir):
+def _close(vgf_path, uid, theirs, mine):
+    np.testing.assert_allclose(theirs, mine, rtol=1e-5, atol=1e-5,
+                               err_msg=f"{vgf_path}: output {uid}, Arm's scenario runner vs gpuu")
+
+
+def run_and_compare(vgf_path, workdir, make_input=_random_like, compare=_close, runtime_options=None, dry_run=True,
+                    keep=None):
+    """Runs the .vgf's scenario in Arm's scenario runner (a dry run first, unless dry_run is False) and the file in
+    gpuu (gpuu.load_vgf with `runtime_options`), on the same inputs (make_input(placeholder, rng) per input);
+    compare(vgf_path, uid, theirs, mine) per output. `keep`, a contextlib.ExitStack, keeps gpuu's session open
+    until it closes (its compiled pipelines then serve a later load of the same TOSA). Returns {input uid: array}."""
     scenario_path = vgf_path[:-4] + ".json"
     scenario_dir = os.path.dirname(vgf_path)
     with open(scenario_path) as f:
         scenario = json.load(f)
     resources = check_scenario_schema(scenario, scenario_dir)
     check_against_vgf(scenario, resources, vgf_path)
-    dry = arm_sdk.run_scenario(scenario_path, workdir, dry_run=True)
-    assert "deprecated" not in dry.stdout + dry.stderr, dry.stdout + dry.stderr
+    if dry_run:
+        dry = arm_sdk.run_scenario(scenario_path, workdir, dry_run=True)
+        assert "deprecated" not in dry.stdout + dry.stderr, dry.stdout + dry.stderr
 
     rng = np.random.default_rng(1)
     inputs, outputs = {}, {}
@@ -165,15 +177,17 @@ def run_and_compare(vgf_path, workdir):
             assert not placeholder.any(), f"{path}: the placeholder input is not zeros"
             if kind == "tensor":
                 assert list(placeholder.shape) == body["dims"], (path, placeholder.shape, body["dims"])
-            inputs[uid] = _random_like(placeholder, rng)
+            inputs[uid] = make_input(placeholder, rng)
             np.save(path, inputs[uid])
         elif "dst" in body:
             outputs[uid] = os.path.join(scenario_dir, body["dst"])
             if os.path.exists(outputs[uid]):
                 os.remove(outputs[uid])
-    arm_sdk.run_scenario(scenario_path, workdir)
+    done = arm_sdk.run_scenario(scenario_path, workdir)
+    assert "deprecated" not in done.stdout + done.stderr, done.stdout + done.stderr
 
-    with gpuu.load_vgf(vgf_path) as program:
+    with contextlib.ExitStack() as own:
+        program = (keep or own).enter_context(gpuu.load_vgf(vgf_path, **(runtime_options or {})))
         assert [i.name for i in program.inputs] == list(inputs), (program.inputs, list(inputs))
         assert [o.name for o in program.outputs] == list(outputs), (program.outputs, list(outputs))
         ours = program.run([inputs[i.name] for i in program.inputs])
@@ -182,8 +196,8 @@ def run_and_compare(vgf_path, workdir):
         theirs = np.load(path)
         if theirs.dtype != mine.dtype or theirs.shape != mine.shape:  # a storage buffer comes back as bytes
             theirs = np.frombuffer(theirs.tobytes(), mine.dtype).reshape(mine.shape)
-        np.testing.assert_allclose(theirs, mine, rtol=1e-5, atol=1e-5,
-                                   err_msg=f"{vgf_path}: output {uid}, Arm's scenario runner vs gpuu")
+        compare(vgf_path, uid, theirs, mine)
+    return inputs
 
 
 @pytest.mark.parametrize("case", arm_suite.CASES)
