@@ -34,6 +34,11 @@ Result<uint64_t> constant_byte_size(const Resource& resource) {
 }
 
 Status fill_constant_refs(VgfFile* file, const std::vector<std::string>& refs, const ConstantSource& source) {
+  // A complete file (made at run time for a program with dims, under the
+  // compile specs of the file's own blob) needs none of them.
+  bool complete = true;
+  for (const Constant& c : file->constants) complete = complete && !c.data.empty();
+  if (complete) return Status::Ok();
   if (refs.size() != file->constants.size()) {
     return err(StatusCode::kInvalidFormat, kConstantRefsKey, " names ", refs.size(), " constants, the VGF file has ",
                file->constants.size(), " constant records");

@@ -37,8 +37,9 @@ Result<uint64_t> constant_byte_size(const Resource& resource);
 
 // Fills each empty constant record of `file` that `refs` names from
 // `source` (views, no copy), typed and shaped by its CONSTANT resource. A
-// record that holds bytes keeps them (a blob made at run time for a program
-// with dims is complete). Errors (kInvalidFormat) name the record, the
+// record that holds bytes keeps them, and a file whose records all hold
+// bytes needs no names (a blob made at run time for a program with dims is
+// complete, whatever the delegate's compile specs say). Errors (kInvalidFormat) name the record, the
 // resource and the program constant: more names than records, an empty
 // record no name fills, a name the source lacks, bytes of the wrong size.
 Status fill_constant_refs(VgfFile* file, const std::vector<std::string>& refs, const ConstantSource& source);

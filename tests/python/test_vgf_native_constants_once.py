@@ -116,3 +116,26 @@ def test_extracted_vgf_files_are_complete_and_run_alone(exported):
         (got,) = loaded.run([x.numpy()])
     scale = max(1.0, float(np.abs(want).max()))
     np.testing.assert_allclose(got.reshape(want.shape), want, rtol=1e-4, atol=1e-4 * scale, err_msg=name)
+
+
+@pytest.mark.parametrize("vgf_path", ["native", "executor"])
+def test_program_with_dims_runs_at_every_size_on_both_vgf_paths(tmp_path, vgf_path):
+    """With dims, each delegate keeps its source (which names the model's own constants) and the run time
+    lowers it again at each size into complete VGF files, under the compile specs of the stored blob
+    (whose vgf_constant_refs then name nothing to fill). Not yet once: a weight TOSA wants rearranged is
+    stored as the model's (for the source) and rearranged (for the blob), as before."""
+    torch.manual_seed(0)
+    model = GptBlock(d=64, heads=4).eval()
+    spec = gpuu.UnifiedGpuCompileSpec(vgf=gpuu.VgfCompileSpec(), prefer="vgf_first", min_partition_size=1,
+                                      shared_context_token="constants_once_dims")
+    path = tmp_path / "dims.gpuu"
+    gpuu.export(model, (torch.randn(1, 8, 64),), spec, path,
+                dynamic_shapes=({1: torch.export.Dim("seq", min=2, max=16)},))
+    assert os.path.getsize(path) <= 2 * _weights_bytes(model) * 1.02 + ALLOWANCE
+    with VgfInitLines() as lines, gpuu.load(path, vgf_path=vgf_path) as program:
+        for seq in (16, 3, 8):
+            x = torch.randn(1, seq, 64)
+            (got,) = program.run([x.numpy()])
+            with torch.no_grad():
+                np.testing.assert_allclose(got, model(x).numpy(), rtol=1e-4, atol=1e-4, err_msg=f"seq {seq}")
+    assert lines.lines and all(f"path={vgf_path}" in line for line in lines.lines), lines.lines

@@ -212,6 +212,10 @@ TEST(VgfConstantRefs, FillChecksTheSizeTheSourceGives) {
   ASSERT_FALSE(count.ok());
   EXPECT_NE(count.message().find("names 2 constants"), std::string::npos) << count.message();
 
+  vgf::VgfFile complete = file;
+  complete.constants[0].data = Blob::take(std::vector<uint8_t>(24, 3));
+  EXPECT_TRUE(vgf::fill_constant_refs(&complete, {"a", "b"}, wrong).ok()) << "a complete file needs no names";
+
   std::vector<uint8_t> six(24, 2);
   auto right = [&](const std::string& name, DType dtype, const graph::Shape& shape) -> Result<Blob> {
     EXPECT_EQ(name, "w");
