@@ -38,6 +38,15 @@ Backend::~Backend() = default;
 
 const partition::BackendCapability& Backend::capability() const { return *checked_; }
 
+Result<program::PreprocessedRegion> Backend::preprocess_for_program(
+    const graph::Graph& graph, const partition::Region& region, const program::RegionIo&,
+    const std::vector<CompileSpecEntry>& compile_specs) const {
+  GPUU_ASSIGN_OR_RETURN(std::vector<uint8_t> blob, preprocess(graph, region, compile_specs));
+  program::PreprocessedRegion out;
+  out.processed = Blob::take(std::move(blob));
+  return out;
+}
+
 const std::vector<OptionDecl>& Backend::declared_options() const {
   static const std::vector<OptionDecl> none;
   return none;

@@ -23,6 +23,7 @@
 #include "graph/graph.h"
 #include "partition/backend_capability.h"
 #include "partition/partition_result.h"
+#include "program/program_writer.h"
 #include "program/subgraph.h"
 
 namespace gpuu::backends {
@@ -135,6 +136,13 @@ class Backend {
   virtual const partition::BackendCapability& capability() const;
   virtual Result<std::vector<uint8_t>> preprocess(const graph::Graph& graph, const partition::Region& region,
                                                   const std::vector<CompileSpecEntry>& compile_specs) const = 0;
+  // The region's blob for a program file, where the backend may leave
+  // constants to the program's store (read back at init through
+  // BackendInitContext::constants) rather than hold a copy. The default is
+  // preprocess(), every constant as the blob has it.
+  virtual Result<program::PreprocessedRegion> preprocess_for_program(
+      const graph::Graph& graph, const partition::Region& region, const program::RegionIo& io,
+      const std::vector<CompileSpecEntry>& compile_specs) const;
 
  private:
   std::unique_ptr<partition::BackendCapability> checked_;  // the default capability()

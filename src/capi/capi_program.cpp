@@ -72,7 +72,7 @@ gpuu_status build(const char* function, const gpuu_graph* graph, const gpuu_part
   program::CallerCompileSpecs caller_specs;
   if (gpuu_status s = read_caller_specs(function, o, &caller_specs)) return s;
   Result<std::vector<uint8_t>> bytes = program::build_program(graph->graph, partition->result, spec,
-                                                              runtime::builtin_preprocessors(), caller_specs);
+                                                              runtime::builtin_program_preprocessors(), caller_specs);
   if (!bytes.ok()) return fail(Status(bytes.status().code(), str_cat(function, ": ", bytes.status().message())));
   *out = std::move(bytes).value();
   return GPUU_OK;

@@ -384,8 +384,8 @@ Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partitio
     }
   }
 
-  ProgramBuilder builder;
-  std::vector<int32_t> tensor_of(nv, -1);
+  // Each value that may become a program tensor needs a unique name, and a
+  // constant its bytes: checked before any backend sees the graph.
   std::unordered_map<std::string, ValueId> names;
   for (size_t v = 0; v < nv; ++v) {
     if (!needed[v]) continue;
@@ -401,9 +401,115 @@ Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partitio
         return bad("graph: constant '", value.name, "' holds ", c.data.size(), " bytes, its ",
                    graph::dtype_name(value.dtype), " ", graph::shape_to_string(value.shape), " needs ", expected);
       }
-      tensor_of[v] = builder.add_constant(value.name, value.dtype, value.shape, c.data);
+    }
+  }
+
+  // Each GPU region preprocessed by its backend.
+  const std::vector<CompileSpecEntry> shared_specs = make_shared_gpu_compile_specs(shared_spec);
+  std::vector<PreprocessedRegion> pres(partition.regions.size());
+  std::vector<std::vector<CompileSpecEntry>> region_specs(partition.regions.size());
+  for (size_t r = 0; r < partition.regions.size(); ++r) {
+    const partition::Region& region = partition.regions[r];
+    if (region.backend == partition::kCpuId) continue;
+    const std::string& id = region.backend;
+    std::vector<CompileSpecEntry>& specs = region_specs[r];
+    specs = shared_specs;
+    specs.insert(specs.end(), caller_specs.shared.begin(), caller_specs.shared.end());
+    auto own = caller_specs.by_backend.find(id);
+    if (own != caller_specs.by_backend.end()) specs.insert(specs.end(), own->second.begin(), own->second.end());
+    Result<SharedGpuCompileSpec> checked = parse_shared_gpu_compile_spec(specs);
+    if (!checked.ok()) return bad("region ", r, " (", id, "): compile specs: ", checked.status().message());
+    auto fn = preprocessors.find(id);
+    if (fn != preprocessors.end() && fn->second) {
+      Result<PreprocessedRegion> out = fn->second(g, region, ios[r], specs);
+      if (!out.ok()) {
+        return Status(out.status().code(), str_cat("region ", r, " (", region.backend,
+                                                   "): preprocess failed: ", out.status().message()));
+      }
+      pres[r] = std::move(out).value();
+    } else {
+      Result<std::vector<uint8_t>> blob = serialize_region(g, region);
+      if (!blob.ok()) return bad("region ", r, " (", region.backend, "): ", blob.status().message());
+      pres[r].processed = Blob::take(std::move(blob).value());
+    }
+  }
+
+  // A constant is stored where a graph output, a state, a CPU node or a
+  // delegate reads it from the program. A blob holding a constant itself
+  // (constants_read leaves it out) reads it from nowhere; a source (with dims)
+  // names every constant of its region.
+  auto is_constant = [&](ValueId v) { return g.values()[static_cast<size_t>(v)].constant != graph::kNone; };
+  std::vector<std::vector<char>> reads(partition.regions.size());
+  for (size_t r = 0; r < partition.regions.size(); ++r) {
+    if (partition.regions[r].backend == partition::kCpuId) continue;
+    const std::vector<ValueId>& ins = ios[r].inputs;
+    reads[r].assign(ins.size(), 1);
+    const std::optional<std::vector<std::string>>& listed = pres[r].constants_read;
+    if (!listed || !g.dims().empty()) continue;
+    std::unordered_set<std::string> named(listed->begin(), listed->end());
+    for (size_t i = 0; i < ins.size(); ++i) {
+      if (!is_constant(ins[i])) continue;
+      reads[r][i] = named.erase(g.value(ins[i]).name) ? 1 : 0;
+    }
+    if (!named.empty()) {
+      return bad("region ", r, " (", partition.regions[r].backend, "): its blob reads '", *named.begin(),
+                 "' from the program, which is no constant input of the region");
+    }
+  }
+  std::vector<char> stored(nv, 0);
+  for (size_t v = 0; v < nv; ++v) stored[v] = needed[v] && !is_constant(static_cast<ValueId>(v));
+  for (ValueId v : g.inputs()) stored[static_cast<size_t>(v)] = 1;
+  for (ValueId v : g.outputs()) stored[static_cast<size_t>(v)] = 1;
+  for (size_t r = 0; r < partition.regions.size(); ++r) {
+    const partition::Region& region = partition.regions[r];
+    if (region.backend == partition::kCpuId) {
+      for (NodeId n : region.nodes) {
+        for (ValueId v : g.node(n).inputs) {
+          if (v != graph::kNone) stored[static_cast<size_t>(v)] = 1;
+        }
+      }
+      continue;
+    }
+    for (size_t i = 0; i < ios[r].inputs.size(); ++i) {
+      if (reads[r][i]) stored[static_cast<size_t>(ios[r].inputs[i])] = 1;
+    }
+  }
+
+  ProgramBuilder builder;
+  std::vector<int32_t> tensor_of(nv, -1);
+  for (size_t v = 0; v < nv; ++v) {
+    if (!stored[v]) continue;
+    const graph::Value& value = g.values()[v];
+    if (value.constant != graph::kNone) {
+      tensor_of[v] = builder.add_constant(value.name, value.dtype, value.shape,
+                                          g.constants()[static_cast<size_t>(value.constant)].data);
     } else {
       tensor_of[v] = builder.add_tensor(value.name, value.dtype, value.shape, value.dim_exprs);
+    }
+  }
+  // Added constants after the graph's, in region order; one per name.
+  std::unordered_map<std::string, const AddedConstant*> added;
+  for (size_t r = 0; r < partition.regions.size(); ++r) {
+    for (const AddedConstant& c : pres[r].added_constants) {
+      auto clash = [&](const auto&... parts) {
+        return bad("region ", r, " (", partition.regions[r].backend, "): its blob adds program constant '", c.name,
+                   "', ", parts...);
+      };
+      if (names.count(c.name)) return clash("the name of a graph value");
+      auto [it, inserted] = added.emplace(c.name, &c);
+      if (!inserted) {
+        const AddedConstant& o = *it->second;
+        if (o.dtype != c.dtype || o.shape != c.shape || !o.data.same_bytes(c.data)) {
+          return clash("which an earlier region adds with other contents");
+        }
+        continue;
+      }
+      GPUU_ASSIGN_OR_RETURN(uint64_t expected, tensor_byte_size(c.dtype, c.shape, "constant '" + c.name + "'"));
+      if (c.data.size() != expected) {
+        return clash("of ", c.data.size(), " bytes; its ", graph::dtype_name(c.dtype), " ",
+                     graph::shape_to_string(c.shape), " needs ", expected);
+      }
+      builder.add_constant(c.name, c.dtype, c.shape, c.data);
     }
   }
   auto to_tensors = [&](const std::vector<ValueId>& ids) {
@@ -420,7 +526,6 @@ Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partitio
                       state.initial);
   }
 
-  const std::vector<CompileSpecEntry> shared_specs = make_shared_gpu_compile_specs(shared_spec);
   for (size_t r = 0; r < partition.regions.size(); ++r) {
     const partition::Region& region = partition.regions[r];
     if (region.backend == partition::kCpuId) {
@@ -431,30 +536,10 @@ Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partitio
       }
       continue;
     }
-    const std::string& id = region.backend;
-    std::vector<CompileSpecEntry> specs = shared_specs;
-    specs.insert(specs.end(), caller_specs.shared.begin(), caller_specs.shared.end());
-    auto own = caller_specs.by_backend.find(id);
-    if (own != caller_specs.by_backend.end()) specs.insert(specs.end(), own->second.begin(), own->second.end());
-    Result<SharedGpuCompileSpec> checked = parse_shared_gpu_compile_spec(specs);
-    if (!checked.ok()) return bad("region ", r, " (", id, "): compile specs: ", checked.status().message());
-    auto fn = preprocessors.find(id);
-    PreprocessedRegion pre;
-    if (fn != preprocessors.end() && fn->second) {
-      Result<PreprocessedRegion> out = fn->second(g, region, ios[r], specs);
-      if (!out.ok()) {
-        return Status(out.status().code(), str_cat("region ", r, " (", region.backend,
-                                                   "): preprocess failed: ", out.status().message()));
-      }
-      pre = std::move(out).value();
-    } else {
-      Result<std::vector<uint8_t>> blob = serialize_region(g, region);
-      if (!blob.ok()) return bad("region ", r, " (", region.backend, "): ", blob.status().message());
-      pre.processed = Blob::take(std::move(blob).value());
-    }
+    PreprocessedRegion& pre = pres[r];
     DelegateDesc d;
-    d.backend_id = id;
-    d.compile_specs = std::move(specs);
+    d.backend_id = region.backend;
+    d.compile_specs = std::move(region_specs[r]);
     d.compile_specs.insert(d.compile_specs.end(), pre.extra_compile_specs.begin(), pre.extra_compile_specs.end());
     d.processed = std::move(pre.processed);
     if (!g.dims().empty()) {
@@ -462,7 +547,12 @@ Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partitio
       if (!source.ok()) return bad("region ", r, " (", region.backend, "): ", source.status().message());
       d.source = Blob::take(std::move(source).value());
     }
-    d.inputs = to_tensors(ios[r].inputs);
+    // The delegate's inputs: what it reads from the program among its region's inputs.
+    std::vector<ValueId> inputs;
+    for (size_t i = 0; i < ios[r].inputs.size(); ++i) {
+      if (reads[r][i]) inputs.push_back(ios[r].inputs[i]);
+    }
+    d.inputs = to_tensors(inputs);
     d.outputs = to_tensors(ios[r].outputs);
     for (NodeId n : region.nodes) d.nodes.push_back(NodeRef{g.node(n).name, g.node(n).op});
     builder.add_delegate_call(builder.add_delegate(std::move(d)));

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -83,10 +84,27 @@ class ProgramBuilder {
 // Writes `bytes` to `path` atomically (temporary file + fsync + rename).
 Status write_file_atomically(const std::string& path, const std::vector<uint8_t>& bytes);
 
+// A constant a processed blob reads from the program that is no value of the
+// graph (a weight the backend rearranged at export, say).
+struct AddedConstant {
+  std::string name;
+  graph::DType dtype = graph::DType::kF32;
+  graph::Shape shape;
+  Blob data;
+};
+
 // What a backend's preprocess step returns for one region.
 struct PreprocessedRegion {
   Blob processed;                                     // the delegate's processed blob
   std::vector<CompileSpecEntry> extra_compile_specs;  // backend keys, after the six shared ones
+  // Which of the region's constant inputs the blob reads from the program (by
+  // name, through BackendInitContext::constants); unset: all of them (a
+  // SubGraph names each). A constant input left out is the blob's own: the
+  // program stores it only where something else reads it.
+  std::optional<std::vector<std::string>> constants_read;
+  // Program constants the blob reads that the graph does not have. One name
+  // is one constant: two regions adding the same name add the same bytes.
+  std::vector<AddedConstant> added_constants;
 };
 
 // Lowers one region for one backend. `io` is the delegate's interface;

@@ -23,6 +23,18 @@ program::Preprocessors builtin_preprocessors() {
   return out;
 }
 
+program::Preprocessors builtin_program_preprocessors() {
+  program::Preprocessors out;
+  for (const std::string& id : backend_registry().ids()) {
+    const backends::Backend* backend = backend_registry().find(id);
+    out[id] = [backend](const graph::Graph& graph, const partition::Region& region, const program::RegionIo& io,
+                        const std::vector<CompileSpecEntry>& specs) {
+      return backend->preprocess_for_program(graph, region, io, specs);
+    };
+  }
+  return out;
+}
+
 partition::Capabilities registered_capabilities() {
   std::vector<const partition::BackendCapability*> list;
   std::vector<const backends::Backend*> registered;

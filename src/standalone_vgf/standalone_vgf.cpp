@@ -14,6 +14,8 @@
 #include "graph/graph.h"
 #include "partition/backend_capability.h"
 #include "program/program_writer.h"
+#include "program/subgraph.h"
+#include "vgf/vgf_constant_refs.h"
 #include "vgf/vgf_graph.h"
 #include "vgf/vgf_vulkan_names.h"
 
@@ -215,6 +217,17 @@ Status extract_vgf_delegates(const program::Program& program, const std::string&
     if (program.delegates()[i].backend_id != partition::kVgfId) continue;
     Blob blob = program.processed_blob(static_cast<int32_t>(i));
     GPUU_ASSIGN_OR_RETURN(VgfFile file, decode_vgf(blob));
+    // Constants the program stores once for the delegate go back into the file.
+    for (const CompileSpecEntry& spec : program.delegates()[i].compile_specs) {
+      if (spec.key != kConstantRefsKey) continue;
+      // The lookup lives only during this call: it need not own the program.
+      std::shared_ptr<const program::Program> borrowed(&program, [](const program::Program*) {});
+      Status filled =
+          fill_constant_refs(&file, decode_constant_refs(spec.value), program::program_constant_lookup(borrowed));
+      if (!filled.ok()) return err(filled.code(), "extract VGF: delegate ", i, ": ", filled.message());
+      GPUU_ASSIGN_OR_RETURN(std::vector<uint8_t> complete, encode_vgf(file));
+      blob = Blob::take(std::move(complete));
+    }
     std::string base = std::to_string(i);
     std::string vgf_path = dir + "/" + base + ".vgf";
     std::string json_path = dir + "/" + base + ".json";

@@ -9,10 +9,12 @@
 #include "kernels/kernel_graph.h"
 #include "kernels/op_table.h"
 #include "vgf/tosa_lowering.h"
+#include "vgf/vgf_constant_refs.h"
 #include "vgf/vgf_file.h"
 #include "vgf/vgf_graph.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -135,6 +137,11 @@ Result<std::unique_ptr<backends::DelegateHandle>> VgfBackend::init(backends::Bac
   if (Status s = check_native_path(*ctx); !s.ok()) return fail(s);
   Result<VgfFile> file = decode_vgf(processed);
   if (!file.ok()) return fail(file.status());
+  for (const CompileSpecEntry& spec : compile_specs) {
+    if (spec.key != kConstantRefsKey) continue;
+    Status filled = fill_constant_refs(&file.value(), decode_constant_refs(spec.value), context.constants);
+    if (!filled.ok()) return fail(filled);
+  }
   Result<graph::Graph> graph = graph_from_vgf(file.value());
   if (!graph.ok()) return fail(graph.status());
   if (!context.bind_io) return err(StatusCode::kInvalidArgument, "VGF delegate: the runtime bound no buffers");
@@ -239,6 +246,84 @@ Result<std::vector<uint8_t>> VgfBackend::preprocess(const graph::Graph& graph, c
   GPUU_ASSIGN_OR_RETURN(graph::Graph sub, backends::region_graph(graph, region));
   GPUU_ASSIGN_OR_RETURN(VgfFile file, vgf_from_region(sub));
   return encode_vgf(file);
+}
+
+namespace {
+
+// Records smaller than this stay in the blob: a program constant costs a
+// tensor entry, a segment entry and up to 63 bytes of alignment.
+constexpr size_t kMinProgramConstantBytes = 256;
+
+// FNV-1a over a constant's type, shape and bytes: names a rearranged copy
+// after its contents, so that regions making the same copy share one.
+uint64_t content_hash(graph::DType dtype, const graph::Shape& shape, const Blob& data) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](const uint8_t* p, size_t n) {
+    for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  };
+  const uint8_t type = static_cast<uint8_t>(dtype);
+  mix(&type, 1);
+  for (int64_t d : shape) mix(reinterpret_cast<const uint8_t*>(&d), sizeof d);
+  mix(data.data(), data.size());
+  return h;
+}
+
+}  // namespace
+
+Result<program::PreprocessedRegion> VgfBackend::preprocess_for_program(
+    const graph::Graph& graph, const partition::Region& region, const program::RegionIo& io,
+    const std::vector<CompileSpecEntry>& compile_specs) const {
+  log(LogLevel::kInfo, "VGF", "preprocess: ", region.nodes.size(), " nodes ",
+      backends::describe_compile_specs(compile_specs));
+  GPUU_ASSIGN_OR_RETURN(graph::Graph sub, backends::region_graph(graph, region));
+  if (sub.nodes().size() == 1 && sub.node(0).op == "custom_shader") {  // a COMPUTE segment: no constants
+    return Backend::preprocess_for_program(graph, region, io, compile_specs);
+  }
+  GPUU_ASSIGN_OR_RETURN(TosaGraph tosa, lower_to_tosa(sub));
+  std::vector<std::string> names;
+  GPUU_ASSIGN_OR_RETURN(VgfFile file, vgf_from_tosa(tosa, &names));
+  std::map<std::string, graph::ValueId> constant_inputs;
+  for (graph::ValueId v : io.inputs) {
+    if (graph.value(v).constant != graph::kNone) constant_inputs.emplace(graph.value(v).name, v);
+  }
+  program::PreprocessedRegion out;
+  out.constants_read.emplace();
+  std::vector<std::string> refs(file.constants.size());
+  bool any = false;
+  for (size_t i = 0; i < file.constants.size(); ++i) {
+    Constant& c = file.constants[i];
+    const std::string name = i < names.size() ? names[i] : std::string();
+    if (c.data.size() < kMinProgramConstantBytes || name.find(',') != std::string::npos) continue;
+    const Resource& r = file.resources[c.mrt_index];
+    Result<graph::DType> dtype = dtype_of_vk_format(r.vk_format);
+    if (!dtype.ok()) continue;
+    auto it = constant_inputs.find(name);
+    if (it != constant_inputs.end()) {
+      const graph::Value& v = graph.value(it->second);
+      if (v.dtype == dtype.value() && v.shape == r.shape &&
+          graph.constants()[static_cast<size_t>(v.constant)].data.same_bytes(c.data)) {
+        refs[i] = v.name;
+        if (std::find(out.constants_read->begin(), out.constants_read->end(), v.name) == out.constants_read->end()) {
+          out.constants_read->push_back(v.name);
+        }
+        c.data = Blob();
+        any = true;
+        continue;
+      }
+    }
+    // Rearranged or retyped for TOSA: a program constant of its own.
+    char hash[17];
+    std::snprintf(hash, sizeof hash, "%016llx",
+                  static_cast<unsigned long long>(content_hash(dtype.value(), r.shape, c.data)));
+    refs[i] = (name.empty() ? std::string("constant") : name) + ".vgf." + hash;
+    out.added_constants.push_back(program::AddedConstant{refs[i], dtype.value(), r.shape, c.data});
+    c.data = Blob();
+    any = true;
+  }
+  if (any) out.extra_compile_specs.push_back(CompileSpecEntry{kConstantRefsKey, encode_constant_refs(refs)});
+  GPUU_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, encode_vgf(file));
+  out.processed = Blob::take(std::move(bytes));
+  return out;
 }
 
 }  // namespace gpuu::vgf

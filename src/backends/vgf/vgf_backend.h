@@ -28,6 +28,14 @@ class VgfBackend final : public backends::Backend {
   const partition::BackendCapability& capability() const override { return vgf_capability(); }
   Result<std::vector<uint8_t>> preprocess(const graph::Graph& graph, const partition::Region& region,
                                           const std::vector<CompileSpecEntry>& compile_specs) const override;
+  // The VGF file with each constant record of 256 bytes or more left empty
+  // and named in the compile spec vgf_constant_refs: the region's own
+  // constant where the record holds exactly its bytes, else a program
+  // constant added for it (a weight rearranged for TOSA). init fills them
+  // back from the program (no copy); gpuu-inspect --extract-vgf too.
+  Result<program::PreprocessedRegion> preprocess_for_program(
+      const graph::Graph& graph, const partition::Region& region, const program::RegionIo& io,
+      const std::vector<CompileSpecEntry>& compile_specs) const override;
 };
 
 // The entry points the native VK_ARM_data_graph path needs; when a device

@@ -18,6 +18,8 @@ Result<VgfFile> vgf_from_region(const graph::Graph& region);
 
 // The VGF file of one TOSA graph (what vgf_from_region does after lowering):
 // one GRAPH segment, graph constants as CONSTANT resources with their data.
-Result<VgfFile> vgf_from_tosa(const TosaGraph& tosa);
+// `constant_names` (optional) gets each constant record's TOSA name (the gpuu
+// value it came from; may be empty).
+Result<VgfFile> vgf_from_tosa(const TosaGraph& tosa, std::vector<std::string>* constant_names = nullptr);
 
 }  // namespace gpuu::vgf
