@@ -24,6 +24,11 @@ inline constexpr uint16_t kFormatMinor = 0;
 // skip the table it does not know and run the program without its states,
 // refuses it instead. Programs without states stay 1.0, byte for byte.
 inline constexpr uint16_t kStatefulFormatMajor = 2;
+// A program whose delegate blobs leave constants to the program's store in a
+// way a reader must resolve (a VGF blob's empty constant records, filled by
+// name at init) is format 3.0 (states allowed too), so that a 2.x reader,
+// which would find the records empty, refuses the file by its version.
+inline constexpr uint16_t kConstantRefsFormatMajor = 3;
 // A program with dims (symbolic sizes) is minor 1: a reader of minor 0 skips
 // them and runs it at the example sizes, as the file's shapes say.
 inline constexpr uint16_t kSymbolicFormatMinor = 1;

@@ -204,7 +204,7 @@ Result<std::vector<uint8_t>> ProgramBuilder::finish() const {
       }
       dims = fbb.CreateVector(entries);
     }
-    fb::FormatVersion version(states_.empty() ? kFormatMajor : kStatefulFormatMajor,
+    fb::FormatVersion version(std::max(states_.empty() ? kFormatMajor : kStatefulFormatMajor, min_format_major_),
                               dims_.empty() ? kFormatMinor : kSymbolicFormatMinor);
     auto tensor_list = fbb.CreateVector(tensors);
     auto inputs = detail::encode_indices(fbb, inputs_);
@@ -555,6 +555,7 @@ Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partitio
     d.inputs = to_tensors(inputs);
     d.outputs = to_tensors(ios[r].outputs);
     for (NodeId n : region.nodes) d.nodes.push_back(NodeRef{g.node(n).name, g.node(n).op});
+    builder.require_format_major(pres[r].format_major);
     builder.add_delegate_call(builder.add_delegate(std::move(d)));
   }
   return builder.finish();

@@ -2,6 +2,7 @@
 // build_program, which turns a partitioned graph into a program.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -50,6 +51,8 @@ class ProgramBuilder {
   void add_state(int32_t tensor, int32_t update, Blob initial);
   // Sizes that vary between executes; a program with dims is format x.1.
   void set_dims(std::vector<graph::SymbolicDim> dims) { dims_ = std::move(dims); }
+  // The file's format major is at least `major` (a delegate blob's need).
+  void require_format_major(uint16_t major) { min_format_major_ = std::max(min_format_major_, major); }
   void set_inputs(std::vector<int32_t> tensors) { inputs_ = std::move(tensors); }
   void set_outputs(std::vector<int32_t> tensors) { outputs_ = std::move(tensors); }
 
@@ -79,6 +82,7 @@ class ProgramBuilder {
   std::vector<int32_t> inputs_;
   std::vector<int32_t> outputs_;
   std::vector<graph::SymbolicDim> dims_;
+  uint16_t min_format_major_ = 0;
 };
 
 // Writes `bytes` to `path` atomically (temporary file + fsync + rename).
@@ -105,6 +109,10 @@ struct PreprocessedRegion {
   // Program constants the blob reads that the graph does not have. One name
   // is one constant: two regions adding the same name add the same bytes.
   std::vector<AddedConstant> added_constants;
+  // The least program format major a reader of this blob needs: set where
+  // the blob relies on the reader to fill constants from the program
+  // (kConstantRefsFormatMajor); 0: any reader.
+  uint16_t format_major = 0;
 };
 
 // Lowers one region for one backend. `io` is the delegate's interface;

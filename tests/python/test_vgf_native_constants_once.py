@@ -95,6 +95,12 @@ def test_vgf_blob_holds_no_weights_and_names_them(exported):
     constants = {c["name"] for c in doc["constants"]}
     named = [r for r in refs.split(",") if r]
     assert named and set(named) <= constants, (refs, constants)
+    # A blob whose records the reader fills makes the file format 3.0: a 2.x reader, which would find them
+    # empty, refuses the file by its version instead. vulkan_first files keep their format (1.0 here).
+    assert doc["format_version"]["major"] == 3, doc["format_version"]
+    plain = json.loads(subprocess.run([arm_sdk.gpuu_inspect(), "--json", str(paths["vulkan_first"])], check=True,
+                                      capture_output=True, text=True).stdout)
+    assert plain["format_version"]["major"] == 1, plain["format_version"]
 
 
 @pytest.mark.parametrize("vgf_path", ["native", "executor"])

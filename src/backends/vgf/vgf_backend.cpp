@@ -320,7 +320,10 @@ Result<program::PreprocessedRegion> VgfBackend::preprocess_for_program(
     c.data = Blob();
     any = true;
   }
-  if (any) out.extra_compile_specs.push_back(CompileSpecEntry{kConstantRefsKey, encode_constant_refs(refs)});
+  if (any) {
+    out.extra_compile_specs.push_back(CompileSpecEntry{kConstantRefsKey, encode_constant_refs(refs)});
+    out.format_major = program::kConstantRefsFormatMajor;  // a 2.x reader would not fill the records
+  }
   GPUU_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, encode_vgf(file));
   out.processed = Blob::take(std::move(bytes));
   return out;
