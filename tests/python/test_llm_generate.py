@@ -7,7 +7,6 @@ the prompt in one step and one token per step leave the same caches and pick the
 keeps half caches and follows PyTorch's half model."""
 
 import copy
-import importlib.util
 import os
 import subprocess
 
@@ -15,11 +14,8 @@ import numpy as np
 import pytest
 
 import gpuu
+from llama_sample import llama
 
-_path = os.path.join(os.path.dirname(__file__), "..", "..", "samples", "llm", "llama_decode.py")
-_spec = importlib.util.spec_from_file_location("llama_decode", _path)
-llama = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(llama)
 
 PROMPT = [1, 2, 3, 4, 5]
 OTHER_PROMPT = [200, 17, 99, 3, 42]

@@ -9,7 +9,6 @@ differs), and the LLM's greedy tokens are PyTorch's.
 """
 
 import copy
-import importlib.util
 import os
 
 import numpy as np
@@ -20,12 +19,9 @@ import torch.nn.functional as F
 
 import gpuu
 from gpuu import weight_only
+from llama_sample import llama
 from model_families import GptBlock
 
-_path = os.path.join(os.path.dirname(__file__), "..", "..", "samples", "llm", "llama_decode.py")
-_spec = importlib.util.spec_from_file_location("llama_decode", _path)
-llama = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(llama)
 
 
 class Mlp(nn.Module):
