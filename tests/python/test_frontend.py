@@ -186,6 +186,76 @@ def test_training_mode_batch_norm_is_refused_with_advice():
         from_torch(model, (torch.randn(2, 1, 3, 3),))
 
 
+def _trained_batch_norms(model: nn.Module) -> nn.Module:
+    """`model` in eval mode with batch-norm statistics and affine parameters away from 0 and 1, as trained."""
+    torch.manual_seed(5)
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.5, 0.5)
+            m.running_var.uniform_(0.5, 2.0)
+            nn.init.uniform_(m.weight, 0.5, 1.5)
+            nn.init.uniform_(m.bias, -0.5, 0.5)
+    return model.eval()
+
+
+def test_eval_batch_norm_folds_into_the_convolution_before_it():
+    # Into the weight per output channel and the bias, with or without a bias before, grouped too.
+    model = _trained_batch_norms(nn.Sequential(
+        nn.Conv2d(3, 8, 3, bias=False), nn.BatchNorm2d(8), nn.ReLU(),
+        nn.Conv2d(8, 8, 3, groups=8), nn.BatchNorm2d(8)))
+    x = torch.randn(2, 3, 9, 9)
+    with from_torch(model, (x,)) as traced:
+        g = traced.graph
+        assert [n.op for n in g.nodes()] == ["conv2d", "relu", "conv2d"]
+        constants = {g.value_name(v) for v in range(g.value_count) if g.value_is_constant(v)}
+        assert not any("running" in name for name in constants), constants
+    run_on_vulkan(model, x, rtol=1e-4, atol=1e-5)
+
+
+def test_batch_norm_stays_an_affine_map_where_it_cannot_fold():
+    class Unfoldable(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv, self.bn = nn.Conv2d(3, 4, 1), nn.BatchNorm2d(4)
+            self.up, self.bn_up = nn.ConvTranspose2d(3, 4, 2, stride=2), nn.BatchNorm2d(4)
+            self.bn_in = nn.BatchNorm2d(3)
+
+        def forward(self, x):
+            y = self.conv(x)  # read by the batch norm and by the add: the batch norm cannot change it
+            return self.bn(y) + y, self.bn_up(self.up(x)), self.bn_in(x)
+
+    model = _trained_batch_norms(Unfoldable())
+    x = torch.randn(1, 3, 5, 5)
+    ops = ops_of(model, x)
+    assert ops.count("mul") == 3 and ops.count("conv2d") == 1 and ops.count("conv_transpose2d") == 1, ops
+    run_on_vulkan(model, x, rtol=1e-4, atol=1e-5)
+
+
+def test_residual_block_with_a_downsample_runs_one_dispatch_per_convolution(tmp_path):
+    # resnet's downsample block: both batch norms fold, so the add of both branches and the ReLU go into one
+    # convolution's store (once two multiply-add chains met in that add, a dispatch of its own).
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv, self.bn = nn.Conv2d(8, 16, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(16)
+            self.down, self.bn_down = nn.Conv2d(8, 16, 1, stride=2, bias=False), nn.BatchNorm2d(16)
+
+        def forward(self, x):
+            return torch.relu(self.bn(self.conv(x)) + self.bn_down(self.down(x)))
+
+    model, x = _trained_batch_norms(Block()), torch.randn(1, 8, 12, 12)
+    with torch.no_grad():
+        want = model(x).numpy()
+    path = tmp_path / "block.gpuu"
+    gpuu.export(model, (x,), gpuu.UnifiedGpuCompileSpec(vgf=None, prefer="vulkan_first", min_partition_size=1),
+                path)
+    with gpuu.load(path, profile=True) as program:
+        (got,) = program.run([x.numpy()])
+        labels = [d["label"] for step in program.profile()["plan"] for d in step.get("dispatches", [])]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    assert len(labels) == 2 and any("add" in label and "relu" in label for label in labels), labels
+
+
 def test_unsupported_dtypes_are_named():
     with pytest.raises(FrontendError, match="float64"):
         from_torch(lambda x: x + 1, (torch.randn(2, dtype=torch.float64),))

@@ -739,6 +739,9 @@ def _as_2d(L, x: _T) -> _T:
 
 @_lowering("convolution", "_convolution")
 def _convolution(L, a, real, node):
+    folded = L.conv_with_batch_norm(node)
+    if folded is not None:
+        a = dict(a, weight=folded[0], bias=folded[1])
     x = L.tensor(a["input"], "input")
     w = L.tensor(a["weight"], "weight")
     b = None if a.get("bias") is None else L.tensor(a["bias"], "bias")
@@ -1261,6 +1264,9 @@ def _as_strided(L, a, real, node):
 @_lowering("native_batch_norm", "_native_batch_norm_legit_no_training", "_native_batch_norm_legit",
            "_native_batch_norm_legit_functional")
 def _batch_norm(L, a, real, node):
+    folded = L.folded_batch_norm_input(node)
+    if folded is not None:  # the convolution's weight and bias hold it (conv_bn)
+        return [folded] + _batch_norm_extras(node)
     x = L.tensor(a["input"], "input")
     if a.get("running_mean") is None:  # no running statistics (instance norm): the batch's own
         return _batch_norm_from_batch(L, x, a)
@@ -1283,8 +1289,12 @@ def _batch_norm(L, a, real, node):
     np_dtype = core.numpy_dtype(x.dtype)
     s = L.constant(scale.astype(np_dtype).reshape(channels), "scale")
     t = L.constant(shift.astype(np_dtype).reshape(channels), "shift")
-    y = L._emit("add", [L._emit("mul", [x, s]), t])
-    return [y, _Unusable("the saved mean of batch_norm"), _Unusable("the saved invstd of batch_norm")] + \
+    return [L._emit("add", [L._emit("mul", [x, s]), t])] + _batch_norm_extras(node)
+
+
+def _batch_norm_extras(node) -> List[Any]:
+    """Eval batch norm's outputs after the first, which gpuu does not produce."""
+    return [_Unusable("the saved mean of batch_norm"), _Unusable("the saved invstd of batch_norm")] + \
         ([_Unusable("the updated running statistics of batch_norm")] * 2
          if node.target.overloadpacket.__name__ == "_native_batch_norm_legit_functional" else [])
 

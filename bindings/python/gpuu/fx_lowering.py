@@ -24,7 +24,7 @@ import torch
 import torch.fx
 from torch.utils import _pytree as pytree
 
-from . import core, quantized
+from . import conv_bn, core, quantized
 from .errors import GpuuError
 
 aten = torch.ops.aten
@@ -240,6 +240,9 @@ class Lowering:
         self.current: Optional[torch.fx.Node] = None
         self.real: Dict[torch.fx.Node, Any] = {}
         self.problems: List[str] = []
+        # conv_bn.plan's folds: {convolution node: the batch norm it absorbs}, and the reverse.
+        self.conv_bn: Dict[torch.fx.Node, torch.fx.Node] = {}
+        self.bn_of_conv: Dict[torch.fx.Node, torch.fx.Node] = {}
 
     # -- driving -----------------------------------------------------------
     def run(self) -> TracedGraph:
@@ -270,6 +273,9 @@ class Lowering:
         constants = {n for n, p in placeholder_of.items() if not p.is_input and not p.is_state}
         constants |= {n for n in self.gm.graph.nodes if n.op == "get_attr"}
         folds = quantized.plan(self.gm, constants, live)
+        self.conv_bn = conv_bn.plan(self.gm, constants, live, set(folds.roots) | set(folds.absorbed))
+        self.bn_of_conv = {bn: conv for conv, bn in self.conv_bn.items()}
+        self._constant_of = {n: p.tensor for n, p in placeholder_of.items() if n in constants}
         output_names: List[str] = []
         input_names: List[str] = []
         for node in self.gm.graph.nodes:
@@ -566,6 +572,22 @@ class Lowering:
                     f"{core.dtype_name(want_dtype)}{list(want.shape)} (a frontend bug: please report)")
 
     # -- helpers for the lowerings ---------------------------------------
+    def conv_with_batch_norm(self, conv: torch.fx.Node) -> Optional[Tuple[_K, _K]]:
+        """The weight and bias of convolution `conv` with the batch norm after it folded in (conv_bn), or None."""
+        bn = self.conv_bn.get(conv)
+        if bn is None:
+            return None
+
+        def value_of(n: torch.fx.Node) -> torch.Tensor:
+            return self._constant_of[n] if n in self._constant_of else self._attr(n.target)
+        weight, bias = conv_bn.folded(conv, bn, value_of)
+        return _K(weight, f"{conv.name}.weight_bn"), _K(bias, f"{conv.name}.bias_bn")
+
+    def folded_batch_norm_input(self, bn: torch.fx.Node) -> Optional[_T]:
+        """For a batch norm folded into the convolution before it, that convolution's (already folded) value."""
+        conv = self.bn_of_conv.get(bn)
+        return None if conv is None else self.env[conv]
+
     def result_dtype(self, real: Any, what: str = "the result") -> int:
         return _gpuu_dtype_of(real.dtype, what)
 
