@@ -40,6 +40,26 @@ class Blob {
     return b;
   }
 
+  // A view of a read-only file mapping's clean pages (a program mapped from
+  // its file): a reader done with the bytes may drop them from memory with
+  // drop_file_pages, and they come back from the file if read again.
+  static Blob file_view(const void* data, size_t size, std::shared_ptr<const void> owner) {
+    Blob b = view(data, size, std::move(owner));
+    b.file_pages_ = true;
+    return b;
+  }
+  // Bytes [offset, offset + size) of this blob, sharing its owner (and its file pages).
+  Blob sub_view(size_t offset, size_t size) const {
+    Blob b = view(data_ + offset, size, owner_);
+    b.file_pages_ = file_pages_;
+    return b;
+  }
+  // For a file view: releases the whole pages it covers (madvise), so that
+  // bytes copied elsewhere (uploaded to a device) are not held twice. Pages
+  // shared with neighbouring bytes are dropped too: they are clean, so a
+  // later read refaults them from the file. Otherwise nothing.
+  void drop_file_pages() const;
+
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
@@ -52,6 +72,7 @@ class Blob {
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
   std::shared_ptr<const void> owner_;
+  bool file_pages_ = false;
 };
 
 }  // namespace gpuu

@@ -88,6 +88,7 @@ Result<DeviceBuffer> DeviceBuffer::create(const SharedGpuContext& ctx, VkDeviceS
   GPUU_VK_RETURN_IF_ERROR(vk.vkBindBufferMemory(ctx.device(), out.buffer_, out.memory_, 0), "vkBindBufferMemory");
   VkMemoryPropertyFlags flags = ctx.memory_properties().memoryTypes[type].propertyFlags;
   out.host_cached_ = (flags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) != 0;
+  out.host_coherent_ = (flags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
   if (flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) {
     GPUU_VK_RETURN_IF_ERROR(vk.vkMapMemory(ctx.device(), out.memory_, 0, VK_WHOLE_SIZE, 0, &out.mapped_),
                             "vkMapMemory");
@@ -105,6 +106,7 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
     allocation_size_ = other.allocation_size_;
     mapped_ = other.mapped_;
     host_cached_ = other.host_cached_;
+    host_coherent_ = other.host_coherent_;
     other.buffer_ = VK_NULL_HANDLE;
     other.memory_ = VK_NULL_HANDLE;
     other.mapped_ = nullptr;

@@ -62,6 +62,9 @@ class DeviceBuffer {
   // memory, readback buffers). Device memory seen through the PCIe BAR is
   // uncached: the host reads it through a staging copy instead.
   bool host_readable() const { return mapped_ && host_cached_; }
+  // Mapped and coherent: the host may write it directly, no flush (device
+  // memory on unified-memory devices such as lavapipe, upload buffers).
+  bool host_writable() const { return mapped_ && host_coherent_; }
   bool valid() const { return buffer_ != VK_NULL_HANDLE; }
   // The whole buffer with its memory: how a hand-off buffer is handed to a
   // delegate (one that aliases it, as the VGF native path does, binds there).
@@ -76,6 +79,7 @@ class DeviceBuffer {
   VkDeviceSize allocation_size_ = 0;
   void* mapped_ = nullptr;
   bool host_cached_ = false;
+  bool host_coherent_ = false;
 };
 
 }  // namespace gpuu::gpu

@@ -27,6 +27,7 @@ Result<std::shared_ptr<const SharedConstant>> share_constant(const SharedGpuCont
                                                                                                 MemoryKind::kDevice,
                                                                                                 "weight"));
                                 GPUU_RETURN_IF_ERROR(upload_once(*ctx, pool, buffer, 0, data.data(), data.size()));
+                                data.drop_file_pages();  // the device has them now
                                 return std::make_shared<const SharedConstant>(ctx, data, std::move(buffer));
                               });
 }

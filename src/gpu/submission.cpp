@@ -1,6 +1,7 @@
 // Submits of recorded work and the one-off upload, on a shared context's queue.
 #include "gpu/submission.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace gpuu::gpu {
@@ -83,16 +84,34 @@ Status run_once(const SharedGpuContext& ctx, VkCommandPool pool, const std::func
 Status upload_once(const SharedGpuContext& ctx, VkCommandPool pool, const DeviceBuffer& dst, VkDeviceSize offset,
                    const void* bytes, VkDeviceSize size) {
   if (size == 0) return Status::Ok();
-  GPUU_ASSIGN_OR_RETURN(DeviceBuffer staging, DeviceBuffer::create(ctx, size, MemoryKind::kUpload, "staging"));
-  std::memcpy(staging.mapped(), bytes, size);
-  return run_once(
-      ctx, pool,
-      [&](VkCommandBuffer cb) {
-        VkBufferCopy region{0, offset, size};
-        ctx.vkd().vkCmdCopyBuffer(cb, staging.buffer(), dst.buffer(), 1, &region);
-        return Status::Ok();
-      },
-      "uploading constants");
+  if (dst.host_writable()) {
+    // Unified memory: written in place, no staging copy (a submit makes host
+    // writes visible to the device).
+    std::memcpy(static_cast<uint8_t*>(dst.mapped()) + offset, bytes, size);
+    return Status::Ok();
+  }
+  return upload_staged(ctx, pool, dst, offset, bytes, size, kUploadStagingBytes);
+}
+
+Status upload_staged(const SharedGpuContext& ctx, VkCommandPool pool, const DeviceBuffer& dst, VkDeviceSize offset,
+                     const void* bytes, VkDeviceSize size, VkDeviceSize piece) {
+  if (size == 0) return Status::Ok();
+  piece = std::min(size, piece);
+  GPUU_ASSIGN_OR_RETURN(DeviceBuffer staging, DeviceBuffer::create(ctx, piece, MemoryKind::kUpload, "staging"));
+  const auto* src = static_cast<const uint8_t*>(bytes);
+  for (VkDeviceSize done = 0; done < size; done += piece) {
+    const VkDeviceSize n = std::min(piece, size - done);
+    std::memcpy(staging.mapped(), src + done, n);
+    GPUU_RETURN_IF_ERROR(run_once(
+        ctx, pool,
+        [&](VkCommandBuffer cb) {
+          VkBufferCopy region{0, offset + done, n};
+          ctx.vkd().vkCmdCopyBuffer(cb, staging.buffer(), dst.buffer(), 1, &region);
+          return Status::Ok();
+        },
+        "uploading constants"));
+  }
+  return Status::Ok();
 }
 
 }  // namespace gpuu::gpu

@@ -65,9 +65,19 @@ Status submit_recorded(const SharedGpuContext& ctx, VkCommandBuffer command_buff
 Status run_once(const SharedGpuContext& ctx, VkCommandPool pool, const std::function<Status(VkCommandBuffer)>& record,
                 const char* what);
 
-// Copies `bytes` into `dst` at `offset` through a staging buffer and a one-off
-// submit on `pool`, waiting for it. For data set up once (constants).
+// The most host memory an upload stages at once: loading a program holds
+// this much beyond its own, however large its weights.
+constexpr VkDeviceSize kUploadStagingBytes = VkDeviceSize{16} << 20;
+
+// Copies `bytes` into `dst` at `offset`, waiting until it is done: directly
+// where the host may write `dst` (unified memory), else upload_staged with
+// pieces of kUploadStagingBytes. For data set up once (constants).
 Status upload_once(const SharedGpuContext& ctx, VkCommandPool pool, const DeviceBuffer& dst, VkDeviceSize offset,
                    const void* bytes, VkDeviceSize size);
+
+// The same through one staging buffer of at most `piece` bytes, refilled for
+// each piece, each piece a one-off submit on `pool` that is waited for.
+Status upload_staged(const SharedGpuContext& ctx, VkCommandPool pool, const DeviceBuffer& dst, VkDeviceSize offset,
+                     const void* bytes, VkDeviceSize size, VkDeviceSize piece);
 
 }  // namespace gpuu::gpu

@@ -226,6 +226,7 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
     const TensorRef& t = tensors[static_cast<size_t>(c.value)];
     if (t.range.buffer != constants_.buffer()) continue;  // no home of its own here (unread)
     std::memcpy(packed.data() + t.range.offset, c.data.data(), c.data.size());
+    c.data.drop_file_pages();
   }
   for (size_t c = 0; c < chains.size(); ++c) {
     if (chains[c].map.empty()) continue;

@@ -30,7 +30,7 @@ Blob Program::segment_data(int32_t segment) const {
   if (segment < 0 || static_cast<size_t>(segment) >= segments_.size()) return Blob();
   const SegmentInfo& s = segments_[static_cast<size_t>(segment)];
   if (!s.owned.empty() || s.size == 0) return s.owned;
-  return Blob::view(file_.data() + s.offset, static_cast<size_t>(s.size), file_.owner());
+  return file_.sub_view(static_cast<size_t>(s.offset), static_cast<size_t>(s.size));
 }
 
 Blob Program::constant_data(int32_t tensor) const {

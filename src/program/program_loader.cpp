@@ -587,7 +587,7 @@ Result<std::shared_ptr<const Program>> load_program_file(const std::string& path
   ::close(fd);  // the mapping stays valid without the descriptor
   if (addr == MAP_FAILED) return err(StatusCode::kIo, "program: cannot map '", path, "': ", errno_text(map_errno));
   std::shared_ptr<const void> owner(addr, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
-  Result<std::shared_ptr<const Program>> program = ProgramDecoder(Blob::view(addr, size, std::move(owner))).decode();
+  Result<std::shared_ptr<const Program>> program = ProgramDecoder(Blob::file_view(addr, size, std::move(owner))).decode();
   if (!program.ok()) return with_path(program.status(), path);
   return program;
 }

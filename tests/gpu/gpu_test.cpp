@@ -1,6 +1,6 @@
-// The GPU layer below the backends on a real device: upload_once places bytes
-// where asked, submit_recorded orders work as the sync mode says, GpuTimer
-// reads the GPU time of completed work.
+// The GPU layer below the backends on a real device: upload_once and
+// upload_staged place bytes where asked, submit_recorded orders work as the
+// sync mode says, GpuTimer reads the GPU time of completed work.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -79,6 +79,22 @@ TEST_F(GpuLayer, UploadOnceWritesOnlyTheRangeAsked) {
   const auto* got = static_cast<const uint8_t*>(b->mapped());
   for (size_t i = 0; i < 64; ++i) {
     uint8_t want = i >= 16 && i < 32 ? bytes[i - 16] : 0;
+    EXPECT_EQ(got[i], want) << "byte " << i;
+  }
+}
+
+TEST_F(GpuLayer, StagedUploadRefillsOneBoundedStagingBufferPieceByPiece) {
+  // The path of device memory the host cannot write (discrete GPUs), here
+  // forced: 100 bytes in pieces of 24, the last one short.
+  Result<DeviceBuffer> b = DeviceBuffer::create(*ctx_, 128, MemoryKind::kShared, "upload target");
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  std::memset(b->mapped(), 0, 128);
+  std::vector<uint8_t> bytes(100);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i + 1);
+  ASSERT_TRUE(upload_staged(*ctx_, pool_, b.value(), 8, bytes.data(), bytes.size(), 24).ok());
+  const auto* got = static_cast<const uint8_t*>(b->mapped());
+  for (size_t i = 0; i < 128; ++i) {
+    uint8_t want = i >= 8 && i < 108 ? bytes[i - 8] : 0;
     EXPECT_EQ(got[i], want) << "byte " << i;
   }
 }
