@@ -60,6 +60,7 @@ Result<MemoryPlan> plan_memory(const std::shared_ptr<const program::Program>& sh
       const uint64_t bytes = gpu::shared_constant_bytes(w);
       dp.weights += bytes;
       if (!weights_seen.insert({w.data(), w.size()}).second) continue;
+      plan.shared_weights.push_back(w);
       plan.weights += bytes;
       if (gpu::shared_constant_held(w)) {
         plan.held_weights.push_back(w);
@@ -78,22 +79,44 @@ Result<MemoryPlan> plan_memory(const std::shared_ptr<const program::Program>& sh
   return plan;
 }
 
+Result<MemoryPlan> plan_session_memory(const std::shared_ptr<const program::Program>& program,
+                                       const std::shared_ptr<const program::Program>& at_upper) {
+  GPUU_ASSIGN_OR_RETURN(MemoryPlan plan, plan_memory(at_upper));
+  for (const graph::SymbolicDim& d : program->dims()) plan.dims.push_back(d.max);
+  if (at_upper == program) return plan;
+  // The session makes the program at its examples too, where it starts: its
+  // homes and workspaces are the upper bounds', but its delegates' own
+  // constants, and weights the upper bounds' do not read, come on top.
+  GPUU_ASSIGN_OR_RETURN(MemoryPlan at_examples, plan_memory(program));
+  std::set<std::pair<const void*, size_t>> seen;
+  for (const Blob& w : plan.shared_weights) seen.insert({w.data(), w.size()});
+  for (const DelegateMemoryPlan& d : at_examples.delegates) {
+    plan.weights += d.constants;
+    plan.new_weights += d.constants;
+  }
+  for (const Blob& w : at_examples.shared_weights) {
+    if (!seen.insert({w.data(), w.size()}).second) continue;
+    plan.shared_weights.push_back(w);
+    plan.weights += gpu::shared_constant_bytes(w);
+    if (gpu::shared_constant_held(w)) {
+      plan.held_weights.push_back(w);
+    } else {
+      plan.new_weights += gpu::shared_constant_bytes(w);
+    }
+  }
+  return plan;
+}
+
 Result<MemoryPlan> plan_memory_at_upper_bounds(const std::shared_ptr<const program::Program>& program) {
   std::vector<int64_t> examples, upper;
   for (const graph::SymbolicDim& d : program->dims()) {
     examples.push_back(d.example);
     upper.push_back(d.max);
   }
-  if (upper == examples) {
-    GPUU_ASSIGN_OR_RETURN(MemoryPlan plan, plan_memory(program));
-    plan.dims = upper;
-    return plan;
-  }
+  if (upper == examples) return plan_session_memory(program, program);
   GPUU_ASSIGN_OR_RETURN(std::shared_ptr<const program::Program> at_upper,
                         program::specialize(program, upper, builtin_preprocessors()));
-  GPUU_ASSIGN_OR_RETURN(MemoryPlan plan, plan_memory(at_upper));
-  plan.dims = upper;
-  return plan;
+  return plan_session_memory(program, at_upper);
 }
 
 std::string format_bytes(uint64_t bytes) {

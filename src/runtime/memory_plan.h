@@ -34,7 +34,8 @@ struct MemoryPlan {
   uint64_t weights = 0;
   // Of those, what is on no device now: what a session would upload.
   uint64_t new_weights = 0;
-  std::vector<Blob> held_weights;  // the weights already on a device (a session uploads none of them)
+  std::vector<Blob> shared_weights;  // the weights kept once per device, each once
+  std::vector<Blob> held_weights;    // those already on a device (a session uploads none of them)
   uint64_t tensors = 0;     // homes of the tensors delegates read or write (a state's update included)
   uint64_t states = 0;      // homes of the states
   uint64_t workspaces = 0;  // the runtime's workspace for each delegate's intermediates
@@ -50,8 +51,15 @@ struct MemoryPlan {
 // no home for the update: the plan counts one, so it may be a little high.
 Result<MemoryPlan> plan_memory(const std::shared_ptr<const program::Program>& program);
 
-// As above for a program with dims at their upper bounds (where a session
-// plans its memory); a static program as it is.
+// What a session of `program` allocates when it is made: a static program's
+// plan; for a program with dims, the plan of `at_upper` (the program
+// specialized at the dims' upper bounds, where a session plans its homes and
+// workspaces) and the constants of its own that the program at its examples
+// (where the session starts) adds.
+Result<MemoryPlan> plan_session_memory(const std::shared_ptr<const program::Program>& program,
+                                       const std::shared_ptr<const program::Program>& at_upper);
+
+// plan_session_memory, specializing the program at its dims' upper bounds first.
 Result<MemoryPlan> plan_memory_at_upper_bounds(const std::shared_ptr<const program::Program>& program);
 
 // "1.5 MiB": `bytes` in the largest binary unit below it, one decimal.

@@ -1264,7 +1264,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const program::
   const uint64_t limit = options.device_memory_limit;
   std::optional<MemoryPlan> plan;
   if (limit) {
-    GPUU_ASSIGN_OR_RETURN(plan, plan_memory(specialized.ok() ? specialized.value() : program));
+    GPUU_ASSIGN_OR_RETURN(plan, plan_session_memory(program, specialized.ok() ? specialized.value() : program));
     GPUU_RETURN_IF_ERROR(check_budget("needs", plan->new_weights, plan->tensors, plan->states, plan->workspaces,
                                       plan->backend_private, limit, plan->delegates));
   }

@@ -232,8 +232,10 @@ def test_device_memory_limit_refuses_a_session_over_it(cnn_program):
     with pytest.raises(gpuu.OutOfMemoryError, match=r"the session needs .* of device memory \(\d+ bytes: weights "
                                                     r".*\) but device_memory_limit is 1\.0 KiB \(1024 bytes\)"):
         gpuu.load(path, device_memory_limit=1024)
-    # A session fits a limit of what one holds (both sizes it makes: the plan at the upper bounds, then the
-    # example's own constants, counted once its delegates are made).
+    # The plan made before anything is allocated is what a session holds (both sizes it makes: the upper
+    # bounds' and the example's): one byte less is refused by the plan, a limit of the sum fits.
+    with pytest.raises(gpuu.OutOfMemoryError, match=rf"the session needs .* \({sum(planned.values())} bytes: "):
+        gpuu.load(path, device_memory_limit=sum(planned.values()) - 1)
     with gpuu.load(path, device_memory_limit=sum(planned.values())) as program:
         assert program.memory() == planned
         (y,) = program.run([torch.randn(3, 3, 8, 8).numpy()])

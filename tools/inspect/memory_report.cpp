@@ -58,7 +58,9 @@ std::string render_memory_text(const program::Program& program, const runtime::M
                 format_bytes(plan.weights).c_str(), format_bytes(plan.workspaces + plan.backend_private).c_str(),
                 format_bytes(plan.tensors).c_str(), format_bytes(plan.states).c_str());
   out += line;
-  out += "  (the total counts a weight several delegates read once, and a tensor passed between delegates once)\n";
+  out += "  (the total counts a weight several delegates read once, and a tensor passed between delegates once";
+  if (!plan.dims.empty()) out += ";\n  its weights add the constants of the program at its examples, which a session makes too";
+  out += ")\n";
   out += "session need: " + format_bytes(plan.need()) + " (" + std::to_string(plan.need()) + " bytes: weights " +
          format_bytes(plan.new_weights) + ", tensors " + format_bytes(plan.tensors) + ", states " +
          format_bytes(plan.states) + ", workspaces " + format_bytes(plan.workspaces) + ", backends' own " +
