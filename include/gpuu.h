@@ -1165,7 +1165,9 @@ GPUU_API void gpuu_session_options_init_sized(gpuu_session_options* options, siz
  * the delegate: GPUU_ERROR_NOT_FOUND (lookup_only and nothing registered),
  * GPUU_ERROR_ALREADY_EXISTS (create_only and the key is taken),
  * GPUU_ERROR_UNSUPPORTED (a backend or device feature is missing),
- * GPUU_ERROR_INVALID_FORMAT. On success *out is the caller's. Thread-safe
+ * GPUU_ERROR_INVALID_FORMAT; GPUU_ERROR_OUT_OF_MEMORY where the session would
+ * pass options->device_memory_limit (0.9), naming the need, its parts and the
+ * limit. On success *out is the caller's. Thread-safe
  * with respect to other sessions. */
 GPUU_API gpuu_status gpuu_session_create(const gpuu_program* program, const gpuu_session_options* options,
                                          gpuu_session** out);
