@@ -70,7 +70,7 @@ extern "C" {
  * Before 1.0, where a minor release may break the ABI, it names the ABI
  * baseline instead: libgpuu.so.0.2 (see the ABI policy above). */
 #define GPUU_VERSION_MAJOR 0
-#define GPUU_VERSION_MINOR 8
+#define GPUU_VERSION_MINOR 9
 #define GPUU_VERSION_PATCH 0
 /* (major << 22) | (minor << 12) | patch, as Vulkan packs its versions. */
 #define GPUU_MAKE_VERSION(major, minor, patch) \
@@ -1138,6 +1138,16 @@ typedef struct gpuu_session_options {
    * a session makes the program there first, as one of them. 0, the
    * default, means 4. */
   uint32_t max_shape_variants;
+  /* Added in 0.9: the device memory the session may take, in bytes
+   * (gpuu_session_memory's figures, weights counted where the session
+   * uploads them: those already on the device for another session are
+   * free); 0, the default, means no limit. gpuu_session_create plans the
+   * need from the program before it allocates anything (`gpuu-inspect
+   * --memory PROGRAM` prints the plan) and checks again once the delegates
+   * are made (a backend's scratch is known only then): over the limit it
+   * returns GPUU_ERROR_OUT_OF_MEMORY, the message naming the need, its parts
+   * and the limit, and nothing of the session is left. */
+  uint64_t device_memory_limit;
 } gpuu_session_options;
 
 GPUU_API void gpuu_session_options_init_sized(gpuu_session_options* options, size_t struct_size);
@@ -1155,7 +1165,9 @@ GPUU_API void gpuu_session_options_init_sized(gpuu_session_options* options, siz
  * the delegate: GPUU_ERROR_NOT_FOUND (lookup_only and nothing registered),
  * GPUU_ERROR_ALREADY_EXISTS (create_only and the key is taken),
  * GPUU_ERROR_UNSUPPORTED (a backend or device feature is missing),
- * GPUU_ERROR_INVALID_FORMAT. On success *out is the caller's. Thread-safe
+ * GPUU_ERROR_INVALID_FORMAT; GPUU_ERROR_OUT_OF_MEMORY where the session would
+ * pass options->device_memory_limit (0.9), naming the need, its parts and the
+ * limit. On success *out is the caller's. Thread-safe
  * with respect to other sessions. */
 GPUU_API gpuu_status gpuu_session_create(const gpuu_program* program, const gpuu_session_options* options,
                                          gpuu_session** out);
@@ -1317,11 +1329,11 @@ typedef struct gpuu_execute_stats {
 } gpuu_execute_stats;
 GPUU_API gpuu_status gpuu_session_last_execute_stats(const gpuu_session* session, gpuu_execute_stats* out);
 
-/* Device memory the session holds for its tensors, in bytes (added in 0.8).
- * Weights are not in it: they are the device's, uploaded once for every
- * session of every program that has them. A program with dims holds these
- * once for all its sizes, planned for the dims' upper bounds (intermediates:
- * for the largest size made, where the upper bounds could not be). */
+/* Device memory the session holds, in bytes (added in 0.8). A program with
+ * dims holds tensors, states and workspaces once for all its sizes, planned
+ * for the dims' upper bounds (intermediates: for the largest size made, where
+ * the upper bounds could not be); weights, backends' own memory and staging
+ * are each size's it keeps ready. */
 typedef struct gpuu_session_memory {
   uint32_t struct_size;
   /* Inputs, outputs and tensors passed between steps. */
@@ -1329,9 +1341,21 @@ typedef struct gpuu_session_memory {
   /* The program's states (gpuu_session_state_count). */
   uint64_t state_bytes;
   /* Intermediates inside delegates that the runtime gives them (the Vulkan
-   * backend's; a backend that keeps its own, as the VGF backend does, is not
-   * counted). */
+   * backend's and the VGF backend's executor's). */
   uint64_t workspace_bytes;
+  /* Added in 0.9: the constants the session's delegates read on the device.
+   * Large ones (weights) are uploaded once per device and shared by every
+   * session and delegate that reads the same bytes: each counts once here,
+   * and also in other sessions that read it. */
+  uint64_t weight_bytes;
+  /* Added in 0.9: host-readable copies of outputs and states the host read
+   * from device memory it cannot read fast (made on first read; none where
+   * the device's memory is the host's, as on lavapipe). */
+  uint64_t staging_bytes;
+  /* Added in 0.9: device memory backends allocate themselves: the Vulkan
+   * kernels' scratch (split-K partials), the native VGF path's intermediate
+   * tensors and data-graph session memory. */
+  uint64_t backend_private_bytes;
 } gpuu_session_memory;
 GPUU_API gpuu_status gpuu_session_memory_info(const gpuu_session* session, gpuu_session_memory* out);
 

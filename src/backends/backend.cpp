@@ -47,6 +47,11 @@ Result<program::PreprocessedRegion> Backend::preprocess_for_program(
   return out;
 }
 
+Result<DelegateMemory> Backend::plan_memory(const Blob&, const std::vector<CompileSpecEntry>&,
+                                           const program::ConstantLookup&) const {
+  return err(StatusCode::kUnsupported, "backend '", id(), "' does not plan its memory");
+}
+
 const std::vector<OptionDecl>& Backend::declared_options() const {
   static const std::vector<OptionDecl> none;
   return none;

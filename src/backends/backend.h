@@ -82,6 +82,17 @@ struct BackendInitContext {
   std::function<Result<BufferRange>(const SharedGpuContextPtr& ctx, VkDeviceSize bytes)> workspace;
 };
 
+// Device memory of a delegate beyond the buffers the runtime gives it
+// (bind_io's, the workspace): for a session's report and its budget.
+struct DelegateMemory {
+  // Weights kept once per device (gpu/shared_constants.h), by the bytes they
+  // are made from: one that several delegates or sessions read counts once.
+  std::vector<Blob> shared_constants;
+  uint64_t constant_bytes = 0;   // constants of the delegate's own (packed small ones, index maps)
+  uint64_t workspace_bytes = 0;  // a plan's: what it would ask BackendInitContext::workspace for
+  uint64_t private_bytes = 0;    // intermediates the backend allocates itself
+};
+
 // How one execute of a delegate is ordered with the others (RFC sync modes).
 // A backend's execute only submits (gpu::submit_recorded, which gathers into
 // args.batch when the runtime gives one); the runtime does every host wait.
@@ -106,6 +117,9 @@ class DelegateHandle {
   // is kUnsupported: the runtime then copies between the application's
   // buffers and its own, on the GPU, in the same submit.
   virtual Status rebind_io(const std::vector<BufferRange>& inputs, const std::vector<BufferRange>& outputs);
+  // The device memory it holds (workspace_bytes aside: the runtime's). The
+  // default, for a backend that does not say: none.
+  virtual DelegateMemory memory() const { return {}; }
 };
 
 class Backend {
@@ -126,6 +140,11 @@ class Backend {
   virtual Result<std::unique_ptr<DelegateHandle>> init(BackendInitContext& context, const Blob& processed,
                                                        const std::vector<CompileSpecEntry>& compile_specs) = 0;
   virtual Status execute(DelegateHandle& handle, const ExecuteArgs& args) = 0;
+  // What init would allocate for `processed`, known without a device (a
+  // session's budget is checked before anything is allocated; gpuu-inspect
+  // --memory has no device). The default: kUnsupported, the backend cannot say.
+  virtual Result<DelegateMemory> plan_memory(const Blob& processed, const std::vector<CompileSpecEntry>& compile_specs,
+                                             const program::ConstantLookup& constants) const;
 
   // Export side: "" when the backend takes `node`, else why not.
   virtual std::string check(const graph::Graph& graph, const graph::Node& node) const = 0;

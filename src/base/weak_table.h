@@ -43,6 +43,16 @@ class WeakTable {
     return n;
   }
 
+  // Whether a value is held now under a key for which `pred(key)` is true.
+  template <typename Pred>
+  bool held_any(Pred&& pred) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& entry : entries_) {
+      if (!entry.second.expired() && pred(entry.first)) return true;
+    }
+    return false;
+  }
+
  private:
   mutable std::mutex mutex_;
   std::map<Key, std::weak_ptr<Value>> entries_;

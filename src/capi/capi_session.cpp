@@ -221,6 +221,7 @@ GPUU_API gpuu_status gpuu_session_create(const gpuu_program* program, const gpuu
     opts.profile_steps = o.profile != 0;
     opts.wait_spin_us = o.wait_spin_us;
     if (o.max_shape_variants) opts.max_shape_variants = o.max_shape_variants;
+    opts.device_memory_limit = o.device_memory_limit;
     if (o.overrides) {
       gpuu_context_overrides ov;
       if (!read_sized(o.overrides, &gpuu_context_overrides_init_sized, &ov)) {
@@ -427,6 +428,9 @@ GPUU_API gpuu_status gpuu_session_memory_info(const gpuu_session* session, gpuu_
     memory.tensor_bytes = bytes.tensors;
     memory.state_bytes = bytes.states;
     memory.workspace_bytes = bytes.workspaces;
+    memory.weight_bytes = bytes.weights;
+    memory.staging_bytes = bytes.staging;
+    memory.backend_private_bytes = bytes.backend_private;
     if (!write_sized(memory, out)) return fail_struct_size("gpuu_session_memory_info", "out", out);
     return GPUU_OK;
   });

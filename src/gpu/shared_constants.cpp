@@ -34,4 +34,9 @@ Result<std::shared_ptr<const SharedConstant>> share_constant(const SharedGpuCont
 
 size_t shared_constant_count() { return table().held(); }
 
+bool shared_constant_held(const Blob& data) {
+  return table().held_any(
+      [&](const auto& key) { return std::get<1>(key) == data.data() && std::get<2>(key) == data.size(); });
+}
+
 }  // namespace gpuu::gpu

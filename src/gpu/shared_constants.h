@@ -23,6 +23,8 @@ class SharedConstant {
   SharedConstant(SharedGpuContextPtr ctx, Blob data, DeviceBuffer buffer)
       : ctx_(std::move(ctx)), data_(std::move(data)), buffer_(std::move(buffer)) {}
   BufferRange range() const { return BufferRange{buffer_.buffer(), 0, buffer_.size()}; }
+  const Blob& data() const { return data_; }  // the bytes it was made from: its key with the device
+  VkDeviceSize device_bytes() const { return buffer_.size(); }
 
  private:
   SharedGpuContextPtr ctx_;  // outlives the buffer
@@ -37,5 +39,12 @@ Result<std::shared_ptr<const SharedConstant>> share_constant(const SharedGpuCont
 
 // How many shared constants are held now, on every device (for tests).
 size_t shared_constant_count();
+
+// Whether a device copy of `data` is held now, on any device: a session's
+// memory plan counts the weights it would upload before it knows its device.
+bool shared_constant_held(const Blob& data);
+
+// The device bytes of a shared copy of `data` (DeviceBuffer rounds to words).
+inline uint64_t shared_constant_bytes(const Blob& data) { return (uint64_t{data.size()} + 3) / 4 * 4; }
 
 }  // namespace gpuu::gpu

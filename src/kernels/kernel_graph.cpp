@@ -32,6 +32,112 @@ bool shared_constant(const graph::Graph& region, graph::ValueId value) {
   return c >= 0 && region.constants()[static_cast<size_t>(c)].data.size() >= gpu::kSharedConstantMinBytes;
 }
 
+// Where a region's values live, decided before any buffer exists: bound
+// inputs and outputs aside, the small constants packed (with the movement
+// chains' maps after them), weights of their own, and intermediates in one
+// arena, first fit by lifetime. KernelGraph::build places values by it and
+// KernelGraph::plan_memory reports it: one code, so a plan is what is made.
+struct MemoryLayout {
+  std::vector<int> materialized;  // by value: written by a unit
+  std::vector<VkDeviceSize> offset;  // by value: in the constants buffer or the arena
+  std::vector<VkDeviceSize> map_offset;  // by movement chain: its map in the constants buffer
+  std::vector<graph::ValueId> weights;  // constants shared per device (gpu/shared_constants.h)
+  VkDeviceSize constant_bytes = 0;
+  VkDeviceSize arena_bytes = 0;
+};
+
+MemoryLayout layout_memory(const graph::Graph& region, const RegionPlan& plan, VkDeviceSize align, bool reuse) {
+  std::vector<char> placed(region.values().size(), 0);
+  for (graph::ValueId v : region.inputs()) placed[static_cast<size_t>(v)] = 1;
+  for (graph::ValueId v : region.outputs()) placed[static_cast<size_t>(v)] = 1;
+  auto root_of = [&plan](graph::ValueId v) { return plan.root_of(v); };
+  const std::vector<LoweringUnit>& units = plan.units;
+  const std::vector<MovementChain>& chains = plan.chains;
+  MemoryLayout layout;
+  std::vector<int>& materialized = layout.materialized;
+  materialized.assign(region.values().size(), 0);
+  for (size_t u = 0; u < units.size(); ++u) {
+    const graph::Node& last = region.node(units[u].nodes.back());
+    for (graph::ValueId v : last.outputs) materialized[static_cast<size_t>(v)] = 1;
+    // The GEMM's own output, for when its lowering leaves the chain to run
+    // after it (it lives only within the unit, so its memory is soon reused).
+    if (units[u].gemm_epilogue) {
+      for (graph::ValueId v : region.node(units[u].nodes[0]).outputs) materialized[static_cast<size_t>(v)] = 1;
+    }
+  }
+  // Lifetimes of arena values, in units: produced at `first`, last read at `last`.
+  std::vector<int> first(region.values().size(), 0), last_use(region.values().size(), -1);
+  for (size_t u = 0; u < units.size(); ++u) {
+    for (graph::NodeId id : units[u].nodes) {
+      for (graph::ValueId in : region.node(id).inputs) {
+        if (in < 0) continue;
+        last_use[static_cast<size_t>(in)] = static_cast<int>(u);
+        // Read through a view: the view's root is what is read.
+        graph::ValueId root = plan.views.views.empty() ? graph::kNone : plan.views.views[static_cast<size_t>(in)].root;
+        if (root != graph::kNone) last_use[static_cast<size_t>(root)] = static_cast<int>(u);
+      }
+      for (graph::ValueId out : region.node(id).outputs) first[static_cast<size_t>(out)] = static_cast<int>(u);
+    }
+  }
+  // A view's readers keep its root's memory alive.
+  for (size_t i = 0; i < region.values().size(); ++i) {
+    auto r = static_cast<size_t>(root_of(static_cast<graph::ValueId>(i)));
+    if (r != i) last_use[r] = std::max(last_use[r], last_use[i]);
+  }
+
+  VkDeviceSize& constant_bytes = layout.constant_bytes;
+  VkDeviceSize& arena_bytes = layout.arena_bytes;
+  std::vector<VkDeviceSize>& offset = layout.offset;
+  offset.assign(region.values().size(), 0);
+  struct Block {
+    VkDeviceSize offset, size;
+    int last;
+  };
+  std::vector<Block> live;  // arena blocks in use, by offset
+  // Values in the order they are made: lowering may run a unit later than its
+  // nodes stand in the graph (a GEMM whose epilogue reads a later value), and
+  // first fit frees the blocks dead by `now`, so a value made earlier but
+  // placed after must not find a live value's block freed.
+  std::vector<size_t> by_first(region.values().size());
+  std::iota(by_first.begin(), by_first.end(), size_t{0});
+  std::stable_sort(by_first.begin(), by_first.end(), [&](size_t a, size_t b) { return first[a] < first[b]; });
+  for (size_t i : by_first) {
+    if (placed[i] || root_of(static_cast<graph::ValueId>(i)) != static_cast<graph::ValueId>(i)) continue;
+    VkDeviceSize bytes = align_up(tensor_bytes(region.values()[i]), align);
+    if (region.values()[i].constant >= 0) {
+      if (shared_constant(region, static_cast<graph::ValueId>(i))) {
+        layout.weights.push_back(static_cast<graph::ValueId>(i));  // a weight of its own
+        continue;
+      }
+      offset[i] = constant_bytes;
+      constant_bytes += bytes;
+      continue;
+    }
+    if (!materialized[i]) continue;
+    // First fit among the gaps left by values that are dead by now.
+    int now = first[i];
+    if (reuse) {
+      live.erase(std::remove_if(live.begin(), live.end(), [&](const Block& b) { return b.last < now; }), live.end());
+    }
+    std::sort(live.begin(), live.end(), [](const Block& a, const Block& b) { return a.offset < b.offset; });
+    VkDeviceSize at = 0;
+    for (const Block& b : live) {
+      if (b.offset >= at + bytes) break;
+      at = std::max(at, b.offset + b.size);
+    }
+    offset[i] = at;
+    live.push_back(Block{at, bytes, std::max(last_use[i], now)});
+    arena_bytes = std::max(arena_bytes, at + bytes);
+  }
+  std::vector<VkDeviceSize>& map_offset = layout.map_offset;
+  map_offset.resize(chains.size());
+  for (size_t c = 0; c < chains.size(); ++c) {
+    map_offset[c] = constant_bytes;
+    constant_bytes += align_up(chains[c].map.size() * sizeof(int32_t), align);
+  }
+  return layout;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<KernelGraph>> KernelGraph::create(SharedGpuContextPtr ctx, const graph::Graph& region,
@@ -72,7 +178,7 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
   const VkDeviceSize align =
       std::max<VkDeviceSize>(ctx.properties().limits.minStorageBufferOffsetAlignment, 16);
   std::vector<TensorRef> tensors(region.values().size());
-  std::vector<int> placed(region.values().size(), 0);
+  std::vector<char> placed(region.values().size(), 0);
   for (size_t i = 0; i < region.values().size(); ++i) {
     tensors[i].dtype = region.values()[i].dtype;
     tensors[i].shape = region.values()[i].shape;
@@ -109,80 +215,11 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
   auto root_of = [&plan](graph::ValueId v) { return plan.root_of(v); };
   const std::vector<LoweringUnit>& units = plan.units;
   const std::vector<MovementChain>& chains = plan.chains;
-  std::vector<int> materialized(region.values().size(), 0);
-  for (size_t u = 0; u < units.size(); ++u) {
-    const graph::Node& last = region.node(units[u].nodes.back());
-    for (graph::ValueId v : last.outputs) materialized[static_cast<size_t>(v)] = 1;
-    // The GEMM's own output, for when its lowering leaves the chain to run
-    // after it (it lives only within the unit, so its memory is soon reused).
-    if (units[u].gemm_epilogue) {
-      for (graph::ValueId v : region.node(units[u].nodes[0]).outputs) materialized[static_cast<size_t>(v)] = 1;
-    }
-  }
-  // Lifetimes of arena values, in units: produced at `first`, last read at `last`.
-  std::vector<int> first(region.values().size(), 0), last_use(region.values().size(), -1);
-  for (size_t u = 0; u < units.size(); ++u) {
-    for (graph::NodeId id : units[u].nodes) {
-      for (graph::ValueId in : region.node(id).inputs) {
-        if (in < 0) continue;
-        last_use[static_cast<size_t>(in)] = static_cast<int>(u);
-        // Read through a view: the view's root is what is read.
-        graph::ValueId root = plan.views.views.empty() ? graph::kNone : plan.views.views[static_cast<size_t>(in)].root;
-        if (root != graph::kNone) last_use[static_cast<size_t>(root)] = static_cast<int>(u);
-      }
-      for (graph::ValueId out : region.node(id).outputs) first[static_cast<size_t>(out)] = static_cast<int>(u);
-    }
-  }
-  // A view's readers keep its root's memory alive.
-  for (size_t i = 0; i < region.values().size(); ++i) {
-    auto r = static_cast<size_t>(root_of(static_cast<graph::ValueId>(i)));
-    if (r != i) last_use[r] = std::max(last_use[r], last_use[i]);
-  }
-
-  VkDeviceSize constant_bytes = 0, arena_bytes = 0;
-  std::vector<VkDeviceSize> offset(region.values().size(), 0);
-  struct Block {
-    VkDeviceSize offset, size;
-    int last;
-  };
-  std::vector<Block> live;  // arena blocks in use, by offset
-  // Values in the order they are made: lowering may run a unit later than its
-  // nodes stand in the graph (a GEMM whose epilogue reads a later value), and
-  // first fit frees the blocks dead by `now`, so a value made earlier but
-  // placed after must not find a live value's block freed.
-  std::vector<size_t> by_first(region.values().size());
-  std::iota(by_first.begin(), by_first.end(), size_t{0});
-  std::stable_sort(by_first.begin(), by_first.end(), [&](size_t a, size_t b) { return first[a] < first[b]; });
-  for (size_t i : by_first) {
-    if (placed[i] || root_of(static_cast<graph::ValueId>(i)) != static_cast<graph::ValueId>(i)) continue;
-    VkDeviceSize bytes = align_up(tensor_bytes(region.values()[i]), align);
-    if (region.values()[i].constant >= 0) {
-      if (shared_constant(region, static_cast<graph::ValueId>(i))) continue;  // a weight of its own, below
-      offset[i] = constant_bytes;
-      constant_bytes += bytes;
-      continue;
-    }
-    if (!materialized[i]) continue;
-    // First fit among the gaps left by values that are dead by now.
-    int now = first[i];
-    if (options.reuse_memory) {
-      live.erase(std::remove_if(live.begin(), live.end(), [&](const Block& b) { return b.last < now; }), live.end());
-    }
-    std::sort(live.begin(), live.end(), [](const Block& a, const Block& b) { return a.offset < b.offset; });
-    VkDeviceSize at = 0;
-    for (const Block& b : live) {
-      if (b.offset >= at + bytes) break;
-      at = std::max(at, b.offset + b.size);
-    }
-    offset[i] = at;
-    live.push_back(Block{at, bytes, std::max(last_use[i], now)});
-    arena_bytes = std::max(arena_bytes, at + bytes);
-  }
-  std::vector<VkDeviceSize> map_offset(chains.size());  // each chain's map, after the graph's constants
-  for (size_t c = 0; c < chains.size(); ++c) {
-    map_offset[c] = constant_bytes;
-    constant_bytes += align_up(chains[c].map.size() * sizeof(int32_t), align);
-  }
+  const MemoryLayout layout = layout_memory(region, plan, align, options.reuse_memory);
+  const std::vector<int>& materialized = layout.materialized;
+  const std::vector<VkDeviceSize>& offset = layout.offset;
+  const std::vector<VkDeviceSize>& map_offset = layout.map_offset;
+  const VkDeviceSize constant_bytes = layout.constant_bytes, arena_bytes = layout.arena_bytes;
   if (constant_bytes) {
     GPUU_ASSIGN_OR_RETURN(constants_, DeviceBuffer::create(ctx, constant_bytes, MemoryKind::kDevice, "constants"));
   }
@@ -327,6 +364,33 @@ Status KernelGraph::rebind(const std::vector<BufferRange>& inputs, const std::ve
   sequence_->repoint(moves);
   GPUU_VK_RETURN_IF_ERROR(ctx_->vkd().vkResetCommandBuffer(command_buffer_, 0), "vkResetCommandBuffer");
   return record();
+}
+
+KernelGraphMemory KernelGraph::plan_memory(const graph::Graph& region, const KernelGraphOptions& options,
+                                           VkDeviceSize align) {
+  if (options.merge_sibling_linears) {
+    KernelGraphOptions plain = options;
+    plain.merge_sibling_linears = false;
+    return plan_memory(merge_sibling_linears(region), plain, align);
+  }
+  const MemoryLayout layout = layout_memory(region, plan_region(region, options), std::max<VkDeviceSize>(align, 16),
+                                            options.reuse_memory);
+  KernelGraphMemory m;
+  for (graph::ValueId w : layout.weights) {
+    m.weights.push_back(region.constants()[static_cast<size_t>(region.value(w).constant)].data);
+  }
+  m.constant_bytes = align_up(layout.constant_bytes, 4);  // DeviceBuffer's rounding
+  m.arena_bytes = layout.arena_bytes;
+  return m;
+}
+
+KernelGraphMemory KernelGraph::memory() const {
+  KernelGraphMemory m;
+  for (const auto& w : shared_constants_) m.weights.push_back(w->data());
+  m.constant_bytes = constants_.size();
+  m.arena_bytes = arena_.size();
+  m.scratch_bytes = scratch_.bytes();
+  return m;
 }
 
 size_t KernelGraph::pipeline_count() const {

@@ -58,6 +58,17 @@ struct KernelGraphOptions {
   std::function<Result<BufferRange>(VkDeviceSize bytes)> arena;
 };
 
+// Device memory of a KernelGraph: what plan_memory says it would take, or
+// what memory() says a built one holds.
+struct KernelGraphMemory {
+  std::vector<Blob> weights;  // constants kept once per device (gpu/shared_constants.h)
+  VkDeviceSize constant_bytes = 0;  // the small constants and movement maps, packed: the graph's own
+  // The intermediates' arena: the plan's size (plan_memory), or the buffer
+  // the graph made itself (memory(); 0 where KernelGraphOptions::arena gave it).
+  VkDeviceSize arena_bytes = 0;
+  VkDeviceSize scratch_bytes = 0;  // units' scratch (split-K partials): known once lowered, so memory() only
+};
+
 class KernelGraph {
  public:
   // `region` holds the nodes (and constants) to run; its graph inputs read
@@ -75,6 +86,14 @@ class KernelGraph {
   // the lowerings that would copy the input first skip the copy.
   static bool can_update_in_place(const graph::Graph& region, graph::ValueId input, graph::ValueId output,
                                   const KernelGraphOptions& options = {});
+  // What create() would allocate for `region`, without a device: weights,
+  // packed constants and the arena, laid out by the same code at a storage
+  // offset alignment of `align` (create() uses the device's, at least 16).
+  // States written in place may need a little less. Unit scratch is left
+  // out: how much a GEMM splits depends on the device.
+  static KernelGraphMemory plan_memory(const graph::Graph& region, const KernelGraphOptions& options = {},
+                                       VkDeviceSize align = 16);
+  KernelGraphMemory memory() const;
   ~KernelGraph();
   KernelGraph(const KernelGraph&) = delete;
   KernelGraph& operator=(const KernelGraph&) = delete;

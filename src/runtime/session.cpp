@@ -3,17 +3,21 @@
 #include "runtime/session.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <algorithm>
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "base/log.h"
 #include "gpu/device_buffer.h"
+#include "gpu/shared_constants.h"
 #include "kernels/device_peaks.h"
 #include "program/specialize.h"
 #include "runtime/builtin_backends.h"
+#include "runtime/memory_plan.h"
 
 namespace gpuu::runtime {
 namespace {
@@ -247,6 +251,41 @@ Status check_host_destination(const char* what, const std::vector<TensorDesc>& d
              graph::shape_to_string(d.shape), ") has ", d.bytes, " bytes, the destination ", size);
 }
 
+// kOutOfMemory where a session's memory passes `limit`
+// (SessionOptions::device_memory_limit), naming it, its parts and the limit,
+// each part in the unit of the whole: "the session needs 2.1 MiB of device
+// memory (2202112 bytes: weights 1.0, tensors 0.6, ...) but
+// device_memory_limit is 1.0 MiB (1048576 bytes)". Delegates whose backend
+// could not plan theirs are named: they count nothing.
+Status check_budget(const char* verb, uint64_t weights, uint64_t tensors, uint64_t states, uint64_t workspaces,
+                    uint64_t backend_private, uint64_t limit, const std::vector<DelegateMemoryPlan>& delegates) {
+  const uint64_t need = weights + tensors + states + workspaces + backend_private;
+  if (need <= limit) return Status::Ok();
+  uint64_t unit = 1;
+  const char* unit_name = "bytes";
+  for (auto [size, name] : {std::pair<uint64_t, const char*>{uint64_t{1} << 10, "KiB"},
+                            {uint64_t{1} << 20, "MiB"}, {uint64_t{1} << 30, "GiB"}}) {
+    if (need >= size) {
+      unit = size;
+      unit_name = name;
+    }
+  }
+  auto in_unit = [&](uint64_t bytes) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f", static_cast<double>(bytes) / static_cast<double>(unit));
+    return std::string(text);
+  };
+  std::string unplanned;
+  for (const DelegateMemoryPlan& d : delegates) {
+    if (!d.unknown.empty()) unplanned += str_cat("; delegate ", d.index, " not counted: ", d.unknown);
+  }
+  return err(StatusCode::kOutOfMemory, "the session ", verb, " ", in_unit(need), " ", unit_name,
+             " of device memory (", need, " bytes: weights ", in_unit(weights), ", tensors ", in_unit(tensors),
+             ", states ", in_unit(states), ", workspaces ", in_unit(workspaces), ", backends' own ",
+             in_unit(backend_private), " ", unit_name, ") but device_memory_limit is ", format_bytes(limit), " (",
+             limit, " bytes)", unplanned);
+}
+
 }  // namespace
 
 struct Session::Impl {
@@ -331,6 +370,9 @@ struct Session::Impl {
   Status bind_checked(bool output, const std::vector<TensorDesc>& descs, size_t index, VkBuffer buffer,
                       VkDeviceSize offset, VkDeviceSize size, VkBufferUsageFlags usage);
   Status execute(ExecuteStats& stats);
+  // Adds what this size's delegates hold (constants, backends' own memory)
+  // and its staging to `b`; a weight whose bytes are in `seen` is not counted again.
+  void add_own_memory(SessionMemoryBytes* b, std::set<std::pair<const void*, size_t>>* seen) const;
   // Measures the peaks of every context a delegate runs on (once per context).
   Status prepare_profiles();
   ExecuteProfile collect_profile() const;
@@ -1216,10 +1258,18 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const program::
     examples.push_back(d.example);
     upper.push_back(d.max);
   }
+  Result<std::shared_ptr<const program::Program>> specialized = program;
+  if (upper != examples) specialized = program::specialize(program, upper, builtin_preprocessors());
+  // The budget, before anything is allocated: the plan where the session's memory is planned.
+  const uint64_t limit = options.device_memory_limit;
+  std::optional<MemoryPlan> plan;
+  if (limit) {
+    GPUU_ASSIGN_OR_RETURN(plan, plan_session_memory(program, specialized.ok() ? specialized.value() : program));
+    GPUU_RETURN_IF_ERROR(check_budget("needs", plan->new_weights, plan->tensors, plan->states, plan->workspaces,
+                                      plan->backend_private, limit, plan->delegates));
+  }
   std::unique_ptr<Impl> at_upper;
   if (upper != examples) {
-    Result<std::shared_ptr<const program::Program>> specialized =
-        program::specialize(program, upper, builtin_preprocessors());
     Result<std::unique_ptr<Impl>> made =
         specialized.ok() ? make_impl(std::move(specialized).value(), options, memory) : specialized.status();
     if (made.ok()) {
@@ -1240,6 +1290,13 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const program::
     if (at_upper && options.max_shape_variants > 1) session->variants_->parked.emplace_back(upper, std::move(at_upper));
   }
   session->describe();
+  if (limit) {
+    // What backends decide only as they build (unit scratch, the native VGF
+    // path's memory) may take more than the plan: the session goes again.
+    const SessionMemoryBytes made = session->memory_without(plan->held_weights);
+    GPUU_RETURN_IF_ERROR(check_budget("holds, once its delegates were made,", made.weights, made.tensors,
+                                      made.states, made.workspaces, made.backend_private, limit, {}));
+  }
   return session;
 }
 
@@ -1385,7 +1442,33 @@ Status Session::switch_to(const std::vector<int64_t>& dims) {
 
 size_t Session::shape_variant_count() const { return 1 + (variants_ ? variants_->parked.size() : 0); }
 
-SessionMemoryBytes Session::memory() const { return impl_->memory->bytes(); }
+void Session::Impl::add_own_memory(SessionMemoryBytes* b, std::set<std::pair<const void*, size_t>>* seen) const {
+  for (const DelegateSlot& d : delegates) {
+    if (!d.handle) continue;
+    const backends::DelegateMemory m = d.handle->memory();
+    for (const Blob& w : m.shared_constants) {
+      if (seen->insert({w.data(), w.size()}).second) b->weights += gpu::shared_constant_bytes(w);
+    }
+    b->weights += m.constant_bytes;
+    b->backend_private += m.private_bytes;
+  }
+  for (const TensorSlot& slot : tensors) {
+    if (slot.staging) b->staging += slot.staging->buffer.size();
+  }
+}
+
+SessionMemoryBytes Session::memory_without(const std::vector<Blob>& held_before) const {
+  SessionMemoryBytes b = impl_->memory->bytes();
+  std::set<std::pair<const void*, size_t>> seen;
+  for (const Blob& w : held_before) seen.insert({w.data(), w.size()});
+  impl_->add_own_memory(&b, &seen);
+  if (variants_) {
+    for (const auto& p : variants_->parked) p.second->add_own_memory(&b, &seen);
+  }
+  return b;
+}
+
+SessionMemoryBytes Session::memory() const { return memory_without({}); }
 
 Status Session::set_input(size_t index, const void* data, size_t size) {
   GPUU_RETURN_IF_ERROR(check_host_source("input", input_descs_, index, data, size));

@@ -50,6 +50,12 @@ struct SessionOptions {
   // the dims' upper bounds: the session makes the program there first, as
   // one of them. At least 1.
   size_t max_shape_variants = 4;
+  // Device memory the session may take, in bytes; 0: no limit. Checked
+  // against the memory plan (runtime/memory_plan.h) before anything is
+  // allocated, and against what was made once the delegates exist (a
+  // backend's scratch is known only then): kOutOfMemory naming the need,
+  // its parts and the limit, with nothing of the session left.
+  uint64_t device_memory_limit = 0;
 };
 
 struct TensorDesc {
@@ -59,16 +65,22 @@ struct TensorDesc {
   size_t bytes = 0;
 };
 
-// Device memory a session holds for its tensors (weights are the device's,
-// shared by every session: gpu/shared_constants.h): the homes of inputs,
-// outputs and tensors between steps, the states', and the intermediates the
-// runtime gives delegates (the Vulkan backend's arena). A program with dims
-// holds them once for all its sizes: homes for the dims' upper bounds,
-// intermediates for the largest size made so far.
+// Device memory a session holds: the homes of inputs, outputs and tensors
+// between steps, the states', the intermediates the runtime gives delegates
+// (the Vulkan backend's arena), the constants its delegates read (weights
+// kept once per device, gpu/shared_constants.h, counted once however many
+// delegates and sessions read them), what backends allocate themselves, and
+// host-readable staging for reading outputs and states. A program with dims
+// holds homes and workspaces once for all its sizes (homes for the dims'
+// upper bounds, intermediates for the largest size made so far); constants,
+// backends' own memory and staging are each size's.
 struct SessionMemoryBytes {
   uint64_t tensors = 0;
   uint64_t states = 0;
   uint64_t workspaces = 0;
+  uint64_t weights = 0;
+  uint64_t staging = 0;
+  uint64_t backend_private = 0;
 };
 
 struct ExecuteStats {
@@ -183,6 +195,8 @@ class Session {
   struct Impl;
   struct Variants;
   explicit Session(std::unique_ptr<Impl> impl);
+  // memory(), the weights in `held_before` left out (on the device before the session came).
+  SessionMemoryBytes memory_without(const std::vector<Blob>& held_before) const;
   static Result<std::unique_ptr<Impl>> make_impl(std::shared_ptr<const program::Program> program,
                                                  const SessionOptions& options,
                                                  std::shared_ptr<SessionMemory> memory);

@@ -198,7 +198,13 @@ def test_state_carries_over_when_the_sequence_length_changes(tmp_path):
             np.testing.assert_allclose(program.state("cache"), reference.cache.numpy(), atol=TOL)
             start += length
             # One cache and one set of buffers for every length: planned for seq 16 when the session began.
-            assert program.memory() == memory, f"after a step of {length}"
+            assert planned_once(program.memory()) == planned_once(memory), f"after a step of {length}"
+
+
+def planned_once(memory):
+    """The figures a session holds once for all sizes (Session.memory): each size it keeps has its own
+    delegates' small constants and scratch."""
+    return {k: memory[k] for k in ("tensors", "states", "workspaces")}
 
 
 def test_memory_is_planned_for_the_upper_bounds(cnn_program):
@@ -209,9 +215,31 @@ def test_memory_is_planned_for_the_upper_bounds(cnn_program):
         assert planned["tensors"] == (8 * 3 * 8 * 8 + 8 * 10) * 4
         assert planned["states"] == 0
         assert planned["workspaces"] > 0  # the convolutions' and the pooling's intermediates
+        # The session keeps two sizes (the upper bounds' and the example's), each with its constants.
+        per_size = planned["weights"] // 2
+        assert per_size > 0 and planned["weights"] == 2 * per_size
         for batch in [1, 8, 3, 5, 2, 7]:  # more sizes than the session keeps (4)
             program.run([torch.randn(batch, 3, 8, 8).numpy()])
-            assert program.memory() == planned, f"batch {batch}"
+            memory = program.memory()
+            assert planned_once(memory) == planned_once(planned), f"batch {batch}"
+            assert memory["weights"] in {per_size * n for n in range(2, 5)}, f"batch {batch}"
+
+
+def test_device_memory_limit_refuses_a_session_over_it(cnn_program):
+    model, path, report = cnn_program
+    with gpuu.load(path) as program:
+        planned = program.memory()
+    with pytest.raises(gpuu.OutOfMemoryError, match=r"the session needs .* of device memory \(\d+ bytes: weights "
+                                                    r".*\) but device_memory_limit is 1\.0 KiB \(1024 bytes\)"):
+        gpuu.load(path, device_memory_limit=1024)
+    # The plan made before anything is allocated is what a session holds (both sizes it makes: the upper
+    # bounds' and the example's): one byte less is refused by the plan, a limit of the sum fits.
+    with pytest.raises(gpuu.OutOfMemoryError, match=rf"the session needs .* \({sum(planned.values())} bytes: "):
+        gpuu.load(path, device_memory_limit=sum(planned.values()) - 1)
+    with gpuu.load(path, device_memory_limit=sum(planned.values())) as program:
+        assert program.memory() == planned
+        (y,) = program.run([torch.randn(3, 3, 8, 8).numpy()])
+        assert y.shape == (3, 10)
 
 
 def test_export_refuses_what_cannot_vary(tmp_path):

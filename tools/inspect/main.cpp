@@ -9,6 +9,7 @@
 
 #include "inspect/inspect.h"
 #include "inspect/backends_list.h"
+#include "inspect/memory_report.h"
 #include "inspect/ops_table.h"
 #include "runtime/builtin_backends.h"
 #include "program/program_loader.h"
@@ -23,6 +24,11 @@ const char kUsage[] =
     "             CPU-fallback steps, inputs/outputs, constants, deduplication\n"
     "  --json     the same, machine-readable\n"
     "  --dot      a Graphviz graph: nodes coloured by backend, edges via tensors\n"
+    "usage: gpuu-inspect --memory [--json] PROGRAM\n"
+    "             the device memory a session would allocate, planned from the\n"
+    "             file (no device): per delegate and in total, weights (shared\n"
+    "             ones once), intermediates, I/O tensors, states; a program with\n"
+    "             dims at their upper bounds\n"
     "usage: gpuu-inspect --ops [--json]\n"
     "             every op gpuu has: inputs, attributes, dtypes, and which\n"
     "             backends (CPU, Vulkan, VGF with its TOSA form) run it\n"
@@ -73,6 +79,7 @@ int main(int argc, char** argv) {
   const char* vgf_library = nullptr;
   bool ops = false;
   bool list_backends = false;
+  bool memory = false;
   const char* plugin_paths = nullptr;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--extract-vgf") == 0) {
@@ -90,6 +97,8 @@ int main(int argc, char** argv) {
       (dump ? dump_path : vgf_library) = argv[++i];
     } else if (std::strcmp(argv[i], "--ops") == 0) {
       ops = true;
+    } else if (std::strcmp(argv[i], "--memory") == 0) {
+      memory = true;
     } else if (std::strcmp(argv[i], "--backends") == 0) {
       list_backends = true;
     } else if (std::strcmp(argv[i], "--plugins") == 0) {
@@ -162,6 +171,20 @@ int main(int argc, char** argv) {
   if (!program.ok()) {
     std::fprintf(stderr, "gpuu-inspect: %s\n", program.status().message().c_str());
     return 1;
+  }
+  if (memory) {
+    if (extract_dir || format == Format::kDot) {
+      std::fprintf(stderr, "gpuu-inspect: --memory takes one program and only --json\n%s", kUsage);
+      return 1;
+    }
+    auto plan = gpuu::runtime::plan_memory_at_upper_bounds(program.value());
+    if (!plan.ok()) {
+      std::fprintf(stderr, "gpuu-inspect: %s\n", plan.status().message().c_str());
+      return 1;
+    }
+    std::string out = format == Format::kJson ? gpuu::inspect::render_memory_json(*program.value(), *plan, path)
+                                              : gpuu::inspect::render_memory_text(*program.value(), *plan, path);
+    return std::fwrite(out.data(), 1, out.size(), stdout) == out.size() && std::fflush(stdout) == 0 ? 0 : 1;
   }
   if (extract_dir) {
     std::vector<std::string> written;

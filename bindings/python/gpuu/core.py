@@ -551,10 +551,13 @@ VGF_PATHS = _names_of(_c.gpuu_vgf_path_name)
 def session_options(token: Optional[str] = None, group_id: Optional[int] = None, mode: Any = None,
                     sync_mode: Any = None, device: Optional[str] = None, validation: Optional[bool] = None,
                     vgf_path: Any = None, gpu_timing: bool = False,
-                    backend_options: Optional[Mapping[str, Mapping[str, str]]] = None, profile: bool = False) -> Any:
+                    backend_options: Optional[Mapping[str, Mapping[str, str]]] = None, profile: bool = False,
+                    device_memory_limit: int = 0) -> Any:
     """A filled gpuu_session_options: None keeps what the file (or environment) says.
 
     profile: profile every execute (Session.profile_json), at the cost of serialising the GPU.
+
+    device_memory_limit: the device memory the session may take, in bytes; 0 is no limit.
 
     backend_options: {backend id: {key: value}}, each backend's load-time options
     (gpuu-inspect --backends lists them), e.g. {"VgfBackend": {"data_graph_path": "native"}};
@@ -585,6 +588,9 @@ def session_options(token: Optional[str] = None, group_id: Optional[int] = None,
         o.vgf_path = _enum_value(VGF_PATHS, "VGF path", vgf_path)
     o.gpu_timing = 1 if gpu_timing else 0
     o.profile = 1 if profile else 0
+    if isinstance(device_memory_limit, bool) or not isinstance(device_memory_limit, int) or device_memory_limit < 0:
+        raise TypeError(f"device_memory_limit must be a non-negative int, got {device_memory_limit!r}")
+    o.device_memory_limit = device_memory_limit
     # The C struct's array is filled when the session is created (Session).
     o.backend_option_list = _backend_option_list(backend_options)
     return o
@@ -749,12 +755,15 @@ class Session(_Handle):
         return ExecuteStats(s.delegate_submits, s.host_waits, s.host_copies, s.queue_submits, s.gpu_time_us)
 
     def memory(self) -> Dict[str, int]:
-        """Device memory the session holds for its tensors, in bytes (gpuu_session_memory_info): "tensors"
-        (inputs, outputs, tensors between steps), "states" and "workspaces" (delegates' intermediates the
-        runtime gives them). Weights are the device's, not the session's. A program with dims holds these
-        once, planned for the dims' upper bounds."""
+        """Device memory the session holds, in bytes (gpuu_session_memory_info): "tensors" (inputs,
+        outputs, tensors between steps), "states", "workspaces" (delegates' intermediates the runtime gives
+        them), "weights" (constants its delegates read; weights shared with other sessions count in each),
+        "staging" (host-readable copies of outputs and states read from device memory) and
+        "backend_private" (what backends allocate themselves: scratch, the native VGF path's tensors). A
+        program with dims holds tensors, states and workspaces once, planned for the dims' upper bounds."""
         m = _c.gpuu_session_memory_info(self.handle)
-        return {"tensors": m.tensor_bytes, "states": m.state_bytes, "workspaces": m.workspace_bytes}
+        return {"tensors": m.tensor_bytes, "states": m.state_bytes, "workspaces": m.workspace_bytes,
+                "weights": m.weight_bytes, "staging": m.staging_bytes, "backend_private": m.backend_private_bytes}
 
     @property
     def sync_mode(self) -> str:

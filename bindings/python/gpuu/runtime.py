@@ -24,14 +24,15 @@ class LoadedProgram(core._ClosesOnExit):
     def __init__(self, path: Union[str, os.PathLike], token: Optional[str] = None, group_id: Optional[int] = None,
                  mode: Optional[str] = None, sync_mode: Optional[str] = None, device: Optional[str] = None,
                  validation: Optional[bool] = None, vgf_path: Optional[str] = None, gpu_timing: bool = False,
-                 backend_options: Optional[Mapping[str, Mapping[str, str]]] = None, profile: bool = False) -> None:
+                 backend_options: Optional[Mapping[str, Mapping[str, str]]] = None, profile: bool = False,
+                 device_memory_limit: int = 0) -> None:
         self.path = os.fspath(path)
         with core.Program(path=self.path) as program:
             self.delegates: List[str] = program.delegates
             options = core.session_options(token=token, group_id=group_id, mode=mode, sync_mode=sync_mode,
                                            device=device, validation=validation, vgf_path=vgf_path,
                                            gpu_timing=gpu_timing, backend_options=backend_options,
-                                           profile=profile)
+                                           profile=profile, device_memory_limit=device_memory_limit)
             # The session keeps its own reference to the program.
             self.session = core.Session(program, options)
 
@@ -90,7 +91,8 @@ class LoadedProgram(core._ClosesOnExit):
         return self.session.last_execute_stats()
 
     def memory(self) -> Dict[str, int]:
-        """Device memory the session holds for its tensors (Session.memory): tensors, states, workspaces."""
+        """Device memory the session holds (Session.memory): tensors, states, workspaces, weights, staging,
+        backend_private."""
         return self.session.memory()
 
     def context(self) -> core.Context:
@@ -121,7 +123,7 @@ def load(path: Union[str, os.PathLike], *, token: Optional[str] = None, group_id
          mode: Optional[str] = None, sync_mode: Optional[str] = None, device: Optional[str] = None,
          validation: Optional[bool] = None, vgf_path: Optional[str] = None,
          gpu_timing: bool = False, backend_options: Optional[Mapping[str, Mapping[str, str]]] = None,
-         profile: bool = False) -> LoadedProgram:
+         profile: bool = False, device_memory_limit: int = 0) -> LoadedProgram:
     """Loads the program at `path` and initialises its delegates.
 
     Runtime options override what the file's compile specs say (None keeps it):
@@ -137,11 +139,14 @@ def load(path: Union[str, os.PathLike], *, token: Optional[str] = None, group_id
       TOSA executor), "native" or "executor"; vgf_path: the same choice, as before 0.6
       (giving both, different, is an error); profile: profile every run (program.profile(),
       program.profile_trace(path)): a GPU timestamp after every dispatch, which serialises the
-      GPU, and, the first time on a device, a brief measurement of its peak rates.
+      GPU, and, the first time on a device, a brief measurement of its peak rates;
+      device_memory_limit: the device memory the session may take, in bytes (0: no limit;
+      OutOfMemoryError naming the need, its parts and the limit when the plan does not fit).
     Raises a GpuuError subclass naming the delegate that failed (NotFoundError for
     lookup_only with nothing registered, UnsupportedError for a missing feature, ...),
     InvalidArgumentError naming every bad backend option at once.
     """
     return LoadedProgram(path, token=token, group_id=group_id, mode=mode, sync_mode=sync_mode, device=device,
                          validation=validation, vgf_path=vgf_path, gpu_timing=gpu_timing,
-                         backend_options=backend_options, profile=profile)
+                         backend_options=backend_options, profile=profile,
+                         device_memory_limit=device_memory_limit)

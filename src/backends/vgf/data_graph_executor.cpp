@@ -73,6 +73,7 @@ struct DataGraphExecutor::Impl {
   VkCommandBuffer command_buffer = VK_NULL_HANDLE;
   gpu::GpuTimer timer;  // GPU time of each execute, when asked for (benchmarks read it)
   bool gpu_timing = true;
+  uint64_t allocated = 0;  // bytes of every allocate(): intermediates and session memory
 
   ~Impl();
   Status load_entry_points();
@@ -110,6 +111,7 @@ VkCommandBuffer DataGraphExecutor::command_buffer() const { return impl_->comman
 size_t DataGraphExecutor::dispatch_count() const { return impl_->segments.size(); }
 
 double DataGraphExecutor::last_gpu_time_us() const { return impl_->timer.elapsed_us(); }
+uint64_t DataGraphExecutor::memory_bytes() const { return impl_->allocated; }
 
 Result<std::unique_ptr<DataGraphExecutor>> DataGraphExecutor::create(SharedGpuContextPtr ctx, const VgfFile& file,
                                                                      const std::vector<gpu::BufferRange>& inputs,
@@ -150,6 +152,7 @@ Status DataGraphExecutor::Impl::allocate(const VkMemoryRequirements& req, const 
   info.memoryTypeIndex = type;
   VkResult r = ctx->vkd().vkAllocateMemory(ctx->device(), &info, nullptr, memory);
   if (r != VK_SUCCESS) return err(StatusCode::kOutOfMemory, "vkAllocateMemory for ", what, ": ", vk::vk_result_name(r));
+  allocated += info.allocationSize;
   return Status::Ok();
 }
 

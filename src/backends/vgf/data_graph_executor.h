@@ -39,6 +39,10 @@ class DataGraphExecutor {
   size_t dispatch_count() const;  // data-graph dispatches per execute (one per GRAPH segment)
   // GPU time of the last completed execute (timestamps around the dispatches), or -1.
   double last_gpu_time_us() const;
+  // Device memory it allocated itself: intermediate tensors and the
+  // pipeline sessions' memory (inputs and outputs alias the hand-off
+  // buffers; constants go to the driver with the pipelines, uncounted).
+  uint64_t memory_bytes() const;
 
   struct Impl;
 

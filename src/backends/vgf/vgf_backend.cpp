@@ -22,6 +22,29 @@
 namespace gpuu::vgf {
 namespace {
 
+// The executor's KernelGraph memory as the contract counts it: an arena of
+// its own and unit scratch are private; a planned arena is the runtime's
+// workspace (init asks for it).
+backends::DelegateMemory executor_memory(const kernels::KernelGraphMemory& m, bool planned = false) {
+  backends::DelegateMemory d;
+  d.shared_constants = m.weights;
+  d.constant_bytes = m.constant_bytes;
+  (planned ? d.workspace_bytes : d.private_bytes) = m.arena_bytes;
+  d.private_bytes += m.scratch_bytes;
+  return d;
+}
+
+// The blob's VGF file with the records it leaves to the program's store filled.
+Result<VgfFile> decode_filled(const Blob& processed, const std::vector<CompileSpecEntry>& compile_specs,
+                              const program::ConstantLookup& constants) {
+  GPUU_ASSIGN_OR_RETURN(VgfFile file, decode_vgf(processed));
+  for (const CompileSpecEntry& spec : compile_specs) {
+    if (spec.key != kConstantRefsKey) continue;
+    GPUU_RETURN_IF_ERROR(fill_constant_refs(&file, decode_constant_refs(spec.value), constants));
+  }
+  return file;
+}
+
 // One delegate: its graph runs either natively (data-graph pipelines) or on
 // gpuu's TOSA executor (the Vulkan kernels); exactly one of the two is set.
 class VgfHandle final : public backends::DelegateHandle {
@@ -50,6 +73,14 @@ class VgfHandle final : public backends::DelegateHandle {
   bool native() const { return native_ != nullptr; }
   std::vector<gpu::TimedStep> step_times() const override {
     return native_ ? std::vector<gpu::TimedStep>{} : executor_->step_times();
+  }
+  backends::DelegateMemory memory() const override {
+    backends::DelegateMemory d;
+    if (native_) {
+      d.private_bytes = native_->memory_bytes();
+      return d;
+    }
+    return executor_memory(executor_->memory());
   }
 
  private:
@@ -135,13 +166,8 @@ Result<std::unique_ptr<backends::DelegateHandle>> VgfBackend::init(backends::Bac
   Result<DataGraphPath> path = data_graph_path(context.options);
   if (!path.ok()) return fail(path.status());
   if (Status s = check_native_path(*ctx); !s.ok()) return fail(s);
-  Result<VgfFile> file = decode_vgf(processed);
+  Result<VgfFile> file = decode_filled(processed, compile_specs, context.constants);
   if (!file.ok()) return fail(file.status());
-  for (const CompileSpecEntry& spec : compile_specs) {
-    if (spec.key != kConstantRefsKey) continue;
-    Status filled = fill_constant_refs(&file.value(), decode_constant_refs(spec.value), context.constants);
-    if (!filled.ok()) return fail(filled);
-  }
   Result<graph::Graph> graph = graph_from_vgf(file.value());
   if (!graph.ok()) return fail(graph.status());
   if (!context.bind_io) return err(StatusCode::kInvalidArgument, "VGF delegate: the runtime bound no buffers");
@@ -177,6 +203,11 @@ Result<std::unique_ptr<backends::DelegateHandle>> VgfBackend::init(backends::Bac
     options.gpu_timing = context.gpu_timing;
     options.host_visible_results = !context.runtime_makes_host_visible;
     options.profile_steps = context.profile_steps;
+    // Intermediates in the runtime's workspace, as the Vulkan backend's: one
+    // set for every size of a program with dims, and counted by the session.
+    if (context.workspace) {
+      options.arena = [&context, ctx](VkDeviceSize bytes) { return context.workspace(ctx, bytes); };
+    }
     Result<std::unique_ptr<kernels::KernelGraph>> executor =
         kernels::KernelGraph::create(ctx, graph.value(), io.first, io.second, options);
     if (!executor.ok()) return fail(executor.status());
@@ -189,6 +220,15 @@ Result<std::unique_ptr<backends::DelegateHandle>> VgfBackend::init(backends::Bac
   log(LogLevel::kDebug, "VGF", "init: handle=", static_cast<const void*>(handle.get()), " dispatches=",
       handle->dispatch_count(), " on '", ctx->device_name(), "'");
   return std::unique_ptr<backends::DelegateHandle>(std::move(handle));
+}
+
+Result<backends::DelegateMemory> VgfBackend::plan_memory(const Blob& processed,
+                                                          const std::vector<CompileSpecEntry>& compile_specs,
+                                                          const program::ConstantLookup& constants) const {
+  // The executor's plan: the native path's memory is the driver's to say, on its device.
+  GPUU_ASSIGN_OR_RETURN(VgfFile file, decode_filled(processed, compile_specs, constants));
+  GPUU_ASSIGN_OR_RETURN(graph::Graph graph, graph_from_vgf(file));
+  return executor_memory(kernels::KernelGraph::plan_memory(graph), /*planned=*/true);
 }
 
 Status VgfBackend::execute(backends::DelegateHandle& handle, const backends::ExecuteArgs& args) {

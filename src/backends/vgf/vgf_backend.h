@@ -23,6 +23,9 @@ class VgfBackend final : public backends::Backend {
   Result<std::unique_ptr<backends::DelegateHandle>> init(backends::BackendInitContext& context, const Blob& processed,
                                                          const std::vector<CompileSpecEntry>& compile_specs) override;
   Status execute(backends::DelegateHandle& handle, const backends::ExecuteArgs& args) override;
+  Result<backends::DelegateMemory> plan_memory(const Blob& processed,
+                                               const std::vector<CompileSpecEntry>& compile_specs,
+                                               const program::ConstantLookup& constants) const override;
 
   std::string check(const graph::Graph& graph, const graph::Node& node) const override;
   const partition::BackendCapability& capability() const override { return vgf_capability(); }

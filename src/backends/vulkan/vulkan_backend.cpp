@@ -11,6 +11,17 @@
 namespace gpuu::vulkan {
 namespace {
 
+// A KernelGraph's memory as the contract counts it: an arena of its own and
+// unit scratch are private; a planned arena is the runtime's workspace.
+backends::DelegateMemory delegate_memory(const kernels::KernelGraphMemory& m, bool planned = false) {
+  backends::DelegateMemory d;
+  d.shared_constants = m.weights;
+  d.constant_bytes = m.constant_bytes;
+  (planned ? d.workspace_bytes : d.private_bytes) = m.arena_bytes;
+  d.private_bytes += m.scratch_bytes;
+  return d;
+}
+
 class VulkanHandle final : public backends::DelegateHandle {
  public:
   explicit VulkanHandle(std::unique_ptr<kernels::KernelGraph> delegate) : delegate_(std::move(delegate)) {}
@@ -24,6 +35,7 @@ class VulkanHandle final : public backends::DelegateHandle {
                    const std::vector<backends::BufferRange>& outputs) override {
     return delegate_->rebind(inputs, outputs);
   }
+  backends::DelegateMemory memory() const override { return delegate_memory(delegate_->memory()); }
   kernels::KernelGraph& delegate() { return *delegate_; }
 
  private:
@@ -73,6 +85,13 @@ Result<std::unique_ptr<backends::DelegateHandle>> VulkanBackend::init(
   log(LogLevel::kDebug, "Vulkan", "init: handle=", static_cast<const void*>(handle.get()), " dispatches=",
       handle->delegate().dispatch_count(), " on '", ctx->device_name(), "'");
   return std::unique_ptr<backends::DelegateHandle>(std::move(handle));
+}
+
+Result<backends::DelegateMemory> VulkanBackend::plan_memory(const Blob& processed,
+                                                             const std::vector<CompileSpecEntry>&,
+                                                             const program::ConstantLookup& constants) const {
+  GPUU_ASSIGN_OR_RETURN(graph::Graph region, program::parse_subgraph(processed.data(), processed.size(), constants));
+  return delegate_memory(kernels::KernelGraph::plan_memory(region), /*planned=*/true);
 }
 
 Status VulkanBackend::execute(backends::DelegateHandle& handle, const backends::ExecuteArgs& args) {
