@@ -994,6 +994,18 @@ GPUU_API gpuu_status gpuu_program_load_file(const char* path, gpuu_program** out
 /* The same from `size` bytes at `data`, which are copied. Thread-safe. */
 GPUU_API gpuu_status gpuu_program_load_memory(const void* data, size_t size, gpuu_program** out);
 
+/* The same from `size` bytes at `data` used in place, not copied: a mapping
+ * the application made (its own file mapping, an asset it mapped). `data`
+ * must be 64-byte aligned and its bytes must stay valid and unchanged until
+ * gpuu calls `release(user)`, once, when nothing uses them any more: the
+ * program, its sessions and the device copies of its weights (which other
+ * sessions may share) all gone. `release` may be NULL. On failure `release`
+ * is not called and the bytes stay the caller's.
+ * GPUU_ERROR_INVALID_ARGUMENT for NULL data, size 0 or unaligned data;
+ * otherwise as gpuu_program_load_file. Thread-safe. Added in 0.9. */
+GPUU_API gpuu_status gpuu_program_load_mapped(const void* data, size_t size, void (*release)(void* user), void* user,
+                                              gpuu_program** out);
+
 /* Drops the caller's reference. NULL is ignored. Thread-safe. */
 GPUU_API void gpuu_program_release(gpuu_program* program);
 

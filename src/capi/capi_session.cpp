@@ -158,6 +158,34 @@ GPUU_API gpuu_status gpuu_program_load_memory(const void* data, size_t size, gpu
   });
 }
 
+GPUU_API gpuu_status gpuu_program_load_mapped(const void* data, size_t size, void (*release)(void* user), void* user,
+                                              gpuu_program** out) {
+  return guarded(__func__, [&]() -> gpuu_status {
+    if (!out) return fail_invalid("gpuu_program_load_mapped: `out` is NULL");
+    *out = nullptr;
+    if (!data || !size) return fail_invalid("gpuu_program_load_mapped: data is NULL or size is 0");
+    if (reinterpret_cast<uintptr_t>(data) % program::kSegmentAlignment != 0) {
+      return fail_invalid("gpuu_program_load_mapped: data must be ", program::kSegmentAlignment,
+                          "-byte aligned to be used in place (gpuu_program_load_memory copies unaligned bytes)");
+    }
+    // The owner calls `release` when the last view of the bytes goes, once the
+    // program exists: a refused file leaves them the caller's, unreleased.
+    struct Lender {
+      void (*release)(void*);
+      void* user;
+      bool lent = false;
+    };
+    auto lender = std::make_shared<Lender>(Lender{release, user});
+    std::shared_ptr<const void> owner(data, [lender](const void*) {
+      if (lender->lent && lender->release) lender->release(lender->user);
+    });
+    Result<std::shared_ptr<const program::Program>> loaded = program::load_program_blob(Blob::view(data, size, owner));
+    owner.reset();
+    if (loaded.ok()) lender->lent = true;
+    return wrap_program(std::move(loaded), out);
+  });
+}
+
 GPUU_API void gpuu_program_release(gpuu_program* program) { delete program; }
 
 GPUU_API size_t gpuu_program_delegate_count(const gpuu_program* program) {

@@ -403,6 +403,45 @@ TEST(SessionCApi, OptionsBelowTheFirstReleaseAreRefusedAndLargerOnesRead) {
   std::remove(path.c_str());
 }
 
+// A mapping the application made, used in place: refused unaligned or
+// corrupt without being released, and released once, when nothing uses it.
+TEST(SessionCApi, MappedProgramIsUsedInPlaceAndReleasedOnceWhenNothingUsesIt) {
+  std::string path = temp_path("mapped.gpuu");
+  write_rfc_program(path, GPUU_PREFER_VULKAN_FIRST);
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::remove(path.c_str());
+  const size_t size = file.size();
+  void* bytes = std::aligned_alloc(64, (size + 64 + 63) / 64 * 64);
+  ASSERT_NE(bytes, nullptr);
+  int released = 0;
+  auto release = [](void* user) { ++*static_cast<int*>(user); };
+
+  gpuu_program* program = nullptr;
+  std::memcpy(static_cast<char*>(bytes) + 8, file.data(), size);
+  EXPECT_EQ(gpuu_program_load_mapped(static_cast<char*>(bytes) + 8, size, release, &released, &program),
+            GPUU_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("64-byte aligned"), std::string::npos) << last_error();
+  std::memcpy(bytes, file.data(), size);
+  EXPECT_EQ(gpuu_program_load_mapped(bytes, size / 2, release, &released, &program), GPUU_ERROR_INVALID_FORMAT);
+  EXPECT_EQ(program, nullptr);
+  EXPECT_EQ(released, 0) << "a refused mapping stays the caller's";
+
+  ASSERT_EQ(gpuu_program_load_mapped(bytes, size, release, &released, &program), GPUU_OK) << last_error();
+  gpuu_session* session = nullptr;
+  ASSERT_EQ(gpuu_session_create(program, nullptr, &session), GPUU_OK) << last_error();
+  gpuu_program_release(program);
+  EXPECT_EQ(released, 0) << "the session still uses the bytes";
+  std::vector<float> x = rfc_input(), y(48);
+  ASSERT_EQ(gpuu_session_set_input(session, 0, x.data(), x.size() * 4), GPUU_OK) << last_error();
+  ASSERT_EQ(gpuu_session_execute(session), GPUU_OK) << last_error();
+  ASSERT_EQ(gpuu_session_get_output(session, 0, y.data(), y.size() * 4), GPUU_OK) << last_error();
+  expect_matches_reference(y);
+  gpuu_session_destroy(session);
+  EXPECT_EQ(released, 1);
+  std::free(bytes);
+}
+
 TEST(SessionCApi, CorruptFilesAndBadInputsGetClearErrors) {
   std::string path = temp_path("corrupt.gpuu");
   write_rfc_program(path, GPUU_PREFER_VULKAN_FIRST);
