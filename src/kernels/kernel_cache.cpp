@@ -51,22 +51,12 @@ KernelCache::~KernelCache() {
     vk.vkDestroyDescriptorSetLayout(dev, entry.second->set_layout, nullptr);
   }
   for (auto& entry : modules_) vk.vkDestroyShaderModule(dev, entry.second, nullptr);
-  if (pipeline_cache_) vk.vkDestroyPipelineCache(dev, pipeline_cache_, nullptr);
-}
-
-Status KernelCache::ensure_pipeline_cache() {
-  if (pipeline_cache_) return Status::Ok();
-  VkPipelineCacheCreateInfo info{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
-  GPUU_VK_RETURN_IF_ERROR(ctx_->vkd().vkCreatePipelineCache(ctx_->device(), &info, nullptr, &pipeline_cache_),
-                          "vkCreatePipelineCache");
-  return Status::Ok();
 }
 
 Result<const Kernel*> KernelCache::get(const KernelKey& key) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto found = kernels_.find(key);
   if (found != kernels_.end()) return found->second.get();
-  GPUU_RETURN_IF_ERROR(ensure_pipeline_cache());
   const auto& vk = ctx_->vkd();
   VkDevice dev = ctx_->device();
 
@@ -128,7 +118,10 @@ Result<const Kernel*> KernelCache::get(const KernelKey& key) {
   pipe.stage.pName = key.entry_point.c_str();
   pipe.stage.pSpecializationInfo = entries.empty() ? nullptr : &spec;
   pipe.layout = kernel->layout;
-  r = vk.vkCreateComputePipelines(dev, pipeline_cache_, 1, &pipe, nullptr, &kernel->pipeline);
+  {
+    PipelineCache::Use cache = ctx_->pipeline_cache().use();
+    r = vk.vkCreateComputePipelines(dev, cache.cache, 1, &pipe, nullptr, &kernel->pipeline);
+  }
   if (r != VK_SUCCESS) {
     vk.vkDestroyPipelineLayout(dev, kernel->layout, nullptr);
     vk.vkDestroyDescriptorSetLayout(dev, kernel->set_layout, nullptr);

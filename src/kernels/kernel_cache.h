@@ -1,6 +1,7 @@
 // KernelCache: compute pipelines built once per device from the embedded
-// shaders, keyed by shader name and specialization constants, through one
-// VkPipelineCache so repeated shapes of a kernel reuse driver work. Every
+// shaders, keyed by shader name and specialization constants, through the
+// context's VkPipelineCache so repeated shapes of a kernel reuse driver work
+// (and a session's pipeline cache file keeps it across processes). Every
 // delegate on a context shares one (KernelCache::shared): a program's other
 // sizes, its other sessions and other programs take the pipelines made
 // before instead of compiling them again.
@@ -60,11 +61,8 @@ class KernelCache {
   size_t size() const;
 
  private:
-  Status ensure_pipeline_cache();
-
   mutable std::mutex mutex_;  // guards everything below
   SharedGpuContextPtr ctx_;
-  VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
   std::map<KernelKey, std::unique_ptr<Kernel>> kernels_;
   std::map<std::string, VkShaderModule> modules_;
   std::map<std::string, std::vector<uint32_t>> custom_spirv_;
