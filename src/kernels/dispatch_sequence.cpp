@@ -97,6 +97,10 @@ void DispatchSequence::repoint(const std::vector<std::pair<BufferRange, BufferRa
 Status DispatchSequence::record(VkCommandBuffer cb) {
   const auto& vk = ctx_->vkd();
   VkDevice dev = ctx_->device();
+  // The pipelines, compiled on the kernel cache's workers meanwhile.
+  for (const Step& s : steps_) {
+    if (s.kind == Step::Kind::kDispatch) GPUU_RETURN_IF_ERROR(s.kernel->wait());
+  }
   barriers_ = 0;
   if (pool_) {  // a re-record: the sets go back to the pool, which has room for the same ones
     vk.vkDestroyDescriptorPool(dev, pool_, nullptr);
