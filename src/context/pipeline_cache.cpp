@@ -148,8 +148,7 @@ PipelineCache::Use PipelineCache::use() { return Use{cache_, std::shared_lock<st
 
 void PipelineCache::load(const std::string& path) {
   std::lock_guard<std::mutex> files(files_mutex_);
-  if (files_.count(path) || !cache_) return;
-  files_[path] = 0;  // until it proves usable: any data replaces it
+  if (!cache_ || !loaded_.insert(path).second) return;
   Result<std::vector<uint8_t>> bytes = read_file(path);
   if (!bytes.ok()) {
     if (bytes.status().code() == StatusCode::kNotFound) {
@@ -181,7 +180,6 @@ void PipelineCache::load(const std::string& path) {
         vk::vk_result_name(r), "); it will be replaced");
     return;
   }
-  files_[path] = data->size();
   log(LogLevel::kDebug, "context", "pipeline cache '", path, "': ", data->size(), " bytes of driver data read");
 }
 
@@ -204,15 +202,23 @@ void PipelineCache::save(const std::string& path) {
         vk::vk_result_name(r), ")");
     return;
   }
-  auto known = files_.find(path);
-  if (known != files_.end() && known->second == data.size()) return;  // nothing new since it was read or written
+  // The file itself says whether it is current (another process or session may have written it).
+  Result<std::vector<uint8_t>> file = read_file(path);
+  if (file.ok()) {
+    Result<std::vector<uint8_t>> held = decode_pipeline_cache_file(properties_, file.value());
+    if (held.ok() && held.value() == data) return;
+  }
   Status written = write_file_atomically(path, encode_pipeline_cache_file(properties_, data));
   if (!written.ok()) {
-    log(LogLevel::kWarn, "context", "pipeline cache '", path, "' not written: ", written.message());
+    // Once per path and content: a session warns at create, not again at destroy.
+    auto warned = unwritten_.find(path);
+    if (warned == unwritten_.end() || warned->second != data.size()) {
+      log(LogLevel::kWarn, "context", "pipeline cache '", path, "' not written: ", written.message());
+    }
+    unwritten_[path] = data.size();
+    return;
   }
-  // After a failure too: tried again only once the cache has grown, so one warning, not one per save.
-  files_[path] = data.size();
-  if (!written.ok()) return;
+  unwritten_.erase(path);
   log(LogLevel::kDebug, "context", "pipeline cache '", path, "': ", data.size(), " bytes of driver data written");
 }
 

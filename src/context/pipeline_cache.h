@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <vector>
@@ -57,9 +58,9 @@ class PipelineCache {
   // warning naming it and why (a missing one is a first run: info only), and
   // is replaced at the next save().
   void load(const std::string& path);
-  // Writes the cache's data to `path` (a temporary file renamed over it) when
-  // it differs in size from what the file holds, as far as this cache knows.
-  // Never fails: a warning says why it could not.
+  // Writes the cache's data to `path` (a temporary file renamed over it)
+  // unless the file holds that data already. Never fails: a warning says why
+  // it could not.
   void save(const std::string& path);
 
  private:
@@ -68,10 +69,9 @@ class PipelineCache {
   VkPhysicalDeviceProperties properties_;
   std::shared_mutex mutex_;  // exclusive while a file is merged into cache_
   VkPipelineCache cache_ = VK_NULL_HANDLE;
-  std::mutex files_mutex_;
-  // Per path loaded or saved: the bytes of Vulkan data the file holds (0
-  // where it holds none this device can use, so any data replaces it).
-  std::map<std::string, size_t> files_;
+  std::mutex files_mutex_;  // serialises load() and save(), guards the two below
+  std::set<std::string> loaded_;
+  std::map<std::string, size_t> unwritten_;  // path -> bytes of data it could not take
 };
 
 }  // namespace gpuu
