@@ -1160,6 +1160,19 @@ typedef struct gpuu_session_options {
    * returns GPUU_ERROR_OUT_OF_MEMORY, the message naming the need, its parts
    * and the limit, and nothing of the session is left. */
   uint64_t device_memory_limit;
+  /* Added in 0.9: a file that keeps the driver's compiled pipelines across
+   * processes (borrowed for the call), or NULL, the default, for none. At
+   * session create the device's pipeline cache is seeded from it, so that
+   * pipelines compiled by an earlier process are not compiled again; its
+   * data is written back (to a temporary file renamed over it) after
+   * session create and at session destroy where it grew. The file names the
+   * device and driver it was made on: one made elsewhere, truncated or
+   * damaged, or one that cannot be read, is ignored with one GPUU_LOG_WARN
+   * message naming the path and why, and replaced when written back; one
+   * that cannot be written gives a warning too. Never a failure. Sessions on
+   * one device share one cache, so each file gets every pipeline the device
+   * made so far. */
+  const char* pipeline_cache_path;
 } gpuu_session_options;
 
 GPUU_API void gpuu_session_options_init_sized(gpuu_session_options* options, size_t struct_size);

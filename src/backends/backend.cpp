@@ -93,6 +93,7 @@ Result<SharedGpuContextPtr> resolve_delegate_context(const BackendInitContext& c
   if (!ctx.ok()) {
     return err(ctx.status().code(), backend_name, " delegate ", context.delegate_index, ": ", ctx.status().message());
   }
+  if (!context.pipeline_cache_path.empty()) ctx.value()->pipeline_cache().load(context.pipeline_cache_path);
   return ctx;
 }
 

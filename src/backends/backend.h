@@ -58,6 +58,9 @@ struct BackendInitContext {
   bool runtime_makes_host_visible = false;
   // A timestamp after every dispatch (DelegateHandle::step_times), for profiles.
   bool profile_steps = false;
+  // A file the context's pipeline cache is seeded from before the delegate
+  // makes pipelines (resolve_delegate_context does it); empty: none.
+  std::string pipeline_cache_path;
   // Constants the processed blob names, from the program file (no copy).
   program::ConstantLookup constants;
   // States the runtime can keep in one buffer while this delegate updates

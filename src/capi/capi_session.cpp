@@ -250,6 +250,7 @@ GPUU_API gpuu_status gpuu_session_create(const gpuu_program* program, const gpuu
     opts.wait_spin_us = o.wait_spin_us;
     if (o.max_shape_variants) opts.max_shape_variants = o.max_shape_variants;
     opts.device_memory_limit = o.device_memory_limit;
+    if (o.pipeline_cache_path) opts.pipeline_cache_path = o.pipeline_cache_path;
     if (o.overrides) {
       gpuu_context_overrides ov;
       if (!read_sized(o.overrides, &gpuu_context_overrides_init_sized, &ov)) {

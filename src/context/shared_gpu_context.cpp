@@ -109,6 +109,7 @@ Result<std::shared_ptr<SharedGpuContext>> SharedGpuContext::create(SharedGpuCont
   ctx->device_fns_ = device_fns;
   instance_fns.vkGetPhysicalDeviceProperties(ctx->info_.physical_device, &ctx->properties_);
   instance_fns.vkGetPhysicalDeviceMemoryProperties(ctx->info_.physical_device, &ctx->memory_properties_);
+  ctx->pipeline_cache_ = std::make_unique<PipelineCache>(ctx->device_fns_, ctx->info_.device, ctx->properties_);
   VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   VkPhysicalDeviceCooperativeMatrixPropertiesKHR coopmat{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_KHR};
@@ -177,6 +178,7 @@ SharedGpuContext::~SharedGpuContext() {
   // using its own device from other threads. Delegates finish their own work
   // before they drop their references.
   if (info_.device && info_.owns_device) device_fns_.vkDeviceWaitIdle(info_.device);
+  pipeline_cache_.reset();
   if (info_.owns_timeline_semaphore && info_.timeline_semaphore) {
     device_fns_.vkDestroySemaphore(info_.device, info_.timeline_semaphore, nullptr);
   }

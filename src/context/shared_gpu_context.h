@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "context/pipeline_cache.h"
 #include "context/vulkan_api.h"
 
 namespace gpuu {
@@ -138,6 +139,11 @@ class SharedGpuContext {
   // succeeded on this context (callers meanwhile wait for it), measured once.
   Result<DevicePeaks> peaks(const std::function<Result<DevicePeaks>()>& measure) const;
 
+  // The device's one pipeline cache: every pipeline gpuu makes here goes
+  // through it, so delegates, sessions and (through its files) processes
+  // share the driver's work.
+  PipelineCache& pipeline_cache() const { return *pipeline_cache_; }
+
   const vk::InstanceFunctions& vki() const { return instance_fns_; }
   // What the context's entry points were loaded through (plugins load theirs too).
   PFN_vkGetInstanceProcAddr get_instance_proc_addr() const { return global_fns_.vkGetInstanceProcAddr; }
@@ -194,6 +200,7 @@ class SharedGpuContext {
   bool subgroup_arithmetic_ = false;
   uint32_t compute_units_ = 0;
   std::vector<CooperativeMatrixShape> coopmat_shapes_;
+  std::unique_ptr<PipelineCache> pipeline_cache_;  // destroyed before the device
   mutable std::mutex peaks_mutex_;  // held while measuring
   mutable std::optional<DevicePeaks> peaks_;
   mutable std::mutex queue_mutex_;

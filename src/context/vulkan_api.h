@@ -81,6 +81,7 @@ namespace gpuu::vk {
   X(vkCreatePipelineCache)            \
   X(vkDestroyPipelineCache)           \
   X(vkGetPipelineCacheData)           \
+  X(vkMergePipelineCaches)            \
   X(vkCreateComputePipelines)         \
   X(vkDestroyPipeline)                \
   X(vkCreatePipelineLayout)           \

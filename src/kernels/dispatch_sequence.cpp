@@ -2,6 +2,7 @@
 #include "kernels/dispatch_sequence.h"
 
 #include <algorithm>
+#include <set>
 
 namespace gpuu::kernels {
 namespace {
@@ -71,6 +72,30 @@ std::vector<gpu::TimedStep> DispatchSequence::step_times() const {
   return out;
 }
 
+void DispatchSequence::record_warm_up(VkCommandBuffer cb) const {
+  const auto& vk = ctx_->vkd();
+  // A barrier before each: synchronization validation counts an empty
+  // dispatch's bindings as accesses (a GPU spends nothing on it).
+  const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+  VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  std::set<const Kernel*> seen;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Step& s = steps_[i];
+    if (s.kind != Step::Kind::kDispatch || !seen.insert(s.kernel).second) continue;
+    vk.vkCmdPipelineBarrier(cb, stages, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &barrier, 0, nullptr, 0, nullptr);
+    vk.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, s.kernel->pipeline);
+    vk.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, s.kernel->layout, 0, 1, &set_of_step_[i], 0,
+                               nullptr);
+    if (!s.push_constants.empty()) {
+      vk.vkCmdPushConstants(cb, s.kernel->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                            static_cast<uint32_t>(s.push_constants.size()), s.push_constants.data());
+    }
+    vk.vkCmdDispatch(cb, 0, 0, 0);
+  }
+}
+
 size_t DispatchSequence::dispatch_count() const {
   return static_cast<size_t>(
       std::count_if(steps_.begin(), steps_.end(), [](const Step& s) { return s.kind == Step::Kind::kDispatch; }));
@@ -97,6 +122,10 @@ void DispatchSequence::repoint(const std::vector<std::pair<BufferRange, BufferRa
 Status DispatchSequence::record(VkCommandBuffer cb) {
   const auto& vk = ctx_->vkd();
   VkDevice dev = ctx_->device();
+  // The pipelines, compiled on the kernel cache's workers meanwhile.
+  for (const Step& s : steps_) {
+    if (s.kind == Step::Kind::kDispatch) GPUU_RETURN_IF_ERROR(s.kernel->wait());
+  }
   barriers_ = 0;
   if (pool_) {  // a re-record: the sets go back to the pool, which has room for the same ones
     vk.vkDestroyDescriptorPool(dev, pool_, nullptr);
@@ -108,7 +137,7 @@ Status DispatchSequence::record(VkCommandBuffer cb) {
     ++sets;
     descriptors += static_cast<uint32_t>(s.bindings.size());
   }
-  std::vector<VkDescriptorSet> set_of_step(steps_.size(), VK_NULL_HANDLE);
+  set_of_step_.assign(steps_.size(), VK_NULL_HANDLE);
   if (sets > 0) {
     VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max<uint32_t>(descriptors, 1)};
     VkDescriptorPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
@@ -126,12 +155,12 @@ Status DispatchSequence::record(VkCommandBuffer cb) {
       alloc.descriptorPool = pool_;
       alloc.descriptorSetCount = 1;
       alloc.pSetLayouts = &s.kernel->set_layout;
-      GPUU_VK_RETURN_IF_ERROR(vk.vkAllocateDescriptorSets(dev, &alloc, &set_of_step[i]), "vkAllocateDescriptorSets");
+      GPUU_VK_RETURN_IF_ERROR(vk.vkAllocateDescriptorSets(dev, &alloc, &set_of_step_[i]), "vkAllocateDescriptorSets");
       for (uint32_t b = 0; b < s.bindings.size(); ++b) {
         const BufferRange& r = s.bindings[b].range;
         infos.push_back(VkDescriptorBufferInfo{r.buffer, r.offset, r.size});
         VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-        w.dstSet = set_of_step[i];
+        w.dstSet = set_of_step_[i];
         w.dstBinding = b;
         w.descriptorCount = 1;
         w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
@@ -189,7 +218,7 @@ Status DispatchSequence::record(VkCommandBuffer cb) {
     if (hazard) barrier();
     if (s.kind == Step::Kind::kDispatch) {
       vk.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, s.kernel->pipeline);
-      vk.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, s.kernel->layout, 0, 1, &set_of_step[i], 0,
+      vk.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, s.kernel->layout, 0, 1, &set_of_step_[i], 0,
                                  nullptr);
       if (!s.push_constants.empty()) {
         vk.vkCmdPushConstants(cb, s.kernel->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,

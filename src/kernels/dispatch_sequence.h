@@ -74,6 +74,12 @@ class DispatchSequence {
   // buffer instead of the one the sequence was built on). All moves apply at
   // once, so slots may swap buffers. Takes effect at the next record().
   void repoint(const std::vector<std::pair<BufferRange, BufferRange>>& moves);
+  // Records into `cb` an empty dispatch (no workgroups: nothing read or
+  // written) of each pipeline the steps use, bound as its first step binds
+  // it: drivers that compile a pipeline's code at its first dispatch
+  // (lavapipe) do it when this runs instead of in the first real run. Only
+  // after record().
+  void record_warm_up(VkCommandBuffer cb) const;
   size_t barrier_count() const { return barriers_; }
   // Each step's GPU time in the last completed run and its work (profile_steps), else empty.
   std::vector<gpu::TimedStep> step_times() const;
@@ -83,6 +89,7 @@ class DispatchSequence {
   SharedGpuContextPtr ctx_;
   std::vector<Step> steps_;
   VkDescriptorPool pool_ = VK_NULL_HANDLE;
+  std::vector<VkDescriptorSet> set_of_step_;  // from pool_, VK_NULL_HANDLE for copies
   size_t barriers_ = 0;
   Options options_;
   VkQueryPool profile_pool_ = VK_NULL_HANDLE;  // steps + 1 timestamps

@@ -1,6 +1,7 @@
 // Pipeline creation from embedded SPIR-V, once per (shader, constants).
 #include "kernels/kernel_cache.h"
 
+#include <algorithm>
 #include <atomic>
 #include <tuple>
 
@@ -43,6 +44,12 @@ const EmbeddedShader* find_shader(std::string_view name) {
 }
 
 KernelCache::~KernelCache() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  work_ready_.notify_all();
+  for (std::thread& worker : workers_) worker.join();  // each finishes the queue first
   const auto& vk = ctx_->vkd();
   VkDevice dev = ctx_->device();
   for (auto& entry : kernels_) {
@@ -51,14 +58,40 @@ KernelCache::~KernelCache() {
     vk.vkDestroyDescriptorSetLayout(dev, entry.second->set_layout, nullptr);
   }
   for (auto& entry : modules_) vk.vkDestroyShaderModule(dev, entry.second, nullptr);
-  if (pipeline_cache_) vk.vkDestroyPipelineCache(dev, pipeline_cache_, nullptr);
 }
 
-Status KernelCache::ensure_pipeline_cache() {
-  if (pipeline_cache_) return Status::Ok();
-  VkPipelineCacheCreateInfo info{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
-  GPUU_VK_RETURN_IF_ERROR(ctx_->vkd().vkCreatePipelineCache(ctx_->device(), &info, nullptr, &pipeline_cache_),
-                          "vkCreatePipelineCache");
+void KernelCache::work() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    work_ready_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, nothing left
+    std::function<void()> task = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    task();
+    lock.lock();
+  }
+}
+
+Status KernelCache::make_pipeline(Kernel& kernel, VkShaderModule module) {
+  const KernelKey& key = kernel.key;
+  std::vector<VkSpecializationMapEntry> entries(key.spec_constants.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    entries[i] = VkSpecializationMapEntry{static_cast<uint32_t>(i), static_cast<uint32_t>(i * 4), 4};
+  }
+  VkSpecializationInfo spec{static_cast<uint32_t>(entries.size()), entries.data(), key.spec_constants.size() * 4,
+                            key.spec_constants.data()};
+  VkComputePipelineCreateInfo pipe{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  pipe.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  pipe.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  pipe.stage.module = module;
+  pipe.stage.pName = key.entry_point.c_str();
+  pipe.stage.pSpecializationInfo = entries.empty() ? nullptr : &spec;
+  pipe.layout = kernel.layout;
+  PipelineCache::Use cache = ctx_->pipeline_cache().use();
+  GPUU_VK_RETURN_IF_ERROR(
+      ctx_->vkd().vkCreateComputePipelines(ctx_->device(), cache.cache, 1, &pipe, nullptr, &kernel.pipeline),
+      "vkCreateComputePipelines");
   return Status::Ok();
 }
 
@@ -66,7 +99,6 @@ Result<const Kernel*> KernelCache::get(const KernelKey& key) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto found = kernels_.find(key);
   if (found != kernels_.end()) return found->second.get();
-  GPUU_RETURN_IF_ERROR(ensure_pipeline_cache());
   const auto& vk = ctx_->vkd();
   VkDevice dev = ctx_->device();
 
@@ -115,29 +147,22 @@ Result<const Kernel*> KernelCache::get(const KernelKey& key) {
     return vk::vk_status(r, "vkCreatePipelineLayout");
   }
 
-  std::vector<VkSpecializationMapEntry> entries(key.spec_constants.size());
-  for (size_t i = 0; i < entries.size(); ++i) {
-    entries[i] = VkSpecializationMapEntry{static_cast<uint32_t>(i), static_cast<uint32_t>(i * 4), 4};
+  // Compiled on a worker; a failure stays with the kernel (wait() reports it
+  // to each delegate that records it), as it would recur.
+  auto made = std::make_shared<std::promise<Status>>();
+  kernel->made = made->get_future().share();
+  Kernel* out = kernel.get();
+  queue_.push_back([this, out, module, made] { made->set_value(make_pipeline(*out, module)); });
+  if (workers_.empty()) {
+    // A few: vkCreateComputePipelines is safe on distinct pipelines, and the
+    // context's cache is internally synchronized.
+    const unsigned count = std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
+    for (unsigned i = 0; i < count; ++i) workers_.emplace_back([this] { work(); });
   }
-  VkSpecializationInfo spec{static_cast<uint32_t>(entries.size()), entries.data(), key.spec_constants.size() * 4,
-                            key.spec_constants.data()};
-  VkComputePipelineCreateInfo pipe{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-  pipe.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-  pipe.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-  pipe.stage.module = module;
-  pipe.stage.pName = key.entry_point.c_str();
-  pipe.stage.pSpecializationInfo = entries.empty() ? nullptr : &spec;
-  pipe.layout = kernel->layout;
-  r = vk.vkCreateComputePipelines(dev, pipeline_cache_, 1, &pipe, nullptr, &kernel->pipeline);
-  if (r != VK_SUCCESS) {
-    vk.vkDestroyPipelineLayout(dev, kernel->layout, nullptr);
-    vk.vkDestroyDescriptorSetLayout(dev, kernel->set_layout, nullptr);
-    return vk::vk_status(r, "vkCreateComputePipelines");
-  }
-  const Kernel* out = kernel.get();
+  work_ready_.notify_one();
   kernels_.emplace(key, std::move(kernel));
   ++g_pipelines_created;
-  return out;
+  return static_cast<const Kernel*>(out);
 }
 
 }  // namespace gpuu::kernels

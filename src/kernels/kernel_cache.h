@@ -1,15 +1,23 @@
 // KernelCache: compute pipelines built once per device from the embedded
-// shaders, keyed by shader name and specialization constants, through one
-// VkPipelineCache so repeated shapes of a kernel reuse driver work. Every
+// shaders, keyed by shader name and specialization constants, through the
+// context's VkPipelineCache so repeated shapes of a kernel reuse driver work
+// (and a session's pipeline cache file keeps it across processes). Every
 // delegate on a context shares one (KernelCache::shared): a program's other
 // sizes, its other sessions and other programs take the pipelines made
-// before instead of compiling them again.
+// before instead of compiling them again. Pipelines are compiled on a few
+// worker threads while the caller goes on lowering, since compiling is most
+// of a delegate's init; Kernel::wait() joins one before it is recorded.
 #pragma once
 
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -33,9 +41,12 @@ struct KernelKey {
 
 struct Kernel {
   KernelKey key;
-  VkPipeline pipeline = VK_NULL_HANDLE;
+  VkPipeline pipeline = VK_NULL_HANDLE;  // read it only after wait() succeeded
   VkPipelineLayout layout = VK_NULL_HANDLE;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  // Blocks until the pipeline is made; why not, where it could not be.
+  Status wait() const { return made.get(); }
+  std::shared_future<Status> made;
 };
 
 // Thread-safe: sessions on several threads may build delegates at once.
@@ -55,19 +66,26 @@ class KernelCache {
   // which must name its content (a hash of the words).
   void add_spirv(const std::string& name, std::vector<uint32_t> words);
 
-  // The pipeline for `key`, created on first request.
+  // The kernel for `key`: its layouts at once, its pipeline compiled on a
+  // worker on first request (Kernel::wait()).
   Result<const Kernel*> get(const KernelKey& key);
   size_t size() const;
 
  private:
-  Status ensure_pipeline_cache();
+  Status make_pipeline(Kernel& kernel, VkShaderModule module);  // on a worker
+  void work();                                                  // a worker's loop
 
   mutable std::mutex mutex_;  // guards everything below
   SharedGpuContextPtr ctx_;
-  VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
   std::map<KernelKey, std::unique_ptr<Kernel>> kernels_;
   std::map<std::string, VkShaderModule> modules_;
   std::map<std::string, std::vector<uint32_t>> custom_spirv_;
+  // Pipelines to compile, and the workers (started on the first), which
+  // leave when stopping_ is set and the queue is empty.
+  std::deque<std::function<void()>> queue_;
+  std::vector<std::thread> workers_;
+  std::condition_variable work_ready_;
+  bool stopping_ = false;
 };
 
 }  // namespace gpuu::kernels

@@ -452,6 +452,7 @@ Status Session::Impl::init_delegate(int32_t index) {
   // submits each delegate alone, so there each keeps its own.
   init.runtime_makes_host_visible = sync_mode != SyncMode::kQueueWaitIdle;
   init.profile_steps = options.profile_steps;
+  init.pipeline_cache_path = options.pipeline_cache_path;
   init.constants = program::program_constant_lookup(program);
   for (const auto& offer : in_place) {
     if (!offer) continue;
@@ -1158,7 +1159,7 @@ ExecuteProfile Session::Impl::collect_profile() const {
 }
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Session::~Session() = default;
+Session::~Session() { save_pipeline_caches(); }
 
 Result<std::unique_ptr<Session::Impl>> Session::make_impl(std::shared_ptr<const program::Program> program,
                                                          const SessionOptions& options,
@@ -1239,6 +1240,22 @@ struct Session::Variants {
   std::vector<std::pair<std::vector<int64_t>, std::unique_ptr<Impl>>> parked;
 };
 
+void Session::save_pipeline_caches() const {
+  if (!impl_ || impl_->options.pipeline_cache_path.empty()) return;
+  std::vector<const SharedGpuContext*> saved;
+  auto save = [&](const Impl& impl) {
+    for (const auto& track : impl.contexts) {
+      if (std::count(saved.begin(), saved.end(), track->ctx.get())) continue;
+      saved.push_back(track->ctx.get());
+      track->ctx->pipeline_cache().save(impl_->options.pipeline_cache_path);
+    }
+  };
+  save(*impl_);
+  if (variants_) {
+    for (const auto& parked : variants_->parked) save(*parked.second);
+  }
+}
+
 Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const program::Program> program,
                                                  const SessionOptions& options) {
   if (!program) return err(StatusCode::kInvalidArgument, "session: no program");
@@ -1297,6 +1314,9 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const program::
     GPUU_RETURN_IF_ERROR(check_budget("holds, once its delegates were made,", made.weights, made.tensors,
                                       made.states, made.workspaces, made.backend_private, limit, {}));
   }
+  // Now, not only at destroy: a process that never destroys its session (or
+  // dies) still leaves the pipelines of its start for the next one.
+  session->save_pipeline_caches();
   return session;
 }
 

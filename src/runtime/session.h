@@ -56,6 +56,10 @@ struct SessionOptions {
   // backend's scratch is known only then): kOutOfMemory naming the need,
   // its parts and the limit, with nothing of the session left.
   uint64_t device_memory_limit = 0;
+  // Where the device's pipeline cache is kept across processes (gpuu.h's
+  // gpuu_session_options.pipeline_cache_path); empty: nowhere. Each delegate
+  // seeds its context's cache from it; the session writes it back.
+  std::string pipeline_cache_path;
 };
 
 struct TensorDesc {
@@ -201,6 +205,8 @@ class Session {
                                                  const SessionOptions& options,
                                                  std::shared_ptr<SessionMemory> memory);
   void describe();  // the descs, from impl_
+  // Writes each context's pipeline cache to SessionOptions::pipeline_cache_path, if set.
+  void save_pipeline_caches() const;
   Status switch_to(const std::vector<int64_t>& dims);
   std::unique_ptr<Impl> impl_;
   std::unique_ptr<Variants> variants_;  // a program with dims: the other sizes' sessions

@@ -552,12 +552,16 @@ def session_options(token: Optional[str] = None, group_id: Optional[int] = None,
                     sync_mode: Any = None, device: Optional[str] = None, validation: Optional[bool] = None,
                     vgf_path: Any = None, gpu_timing: bool = False,
                     backend_options: Optional[Mapping[str, Mapping[str, str]]] = None, profile: bool = False,
-                    device_memory_limit: int = 0) -> Any:
+                    device_memory_limit: int = 0,
+                    pipeline_cache: Optional[Union[str, os.PathLike]] = None) -> Any:
     """A filled gpuu_session_options: None keeps what the file (or environment) says.
 
     profile: profile every execute (Session.profile_json), at the cost of serialising the GPU.
 
     device_memory_limit: the device memory the session may take, in bytes; 0 is no limit.
+
+    pipeline_cache: a file that keeps the driver's compiled pipelines across processes
+    (gpuu_session_options.pipeline_cache_path); one that does not fit is replaced, never an error.
 
     backend_options: {backend id: {key: value}}, each backend's load-time options
     (gpuu-inspect --backends lists them), e.g. {"VgfBackend": {"data_graph_path": "native"}};
@@ -591,6 +595,8 @@ def session_options(token: Optional[str] = None, group_id: Optional[int] = None,
     if isinstance(device_memory_limit, bool) or not isinstance(device_memory_limit, int) or device_memory_limit < 0:
         raise TypeError(f"device_memory_limit must be a non-negative int, got {device_memory_limit!r}")
     o.device_memory_limit = device_memory_limit
+    if pipeline_cache is not None:
+        o.pipeline_cache_path = os.fspath(pipeline_cache)
     # The C struct's array is filled when the session is created (Session).
     o.backend_option_list = _backend_option_list(backend_options)
     return o

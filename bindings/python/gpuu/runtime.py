@@ -25,14 +25,16 @@ class LoadedProgram(core._ClosesOnExit):
                  mode: Optional[str] = None, sync_mode: Optional[str] = None, device: Optional[str] = None,
                  validation: Optional[bool] = None, vgf_path: Optional[str] = None, gpu_timing: bool = False,
                  backend_options: Optional[Mapping[str, Mapping[str, str]]] = None, profile: bool = False,
-                 device_memory_limit: int = 0) -> None:
+                 device_memory_limit: int = 0,
+                 pipeline_cache: Optional[Union[str, os.PathLike]] = None) -> None:
         self.path = os.fspath(path)
         with core.Program(path=self.path) as program:
             self.delegates: List[str] = program.delegates
             options = core.session_options(token=token, group_id=group_id, mode=mode, sync_mode=sync_mode,
                                            device=device, validation=validation, vgf_path=vgf_path,
                                            gpu_timing=gpu_timing, backend_options=backend_options,
-                                           profile=profile, device_memory_limit=device_memory_limit)
+                                           profile=profile, device_memory_limit=device_memory_limit,
+                                           pipeline_cache=pipeline_cache)
             # The session keeps its own reference to the program.
             self.session = core.Session(program, options)
 
@@ -123,7 +125,8 @@ def load(path: Union[str, os.PathLike], *, token: Optional[str] = None, group_id
          mode: Optional[str] = None, sync_mode: Optional[str] = None, device: Optional[str] = None,
          validation: Optional[bool] = None, vgf_path: Optional[str] = None,
          gpu_timing: bool = False, backend_options: Optional[Mapping[str, Mapping[str, str]]] = None,
-         profile: bool = False, device_memory_limit: int = 0) -> LoadedProgram:
+         profile: bool = False, device_memory_limit: int = 0,
+         pipeline_cache: Optional[Union[str, os.PathLike]] = None) -> LoadedProgram:
     """Loads the program at `path` and initialises its delegates.
 
     Runtime options override what the file's compile specs say (None keeps it):
@@ -141,7 +144,10 @@ def load(path: Union[str, os.PathLike], *, token: Optional[str] = None, group_id
       program.profile_trace(path)): a GPU timestamp after every dispatch, which serialises the
       GPU, and, the first time on a device, a brief measurement of its peak rates;
       device_memory_limit: the device memory the session may take, in bytes (0: no limit;
-      OutOfMemoryError naming the need, its parts and the limit when the plan does not fit).
+      OutOfMemoryError naming the need, its parts and the limit when the plan does not fit);
+      pipeline_cache: a file that keeps the driver's compiled pipelines across processes, so a
+      later load on the same device and driver skips compiling them (one made elsewhere or
+      damaged is replaced with a warning, never an error).
     Raises a GpuuError subclass naming the delegate that failed (NotFoundError for
     lookup_only with nothing registered, UnsupportedError for a missing feature, ...),
     InvalidArgumentError naming every bad backend option at once.
@@ -149,4 +155,4 @@ def load(path: Union[str, os.PathLike], *, token: Optional[str] = None, group_id
     return LoadedProgram(path, token=token, group_id=group_id, mode=mode, sync_mode=sync_mode, device=device,
                          validation=validation, vgf_path=vgf_path, gpu_timing=gpu_timing,
                          backend_options=backend_options, profile=profile,
-                         device_memory_limit=device_memory_limit)
+                         device_memory_limit=device_memory_limit, pipeline_cache=pipeline_cache)

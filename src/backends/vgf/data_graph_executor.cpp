@@ -317,9 +317,13 @@ Status DataGraphExecutor::Impl::make_segment(const VgfFile& file, const Segment&
   pipeline_info.layout = g.layout;
   pipeline_info.resourceInfoCount = static_cast<uint32_t>(resources.size());
   pipeline_info.pResourceInfos = resources.data();
-  GPUU_VK_RETURN_IF_ERROR(
-      arm.vkCreateDataGraphPipelinesARM(device, VK_NULL_HANDLE, VK_NULL_HANDLE, 1, &pipeline_info, nullptr, &g.pipeline),
-      "vkCreateDataGraphPipelinesARM");
+  {
+    // The context's cache, as the compute pipelines use: a session's pipeline cache file keeps these too.
+    PipelineCache::Use cache = ctx->pipeline_cache().use();
+    GPUU_VK_RETURN_IF_ERROR(arm.vkCreateDataGraphPipelinesARM(device, VK_NULL_HANDLE, cache.cache, 1, &pipeline_info,
+                                                              nullptr, &g.pipeline),
+                            "vkCreateDataGraphPipelinesARM");
+  }
 
   VkDataGraphPipelineSessionCreateInfoARM session_info{VK_STRUCTURE_TYPE_DATA_GRAPH_PIPELINE_SESSION_CREATE_INFO_ARM};
   session_info.dataGraphPipeline = g.pipeline;
