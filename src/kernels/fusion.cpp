@@ -76,6 +76,45 @@ bool broadcasts_to(const graph::Shape& in, const graph::Shape& out) {
   return true;
 }
 
+// How the GEMM's store reads `input` (broadcast to the output `out`): at the
+// output element, at its row (conv2d's output channel, NCHW axis 1), at its
+// column (a GEMM's last axis), or once; nullopt for any other broadcast.
+// `channels_first`: `out` is a channels-first store's layout, its axis 1 the
+// GEMM's column.
+std::optional<GemmEpilogue::Mode> epilogue_mode(const graph::Shape& input, const graph::Shape& out, bool conv,
+                                                bool channels_first = false) {
+  if (input == out) return GemmEpilogue::kFull;
+  if (!broadcasts_to(input, out)) return std::nullopt;
+  if (graph::shape_numel(input) == 1) return GemmEpilogue::kScalar;
+  // The one output axis the input varies along.
+  const size_t axis = conv || channels_first ? 1 : out.size() - 1;
+  for (size_t k = 0; k < input.size(); ++k) {
+    const size_t out_axis = out.size() - input.size() + k;
+    if (input[k] != 1 && out_axis != axis) return std::nullopt;
+  }
+  return conv ? GemmEpilogue::kRow : GemmEpilogue::kColumn;
+}
+
+// The pixels per image of a transpose that moves its input's last axis to
+// axis 1 and keeps the others in order ([B, H, W, C] -> [B, C, H, W]): what a
+// GEMM's row-major [B x H x W, C] result becomes when stored channels-first.
+// 0 for any other node, and for one that keeps memory order (a view).
+uint32_t channels_first_plane(const graph::Graph& g, const graph::Node& n) {
+  if (n.op != "transpose" || n.inputs.empty() || n.inputs[0] < 0 || keeps_memory_order(g, n)) return 0;
+  Result<graph::AttrMap> attrs = graph::resolve_attrs(n);
+  if (!attrs.ok() || !graph::has_attr(*attrs, "perm")) return 0;
+  const std::vector<int64_t> perm = graph::attr_ints(*attrs, "perm");
+  const graph::Shape& in = g.value(n.inputs[0]).shape;
+  const size_t r = in.size();
+  if (r < 3 || perm.size() != r || perm[0] != 0 || perm[1] != static_cast<int64_t>(r - 1)) return 0;
+  int64_t plane = 1;
+  for (size_t k = 2; k < r; ++k) {
+    if (perm[k] != static_cast<int64_t>(k - 1)) return 0;
+    plane *= in[k - 1];
+  }
+  return plane > 0 && plane <= INT32_MAX ? static_cast<uint32_t>(plane) : 0;
+}
+
 // The value of a one-element float constant, which a chain takes as an
 // immediate (compiled into its pipeline) rather than as a bound input.
 std::optional<float> immediate_value(const graph::Graph& g, graph::ValueId v) {
@@ -141,6 +180,83 @@ ChainOperands operands_of(const graph::Graph& g, const std::vector<graph::NodeId
     out.immediate_values.push_back(*value);
   }
   return out;
+}
+
+// A GEMM's epilogue planned on the graph alone: make_epilogue binds it to
+// tensors, and plan_lowering asks it whether a chain folds before joining
+// the chain to a GEMM whose store it would change.
+struct EpiloguePlan {
+  std::vector<graph::ValueId> inputs;
+  std::vector<GemmEpilogue::Mode> modes;
+  std::vector<int32_t> instructions;
+  std::vector<float> immediates;
+  uint32_t plane = 0;  // GemmEpilogue::plane
+  std::string label, ops;
+};
+
+// The chain `nodes` (fusable ops, and at most one transpose to
+// channels-first) after `gemm`, whose output the chain reads as `result`;
+// nullopt where the store cannot run it.
+std::optional<EpiloguePlan> plan_epilogue(const graph::Graph& g, const graph::Node& gemm, graph::ValueId result,
+                                          const std::vector<graph::NodeId>& nodes) {
+  const bool conv = gemm.op == "conv2d";
+  const graph::Shape& out = g.value(g.node(nodes.back()).outputs[0]).shape;
+  EpiloguePlan plan;
+  // The nodes before a transpose see the GEMM's row-major shape, which the
+  // element index of a channels-first store no longer follows.
+  size_t transposed_at = nodes.size();
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    if (fused_code(g.node(nodes[k])) >= 0) continue;
+    const uint32_t plane = conv ? 0 : channels_first_plane(g, g.node(nodes[k]));
+    if (plane == 0 || plan.plane != 0) return std::nullopt;
+    transposed_at = k;
+    plan.plane = plane;
+  }
+  const graph::Shape& before = plan.plane ? g.value(g.node(nodes[transposed_at]).inputs[0]).shape : out;
+  std::map<graph::ValueId, int> reg = {{result, 0}};
+  const ChainOperands operands = operands_of(g, nodes, GemmEpilogue::kMaxImmediates);
+  for (graph::ValueId e : operands.bound) {
+    if (e == result) continue;
+    bool read_before = false, read_after = false;
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      const std::vector<graph::ValueId>& ins = g.node(nodes[k]).inputs;
+      if (std::find(ins.begin(), ins.end(), e) != ins.end()) (k < transposed_at ? read_before : read_after) = true;
+    }
+    std::optional<GemmEpilogue::Mode> mode;
+    if (read_before) {
+      mode = epilogue_mode(g.value(e).shape, before, conv);
+      if (plan.plane && mode == GemmEpilogue::kFull) return std::nullopt;
+    }
+    if (read_after) {
+      std::optional<GemmEpilogue::Mode> after = epilogue_mode(g.value(e).shape, out, conv, true);
+      if (read_before && after != mode) return std::nullopt;
+      mode = after;
+    }
+    if (!mode || plan.inputs.size() == GemmEpilogue::kMaxInputs) return std::nullopt;
+    plan.inputs.push_back(e);
+    plan.modes.push_back(*mode);
+    reg[e] = static_cast<int>(plan.inputs.size());
+  }
+  for (size_t j = 0; j < operands.immediates.size(); ++j) {
+    reg[operands.immediates[j]] = static_cast<int>(1 + GemmEpilogue::kMaxInputs + j);
+  }
+  plan.immediates = operands.immediate_values;
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    const graph::Node& node = g.node(nodes[k]);
+    plan.label += (k ? "+" : "") + node.name;
+    plan.ops += (k ? "+" : "") + node.op;
+    if (k == transposed_at) {  // moves no value: the store's index does
+      reg[node.outputs[0]] = reg.at(node.inputs[0]);
+      continue;
+    }
+    if (plan.instructions.size() == GemmEpilogue::kMaxInstructions) return std::nullopt;
+    int a = reg.at(node.inputs[0]);
+    int b = node.inputs.size() > 1 ? reg.at(node.inputs[1]) : 0;
+    reg[node.outputs[0]] = static_cast<int>(1 + GemmEpilogue::kMaxInputs + GemmEpilogue::kMaxImmediates +
+                                            plan.instructions.size());
+    plan.instructions.push_back(fused_code(node) | (a << 8) | (b << 16));
+  }
+  return plan;
 }
 
 }  // namespace
@@ -260,6 +376,69 @@ std::optional<size_t> fusable_concat_axis(const graph::Graph& g, const graph::No
   const auto axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(*attrs, "axis"), y.shape.size()));
   if (axis >= y.shape.size() || a.shape[axis] == 0 || y.shape[axis] != 2 * a.shape[axis]) return std::nullopt;
   return axis;
+}
+
+}  // namespace
+
+namespace {
+
+// A chain reading a matmul's or linear's result (with its epilogue so far)
+// through a transpose to channels-first, ConvNeXt's [B, H, W, C] ->
+// [B, C, H, W] before its layer scale and residual add: the GEMM stores that
+// layout itself (EpiloguePlan::plane), so the chain joins its unit and the
+// transpose costs no copy. Only where the whole chain then folds into the
+// store; `units[u]` is the chain. `inside(v, nodes)`: whether only `nodes`
+// read value `v` (and it is no graph output).
+template <typename Inside>
+void join_channels_first(const graph::Graph& g, std::vector<LoweringUnit>& units, size_t u,
+                         const std::vector<int>& unit_of, std::vector<bool>& absorbed, const Inside& inside) {
+  LoweringUnit& chain = units[u];
+  const graph::Value& out = g.value(g.node(chain.nodes.back()).outputs[0]);
+  auto lone = [&](graph::NodeId id) {
+    const int at = unit_of[static_cast<size_t>(id)];
+    return !absorbed[static_cast<size_t>(at)] && units[static_cast<size_t>(at)].nodes.size() == 1;
+  };
+  for (graph::ValueId e : externals_of(g, chain.nodes)) {
+    const graph::NodeId t = g.value(e).producer;
+    if (t < 0 || !channels_first_plane(g, g.node(t)) || g.value(e).shape != out.shape ||
+        g.value(e).dtype != out.dtype || !lone(t)) {
+      continue;
+    }
+    // Back from the transpose through views that keep memory order (units
+    // of their own) to the unit that made them: the GEMM, alone or with its
+    // epilogue so far.
+    std::vector<graph::NodeId> head = {t};
+    graph::NodeId p = g.value(g.node(t).inputs[0]).producer;
+    while (p >= 0 && keeps_memory_order(g, g.node(p)) && lone(p)) {
+      head.insert(head.begin(), p);
+      p = g.value(g.node(p).inputs[0]).producer;
+    }
+    if (p < 0) continue;
+    const int gu = unit_of[static_cast<size_t>(p)];
+    const LoweringUnit& gemm_unit = units[static_cast<size_t>(gu)];
+    const graph::Node& gemm = g.node(gemm_unit.nodes[0]);
+    if (absorbed[static_cast<size_t>(gu)] || gemm_unit.nodes.back() != p || gemm.op == "conv2d" ||
+        !stores_through_gemm(gemm.op, false) || (!gemm_unit.gemm_epilogue && gemm_unit.nodes.size() != 1)) {
+      continue;
+    }
+    std::vector<graph::NodeId> nodes = gemm_unit.nodes;
+    nodes.insert(nodes.end(), head.begin(), head.end());
+    nodes.insert(nodes.end(), chain.nodes.begin(), chain.nodes.end());
+    bool sealed = true;  // nothing outside reads what the unit makes on the way
+    for (size_t k = 0; k + 1 < nodes.size() && sealed; ++k) sealed = inside(g.node(nodes[k]).outputs[0], nodes);
+    // The epilogue starts after the GEMM's views that keep memory order.
+    size_t views = 0;
+    while (1 + views < nodes.size() && keeps_memory_order(g, g.node(nodes[1 + views]))) ++views;
+    if (!sealed || !plan_epilogue(g, gemm, g.node(nodes[views]).outputs[0],
+                                  std::vector<graph::NodeId>(nodes.begin() + 1 + static_cast<long>(views), nodes.end()))) {
+      continue;
+    }
+    absorbed[static_cast<size_t>(gu)] = true;
+    for (graph::NodeId id : head) absorbed[static_cast<size_t>(unit_of[static_cast<size_t>(id)])] = true;
+    chain.nodes = std::move(nodes);
+    chain.gemm_epilogue = true;
+    return;
+  }
 }
 
 }  // namespace
@@ -443,6 +622,14 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse, const 
       chain.nodes.insert(chain.nodes.begin(), p);
       chain.gemm_epilogue = true;
       break;
+    }
+    if (!chain.gemm_epilogue) {
+      join_channels_first(g, units, u, unit_of, absorbed, [&](graph::ValueId v, const std::vector<graph::NodeId>& in) {
+        const auto& readers = consumers[static_cast<size_t>(v)];
+        return !graph_outputs.count(v) && std::all_of(readers.begin(), readers.end(), [&](graph::NodeId c) {
+          return std::find(in.begin(), in.end(), c) != in.end();
+        });
+      });
     }
   }
   std::vector<LoweringUnit> kept;
@@ -630,54 +817,21 @@ bool reads_a_view(const LoweringContext& lc, const graph::Node& node) {
 
 namespace {
 
-// How the GEMM's store reads `input` (broadcast to the output `out`): at the
-// output element, at its row (conv2d's output channel, NCHW axis 1), at its
-// column (a GEMM's last axis), or once; nullopt for any other broadcast.
-std::optional<GemmEpilogue::Mode> epilogue_mode(const graph::Shape& input, const graph::Shape& out, bool conv) {
-  if (input == out) return GemmEpilogue::kFull;
-  if (!broadcasts_to(input, out)) return std::nullopt;
-  if (graph::shape_numel(input) == 1) return GemmEpilogue::kScalar;
-  // The one output axis the input varies along.
-  const size_t axis = conv ? 1 : out.size() - 1;
-  for (size_t k = 0; k < input.size(); ++k) {
-    const size_t out_axis = out.size() - input.size() + k;
-    if (input[k] != 1 && out_axis != axis) return std::nullopt;
-  }
-  return conv ? GemmEpilogue::kRow : GemmEpilogue::kColumn;
-}
-
 // The chain `nodes` as the epilogue of `gemm`, or nullopt where an input is
 // read in a way the store cannot.
 std::optional<GemmEpilogue> make_epilogue(const LoweringContext& lc, const graph::Node& gemm, graph::ValueId result,
                                           const std::vector<graph::NodeId>& nodes) {
-  const graph::Graph& g = lc.graph;
-  const graph::Node& last = g.node(nodes.back());
+  std::optional<EpiloguePlan> plan = plan_epilogue(lc.graph, gemm, result, nodes);
+  if (!plan) return std::nullopt;
   GemmEpilogue epi;
-  epi.output = &lc.tensor(last.outputs[0]);
-  const graph::Shape& out = epi.output->shape;
-  std::map<graph::ValueId, int> reg = {{result, 0}};
-  const ChainOperands operands = operands_of(g, nodes, GemmEpilogue::kMaxImmediates);
-  for (graph::ValueId e : operands.bound) {
-    if (e == result) continue;
-    std::optional<GemmEpilogue::Mode> mode = epilogue_mode(lc.tensor(e).shape, out, gemm.op == "conv2d");
-    if (!mode || epi.inputs.size() == GemmEpilogue::kMaxInputs) return std::nullopt;
-    epi.inputs.push_back(&lc.tensor(e));
-    epi.modes.push_back(*mode);
-    reg[e] = static_cast<int>(epi.inputs.size());
-  }
-  for (size_t j = 0; j < operands.immediates.size(); ++j) {
-    reg[operands.immediates[j]] = static_cast<int>(1 + GemmEpilogue::kMaxInputs + j);
-  }
-  epi.immediates = operands.immediate_values;
-  for (size_t k = 0; k < nodes.size(); ++k) {
-    const graph::Node& node = g.node(nodes[k]);
-    int a = reg.at(node.inputs[0]);
-    int b = node.inputs.size() > 1 ? reg.at(node.inputs[1]) : 0;
-    epi.instructions.push_back(fused_code(node) | (a << 8) | (b << 16));
-    reg[node.outputs[0]] = static_cast<int>(1 + GemmEpilogue::kMaxInputs + GemmEpilogue::kMaxImmediates + k);
-    epi.label += (k ? "+" : "") + node.name;
-    epi.ops += (k ? "+" : "") + node.op;
-  }
+  epi.output = &lc.tensor(lc.graph.node(nodes.back()).outputs[0]);
+  for (graph::ValueId e : plan->inputs) epi.inputs.push_back(&lc.tensor(e));
+  epi.modes = std::move(plan->modes);
+  epi.instructions = std::move(plan->instructions);
+  epi.immediates = std::move(plan->immediates);
+  epi.plane = plan->plane;
+  epi.label = std::move(plan->label);
+  epi.ops = std::move(plan->ops);
   return epi;
 }
 
@@ -701,6 +855,13 @@ Status lower_gemm_with_epilogue(LoweringContext& lc, const LoweringUnit& unit) {
   lc.epilogue_taken = false;
   GPUU_RETURN_IF_ERROR(lowered);
   if (taken) return Status::Ok();
+  if (epi && epi->plane) {
+    // plan_lowering joined the transpose only for a chain the store runs,
+    // and every GEMM kernel stores through the epilogue: nothing but an
+    // empty output leaves it here, and then there is nothing to write.
+    if (graph::shape_numel(epi->output->shape) == 0) return Status::Ok();
+    return err(StatusCode::kInternal, "the GEMM ", gemm.name, " did not store its channels-first epilogue ", epi->label);
+  }
   // A GEMM op that wrote nothing (an empty output), or a chain the store
   // cannot read: the chain on its own, after it (and the views, where one is
   // not the same memory as its input).

@@ -16,6 +16,7 @@ void add_epilogue(const GemmEpilogue* epi, const BufferRange& any, std::vector<i
   for (size_t j = 0; j < GemmEpilogue::kMaxImmediates; ++j) {
     spec->push_back(epi && j < epi->immediates.size() ? float_bits(epi->immediates[j]) : 0);
   }
+  spec->push_back(epi ? static_cast<int32_t>(epi->plane) : 0);
   for (size_t i = 0; i < GemmEpilogue::kMaxInputs; ++i) {
     bindings->push_back({epi && i < epi->inputs.size() ? epi->inputs[i]->range : any, false});
   }
@@ -58,7 +59,7 @@ Status add_gemm_dispatch(LoweringContext& lc, const graph::Node& node, const Gem
   std::vector<Binding> bindings = {{a, false}, {b, false}, {bias, false}, {partial, true}, {partial, true}};
   add_epilogue(split ? nullptr : epi, a, &spec, &bindings);
   if (gemm.weight_bits) {
-    spec.push_back(static_cast<int32_t>(gemm.weight_group));  // QW_GROUP, constant 27
+    spec.push_back(static_cast<int32_t>(gemm.weight_group));  // QW_GROUP, constant 28
     bindings.push_back({gemm.scales, false});                   // binding 8
   }
   KernelKey key{choice.shader(out.conv, y.dtype, gemm.weight_bits), spec, static_cast<uint32_t>(bindings.size()),

@@ -27,6 +27,9 @@ struct GemmEpilogue {
   std::vector<Mode> modes;
   std::vector<float> immediates;
   const TensorRef* output = nullptr;
+  // Nonzero: the chain transposes the GEMM's last axis to axis 1, and the
+  // store writes that layout, this many pixels per image (gemm_epilogue.glsl).
+  uint32_t plane = 0;
   std::string label;  // the chain's nodes, for the dispatch's label
   std::string ops;    // and their ops, for profiles
 };

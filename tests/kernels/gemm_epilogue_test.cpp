@@ -145,6 +145,52 @@ TEST(VulkanGemmEpilogue, ThroughAReshapeAndAUnitDimTranspose) {
   }
 }
 
+// ConvNeXt's block end: linear over [B x H x W, C], reshaped to [B, H, W, C],
+// + bias, transposed to [B, C, H, W], * layer scale [C, 1, 1], + the residual
+// in NCHW. The GEMM stores channels-first itself: one dispatch (two with a
+// split, and the GEMV kernel's store does the same), two images checking the
+// image stride, in f32 and through the tiled and GEMV kernels. Where the
+// chain reads, before the transpose, an input of the GEMM's full shape (whose
+// element the channels-first index does not address), the transpose stays a
+// dispatch of its own.
+TEST(VulkanGemmEpilogue, TransposedToChannelsFirstByTheStore) {
+  using Ints = std::vector<int64_t>;
+  struct Run {
+    Shape image;  // B, H, W
+    std::optional<uint32_t> splits;
+    GemmKernel kernel;
+  };
+  for (const Run& run : {Run{{2, 3, 5}, std::nullopt, GemmKernel::kTiled64}, Run{{2, 3, 5}, 3u, GemmKernel::kTiled64},
+                         Run{{1, 2, 2}, std::nullopt, GemmKernel::kGemv}}) {
+    const int64_t b = run.image[0], h = run.image[1], w = run.image[2];
+    Case c;
+    ValueId x = c.input("x", {b * h * w, 96});
+    ValueId residual = c.input("residual", {b, 24, h, w});
+    ValueId y = c.op("linear", {x, c.constant("w", {24, 96}, -0.1, 0.1)});
+    y = c.op("reshape", {y}, {{"shape", Ints{b, h, w, 24}}});
+    y = c.op("add", {y, c.constant("bias", {24})});
+    y = c.op("transpose", {y}, {{"perm", Ints{0, 3, 1, 2}}});
+    y = c.op("mul", {y, c.constant("gamma", {24, 1, 1}, 0.5, 1.5)});
+    ASSERT_TRUE(graph::add_graph_output(c.g, c.op("add", {y, residual})).ok());
+    kernels::KernelGraphOptions options = gemm_forced(run.splits);
+    options.gemm_kernel = run.kernel;
+    size_t dispatches = 0;
+    EXPECT_TRUE(matches(c, options, &dispatches)) << "images " << b;
+    EXPECT_EQ(dispatches, run.splits ? 2u : 1u) << "images " << b;
+  }
+  Case c;
+  ValueId x = c.input("x", {6, 16});
+  ValueId before = c.input("before", {1, 2, 3, 24});
+  ValueId y = c.op("linear", {x, c.constant("w", {24, 16}, -0.3, 0.3)});
+  y = c.op("reshape", {y}, {{"shape", Ints{1, 2, 3, 24}}});
+  y = c.op("add", {y, before});
+  y = c.op("transpose", {y}, {{"perm", Ints{0, 3, 1, 2}}});
+  ASSERT_TRUE(graph::add_graph_output(c.g, c.op("mul", {y, c.constant("gamma", {24, 1, 1})})).ok());
+  size_t dispatches = 0;
+  EXPECT_TRUE(matches(c, gemm_forced(), &dispatches));
+  EXPECT_GE(dispatches, 2u) << "an input at the GEMM's own element before the transpose";
+}
+
 // conv -> hardswish as the frontend writes it (y * clamp(y + 3, 0, 6) / 6):
 // clamp to [0, 6] fuses, so the whole activation is the conv's epilogue.
 TEST(VulkanGemmEpilogue, ConvHardswish) {

@@ -41,7 +41,7 @@ layout(std430, set = 0, binding = 0) readonly buffer A { T a[]; };
 // quantization, whose GEMMs (decode steps) are bound by reading the weights.
 layout(std430, set = 0, binding = 1) readonly buffer BQ { uint bq[]; };
 layout(std430, set = 0, binding = 8) readonly buffer Scales { T qscale[]; };
-layout(constant_id = 27) const int QW_GROUP = 0;
+layout(constant_id = 28) const int QW_GROUP = 0;
 #else
 layout(std430, set = 0, binding = 1) readonly buffer B { T b[]; };
 #endif
@@ -50,8 +50,8 @@ layout(std430, set = 0, binding = 2) readonly buffer Bias { T bias[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer Out { T y[]; };
 // The partials [split][batch][M][N] when SPLIT_K (else bound to the output, never written).
 layout(std430, set = 0, binding = 4) writeonly buffer Partial { float partial[]; };
-// Bindings 5..7 and constants 12..26: the epilogue (binding 8 and constant
-// 27: GPUU_QW's scales and group) (gemm_epilogue.glsl); under
+// Bindings 5..7 and constants 12..27: the epilogue (binding 8 and constant
+// 28: GPUU_QW's scales and group) (gemm_epilogue.glsl); under
 // SPLIT_K the reduction applies it instead.
 #define EPI_ID 12
 #define EPI_BINDING 5
@@ -264,7 +264,7 @@ void store_y(uint m, uint n, float v) {
   y[i] = T(epilogue(v, i, oc, n));
 #else
   if (HAS_BIAS != 0) v += float(bias[n]);
-  uint i = (g_batch * p.M + m) * p.N + n;
+  uint i = epi_store_index(g_batch * p.M + m, n, p.N);
   y[i] = T(epilogue(v, i, m, n));
 #endif
 }

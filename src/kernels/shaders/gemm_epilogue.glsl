@@ -7,8 +7,11 @@
 // constants, compiled in), 8 + k = instruction k's result; the last one is
 // stored. Each extra input is read (EPI_MODES, 2 bits each) at the output
 // element, at its row (conv2d: the output channel), at its column, or once.
-// The including shader defines EPI_ID, its first free constant id, and
-// EPI_BINDING, its first free binding.
+// A chain that transposes the GEMM's last axis to axis 1 (ConvNeXt's
+// [B, H, W, C] -> [B, C, H, W]) is stored channels-first: EPI_PLANE is the
+// pixels per image (0: row-major), and inputs read at the output element are
+// read in that layout. The including shader defines EPI_ID, its first free
+// constant id (16 are used), and EPI_BINDING, its first free binding.
 #include "op_math.glsl"  // fused_apply
 
 #define EPI_MAX 8
@@ -32,12 +35,21 @@ layout(constant_id = EPI_ID + 11) const float EPI_IMM0 = 0.0;
 layout(constant_id = EPI_ID + 12) const float EPI_IMM1 = 0.0;
 layout(constant_id = EPI_ID + 13) const float EPI_IMM2 = 0.0;
 layout(constant_id = EPI_ID + 14) const float EPI_IMM3 = 0.0;
+layout(constant_id = EPI_ID + 15) const int EPI_PLANE = 0;
 #define EPI_RESULTS 8  // the register of instruction 0's result
 
 // Bound to some read-only tensor where the epilogue has fewer inputs (never read then).
 layout(std430, set = 0, binding = EPI_BINDING) readonly buffer Epi1 { T epi1[]; };
 layout(std430, set = 0, binding = EPI_BINDING + 1) readonly buffer Epi2 { T epi2[]; };
 layout(std430, set = 0, binding = EPI_BINDING + 2) readonly buffer Epi3 { T epi3[]; };
+
+// Where the result at GEMM row `row` (counting every batch's rows) and
+// column `n` of `N` is stored: row-major, or channels-first.
+uint epi_store_index(uint row, uint n, uint N) {
+  if (EPI_PLANE == 0) return row * N + n;
+  uint image = row / uint(EPI_PLANE);
+  return (image * N + n) * uint(EPI_PLANE) + (row - image * uint(EPI_PLANE));
+}
 
 uint epi_index(int which, uint index, uint row, uint column) {
   uint mode = (uint(EPI_MODES) >> (2u * uint(which - 1))) & 3u;

@@ -12,7 +12,7 @@ layout(std430, set = 0, binding = 0) readonly buffer Partial { float partial[]; 
 // Bound to some read-only tensor when HAS_BIAS is 0 (never read then).
 layout(std430, set = 0, binding = 1) readonly buffer Bias { T bias[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer Out { T y[]; };
-// Bindings 3..5 and constants 2..16: the GEMM's epilogue (gemm_epilogue.glsl).
+// Bindings 3..5 and constants 2..17: the GEMM's epilogue (gemm_epilogue.glsl).
 #define EPI_ID 2
 #define EPI_BINDING 3
 #include "gemm_epilogue.glsl"
@@ -38,6 +38,7 @@ void main() {
     y[o] = T(epilogue(v, o, row, n));
   } else {
     if (HAS_BIAS != 0) v += float(bias[n]);
-    y[i] = T(epilogue(v, i, row % p.M, n));
+    uint o = epi_store_index(row, n, p.N);
+    y[o] = T(epilogue(v, o, row % p.M, n));
   }
 }
