@@ -303,8 +303,8 @@ constexpr uint32_t kIntTiled128SharedBytes = 2 * 2 * 8 * 33 * 16 + 2 * 128 * 8 *
 
 }  // namespace
 
-IntGemmChoice select_int_gemm(const SharedGpuContext& ctx, const GemmProblem& problem,
-                              std::optional<IntGemmKernel> force) {
+IntGemmChoice select_int_gemm(const SharedGpuContext& ctx, const GemmProblem& problem, const GemmForce& forced) {
+  const std::optional<IntGemmKernel> force = forced.int_kernel;
   IntGemmChoice choice;
   const bool dot = ctx.has_feature(kFeatureShaderIntegerDotProduct);
   const bool cpu = ctx.properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
@@ -334,6 +334,11 @@ IntGemmChoice select_int_gemm(const SharedGpuContext& ctx, const GemmProblem& pr
   // tiles still fill the multiprocessors (where the driver names them).
   choice.tile = static_cast<uint32_t>(op_codes::kLimitGemmTileSmall);
   const uint32_t large = static_cast<uint32_t>(op_codes::kLimitGemmTileLarge);
+  if (forced.kernel == GemmKernel::kTiled128 || forced.kernel == GemmKernel::kTiled64) {
+    if (forced.kernel == GemmKernel::kTiled128) choice.tile = large;
+    choice.why += "; tile forced";
+    return choice;
+  }
   if (!cpu && problem.m > choice.tile && problem.n > choice.tile &&
       ctx.properties().limits.maxComputeSharedMemorySize >= kIntTiled128SharedBytes) {
     const uint64_t tiles = uint64_t{(problem.m + large - 1) / large} * ((problem.n + large - 1) / large) *

@@ -124,10 +124,11 @@ struct IntGemmChoice {
 };
 
 // The pick for `problem` (m, n, k, batches: conv2d_int's output channels per
-// group, batch x output pixels, C/groups x kH x kW, groups). `force` (tests,
-// benchmarks: KernelGraphOptions::int_gemm_kernel) is taken where the device
-// allows it: kTiledDot without the feature falls back to kTiled.
-IntGemmChoice select_int_gemm(const SharedGpuContext& ctx, const GemmProblem& problem,
-                              std::optional<IntGemmKernel> force = std::nullopt);
+// group, batch x output pixels, C/groups x kH x kW, groups). What `force`
+// says (tests, benchmarks) is taken where the device allows it: its
+// int_kernel (KernelGraphOptions::int_gemm_kernel; kTiledDot without the
+// feature falls back to kTiled), and a tiled kernel's tile from its kernel
+// kTiled64 / kTiled128 (KernelGraphOptions::gemm_kernel).
+IntGemmChoice select_int_gemm(const SharedGpuContext& ctx, const GemmProblem& problem, const GemmForce& force = {});
 
 }  // namespace gpuu::kernels

@@ -5,6 +5,7 @@
 // instructions) against the direct kernels and the CPU reference.
 #include <cstring>
 #include <optional>
+#include <utility>
 
 #include "kernels/gemm_select.h"
 #include "kernels/vulkan_test_util.h"
@@ -99,19 +100,19 @@ const char* int_kernel_name(IntGemmKernel k) {
   return k == IntGemmKernel::kDirect ? "direct" : k == IntGemmKernel::kTiled ? "tiled" : "tiled_dot";
 }
 
-// The shader `force` must end up running `op` on the test device.
-std::string expected_int_shader(const std::string& op, IntGemmKernel force) {
+// The shader `force` must end up running `op` on the test device (`large`:
+// with the 128x128 tile forced, else the 64x64 one a CPU device takes).
+std::string expected_int_shader(const std::string& op, IntGemmKernel force, bool large) {
   if (force == IntGemmKernel::kDirect) return op;
   const bool dot = test_context()->has_feature(kFeatureShaderIntegerDotProduct);
-  // Forced on lavapipe (a CPU device): the 64x64 tile.
-  return op + (force == IntGemmKernel::kTiledDot && dot ? "_tiled_dot" : "_tiled");
+  return op + (force == IntGemmKernel::kTiledDot && dot ? "_tiled_dot" : "_tiled") + (large ? "_t8" : "");
 }
 
 // Runs one `op` node over `inputs` (input 1, the weight, a constant where
-// `weight_constant`) with each of the `forced` int8 GEMM kernels, and
-// expects every run's output to equal the CPU reference's and the first
-// run's (the direct kernel's) bit for bit, each run on the shader its force
-// names.
+// `weight_constant`) with each of the `forced` int8 GEMM kernels (the tiled
+// ones with each tile), and expects every run's output to equal the CPU
+// reference's and the first run's (the direct kernel's) bit for bit, each
+// run on the shader its force names.
 testing::AssertionResult int_gemm_kernels_agree(const std::string& op, const std::vector<HostTensor>& inputs,
                                                 const graph::AttrMap& attrs, bool weight_constant = false,
                                                 const std::vector<IntGemmKernel>& forced = {std::begin(kIntKernels),
@@ -137,20 +138,26 @@ testing::AssertionResult int_gemm_kernels_agree(const std::string& op, const std
   // Every kernel's disagreement, not only the first.
   std::string failures;
   std::optional<HostTensor> direct;
+  std::vector<std::pair<IntGemmKernel, bool>> runs;
   for (IntGemmKernel k : forced) {
+    runs.push_back({k, false});
+    if (k != IntGemmKernel::kDirect) runs.push_back({k, true});
+  }
+  for (const auto& [k, large] : runs) {
     kernels::KernelGraphOptions options;
     options.int_gemm_kernel = k;
+    if (large) options.gemm_kernel = kernels::GemmKernel::kTiled128;
     options.profile_steps = true;
     RunStats stats;
     Result<std::vector<HostTensor>> got = run_on_vulkan(g, runtime_inputs, &stats, options);
-    const std::string name = int_kernel_name(k);
+    const std::string name = std::string(int_kernel_name(k)) + (large ? " 128x128" : "");
     if (!got.ok()) {
       failures += "\n" + name + ": " + got.status().message();
       continue;
     }
-    if (stats.steps.size() != 1 || stats.steps[0].kernel != expected_int_shader(op, k)) {
+    if (stats.steps.size() != 1 || stats.steps[0].kernel != expected_int_shader(op, k, large)) {
       failures += "\n" + name + ": ran on " + (stats.steps.empty() ? "nothing" : stats.steps[0].kernel) + ", not " +
-                  expected_int_shader(op, k);
+                  expected_int_shader(op, k, large);
     }
     testing::AssertionResult same = all_close(got.value()[0], want.value()[0], 0, 0);
     if (!same) failures += "\n" + name + " against the CPU: " + same.message();

@@ -119,7 +119,7 @@ Status lower_conv2d_int(LoweringContext& lc, const graph::Node& n) {
   // [C/groups*kH*kW, batch*OH*OW] of the input.
   GemmProblem g{true, u32(w.shape[0] / groups), u32(y.shape[0] * y.shape[2] * y.shape[3]),
                 u32(w.shape[1] * w.shape[2] * w.shape[3]), u32(groups)};
-  const IntGemmChoice choice = select_int_gemm(lc.ctx, g, lc.gemm_force.int_kernel);
+  const IntGemmChoice choice = select_int_gemm(lc.ctx, g, lc.gemm_force);
   if (choice.tiled()) {
     PushConstants form;
     form.u32(u32(x.shape[1])).u32(u32(x.shape[2])).u32(u32(x.shape[3]));
@@ -161,7 +161,7 @@ Status lower_matmul_int(LoweringContext& lc, const graph::Node& n) {
   const int32_t a_zp = static_cast<int32_t>(graph::attr_int(a, "a_zp"));
   const int32_t b_zp = static_cast<int32_t>(graph::attr_int(a, "b_zp"));
   GemmProblem g{false, u32(A.shape[1]), u32(B.shape[2]), u32(A.shape[2]), u32(A.shape[0])};
-  const IntGemmChoice choice = select_int_gemm(lc.ctx, g, lc.gemm_force.int_kernel);
+  const IntGemmChoice choice = select_int_gemm(lc.ctx, g, lc.gemm_force);
   if (choice.tiled()) return add_int_gemm_dispatch(lc, n, choice, false, g, a_zp, b_zp, {}, A, B, nullptr, y);
   PushConstants push;
   push.u32(static_cast<uint32_t>(count)).u32(g.m).u32(g.k).u32(g.n);
