@@ -326,6 +326,12 @@ typedef enum gpuu_device_features {
    * subgroup size of 32. For an application's device gpuu clears this bit
    * unless the extension is among enabled_device_extensions. */
   GPUU_FEATURE_COOPERATIVE_MATRIX = 256,
+  /* shaderIntegerDotProduct (Vulkan 1.3, or VK_KHR_shader_integer_dot_product):
+   * the int8 conv2d_int and matmul_int kernels multiply packed 4 x i8 words
+   * with dot-product instructions. For an application's device gpuu clears
+   * this bit unless the device is Vulkan 1.3 or the extension is among
+   * enabled_device_extensions. */
+  GPUU_FEATURE_SHADER_INTEGER_DOT_PRODUCT = 512,
   GPUU_DEVICE_FEATURES_FORCE32 = 0x7FFFFFFF
 } gpuu_device_features;
 

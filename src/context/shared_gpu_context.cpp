@@ -82,6 +82,16 @@ Result<std::shared_ptr<SharedGpuContext>> SharedGpuContext::create(SharedGpuCont
                 vk::kCooperativeMatrixExtension) == info.enabled_device_extensions.end()) {
     info.enabled_features &= ~static_cast<uint32_t>(kFeatureCooperativeMatrix);
   }
+  // So do the dot-product instructions on a device before Vulkan 1.3.
+  if ((info.enabled_features & kFeatureShaderIntegerDotProduct) &&
+      std::find(info.enabled_device_extensions.begin(), info.enabled_device_extensions.end(),
+                VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME) == info.enabled_device_extensions.end()) {
+    VkPhysicalDeviceProperties props;
+    instance_fns.vkGetPhysicalDeviceProperties(info.physical_device, &props);
+    if (props.apiVersion < VK_API_VERSION_1_3) {
+      info.enabled_features &= ~static_cast<uint32_t>(kFeatureShaderIntegerDotProduct);
+    }
+  }
   if ((info.enabled_features & kFeatureTimelineSemaphore) &&
       (!device_fns.vkWaitSemaphores || !device_fns.vkSignalSemaphore || !device_fns.vkGetSemaphoreCounterValue)) {
     return err(StatusCode::kUnsupported, "shared GPU context '", info.token,

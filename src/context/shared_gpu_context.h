@@ -36,6 +36,9 @@ enum DeviceFeature : uint32_t {
   // VK_KHR_cooperative_matrix enabled with its cooperativeMatrix feature
   // (cleared at create() where the extension is not among the enabled ones).
   kFeatureCooperativeMatrix = 1u << 8,
+  // shaderIntegerDotProduct (Vulkan 1.3, or VK_KHR_shader_integer_dot_product)
+  // enabled: the int8 GEMM kernels use OpSDot on packed 4 x i8 words.
+  kFeatureShaderIntegerDotProduct = 1u << 9,
 };
 
 // One matrix shape the device multiplies on its matrix cores

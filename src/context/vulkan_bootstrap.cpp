@@ -104,6 +104,7 @@ struct InstanceHolder {
 struct CreatedInstance {
   vk::GlobalFunctions global;
   std::shared_ptr<InstanceHolder> holder;
+  uint32_t api_version = VK_API_VERSION_1_2;  // the instance's (VkApplicationInfo::apiVersion)
 };
 
 Result<CreatedInstance> create_instance(bool validation) {
@@ -176,7 +177,7 @@ Result<CreatedInstance> create_instance(bool validation) {
         holder->fns.vkCreateDebugUtilsMessengerEXT(holder->instance, &messenger_info, nullptr, &holder->messenger),
         "vkCreateDebugUtilsMessengerEXT");
   }
-  return CreatedInstance{global, holder};
+  return CreatedInstance{global, holder, app.apiVersion};
 }
 
 struct PhysicalDevices {
@@ -352,6 +353,17 @@ Result<SharedGpuContextPtr> create_vulkan_context(const std::string& token, int6
     coopmat_features.pNext = supported.v12.pNext;
     supported.v12.pNext = &coopmat_features;
   }
+  // int8 dot products (the tiled conv2d_int / matmul_int kernels' OpSDot):
+  // core in Vulkan 1.3, else VK_KHR_shader_integer_dot_product. Its feature
+  // structure is chained only where one of the two makes it known.
+  const bool dot_offered = offered(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+  const bool dot_core = std::min(created.api_version, infos[chosen].api_version) >= VK_API_VERSION_1_3;
+  VkPhysicalDeviceShaderIntegerDotProductFeatures dot_features{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
+  if (dot_offered || dot_core) {
+    dot_features.pNext = supported.v12.pNext;
+    supported.v12.pNext = &dot_features;
+  }
   inst.fns.vkGetPhysicalDeviceFeatures2(pd, &supported.features2);
   if (data_graph && !(tensor_features.tensors && graph_features.dataGraph)) {
     log(LogLevel::kWarn, "context", "device '", infos[chosen].name, "' offers the ARM data-graph extensions without ",
@@ -381,6 +393,13 @@ Result<SharedGpuContextPtr> create_vulkan_context(const std::string& token, int6
     enable_coopmat.cooperativeMatrix = VK_TRUE;
     enabled |= kFeatureCooperativeMatrix;
   }
+  VkPhysicalDeviceShaderIntegerDotProductFeatures enable_dot{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
+  const bool dot = (dot_offered || dot_core) && dot_features.shaderIntegerDotProduct;
+  if (dot) {
+    enable_dot.shaderIntegerDotProduct = VK_TRUE;
+    enabled |= kFeatureShaderIntegerDotProduct;
+  }
   VkPhysicalDeviceTensorFeaturesARM enable_tensors{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TENSOR_FEATURES_ARM};
   VkPhysicalDeviceDataGraphFeaturesARM enable_graph{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DATA_GRAPH_FEATURES_ARM};
   if (data_graph) {
@@ -394,11 +413,19 @@ Result<SharedGpuContextPtr> create_vulkan_context(const std::string& token, int6
     enable_coopmat.pNext = enable.v12.pNext;
     enable.v12.pNext = &enable_coopmat;
   }
+  if (dot) {
+    enable_dot.pNext = enable.v12.pNext;
+    enable.v12.pNext = &enable_dot;
+  }
 
   std::vector<std::string> extensions;
   // The portability subset must be enabled where it is offered.
   if (offered("VK_KHR_portability_subset")) extensions.emplace_back("VK_KHR_portability_subset");
   if (coopmat) extensions.emplace_back(vk::kCooperativeMatrixExtension);
+  // On a 1.2 device the extension carries the SPIR-V instructions; a 1.3
+  // device that still lists it gets it enabled too (harmless, and what a
+  // validation layer that checks the extension wants).
+  if (dot && dot_offered) extensions.emplace_back(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
   if (data_graph) {
     for (const char* name : {vk::kTensorsExtension, vk::kDataGraphExtension, vk::kDataGraphTosaExtension}) {
       extensions.emplace_back(name);

@@ -272,3 +272,81 @@ GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const Ge
 }
 
 }  // namespace gpuu::kernels
+
+namespace gpuu::kernels {
+
+std::string IntGemmChoice::shader(bool conv) const {
+  std::string name = conv ? "conv2d_int" : "matmul_int";
+  if (!tiled()) return name;
+  name += kernel == IntGemmKernel::kTiledDot ? "_tiled_dot" : "_tiled";
+  return tile == static_cast<uint32_t>(op_codes::kLimitGemmTileLarge) ? name + "_t8" : name;
+}
+
+std::string IntGemmChoice::describe() const {
+  if (!tiled()) return "direct";
+  return "tiled int8 " + std::to_string(tile) + "x" + std::to_string(tile) +
+         (kernel == IntGemmKernel::kTiledDot ? ", dot products" : ", multiply-adds");
+}
+
+namespace {
+
+// Below this many rows (output channels per group) or columns (pixels), or
+// this depth, most of a tile's work is wasted or its staging is not repaid:
+// the direct kernel serves those (depthwise and small grouped convolutions,
+// a GEMM of a few rows).
+constexpr uint32_t kIntTiledMinSide = 16;
+constexpr uint32_t kIntTiledMinDepth = 16;
+// int8_gemm.comp's shared memory with its 128x128 tile (a mirror of its
+// declarations): two buffers of 8 K-words by 33 uvec4s for A and for B, the
+// chunks' zero-point sums (2 x 128 x 8 ints) and the tile's (2 x 128).
+constexpr uint32_t kIntTiled128SharedBytes = 2 * 2 * 8 * 33 * 16 + 2 * 128 * 8 * 4 + 2 * 128 * 4;
+
+}  // namespace
+
+IntGemmChoice select_int_gemm(const SharedGpuContext& ctx, const GemmProblem& problem, const GemmForce& forced) {
+  const std::optional<IntGemmKernel> force = forced.int_kernel;
+  IntGemmChoice choice;
+  const bool dot = ctx.has_feature(kFeatureShaderIntegerDotProduct);
+  const bool cpu = ctx.properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  if (force == IntGemmKernel::kDirect) {
+    choice.why = "forced";
+    return choice;
+  }
+  if (force) {
+    choice.why = "forced";
+    choice.kernel = *force;
+    if (choice.kernel == IntGemmKernel::kTiledDot && !dot) {
+      choice.kernel = IntGemmKernel::kTiled;
+      choice.why = "forced dot products, but the device lacks shaderIntegerDotProduct: multiply-adds";
+    }
+  } else if (problem.m < kIntTiledMinSide || problem.n < kIntTiledMinSide || problem.k < kIntTiledMinDepth) {
+    choice.why = std::to_string(problem.m) + " rows x " + std::to_string(problem.n) + " columns x " +
+                 std::to_string(problem.k) + " deep: under " + std::to_string(kIntTiledMinSide) +
+                 " a tile would mostly idle";
+    return choice;
+  } else {
+    choice.kernel = dot ? IntGemmKernel::kTiledDot : IntGemmKernel::kTiled;
+    choice.why = dot ? "operands shared through a tile; packed dot products (shaderIntegerDotProduct)"
+                     : "operands shared through a tile; multiply-adds (no shaderIntegerDotProduct)";
+  }
+  // The 128x128 tile on GPUs, as for float GEMMs: where both sides span
+  // more than one 64x64 tile, the shared memory holds it and the larger
+  // tiles still fill the multiprocessors (where the driver names them).
+  choice.tile = static_cast<uint32_t>(op_codes::kLimitGemmTileSmall);
+  const uint32_t large = static_cast<uint32_t>(op_codes::kLimitGemmTileLarge);
+  if (forced.kernel == GemmKernel::kTiled128 || forced.kernel == GemmKernel::kTiled64) {
+    if (forced.kernel == GemmKernel::kTiled128) choice.tile = large;
+    choice.why += "; tile forced";
+    return choice;
+  }
+  if (!cpu && problem.m > choice.tile && problem.n > choice.tile &&
+      ctx.properties().limits.maxComputeSharedMemorySize >= kIntTiled128SharedBytes) {
+    const uint64_t tiles = uint64_t{(problem.m + large - 1) / large} * ((problem.n + large - 1) / large) *
+                           std::max(1u, problem.batches);
+    const uint32_t units = ctx.compute_units();
+    if (!units || tiles >= units) choice.tile = large;
+  }
+  return choice;
+}
+
+}  // namespace gpuu::kernels

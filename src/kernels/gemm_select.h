@@ -26,6 +26,13 @@ enum class GemmKernel {
   kGemv,         // gemv.comp: <= 4 rows or columns, dot products along K
 };
 
+// The int8 GEMM kernels of conv2d_int and matmul_int (select_int_gemm below).
+enum class IntGemmKernel {
+  kDirect,    // conv2d_int.comp / matmul_int.comp: one output per invocation
+  kTiled,     // int8_gemm.comp, multiply-adds
+  kTiledDot,  // int8_gemm.comp, OpSDot (needs kFeatureShaderIntegerDotProduct)
+};
+
 // What a GEMM computes, where that changes the pick: its size (to fill the
 // GPU: a GEMM of fewer tiles than the GPU has multiprocessors takes smaller
 // tiles or splits K) and whether it is conv2d's implicit GEMM, which gathers B
@@ -92,9 +99,36 @@ struct GemmForce {
   std::optional<GemmKernel> kernel;
   std::optional<uint32_t> splits;
   std::optional<uint32_t> compute_units;
+  std::optional<IntGemmKernel> int_kernel;  // conv2d_int and matmul_int (select_int_gemm)
 };
 
 GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const GemmForce& force = {},
                        GemmProblem problem = {});
+
+// The int8 GEMMs of conv2d_int and matmul_int (i8 x i8 with zero points, i32
+// sums): the direct kernels (conv2d_int.comp, matmul_int.comp: one output per
+// invocation, every operand read from memory), or the tiled one
+// (int8_gemm.comp), its operands staged in shared memory as words of 4 i8,
+// multiplied with dot-product instructions where the context has
+// shaderIntegerDotProduct enabled, else with multiply-adds.
+struct IntGemmChoice {
+  IntGemmKernel kernel = IntGemmKernel::kDirect;
+  uint32_t tile = 64;  // tiled kernels: the square output tile one workgroup computes
+  std::string why;
+  bool tiled() const { return kernel != IntGemmKernel::kDirect; }
+  uint32_t tiles(uint32_t extent) const { return (extent + tile - 1) / tile; }
+  // The embedded shader: "conv2d_int" (direct), "matmul_int_tiled_dot_t8", ...
+  std::string shader(bool conv) const;
+  // "direct", "tiled int8 64x64, dot products", ...
+  std::string describe() const;
+};
+
+// The pick for `problem` (m, n, k, batches: conv2d_int's output channels per
+// group, batch x output pixels, C/groups x kH x kW, groups). What `force`
+// says (tests, benchmarks) is taken where the device allows it: its
+// int_kernel (KernelGraphOptions::int_gemm_kernel; kTiledDot without the
+// feature falls back to kTiled), and a tiled kernel's tile from its kernel
+// kTiled64 / kTiled128 (KernelGraphOptions::gemm_kernel).
+IntGemmChoice select_int_gemm(const SharedGpuContext& ctx, const GemmProblem& problem, const GemmForce& force = {});
 
 }  // namespace gpuu::kernels

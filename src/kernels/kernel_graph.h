@@ -48,6 +48,9 @@ struct KernelGraphOptions {
   std::optional<GemmKernel> gemm_kernel;
   // Forces split-K into this many shares of K (tests, benchmarks), where K has the slices.
   std::optional<uint32_t> gemm_splits;
+  // Forces the int8 GEMM kernel of conv2d_int and matmul_int (tests,
+  // benchmarks): see select_int_gemm.
+  std::optional<IntGemmKernel> int_gemm_kernel;
   // Forces attention to split its keys into this many shares (flash-decoding;
   // tests, benchmarks), capped by the key blocks; 1 keeps one pass.
   std::optional<uint32_t> attention_splits;

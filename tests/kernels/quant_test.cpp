@@ -1,8 +1,13 @@
 // The Vulkan kernels of TOSA's INT profile ops against the CPU reference,
 // exactly, over several shapes (element counts that are not whole words of
-// i8 included), zero points, per-channel scales and both rounding modes.
+// i8 included), zero points, per-channel scales and both rounding modes; the
+// tiled int8 GEMM of conv2d_int and matmul_int (with and without dot-product
+// instructions) against the direct kernels and the CPU reference.
 #include <cstring>
+#include <optional>
+#include <utility>
 
+#include "kernels/gemm_select.h"
 #include "kernels/vulkan_test_util.h"
 
 namespace gpuu::vulkan_test {
@@ -82,6 +87,208 @@ TEST(VulkanQuant, MatmulIntMatchesCpu) {
     HostTensor b = random_tensor(DType::kI8, {mkn[0], mkn[2], mkn[3]}, 21, -128, 128);
     EXPECT_TRUE(node_matches_cpu("matmul_int", {a, b}, {{"a_zp", int64_t{3}}, {"b_zp", int64_t{-128}}}, 0, 0));
   }
+}
+
+// The int8 GEMM kernels a test runs a conv2d_int / matmul_int node on: the
+// direct one, the tiled one with multiply-adds, and (where the device has
+// shaderIntegerDotProduct, else it is refused back to multiply-adds) with
+// dot products.
+using kernels::IntGemmKernel;
+constexpr IntGemmKernel kIntKernels[] = {IntGemmKernel::kDirect, IntGemmKernel::kTiled, IntGemmKernel::kTiledDot};
+
+const char* int_kernel_name(IntGemmKernel k) {
+  return k == IntGemmKernel::kDirect ? "direct" : k == IntGemmKernel::kTiled ? "tiled" : "tiled_dot";
+}
+
+// The shader `force` must end up running `op` on the test device (`large`:
+// with the 128x128 tile forced, else the 64x64 one a CPU device takes).
+std::string expected_int_shader(const std::string& op, IntGemmKernel force, bool large) {
+  if (force == IntGemmKernel::kDirect) return op;
+  const bool dot = test_context()->has_feature(kFeatureShaderIntegerDotProduct);
+  return op + (force == IntGemmKernel::kTiledDot && dot ? "_tiled_dot" : "_tiled") + (large ? "_t8" : "");
+}
+
+// Runs one `op` node over `inputs` (input 1, the weight, a constant where
+// `weight_constant`) with each of the `forced` int8 GEMM kernels (the tiled
+// ones with each tile), and expects every run's output to equal the CPU
+// reference's and the first run's (the direct kernel's) bit for bit, each
+// run on the shader its force names.
+testing::AssertionResult int_gemm_kernels_agree(const std::string& op, const std::vector<HostTensor>& inputs,
+                                                const graph::AttrMap& attrs, bool weight_constant = false,
+                                                const std::vector<IntGemmKernel>& forced = {std::begin(kIntKernels),
+                                                                                            std::end(kIntKernels)}) {
+  graph::Graph g;
+  std::vector<graph::ValueId> ids;
+  std::vector<HostTensor> runtime_inputs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string name = "in" + std::to_string(i);
+    const bool constant = weight_constant && i == 1;
+    Result<graph::ValueId> id =
+        constant ? graph::add_graph_constant(g, name, inputs[i].dtype, inputs[i].shape, inputs[i].to_blob())
+                 : graph::add_graph_input(g, name, inputs[i].dtype, inputs[i].shape);
+    if (!id.ok()) return testing::AssertionFailure() << id.status().message();
+    ids.push_back(id.value());
+    if (!constant) runtime_inputs.push_back(inputs[i]);
+  }
+  Result<std::vector<graph::ValueId>> outs = graph::add_op(g, op, op + "_0", ids, attrs);
+  if (!outs.ok()) return testing::AssertionFailure() << "building the node: " << outs.status().message();
+  g.mark_output(outs.value()[0]);
+  Result<std::vector<HostTensor>> want = cpu::run_graph(g, runtime_inputs);
+  if (!want.ok()) return testing::AssertionFailure() << "CPU reference: " << want.status().message();
+  // Every kernel's disagreement, not only the first.
+  std::string failures;
+  std::optional<HostTensor> direct;
+  std::vector<std::pair<IntGemmKernel, bool>> runs;
+  for (IntGemmKernel k : forced) {
+    runs.push_back({k, false});
+    if (k != IntGemmKernel::kDirect) runs.push_back({k, true});
+  }
+  for (const auto& [k, large] : runs) {
+    kernels::KernelGraphOptions options;
+    options.int_gemm_kernel = k;
+    if (large) options.gemm_kernel = kernels::GemmKernel::kTiled128;
+    options.profile_steps = true;
+    RunStats stats;
+    Result<std::vector<HostTensor>> got = run_on_vulkan(g, runtime_inputs, &stats, options);
+    const std::string name = std::string(int_kernel_name(k)) + (large ? " 128x128" : "");
+    if (!got.ok()) {
+      failures += "\n" + name + ": " + got.status().message();
+      continue;
+    }
+    if (stats.steps.size() != 1 || stats.steps[0].kernel != expected_int_shader(op, k, large)) {
+      failures += "\n" + name + ": ran on " + (stats.steps.empty() ? "nothing" : stats.steps[0].kernel) + ", not " +
+                  expected_int_shader(op, k, large);
+    }
+    testing::AssertionResult same = all_close(got.value()[0], want.value()[0], 0, 0);
+    if (!same) failures += "\n" + name + " against the CPU: " + same.message();
+    if (!direct) {
+      direct = got.value()[0];
+    } else if (direct->bytes != got.value()[0].bytes) {
+      failures += "\n" + name + " differs from the direct kernel";
+    }
+  }
+  if (!failures.empty()) return testing::AssertionFailure() << failures;
+  return testing::AssertionSuccess();
+}
+
+TEST(VulkanQuant, TiledConv2dIntEqualsDirectAndCpu) {
+  struct Case {
+    graph::Shape x, w;
+    Ints stride, padding, dilation;
+    int64_t groups;
+    bool bias;
+    int64_t input_zp, weight_zp;
+  };
+  const Case cases[] = {
+      // 3x3, padding 1, K = 144: a whole number of words, not of 32-deep slices.
+      {{1, 16, 9, 9}, {32, 16, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, -128, 5},
+      // Stride 2, uneven padding, batch 2; K = 45 and M = 20 ragged.
+      {{2, 5, 11, 10}, {20, 5, 3, 3}, {2, 2}, {1, 0, 2, 1}, {1, 1}, 1, true, 7, -3},
+      // Dilation 2, no zero points, no bias; M = 17.
+      {{1, 8, 12, 12}, {17, 8, 3, 3}, {1, 1}, {2, 2, 2, 2}, {2, 2}, 1, false, 0, 0},
+      // 1x1 over 33 channels: M = 70 spans two 64-row tiles, N = 3 x 35 pixels.
+      {{3, 33, 5, 7}, {70, 33, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, true, 127, -128},
+      // Two groups of 20 output channels; stride (2, 1) and dilation (1, 2).
+      {{1, 32, 8, 9}, {40, 16, 3, 3}, {2, 1}, {1, 1, 2, 2}, {1, 2}, 2, true, -1, 1},
+      // Depthwise (forced onto the tiled kernel: one row per group).
+      {{2, 6, 7, 7}, {6, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 6, false, 3, 0},
+      // Padding wider than the kernel: windows wholly in the padding.
+      {{1, 3, 4, 4}, {16, 3, 2, 2}, {1, 1}, {3, 3, 3, 3}, {1, 1}, 1, true, -50, 0},
+  };
+  uint32_t seed = 100;
+  for (const Case& c : cases) {
+    std::vector<HostTensor> inputs = {random_tensor(DType::kI8, c.x, seed++, -128, 128),
+                                      random_tensor(DType::kI8, c.w, seed++, -128, 128)};
+    if (c.bias) inputs.push_back(random_tensor(DType::kI32, {c.w[0]}, seed++, -100000, 100000));
+    const graph::AttrMap attrs = {{"stride", c.stride},       {"padding", c.padding},       {"dilation", c.dilation},
+                                  {"groups", c.groups},       {"input_zp", c.input_zp},     {"weight_zp", c.weight_zp}};
+    EXPECT_TRUE(int_gemm_kernels_agree("conv2d_int", inputs, attrs)) << graph::shape_to_string(c.x) << " * "
+                                                                     << graph::shape_to_string(c.w);
+  }
+  // The weight as a graph constant, as an exported model has it.
+  std::vector<HostTensor> inputs = {random_tensor(DType::kI8, {1, 24, 10, 10}, 200, -128, 128),
+                                    random_tensor(DType::kI8, {48, 24, 3, 3}, 201, -128, 128),
+                                    random_tensor(DType::kI32, {48}, 202, -1000, 1000)};
+  EXPECT_TRUE(int_gemm_kernels_agree("conv2d_int", inputs,
+                                     {{"padding", Ints{1, 1, 1, 1}}, {"input_zp", int64_t{-9}}, {"weight_zp", int64_t{0}}},
+                                     true));
+}
+
+// The int32 sums wrap as the direct kernel's do: a bias near the ends of
+// int32 carries the sum over them. And every product at its extreme
+// ((-128 - 127) x (127 - -128) = -65025) over K = 34000 sums past 2^31 on
+// its own; the CPU reference is the only check there: on lavapipe the
+// direct kernel's sum stops after 10923 channels of a 1x1 convolution
+// (10923 x 6 ~ 2^16: apparently llvmpipe's cap on loop iterations).
+TEST(VulkanQuant, TiledConv2dIntWrapsLikeDirect) {
+  HostTensor x = random_tensor(DType::kI8, {1, 64, 5, 5}, 300, -128, 128);
+  HostTensor w = random_tensor(DType::kI8, {32, 64, 3, 3}, 301, -128, 128);
+  std::vector<int32_t> ends(32);
+  for (size_t o = 0; o < ends.size(); ++o) ends[o] = o % 2 ? INT32_MAX - static_cast<int32_t>(o) : INT32_MIN + static_cast<int32_t>(o);
+  HostTensor bias = HostTensor::from_data<int32_t>({32}, ends).value();
+  EXPECT_TRUE(int_gemm_kernels_agree("conv2d_int", {x, w, bias},
+                                     {{"padding", Ints{1, 1, 1, 1}}, {"input_zp", int64_t{-128}}, {"weight_zp", int64_t{127}}}));
+
+  HostTensor x_min = random_tensor(DType::kI8, {1, 34000, 2, 3}, 302, -128, -127);  // all -128
+  HostTensor w_max = random_tensor(DType::kI8, {16, 34000, 1, 1}, 303, 127, 128);   // all 127
+  EXPECT_TRUE(int_gemm_kernels_agree("conv2d_int", {x_min, w_max}, {{"input_zp", int64_t{127}}, {"weight_zp", int64_t{-128}}},
+                                     false, {IntGemmKernel::kTiled, IntGemmKernel::kTiledDot}));
+}
+
+TEST(VulkanQuant, TiledMatmulIntEqualsDirectAndCpu) {
+  struct Case {
+    graph::Shape bmkn;
+    int64_t a_zp, b_zp;
+  };
+  const Case cases[] = {
+      {{1, 1, 1, 1}, 3, -128},     {{2, 5, 7, 3}, 0, 0},       {{3, 17, 33, 9}, -128, 127},
+      {{2, 70, 37, 130}, 11, -7},  {{1, 64, 64, 64}, 1, 0},    {{4, 19, 8, 77}, 0, 100},
+      {{1, 130, 96, 65}, -5, -5},
+  };
+  uint32_t seed = 400;
+  for (const Case& c : cases) {
+    const graph::Shape& s = c.bmkn;
+    HostTensor a = random_tensor(DType::kI8, {s[0], s[1], s[2]}, seed++, -128, 128);
+    HostTensor b = random_tensor(DType::kI8, {s[0], s[2], s[3]}, seed++, -128, 128);
+    EXPECT_TRUE(int_gemm_kernels_agree("matmul_int", {a, b}, {{"a_zp", c.a_zp}, {"b_zp", c.b_zp}}))
+        << graph::shape_to_string(s);
+  }
+  // Extremes wrapping past 2^31 (one loop of 34000 iterations: within
+  // lavapipe's limit, so the direct kernel sums them all as well).
+  HostTensor a = random_tensor(DType::kI8, {1, 16, 34000}, 500, 127, 128);
+  HostTensor b = random_tensor(DType::kI8, {1, 34000, 16}, 501, -128, -127);
+  EXPECT_TRUE(int_gemm_kernels_agree("matmul_int", {a, b}, {{"a_zp", int64_t{-128}}, {"b_zp", int64_t{127}}}));
+}
+
+// Unforced, a resnet-sized convolution goes to the tiled kernel (with dot
+// products where the device has them) and a depthwise one stays direct.
+TEST(VulkanQuant, Conv2dIntPicksTiledForResnetShapes) {
+  const SharedGpuContext& ctx = *test_context();
+  const bool dot = ctx.has_feature(kFeatureShaderIntegerDotProduct);
+  // 1x64x56x56, 3x3, 64 out: M = 64, N = 56 * 56, K = 64 * 9.
+  kernels::IntGemmChoice resnet = kernels::select_int_gemm(ctx, kernels::GemmProblem{true, 64, 56 * 56, 576, 1});
+  EXPECT_EQ(resnet.kernel, dot ? IntGemmKernel::kTiledDot : IntGemmKernel::kTiled) << resnet.why;
+  kernels::IntGemmChoice depthwise = kernels::select_int_gemm(ctx, kernels::GemmProblem{true, 1, 56 * 56, 9, 64});
+  EXPECT_EQ(depthwise.kernel, IntGemmKernel::kDirect) << depthwise.why;
+
+  // And the lowering runs it there.
+  HostTensor x = random_tensor(DType::kI8, {1, 64, 56, 56}, 600, -128, 128);
+  HostTensor w = random_tensor(DType::kI8, {64, 64, 3, 3}, 601, -128, 128);
+  graph::Graph g;
+  graph::ValueId xi = graph::add_graph_input(g, "x", DType::kI8, x.shape).value();
+  graph::ValueId wi = graph::add_graph_constant(g, "w", DType::kI8, w.shape, w.to_blob()).value();
+  graph::ValueId y = graph::add_op(g, "conv2d_int", "conv", {xi, wi},
+                                   {{"padding", Ints{1, 1, 1, 1}}, {"input_zp", int64_t{-3}}})
+                         .value()[0];
+  g.mark_output(y);
+  kernels::KernelGraphOptions options;
+  options.profile_steps = true;
+  RunStats stats;
+  Result<std::vector<HostTensor>> got = run_on_vulkan(g, {x}, &stats, options);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  ASSERT_EQ(stats.steps.size(), 1u);
+  EXPECT_EQ(stats.steps[0].kernel, dot ? "conv2d_int_tiled_dot" : "conv2d_int_tiled");
+  EXPECT_TRUE(all_close(got.value()[0], cpu::run_graph(g, {x}).value()[0], 0, 0));
 }
 
 TEST(VulkanQuant, IntPoolsMatchCpu) {

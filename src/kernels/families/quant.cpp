@@ -3,7 +3,9 @@
 // conv2d_int, matmul_int, avg_pool2d_int, table, mul_shift,
 // arithmetic_right_shift, and max_pool2d on i8/i32.
 // rescale and avg_pool2d_int compute in 64-bit shader integers and need
-// shaderInt64 (refused at lowering where the device lacks it).
+// shaderInt64 (refused at lowering where the device lacks it). conv2d_int and
+// matmul_int run on the tiled int8 GEMM (int8_gemm.comp) where
+// select_int_gemm says it pays, else on their direct kernels.
 #include <cstdint>
 #include <utility>
 
@@ -76,6 +78,29 @@ Status lower_rescale(LoweringContext& lc, const graph::Node& n) {
                       word_invocations(count, y.dtype));
 }
 
+// The tiled int8 GEMM (int8_gemm.comp) of `choice`: A and B at bindings 0
+// and 1, conv2d_int's bias (or A, never read) at 2, the i32 output at 3;
+// `form` is the push constants after the six every form takes.
+Status add_int_gemm_dispatch(LoweringContext& lc, const graph::Node& n, const IntGemmChoice& choice, bool conv,
+                             const GemmProblem& g, int32_t a_zp, int32_t b_zp, const PushConstants& form,
+                             const TensorRef& a, const TensorRef& b, const TensorRef* bias, const TensorRef& y) {
+  const uint32_t tiles_m = choice.tiles(g.m), tiles_n = choice.tiles(g.n);
+  const uint64_t tiles = uint64_t{tiles_m} * tiles_n * g.batches;
+  PushConstants push;
+  push.u32(g.m).u32(g.n).u32(g.k).u32(tiles_n).u32(tiles_m).u32(static_cast<uint32_t>(tiles));
+  push.u32(static_cast<uint32_t>(a_zp)).u32(static_cast<uint32_t>(b_zp));
+  push.append(form);
+  // A's rows lie on word boundaries (and are read as words) where K is a multiple of 4.
+  KernelKey key{choice.shader(conv), {bias ? 1 : 0, g.k % 4 == 0 ? 1 : 0}, 4, push.size()};
+  gpu::StepWork work;
+  work.choice = choice.describe();
+  work.why = choice.why;
+  work.flops = gemm_flops(g.m, g.n, g.k, g.batches);
+  return add_dispatch(lc, n, key, {{a.range, false}, {b.range, false}, {bias ? bias->range : a.range, false},
+                                   {y.range, true}},
+                      push, tiles * kWorkgroupSize, work);
+}
+
 Status lower_conv2d_int(LoweringContext& lc, const graph::Node& n) {
   GPUU_ASSIGN_OR_RETURN(graph::AttrMap a, attrs_of(n));
   const TensorRef& x = lc.tensor(n.inputs[0]);
@@ -88,6 +113,22 @@ Status lower_conv2d_int(LoweringContext& lc, const graph::Node& n) {
   std::vector<int64_t> pad = graph::attr_ints(a, "padding");
   std::vector<int64_t> dilation = graph::attr_ints(a, "dilation");
   const int64_t groups = graph::attr_int(a, "groups", 1);
+  const int32_t input_zp = static_cast<int32_t>(graph::attr_int(a, "input_zp"));
+  const int32_t weight_zp = static_cast<int32_t>(graph::attr_int(a, "weight_zp"));
+  // Per group: [O/groups, C/groups*kH*kW] weight rows x the im2col view
+  // [C/groups*kH*kW, batch*OH*OW] of the input.
+  GemmProblem g{true, u32(w.shape[0] / groups), u32(y.shape[0] * y.shape[2] * y.shape[3]),
+                u32(w.shape[1] * w.shape[2] * w.shape[3]), u32(groups)};
+  const IntGemmChoice choice = select_int_gemm(lc.ctx, g, lc.gemm_force);
+  if (choice.tiled()) {
+    PushConstants form;
+    form.u32(u32(x.shape[1])).u32(u32(x.shape[2])).u32(u32(x.shape[3]));
+    form.u32(u32(w.shape[0])).u32(u32(y.shape[2])).u32(u32(y.shape[3]));
+    form.u32(u32(w.shape[2])).u32(u32(w.shape[3])).u32(u32(stride[0])).u32(u32(stride[1]));
+    form.u32(u32(pad[0])).u32(u32(pad[2])).u32(u32(dilation[0])).u32(u32(dilation[1]));
+    form.u32(u32(w.shape[1]));
+    return add_int_gemm_dispatch(lc, n, choice, true, g, weight_zp, input_zp, form, w, x, bias, y);
+  }
   PushConstants push;
   push.u32(static_cast<uint32_t>(count));
   push.u32(u32(x.shape[1])).u32(u32(x.shape[2])).u32(u32(x.shape[3]));
@@ -95,12 +136,16 @@ Status lower_conv2d_int(LoweringContext& lc, const graph::Node& n) {
   push.u32(u32(w.shape[2])).u32(u32(w.shape[3])).u32(u32(stride[0])).u32(u32(stride[1]));
   push.u32(u32(pad[0])).u32(u32(pad[2])).u32(u32(dilation[0])).u32(u32(dilation[1]));
   push.u32(u32(w.shape[1])).u32(u32(w.shape[0] / groups));
-  push.u32(u32(graph::attr_int(a, "input_zp"))).u32(u32(graph::attr_int(a, "weight_zp")));
+  push.u32(static_cast<uint32_t>(input_zp)).u32(static_cast<uint32_t>(weight_zp));
   // Without a bias, binding 2 still needs a buffer: the weight's, never read there.
   BufferRange bias_range = bias ? bias->range : w.range;
   KernelKey key{"conv2d_int", {bias ? 1 : 0}, 4, push.size()};
+  gpu::StepWork work;
+  work.choice = choice.describe();
+  work.why = choice.why;
+  work.flops = gemm_flops(g.m, g.n, g.k, g.batches);
   return add_dispatch(lc, n, key, {{x.range, false}, {w.range, false}, {bias_range, false}, {y.range, true}}, push,
-                      count);
+                      count, work);
 }
 
 // matmul_int and the lowerings below open alike (tensors, element count, a
@@ -113,11 +158,20 @@ Status lower_matmul_int(LoweringContext& lc, const graph::Node& n) {
   const TensorRef& y = lc.tensor(n.outputs[0]);
   const uint64_t count = static_cast<uint64_t>(graph::shape_numel(y.shape));
   if (count == 0) return Status::Ok();
+  const int32_t a_zp = static_cast<int32_t>(graph::attr_int(a, "a_zp"));
+  const int32_t b_zp = static_cast<int32_t>(graph::attr_int(a, "b_zp"));
+  GemmProblem g{false, u32(A.shape[1]), u32(B.shape[2]), u32(A.shape[2]), u32(A.shape[0])};
+  const IntGemmChoice choice = select_int_gemm(lc.ctx, g, lc.gemm_force);
+  if (choice.tiled()) return add_int_gemm_dispatch(lc, n, choice, false, g, a_zp, b_zp, {}, A, B, nullptr, y);
   PushConstants push;
-  push.u32(static_cast<uint32_t>(count)).u32(u32(A.shape[1])).u32(u32(A.shape[2])).u32(u32(B.shape[2]));
-  push.u32(u32(graph::attr_int(a, "a_zp"))).u32(u32(graph::attr_int(a, "b_zp")));
+  push.u32(static_cast<uint32_t>(count)).u32(g.m).u32(g.k).u32(g.n);
+  push.u32(static_cast<uint32_t>(a_zp)).u32(static_cast<uint32_t>(b_zp));
   KernelKey key{"matmul_int", {}, 3, push.size()};
-  return add_dispatch(lc, n, key, {{A.range, false}, {B.range, false}, {y.range, true}}, push, count);
+  gpu::StepWork work;
+  work.choice = choice.describe();
+  work.why = choice.why;
+  work.flops = gemm_flops(g.m, g.n, g.k, g.batches);
+  return add_dispatch(lc, n, key, {{A.range, false}, {B.range, false}, {y.range, true}}, push, count, work);
 }
 
 // avg_pool2d_int (i8), and max_pool2d on i8/i32 (symmetric padding, dilation).

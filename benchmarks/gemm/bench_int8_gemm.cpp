@@ -1,0 +1,177 @@
+// int8 GEMM benchmark: conv2d_int and matmul_int (resnet- and
+// transformer-sized by default), each one node in a KernelGraph on the
+// default Vulkan device, run on each int8 GEMM kernel (direct, tiled with
+// multiply-adds, tiled with dot products where the device has them). Per
+// case and kernel: GPU time from the command buffer's timestamps (median and
+// min after warm-up), integer TOP/s from the median, and whether the output
+// is bit-identical to the direct kernel's (a wrong kernel must not look fast).
+// Prints one JSON object. Run by benchmarks/gemm/run_int8.sh.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "context/vulkan_bootstrap.h"
+#include "gpu/device_buffer.h"
+#include "gpu/submission.h"
+#include "graph/builder.h"
+#include "kernels/gemm_select.h"
+#include "kernels/kernel_graph.h"
+#include "stats.h"
+
+namespace {
+
+using namespace gpuu;
+using bench::median;
+using graph::DType;
+using gpu::BufferRange;
+using gpu::DeviceBuffer;
+using gpu::MemoryKind;
+using kernels::IntGemmKernel;
+
+struct Case {
+  std::string name;
+  std::string op;                    // conv2d_int | matmul_int
+  std::vector<graph::Shape> inputs;  // conv2d_int: x, w, bias; matmul_int: a, b
+  graph::AttrMap attrs;
+  double ops = 0;  // 2 per multiply-add
+};
+
+const char* kernel_name(IntGemmKernel k) {
+  return k == IntGemmKernel::kDirect ? "direct" : k == IntGemmKernel::kTiled ? "tiled" : "tiled_dot";
+}
+
+Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Case& c, int runs, int warmup, bool first) {
+  graph::Graph g;
+  std::vector<graph::ValueId> ids;
+  std::vector<DeviceBuffer> buffers;
+  std::vector<BufferRange> in_ranges;
+  std::mt19937 rng(7);
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    const bool bias = c.op == "conv2d_int" && i == 2;
+    const DType dtype = bias ? DType::kI32 : DType::kI8;
+    GPUU_ASSIGN_OR_RETURN(graph::ValueId id, graph::add_graph_input(g, "in" + std::to_string(i), dtype, c.inputs[i]));
+    ids.push_back(id);
+    std::vector<uint8_t> bytes(static_cast<size_t>(graph::shape_numel(c.inputs[i])) * graph::dtype_size(dtype));
+    for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng());
+    GPUU_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::create(*ctx, bytes.size(), MemoryKind::kDevice, "in"));
+    GPUU_RETURN_IF_ERROR(gpu::upload_once(*ctx, pool, b, 0, bytes.data(), bytes.size()));
+    in_ranges.push_back(BufferRange{b.buffer(), 0, b.size()});
+    buffers.push_back(std::move(b));
+  }
+  GPUU_ASSIGN_OR_RETURN(std::vector<graph::ValueId> outs, graph::add_op(g, c.op, c.name, ids, c.attrs));
+  g.mark_output(outs[0]);
+  const size_t y_bytes = static_cast<size_t>(graph::shape_numel(g.value(outs[0]).shape)) * 4;
+
+  std::vector<uint8_t> direct;
+  bool first_kernel = true;
+  for (IntGemmKernel k : {IntGemmKernel::kDirect, IntGemmKernel::kTiled, IntGemmKernel::kTiledDot}) {
+    if (k == IntGemmKernel::kTiledDot && !ctx->has_feature(kFeatureShaderIntegerDotProduct)) continue;
+    GPUU_ASSIGN_OR_RETURN(DeviceBuffer out, DeviceBuffer::create(*ctx, y_bytes, MemoryKind::kDevice, "out"));
+    GPUU_ASSIGN_OR_RETURN(DeviceBuffer readback, DeviceBuffer::create(*ctx, y_bytes, MemoryKind::kReadback, "readback"));
+    kernels::KernelGraphOptions options;
+    options.int_gemm_kernel = k;
+    GPUU_ASSIGN_OR_RETURN(std::unique_ptr<kernels::KernelGraph> kg,
+                          kernels::KernelGraph::create(ctx, g, in_ranges, {BufferRange{out.buffer(), 0, out.size()}},
+                                                       options));
+    VkCommandBuffer cb = kg->command_buffer();
+    VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    submit.commandBufferCount = 1;
+    submit.pCommandBuffers = &cb;
+    std::vector<double> gpu;
+    for (int i = 0; i < warmup + runs; ++i) {
+      GPUU_VK_RETURN_IF_ERROR(ctx->submit(1, &submit, VK_NULL_HANDLE), "vkQueueSubmit");
+      GPUU_VK_RETURN_IF_ERROR(ctx->queue_wait_idle(), "vkQueueWaitIdle");
+      if (i >= warmup) gpu.push_back(kg->last_gpu_time_us());
+    }
+    GPUU_RETURN_IF_ERROR(gpu::run_once(
+        *ctx, pool,
+        [&](VkCommandBuffer copy) {
+          VkBufferCopy region{0, 0, y_bytes};
+          ctx->vkd().vkCmdCopyBuffer(copy, out.buffer(), readback.buffer(), 1, &region);
+          return Status::Ok();
+        },
+        "reading the output back"));
+    const uint8_t* got = static_cast<const uint8_t*>(readback.mapped());
+    if (k == IntGemmKernel::kDirect) direct.assign(got, got + y_bytes);
+    const bool exact = std::memcmp(direct.data(), got, y_bytes) == 0;
+    const double med = median(gpu);
+    std::printf("%s    {\"case\": \"%s\", \"kernel\": \"%s\", \"gpu_us_median\": %.1f, \"gpu_us_min\": %.1f, "
+                "\"tops\": %.4f, \"equals_direct\": %s}",
+                first && first_kernel ? "" : ",\n", c.name.c_str(), kernel_name(k), med,
+                *std::min_element(gpu.begin(), gpu.end()), c.ops / med * 1e-6, exact ? "true" : "false");
+    first_kernel = false;
+  }
+  return Status::Ok();
+}
+
+double conv_ops(const graph::Shape& x, const graph::Shape& w, int64_t oh, int64_t ow) {
+  return 2.0 * double(x[0]) * double(w[0]) * double(oh * ow) * double(w[1] * w[2] * w[3]);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int runs = 10, warmup = 2;
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];  // cases whose name contains it
+    else {
+      std::fprintf(stderr, "usage: bench_int8_gemm [--runs N] [--warmup N] [--only TEXT]\n");
+      return 2;
+    }
+  }
+  Result<SharedGpuContextPtr> ctx = create_vulkan_context("bench_int8_gemm", 0, DeviceOptions{});
+  if (!ctx.ok()) {
+    std::fprintf(stderr, "bench_int8_gemm: %s\n", ctx.status().message().c_str());
+    return 1;
+  }
+  const SharedGpuContextPtr& c = ctx.value();
+  VkCommandPool pool = VK_NULL_HANDLE;
+  if (c->create_command_pool(&pool) != VK_SUCCESS) return 1;
+  const graph::AttrMap pad1 = {{"padding", std::vector<int64_t>{1, 1, 1, 1}},
+                               {"input_zp", int64_t{-3}},
+                               {"weight_zp", int64_t{0}}};
+  const graph::AttrMap pad1_s2 = {{"padding", std::vector<int64_t>{1, 1, 1, 1}},
+                                  {"stride", std::vector<int64_t>{2, 2}},
+                                  {"input_zp", int64_t{-3}},
+                                  {"weight_zp", int64_t{0}}};
+  const graph::AttrMap pointwise = {{"input_zp", int64_t{-3}}, {"weight_zp", int64_t{0}}};
+  const std::vector<Case> cases = {
+      // resnet50's stage-3 3x3 (batch 1): 256 -> 256 at 14x14.
+      {"res_3x3_256_14", "conv2d_int", {{1, 256, 14, 14}, {256, 256, 3, 3}, {256}}, pad1,
+       conv_ops({1, 256, 14, 14}, {256, 256, 3, 3}, 14, 14)},
+      // stage 1: 64 -> 64 at 56x56.
+      {"res_3x3_64_56", "conv2d_int", {{1, 64, 56, 56}, {64, 64, 3, 3}, {64}}, pad1,
+       conv_ops({1, 64, 56, 56}, {64, 64, 3, 3}, 56, 56)},
+      // A strided 3x3 and a pointwise expansion.
+      {"res_3x3_128_s2_28", "conv2d_int", {{1, 128, 56, 56}, {128, 128, 3, 3}, {128}}, pad1_s2,
+       conv_ops({1, 128, 56, 56}, {128, 128, 3, 3}, 28, 28)},
+      {"res_1x1_256to1024_14", "conv2d_int", {{1, 256, 14, 14}, {1024, 256, 1, 1}, {1024}}, pointwise,
+       conv_ops({1, 256, 14, 14}, {1024, 256, 1, 1}, 14, 14)},
+      // A transformer's linear on 128 tokens.
+      {"matmul_128x768x768", "matmul_int", {{1, 128, 768}, {1, 768, 768}}, {{"a_zp", int64_t{5}}},
+       2.0 * 128 * 768 * 768},
+  };
+  std::printf("{\"device\": \"%s\", \"dot_product\": %s, \"runs\": %d, \"cases\": [\n", c->device_name().c_str(),
+              c->has_feature(kFeatureShaderIntegerDotProduct) ? "true" : "false", runs);
+  bool first = true;
+  for (const Case& k : cases) {
+    if (!only.empty() && k.name.find(only) == std::string::npos) continue;
+    Status s = run_case(c, pool, k, runs, warmup, first);
+    if (!s.ok()) {
+      std::fprintf(stderr, "bench_int8_gemm: %s: %s\n", k.name.c_str(), s.message().c_str());
+      return 1;
+    }
+    first = false;
+  }
+  std::printf("\n]}\n");
+  c->destroy_command_pool(pool);
+  return 0;
+}
