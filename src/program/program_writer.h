@@ -95,6 +95,14 @@ struct AddedConstant {
   graph::DType dtype = graph::DType::kF32;
   graph::Shape shape;
   Blob data;
+  // Where `data` is a constant input of the region rearranged (a conv weight
+  // in TOSA's OHWI): that constant's name, and the view and perm that make
+  // `data` from its elements (StoredRearranged). A program with dims then
+  // names this copy in the region's source instead of the model's constant,
+  // which it stores only where something else reads it.
+  std::string rearranges;
+  graph::Shape view;
+  std::vector<int64_t> perm;
 };
 
 // What a backend's preprocess step returns for one region.

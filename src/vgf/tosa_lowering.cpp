@@ -437,7 +437,10 @@ class TosaLowering {
       std::vector<uint8_t> bytes = graph::permute_bytes(constant_data(v).data(), tosa_element_size(t), view, perm);
       Shape out(perm.size());
       for (size_t i = 0; i < perm.size(); ++i) out[i] = view[static_cast<size_t>(perm[i])];
-      return constant(t, out, std::move(bytes), src_.value(v).name);
+      TosaTensorId c = constant(t, out, std::move(bytes), src_.value(v).name);
+      g_.constants.back().source_view = view;
+      g_.constants.back().source_perm = perm;
+      return c;
     }
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, value(v));
     return transpose(reshape(x, view), perm);
