@@ -148,7 +148,11 @@ using Preprocessors = std::map<std::string, PreprocessFn>;
 // step per node. Program tensors are the graph's inputs, outputs, constants,
 // states and their updates, and every value crossing a region boundary or
 // touched by a CPU node, in value order; each graph state becomes a program
-// state. Deterministic: the same arguments give the same bytes.
+// state. With dims, each delegate also keeps its region as its source
+// (serialize_region), which names every constant of the region: one its
+// blob reads only as a rearranged copy (AddedConstant::rearranges), and
+// nothing else reads, is named as that copy and stored only so.
+// Deterministic: the same arguments give the same bytes.
 Result<std::vector<uint8_t>> build_program(const graph::Graph& graph, const partition::PartitionResult& partition,
                                            const SharedGpuCompileSpec& shared_spec,
                                            const Preprocessors& preprocessors = {},
