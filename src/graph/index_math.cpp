@@ -2,6 +2,7 @@
 #include "graph/index_math.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "graph/op_registry.h"
 
@@ -18,6 +19,35 @@ std::vector<int64_t> compose_perms(const std::vector<int64_t>& first, const std:
   std::vector<int64_t> composed(then.size());
   for (size_t i = 0; i < then.size(); ++i) composed[i] = first[static_cast<size_t>(then[i])];
   return composed;
+}
+
+std::vector<int64_t> inverse_perm(const std::vector<int64_t>& perm) {
+  std::vector<int64_t> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+  return inverse;
+}
+
+std::vector<uint8_t> permute_bytes(const uint8_t* data, size_t esize, const Shape& shape,
+                                   const std::vector<int64_t>& perm) {
+  size_t rank = shape.size();
+  Shape out_shape(rank);
+  for (size_t i = 0; i < rank; ++i) out_shape[i] = shape[static_cast<size_t>(perm[i])];
+  std::vector<int64_t> in_strides(rank, 1);
+  for (size_t i = rank; i-- > 1;) in_strides[i - 1] = in_strides[i] * shape[i];
+  int64_t numel = 1;
+  for (int64_t d : shape) numel *= d;
+  std::vector<uint8_t> out(static_cast<size_t>(numel) * esize);
+  std::vector<int64_t> idx(rank, 0);  // index into the output
+  for (int64_t o = 0; o < numel; ++o) {
+    int64_t src = 0;
+    for (size_t i = 0; i < rank; ++i) src += idx[i] * in_strides[static_cast<size_t>(perm[i])];
+    std::memcpy(out.data() + static_cast<size_t>(o) * esize, data + static_cast<size_t>(src) * esize, esize);
+    for (size_t i = rank; i-- > 0;) {
+      if (++idx[i] < out_shape[i]) break;
+      idx[i] = 0;
+    }
+  }
+  return out;
 }
 
 SliceReads slice_reads(const AttrMap& attrs, const Shape& x, const Shape& out) {

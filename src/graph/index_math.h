@@ -15,6 +15,13 @@ namespace gpuu::graph {
 // every dim, and the one perm doing `first` then `then` (composed[i] = first[then[i]]).
 bool is_identity_perm(const std::vector<int64_t>& perm);
 std::vector<int64_t> compose_perms(const std::vector<int64_t>& first, const std::vector<int64_t>& then);
+// The perm that undoes `perm` (inverse[perm[i]] = i); `perm` must be a permutation of 0..n-1.
+std::vector<int64_t> inverse_perm(const std::vector<int64_t>& perm);
+// Row-major elements of `esize` bytes of a tensor of `shape`, permuted by
+// `perm` (out dim i = in dim perm[i]). Constants rearranged for a backend's
+// layout (TOSA's OHWI weights) and read back by the program's loader use it.
+std::vector<uint8_t> permute_bytes(const uint8_t* data, size_t esize, const Shape& shape,
+                                   const std::vector<int64_t>& perm);
 
 // Where a slice node (resolved attributes) reads its input `x`: the element
 // strides of each output dim and the flat offset of the first element. `out`

@@ -437,7 +437,8 @@ Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partitio
   // A constant is stored where a graph output, a state, a CPU node or a
   // delegate reads it from the program. A blob holding a constant itself
   // (constants_read leaves it out) reads it from nowhere; a source (with dims)
-  // names every constant of its region.
+  // names every constant of its region: as it is, or as the copy its blob
+  // reads rearranged, where nothing else reads it as it is.
   auto is_constant = [&](ValueId v) { return g.values()[static_cast<size_t>(v)].constant != graph::kNone; };
   std::vector<std::vector<char>> reads(partition.regions.size());
   for (size_t r = 0; r < partition.regions.size(); ++r) {
@@ -445,7 +446,7 @@ Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partitio
     const std::vector<ValueId>& ins = ios[r].inputs;
     reads[r].assign(ins.size(), 1);
     const std::optional<std::vector<std::string>>& listed = pres[r].constants_read;
-    if (!listed || !g.dims().empty()) continue;
+    if (!listed) continue;
     std::unordered_set<std::string> named(listed->begin(), listed->end());
     for (size_t i = 0; i < ins.size(); ++i) {
       if (!is_constant(ins[i])) continue;
@@ -472,6 +473,51 @@ Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partitio
     }
     for (size_t i = 0; i < ios[r].inputs.size(); ++i) {
       if (reads[r][i]) stored[static_cast<size_t>(ios[r].inputs[i])] = 1;
+    }
+  }
+  // With dims, each region's source names the constants its blob leaves out:
+  // as the rearranged copy the blob reads, where there is one and nothing
+  // stores the constant as it is, else as it is (then stored).
+  std::vector<std::map<std::string, StoredRearranged>> rearranged(partition.regions.size());
+  if (!g.dims().empty()) {
+    std::vector<std::map<std::string, const AddedConstant*>> copies(partition.regions.size());
+    for (size_t r = 0; r < partition.regions.size(); ++r) {
+      if (partition.regions[r].backend == partition::kCpuId) continue;
+      for (const AddedConstant& c : pres[r].added_constants) {
+        if (c.rearranges.empty()) continue;
+        graph::Shape shape(c.perm.size());
+        bool fits = c.view.size() == c.perm.size();
+        for (size_t i = 0; fits && i < c.perm.size(); ++i) {
+          fits = c.perm[i] >= 0 && static_cast<size_t>(c.perm[i]) < c.view.size();
+          if (fits) shape[i] = c.view[static_cast<size_t>(c.perm[i])];
+        }
+        auto source = names.find(c.rearranges);
+        if (!fits || shape != c.shape || source == names.end() || g.value(source->second).dtype != c.dtype ||
+            graph::shape_numel(g.value(source->second).shape) != graph::shape_numel(c.view)) {
+          return bad("region ", r, " (", partition.regions[r].backend, "): its blob adds '", c.name,
+                     "' as a rearrangement of '", c.rearranges, "' that does not fit either");
+        }
+        copies[r].emplace(c.rearranges, &c);
+      }
+    }
+    for (int pass = 0; pass < 2; ++pass) {
+      for (size_t r = 0; r < partition.regions.size(); ++r) {
+        if (partition.regions[r].backend == partition::kCpuId) continue;
+        for (size_t i = 0; i < ios[r].inputs.size(); ++i) {
+          const ValueId v = ios[r].inputs[i];
+          if (reads[r][i] || !is_constant(v)) continue;
+          auto copy = copies[r].find(g.value(v).name);
+          // First every constant without a copy is stored, then a copy stands
+          // in for one that nothing stores.
+          if (pass == 0 && copy != copies[r].end()) continue;
+          if (pass == 1 && !stored[static_cast<size_t>(v)]) {
+            rearranged[r][copy->first] = StoredRearranged{copy->second->name, copy->second->view, copy->second->perm};
+            continue;
+          }
+          reads[r][i] = 1;
+          stored[static_cast<size_t>(v)] = 1;
+        }
+      }
     }
   }
 
@@ -543,7 +589,7 @@ Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partitio
     d.compile_specs.insert(d.compile_specs.end(), pre.extra_compile_specs.begin(), pre.extra_compile_specs.end());
     d.processed = std::move(pre.processed);
     if (!g.dims().empty()) {
-      Result<std::vector<uint8_t>> source = serialize_region(g, region);
+      Result<std::vector<uint8_t>> source = serialize_region(g, region, rearranged[r]);
       if (!source.ok()) return bad("region ", r, " (", region.backend, "): ", source.status().message());
       d.source = Blob::take(std::move(source).value());
     }

@@ -95,6 +95,14 @@ struct AddedConstant {
   graph::DType dtype = graph::DType::kF32;
   graph::Shape shape;
   Blob data;
+  // Where `data` is a constant input of the region rearranged (a conv weight
+  // in TOSA's OHWI): that constant's name, and the view and perm that make
+  // `data` from its elements (StoredRearranged). A program with dims then
+  // names this copy in the region's source instead of the model's constant,
+  // which it stores only where something else reads it.
+  std::string rearranges;
+  graph::Shape view;
+  std::vector<int64_t> perm;
 };
 
 // What a backend's preprocess step returns for one region.
@@ -140,7 +148,11 @@ using Preprocessors = std::map<std::string, PreprocessFn>;
 // step per node. Program tensors are the graph's inputs, outputs, constants,
 // states and their updates, and every value crossing a region boundary or
 // touched by a CPU node, in value order; each graph state becomes a program
-// state. Deterministic: the same arguments give the same bytes.
+// state. With dims, each delegate also keeps its region as its source
+// (serialize_region), which names every constant of the region: one its
+// blob reads only as a rearranged copy (AddedConstant::rearranges), and
+// nothing else reads, is named as that copy and stored only so.
+// Deterministic: the same arguments give the same bytes.
 Result<std::vector<uint8_t>> build_program(const graph::Graph& graph, const partition::PartitionResult& partition,
                                            const SharedGpuCompileSpec& shared_spec,
                                            const Preprocessors& preprocessors = {},

@@ -1,6 +1,7 @@
 // Specialization: a dynamic program evaluated at one set of sizes.
 #include "program/specialize.h"
 
+#include <algorithm>
 #include <numeric>
 
 #include "program/subgraph.h"
@@ -31,8 +32,8 @@ class ProgramSpecializer {
     const ConstantLookup constants = program_constant_lookup(base);
     for (size_t d = 0; d < out->delegates_.size(); ++d) {
       DelegateInfo& delegate = out->delegates_[d];
-      GPUU_ASSIGN_OR_RETURN(Blob processed, preprocess(*out, delegate, base->segment_data(delegate.source_segment),
-                                                       dims, constants, preprocessors));
+      GPUU_ASSIGN_OR_RETURN(Blob processed, preprocess(*out, d, base->segment_data(delegate.source_segment), dims,
+                                                       constants, preprocessors));
       SegmentInfo segment;
       segment.size = processed.size();
       segment.names = {str_cat("delegate ", d, " (", delegate.backend_id, ") at these sizes")};
@@ -45,11 +46,45 @@ class ProgramSpecializer {
   }
 
  private:
-  // The delegate's source region, bound to `dims` and preprocessed; its
-  // interface must be the delegate's, tensor for tensor.
-  static Result<Blob> preprocess(const Program& program, const DelegateInfo& delegate, const Blob& source,
-                                 const std::vector<int64_t>& dims, const ConstantLookup& constants,
-                                 const Preprocessors& preprocessors) {
+  // A constant the blob made at these sizes reads from the program: the
+  // file's where it has it (the same bytes, else an error), else one held
+  // in memory for this program alone (one the lowering makes only at
+  // these sizes, say).
+  static Status provide_constant(Program& program, const DelegateInfo& delegate, const std::string& name,
+                                 graph::DType dtype, const graph::Shape& shape, const Blob& data) {
+    int32_t t = program.find_tensor(name);
+    if (t >= 0) {
+      const TensorInfo& info = program.tensors_[static_cast<size_t>(t)];
+      if (info.is_constant() && info.dtype == dtype && info.shape == shape &&
+          program.constant_data(t).same_bytes(data)) {
+        return Status::Ok();
+      }
+      return err(StatusCode::kInvalidArgument, "delegate (", delegate.backend_id, "): at these sizes its blob reads '",
+                 name, "' as ", graph::dtype_name(dtype), " ", graph::shape_to_string(shape),
+                 " with other contents than the program's tensor of that name");
+    }
+    SegmentInfo segment;
+    segment.size = data.size();
+    segment.names = {name};
+    segment.owned = data;
+    TensorInfo info;
+    info.name = name;
+    info.dtype = dtype;
+    info.shape = shape;
+    info.segment = static_cast<int32_t>(program.segments_.size());
+    program.segments_.push_back(std::move(segment));
+    program.tensor_index_[name] = static_cast<int32_t>(program.tensors_.size());
+    program.tensors_.push_back(std::move(info));
+    return Status::Ok();
+  }
+
+  // The delegate's source region, bound to `dims` and preprocessed as at
+  // export (its blob may read constants from the program: those it names are
+  // the program's, or made available in it); its non-constant interface
+  // must be the delegate's, tensor for tensor.
+  static Result<Blob> preprocess(Program& program, size_t index, const Blob& source, const std::vector<int64_t>& dims,
+                                 const ConstantLookup& constants, const Preprocessors& preprocessors) {
+    DelegateInfo& delegate = program.delegates_[index];
     auto fail = [&](const auto&... parts) {
       return err(StatusCode::kInvalidArgument, "delegate (", delegate.backend_id, ", first node '",
                  delegate.nodes.empty() ? std::string() : delegate.nodes.front().name, "'): ", parts...);
@@ -63,11 +98,21 @@ class ProgramSpecializer {
     region.nodes.resize(g.nodes().size());
     std::iota(region.nodes.begin(), region.nodes.end(), 0);
     GPUU_ASSIGN_OR_RETURN(RegionIo io, region_io(g, region));
+    // Constants aside: the source names each of its region's, the delegate
+    // only those its blob at the examples reads from the program.
     auto same_interface = [&](const std::vector<graph::ValueId>& values, const std::vector<int32_t>& tensors) {
-      if (values.size() != tensors.size()) return false;
-      for (size_t i = 0; i < values.size(); ++i) {
-        const TensorInfo& t = program.tensors()[static_cast<size_t>(tensors[i])];
-        if (g.value(values[i]).name != t.name || g.value(values[i]).shape != t.shape) return false;
+      std::vector<graph::ValueId> vs;
+      for (graph::ValueId v : values) {
+        if (g.value(v).constant == graph::kNone) vs.push_back(v);
+      }
+      std::vector<int32_t> ts;
+      for (int32_t t : tensors) {
+        if (!program.tensors()[static_cast<size_t>(t)].is_constant()) ts.push_back(t);
+      }
+      if (vs.size() != ts.size()) return false;
+      for (size_t i = 0; i < vs.size(); ++i) {
+        const TensorInfo& t = program.tensors()[static_cast<size_t>(ts[i])];
+        if (g.value(vs[i]).name != t.name || g.value(vs[i]).shape != t.shape) return false;
       }
       return true;
     };
@@ -81,6 +126,31 @@ class ProgramSpecializer {
     }
     Result<PreprocessedRegion> pre = fn->second(g, region, io, delegate.compile_specs);
     if (!pre.ok()) return fail("preprocess failed: ", pre.status().message());
+    if (pre->constants_read) {
+      for (const std::string& name : *pre->constants_read) {
+        auto it = std::find_if(io.inputs.begin(), io.inputs.end(),
+                               [&](graph::ValueId v) { return g.value(v).name == name; });
+        if (it == io.inputs.end() || g.value(*it).constant == graph::kNone) {
+          return fail("its blob reads '", name, "' from the program, which is no constant input of the region");
+        }
+        const graph::Value& v = g.value(*it);
+        GPUU_RETURN_IF_ERROR(provide_constant(program, delegate, name, v.dtype, v.shape,
+                                              g.constants()[static_cast<size_t>(v.constant)].data));
+      }
+    }
+    for (const AddedConstant& c : pre->added_constants) {
+      GPUU_RETURN_IF_ERROR(provide_constant(program, delegate, c.name, c.dtype, c.shape, c.data));
+    }
+    // The blob's own compile specs (VGF's vgf_constant_refs) are those of this blob.
+    for (const CompileSpecEntry& e : pre->extra_compile_specs) {
+      auto same = [&](const CompileSpecEntry& o) { return o.key == e.key; };
+      auto it = std::find_if(delegate.compile_specs.begin(), delegate.compile_specs.end(), same);
+      if (it != delegate.compile_specs.end()) {
+        it->value = e.value;
+      } else {
+        delegate.compile_specs.push_back(e);
+      }
+    }
     return std::move(pre->processed);
   }
 };

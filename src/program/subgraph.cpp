@@ -2,8 +2,10 @@
 // back with the same strictness as the program file.
 #include "program/subgraph.h"
 
+#include <optional>
 #include <unordered_map>
 
+#include "graph/index_math.h"
 #include "program/fb_util.h"
 #include "program/program.h"
 #include "program/subgraph_generated.h"
@@ -122,7 +124,8 @@ Result<RegionIo> region_io(const graph::Graph& g, const partition::Region& regio
   return io;
 }
 
-Result<std::vector<uint8_t>> serialize_region(const graph::Graph& g, const partition::Region& region) {
+Result<std::vector<uint8_t>> serialize_region(const graph::Graph& g, const partition::Region& region,
+                                              const std::map<std::string, StoredRearranged>& rearranged) {
   GPUU_ASSIGN_OR_RETURN(RegionIo io, region_io(g, region));
   // Local tensor ids in order of first appearance: the same region, the same bytes.
   std::unordered_map<ValueId, uint32_t> local;
@@ -151,8 +154,14 @@ Result<std::vector<uint8_t>> serialize_region(const graph::Graph& g, const parti
     auto name = fbb.CreateString(value.name);
     auto shape = fbb.CreateVector(value.shape);
     auto dims = detail::encode_axis_exprs(fbb, value.dim_exprs);
-    tensors.push_back(
-        fb::CreateSgTensor(fbb, name, detail::to_fb(value.dtype), shape, value.constant != graph::kNone, dims));
+    flatbuffers::Offset<fb::SgRearranged> stored_as;
+    auto r = value.constant != graph::kNone ? rearranged.find(value.name) : rearranged.end();
+    if (r != rearranged.end()) {
+      stored_as = fb::CreateSgRearranged(fbb, fbb.CreateString(r->second.stored), fbb.CreateVector(r->second.view),
+                                         fbb.CreateVector(r->second.perm));
+    }
+    tensors.push_back(fb::CreateSgTensor(fbb, name, detail::to_fb(value.dtype), shape, value.constant != graph::kNone,
+                                         dims, stored_as));
   }
   std::vector<flatbuffers::Offset<fb::SgNode>> nodes;
   for (NodeId n : region.nodes) {
@@ -228,6 +237,7 @@ Result<graph::Graph> parse_subgraph(const uint8_t* data, size_t size, const Cons
     graph::Shape shape;
     bool constant;
     std::vector<graph::AxisExpr> dim_exprs;
+    std::optional<StoredRearranged> stored_as;
   };
   std::vector<LocalTensor> tensors;
   GPUU_RETURN_IF_ERROR(decode_named(
@@ -241,6 +251,31 @@ Result<graph::Graph> parse_subgraph(const uint8_t* data, size_t size, const Cons
         GPUU_ASSIGN_OR_RETURN(lt.dim_exprs, detail::decode_axis_exprs(loc, t->dims(), lt.shape.size(),
                                                                       graph::kMaxSymbolicDims, where + ".dims"));
         if (lt.constant && !lt.dim_exprs.empty()) return loc.fail(where, " is a constant whose shape follows dims");
+        if (const fb::SgRearranged* r = t->stored_as()) {
+          if (!lt.constant) return loc.fail(where, ".stored_as", loc.at(r), " is set on a tensor that is no constant");
+          StoredRearranged sr;
+          GPUU_ASSIGN_OR_RETURN(sr.stored, detail::required_string(loc, r->name(), where + ".stored_as.name"));
+          GPUU_ASSIGN_OR_RETURN(sr.view, detail::checked_shape(loc, r->view(), lt.dtype, where + ".stored_as.view"));
+          if (graph::shape_numel(sr.view) != graph::shape_numel(lt.shape)) {
+            return loc.fail(where, ".stored_as.view ", graph::shape_to_string(sr.view), loc.at(r->view()),
+                            " has another element count than the tensor's shape ", graph::shape_to_string(lt.shape));
+          }
+          std::vector<char> seen(sr.view.size(), 0);
+          const size_t n = r->perm() ? r->perm()->size() : 0;
+          for (size_t i = 0; i < n; ++i) {
+            int64_t p = r->perm()->Get(static_cast<flatbuffers::uoffset_t>(i));
+            if (p < 0 || static_cast<size_t>(p) >= seen.size() || seen[static_cast<size_t>(p)]++) {
+              return loc.fail(where, ".stored_as.perm", loc.at(r->perm()), " is not a permutation of the ",
+                              sr.view.size(), " view dims");
+            }
+            sr.perm.push_back(p);
+          }
+          if (n != sr.view.size()) {
+            return loc.fail(where, ".stored_as.perm", loc.at(r->perm()), " has ", n, " entries for ", sr.view.size(),
+                            " view dims");
+          }
+          lt.stored_as = std::move(sr);
+        }
         return Status::Ok();
       }));
   const size_t nt = tensors.size();
@@ -309,11 +344,24 @@ Result<graph::Graph> parse_subgraph(const uint8_t* data, size_t size, const Cons
   for (int32_t t : inputs) {
     const LocalTensor& lt = tensors[static_cast<size_t>(t)];
     if (lt.constant && lookup) {
-      Result<Blob> blob = lookup(lt.name, lt.dtype, lt.shape);
+      // Stored rearranged: the program constant's shape is the view permuted.
+      const std::string& stored = lt.stored_as ? lt.stored_as->stored : lt.name;
+      graph::Shape stored_shape = lt.shape;
+      if (lt.stored_as) {
+        stored_shape.resize(lt.stored_as->perm.size());
+        for (size_t i = 0; i < stored_shape.size(); ++i) {
+          stored_shape[i] = lt.stored_as->view[static_cast<size_t>(lt.stored_as->perm[i])];
+        }
+      }
+      Result<Blob> blob = lookup(stored, lt.dtype, stored_shape);
       if (!blob.ok()) return blob.status();
       uint64_t expected = tensor_byte_size(lt.dtype, lt.shape, lt.name).value();  // checked above
       if (blob->size() != expected) {
-        return loc.fail("constant '", lt.name, "' needs ", expected, " bytes, the lookup gave ", blob->size());
+        return loc.fail("constant '", stored, "' needs ", expected, " bytes, the lookup gave ", blob->size());
+      }
+      if (lt.stored_as) {
+        blob = Blob::take(graph::permute_bytes(blob->data(), graph::dtype_size(lt.dtype), stored_shape,
+                                               graph::inverse_perm(lt.stored_as->perm)));
       }
       remap[static_cast<size_t>(t)] = g.add_constant(lt.name, lt.dtype, lt.shape, std::move(blob).value());
     } else {

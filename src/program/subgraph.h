@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,9 +35,21 @@ struct RegionIo {
 // names them).
 Result<RegionIo> region_io(const graph::Graph& graph, const partition::Region& region);
 
+// A constant the program stores as a backend reads it rather than as the
+// graph has it: program constant `stored` holds the constant's elements
+// viewed as `view` (row-major, same count) and permuted by `perm` (out dim i
+// = view dim perm[i]), of the constant's dtype.
+struct StoredRearranged {
+  std::string stored;
+  graph::Shape view;
+  std::vector<int64_t> perm;
+};
+
 // The region as SubGraph bytes: tensors it touches, its nodes with attributes,
-// inputs and outputs as region_io() says. Deterministic.
-Result<std::vector<uint8_t>> serialize_region(const graph::Graph& graph, const partition::Region& region);
+// inputs and outputs as region_io() says. Deterministic. A constant named in
+// `rearranged` is written as the program constant holding it rearranged.
+Result<std::vector<uint8_t>> serialize_region(const graph::Graph& graph, const partition::Region& region,
+                                              const std::map<std::string, StoredRearranged>& rearranged = {});
 
 // Resolves a constant the SubGraph names: bytes of the program tensor `name`,
 // which must have `dtype` and `shape`.
@@ -48,7 +61,8 @@ ConstantLookup program_constant_lookup(std::shared_ptr<const Program> program);
 
 // Verifies and decodes SubGraph bytes into a graph. Inputs come first, in the
 // SubGraph's input order; with `lookup`, constant inputs become graph
-// constants holding the program's bytes, without it they stay graph inputs
+// constants holding the program's bytes (a constant the program stores
+// rearranged: those bytes permuted back, a copy), without it they stay graph inputs
 // (graph.inputs() then lines up with the delegate's inputs one to one).
 // Errors (kInvalidFormat) name the field and byte offset.
 Result<graph::Graph> parse_subgraph(const uint8_t* data, size_t size, const ConstantLookup& lookup = nullptr);

@@ -22,12 +22,12 @@ plugins::PluginLoader& plugin_loader();
 const backends::HostExecutor& host_executor();
 
 // Each registered backend's own preprocess by id (VGF: a VGF file; Vulkan: a
-// SubGraph, a plugin: its own bytes): complete blobs, as a program with dims
-// makes at run time for each size.
+// SubGraph, a plugin: its own bytes): complete blobs.
 program::Preprocessors builtin_preprocessors();
-// As above, for the program writer: each backend's preprocess_for_program, so
-// that a blob may read its constants from the program file instead of
-// holding a second copy (VGF).
+// As above, for the program writer and for a program with dims made at run
+// time at each size (program::specialize): each backend's
+// preprocess_for_program, so that a blob may read its constants from the
+// program file instead of holding a second copy (VGF).
 program::Preprocessors builtin_program_preprocessors();
 
 // The partitioner's view of every registered backend, in registration order:

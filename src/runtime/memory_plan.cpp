@@ -115,7 +115,7 @@ Result<MemoryPlan> plan_memory_at_upper_bounds(const std::shared_ptr<const progr
   }
   if (upper == examples) return plan_session_memory(program, program);
   GPUU_ASSIGN_OR_RETURN(std::shared_ptr<const program::Program> at_upper,
-                        program::specialize(program, upper, builtin_preprocessors()));
+                        program::specialize(program, upper, builtin_program_preprocessors()));
   return plan_session_memory(program, at_upper);
 }
 

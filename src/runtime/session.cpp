@@ -1276,7 +1276,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const program::
     upper.push_back(d.max);
   }
   Result<std::shared_ptr<const program::Program>> specialized = program;
-  if (upper != examples) specialized = program::specialize(program, upper, builtin_preprocessors());
+  if (upper != examples) specialized = program::specialize(program, upper, builtin_program_preprocessors());
   // The budget, before anything is allocated: the plan where the session's memory is planned.
   const uint64_t limit = options.device_memory_limit;
   std::optional<MemoryPlan> plan;
@@ -1424,7 +1424,7 @@ Status Session::switch_to(const std::vector<int64_t>& dims) {
     using Clock = std::chrono::steady_clock;
     const Clock::time_point started = Clock::now();
     Result<std::shared_ptr<const program::Program>> specialized =
-        program::specialize(variants_->program, dims, builtin_preprocessors());
+        program::specialize(variants_->program, dims, builtin_program_preprocessors());
     if (!specialized.ok()) return specialized.status();
     const Clock::time_point specialized_at = Clock::now();
     // Room first: the least recently used sizes give their pipelines and recordings back.

@@ -145,6 +145,11 @@ struct TosaConstant {
   // kInline; for kGraphConstant empty (e.g. just parsed) or complete.
   Blob data;
   std::string name;  // OpName; may be empty
+  // Set by lower_to_tosa where `data` is the gpuu constant `name` rearranged
+  // for TOSA (a conv weight as OHWI): that constant's elements viewed as
+  // `source_view` and permuted by `source_perm` (out dim i = view dim
+  // source_perm[i]). Empty: the bytes are the constant's own, or made here.
+  std::vector<int64_t> source_view, source_perm;
 };
 
 // One TOSA graph = one SPIR-V graph module. Tensors are produced exactly once:

@@ -41,29 +41,6 @@ constexpr int64_t kInlineLimit = 64;
 const Perm kToNhwc = {0, 2, 3, 1};
 const Perm kToNchw = {0, 3, 1, 2};
 
-
-// Row-major bytes of a tensor of `shape` permuted by `perm` (out dim i = in dim perm[i]).
-std::vector<uint8_t> permute_bytes(const uint8_t* data, size_t esize, const Shape& shape, const Perm& perm) {
-  size_t rank = shape.size();
-  Shape out_shape(rank);
-  for (size_t i = 0; i < rank; ++i) out_shape[i] = shape[static_cast<size_t>(perm[i])];
-  std::vector<int64_t> in_strides(rank, 1);
-  for (size_t i = rank; i-- > 1;) in_strides[i - 1] = in_strides[i] * shape[i];
-  int64_t numel = tosa_numel(shape);
-  std::vector<uint8_t> out(static_cast<size_t>(numel) * esize);
-  std::vector<int64_t> idx(rank, 0);  // index into the output
-  for (int64_t o = 0; o < numel; ++o) {
-    int64_t src = 0;
-    for (size_t i = 0; i < rank; ++i) src += idx[i] * in_strides[static_cast<size_t>(perm[i])];
-    std::memcpy(out.data() + static_cast<size_t>(o) * esize, data + static_cast<size_t>(src) * esize, esize);
-    for (size_t i = rank; i-- > 0;) {
-      if (++idx[i] < out_shape[i]) break;
-      idx[i] = 0;
-    }
-  }
-  return out;
-}
-
 // TOSA window ops cover exactly (out - 1) * stride + k_eff padded cells, where
 // gpuu floors (dropping leftover cells) or, with ceil_mode, overhangs. The
 // leftover comes off the trailing pad, then off the input (crop); an
@@ -457,10 +434,13 @@ class TosaLowering {
     if (is_constant(v) && value_[static_cast<size_t>(v)] < 0) {
       E t = E::kF32;
       dtype_to_tosa(src_.value(v).dtype, &t);
-      std::vector<uint8_t> bytes = permute_bytes(constant_data(v).data(), tosa_element_size(t), view, perm);
+      std::vector<uint8_t> bytes = graph::permute_bytes(constant_data(v).data(), tosa_element_size(t), view, perm);
       Shape out(perm.size());
       for (size_t i = 0; i < perm.size(); ++i) out[i] = view[static_cast<size_t>(perm[i])];
-      return constant(t, out, std::move(bytes), src_.value(v).name);
+      TosaTensorId c = constant(t, out, std::move(bytes), src_.value(v).name);
+      g_.constants.back().source_view = view;
+      g_.constants.back().source_perm = perm;
+      return c;
     }
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, value(v));
     return transpose(reshape(x, view), perm);

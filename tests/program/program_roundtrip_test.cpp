@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "graph/builder.h"
 #include "program/program_generated.h"
 #include "program/program_loader.h"
 #include "program/program_writer.h"
@@ -382,6 +383,51 @@ TEST(ProgramRoundTrip, DefaultBlobIsTheRegionAsSubGraph) {
   EXPECT_EQ(g.value(g.inputs()[1]).name, "h2");
   ASSERT_EQ(g.outputs().size(), 1u);
   EXPECT_EQ(g.value(g.outputs()[0]).name, "y");
+}
+
+TEST(ProgramRoundTrip, SubGraphNamesAConstantTheProgramStoresRearranged) {
+  // w [3, 4] stored as its transpose "w.t" [4, 3]: the reader permutes it back.
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", graph::DType::kF32, {2, 3}).value();
+  std::vector<float> w(12), wt(12);
+  for (int i = 0; i < 12; ++i) w[static_cast<size_t>(i)] = static_cast<float>(i);
+  for (int r = 0; r < 3; ++r) {
+    for (int c = 0; c < 4; ++c) wt[static_cast<size_t>(c * 3 + r)] = w[static_cast<size_t>(r * 4 + c)];
+  }
+  auto bytes_of = [](const std::vector<float>& v) {
+    return Blob::take(std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(v.data()),
+                                           reinterpret_cast<const uint8_t*>(v.data() + v.size())));
+  };
+  graph::ValueId wc = graph::add_graph_constant(g, "w", graph::DType::kF32, {3, 4}, bytes_of(w)).value();
+  g.mark_output(graph::add_op(g, "matmul", "mm", {x, wc}, {}).value()[0]);
+  partition::Region region{"VulkanBackend", {0}};
+  Result<std::vector<uint8_t>> sub = serialize_region(g, region, {{"w", StoredRearranged{"w.t", {3, 4}, {1, 0}}}});
+  ASSERT_TRUE(sub.ok()) << sub.status().message();
+  std::vector<std::string> asked;
+  ConstantLookup lookup = [&](const std::string& name, graph::DType, const graph::Shape& shape) -> Result<Blob> {
+    asked.push_back(name + graph::shape_to_string(shape));
+    return bytes_of(wt);
+  };
+  Result<graph::Graph> parsed = parse_subgraph(sub->data(), sub->size(), lookup);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(asked, std::vector<std::string>{"w.t[4,3]"});
+  ASSERT_EQ(parsed->constants().size(), 1u);
+  EXPECT_EQ(parsed->constants()[0].name, "w");
+  EXPECT_TRUE(parsed->constants()[0].data.same_bytes(bytes_of(w))) << "w as the graph has it";
+  // Without a lookup it is an input named as the graph's constant, as any constant.
+  Result<graph::Graph> plain = parse_subgraph(sub->data(), sub->size());
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_EQ(plain->value(plain->inputs()[1]).name, "w");
+
+  Result<std::vector<uint8_t>> repeated = serialize_region(g, region, {{"w", StoredRearranged{"w.t", {3, 4}, {0, 0}}}});
+  ASSERT_FALSE(repeated.ok());
+  EXPECT_NE(repeated.status().message().find("stored_as.perm"), std::string::npos) << repeated.status().message();
+  EXPECT_NE(repeated.status().message().find("not a permutation of the 2 view dims"), std::string::npos)
+      << repeated.status().message();
+  Result<std::vector<uint8_t>> other = serialize_region(g, region, {{"w", StoredRearranged{"w.t", {3, 5}, {1, 0}}}});
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.status().message().find("another element count than the tensor's shape [3,4]"), std::string::npos)
+      << other.status().message();
 }
 
 TEST(ProgramRoundTrip, PreprocessCallbackSuppliesBlobAndExtraSpecs) {

@@ -124,24 +124,76 @@ def test_extracted_vgf_files_are_complete_and_run_alone(exported):
     np.testing.assert_allclose(got.reshape(want.shape), want, rtol=1e-4, atol=1e-4 * scale, err_msg=name)
 
 
-@pytest.mark.parametrize("vgf_path", ["native", "executor"])
-def test_program_with_dims_runs_at_every_size_on_both_vgf_paths(tmp_path, vgf_path):
-    """With dims, each delegate keeps its source (which names the model's own constants) and the run time
-    lowers it again at each size into complete VGF files, under the compile specs of the stored blob
-    (whose vgf_constant_refs then name nothing to fill). Not yet once: a weight TOSA wants rearranged is
-    stored as the model's (for the source) and rearranged (for the blob), as before."""
+# Programs with dims: a CNN with a dynamic batch, a GPT block (d=256) with a dynamic batch or sequence,
+# their sizes to run at (the upper bound first, then below the example) and the bounds.
+DIMS_MODELS = {
+    "cnn_batch": (ConvNet, lambda n: torch.randn(n, 3, 12, 12), 0, (1, 6, 2), (6, 1, 3)),
+    "gpt_batch": (lambda: GptBlock(d=256, heads=4), lambda n: torch.randn(n, 8, 256), 0, (1, 4, 2), (4, 1, 3)),
+    "gpt_seq": (lambda: GptBlock(d=256, heads=4), lambda n: torch.randn(1, n, 256), 1, (2, 16, 8), (16, 3, 8)),
+}
+
+
+def _init_line_parts(line):
+    """(processed bytes, names in vgf_constant_refs) of a "[VGF] init: processed=NB compile_specs=..." line."""
+    processed = int(line.split("processed=", 1)[1].split("B", 1)[0])
+    refs = line.split("vgf_constant_refs=", 1)[1].split(" ", 1)[0] if "vgf_constant_refs=" in line else ""
+    return processed, [r for r in refs.split(",") if r]
+
+
+@pytest.fixture(scope="module", params=sorted(DIMS_MODELS))
+def exported_with_dims(request, tmp_path_factory):
+    make, example, axis, (lo, hi, at), _ = DIMS_MODELS[request.param]
     torch.manual_seed(0)
-    model = GptBlock(d=64, heads=4).eval()
+    model = make().eval()
     spec = gpuu.UnifiedGpuCompileSpec(vgf=gpuu.VgfCompileSpec(), prefer="vgf_first", min_partition_size=1,
                                       shared_context_token="constants_once_dims")
-    path = tmp_path / "dims.gpuu"
-    gpuu.export(model, (torch.randn(1, 8, 64),), spec, path,
-                dynamic_shapes=({1: torch.export.Dim("seq", min=2, max=16)},))
-    assert os.path.getsize(path) <= 2 * _weights_bytes(model) * 1.02 + ALLOWANCE
+    path = tmp_path_factory.mktemp(request.param) / "dims.gpuu"
+    report = gpuu.export(model, (example(at),), spec, path,
+                         dynamic_shapes=({axis: torch.export.Dim("n", min=lo, max=hi)},))
+    assert [r["backend"] for r in report["regions"]] == ["VgfBackend"], report["regions"]
+    doc = json.loads(subprocess.run([arm_sdk.gpuu_inspect(), "--json", str(path)], check=True, capture_output=True,
+                                    text=True).stdout)
+    return request.param, model, path, doc
+
+
+def test_program_with_dims_is_its_weights_plus_two_percent(exported_with_dims):
+    """A region's source (its graph with the size expressions, which the run time lowers again at each size)
+    names a weight TOSA wants rearranged as the rearranged copy the VGF blob reads, so the model's layout is
+    not stored beside it. The 2 % cover the flatbuffer, the blob without its weights and the source
+    (3.5 KiB for the CNN, 11 KiB for the GPT block)."""
+    name, model, path, doc = exported_with_dims
+    size, weights = os.path.getsize(path), _weights_bytes(model)
+    assert size <= weights * 1.02, f"{name}: {size} bytes for {weights} bytes of weights"
+    constants = {c["name"] for c in doc["constants"]}
+    both = sorted(c for c in constants if ".vgf." in c and c.split(".vgf.")[0] in constants)
+    assert not both, f"{name}: stored as the model has them and rearranged: {both}"
+    (delegate,) = doc["delegates"]
+    assert delegate["processed"]["bytes"] < ALLOWANCE, f"{name}: the VGF blob at the examples holds weights"
+
+
+@pytest.mark.parametrize("vgf_path", ["native", "executor"])
+def test_program_with_dims_runs_at_every_size_reading_weights_from_the_file(exported_with_dims, vgf_path):
+    """At each size the run time lowers the source again into a VGF blob that leaves its weights to the
+    program (vgf_constant_refs naming the file's constants: the model's own or its rearranged copies) rather
+    than into a complete VGF file; outputs match PyTorch on both VGF paths."""
+    name, model, path, doc = exported_with_dims
+    make, example, axis, bounds, sizes = DIMS_MODELS[name]
+    constants = {c["name"] for c in doc["constants"]}
+    weights = {n for n, _ in list(model.named_parameters()) + list(model.named_buffers())}
     with VgfInitLines() as lines, gpuu.load(path, vgf_path=vgf_path) as program:
-        for seq in (16, 3, 8):
-            x = torch.randn(1, seq, 64)
+        for n in sizes:
+            x = example(n)
             (got,) = program.run([x.numpy()])
             with torch.no_grad():
-                np.testing.assert_allclose(got, model(x).numpy(), rtol=1e-4, atol=1e-4, err_msg=f"seq {seq}")
+                want = model(x).numpy()
+            scale = max(1.0, float(np.abs(want).max()))
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * scale, err_msg=f"{name} {vgf_path} at {n}")
     assert lines.lines and all(f"path={vgf_path}" in line for line in lines.lines), lines.lines
+    # The session makes the upper bounds and the examples first, then each other size.
+    assert len(lines.lines) == len(set(sizes) | {bounds[1], bounds[2]}), lines.lines
+    for line in lines.lines:
+        processed, refs = _init_line_parts(line)
+        assert processed < ALLOWANCE, f"{name}: a VGF blob of {processed} bytes holds weights: {line}"
+        of_weights = [r for r in refs if r.split(".vgf.")[0] in weights]
+        assert of_weights and set(of_weights) <= constants, (of_weights, constants)
+

@@ -9,9 +9,11 @@
 
 #include "backends/vgf/vgf_backend.h"
 #include "context/shared_gpu_context_registry.h"
+#include "graph/symbolic.h"
 #include "kernels/vulkan_test_util.h"
 #include "program/program_loader.h"
 #include "program/program_writer.h"
+#include "program/specialize.h"
 #include "runtime/builtin_backends.h"
 #include "runtime/session.h"
 #include "support/test_vulkan_device.h"
@@ -138,6 +140,96 @@ TEST_F(VgfConstantsOnceTest, WeightOnlyAVgfDelegateReadsIsStoredOnceInItsTosaLay
   ASSERT_TRUE(session.value()->get_output(0, out.data(), out.size() * 4).ok());
   EXPECT_TRUE(
       vulkan_test::all_close(cpu::HostTensor::from_data<float>(want[0].shape, out).value(), want[0], 1e-5, 1e-5));
+}
+
+// x [batch, 8, 6, 6] -> conv(w) -> conv(v) on VGF -> conv(v) on Vulkan:
+// w only the VGF delegate reads (as OHWI), v both (OHWI there, OIHW here).
+constexpr int64_t kMaxBatch = 4;
+graph::Graph three_convs(int64_t batch) {
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", DType::kF32, {batch, 8, 6, 6}).value();
+  auto weight = [&](const char* name, uint64_t seed) {
+    cpu::HostTensor t = vulkan_test::random_tensor(DType::kF32, {8, 8, 3, 3}, seed, -0.5, 0.5);
+    return graph::add_graph_constant(g, name, DType::kF32, {8, 8, 3, 3}, t.to_blob()).value();
+  };
+  graph::ValueId w = weight("w", 5), v = weight("v", 6);
+  const graph::AttrMap pad = {{"padding", std::vector<int64_t>{1, 1}}};
+  graph::ValueId y = graph::add_op(g, "conv2d", "conv_0", {x, w}, pad).value()[0];
+  y = graph::add_op(g, "conv2d", "conv_1", {y, v}, pad).value()[0];
+  y = graph::add_op(g, "conv2d", "conv_2", {y, v}, pad).value()[0];
+  g.mark_output(y);
+  return g;
+}
+
+TEST_F(VgfConstantsOnceTest, ProgramWithDimsStoresEachWeightOnceAndEverySizeReadsItFromTheProgram) {
+  graph::Graph g = three_convs(2);
+  g.set_dims({{"batch", 1, kMaxBatch, 2}});
+  graph::Graph at3 = three_convs(3), at5 = three_convs(5);
+  ASSERT_TRUE(graph::fit_dims(g, {{{3}, &at3}, {{5}, &at5}}).ok());
+  partition::PartitionResult parts;
+  parts.regions = {{partition::kVgfId, {0, 1}}, {partition::kVulkanId, {2}}};
+  parts.region_of_node = {0, 0, 1};
+  auto bytes = program::build_program(g, parts, spec_for("once_dims"), runtime::builtin_program_preprocessors());
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto program = program::load_program_bytes(bytes->data(), bytes->size()).value();
+  ASSERT_EQ(program->dims().size(), 1u);
+
+  // w only as OHWI (the VGF region's source names it so), v as the Vulkan
+  // region reads it and as OHWI: three weights' bytes, not five.
+  constexpr uint64_t kWeightBytes = 8 * 8 * 3 * 3 * 4;
+  EXPECT_LT(program->find_tensor("w"), 0) << "only the VGF region reads w, as OHWI";
+  EXPECT_GE(program->find_tensor("v"), 0) << "the Vulkan region reads v as it is";
+  std::vector<std::string> copies;
+  uint64_t stored = 0;
+  for (const program::TensorInfo& t : program->tensors()) {
+    if (!t.is_constant()) continue;
+    stored += program->constant_data(program->find_tensor(t.name)).size();
+    if (t.name.find(".vgf.") != std::string::npos) copies.push_back(t.name);
+  }
+  ASSERT_EQ(copies.size(), 2u);
+  EXPECT_EQ(stored, 3 * kWeightBytes);
+  EXPECT_LT(bytes->size(), 3 * kWeightBytes + 16384) << "the weights once plus the program's description and sources";
+
+  // At every size the VGF blob holds no weights: it names the file's copies,
+  // which a specialized program reads from the file (no copy of its own).
+  for (int64_t batch : std::vector<int64_t>{1, 3, kMaxBatch}) {
+    auto at = program::specialize(program, {batch}, runtime::builtin_program_preprocessors());
+    ASSERT_TRUE(at.ok()) << at.status().message();
+    const program::DelegateInfo& vgf = (*at)->delegates()[0];
+    ASSERT_EQ(vgf.backend_id, partition::kVgfId);
+    EXPECT_LT((*at)->processed_blob(0).size(), kWeightBytes) << "batch " << batch;
+    const std::vector<uint8_t>* refs = find_spec(vgf, vgf::kConstantRefsKey);
+    ASSERT_NE(refs, nullptr);
+    std::vector<std::string> named = vgf::decode_constant_refs(*refs);
+    std::sort(named.begin(), named.end());
+    std::vector<std::string> want = copies;
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(named, want) << "batch " << batch;
+    for (const std::string& name : named) {
+      EXPECT_EQ((*at)->constant_data((*at)->find_tensor(name)).data(),
+                program->constant_data(program->find_tensor(name)).data())
+          << name << " at batch " << batch << " is the file's bytes";
+    }
+    EXPECT_EQ((*at)->tensors().size(), program->tensors().size()) << "no constant made at batch " << batch;
+  }
+
+  runtime::SessionOptions options;
+  options.max_shape_variants = 4;
+  auto session = runtime::Session::create(program, options);
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  for (int64_t batch : std::vector<int64_t>{2, kMaxBatch, 1, 3}) {
+    ASSERT_TRUE(session.value()->set_input_shape(0, {batch, 8, 6, 6}).ok());
+    cpu::HostTensor in = vulkan_test::random_tensor(DType::kF32, {batch, 8, 6, 6}, 9 + batch, -2, 2);
+    ASSERT_TRUE(session.value()->set_input(0, in.bytes.data(), in.bytes.size()).ok());
+    Status ran = session.value()->execute();
+    ASSERT_TRUE(ran.ok()) << ran.message();
+    auto want = cpu::run_graph(three_convs(batch), {in}).value();
+    std::vector<float> out(static_cast<size_t>(want[0].numel()));
+    ASSERT_TRUE(session.value()->get_output(0, out.data(), out.size() * 4).ok());
+    EXPECT_TRUE(
+        vulkan_test::all_close(cpu::HostTensor::from_data<float>(want[0].shape, out).value(), want[0], 1e-4, 1e-4))
+        << "batch " << batch;
+  }
 }
 
 // The shared-constant program with the VGF delegate's references rewritten.

@@ -320,8 +320,8 @@ Result<program::PreprocessedRegion> VgfBackend::preprocess_for_program(
     return Backend::preprocess_for_program(graph, region, io, compile_specs);
   }
   GPUU_ASSIGN_OR_RETURN(TosaGraph tosa, lower_to_tosa(sub));
-  std::vector<std::string> names;
-  GPUU_ASSIGN_OR_RETURN(VgfFile file, vgf_from_tosa(tosa, &names));
+  std::vector<const TosaConstant*> sources;
+  GPUU_ASSIGN_OR_RETURN(VgfFile file, vgf_from_tosa(tosa, &sources));
   std::map<std::string, graph::ValueId> constant_inputs;
   for (graph::ValueId v : io.inputs) {
     if (graph.value(v).constant != graph::kNone) constant_inputs.emplace(graph.value(v).name, v);
@@ -332,7 +332,7 @@ Result<program::PreprocessedRegion> VgfBackend::preprocess_for_program(
   bool any = false;
   for (size_t i = 0; i < file.constants.size(); ++i) {
     Constant& c = file.constants[i];
-    const std::string name = i < names.size() ? names[i] : std::string();
+    const std::string name = i < sources.size() ? sources[i]->name : std::string();
     if (c.data.size() < kMinProgramConstantBytes || name.find(',') != std::string::npos) continue;
     const Resource& r = file.resources[c.mrt_index];
     Result<graph::DType> dtype = dtype_of_vk_format(r.vk_format);
@@ -356,7 +356,18 @@ Result<program::PreprocessedRegion> VgfBackend::preprocess_for_program(
     std::snprintf(hash, sizeof hash, "%016llx",
                   static_cast<unsigned long long>(content_hash(dtype.value(), r.shape, c.data)));
     refs[i] = (name.empty() ? std::string("constant") : name) + ".vgf." + hash;
-    out.added_constants.push_back(program::AddedConstant{refs[i], dtype.value(), r.shape, c.data});
+    program::AddedConstant added{refs[i], dtype.value(), r.shape, c.data};
+    // A permutation of the region's constant (same type, same elements): the
+    // program may keep only this copy (a source with dims names it so).
+    if (it != constant_inputs.end() && !sources[i]->source_perm.empty()) {
+      const graph::Value& v = graph.value(it->second);
+      if (v.dtype == dtype.value() && graph::shape_numel(v.shape) == graph::shape_numel(sources[i]->source_view)) {
+        added.rearranges = v.name;
+        added.view = sources[i]->source_view;
+        added.perm = sources[i]->source_perm;
+      }
+    }
+    out.added_constants.push_back(std::move(added));
     c.data = Blob();
     any = true;
   }

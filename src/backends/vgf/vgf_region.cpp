@@ -69,7 +69,7 @@ Result<VgfFile> vgf_from_region(const graph::Graph& region) {
   return vgf_from_tosa(tosa);
 }
 
-Result<VgfFile> vgf_from_tosa(const TosaGraph& tosa, std::vector<std::string>* constant_names) {
+Result<VgfFile> vgf_from_tosa(const TosaGraph& tosa, std::vector<const TosaConstant*>* record_sources) {
   GPUU_ASSIGN_OR_RETURN(std::vector<uint32_t> spirv, emit_tosa_module(tosa));
   VgfFile file;
   file.modules.push_back(Module::with_spirv(ModuleType::kGraph, "graph_partition_0", tosa.entry_point, spirv));
@@ -78,7 +78,7 @@ Result<VgfFile> vgf_from_tosa(const TosaGraph& tosa, std::vector<std::string>* c
   segment.name = "graph_segment_0";
   segment.module_index = 0;
   DescriptorSetInfo set;
-  if (constant_names) constant_names->clear();
+  if (record_sources) record_sources->clear();
   // Graph constants first (model-converter's order), their ids = constant indices.
   std::vector<const TosaConstant*> graph_constants;
   for (const TosaConstant& c : tosa.constants) {
@@ -100,7 +100,7 @@ Result<VgfFile> vgf_from_tosa(const TosaGraph& tosa, std::vector<std::string>* c
     r.shape = t.shape;
     file.resources.push_back(r);
     file.constants.push_back(Constant{static_cast<uint32_t>(file.resources.size() - 1), -1, c.data});
-    if (constant_names) constant_names->push_back(c.name);
+    if (record_sources) record_sources->push_back(&c);
     segment.constants.push_back(static_cast<uint32_t>(i));
   }
   for (int pass = 0; pass < 2; ++pass) {

@@ -18,8 +18,9 @@ Result<VgfFile> vgf_from_region(const graph::Graph& region);
 
 // The VGF file of one TOSA graph (what vgf_from_region does after lowering):
 // one GRAPH segment, graph constants as CONSTANT resources with their data.
-// `constant_names` (optional) gets each constant record's TOSA name (the gpuu
-// value it came from; may be empty).
-Result<VgfFile> vgf_from_tosa(const TosaGraph& tosa, std::vector<std::string>* constant_names = nullptr);
+// `record_sources` (optional) gets each constant record's TOSA constant (in
+// `tosa`): its name (the gpuu value it came from; may be empty) and how its
+// bytes were rearranged from that value's.
+Result<VgfFile> vgf_from_tosa(const TosaGraph& tosa, std::vector<const TosaConstant*>* record_sources = nullptr);
 
 }  // namespace gpuu::vgf
