@@ -29,6 +29,11 @@ inline constexpr uint16_t kStatefulFormatMajor = 2;
 // name at init) is format 3.0 (states allowed too), so that a 2.x reader,
 // which would find the records empty, refuses the file by its version.
 inline constexpr uint16_t kConstantRefsFormatMajor = 3;
+// A program with dims whose delegate sources name a constant by the
+// rearranged copy its blob reads (SgTensor.stored_as; the original is then
+// not stored) is format 4.0, so that a 3.x reader, which would look for the
+// original when it prepares another size, refuses the file by its version.
+inline constexpr uint16_t kRearrangedSourcesFormatMajor = 4;
 // A program with dims (symbolic sizes) is minor 1: a reader of minor 0 skips
 // them and runs it at the example sizes, as the file's shapes say.
 inline constexpr uint16_t kSymbolicFormatMinor = 1;

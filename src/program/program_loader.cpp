@@ -70,9 +70,10 @@ class ProgramDecoder {
     if (!version) return loc_.fail("format version is missing");
     p_->format_major_ = version->major();
     p_->format_minor_ = version->minor();
-    if (version->major() < kFormatMajor || version->major() > kConstantRefsFormatMajor) {
+    if (version->major() < kFormatMajor || version->major() > kRearrangedSourcesFormatMajor) {
       return err(StatusCode::kUnsupported, "program: format version ", version->major(), ".", version->minor(),
-                 " is not supported (this reader reads ", kFormatMajor, ".x to ", kConstantRefsFormatMajor, ".x)");
+                 " is not supported (this reader reads ", kFormatMajor, ".x to ", kRearrangedSourcesFormatMajor,
+                 ".x)");
     }
     uint64_t data_start = root_->data_start();
     const void* field = detail::field_address(root_, fb::Program::VT_DATA_START);

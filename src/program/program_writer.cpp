@@ -592,6 +592,7 @@ Result<std::vector<uint8_t>> build_program(const graph::Graph& g, const partitio
       Result<std::vector<uint8_t>> source = serialize_region(g, region, rearranged[r]);
       if (!source.ok()) return bad("region ", r, " (", region.backend, "): ", source.status().message());
       d.source = Blob::take(std::move(source).value());
+      if (!rearranged[r].empty()) builder.require_format_major(kRearrangedSourcesFormatMajor);
     }
     // The delegate's inputs: what it reads from the program among its region's inputs.
     std::vector<ValueId> inputs;

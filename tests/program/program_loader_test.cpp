@@ -205,7 +205,7 @@ gpuu_test::RawStep cpu_step(std::string name, std::vector<uint32_t> in, std::vec
 
 const BadCase kBadCases[] = {
     {"MissingVersion", [](RawProgram& r) { r.has_version = false; }, "format version is missing"},
-    {"OtherMajorVersion", [](RawProgram& r) { r.major = 4; }, "format version 4.0 is not supported",
+    {"OtherMajorVersion", [](RawProgram& r) { r.major = 5; }, "format version 5.0 is not supported",
      StatusCode::kUnsupported},
     {"DataStartPastEnd", [](RawProgram& r) { r.data_start = 1 << 20; }, "data_start 1048576 (at byte"},
     {"DataStartUnaligned", [](RawProgram& r) { r.data_start = 8; }, "is not a multiple of 64"},
