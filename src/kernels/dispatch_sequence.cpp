@@ -34,6 +34,19 @@ uint64_t bound_bytes(const Step& s) {
   return bytes;
 }
 
+// Binds step `s`'s pipeline, descriptor set and push constants and
+// dispatches `groups` workgroups (none: the warm-up's empty dispatch).
+void record_dispatch(const vk::DeviceFunctions& vk, VkCommandBuffer cb, const Step& s, VkDescriptorSet set,
+                     const uint32_t groups[3]) {
+  vk.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, s.kernel->pipeline);
+  vk.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, s.kernel->layout, 0, 1, &set, 0, nullptr);
+  if (!s.push_constants.empty()) {
+    vk.vkCmdPushConstants(cb, s.kernel->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                          static_cast<uint32_t>(s.push_constants.size()), s.push_constants.data());
+  }
+  vk.vkCmdDispatch(cb, groups[0], groups[1], groups[2]);
+}
+
 }  // namespace
 
 void dispatch_groups(uint64_t invocations, uint32_t group_size, uint32_t max_groups_x, uint32_t out[3]) {
@@ -85,14 +98,8 @@ void DispatchSequence::record_warm_up(VkCommandBuffer cb) const {
     const Step& s = steps_[i];
     if (s.kind != Step::Kind::kDispatch || !seen.insert(s.kernel).second) continue;
     vk.vkCmdPipelineBarrier(cb, stages, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &barrier, 0, nullptr, 0, nullptr);
-    vk.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, s.kernel->pipeline);
-    vk.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, s.kernel->layout, 0, 1, &set_of_step_[i], 0,
-                               nullptr);
-    if (!s.push_constants.empty()) {
-      vk.vkCmdPushConstants(cb, s.kernel->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                            static_cast<uint32_t>(s.push_constants.size()), s.push_constants.data());
-    }
-    vk.vkCmdDispatch(cb, 0, 0, 0);
+    const uint32_t none[3] = {0, 0, 0};
+    record_dispatch(vk, cb, s, set_of_step_[i], none);
   }
 }
 
@@ -217,14 +224,7 @@ Status DispatchSequence::record(VkCommandBuffer cb) {
     for (const auto& w : writes) hazard |= touches(written, w) || touches(read, w);
     if (hazard) barrier();
     if (s.kind == Step::Kind::kDispatch) {
-      vk.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, s.kernel->pipeline);
-      vk.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, s.kernel->layout, 0, 1, &set_of_step_[i], 0,
-                                 nullptr);
-      if (!s.push_constants.empty()) {
-        vk.vkCmdPushConstants(cb, s.kernel->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                              static_cast<uint32_t>(s.push_constants.size()), s.push_constants.data());
-      }
-      vk.vkCmdDispatch(cb, s.groups[0], s.groups[1], s.groups[2]);
+      record_dispatch(vk, cb, s, set_of_step_[i], s.groups);
     } else {
       std::vector<VkBufferCopy> regions{{s.copy_src.offset, s.copy_dst.offset, s.copy_src.size}};
       if (!s.copy_regions.empty()) {
