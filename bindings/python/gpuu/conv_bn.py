@@ -10,18 +10,14 @@ norm costs nothing at run time, on every backend.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Set, Tuple
 
 import torch
 
+from .quantized import packet
+
 _CONVOLUTIONS = {"convolution", "_convolution"}
 _EVAL_BATCH_NORMS = {"_native_batch_norm_legit_no_training", "native_batch_norm"}
-
-
-def _packet(node: Any) -> Optional[str]:
-    target = getattr(node, "target", None)
-    packet = getattr(target, "overloadpacket", None)
-    return getattr(packet, "__name__", None)
 
 
 def _arg(node: Any, index: int, name: str) -> Any:
@@ -35,14 +31,14 @@ def plan(gm: torch.fx.GraphModule, constants: Set[Any], live: Set[Any], skip: Se
     of constant weight and bias; `skip`: nodes another fold takes (a quantized convolution)."""
     folds: Dict[Any, Any] = {}
     for bn in gm.graph.nodes:
-        if bn not in live or bn.op != "call_function" or _packet(bn) not in _EVAL_BATCH_NORMS:
+        if bn not in live or bn.op != "call_function" or packet(bn) not in _EVAL_BATCH_NORMS:
             continue
-        if _packet(bn) == "native_batch_norm" and _arg(bn, 5, "training"):
+        if packet(bn) == "native_batch_norm" and _arg(bn, 5, "training"):
             continue
         conv = bn.args[0] if bn.args else None
         if not isinstance(conv, torch.fx.Node) or conv in skip or bn in skip:
             continue
-        if conv.op != "call_function" or _packet(conv) not in _CONVOLUTIONS or _arg(conv, 6, "transposed"):
+        if conv.op != "call_function" or packet(conv) not in _CONVOLUTIONS or _arg(conv, 6, "transposed"):
             continue
         if [u for u in conv.users if u in live] != [bn]:
             continue
@@ -63,7 +59,7 @@ def folded(conv: Any, bn: Any, value_of: Callable[[Any], torch.Tensor]) -> Tuple
     gamma, beta, mean, var = (None if n is None else value_of(n).detach().double()
                               for n in (_arg(bn, i, k) for i, k in ((1, "weight"), (2, "bias"), (3, "running_mean"),
                                                                     (4, "running_var"))))
-    eps_index = 6 if _packet(bn) == "_native_batch_norm_legit_no_training" else 7
+    eps_index = 6 if packet(bn) == "_native_batch_norm_legit_no_training" else 7
     eps = float(_arg(bn, eps_index, "eps"))
     scale = torch.rsqrt(var + eps)
     if gamma is not None:
