@@ -154,7 +154,7 @@ std::string check_index_put(const Graph& g, const Node& node, const AttrMap& att
 
 class TosaLowering {
  public:
-  explicit TosaLowering(const Graph& src) : src_(src) {}
+  TosaLowering(const Graph& src, const TosaLoweringOptions& options) : src_(src), options_(options) {}
   friend const std::vector<TosaOpEntry>& tosa_op_table();  // points at the lower_* members
 
   Result<TosaGraph> run() {
@@ -798,10 +798,18 @@ class TosaLowering {
     int64_t n = ws[0], k = ws[1];
     Shape out = out_value().shape;
     int64_t m = tosa_numel(out) / n;
-    // weight [N, K] -> [1, K, N]; a constant weight is transposed right here.
-    GPUU_ASSIGN_OR_RETURN(TosaTensorId w, rearranged(node_->inputs[1], {1, n, k}, {0, 2, 1}));
-    TosaTensorId y = emit(TosaOp::kMatmul, {TosaAttribute::zero_point(type(x)), TosaAttribute::zero_point(type(x))},
-                          {reshape(x, {1, m, k}), w}, type(x), {1, m, n});
+    const std::vector<TosaAttribute> zero_points{TosaAttribute::zero_point(type(x)), TosaAttribute::zero_point(type(x))};
+    TosaTensorId y;
+    if (is_constant(node_->inputs[1]) && options_.model_layout.count(src_.value(node_->inputs[1]).name)) {
+      // The weight as the model has it: y^T [1, N, M] = W [1, N, K] x^T [1, K, M].
+      GPUU_ASSIGN_OR_RETURN(TosaTensorId w, in(1));
+      TosaTensorId xt = transpose(reshape(x, {1, m, k}), {0, 2, 1});
+      y = transpose(emit(TosaOp::kMatmul, zero_points, {reshape(w, {1, n, k}), xt}, type(x), {1, n, m}), {0, 2, 1});
+    } else {
+      // weight [N, K] -> [1, K, N]; a constant weight is transposed right here.
+      GPUU_ASSIGN_OR_RETURN(TosaTensorId w, rearranged(node_->inputs[1], {1, n, k}, {0, 2, 1}));
+      y = emit(TosaOp::kMatmul, zero_points, {reshape(x, {1, m, k}), w}, type(x), {1, m, n});
+    }
     y = reshape(y, out);
     if (has_in(2)) {
       GPUU_ASSIGN_OR_RETURN(TosaTensorId bias, in(2));
@@ -1564,6 +1572,7 @@ class TosaLowering {
   }
 
   const Graph& src_;
+  const TosaLoweringOptions& options_;
   TosaGraph g_;
   const Node* node_ = nullptr;
   AttrMap attrs_;
@@ -1688,7 +1697,9 @@ const std::vector<TosaOpEntry>& tosa_op_table() {
   return *table;
 }
 
-Result<TosaGraph> lower_to_tosa(const graph::Graph& region) { return TosaLowering(region).run(); }
+Result<TosaGraph> lower_to_tosa(const graph::Graph& region, const TosaLoweringOptions& options) {
+  return TosaLowering(region, options).run();
+}
 
 // ---- RESIZE parameters -----------------------------------------------------------
 

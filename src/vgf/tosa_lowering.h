@@ -4,6 +4,9 @@
 // gpuu ops, so a VGF segment can run on gpuu's own kernels.
 #pragma once
 
+#include <set>
+#include <string>
+
 #include "base/status.h"
 #include "graph/graph.h"
 #include "graph/resize_index.h"
@@ -31,7 +34,17 @@ bool tosa_to_dtype(TosaElementType type, graph::DType* out);
 // tensors") or the node and, in the table's words, why ("node 's' (sin): TOSA
 // 1.0 has no i32 form of 'sin' (...)"), kInvalidArgument for a graph that
 // does not verify.
-Result<TosaGraph> lower_to_tosa(const graph::Graph& region);
+//
+// `model_layout` names constants to read as the model stores them, never
+// as a rearranged copy: ones that another reader (another backend's
+// region, a gather of a tied embedding) needs in the model's layout, so that
+// a copy would store them twice. A linear with such a weight [N, K] computes
+// (W x^T)^T: a MATMUL of the weight viewed as [1, N, K] and the transposed
+// activations, instead of reading a [1, K, N] copy.
+struct TosaLoweringOptions {
+  std::set<std::string> model_layout;
+};
+Result<TosaGraph> lower_to_tosa(const graph::Graph& region, const TosaLoweringOptions& options = {});
 
 // The inverse: a gpuu graph computing what `graph` computes, for every TOSA
 // operator lower_to_tosa emits (plus LOGICAL_AND/OR/XOR), with the

@@ -200,3 +200,55 @@ def test_program_with_dims_runs_at_every_size_reading_weights_from_the_file(expo
         of_weights = [r for r in refs if r.split(".vgf.")[0] in weights]
         assert of_weights and set(of_weights) <= constants, (of_weights, constants)
 
+
+
+class TiedLm(nn.Module):
+    """A token embedding whose table is also the LM head's weight (GPT-2, Llama 3.2 1B): the gather of i64 ids
+    runs on Vulkan (TOSA has no i64), the head on VGF."""
+
+    def __init__(self, vocab=512, d=128):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        self.block = GptBlock(d=d, heads=4)
+        self.norm = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab, bias=False)
+        self.head.weight = self.embed.weight
+
+    def forward(self, ids):
+        return self.head(self.norm(self.block(self.embed(ids))))
+
+
+@pytest.mark.parametrize("dims", [False, True], ids=["static", "seq_dim"])
+def test_tied_embedding_is_stored_once_and_both_backends_read_it(tmp_path, dims):
+    """The VGF region's head reads the table in the model's layout ([vocab, d], a MATMUL of the table and the
+    transposed activations) instead of a transposed copy beside it, because the Vulkan region's gather reads it
+    too: the file is the weights (the table once) + 2 %, with and without a seq dim (whose sizes the run time
+    lowers again), and the logits match PyTorch on both VGF paths."""
+    torch.manual_seed(0)
+    model = TiedLm().eval()
+    ids = lambda n: torch.randint(0, 512, (1, n))
+    spec = gpuu.UnifiedGpuCompileSpec(vgf=gpuu.VgfCompileSpec(), prefer="vgf_first", min_partition_size=1,
+                                      shared_context_token="constants_once_tied")
+    path = tmp_path / "tied.gpuu"
+    extra = {"dynamic_shapes": ({1: torch.export.Dim("seq", min=1, max=16)},)} if dims else {}
+    report = gpuu.export(model, (ids(8),), spec, path, **extra)
+    assert {r["backend"] for r in report["regions"]} == {"VgfBackend", "VulkanBackend"}, report["regions"]
+    weights = _weights_bytes(model)  # parameters() yields the shared table once
+    size = os.path.getsize(path)
+    assert size <= weights * 1.02 + ALLOWANCE, f"{size} bytes for {weights} bytes of weights"
+    doc = json.loads(subprocess.run([arm_sdk.gpuu_inspect(), "--json", str(path)], check=True, capture_output=True,
+                                    text=True).stdout)
+    # The frontend sees the table as two constants (embed.weight, embed.weight_1) that the writer stores in one
+    # segment; no transposed copy of it ([1, 128, 512], named "<table>.vgf.<hash>").
+    tables = [c for c in doc["constants"] if c["name"].startswith(("embed.weight", "head.weight"))]
+    assert tables and all(".vgf." not in c["name"] for c in tables), tables
+    assert len({c["segment"] for c in tables}) == 1, tables
+    for vgf_path in ("native", "executor"):
+        with gpuu.load(path, vgf_path=vgf_path) as program:
+            for n in ((8, 1, 16) if dims else (8,)):
+                x = ids(n)
+                (got,) = program.run([x.numpy()])
+                with torch.no_grad():
+                    want = model(x).numpy()
+                np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(want).max())),
+                                           err_msg=f"{vgf_path} at seq {n}")

@@ -319,7 +319,31 @@ Result<program::PreprocessedRegion> VgfBackend::preprocess_for_program(
   if (sub.nodes().size() == 1 && sub.node(0).op == "custom_shader") {  // a COMPUTE segment: no constants
     return Backend::preprocess_for_program(graph, region, io, compile_specs);
   }
-  GPUU_ASSIGN_OR_RETURN(TosaGraph tosa, lower_to_tosa(sub));
+  // A constant with another reader (a tied embedding's gather, another
+  // backend's region), or whose bytes another constant has (the program
+  // stores those once), is read in the model's layout: a rearranged copy
+  // for this region would store it twice.
+  TosaLoweringOptions lowering;
+  const std::vector<std::vector<graph::NodeId>> readers = graph.consumers();
+  std::multimap<size_t, size_t> constants_by_size;
+  for (size_t c = 0; c < graph.constants().size(); ++c) constants_by_size.emplace(graph.constants()[c].data.size(), c);
+  auto same_bytes_elsewhere = [&](size_t c) {
+    const Blob& data = graph.constants()[c].data;
+    auto [first, last] = constants_by_size.equal_range(data.size());
+    return std::any_of(first, last, [&](const auto& other) {
+      return other.second != c && graph.constants()[other.second].data.same_bytes(data);
+    });
+  };
+  for (graph::ValueId v : io.inputs) {
+    const graph::Value& value = graph.value(v);
+    if (value.constant == graph::kNone) continue;
+    const std::vector<graph::NodeId>& r = readers[static_cast<size_t>(v)];
+    if (std::any_of(r.begin(), r.end(), [&](graph::NodeId n) { return n != r[0]; }) ||
+        same_bytes_elsewhere(static_cast<size_t>(value.constant))) {
+      lowering.model_layout.insert(value.name);
+    }
+  }
+  GPUU_ASSIGN_OR_RETURN(TosaGraph tosa, lower_to_tosa(sub, lowering));
   std::vector<const TosaConstant*> sources;
   GPUU_ASSIGN_OR_RETURN(VgfFile file, vgf_from_tosa(tosa, &sources));
   std::map<std::string, graph::ValueId> constant_inputs;
