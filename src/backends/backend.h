@@ -79,9 +79,12 @@ struct BackendInitContext {
       bind_io;
   // Device memory for the delegate's intermediates, where the runtime offers
   // it (null: the backend makes its own): `bytes` on `ctx`, the runtime's for
-  // as long as the delegate lives. The runtime hands the same memory to the
-  // delegate made at each size of a program with dims (they never run at
-  // once), so a session holds one set of intermediates, not one per size.
+  // as long as the delegate lives. The runtime hands the same memory to every
+  // delegate of a session on `ctx`, and to the delegate made at each size of
+  // a program with dims, so a session holds one set of intermediates per
+  // device, not one per delegate and size. So a delegate keeps nothing in it
+  // between executes, and orders its first access after the work submitted
+  // before it on the queue (a barrier from all earlier writes and reads).
   std::function<Result<BufferRange>(const SharedGpuContextPtr& ctx, VkDeviceSize bytes)> workspace;
 };
 

@@ -2,7 +2,9 @@
 // delegate's backend, weights counted once by the bytes they are made from.
 #include "runtime/memory_plan.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -23,6 +25,76 @@ uint64_t tensor_bytes(const program::TensorInfo& t) {
 
 }  // namespace
 
+SharedHomes plan_shared_homes(const program::Program& program, const std::vector<uint64_t>& tensor_bytes) {
+  const size_t n = program.tensors().size();
+  SharedHomes out;
+  out.home_of.assign(n, -1);
+  std::vector<char> eligible(n, 1);
+  std::vector<int64_t> first(n, -1), last(n, -1);
+  for (int32_t t : program.inputs()) eligible[static_cast<size_t>(t)] = 0;
+  for (int32_t t : program.outputs()) eligible[static_cast<size_t>(t)] = 0;
+  for (const program::StateInfo& s : program.states()) {
+    eligible[static_cast<size_t>(s.tensor)] = 0;
+    if (s.update >= 0) eligible[static_cast<size_t>(s.update)] = 0;
+  }
+  for (size_t t = 0; t < n; ++t) {
+    if (program.tensors()[t].is_constant()) eligible[t] = 0;
+  }
+  const SharedGpuCompileSpec* context = nullptr;
+  for (size_t p = 0; p < program.plan().size(); ++p) {
+    const program::PlanStep& step = program.plan()[p];
+    if (step.kind == program::PlanStep::Kind::kCpuNode) {
+      for (const auto* list : {&step.cpu_node.inputs, &step.cpu_node.outputs}) {
+        for (int32_t t : *list) {
+          if (t >= 0) eligible[static_cast<size_t>(t)] = 0;  // the host reads or writes it
+        }
+      }
+      continue;
+    }
+    const program::DelegateInfo& info = program.delegates()[static_cast<size_t>(step.delegate)];
+    if (!info.shared.enabled()) return out;
+    if (!context) context = &info.shared;
+    if (info.shared.token != context->token || info.shared.group_id != context->group_id) return out;
+    for (int32_t t : info.outputs) {
+      int64_t& written = first[static_cast<size_t>(t)];
+      if (written >= 0) eligible[static_cast<size_t>(t)] = 0;  // two writers
+      written = static_cast<int64_t>(p);
+      last[static_cast<size_t>(t)] = std::max(last[static_cast<size_t>(t)], written);
+    }
+    for (int32_t t : info.inputs) last[static_cast<size_t>(t)] = static_cast<int64_t>(p);
+  }
+  std::vector<int32_t> order;
+  for (size_t t = 0; t < n; ++t) {
+    if (eligible[t] && first[t] >= 0) order.push_back(static_cast<int32_t>(t));
+  }
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return first[a] < first[b]; });
+  std::vector<int64_t> free_after;  // by shared home: the last step its current tensor is read in
+  for (int32_t t : order) {
+    const uint64_t bytes = tensor_bytes[static_cast<size_t>(t)];
+    // Of the homes free before t is written: the smallest that holds it, else the largest (which grows).
+    int32_t pick = -1;
+    for (size_t h = 0; h < free_after.size(); ++h) {
+      if (free_after[h] >= first[static_cast<size_t>(t)]) continue;
+      const auto hb = out.home_bytes[h];
+      if (pick < 0) {
+        pick = static_cast<int32_t>(h);
+        continue;
+      }
+      const auto pb = out.home_bytes[static_cast<size_t>(pick)];
+      if ((hb >= bytes && (pb < bytes || hb < pb)) || (hb < bytes && pb < bytes && hb > pb)) pick = static_cast<int32_t>(h);
+    }
+    if (pick < 0) {
+      pick = static_cast<int32_t>(out.home_bytes.size());
+      out.home_bytes.push_back(0);
+      free_after.push_back(-1);
+    }
+    out.home_of[static_cast<size_t>(t)] = pick;
+    out.home_bytes[static_cast<size_t>(pick)] = std::max(out.home_bytes[static_cast<size_t>(pick)], bytes);
+    free_after[static_cast<size_t>(pick)] = last[static_cast<size_t>(t)];
+  }
+  return out;
+}
+
 Result<MemoryPlan> plan_memory(const std::shared_ptr<const program::Program>& shared) {
   const program::Program& program = *shared;
   MemoryPlan plan;
@@ -30,7 +102,12 @@ Result<MemoryPlan> plan_memory(const std::shared_ptr<const program::Program>& sh
   for (const program::StateInfo& s : program.states()) is_state[static_cast<size_t>(s.tensor)] = 1;
   const program::ConstantLookup constants = program::program_constant_lookup(shared);
   std::vector<char> homed(program.tensors().size(), 0);
+  std::vector<uint64_t> sizes;
+  for (const program::TensorInfo& t : program.tensors()) sizes.push_back(words(tensor_bytes(t)));
+  const SharedHomes shared_homes = plan_shared_homes(program, sizes);
+  for (uint64_t bytes : shared_homes.home_bytes) plan.tensors += bytes;
   std::set<std::pair<const void*, size_t>> weights_seen;
+  std::map<std::pair<std::string, int64_t>, uint64_t> workspace_of_context;
   for (size_t d = 0; d < program.delegates().size(); ++d) {
     const program::DelegateInfo& info = program.delegates()[d];
     DelegateMemoryPlan dp;
@@ -41,7 +118,7 @@ Result<MemoryPlan> plan_memory(const std::shared_ptr<const program::Program>& sh
         const program::TensorInfo& ti = program.tensors()[static_cast<size_t>(t)];
         if (ti.is_constant()) continue;
         (is_state[static_cast<size_t>(t)] ? dp.states : dp.io) += words(tensor_bytes(ti));
-        if (homed[static_cast<size_t>(t)]) continue;
+        if (homed[static_cast<size_t>(t)] || shared_homes.home_of[static_cast<size_t>(t)] >= 0) continue;
         homed[static_cast<size_t>(t)] = 1;
         (is_state[static_cast<size_t>(t)] ? plan.states : plan.tensors) += words(tensor_bytes(ti));
       }
@@ -72,10 +149,19 @@ Result<MemoryPlan> plan_memory(const std::shared_ptr<const program::Program>& sh
     dp.intermediates = m->workspace_bytes + m->private_bytes;
     plan.weights += m->constant_bytes;
     plan.new_weights += m->constant_bytes;
-    plan.workspaces += m->workspace_bytes;
+    // The delegates on one context share one workspace (they run one after
+    // another): a context's is the largest of its delegates'. A delegate
+    // without shared keys has a private context.
+    if (info.shared.enabled()) {
+      uint64_t& shared_workspace = workspace_of_context[{info.shared.token, info.shared.group_id}];
+      shared_workspace = std::max(shared_workspace, m->workspace_bytes);
+    } else {
+      plan.workspaces += m->workspace_bytes;
+    }
     plan.backend_private += m->private_bytes;
     plan.delegates.push_back(std::move(dp));
   }
+  for (const auto& context : workspace_of_context) plan.workspaces += context.second;
   return plan;
 }
 

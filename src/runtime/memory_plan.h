@@ -36,13 +36,29 @@ struct MemoryPlan {
   uint64_t new_weights = 0;
   std::vector<Blob> shared_weights;  // the weights kept once per device, each once
   std::vector<Blob> held_weights;    // those already on a device (a session uploads none of them)
-  uint64_t tensors = 0;     // homes of the tensors delegates read or write (a state's update included)
+  uint64_t tensors = 0;     // homes of the tensors delegates read or write (a state's update included; shared homes once)
   uint64_t states = 0;      // homes of the states
-  uint64_t workspaces = 0;  // the runtime's workspace for each delegate's intermediates
+  uint64_t workspaces = 0;  // the runtime's workspaces for delegates' intermediates: the largest per context
   uint64_t backend_private = 0;  // intermediates backends allocate themselves
   // What a session would allocate now.
   uint64_t need() const { return new_weights + tensors + states + workspaces + backend_private; }
 };
+
+// Homes that tensors take by turns. A tensor that only GPU delegates write
+// and read, all on one shared context, and that is no program input, output,
+// state or state update, lives from the plan step that writes it to the last
+// one that reads it; tensors whose lives do not meet share one home, as large
+// as the largest of them. The delegates run one after another on the
+// context's queue, each ordered after the work before it, so a later tensor
+// may overwrite an earlier one once its last reader ran.
+struct SharedHomes {
+  std::vector<int32_t> home_of;       // by program tensor: its shared home, or -1 (one of its own)
+  std::vector<uint64_t> home_bytes;   // by shared home: the largest of its tensors
+};
+// `tensor_bytes`: each program tensor's size (at the dims' upper bounds for a
+// session's memory). No home is shared where the delegates are not all on one
+// shared context (a delegate without shared keys has a private one).
+SharedHomes plan_shared_homes(const program::Program& program, const std::vector<uint64_t>& tensor_bytes);
 
 // The plan of `program` at its own sizes. Each delegate's backend plans its
 // part (Backend::plan_memory); one that cannot is named in `unknown` and

@@ -33,12 +33,18 @@ using gpu::MemoryKind;
 // its delegates again at each size, and those never run at once (an execute
 // leaves nothing running). A tensor's home is made for the dims' upper
 // bounds, so that every size fits in it and a state stays where it is when
-// the size changes; a delegate's workspace is as large as the largest size
-// made so far needed. A larger need replaces a buffer, and the sizes built
-// on the old one are dropped (Session::switch_to): one of each lives.
+// the size changes; tensors only GPU delegates touch take homes by turns
+// where their lives do not meet (plan_shared_homes). The delegates on one context share one workspace, as
+// large as the largest of them at any size made so far needed: they run one
+// after another on the context's queue, each ordered after the work before
+// it, and keep nothing in it between executes. A larger need replaces a
+// buffer; delegates made on the old one are made again (make_impl) and the
+// sizes built on it dropped (Session::switch_to): one of each lives.
 class SessionMemory {
  public:
-  explicit SessionMemory(const program::Program& program) {
+  // `share_homes`: tensors may take homes by turns (plan_shared_homes); not
+  // where the session puts each delegate on a private context.
+  SessionMemory(const program::Program& program, bool share_homes) {
     std::vector<int64_t> upper;
     for (const graph::SymbolicDim& d : program.dims()) upper.push_back(d.max);
     for (const program::TensorInfo& t : program.tensors()) {
@@ -46,16 +52,23 @@ class SessionMemory {
       for (const graph::AxisExpr& ax : t.dim_exprs) shape[ax.axis] = ax.size.eval(upper);
       upper_bytes_.push_back(static_cast<VkDeviceSize>(graph::shape_numel(shape)) * graph::dtype_size(t.dtype));
     }
+    if (share_homes) shared_homes_ = plan_shared_homes(program, upper_bytes_);
+    shared_homes_.home_of.resize(upper_bytes_.size(), -1);
   }
   Result<std::shared_ptr<DeviceBuffer>> home(int32_t tensor, const SharedGpuContextPtr& ctx, MemoryKind kind,
                                              VkDeviceSize bytes, bool state, const std::string& what) {
+    const int32_t shared = shared_homes_.home_of[static_cast<size_t>(tensor)];
+    if (shared >= 0 && !state) {
+      const VkDeviceSize upper = std::max(bytes, shared_homes_.home_bytes[static_cast<size_t>(shared)]);
+      return find_or_make(Entry{Use::kSharedHome, shared, ctx, kind, nullptr}, bytes, upper,
+                          str_cat("tensors taking turns (", what, " first)"));
+    }
     VkDeviceSize upper = std::max(bytes, upper_bytes_[static_cast<size_t>(tensor)]);
     return find_or_make(Entry{state ? Use::kState : Use::kTensor, tensor, ctx, kind, nullptr}, bytes, upper, what);
   }
-  Result<std::shared_ptr<DeviceBuffer>> workspace(int32_t delegate, const SharedGpuContextPtr& ctx,
-                                                  VkDeviceSize bytes) {
-    return find_or_make(Entry{Use::kWorkspace, delegate, ctx, MemoryKind::kDevice, nullptr}, bytes, bytes,
-                        str_cat("delegate ", delegate, "'s intermediates"));
+  Result<std::shared_ptr<DeviceBuffer>> workspace(const SharedGpuContextPtr& ctx, VkDeviceSize bytes) {
+    return find_or_make(Entry{Use::kWorkspace, 0, ctx, MemoryKind::kDevice, nullptr}, bytes, bytes,
+                        "the delegates' intermediates");
   }
   // Whether `buffer` is still the one its tensor or delegate uses.
   bool current(const DeviceBuffer* buffer) const {
@@ -64,16 +77,16 @@ class SessionMemory {
   SessionMemoryBytes bytes() const {
     SessionMemoryBytes b;
     for (const Entry& e : entries_) {
-      (e.use == Use::kState ? b.states : e.use == Use::kTensor ? b.tensors : b.workspaces) += e.buffer->size();
+      (e.use == Use::kState ? b.states : e.use == Use::kWorkspace ? b.workspaces : b.tensors) += e.buffer->size();
     }
     return b;
   }
 
  private:
-  enum class Use { kTensor, kState, kWorkspace };
+  enum class Use { kTensor, kSharedHome, kState, kWorkspace };
   struct Entry {
     Use use;
-    int32_t key;  // the tensor, or the delegate
+    int32_t key;  // the tensor, the shared home; 0 for the workspace
     SharedGpuContextPtr ctx;
     MemoryKind kind;
     std::shared_ptr<DeviceBuffer> buffer;
@@ -91,6 +104,7 @@ class SessionMemory {
     return want.buffer;
   }
   std::vector<VkDeviceSize> upper_bytes_;  // per program tensor, at the dims' upper bounds
+  SharedHomes shared_homes_;               // planned at the upper bounds
   std::vector<Entry> entries_;
 };
 
@@ -178,6 +192,7 @@ struct DelegateSlot {
   backends::Backend* backend = nullptr;
   std::unique_ptr<backends::DelegateHandle> handle;
   std::vector<int32_t> inputs, outputs;  // program tensors bound to the region's inputs/outputs
+  std::vector<std::shared_ptr<gpu::DeviceBuffer>> workspaces;  // the workspace it was given (per context asked)
 };
 
 struct CpuStep {
@@ -292,7 +307,6 @@ struct Session::Impl {
   std::shared_ptr<const program::Program> program;
   SessionOptions options;
   std::shared_ptr<SessionMemory> memory;  // the homes' and workspaces', shared with the program's other sizes
-  std::vector<std::shared_ptr<DeviceBuffer>> workspaces;  // the ones this size's delegates were given
   SyncMode sync_mode = SyncMode::kTimeline;
   std::vector<TensorSlot> tensors;
   std::vector<StateSlot> states;              // by program state index
@@ -340,6 +354,7 @@ struct Session::Impl {
   // Whether every buffer it was built on is still SessionMemory's (else a
   // larger size replaced one, and this size must be made again to run).
   bool on_current_memory() const;
+  bool on_current_workspace(const DelegateSlot& d) const;  // the same for one delegate's workspace
   // After a change of size: nothing of the last execute at this size is
   // trusted (its memory served the other sizes since), states aside.
   void forget_values();
@@ -506,9 +521,9 @@ Status Session::Impl::init_delegate(int32_t index) {
     }
     return io;
   };
-  init.workspace = [this, index](const SharedGpuContextPtr& ctx, VkDeviceSize bytes) -> Result<BufferRange> {
-    GPUU_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> buffer, memory->workspace(index, ctx, bytes));
-    workspaces.push_back(buffer);
+  init.workspace = [this, &slot](const SharedGpuContextPtr& ctx, VkDeviceSize bytes) -> Result<BufferRange> {
+    GPUU_ASSIGN_OR_RETURN(std::shared_ptr<DeviceBuffer> buffer, memory->workspace(ctx, bytes));
+    slot.workspaces.push_back(buffer);
     return buffer->whole_range();
   };
   Result<std::unique_ptr<backends::DelegateHandle>> handle =
@@ -525,7 +540,11 @@ bool Session::Impl::on_current_memory() const {
       if (h->buffer && !memory->current(h->buffer.get())) return false;
     }
   }
-  return std::all_of(workspaces.begin(), workspaces.end(),
+  return std::all_of(delegates.begin(), delegates.end(), [&](const DelegateSlot& d) { return on_current_workspace(d); });
+}
+
+bool Session::Impl::on_current_workspace(const DelegateSlot& d) const {
+  return std::all_of(d.workspaces.begin(), d.workspaces.end(),
                      [&](const std::shared_ptr<DeviceBuffer>& w) { return memory->current(w.get()); });
 }
 
@@ -1213,6 +1232,17 @@ Result<std::unique_ptr<Session::Impl>> Session::make_impl(std::shared_ptr<const 
       GPUU_RETURN_IF_ERROR(impl->build_cpu_step(p));
     }
   }
+  // A delegate made before a later one grew the workspace they share is made
+  // again on the grown one, so that the smaller buffer goes.
+  for (DelegateSlot& d : impl->delegates) {
+    if (!d.handle || impl->on_current_workspace(d)) continue;
+    d.handle.reset();
+    d.inputs.clear();
+    d.outputs.clear();
+    d.workspaces.clear();
+    log(LogLevel::kDebug, "runtime", "session: delegate ", d.index, " made again on the grown workspace");
+    GPUU_RETURN_IF_ERROR(impl->init_delegate(d.index));
+  }
   for (const auto& t : impl->contexts) {
     if (impl->sync_mode == SyncMode::kTimeline && !t->ctx->timeline_semaphore()) {
       return err(StatusCode::kUnsupported, "sync mode timeline needs timeline semaphores, which the context on '",
@@ -1265,7 +1295,8 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const program::
   if (options.max_shape_variants < 1) {
     return err(StatusCode::kInvalidArgument, "session: max_shape_variants must be at least 1");
   }
-  auto memory = std::make_shared<SessionMemory>(*program);
+  const bool private_contexts = options.overrides.context_mode == ContextMode::kDisabled;
+  auto memory = std::make_shared<SessionMemory>(*program, !private_contexts);
   // A program with dims: its memory planned for their upper bounds, by
   // making it there first (kept as one of the sizes), so that every other
   // size runs in that memory. Where it cannot be made there, memory grows

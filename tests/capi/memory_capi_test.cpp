@@ -27,38 +27,27 @@ constexpr uint64_t kRow = kN * 4;
 float weight(int64_t i) { return 0.001f * static_cast<float>(i % 97); }
 constexpr float kBias = 0.25f;
 
-std::vector<uint8_t> softmax_program(gpuu_prefer prefer) {
-  gpuu_graph* g = nullptr;
-  EXPECT_EQ(gpuu_graph_create(&g), GPUU_OK);
-  const int64_t row[2] = {1, kN}, one = 1;
-  std::vector<float> w(kN);
-  for (int64_t i = 0; i < kN; ++i) w[static_cast<size_t>(i)] = weight(i);
-  int32_t x = -1, wv = -1, bv = -1;
-  EXPECT_EQ(gpuu_graph_add_input(g, "x", GPUU_DTYPE_F32, row, 2, &x), GPUU_OK) << last_error();
-  EXPECT_EQ(gpuu_graph_add_constant(g, "w", GPUU_DTYPE_F32, row, 2, w.data(), kRow, &wv), GPUU_OK) << last_error();
-  EXPECT_EQ(gpuu_graph_add_constant(g, "b", GPUU_DTYPE_F32, &one, 1, &kBias, 4, &bv), GPUU_OK) << last_error();
-  auto node = [&](const char* op, const char* name, std::vector<int32_t> inputs, std::vector<gpuu_attr> attrs = {}) {
-    int32_t out = -1;
-    size_t count = 0;
-    EXPECT_EQ(gpuu_graph_add_node(g, op, name, inputs.data(), inputs.size(), attrs.data(), attrs.size(), &out, 1,
-                                  &count),
-              GPUU_OK)
-        << last_error();
-    return out;
-  };
-  gpuu_attr axis;
-  gpuu_attr_init(&axis);
-  axis.name = "axis";
-  axis.kind = GPUU_ATTR_INT;
-  axis.i = 1;
-  int32_t scaled = node("mul", "scale", {x, wv});
-  int32_t soft = node("softmax", "soft", {scaled}, {axis});
-  int32_t y = node("add", "shift", {soft, bv});
-  EXPECT_EQ(gpuu_graph_mark_output(g, y), GPUU_OK);
-  gpuu_partition_options options;
-  gpuu_partition_options_init(&options);
-  options.prefer = prefer;
-  options.min_partition_size = 1;
+int32_t add_node(gpuu_graph* g, const char* op, const char* name, std::vector<int32_t> inputs,
+                 std::vector<gpuu_attr> attrs = {}) {
+  int32_t out = -1;
+  size_t count = 0;
+  EXPECT_EQ(gpuu_graph_add_node(g, op, name, inputs.data(), inputs.size(), attrs.data(), attrs.size(), &out, 1, &count),
+            GPUU_OK)
+      << last_error();
+  return out;
+}
+
+gpuu_attr int_attr(const char* name, int64_t value) {
+  gpuu_attr a;
+  gpuu_attr_init(&a);
+  a.name = name;
+  a.kind = GPUU_ATTR_INT;
+  a.i = value;
+  return a;
+}
+
+// The program of `g` partitioned as `options` say (prefer and min_partition_size 1 unless given).
+std::vector<uint8_t> write_program(gpuu_graph* g, gpuu_partition_options options) {
   gpuu_partition* partition = nullptr;
   EXPECT_EQ(gpuu_graph_partition(g, &options, &partition), GPUU_OK) << last_error();
   void* data = nullptr;
@@ -69,6 +58,27 @@ std::vector<uint8_t> softmax_program(gpuu_prefer prefer) {
   gpuu_partition_destroy(partition);
   gpuu_graph_destroy(g);
   return bytes;
+}
+
+std::vector<uint8_t> softmax_program(gpuu_prefer prefer) {
+  gpuu_graph* g = nullptr;
+  EXPECT_EQ(gpuu_graph_create(&g), GPUU_OK);
+  const int64_t row[2] = {1, kN}, one = 1;
+  std::vector<float> w(kN);
+  for (int64_t i = 0; i < kN; ++i) w[static_cast<size_t>(i)] = weight(i);
+  int32_t x = -1, wv = -1, bv = -1;
+  EXPECT_EQ(gpuu_graph_add_input(g, "x", GPUU_DTYPE_F32, row, 2, &x), GPUU_OK) << last_error();
+  EXPECT_EQ(gpuu_graph_add_constant(g, "w", GPUU_DTYPE_F32, row, 2, w.data(), kRow, &wv), GPUU_OK) << last_error();
+  EXPECT_EQ(gpuu_graph_add_constant(g, "b", GPUU_DTYPE_F32, &one, 1, &kBias, 4, &bv), GPUU_OK) << last_error();
+  int32_t scaled = add_node(g, "mul", "scale", {x, wv});
+  int32_t soft = add_node(g, "softmax", "soft", {scaled}, {int_attr("axis", 1)});
+  int32_t y = add_node(g, "add", "shift", {soft, bv});
+  EXPECT_EQ(gpuu_graph_mark_output(g, y), GPUU_OK);
+  gpuu_partition_options options;
+  gpuu_partition_options_init(&options);
+  options.prefer = prefer;
+  options.min_partition_size = 1;
+  return write_program(g, options);
 }
 
 gpuu_program* load(const std::vector<uint8_t>& bytes) {
@@ -278,3 +288,141 @@ TEST(MemoryCApi, LimitIsCheckedAgainOnceTheDelegatesAreMade) {
 #endif
 
 }  // namespace
+
+// Two Vulkan delegates with a CPU step between them: s = softmax(x * w) on
+// the first; r = relu(s) pinned to the CPU; y = softmax(concat(r, r) * w)
+// ([2, N]) on the second, whose intermediates (two [2, N] values) are twice
+// the first's.
+std::vector<uint8_t> two_delegate_program() {
+  gpuu_graph* g = nullptr;
+  EXPECT_EQ(gpuu_graph_create(&g), GPUU_OK);
+  const int64_t row[2] = {1, kN};
+  std::vector<float> w(kN);
+  for (int64_t i = 0; i < kN; ++i) w[static_cast<size_t>(i)] = weight(i);
+  int32_t x = -1, wv = -1;
+  EXPECT_EQ(gpuu_graph_add_input(g, "x", GPUU_DTYPE_F32, row, 2, &x), GPUU_OK) << last_error();
+  EXPECT_EQ(gpuu_graph_add_constant(g, "w", GPUU_DTYPE_F32, row, 2, w.data(), kRow, &wv), GPUU_OK) << last_error();
+  int32_t s = add_node(g, "softmax", "first", {add_node(g, "mul", "scale", {x, wv})}, {int_attr("axis", 1)});
+  int32_t r = add_node(g, "relu", "on_cpu", {s});
+  int32_t c = add_node(g, "concat", "twice", {r, r}, {int_attr("axis", 0)});
+  int32_t y = add_node(g, "softmax", "second", {add_node(g, "mul", "rescale", {c, wv})}, {int_attr("axis", 1)});
+  EXPECT_EQ(gpuu_graph_mark_output(g, y), GPUU_OK);
+  gpuu_partition_options options;
+  gpuu_partition_options_init(&options);
+  options.prefer = GPUU_PREFER_VULKAN_FIRST;
+  options.min_partition_size = 1;
+  gpuu_partition_pin pin;
+  gpuu_partition_pin_init(&pin);
+  pin.node = "on_cpu";
+  pin.backend = "CpuFallback";
+  options.pins = &pin;
+  options.pin_count = 1;
+  return write_program(g, options);
+}
+
+// The "intermediate_bytes" of each delegate in gpuu-inspect --memory --json.
+std::vector<uint64_t> planned_intermediates(const std::string& json) {
+  std::vector<uint64_t> out;
+  const std::string key = "\"intermediate_bytes\":";
+  for (size_t at = json.find(key); at != std::string::npos; at = json.find(key, at + 1)) {
+    out.push_back(std::stoull(json.substr(at + key.size())));
+  }
+  return out;
+}
+
+// The delegates of a session on one device run one after another, so they
+// share one workspace: the largest of their intermediates, not the sum. The
+// first delegate, made before the second grew the workspace, is made again on
+// it; both compute right (and the validation layer sees no hazard).
+TEST(MemoryCApi, DelegatesShareOneWorkspace) {
+  const std::vector<uint8_t> bytes = two_delegate_program();
+  const std::string json = inspect(bytes, "--json");
+  const std::vector<uint64_t> planned = planned_intermediates(json);
+  ASSERT_EQ(planned.size(), 2u) << json;
+  EXPECT_LT(planned[0], planned[1]) << json;
+  EXPECT_NE(json.find("\"workspace_bytes\":" + std::to_string(planned[1])), std::string::npos) << json;
+  gpuu_program* program = load(bytes);
+  gpuu_session* s = open_session(program, 0);
+  ASSERT_NE(s, nullptr) << last_error();
+  EXPECT_EQ(memory_of(s).workspace_bytes, planned[1]);
+  // x, s and r (which the CPU step reads and writes) and y [2, N] each keep a home of their own.
+  EXPECT_EQ(memory_of(s).tensor_bytes, 5 * kRow);
+  std::vector<float> x(kN), y(2 * kN);
+  for (int64_t i = 0; i < kN; ++i) x[static_cast<size_t>(i)] = 0.01f * static_cast<float>(i % 31);
+  std::vector<double> first(kN), second(kN);
+  double sum = 0, sum2 = 0;
+  for (int64_t i = 0; i < kN; ++i) sum += first[static_cast<size_t>(i)] = std::exp(double{x[static_cast<size_t>(i)]} * weight(i));
+  for (int64_t i = 0; i < kN; ++i) {
+    sum2 += second[static_cast<size_t>(i)] = std::exp(first[static_cast<size_t>(i)] / sum * weight(i));
+  }
+  for (int run = 0; run < 2; ++run) {
+    ASSERT_EQ(gpuu_session_set_input(s, 0, x.data(), kRow), GPUU_OK) << last_error();
+    ASSERT_EQ(gpuu_session_execute(s), GPUU_OK) << last_error();
+    ASSERT_EQ(gpuu_session_get_output(s, 0, y.data(), 2 * kRow), GPUU_OK) << last_error();
+    for (int64_t i = 0; i < 2 * kN; ++i) {
+      ASSERT_NEAR(y[static_cast<size_t>(i)], second[static_cast<size_t>(i % kN)] / sum2, 1e-9) << "element " << i;
+    }
+  }
+  gpuu_session_destroy(s);
+  gpuu_program_release(program);
+}
+
+// x -> mul w (Vulkan) -> a1 -> sigmoid (VGF) -> a2 -> mul w (Vulkan) -> a3 ->
+// sigmoid (VGF) -> y: four delegates on one device, pinned by turns.
+std::vector<uint8_t> four_delegate_program() {
+  gpuu_graph* g = nullptr;
+  EXPECT_EQ(gpuu_graph_create(&g), GPUU_OK);
+  const int64_t row[2] = {1, kN};
+  std::vector<float> w(kN);
+  for (int64_t i = 0; i < kN; ++i) w[static_cast<size_t>(i)] = weight(i);
+  int32_t x = -1, wv = -1;
+  EXPECT_EQ(gpuu_graph_add_input(g, "x", GPUU_DTYPE_F32, row, 2, &x), GPUU_OK) << last_error();
+  EXPECT_EQ(gpuu_graph_add_constant(g, "w", GPUU_DTYPE_F32, row, 2, w.data(), kRow, &wv), GPUU_OK) << last_error();
+  int32_t a1 = add_node(g, "mul", "n1", {x, wv});
+  int32_t a2 = add_node(g, "sigmoid", "n2", {a1});
+  int32_t a3 = add_node(g, "mul", "n3", {a2, wv});
+  EXPECT_EQ(gpuu_graph_mark_output(g, add_node(g, "sigmoid", "n4", {a3})), GPUU_OK);
+  gpuu_partition_options options;
+  gpuu_partition_options_init(&options);
+  options.prefer = GPUU_PREFER_VULKAN_FIRST;
+  options.min_partition_size = 1;
+  std::vector<gpuu_partition_pin> pins(4);
+  const char* names[4] = {"n1", "n2", "n3", "n4"};
+  for (size_t i = 0; i < pins.size(); ++i) {
+    gpuu_partition_pin_init(&pins[i]);
+    pins[i].node = names[i];
+    pins[i].backend = i % 2 ? "VgfBackend" : "VulkanBackend";
+  }
+  options.pins = pins.data();
+  options.pin_count = pins.size();
+  return write_program(g, options);
+}
+
+// Tensors only GPU delegates touch take homes by turns: a1 (written by the
+// first delegate, last read by the second) and a3 (written by the third) share
+// one; a2 overlaps both and has its own, as x and y do. The plan and the
+// session agree, and the chain computes right on every execute.
+TEST(MemoryCApi, TensorsBetweenDelegatesShareHomesByLiveness) {
+  const std::vector<uint8_t> bytes = four_delegate_program();
+  const std::string json = inspect(bytes, "--json");
+  EXPECT_EQ(planned_intermediates(json).size(), 4u) << json;
+  EXPECT_NE(json.find("\"tensor_bytes\":" + std::to_string(4 * kRow)), std::string::npos) << json;
+  gpuu_program* program = load(bytes);
+  gpuu_session* s = open_session(program, 0);
+  ASSERT_NE(s, nullptr) << last_error();
+  EXPECT_EQ(memory_of(s).tensor_bytes, 4 * kRow);
+  std::vector<float> x(kN), y(kN);
+  auto sigmoid = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
+  for (int run = 0; run < 2; ++run) {
+    for (int64_t i = 0; i < kN; ++i) x[static_cast<size_t>(i)] = 0.01f * static_cast<float>((i + run) % 31);
+    ASSERT_EQ(gpuu_session_set_input(s, 0, x.data(), kRow), GPUU_OK) << last_error();
+    ASSERT_EQ(gpuu_session_execute(s), GPUU_OK) << last_error();
+    ASSERT_EQ(gpuu_session_get_output(s, 0, y.data(), kRow), GPUU_OK) << last_error();
+    for (int64_t i = 0; i < kN; ++i) {
+      const double want = sigmoid(sigmoid(double{x[static_cast<size_t>(i)]} * weight(i)) * weight(i));
+      ASSERT_NEAR(y[static_cast<size_t>(i)], want, 1e-6) << "run " << run << " element " << i;
+    }
+  }
+  gpuu_session_destroy(s);
+  gpuu_program_release(program);
+}
