@@ -10,6 +10,7 @@
 #include <tuple>
 #include <utility>
 
+#include "base/weak_table.h"
 #include "graph/builder.h"
 #include "graph/index_math.h"
 #include "graph/op_registry.h"
@@ -67,6 +68,31 @@ Result<graph::Graph> copy_live(const graph::Graph& g) {
   }
   for (ValueId v : g.outputs()) GPUU_RETURN_IF_ERROR(graph::add_graph_output(out, map[static_cast<size_t>(v)]));
   return out;
+}
+
+// A constant viewed as `view` and permuted by `perm` (a TOSA weight in gpuu's
+// layout): one copy per source bytes and arrangement in the process while
+// anyone holds it, so that the executors of a program's sizes and sessions
+// get the same bytes at the same address, which is what shares one device
+// copy among them (gpu/shared_constants.h). The copy keeps its source alive,
+// so the source's address cannot name other bytes while it finds the copy.
+Blob rearranged_constant(const Blob& source, size_t esize, const Shape& view, const Perm& perm) {
+  struct Rearranged {
+    Blob source;
+    std::vector<uint8_t> bytes;
+  };
+  using Key = std::tuple<const void*, size_t, size_t, Shape, Perm>;
+  static auto* made = new WeakTable<Key, const Rearranged>();  // never destroyed: holders may outlive teardown
+  std::shared_ptr<const Rearranged> copy =
+      made->find_or_make(Key{source.data(), source.size(), esize, view, perm},
+                         [&]() -> Result<std::shared_ptr<const Rearranged>> {
+                           auto r = std::make_shared<Rearranged>();
+                           r->source = source;
+                           r->bytes = graph::permute_bytes(source.data(), esize, view, perm);
+                           return std::shared_ptr<const Rearranged>(std::move(r));
+                         })
+          .value();
+  return Blob::view(copy->bytes.data(), copy->bytes.size(), copy);
 }
 
 class Raising {
@@ -259,27 +285,13 @@ class Raising {
     int k = constant_of_[static_cast<size_t>(t)];
     if (k >= 0 && value_[static_cast<size_t>(t)] == graph::kNone && !g_.constants[static_cast<size_t>(k)].data.empty()) {
       const TosaTensor& tt = g_.tensor(t);
-      size_t esize = tosa_element_size(tt.type);
-      const uint8_t* src = g_.constants[static_cast<size_t>(k)].data.data();
       Shape out(perm.size());
       for (size_t i = 0; i < perm.size(); ++i) out[i] = view[static_cast<size_t>(perm[i])];
-      std::vector<int64_t> strides(view.size(), 1);
-      for (size_t i = view.size(); i-- > 1;) strides[i - 1] = strides[i] * view[i];
-      std::vector<uint8_t> bytes(static_cast<size_t>(tosa_numel(view)) * esize);
-      std::vector<int64_t> idx(out.size(), 0);
-      for (int64_t o = 0; o < tosa_numel(out); ++o) {
-        int64_t s = 0;
-        for (size_t i = 0; i < out.size(); ++i) s += idx[i] * strides[static_cast<size_t>(perm[i])];
-        std::memcpy(bytes.data() + static_cast<size_t>(o) * esize, src + static_cast<size_t>(s) * esize, esize);
-        for (size_t i = out.size(); i-- > 0;) {
-          if (++idx[i] < out[i]) break;
-          idx[i] = 0;
-        }
-      }
       DType d = DType::kF32;
       tosa_to_dtype(tt.type, &d);
-      std::string base = g_.constants[static_cast<size_t>(k)].name.empty() ? "const" : g_.constants[static_cast<size_t>(k)].name;
-      return constant(d, out, std::move(bytes), base);
+      const TosaConstant& c = g_.constants[static_cast<size_t>(k)];
+      return graph::add_graph_constant(out_, unique_value_name(c.name.empty() ? "const" : c.name), d, out,
+                                       rearranged_constant(c.data, tosa_element_size(tt.type), view, perm), &names_);
     }
     GPUU_ASSIGN_OR_RETURN(ValueId x, in(input));
     GPUU_ASSIGN_OR_RETURN(x, reshape(x, view));

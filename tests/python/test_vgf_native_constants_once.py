@@ -191,6 +191,10 @@ def test_program_with_dims_runs_at_every_size_reading_weights_from_the_file(expo
                 want = model(x).numpy()
             scale = max(1.0, float(np.abs(want).max()))
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * scale, err_msg=f"{name} {vgf_path} at {n}")
+        # Every size reads one device copy of each weight: the executor's OIHW copies of the file's OHWI ones
+        # are made once in the process (they were made, and uploaded, again at each size: 4x the weights here).
+        held = program.memory()["weights"]
+    assert held <= _weights_bytes(model) * 1.1 + ALLOWANCE, f"{name} {vgf_path}: {held} bytes of weights held"
     assert lines.lines and all(f"path={vgf_path}" in line for line in lines.lines), lines.lines
     # The session makes the upper bounds and the examples first, then each other size.
     assert len(lines.lines) == len(set(sizes) | {bounds[1], bounds[2]}), lines.lines
