@@ -89,6 +89,7 @@ Blob rearranged_constant(const Blob& source, size_t esize, const Shape& view, co
                            auto r = std::make_shared<Rearranged>();
                            r->source = source;
                            r->bytes = graph::permute_bytes(source.data(), esize, view, perm);
+                           source.drop_file_pages();  // read once: the file's pages are not held beside the copy
                            return std::shared_ptr<const Rearranged>(std::move(r));
                          })
           .value();
