@@ -10,6 +10,8 @@
 #         "w4 decode faster than f16 decode"), against PyTorch eager and CUDA graph
 #   real  the real-size models (CASES) f32 and f16 against PyTorch, and int8 (issue 20's "int8 resnet50 faster
 #         than gpuu's f16 resnet50")
+#   load  issue 21's figures (benchmarks/load/load_memory.py): file vs weights, load time with a cold and a
+#         warm pipeline cache, RSS growth, first vs warm execute, device memory; the executor VGF path only
 # Env: PARTS, PART_S (seconds per part, default 170), SIZES, PRECISIONS, CASES, F16_CASES.
 set -u
 for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null 2>&1; done; ldconfig
@@ -32,6 +34,9 @@ for part in ${PARTS:-gemm llm real}; do
             PRECISIONS="${PRECISIONS:-f32,f16,f16-w4g64,f16-w8}" bash benchmarks/llm/run.sh .bench/real ;;
     real) run_part real env OUT_DIR=$res GPUU_COMMIT="$commit" BENCH=.bench/real F16_PRECISIONS=f16,int8 \
             ${CASES:+CASES=$CASES} ${F16_CASES:+F16_CASES=$F16_CASES} bash .bench/real/run.sh ;;
+    load) python3 -m pip install -q --no-index --no-deps --target /tmp/load-site .bench/real/gpuu-*.whl
+          run_part load env PYTHONPATH=/tmp/load-site python3 benchmarks/load/load_memory.py /tmp/load-programs \
+            --vgf-paths executor --result $res/load.json ${LOAD_CASES:+--cases $LOAD_CASES} ;;
     *) echo "unknown part $part" | tee -a $res/log ;;
   esac
 done
