@@ -27,6 +27,6 @@ if [ -n "${TORCHAO_WHEEL:-}" ]; then
 else
   $venv/bin/pip download -q --no-deps torchao==0.17.0 -d "$out/real"
 fi
-cp benchmarks/real/*.py benchmarks/real/run.sh benchmarks/suite/torch_suite.py "$out/real/"
+cp benchmarks/real/*.py benchmarks/real/run.sh benchmarks/suite/torch_suite.py benchmarks/suite/suite_models.py "$out/real/"
 git rev-parse --short HEAD > "$out/commit"
 du -sh "$out"

@@ -32,7 +32,8 @@ for part in ${PARTS:-gemm llm real}; do
           run_part gemm-sweep sh -c ".bench/bin/bench_gemm --sweep-real --runs 15 --warmup 3 > $res/gemm-sweep.json" ;;
     llm)  run_part llm env OUT_DIR=$res GPUU_COMMIT="$commit" SIZES="${SIZES:-125m}" \
             PRECISIONS="${PRECISIONS:-f32,f16,f16-w4g64,f16-w8}" bash benchmarks/llm/run.sh .bench/real ;;
-    real) run_part real env OUT_DIR=$res GPUU_COMMIT="$commit" BENCH=.bench/real F16_PRECISIONS=f16,int8 \
+    real) cp .bench/bin/bench_suite .bench/bin/profile_program .bench/real/  # real/run.sh runs them from its folder
+          run_part real env OUT_DIR=$res GPUU_COMMIT="$commit" BENCH=.bench/real F16_PRECISIONS=f16,int8 \
             ${CASES:+CASES=$CASES} ${F16_CASES:+F16_CASES=$F16_CASES} bash .bench/real/run.sh ;;
     load) python3 -m pip install -q --no-index --no-deps --target /tmp/load-site .bench/real/gpuu-*.whl
           run_part load env PYTHONPATH=/tmp/load-site python3 benchmarks/load/load_memory.py /tmp/load-programs \
