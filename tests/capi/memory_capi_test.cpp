@@ -289,19 +289,27 @@ TEST(MemoryCApi, LimitIsCheckedAgainOnceTheDelegatesAreMade) {
 
 }  // namespace
 
-// Two Vulkan delegates with a CPU step between them: s = softmax(x * w) on
-// the first; r = relu(s) pinned to the CPU; y = softmax(concat(r, r) * w)
-// ([2, N]) on the second, whose intermediates (two [2, N] values) are twice
-// the first's.
-std::vector<uint8_t> two_delegate_program() {
+namespace {
+
+// A graph with the input x [1, N] and the constant w [1, N] (weight(i)).
+gpuu_graph* row_graph(int32_t* x, int32_t* wv) {
   gpuu_graph* g = nullptr;
   EXPECT_EQ(gpuu_graph_create(&g), GPUU_OK);
   const int64_t row[2] = {1, kN};
   std::vector<float> w(kN);
   for (int64_t i = 0; i < kN; ++i) w[static_cast<size_t>(i)] = weight(i);
+  EXPECT_EQ(gpuu_graph_add_input(g, "x", GPUU_DTYPE_F32, row, 2, x), GPUU_OK) << last_error();
+  EXPECT_EQ(gpuu_graph_add_constant(g, "w", GPUU_DTYPE_F32, row, 2, w.data(), kRow, wv), GPUU_OK) << last_error();
+  return g;
+}
+
+// Two Vulkan delegates with a CPU step between them: s = softmax(x * w) on
+// the first; r = relu(s) pinned to the CPU; y = softmax(concat(r, r) * w)
+// ([2, N]) on the second, whose intermediates (two [2, N] values) are twice
+// the first's.
+std::vector<uint8_t> two_delegate_program() {
   int32_t x = -1, wv = -1;
-  EXPECT_EQ(gpuu_graph_add_input(g, "x", GPUU_DTYPE_F32, row, 2, &x), GPUU_OK) << last_error();
-  EXPECT_EQ(gpuu_graph_add_constant(g, "w", GPUU_DTYPE_F32, row, 2, w.data(), kRow, &wv), GPUU_OK) << last_error();
+  gpuu_graph* g = row_graph(&x, &wv);
   int32_t s = add_node(g, "softmax", "first", {add_node(g, "mul", "scale", {x, wv})}, {int_attr("axis", 1)});
   int32_t r = add_node(g, "relu", "on_cpu", {s});
   int32_t c = add_node(g, "concat", "twice", {r, r}, {int_attr("axis", 0)});
@@ -329,6 +337,8 @@ std::vector<uint64_t> planned_intermediates(const std::string& json) {
   }
   return out;
 }
+
+}  // namespace
 
 // The delegates of a session on one device run one after another, so they
 // share one workspace: the largest of their intermediates, not the sum. The
@@ -367,17 +377,13 @@ TEST(MemoryCApi, DelegatesShareOneWorkspace) {
   gpuu_program_release(program);
 }
 
+namespace {
+
 // x -> mul w (Vulkan) -> a1 -> sigmoid (VGF) -> a2 -> mul w (Vulkan) -> a3 ->
 // sigmoid (VGF) -> y: four delegates on one device, pinned by turns.
 std::vector<uint8_t> four_delegate_program() {
-  gpuu_graph* g = nullptr;
-  EXPECT_EQ(gpuu_graph_create(&g), GPUU_OK);
-  const int64_t row[2] = {1, kN};
-  std::vector<float> w(kN);
-  for (int64_t i = 0; i < kN; ++i) w[static_cast<size_t>(i)] = weight(i);
   int32_t x = -1, wv = -1;
-  EXPECT_EQ(gpuu_graph_add_input(g, "x", GPUU_DTYPE_F32, row, 2, &x), GPUU_OK) << last_error();
-  EXPECT_EQ(gpuu_graph_add_constant(g, "w", GPUU_DTYPE_F32, row, 2, w.data(), kRow, &wv), GPUU_OK) << last_error();
+  gpuu_graph* g = row_graph(&x, &wv);
   int32_t a1 = add_node(g, "mul", "n1", {x, wv});
   int32_t a2 = add_node(g, "sigmoid", "n2", {a1});
   int32_t a3 = add_node(g, "mul", "n3", {a2, wv});
@@ -397,6 +403,8 @@ std::vector<uint8_t> four_delegate_program() {
   options.pin_count = pins.size();
   return write_program(g, options);
 }
+
+}  // namespace
 
 // Tensors only GPU delegates touch take homes by turns: a1 (written by the
 // first delegate, last read by the second) and a3 (written by the third) share
