@@ -14,8 +14,13 @@
 #include <vector>
 
 #include "gpuu.h"
+#include "support/graph_capi_util.h"
 
 namespace {
+
+using gpuu_test::add_node;
+using gpuu_test::int_attr;
+using gpuu_test::program_bytes;
 
 std::string last_error() { return gpuu_last_error(); }
 
@@ -26,39 +31,6 @@ constexpr uint64_t kRow = kN * 4;
 
 float weight(int64_t i) { return 0.001f * static_cast<float>(i % 97); }
 constexpr float kBias = 0.25f;
-
-int32_t add_node(gpuu_graph* g, const char* op, const char* name, std::vector<int32_t> inputs,
-                 std::vector<gpuu_attr> attrs = {}) {
-  int32_t out = -1;
-  size_t count = 0;
-  EXPECT_EQ(gpuu_graph_add_node(g, op, name, inputs.data(), inputs.size(), attrs.data(), attrs.size(), &out, 1, &count),
-            GPUU_OK)
-      << last_error();
-  return out;
-}
-
-gpuu_attr int_attr(const char* name, int64_t value) {
-  gpuu_attr a;
-  gpuu_attr_init(&a);
-  a.name = name;
-  a.kind = GPUU_ATTR_INT;
-  a.i = value;
-  return a;
-}
-
-// The program of `g` partitioned as `options` say (prefer and min_partition_size 1 unless given).
-std::vector<uint8_t> write_program(gpuu_graph* g, gpuu_partition_options options) {
-  gpuu_partition* partition = nullptr;
-  EXPECT_EQ(gpuu_graph_partition(g, &options, &partition), GPUU_OK) << last_error();
-  void* data = nullptr;
-  size_t size = 0;
-  EXPECT_EQ(gpuu_program_write_to_memory(g, partition, nullptr, &data, &size), GPUU_OK) << last_error();
-  std::vector<uint8_t> bytes(static_cast<uint8_t*>(data), static_cast<uint8_t*>(data) + size);
-  gpuu_program_bytes_free(data);
-  gpuu_partition_destroy(partition);
-  gpuu_graph_destroy(g);
-  return bytes;
-}
 
 std::vector<uint8_t> softmax_program(gpuu_prefer prefer) {
   gpuu_graph* g = nullptr;
@@ -78,7 +50,7 @@ std::vector<uint8_t> softmax_program(gpuu_prefer prefer) {
   gpuu_partition_options_init(&options);
   options.prefer = prefer;
   options.min_partition_size = 1;
-  return write_program(g, options);
+  return program_bytes(g, options);
 }
 
 gpuu_program* load(const std::vector<uint8_t>& bytes) {
@@ -325,7 +297,7 @@ std::vector<uint8_t> two_delegate_program() {
   pin.backend = "CpuFallback";
   options.pins = &pin;
   options.pin_count = 1;
-  return write_program(g, options);
+  return program_bytes(g, options);
 }
 
 // The "intermediate_bytes" of each delegate in gpuu-inspect --memory --json.
@@ -401,7 +373,7 @@ std::vector<uint8_t> four_delegate_program() {
   }
   options.pins = pins.data();
   options.pin_count = pins.size();
-  return write_program(g, options);
+  return program_bytes(g, options);
 }
 
 }  // namespace

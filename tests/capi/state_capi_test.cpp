@@ -10,9 +10,11 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpuu.h"
+#include "support/graph_capi_util.h"
 
 namespace {
 
@@ -35,11 +37,7 @@ std::vector<uint8_t> stateful_program(gpuu_prefer prefer) {
   EXPECT_EQ(gpuu_graph_add_constant(g, "half", GPUU_DTYPE_F32, &one, 1, &half_value, 4, &half), GPUU_OK);
   EXPECT_EQ(gpuu_graph_add_constant(g, "unit", GPUU_DTYPE_F32, &one, 1, &one_value, 4, &unit), GPUU_OK);
   auto node = [&](const char* op, const char* name, std::vector<int32_t> inputs) {
-    int32_t out = -1;
-    size_t count = 0;
-    EXPECT_EQ(gpuu_graph_add_node(g, op, name, inputs.data(), inputs.size(), nullptr, 0, &out, 1, &count), GPUU_OK)
-        << last_error();
-    return out;
+    return gpuu_test::add_node(g, op, name, std::move(inputs));
   };
   int32_t next_steps = node("add", "count", {steps, unit});
   int32_t weighted = node("mul", "weigh", {x, next_steps});
@@ -69,16 +67,7 @@ std::vector<uint8_t> stateful_program(gpuu_prefer prefer) {
   gpuu_partition_options_init(&options);
   options.prefer = prefer;
   options.min_partition_size = 1;
-  gpuu_partition* partition = nullptr;
-  EXPECT_EQ(gpuu_graph_partition(g, &options, &partition), GPUU_OK) << last_error();
-  void* data = nullptr;
-  size_t size = 0;
-  EXPECT_EQ(gpuu_program_write_to_memory(g, partition, nullptr, &data, &size), GPUU_OK) << last_error();
-  std::vector<uint8_t> bytes(static_cast<uint8_t*>(data), static_cast<uint8_t*>(data) + size);
-  gpuu_program_bytes_free(data);
-  gpuu_partition_destroy(partition);
-  gpuu_graph_destroy(g);
-  return bytes;
+  return gpuu_test::program_bytes(g, options);
 }
 
 gpuu_session* open_session(const std::vector<uint8_t>& bytes) {
