@@ -72,16 +72,13 @@ SharedHomes plan_shared_homes(const program::Program& program, const std::vector
   for (int32_t t : order) {
     const uint64_t bytes = tensor_bytes[static_cast<size_t>(t)];
     // Of the homes free before t is written: the smallest that holds it, else the largest (which grows).
+    auto better = [&](uint64_t a, uint64_t b) {  // home bytes a over b
+      return a >= bytes ? (b < bytes || a < b) : (b < bytes && a > b);
+    };
     int32_t pick = -1;
     for (size_t h = 0; h < free_after.size(); ++h) {
       if (free_after[h] >= first[static_cast<size_t>(t)]) continue;
-      const auto hb = out.home_bytes[h];
-      if (pick < 0) {
-        pick = static_cast<int32_t>(h);
-        continue;
-      }
-      const auto pb = out.home_bytes[static_cast<size_t>(pick)];
-      if ((hb >= bytes && (pb < bytes || hb < pb)) || (hb < bytes && pb < bytes && hb > pb)) pick = static_cast<int32_t>(h);
+      if (pick < 0 || better(out.home_bytes[h], out.home_bytes[static_cast<size_t>(pick)])) pick = static_cast<int32_t>(h);
     }
     if (pick < 0) {
       pick = static_cast<int32_t>(out.home_bytes.size());

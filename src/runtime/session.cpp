@@ -34,10 +34,11 @@ using gpu::MemoryKind;
 // leaves nothing running). A tensor's home is made for the dims' upper
 // bounds, so that every size fits in it and a state stays where it is when
 // the size changes; tensors only GPU delegates touch take homes by turns
-// where their lives do not meet (plan_shared_homes). The delegates on one context share one workspace, as
-// large as the largest of them at any size made so far needed: they run one
-// after another on the context's queue, each ordered after the work before
-// it, and keep nothing in it between executes. A larger need replaces a
+// where their lives do not meet (plan_shared_homes). The delegates on one
+// context share one workspace, as large as the largest of them at any size
+// made so far needed: they run one after another on the context's queue,
+// each ordered after the work before it, and keep nothing in it between
+// executes. A larger need replaces a
 // buffer; delegates made on the old one are made again (make_impl) and the
 // sizes built on it dropped (Session::switch_to): one of each lives.
 class SessionMemory {
