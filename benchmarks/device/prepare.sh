@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Here (no GPU): everything benchmarks/device/session.sh needs on the GPU machine, into .bench/ (carried with
-# .gl, 64 MiB at most in all: docs/GPU.md): stripped bench_gemm, bench_suite and profile_program from build/, a
-# gpuu wheel for the GPU machine's Python 3.12, torchao's wheel (int8 and weight-only schemes), and the benchmark
-# scripts. Run from the repository root after tools/dev/build.sh; prints the folder's size.
+# .gl, 64 MiB at most in all: docs/GPU.md): bench_gemm, bench_int8_gemm, bench_suite, profile_program and
+# vulkan_quant_test from build/, stripped and packed into bin.tar.xz (a fifth of their size: the embedded SPIR-V
+# compresses well; session.sh unpacks them into .bench/bin), a gpuu wheel for the GPU machine's Python 3.12,
+# torchao's wheel (int8 and weight-only schemes), and the benchmark scripts. Run from the repository root after tools/dev/build.sh; prints the folder's size.
 # Env: PY312 (a Python 3.12; default: pyenv's 3.12.*), TORCHAO_WHEEL (default: downloaded, torchao==0.17.0).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -10,10 +11,12 @@ cd "$root"
 out=.bench
 grep -qx '/.bench/' .git/info/exclude 2>/dev/null || echo /.bench/ >> .git/info/exclude
 rm -rf "$out" && mkdir -p "$out/bin" "$out/real"
-cmake --build build --target bench_gemm bench_suite profile_program >/dev/null
-for b in gemm/bench_gemm suite/bench_suite runtime/profile_program; do
-  strip -o "$out/bin/$(basename $b)" "build/benchmarks/$b"
+cmake --build build --target bench_gemm bench_int8_gemm bench_suite profile_program vulkan_quant_test >/dev/null
+for b in benchmarks/gemm/bench_gemm benchmarks/gemm/bench_int8_gemm benchmarks/suite/bench_suite \
+         benchmarks/runtime/profile_program tests/kernels/vulkan_quant_test; do
+  strip -o "$out/bin/$(basename $b)" "build/$b"
 done
+tar -C "$out" -cJf "$out/bin.tar.xz" bin && rm -rf "$out/bin"
 py312=${PY312:-$(ls -d ~/.pyenv/versions/3.12.*/bin/python 2>/dev/null | head -1)}
 [ -x "$py312" ] || { echo "prepare: no Python 3.12 (set PY312)" >&2; exit 1; }
 venv=/tmp/gpuu-py312-venv

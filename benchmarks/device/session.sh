@@ -10,6 +10,9 @@
 #         "w4 decode faster than f16 decode"), against PyTorch eager and CUDA graph
 #   real  the real-size models (CASES) f32 and f16 against PyTorch, and int8 (issue 20's "int8 resnet50 faster
 #         than gpuu's f16 resnet50")
+#   quant the int8 kernels on this GPU: vulkan_quant_test (every int8 GEMM kernel, split-K and the requantizing
+#         store against the CPU reference, bit for bit) and bench_int8_gemm (each kernel's time, and whether its
+#         output equals the direct kernel's)
 #   load  issue 21's figures (benchmarks/load/load_memory.py): file vs weights, load time with a cold and a
 #         warm pipeline cache, RSS growth, first vs warm execute, device memory; the executor VGF path only
 # Env: PARTS, PART_S (seconds per part, default 170), SIZES, PRECISIONS, CASES, F16_CASES.
@@ -17,6 +20,7 @@ set -u
 for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null 2>&1; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 res=/tmp/res; mkdir -p $res
+[ -f .bench/bin.tar.xz ] && tar -C .bench -xJf .bench/bin.tar.xz
 commit=$(cat .bench/commit 2>/dev/null || echo unknown)
 pack() { tar -C /tmp -cJf "$OUT/res.tar.xz" res; }
 run_part() {  # name, command...
@@ -35,6 +39,8 @@ for part in ${PARTS:-gemm llm real}; do
     real) cp .bench/bin/bench_suite .bench/bin/profile_program .bench/real/  # real/run.sh runs them from its folder
           run_part real env OUT_DIR=$res GPUU_COMMIT="$commit" BENCH=.bench/real F16_PRECISIONS=f16,int8 \
             ${CASES:+CASES=$CASES} ${F16_CASES:+F16_CASES=$F16_CASES} bash .bench/real/run.sh ;;
+    quant) run_part quant-test .bench/bin/vulkan_quant_test
+           run_part int8-gemm sh -c ".bench/bin/bench_int8_gemm --runs 20 --warmup 5 > $res/int8-gemm.json" ;;
     load) python3 -m pip install -q --no-index --no-deps --target /tmp/load-site .bench/real/gpuu-*.whl
           run_part load env PYTHONPATH=/tmp/load-site python3 benchmarks/load/load_memory.py /tmp/load-programs \
             --vgf-paths executor --result $res/load.json ${LOAD_CASES:+--cases $LOAD_CASES} ;;

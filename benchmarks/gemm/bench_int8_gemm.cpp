@@ -1,10 +1,12 @@
 // int8 GEMM benchmark: conv2d_int and matmul_int (resnet- and
 // transformer-sized by default), each one node in a KernelGraph on the
 // default Vulkan device, run on each int8 GEMM kernel (direct, tiled with
-// multiply-adds, tiled with dot products where the device has them). Per
-// case and kernel: GPU time from the command buffer's timestamps (median and
-// min after warm-up), integer TOP/s from the median, and whether the output
-// is bit-identical to the direct kernel's (a wrong kernel must not look fast).
+// multiply-adds, tiled with dot products where the device has them, matrix
+// cores where it multiplies i8 cooperative matrices). Per case and kernel:
+// the selector's choice as the dispatch records it, GPU time from the
+// command buffer's timestamps (median and min after warm-up), integer TOP/s
+// from the median, and whether the output is bit-identical to the direct
+// kernel's (a wrong kernel must not look fast).
 // Prints one JSON object. Run by benchmarks/gemm/run_int8.sh.
 #include <algorithm>
 #include <cstdio>
@@ -42,7 +44,13 @@ struct Case {
 };
 
 const char* kernel_name(IntGemmKernel k) {
-  return k == IntGemmKernel::kDirect ? "direct" : k == IntGemmKernel::kTiled ? "tiled" : "tiled_dot";
+  switch (k) {
+    case IntGemmKernel::kDirect: return "direct";
+    case IntGemmKernel::kTiled: return "tiled";
+    case IntGemmKernel::kTiledDot: return "tiled_dot";
+    case IntGemmKernel::kCoopMat: return "coopmat";
+  }
+  return "?";
 }
 
 Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Case& c, int runs, int warmup, bool first) {
@@ -69,8 +77,10 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Case& 
 
   std::vector<uint8_t> direct;
   bool first_kernel = true;
-  for (IntGemmKernel k : {IntGemmKernel::kDirect, IntGemmKernel::kTiled, IntGemmKernel::kTiledDot}) {
+  for (IntGemmKernel k :
+       {IntGemmKernel::kDirect, IntGemmKernel::kTiled, IntGemmKernel::kTiledDot, IntGemmKernel::kCoopMat}) {
     if (k == IntGemmKernel::kTiledDot && !ctx->has_feature(kFeatureShaderIntegerDotProduct)) continue;
+    if (k == IntGemmKernel::kCoopMat && !ctx->has_feature(kFeatureCooperativeMatrix)) continue;
     GPUU_ASSIGN_OR_RETURN(DeviceBuffer out, DeviceBuffer::create(*ctx, y_bytes, MemoryKind::kDevice, "out"));
     GPUU_ASSIGN_OR_RETURN(DeviceBuffer readback, DeviceBuffer::create(*ctx, y_bytes, MemoryKind::kReadback, "readback"));
     kernels::KernelGraphOptions options;
@@ -100,9 +110,25 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Case& 
     if (k == IntGemmKernel::kDirect) direct.assign(got, got + y_bytes);
     const bool exact = std::memcmp(direct.data(), got, y_bytes) == 0;
     const double med = median(gpu);
-    std::printf("%s    {\"case\": \"%s\", \"kernel\": \"%s\", \"gpu_us_median\": %.1f, \"gpu_us_min\": %.1f, "
-                "\"tops\": %.4f, \"equals_direct\": %s}",
-                first && first_kernel ? "" : ",\n", c.name.c_str(), kernel_name(k), med,
+    // What ran: the GEMM dispatch's recorded choice (a forced kernel the
+    // device lacks falls back), from one run of the same graph with a
+    // timestamp per dispatch (kept out of the timed runs).
+    std::string choice;
+    options.profile_steps = true;
+    GPUU_ASSIGN_OR_RETURN(std::unique_ptr<kernels::KernelGraph> profiled,
+                          kernels::KernelGraph::create(ctx, g, in_ranges, {BufferRange{out.buffer(), 0, out.size()}},
+                                                       options));
+    VkCommandBuffer profiled_cb = profiled->command_buffer();
+    submit.pCommandBuffers = &profiled_cb;
+    GPUU_VK_RETURN_IF_ERROR(ctx->submit(1, &submit, VK_NULL_HANDLE), "vkQueueSubmit");
+    GPUU_VK_RETURN_IF_ERROR(ctx->queue_wait_idle(), "vkQueueWaitIdle");
+    for (const gpu::TimedStep& step : profiled->step_times()) {
+      if (!step.work.choice.empty()) choice = step.work.choice;
+    }
+    std::printf("%s    {\"case\": \"%s\", \"kernel\": \"%s\", \"choice\": \"%s\", \"dispatches\": %zu, "
+                "\"gpu_us_median\": %.1f, \"gpu_us_min\": %.1f, \"tops\": %.4f, \"equals_direct\": %s}",
+                first && first_kernel ? "" : ",\n", c.name.c_str(), kernel_name(k), choice.c_str(),
+                kg->dispatch_count(), med,
                 *std::min_element(gpu.begin(), gpu.end()), c.ops / med * 1e-6, exact ? "true" : "false");
     first_kernel = false;
   }
@@ -155,9 +181,31 @@ int main(int argc, char** argv) {
        conv_ops({1, 128, 56, 56}, {128, 128, 3, 3}, 28, 28)},
       {"res_1x1_256to1024_14", "conv2d_int", {{1, 256, 14, 14}, {1024, 256, 1, 1}, {1024}}, pointwise,
        conv_ops({1, 256, 14, 14}, {1024, 256, 1, 1}, 14, 14)},
+      // stage 4 at 7x7: 8 tiles of 64x64, K in shares on a large GPU.
+      {"res_3x3_512_7", "conv2d_int", {{1, 512, 7, 7}, {512, 512, 3, 3}, {512}}, pad1,
+       conv_ops({1, 512, 7, 7}, {512, 512, 3, 3}, 7, 7)},
+      // A pointwise convolution at 56x56 (pixels a multiple of 16: read as it lies), batch 2.
+      {"res_1x1_64to256_56_b2", "conv2d_int", {{2, 64, 56, 56}, {256, 64, 1, 1}, {256}}, pointwise,
+       conv_ops({2, 64, 56, 56}, {256, 64, 1, 1}, 56, 56)},
+      // The stem: 3 channels, 7x7 stride 2 (K = 147, not a multiple of 16).
+      {"res_stem_7x7_s2", "conv2d_int", {{1, 3, 224, 224}, {64, 3, 7, 7}, {64}},
+       {{"padding", std::vector<int64_t>{3, 3, 3, 3}}, {"stride", std::vector<int64_t>{2, 2}},
+        {"input_zp", int64_t{-3}}, {"weight_zp", int64_t{0}}},
+       conv_ops({1, 3, 224, 224}, {64, 3, 7, 7}, 112, 112)},
+      // Grouped (resnext-like, 32 groups) with a nonzero weight zero point.
+      {"grouped_3x3_256_g32_28", "conv2d_int", {{1, 256, 28, 28}, {256, 8, 3, 3}, {256}},
+       {{"padding", std::vector<int64_t>{1, 1, 1, 1}}, {"groups", int64_t{32}}, {"input_zp", int64_t{7}},
+        {"weight_zp", int64_t{-2}}},
+       conv_ops({1, 256, 28, 28}, {256, 8, 3, 3}, 28, 28)},
       // A transformer's linear on 128 tokens.
       {"matmul_128x768x768", "matmul_int", {{1, 128, 768}, {1, 768, 768}}, {{"a_zp", int64_t{5}}},
        2.0 * 128 * 768 * 768},
+      // Attention's scores: both zero points nonzero, N not a multiple of 16, 12 heads.
+      {"matmul_12x77x64x77", "matmul_int", {{12, 77, 64}, {12, 64, 77}}, {{"a_zp", int64_t{-9}}, {"b_zp", int64_t{4}}},
+       2.0 * 12 * 77 * 64 * 77},
+      // A batch-1 classifier: one row, 2048 deep, 1000 columns.
+      {"matmul_fc_1x2048x1000", "matmul_int", {{1, 1, 2048}, {1, 2048, 1000}}, {{"b_zp", int64_t{0}}, {"a_zp", int64_t{3}}},
+       2.0 * 2048 * 1000},
   };
   std::printf("{\"device\": \"%s\", \"dot_product\": %s, \"runs\": %d, \"cases\": [\n", c->device_name().c_str(),
               c->has_feature(kFeatureShaderIntegerDotProduct) ? "true" : "false", runs);

@@ -20,6 +20,8 @@ inline constexpr const char* kCooperativeMatrixExtension = "VK_KHR_cooperative_m
 typedef enum VkComponentTypeKHR {
   VK_COMPONENT_TYPE_FLOAT16_KHR = 0,
   VK_COMPONENT_TYPE_FLOAT32_KHR = 1,
+  VK_COMPONENT_TYPE_SINT8_KHR = 3,
+  VK_COMPONENT_TYPE_SINT32_KHR = 5,
   VK_COMPONENT_TYPE_MAX_ENUM_KHR = 0x7FFFFFFF
 } VkComponentTypeKHR;
 

@@ -632,6 +632,23 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse, const 
       });
     }
   }
+  // Requantization: a rescale that alone reads an int8 GEMM's i32 sums takes
+  // the GEMM into its unit, to run in its store where the GEMM kernel can.
+  for (size_t u = 0; u < units.size(); ++u) {
+    LoweringUnit& unit = units[u];
+    if (unit.nodes.size() != 1 || g.node(unit.nodes[0]).op != "rescale") continue;
+    const graph::ValueId sums = g.node(unit.nodes[0]).inputs[0];
+    const graph::NodeId p = sums < 0 ? graph::kNone : g.value(sums).producer;
+    if (p < 0 || (g.node(p).op != "conv2d_int" && g.node(p).op != "matmul_int") || graph_outputs.count(sums) ||
+        consumers[static_cast<size_t>(sums)].size() != 1) {
+      continue;
+    }
+    const int pu = unit_of[static_cast<size_t>(p)];
+    if (absorbed[static_cast<size_t>(pu)] || units[static_cast<size_t>(pu)].nodes.size() != 1) continue;
+    absorbed[static_cast<size_t>(pu)] = true;
+    unit.nodes.insert(unit.nodes.begin(), p);
+    unit.int_rescale = true;
+  }
   std::vector<LoweringUnit> kept;
   for (size_t u = 0; u < units.size(); ++u) {
     if (!absorbed[u]) kept.push_back(std::move(units[u]));
@@ -836,6 +853,20 @@ std::optional<GemmEpilogue> make_epilogue(const LoweringContext& lc, const graph
 }
 
 }  // namespace
+
+Status lower_int_gemm_with_rescale(LoweringContext& lc, const LoweringUnit& unit) {
+  const graph::Node& gemm = lc.graph.node(unit.nodes[0]);
+  const graph::Node& rescale = lc.graph.node(unit.nodes[1]);
+  lc.int_rescale = &rescale;
+  lc.int_rescale_taken = false;
+  Status lowered = find_op_kernel(gemm.op)->lower(lc, gemm);
+  const bool taken = lc.int_rescale_taken;
+  lc.int_rescale = nullptr;
+  lc.int_rescale_taken = false;
+  GPUU_RETURN_IF_ERROR(lowered);
+  if (taken) return Status::Ok();
+  return find_op_kernel(rescale.op)->lower(lc, rescale);
+}
 
 Status lower_gemm_with_epilogue(LoweringContext& lc, const LoweringUnit& unit) {
   const graph::Graph& g = lc.graph;

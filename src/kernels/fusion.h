@@ -25,10 +25,14 @@ struct LoweringUnit {
   // alone reads its result: the attention kernel writes the transposed
   // layout (attention.h), no copy.
   bool attention_heads_inner = false;
+  // nodes are an int8 GEMM (conv2d_int, matmul_int) and the rescale that
+  // alone reads its i32 sums: the GEMM kernel may requantize in its store.
+  bool int_rescale = false;
   // A fused unit (fused()) may end in a concat of two equal parts
   // (fused_elementwise.comp's CONCAT_DIM); its other nodes are fusable.
   bool fused() const {
-    return movement_chain < 0 && !gemm_epilogue && !rms_norm && !attention_heads_inner && nodes.size() > 1;
+    return movement_chain < 0 && !gemm_epilogue && !rms_norm && !attention_heads_inner && !int_rescale &&
+           nodes.size() > 1;
   }
 };
 
@@ -66,6 +70,10 @@ graph::NodeId rms_norm_weight_node(const graph::Graph& g, const LoweringUnit& un
 
 // Lowers an rms_norm unit.
 Status lower_rms_norm(LoweringContext& lc, const LoweringUnit& unit);
+
+// Lowers an int_rescale unit: the GEMM requantizing in its store where its
+// kernel does (LoweringContext::int_rescale), else the GEMM and then the rescale.
+Status lower_int_gemm_with_rescale(LoweringContext& lc, const LoweringUnit& unit);
 
 // Lowers a gemm_epilogue unit: the GEMM with the chain in its store where its
 // lowering takes it (a GEMM kernel, inputs each read at the output element,

@@ -278,14 +278,22 @@ namespace gpuu::kernels {
 std::string IntGemmChoice::shader(bool conv) const {
   std::string name = conv ? "conv2d_int" : "matmul_int";
   if (!tiled()) return name;
+  if (kernel == IntGemmKernel::kCoopMat) {
+    return name + (tile == static_cast<uint32_t>(op_codes::kLimitGemmTileSmall) ? "_coopmat_small" : "_coopmat");
+  }
   name += kernel == IntGemmKernel::kTiledDot ? "_tiled_dot" : "_tiled";
   return tile == static_cast<uint32_t>(op_codes::kLimitGemmTileLarge) ? name + "_t8" : name;
 }
 
 std::string IntGemmChoice::describe() const {
   if (!tiled()) return "direct";
-  return "tiled int8 " + std::to_string(tile) + "x" + std::to_string(tile) +
-         (kernel == IntGemmKernel::kTiledDot ? ", dot products" : ", multiply-adds");
+  const std::string square = std::to_string(tile) + "x" + std::to_string(tile);
+  if (kernel == IntGemmKernel::kCoopMat) {
+    return "coopmat int8 " + std::to_string(cm_m) + "x" + std::to_string(cm_n) + "x" + std::to_string(cm_k) + " (" +
+           square + " tile)" +
+           (splits > 1 ? ", split-K " + std::to_string(splits) + " x " + std::to_string(k_split) : "");
+  }
+  return "tiled int8 " + square + (kernel == IntGemmKernel::kTiledDot ? ", dot products" : ", multiply-adds");
 }
 
 namespace {
@@ -293,18 +301,103 @@ namespace {
 // Below this many rows (output channels per group) or columns (pixels), or
 // this depth, most of a tile's work is wasted or its staging is not repaid:
 // the direct kernel serves those (depthwise and small grouped convolutions,
-// a GEMM of a few rows).
+// a GEMM of a few rows). The matrix cores keep GEMMs of few rows (a batch-1
+// classifier: 1 row x 1000 x 2048), whose tiles still read B once, in
+// coalesced runs, where the direct kernel walks K serially per output.
 constexpr uint32_t kIntTiledMinSide = 16;
 constexpr uint32_t kIntTiledMinDepth = 16;
 // int8_gemm.comp's shared memory with its 128x128 tile (a mirror of its
 // declarations): two buffers of 8 K-words by 33 uvec4s for A and for B, the
 // chunks' zero-point sums (2 x 128 x 8 ints) and the tile's (2 x 128).
 constexpr uint32_t kIntTiled128SharedBytes = 2 * 2 * 8 * 33 * 16 + 2 * 128 * 8 * 4 + 2 * 128 * 4;
+// int8_gemm_coopmat.comp's (a mirror of its declarations, 64-deep slices):
+// A [tile][64 + 16 bytes], B [64][tile + 16 bytes], A's chunk sums (tile x 4
+// ints), the row and column sums.
+constexpr uint32_t kIntCoopDepth = 64;
+constexpr uint32_t int_coop_shared_bytes(uint32_t tile) {
+  return tile * (kIntCoopDepth + 16) + kIntCoopDepth * (tile + 16) + tile * 4 * 4 + 2 * tile * 4;
+}
+// The matrix cores split K where a GEMM's tiles fill under half of the
+// multiprocessors, into shares of at least this depth, at most kMaxIntSplits.
+constexpr uint32_t kIntCoopMinSplitDepth = 128;
+constexpr uint32_t kMaxIntSplits = 16;
+
+// An i8 x i8 -> i32 shape int8_gemm_coopmat.comp can tile: each subgroup's 64
+// rows by 16 columns or more in whole accumulators, B's fragments starting on
+// the 16-byte chunks it stages, 64-deep slices in whole steps, an
+// accumulator's rows whole uvec4s of the epilogue's scratch (<= 256 ints).
+bool int_coopmat_fits(const CooperativeMatrixShape& s) {
+  return s.a_type == VK_COMPONENT_TYPE_SINT8_KHR && s.b_type == VK_COMPONENT_TYPE_SINT8_KHR &&
+         s.c_type == VK_COMPONENT_TYPE_SINT32_KHR && s.result_type == VK_COMPONENT_TYPE_SINT32_KHR &&
+         !s.saturating && s.scope == VK_SCOPE_SUBGROUP_KHR && s.m > 0 && 64 % s.m == 0 && s.n == 16 && s.k > 0 &&
+         kIntCoopDepth % s.k == 0 && s.k % 16 == 0 && s.m * s.n <= 256;
+}
+
+// The matrix-core shape for int8, where the context can run the kernel.
+const CooperativeMatrixShape* int_coopmat_shape(const SharedGpuContext& ctx) {
+  const uint32_t needed = kFeatureCooperativeMatrix | kFeatureVulkanMemoryModel | kFeatureShaderInt8 |
+                          kFeatureShaderIntegerDotProduct;
+  if ((ctx.enabled_features() & needed) != needed || ctx.subgroup_size() != 32 ||
+      ctx.properties().limits.maxComputeSharedMemorySize < int_coop_shared_bytes(op_codes::kLimitGemmTileLarge)) {
+    return nullptr;
+  }
+  const CooperativeMatrixShape* best = nullptr;
+  for (const CooperativeMatrixShape& s : ctx.cooperative_matrix_shapes()) {
+    if (int_coopmat_fits(s) && (!best || s.m * s.k > best->m * best->k)) best = &s;
+  }
+  return best;
+}
+
+// The coopmat choice for `problem`: the 128x128 tile where its tiles fill the
+// multiprocessors (or the driver names none), else the 64x64 one; K in shares
+// where even those fill under half of them (resnet50's last stage at batch 1:
+// 8 tiles of 64x64 for 132 multiprocessors).
+IntGemmChoice int_coopmat_choice(const SharedGpuContext& ctx, const CooperativeMatrixShape& shape,
+                                 const GemmProblem& problem, const GemmForce& forced) {
+  IntGemmChoice choice;
+  choice.kernel = IntGemmKernel::kCoopMat;
+  choice.cm_m = shape.m;
+  choice.cm_n = shape.n;
+  choice.cm_k = shape.k;
+  choice.why = "int8 on matrix cores";
+  const uint32_t units = forced.compute_units.value_or(ctx.compute_units());
+  auto tiles = [&](uint32_t tile) {
+    return uint64_t{(problem.m + tile - 1) / tile} * ((problem.n + tile - 1) / tile) * std::max(1u, problem.batches);
+  };
+  const uint32_t large = op_codes::kLimitGemmTileLarge, small = op_codes::kLimitGemmTileSmall;
+  choice.tile = !units || tiles(large) >= units ? large : small;
+  if (forced.kernel == GemmKernel::kTiled128 || forced.kernel == GemmKernel::kTiled64) {
+    choice.tile = forced.kernel == GemmKernel::kTiled128 ? large : small;
+    choice.why += "; tile forced";
+  } else if (choice.tile == small) {
+    choice.why += "; " + std::to_string(tiles(large)) + " tiles of 128x128 for " + std::to_string(units) +
+                  " multiprocessors: the 64x64 tile makes " + std::to_string(tiles(small));
+  }
+  const uint64_t made = tiles(choice.tile);
+  const uint32_t slices = (problem.k + kIntCoopDepth - 1) / kIntCoopDepth;
+  uint32_t splits = 1;
+  if (forced.splits) {
+    splits = *forced.splits;
+  } else if (units && made * 2 < units && problem.k >= 2 * kIntCoopMinSplitDepth) {
+    splits = std::min({static_cast<uint32_t>((units + made - 1) / made), kMaxIntSplits,
+                       problem.k / kIntCoopMinSplitDepth});
+  }
+  splits = std::max(1u, std::min(splits, slices));
+  const uint32_t share = (slices + splits - 1) / splits * kIntCoopDepth;
+  if (splits > 1 && (problem.k + share - 1) / share > 1) {
+    choice.k_split = share;
+    choice.splits = (problem.k + share - 1) / share;
+    choice.why += forced.splits ? "; split forced"
+                                : "; " + std::to_string(made) + " tiles for " + std::to_string(units) +
+                                      " multiprocessors: K in " + std::to_string(choice.splits) + " shares";
+  }
+  return choice;
+}
 
 }  // namespace
 
 IntGemmChoice select_int_gemm(const SharedGpuContext& ctx, const GemmProblem& problem, const GemmForce& forced) {
-  const std::optional<IntGemmKernel> force = forced.int_kernel;
+  std::optional<IntGemmKernel> force = forced.int_kernel;
   IntGemmChoice choice;
   const bool dot = ctx.has_feature(kFeatureShaderIntegerDotProduct);
   const bool cpu = ctx.properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
@@ -312,12 +405,23 @@ IntGemmChoice select_int_gemm(const SharedGpuContext& ctx, const GemmProblem& pr
     choice.why = "forced";
     return choice;
   }
+  const CooperativeMatrixShape* shape = int_coopmat_shape(ctx);
+  if (shape && (force == IntGemmKernel::kCoopMat || (!force && problem.k >= kIntTiledMinDepth))) {
+    IntGemmChoice coop = int_coopmat_choice(ctx, *shape, problem, forced);
+    if (force) coop.why = "forced; " + coop.why;
+    return coop;
+  }
+  std::string refused;
+  if (force == IntGemmKernel::kCoopMat) {
+    force = IntGemmKernel::kTiledDot;
+    refused = "forced matrix cores, but the device multiplies no i8 cooperative matrices; ";
+  }
   if (force) {
-    choice.why = "forced";
+    choice.why = refused + "forced";
     choice.kernel = *force;
     if (choice.kernel == IntGemmKernel::kTiledDot && !dot) {
       choice.kernel = IntGemmKernel::kTiled;
-      choice.why = "forced dot products, but the device lacks shaderIntegerDotProduct: multiply-adds";
+      choice.why = refused + "forced dot products, but the device lacks shaderIntegerDotProduct: multiply-adds";
     }
   } else if (problem.m < kIntTiledMinSide || problem.n < kIntTiledMinSide || problem.k < kIntTiledMinDepth) {
     choice.why = std::to_string(problem.m) + " rows x " + std::to_string(problem.n) + " columns x " +

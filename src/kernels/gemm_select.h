@@ -31,6 +31,7 @@ enum class IntGemmKernel {
   kDirect,    // conv2d_int.comp / matmul_int.comp: one output per invocation
   kTiled,     // int8_gemm.comp, multiply-adds
   kTiledDot,  // int8_gemm.comp, OpSDot (needs kFeatureShaderIntegerDotProduct)
+  kCoopMat,   // int8_gemm_coopmat.comp: matrix cores (i8 x i8 -> i32 cooperative matrices)
 };
 
 // What a GEMM computes, where that changes the pick: its size (to fill the
@@ -107,19 +108,26 @@ GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const Ge
 
 // The int8 GEMMs of conv2d_int and matmul_int (i8 x i8 with zero points, i32
 // sums): the direct kernels (conv2d_int.comp, matmul_int.comp: one output per
-// invocation, every operand read from memory), or the tiled one
+// invocation, every operand read from memory), the tiled one
 // (int8_gemm.comp), its operands staged in shared memory as words of 4 i8,
 // multiplied with dot-product instructions where the context has
-// shaderIntegerDotProduct enabled, else with multiply-adds.
+// shaderIntegerDotProduct enabled, else with multiply-adds, or the
+// matrix-core one (int8_gemm_coopmat.comp) where the device multiplies i8
+// cooperative matrices into i32 ones.
 struct IntGemmChoice {
   IntGemmKernel kernel = IntGemmKernel::kDirect;
-  uint32_t tile = 64;  // tiled kernels: the square output tile one workgroup computes
+  uint32_t tile = 64;  // tiled and coopmat kernels: the square output tile one workgroup computes
+  uint32_t cm_m = 0, cm_n = 0, cm_k = 0;  // kCoopMat: the cooperative-matrix shape
+  // kCoopMat: `splits` workgroups share each tile, each summing `k_split` of
+  // K into i32 partials that int8_gemm_split_reduce.comp adds. 1: no split.
+  uint32_t splits = 1, k_split = 0;
   std::string why;
   bool tiled() const { return kernel != IntGemmKernel::kDirect; }
   uint32_t tiles(uint32_t extent) const { return (extent + tile - 1) / tile; }
-  // The embedded shader: "conv2d_int" (direct), "matmul_int_tiled_dot_t8", ...
+  // The embedded shader: "conv2d_int" (direct), "matmul_int_tiled_dot_t8",
+  // "conv2d_int_coopmat_small", ...
   std::string shader(bool conv) const;
-  // "direct", "tiled int8 64x64, dot products", ...
+  // "direct", "tiled int8 64x64, dot products", "coopmat int8 16x16x32 (128x128 tile), split-K 4 x 256", ...
   std::string describe() const;
 };
 
@@ -127,8 +135,9 @@ struct IntGemmChoice {
 // group, batch x output pixels, C/groups x kH x kW, groups). What `force`
 // says (tests, benchmarks) is taken where the device allows it: its
 // int_kernel (KernelGraphOptions::int_gemm_kernel; kTiledDot without the
-// feature falls back to kTiled), and a tiled kernel's tile from its kernel
-// kTiled64 / kTiled128 (KernelGraphOptions::gemm_kernel).
+// feature falls back to kTiled, kCoopMat without the device's support to
+// kTiledDot and on), a tiled kernel's tile from its kernel kTiled64 /
+// kTiled128 (KernelGraphOptions::gemm_kernel) and a split-K count.
 IntGemmChoice select_int_gemm(const SharedGpuContext& ctx, const GemmProblem& problem, const GemmForce& force = {});
 
 }  // namespace gpuu::kernels

@@ -59,9 +59,10 @@ MemoryLayout layout_memory(const graph::Graph& region, const RegionPlan& plan, V
   for (size_t u = 0; u < units.size(); ++u) {
     const graph::Node& last = region.node(units[u].nodes.back());
     for (graph::ValueId v : last.outputs) materialized[static_cast<size_t>(v)] = 1;
-    // The GEMM's own output, for when its lowering leaves the chain to run
-    // after it (it lives only within the unit, so its memory is soon reused).
-    if (units[u].gemm_epilogue) {
+    // The GEMM's own output, for when its lowering leaves the chain (or the
+    // rescale) to run after it (it lives only within the unit, so its memory
+    // is soon reused).
+    if (units[u].gemm_epilogue || units[u].int_rescale) {
       for (graph::ValueId v : region.node(units[u].nodes[0]).outputs) materialized[static_cast<size_t>(v)] = 1;
     }
   }
@@ -295,6 +296,7 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
       const OpKernel* kernel = find_op_kernel(node.op);
       const bool elementwise_view = kernel->takes_view == &takes_elementwise_view && reads_a_view(lc, node);
       lowered = unit.gemm_epilogue                  ? lower_gemm_with_epilogue(lc, unit)
+                : unit.int_rescale                  ? lower_int_gemm_with_rescale(lc, unit)
                 : unit.rms_norm                     ? lower_rms_norm(lc, unit)
                 : unit.attention_heads_inner
                     ? lower_attention_heads_inner(lc, region.node(unit.nodes[0]), region.node(unit.nodes[1]))

@@ -64,6 +64,10 @@ struct LoweringContext {
   // store (fusion.h); a GEMM lowering that does sets epilogue_taken.
   const GemmEpilogue* epilogue = nullptr;
   bool epilogue_taken = false;
+  // The rescale an int8 GEMM (conv2d_int, matmul_int) may apply in its store
+  // (fusion.h's int_rescale units); a lowering that does sets int_rescale_taken.
+  const graph::Node* int_rescale = nullptr;
+  bool int_rescale_taken = false;
   std::optional<uint32_t> attention_splits;  // KernelGraphOptions::attention_splits
   // Indexed by ValueId: the region input whose memory the value is written
   // over (a program state updated in place), else kNone; empty when none is.

@@ -15,6 +15,10 @@
 //     the same for StoreNV (5360) -> StoreKHR (4458); memory operands follow
 //     unchanged in both;
 //   - MulAddNV (5361) -> MulAddKHR (4459), LengthNV (5362) -> LengthKHR (4460).
+//     NV takes an integer matrix's signedness from its component type; KHR
+//     from MulAdd's Cooperative Matrix Operands (A 0x1, B 0x2, C 0x4, result
+//     0x8), which the rewrite adds where a use's component type is a signed
+//     integer (all matrices of one use must agree).
 // Opcode and enum values are those of the SPIR-V registry's unified headers.
 //
 // Usage: spirv_coopmat_khr IN OUT SPEC_ID_M SPEC_ID_N SPEC_ID_K
@@ -96,9 +100,11 @@ int main(int argc, char** argv) {
   // unsigned int type, the bool constants.
   std::map<uint32_t, uint32_t> spec_ids;  // SpecId -> result id
   std::map<uint32_t, uint32_t> bools;     // id -> 0 / 1
+  std::map<uint32_t, bool> signed_ints;   // integer type id -> signed
   uint32_t uint_type = 0;
   for (const auto& w : insts) {
     uint16_t op = w[0] & 0xffff;
+    if (op == kOpTypeInt) signed_ints[w[1]] = w[3] != 0;
     if (op == kOpDecorate && w.size() == 4 && w[2] == kDecorationSpecId) spec_ids[w[3]] = w[1];
     if (op == kOpTypeInt && w[2] == 32 && w[3] == 0) uint_type = w[1];
     if (op == kOpConstantTrue) bools[w[2]] = 1;
@@ -123,6 +129,7 @@ int main(int argc, char** argv) {
     return true;
   };
   bool any = false;
+  int signed_use[3] = {-1, -1, -1};  // per use: unknown, 0 or 1
   for (const auto& w : insts) {
     uint16_t op = w[0] & 0xffff;
     if (op == kOpCapability && w[1] == kCapabilityCooperativeMatrixNV) {
@@ -145,6 +152,12 @@ int main(int argc, char** argv) {
       } else {
         return fail("a cooperative matrix type whose dimensions are not (M,K), (K,N) or (M,N)");
       }
+      auto component = signed_ints.find(w[2]);
+      const int is_signed = component != signed_ints.end() && component->second ? 1 : 0;
+      if (signed_use[use] >= 0 && signed_use[use] != is_signed) {
+        return fail("cooperative matrices of one use with signed and unsigned components");
+      }
+      signed_use[use] = is_signed;
       emit(instruction(kOpTypeCooperativeMatrixKHR, {w[1], w[2], w[3], rows, cols, c[use]}));
     } else if (op == kOpCooperativeMatrixLoadNV) {
       // result type, result, pointer, stride, column-major, memory operands...
@@ -160,10 +173,16 @@ int main(int argc, char** argv) {
       std::vector<uint32_t> ops = {w[1], w[2], lay, w[3]};
       ops.insert(ops.end(), w.begin() + 5, w.end());
       emit(instruction(kOpCooperativeMatrixStoreKHR, ops));
-    } else if (op == kOpCooperativeMatrixMulAddNV || op == kOpCooperativeMatrixLengthNV) {
+    } else if (op == kOpCooperativeMatrixMulAddNV) {
+      // result type, result, A, B, C; the types came first, so each use's signedness is known.
+      const uint32_t operands = (signed_use[0] == 1 ? 0x1u : 0u) | (signed_use[1] == 1 ? 0x2u : 0u) |
+                                (signed_use[2] == 1 ? 0x4u | 0x8u : 0u);
+      std::vector<uint32_t> ops(w.begin() + 1, w.end());
+      if (operands) ops.push_back(operands);
+      emit(instruction(kOpCooperativeMatrixMulAddKHR, ops));
+    } else if (op == kOpCooperativeMatrixLengthNV) {
       std::vector<uint32_t> copy = w;
-      copy[0] = (copy[0] & 0xffff0000u) |
-                (op == kOpCooperativeMatrixMulAddNV ? kOpCooperativeMatrixMulAddKHR : kOpCooperativeMatrixLengthKHR);
+      copy[0] = (copy[0] & 0xffff0000u) | kOpCooperativeMatrixLengthKHR;
       emit(copy);
     } else {
       emit(w);

@@ -2,7 +2,11 @@
 // exactly, over several shapes (element counts that are not whole words of
 // i8 included), zero points, per-channel scales and both rounding modes; the
 // tiled int8 GEMM of conv2d_int and matmul_int (with and without dot-product
-// instructions) against the direct kernels and the CPU reference.
+// instructions) and the matrix-core one (where the device multiplies i8
+// cooperative matrices; elsewhere its force falls back to the tiled kernel),
+// with K split and with the rescale after it folded into its store, against
+// the direct kernels and the CPU reference.
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <utility>
@@ -90,22 +94,39 @@ TEST(VulkanQuant, MatmulIntMatchesCpu) {
 }
 
 // The int8 GEMM kernels a test runs a conv2d_int / matmul_int node on: the
-// direct one, the tiled one with multiply-adds, and (where the device has
-// shaderIntegerDotProduct, else it is refused back to multiply-adds) with
-// dot products.
+// direct one, the tiled one with multiply-adds, with dot products (where the
+// device has shaderIntegerDotProduct, else it is refused back to
+// multiply-adds), and on matrix cores (where the device multiplies i8
+// cooperative matrices, else refused back to dot products).
 using kernels::IntGemmKernel;
-constexpr IntGemmKernel kIntKernels[] = {IntGemmKernel::kDirect, IntGemmKernel::kTiled, IntGemmKernel::kTiledDot};
+constexpr IntGemmKernel kIntKernels[] = {IntGemmKernel::kDirect, IntGemmKernel::kTiled, IntGemmKernel::kTiledDot,
+                                         IntGemmKernel::kCoopMat};
 
 const char* int_kernel_name(IntGemmKernel k) {
-  return k == IntGemmKernel::kDirect ? "direct" : k == IntGemmKernel::kTiled ? "tiled" : "tiled_dot";
+  switch (k) {
+    case IntGemmKernel::kDirect: return "direct";
+    case IntGemmKernel::kTiled: return "tiled";
+    case IntGemmKernel::kTiledDot: return "tiled_dot";
+    case IntGemmKernel::kCoopMat: return "coopmat";
+  }
+  return "?";
+}
+
+// Whether the test device runs the matrix-core int8 GEMM when asked.
+bool int_coopmat_runs() {
+  const SharedGpuContext& ctx = *test_context();
+  return kernels::select_int_gemm(ctx, kernels::GemmProblem{false, 64, 64, 64}, kernels::GemmForce{}).kernel ==
+         IntGemmKernel::kCoopMat;
 }
 
 // The shader `force` must end up running `op` on the test device (`large`:
-// with the 128x128 tile forced, else the 64x64 one a CPU device takes).
+// with the 128x128 tile forced, else the 64x64 one).
 std::string expected_int_shader(const std::string& op, IntGemmKernel force, bool large) {
   if (force == IntGemmKernel::kDirect) return op;
+  if (force == IntGemmKernel::kCoopMat && int_coopmat_runs()) return op + (large ? "_coopmat" : "_coopmat_small");
   const bool dot = test_context()->has_feature(kFeatureShaderIntegerDotProduct);
-  return op + (force == IntGemmKernel::kTiledDot && dot ? "_tiled_dot" : "_tiled") + (large ? "_t8" : "");
+  const bool dot_forced = force == IntGemmKernel::kTiledDot || force == IntGemmKernel::kCoopMat;
+  return op + (dot_forced && dot ? "_tiled_dot" : "_tiled") + (large ? "_t8" : "");
 }
 
 // Runs one `op` node over `inputs` (input 1, the weight, a constant where
@@ -143,21 +164,33 @@ testing::AssertionResult int_gemm_kernels_agree(const std::string& op, const std
     runs.push_back({k, false});
     if (k != IntGemmKernel::kDirect) runs.push_back({k, true});
   }
-  for (const auto& [k, large] : runs) {
+  // The matrix cores once more with K in three shares (a split reduction
+  // after the GEMM), where they run.
+  const bool coop_split = int_coopmat_runs() && std::find(forced.begin(), forced.end(), IntGemmKernel::kCoopMat) != forced.end();
+  if (coop_split) runs.push_back({IntGemmKernel::kCoopMat, false});
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const auto& [k, large] = runs[r];
+    const bool split = coop_split && r + 1 == runs.size();
     kernels::KernelGraphOptions options;
     options.int_gemm_kernel = k;
-    if (large) options.gemm_kernel = kernels::GemmKernel::kTiled128;
+    options.gemm_kernel = large ? kernels::GemmKernel::kTiled128 : kernels::GemmKernel::kTiled64;
+    if (split) options.gemm_splits = 3;
     options.profile_steps = true;
     RunStats stats;
     Result<std::vector<HostTensor>> got = run_on_vulkan(g, runtime_inputs, &stats, options);
-    const std::string name = std::string(int_kernel_name(k)) + (large ? " 128x128" : "");
+    const std::string name = std::string(int_kernel_name(k)) + (large ? " 128x128" : "") + (split ? " split" : "");
     if (!got.ok()) {
       failures += "\n" + name + ": " + got.status().message();
       continue;
     }
-    if (stats.steps.size() != 1 || stats.steps[0].kernel != expected_int_shader(op, k, large)) {
+    if (stats.steps.empty() || stats.steps[0].kernel != expected_int_shader(op, k, large)) {
       failures += "\n" + name + ": ran on " + (stats.steps.empty() ? "nothing" : stats.steps[0].kernel) + ", not " +
                   expected_int_shader(op, k, large);
+    }
+    // A split K adds its reduction; a K of one slice cannot split.
+    const size_t dispatches = stats.steps.size();
+    if (dispatches != 1 && !(split && dispatches == 2 && stats.steps[1].kernel == "int8_gemm_split_reduce")) {
+      failures += "\n" + name + ": " + std::to_string(dispatches) + " dispatches";
     }
     testing::AssertionResult same = all_close(got.value()[0], want.value()[0], 0, 0);
     if (!same) failures += "\n" + name + " against the CPU: " + same.message();
@@ -232,7 +265,7 @@ TEST(VulkanQuant, TiledConv2dIntWrapsLikeDirect) {
   HostTensor x_min = random_tensor(DType::kI8, {1, 34000, 2, 3}, 302, -128, -127);  // all -128
   HostTensor w_max = random_tensor(DType::kI8, {16, 34000, 1, 1}, 303, 127, 128);   // all 127
   EXPECT_TRUE(int_gemm_kernels_agree("conv2d_int", {x_min, w_max}, {{"input_zp", int64_t{127}}, {"weight_zp", int64_t{-128}}},
-                                     false, {IntGemmKernel::kTiled, IntGemmKernel::kTiledDot}));
+                                     false, {IntGemmKernel::kTiled, IntGemmKernel::kTiledDot, IntGemmKernel::kCoopMat}));
 }
 
 TEST(VulkanQuant, TiledMatmulIntEqualsDirectAndCpu) {
@@ -260,16 +293,30 @@ TEST(VulkanQuant, TiledMatmulIntEqualsDirectAndCpu) {
   EXPECT_TRUE(int_gemm_kernels_agree("matmul_int", {a, b}, {{"a_zp", int64_t{-128}}, {"b_zp", int64_t{127}}}));
 }
 
-// Unforced, a resnet-sized convolution goes to the tiled kernel (with dot
-// products where the device has them) and a depthwise one stays direct.
+// Unforced, a resnet-sized convolution goes to the matrix cores where the
+// device multiplies i8 cooperative matrices, else to the tiled kernel (with
+// dot products where the device has them), and a depthwise one stays direct.
 TEST(VulkanQuant, Conv2dIntPicksTiledForResnetShapes) {
   const SharedGpuContext& ctx = *test_context();
   const bool dot = ctx.has_feature(kFeatureShaderIntegerDotProduct);
+  const bool coop = int_coopmat_runs();
   // 1x64x56x56, 3x3, 64 out: M = 64, N = 56 * 56, K = 64 * 9.
   kernels::IntGemmChoice resnet = kernels::select_int_gemm(ctx, kernels::GemmProblem{true, 64, 56 * 56, 576, 1});
-  EXPECT_EQ(resnet.kernel, dot ? IntGemmKernel::kTiledDot : IntGemmKernel::kTiled) << resnet.why;
+  EXPECT_EQ(resnet.kernel, coop ? IntGemmKernel::kCoopMat : dot ? IntGemmKernel::kTiledDot : IntGemmKernel::kTiled)
+      << resnet.why;
   kernels::IntGemmChoice depthwise = kernels::select_int_gemm(ctx, kernels::GemmProblem{true, 1, 56 * 56, 9, 64});
   EXPECT_EQ(depthwise.kernel, IntGemmKernel::kDirect) << depthwise.why;
+  if (coop) {
+    // resnet50's last stage at batch 1 on 132 multiprocessors: 8 tiles of
+    // 64x64 (M = 512, N = 49), so K = 4608 goes in shares of whole slices.
+    kernels::GemmForce on_132;
+    on_132.compute_units = 132;
+    kernels::IntGemmChoice late = kernels::select_int_gemm(ctx, kernels::GemmProblem{true, 512, 49, 4608, 1}, on_132);
+    EXPECT_EQ(late.tile, 64u) << late.describe();
+    EXPECT_GT(late.splits, 1u) << late.describe();
+    EXPECT_EQ(late.k_split % 64, 0u) << late.describe();
+    EXPECT_GE(late.k_split * late.splits, 4608u) << late.describe();
+  }
 
   // And the lowering runs it there.
   HostTensor x = random_tensor(DType::kI8, {1, 64, 56, 56}, 600, -128, 128);
@@ -286,9 +333,97 @@ TEST(VulkanQuant, Conv2dIntPicksTiledForResnetShapes) {
   RunStats stats;
   Result<std::vector<HostTensor>> got = run_on_vulkan(g, {x}, &stats, options);
   ASSERT_TRUE(got.ok()) << got.status().message();
-  ASSERT_EQ(stats.steps.size(), 1u);
-  EXPECT_EQ(stats.steps[0].kernel, dot ? "conv2d_int_tiled_dot" : "conv2d_int_tiled");
+  ASSERT_GE(stats.steps.size(), 1u);
+  EXPECT_EQ(stats.steps[0].kernel.rfind(coop ? "conv2d_int_coopmat" : dot ? "conv2d_int_tiled_dot" : "conv2d_int_tiled", 0),
+            0u)
+      << stats.steps[0].kernel;
   EXPECT_TRUE(all_close(got.value()[0], cpu::run_graph(g, {x}).value()[0], 0, 0));
+}
+
+// An int8 GEMM and the rescale that alone reads its sums (requantization, as
+// every quantized conv and linear of an exported model ends): on the matrix
+// cores one dispatch writes the i8 result (with K split, its reduction does),
+// elsewhere the rescale runs after the GEMM; the same bytes as the CPU
+// reference either way. Per channel of conv2d (axis 1) and of matmul (the
+// last axis), per tensor, both roundings, an unsigned output.
+TEST(VulkanQuant, Int8GemmRequantizesInItsStore) {
+  struct Case {
+    std::string op;
+    std::vector<HostTensor> inputs;
+    graph::AttrMap attrs;
+    int64_t channels;  // 1: one scale for the tensor
+    int64_t axis;
+    graph::AttrMap rescale;
+  };
+  const graph::AttrMap double_round = {{"dtype", std::string("i8")}, {"rounding", std::string("double_round")},
+                                       {"output_zp", int64_t{-7}}};
+  const graph::AttrMap unsigned_out = {{"dtype", std::string("i8")}, {"output_unsigned", int64_t{1}},
+                                       {"output_zp", int64_t{120}}};
+  std::vector<Case> cases;
+  cases.push_back({"conv2d_int",
+                   {random_tensor(DType::kI8, {2, 24, 9, 9}, 700, -128, 128),
+                    random_tensor(DType::kI8, {40, 24, 3, 3}, 701, -128, 128),
+                    random_tensor(DType::kI32, {40}, 702, -5000, 5000)},
+                   {{"padding", Ints{1, 1, 1, 1}}, {"input_zp", int64_t{-5}}, {"weight_zp", int64_t{0}}},
+                   40, 1, double_round});
+  cases.push_back({"conv2d_int",
+                   {random_tensor(DType::kI8, {1, 64, 8, 8}, 703, -128, 128),
+                    random_tensor(DType::kI8, {96, 64, 1, 1}, 704, -128, 128)},
+                   {{"input_zp", int64_t{3}}, {"weight_zp", int64_t{2}}},
+                   1, 1, unsigned_out});
+  cases.push_back({"matmul_int",
+                   {random_tensor(DType::kI8, {2, 37, 80}, 705, -128, 128),
+                    random_tensor(DType::kI8, {2, 80, 48}, 706, -128, 128)},
+                   {{"a_zp", int64_t{-4}}, {"b_zp", int64_t{9}}},
+                   48, 2, double_round});
+  uint32_t seed = 800;
+  for (const Case& c : cases) {
+    graph::Graph g;
+    std::vector<graph::ValueId> ids;
+    for (size_t i = 0; i < c.inputs.size(); ++i) {
+      ids.push_back(graph::add_graph_input(g, "in" + std::to_string(i), c.inputs[i].dtype, c.inputs[i].shape).value());
+    }
+    graph::ValueId sums = graph::add_op(g, c.op, "gemm", ids, c.attrs).value()[0];
+    // Multipliers in [2^30, 2^31) with shifts of 42..45: sums of some 10^5 land across the i8 range.
+    std::vector<int32_t> multipliers, shifts;
+    for (int64_t i = 0; i < c.channels; ++i) {
+      multipliers.push_back(1073741824 + static_cast<int32_t>(seed * 7919 + i * 104729) % 900000000);
+      shifts.push_back(42 + static_cast<int32_t>(i % 4));
+    }
+    HostTensor m = i32_tensor(multipliers), sh = i32_tensor(shifts);
+    graph::ValueId mi = graph::add_graph_constant(g, "m", DType::kI32, m.shape, m.to_blob()).value();
+    graph::ValueId si = graph::add_graph_constant(g, "s", DType::kI32, sh.shape, sh.to_blob()).value();
+    graph::AttrMap rescale = c.rescale;
+    rescale["axis"] = c.axis;
+    graph::ValueId y = graph::add_op(g, "rescale", "requantize", {sums, mi, si}, rescale).value()[0];
+    g.mark_output(y);
+    ++seed;
+    std::vector<HostTensor> want = cpu::run_graph(g, c.inputs).value();
+    for (IntGemmKernel k : {IntGemmKernel::kTiledDot, IntGemmKernel::kCoopMat}) {
+      for (uint32_t splits : {1u, 3u}) {
+        kernels::KernelGraphOptions options;
+        options.int_gemm_kernel = k;
+        options.gemm_splits = splits;
+        options.profile_steps = true;
+        RunStats stats;
+        Result<std::vector<HostTensor>> got = run_on_vulkan(g, c.inputs, &stats, options);
+        const std::string what = c.op + " " + int_kernel_name(k) + " in " + std::to_string(splits) + " shares";
+        ASSERT_TRUE(got.ok()) << what << ": " << got.status().message();
+        EXPECT_TRUE(all_close(got.value()[0], want[0], 0, 0)) << what;
+        std::string kernels_run;
+        for (const gpu::TimedStep& step : stats.steps) kernels_run += step.kernel + " ";
+        if (k == IntGemmKernel::kCoopMat && int_coopmat_runs()) {
+          // The store requantizes: no rescale dispatch, no i32 sums in memory.
+          ASSERT_EQ(stats.steps.size(), splits > 1 ? 2u : 1u) << what << ": " << kernels_run;
+          EXPECT_EQ(stats.steps.back().work.ops, c.op + "+rescale") << what;
+          EXPECT_EQ(stats.steps.back().kernel.substr(stats.steps.back().kernel.size() - 3), "_rq") << what;
+        } else {
+          ASSERT_EQ(stats.steps.size(), 2u) << what << ": " << kernels_run;
+          EXPECT_EQ(stats.steps.back().kernel, "rescale") << what;
+        }
+      }
+    }
+  }
 }
 
 TEST(VulkanQuant, IntPoolsMatchCpu) {

@@ -7,6 +7,7 @@
 // matmul_int run on the tiled int8 GEMM (int8_gemm.comp) where
 // select_int_gemm says it pays, else on their direct kernels.
 #include <cstdint>
+#include <optional>
 #include <utility>
 
 #include "graph/op_registry.h"
@@ -47,6 +48,27 @@ std::string check_dtypes(const graph::Graph& g, const graph::Node& n, std::initi
 
 std::string check_int(const graph::Graph& g, const graph::Node& n) { return check_dtypes(g, n, {DType::kI8, DType::kI32}); }
 
+// A rescale's attributes as its kernels take them: zero points, the output
+// clamp, double rounding, and the channel axis (-1: one scale for the tensor).
+struct RescaleParams {
+  int32_t input_zp = 0, output_zp = 0, lo = 0, hi = 0;
+  bool input_unsigned = false, double_round = false;
+  int64_t axis = -1;
+};
+
+RescaleParams rescale_params(const graph::AttrMap& a, const TensorRef& x, const TensorRef& m, const TensorRef& y) {
+  RescaleParams r;
+  r.input_zp = static_cast<int32_t>(graph::attr_int(a, "input_zp"));
+  r.output_zp = static_cast<int32_t>(graph::attr_int(a, "output_zp"));
+  const bool out_unsigned = graph::attr_int(a, "output_unsigned") != 0;
+  r.lo = y.dtype == DType::kI8 ? (out_unsigned ? 0 : -128) : INT32_MIN;
+  r.hi = y.dtype == DType::kI8 ? (out_unsigned ? 255 : 127) : INT32_MAX;
+  r.input_unsigned = graph::attr_int(a, "input_unsigned") != 0;
+  r.double_round = graph::attr_int(a, "scale32", 1) != 0 && graph::attr_string(a, "rounding") == "double_round";
+  if (m.shape[0] > 1) r.axis = graph::normalize_axis(graph::attr_int(a, "axis", -1), x.shape.size());
+  return r;
+}
+
 Status lower_rescale(LoweringContext& lc, const graph::Node& n) {
   GPUU_RETURN_IF_ERROR(require_int64(lc, n));
   GPUU_ASSIGN_OR_RETURN(graph::AttrMap a, attrs_of(n));
@@ -56,49 +78,150 @@ Status lower_rescale(LoweringContext& lc, const graph::Node& n) {
   const TensorRef& y = lc.tensor(n.outputs[0]);
   const uint64_t count = static_cast<uint64_t>(graph::shape_numel(y.shape));
   if (count == 0) return Status::Ok();
+  const RescaleParams r = rescale_params(a, x, m, y);
   uint32_t inner = 1, channels = 1;
-  if (m.shape[0] > 1) {
-    size_t axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(a, "axis", -1), x.shape.size()));
-    channels = u32(x.shape[axis]);
-    for (size_t d = axis + 1; d < x.shape.size(); ++d) inner *= u32(x.shape[d]);
+  if (r.axis >= 0) {
+    channels = u32(x.shape[static_cast<size_t>(r.axis)]);
+    for (size_t d = static_cast<size_t>(r.axis) + 1; d < x.shape.size(); ++d) inner *= u32(x.shape[d]);
   }
-  const bool out_unsigned = graph::attr_int(a, "output_unsigned") != 0;
-  int32_t lo = y.dtype == DType::kI8 ? (out_unsigned ? 0 : -128) : INT32_MIN;
-  int32_t hi = y.dtype == DType::kI8 ? (out_unsigned ? 255 : 127) : INT32_MAX;
-  const bool double_round = graph::attr_int(a, "scale32", 1) != 0 && graph::attr_string(a, "rounding") == "double_round";
   PushConstants push;
   push.u32(static_cast<uint32_t>(count)).u32(inner).u32(channels);
-  push.u32(u32(graph::attr_int(a, "input_zp"))).u32(u32(graph::attr_int(a, "output_zp")));
-  push.u32(static_cast<uint32_t>(lo)).u32(static_cast<uint32_t>(hi));
+  push.u32(u32(r.input_zp)).u32(u32(r.output_zp));
+  push.u32(static_cast<uint32_t>(r.lo)).u32(static_cast<uint32_t>(r.hi));
   KernelKey key{"rescale",
-                {x.dtype == DType::kI8 ? 1 : 4, y.dtype == DType::kI8 ? 1 : 4,
-                 graph::attr_int(a, "input_unsigned") != 0 ? 1 : 0, double_round ? 1 : 0},
+                {x.dtype == DType::kI8 ? 1 : 4, y.dtype == DType::kI8 ? 1 : 4, r.input_unsigned ? 1 : 0,
+                 r.double_round ? 1 : 0},
                 4, push.size()};
   return add_dispatch(lc, n, key, {{x.range, false}, {m.range, false}, {s.range, false}, {y.range, true}}, push,
                       word_invocations(count, y.dtype));
 }
 
-// The tiled int8 GEMM (int8_gemm.comp) of `choice`: A and B at bindings 0
-// and 1, conv2d_int's bias (or A, never read) at 2, the i32 output at 3;
-// `form` is the push constants after the six every form takes.
+// The rescale an int8 GEMM on the matrix cores applies in its store
+// (LoweringContext::int_rescale): i32 sums to i8, one scale for the tensor or
+// one per channel of the GEMM's output (conv2d's axis 1, matmul's last), on
+// a device with 64-bit shader integers and 8-bit storage.
+struct RescaleStore {
+  const graph::Node* node = nullptr;
+  RescaleParams params;
+  const TensorRef* multiplier = nullptr;
+  const TensorRef* shift = nullptr;
+  const TensorRef* y = nullptr;
+};
+
+std::optional<RescaleStore> rescale_store(const LoweringContext& lc, bool conv) {
+  if (!lc.int_rescale || !lc.ctx.has_feature(kFeatureShaderInt64) || !lc.ctx.has_feature(kFeatureStorageBuffer8Bit)) {
+    return std::nullopt;
+  }
+  const graph::Node& n = *lc.int_rescale;
+  Result<graph::AttrMap> a = attrs_of(n);
+  if (!a.ok()) return std::nullopt;
+  RescaleStore store{&n, {}, &lc.tensor(n.inputs[1]), &lc.tensor(n.inputs[2]), &lc.tensor(n.outputs[0])};
+  const TensorRef& x = lc.tensor(n.inputs[0]);
+  store.params = rescale_params(a.value(), x, *store.multiplier, *store.y);
+  const int64_t channel_axis = conv ? 1 : static_cast<int64_t>(x.shape.size()) - 1;
+  if (store.y->dtype != DType::kI8 || x.dtype != DType::kI32 || store.params.input_unsigned ||
+      (store.params.axis >= 0 && store.params.axis != channel_axis)) {
+    return std::nullopt;
+  }
+  return store;
+}
+
+// The tiled or matrix-core int8 GEMM of `choice` (int8_gemm.comp,
+// int8_gemm_coopmat.comp): A and B at bindings 0 and 1, conv2d_int's bias (or
+// A, never read) at 2, the i32 output at 3; `form` is the push constants
+// after the eight every form takes; `b_vec`: B's runs of 16 along n may be
+// read as uvec4s (int8_gemm_coopmat.comp's B_VEC). Under split-K the shares'
+// partials go to scratch and int8_gemm_split_reduce.comp adds them into y.
+// The matrix-core kernel applies `rq` (may be null) in its store, or its
+// reduction does, writing the rescale's i8 output in place of y.
 Status add_int_gemm_dispatch(LoweringContext& lc, const graph::Node& n, const IntGemmChoice& choice, bool conv,
-                             const GemmProblem& g, int32_t a_zp, int32_t b_zp, const PushConstants& form,
-                             const TensorRef& a, const TensorRef& b, const TensorRef* bias, const TensorRef& y) {
+                             const GemmProblem& g, int32_t a_zp, int32_t b_zp, const PushConstants& form, bool b_vec,
+                             const TensorRef& a, const TensorRef& b, const TensorRef* bias, const TensorRef& y,
+                             const RescaleStore* rq) {
+  const bool coop = choice.kernel == IntGemmKernel::kCoopMat;
+  if (!coop) rq = nullptr;
   const uint32_t tiles_m = choice.tiles(g.m), tiles_n = choice.tiles(g.n);
-  const uint64_t tiles = uint64_t{tiles_m} * tiles_n * g.batches;
+  const uint64_t tiles = uint64_t{tiles_m} * tiles_n * g.batches * choice.splits;
+  const uint64_t outputs = uint64_t{g.m} * g.n * g.batches;
+  const bool split = choice.splits > 1;
+  const BufferRange& out = rq ? rq->y->range : y.range;
+  BufferRange target = out;
+  if (split) {
+    GPUU_ASSIGN_OR_RETURN(target, lc.scratch(outputs * choice.splits * sizeof(int32_t), "split-K partials"));
+  }
+  graph::Node labelled = n;
+  gpu::StepWork work;
+  work.ops = n.op;
+  if (rq) {
+    lc.int_rescale_taken = true;
+    labelled.name += "+" + rq->node->name;
+    work.ops += "+" + rq->node->op;
+  }
+  // The rescale's push constants (RQ_PUSH), multipliers and shifts, and
+  // specialization constants 10 and 11 (int8_requantize.glsl).
+  PushConstants rq_push;
+  std::vector<int32_t> rq_spec;
+  std::vector<Binding> rq_bindings;
+  if (rq) {
+    rq_push.u32(u32(rq->params.input_zp)).u32(u32(rq->params.output_zp));
+    rq_push.u32(static_cast<uint32_t>(rq->params.lo)).u32(static_cast<uint32_t>(rq->params.hi));
+    rq_spec = {rq->params.axis >= 0 ? 1 : 0, rq->params.double_round ? 1 : 0};
+    rq_bindings = {{rq->multiplier->range, false}, {rq->shift->range, false}};
+  }
+  const bool rq_in_store = rq && !split;
   PushConstants push;
   push.u32(g.m).u32(g.n).u32(g.k).u32(tiles_n).u32(tiles_m).u32(static_cast<uint32_t>(tiles));
   push.u32(static_cast<uint32_t>(a_zp)).u32(static_cast<uint32_t>(b_zp));
   push.append(form);
-  // A's rows lie on word boundaries (and are read as words) where K is a multiple of 4.
-  KernelKey key{choice.shader(conv), {bias ? 1 : 0, g.k % 4 == 0 ? 1 : 0}, 4, push.size()};
-  gpu::StepWork work;
-  work.choice = choice.describe();
+  std::vector<int32_t> spec;
+  std::vector<Binding> bindings = {
+      {a.range, false}, {b.range, false}, {bias ? bias->range : a.range, false}, {target, true}};
+  if (coop) {
+    push.u32(choice.k_split).u32(g.batches);
+    spec = {bias ? 1 : 0,
+            g.k % 16 == 0 ? 1 : 0,
+            b_vec ? 1 : 0,
+            a_zp != 0 ? 1 : 0,
+            split ? 1 : 0,
+            static_cast<int32_t>(choice.cm_m),
+            static_cast<int32_t>(choice.cm_n),
+            static_cast<int32_t>(choice.cm_k),
+            static_cast<int32_t>(choice.tile),
+            static_cast<int32_t>(choice.tile)};
+    if (rq_in_store) {
+      push.append(rq_push);
+      spec.insert(spec.end(), rq_spec.begin(), rq_spec.end());
+      bindings.insert(bindings.end(), rq_bindings.begin(), rq_bindings.end());
+    }
+  } else {
+    // A's rows lie on word boundaries (and are read as words) where K is a multiple of 4.
+    spec = {bias ? 1 : 0, g.k % 4 == 0 ? 1 : 0};
+  }
+  KernelKey key{choice.shader(conv) + (rq_in_store ? "_rq" : ""), spec, static_cast<uint32_t>(bindings.size()),
+                push.size()};
+  work.choice = choice.describe() + (rq ? ", requantized in the store" : "");
   work.why = choice.why;
   work.flops = gemm_flops(g.m, g.n, g.k, g.batches);
-  return add_dispatch(lc, n, key, {{a.range, false}, {b.range, false}, {bias ? bias->range : a.range, false},
-                                   {y.range, true}},
-                      push, tiles * kWorkgroupSize, work);
+  work.matrix_cores = coop;
+  GPUU_RETURN_IF_ERROR(add_dispatch(lc, labelled, key, std::move(bindings), push, tiles * kWorkgroupSize, work));
+  if (!split) return Status::Ok();
+  work.flops = 0;
+  work.matrix_cores = false;
+  work.bytes = target.size + out.size;
+  PushConstants reduce;
+  reduce.u32(static_cast<uint32_t>(outputs)).u32(g.n).u32(choice.splits);
+  reduce.u32(conv ? u32(y.shape[2] * y.shape[3]) : 0).u32(conv ? u32(y.shape[1]) : 0);
+  std::vector<int32_t> reduce_spec = {conv ? 1 : 0};
+  std::vector<Binding> reduce_bindings = {{target, false}, {out, true}};
+  if (rq) {
+    reduce.append(rq_push);
+    reduce_spec.resize(10, 0);  // the rescale's constants are 10 and 11
+    reduce_spec.insert(reduce_spec.end(), rq_spec.begin(), rq_spec.end());
+    reduce_bindings.insert(reduce_bindings.end(), rq_bindings.begin(), rq_bindings.end());
+  }
+  KernelKey reduce_key{rq ? "int8_gemm_split_reduce_rq" : "int8_gemm_split_reduce", reduce_spec,
+                       static_cast<uint32_t>(reduce_bindings.size()), reduce.size()};
+  return add_dispatch(lc, labelled, reduce_key, std::move(reduce_bindings), reduce, outputs, std::move(work));
 }
 
 Status lower_conv2d_int(LoweringContext& lc, const graph::Node& n) {
@@ -127,7 +250,15 @@ Status lower_conv2d_int(LoweringContext& lc, const graph::Node& n) {
     form.u32(u32(w.shape[2])).u32(u32(w.shape[3])).u32(u32(stride[0])).u32(u32(stride[1]));
     form.u32(u32(pad[0])).u32(u32(pad[2])).u32(u32(dilation[0])).u32(u32(dilation[1]));
     form.u32(u32(w.shape[1]));
-    return add_int_gemm_dispatch(lc, n, choice, true, g, weight_zp, input_zp, form, w, x, bias, y);
+    // A pointwise convolution reads the input as it lies: runs of 16 pixels
+    // are whole uvec4s where an image's pixels are a multiple of 16.
+    const bool pointwise = w.shape[2] == 1 && w.shape[3] == 1 && stride[0] == 1 && stride[1] == 1 && pad[0] == 0 &&
+                           pad[1] == 0 && pad[2] == 0 && pad[3] == 0 && x.shape[2] == y.shape[2] &&
+                           x.shape[3] == y.shape[3];
+    const bool b_vec = pointwise && (y.shape[2] * y.shape[3]) % 16 == 0;
+    const std::optional<RescaleStore> rq = rescale_store(lc, true);
+    return add_int_gemm_dispatch(lc, n, choice, true, g, weight_zp, input_zp, form, b_vec, w, x, bias, y,
+                                 rq ? &*rq : nullptr);
   }
   PushConstants push;
   push.u32(static_cast<uint32_t>(count));
@@ -162,7 +293,11 @@ Status lower_matmul_int(LoweringContext& lc, const graph::Node& n) {
   const int32_t b_zp = static_cast<int32_t>(graph::attr_int(a, "b_zp"));
   GemmProblem g{false, u32(A.shape[1]), u32(B.shape[2]), u32(A.shape[2]), u32(A.shape[0])};
   const IntGemmChoice choice = select_int_gemm(lc.ctx, g, lc.gemm_force);
-  if (choice.tiled()) return add_int_gemm_dispatch(lc, n, choice, false, g, a_zp, b_zp, {}, A, B, nullptr, y);
+  if (choice.tiled()) {
+    const std::optional<RescaleStore> rq = rescale_store(lc, false);
+    return add_int_gemm_dispatch(lc, n, choice, false, g, a_zp, b_zp, {}, g.n % 16 == 0, A, B, nullptr, y,
+                                 rq ? &*rq : nullptr);
+  }
   PushConstants push;
   push.u32(static_cast<uint32_t>(count)).u32(g.m).u32(g.k).u32(g.n);
   push.u32(static_cast<uint32_t>(a_zp)).u32(static_cast<uint32_t>(b_zp));
