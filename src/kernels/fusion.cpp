@@ -649,6 +649,62 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse, const 
     unit.nodes.insert(unit.nodes.begin(), p);
     unit.int_rescale = true;
   }
+  // A residual block's int8 add after such a unit (its i8 result and the
+  // skip connection's each rescaled to i32, added, the sum rescaled to i8,
+  // each rescale scaling the whole tensor): the rescale ending it takes the
+  // unit in, with the add and both rescales before it, all read only there.
+  auto only_read_by = [&](graph::ValueId v, graph::NodeId reader) {
+    const auto& readers = consumers[static_cast<size_t>(v)];
+    return v >= 0 && !graph_outputs.count(v) && readers.size() == 1 && readers[0] == reader;
+  };
+  auto whole_tensor_rescale = [&](graph::NodeId id, graph::DType in, graph::DType out) {
+    const graph::Node& r = g.node(id);
+    return r.op == "rescale" && g.value(r.inputs[0]).dtype == in && g.value(r.outputs[0]).dtype == out &&
+           graph::shape_numel(g.value(r.inputs[1]).shape) == 1 && graph::shape_numel(g.value(r.inputs[2]).shape) == 1;
+  };
+  auto lone_unit = [&](graph::NodeId id) {
+    const int at = unit_of[static_cast<size_t>(id)];
+    return !absorbed[static_cast<size_t>(at)] && units[static_cast<size_t>(at)].nodes.size() == 1;
+  };
+  for (size_t u = 0; u < units.size(); ++u) {
+    LoweringUnit& end = units[u];
+    if (absorbed[u] || end.nodes.size() != 1 ||
+        !whole_tensor_rescale(end.nodes[0], graph::DType::kI32, graph::DType::kI8)) {
+      continue;
+    }
+    const graph::NodeId add = g.value(g.node(end.nodes[0]).inputs[0]).producer;
+    if (add < 0 || g.node(add).op != "add" || g.node(add).inputs.size() != 2 || !lone_unit(add) ||
+        !only_read_by(g.node(add).outputs[0], end.nodes[0])) {
+      continue;
+    }
+    for (size_t side = 0; side < 2; ++side) {
+      const graph::NodeId ra = g.value(g.node(add).inputs[side]).producer;
+      const graph::NodeId rb = g.value(g.node(add).inputs[1 - side]).producer;
+      if (ra < 0 || rb < 0 || ra == rb || !lone_unit(ra) || !lone_unit(rb) ||
+          !whole_tensor_rescale(ra, graph::DType::kI8, graph::DType::kI32) ||
+          !whole_tensor_rescale(rb, graph::DType::kI8, graph::DType::kI32) ||
+          !only_read_by(g.node(ra).outputs[0], add) || !only_read_by(g.node(rb).outputs[0], add) ||
+          g.value(g.node(rb).inputs[0]).shape != g.value(g.node(end.nodes[0]).outputs[0]).shape) {
+        continue;
+      }
+      const graph::NodeId rq = g.value(g.node(ra).inputs[0]).producer;
+      if (rq < 0) continue;
+      const int gu = unit_of[static_cast<size_t>(rq)];
+      LoweringUnit& gemm = units[static_cast<size_t>(gu)];
+      if (absorbed[static_cast<size_t>(gu)] || !gemm.int_rescale || gemm.int_residual ||
+          !only_read_by(g.node(rq).outputs[0], ra)) {
+        continue;
+      }
+      std::vector<graph::NodeId> nodes = gemm.nodes;
+      nodes.insert(nodes.end(), {ra, rb, add, end.nodes[0]});
+      for (graph::NodeId id : {ra, rb, add}) absorbed[static_cast<size_t>(unit_of[static_cast<size_t>(id)])] = true;
+      absorbed[static_cast<size_t>(gu)] = true;
+      end.nodes = std::move(nodes);
+      end.int_rescale = true;
+      end.int_residual = true;
+      break;
+    }
+  }
   std::vector<LoweringUnit> kept;
   for (size_t u = 0; u < units.size(); ++u) {
     if (!absorbed[u]) kept.push_back(std::move(units[u]));
@@ -856,16 +912,29 @@ std::optional<GemmEpilogue> make_epilogue(const LoweringContext& lc, const graph
 
 Status lower_int_gemm_with_rescale(LoweringContext& lc, const LoweringUnit& unit) {
   const graph::Node& gemm = lc.graph.node(unit.nodes[0]);
-  const graph::Node& rescale = lc.graph.node(unit.nodes[1]);
-  lc.int_rescale = &rescale;
+  IntResidual residual;
+  if (unit.int_residual) {
+    residual = {&lc.graph.node(unit.nodes[2]), &lc.graph.node(unit.nodes[3]), &lc.graph.node(unit.nodes[4]),
+                &lc.graph.node(unit.nodes[5])};
+  }
+  lc.int_rescale = &lc.graph.node(unit.nodes[1]);
+  lc.int_residual = unit.int_residual ? &residual : nullptr;
   lc.int_rescale_taken = false;
+  lc.int_residual_taken = false;
   Status lowered = find_op_kernel(gemm.op)->lower(lc, gemm);
-  const bool taken = lc.int_rescale_taken;
+  const bool rescaled = lc.int_rescale_taken, added = lc.int_residual_taken;
   lc.int_rescale = nullptr;
+  lc.int_residual = nullptr;
   lc.int_rescale_taken = false;
+  lc.int_residual_taken = false;
   GPUU_RETURN_IF_ERROR(lowered);
-  if (taken) return Status::Ok();
-  return find_op_kernel(rescale.op)->lower(lc, rescale);
+  // What the GEMM's store did not take runs after it, node by node.
+  const size_t done = added ? unit.nodes.size() : rescaled ? 2 : 1;
+  for (size_t i = done; i < unit.nodes.size(); ++i) {
+    const graph::Node& node = lc.graph.node(unit.nodes[i]);
+    GPUU_RETURN_IF_ERROR(find_op_kernel(node.op)->lower(lc, node));
+  }
+  return Status::Ok();
 }
 
 Status lower_gemm_with_epilogue(LoweringContext& lc, const LoweringUnit& unit) {

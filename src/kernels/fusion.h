@@ -28,6 +28,9 @@ struct LoweringUnit {
   // nodes are an int8 GEMM (conv2d_int, matmul_int) and the rescale that
   // alone reads its i32 sums: the GEMM kernel may requantize in its store.
   bool int_rescale = false;
+  // ... and then the rescales, add and rescale of a residual block's int8 add
+  // (nodes: GEMM, rescale, A, B, add, C: op_table.h's IntResidual).
+  bool int_residual = false;
   // A fused unit (fused()) may end in a concat of two equal parts
   // (fused_elementwise.comp's CONCAT_DIM); its other nodes are fusable.
   bool fused() const {
@@ -71,8 +74,9 @@ graph::NodeId rms_norm_weight_node(const graph::Graph& g, const LoweringUnit& un
 // Lowers an rms_norm unit.
 Status lower_rms_norm(LoweringContext& lc, const LoweringUnit& unit);
 
-// Lowers an int_rescale unit: the GEMM requantizing in its store where its
-// kernel does (LoweringContext::int_rescale), else the GEMM and then the rescale.
+// Lowers an int_rescale unit: the GEMM requantizing in its store (and adding
+// the residual) where its kernel does (LoweringContext::int_rescale,
+// int_residual), else the GEMM and then the rest, node by node.
 Status lower_int_gemm_with_rescale(LoweringContext& lc, const LoweringUnit& unit);
 
 // Lowers a gemm_epilogue unit: the GEMM with the chain in its store where its

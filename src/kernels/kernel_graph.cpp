@@ -65,6 +65,12 @@ MemoryLayout layout_memory(const graph::Graph& region, const RegionPlan& plan, V
     if (units[u].gemm_epilogue || units[u].int_rescale) {
       for (graph::ValueId v : region.node(units[u].nodes[0]).outputs) materialized[static_cast<size_t>(v)] = 1;
     }
+    // Likewise the residual's steps, where the store leaves them.
+    if (units[u].int_residual) {
+      for (graph::NodeId id : units[u].nodes) {
+        for (graph::ValueId v : region.node(id).outputs) materialized[static_cast<size_t>(v)] = 1;
+      }
+    }
   }
   // Lifetimes of arena values, in units: produced at `first`, last read at `last`.
   std::vector<int> first(region.values().size(), 0), last_use(region.values().size(), -1);

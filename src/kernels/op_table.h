@@ -48,6 +48,16 @@ struct MergedDims {
 MergedDims merge_dims(const graph::Shape& shape, const std::vector<int64_t>& strides, size_t count);
 struct GemmEpilogue;  // gemm_dispatch.h
 
+// A residual block's int8 add after an int8 GEMM's rescale (fusion.h's
+// int_residual units): `a` rescales the GEMM's i8 result to i32, `b` the skip
+// connection's i8, `add` sums them and `c` rescales the sum to i8.
+struct IntResidual {
+  const graph::Node* a = nullptr;
+  const graph::Node* b = nullptr;
+  const graph::Node* add = nullptr;
+  const graph::Node* c = nullptr;
+};
+
 struct LoweringContext {
   const SharedGpuContext& ctx;
   KernelCache& kernels;
@@ -68,6 +78,10 @@ struct LoweringContext {
   // (fusion.h's int_rescale units); a lowering that does sets int_rescale_taken.
   const graph::Node* int_rescale = nullptr;
   bool int_rescale_taken = false;
+  // And the residual add after that rescale the store may apply too (sets
+  // int_residual_taken).
+  const IntResidual* int_residual = nullptr;
+  bool int_residual_taken = false;
   std::optional<uint32_t> attention_splits;  // KernelGraphOptions::attention_splits
   // Indexed by ValueId: the region input whose memory the value is written
   // over (a program state updated in place), else kNone; empty when none is.

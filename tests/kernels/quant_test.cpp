@@ -435,6 +435,83 @@ TEST(VulkanQuant, Int8GemmRequantizesInItsStore) {
   }
 }
 
+// A residual block as an exported int8 resnet ends one: conv2d_int, its
+// rescale to i8, then that and the skip connection each rescaled to i32,
+// added, and the sum rescaled to i8 (with a ReLU's clamp). On the matrix
+// cores the conv's store does all of it (with K split, its reduction does);
+// elsewhere each node runs on its own; the same bytes as the CPU either way.
+TEST(VulkanQuant, Int8GemmAddsTheResidualInItsStore) {
+  HostTensor x = random_tensor(DType::kI8, {1, 32, 10, 10}, 900, -128, 128);
+  HostTensor w = random_tensor(DType::kI8, {48, 32, 3, 3}, 901, -128, 128);
+  HostTensor bias = random_tensor(DType::kI32, {48}, 902, -3000, 3000);
+  HostTensor skip = random_tensor(DType::kI8, {1, 48, 10, 10}, 903, -128, 128);
+  graph::Graph g;
+  graph::ValueId xi = graph::add_graph_input(g, "x", DType::kI8, x.shape).value();
+  graph::ValueId si = graph::add_graph_input(g, "skip", DType::kI8, skip.shape).value();
+  graph::ValueId wi = graph::add_graph_constant(g, "w", DType::kI8, w.shape, w.to_blob()).value();
+  graph::ValueId bi = graph::add_graph_constant(g, "b", DType::kI32, bias.shape, bias.to_blob()).value();
+  auto scale = [&](const std::string& name, std::vector<int32_t> m, std::vector<int32_t> s) {
+    HostTensor mt = i32_tensor(m), st = i32_tensor(s);
+    return std::pair{graph::add_graph_constant(g, name + "_m", DType::kI32, mt.shape, mt.to_blob()).value(),
+                     graph::add_graph_constant(g, name + "_s", DType::kI32, st.shape, st.to_blob()).value()};
+  };
+  graph::ValueId sums = graph::add_op(g, "conv2d_int", "conv", {xi, wi, bi},
+                                      {{"padding", Ints{1, 1, 1, 1}}, {"input_zp", int64_t{-6}}, {"weight_zp", int64_t{0}}})
+                            .value()[0];
+  std::vector<int32_t> per_channel_m, per_channel_s;
+  for (int i = 0; i < 48; ++i) {
+    per_channel_m.push_back(1200000000 + i * 9000000);
+    per_channel_s.push_back(43 + i % 3);
+  }
+  auto [m0, s0] = scale("rq0", per_channel_m, per_channel_s);
+  graph::ValueId r0 = graph::add_op(g, "rescale", "rq0", {sums, m0, s0},
+                                    {{"dtype", std::string("i8")}, {"axis", int64_t{1}}, {"output_zp", int64_t{4}},
+                                     {"rounding", std::string("double_round")}})
+                          .value()[0];
+  auto [ma, sa] = scale("ra", {1518500250}, {20});
+  graph::ValueId a = graph::add_op(g, "rescale", "ra", {r0, ma, sa},
+                                   {{"dtype", std::string("i32")}, {"input_zp", int64_t{4}}})
+                         .value()[0];
+  auto [mb, sb] = scale("rb", {1073741824}, {19});
+  graph::ValueId b = graph::add_op(g, "rescale", "rb", {si, mb, sb},
+                                   {{"dtype", std::string("i32")}, {"input_zp", int64_t{-11}}})
+                         .value()[0];
+  graph::ValueId sum = graph::add_op(g, "add", "add", {a, b}, {}).value()[0];
+  auto [mc, sc] = scale("rc", {1431655765}, {42});
+  // Signed i8 out, with a zero point.
+  graph::ValueId y = graph::add_op(g, "rescale", "rc", {sum, mc, sc},
+                                   {{"dtype", std::string("i8")}, {"output_zp", int64_t{-20}},
+                                    {"rounding", std::string("double_round")}})
+                         .value()[0];
+  g.mark_output(y);
+  const std::vector<HostTensor> inputs = {x, skip};
+  std::vector<HostTensor> want = cpu::run_graph(g, inputs).value();
+  // Outputs spread over the i8 range, not pinned at its ends.
+  int inside = 0;
+  for (uint8_t byte : want[0].bytes) inside += byte != 0x80 && byte != 0x7f;
+  EXPECT_GT(inside, static_cast<int>(want[0].bytes.size()) / 2);
+  for (IntGemmKernel k : {IntGemmKernel::kTiledDot, IntGemmKernel::kCoopMat}) {
+    for (uint32_t splits : {1u, 3u}) {
+      kernels::KernelGraphOptions options;
+      options.int_gemm_kernel = k;
+      options.gemm_splits = splits;
+      options.profile_steps = true;
+      RunStats stats;
+      Result<std::vector<HostTensor>> got = run_on_vulkan(g, inputs, &stats, options);
+      const std::string what = std::string(int_kernel_name(k)) + " in " + std::to_string(splits) + " shares";
+      ASSERT_TRUE(got.ok()) << what << ": " << got.status().message();
+      EXPECT_TRUE(all_close(got.value()[0], want[0], 0, 0)) << what;
+      if (k == IntGemmKernel::kCoopMat && int_coopmat_runs()) {
+        ASSERT_EQ(stats.steps.size(), splits > 1 ? 2u : 1u) << what;
+        EXPECT_EQ(stats.steps.back().work.ops, "conv2d_int+rescale+rescale+rescale+add+rescale") << what;
+        EXPECT_EQ(stats.steps.back().kernel.substr(stats.steps.back().kernel.size() - 6), "_rqres") << what;
+      } else {
+        EXPECT_EQ(stats.steps.size(), 6u) << what;
+      }
+    }
+  }
+}
+
 TEST(VulkanQuant, IntPoolsMatchCpu) {
   HostTensor x = random_tensor(DType::kI8, {2, 3, 7, 9}, 30, -128, 128);
   EXPECT_TRUE(node_matches_cpu("avg_pool2d_int", {x},

@@ -126,6 +126,45 @@ std::optional<RescaleStore> rescale_store(const LoweringContext& lc, bool conv) 
   return store;
 }
 
+// The residual add the store applies after that rescale
+// (LoweringContext::int_residual; int8_requantize.glsl's GPUU_RESIDUAL).
+struct ResidualStore {
+  const IntResidual* nodes = nullptr;
+  RescaleParams a, b, c;
+  const TensorRef* skip = nullptr;
+  const TensorRef* y = nullptr;
+  std::vector<const TensorRef*> scales;  // a's, b's and c's multiplier and shift
+};
+
+std::optional<ResidualStore> residual_store(const LoweringContext& lc) {
+  if (!lc.int_residual) return std::nullopt;
+  const IntResidual& r = *lc.int_residual;
+  ResidualStore store;
+  store.nodes = &r;
+  for (auto [node, params] : {std::pair{r.a, &store.a}, std::pair{r.b, &store.b}, std::pair{r.c, &store.c}}) {
+    Result<graph::AttrMap> a = attrs_of(*node);
+    if (!a.ok()) return std::nullopt;
+    *params = rescale_params(a.value(), lc.tensor(node->inputs[0]), lc.tensor(node->inputs[1]),
+                             lc.tensor(node->outputs[0]));
+    store.scales.push_back(&lc.tensor(node->inputs[1]));
+    store.scales.push_back(&lc.tensor(node->inputs[2]));
+  }
+  if (store.c.input_unsigned) return std::nullopt;  // the sum is an i32
+  store.skip = &lc.tensor(r.b->inputs[0]);
+  store.y = &lc.tensor(r.c->outputs[0]);
+  return store;
+}
+
+// int8_requantize.glsl's residual constants (ids 12..24) and bindings (the
+// skip, then a's, b's and c's multiplier and shift).
+void add_residual(const ResidualStore& res, std::vector<int32_t>* spec, std::vector<Binding>* bindings) {
+  spec->insert(spec->end(), {res.a.input_zp, res.a.output_zp, res.a.input_unsigned ? 1 : 0, res.a.double_round ? 1 : 0,
+                             res.b.input_zp, res.b.output_zp, res.b.input_unsigned ? 1 : 0, res.b.double_round ? 1 : 0,
+                             res.c.input_zp, res.c.output_zp, res.c.lo, res.c.hi, res.c.double_round ? 1 : 0});
+  bindings->push_back({res.skip->range, false});
+  for (const TensorRef* t : res.scales) bindings->push_back({t->range, false});
+}
+
 // The tiled or matrix-core int8 GEMM of `choice` (int8_gemm.comp,
 // int8_gemm_coopmat.comp): A and B at bindings 0 and 1, conv2d_int's bias (or
 // A, never read) at 2, the i32 output at 3; `form` is the push constants
@@ -133,18 +172,20 @@ std::optional<RescaleStore> rescale_store(const LoweringContext& lc, bool conv) 
 // read as uvec4s (int8_gemm_coopmat.comp's B_VEC). Under split-K the shares'
 // partials go to scratch and int8_gemm_split_reduce.comp adds them into y.
 // The matrix-core kernel applies `rq` (may be null) in its store, or its
-// reduction does, writing the rescale's i8 output in place of y.
+// reduction does, writing the rescale's i8 output in place of y, and `res`
+// (may be null; only with rq) after it, writing the residual's output.
 Status add_int_gemm_dispatch(LoweringContext& lc, const graph::Node& n, const IntGemmChoice& choice, bool conv,
                              const GemmProblem& g, int32_t a_zp, int32_t b_zp, const PushConstants& form, bool b_vec,
                              const TensorRef& a, const TensorRef& b, const TensorRef* bias, const TensorRef& y,
-                             const RescaleStore* rq) {
+                             const RescaleStore* rq, const ResidualStore* res) {
   const bool coop = choice.kernel == IntGemmKernel::kCoopMat;
   if (!coop) rq = nullptr;
+  if (!rq) res = nullptr;
   const uint32_t tiles_m = choice.tiles(g.m), tiles_n = choice.tiles(g.n);
   const uint64_t tiles = uint64_t{tiles_m} * tiles_n * g.batches * choice.splits;
   const uint64_t outputs = uint64_t{g.m} * g.n * g.batches;
   const bool split = choice.splits > 1;
-  const BufferRange& out = rq ? rq->y->range : y.range;
+  const BufferRange& out = res ? res->y->range : rq ? rq->y->range : y.range;
   BufferRange target = out;
   if (split) {
     GPUU_ASSIGN_OR_RETURN(target, lc.scratch(outputs * choice.splits * sizeof(int32_t), "split-K partials"));
@@ -157,6 +198,14 @@ Status add_int_gemm_dispatch(LoweringContext& lc, const graph::Node& n, const In
     labelled.name += "+" + rq->node->name;
     work.ops += "+" + rq->node->op;
   }
+  if (res) {
+    lc.int_residual_taken = true;
+    for (const graph::Node* node : {res->nodes->a, res->nodes->b, res->nodes->add, res->nodes->c}) {
+      labelled.name += "+" + node->name;
+      work.ops += "+" + node->op;
+    }
+  }
+  const std::string rq_suffix = res ? "_rqres" : "_rq";
   // The rescale's push constants (RQ_PUSH), multipliers and shifts, and
   // specialization constants 10 and 11 (int8_requantize.glsl).
   PushConstants rq_push;
@@ -192,14 +241,17 @@ Status add_int_gemm_dispatch(LoweringContext& lc, const graph::Node& n, const In
       push.append(rq_push);
       spec.insert(spec.end(), rq_spec.begin(), rq_spec.end());
       bindings.insert(bindings.end(), rq_bindings.begin(), rq_bindings.end());
+      if (res) add_residual(*res, &spec, &bindings);
     }
   } else {
     // A's rows lie on word boundaries (and are read as words) where K is a multiple of 4.
     spec = {bias ? 1 : 0, g.k % 4 == 0 ? 1 : 0};
   }
-  KernelKey key{choice.shader(conv) + (rq_in_store ? "_rq" : ""), spec, static_cast<uint32_t>(bindings.size()),
+  KernelKey key{choice.shader(conv) + (rq_in_store ? rq_suffix : ""), spec, static_cast<uint32_t>(bindings.size()),
                 push.size()};
-  work.choice = choice.describe() + (rq ? ", requantized in the store" : "");
+  work.choice = choice.describe() + (res ? ", requantized with the residual add in the store"
+                                     : rq ? ", requantized in the store"
+                                          : "");
   work.why = choice.why;
   work.flops = gemm_flops(g.m, g.n, g.k, g.batches);
   work.matrix_cores = coop;
@@ -218,8 +270,9 @@ Status add_int_gemm_dispatch(LoweringContext& lc, const graph::Node& n, const In
     reduce_spec.resize(10, 0);  // the rescale's constants are 10 and 11
     reduce_spec.insert(reduce_spec.end(), rq_spec.begin(), rq_spec.end());
     reduce_bindings.insert(reduce_bindings.end(), rq_bindings.begin(), rq_bindings.end());
+    if (res) add_residual(*res, &reduce_spec, &reduce_bindings);
   }
-  KernelKey reduce_key{rq ? "int8_gemm_split_reduce_rq" : "int8_gemm_split_reduce", reduce_spec,
+  KernelKey reduce_key{rq ? "int8_gemm_split_reduce" + rq_suffix : "int8_gemm_split_reduce", reduce_spec,
                        static_cast<uint32_t>(reduce_bindings.size()), reduce.size()};
   return add_dispatch(lc, labelled, reduce_key, std::move(reduce_bindings), reduce, outputs, std::move(work));
 }
@@ -257,8 +310,9 @@ Status lower_conv2d_int(LoweringContext& lc, const graph::Node& n) {
                            x.shape[3] == y.shape[3];
     const bool b_vec = pointwise && (y.shape[2] * y.shape[3]) % 16 == 0;
     const std::optional<RescaleStore> rq = rescale_store(lc, true);
+    const std::optional<ResidualStore> res = residual_store(lc);
     return add_int_gemm_dispatch(lc, n, choice, true, g, weight_zp, input_zp, form, b_vec, w, x, bias, y,
-                                 rq ? &*rq : nullptr);
+                                 rq ? &*rq : nullptr, res ? &*res : nullptr);
   }
   PushConstants push;
   push.u32(static_cast<uint32_t>(count));
@@ -295,8 +349,9 @@ Status lower_matmul_int(LoweringContext& lc, const graph::Node& n) {
   const IntGemmChoice choice = select_int_gemm(lc.ctx, g, lc.gemm_force);
   if (choice.tiled()) {
     const std::optional<RescaleStore> rq = rescale_store(lc, false);
+    const std::optional<ResidualStore> res = residual_store(lc);
     return add_int_gemm_dispatch(lc, n, choice, false, g, a_zp, b_zp, {}, g.n % 16 == 0, A, B, nullptr, y,
-                                 rq ? &*rq : nullptr);
+                                 rq ? &*rq : nullptr, res ? &*res : nullptr);
   }
   PushConstants push;
   push.u32(static_cast<uint32_t>(count)).u32(g.m).u32(g.k).u32(g.n);

@@ -28,6 +28,8 @@
 // GPUU_RESCALE: the rescale that alone reads the sums (requantization to i8,
 // int_scale.glsl's TOSA arithmetic) is applied in the store, which writes the
 // i8 output (8-bit storage); under SPLIT_K the reduction applies it instead.
+// GPUU_RESIDUAL: and after it a residual block's int8 add with its rescales
+// (int8_requantize.glsl).
 //
 // Written against GL_NV_cooperative_matrix and GL_NV_integer_cooperative_matrix
 // (as gemm_coopmat.comp, rewritten into the KHR encoding at build time, which
@@ -40,6 +42,7 @@
 #include "common.glsl"
 #ifdef GPUU_RESCALE
 #extension GL_EXT_shader_8bit_storage : require
+#define RES_BINDING 6
 #include "int8_requantize.glsl"
 #endif
 
@@ -111,10 +114,14 @@ void store(uint o, uint row, uint n, int v) {
 #ifdef GPUU_RESCALE
   if (SPLIT_K == 0) {
 #ifdef GPUU_CONV
-    y8[o] = int8_t(requantize(v, row, p.rq_input_zp, p.rq_output_zp, p.rq_lo, p.rq_hi));
+    int r = requantize(v, row, p.rq_input_zp, p.rq_output_zp, p.rq_lo, p.rq_hi);
 #else
-    y8[o] = int8_t(requantize(v, n, p.rq_input_zp, p.rq_output_zp, p.rq_lo, p.rq_hi));
+    int r = requantize(v, n, p.rq_input_zp, p.rq_output_zp, p.rq_lo, p.rq_hi);
 #endif
+#ifdef GPUU_RESIDUAL
+    r = residual(r, o);
+#endif
+    y8[o] = int8_t(r);
     return;
   }
 #endif

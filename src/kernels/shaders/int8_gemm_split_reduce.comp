@@ -4,11 +4,13 @@
 // bias is in share 0's), one invocation per output element, stored in the
 // output's layout (the GEMM's [batch][M][N], or conv2d's NCHW where batch is
 // the group). The sum wraps as the unsplit one does. GPUU_RESCALE: the
-// GEMM's rescale applied to the sum, the i8 result stored.
+// GEMM's rescale applied to the sum (GPUU_RESIDUAL: and a residual add's
+// rescales after it), the i8 result stored.
 #include "common.glsl"
 #ifdef GPUU_RESCALE
 #extension GL_EXT_shader_8bit_storage : require
 #define RQ_BINDING 2
+#define RES_BINDING 4
 #include "int8_requantize.glsl"
 #endif
 
@@ -33,7 +35,11 @@ layout(push_constant) uniform Params {
 // Output element `o`, of output channel (conv) or row `row` and column `n`.
 void store(uint o, uint row, uint n, int v) {
 #ifdef GPUU_RESCALE
-  y8[o] = int8_t(requantize(v, CONV != 0 ? row : n, p.rq_input_zp, p.rq_output_zp, p.rq_lo, p.rq_hi));
+  int r = requantize(v, CONV != 0 ? row : n, p.rq_input_zp, p.rq_output_zp, p.rq_lo, p.rq_hi);
+#ifdef GPUU_RESIDUAL
+  r = residual(r, o);
+#endif
+  y8[o] = int8_t(r);
 #else
   y[o] = v;
 #endif
