@@ -112,6 +112,11 @@ const char* int_kernel_name(IntGemmKernel k) {
   return "?";
 }
 
+// K of a conv2d_int (C/groups x kH x kW) or matmul_int node over `inputs`.
+int64_t gemm_depth(const std::string& op, const std::vector<HostTensor>& inputs) {
+  return op == "conv2d_int" ? inputs[1].shape[1] * inputs[1].shape[2] * inputs[1].shape[3] : inputs[0].shape[2];
+}
+
 // Whether the test device runs the matrix-core int8 GEMM when asked.
 bool int_coopmat_runs() {
   const SharedGpuContext& ctx = *test_context();
@@ -192,8 +197,7 @@ testing::AssertionResult int_gemm_kernels_agree(const std::string& op, const std
     // split of K deeper than one 64-deep slice must take place.
     const size_t dispatches = stats.steps.size();
     const bool reduced = dispatches == 2 && stats.steps[1].kernel == "int8_gemm_split_reduce";
-    const int64_t depth = op == "conv2d_int" ? inputs[1].shape[1] * inputs[1].shape[2] * inputs[1].shape[3]
-                                             : inputs[0].shape[2];
+    const int64_t depth = gemm_depth(op, inputs);
     if (dispatches != 1 && !(expected_int_shader(op, k, large).find("coopmat") != std::string::npos && reduced)) {
       failures += "\n" + name + ": " + std::to_string(dispatches) + " dispatches";
     }
@@ -420,10 +424,8 @@ TEST(VulkanQuant, Int8GemmRequantizesInItsStore) {
         for (const gpu::TimedStep& step : stats.steps) kernels_run += step.kernel + " ";
         if (k == IntGemmKernel::kCoopMat && int_coopmat_runs()) {
           // The store requantizes: no rescale dispatch, no i32 sums in memory.
-          const int64_t depth = c.op == "conv2d_int"
-                                    ? c.inputs[1].shape[1] * c.inputs[1].shape[2] * c.inputs[1].shape[3]
-                                    : c.inputs[0].shape[2];
-          ASSERT_EQ(stats.steps.size(), splits > 1 && depth > 64 ? 2u : 1u) << what << ": " << kernels_run;
+          ASSERT_EQ(stats.steps.size(), splits > 1 && gemm_depth(c.op, c.inputs) > 64 ? 2u : 1u)
+              << what << ": " << kernels_run;
           EXPECT_EQ(stats.steps.back().work.ops, c.op + "+rescale") << what;
           EXPECT_EQ(stats.steps.back().kernel.substr(stats.steps.back().kernel.size() - 3), "_rq") << what;
         } else {
