@@ -11,6 +11,7 @@
 #include <optional>
 #include <utility>
 
+#include "kernels/fusion.h"
 #include "kernels/gemm_select.h"
 #include "kernels/vulkan_test_util.h"
 
@@ -486,6 +487,12 @@ TEST(VulkanQuant, Int8GemmAddsTheResidualInItsStore) {
                                     {"rounding", std::string("double_round")}})
                          .value()[0];
   g.mark_output(y);
+  // The planner makes the six nodes one unit (on every device: a kernel that
+  // cannot take them runs them one by one within it).
+  const std::vector<kernels::LoweringUnit> units = kernels::plan_lowering(g, true);
+  ASSERT_EQ(units.size(), 1u);
+  EXPECT_TRUE(units[0].int_rescale && units[0].int_residual);
+  EXPECT_EQ(units[0].nodes.size(), 6u);
   const std::vector<HostTensor> inputs = {x, skip};
   std::vector<HostTensor> want = cpu::run_graph(g, inputs).value();
   // Outputs spread over the i8 range, not pinned at its ends.
