@@ -77,14 +77,23 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Case& 
 
   std::vector<uint8_t> direct;
   bool first_kernel = true;
-  for (IntGemmKernel k :
-       {IntGemmKernel::kDirect, IntGemmKernel::kTiled, IntGemmKernel::kTiledDot, IntGemmKernel::kCoopMat}) {
+  // The matrix cores twice: as the selector splits K, and with K whole (is
+  // the split's reduction repaid?).
+  struct Run {
+    IntGemmKernel kernel;
+    bool whole_k;
+  };
+  for (const Run& run : {Run{IntGemmKernel::kDirect, false}, Run{IntGemmKernel::kTiled, false},
+                         Run{IntGemmKernel::kTiledDot, false}, Run{IntGemmKernel::kCoopMat, false},
+                         Run{IntGemmKernel::kCoopMat, true}}) {
+    const IntGemmKernel k = run.kernel;
     if (k == IntGemmKernel::kTiledDot && !ctx->has_feature(kFeatureShaderIntegerDotProduct)) continue;
     if (k == IntGemmKernel::kCoopMat && !ctx->has_feature(kFeatureCooperativeMatrix)) continue;
     GPUU_ASSIGN_OR_RETURN(DeviceBuffer out, DeviceBuffer::create(*ctx, y_bytes, MemoryKind::kDevice, "out"));
     GPUU_ASSIGN_OR_RETURN(DeviceBuffer readback, DeviceBuffer::create(*ctx, y_bytes, MemoryKind::kReadback, "readback"));
     kernels::KernelGraphOptions options;
     options.int_gemm_kernel = k;
+    if (run.whole_k) options.gemm_splits = 1;
     GPUU_ASSIGN_OR_RETURN(std::unique_ptr<kernels::KernelGraph> kg,
                           kernels::KernelGraph::create(ctx, g, in_ranges, {BufferRange{out.buffer(), 0, out.size()}},
                                                        options));
@@ -127,7 +136,8 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Case& 
     }
     std::printf("%s    {\"case\": \"%s\", \"kernel\": \"%s\", \"choice\": \"%s\", \"dispatches\": %zu, "
                 "\"gpu_us_median\": %.1f, \"gpu_us_min\": %.1f, \"tops\": %.4f, \"equals_direct\": %s}",
-                first && first_kernel ? "" : ",\n", c.name.c_str(), kernel_name(k), choice.c_str(),
+                first && first_kernel ? "" : ",\n", c.name.c_str(),
+                (std::string(kernel_name(k)) + (run.whole_k ? "_whole_k" : "")).c_str(), choice.c_str(),
                 kg->dispatch_count(), med,
                 *std::min_element(gpu.begin(), gpu.end()), c.ops / med * 1e-6, exact ? "true" : "false");
     first_kernel = false;

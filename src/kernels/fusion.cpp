@@ -441,6 +441,21 @@ void join_channels_first(const graph::Graph& g, std::vector<LoweringUnit>& units
   }
 }
 
+// An i32 value an add may read as a bias along the last axis of `product`
+// (matmul_int's columns): N elements, every dim before the last 1.
+bool int_column_bias(const graph::Graph& g, graph::ValueId bias, const graph::Shape& product) {
+  if (bias < 0 || product.empty()) return false;
+  const graph::Value& b = g.value(bias);
+  if (b.dtype != graph::DType::kI32 || b.shape.empty() || b.shape.size() > product.size() ||
+      b.shape.back() != product.back()) {
+    return false;
+  }
+  for (size_t d = 0; d + 1 < b.shape.size(); ++d) {
+    if (b.shape[d] != 1) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse, const std::vector<graph::ValueId>& written_over) {
@@ -633,19 +648,41 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse, const 
     }
   }
   // Requantization: a rescale that alone reads an int8 GEMM's i32 sums takes
-  // the GEMM into its unit, to run in its store where the GEMM kernel can.
+  // the GEMM into its unit, to run in its store where the GEMM kernel can;
+  // likewise through the add of a bias along matmul_int's columns between
+  // them (a quantized linear).
+  auto sole_reader = [&](graph::ValueId v) {
+    return v >= 0 && !graph_outputs.count(v) && consumers[static_cast<size_t>(v)].size() == 1;
+  };
+  auto lone = [&](graph::NodeId id) {
+    const int at = unit_of[static_cast<size_t>(id)];
+    return !absorbed[static_cast<size_t>(at)] && units[static_cast<size_t>(at)].nodes.size() == 1;
+  };
   for (size_t u = 0; u < units.size(); ++u) {
     LoweringUnit& unit = units[u];
     if (unit.nodes.size() != 1 || g.node(unit.nodes[0]).op != "rescale") continue;
     const graph::ValueId sums = g.node(unit.nodes[0]).inputs[0];
-    const graph::NodeId p = sums < 0 ? graph::kNone : g.value(sums).producer;
-    if (p < 0 || (g.node(p).op != "conv2d_int" && g.node(p).op != "matmul_int") || graph_outputs.count(sums) ||
-        consumers[static_cast<size_t>(sums)].size() != 1) {
-      continue;
+    graph::NodeId p = sums < 0 ? graph::kNone : g.value(sums).producer;
+    if (p < 0 || !sole_reader(sums) || !lone(p)) continue;
+    graph::NodeId bias_add = graph::kNone;
+    if (g.node(p).op == "add" && g.node(p).inputs.size() == 2) {
+      for (size_t side = 0; side < 2 && bias_add == graph::kNone; ++side) {
+        const graph::ValueId product = g.node(p).inputs[side];
+        const graph::NodeId q = g.value(product).producer;
+        if (q >= 0 && g.node(q).op == "matmul_int" && sole_reader(product) && lone(q) &&
+            int_column_bias(g, g.node(p).inputs[1 - side], g.value(product).shape)) {
+          bias_add = p;
+          p = q;
+        }
+      }
     }
-    const int pu = unit_of[static_cast<size_t>(p)];
-    if (absorbed[static_cast<size_t>(pu)] || units[static_cast<size_t>(pu)].nodes.size() != 1) continue;
-    absorbed[static_cast<size_t>(pu)] = true;
+    if (g.node(p).op != "conv2d_int" && g.node(p).op != "matmul_int") continue;
+    absorbed[static_cast<size_t>(unit_of[static_cast<size_t>(p)])] = true;
+    if (bias_add != graph::kNone) {
+      absorbed[static_cast<size_t>(unit_of[static_cast<size_t>(bias_add)])] = true;
+      unit.nodes.insert(unit.nodes.begin(), bias_add);
+      unit.int_bias = true;
+    }
     unit.nodes.insert(unit.nodes.begin(), p);
     unit.int_rescale = true;
   }
@@ -662,10 +699,6 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse, const 
     return r.op == "rescale" && g.value(r.inputs[0]).dtype == in && g.value(r.outputs[0]).dtype == out &&
            graph::shape_numel(g.value(r.inputs[1]).shape) == 1 && graph::shape_numel(g.value(r.inputs[2]).shape) == 1;
   };
-  auto lone_unit = [&](graph::NodeId id) {
-    const int at = unit_of[static_cast<size_t>(id)];
-    return !absorbed[static_cast<size_t>(at)] && units[static_cast<size_t>(at)].nodes.size() == 1;
-  };
   for (size_t u = 0; u < units.size(); ++u) {
     LoweringUnit& end = units[u];
     if (absorbed[u] || end.nodes.size() != 1 ||
@@ -673,14 +706,14 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse, const 
       continue;
     }
     const graph::NodeId add = g.value(g.node(end.nodes[0]).inputs[0]).producer;
-    if (add < 0 || g.node(add).op != "add" || g.node(add).inputs.size() != 2 || !lone_unit(add) ||
+    if (add < 0 || g.node(add).op != "add" || g.node(add).inputs.size() != 2 || !lone(add) ||
         !only_read_by(g.node(add).outputs[0], end.nodes[0])) {
       continue;
     }
     for (size_t side = 0; side < 2; ++side) {
       const graph::NodeId ra = g.value(g.node(add).inputs[side]).producer;
       const graph::NodeId rb = g.value(g.node(add).inputs[1 - side]).producer;
-      if (ra < 0 || rb < 0 || ra == rb || !lone_unit(ra) || !lone_unit(rb) ||
+      if (ra < 0 || rb < 0 || ra == rb || !lone(ra) || !lone(rb) ||
           !whole_tensor_rescale(ra, graph::DType::kI8, graph::DType::kI32) ||
           !whole_tensor_rescale(rb, graph::DType::kI8, graph::DType::kI32) ||
           !only_read_by(g.node(ra).outputs[0], add) || !only_read_by(g.node(rb).outputs[0], add) ||
@@ -701,6 +734,7 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse, const 
       absorbed[static_cast<size_t>(gu)] = true;
       end.nodes = std::move(nodes);
       end.int_rescale = true;
+      end.int_bias = gemm.int_bias;
       end.int_residual = true;
       break;
     }
@@ -911,27 +945,32 @@ std::optional<GemmEpilogue> make_epilogue(const LoweringContext& lc, const graph
 }  // namespace
 
 Status lower_int_gemm_with_rescale(LoweringContext& lc, const LoweringUnit& unit) {
-  const graph::Node& gemm = lc.graph.node(unit.nodes[0]);
+  // nodes: the GEMM, the bias add (int_bias), the rescale, then the residual's four (int_residual).
+  const graph::Graph& g = lc.graph;
+  const size_t rescale = unit.int_bias ? 2 : 1;
   IntResidual residual;
   if (unit.int_residual) {
-    residual = {&lc.graph.node(unit.nodes[2]), &lc.graph.node(unit.nodes[3]), &lc.graph.node(unit.nodes[4]),
-                &lc.graph.node(unit.nodes[5])};
+    residual = {&g.node(unit.nodes[rescale + 1]), &g.node(unit.nodes[rescale + 2]), &g.node(unit.nodes[rescale + 3]),
+                &g.node(unit.nodes[rescale + 4])};
   }
-  lc.int_rescale = &lc.graph.node(unit.nodes[1]);
+  lc.int_bias_add = unit.int_bias ? &g.node(unit.nodes[1]) : nullptr;
+  lc.int_rescale = &g.node(unit.nodes[rescale]);
   lc.int_residual = unit.int_residual ? &residual : nullptr;
   lc.int_rescale_taken = false;
   lc.int_residual_taken = false;
+  const graph::Node& gemm = g.node(unit.nodes[0]);
   Status lowered = find_op_kernel(gemm.op)->lower(lc, gemm);
   const bool rescaled = lc.int_rescale_taken, added = lc.int_residual_taken;
+  lc.int_bias_add = nullptr;
   lc.int_rescale = nullptr;
   lc.int_residual = nullptr;
   lc.int_rescale_taken = false;
   lc.int_residual_taken = false;
   GPUU_RETURN_IF_ERROR(lowered);
-  // What the GEMM's store did not take runs after it, node by node.
-  const size_t done = added ? unit.nodes.size() : rescaled ? 2 : 1;
+  // What the GEMM's store did not take (it takes the bias with the rescale) runs after it, node by node.
+  const size_t done = added ? unit.nodes.size() : rescaled ? rescale + 1 : 1;
   for (size_t i = done; i < unit.nodes.size(); ++i) {
-    const graph::Node& node = lc.graph.node(unit.nodes[i]);
+    const graph::Node& node = g.node(unit.nodes[i]);
     GPUU_RETURN_IF_ERROR(find_op_kernel(node.op)->lower(lc, node));
   }
   return Status::Ok();

@@ -28,8 +28,11 @@ struct LoweringUnit {
   // nodes are an int8 GEMM (conv2d_int, matmul_int) and the rescale that
   // alone reads its i32 sums: the GEMM kernel may requantize in its store.
   bool int_rescale = false;
+  // ... with, between them, the add of an i32 bias along matmul_int's columns
+  // (nodes: GEMM, add, rescale, ...).
+  bool int_bias = false;
   // ... and then the rescales, add and rescale of a residual block's int8 add
-  // (nodes: GEMM, rescale, A, B, add, C: op_table.h's IntResidual).
+  // (nodes: GEMM, [bias add,] rescale, A, B, add, C: op_table.h's IntResidual).
   bool int_residual = false;
   // A fused unit (fused()) may end in a concat of two equal parts
   // (fused_elementwise.comp's CONCAT_DIM); its other nodes are fusable.

@@ -62,11 +62,11 @@ MemoryLayout layout_memory(const graph::Graph& region, const RegionPlan& plan, V
     // The GEMM's own output, for when its lowering leaves the chain (or the
     // rescale) to run after it (it lives only within the unit, so its memory
     // is soon reused).
-    if (units[u].gemm_epilogue || units[u].int_rescale) {
+    if (units[u].gemm_epilogue) {
       for (graph::ValueId v : region.node(units[u].nodes[0]).outputs) materialized[static_cast<size_t>(v)] = 1;
     }
-    // Likewise the residual's steps, where the store leaves them.
-    if (units[u].int_residual) {
+    // Likewise each step of an int8 GEMM's requantizing unit, where the store leaves them.
+    if (units[u].int_rescale) {
       for (graph::NodeId id : units[u].nodes) {
         for (graph::ValueId v : region.node(id).outputs) materialized[static_cast<size_t>(v)] = 1;
       }

@@ -78,6 +78,9 @@ struct LoweringContext {
   // (fusion.h's int_rescale units); a lowering that does sets int_rescale_taken.
   const graph::Node* int_rescale = nullptr;
   bool int_rescale_taken = false;
+  // The add of a bias along matmul_int's columns before that rescale, taken
+  // with it.
+  const graph::Node* int_bias_add = nullptr;
   // And the residual add after that rescale the store may apply too (sets
   // int_residual_taken).
   const IntResidual* int_residual = nullptr;

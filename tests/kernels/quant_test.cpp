@@ -521,6 +521,60 @@ TEST(VulkanQuant, Int8GemmAddsTheResidualInItsStore) {
   }
 }
 
+// A quantized linear as exported: matmul_int, the add of an i32 bias along
+// its columns, the rescale to i8. The planner makes them one unit; on the
+// matrix cores the store adds the bias and requantizes (one dispatch, or the
+// GEMM and its reduction with K split), elsewhere the three run in turn.
+TEST(VulkanQuant, Int8LinearAddsItsBiasInTheStore) {
+  HostTensor a = random_tensor(DType::kI8, {1, 20, 200}, 950, -128, 128);
+  HostTensor b = random_tensor(DType::kI8, {1, 200, 96}, 951, -128, 128);
+  HostTensor bias = random_tensor(DType::kI32, {96}, 952, -20000, 20000);
+  graph::Graph g;
+  graph::ValueId ai = graph::add_graph_input(g, "a", DType::kI8, a.shape).value();
+  graph::ValueId bi = graph::add_graph_constant(g, "w", DType::kI8, b.shape, b.to_blob()).value();
+  graph::ValueId ci = graph::add_graph_constant(g, "bias", DType::kI32, bias.shape, bias.to_blob()).value();
+  graph::ValueId sums = graph::add_op(g, "matmul_int", "mm", {ai, bi}, {{"a_zp", int64_t{-3}}}).value()[0];
+  graph::ValueId biased = graph::add_op(g, "add", "bias_add", {sums, ci}, {}).value()[0];
+  std::vector<int32_t> m, sh;
+  for (int i = 0; i < 96; ++i) {
+    m.push_back(1100000000 + i * 7000000);
+    sh.push_back(41 + i % 3);
+  }
+  HostTensor mt = i32_tensor(m), st = i32_tensor(sh);
+  graph::ValueId mi = graph::add_graph_constant(g, "m", DType::kI32, mt.shape, mt.to_blob()).value();
+  graph::ValueId si = graph::add_graph_constant(g, "s", DType::kI32, st.shape, st.to_blob()).value();
+  graph::ValueId y = graph::add_op(g, "rescale", "rq", {biased, mi, si},
+                                   {{"dtype", std::string("i8")}, {"axis", int64_t{2}}, {"output_zp", int64_t{5}}})
+                         .value()[0];
+  g.mark_output(y);
+  const std::vector<kernels::LoweringUnit> units = kernels::plan_lowering(g, true);
+  ASSERT_EQ(units.size(), 1u);
+  EXPECT_TRUE(units[0].int_rescale && units[0].int_bias);
+  std::vector<HostTensor> want = cpu::run_graph(g, {a}).value();
+  int inside = 0;
+  for (uint8_t byte : want[0].bytes) inside += byte != 0x80 && byte != 0x7f;
+  EXPECT_GT(inside, static_cast<int>(want[0].bytes.size()) / 2);
+  for (IntGemmKernel k : {IntGemmKernel::kTiledDot, IntGemmKernel::kCoopMat}) {
+    for (uint32_t splits : {1u, 3u}) {
+      kernels::KernelGraphOptions options;
+      options.int_gemm_kernel = k;
+      options.gemm_splits = splits;
+      options.profile_steps = true;
+      RunStats stats;
+      Result<std::vector<HostTensor>> got = run_on_vulkan(g, {a}, &stats, options);
+      const std::string what = std::string(int_kernel_name(k)) + " in " + std::to_string(splits) + " shares";
+      ASSERT_TRUE(got.ok()) << what << ": " << got.status().message();
+      EXPECT_TRUE(all_close(got.value()[0], want[0], 0, 0)) << what;
+      if (k == IntGemmKernel::kCoopMat && int_coopmat_runs()) {
+        ASSERT_EQ(stats.steps.size(), splits > 1 ? 2u : 1u) << what;
+        EXPECT_EQ(stats.steps.back().work.ops, "matmul_int+add+rescale") << what;
+      } else {
+        EXPECT_EQ(stats.steps.size(), 3u) << what;
+      }
+    }
+  }
+}
+
 TEST(VulkanQuant, IntPoolsMatchCpu) {
   HostTensor x = random_tensor(DType::kI8, {2, 3, 7, 9}, 30, -128, 128);
   EXPECT_TRUE(node_matches_cpu("avg_pool2d_int", {x},

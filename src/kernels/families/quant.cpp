@@ -350,7 +350,16 @@ Status lower_matmul_int(LoweringContext& lc, const graph::Node& n) {
   if (choice.tiled()) {
     const std::optional<RescaleStore> rq = rescale_store(lc, false);
     const std::optional<ResidualStore> res = residual_store(lc);
-    return add_int_gemm_dispatch(lc, n, choice, false, g, a_zp, b_zp, {}, g.n % 16 == 0, A, B, nullptr, y,
+    // The bias add before the rescale goes with it into the matrix-core store.
+    const TensorRef* bias = nullptr;
+    graph::Node labelled = n;
+    if (rq && lc.int_bias_add && choice.kernel == IntGemmKernel::kCoopMat) {
+      const graph::Node& add = *lc.int_bias_add;
+      bias = &lc.tensor(add.inputs[add.inputs[0] == n.outputs[0] ? 1 : 0]);
+      labelled.name += "+" + add.name;
+      labelled.op += "+" + add.op;
+    }
+    return add_int_gemm_dispatch(lc, labelled, choice, false, g, a_zp, b_zp, {}, g.n % 16 == 0, A, B, bias, y,
                                  rq ? &*rq : nullptr, res ? &*res : nullptr);
   }
   PushConstants push;

@@ -81,7 +81,8 @@ layout(std430, set = 0, binding = 0) readonly buffer A { uint a_words[]; };
 layout(std430, set = 0, binding = 0) readonly buffer A16 { uvec4 a16[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B { uint b_words[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B16 { uvec4 b16[]; };
-// conv2d_int's bias per output channel; bound to A otherwise (never read then).
+// conv2d_int's bias per output channel, matmul_int's per column (the add
+// after it, taken with its rescale); bound to A where HAS_BIAS is 0 (never read then).
 layout(std430, set = 0, binding = 2) readonly buffer Bias { int bias[]; };
 // The output, or under SPLIT_K the partials.
 layout(std430, set = 0, binding = 3) writeonly buffer Out { int y[]; };
@@ -349,7 +350,11 @@ void main() {
           int v = int(As[scratch + e / 4u][e % 4u]) - p.b_zp * row_sum[ml] + zz;
           if (COL_SUMS != 0) v -= p.a_zp * col_sum[nl];
           uint row = g_batch * p.M + m;  // conv: the output channel
+#ifdef GPUU_CONV
           if (with_bias) v += bias[row];
+#else
+          if (with_bias) v += bias[n];  // a quantized linear's, along the columns
+#endif
           if (SPLIT_K != 0) {
             y[(g_split * p.batches * p.M + row) * p.N + n] = v;
           } else {
