@@ -514,13 +514,14 @@ OpOperands operands_of(const std::string& op, const graph::Shape& shape, uint32_
 }
 
 // Every float elementwise op op_codes.txt lists (its variants too: gelu's
-// tanh form, clamp to [0, 6]).
+// tanh form, clamp to [0, 6] and to the i8 range).
 std::vector<std::pair<std::string, graph::AttrMap>> every_float_elementwise_op() {
   std::vector<std::pair<std::string, graph::AttrMap>> ops;
   for (const kernels::op_codes::NamedCode& c : kernels::op_codes::kUnaryTable) ops.push_back({c.name, {}});
   for (const kernels::op_codes::NamedCode& c : kernels::op_codes::kBinaryTable) ops.push_back({c.name, {}});
   ops.push_back({"gelu", {{"approximate", std::string("tanh")}}});
   ops.push_back({"clamp", {{"min", 0.0}, {"max", 6.0}}});
+  ops.push_back({"clamp", {{"min", -128.0}, {"max", 127.0}}});
   return ops;
 }
 
@@ -530,6 +531,10 @@ std::string code_name(const std::string& op, const graph::AttrMap& attrs) {
   if (op == "clamp" && attrs.count("min") && std::get<double>(attrs.at("min")) == 0.0 &&
       std::get<double>(attrs.at("max")) == 6.0) {
     return "clamp.relu6";
+  }
+  if (op == "clamp" && attrs.count("min") && std::get<double>(attrs.at("min")) == -128.0 &&
+      std::get<double>(attrs.at("max")) == 127.0) {
+    return "clamp.int8";
   }
   return op;
 }
@@ -584,7 +589,8 @@ TEST(VulkanFusion, ClampAndComparisonsStayOutOfTheFusedSet) {
   // clamp reads its bounds from push constants (but for its [0, 6] variant);
   // comparisons write bool.
   for (const char* op : {"clamp", "equal", "less", "greater_equal"}) EXPECT_FALSE(in_fused_set(op)) << op;
-  EXPECT_TRUE(in_fused_set("gelu") && in_fused_set("add") && in_fused_set("relu") && in_fused_set("clamp.relu6"));
+  EXPECT_TRUE(in_fused_set("gelu") && in_fused_set("add") && in_fused_set("relu") && in_fused_set("clamp.relu6") &&
+              in_fused_set("clamp.int8"));
 }
 
 TEST(VulkanMemoryPlan, DeadIntermediatesShareMemory) {

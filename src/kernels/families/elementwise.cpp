@@ -226,6 +226,9 @@ int32_t unary_code(const graph::Node& node) {
   if (node.op == "clamp" && attr_float(node, "min", -1) == 0.0 && attr_float(node, "max", -1) == 6.0) {
     return op_codes::kUnaryClampRelu6;
   }
+  if (node.op == "clamp" && attr_float(node, "min", 0) == -128.0 && attr_float(node, "max", 0) == 127.0) {
+    return op_codes::kUnaryClampInt8;
+  }
   return it->second;
 }
 
