@@ -321,6 +321,9 @@ constexpr uint32_t int_coop_shared_bytes(uint32_t tile) {
 // multiprocessors, into shares of at least this depth, at most kMaxIntSplits.
 constexpr uint32_t kIntCoopMinSplitDepth = 128;
 constexpr uint32_t kMaxIntSplits = 16;
+// Below these, a convolution stays off the matrix cores (select_int_gemm).
+constexpr uint32_t kIntCoopMinGroupRows = 64;
+constexpr uint32_t kIntCoopMinChannels = 16;
 
 // An i8 x i8 -> i32 shape int8_gemm_coopmat.comp can tile: each subgroup's 64
 // rows by 16 columns or more in whole accumulators, B's fragments starting on
@@ -406,7 +409,15 @@ IntGemmChoice select_int_gemm(const SharedGpuContext& ctx, const GemmProblem& pr
     return choice;
   }
   const CooperativeMatrixShape* shape = int_coopmat_shape(ctx);
-  if (shape && (force == IntGemmKernel::kCoopMat || (!force && problem.k >= kIntTiledMinDepth))) {
+  // Convolutions the matrix cores serve worse than the tiled kernel (H200,
+  // bench_int8_gemm, 2026-12-05): groups of few rows, which leave most of
+  // each 64-row block idle (32 groups of 8: 124.6 us against 52.8), and a
+  // stem over a few input channels, whose gathers the 4-subgroup tile hides
+  // worse (3 channels, 7x7 stride 2 at 224: 58.2 against 23.5).
+  const bool conv_off_matrix = problem.conv && ((problem.batches > 1 && problem.m < kIntCoopMinGroupRows) ||
+                                                (problem.conv_channels && problem.conv_channels < kIntCoopMinChannels));
+  if (shape && (force == IntGemmKernel::kCoopMat ||
+                (!force && problem.k >= kIntTiledMinDepth && !conv_off_matrix))) {
     IntGemmChoice coop = int_coopmat_choice(ctx, *shape, problem, forced);
     if (force) coop.why = "forced; " + coop.why;
     return coop;

@@ -50,6 +50,8 @@ struct GemmProblem {
   // linear_dequant: B's integers are this wide (8 or 4), dequantized as read;
   // 0: B is float. Quantized weights stay off the matrix-core kernels.
   uint32_t weight_bits = 0;
+  // conv2d_int: input channels per group (0: not given).
+  uint32_t conv_channels = 0;
 };
 
 struct GemmChoice {

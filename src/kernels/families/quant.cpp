@@ -295,6 +295,7 @@ Status lower_conv2d_int(LoweringContext& lc, const graph::Node& n) {
   // [C/groups*kH*kW, batch*OH*OW] of the input.
   GemmProblem g{true, u32(w.shape[0] / groups), u32(y.shape[0] * y.shape[2] * y.shape[3]),
                 u32(w.shape[1] * w.shape[2] * w.shape[3]), u32(groups)};
+  g.conv_channels = u32(w.shape[1]);
   const IntGemmChoice choice = select_int_gemm(lc.ctx, g, lc.gemm_force);
   if (choice.tiled()) {
     PushConstants form;

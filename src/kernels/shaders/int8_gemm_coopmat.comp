@@ -110,8 +110,9 @@ layout(push_constant) uniform Params {
 layout(std430, set = 0, binding = 3) writeonly buffer Out8 { int8_t y8[]; };
 #endif
 
-// Output element `o` (its row: the output channel of conv2d; column n) = v.
-void store(uint o, uint row, uint n, int v) {
+// Output element `o` (its row: the output channel of conv2d; column n) = v;
+// `skip`: GPUU_RESIDUAL's skip byte there (skip_byte), else unused.
+void store(uint o, uint row, uint n, int v, uint skip) {
 #ifdef GPUU_RESCALE
   if (SPLIT_K == 0) {
 #ifdef GPUU_CONV
@@ -120,7 +121,7 @@ void store(uint o, uint row, uint n, int v) {
     int r = requantize(v, n, p.rq_input_zp, p.rq_output_zp, p.rq_lo, p.rq_hi);
 #endif
 #ifdef GPUU_RESIDUAL
-    r = residual(r, o);
+    r = residual(r, skip);
 #endif
     y8[o] = int8_t(r);
     return;
@@ -337,12 +338,38 @@ void main() {
   const uint pixels = p.OH * p.OW;
 #endif
   uint scratch = sg * (CM_M * CM_N / 4u);
+  const uint PER_LANE = CM_M * CM_N / 32u;  // elements of one accumulator per invocation
+  // Element (m, n)'s index in the output's layout.
+#ifdef GPUU_CONV
+#define OUTPUT_INDEX(m, n) ((n) / pixels * p.O * pixels + (g_batch * p.M + (m)) * pixels + (n) % pixels)
+#else
+#define OUTPUT_INDEX(m, n) ((g_batch * p.M + (m)) * p.N + (n))
+#endif
+#ifdef GPUU_RESIDUAL
+  // Every skip byte the invocation stores with, loaded before the first
+  // store: one memory latency rather than one per element.
+  uint skips[TILES_M * TILES_N * PER_LANE];
+  if (SPLIT_K == 0) {
+    [[unroll]] for (uint i = 0u; i < TILES_M; ++i) {
+      [[unroll]] for (uint j = 0u; j < TILES_N; ++j) {
+        [[unroll]] for (uint r = 0u; r < PER_LANE; ++r) {
+          uint e = r * 32u + lane;
+          uint m = g_m0 + wm0 + i * CM_M + e / CM_N, n = g_n0 + wn0 + j * CM_N + e % CM_N;
+          skips[(i * TILES_N + j) * PER_LANE + r] = m < p.M && n < p.N ? skip_byte(OUTPUT_INDEX(m, n)) : 0u;
+        }
+      }
+    }
+  }
+#define SKIP(i, j, r) skips[((i) * TILES_N + (j)) * PER_LANE + (r)]
+#else
+#define SKIP(i, j, r) 0u
+#endif
   [[unroll]] for (uint i = 0u; i < TILES_M; ++i) {
     [[unroll]] for (uint j = 0u; j < TILES_N; ++j) {
       coopMatStoreNV(acc[i][j], As, scratch, CM_N / 4u, false);
       subgroupMemoryBarrierShared();
       subgroupBarrier();
-      [[unroll]] for (uint r = 0u; r < CM_M * CM_N / 32u; ++r) {
+      [[unroll]] for (uint r = 0u; r < PER_LANE; ++r) {
         uint e = r * 32u + lane;
         uint ml = wm0 + i * CM_M + e / CM_N, nl = wn0 + j * CM_N + e % CM_N;
         uint m = g_m0 + ml, n = g_n0 + nl;
@@ -358,12 +385,7 @@ void main() {
           if (SPLIT_K != 0) {
             y[(g_split * p.batches * p.M + row) * p.N + n] = v;
           } else {
-#ifdef GPUU_CONV
-            uint img = n / pixels;
-            store((img * p.O + row) * pixels + (n - img * pixels), row, n, v);
-#else
-            store(row * p.N + n, row, n, v);
-#endif
+            store(OUTPUT_INDEX(m, n), row, n, v, SKIP(i, j, r));
           }
         }
       }

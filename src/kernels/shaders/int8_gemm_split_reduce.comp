@@ -37,7 +37,7 @@ void store(uint o, uint row, uint n, int v) {
 #ifdef GPUU_RESCALE
   int r = requantize(v, CONV != 0 ? row : n, p.rq_input_zp, p.rq_output_zp, p.rq_lo, p.rq_hi);
 #ifdef GPUU_RESIDUAL
-  r = residual(r, o);
+  r = residual(r, skip_byte(o));
 #endif
   y8[o] = int8_t(r);
 #else

@@ -57,10 +57,16 @@ int64_t i8_value(uint byte, int is_unsigned) {
   return int64_t(is_unsigned != 0 ? int(byte) : bitfieldExtract(int(byte), 0, 8));
 }
 
-// Element o of the block's output, r being the GEMM's requantized result there.
-int residual(int r, uint o) {
+// The skip connection's byte at output element o: loaded apart from its use,
+// so that a store can issue every load of its elements before the first
+// (one memory latency, not one per element).
+uint skip_byte(uint o) { return (skip_words[o >> 2u] >> ((o & 3u) * 8u)) & 0xFFu; }
+
+// The block's output element, r being the GEMM's requantized result there and
+// skip the skip connection's byte (skip_byte).
+int residual(int r, uint skip) {
   int64_t a = i8_value(uint(r) & 0xFFu, RA_IN_UNSIGNED) - int64_t(RA_IN_ZP);
-  int64_t b = i8_value((skip_words[o >> 2u] >> ((o & 3u) * 8u)) & 0xFFu, RB_IN_UNSIGNED) - int64_t(RB_IN_ZP);
+  int64_t b = i8_value(skip, RB_IN_UNSIGNED) - int64_t(RB_IN_ZP);
   // i32 outputs clamp to the i32 range: the 64-bit value's low 32 bits after.
   int64_t i32_min = int64_t(-2147483647 - 1), i32_max = int64_t(2147483647);
   int ai = int(clamp(int64_t(apply_scale(a, ra_multiplier[0], ra_shift[0], RA_DOUBLE_ROUND != 0)) + int64_t(RA_OUT_ZP),
