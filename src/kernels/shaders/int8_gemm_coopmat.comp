@@ -110,9 +110,8 @@ layout(push_constant) uniform Params {
 layout(std430, set = 0, binding = 3) writeonly buffer Out8 { int8_t y8[]; };
 #endif
 
-// Output element `o` (its row: the output channel of conv2d; column n) = v;
-// `skip`: GPUU_RESIDUAL's skip byte there (skip_byte), else unused.
-void store(uint o, uint row, uint n, int v, uint skip) {
+// Output element `o` (its row: the output channel of conv2d; column n) = v.
+void store(uint o, uint row, uint n, int v) {
 #ifdef GPUU_RESCALE
   if (SPLIT_K == 0) {
 #ifdef GPUU_CONV
@@ -121,7 +120,7 @@ void store(uint o, uint row, uint n, int v, uint skip) {
     int r = requantize(v, n, p.rq_input_zp, p.rq_output_zp, p.rq_lo, p.rq_hi);
 #endif
 #ifdef GPUU_RESIDUAL
-    r = residual(r, skip);
+    r = residual(r, skip_byte(o));
 #endif
     y8[o] = int8_t(r);
     return;
@@ -345,31 +344,15 @@ void main() {
 #else
 #define OUTPUT_INDEX(m, n) ((g_batch * p.M + (m)) * p.N + (n))
 #endif
-#ifdef GPUU_RESIDUAL
-  // Every skip byte the invocation stores with, loaded before the first
-  // store: one memory latency rather than one per element.
-  uint skips[TILES_M * TILES_N * PER_LANE];
-  if (SPLIT_K == 0) {
-    [[unroll]] for (uint i = 0u; i < TILES_M; ++i) {
-      [[unroll]] for (uint j = 0u; j < TILES_N; ++j) {
-        [[unroll]] for (uint r = 0u; r < PER_LANE; ++r) {
-          uint e = r * 32u + lane;
-          uint m = g_m0 + wm0 + i * CM_M + e / CM_N, n = g_n0 + wn0 + j * CM_N + e % CM_N;
-          skips[(i * TILES_N + j) * PER_LANE + r] = m < p.M && n < p.N ? skip_byte(OUTPUT_INDEX(m, n)) : 0u;
-        }
-      }
-    }
-  }
-#define SKIP(i, j, r) skips[((i) * TILES_N + (j)) * PER_LANE + (r)]
-#else
-#define SKIP(i, j, r) 0u
-#endif
   [[unroll]] for (uint i = 0u; i < TILES_M; ++i) {
     [[unroll]] for (uint j = 0u; j < TILES_N; ++j) {
       coopMatStoreNV(acc[i][j], As, scratch, CM_N / 4u, false);
       subgroupMemoryBarrierShared();
       subgroupBarrier();
-      [[unroll]] for (uint r = 0u; r < PER_LANE; ++r) {
+      // Not unrolled: the store's requantizing (and residual) arithmetic,
+      // inlined once per element, would bloat the kernel past the
+      // instruction cache (the fused blocks ran 2-4x slower than the GEMM).
+      [[dont_unroll]] for (uint r = 0u; r < PER_LANE; ++r) {
         uint e = r * 32u + lane;
         uint ml = wm0 + i * CM_M + e / CM_N, nl = wn0 + j * CM_N + e % CM_N;
         uint m = g_m0 + ml, n = g_n0 + nl;
@@ -385,7 +368,7 @@ void main() {
           if (SPLIT_K != 0) {
             y[(g_split * p.batches * p.M + row) * p.N + n] = v;
           } else {
-            store(OUTPUT_INDEX(m, n), row, n, v, SKIP(i, j, r));
+            store(OUTPUT_INDEX(m, n), row, n, v);
           }
         }
       }

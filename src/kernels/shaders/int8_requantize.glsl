@@ -57,9 +57,7 @@ int64_t i8_value(uint byte, int is_unsigned) {
   return int64_t(is_unsigned != 0 ? int(byte) : bitfieldExtract(int(byte), 0, 8));
 }
 
-// The skip connection's byte at output element o: loaded apart from its use,
-// so that a store can issue every load of its elements before the first
-// (one memory latency, not one per element).
+// The skip connection's byte at output element o.
 uint skip_byte(uint o) { return (skip_words[o >> 2u] >> ((o & 3u) * 8u)) & 0xFFu; }
 
 // The block's output element, r being the GEMM's requantized result there and
