@@ -349,10 +349,7 @@ void main() {
       coopMatStoreNV(acc[i][j], As, scratch, CM_N / 4u, false);
       subgroupMemoryBarrierShared();
       subgroupBarrier();
-      // Not unrolled: the store's requantizing (and residual) arithmetic,
-      // inlined once per element, would bloat the kernel past the
-      // instruction cache (the fused blocks ran 2-4x slower than the GEMM).
-      [[dont_unroll]] for (uint r = 0u; r < PER_LANE; ++r) {
+      [[unroll]] for (uint r = 0u; r < PER_LANE; ++r) {
         uint e = r * 32u + lane;
         uint ml = wm0 + i * CM_M + e / CM_N, nl = wn0 + j * CM_N + e % CM_N;
         uint m = g_m0 + ml, n = g_n0 + nl;
