@@ -34,6 +34,7 @@ using gpu::BufferRange;
 using gpu::DeviceBuffer;
 using gpu::MemoryKind;
 using kernels::IntGemmKernel;
+using kernels::int_gemm_kernel_name;
 
 struct Case {
   std::string name;
@@ -42,16 +43,6 @@ struct Case {
   graph::AttrMap attrs;
   double ops = 0;  // 2 per multiply-add
 };
-
-const char* kernel_name(IntGemmKernel k) {
-  switch (k) {
-    case IntGemmKernel::kDirect: return "direct";
-    case IntGemmKernel::kTiled: return "tiled";
-    case IntGemmKernel::kTiledDot: return "tiled_dot";
-    case IntGemmKernel::kCoopMat: return "coopmat";
-  }
-  return "?";
-}
 
 Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Case& c, int runs, int warmup, bool first) {
   graph::Graph g;
@@ -137,7 +128,7 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Case& 
     std::printf("%s    {\"case\": \"%s\", \"kernel\": \"%s\", \"choice\": \"%s\", \"dispatches\": %zu, "
                 "\"gpu_us_median\": %.1f, \"gpu_us_min\": %.1f, \"tops\": %.4f, \"equals_direct\": %s}",
                 first && first_kernel ? "" : ",\n", c.name.c_str(),
-                (std::string(kernel_name(k)) + (run.whole_k ? "_whole_k" : "")).c_str(), choice.c_str(),
+                (std::string(int_gemm_kernel_name(k)) + (run.whole_k ? "_whole_k" : "")).c_str(), choice.c_str(),
                 kg->dispatch_count(), med,
                 *std::min_element(gpu.begin(), gpu.end()), c.ops / med * 1e-6, exact ? "true" : "false");
     first_kernel = false;

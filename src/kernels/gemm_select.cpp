@@ -275,6 +275,16 @@ GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const Ge
 
 namespace gpuu::kernels {
 
+const char* int_gemm_kernel_name(IntGemmKernel kernel) {
+  switch (kernel) {
+    case IntGemmKernel::kDirect: return "direct";
+    case IntGemmKernel::kTiled: return "tiled";
+    case IntGemmKernel::kTiledDot: return "tiled_dot";
+    case IntGemmKernel::kCoopMat: return "coopmat";
+  }
+  return "?";
+}
+
 std::string IntGemmChoice::shader(bool conv) const {
   std::string name = conv ? "conv2d_int" : "matmul_int";
   if (!tiled()) return name;

@@ -34,6 +34,9 @@ enum class IntGemmKernel {
   kCoopMat,   // int8_gemm_coopmat.comp: matrix cores (i8 x i8 -> i32 cooperative matrices)
 };
 
+// "direct", "tiled", "tiled_dot", "coopmat": for tests and benchmarks.
+const char* int_gemm_kernel_name(IntGemmKernel kernel);
+
 // What a GEMM computes, where that changes the pick: its size (to fill the
 // GPU: a GEMM of fewer tiles than the GPU has multiprocessors takes smaller
 // tiles or splits K) and whether it is conv2d's implicit GEMM, which gathers B

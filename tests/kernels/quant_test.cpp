@@ -100,18 +100,9 @@ TEST(VulkanQuant, MatmulIntMatchesCpu) {
 // multiply-adds), and on matrix cores (where the device multiplies i8
 // cooperative matrices, else refused back to dot products).
 using kernels::IntGemmKernel;
+using kernels::int_gemm_kernel_name;
 constexpr IntGemmKernel kIntKernels[] = {IntGemmKernel::kDirect, IntGemmKernel::kTiled, IntGemmKernel::kTiledDot,
                                          IntGemmKernel::kCoopMat};
-
-const char* int_kernel_name(IntGemmKernel k) {
-  switch (k) {
-    case IntGemmKernel::kDirect: return "direct";
-    case IntGemmKernel::kTiled: return "tiled";
-    case IntGemmKernel::kTiledDot: return "tiled_dot";
-    case IntGemmKernel::kCoopMat: return "coopmat";
-  }
-  return "?";
-}
 
 // K of a conv2d_int (C/groups x kH x kW) or matmul_int node over `inputs`.
 int64_t gemm_depth(const std::string& op, const std::vector<HostTensor>& inputs) {
@@ -184,7 +175,7 @@ testing::AssertionResult int_gemm_kernels_agree(const std::string& op, const std
     options.profile_steps = true;
     RunStats stats;
     Result<std::vector<HostTensor>> got = run_on_vulkan(g, runtime_inputs, &stats, options);
-    const std::string name = std::string(int_kernel_name(k)) + (large ? " 128x128" : "") + (split ? " split" : "");
+    const std::string name = std::string(int_gemm_kernel_name(k)) + (large ? " 128x128" : "") + (split ? " split" : "");
     if (!got.ok()) {
       failures += "\n" + name + ": " + got.status().message();
       continue;
@@ -426,7 +417,7 @@ TEST(VulkanQuant, Int8GemmRequantizesInItsStore) {
         options.profile_steps = true;
         RunStats stats;
         Result<std::vector<HostTensor>> got = run_on_vulkan(g, c.inputs, &stats, options);
-        const std::string what = c.op + " " + int_kernel_name(k) + " in " + std::to_string(splits) + " shares";
+        const std::string what = c.op + " " + int_gemm_kernel_name(k) + " in " + std::to_string(splits) + " shares";
         ASSERT_TRUE(got.ok()) << what << ": " << got.status().message();
         EXPECT_TRUE(all_close(got.value()[0], want[0], 0, 0)) << what;
         std::string kernels_run;
@@ -515,7 +506,7 @@ TEST(VulkanQuant, Int8GemmAddsTheResidualInItsStore) {
       options.profile_steps = true;
       RunStats stats;
       Result<std::vector<HostTensor>> got = run_on_vulkan(g, inputs, &stats, options);
-      const std::string what = std::string(int_kernel_name(k)) + " in " + std::to_string(splits) + " shares";
+      const std::string what = std::string(int_gemm_kernel_name(k)) + " in " + std::to_string(splits) + " shares";
       ASSERT_TRUE(got.ok()) << what << ": " << got.status().message();
       EXPECT_TRUE(all_close(got.value()[0], want[0], 0, 0)) << what;
       if (k == IntGemmKernel::kCoopMat && int_coopmat_runs()) {
@@ -570,7 +561,7 @@ TEST(VulkanQuant, Int8LinearAddsItsBiasInTheStore) {
       options.profile_steps = true;
       RunStats stats;
       Result<std::vector<HostTensor>> got = run_on_vulkan(g, {a}, &stats, options);
-      const std::string what = std::string(int_kernel_name(k)) + " in " + std::to_string(splits) + " shares";
+      const std::string what = std::string(int_gemm_kernel_name(k)) + " in " + std::to_string(splits) + " shares";
       ASSERT_TRUE(got.ok()) << what << ": " << got.status().message();
       EXPECT_TRUE(all_close(got.value()[0], want[0], 0, 0)) << what;
       if (k == IntGemmKernel::kCoopMat && int_coopmat_runs()) {
