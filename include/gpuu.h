@@ -505,6 +505,7 @@ typedef enum gpuu_dtype {
   GPUU_DTYPE_I64 = 3,
   GPUU_DTYPE_I8 = 4,
   GPUU_DTYPE_BOOL = 5,
+  GPUU_DTYPE_I16 = 6, /* since 0.9: 16-bit integer activations (a16w8 quantized programs) */
   GPUU_DTYPE_FORCE32 = 0x7FFFFFFF
 } gpuu_dtype;
 

@@ -40,6 +40,7 @@ typedef enum gpuu_plugin_dtype {
   GPUU_PLUGIN_DTYPE_I64 = 3,
   GPUU_PLUGIN_DTYPE_I8 = 4,
   GPUU_PLUGIN_DTYPE_BOOL = 5,
+  GPUU_PLUGIN_DTYPE_I16 = 6,
   GPUU_PLUGIN_DTYPE_FORCE32 = 0x7FFFFFFF
 } gpuu_plugin_dtype;
 

@@ -116,6 +116,10 @@ void store_double(DType dtype, double value, uint8_t* out) {
       store<int8_t>(out, static_cast<int8_t>(saturating_trunc(value, std::numeric_limits<int8_t>::min(),
                                                               std::numeric_limits<int8_t>::max())));
       return;
+    case DType::kI16:
+      store<int16_t>(out, static_cast<int16_t>(saturating_trunc(value, std::numeric_limits<int16_t>::min(),
+                                                                std::numeric_limits<int16_t>::max())));
+      return;
     case DType::kBool: store<uint8_t>(out, value != 0.0 ? 1 : 0); return;  // NaN != 0: true, as in torch
   }
 }
@@ -128,6 +132,7 @@ double HostTensor::element(int64_t index) const {
     case DType::kI32: return load<int32_t>(p);
     case DType::kI64: return static_cast<double>(load<int64_t>(p));
     case DType::kI8: return load<int8_t>(p);
+    case DType::kI16: return load<int16_t>(p);
     case DType::kBool: return *p != 0 ? 1.0 : 0.0;
   }
   return 0.0;

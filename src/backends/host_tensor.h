@@ -24,8 +24,9 @@ constexpr graph::DType host_dtype_of() {
   if constexpr (std::is_same_v<T, float>) return graph::DType::kF32;
   if constexpr (std::is_same_v<T, int32_t>) return graph::DType::kI32;
   if constexpr (std::is_same_v<T, int64_t>) return graph::DType::kI64;
+  if constexpr (std::is_same_v<T, int16_t>) return graph::DType::kI16;
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t> ||
-                    std::is_same_v<T, int8_t>,
+                    std::is_same_v<T, int16_t> || std::is_same_v<T, int8_t>,
                 "no dtype stores this C++ type");
   return graph::DType::kI8;
 }

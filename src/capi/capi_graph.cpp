@@ -21,13 +21,14 @@ using graph::DType;
 
 static_assert(static_cast<int>(DType::kF32) == GPUU_DTYPE_F32 && static_cast<int>(DType::kF16) == GPUU_DTYPE_F16 &&
                   static_cast<int>(DType::kI32) == GPUU_DTYPE_I32 && static_cast<int>(DType::kI64) == GPUU_DTYPE_I64 &&
-                  static_cast<int>(DType::kI8) == GPUU_DTYPE_I8 && static_cast<int>(DType::kBool) == GPUU_DTYPE_BOOL,
+                  static_cast<int>(DType::kI8) == GPUU_DTYPE_I8 && static_cast<int>(DType::kBool) == GPUU_DTYPE_BOOL &&
+                  static_cast<int>(DType::kI16) == GPUU_DTYPE_I16,
               "dtypes drifted");
 static_assert(graph::kMaxRank == GPUU_MAX_RANK, "max rank drifted");
 static_assert(static_cast<int>(graph::AttrKind::kFloats) == GPUU_ATTR_FLOATS, "attribute kinds drifted");
 
 gpuu_status check_dtype(const char* function, const char* name, gpuu_dtype dtype, DType* out) {
-  if (static_cast<int64_t>(dtype) < GPUU_DTYPE_F32 || static_cast<int64_t>(dtype) > GPUU_DTYPE_BOOL) {
+  if (static_cast<int64_t>(dtype) < GPUU_DTYPE_F32 || static_cast<int64_t>(dtype) >= graph::kDTypeCount) {
     return fail_invalid(function, ": '", name, "': unknown dtype value ", static_cast<int64_t>(dtype));
   }
   *out = static_cast<DType>(dtype);

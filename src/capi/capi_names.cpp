@@ -20,7 +20,7 @@ namespace {
 const char* const kVgfPathNames[] = {"auto", "native", "executor"};
 static_assert(sizeof(kVgfPathNames) / sizeof(kVgfPathNames[0]) == GPUU_VGF_PATH_EXECUTOR + 1,
               "a gpuu_vgf_path without a name");
-static_assert(graph::kDTypeCount == GPUU_DTYPE_BOOL + 1, "gpuu_dtype and graph::DType drifted");
+static_assert(graph::kDTypeCount == GPUU_DTYPE_I16 + 1, "gpuu_dtype and graph::DType drifted");
 
 // The value named `name` among those `name_of` gives for 0, 1, ... (until it
 // gives NULL), into *out; else an error listing the names there are.

@@ -15,6 +15,7 @@ size_t dtype_size(DType dtype) {
     case DType::kI64: return 8;
     case DType::kI8: return 1;
     case DType::kBool: return 1;
+    case DType::kI16: return 2;
   }
   return 0;
 }
@@ -27,6 +28,7 @@ const char* dtype_name(DType dtype) {
     case DType::kI64: return "i64";
     case DType::kI8: return "i8";
     case DType::kBool: return "bool";
+    case DType::kI16: return "i16";
   }
   return "?";
 }

@@ -15,8 +15,8 @@
 
 namespace gpuu::graph {
 
-enum class DType : uint8_t { kF32 = 0, kF16 = 1, kI32 = 2, kI64 = 3, kI8 = 4, kBool = 5 };
-constexpr int kDTypeCount = 6;
+enum class DType : uint8_t { kF32 = 0, kF16 = 1, kI32 = 2, kI64 = 3, kI8 = 4, kBool = 5, kI16 = 6 };
+constexpr int kDTypeCount = 7;
 
 size_t dtype_size(DType dtype);
 const char* dtype_name(DType dtype);  // "f32", "f16", "i32", "i64", "i8", "bool"

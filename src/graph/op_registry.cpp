@@ -1254,8 +1254,8 @@ Status infer_rescale(InferContext& c) {
   GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
   std::string out_name = c.str("dtype");
   DType to;
-  if (!parse_dtype(out_name, &to) || (to != DType::kI8 && to != DType::kI32)) {
-    return c.fail("attribute 'dtype' = \"", out_name, "\" must be \"i8\" or \"i32\"");
+  if (!parse_dtype(out_name, &to) || (to != DType::kI8 && to != DType::kI16 && to != DType::kI32)) {
+    return c.fail("attribute 'dtype' = \"", out_name, "\" must be \"i8\", \"i16\" or \"i32\"");
   }
   GPUU_ASSIGN_OR_RETURN(int64_t scale32, c.int_attr_in("scale32", 0, 1));
   std::string rounding = c.str("rounding");
@@ -1272,6 +1272,9 @@ Status infer_rescale(InferContext& c) {
   if (in_unsigned && from != DType::kI8) return c.fail("attribute 'input_unsigned' = 1 needs an i8 input, got ", dtype_name(from));
   if (out_unsigned && to != DType::kI8) return c.fail("attribute 'output_unsigned' = 1 needs dtype i8, got ", dtype_name(to));
   if (in_unsigned && out_unsigned) return c.fail("attributes 'input_unsigned' and 'output_unsigned' cannot both be 1");
+  // An i64 input is an i16 GEMM's accumulator (TOSA's i48), whose rescale
+  // TOSA allows only a 16-bit multiplier.
+  if (from == DType::kI64 && scale32) return c.fail("an i64 (TOSA i48) input needs attribute 'scale32' = 0");
   GPUU_RETURN_IF_ERROR(check_zero_point(c, "input_zp", from, in_unsigned != 0));
   GPUU_RETURN_IF_ERROR(check_zero_point(c, "output_zp", to, out_unsigned != 0));
   GPUU_ASSIGN_OR_RETURN(std::vector<int64_t> multiplier, constant_i32_values(c, 1));
@@ -1314,17 +1317,20 @@ Result<int64_t> window_output_pads(const InferContext& c, const char* dim, int64
   return numer / stride + 1;
 }
 
+// i8 x i8 sums in i32; i16 x i8 (16-bit activations) in i64, TOSA's i48
+// accumulator, whose bias is i48 too.
 Status infer_conv2d_int(InferContext& c) {
   GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
-  GPUU_RETURN_IF_ERROR(c.expect_same_dtype(1, 0));
-  GPUU_RETURN_IF_ERROR(c.expect_dtype(2, {DType::kI32}));
+  GPUU_RETURN_IF_ERROR(c.expect_dtype(1, {DType::kI8}));
+  const DType acc = c.x(0).dtype == DType::kI16 ? DType::kI64 : DType::kI32;
+  GPUU_RETURN_IF_ERROR(c.expect_dtype(2, {acc}));
   GPUU_RETURN_IF_ERROR(c.expect_rank(0, 4));
   GPUU_RETURN_IF_ERROR(c.expect_rank(1, 4));
   GPUU_ASSIGN_OR_RETURN(auto stride, c.ints_attr("stride", 2, 1, kMaxDim));
   GPUU_ASSIGN_OR_RETURN(auto padding, c.ints_attr("padding", 4, 0, kMaxDim));
   GPUU_ASSIGN_OR_RETURN(auto dilation, c.ints_attr("dilation", 2, 1, kMaxDim));
   GPUU_ASSIGN_OR_RETURN(int64_t groups, c.int_attr_in("groups", 1, kMaxDim));
-  GPUU_RETURN_IF_ERROR(check_zero_point(c, "input_zp", DType::kI8, false));
+  GPUU_RETURN_IF_ERROR(check_zero_point(c, "input_zp", c.x(0).dtype, false));
   GPUU_RETURN_IF_ERROR(check_zero_point(c, "weight_zp", DType::kI8, false));
   GPUU_RETURN_IF_ERROR(check_conv_weight(c, 2, groups));
   const Shape& x = c.x(0).shape;
@@ -1332,7 +1338,7 @@ Status infer_conv2d_int(InferContext& c) {
   GPUU_RETURN_IF_ERROR(check_bias(c, w[0]));
   GPUU_ASSIGN_OR_RETURN(int64_t oh, window_output_pads(c, "height", x[2], w[2], stride[0], padding[0], padding[1], dilation[0]));
   GPUU_ASSIGN_OR_RETURN(int64_t ow, window_output_pads(c, "width", x[3], w[3], stride[1], padding[2], padding[3], dilation[1]));
-  c.emit(DType::kI32, {x[0], w[0], oh, ow});
+  c.emit(acc, {x[0], w[0], oh, ow});
   return Status::Ok();
 }
 
@@ -1504,8 +1510,10 @@ std::vector<OpSchema> build_registry() {
     ops.push_back(op(name, ab, 2, 2, {}, kNumeric, "a and b of one numeric dtype; shapes broadcast; output bool",
                      infer_compare));
   }
-  ops.push_back(op("clamp", {x}, 1, 1, {optional("min", AttrKind::kFloat), optional("max", AttrKind::kFloat)}, kNumeric,
-                   "numeric; output has the input's dtype and shape", infer_clamp));
+  ops.push_back(op("clamp", {x}, 1, 1, {optional("min", AttrKind::kFloat), optional("max", AttrKind::kFloat)},
+                   {DType::kF32, DType::kF16, DType::kI32, DType::kI64, DType::kI8, DType::kI16},
+                   "numeric (i16 too: a 16-bit quantized activation's bounds); output has the input's dtype and "
+                   "shape", infer_clamp));
   ops.push_back(op("where", {{"cond", false}, {"a", false}, {"b", false}}, 3, 3, {}, kAny,
                    "cond bool; a and b of one dtype; all three broadcast", infer_where));
   ops.push_back(op("cast", {x}, 1, 1, {required("dtype", AttrKind::kString)}, kAny,
@@ -1651,15 +1659,17 @@ std::vector<OpSchema> build_registry() {
                     with_default("rounding", std::string("single_round")), with_default("axis", int64_t{-1}),
                     with_default("input_zp", int64_t{0}), with_default("output_zp", int64_t{0}),
                     with_default("input_unsigned", int64_t{0}), with_default("output_unsigned", int64_t{0})},
-                   {DType::kI8, DType::kI32},
-                   "x i8 or i32; multiplier and shift i32 constants [1] or [channels of 'axis']; output i8 or i32 "
-                   "(attribute 'dtype')",
+                   {DType::kI8, DType::kI16, DType::kI32, DType::kI64},
+                   "x i8, i16, i32 or i64 (an i16 conv2d_int's accumulator, TOSA's i48: scale32 = 0); multiplier "
+                   "and shift i32 constants [1] or [channels of 'axis']; output i8, i16 or i32 (attribute 'dtype')",
                    infer_rescale));
   ops.push_back(op("conv2d_int", {x, {"weight", false}, {"bias", true}}, 2, 3,
                    {with_default("stride", Ints{1, 1}), with_default("padding", Ints{0, 0, 0, 0}),
                     with_default("dilation", Ints{1, 1}), with_default("groups", int64_t{1}),
                     with_default("input_zp", int64_t{0}), with_default("weight_zp", int64_t{0})},
-                   kI8Only, "x and weight i8, bias i32; x NCHW, weight [O, C/groups, kH, kW]; output i32",
+                   {DType::kI8, DType::kI16},
+                   "x i8 or i16, weight i8; bias and output i32 (x i8) or i64 (x i16: TOSA's i48 accumulator); x "
+                   "NCHW, weight [O, C/groups, kH, kW]",
                    infer_conv2d_int));
   ops.push_back(op("matmul_int", ab, 2, 2, {with_default("a_zp", int64_t{0}), with_default("b_zp", int64_t{0})},
                    kI8Only, "a and b i8; [B,M,K] x [B,K,N]; output i32", infer_matmul_int));

@@ -110,10 +110,11 @@ constexpr DTypeSet kFloatDTypes = dtype_bit(graph::DType::kF32) | dtype_bit(grap
 constexpr DTypeSet kIntDTypes = dtype_bit(graph::DType::kI32) | dtype_bit(graph::DType::kI64);
 constexpr DTypeSet kI32DType = dtype_bit(graph::DType::kI32);
 constexpr DTypeSet kI8DType = dtype_bit(graph::DType::kI8);
+constexpr DTypeSet kI16DType = dtype_bit(graph::DType::kI16);
 constexpr DTypeSet kBoolDType = dtype_bit(graph::DType::kBool);
-// Every dtype the kernels store as data (i8 only where an op says so).
+// Every dtype the kernels store as data (i8 and i16 only where an op says so).
 constexpr DTypeSet kStoredDTypes = kFloatDTypes | kIntDTypes | kBoolDType;
-constexpr DTypeSet kAllDTypes = kStoredDTypes | kI8DType;
+constexpr DTypeSet kAllDTypes = kStoredDTypes | kI8DType | kI16DType;
 
 struct OpKernel {
   const char* op;
@@ -177,6 +178,8 @@ int32_t unary_code(const graph::Node& node);
 // max_pool2d on i8/i32 tensors (families/quant.cpp), which conv_pool's max_pool2d hands integers to.
 std::string check_int_pool2d(const graph::Graph& graph, const graph::Node& node);
 Status lower_int_pool2d(LoweringContext& lc, const graph::Node& node);
+// clamp on i8/i16 tensors (families/quant.cpp's rescale kernel, unscaled), which elementwise's clamp hands them to.
+Status lower_narrow_int_clamp(LoweringContext& lc, const graph::Node& node);
 
 // Small helpers shared by the families.
 // A float's bits, for a float specialization constant (they are passed as int32).

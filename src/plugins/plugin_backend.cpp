@@ -241,7 +241,8 @@ static_assert(GPUU_PLUGIN_DTYPE_F32 == static_cast<int>(graph::DType::kF32) &&
                   GPUU_PLUGIN_DTYPE_I32 == static_cast<int>(graph::DType::kI32) &&
                   GPUU_PLUGIN_DTYPE_I64 == static_cast<int>(graph::DType::kI64) &&
                   GPUU_PLUGIN_DTYPE_I8 == static_cast<int>(graph::DType::kI8) &&
-                  GPUU_PLUGIN_DTYPE_BOOL == static_cast<int>(graph::DType::kBool),
+                  GPUU_PLUGIN_DTYPE_BOOL == static_cast<int>(graph::DType::kBool) &&
+                  GPUU_PLUGIN_DTYPE_I16 == static_cast<int>(graph::DType::kI16),
               "gpuu_plugin_dtype mirrors graph::DType");
 
 // The capability of a plugin: its descriptor's declarations, its check().
@@ -256,7 +257,7 @@ class PluginCapability final : public backends::CheckedCapability {
     std::vector<graph::DType> dtypes;
     if (!declared) return dtypes;
     // gpuu_plugin_dtype mirrors graph::DType's numbering.
-    for (uint32_t t = 0; t <= static_cast<uint32_t>(graph::DType::kBool); ++t) {
+    for (uint32_t t = 0; t < static_cast<uint32_t>(graph::kDTypeCount); ++t) {
       if (d.dtype_mask & (1u << t)) dtypes.push_back(static_cast<graph::DType>(t));
     }
     return dtypes;

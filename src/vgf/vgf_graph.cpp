@@ -17,6 +17,7 @@ uint32_t vk_format_of(graph::DType dtype) {
     case graph::DType::kI32: return 99;    // VK_FORMAT_R32_SINT
     case graph::DType::kI64: return 111;   // VK_FORMAT_R64_SINT
     case graph::DType::kI8: return 14;     // VK_FORMAT_R8_SINT
+    case graph::DType::kI16: return 75;    // VK_FORMAT_R16_SINT
     case graph::DType::kBool: return 1000460000u;  // VK_FORMAT_R8_BOOL_ARM
   }
   return 0;

@@ -285,7 +285,7 @@ TEST_F(GraphBuilder, MultiOutputNodeNeedsRoomForEveryOutput) {
 TEST_F(GraphBuilder, InputsAndConstantsAreValidated) {
   const int64_t shape[2] = {2, 3};
   int32_t id = 5;
-  EXPECT_EQ(gpuu_graph_add_input(g_, "x", static_cast<gpuu_dtype>(6), shape, 2, &id), GPUU_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(gpuu_graph_add_input(g_, "x", static_cast<gpuu_dtype>(GPUU_DTYPE_I16 + 1), shape, 2, &id), GPUU_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(id, -1);
   EXPECT_NE(std::string(gpuu_last_error()).find("unknown dtype"), std::string::npos);
   EXPECT_EQ(gpuu_graph_add_input(g_, "x", GPUU_DTYPE_F32, nullptr, 2, &id), GPUU_ERROR_INVALID_ARGUMENT);

@@ -34,7 +34,7 @@ void expect_names(const char* (*name_of)(E), gpuu_status (*from_name)(const char
 }
 
 TEST(CApiNames, DtypesAreNamedAndParsed) {
-  expect_names(&gpuu_dtype_name, &gpuu_dtype_from_name, {"f32", "f16", "i32", "i64", "i8", "bool"});
+  expect_names(&gpuu_dtype_name, &gpuu_dtype_from_name, {"f32", "f16", "i32", "i64", "i8", "bool", "i16"});
   EXPECT_STREQ(gpuu_dtype_name(GPUU_DTYPE_I64), "i64");
 }
 
@@ -58,7 +58,7 @@ TEST(CApiNames, UnknownNameIsRefusedWithTheKnownOnesAndOutUntouched) {
   gpuu_dtype dtype = GPUU_DTYPE_I8;
   EXPECT_EQ(gpuu_dtype_from_name("f64", &dtype), GPUU_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(dtype, GPUU_DTYPE_I8);
-  EXPECT_NE(last_error().find("unknown dtype 'f64' (known: f32, f16, i32, i64, i8, bool)"), std::string::npos)
+  EXPECT_NE(last_error().find("unknown dtype 'f64' (known: f32, f16, i32, i64, i8, bool, i16)"), std::string::npos)
       << last_error();
 
   gpuu_sync_mode sync = GPUU_SYNC_NONE;

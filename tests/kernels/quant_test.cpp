@@ -86,6 +86,38 @@ TEST(VulkanQuant, Conv2dIntMatchesCpu) {
   }
 }
 
+// 16-bit activations (a16w8): conv2d_int over i16 with i64 (TOSA i48) sums
+// and bias, the rescales from those sums (to i32 exactly, to i16 with a
+// 16-bit multiplier) and between i16 and i32, an i16 and an i8 clamp, and the
+// casts of the float islands, each against the CPU reference, exactly.
+TEST(VulkanQuant, Int16ActivationsMatchCpu) {
+  HostTensor x = random_tensor(DType::kI16, {2, 6, 7, 5}, 40, -32768, 32768);
+  HostTensor w = random_tensor(DType::kI8, {4, 3, 3, 3}, 41, -127, 128);
+  HostTensor bias = random_tensor(DType::kI64, {4}, 42, -1e12, 1e12);
+  const graph::AttrMap conv = {{"stride", Ints{2, 1}}, {"padding", Ints{1, 0, 1, 1}}, {"groups", int64_t{2}},
+                               {"weight_zp", int64_t{3}}};
+  EXPECT_TRUE(node_matches_cpu("conv2d_int", {x, w, bias}, conv, 0, 0, {false, true, true}));
+  EXPECT_TRUE(node_matches_cpu("conv2d_int", {x, w}, conv, 0, 0, {false, true}));
+  // i48 sums (held in i64) near both ends of the range.
+  HostTensor sums = random_tensor(DType::kI64, {3, 4, 5}, 43, -1.4e14, 1.4e14);
+  EXPECT_TRUE(node_matches_cpu("rescale", {sums, i32_tensor({1 << 14}), i32_tensor({14})},
+                               {{"dtype", std::string("i32")}, {"scale32", int64_t{0}}}, 0, 0, {false, true, true}));
+  EXPECT_TRUE(node_matches_cpu("rescale", {sums, i32_tensor({17000, 30000, 16384, 25000}), i32_tensor({40, 45, 47, 50})},
+                               {{"dtype", std::string("i16")}, {"scale32", int64_t{0}}, {"axis", int64_t{1}}}, 0, 0,
+                               {false, true, true}));
+  HostTensor h = random_tensor(DType::kI16, {5, 7}, 44, -32768, 32768);  // an odd count: half a last word
+  EXPECT_TRUE(node_matches_cpu("rescale", {h, i32_tensor({1518500250}), i32_tensor({16})}, {{"dtype", std::string("i32")}},
+                               0, 0, {false, true, true}));
+  HostTensor wide = random_tensor(DType::kI32, {5, 7}, 45, -3e9, 3e9);
+  EXPECT_TRUE(node_matches_cpu("rescale", {wide, i32_tensor({1518500250}), i32_tensor({46})},
+                               {{"dtype", std::string("i16")}}, 0, 0, {false, true, true}));
+  EXPECT_TRUE(node_matches_cpu("clamp", {h}, {{"min", 0.0}, {"max", 20000.5}}, 0, 0));
+  EXPECT_TRUE(node_matches_cpu("clamp", {random_tensor(DType::kI8, {3, 5}, 46, -128, 128)}, {{"min", -3.5}}, 0, 0));
+  EXPECT_TRUE(node_matches_cpu("cast", {h}, {{"dtype", std::string("f32")}}, 0, 0));
+  EXPECT_TRUE(node_matches_cpu("cast", {random_tensor(DType::kF32, {5, 7}, 47, -40000, 40000)},
+                               {{"dtype", std::string("i16")}}, 0, 0));
+}
+
 TEST(VulkanQuant, MatmulIntMatchesCpu) {
   for (const graph::Shape& mkn : {graph::Shape{1, 1, 1, 1}, graph::Shape{2, 5, 7, 3}, graph::Shape{3, 17, 33, 9}}) {
     HostTensor a = random_tensor(DType::kI8, {mkn[0], mkn[1], mkn[2]}, 20, -128, 128);

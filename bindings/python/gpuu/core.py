@@ -39,6 +39,7 @@ DTYPE_I32 = _c.GPUU_DTYPE_I32
 DTYPE_I64 = _c.GPUU_DTYPE_I64
 DTYPE_I8 = _c.GPUU_DTYPE_I8
 DTYPE_BOOL = _c.GPUU_DTYPE_BOOL
+DTYPE_I16 = _c.GPUU_DTYPE_I16
 
 _NUMPY_BY_DTYPE = {
     DTYPE_F32: np.dtype("<f4"),
@@ -47,6 +48,7 @@ _NUMPY_BY_DTYPE = {
     DTYPE_I64: np.dtype("<i8"),
     DTYPE_I8: np.dtype("i1"),
     DTYPE_BOOL: np.dtype("?"),
+    DTYPE_I16: np.dtype("<i2"),
 }
 DTYPES = _names_of(_c.gpuu_dtype_name)  # {"f32": DTYPE_F32, ...}
 _DTYPE_NAMES = {code: name for name, code in DTYPES.items()}

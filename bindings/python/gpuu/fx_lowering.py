@@ -40,6 +40,7 @@ _TORCH_TO_GPUU = {
     torch.int32: core.DTYPE_I32,
     torch.int64: core.DTYPE_I64,
     torch.int8: core.DTYPE_I8,
+    torch.int16: core.DTYPE_I16,
     torch.bool: core.DTYPE_BOOL,
 }
 _GPUU_TO_TORCH = {v: k for k, v in _TORCH_TO_GPUU.items()}

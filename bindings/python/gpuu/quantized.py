@@ -16,6 +16,11 @@ on integers and lowers it as TOSA's INT profile does:
   rescale;
 - a chain of elementwise ops of one input (hardswish, sigmoid, ReLU6, ...) between a dequantize and a quantize: a
   256-entry lookup table (TOSA TABLE), made by running the chain itself on the 256 int8 values, so it is exact.
+16-bit activations (a16w8: int16 quantize/dequantize pairs, int8 weights) fold the same way into i16 values:
+a convolution or linear sums i16 x i8 in i64 (TOSA's i48 accumulator; a linear runs as a 1x1 conv2d_int, as TOSA
+has no i16 x i8 MATMUL), rescaled with a 16-bit multiplier (TOSA allows no other for i48); an add shifts by 15
+rather than 20; reshapes, permutes and slices move the i16 values. A 16-bit lookup table has no exact TOSA form
+(TABLE interpolates 513 entries), so elementwise chains, like max pools, stay float between 16-bit pairs.
 And a linear of int8 weights and float activations (torchao's int8 weight-only quantization, its tensor subclass
 unwrapped: mm(x, float(W^T)) times a scale per output channel): linear_dequant, the weight stored as its integers.
 Anything else keeps the float form. Each integer op's result is within one quantization step of PyTorch's
@@ -44,8 +49,12 @@ _TABLE_OPS = {"relu", "relu6", "hardtanh", "hardswish", "hardsigmoid", "sigmoid"
               "leaky_relu", "clamp", "clamp_min", "clamp_max", "neg", "abs", "exp", "log", "sqrt", "rsqrt",
               "reciprocal", "erf", "mul", "add", "sub", "div", "pow", "softplus", "mish", "log_sigmoid", "square"}
 # add's integer form shifts both inputs left by this before their rescale, so their sum keeps the precision of
-# the finer one (TFLite and TOSA's reference quantizers use 20 for int8).
-_ADD_SHIFT = 20
+# the finer one (TFLite and TOSA's reference quantizers use 20 for int8, 15 for int16, whose values need 15 bits
+# more of the i32).
+_ADD_SHIFT = {8: 20, 16: 15}
+_INT_DTYPES = {torch.int8: 8, torch.int16: 16}
+# TOSA's i48 accumulator of i16 x i8 sums, where a 16-bit activation's conv2d_int puts its bias.
+_I48 = 2**47
 
 
 def packet(node: Any) -> Optional[str]:
@@ -66,20 +75,25 @@ class QParams:
     zero_point: int
     qmin: int
     qmax: int
+    bits: int = 8  # the integer's width: 8, or 16 (a16w8's activations)
 
     def same(self, other: "QParams") -> bool:
-        return (self.scale, self.zero_point, self.qmin, self.qmax) == (other.scale, other.zero_point, other.qmin,
-                                                                          other.qmax)
+        return (self.scale, self.zero_point, self.qmin, self.qmax, self.bits) == (
+            other.scale, other.zero_point, other.qmin, other.qmax, other.bits)
+
+    @property
+    def dtype(self) -> str:
+        return f"i{self.bits}"
 
 
 def _per_tensor(node: Any, which: str) -> Optional[QParams]:
-    """The literal parameters of a per-tensor int8 quantize or dequantize (`which`), else None."""
+    """The literal parameters of a per-tensor int8 or int16 quantize or dequantize (`which`), else None."""
     if not _op(node, which) or node.target.overloadpacket.default is not node.target or len(node.args) < 6:
         return None
     _, scale, zp, qmin, qmax, dtype = node.args[:6]
-    if dtype is not torch.int8 or not isinstance(scale, float) or not isinstance(zp, int):
+    if dtype not in _INT_DTYPES or not isinstance(scale, float) or not isinstance(zp, int):
         return None
-    return QParams(scale, zp, int(qmin), int(qmax))
+    return QParams(scale, zp, int(qmin), int(qmax), _INT_DTYPES[dtype])
 
 
 @dataclass
@@ -145,6 +159,27 @@ def _why_float(q: Any) -> str:
     if name == "mean":
         return "a mean stays in float (an integer sum rounds differently from PyTorch's float one)"
     return f"no integer form for {name}: computed in float between its dequantize and this quantize"
+
+
+# What 16-bit values fold into (the lowering's i16 forms); the rest stays float.
+_16_BIT_KINDS = {"conv", "linear", "add", "mul", "requant", "same"}
+_16_BIT_SAME = _SHAPE_ONLY | {"squeeze", "unsqueeze", "flatten", "permute", "transpose", "select", "slice", "clone"}
+
+
+def _why_not_16_bit(f: "Fold") -> Optional[str]:
+    """Why `f`, over 16-bit values, stays float; None where it folds (or is all 8-bit)."""
+    widths = {q.bits for q in (f.x_q, f.other_q, f.out) if q is not None}
+    if widths <= {8}:
+        return None
+    what = _name_of(f.op) if f.op is not None else f.kind
+    if f.kind == "table":
+        return ("a 16-bit lookup table has no exact integer form (TOSA's TABLE interpolates 513 entries): "
+                "computed in float")
+    if f.kind not in _16_BIT_KINDS or (f.kind == "same" and f.op is not None and packet(f.op) not in _16_BIT_SAME):
+        return f"no 16-bit integer form for {what}: computed in float between its dequantize and this quantize"
+    if len(widths) > 1 and f.kind != "requant":
+        return f"{what} mixes 8- and 16-bit values: computed in float"
+    return None
 
 
 def _single_user(node: Any) -> bool:
@@ -243,7 +278,10 @@ def plan(gm: torch.fx.GraphModule, constants: Set[Any], live: Optional[Set[Any]]
             chain.append(cur)
             cur = cur.args[0]
         fold = _match(q, cur, chain, out, low, high, constants) or _match_table(q, out)
-        if fold is None:
+        why_not_16 = _why_not_16_bit(fold) if fold is not None else None
+        if why_not_16 is not None:
+            p.floats[q] = why_not_16
+        elif fold is None:
             p.floats[q] = _why_float(q)
         else:
             p.roots[q] = fold
@@ -378,18 +416,20 @@ def lookup_table(f: Fold) -> np.ndarray:
 
 # ---- lowering ------------------------------------------------------------------------------------------------
 
-def multiplier_shift(scales: np.ndarray):
-    """TOSA's 32-bit fixed-point form of positive `scales`: multiplier in [2^30, 2^31), scale = m * 2^-shift."""
+def multiplier_shift(scales: np.ndarray, bits: int = 32):
+    """TOSA's fixed-point form of positive `scales`: multiplier in [2^30, 2^31) (bits 32, scale32) or [2^14, 2^15)
+    (bits 16, the only form TOSA allows an i48 input), scale = m * 2^-shift."""
+    top = bits - 1
     mults, shifts = [], []
     for s in np.asarray(scales, dtype=np.float64).reshape(-1):
         if not s > 0 or not math.isfinite(s):
             raise ValueError(f"a requantization scale of {s} (scales must be positive)")
         mantissa, exponent = math.frexp(s)  # s = mantissa * 2^exponent, mantissa in [0.5, 1)
-        m = int(round(mantissa * (1 << 31)))
-        if m == 1 << 31:
+        m = int(round(mantissa * (1 << top)))
+        if m == 1 << top:
             m //= 2
             exponent += 1
-        shift = 31 - exponent
+        shift = top - exponent
         if shift > 62:  # below TOSA's range: the scaled value rounds to 0 anyway
             m, shift = 0, 62
         if shift < 2:
@@ -399,18 +439,19 @@ def multiplier_shift(scales: np.ndarray):
     return np.array(mults, dtype=np.int32), np.array(shifts, dtype=np.int32)
 
 
-def _int_value(L, node: Any, what: str):
+def _int_value(L, node: Any, what: str, q: QParams):
     v = L.env.get(node)
     v = L._use(v, what)
-    if v.dtype != core.DTYPE_I8:
-        raise L._error(f"{what} is {core.dtype_name(v.dtype)}, not the int8 value its dequantize reads")
+    want = core.DTYPE_I16 if q.bits == 16 else core.DTYPE_I8
+    if v.dtype != want:
+        raise L._error(f"{what} is {core.dtype_name(v.dtype)}, not the {q.dtype} value its dequantize reads")
     return v
 
 
-def _rescale(L, x, scales: np.ndarray, axis: int, dtype: str, input_zp: int, output_zp: int):
-    mult, shift = multiplier_shift(scales)
+def _rescale(L, x, scales: np.ndarray, axis: int, dtype: str, input_zp: int, output_zp: int, scale32: bool = True):
+    mult, shift = multiplier_shift(scales, 32 if scale32 else 16)
     return L._emit("rescale", [x, L.constant(mult, "multiplier"), L.constant(shift, "shift")],
-                   {"dtype": dtype, "scale32": 1, "rounding": "single_round", "axis": axis,
+                   {"dtype": dtype, "scale32": int(scale32), "rounding": "single_round", "axis": axis,
                     "input_zp": input_zp, "output_zp": output_zp})
 
 
@@ -420,7 +461,8 @@ def _clamp_to_output(L, y, f: Fold):
         lo = max(lo, f.out.zero_point + int(round(f.low / f.out.scale)))
     if f.high is not None:
         hi = min(hi, f.out.zero_point + int(round(f.high / f.out.scale)))
-    if lo > -128 or hi < 127:
+    full = 1 << (f.out.bits - 1)  # the rescale already clamps to the type's range
+    if lo > -full or hi < full - 1:
         y = L._emit("clamp", [y], {"min": float(lo), "max": float(hi)})
     return y
 
@@ -439,22 +481,39 @@ def _weights(L, f: Fold):
     return w.detach().to(torch.int8), scales
 
 
-def _bias_i32(L, f: Fold, input_scale: float, w_scales: np.ndarray) -> Optional[np.ndarray]:
+def _rescale_wide(L, acc, scales: np.ndarray, axis: int, out: str, output_zp: int):
+    """An i16 GEMM's i48 sums to `out`. TOSA rescales i48 only with 16-bit multipliers, whose 2^-15 error is a step
+    of a large i16 output; so where every sum beyond i32 would clamp at the output anyway (scale x 2^31 >= the
+    output's range), the sums go to i32 first (multiplier 2^14, shift 14: exact, saturating) and then to `out`
+    with a 32-bit multiplier."""
+    if float(np.min(scales)) * 2.0**31 >= 2**15:
+        acc = L._emit("rescale", [acc, L.constant(np.array([1 << 14], np.int32), "multiplier"),
+                                  L.constant(np.array([14], np.int32), "shift")],
+                      {"dtype": "i32", "scale32": 0, "rounding": "single_round"})
+        return _rescale(L, acc, scales, axis, out, 0, output_zp)
+    return _rescale(L, acc, scales, axis, out, 0, output_zp, scale32=False)
+
+
+def _bias_int(L, f: Fold, input_scale: float, w_scales: np.ndarray) -> Optional[np.ndarray]:
+    """The bias at the accumulator's scale: i32 beside i8 activations, i48 (held in i64) beside i16 ones."""
     if f.bias is None:
         return None
     bias = L.env[f.bias].tensor.detach().double().reshape(-1).numpy()
-    return np.clip(np.round(bias / (input_scale * w_scales)), -2**31, 2**31 - 1).astype(np.int32)
+    top = _I48 if f.x_q.bits == 16 else 2**31
+    return np.clip(np.round(bias / (input_scale * w_scales)), -top, top - 1).astype(
+        np.int64 if f.x_q.bits == 16 else np.int32)
 
 
 def lower(L, f: Fold, real: torch.Tensor):
-    """`f`'s int8 result as gpuu values (L: the fx_lowering.Lowering)."""
+    """`f`'s int8 (or int16) result as gpuu values (L: the fx_lowering.Lowering)."""
     if f.kind == "weight_only":  # x [M, K] dequantize(W)^T: linear_dequant, W's integers kept
         x = L._use(L.env.get(f.x), "the linear's input")
         w = L.env[f.weight_dq].tensor.detach()
         scales = L.env[f.other].tensor.detach().reshape(-1, 1).to(real.dtype)
         return L._emit("linear_dequant", [x, L.constant(w.numpy(), "weight_i8"), L.constant(scales.numpy(), "scales")],
                        {"bits": 8, "group_size": 0})
-    x = _int_value(L, f.x, "the quantized input")
+    x = _int_value(L, f.x, "the quantized input", f.x_q)
+    out = f.out.dtype
     if f.kind == "same":
         name = packet(f.op) or "view"
         if name in _SHAPE_ONLY or name in ("squeeze", "unsqueeze", "flatten"):
@@ -462,29 +521,40 @@ def lower(L, f: Fold, real: torch.Tensor):
         y = L.lowerings[name](L, _bind_like(L, f.op, x), real, f.op)
         return L.reshape(y[0] if isinstance(y, (list, tuple)) else y, list(real.shape))
     if f.kind == "requant":
-        y = _rescale(L, x, np.array([f.x_q.scale / f.out.scale]), -1, "i8", f.x_q.zero_point, f.out.zero_point)
+        y = _rescale(L, x, np.array([f.x_q.scale / f.out.scale]), -1, out, f.x_q.zero_point, f.out.zero_point)
         return _clamp_to_output(L, L.reshape(y, list(real.shape)), f)
     if f.kind == "table":
         y = L._emit("table", [x, L.constant(lookup_table(f), "table")])
         return L.reshape(y, list(real.shape))
     if f.kind == "mul":  # (a - zp_a)(b - zp_b) in i32, at scale s_a s_b
-        other = _int_value(L, f.other, "the quantized input")
+        other = _int_value(L, f.other, "the quantized input", f.other_q)
         a = _rescale(L, x, np.array([1.0]), -1, "i32", f.x_q.zero_point, 0)
         b = _rescale(L, other, np.array([1.0]), -1, "i32", f.other_q.zero_point, 0)
         p = L.binary("mul", a, b, real.to(torch.int32))
-        y = _rescale(L, p, np.array([f.x_q.scale * f.other_q.scale / f.out.scale]), -1, "i8", 0, f.out.zero_point)
+        y = _rescale(L, p, np.array([f.x_q.scale * f.other_q.scale / f.out.scale]), -1, out, 0, f.out.zero_point)
         return _clamp_to_output(L, L.reshape(y, list(real.shape)), f)
     if f.kind == "add":
-        other = _int_value(L, f.other, "the quantized input")
+        other = _int_value(L, f.other, "the quantized input", f.other_q)
         twice = 2 * max(f.x_q.scale, f.other_q.scale)
-        a = _rescale(L, x, np.array([f.x_q.scale / twice * 2**_ADD_SHIFT]), -1, "i32", f.x_q.zero_point, 0)
-        b = _rescale(L, other, np.array([f.other_q.scale / twice * 2**_ADD_SHIFT]), -1, "i32", f.other_q.zero_point, 0)
+        shift = 2**_ADD_SHIFT[f.out.bits]
+        a = _rescale(L, x, np.array([f.x_q.scale / twice * shift]), -1, "i32", f.x_q.zero_point, 0)
+        b = _rescale(L, other, np.array([f.other_q.scale / twice * shift]), -1, "i32", f.other_q.zero_point, 0)
         s = L.binary("add", a, b, real.to(torch.int32))
-        y = _rescale(L, s, np.array([twice / (2**_ADD_SHIFT * f.out.scale)]), -1, "i8", 0, f.out.zero_point)
+        y = _rescale(L, s, np.array([twice / (shift * f.out.scale)]), -1, out, 0, f.out.zero_point)
         return _clamp_to_output(L, L.reshape(y, list(real.shape)), f)
     w, w_scales = _weights(L, f)
-    bias = _bias_i32(L, f, f.x_q.scale, w_scales)
+    bias = _bias_int(L, f, f.x_q.scale, w_scales)
     requant = f.x_q.scale * w_scales / f.out.scale
+    wide = f.x_q.bits == 16  # i16 x i8 sums in i48 (i64), rescaled with a 16-bit multiplier
+    if f.kind == "linear" and wide:  # TOSA has no i16 x i8 MATMUL: a 1x1 convolution of [M, K, 1, 1]
+        k = w.shape[1]
+        m = int(np.prod(x.shape)) // k
+        x4 = L.reshape(x, [m, k, 1, 1])
+        b = L.constant(bias, "bias_i48") if bias is not None else None
+        acc = L._emit("conv2d_int", [x4, L.constant(w.numpy().reshape(w.shape[0], k, 1, 1), "weight_i8"), b],
+                      {"input_zp": f.x_q.zero_point, "weight_zp": 0})
+        y = _rescale_wide(L, acc, requant, 1, out, f.out.zero_point)
+        return _clamp_to_output(L, L.reshape(y, list(real.shape)), f)
     if f.kind == "conv":
         stride, padding, dilation = (list(f.op.args[i]) for i in (3, 4, 5))
         groups = int(f.op.args[8])
@@ -494,9 +564,10 @@ def lower(L, f: Fold, real: torch.Tensor):
             stride, padding, dilation = [1] + stride, [0] + padding, [1] + dilation
         attrs = {"stride": stride, "padding": [padding[0], padding[0], padding[1], padding[1]],
                  "dilation": dilation, "groups": groups, "input_zp": f.x_q.zero_point, "weight_zp": 0}
-        b = L.constant(bias, "bias_i32") if bias is not None else None
+        b = L.constant(bias, "bias_i48" if wide else "bias_i32") if bias is not None else None
         acc = L._emit("conv2d_int", [x, L.constant(w.numpy(), "weight_i8"), b], attrs)
-        y = _rescale(L, acc, requant, 1, "i8", 0, f.out.zero_point)
+        y = _rescale_wide(L, acc, requant, 1, out, f.out.zero_point) if wide else \
+            _rescale(L, acc, requant, 1, out, 0, f.out.zero_point)
     else:  # linear: x [M, K] @ w.T, w [N, K] (x flattened to 2-D where the model's input had more dims)
         k = w.shape[1]
         m = int(np.prod(x.shape)) // k
@@ -505,7 +576,7 @@ def lower(L, f: Fold, real: torch.Tensor):
         acc = L._emit("matmul_int", [a, wt], {"a_zp": f.x_q.zero_point, "b_zp": 0})
         if bias is not None:
             acc = L._emit("add", [acc, L.constant(bias.reshape(1, 1, -1), "bias_i32")])
-        y = _rescale(L, acc, requant, 2, "i8", 0, f.out.zero_point)
+        y = _rescale(L, acc, requant, 2, out, 0, f.out.zero_point)
     return _clamp_to_output(L, L.reshape(y, list(real.shape)), f)
 
 

@@ -1,9 +1,11 @@
 """gpuu.quantize: PyTorch's PT2E post-training quantization with a quantizer whose annotations are what gpuu runs on
 integers (gpuu/quantized.py folds them), so a user need not pick a third-party quantizer.
 
-Schemes (activations per tensor, asymmetric int8; weights symmetric, per output channel):
-- "a8w8": 8-bit activations and weights;
-- "a8w4": 8-bit activations, 4-bit weights (held in int8, values -7..7).
+Schemes (weights symmetric, per output channel):
+- "a8w8": 8-bit activations (per tensor, asymmetric) and weights;
+- "a8w4": 8-bit activations, 4-bit weights (held in int8, values -7..7);
+- "a16w8": 16-bit activations (per tensor, symmetric: zero point 0, -32767..32767, as TOSA's i16 takes them) and
+  8-bit weights, for models whose activations lose too much at 8 bits; their lookup-table ops stay float.
 Weight-only schemes ("w8", "w4g32", "w4g64", "w4g128") leave activations float: gpuu/weight_only.py.
 Annotated, from the model's ATen graph: conv1d, conv2d and linear (the ReLU, ReLU6 or hardtanh right after one ends its
 quantized result), add and mul of two tensors, elementwise ops of one input that become lookup tables (hardswish,
@@ -20,8 +22,8 @@ import torch
 from . import weight_only
 from .quantized import packet
 
-SCHEMES = ("a8w8", "a8w4")
-_WEIGHT_RANGE = {"a8w8": (-127, 127), "a8w4": (-7, 7)}
+SCHEMES = ("a8w8", "a8w4", "a16w8")
+_WEIGHT_RANGE = {"a8w8": (-127, 127), "a8w4": (-7, 7), "a16w8": (-127, 127)}
 
 _LAYERS = {"conv1d", "conv2d", "linear"}
 _ACTIVATIONS = {"relu", "relu_", "relu6", "relu6_", "hardtanh", "hardtanh_"}
@@ -47,8 +49,13 @@ def make_quantizer(scheme: str = "a8w8"):
     if scheme not in SCHEMES:
         raise ValueError(f"scheme {scheme!r} is not one gpuu runs on integers; choose one of {', '.join(SCHEMES)}")
     observer, q, _, _ = _torchao()
-    act = q.QuantizationSpec(dtype=torch.int8, quant_min=-128, quant_max=127, qscheme=torch.per_tensor_affine,
-                             observer_or_fake_quant_ctr=observer.HistogramObserver.with_args(eps=2**-12))
+    if scheme == "a16w8":
+        act = q.QuantizationSpec(dtype=torch.int16, quant_min=-32767, quant_max=32767,
+                                 qscheme=torch.per_tensor_symmetric,
+                                 observer_or_fake_quant_ctr=observer.MinMaxObserver.with_args(eps=2**-20))
+    else:
+        act = q.QuantizationSpec(dtype=torch.int8, quant_min=-128, quant_max=127, qscheme=torch.per_tensor_affine,
+                                 observer_or_fake_quant_ctr=observer.HistogramObserver.with_args(eps=2**-12))
     lo, hi = _WEIGHT_RANGE[scheme]
     weight = q.QuantizationSpec(dtype=torch.int8, quant_min=lo, quant_max=hi, qscheme=torch.per_channel_symmetric,
                                 ch_axis=0,
@@ -98,7 +105,7 @@ def quantize(model: torch.nn.Module, example_inputs: Optional[Sequence[Any]] = N
              calibration_data: Optional[Iterable[Any]] = None, scheme: str = "a8w8") -> torch.nn.Module:
     """`model` quantized after training for gpuu.
 
-    Activation and weight schemes ("a8w8", "a8w4"): traced with torch.export on `example_inputs`, observed on
+    Activation and weight schemes ("a8w8", "a8w4", "a16w8"): traced with torch.export on `example_inputs`, observed on
     `calibration_data` (an iterable of input tuples, or of single tensors for a one-input model), converted; the
     result is a GraphModule. Weight-only schemes ("w8", "w4g32", "w4g64", "w4g128"; gpuu/weight_only.py): a copy of
     `model` whose linears hold integer weights, no inputs needed. Either result goes to gpuu.export, and runs in

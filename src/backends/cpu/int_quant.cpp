@@ -8,7 +8,8 @@
 //    result within int32; gpuu defines shifts 0..63 by the same formula and
 //    wraps where TOSA leaves the result unspecified. inexact_round rounds as
 //    single_round (the exact choice TOSA allows it).
-//  - accumulators are int32 and wrap on overflow (TOSA requires none).
+//  - accumulators are int32 and wrap on overflow (TOSA requires none); an
+//    i16 input's conv2d_int sums in i64 (TOSA's i48).
 #include <cstring>
 
 #include "backends/cpu/kernel_support.h"
@@ -45,6 +46,9 @@ Status kernel_rescale(const KernelArgs& a, std::vector<HostTensor>* outputs) {
   if (out.dtype == graph::DType::kI8) {
     lo = out_unsigned ? 0 : -128;
     hi = out_unsigned ? 255 : 127;
+  } else if (out.dtype == graph::DType::kI16) {
+    lo = -32768;
+    hi = 32767;
   } else {
     lo = -2147483648LL;
     hi = 2147483647LL;
@@ -82,6 +86,7 @@ Status kernel_conv2d_int(const KernelArgs& a, std::vector<HostTensor>* outputs) 
   const int64_t O = w.shape[0], CG = w.shape[1], KH = w.shape[2], KW = w.shape[3];
   const int64_t OH = out.shape[2], OW = out.shape[3];
   const int64_t out_per_group = O / groups;
+  const bool wide = out.dtype == graph::DType::kI64;
   std::vector<int64_t> bv = a.input_ints_or(2, O, 0);
   std::vector<int64_t> r(static_cast<size_t>(N * O * OH * OW));
   size_t i = 0;
@@ -90,7 +95,9 @@ Status kernel_conv2d_int(const KernelArgs& a, std::vector<HostTensor>* outputs) 
       const int64_t c0 = (o / out_per_group) * CG;
       for (int64_t oy = 0; oy < OH; ++oy) {
         for (int64_t ox = 0; ox < OW; ++ox) {
-          uint32_t acc = 0;  // int32, wrapping
+          // i8 inputs: int32, wrapping. i16 inputs: TOSA's i48, which K
+          // below 2^25 cannot overflow (|product| < 2^22).
+          uint64_t acc = 0;
           for (int64_t ci = 0; ci < CG; ++ci) {
             for (int64_t ky = 0; ky < KH; ++ky) {
               int64_t iy = oy * stride[0] - pad[0] + ky * dilation[0];
@@ -100,12 +107,12 @@ Status kernel_conv2d_int(const KernelArgs& a, std::vector<HostTensor>* outputs) 
                 if (ix < 0 || ix >= W) continue;
                 int64_t xe = xv[static_cast<size_t>(((n * C + c0 + ci) * H + iy) * W + ix)] - izp;
                 int64_t we = wv[static_cast<size_t>(((o * CG + ci) * KH + ky) * KW + kx)] - wzp;
-                acc += static_cast<uint32_t>(xe * we);
+                acc += static_cast<uint64_t>(xe * we);
               }
             }
           }
-          acc += static_cast<uint32_t>(bv[static_cast<size_t>(o)]);
-          r[i++] = wrap32(static_cast<int64_t>(acc));
+          acc += static_cast<uint64_t>(bv[static_cast<size_t>(o)]);
+          r[i++] = wide ? static_cast<int64_t>(acc) : wrap32(static_cast<int64_t>(acc));
         }
       }
     }

@@ -67,6 +67,7 @@ std::vector<int64_t> read_ints(const HostTensor& t) {
     case DType::kI32: return load_converted<int32_t, int64_t>(t);
     case DType::kI64: return load_converted<int64_t, int64_t>(t);
     case DType::kI8: return load_converted<int8_t, int64_t>(t);
+    case DType::kI16: return load_converted<int16_t, int64_t>(t);
     default: {  // bool: any non-zero byte is true
       std::vector<int64_t> out(t.bytes.size());
       for (size_t i = 0; i < out.size(); ++i) out[i] = t.bytes[i] != 0;
@@ -91,6 +92,7 @@ int64_t wrap_int(DType dtype, int64_t v) {
   switch (dtype) {
     case DType::kI32: return wrap_to<int32_t>(v);
     case DType::kI8: return wrap_to<int8_t>(v);
+    case DType::kI16: return wrap_to<int16_t>(v);
     case DType::kBool: return v != 0;
     default: return v;
   }
@@ -108,6 +110,12 @@ HostTensor make_ints(DType dtype, const graph::Shape& shape, const std::vector<i
     case DType::kI8: {
       std::vector<int8_t> v(values.size());
       for (size_t i = 0; i < v.size(); ++i) v[i] = wrap_to<int8_t>(values[i]);
+      store_all(v, &t);
+      break;
+    }
+    case DType::kI16: {
+      std::vector<int16_t> v(values.size());
+      for (size_t i = 0; i < v.size(); ++i) v[i] = wrap_to<int16_t>(values[i]);
       store_all(v, &t);
       break;
     }

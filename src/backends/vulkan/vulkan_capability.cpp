@@ -15,9 +15,9 @@ using partition::Verdict;
 constexpr auto at = &Verdict::at;
 
 // Every tensor: its id resolves and the kernels have storage for its dtype
-// (i8 only for ops whose kernels take i8).
+// (i8 and i16 only for ops whose kernels take them).
 Verdict check_tensors(const graph::Graph& g, const graph::Node& node, const kernels::OpKernel& kernel) {
-  kernels::DTypeSet stored = kernels::kStoredDTypes | (kernel.dtypes & kernels::kI8DType);
+  kernels::DTypeSet stored = kernels::kStoredDTypes | (kernel.dtypes & (kernels::kI8DType | kernels::kI16DType));
   return partition::check_node_tensors(g, node, [&](const graph::Value& value, bool is_output, size_t slot) {
     if (!(kernels::dtype_bit(value.dtype) & stored)) {
       return at(Verdict::Kind::kTensorDtype, is_output, slot, value.dtype);

@@ -80,6 +80,7 @@ DTypeSet accepted_dtypes(const std::string& op) {
   if (op == "bitwise_not" || op == "bitwise_and" || op == "bitwise_or" || op == "bitwise_xor") {
     return kIntBits | kBoolBit;
   }
+  if (op == "clamp") return kFloatBits | kIntBits | bit(DType::kI8) | bit(DType::kI16);
   if (int_unary_ops().count(op) || int_binary_ops().count(op) || comparison_ops().count(op)) {
     return kFloatBits | kIntBits;
   }
@@ -90,7 +91,7 @@ std::string check_elementwise(const graph::Graph& g, const graph::Node& n) {
   const graph::Value& x = g.value(n.inputs[0]);
   if (accepted_dtypes(n.op) & bit(x.dtype)) return "";
   std::string takes;
-  for (DType d : {DType::kF32, DType::kF16, DType::kI32, DType::kI64, DType::kI8, DType::kBool}) {
+  for (DType d : {DType::kF32, DType::kF16, DType::kI32, DType::kI64, DType::kI8, DType::kI16, DType::kBool}) {
     if (accepted_dtypes(n.op) & bit(d)) takes += (takes.empty() ? "" : "/") + std::string(graph::dtype_name(d));
   }
   return "Vulkan " + n.op + " kernels take " + takes + " tensors, input '" + x.name + "' is " +
@@ -183,6 +184,7 @@ Status lower_unary(LoweringContext& lc, const graph::Node& n) {
   const TensorRef& y = lc.tensor(n.outputs[0]);
   int32_t logic = logic_op_for(n, x.dtype);
   if (logic >= 0) return lower_logic(lc, n, logic);
+  if (x.dtype == DType::kI8 || x.dtype == DType::kI16) return lower_narrow_int_clamp(lc, n);  // clamp alone takes them
   if (!is_float(x.dtype)) return lower_int_unary(lc, n);
   GPUU_RETURN_IF_ERROR(require_f16_support(lc, n, x.dtype));
   int32_t op = unary_code(n);

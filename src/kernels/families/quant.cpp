@@ -6,6 +6,8 @@
 // shaderInt64 (refused at lowering where the device lacks it). conv2d_int and
 // matmul_int run on the tiled int8 GEMM (int8_gemm.comp) where
 // select_int_gemm says it pays, else on their direct kernels.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <utility>
@@ -21,7 +23,12 @@ using graph::DType;
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 
 // Invocations of an int_io.glsl kernel: one per output word.
-uint64_t word_invocations(uint64_t count, DType out) { return out == DType::kI8 ? (count + 3) / 4 : count; }
+uint64_t word_invocations(uint64_t count, DType out) {
+  return out == DType::kI8 ? (count + 3) / 4 : out == DType::kI16 ? (count + 1) / 2 : count;
+}
+
+// An integer element's bytes, as the int_io.glsl kernels take them.
+int32_t int_bytes(DType d) { return static_cast<int32_t>(graph::dtype_size(d)); }
 
 Status require_int64(const LoweringContext& lc, const graph::Node& n) {
   if (lc.ctx.has_feature(kFeatureShaderInt64)) return Status::Ok();
@@ -47,6 +54,14 @@ std::string check_dtypes(const graph::Graph& g, const graph::Node& n, std::initi
 }
 
 std::string check_int(const graph::Graph& g, const graph::Node& n) { return check_dtypes(g, n, {DType::kI8, DType::kI32}); }
+// rescale also takes i16 values and an i16 GEMM's i64 (TOSA i48) sums.
+std::string check_rescale(const graph::Graph& g, const graph::Node& n) {
+  return check_dtypes(g, n, {DType::kI8, DType::kI16, DType::kI32, DType::kI64});
+}
+// conv2d_int: i8 or i16 activations, i8 weights, an i32 or i64 bias.
+std::string check_conv_int(const graph::Graph& g, const graph::Node& n) {
+  return check_dtypes(g, n, {DType::kI8, DType::kI16, DType::kI32, DType::kI64});
+}
 
 // A rescale's attributes as its kernels take them: zero points, the output
 // clamp, double rounding, and the channel axis (-1: one scale for the tensor).
@@ -61,8 +76,8 @@ RescaleParams rescale_params(const graph::AttrMap& a, const TensorRef& x, const 
   r.input_zp = static_cast<int32_t>(graph::attr_int(a, "input_zp"));
   r.output_zp = static_cast<int32_t>(graph::attr_int(a, "output_zp"));
   const bool out_unsigned = graph::attr_int(a, "output_unsigned") != 0;
-  r.lo = y.dtype == DType::kI8 ? (out_unsigned ? 0 : -128) : INT32_MIN;
-  r.hi = y.dtype == DType::kI8 ? (out_unsigned ? 255 : 127) : INT32_MAX;
+  r.lo = y.dtype == DType::kI8 ? (out_unsigned ? 0 : -128) : y.dtype == DType::kI16 ? -32768 : INT32_MIN;
+  r.hi = y.dtype == DType::kI8 ? (out_unsigned ? 255 : 127) : y.dtype == DType::kI16 ? 32767 : INT32_MAX;
   r.input_unsigned = graph::attr_int(a, "input_unsigned") != 0;
   r.double_round = graph::attr_int(a, "scale32", 1) != 0 && graph::attr_string(a, "rounding") == "double_round";
   if (m.shape[0] > 1) r.axis = graph::normalize_axis(graph::attr_int(a, "axis", -1), x.shape.size());
@@ -88,9 +103,7 @@ Status lower_rescale(LoweringContext& lc, const graph::Node& n) {
   push.u32(static_cast<uint32_t>(count)).u32(inner).u32(channels);
   push.u32(u32(r.input_zp)).u32(u32(r.output_zp));
   push.u32(static_cast<uint32_t>(r.lo)).u32(static_cast<uint32_t>(r.hi));
-  KernelKey key{"rescale",
-                {x.dtype == DType::kI8 ? 1 : 4, y.dtype == DType::kI8 ? 1 : 4, r.input_unsigned ? 1 : 0,
-                 r.double_round ? 1 : 0},
+  KernelKey key{"rescale", {int_bytes(x.dtype), int_bytes(y.dtype), r.input_unsigned ? 1 : 0, r.double_round ? 1 : 0},
                 4, push.size()};
   return add_dispatch(lc, n, key, {{x.range, false}, {m.range, false}, {s.range, false}, {y.range, true}}, push,
                       word_invocations(count, y.dtype));
@@ -277,6 +290,35 @@ Status add_int_gemm_dispatch(LoweringContext& lc, const graph::Node& n, const In
   return add_dispatch(lc, labelled, reduce_key, std::move(reduce_bindings), reduce, outputs, std::move(work));
 }
 
+// conv2d_int over i16 activations (a16w8): i64 sums on the direct kernel
+// (conv2d_int16.comp; the int8 GEMMs take i8 alone).
+Status lower_conv2d_int16(LoweringContext& lc, const graph::Node& n, const std::vector<int64_t>& stride,
+                          const std::vector<int64_t>& pad, const std::vector<int64_t>& dilation, int64_t groups,
+                          int32_t weight_zp) {
+  GPUU_RETURN_IF_ERROR(require_int64(lc, n));
+  const TensorRef& x = lc.tensor(n.inputs[0]);
+  const TensorRef& w = lc.tensor(n.inputs[1]);
+  const TensorRef* bias = n.inputs.size() > 2 && n.inputs[2] >= 0 ? &lc.tensor(n.inputs[2]) : nullptr;
+  const TensorRef& y = lc.tensor(n.outputs[0]);
+  const uint64_t count = static_cast<uint64_t>(graph::shape_numel(y.shape));
+  PushConstants push;
+  push.u32(static_cast<uint32_t>(count));
+  push.u32(u32(x.shape[1])).u32(u32(x.shape[2])).u32(u32(x.shape[3]));
+  push.u32(u32(w.shape[0])).u32(u32(y.shape[2])).u32(u32(y.shape[3]));
+  push.u32(u32(w.shape[2])).u32(u32(w.shape[3])).u32(u32(stride[0])).u32(u32(stride[1]));
+  push.u32(u32(pad[0])).u32(u32(pad[2])).u32(u32(dilation[0])).u32(u32(dilation[1]));
+  push.u32(u32(w.shape[1])).u32(u32(w.shape[0] / groups));
+  push.u32(static_cast<uint32_t>(weight_zp));
+  KernelKey key{"conv2d_int16", {bias ? 1 : 0}, 4, push.size()};
+  gpu::StepWork work;
+  work.choice = "direct (16-bit activations, 64-bit sums)";
+  work.flops = gemm_flops(u32(w.shape[0] / groups), u32(y.shape[0] * y.shape[2] * y.shape[3]),
+                          u32(w.shape[1] * w.shape[2] * w.shape[3]), u32(groups));
+  return add_dispatch(lc, n, key, {{x.range, false}, {w.range, false}, {bias ? bias->range : w.range, false},
+                                   {y.range, true}},
+                      push, count, work);
+}
+
 Status lower_conv2d_int(LoweringContext& lc, const graph::Node& n) {
   GPUU_ASSIGN_OR_RETURN(graph::AttrMap a, attrs_of(n));
   const TensorRef& x = lc.tensor(n.inputs[0]);
@@ -296,6 +338,7 @@ Status lower_conv2d_int(LoweringContext& lc, const graph::Node& n) {
   GemmProblem g{true, u32(w.shape[0] / groups), u32(y.shape[0] * y.shape[2] * y.shape[3]),
                 u32(w.shape[1] * w.shape[2] * w.shape[3]), u32(groups)};
   g.conv_channels = u32(w.shape[1]);
+  if (x.dtype == DType::kI16) return lower_conv2d_int16(lc, n, stride, pad, dilation, groups, weight_zp);
   const IntGemmChoice choice = select_int_gemm(lc.ctx, g, lc.gemm_force);
   if (choice.tiled()) {
     PushConstants form;
@@ -437,12 +480,41 @@ Status lower_int_shift(LoweringContext& lc, const graph::Node& n) {
 
 }  // namespace
 
+// A clamp of i8 or i16 values (a quantized activation's bounds, as a ReLU
+// after an i16 GEMM's rescale): rescale.comp unscaled, bounds [lo, hi].
+Status lower_narrow_int_clamp(LoweringContext& lc, const graph::Node& n) {
+  GPUU_RETURN_IF_ERROR(require_int64(lc, n));
+  const TensorRef& x = lc.tensor(n.inputs[0]);
+  const TensorRef& y = lc.tensor(n.outputs[0]);
+  const uint64_t count = static_cast<uint64_t>(graph::shape_numel(y.shape));
+  if (count == 0) return Status::Ok();
+  const double type_lo = x.dtype == DType::kI8 ? -128.0 : -32768.0, type_hi = -type_lo - 1.0;
+  auto bound = [&](const char* name, double fallback, bool is_max) {
+    auto it = n.attrs.find(name);
+    double v = it == n.attrs.end()                        ? fallback
+               : std::holds_alternative<double>(it->second) ? std::get<double>(it->second)
+                                                            : static_cast<double>(std::get<int64_t>(it->second));
+    v = is_max ? std::floor(v) : std::ceil(v);  // the integers inside [min, max]
+    return static_cast<int32_t>(std::min(std::max(v, type_lo), type_hi));
+  };
+  int32_t lo = bound("min", type_lo, false), hi = bound("max", type_hi, true);
+  if (lo > hi) lo = hi;  // crossed bounds: max wins, as in the CPU reference
+  PushConstants push;
+  push.u32(static_cast<uint32_t>(count)).u32(1).u32(1).u32(0).u32(0);
+  push.u32(static_cast<uint32_t>(lo)).u32(static_cast<uint32_t>(hi));
+  KernelKey key{"rescale", {int_bytes(x.dtype), int_bytes(y.dtype), 0, 0, 0}, 4, push.size()};
+  return add_dispatch(lc, n, key, {{x.range, false}, {x.range, false}, {x.range, false}, {y.range, true}}, push,
+                      word_invocations(count, y.dtype));
+}
+
+
 std::string check_int_pool2d(const graph::Graph& g, const graph::Node& n) { return check_int(g, n); }
 Status lower_int_pool2d(LoweringContext& lc, const graph::Node& n) { return lower_pool2d_int(lc, n); }
 
 void add_quant_kernels(std::vector<OpKernel>& table) {
-  table.insert(table.end(), {{"rescale", kI8DType | kI32DType, check_int, lower_rescale},
-                             {"conv2d_int", kI8DType, check_int, lower_conv2d_int},
+  table.insert(table.end(), {{"rescale", kI8DType | kI16DType | kI32DType | dtype_bit(DType::kI64), check_rescale,
+                              lower_rescale},
+                             {"conv2d_int", kI8DType | kI16DType, check_conv_int, lower_conv2d_int},
                              {"matmul_int", kI8DType, check_int, lower_matmul_int},
                              {"avg_pool2d_int", kI8DType, check_int, lower_pool2d_int},
                              {"table", kI8DType, check_int, lower_table},

@@ -197,6 +197,7 @@ uint64_t fill_bits(DType dtype, double value) {
     case DType::kF16: return double_to_half(value);
     case DType::kI32: return static_cast<uint32_t>(static_cast<int32_t>(saturate(-2147483648.0, 2147483647.0)));
     case DType::kI8: return static_cast<uint8_t>(static_cast<int8_t>(saturate(-128.0, 127.0)));
+    case DType::kI16: return static_cast<uint16_t>(static_cast<int16_t>(saturate(-32768.0, 32767.0)));
     case DType::kBool: return value != 0.0 ? 1 : 0;
     case DType::kI64: {
       if (std::isnan(value)) return 0;
@@ -306,9 +307,9 @@ std::string where_check(const graph::Graph& g, const graph::Node& n) {
 }  // namespace
 
 void add_shape_kernels(std::vector<OpKernel>& table) {
-  // int8 values (a quantized model's, packed four to a word) are moved and
-  // cast (to and from the float islands between quantized ops) on the GPU too:
-  // byte moves, as for bool.
+  // int8 and int16 values (a quantized model's, packed four or two to a
+  // word) are moved and cast (to and from the float islands between quantized
+  // ops) on the GPU too: byte and half-word moves, as for bool.
   add_kernels(table, kAllDTypes, any_dtype,
               {{"reshape", lower_reshape}, {"transpose", lower_transpose}, {"slice", lower_slice},
                {"concat", lower_concat}});

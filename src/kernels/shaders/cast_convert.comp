@@ -130,6 +130,10 @@ uvec2 element(uint i) {
     int b = bitfieldExtract(int(raw.x), 0, 8);
     n = uvec2(uint(b), b < 0 ? 0xFFFFFFFFu : 0u);
   }
+  if (SRC == DTYPE_I16) {
+    int h = bitfieldExtract(int(raw.x), 0, 16);
+    n = uvec2(uint(h), h < 0 ? 0xFFFFFFFFu : 0u);
+  }
   if (SRC == DTYPE_BOOL) n = uvec2(raw.x != 0u ? 1u : 0u, 0u);
 
   if (DST == DTYPE_BOOL) {
@@ -148,5 +152,6 @@ uvec2 element(uint i) {
   }
   if (DST == DTYPE_I32) return uvec2(from_float ? uint(float_to_int_saturated(f, -2147483647 - 1, 2147483647)) : n.x, 0u);
   if (DST == DTYPE_I8) return uvec2(from_float ? uint(float_to_int_saturated(f, -128, 127)) : n.x, 0u);
+  if (DST == DTYPE_I16) return uvec2(from_float ? uint(float_to_int_saturated(f, -32768, 32767)) : n.x, 0u);
   return from_float ? float_to_int64(f) : n;  // DST == DTYPE_I64
 }

@@ -2,6 +2,7 @@
 # average pool need 64-bit shader integers (shaderInt64).
 gpuu_shader(rescale rescale.comp)
 gpuu_shader(conv2d_int conv2d_int.comp)
+gpuu_shader(conv2d_int16 conv2d_int16.comp)
 gpuu_shader(matmul_int matmul_int.comp)
 # The tiled int8 GEMMs (int8_gemm.comp) behind conv2d_int and matmul_int:
 # packed dot products (OpSDot, where the device has shaderIntegerDotProduct)

@@ -1,7 +1,8 @@
 #version 450
-// rescale: TOSA RESCALE over i8/i32 in and out, per tensor or per channel
-// (the channel is (i / inner) % channels), with zero points, unsigned i8 on
-// either side and the output clamped to [lo, hi].
+// rescale: TOSA RESCALE, i8/i16/i32/i64 (an i16 GEMM's i48 sums) in and
+// i8/i16/i32 out, per tensor or per channel (the channel is (i / inner) %
+// channels), with zero points, unsigned i8 on either side and the output
+// clamped to [lo, hi] (an integer clamp is this with an identity scale).
 #include "common.glsl"
 #include "int_scale.glsl"
 
@@ -9,6 +10,8 @@ layout(constant_id = 0) const int IN_BYTES = 1;
 layout(constant_id = 1) const int OUT_BYTES = 1;
 layout(constant_id = 2) const int IN_UNSIGNED = 0;
 layout(constant_id = 3) const int DOUBLE_ROUND = 0;
+// 0: no scale (an i8 or i16 clamp: [lo, hi] alone; multiplier and shift unread).
+layout(constant_id = 4) const int SCALED = 1;
 
 layout(std430, set = 0, binding = 0) readonly buffer X { uint x_words[]; };
 layout(std430, set = 0, binding = 1) readonly buffer Multiplier { int multiplier[]; };
@@ -25,10 +28,13 @@ layout(push_constant) uniform Params {
 #include "int_io.glsl"
 
 int compute(uint i) {
-  int v = IN_BYTES == 1 ? (IN_UNSIGNED != 0 ? LOAD_U8(x_words, i) : LOAD_I8(x_words, i)) : int(x_words[i]);
-  int64_t value = int64_t(v) - int64_t(p.input_zp);
+  int64_t v = IN_BYTES == 8   ? int64_t(x_words[2u * i]) | (int64_t(int(x_words[2u * i + 1u])) << 32)
+              : IN_BYTES == 2 ? int64_t(LOAD_I16(x_words, i))
+              : IN_BYTES == 1 ? int64_t(IN_UNSIGNED != 0 ? LOAD_U8(x_words, i) : LOAD_I8(x_words, i))
+                              : int64_t(int(x_words[i]));
+  int64_t value = v - int64_t(p.input_zp);
   uint c = p.channels > 1u ? (i / p.inner) % p.channels : 0u;
-  int scaled = apply_scale(value, multiplier[c], shift_amount[c], DOUBLE_ROUND != 0);
-  int64_t o = int64_t(scaled) + int64_t(p.output_zp);
+  int64_t o = SCALED != 0 ? int64_t(apply_scale(value, multiplier[c], shift_amount[c], DOUBLE_ROUND != 0)) : value;
+  o += int64_t(p.output_zp);
   return int(clamp(o, int64_t(p.lo), int64_t(p.hi)));
 }
