@@ -52,12 +52,7 @@ size_t tosa_element_size(TosaElementType type) {
   return 0;
 }
 
-namespace {
-
-bool valid_type(TosaElementType type) { return static_cast<unsigned>(type) <= static_cast<unsigned>(TosaElementType::kF32); }
-
-// The integer range an element type holds (bool 0..1).
-void int_range(TosaElementType type, int64_t* lo, int64_t* hi) {
+void tosa_int_range(TosaElementType type, int64_t* lo, int64_t* hi) {
   switch (type) {
     case TosaElementType::kBool: *lo = 0; *hi = 1; return;
     case TosaElementType::kI8: *lo = -128; *hi = 127; return;
@@ -67,6 +62,10 @@ void int_range(TosaElementType type, int64_t* lo, int64_t* hi) {
     default: *lo = 0; *hi = 0; return;
   }
 }
+
+namespace {
+
+bool valid_type(TosaElementType type) { return static_cast<unsigned>(type) <= static_cast<unsigned>(TosaElementType::kF32); }
 
 // The bits a float value has once rounded to `type`, for exact comparison.
 uint64_t float_bits(TosaElementType type, double v) {
@@ -387,7 +386,7 @@ Status check_attribute(const TosaGraph& g, size_t index, const TosaOperandInfo& 
   }
   if (!is_float) {
     int64_t lo, hi;
-    int_range(a.type, &lo, &hi);
+    tosa_int_range(a.type, &lo, &hi);
     if (slot.role == TosaOperandRole::kAttrU32 || slot.role == TosaOperandRole::kAttrEnum) {
       lo = 0;
       hi = 0xFFFFFFFFll;

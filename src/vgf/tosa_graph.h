@@ -22,6 +22,8 @@ const char* tosa_element_type_name(TosaElementType type);  // "bool", "i8", ...,
 bool tosa_is_float(TosaElementType type);
 // Bytes per element in constant data: bool 1 (0 or 1), i48 8 (sign-extended int64).
 size_t tosa_element_size(TosaElementType type);
+// The integer range an element type holds (bool 0..1; 0..0 for floats).
+void tosa_int_range(TosaElementType type, int64_t* lo, int64_t* hi);
 
 // How the grammar's operands are used (generated table, gen_tosa_tables.py).
 enum class TosaOperandRole : uint8_t {

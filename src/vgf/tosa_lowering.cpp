@@ -160,6 +160,7 @@ class TosaLowering {
   Result<TosaGraph> run() {
     GPUU_RETURN_IF_ERROR(graph::verify(src_));
     value_.assign(src_.values().size(), -1);
+    consumers_ = src_.consumers();
     for (size_t i = 0; i < src_.values().size(); ++i) {
       GPUU_RETURN_IF_ERROR(check_value(static_cast<ValueId>(i)));
     }
@@ -167,7 +168,7 @@ class TosaLowering {
     for (ValueId in : src_.inputs()) {
       const graph::Value& v = src_.value(in);
       E t = E::kF32;
-      dtype_to_tosa(v.dtype, &t);
+      value_type(in, &t);
       value_[static_cast<size_t>(in)] = g_.add_input(t, v.shape, 0, binding++, v.name);
     }
     for (size_t n = 0; n < src_.nodes().size(); ++n) {
@@ -179,7 +180,7 @@ class TosaLowering {
         TosaTensorId t = value_[static_cast<size_t>(out)];
         const graph::Value& v = src_.value(out);
         E want = E::kF32;
-        dtype_to_tosa(v.dtype, &want);
+        value_type(out, &want);
         if (t < 0 || g_.tensor(t).type != want || g_.tensor(t).shape != v.shape) {
           return err(StatusCode::kInternal, where(), "lowered to ", t < 0 ? std::string("nothing") : tosa_type_string(g_.tensor(t)),
                      " but the node's output is ", tosa_element_type_name(want), tosa_shape_string(v.shape));
@@ -208,7 +209,7 @@ class TosaLowering {
   Status check_value(ValueId id) const {
     const graph::Value& v = src_.value(id);
     E t = E::kF32;
-    if (!dtype_to_tosa(v.dtype, &t)) {
+    if (!value_type(id, &t)) {
       return err(StatusCode::kUnsupported, "value '", v.name, "' is ", graph::dtype_name(v.dtype),
                  ": TOSA 1.0 has no i64 tensors");
     }
@@ -220,6 +221,26 @@ class TosaLowering {
       if (d < 1) return err(StatusCode::kUnsupported, "value '", v.name, "' ", graph::shape_to_string(v.shape), " is empty");
     }
     return Status::Ok();
+  }
+
+  // A value's TOSA type: dtype_to_tosa's, or i48 for an i64 that is TOSA's
+  // accumulator wherever it is made and read (carries_i48).
+  bool value_type(ValueId id, E* out) const {
+    const graph::Value& v = src_.value(id);
+    if (v.dtype != graph::DType::kI64) return dtype_to_tosa(v.dtype, out);
+    if (v.producer != graph::kNone) {
+      const Node& p = src_.node(v.producer);
+      size_t slot = static_cast<size_t>(std::find(p.outputs.begin(), p.outputs.end(), id) - p.outputs.begin());
+      if (!carries_i48(p.op, true, slot)) return false;
+    }
+    for (graph::NodeId c : consumers_[static_cast<size_t>(id)]) {
+      const Node& n = src_.node(c);
+      for (size_t slot = 0; slot < n.inputs.size(); ++slot) {
+        if (n.inputs[slot] == id && !carries_i48(n.op, false, slot)) return false;
+      }
+    }
+    *out = E::kI48;
+    return true;
   }
 
   bool is_constant(ValueId id) const { return src_.value(id).constant != graph::kNone; }
@@ -234,7 +255,7 @@ class TosaLowering {
     if (!is_constant(id)) return err(StatusCode::kInternal, "value ", id, " was used before it was lowered");
     const graph::Value& v = src_.value(id);
     E type = E::kF32;
-    dtype_to_tosa(v.dtype, &type);
+    value_type(id, &type);
     t = g_.add_graph_constant(type, v.shape, next_graph_constant_++, constant_data(id), v.name);
     return t;
   }
@@ -244,7 +265,7 @@ class TosaLowering {
   const graph::Value& out_value() const { return src_.value(node_->outputs[0]); }
   E out_type() const {
     E t = E::kF32;
-    dtype_to_tosa(out_value().dtype, &t);
+    value_type(node_->outputs[0], &t);
     return t;
   }
 
@@ -433,7 +454,7 @@ class TosaLowering {
   Result<TosaTensorId> rearranged(ValueId v, const Shape& view, const Perm& perm) {
     if (is_constant(v) && value_[static_cast<size_t>(v)] < 0) {
       E t = E::kF32;
-      dtype_to_tosa(src_.value(v).dtype, &t);
+      value_type(v, &t);
       std::vector<uint8_t> bytes = graph::permute_bytes(constant_data(v).data(), tosa_element_size(t), view, perm);
       Shape out(perm.size());
       for (size_t i = 0; i < perm.size(); ++i) out[i] = view[static_cast<size_t>(perm[i])];
@@ -639,11 +660,13 @@ class TosaLowering {
     }
     // Integers clamp to ceil(min) and floor(max), like the CPU kernel; the min
     // applies first, so max wins when they cross.
-    double tmin = t == E::kI8 ? -128.0 : -2147483648.0, tmax = t == E::kI8 ? 127.0 : 2147483647.0;
+    int64_t type_lo = 0, type_hi = 0;
+    tosa_int_range(t, &type_lo, &type_hi);
+    double tmin = static_cast<double>(type_lo), tmax = static_cast<double>(type_hi);
     double ilo = has_min ? std::min(std::max(std::ceil(lo), tmin), tmax) : tmin;
     double ihi = has_max ? std::min(std::max(std::floor(hi), tmin), tmax) : tmax;
     if (ilo > ihi) ilo = ihi;
-    if (t == E::kI8) {
+    if (t == E::kI8 || t == E::kI16) {
       set_out(clamp(x, ilo, ihi));
     } else {  // CLAMP has no i32 form
       TosaTensorId y = x;
@@ -998,7 +1021,13 @@ class TosaLowering {
     auto rescale = [&](TosaTensorId v) { return emit(TosaOp::kRescale, attrs, {v}, to, shape(v)); };
     size_t r = rank(x);
     int64_t axis = graph::normalize_axis(graph::attr_int(attrs_, "axis", -1), r);
-    if (!per_channel || axis == static_cast<int64_t>(r) - 1) {
+    if (!per_channel) {
+      // Before a transpose, so an i16 convolution's i48 sums (NHWC) are never
+      // transposed: TOSA's TRANSPOSE has no i48 form.
+      set_out(pointwise(x, rescale));
+      return Status::Ok();
+    }
+    if (axis == static_cast<int64_t>(r) - 1) {
       set_out(rescale(x));
       return Status::Ok();
     }
@@ -1013,11 +1042,13 @@ class TosaLowering {
     return Status::Ok();
   }
 
+  // i8 x i8 in i32; i16 x i8 (16-bit activations) in i48.
   Status lower_conv2d_int() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
-    return lower_conv2d_nhwc(x, graph::attr_ints(attrs_, "padding"), TosaAccType::kInt32,
-                             zp_attr(E::kI8, graph::attr_int(attrs_, "input_zp")),
-                             zp_attr(E::kI8, graph::attr_int(attrs_, "weight_zp")), E::kI32);
+    const bool wide = type(x) == E::kI16;
+    return lower_conv2d_nhwc(x, graph::attr_ints(attrs_, "padding"), wide ? TosaAccType::kInt48 : TosaAccType::kInt32,
+                             zp_attr(type(x), graph::attr_int(attrs_, "input_zp")),
+                             zp_attr(E::kI8, graph::attr_int(attrs_, "weight_zp")), wide ? E::kI48 : E::kI32);
   }
 
   Status lower_matmul_int() {
@@ -1577,6 +1608,7 @@ class TosaLowering {
   const Node* node_ = nullptr;
   AttrMap attrs_;
   std::vector<TosaTensorId> value_;
+  std::vector<std::vector<graph::NodeId>> consumers_;  // by value: the nodes that read it
   uint32_t next_graph_constant_ = 0;
   std::map<TosaTensorId, std::pair<TosaTensorId, Perm>> transposed_;  // TRANSPOSE result -> (input, perm)
   std::map<TosaTensorId, TosaTensorId> reshaped_;                      // RESHAPE result -> input
@@ -1594,8 +1626,10 @@ const std::vector<TosaOpEntry>& tosa_op_table() {
     using F = TosaOpForm;
     using L = TosaLowering;
     using Check = std::string (*)(const Graph&, const Node&, const AttrMap&);
-    constexpr TosaDTypeSet kF = kTosaFloat, kI32 = kTosaI32, kI8 = kTosaI8, kBool = kTosaBool;
-    constexpr TosaDTypeSet kAll = kTosaTensorDTypes;
+    constexpr TosaDTypeSet kF = kTosaFloat, kI32 = kTosaI32, kI8 = kTosaI8, kBool = kTosaBool, kI16 = kTosaI16;
+    // i16 (16-bit quantized activations) only where declared: its moves, casts,
+    // clamps, rescales and convolutions.
+    constexpr TosaDTypeSet kAll = kTosaTensorDTypes & ~kTosaI16;
     auto* t = new std::vector<TosaOpEntry>;
     auto add = [&](std::initializer_list<const char*> ops, F form, TosaDTypeSet dtypes, const char* tosa,
                    Status (L::*lower)(), Check check = nullptr, TosaDTypeSet undeclared = 0) {
@@ -1628,7 +1662,7 @@ const std::vector<TosaOpEntry>& tosa_op_table() {
     add({"neg"}, F::kPlain, kF | kI32 | kI8, "NEGATE", &L::lower_sign_ops);
     add({"sign"}, F::kPlain, kF | kI32, "GREATER/SELECT", &L::lower_sign);
     add({"relu"}, F::kPlain, kF | kI32 | kI8, "CLAMP/MAXIMUM", &L::lower_sign_ops);
-    add({"clamp"}, F::kPlain, kF | kI32 | kI8, "CLAMP/MAXIMUM", &L::lower_clamp);
+    add({"clamp"}, F::kPlain, kF | kI32 | kI8 | kI16, "CLAMP/MAXIMUM", &L::lower_clamp);
     add({"isnan", "isinf"}, F::kCompare, kF, "EQUAL/ABS/LOGICAL_NOT (float-only)", &L::lower_predicate);
     add({"logical_not"}, F::kCompare, kAll, "EQUAL and LOGICAL_*", &L::lower_predicate);
     add({"logical_and", "logical_or", "logical_xor"}, F::kCompare, kAll, "EQUAL and LOGICAL_*", &L::lower_logical);
@@ -1647,15 +1681,18 @@ const std::vector<TosaOpEntry>& tosa_op_table() {
     add({"less", "less_equal", "greater", "greater_equal"}, F::kCompare, kF | kI32, "EQUAL/GREATER/GREATER_EQUAL",
         &L::lower_compare, nullptr, kI8);
     add({"where"}, F::kSelect, kAll, "SELECT", &L::lower_where);
-    add({"cast"}, F::kCast, kAll, "CAST", &L::lower_cast);
+    add({"cast"}, F::kCast, kAll | kI16, "CAST", &L::lower_cast);
     add({"matmul"}, F::kPlain, kF, "MATMUL/CONV2D/DEPTHWISE_CONV2D", &L::lower_matmul);
     add({"linear"}, F::kPlain, kF, "MATMUL/CONV2D/DEPTHWISE_CONV2D", &L::lower_linear);
     add({"conv2d"}, F::kPlain, kF, "MATMUL/CONV2D/DEPTHWISE_CONV2D", &L::lower_conv2d);
     add({"avg_pool2d"}, F::kPlain, kF, "AVG_POOL2D", &L::lower_avg_pool2d, check_avg_pool2d);
     add({"max_pool2d"}, F::kPlain, kF | kI8, "MAX_POOL2D", &L::lower_max_pool2d);
     // TOSA's INT profile: i8 data, i32 accumulators, fixed-point rescaling.
-    add({"rescale"}, F::kPlain, kI8 | kI32, "RESCALE", &L::lower_rescale);
-    add({"conv2d_int"}, F::kPlain, kI8, "CONV2D/DEPTHWISE_CONV2D with zero points (i32 result)", &L::lower_conv2d_int);
+    // i16 activations: i48 accumulators (gpuu's i64 there, carries_i48: not a
+    // dtype of the table), rescaled to i16.
+    add({"rescale"}, F::kPlain, kI8 | kI16 | kI32, "RESCALE", &L::lower_rescale);
+    add({"conv2d_int"}, F::kPlain, kI8 | kI16,
+        "CONV2D/DEPTHWISE_CONV2D with zero points (i32 result; i48 over i16 activations)", &L::lower_conv2d_int);
     add({"matmul_int"}, F::kPlain, kI8, "MATMUL with zero points (i32 result)", &L::lower_matmul_int);
     add({"avg_pool2d_int"}, F::kPlain, kI8, "AVG_POOL2D with zero points", &L::lower_avg_pool2d_int);
     add({"table"}, F::kPlain, kI8, "TABLE (256 entries)", &L::lower_table, check_table);
@@ -1680,10 +1717,10 @@ const std::vector<TosaOpEntry>& tosa_op_table() {
     add({"scaled_dot_product_attention"}, F::kPlain, kF, "two MATMULs around a softmax decomposition (float-only)",
         &L::lower_sdpa);
     const char* movement = "a data-movement operator";
-    add({"transpose"}, F::kPlain, kAll, movement, &L::lower_transpose);
-    add({"reshape"}, F::kPlain, kAll, movement, &L::lower_reshape);
-    add({"slice"}, F::kPlain, kAll, movement, &L::lower_slice);
-    add({"concat"}, F::kPlain, kAll, movement, &L::lower_concat);
+    add({"transpose"}, F::kPlain, kAll | kI16, movement, &L::lower_transpose);
+    add({"reshape"}, F::kPlain, kAll | kI16, movement, &L::lower_reshape);
+    add({"slice"}, F::kPlain, kAll | kI16, movement, &L::lower_slice);
+    add({"concat"}, F::kPlain, kAll | kI16, movement, &L::lower_concat);
     add({"pad"}, F::kPlain, kAll, movement, &L::lower_pad);
     add({"expand"}, F::kPlain, kAll, "RESHAPE and TILE", &L::lower_expand);
     add({"flip"}, F::kPlain, kAll, "REVERSE", &L::lower_flip);
@@ -1843,6 +1880,7 @@ bool dtype_to_tosa(graph::DType d, TosaElementType* out) {
     case graph::DType::kF16: *out = TosaElementType::kF16; return true;
     case graph::DType::kI32: *out = TosaElementType::kI32; return true;
     case graph::DType::kI8: *out = TosaElementType::kI8; return true;
+    case graph::DType::kI16: *out = TosaElementType::kI16; return true;
     case graph::DType::kBool: *out = TosaElementType::kBool; return true;
     case graph::DType::kI64: return false;
   }
@@ -1855,6 +1893,8 @@ bool tosa_to_dtype(TosaElementType t, graph::DType* out) {
     case TosaElementType::kF16: *out = graph::DType::kF16; return true;
     case TosaElementType::kI32: *out = graph::DType::kI32; return true;
     case TosaElementType::kI8: *out = graph::DType::kI8; return true;
+    case TosaElementType::kI16: *out = graph::DType::kI16; return true;
+    case TosaElementType::kI48: *out = graph::DType::kI64; return true;  // gpuu holds TOSA's i48 in i64
     case TosaElementType::kBool: *out = graph::DType::kBool; return true;
     default: return false;
   }

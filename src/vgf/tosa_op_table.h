@@ -26,8 +26,14 @@ constexpr TosaDTypeSet kTosaFloat = tosa_dtype_bit(graph::DType::kF32) | tosa_dt
 constexpr TosaDTypeSet kTosaI32 = tosa_dtype_bit(graph::DType::kI32);
 constexpr TosaDTypeSet kTosaI8 = tosa_dtype_bit(graph::DType::kI8);
 constexpr TosaDTypeSet kTosaBool = tosa_dtype_bit(graph::DType::kBool);
+constexpr TosaDTypeSet kTosaI16 = tosa_dtype_bit(graph::DType::kI16);
 // Every dtype TOSA 1.0 has a tensor type for among gpuu's (dtype_to_tosa maps them).
-constexpr TosaDTypeSet kTosaTensorDTypes = kTosaFloat | kTosaI32 | kTosaI8 | kTosaBool;
+constexpr TosaDTypeSet kTosaTensorDTypes = kTosaFloat | kTosaI32 | kTosaI8 | kTosaBool | kTosaI16;
+
+// Where gpuu's i64 is TOSA's i48, the accumulator of i16 x i8 sums: a
+// conv2d_int's output and bias (over i16 activations) and a rescale's input.
+// TOSA has no i64; everywhere else an i64 tensor has no TOSA type.
+bool carries_i48(std::string_view op, bool is_output, size_t slot);
 
 // How an op's inputs decide its dtype rule.
 enum class TosaOpForm : uint8_t {

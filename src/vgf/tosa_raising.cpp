@@ -607,7 +607,7 @@ class Raising {
 
   Status raise_conv() {
     bool depthwise = op_->op == TosaOp::kDepthwiseConv2d;
-    if (tin(0).type == E::kI8) return raise_conv_int(depthwise);
+    if (tin(0).type == E::kI8 || tin(0).type == E::kI16) return raise_conv_int(depthwise);
     GPUU_RETURN_IF_ERROR(require_zero(5, "input_zp"));
     GPUU_RETURN_IF_ERROR(require_zero(6, "weight_zp"));
     const Ints& pads = attr(0).ints;
@@ -717,11 +717,18 @@ class Raising {
 
   // ---- TOSA INT profile: integer convolution, RESCALE, TABLE ----
 
-  // CONV2D / DEPTHWISE_CONV2D on i8 with zero points: conv2d_int (NCHW, the
-  // four pads as they are), i32 out; a BC = 1 bias is added after.
+  // CONV2D / DEPTHWISE_CONV2D on i8 (i16) with zero points: conv2d_int (NCHW,
+  // the four pads as they are), i32 (i48, gpuu's i64) out; a BC = 1 bias is
+  // added after.
   Status raise_conv_int(bool depthwise) {
-    if (out_dtype() != DType::kI32) return unsupported("i8 convolution must give i32");
-    if (attr(3).ints[0] != static_cast<int64_t>(TosaAccType::kInt32)) return unsupported("i8 convolution needs acc_type INT32");
+    const bool wide = tin(0).type == E::kI16;
+    const DType acc = wide ? DType::kI64 : DType::kI32;
+    if (tin(1).type != E::kI8) return unsupported("an integer convolution's weights must be i8");
+    if (out_dtype() != acc) return unsupported(wide ? "i16 convolution must give i48" : "i8 convolution must give i32");
+    const TosaAccType acc_type = wide ? TosaAccType::kInt48 : TosaAccType::kInt32;
+    if (attr(3).ints[0] != static_cast<int64_t>(acc_type)) {
+      return unsupported(wide ? "i16 convolution needs acc_type INT48" : "i8 convolution needs acc_type INT32");
+    }
     GPUU_ASSIGN_OR_RETURN(ValueId x, in(0));
     GPUU_ASSIGN_OR_RETURN(x, transpose(x, kToNchw));
     const Shape& ws = tin(1).shape;
@@ -735,7 +742,7 @@ class Raising {
       GPUU_ASSIGN_OR_RETURN(w, rearranged(1, ws, kToNchw));  // OHWI -> OIHW
     }
     GPUU_ASSIGN_OR_RETURN(ValueId bias, in(2));
-    if (dtype(bias) != DType::kI32) return unsupported("an i8 convolution's bias must be i32");
+    if (dtype(bias) != acc) return unsupported("an integer convolution's bias must have its accumulator's type");
     int64_t oc = shape(w)[0];
     bool full_bias = shape(bias) == Shape{oc};
     std::vector<ValueId> inputs = {x, w};

@@ -187,3 +187,36 @@ def test_quantized_max_pool_leaves_no_float_pool():
         assert "max_pool2d" not in denied and "add" in denied, denied
     finally:
         traced.close()
+
+
+# a16w8: the same CNN with 16-bit activations. Its convolutions and linear are TOSA's INT16 forms (i16 x i8 into
+# i48, rescaled from i48), its ReLU a CLAMP on i16; the hardswish and max pool stay float (a 16-bit table has no
+# exact TOSA form). One FP+INT region: Arm's scenario runner must give gpuu's executor's output bit for bit, and the
+# whole program on VGF the converted model's within one output step (test_vgf_native runs it natively too).
+def test_arm_scenario_runner_runs_a16w8_regions(tmp_path):
+    cls, shape = MODELS["cnn"]
+    torch.manual_seed(0)
+    model = cls().eval()
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(*shape, generator=g)
+    converted = gpuu.quantize(model, (x,), [torch.randn(*shape, generator=g) for _ in range(8)], scheme="a16w8")
+    dq = [n for n in converted.graph.nodes if "dequantize_per_tensor" in str(n.target)]
+    step = float(dq[-1].args[1])
+    spec = gpuu.UnifiedGpuCompileSpec(vgf=gpuu.VgfCompileSpec(), prefer="vgf_first",
+                                      shared_context_token="arm_interop", min_partition_size=1)
+    files = arm_suite.export_module("cnn_a16w8", converted, (x,), str(tmp_path), spec)
+    assert len(files["export_vgf"]) == 1, files
+    path = files["export_vgf"][0]
+    ops, types = region_tosa(path)
+    # i48 is a 64-bit integer in SPIR-V (tosa_ops names types by width).
+    assert {("CONV2D", "i64"), ("DEPTHWISE_CONV2D", "i64"), ("RESCALE", "i16"), ("CLAMP", "i16")} <= set(ops), ops
+    assert "i16" in types and "i64" in types, sorted(types)
+    assert not [op for op in ops if op[0] in ("CONV2D", "DEPTHWISE_CONV2D") and op[1] != "i64"], ops
+    run_and_compare(path, str(tmp_path / "emulation"), make_input=quantized_input, compare=comparison(ops, step),
+                    runtime_options={"vgf_path": "executor"}, dry_run=False)
+    with torch.no_grad():
+        want = converted(x).numpy()
+    program = str(tmp_path / "cnn_a16w8" / "program.gpuu")
+    with gpuu.load(program, vgf_path="executor") as p:
+        (got,) = p.run([x.numpy()])
+    assert np.abs(got - want).max() <= step * 1.001, np.abs(got - want).max() / step

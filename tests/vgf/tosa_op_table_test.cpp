@@ -55,8 +55,9 @@ Region representative(const std::string& op, DType d) {
     node({in(d, {2, 4}), r.constant(d, {3, 4}), r.constant(d, {3})});
   } else if (op == "conv2d") {
     node({in(d, image), r.constant(d, {3, 2, 3, 3}), r.constant(d, {3})}, {{"padding", Ints{1, 1}}});
-  } else if (op == "conv2d_int") {
-    node({in(d, image), r.constant(d, {3, 2, 3, 3}), r.constant(DType::kI32, {3})});
+  } else if (op == "conv2d_int") {  // i8 weights under i8 and i16 activations; the bias is the accumulator's type
+    const DType acc = d == DType::kI16 ? DType::kI64 : DType::kI32;
+    node({in(d, image), r.constant(DType::kI8, {3, 2, 3, 3}), r.constant(acc, {3})});
   } else if (op == "conv3d") {
     node({in(d, {1, 2, 4, 4, 4}), r.constant(d, {3, 2, 2, 2, 2})});
   } else if (op == "conv_transpose2d") {
@@ -242,5 +243,20 @@ TEST(TosaOpTable, NodeChecksRefuseWhatTosaCannotExpress) {
   }
 }
 
+// An i16 convolution's i48 sums (gpuu's i64, TOSA's i48: carries_i48) rescaled
+// to i16 with a 16-bit multiplier, per channel, and clamped: the a16w8 chain,
+// lowered and raised back, computes what the nodes compute.
+TEST(TosaOpTable, SixteenBitConvolutionChainRoundTrips) {
+  Region r;
+  ValueId x = r.input(DType::kI16, {1, 2, 5, 5}, -32768, 32767);
+  ValueId acc = r.op("conv2d_int", {x, r.constant(DType::kI8, {3, 2, 3, 3}, -127, 127), r.constant(DType::kI64, {3}, -1e6, 1e6)},
+                     {{"padding", Ints{1, 1, 1, 1}}, {"weight_zp", int64_t{2}}});
+  ValueId y = r.op("rescale", {acc, r.constant(DType::kI32, {3}, 16384, 32767), r.constant(DType::kI32, {3}, 22, 24)},
+                   {{"dtype", std::string("i16")}, {"scale32", int64_t{0}}, {"axis", int64_t{1}}});
+  r.output(r.op("clamp", {y}, {{"min", 0.0}, {"max", 20000.0}}));
+  round_trip(r, kExact);
+}
+
 }  // namespace
 }  // namespace gpuu::vgf
+

@@ -16,10 +16,12 @@ using partition::Verdict;
 
 constexpr auto at = &Verdict::at;
 
-// Every tensor: its id resolves, TOSA has its dtype, its rank is within TOSA's limit.
+// Every tensor: its id resolves, TOSA has its dtype (i64 as i48 where
+// carries_i48 says), its rank is within TOSA's limit.
 Verdict check_tensors(const graph::Graph& g, const graph::Node& node) {
-  return partition::check_node_tensors(g, node, [](const graph::Value& value, bool is_output, size_t slot) {
-    if (!(tosa_dtype_bit(value.dtype) & kTosaTensorDTypes)) {
+  return partition::check_node_tensors(g, node, [&](const graph::Value& value, bool is_output, size_t slot) {
+    const bool i48 = value.dtype == DType::kI64 && carries_i48(node.op, is_output, slot);
+    if (!i48 && !(tosa_dtype_bit(value.dtype) & kTosaTensorDTypes)) {
       return at(Verdict::Kind::kTensorDtype, is_output, slot, value.dtype);
     }
     if (value.shape.size() > kTosaMaxRank) {
@@ -101,9 +103,6 @@ class VgfCapability final : public partition::BackendCapability {
       case Verdict::Kind::kUnknownOp: return table_says(TosaRefusal::Kind::kUnknownOp);
       case Verdict::Kind::kNoSuchValue: return str_cat(where, " names no value of the graph");
       case Verdict::Kind::kTensorDtype:
-        if (v.dtype == DType::kI16) {  // TOSA has i16 (its INT16 extension); gpuu does not emit it yet
-          return str_cat("gpuu's TOSA lowering has no i16 tensors (", where, " is i16)");
-        }
         return str_cat("TOSA 1.0 has no ", dt, " tensors (", where, " is ", dt, ")");
       case Verdict::Kind::kOpDtype: return table_says(TosaRefusal::Kind::kOpDtype);
       case Verdict::Kind::kIndexDtype: return table_says(TosaRefusal::Kind::kIndexDtype);
