@@ -290,35 +290,6 @@ Status add_int_gemm_dispatch(LoweringContext& lc, const graph::Node& n, const In
   return add_dispatch(lc, labelled, reduce_key, std::move(reduce_bindings), reduce, outputs, std::move(work));
 }
 
-// conv2d_int over i16 activations (a16w8): i64 sums on the direct kernel
-// (conv2d_int16.comp; the int8 GEMMs take i8 alone).
-Status lower_conv2d_int16(LoweringContext& lc, const graph::Node& n, const std::vector<int64_t>& stride,
-                          const std::vector<int64_t>& pad, const std::vector<int64_t>& dilation, int64_t groups,
-                          int32_t weight_zp) {
-  GPUU_RETURN_IF_ERROR(require_int64(lc, n));
-  const TensorRef& x = lc.tensor(n.inputs[0]);
-  const TensorRef& w = lc.tensor(n.inputs[1]);
-  const TensorRef* bias = n.inputs.size() > 2 && n.inputs[2] >= 0 ? &lc.tensor(n.inputs[2]) : nullptr;
-  const TensorRef& y = lc.tensor(n.outputs[0]);
-  const uint64_t count = static_cast<uint64_t>(graph::shape_numel(y.shape));
-  PushConstants push;
-  push.u32(static_cast<uint32_t>(count));
-  push.u32(u32(x.shape[1])).u32(u32(x.shape[2])).u32(u32(x.shape[3]));
-  push.u32(u32(w.shape[0])).u32(u32(y.shape[2])).u32(u32(y.shape[3]));
-  push.u32(u32(w.shape[2])).u32(u32(w.shape[3])).u32(u32(stride[0])).u32(u32(stride[1]));
-  push.u32(u32(pad[0])).u32(u32(pad[2])).u32(u32(dilation[0])).u32(u32(dilation[1]));
-  push.u32(u32(w.shape[1])).u32(u32(w.shape[0] / groups));
-  push.u32(static_cast<uint32_t>(weight_zp));
-  KernelKey key{"conv2d_int16", {bias ? 1 : 0}, 4, push.size()};
-  gpu::StepWork work;
-  work.choice = "direct (16-bit activations, 64-bit sums)";
-  work.flops = gemm_flops(u32(w.shape[0] / groups), u32(y.shape[0] * y.shape[2] * y.shape[3]),
-                          u32(w.shape[1] * w.shape[2] * w.shape[3]), u32(groups));
-  return add_dispatch(lc, n, key, {{x.range, false}, {w.range, false}, {bias ? bias->range : w.range, false},
-                                   {y.range, true}},
-                      push, count, work);
-}
-
 Status lower_conv2d_int(LoweringContext& lc, const graph::Node& n) {
   GPUU_ASSIGN_OR_RETURN(graph::AttrMap a, attrs_of(n));
   const TensorRef& x = lc.tensor(n.inputs[0]);
@@ -338,8 +309,16 @@ Status lower_conv2d_int(LoweringContext& lc, const graph::Node& n) {
   GemmProblem g{true, u32(w.shape[0] / groups), u32(y.shape[0] * y.shape[2] * y.shape[3]),
                 u32(w.shape[1] * w.shape[2] * w.shape[3]), u32(groups)};
   g.conv_channels = u32(w.shape[1]);
-  if (x.dtype == DType::kI16) return lower_conv2d_int16(lc, n, stride, pad, dilation, groups, weight_zp);
-  const IntGemmChoice choice = select_int_gemm(lc.ctx, g, lc.gemm_force);
+  // 16-bit activations (a16w8) sum in i64 on the direct kernel's wide form,
+  // conv2d_int16.comp (the int8 GEMMs take i8 alone).
+  const bool wide = x.dtype == DType::kI16;
+  if (wide) GPUU_RETURN_IF_ERROR(require_int64(lc, n));
+  IntGemmChoice choice;
+  if (wide) {
+    choice.why = "16-bit activations: the direct kernel's 64-bit sums";
+  } else {
+    choice = select_int_gemm(lc.ctx, g, lc.gemm_force);
+  }
   if (choice.tiled()) {
     PushConstants form;
     form.u32(u32(x.shape[1])).u32(u32(x.shape[2])).u32(u32(x.shape[3]));
@@ -368,7 +347,7 @@ Status lower_conv2d_int(LoweringContext& lc, const graph::Node& n) {
   push.u32(static_cast<uint32_t>(input_zp)).u32(static_cast<uint32_t>(weight_zp));
   // Without a bias, binding 2 still needs a buffer: the weight's, never read there.
   BufferRange bias_range = bias ? bias->range : w.range;
-  KernelKey key{"conv2d_int", {bias ? 1 : 0}, 4, push.size()};
+  KernelKey key{wide ? "conv2d_int16" : "conv2d_int", {bias ? 1 : 0}, 4, push.size()};
   gpu::StepWork work;
   work.choice = choice.describe();
   work.why = choice.why;

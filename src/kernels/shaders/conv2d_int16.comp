@@ -20,6 +20,7 @@ layout(push_constant) uniform Params {
   int pad_top, pad_left;
   uint dh, dw;
   uint group_channels, out_per_group;
+  int input_zp;  // conv2d_int.comp's layout; TOSA's signed i16 zero point is 0
   int weight_zp;
 } p;
 
