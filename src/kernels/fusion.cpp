@@ -37,11 +37,12 @@ int fused_code(const graph::Node& n) {
   // [0, 6]), and so may whether it fuses.
   const int32_t unary = unary_code(n);
   if (unary >= 0) return fused_unary.count(unary) ? unary : -1;
-  if (n.op == "cast") {  // between float types only (fusable checks the input)
+  if (n.op == "cast") {  // fusable checks which casts a chain takes
     auto to = n.attrs.find("dtype");
     const std::string* name = to == n.attrs.end() ? nullptr : std::get_if<std::string>(&to->second);
     if (name && *name == "f16") return op_codes::kConvertCastF16;
-    if (name && *name == "f32") return op_codes::kConvertCastF32;
+    // To an integer edge: the value stays f32 in the registers, the store converts it.
+    if (name && (*name == "f32" || *name == "i8" || *name == "i16")) return op_codes::kConvertCastF32;
     return -1;
   }
   auto it = codes.find(n.op);
@@ -55,13 +56,24 @@ bool stores_through_gemm(const std::string& op, bool through_reshape) {
   return op == "matmul" || op == "linear" || op == "linear_dequant" || (op == "conv2d" && !through_reshape);
 }
 
-// A cast's input is any float type; every other op's inputs have its output's.
+// An integer type an f32 chain reads or writes at its edges (fused_elementwise.comp's INT_INPUTS, OUT_BYTES).
+bool int_edge(graph::DType dtype) { return dtype == graph::DType::kI8 || dtype == graph::DType::kI16; }
+
+// A cast goes between float types, from an integer edge to f32 (loaded
+// converted) or from f32 to one (stored converted: only at a chain's end);
+// every other op's inputs have its output's type.
 bool fusable(const graph::Graph& g, const graph::Node& n) {
   if (fused_code(n) < 0 || n.outputs.size() != 1) return false;
-  graph::DType dtype = g.value(n.outputs[0]).dtype;
-  if (!is_float(dtype)) return false;
+  const graph::DType dtype = g.value(n.outputs[0]).dtype;
+  const bool cast = n.op == "cast";
+  if (!is_float(dtype) && !(cast && int_edge(dtype))) return false;
   for (graph::ValueId in : n.inputs) {
-    if (in < 0 || (n.op == "cast" ? !is_float(g.value(in).dtype) : g.value(in).dtype != dtype)) return false;
+    if (in < 0) return false;
+    const graph::DType from = g.value(in).dtype;
+    const bool takes = !cast                ? from == dtype
+                       : int_edge(dtype)    ? from == graph::DType::kF32
+                       : is_float(from) || (dtype == graph::DType::kF32 && int_edge(from));
+    if (!takes) return false;
   }
   return check_tensor_limits(g, n).empty();
 }
@@ -156,12 +168,33 @@ std::vector<graph::ValueId> externals_of(const graph::Graph& g, const std::vecto
   return externals;
 }
 
-// Whether every outside input of `nodes` has the chain's output dtype: the
-// fused kernel reads and writes one element type (casts live inside).
+// Whether every outside input of `nodes` has the chain's output dtype: a
+// GEMM's store and a concat's parts read and write one element type.
 bool one_element_type(const graph::Graph& g, const std::vector<graph::NodeId>& nodes) {
   const graph::DType dtype = g.value(g.node(nodes.back()).outputs[0]).dtype;
   for (graph::ValueId e : externals_of(g, nodes)) {
     if (g.value(e).dtype != dtype) return false;
+  }
+  return true;
+}
+
+// The float type a chain computes in: its output's, or the f32 before the
+// integer cast ending it.
+graph::DType chain_float_type(const graph::Graph& g, const std::vector<graph::NodeId>& nodes) {
+  const graph::Node& last = g.node(nodes.back());
+  const graph::DType out = g.value(last.outputs[0]).dtype;
+  return int_edge(out) ? g.value(last.inputs[0]).dtype : out;
+}
+
+// Whether the fused kernel takes the chain's edges: outside inputs of the
+// chain's float type, or for an f32 chain i8/i16 ones (which only its casts
+// read: fusable lets no other op take them); the output likewise.
+bool fused_edges_fit(const graph::Graph& g, const std::vector<graph::NodeId>& nodes) {
+  const graph::DType dtype = chain_float_type(g, nodes);
+  auto fits = [&](graph::DType t) { return t == dtype || (dtype == graph::DType::kF32 && int_edge(t)); };
+  if (!fits(g.value(g.node(nodes.back()).outputs[0]).dtype)) return false;
+  for (graph::ValueId e : externals_of(g, nodes)) {
+    if (!fits(g.value(e).dtype)) return false;
   }
   return true;
 }
@@ -498,7 +531,10 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse, const 
       for (graph::NodeId p : candidates) {
         if (members.count(p) || group_of[static_cast<size_t>(p)] != -1) continue;
         const graph::Node& node = g.node(p);
-        if (!fusable(g, node) || g.value(node.outputs[0]).shape != shape) continue;
+        // Only the root may store an integer.
+        if (!fusable(g, node) || !is_float(g.value(node.outputs[0]).dtype) || g.value(node.outputs[0]).shape != shape) {
+          continue;
+        }
         if (graph_outputs.count(node.outputs[0])) continue;
         const auto& readers = consumers[static_cast<size_t>(node.outputs[0])];
         if (!std::all_of(readers.begin(), readers.end(), [&](graph::NodeId c) { return members.count(c) > 0; })) {
@@ -517,9 +553,9 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse, const 
         grew = true;
       }
     }
-    // A group whose outside inputs are of another float type than its
-    // output (it stopped inside a cast island) is not one kernel's.
-    if (members.size() < 2 || !one_element_type(g, std::vector<graph::NodeId>(members.begin(), members.end()))) continue;
+    // A group whose outside inputs are of another float type than it
+    // computes in (it stopped inside a cast island) is not one kernel's.
+    if (members.size() < 2 || !fused_edges_fit(g, std::vector<graph::NodeId>(members.begin(), members.end()))) continue;
     for (graph::NodeId id : members) group_of[static_cast<size_t>(id)] = static_cast<int>(groups.size());
     groups.emplace_back(members.begin(), members.end());  // ascending: graph order, root last
   }
@@ -783,9 +819,6 @@ Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit) {
 
   uint32_t count = static_cast<uint32_t>(graph::shape_numel(y.shape));
   std::vector<int32_t> offsets(kMaxFusedInputs, 0);  // OFFSET0..3: elements into the bound range
-  const VkDeviceSize element = graph::dtype_size(y.dtype);
-  const VkDeviceSize align =
-      std::max<VkDeviceSize>(lc.ctx.properties().limits.minStorageBufferOffsetAlignment, element);
   std::vector<Binding> bindings;
   std::vector<std::vector<int64_t>> strides(externals.size());  // per input, over y's dims
   for (size_t i = 0; i < kMaxFusedInputs; ++i) {
@@ -809,6 +842,9 @@ Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit) {
     }
     // The binding starts at the view's offset rounded down to the
     // alignment; the kernel adds the few elements left.
+    const VkDeviceSize element = graph::dtype_size(lc.tensor(e).dtype);
+    const VkDeviceSize align =
+        std::max<VkDeviceSize>(lc.ctx.properties().limits.minStorageBufferOffsetAlignment, element);
     BufferRange root = lc.tensor(view.root).range;
     const VkDeviceSize bytes = static_cast<VkDeviceSize>(view.offset) * element;
     const VkDeviceSize skipped = bytes / align * align;
@@ -863,8 +899,16 @@ Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit) {
   } else {
     spec.insert(spec.end(), {-1, 1, 0, 0});
   }
+  // INT_INPUTS, OUT_BYTES: an f32 chain's i8/i16 edges.
+  int32_t int_inputs = 0;
+  for (size_t i = 0; i < externals.size(); ++i) {
+    const graph::DType t = lc.tensor(externals[i]).dtype;
+    if (int_edge(t)) int_inputs |= static_cast<int32_t>(graph::dtype_size(t)) << (4 * i);
+  }
+  spec.push_back(int_inputs);
+  spec.push_back(int_edge(y.dtype) ? static_cast<int32_t>(graph::dtype_size(y.dtype)) : 0);
   bindings.push_back(Binding{y.range, true});
-  KernelKey key{std::string("fused_elementwise") + float_suffix(y.dtype), spec,
+  KernelKey key{std::string("fused_elementwise") + float_suffix(chain_float_type(g, unit.nodes)), spec,
                 static_cast<uint32_t>(bindings.size()), push.size()};
   const uint32_t per_thread = op_codes::kLimitFusedPerThread;
   return add_dispatch(lc, unit.nodes, key, std::move(bindings), push, (count + per_thread - 1) / per_thread);

@@ -402,6 +402,60 @@ TEST(VulkanFusion, FloatCastsInsideAChainFuse) {
   EXPECT_EQ(step_labels(k, {in[0]}, 2e-5, 2e-5).size(), 2u);
 }
 
+// A quantized model's float islands: a dequantize (cast from i8 or i16,
+// sub, mul) and a quantize (mul, round, add, clamp, cast to i8 or i16) around
+// float ops are one dispatch, which loads and stores the integers converted
+// (odd element counts: a part word at the end; an i8 input read through a
+// transpose in place). Bit for bit as the reference.
+TEST(VulkanFusion, IntegerEdgesOfAnF32ChainFuse) {
+  auto scalar = [](graph::Graph& g, const std::string& name, float v) {
+    return graph::add_graph_constant(g, name, DType::kF32, {1}, Blob::copy_of(&v, 4)).value();
+  };
+  auto op = [](graph::Graph& g, const char* o, const std::string& name, std::vector<graph::ValueId> in,
+               graph::AttrMap attrs = {}) { return graph::add_op(g, o, name, std::move(in), std::move(attrs)).value()[0]; };
+  auto dequantize = [&](graph::Graph& g, graph::ValueId q, const std::string& p) {
+    graph::ValueId f = op(g, "cast", p + "cast", {q}, {{"dtype", std::string("f32")}});
+    return op(g, "mul", p + "scale", {op(g, "sub", p + "zp", {f, scalar(g, p + "z", 3)}), scalar(g, p + "s", 0.05f)});
+  };
+  auto quantize = [&](graph::Graph& g, graph::ValueId x, DType to, const std::string& p) {
+    const double hi = to == DType::kI8 ? 127 : 32767;
+    graph::ValueId r = op(g, "round", p + "round", {op(g, "mul", p + "scale", {x, scalar(g, p + "s", 7.5f)})});
+    graph::ValueId c = op(g, "clamp", p + "clamp", {op(g, "add", p + "zp", {r, scalar(g, p + "z", -2)})},
+                          {{"min", -hi - 1}, {"max", hi}});
+    return op(g, "cast", p + "cast", {c}, {{"dtype", std::string(graph::dtype_name(to))}});
+  };
+  for (DType in_type : {DType::kI8, DType::kI16}) {
+    for (DType out_type : {DType::kI8, DType::kI16}) {
+      SCOPED_TRACE(std::string(graph::dtype_name(in_type)) + " -> " + graph::dtype_name(out_type));
+      graph::Graph g;
+      graph::ValueId x = graph::add_graph_input(g, "x", in_type, {3, 5, 7}).value();
+      // Requantized through a float op: one dispatch, integers at both ends.
+      g.mark_output(quantize(g, op(g, "tanh", "act", {dequantize(g, x, "d_")}), out_type, "q_"));
+      // Dequantized through a transpose of the integers, read in place.
+      graph::ValueId t = op(g, "transpose", "heads", {x}, {{"perm", Ints{0, 2, 1}}});
+      g.mark_output(op(g, "relu", "relu", {dequantize(g, t, "t_")}));
+      // Quantized from a float input.
+      graph::ValueId f = graph::add_graph_input(g, "f", DType::kF32, {2, 9}).value();
+      g.mark_output(quantize(g, f, out_type, "f_"));
+      const double span = in_type == DType::kI8 ? 128 : 32768;
+      std::vector<cpu::HostTensor> in = {random_tensor(in_type, {3, 5, 7}, 680, -span, span),
+                                         random_tensor(DType::kF32, {2, 9}, 681, -30, 30)};
+      EXPECT_EQ(joined(step_labels(g, in, 0, 0)),
+                "d_cast+d_zp+d_scale+act+q_scale+q_round+q_zp+q_clamp+q_cast t_cast+t_zp+t_scale+relu "
+                "f_scale+f_round+f_zp+f_clamp+f_cast");
+    }
+  }
+  // Each conversion as the cast kernel makes it: saturated, truncated toward zero, NaN to 0.
+  graph::Graph g;
+  graph::ValueId f = graph::add_graph_input(g, "f", DType::kF32, {11}).value();
+  graph::ValueId scaled = op(g, "mul", "scaled", {f, scalar(g, "s", 1.0f)});
+  g.mark_output(op(g, "cast", "to_i8", {scaled}, {{"dtype", std::string("i8")}}));
+  std::vector<float> edge = {-1e9f, -128.9f, -2.7f, -0.5f, 0.5f, 2.7f, 126.99f, 127.5f, 300.0f, NAN, INFINITY};
+  cpu::HostTensor values =
+      cpu::HostTensor::from_doubles(DType::kF32, {11}, std::vector<double>(edge.begin(), edge.end())).value();
+  EXPECT_EQ(joined(step_labels(g, {values}, 0, 0)), "scaled+to_i8");
+}
+
 TEST(VulkanFusion, ChainsInAGemmStoreReadTheirInputsAsThemselves) {
   // linear(x, w) + z[:, 2:10]: the add folds into the GEMM's store, which
   // reads its inputs whole, so the slice runs.
@@ -522,19 +576,20 @@ std::vector<std::pair<std::string, graph::AttrMap>> every_float_elementwise_op()
   ops.push_back({"gelu", {{"approximate", std::string("tanh")}}});
   ops.push_back({"clamp", {{"min", 0.0}, {"max", 6.0}}});
   ops.push_back({"clamp", {{"min", -128.0}, {"max", 127.0}}});
+  ops.push_back({"clamp", {{"min", -32768.0}, {"max", 32767.0}}});
   return ops;
 }
 
-// The op's name in op_codes.txt: its variant's where its attributes choose one.
+// The op's name in op_codes.txt: its variant's where its attributes choose
+// one (as the unary kernel chooses it: the variants have codes, no table
+// entries of their own).
 std::string code_name(const std::string& op, const graph::AttrMap& attrs) {
-  if (op == "gelu" && attrs.count("approximate")) return "gelu.tanh";
-  if (op == "clamp" && attrs.count("min") && std::get<double>(attrs.at("min")) == 0.0 &&
-      std::get<double>(attrs.at("max")) == 6.0) {
-    return "clamp.relu6";
-  }
-  if (op == "clamp" && attrs.count("min") && std::get<double>(attrs.at("min")) == -128.0 &&
-      std::get<double>(attrs.at("max")) == 127.0) {
-    return "clamp.int8";
+  graph::Node node;
+  node.op = op;
+  node.attrs = attrs;
+  const int32_t code = kernels::unary_code(node);
+  for (const kernels::op_codes::NamedCode& c : kernels::op_codes::kFusedInstructionTable) {
+    if (code >= 0 && code < kernels::op_codes::kFusedBinaryBase && c.code == code) return c.name;
   }
   return op;
 }
@@ -590,7 +645,7 @@ TEST(VulkanFusion, ClampAndComparisonsStayOutOfTheFusedSet) {
   // comparisons write bool.
   for (const char* op : {"clamp", "equal", "less", "greater_equal"}) EXPECT_FALSE(in_fused_set(op)) << op;
   EXPECT_TRUE(in_fused_set("gelu") && in_fused_set("add") && in_fused_set("relu") && in_fused_set("clamp.relu6") &&
-              in_fused_set("clamp.int8"));
+              in_fused_set("clamp.int8") && in_fused_set("clamp.int16"));
 }
 
 TEST(VulkanMemoryPlan, DeadIntermediatesShareMemory) {

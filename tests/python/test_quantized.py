@@ -117,6 +117,9 @@ def test_quantized_transformer_block_runs_its_linears_on_integers(tmp_path):
     assert _int_gemms(kernels, "matmul_int") == 4, kernels
     assert not [k for k in kernels if k.startswith(("gemm", "gemv"))], kernels
     assert "attention_f32" in kernels and "layer_norm_rows_f32" in kernels, kernels
+    # The float islands' edges: each quantize (scale, round, zero point, clamp, cast to i8) and dequantize (cast
+    # from i8, zero point, scale) is one fused dispatch that stores or loads the integers, no cast of its own.
+    assert "cast_convert" not in kernels, kernels
 
 
 def test_mobile_block_runs_activations_as_tables_and_the_gate_on_integers(tmp_path):

@@ -225,11 +225,21 @@ int32_t unary_code(const graph::Node& node) {
     const std::string* approximate = a == node.attrs.end() ? nullptr : std::get_if<std::string>(&a->second);
     if (approximate && *approximate == "tanh") return op_codes::kUnaryGeluTanh;
   }
-  if (node.op == "clamp" && attr_float(node, "min", -1) == 0.0 && attr_float(node, "max", -1) == 6.0) {
-    return op_codes::kUnaryClampRelu6;
-  }
-  if (node.op == "clamp" && attr_float(node, "min", 0) == -128.0 && attr_float(node, "max", 0) == 127.0) {
-    return op_codes::kUnaryClampInt8;
+  if (node.op == "clamp") {
+    // The variants whose constant bounds are compiled in, so they fuse.
+    struct ConstantClamp {
+      double lo, hi;
+      int32_t code;
+    };
+    static constexpr ConstantClamp kConstantClamps[] = {{0, 6, op_codes::kUnaryClampRelu6},
+                                                        {-128, 127, op_codes::kUnaryClampInt8},
+                                                        {-32768, 32767, op_codes::kUnaryClampInt16}};
+    for (const ConstantClamp& c : kConstantClamps) {
+      if (node.attrs.count("min") && node.attrs.count("max") && attr_float(node, "min", 0) == c.lo &&
+          attr_float(node, "max", 0) == c.hi) {
+        return c.code;
+      }
+    }
   }
   return it->second;
 }

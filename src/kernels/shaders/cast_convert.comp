@@ -6,6 +6,7 @@
 // integer -> narrower integer wraps; integer -> float rounds once to nearest
 // even; anything -> bool is x != 0 (NaN is true); bool -> number is 0/1.
 #include "common.glsl"
+#include "int_convert.glsl"
 
 // The dtype pair comes in push constants, not specialization constants: the
 // branches on it are uniform, and a model's casts then share one pipeline per
@@ -107,16 +108,6 @@ uvec2 float_to_int64(float f) {
   float hi = floor(f * 2.3283064365386963e-10);
   float lo = f - hi * 4294967296.0;
   return uvec2(uint(lo), uint(int(hi)));
-}
-
-// f32 -> integer in [lo, hi], truncating toward zero, saturating, NaN -> 0.
-// (The bounds are compared as floats: float(INT32_MAX) is 2^31, and any f at
-// or above it saturates, as the reference's comparison in double does.)
-int float_to_int_saturated(float f, int lo, int hi) {
-  if (isnan(f)) return 0;
-  if (f >= float(hi)) return hi;
-  if (f <= float(lo)) return lo;
-  return int(f);
 }
 
 uvec2 element(uint i) {

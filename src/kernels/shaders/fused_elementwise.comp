@@ -9,6 +9,8 @@
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "op_math.glsl"  // generated from op_codes.txt: fused_apply, the fusable ops
+#include "int_convert.glsl"
+#include "int_load.glsl"
 
 #define MAX_INPUTS LIMIT_FUSED_MAX_INPUTS
 #if LIMIT_FUSED_MAX_INSTRUCTIONS != 40
@@ -70,11 +72,20 @@ layout(constant_id = 44) const float IMM1 = 0.0;
 layout(constant_id = 45) const float IMM2 = 0.0;
 layout(constant_id = 46) const float IMM3 = 0.0;
 
+#ifdef GPUU_F16
 layout(std430, set = 0, binding = 0) readonly buffer In0 { T in0[]; };
 layout(std430, set = 0, binding = 1) readonly buffer In1 { T in1[]; };
 layout(std430, set = 0, binding = 2) readonly buffer In2 { T in2[]; };
 layout(std430, set = 0, binding = 3) readonly buffer In3 { T in3[]; };
 layout(std430, set = 0, binding = 4) writeonly buffer Out { T y[]; };
+#else
+// An f32 chain binds 32-bit words, which also hold its integer edges.
+layout(std430, set = 0, binding = 0) readonly buffer In0 { uint in0[]; };
+layout(std430, set = 0, binding = 1) readonly buffer In1 { uint in1[]; };
+layout(std430, set = 0, binding = 2) readonly buffer In2 { uint in2[]; };
+layout(std430, set = 0, binding = 3) readonly buffer In3 { uint in3[]; };
+layout(std430, set = 0, binding = 4) writeonly buffer Out { uint y[]; };
+#endif
 
 // Where an input read through a view (a slice) starts in its bound range, in
 // elements: the part of the view's offset below the device's binding
@@ -95,6 +106,16 @@ layout(constant_id = 51) const int CONCAT_DIM = -1;
 layout(constant_id = 52) const uint CONCAT_PART = 1u;
 layout(constant_id = 53) const int CONCAT_A = 0;
 layout(constant_id = 54) const int CONCAT_B = 0;
+
+// Integer edges, f32 chains only: bits 4k..4k+3 of INT_INPUTS are input k's
+// element bytes where it is an i8 or i16 tensor that a cast in the chain
+// reads (0: f32), and OUT_BYTES the output's where the chain ends in a cast
+// to i8 or i16 (0: f32). A quantized model's dequantize (cast, sub, mul) and
+// quantize (mul, round, add, clamp, cast) are then one dispatch each. An
+// integer output is stored a word at a time: an invocation's elements are
+// then neighbours, not a slice apart.
+layout(constant_id = 55) const int INT_INPUTS = 0;
+layout(constant_id = 56) const int OUT_BYTES = 0;
 
 // Input strides over the output shape (0 on broadcast axes), four inputs.
 layout(push_constant) uniform Params {
@@ -152,14 +173,53 @@ int code_at(int k) {
     R[RESULTS + step] = fused_apply(code & 0xff, R[(code >> 8) & 0xff], R[(code >> 16) & 0xff]);     \
   }
 
+#ifdef GPUU_F16
+#define LOAD_AS(words, which, at) float(words[at])
+#else
+int input_bytes(int which) { return (INT_INPUTS >> (4 * which)) & 0xf; }
+#define LOAD_AS(words, which, at)                                        \
+  (input_bytes(which) == 1   ? float(LOAD_I8(words, at))                 \
+   : input_bytes(which) == 2 ? float(LOAD_I16(words, at))                \
+                             : uintBitsToFloat(words[at]))
+#endif
+
 float load(uint i, const uint c[MAX_RANK], int which) {
   switch (which) {
-    case 0: return float(in0[input_offset(i, c, 0)]);
-    case 1: return float(in1[input_offset(i, c, 1)]);
-    case 2: return float(in2[input_offset(i, c, 2)]);
-    default: return float(in3[input_offset(i, c, 3)]);
+    case 0: return LOAD_AS(in0, 0, input_offset(i, c, 0));
+    case 1: return LOAD_AS(in1, 1, input_offset(i, c, 1));
+    case 2: return LOAD_AS(in2, 2, input_offset(i, c, 2));
+    default: return LOAD_AS(in3, 3, input_offset(i, c, 3));
   }
 }
+
+// Output element i's value as the chain's last op (a cast to i8/i16 where
+// OUT_BYTES says so: truncated and saturated, as cast_convert does) stores it.
+void store(uint i, float result) {
+#ifdef GPUU_F16
+  y[i] = T(result);
+#else
+  if (OUT_BYTES == 0) y[i] = floatBitsToUint(result);
+#endif
+}
+
+#ifndef GPUU_F16
+// An integer output's words from an invocation's LIMIT_FUSED_PER_THREAD
+// neighbouring results, the first at element `first`; bits past the end are 0.
+void store_words(uint first, const float results[LIMIT_FUSED_PER_THREAD]) {
+  const uint per_word = 4u / uint(OUT_BYTES), bits = 8u * uint(OUT_BYTES);
+  const int hi = OUT_BYTES == 1 ? 127 : 32767;
+  [[unroll]] for (uint w = 0u; w < uint(LIMIT_FUSED_PER_THREAD) / per_word; ++w) {
+    uint word = 0u;
+    [[unroll]] for (uint k = 0u; k < per_word; ++k) {
+      uint e = w * per_word + k;
+      if (first + e < p.count) {
+        word |= bitfieldExtract(uint(float_to_int_saturated(results[e], -hi - 1, hi)), 0, int(bits)) << (bits * k);
+      }
+    }
+    if (first + w * per_word < p.count) y[(first >> (OUT_BYTES == 1 ? 2u : 1u)) + w] = word;
+  }
+}
+#endif
 
 // Whether some input is read at other than the output's index.
 const bool STRIDED = CONCAT_DIM >= 0 || (CONTIGUOUS & ((1 << N_INPUTS) - 1)) != ((1 << N_INPUTS) - 1);
@@ -172,10 +232,13 @@ void main() {
   const uint slice = (p.count + LIMIT_FUSED_PER_THREAD - 1) / LIMIT_FUSED_PER_THREAD;
   uint t = linear_id();
   if (t >= slice) return;
+  // Element k of this invocation: a slice apart, or neighbours for words.
+  const uint first = OUT_BYTES == 0 ? t : t * uint(LIMIT_FUSED_PER_THREAD);
+  const uint step = OUT_BYTES == 0 ? slice : 1u;
   float r[LIMIT_FUSED_PER_THREAD][RESULTS + N_INSTRUCTIONS];
   bool second[LIMIT_FUSED_PER_THREAD];  // in the concat's second part
   [[unroll]] for (int k = 0; k < LIMIT_FUSED_PER_THREAD; ++k) {
-    uint i = min(t + uint(k) * slice, p.count - 1);  // past the end: a harmless re-read
+    uint i = min(first + uint(k) * step, p.count - 1);  // past the end: a harmless re-read
     uint c[MAX_RANK];
     if (STRIDED) {
       coordinates(i, c);
@@ -200,10 +263,19 @@ void main() {
   [[unroll]] for (int k = 0; k < LIMIT_FUSED_PER_THREAD; ++k) {
     RUN(r[k])
   }
+  float results[LIMIT_FUSED_PER_THREAD];
   [[unroll]] for (int k = 0; k < LIMIT_FUSED_PER_THREAD; ++k) {
-    uint i = t + uint(k) * slice;
-    float result = CONCAT_DIM < 0 ? r[k][RESULTS + N_INSTRUCTIONS - 1]
-                                  : second[k] ? r[k][CONCAT_B] : r[k][CONCAT_A];
-    if (i < p.count) y[i] = T(result);
+    results[k] = CONCAT_DIM < 0 ? r[k][RESULTS + N_INSTRUCTIONS - 1]
+                                : second[k] ? r[k][CONCAT_B] : r[k][CONCAT_A];
+  }
+#ifndef GPUU_F16
+  if (OUT_BYTES != 0) {
+    store_words(first, results);
+    return;
+  }
+#endif
+  [[unroll]] for (int k = 0; k < LIMIT_FUSED_PER_THREAD; ++k) {
+    uint i = first + uint(k) * step;
+    if (i < p.count) store(i, results[k]);
   }
 }
