@@ -1,6 +1,6 @@
 // An int8 GEMM's store requantizing its i32 sums as the TOSA RESCALE that
 // alone reads them would (rescale.comp: int_scale.glsl's arithmetic, zero
-// points, clamp to [lo, hi]): int8_gemm_coopmat.comp and its split-K
+// points, clamp to [lo, hi]: rescale_value): int8_gemm_coopmat.comp and its split-K
 // reduction under GPUU_RESCALE. The multipliers are bound at RQ_BINDING
 // (default 4), the shifts at the next binding; the including shader ends its
 // push constants with RQ_PUSH.
@@ -20,8 +20,8 @@ layout(std430, set = 0, binding = RQ_BINDING + 1) readonly buffer RqShift { int 
 
 int requantize(int v, uint channel, int input_zp, int output_zp, int lo, int hi) {
   uint c = RQ_PER_CHANNEL != 0 ? channel : 0u;
-  int scaled = apply_scale(int64_t(v) - int64_t(input_zp), rq_multiplier[c], rq_shift[c], RQ_DOUBLE_ROUND != 0);
-  return int(clamp(int64_t(scaled) + int64_t(output_zp), int64_t(lo), int64_t(hi)));
+  return rescale_value(int64_t(v), input_zp, true, rq_multiplier[c], rq_shift[c], RQ_DOUBLE_ROUND != 0, output_zp,
+                       int64_t(lo), int64_t(hi));
 }
 
 #ifdef GPUU_RESIDUAL
@@ -63,16 +63,13 @@ uint skip_byte(uint o) { return (skip_words[o >> 2u] >> ((o & 3u) * 8u)) & 0xFFu
 // The block's output element, r being the GEMM's requantized result there and
 // skip the skip connection's byte (skip_byte).
 int residual(int r, uint skip) {
-  int64_t a = i8_value(uint(r) & 0xFFu, RA_IN_UNSIGNED) - int64_t(RA_IN_ZP);
-  int64_t b = i8_value(skip, RB_IN_UNSIGNED) - int64_t(RB_IN_ZP);
   // i32 outputs clamp to the i32 range: the 64-bit value's low 32 bits after.
   int64_t i32_min = int64_t(-2147483647 - 1), i32_max = int64_t(2147483647);
-  int ai = int(clamp(int64_t(apply_scale(a, ra_multiplier[0], ra_shift[0], RA_DOUBLE_ROUND != 0)) + int64_t(RA_OUT_ZP),
-                     i32_min, i32_max));
-  int bi = int(clamp(int64_t(apply_scale(b, rb_multiplier[0], rb_shift[0], RB_DOUBLE_ROUND != 0)) + int64_t(RB_OUT_ZP),
-                     i32_min, i32_max));
-  int64_t sum = int64_t(ai + bi) - int64_t(RC_IN_ZP);
-  int64_t c = int64_t(apply_scale(sum, rc_multiplier[0], rc_shift[0], RC_DOUBLE_ROUND != 0)) + int64_t(RC_OUT_ZP);
-  return int(clamp(c, int64_t(RC_LO), int64_t(RC_HI)));
+  int ai = rescale_value(i8_value(uint(r) & 0xFFu, RA_IN_UNSIGNED), RA_IN_ZP, true, ra_multiplier[0], ra_shift[0],
+                         RA_DOUBLE_ROUND != 0, RA_OUT_ZP, i32_min, i32_max);
+  int bi = rescale_value(i8_value(skip, RB_IN_UNSIGNED), RB_IN_ZP, true, rb_multiplier[0], rb_shift[0],
+                         RB_DOUBLE_ROUND != 0, RB_OUT_ZP, i32_min, i32_max);
+  return rescale_value(int64_t(ai + bi), RC_IN_ZP, true, rc_multiplier[0], rc_shift[0], RC_DOUBLE_ROUND != 0,
+                       RC_OUT_ZP, int64_t(RC_LO), int64_t(RC_HI));
 }
 #endif

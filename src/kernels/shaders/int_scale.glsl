@@ -11,3 +11,14 @@ int apply_scale(int64_t value, int multiplier, int shift, bool double_round) {
   uint64_t product = uint64_t(value) * uint64_t(int64_t(multiplier)) + round;
   return int(int64_t(product) >> uint(shift));
 }
+
+// TOSA RESCALE of one value: less the input zero point, scaled (or not, for
+// an integer clamp), plus the output zero point, clamped to [lo, hi]. The
+// one spelling of the sequence for rescale.comp and the GEMM stores that
+// requantize (int8_requantize.glsl).
+int rescale_value(int64_t value, int input_zp, bool scaled, int multiplier, int shift, bool double_round,
+                  int output_zp, int64_t lo, int64_t hi) {
+  int64_t o = value - int64_t(input_zp);
+  if (scaled) o = int64_t(apply_scale(o, multiplier, shift, double_round));
+  return int(clamp(o + int64_t(output_zp), lo, hi));
+}

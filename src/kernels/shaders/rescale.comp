@@ -32,9 +32,7 @@ int compute(uint i) {
               : IN_BYTES == 2 ? int64_t(LOAD_I16(x_words, i))
               : IN_BYTES == 1 ? int64_t(IN_UNSIGNED != 0 ? LOAD_U8(x_words, i) : LOAD_I8(x_words, i))
                               : int64_t(int(x_words[i]));
-  int64_t value = v - int64_t(p.input_zp);
   uint c = p.channels > 1u ? (i / p.inner) % p.channels : 0u;
-  int64_t o = SCALED != 0 ? int64_t(apply_scale(value, multiplier[c], shift_amount[c], DOUBLE_ROUND != 0)) : value;
-  o += int64_t(p.output_zp);
-  return int(clamp(o, int64_t(p.lo), int64_t(p.hi)));
+  return rescale_value(v, p.input_zp, SCALED != 0, multiplier[c], shift_amount[c], DOUBLE_ROUND != 0, p.output_zp,
+                       int64_t(p.lo), int64_t(p.hi));
 }
