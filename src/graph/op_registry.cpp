@@ -250,6 +250,7 @@ namespace {
 
 const std::vector<DType> kFloat = {DType::kF32, DType::kF16};
 const std::vector<DType> kFloatI32I8 = {DType::kF32, DType::kF16, DType::kI32, DType::kI8};
+const std::vector<DType> kFloatI32I16I8 = {DType::kF32, DType::kF16, DType::kI32, DType::kI16, DType::kI8};
 const std::vector<DType> kNumeric = {DType::kF32, DType::kF16, DType::kI32, DType::kI64, DType::kI8};
 const std::vector<DType> kIndex = {DType::kI32, DType::kI64};
 const std::vector<DType> kFloatInt = {DType::kF32, DType::kF16, DType::kI32, DType::kI64};
@@ -1545,7 +1546,7 @@ std::vector<OpSchema> build_registry() {
                     {required("kernel", AttrKind::kInts), derived("stride", AttrKind::kInts, "kernel"),
                      with_default("padding", Ints{0, 0}), with_default("dilation", Ints{1, 1}),
                      with_default("ceil_mode", int64_t{0})},
-                    kFloatI32I8, "f32, f16, i32 or i8; x NCHW", infer_pool<2>);
+                    kFloatI32I16I8, "f32, f16, i32, i16 or i8; x NCHW", infer_pool<2>);
   max.derived_defaults = pool_defaults;
   ops.push_back(std::move(max));
 

@@ -63,6 +63,13 @@ void tosa_int_range(TosaElementType type, int64_t* lo, int64_t* hi) {
   }
 }
 
+double tosa_lowest(TosaElementType type) {
+  if (tosa_is_float(type)) return -INFINITY;
+  int64_t lo = 0, hi = 0;
+  tosa_int_range(type, &lo, &hi);
+  return static_cast<double>(lo);
+}
+
 namespace {
 
 bool valid_type(TosaElementType type) { return static_cast<unsigned>(type) <= static_cast<unsigned>(TosaElementType::kF32); }

@@ -24,6 +24,8 @@ bool tosa_is_float(TosaElementType type);
 size_t tosa_element_size(TosaElementType type);
 // The integer range an element type holds (bool 0..1; 0..0 for floats).
 void tosa_int_range(TosaElementType type, int64_t* lo, int64_t* hi);
+// The lowest value of a type (-inf for floats): what a max pool pads with.
+double tosa_lowest(TosaElementType type);
 
 // How the grammar's operands are used (generated table, gen_tosa_tables.py).
 enum class TosaOperandRole : uint8_t {

@@ -926,8 +926,6 @@ class TosaLowering {
     return Status::Ok();
   }
 
-  double lowest(E t) const { return tosa_is_float(t) ? -INFINITY : t == E::kI8 ? -128.0 : -2147483648.0; }
-
   Status lower_max_pool2d() {
     GPUU_ASSIGN_OR_RETURN(TosaTensorId x, in(0));
     E t = type(x);
@@ -943,7 +941,7 @@ class TosaLowering {
     Shape pads = {fh.pad_before, fh.pad_after, fw.pad_before, fw.pad_after};
     if (fh.pad_after >= kernel[0] || fw.pad_after >= kernel[1]) {
       // TOSA wants pads below the kernel; padding with the lowest value is the same thing.
-      nhwc = pad(nhwc, {0, 0, pads[0], pads[1], pads[2], pads[3], 0, 0}, lowest(t));
+      nhwc = pad(nhwc, {0, 0, pads[0], pads[1], pads[2], pads[3], 0, 0}, tosa_lowest(t));
       pads = {0, 0, 0, 0};
     }
     TosaTensorId y = emit(TosaOp::kMaxPool2d,
@@ -960,7 +958,7 @@ class TosaLowering {
     E t = type(x);
     TosaTensorId xp = pad(x, {0, 0, 0, 0, fh.pad_before, std::max<int64_t>(fh.pad_after, 0), fw.pad_before,
                               std::max<int64_t>(fw.pad_after, 0)},
-                          lowest(t));
+                          tosa_lowest(t));
     Shape ps = shape(xp);
     TosaTensorId acc = -1;
     for (int64_t ky = 0; ky < kernel[0]; ++ky) {
@@ -968,7 +966,7 @@ class TosaLowering {
         int64_t rows = (out[2] - 1) * stride[0] + 1, cols = (out[3] - 1) * stride[1] + 1;
         TosaTensorId tap = slice(xp, {0, 0, ky * dilation[0], kx * dilation[1]}, {ps[0], ps[1], rows, cols});
         tap = stride_select(stride_select(tap, 2, stride[0], out[2]), 3, stride[1], out[3]);
-        if (t == E::kI8) tap = cast(tap, E::kI32);  // MAXIMUM has no i8 form
+        if (t == E::kI8 || t == E::kI16) tap = cast(tap, E::kI32);  // MAXIMUM has no i8 or i16 form
         acc = acc < 0 ? tap : nan_binary(TosaOp::kMaximum, acc, tap);
       }
     }
@@ -1686,7 +1684,7 @@ const std::vector<TosaOpEntry>& tosa_op_table() {
     add({"linear"}, F::kPlain, kF, "MATMUL/CONV2D/DEPTHWISE_CONV2D", &L::lower_linear);
     add({"conv2d"}, F::kPlain, kF, "MATMUL/CONV2D/DEPTHWISE_CONV2D", &L::lower_conv2d);
     add({"avg_pool2d"}, F::kPlain, kF, "AVG_POOL2D", &L::lower_avg_pool2d, check_avg_pool2d);
-    add({"max_pool2d"}, F::kPlain, kF | kI8, "MAX_POOL2D", &L::lower_max_pool2d);
+    add({"max_pool2d"}, F::kPlain, kF | kI8 | kI16, "MAX_POOL2D", &L::lower_max_pool2d);
     // TOSA's INT profile: i8 data, i32 accumulators, fixed-point rescaling.
     // i16 activations: i48 accumulators (gpuu's i64 there, carries_i48: not a
     // dtype of the table), rescaled to i16.

@@ -705,7 +705,7 @@ class Raising {
     GPUU_RETURN_IF_ERROR(require_propagate(3));
     const Ints& kernel = attr(0).ints;
     E t = tin(0).type;
-    double lowest = tosa_is_float(t) ? -INFINITY : t == E::kI8 ? -128.0 : -2147483648.0;
+    double lowest = tosa_lowest(t);
     Ints padding;
     GPUU_ASSIGN_OR_RETURN(ValueId x, nchw_padded(attr(2).ints, lowest, true, kernel, &padding));
     GPUU_ASSIGN_OR_RETURN(ValueId y, node("max_pool2d", {x}, {{"kernel", kernel}, {"stride", attr(1).ints}, {"padding", padding}}));

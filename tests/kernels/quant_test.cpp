@@ -617,6 +617,14 @@ TEST(VulkanQuant, IntPoolsMatchCpu) {
                                0, 0));
   HostTensor w = random_tensor(DType::kI32, {1, 2, 6, 5}, 31, -1e9, 1e9);
   EXPECT_TRUE(node_matches_cpu("max_pool2d", {w}, {{"kernel", Ints{2, 3}}, {"dilation", Ints{2, 1}}}, 0, 0));
+  // a16w8's pools: i16, halves of words (odd widths: a word holds the end of one row and the start of the next),
+  // every value at or near the type's lowest where padding must never win.
+  HostTensor h = random_tensor(DType::kI16, {2, 3, 7, 9}, 32, -32768, 32768);
+  EXPECT_TRUE(node_matches_cpu("max_pool2d", {h}, {{"kernel", Ints{3, 3}}, {"stride", Ints{2, 2}}, {"padding", Ints{1, 1}}},
+                               0, 0));
+  HostTensor low = random_tensor(DType::kI16, {1, 2, 5, 5}, 33, -32768, -32766);
+  EXPECT_TRUE(node_matches_cpu("max_pool2d", {low}, {{"kernel", Ints{3, 2}}, {"padding", Ints{1, 1}}, {"dilation", Ints{1, 2}}},
+                               0, 0));
 }
 
 TEST(VulkanQuant, TableMatchesCpu) {

@@ -190,8 +190,8 @@ def test_quantized_max_pool_leaves_no_float_pool():
 
 
 # a16w8: the same CNN with 16-bit activations. Its convolutions and linear are TOSA's INT16 forms (i16 x i8 into
-# i48, rescaled from i48), its ReLU a CLAMP on i16; the hardswish and max pool stay float (a 16-bit table has no
-# exact TOSA form). One FP+INT region: Arm's scenario runner must give gpuu's executor's output bit for bit, and the
+# i48, rescaled from i48), its ReLU a CLAMP on i16 and its max pool a MAX_POOL2D on i16; the hardswish stays float (a
+# 16-bit table has no exact TOSA form). One FP+INT region: Arm's scenario runner must give gpuu's executor's output bit for bit, and the
 # whole program on VGF the converted model's within one output step (test_vgf_native runs it natively too).
 def test_arm_scenario_runner_runs_a16w8_regions(tmp_path):
     cls, shape = MODELS["cnn"]
@@ -209,7 +209,8 @@ def test_arm_scenario_runner_runs_a16w8_regions(tmp_path):
     path = files["export_vgf"][0]
     ops, types = region_tosa(path)
     # i48 is a 64-bit integer in SPIR-V (tosa_ops names types by width).
-    assert {("CONV2D", "i64"), ("DEPTHWISE_CONV2D", "i64"), ("RESCALE", "i16"), ("CLAMP", "i16")} <= set(ops), ops
+    assert {("CONV2D", "i64"), ("DEPTHWISE_CONV2D", "i64"), ("RESCALE", "i16"), ("CLAMP", "i16"),
+            ("MAX_POOL2D", "i16")} <= set(ops), ops
     assert "i16" in types and "i64" in types, sorted(types)
     assert not [op for op in ops if op[0] in ("CONV2D", "DEPTHWISE_CONV2D") and op[1] != "i64"], ops
     run_and_compare(path, str(tmp_path / "emulation"), make_input=quantized_input, compare=comparison(ops, step),

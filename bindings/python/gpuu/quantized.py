@@ -19,8 +19,8 @@ on integers and lowers it as TOSA's INT profile does:
 16-bit activations (a16w8: int16 quantize/dequantize pairs, int8 weights) fold the same way into i16 values:
 a convolution or linear sums i16 x i8 in i64 (TOSA's i48 accumulator; a linear runs as a 1x1 conv2d_int, as TOSA
 has no i16 x i8 MATMUL), rescaled with a 16-bit multiplier (TOSA allows no other for i48); an add shifts by 15
-rather than 20; reshapes, permutes and slices move the i16 values. A 16-bit lookup table has no exact TOSA form
-(TABLE interpolates 513 entries), so elementwise chains, like max pools, stay float between 16-bit pairs.
+rather than 20; reshapes, permutes, slices and max pools move or compare the i16 values. A 16-bit lookup table has
+no exact TOSA form (TABLE interpolates 513 entries), so elementwise chains stay float between 16-bit pairs.
 And a linear of int8 weights and float activations (torchao's int8 weight-only quantization, its tensor subclass
 unwrapped: mm(x, float(W^T)) times a scale per output channel): linear_dequant, the weight stored as its integers.
 Anything else keeps the float form. Each integer op's result is within one quantization step of PyTorch's
@@ -163,7 +163,8 @@ def _why_float(q: Any) -> str:
 
 # What 16-bit values fold into (the lowering's i16 forms); the rest stays float.
 _16_BIT_KINDS = {"conv", "linear", "add", "mul", "requant", "same"}
-_16_BIT_SAME = _SHAPE_ONLY | {"squeeze", "unsqueeze", "flatten", "permute", "transpose", "select", "slice", "clone"}
+_16_BIT_SAME = _SHAPE_ONLY | {"squeeze", "unsqueeze", "flatten", "permute", "transpose", "select", "slice", "clone",
+                              "max_pool2d", "max_pool2d_with_indices"}
 
 
 def _why_not_16_bit(f: "Fold") -> Optional[str]:

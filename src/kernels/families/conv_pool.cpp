@@ -113,7 +113,7 @@ Status lower_conv2d(LoweringContext& lc, const graph::Node& n) {
 
 std::string check_pool2d(const graph::Graph& g, const graph::Node& n) {
   if (n.op == "max_pool2d" && !n.inputs.empty() && n.inputs[0] >= 0 && !is_float(g.value(n.inputs[0]).dtype)) {
-    return check_int_pool2d(g, n);  // i8/i32: families/quant.cpp
+    return check_int_pool2d(g, n);  // i8/i16/i32: families/quant.cpp
   }
   return check_float_inputs(g, n);
 }
@@ -148,7 +148,7 @@ Status lower_pool2d(LoweringContext& lc, const graph::Node& n) {
 void add_conv_pool_kernels(std::vector<OpKernel>& table) {
   table.insert(table.end(), {{"conv2d", kFloatDTypes, check_float_inputs, lower_conv2d},
                              {"avg_pool2d", kFloatDTypes, check_pool2d, lower_pool2d},
-                             {"max_pool2d", kFloatDTypes | kI8DType | kI32DType, check_pool2d, lower_pool2d}});
+                             {"max_pool2d", kFloatDTypes | kI8DType | kI16DType | kI32DType, check_pool2d, lower_pool2d}});
 }
 
 }  // namespace gpuu::kernels

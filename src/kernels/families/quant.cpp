@@ -46,7 +46,9 @@ std::string check_dtypes(const graph::Graph& g, const graph::Node& n, std::initi
     bool ok = false;
     for (DType a : allowed) ok = ok || a == d;
     if (!ok) {
-      return "Vulkan " + n.op + " kernels take i8/i32 tensors, input '" + g.value(id).name + "' is " +
+      std::string names;
+      for (DType a : allowed) names += (names.empty() ? "" : "/") + std::string(graph::dtype_name(a));
+      return "Vulkan " + n.op + " kernels take " + names + " tensors, input '" + g.value(id).name + "' is " +
              graph::dtype_name(d);
     }
   }
@@ -396,7 +398,7 @@ Status lower_matmul_int(LoweringContext& lc, const graph::Node& n) {
   return add_dispatch(lc, n, key, {{A.range, false}, {B.range, false}, {y.range, true}}, push, count, work);
 }
 
-// avg_pool2d_int (i8), and max_pool2d on i8/i32 (symmetric padding, dilation).
+// avg_pool2d_int (i8), and max_pool2d on i8/i16/i32 (symmetric padding, dilation).
 Status lower_pool2d_int(LoweringContext& lc, const graph::Node& n) {
   GPUU_ASSIGN_OR_RETURN(graph::AttrMap a, attrs_of(n));
   const bool is_max = n.op == "max_pool2d";
@@ -417,8 +419,8 @@ Status lower_pool2d_int(LoweringContext& lc, const graph::Node& n) {
   push.u32(u32(kernel[0])).u32(u32(kernel[1])).u32(u32(stride[0])).u32(u32(stride[1]));
   push.u32(u32(pad_top)).u32(u32(pad_left)).u32(u32(dilation[0])).u32(u32(dilation[1]));
   push.u32(u32(graph::attr_int(a, "input_zp"))).u32(u32(graph::attr_int(a, "output_zp")));
-  KernelKey key{is_max ? "pool2d_int_max" : "pool2d_int", {is_max ? 1 : 0, x.dtype == DType::kI8 ? 1 : 4}, 2,
-                push.size()};
+  KernelKey key{is_max ? "pool2d_int_max" : "pool2d_int",
+                {is_max ? 1 : 0, static_cast<int32_t>(graph::dtype_size(x.dtype))}, 2, push.size()};
   return add_dispatch(lc, n, key, {{x.range, false}, {y.range, true}}, push, word_invocations(count, y.dtype));
 }
 
@@ -487,7 +489,9 @@ Status lower_narrow_int_clamp(LoweringContext& lc, const graph::Node& n) {
 }
 
 
-std::string check_int_pool2d(const graph::Graph& g, const graph::Node& n) { return check_int(g, n); }
+std::string check_int_pool2d(const graph::Graph& g, const graph::Node& n) {
+  return n.op == "max_pool2d" ? check_dtypes(g, n, {DType::kI8, DType::kI16, DType::kI32}) : check_int(g, n);
+}
 Status lower_int_pool2d(LoweringContext& lc, const graph::Node& n) { return lower_pool2d_int(lc, n); }
 
 void add_quant_kernels(std::vector<OpKernel>& table) {

@@ -6,5 +6,5 @@
 #define LOAD_I8(words, i) bitfieldExtract(int(words[(i) >> 2u]), int(((i) & 3u) * 8u), 8)
 #define LOAD_U8(words, i) int(bitfieldExtract(words[(i) >> 2u], int(((i) & 3u) * 8u), 8))
 #define LOAD_I16(words, i) bitfieldExtract(int(words[(i) >> 1u]), int(((i) & 1u) * 16u), 16)
-#define LOAD_INT(words, i, bytes) ((bytes) == 1 ? LOAD_I8(words, i) : int(words[i]))
+#define LOAD_INT(words, i, bytes) ((bytes) == 1 ? LOAD_I8(words, i) : (bytes) == 2 ? LOAD_I16(words, i) : int(words[i]))
 #endif

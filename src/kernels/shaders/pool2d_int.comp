@@ -1,5 +1,5 @@
 #version 450
-// Integer 2-D pools over NCHW planes: max_pool2d on i8/i32 (padding never
+// Integer 2-D pools over NCHW planes: max_pool2d on i8/i16/i32 (padding never
 // wins; dilation) and avg_pool2d_int on i8 (TOSA AVG_POOL2D: zero points, an
 // int32 sum over the real elements, divided by their count with TOSA's
 // reciprocal_scale and apply_scale_32, output zero point, saturated to i8).
@@ -31,7 +31,7 @@ int compute(uint i) {
   uint plane = (i / (p.OW * p.OH)) * p.H * p.W;
   int y0 = int(oy * p.sh) - p.pad_top;
   int x0 = int(ox * p.sw) - p.pad_left;
-  int best = OUT_BYTES == 1 ? -128 : (-2147483647 - 1);
+  int best = OUT_BYTES == 1 ? -128 : OUT_BYTES == 2 ? -32768 : (-2147483647 - 1);
   int acc = 0;
   int count = 0;
   for (uint ky = 0u; ky < p.kh; ++ky) {
