@@ -199,6 +199,21 @@ bool fused_edges_fit(const graph::Graph& g, const std::vector<graph::NodeId>& no
   return true;
 }
 
+// The instruction words of `nodes` (fusable ops, in order) over the
+// registers `reg` names; each result joins `reg`, the k-th at `first_result` + k.
+std::vector<int32_t> chain_instructions(const graph::Graph& g, const std::vector<graph::NodeId>& nodes,
+                                        std::map<graph::ValueId, int>& reg, int first_result) {
+  std::vector<int32_t> words;
+  for (graph::NodeId id : nodes) {
+    const graph::Node& node = g.node(id);
+    const int a = reg.at(node.inputs[0]);
+    const int b = node.inputs.size() > 1 ? reg.at(node.inputs[1]) : 0;
+    words.push_back(fused_code(node) | (a << 8) | (b << 16));
+    reg[node.outputs[0]] = first_result + static_cast<int>(words.size()) - 1;
+  }
+  return words;
+}
+
 // Up to `max_immediates` one-element constants become immediates, the rest is bound.
 ChainOperands operands_of(const graph::Graph& g, const std::vector<graph::NodeId>& nodes, size_t max_immediates) {
   ChainOperands out;
@@ -213,6 +228,21 @@ ChainOperands operands_of(const graph::Graph& g, const std::vector<graph::NodeId
     out.immediate_values.push_back(*value);
   }
   return out;
+}
+
+// Whether `nodes` (fusable ops, in order) can run as a layer norm's chain
+// (row_norm.h): f32 arithmetic over one tensor (`tensor`, or any where
+// kNone) of the chain's shape and scalar constants, within the row kernel's
+// instructions and immediates.
+bool norm_chain_fits(const graph::Graph& g, const std::vector<graph::NodeId>& nodes, graph::ValueId tensor) {
+  if (nodes.empty() || nodes.size() > kNormChainMaxInstructions) return false;
+  for (graph::NodeId id : nodes) {
+    if (!fusable(g, g.node(id))) return false;
+  }
+  if (chain_float_type(g, nodes) != graph::DType::kF32 || !fused_edges_fit(g, nodes)) return false;
+  const ChainOperands operands = operands_of(g, nodes, kNormChainMaxImmediates);
+  return operands.bound.size() == 1 && (tensor == graph::kNone || operands.bound[0] == tensor) &&
+         g.value(operands.bound[0]).shape == g.value(g.node(nodes.back()).outputs[0]).shape;
 }
 
 // A GEMM's epilogue planned on the graph alone: make_epilogue binds it to
@@ -775,6 +805,64 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse, const 
       break;
     }
   }
+  // A layer norm's chains: the elementwise unit that alone makes its x and
+  // the one that alone reads its result (a quantized model's dequantize and
+  // quantize around it) join its unit, to run as the row kernel loads and
+  // stores (norm_chains). Only units left as they are: a chain already in a
+  // GEMM's store stays there.
+  auto plain_chain = [&](int at) -> const std::vector<graph::NodeId>* {
+    const LoweringUnit& c = units[static_cast<size_t>(at)];
+    const bool lone = c.nodes.size() == 1 && c.movement_chain < 0 && !c.int_rescale;
+    if (absorbed[static_cast<size_t>(at)] || !(c.fused() || lone)) return nullptr;
+    return &c.nodes;
+  };
+  for (size_t u = 0; u < units.size(); ++u) {
+    LoweringUnit& norm = units[u];
+    if (absorbed[u] || norm.nodes.size() != 1 || norm.movement_chain >= 0) continue;
+    const graph::Node& ln = g.node(norm.nodes[0]);
+    if (ln.op != "layer_norm" || ln.inputs.empty() || ln.inputs[0] < 0 ||
+        g.value(ln.inputs[0]).dtype != graph::DType::kF32) {
+      continue;
+    }
+    std::vector<graph::NodeId> before, after;
+    std::vector<int> taken;
+    const graph::ValueId x = ln.inputs[0];
+    const graph::NodeId p = g.value(x).producer;
+    if (p >= 0 && sole_reader(x)) {
+      const std::vector<graph::NodeId>* chain = plain_chain(unit_of[static_cast<size_t>(p)]);
+      if (chain && chain->back() == p && norm_chain_fits(g, *chain, graph::kNone)) {
+        before = *chain;
+        taken.push_back(unit_of[static_cast<size_t>(p)]);
+      }
+    }
+    const graph::ValueId y = ln.outputs[0];
+    if (sole_reader(y)) {
+      const int at = unit_of[static_cast<size_t>(consumers[static_cast<size_t>(y)][0])];
+      const std::vector<graph::NodeId>* chain = plain_chain(at);
+      if (chain && norm_chain_fits(g, *chain, y)) {
+        // An integer y is stored a word at a time: its rows must be whole words.
+        const graph::DType out = g.value(g.node(chain->back()).outputs[0]).dtype;
+        const graph::Shape& shape = g.value(y).shape;
+        const Result<graph::AttrMap> attrs = graph::resolve_attrs(ln);
+        int64_t row = 1;
+        const auto nd = attrs.ok() ? static_cast<size_t>(graph::attr_int(*attrs, "normalized_ndim")) : shape.size() + 1;
+        for (size_t d = shape.size() - std::min(nd, shape.size()); d < shape.size(); ++d) row *= shape[d];
+        if (attrs.ok() && (!int_edge(out) || row % (4 / static_cast<int64_t>(graph::dtype_size(out))) == 0)) {
+          after = *chain;
+          taken.push_back(at);
+        }
+      }
+    }
+    auto immediates = [&](const std::vector<graph::NodeId>& c) {
+      return c.empty() ? size_t{0} : operands_of(g, c, kNormChainMaxImmediates).immediates.size();
+    };
+    if (taken.empty() || immediates(before) + immediates(after) > kNormChainMaxImmediates) continue;
+    for (int at : taken) absorbed[static_cast<size_t>(at)] = true;
+    norm.norm_before = before.size();
+    norm.nodes.insert(norm.nodes.begin(), before.begin(), before.end());
+    norm.nodes.insert(norm.nodes.end(), after.begin(), after.end());
+    norm.norm_chains = true;
+  }
   std::vector<LoweringUnit> kept;
   for (size_t u = 0; u < units.size(); ++u) {
     if (!absorbed[u]) kept.push_back(std::move(units[u]));
@@ -800,13 +888,10 @@ Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit) {
     reg[operands.immediates[j]] = static_cast<int>(kMaxFusedInputs + j);
   }
   std::vector<int32_t> spec = {static_cast<int32_t>(externals.size()), static_cast<int32_t>(instructions)};
-  for (size_t k = 0; k < instructions; ++k) {
-    const graph::Node& node = g.node(unit.nodes[k]);
-    int a = reg.at(node.inputs[0]);
-    int b = node.inputs.size() > 1 ? reg.at(node.inputs[1]) : 0;
-    spec.push_back(fused_code(node) | (a << 8) | (b << 16));
-    reg[node.outputs[0]] = static_cast<int>(kMaxFusedInputs + kMaxFusedImmediates + k);
-  }
+  const std::vector<int32_t> words =
+      chain_instructions(g, std::vector<graph::NodeId>(unit.nodes.begin(), unit.nodes.begin() + static_cast<long>(instructions)),
+                         reg, static_cast<int>(kMaxFusedInputs + kMaxFusedImmediates));
+  spec.insert(spec.end(), words.begin(), words.end());
   spec.resize(2 + kMaxFusedInstructions, 0);
   int contiguous = 0;  // read at the output's index: never under a concat (the index is the whole output's)
   for (size_t i = 0; i < externals.size() && !concat_axis; ++i) {
@@ -952,6 +1037,36 @@ Status lower_rms_norm(LoweringContext& lc, const LoweringUnit& unit) {
     norm.weight = lc.tensor(view.root).range;
     norm.weight_offset = static_cast<uint32_t>(view.offset);
     norm.weight_stride = one ? 0u : static_cast<uint32_t>(view.strides.back());
+  }
+  if (norm.rows == 0) return Status::Ok();
+  return add_row_norm(lc, unit.nodes, norm);
+}
+
+Status lower_norm_with_chains(LoweringContext& lc, const LoweringUnit& unit) {
+  const graph::Graph& g = lc.graph;
+  const auto split = unit.nodes.begin() + static_cast<long>(unit.norm_before);
+  const std::vector<graph::NodeId> before(unit.nodes.begin(), split), after(split + 1, unit.nodes.end());
+  const graph::Node& ln = g.node(*split);
+  GPUU_ASSIGN_OR_RETURN(RowNorm norm, layer_norm_of(lc, ln));
+  // Registers: 0 the value, 1..4 both chains' immediates, 5 + k results.
+  auto encode = [&](const std::vector<graph::NodeId>& chain, graph::ValueId value) {
+    const ChainOperands operands = operands_of(g, chain, kNormChainMaxImmediates);
+    std::map<graph::ValueId, int> reg = {{value, 0}};
+    for (size_t j = 0; j < operands.immediates.size(); ++j) {
+      reg[operands.immediates[j]] = static_cast<int>(1 + norm.immediates.size());
+      norm.immediates.push_back(operands.immediate_values[j]);
+    }
+    return chain_instructions(g, chain, reg, static_cast<int>(1 + kNormChainMaxImmediates));
+  };
+  if (!before.empty()) {  // x is the chain's one tensor, read as itself (region_plan.cpp)
+    const graph::ValueId source = operands_of(g, before, kNormChainMaxImmediates).bound[0];
+    norm.x = &lc.tensor(source);
+    norm.x_layout.reset();
+    norm.before = encode(before, source);
+  }
+  if (!after.empty()) {
+    norm.y = &lc.tensor(g.node(after.back()).outputs[0]);
+    norm.after = encode(after, ln.outputs[0]);
   }
   if (norm.rows == 0) return Status::Ok();
   return add_row_norm(lc, unit.nodes, norm);

@@ -34,11 +34,18 @@ struct LoweringUnit {
   // ... and then the rescales, add and rescale of a residual block's int8 add
   // (nodes: GEMM, [bias add,] rescale, A, B, add, C: op_table.h's IntResidual).
   bool int_residual = false;
+  // nodes are a layer_norm with an elementwise chain that alone makes its x
+  // (the first norm_before nodes) and one that alone reads its result (the
+  // rest), each of one tensor and scalar constants, either maybe absent: the
+  // row kernel applies them as it loads x and stores y (row_norm.h). A
+  // quantized model's dequantize, norm and quantize are one dispatch.
+  bool norm_chains = false;
+  size_t norm_before = 0;
   // A fused unit (fused()) may end in a concat of two equal parts
   // (fused_elementwise.comp's CONCAT_DIM); its other nodes are fusable.
   bool fused() const {
     return movement_chain < 0 && !gemm_epilogue && !rms_norm && !attention_heads_inner && !int_rescale &&
-           nodes.size() > 1;
+           !norm_chains && nodes.size() > 1;
   }
 };
 
@@ -48,8 +55,10 @@ struct LoweringUnit {
 // unit ending in the concat), RMSNorm's nodes are one rms_norm unit, and a
 // group (or single fusable node) of <= 8 ops of a GEMM op's output shape that
 // alone reads that output (or a reshape of a matmul or linear output that
-// keeps its last axis) joins the GEMM's unit. `written_over` (by value, or
-// empty): region_plan.h's; a concat written over an input is lowered alone.
+// keeps its last axis) joins the GEMM's unit; the chains that alone make a
+// layer norm's x and alone read its result join the norm's (norm_chains).
+// `written_over` (by value, or empty): region_plan.h's; a concat written
+// over an input is lowered alone.
 std::vector<LoweringUnit> plan_lowering(const graph::Graph& graph, bool fuse,
                                         const std::vector<graph::ValueId>& written_over = {});
 
@@ -76,6 +85,10 @@ graph::NodeId rms_norm_weight_node(const graph::Graph& g, const LoweringUnit& un
 
 // Lowers an rms_norm unit.
 Status lower_rms_norm(LoweringContext& lc, const LoweringUnit& unit);
+
+// Lowers a norm_chains unit: the layer norm's row kernel applying the
+// chains as it loads x and stores y.
+Status lower_norm_with_chains(LoweringContext& lc, const LoweringUnit& unit);
 
 // Lowers an int_rescale unit: the GEMM requantizing in its store (and adding
 // the residual) where its kernel does (LoweringContext::int_rescale,

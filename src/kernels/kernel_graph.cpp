@@ -304,6 +304,7 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
       lowered = unit.gemm_epilogue                  ? lower_gemm_with_epilogue(lc, unit)
                 : unit.int_rescale                  ? lower_int_gemm_with_rescale(lc, unit)
                 : unit.rms_norm                     ? lower_rms_norm(lc, unit)
+                : unit.norm_chains                  ? lower_norm_with_chains(lc, unit)
                 : unit.attention_heads_inner
                     ? lower_attention_heads_inner(lc, region.node(unit.nodes[0]), region.node(unit.nodes[1]))
                 : unit.fused() || elementwise_view ? lower_fused_group(lc, unit)

@@ -160,6 +160,14 @@ RegionPlan plan_region(const graph::Graph& region, const KernelGraphOptions& opt
     for (const LoweringUnit& u : plan.units) {
       // A cast alone runs its own kernel, which reads its input as itself.
       if (u.nodes.size() == 1 && region.node(u.nodes[0]).op == "cast") as_themselves[static_cast<size_t>(u.nodes[0])] = 1;
+      // A norm's chains read their tensor as themselves; with none before
+      // it, the norm may read x through a view (layer_norm_takes_view).
+      if (u.norm_chains) {
+        for (size_t k = 0; k < u.nodes.size(); ++k) {
+          if (k != u.norm_before || u.norm_before > 0) as_themselves[static_cast<size_t>(u.nodes[k])] = 1;
+        }
+        continue;
+      }
       // An RMSNorm unit reads x as itself; its weight may be a view.
       if (!u.gemm_epilogue && !u.rms_norm) continue;
       const graph::NodeId weight = u.rms_norm ? rms_norm_weight_node(region, u) : graph::kNone;

@@ -31,7 +31,21 @@ struct RowNorm {
     uint64_t offset = 0, inner_rows = 0, outer_stride = 0, inner_stride = 0, element_stride = 1;
   };
   std::optional<Layout> x_layout;
+  // Elementwise chains applied as x is loaded and as y is stored (f32 norms:
+  // LoweringUnit::norm_chains), fused_apply's instruction words over
+  // registers 0 (the value), 1..4 (`immediates`), 5 + k (instruction k's
+  // result); x and y may then be i8/i16, loaded and stored converted.
+  std::vector<int32_t> before, after;
+  std::vector<float> immediates;
 };
+
+// The most instructions a norm's chain takes, and immediates both take.
+inline constexpr size_t kNormChainMaxInstructions = 8;
+inline constexpr size_t kNormChainMaxImmediates = 4;
+
+// The norm of layer_norm node `n` (normalized over its last dims), x read
+// through its view where it has one.
+Result<RowNorm> layer_norm_of(LoweringContext& lc, const graph::Node& n);
 
 // The rows of a value of `shape` read through `view`, normalised over its
 // last dim, as RowNorm::Layout: its leading dims must make at most two runs

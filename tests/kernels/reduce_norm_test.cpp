@@ -267,6 +267,62 @@ TEST(VulkanLayerNorm, ReadsAPermutedValueInPlace) {
   }
 }
 
+// A quantized transformer's layer norm: the dequantize making its x (cast
+// from i8, zero point, scale) and the quantize reading its result (scale,
+// round, zero point, clamp, cast to i8 or i16) run in the row kernel, one
+// dispatch, bit for bit as the three apart (and within a step of the CPU's
+// double-precision norm), at the row widths of each kernel form (one
+// invocation, a line, the workgroup), through the weight and bias or none.
+// A row of an integer output that is no whole word keeps the quantize apart.
+TEST(VulkanLayerNorm, RunsAQuantizedModelsDequantizeAndQuantize) {
+  using Ints = std::vector<int64_t>;
+  struct Case {
+    graph::Shape shape;
+    DType out;
+    bool affine;
+    const char* steps;
+  };
+  const char* all = "d_cast+d_zp+d_scale+ln+q_scale+q_round+q_zp+q_clamp+q_cast";
+  const Case cases[] = {{{3, 8}, DType::kI8, true, all},          {{2, 5, 96}, DType::kI8, false, all},
+                        {{2, 3, 768}, DType::kI8, true, all},      {{4, 1000}, DType::kI16, true, all},
+                        {{3, 6}, DType::kI8, true, "d_cast+d_zp+d_scale+ln q_scale+q_round+q_zp+q_clamp+q_cast"},
+                        {{3, 6}, DType::kI16, true, all}};
+  uint32_t seed = 90;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(graph::shape_to_string(c.shape) + " -> " + graph::dtype_name(c.out));
+    graph::Graph g;
+    auto scalar = [&](const std::string& name, float v) {
+      return graph::add_graph_constant(g, name, DType::kF32, {1}, Blob::copy_of(&v, 4)).value();
+    };
+    auto op = [&](const char* o, const std::string& name, std::vector<graph::ValueId> in, graph::AttrMap attrs = {}) {
+      return graph::add_op(g, o, name, std::move(in), std::move(attrs)).value()[0];
+    };
+    const int64_t d = c.shape.back();
+    graph::ValueId q = graph::add_graph_input(g, "q", DType::kI8, c.shape).value();
+    graph::ValueId w = c.affine ? graph::add_graph_input(g, "w", DType::kF32, {d}).value() : graph::kNone;
+    graph::ValueId b = c.affine ? graph::add_graph_input(g, "b", DType::kF32, {d}).value() : graph::kNone;
+    graph::ValueId f = op("cast", "d_cast", {q}, {{"dtype", std::string("f32")}});
+    graph::ValueId x = op("mul", "d_scale", {op("sub", "d_zp", {f, scalar("dz", -5)}), scalar("ds", 0.031f)});
+    graph::ValueId y = op("layer_norm", "ln", {x, w, b}, {{"normalized_ndim", int64_t{1}}, {"eps", 1e-5}});
+    const double hi = c.out == DType::kI8 ? 127 : 32767;
+    graph::ValueId r = op("round", "q_round", {op("mul", "q_scale", {y, scalar("qs", c.out == DType::kI8 ? 40.f : 9000.f)})});
+    graph::ValueId z = op("clamp", "q_clamp", {op("add", "q_zp", {r, scalar("qz", 3)})}, {{"min", -hi - 1}, {"max", hi}});
+    g.mark_output(op("cast", "q_cast", {z}, {{"dtype", std::string(graph::dtype_name(c.out))}}));
+    std::vector<cpu::HostTensor> in = {random_tensor(DType::kI8, c.shape, seed += 3, -128, 128)};
+    if (c.affine) {
+      in.push_back(random_tensor(DType::kF32, {d}, seed + 1, 0.5, 2));
+      in.push_back(random_tensor(DType::kF32, {d}, seed + 2, -1, 1));
+    }
+    EXPECT_EQ(joined(step_labels(g, in, 1, 0)), c.steps);  // within one step of the CPU
+    kernels::KernelGraphOptions apart;
+    apart.fuse_elementwise = false;
+    auto fused = run_on_vulkan(g, in);
+    auto alone = run_on_vulkan(g, in, nullptr, apart);
+    ASSERT_TRUE(fused.ok() && alone.ok());
+    EXPECT_TRUE(all_close(fused.value()[0], alone.value()[0], 0, 0)) << "the fused norm differs from its three steps";
+  }
+}
+
 // RMSNorm as model code writes it: x * rsqrt(mean(x * x, -1, keepdim) + eps),
 // then times a weight along the last axis (or none). Returns the graph and its
 // inputs' shapes; `weight` 0 none, 1 a [D] input, 2 a [1] constant expanded to

@@ -79,15 +79,18 @@ def _int_gemms(kernels, op):
     return sum(k == op or k.startswith(op + "_tiled") for k in kernels)
 
 
-def _export_and_run(converted, x, prefer, tmp_path, **options):
+def _export_and_run(converted, x, prefer, tmp_path, labels=None, **options):
+    """The output, export report and dispatched kernels; `labels`, a list, receives the dispatches' labels."""
     spec = gpuu.UnifiedGpuCompileSpec(vgf=gpuu.VgfCompileSpec(), prefer=prefer, min_partition_size=1,
                                       shared_context_token="quantized")
     path = tmp_path / f"{prefer}.gpuu"
     report = gpuu.export(converted, (x,), spec, path)
     with gpuu.load(path, profile=True, **options) as program:
         (got,) = program.run([x.numpy()])
-        kernels = [d["kernel"] for step in program.profile()["plan"] for d in step.get("dispatches", [])]
-    return got, report, kernels
+        dispatches = [d for step in program.profile()["plan"] for d in step.get("dispatches", [])]
+    if labels is not None:
+        labels.extend(d["label"] for d in dispatches)
+    return got, report, [d["kernel"] for d in dispatches]
 
 
 @pytest.mark.parametrize("prefer", ["vulkan_first", "vgf_first"])
@@ -111,7 +114,8 @@ def test_quantized_transformer_block_runs_its_linears_on_integers(tmp_path):
     converted, x = _quantize(GptBlock(), (2, 8, 32))
     with torch.no_grad():
         want = converted(x).numpy()
-    got, _, kernels = _export_and_run(converted, x, "vulkan_first", tmp_path)
+    labels = []
+    got, _, kernels = _export_and_run(converted, x, "vulkan_first", tmp_path, labels)
     assert np.abs(got - want).max() <= _output_step(converted) * 1.001
     # qkv, proj, fc1 and fc2 (inputs flattened from [2, 8, d] to 2-D) on integers; norms and attention in float.
     assert _int_gemms(kernels, "matmul_int") == 4, kernels
@@ -120,6 +124,11 @@ def test_quantized_transformer_block_runs_its_linears_on_integers(tmp_path):
     # The float islands' edges: each quantize (scale, round, zero point, clamp, cast to i8) and dequantize (cast
     # from i8, zero point, scale) is one fused dispatch that stores or loads the integers, no cast of its own.
     assert "cast_convert" not in kernels, kernels
+    # Each layer norm quantizes its result as it stores it, and the second (reading the int8 residual stream)
+    # dequantizes its input as it loads it: one dispatch each.
+    norms = [label for label in labels if "layer_norm" in label]
+    assert len(norms) == 2 and all(label.rsplit("+", 1)[-1].startswith("cast_") for label in norms), labels
+    assert norms[1].startswith("cast_") and "+layer_norm_" in norms[1], norms
 
 
 def test_mobile_block_runs_activations_as_tables_and_the_gate_on_integers(tmp_path):

@@ -285,6 +285,13 @@ bool layer_norm_takes_view(const graph::Graph& g, const graph::Node& n, size_t s
 }
 
 Status lower_layer_norm(LoweringContext& lc, const graph::Node& n) {
+  GPUU_ASSIGN_OR_RETURN(RowNorm norm, layer_norm_of(lc, n));
+  return add_row_norm(lc, {lc.graph.value(n.outputs[0]).producer}, norm);
+}
+
+}  // namespace
+
+Result<RowNorm> layer_norm_of(LoweringContext& lc, const graph::Node& n) {
   GPUU_ASSIGN_OR_RETURN(graph::AttrMap attrs, graph::resolve_attrs(n));
   RowNorm norm;
   norm.x = &lc.tensor(n.inputs[0]);
@@ -307,10 +314,8 @@ Status lower_layer_norm(LoweringContext& lc, const graph::Node& n) {
     }
     norm.x = &lc.tensor(view.root);
   }
-  return add_row_norm(lc, {lc.graph.value(n.outputs[0]).producer}, norm);
+  return norm;
 }
-
-}  // namespace
 
 std::optional<RowNorm::Layout> row_layout(const graph::Shape& shape, const StridedView& view) {
   const size_t r = shape.size();
@@ -348,10 +353,19 @@ Status add_row_norm(LoweringContext& lc, const std::vector<graph::NodeId>& nodes
   push.u32(static_cast<uint32_t>(at.offset)).u32(static_cast<uint32_t>(std::max<uint64_t>(at.inner_rows, 1)));
   push.u32(static_cast<uint32_t>(at.outer_stride)).u32(static_cast<uint32_t>(at.inner_stride));
   push.u32(static_cast<uint32_t>(at.element_stride));
-  KernelKey key{std::string("layer_norm_rows") + float_suffix(x.dtype),
-                {static_cast<int32_t>(row_width), norm.weight ? 1 : 0, norm.bias ? 1 : 0, norm.rms ? 1 : 0},
-                4,
-                push.size()};
+  // ROW_WIDTH, HAS_WEIGHT, HAS_BIAS, RMS, X_BYTES, Y_BYTES, N_BEFORE, N_AFTER, B0..B7, A0..A7, IMM0..IMM3.
+  auto int_bytes = [](graph::DType t) { return is_float(t) ? 0 : static_cast<int32_t>(graph::dtype_size(t)); };
+  std::vector<int32_t> spec = {static_cast<int32_t>(row_width), norm.weight ? 1 : 0, norm.bias ? 1 : 0,
+                               norm.rms ? 1 : 0, int_bytes(x.dtype), int_bytes(norm.y->dtype),
+                               static_cast<int32_t>(norm.before.size()), static_cast<int32_t>(norm.after.size())};
+  for (const std::vector<int32_t>* chain : {&norm.before, &norm.after}) {
+    for (size_t k = 0; k < kNormChainMaxInstructions; ++k) spec.push_back(k < chain->size() ? (*chain)[k] : 0);
+  }
+  for (size_t j = 0; j < kNormChainMaxImmediates; ++j) {
+    spec.push_back(j < norm.immediates.size() ? float_bits(norm.immediates[j]) : 0);
+  }
+  const graph::DType computed = is_float(x.dtype) ? x.dtype : graph::DType::kF32;  // integer x: a chain's edge
+  KernelKey key{std::string("layer_norm_rows") + float_suffix(computed), std::move(spec), 4, push.size()};
   return add_dispatch(lc, nodes, key, {{x.range, false}, {weight, false}, {bias, false}, {norm.y->range, true}}, push,
                       rows * row_width);
 }

@@ -8,16 +8,67 @@
 // rows of tens to hundreds, as convnext's 96-channel rows, which one
 // invocation each walked serially and uncoalesced at 1/10 of the bandwidth),
 // or the whole workgroup (long rows).
+//
+// A layer norm's chains (f32 only; fusion.h's LoweringUnit::norm_chains):
+// an elementwise chain of x's one tensor and scalar constants, applied as x
+// is loaded, and one of y's, applied as y is stored: a quantized model's
+// dequantize before the norm and quantize after it, with the integers
+// loaded and stored as fused_elementwise.comp does (X_BYTES, Y_BYTES: 1 or 2
+// for i8/i16, 0 for f32). Registers: 0 the value, 1..4 the immediates, 5 + k
+// instruction k's result.
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
+#include "op_math.glsl"  // fused_apply
+#include "int_convert.glsl"
+#include "int_load.glsl"
 
 layout(constant_id = 0) const uint ROW_WIDTH = GPUU_WG;
 layout(constant_id = 1) const bool HAS_WEIGHT = false;
 layout(constant_id = 2) const bool HAS_BIAS = false;
 layout(constant_id = 3) const bool RMS = false;
+layout(constant_id = 4) const int X_BYTES = 0;
+layout(constant_id = 5) const int Y_BYTES = 0;
+layout(constant_id = 6) const int N_BEFORE = 0;  // instructions applied to x (at most 8)
+layout(constant_id = 7) const int N_AFTER = 0;   // ... to y (at most 8)
+layout(constant_id = 8) const int B0 = 0;
+layout(constant_id = 9) const int B1 = 0;
+layout(constant_id = 10) const int B2 = 0;
+layout(constant_id = 11) const int B3 = 0;
+layout(constant_id = 12) const int B4 = 0;
+layout(constant_id = 13) const int B5 = 0;
+layout(constant_id = 14) const int B6 = 0;
+layout(constant_id = 15) const int B7 = 0;
+layout(constant_id = 16) const int A0 = 0;
+layout(constant_id = 17) const int A1 = 0;
+layout(constant_id = 18) const int A2 = 0;
+layout(constant_id = 19) const int A3 = 0;
+layout(constant_id = 20) const int A4 = 0;
+layout(constant_id = 21) const int A5 = 0;
+layout(constant_id = 22) const int A6 = 0;
+layout(constant_id = 23) const int A7 = 0;
+layout(constant_id = 24) const float IMM0 = 0.0;
+layout(constant_id = 25) const float IMM1 = 0.0;
+layout(constant_id = 26) const float IMM2 = 0.0;
+layout(constant_id = 27) const float IMM3 = 0.0;
+
+#ifdef GPUU_F16
 layout(std430, set = 0, binding = 0) readonly buffer In { T x[]; };
 layout(std430, set = 0, binding = 1) readonly buffer Weight { T w[]; };  // bound to x when absent
 layout(std430, set = 0, binding = 2) readonly buffer Bias { T b[]; };    // bound to x when absent
 layout(std430, set = 0, binding = 3) writeonly buffer Out { T y[]; };
+#define X_AT(i) float(x[i])
+#define W_AT(i) float(w[i])
+#define B_AT(i) float(b[i])
+#else
+// f32 binds 32-bit words, which also hold the chains' integer edges.
+layout(std430, set = 0, binding = 0) readonly buffer In { uint x[]; };
+layout(std430, set = 0, binding = 1) readonly buffer Weight { uint w[]; };  // bound to x when absent
+layout(std430, set = 0, binding = 2) readonly buffer Bias { uint b[]; };    // bound to x when absent
+layout(std430, set = 0, binding = 3) writeonly buffer Out { uint y[]; };
+#define X_AT(i) (X_BYTES == 1 ? float(LOAD_I8(x, i)) : X_BYTES == 2 ? float(LOAD_I16(x, i)) : uintBitsToFloat(x[i]))
+#define W_AT(i) uintBitsToFloat(w[i])
+#define B_AT(i) uintBitsToFloat(b[i])
+#endif
 layout(push_constant) uniform Params {
   uint rows;
   uint size;
@@ -30,6 +81,32 @@ layout(push_constant) uniform Params {
 } p;
 
 shared float sums[GPUU_WG];
+
+// The chain `codes` (n instructions) applied to v, walked by a loop the
+// driver unrolls: as fused_elementwise.comp's, its switch folds away.
+float run_chain(float v, const int codes[8], int n) {
+  float r[5 + 8];
+  r[0] = v;
+  r[1] = IMM0;
+  r[2] = IMM1;
+  r[3] = IMM2;
+  r[4] = IMM3;
+  [[unroll]] for (int k = 0; k < n; ++k) {
+    const int code = codes[k];
+    r[5 + k] = fused_apply(code & 0xff, r[(code >> 8) & 0xff], r[(code >> 16) & 0xff]);
+  }
+  return n == 0 ? v : r[5 + n - 1];
+}
+
+float load_x(uint i) {
+  const int before[8] = int[](B0, B1, B2, B3, B4, B5, B6, B7);
+  return run_chain(X_AT(i), before, N_BEFORE);
+}
+
+float finish(float v) {
+  const int after[8] = int[](A0, A1, A2, A3, A4, A5, A6, A7);
+  return run_chain(v, after, N_AFTER);
+}
 
 // The sum of `v` over the ROW_WIDTH invocations of this row (every invocation
 // of the workgroup calls it: uniform control flow).
@@ -59,19 +136,44 @@ void main() {
   float mean = 0.0;
   if (!RMS) {
     float s = 0.0;
-    for (uint j = first; j < p.size; j += step) s += float(x[xbase + j * xs]);
+    for (uint j = first; j < p.size; j += step) s += load_x(xbase + j * xs);
     mean = row_sum(s, t, lane) / n;
   }
   float v = 0.0;
   for (uint j = first; j < p.size; j += step) {
-    float d = float(x[xbase + j * xs]) - mean;
+    float d = load_x(xbase + j * xs) - mean;
     v += d * d;
   }
   float rstd = 1.0 / sqrt(row_sum(v, t, lane) / n + p.eps);
+#ifndef GPUU_F16
+  if (Y_BYTES != 0) {
+    // An integer y a word at a time (the planner keeps rows whole words):
+    // each invocation the 4 / Y_BYTES elements of its words.
+    const uint per = 4u / uint(Y_BYTES), bits = 8u * uint(Y_BYTES);
+    const int hi = Y_BYTES == 1 ? 127 : 32767;
+    if (!live) return;
+    for (uint j0 = first * per; j0 < p.size; j0 += step * per) {
+      uint word = 0u;
+      for (uint k = 0u; k < per; ++k) {
+        uint j = j0 + k;
+        float r = (load_x(xbase + j * xs) - mean) * rstd;
+        if (HAS_WEIGHT) r *= W_AT(p.w_offset + j * p.w_stride);
+        if (HAS_BIAS) r += B_AT(j);
+        word |= bitfieldExtract(uint(float_to_int_saturated(finish(r), -hi - 1, hi)), 0, int(bits)) << (bits * k);
+      }
+      y[(base + j0) / per] = word;
+    }
+    return;
+  }
+#endif
   for (uint j = first; j < p.size; j += step) {
-    float r = (float(x[xbase + j * xs]) - mean) * rstd;
-    if (HAS_WEIGHT) r *= float(w[p.w_offset + j * p.w_stride]);
-    if (HAS_BIAS) r += float(b[j]);
-    y[base + j] = T(r);
+    float r = (load_x(xbase + j * xs) - mean) * rstd;
+    if (HAS_WEIGHT) r *= W_AT(p.w_offset + j * p.w_stride);
+    if (HAS_BIAS) r += B_AT(j);
+#ifdef GPUU_F16
+    y[base + j] = T(finish(r));
+#else
+    y[base + j] = floatBitsToUint(finish(r));
+#endif
   }
 }
