@@ -382,6 +382,51 @@ TEST(VulkanQuant, Conv2dIntPicksTiledForResnetShapes) {
   EXPECT_TRUE(all_close(got.value()[0], cpu::run_graph(g, {x}).value()[0], 0, 0));
 }
 
+// A requantizing unit (`g`: an int8 GEMM of depth `depth` and the nodes
+// its store may take) on each int8 GEMM kernel, K whole and in 3 shares: the
+// CPU's bytes every time; on the matrix cores one dispatch doing `fused_ops`
+// (two with K split over more than one 64-deep slice: the reduction does it),
+// its kernel named with `kernel_suffix`; elsewhere the `apart` nodes one by one.
+void expect_requantizing_store(const graph::Graph& g, const std::vector<HostTensor>& inputs, int64_t depth,
+                               const std::string& fused_ops, const std::string& kernel_suffix, size_t apart,
+                               const std::string& label) {
+  const std::vector<HostTensor> want = cpu::run_graph(g, inputs).value();
+  for (IntGemmKernel k : {IntGemmKernel::kTiledDot, IntGemmKernel::kCoopMat}) {
+    for (uint32_t splits : {1u, 3u}) {
+      kernels::KernelGraphOptions options;
+      options.int_gemm_kernel = k;
+      options.gemm_splits = splits;
+      options.profile_steps = true;
+      RunStats stats;
+      Result<std::vector<HostTensor>> got = run_on_vulkan(g, inputs, &stats, options);
+      const std::string what = label + " " + int_gemm_kernel_name(k) + " in " + std::to_string(splits) + " shares";
+      ASSERT_TRUE(got.ok()) << what << ": " << got.status().message();
+      EXPECT_TRUE(all_close(got.value()[0], want[0], 0, 0)) << what;
+      std::string kernels_run;
+      for (const gpu::TimedStep& step : stats.steps) kernels_run += step.kernel + " ";
+      if (k == IntGemmKernel::kCoopMat && int_coopmat_runs()) {
+        // The store requantizes: no rescale dispatch, no i32 sums in memory.
+        ASSERT_EQ(stats.steps.size(), splits > 1 && depth > 64 ? 2u : 1u) << what << ": " << kernels_run;
+        EXPECT_EQ(stats.steps.back().work.ops, fused_ops) << what;
+        const std::string& kernel = stats.steps.back().kernel;
+        EXPECT_TRUE(kernel.size() >= kernel_suffix.size() &&
+                    kernel.compare(kernel.size() - kernel_suffix.size(), kernel_suffix.size(), kernel_suffix) == 0)
+            << what << ": " << kernel;
+      } else {
+        EXPECT_EQ(stats.steps.size(), apart) << what << ": " << kernels_run;
+      }
+    }
+  }
+}
+
+// Whether most of an i8 result lies inside the range, not pinned at its ends
+// (so that a wrong scale shows).
+bool spread_over_i8(const HostTensor& t) {
+  int inside = 0;
+  for (uint8_t byte : t.bytes) inside += byte != 0x80 && byte != 0x7f;
+  return inside > static_cast<int>(t.bytes.size()) / 2;
+}
+
 // An int8 GEMM and the rescale that alone reads its sums (requantization, as
 // every quantized conv and linear of an exported model ends): on the matrix
 // cores one dispatch writes the i8 result (with K split, its reduction does),
@@ -440,32 +485,7 @@ TEST(VulkanQuant, Int8GemmRequantizesInItsStore) {
     graph::ValueId y = graph::add_op(g, "rescale", "requantize", {sums, mi, si}, rescale).value()[0];
     g.mark_output(y);
     ++seed;
-    std::vector<HostTensor> want = cpu::run_graph(g, c.inputs).value();
-    for (IntGemmKernel k : {IntGemmKernel::kTiledDot, IntGemmKernel::kCoopMat}) {
-      for (uint32_t splits : {1u, 3u}) {
-        kernels::KernelGraphOptions options;
-        options.int_gemm_kernel = k;
-        options.gemm_splits = splits;
-        options.profile_steps = true;
-        RunStats stats;
-        Result<std::vector<HostTensor>> got = run_on_vulkan(g, c.inputs, &stats, options);
-        const std::string what = c.op + " " + int_gemm_kernel_name(k) + " in " + std::to_string(splits) + " shares";
-        ASSERT_TRUE(got.ok()) << what << ": " << got.status().message();
-        EXPECT_TRUE(all_close(got.value()[0], want[0], 0, 0)) << what;
-        std::string kernels_run;
-        for (const gpu::TimedStep& step : stats.steps) kernels_run += step.kernel + " ";
-        if (k == IntGemmKernel::kCoopMat && int_coopmat_runs()) {
-          // The store requantizes: no rescale dispatch, no i32 sums in memory.
-          ASSERT_EQ(stats.steps.size(), splits > 1 && gemm_depth(c.op, c.inputs) > 64 ? 2u : 1u)
-              << what << ": " << kernels_run;
-          EXPECT_EQ(stats.steps.back().work.ops, c.op + "+rescale") << what;
-          EXPECT_EQ(stats.steps.back().kernel.substr(stats.steps.back().kernel.size() - 3), "_rq") << what;
-        } else {
-          ASSERT_EQ(stats.steps.size(), 2u) << what << ": " << kernels_run;
-          EXPECT_EQ(stats.steps.back().kernel, "rescale") << what;
-        }
-      }
-    }
+    expect_requantizing_store(g, c.inputs, gemm_depth(c.op, c.inputs), c.op + "+rescale", "_rq", 2, c.op);
   }
 }
 
@@ -525,31 +545,9 @@ TEST(VulkanQuant, Int8GemmAddsTheResidualInItsStore) {
   EXPECT_TRUE(units[0].int_rescale && units[0].int_residual);
   EXPECT_EQ(units[0].nodes.size(), 6u);
   const std::vector<HostTensor> inputs = {x, skip};
-  std::vector<HostTensor> want = cpu::run_graph(g, inputs).value();
-  // Outputs spread over the i8 range, not pinned at its ends.
-  int inside = 0;
-  for (uint8_t byte : want[0].bytes) inside += byte != 0x80 && byte != 0x7f;
-  EXPECT_GT(inside, static_cast<int>(want[0].bytes.size()) / 2);
-  for (IntGemmKernel k : {IntGemmKernel::kTiledDot, IntGemmKernel::kCoopMat}) {
-    for (uint32_t splits : {1u, 3u}) {
-      kernels::KernelGraphOptions options;
-      options.int_gemm_kernel = k;
-      options.gemm_splits = splits;
-      options.profile_steps = true;
-      RunStats stats;
-      Result<std::vector<HostTensor>> got = run_on_vulkan(g, inputs, &stats, options);
-      const std::string what = std::string(int_gemm_kernel_name(k)) + " in " + std::to_string(splits) + " shares";
-      ASSERT_TRUE(got.ok()) << what << ": " << got.status().message();
-      EXPECT_TRUE(all_close(got.value()[0], want[0], 0, 0)) << what;
-      if (k == IntGemmKernel::kCoopMat && int_coopmat_runs()) {
-        ASSERT_EQ(stats.steps.size(), splits > 1 ? 2u : 1u) << what;
-        EXPECT_EQ(stats.steps.back().work.ops, "conv2d_int+rescale+rescale+rescale+add+rescale") << what;
-        EXPECT_EQ(stats.steps.back().kernel.substr(stats.steps.back().kernel.size() - 6), "_rqres") << what;
-      } else {
-        EXPECT_EQ(stats.steps.size(), 6u) << what;
-      }
-    }
-  }
+  EXPECT_TRUE(spread_over_i8(cpu::run_graph(g, inputs).value()[0]));
+  expect_requantizing_store(g, inputs, gemm_depth("conv2d_int", {x, w}), "conv2d_int+rescale+rescale+rescale+add+rescale",
+                            "_rqres", 6, "residual block");
 }
 
 // A quantized linear as exported: matmul_int, the add of an i32 bias along
@@ -581,29 +579,8 @@ TEST(VulkanQuant, Int8LinearAddsItsBiasInTheStore) {
   const std::vector<kernels::LoweringUnit> units = kernels::plan_lowering(g, true);
   ASSERT_EQ(units.size(), 1u);
   EXPECT_TRUE(units[0].int_rescale && units[0].int_bias);
-  std::vector<HostTensor> want = cpu::run_graph(g, {a}).value();
-  int inside = 0;
-  for (uint8_t byte : want[0].bytes) inside += byte != 0x80 && byte != 0x7f;
-  EXPECT_GT(inside, static_cast<int>(want[0].bytes.size()) / 2);
-  for (IntGemmKernel k : {IntGemmKernel::kTiledDot, IntGemmKernel::kCoopMat}) {
-    for (uint32_t splits : {1u, 3u}) {
-      kernels::KernelGraphOptions options;
-      options.int_gemm_kernel = k;
-      options.gemm_splits = splits;
-      options.profile_steps = true;
-      RunStats stats;
-      Result<std::vector<HostTensor>> got = run_on_vulkan(g, {a}, &stats, options);
-      const std::string what = std::string(int_gemm_kernel_name(k)) + " in " + std::to_string(splits) + " shares";
-      ASSERT_TRUE(got.ok()) << what << ": " << got.status().message();
-      EXPECT_TRUE(all_close(got.value()[0], want[0], 0, 0)) << what;
-      if (k == IntGemmKernel::kCoopMat && int_coopmat_runs()) {
-        ASSERT_EQ(stats.steps.size(), splits > 1 ? 2u : 1u) << what;
-        EXPECT_EQ(stats.steps.back().work.ops, "matmul_int+add+rescale") << what;
-      } else {
-        EXPECT_EQ(stats.steps.size(), 3u) << what;
-      }
-    }
-  }
+  EXPECT_TRUE(spread_over_i8(cpu::run_graph(g, {a}).value()[0]));
+  expect_requantizing_store(g, {a}, gemm_depth("matmul_int", {a, b}), "matmul_int+add+rescale", "_rq", 3, "linear");
 }
 
 TEST(VulkanQuant, IntPoolsMatchCpu) {
