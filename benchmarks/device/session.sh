@@ -8,8 +8,8 @@
 #         on the H200 on 12-05 against 2.05 on the H100) and the real models' GEMM sweep
 #   llm   LLM decode (SIZES, default 125m) in f32, f16, f16-w4g64 and f16-w8 (weight-only linears: issue 20's
 #         "w4 decode faster than f16 decode"), against PyTorch eager and CUDA graph
-#   real  the real-size models (CASES) f32 and f16 against PyTorch, and int8 (issue 20's "int8 resnet50 faster
-#         than gpuu's f16 resnet50")
+#   real  the real-size models (CASES) f32 and f16 against PyTorch, and int8 and a16w8 (issue 20's "int8
+#         resnet50 faster than gpuu's f16 resnet50")
 #   quant the int8 kernels on this GPU: vulkan_quant_test (every int8 GEMM kernel, split-K and the requantizing
 #         store against the CPU reference, bit for bit) and bench_int8_gemm (each kernel's time, and whether its
 #         output equals the direct kernel's)
@@ -37,7 +37,7 @@ for part in ${PARTS:-gemm llm real}; do
     llm)  run_part llm env OUT_DIR=$res GPUU_COMMIT="$commit" SIZES="${SIZES:-125m}" \
             PRECISIONS="${PRECISIONS:-f32,f16,f16-w4g64,f16-w8}" bash benchmarks/llm/run.sh .bench/real ;;
     real) cp .bench/bin/bench_suite .bench/bin/profile_program .bench/real/  # real/run.sh runs them from its folder
-          run_part real env OUT_DIR=$res GPUU_COMMIT="$commit" BENCH=.bench/real F16_PRECISIONS=f16,int8 \
+          run_part real env OUT_DIR=$res GPUU_COMMIT="$commit" BENCH=.bench/real F16_PRECISIONS=f16,int8,a16w8 \
             ${CASES:+CASES=$CASES} ${F16_CASES:+F16_CASES=$F16_CASES} bash .bench/real/run.sh ;;
     quant) run_part quant-test .bench/bin/vulkan_quant_test
            run_part int8-gemm sh -c ".bench/bin/bench_int8_gemm --runs 20 --warmup 5 > $res/int8-gemm.json" ;;

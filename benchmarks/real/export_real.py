@@ -1,7 +1,7 @@
 """Exports the real-size benchmark's programs on the GPU machine (their weights are too large to carry):
 NAME_PREC.gpuu for every case of real_models.CASES in f32, f16 (the model made half in PyTorch),
-f32to16 (the f32 model exported with precision="fp16": f32 in and out, f16 inside) and int8
-(gpuu.quantize's a8w8, on four random batches; f32 in and out), with
+f32to16 (the f32 model exported with precision="fp16": f32 in and out, f16 inside), int8 and a16w8
+(gpuu.quantize's a8w8 and a16w8 schemes, on four random batches; f32 in and out), with
 NAME_PREC.in0.bin (the input, raw little-endian, in the program's dtype) and NAME_PREC.out0.bin
 (PyTorch eager's f32 output on the GPU with TF32 off, the reference every precision is compared with).
 
@@ -20,6 +20,9 @@ import gpuu
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from real_models import CASES, make_case  # noqa: E402
+
+# The quantized precisions: gpuu.quantize's scheme for each.
+QUANTIZED = {"int8": "a8w8", "a16w8": "a16w8"}
 
 
 def main() -> int:
@@ -44,10 +47,11 @@ def main() -> int:
             case = f"{name}_{prec}"
             m, xi = (model.half(), x.half()) if prec == "f16" else (model.float(), x)
             precision = "fp16" if prec == "f32to16" else "fp32"
-            if prec == "int8":  # gpuu.quantize, a8w8, calibrated on 4 seeded random batches (needs torchao)
+            if prec in QUANTIZED:  # gpuu.quantize, calibrated on 4 seeded random batches (needs torchao)
                 gen = torch.Generator().manual_seed(5)
                 try:
-                    m = gpuu.quantize(model.float(), (x,), [torch.randn(x.shape, generator=gen) for _ in range(4)])
+                    m = gpuu.quantize(model.float(), (x,), [torch.randn(x.shape, generator=gen) for _ in range(4)],
+                                      scheme=QUANTIZED[prec])
                 except Exception as e:  # noqa: BLE001
                     log[case] = {"error": f"{type(e).__name__}: {e}"}
                     print(f"{case}: quantize failed: {e}", flush=True)

@@ -27,7 +27,7 @@ date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 mkdir -p "$out_dir"
 step install
 python3 -m pip install -q --no-index --no-deps --target "$work/site" "$bench"/gpuu-*.whl
-# The int8 precision (F16_PRECISIONS=...,int8) quantizes with torchao: carry its wheel beside gpuu's.
+# The quantized precisions (F16_PRECISIONS=...,int8,a16w8) quantize with torchao: carry its wheel beside gpuu's.
 for w in "$bench"/torchao-*.whl; do [ -e "$w" ] && python3 -m pip install -q --no-index --no-deps --target "$work/site" "$w"; done
 cases=()
 [ -n "${CASES:-}" ] && cases=(--cases "$CASES")

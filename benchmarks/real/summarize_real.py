@@ -28,9 +28,9 @@ def main() -> None:
         if c.get("kind") != "program":
             continue
         name = c["case"]
-        # An f32 model exported with precision="fp16" is held to PyTorch's f16 model, and so is the int8 one
-        # (the targets: int8 faster than f16).
-        tc = torch_by.get(name.replace("_f32to16", "_f16").replace("_int8", "_f16"), {})
+        # An f32 model exported with precision="fp16" is held to PyTorch's f16 model, and so are the quantized
+        # ones (the targets: int8 faster than f16).
+        tc = torch_by.get(name.replace("_f32to16", "_f16").replace("_int8", "_f16").replace("_a16w8", "_f16"), {})
         r = {"case": name, "gpuu_us": c.get("wall_us"), "gpuu_gpu_us": c.get("gpu_us"),
              "gpuu_host_io_us": c.get("host_io_wall_us"), "delegates": c.get("delegates"),
              "torch_eager_us": tc.get("eager_us"), "torch_graph_us": tc.get("graph_us"),
