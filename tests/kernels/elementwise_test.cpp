@@ -577,6 +577,7 @@ std::vector<std::pair<std::string, graph::AttrMap>> every_float_elementwise_op()
   ops.push_back({"clamp", {{"min", 0.0}, {"max", 6.0}}});
   ops.push_back({"clamp", {{"min", -128.0}, {"max", 127.0}}});
   ops.push_back({"clamp", {{"min", -32768.0}, {"max", 32767.0}}});
+  ops.push_back({"clamp", {{"min", -32767.0}, {"max", 32767.0}}});
   return ops;
 }
 
@@ -645,7 +646,7 @@ TEST(VulkanFusion, ClampAndComparisonsStayOutOfTheFusedSet) {
   // comparisons write bool.
   for (const char* op : {"clamp", "equal", "less", "greater_equal"}) EXPECT_FALSE(in_fused_set(op)) << op;
   EXPECT_TRUE(in_fused_set("gelu") && in_fused_set("add") && in_fused_set("relu") && in_fused_set("clamp.relu6") &&
-              in_fused_set("clamp.int8") && in_fused_set("clamp.int16"));
+              in_fused_set("clamp.int8") && in_fused_set("clamp.int16") && in_fused_set("clamp.int16_symmetric"));
 }
 
 TEST(VulkanMemoryPlan, DeadIntermediatesShareMemory) {

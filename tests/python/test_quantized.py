@@ -270,6 +270,8 @@ def test_a16w8_runs_16_bit_activations_on_integers(family, tmp_path):
     layers = [r for r in rows if r["op"] in ("convolution", "addmm", "mm")]
     assert layers and all(r["runs"] == "integers" for r in layers), rows
     assert kernels.count("conv2d_int16") == len(layers), kernels
+    # Each i16 quantize (its clamp to the symmetric range included) and dequantize is one fused dispatch.
+    assert "cast_convert" not in kernels, kernels
     assert [r["backend"] for r in report["regions"]] == ["VulkanBackend"], report["regions"]
     if family == "resnet":  # its max pool compares the i16 values themselves
         assert "pool2d_int_max" in kernels and not [k for k in kernels if k.startswith("pool2d_f")], kernels

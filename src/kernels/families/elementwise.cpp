@@ -233,7 +233,8 @@ int32_t unary_code(const graph::Node& node) {
     };
     static constexpr ConstantClamp kConstantClamps[] = {{0, 6, op_codes::kUnaryClampRelu6},
                                                         {-128, 127, op_codes::kUnaryClampInt8},
-                                                        {-32768, 32767, op_codes::kUnaryClampInt16}};
+                                                        {-32768, 32767, op_codes::kUnaryClampInt16},
+                                                        {-32767, 32767, op_codes::kUnaryClampInt16Symmetric}};
     for (const ConstantClamp& c : kConstantClamps) {
       if (node.attrs.count("min") && node.attrs.count("max") && attr_float(node, "min", 0) == c.lo &&
           attr_float(node, "max", 0) == c.hi) {
