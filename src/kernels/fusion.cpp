@@ -56,6 +56,12 @@ bool stores_through_gemm(const std::string& op, bool through_reshape) {
   return op == "matmul" || op == "linear" || op == "linear_dequant" || (op == "conv2d" && !through_reshape);
 }
 
+// A comparison: in a chain, a register of 1.0 or 0.0 that only a where of the chain reads.
+bool comparison(const graph::Node& n) {
+  static const std::map<std::string, int32_t> table = op_codes::to_map(op_codes::kCompareTable);
+  return table.count(n.op) > 0;
+}
+
 // An integer type an f32 chain reads or writes at its edges (fused_elementwise.comp's INT_INPUTS, OUT_BYTES).
 bool int_edge(graph::DType dtype) { return dtype == graph::DType::kI8 || dtype == graph::DType::kI16; }
 
@@ -65,6 +71,22 @@ bool int_edge(graph::DType dtype) { return dtype == graph::DType::kI8 || dtype =
 bool fusable(const graph::Graph& g, const graph::Node& n) {
   if (fused_code(n) < 0 || n.outputs.size() != 1) return false;
   const graph::DType dtype = g.value(n.outputs[0]).dtype;
+  if (comparison(n) || n.op == "where") {
+    // A comparison of two floats of one type (its bool result kept in a
+    // register); a where of such a bool between two values of its type.
+    const bool compare = comparison(n);
+    if (n.inputs.size() != (compare ? 2u : 3u) || (compare ? dtype != graph::DType::kBool : !is_float(dtype))) {
+      return false;
+    }
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (n.inputs[i] < 0) return false;
+      const graph::DType t = g.value(n.inputs[i]).dtype;
+      const bool ok = compare ? is_float(t) && t == g.value(n.inputs[0]).dtype
+                              : (i == 0 ? t == graph::DType::kBool : t == dtype);
+      if (!ok) return false;
+    }
+    return check_tensor_limits(g, n).empty();
+  }
   const bool cast = n.op == "cast";
   if (!is_float(dtype) && !(cast && int_edge(dtype))) return false;
   for (graph::ValueId in : n.inputs) {
@@ -208,7 +230,8 @@ std::vector<int32_t> chain_instructions(const graph::Graph& g, const std::vector
     const graph::Node& node = g.node(id);
     const int a = reg.at(node.inputs[0]);
     const int b = node.inputs.size() > 1 ? reg.at(node.inputs[1]) : 0;
-    words.push_back(fused_code(node) | (a << 8) | (b << 16));
+    const int c = node.inputs.size() > 2 ? reg.at(node.inputs[2]) : 0;  // where's third operand
+    words.push_back(fused_code(node) | (a << 8) | (b << 16) | (c << 24));
     reg[node.outputs[0]] = first_result + static_cast<int>(words.size()) - 1;
   }
   return words;
@@ -315,9 +338,10 @@ std::optional<EpiloguePlan> plan_epilogue(const graph::Graph& g, const graph::No
     if (plan.instructions.size() == GemmEpilogue::kMaxInstructions) return std::nullopt;
     int a = reg.at(node.inputs[0]);
     int b = node.inputs.size() > 1 ? reg.at(node.inputs[1]) : 0;
+    int c = node.inputs.size() > 2 ? reg.at(node.inputs[2]) : 0;
     reg[node.outputs[0]] = static_cast<int>(1 + GemmEpilogue::kMaxInputs + GemmEpilogue::kMaxImmediates +
                                             plan.instructions.size());
-    plan.instructions.push_back(fused_code(node) | (a << 8) | (b << 16));
+    plan.instructions.push_back(fused_code(node) | (a << 8) | (b << 16) | (c << 24));
   }
   return plan;
 }
@@ -541,11 +565,28 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse, const 
     rms_norms.push_back(std::move(*found));
   }
   std::vector<std::vector<graph::NodeId>> groups;
+  // A where joins a group with the comparison making its condition, of the
+  // group's shape and read by nothing else (a bool the kernel never stores);
+  // kNone where there is none such.
+  auto condition_of = [&](const graph::Node& where, const graph::Shape& shape) -> graph::NodeId {
+    const graph::ValueId cond = where.inputs[0];
+    const graph::NodeId c = g.value(cond).producer;
+    if (c < 0 || group_of[static_cast<size_t>(c)] != -1 || graph_outputs.count(cond) || !comparison(g.node(c)) ||
+        !fusable(g, g.node(c)) || g.value(cond).shape != shape || consumers[static_cast<size_t>(cond)].size() != 1) {
+      return graph::kNone;
+    }
+    return c;
+  };
   for (size_t r = n; r-- > 0;) {
     const graph::Node& root = g.node(static_cast<graph::NodeId>(r));
-    if (group_of[r] != -1 || !fusable(g, root)) continue;
+    if (group_of[r] != -1 || !fusable(g, root) || comparison(root)) continue;
     const graph::Shape& shape = g.value(root.outputs[0]).shape;
     std::set<graph::NodeId> members = {static_cast<graph::NodeId>(r)};
+    if (root.op == "where") {
+      const graph::NodeId c = condition_of(root, shape);
+      if (c == graph::kNone) continue;
+      members.insert(c);
+    }
     bool grew = true;
     while (grew) {
       grew = false;
@@ -561,8 +602,9 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse, const 
       for (graph::NodeId p : candidates) {
         if (members.count(p) || group_of[static_cast<size_t>(p)] != -1) continue;
         const graph::Node& node = g.node(p);
-        // Only the root may store an integer.
-        if (!fusable(g, node) || !is_float(g.value(node.outputs[0]).dtype) || g.value(node.outputs[0]).shape != shape) {
+        // Only the root may store an integer; a comparison joins with its where.
+        if (!fusable(g, node) || comparison(node) || !is_float(g.value(node.outputs[0]).dtype) ||
+            g.value(node.outputs[0]).shape != shape) {
           continue;
         }
         if (graph_outputs.count(node.outputs[0])) continue;
@@ -570,8 +612,14 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse, const 
         if (!std::all_of(readers.begin(), readers.end(), [&](graph::NodeId c) { return members.count(c) > 0; })) {
           continue;
         }
+        std::vector<graph::NodeId> joining = {p};
+        if (node.op == "where") {
+          const graph::NodeId c = condition_of(node, shape);
+          if (c == graph::kNone || members.count(c)) continue;
+          joining.push_back(c);
+        }
         std::vector<graph::NodeId> trial(members.begin(), members.end());
-        trial.push_back(p);
+        trial.insert(trial.end(), joining.begin(), joining.end());
         std::sort(trial.begin(), trial.end());
         bool inputs_broadcast = true;
         for (graph::ValueId e : externals_of(g, trial)) inputs_broadcast &= broadcasts_to(g.value(e).shape, shape);
@@ -579,7 +627,7 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse, const 
             trial.size() > kMaxFusedInstructions) {
           continue;
         }
-        members.insert(p);
+        members.insert(joining.begin(), joining.end());
         grew = true;
       }
     }
@@ -1073,6 +1121,8 @@ Status lower_norm_with_chains(LoweringContext& lc, const LoweringUnit& unit) {
 }
 
 bool takes_elementwise_view(const graph::Graph& g, const graph::Node& n, size_t slot, const StridedView& view) {
+  // A comparison alone writes bool, which the fused kernel does not store: it and its where read as themselves.
+  if (comparison(n) || n.op == "where") return false;
   if (!(fusable(g, n) || fusable_concat_axis(g, n)) || slot >= n.inputs.size()) return false;
   return g.value(n.inputs[slot]).shape.size() <= g.value(n.outputs[0]).shape.size() && view_in_32_bits(view);
 }

@@ -635,18 +635,90 @@ TEST(VulkanFusion, EveryFusableOpFusesAndMatchesTheReference) {
     EXPECT_EQ(stats.dispatches, fusable ? 1u : 2u) << op << (fusable ? " is" : " is not") << " in the fused set";
     EXPECT_TRUE(all_close(got.value()[0], cpu::run_graph(g, o.inputs).value()[0], 2e-5, 2e-5)) << op;
   }
-  // The float casts fuse only inside a chain of one element type: FloatCastsInsideAChainFuse.
-  EXPECT_EQ(fused_ops.size(),
-            std::size(kernels::op_codes::kFusedInstructionTable) - std::size(kernels::op_codes::kConvertTable))
+  // The float casts fuse only inside a chain of one element type (FloatCastsInsideAChainFuse), the
+  // comparisons and where together (ComparisonsAndWhereFuseTogether).
+  EXPECT_EQ(fused_ops.size(), std::size(kernels::op_codes::kFusedInstructionTable) -
+                                  std::size(kernels::op_codes::kConvertTable) -
+                                  std::size(kernels::op_codes::kCompareTable) - 1)
       << "a fused op went untested";
 }
 
-TEST(VulkanFusion, ClampAndComparisonsStayOutOfTheFusedSet) {
-  // clamp reads its bounds from push constants (but for its [0, 6] variant);
-  // comparisons write bool.
-  for (const char* op : {"clamp", "equal", "less", "greater_equal"}) EXPECT_FALSE(in_fused_set(op)) << op;
+TEST(VulkanFusion, ClampStaysOutOfTheFusedSet) {
+  // clamp reads its bounds from push constants (but for its constant-bound variants).
+  EXPECT_FALSE(in_fused_set("clamp"));
   EXPECT_TRUE(in_fused_set("gelu") && in_fused_set("add") && in_fused_set("relu") && in_fused_set("clamp.relu6") &&
               in_fused_set("clamp.int8") && in_fused_set("clamp.int16") && in_fused_set("clamp.int16_symmetric"));
+}
+
+// A where and the comparison making its condition join a chain: the bool
+// lives in a register (1.0 or 0.0), never in memory. Every comparison, NaN
+// operands included (only not_equal holds for them), scalar and tensor
+// operands, f32 and f16; bit for bit as the reference. A where whose
+// condition comes from elsewhere (an input, or a comparison something else
+// reads too) runs on its own, and the chains beside it still fuse.
+TEST(VulkanFusion, ComparisonsAndWhereFuseTogether) {
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    if (dtype == DType::kF16 && !f16_kernels_or_refused()) continue;
+    for (const kernels::op_codes::NamedCode& c : kernels::op_codes::kCompareTable) {
+      SCOPED_TRACE(std::string(c.name) + " " + graph::dtype_name(dtype));
+      graph::Graph g;
+      graph::ValueId x = graph::add_graph_input(g, "x", dtype, {7, 9}).value();
+      graph::ValueId y = graph::add_graph_input(g, "y", dtype, {9}).value();
+      auto op = [&](const char* o, const std::string& name, std::vector<graph::ValueId> in) {
+        return graph::add_op(g, o, name, std::move(in), {}).value()[0];
+      };
+      graph::ValueId t = op("mul", "twice", {x, y});
+      graph::ValueId cond = op(c.name, "cond", {t, y});
+      graph::ValueId w = op("where", "pick", {cond, t, op("neg", "minus", {x})});
+      g.mark_output(op("abs", "abs", {w}));
+      cpu::HostTensor xs = random_tensor(dtype, {7, 9}, 690, -2, 2);
+      cpu::HostTensor ys = random_tensor(dtype, {9}, 691, -2, 2);
+      // NaNs and ties: y's first two are NaN and 1; x's first row 1 (so x * y == y there).
+      std::vector<double> xv = xs.to_doubles(), yv = ys.to_doubles();
+      yv[0] = NAN;
+      yv[1] = 1.0;
+      for (size_t j = 0; j < 9; ++j) xv[j] = 1.0;
+      xs = cpu::HostTensor::from_doubles(dtype, {7, 9}, xv).value();
+      ys = cpu::HostTensor::from_doubles(dtype, {9}, yv).value();
+      EXPECT_EQ(joined(step_labels(g, {xs, ys}, 0, 0)), "twice+cond+minus+pick+abs");
+    }
+  }
+  // The condition an input: the where alone, the chains around it fused.
+  graph::Graph g;
+  graph::ValueId x = graph::add_graph_input(g, "x", DType::kF32, {5, 8}).value();
+  graph::ValueId mask = graph::add_graph_input(g, "mask", DType::kBool, {5, 8}).value();
+  auto op = [&](const char* o, const std::string& name, std::vector<graph::ValueId> in) {
+    return graph::add_op(g, o, name, std::move(in), {}).value()[0];
+  };
+  graph::ValueId a = op("exp", "exp", {op("neg", "neg", {x})});
+  graph::ValueId w = op("where", "masked", {mask, a, x});
+  g.mark_output(op("sigmoid", "sig", {op("abs", "abs", {w})}));
+  // And a comparison read twice (a where and an output): both apart.
+  graph::ValueId big = op("greater", "big", {x, a});
+  g.mark_output(big);
+  g.mark_output(op("where", "pick", {big, x, a}));
+  cpu::HostTensor xs = random_tensor(DType::kF32, {5, 8}, 692, -3, 3);
+  cpu::HostTensor ms = random_tensor(DType::kBool, {5, 8}, 693, 0, 2);
+  const std::string steps = joined(step_labels(g, {xs, ms}, 2e-5, 2e-5));
+  EXPECT_NE(steps.find("neg+exp"), std::string::npos) << steps;
+  EXPECT_NE(steps.find(" masked "), std::string::npos) << steps;
+  EXPECT_NE(steps.find("abs+sig"), std::string::npos) << steps;
+  EXPECT_NE(steps.find("big"), std::string::npos) << steps;
+  EXPECT_EQ(steps.find("big+pick"), std::string::npos) << steps;
+  // In a GEMM's store: a leaky ReLU written as where(y > 0, y, 0.1 y) after a linear.
+  graph::Graph l;
+  graph::ValueId in = graph::add_graph_input(l, "x", DType::kF32, {6, 40}).value();
+  graph::ValueId wt = graph::add_graph_input(l, "w", DType::kF32, {24, 40}).value();
+  float tenth = 0.1f, zero = 0.0f;
+  graph::ValueId k = graph::add_graph_constant(l, "k", DType::kF32, {1}, Blob::copy_of(&tenth, 4)).value();
+  graph::ValueId z = graph::add_graph_constant(l, "z", DType::kF32, {1}, Blob::copy_of(&zero, 4)).value();
+  graph::ValueId yl = graph::add_op(l, "linear", "lin", {in, wt}, {}).value()[0];
+  graph::ValueId pos = graph::add_op(l, "greater", "pos", {yl, z}, {}).value()[0];
+  graph::ValueId leak = graph::add_op(l, "mul", "leak", {yl, k}, {}).value()[0];
+  l.mark_output(graph::add_op(l, "where", "leaky", {pos, yl, leak}, {}).value()[0]);
+  std::vector<cpu::HostTensor> lin = {random_tensor(DType::kF32, {6, 40}, 694, -1, 1),
+                                      random_tensor(DType::kF32, {24, 40}, 695, -0.5, 0.5)};
+  EXPECT_EQ(joined(step_labels(l, lin, 2e-5, 2e-5)), "lin+pos+leak+leaky");
 }
 
 TEST(VulkanMemoryPlan, DeadIntermediatesShareMemory) {

@@ -1,7 +1,7 @@
 #version 450
 // A chain of elementwise ops in one dispatch. The chain is baked in as
-// specialization constants (one instruction word each: op | a << 8 | b << 16,
-// operands naming registers: 0..3 the inputs, 4..7 the immediates (scalar
+// specialization constants (one instruction word each: op | a << 8 |
+// b << 16 | c << 24, c for where's third operand; operands naming registers: 0..3 the inputs, 4..7 the immediates (scalar
 // constants of the chain, compiled in rather than bound: hardswish's 3 and 6
 // would otherwise take two of the four bindings), 8 + k the result of
 // instruction k), so the driver unrolls it into straight-line code: each
@@ -170,7 +170,8 @@ int code_at(int k) {
 #define RUN(R)                                                                                      \
   [[unroll]] for (int step = 0; step < N_INSTRUCTIONS; ++step) {                                     \
     const int code = code_at(step);                                                                  \
-    R[RESULTS + step] = fused_apply(code & 0xff, R[(code >> 8) & 0xff], R[(code >> 16) & 0xff]);     \
+    R[RESULTS + step] =                                                                              \
+        fused_apply(code & 0xff, R[(code >> 8) & 0xff], R[(code >> 16) & 0xff], R[(code >> 24) & 0xff]); \
   }
 
 #ifdef GPUU_F16

@@ -2,7 +2,7 @@
 // graph folds the ops that alone read a GEMM's (matmul, linear, conv2d)
 // output into its dispatch (fusion.cpp), so that output never goes through
 // memory. Encoded as in fused_elementwise.comp: instruction k is
-// op | a << 8 | b << 16 over registers 0 = the GEMM's result (bias added),
+// op | a << 8 | b << 16 | c << 24 over registers 0 = the GEMM's result (bias added),
 // 1..3 = the extra inputs, 4..7 = the immediates (the chain's scalar
 // constants, compiled in), 8 + k = instruction k's result; the last one is
 // stored. Each extra input is read (EPI_MODES, 2 bits each) at the output
@@ -65,7 +65,8 @@ float epi_load(int which, uint index, uint row, uint column) {
 // Specialised away: the ops and registers are constants.
 #define EPI_STEP(R, k, CODE)                                                                                \
   if (k < EPI_N) {                                                                                          \
-    R[EPI_RESULTS + k] = fused_apply((CODE) & 0xff, R[((CODE) >> 8) & 0xff], R[((CODE) >> 16) & 0xff]); \
+    R[EPI_RESULTS + k] = fused_apply((CODE) & 0xff, R[((CODE) >> 8) & 0xff], R[((CODE) >> 16) & 0xff],      \
+                                     R[((CODE) >> 24) & 0xff]);                                           \
   }
 
 // `v` through the chain, for the output element `index` at (`row`, `column`).

@@ -93,7 +93,7 @@ float run_chain(float v, const int codes[8], int n) {
   r[4] = IMM3;
   [[unroll]] for (int k = 0; k < n; ++k) {
     const int code = codes[k];
-    r[5 + k] = fused_apply(code & 0xff, r[(code >> 8) & 0xff], r[(code >> 16) & 0xff]);
+    r[5 + k] = fused_apply(code & 0xff, r[(code >> 8) & 0xff], r[(code >> 16) & 0xff], r[(code >> 24) & 0xff]);
   }
   return n == 0 ? v : r[5 + n - 1];
 }
