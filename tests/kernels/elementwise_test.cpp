@@ -643,6 +643,36 @@ TEST(VulkanFusion, EveryFusableOpFusesAndMatchesTheReference) {
       << "a fused op went untested";
 }
 
+// NaN passes through relu, every clamp and maximum/minimum, as in torch
+// (GLSL's max and min may return the other operand): alone and fused.
+TEST(VulkanElementwise, NanPassesThroughReluClampMaximumAndMinimum) {
+  std::vector<double> values = {NAN, -1.5, 0.25, 3.0, 200.0, -200.0, NAN, 7.0};
+  cpu::HostTensor x = cpu::HostTensor::from_doubles(DType::kF32, {8}, values).value();
+  cpu::HostTensor y = cpu::HostTensor::from_doubles(DType::kF32, {8}, {1.0, NAN, 0.5, NAN, 0.0, 1.0, NAN, -7.0}).value();
+  std::vector<std::pair<std::string, graph::AttrMap>> unary = {
+      {"relu", {}}, {"clamp", {{"min", -1.0}, {"max", 2.0}}}, {"clamp", {{"min", 0.0}, {"max", 6.0}}},
+      {"clamp", {{"min", -128.0}, {"max", 127.0}}}, {"clamp", {{"min", -32767.0}, {"max", 32767.0}}}};
+  for (bool fuse : {false, true}) {
+    kernels::KernelGraphOptions options;
+    options.fuse_elementwise = fuse;
+    for (const auto& [op, attrs] : unary) {
+      graph::Graph g;
+      graph::ValueId in = graph::add_graph_input(g, "x", DType::kF32, {8}).value();
+      graph::ValueId v = graph::add_op(g, op, "op", {in}, attrs).value()[0];
+      g.mark_output(graph::add_op(g, "neg", "neg", {v}, {}).value()[0]);
+      step_labels(g, {x}, 0, 0, options);  // compares with the reference, NaNs included
+    }
+    for (const char* op : {"maximum", "minimum"}) {
+      graph::Graph g;
+      graph::ValueId a = graph::add_graph_input(g, "a", DType::kF32, {8}).value();
+      graph::ValueId b = graph::add_graph_input(g, "b", DType::kF32, {8}).value();
+      graph::ValueId v = graph::add_op(g, op, "op", {a, b}, {}).value()[0];
+      g.mark_output(graph::add_op(g, "neg", "neg", {v}, {}).value()[0]);
+      step_labels(g, {x, y}, 0, 0, options);
+    }
+  }
+}
+
 TEST(VulkanFusion, ClampStaysOutOfTheFusedSet) {
   // clamp reads its bounds from push constants (but for its constant-bound variants).
   EXPECT_FALSE(in_fused_set("clamp"));

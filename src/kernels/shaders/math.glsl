@@ -4,6 +4,10 @@
 // (lavapipe's among them) have only absolute accuracy near 0 or near 1: atan
 // and what derives from it, expm1, log1p, tan and the hyperbolic functions.
 
+// x clamped to [lo, hi] by comparisons, so that NaN passes, as in torch (the
+// GLSL builtins' min and max may return either operand for NaN).
+float clamp_nan(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
+
 // atan: |x| > 1 folds to pi/2 - atan(1/x); above tan(pi/12) a shift by pi/6;
 // then the odd series to t^11 (error < 3e-9 for |t| <= 0.268).
 float atan_acc(float x) {
