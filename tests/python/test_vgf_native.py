@@ -222,17 +222,11 @@ def test_kv_cache_update_runs_natively_as_tosa_scatter(tmp_path):
         np.testing.assert_array_equal(native, executor, err_msg=str(positions))
 
 
-@pytest.mark.parametrize("model", ["small_cnn", "resnet", "mobilenet"])
-def test_pt2e_quantized_cnn_runs_natively_on_integers(model, tmp_path):
-    """PT2E a8w8 models on vgf_first: TOSA INT-profile CONV2D / MATMUL / RESCALE / TABLE through VK_ARM_data_graph,
-    bit for bit the executor's, and within one output step of PyTorch's converted model."""
-    from test_quantized import SmallCnn, _output_step, _quantize
+def _expect_integer_cnn_runs_natively(converted, x, tmp_path):
+    """A quantized CNN exported vgf_first: one VGF backend, its convolutions on integers, natively through
+    VK_ARM_data_graph bit for bit as the executor, within one output step of PyTorch's converted model."""
+    from test_quantized import _output_step
 
-    if model == "small_cnn":
-        converted, x = _quantize(SmallCnn(), (1, 3, 8, 8))
-    else:
-        x = family_input(model)
-        converted = gpuu.quantize(make_family(model), (x,), [family_input(model, seed=s) for s in range(2, 10)])
     report = _export(converted, x, tmp_path / "q.gpuu")
     assert {r["backend"] for r in report["regions"]} == {"VgfBackend"}, report["regions"]
     ops = [n["op"] for n in report["nodes"]]
@@ -244,6 +238,20 @@ def test_pt2e_quantized_cnn_runs_natively_on_integers(model, tmp_path):
     (executor,), _ = _run(tmp_path / "q.gpuu", x, vgf_path="executor")
     np.testing.assert_array_equal(native, executor)
     assert np.abs(native - want).max() <= _output_step(converted) * 1.001
+
+
+@pytest.mark.parametrize("model", ["small_cnn", "resnet", "mobilenet"])
+def test_pt2e_quantized_cnn_runs_natively_on_integers(model, tmp_path):
+    """PT2E a8w8 models on vgf_first: TOSA INT-profile CONV2D / MATMUL / RESCALE / TABLE through VK_ARM_data_graph,
+    bit for bit the executor's, and within one output step of PyTorch's converted model."""
+    from test_quantized import SmallCnn, _quantize
+
+    if model == "small_cnn":
+        converted, x = _quantize(SmallCnn(), (1, 3, 8, 8))
+    else:
+        x = family_input(model)
+        converted = gpuu.quantize(make_family(model), (x,), [family_input(model, seed=s) for s in range(2, 10)])
+    _expect_integer_cnn_runs_natively(converted, x, tmp_path)
 
 
 @pytest.mark.parametrize("model", ["resnet", "mobilenet"])
@@ -251,19 +259,7 @@ def test_a16w8_cnn_runs_natively_on_16_bit_integers(model, tmp_path):
     """a16w8 (16-bit activations) on vgf_first: TOSA's INT16 forms (CONV2D i16 x i8 into i48, RESCALE from i48,
     CLAMP on i16) through VK_ARM_data_graph, bit for bit the executor's, within one output step of the converted
     model."""
-    from test_quantized import _output_step
-
     x = family_input(model)
     converted = gpuu.quantize(make_family(model), (x,), [family_input(model, seed=s) for s in range(2, 6)],
                               scheme="a16w8")
-    report = _export(converted, x, tmp_path / "q.gpuu")
-    assert {r["backend"] for r in report["regions"]} == {"VgfBackend"}, report["regions"]
-    ops = [n["op"] for n in report["nodes"]]
-    assert ops.count("conv2d_int") >= 2 and "conv2d" not in ops, ops
-    with torch.no_grad():
-        want = converted(x).numpy()
-    (native,), lines = _run(tmp_path / "q.gpuu", x, vgf_path="native")
-    assert lines and all("path=native" in line for line in lines), lines
-    (executor,), _ = _run(tmp_path / "q.gpuu", x, vgf_path="executor")
-    np.testing.assert_array_equal(native, executor)
-    assert np.abs(native - want).max() <= _output_step(converted) * 1.001
+    _expect_integer_cnn_runs_natively(converted, x, tmp_path)
