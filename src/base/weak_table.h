@@ -1,6 +1,6 @@
 // A table of shared values found by key while anyone holds them, the one
 // mechanism behind gpuu's process-wide sharing (device copies of weights,
-// merged sibling weights, a device's pipelines): a value lives as long as
+// a device's pipelines): a value lives as long as
 // its holders do, and a key whose value is gone finds none.
 #pragma once
 

@@ -1,8 +1,9 @@
 // Device copies of large constants (weights) shared by every user that
 // uploads the same bytes to one device: the sessions a program with dims
 // keeps for its sizes, two sessions of one program. The bytes are known by
-// their address and size in memory that the entry keeps mapped (a program
-// file's view), so one address always means one content.
+// their Blob::name(): their address and size in memory that the entry keeps
+// mapped (a program file's view), or how they are made from such bytes (a
+// weight rearranged, siblings end to end), so one name means one content.
 #pragma once
 
 #include <memory>
@@ -23,17 +24,18 @@ class SharedConstant {
   SharedConstant(SharedGpuContextPtr ctx, Blob data, DeviceBuffer buffer)
       : ctx_(std::move(ctx)), data_(std::move(data)), buffer_(std::move(buffer)) {}
   BufferRange range() const { return BufferRange{buffer_.buffer(), 0, buffer_.size()}; }
-  const Blob& data() const { return data_; }  // the bytes it was made from: its key with the device
+  const Blob& data() const { return data_; }  // what it was made from: its name, with the device, is its key
   VkDeviceSize device_bytes() const { return buffer_.size(); }
 
  private:
   SharedGpuContextPtr ctx_;  // outlives the buffer
-  Blob data_;                // keeps the bytes' address taken
+  Blob data_;                // keeps the bytes' name taken (no host bytes made from it)
   DeviceBuffer buffer_;
 };
 
 // The device copy of `data` on `ctx`'s device: the one made before while
-// anyone holds it, else a new upload through `pool`.
+// anyone holds it, else a new upload through `pool` (a derived blob's bytes
+// are made into the upload, not kept on the host).
 Result<std::shared_ptr<const SharedConstant>> share_constant(const SharedGpuContextPtr& ctx, VkCommandPool pool,
                                                              const Blob& data);
 

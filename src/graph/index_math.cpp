@@ -29,6 +29,23 @@ std::vector<int64_t> inverse_perm(const std::vector<int64_t>& perm) {
 
 std::vector<uint8_t> permute_bytes(const uint8_t* data, size_t esize, const Shape& shape,
                                    const std::vector<int64_t>& perm) {
+  std::vector<uint8_t> out(static_cast<size_t>(shape_numel(shape)) * esize);
+  permute_bytes_into(out.data(), data, esize, shape, perm);
+  return out;
+}
+
+Blob permuted_blob(const Blob& source, size_t esize, const Shape& shape, const std::vector<int64_t>& perm) {
+  std::string how = "permute" + std::to_string(esize) + shape_to_string(shape) + "by";
+  for (int64_t p : perm) how += std::to_string(p) + ".";
+  return Blob::derived({source}, std::move(how), source.size(),
+                       [esize, shape, perm](const std::vector<Blob>& sources, uint8_t* out) {
+                         permute_bytes_into(out, sources[0].data(), esize, shape, perm);
+                         sources[0].drop_file_pages();  // read once: not held beside what it made
+                       });
+}
+
+void permute_bytes_into(uint8_t* out, const uint8_t* data, size_t esize, const Shape& shape,
+                        const std::vector<int64_t>& perm) {
   size_t rank = shape.size();
   Shape out_shape(rank);
   for (size_t i = 0; i < rank; ++i) out_shape[i] = shape[static_cast<size_t>(perm[i])];
@@ -36,18 +53,16 @@ std::vector<uint8_t> permute_bytes(const uint8_t* data, size_t esize, const Shap
   for (size_t i = rank; i-- > 1;) in_strides[i - 1] = in_strides[i] * shape[i];
   int64_t numel = 1;
   for (int64_t d : shape) numel *= d;
-  std::vector<uint8_t> out(static_cast<size_t>(numel) * esize);
   std::vector<int64_t> idx(rank, 0);  // index into the output
   for (int64_t o = 0; o < numel; ++o) {
     int64_t src = 0;
     for (size_t i = 0; i < rank; ++i) src += idx[i] * in_strides[static_cast<size_t>(perm[i])];
-    std::memcpy(out.data() + static_cast<size_t>(o) * esize, data + static_cast<size_t>(src) * esize, esize);
+    std::memcpy(out + static_cast<size_t>(o) * esize, data + static_cast<size_t>(src) * esize, esize);
     for (size_t i = rank; i-- > 0;) {
       if (++idx[i] < out_shape[i]) break;
       idx[i] = 0;
     }
   }
-  return out;
 }
 
 SliceReads slice_reads(const AttrMap& attrs, const Shape& x, const Shape& out) {

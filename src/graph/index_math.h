@@ -18,10 +18,17 @@ std::vector<int64_t> compose_perms(const std::vector<int64_t>& first, const std:
 // The perm that undoes `perm` (inverse[perm[i]] = i); `perm` must be a permutation of 0..n-1.
 std::vector<int64_t> inverse_perm(const std::vector<int64_t>& perm);
 // Row-major elements of `esize` bytes of a tensor of `shape`, permuted by
-// `perm` (out dim i = in dim perm[i]). Constants rearranged for a backend's
-// layout (TOSA's OHWI weights) and read back by the program's loader use it.
+// `perm` (out dim i = in dim perm[i]), written to `out`. Constants rearranged
+// for a backend's layout (TOSA's OHWI weights) and read back by the program's
+// loader use it.
+void permute_bytes_into(uint8_t* out, const uint8_t* data, size_t esize, const Shape& shape,
+                        const std::vector<int64_t>& perm);
 std::vector<uint8_t> permute_bytes(const uint8_t* data, size_t esize, const Shape& shape,
                                    const std::vector<int64_t>& perm);
+// `source` so permuted, made when read (a derived Blob): a loaded weight in
+// another layout costs no host copy on its way to a device, and two loads of
+// it name one content.
+Blob permuted_blob(const Blob& source, size_t esize, const Shape& shape, const std::vector<int64_t>& perm);
 
 // Where a slice node (resolved attributes) reads its input `x`: the element
 // strides of each output dim and the flat offset of the first element. `out`

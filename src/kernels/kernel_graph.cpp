@@ -269,7 +269,7 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
     if (shared_constant(region, c.value) || c.data.empty()) continue;
     const TensorRef& t = tensors[static_cast<size_t>(c.value)];
     if (t.range.buffer != constants_.buffer()) continue;  // no home of its own here (unread)
-    std::memcpy(packed.data() + t.range.offset, c.data.data(), c.data.size());
+    c.data.write_to(packed.data() + t.range.offset);
     c.data.drop_file_pages();
   }
   for (size_t c = 0; c < chains.size(); ++c) {

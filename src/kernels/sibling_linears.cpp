@@ -6,7 +6,6 @@
 #include <tuple>
 #include <utility>
 
-#include "base/weak_table.h"
 
 namespace gpuu::kernels {
 namespace {
@@ -46,42 +45,23 @@ ValueId reshaped_from(const graph::Graph& g, ValueId v) {
   return v;
 }
 
-// The group's constants (input `input` of each member) end to end. One copy
-// per set of parts in the process while anyone holds it: the kernel graphs of
-// a program's sizes (prefill, decode) and of its sessions get the same bytes
-// at the same address, which is what shares one device copy among them
-// (gpu/shared_constants.h). The copy keeps its parts alive, so their
-// addresses cannot name other bytes while it is found by them.
+// The group's constants (input `input` of each member) end to end, made as
+// they are uploaded (a derived Blob): no host copy, and the kernel graphs of a
+// program's sizes and sessions name one content, so they share one device copy.
 Blob concat_constants(const graph::Graph& g, const std::vector<NodeId>& group, size_t input) {
-  struct Merged {
-    std::vector<Blob> parts;
-    std::vector<uint8_t> bytes;
-  };
-  using Key = std::vector<std::pair<const void*, size_t>>;
-  // Never destroyed: holders may outlive static teardown.
-  static auto* made = new WeakTable<Key, const Merged>();
   std::vector<Blob> parts;
-  Key key;
+  size_t bytes = 0;
   for (NodeId n : group) {
     parts.push_back(g.constants()[static_cast<size_t>(g.value(g.node(n).inputs[input]).constant)].data);
-    key.emplace_back(parts.back().data(), parts.back().size());
+    bytes += parts.back().size();
   }
-  std::shared_ptr<const Merged> merged =
-      made->find_or_make(key, [&]() -> Result<std::shared_ptr<const Merged>> {
-            auto out = std::make_shared<Merged>();
-            size_t bytes = 0;
-            for (const Blob& part : parts) bytes += part.size();
-            out->bytes.resize(bytes);
-            size_t at = 0;
-            for (const Blob& part : parts) {
-              if (part.size()) std::memcpy(out->bytes.data() + at, part.data(), part.size());
-              at += part.size();
-            }
-            out->parts = std::move(parts);
-            return std::shared_ptr<const Merged>(std::move(out));
-          })
-          .value();
-  return Blob::view(merged->bytes.data(), merged->bytes.size(), merged);
+  return Blob::derived(std::move(parts), "concat", bytes, [](const std::vector<Blob>& parts, uint8_t* out) {
+    for (const Blob& part : parts) {
+      part.write_to(out);
+      part.drop_file_pages();  // read once: not held beside what it made
+      out += part.size();
+    }
+  });
 }
 
 std::string joined_names(const std::vector<std::string>& names) {

@@ -360,8 +360,8 @@ Result<graph::Graph> parse_subgraph(const uint8_t* data, size_t size, const Cons
         return loc.fail("constant '", stored, "' needs ", expected, " bytes, the lookup gave ", blob->size());
       }
       if (lt.stored_as) {
-        blob = Blob::take(graph::permute_bytes(blob->data(), graph::dtype_size(lt.dtype), stored_shape,
-                                               graph::inverse_perm(lt.stored_as->perm)));
+        blob = graph::permuted_blob(blob.value(), graph::dtype_size(lt.dtype), stored_shape,
+                                    graph::inverse_perm(lt.stored_as->perm));
       }
       remap[static_cast<size_t>(t)] = g.add_constant(lt.name, lt.dtype, lt.shape, std::move(blob).value());
     } else {

@@ -10,7 +10,6 @@
 #include <tuple>
 #include <utility>
 
-#include "base/weak_table.h"
 #include "graph/builder.h"
 #include "graph/index_math.h"
 #include "graph/op_registry.h"
@@ -68,32 +67,6 @@ Result<graph::Graph> copy_live(const graph::Graph& g) {
   }
   for (ValueId v : g.outputs()) GPUU_RETURN_IF_ERROR(graph::add_graph_output(out, map[static_cast<size_t>(v)]));
   return out;
-}
-
-// A constant viewed as `view` and permuted by `perm` (a TOSA weight in gpuu's
-// layout): one copy per source bytes and arrangement in the process while
-// anyone holds it, so that the executors of a program's sizes and sessions
-// get the same bytes at the same address, which is what shares one device
-// copy among them (gpu/shared_constants.h). The copy keeps its source alive,
-// so the source's address cannot name other bytes while it finds the copy.
-Blob rearranged_constant(const Blob& source, size_t esize, const Shape& view, const Perm& perm) {
-  struct Rearranged {
-    Blob source;
-    std::vector<uint8_t> bytes;
-  };
-  using Key = std::tuple<const void*, size_t, size_t, Shape, Perm>;
-  static auto* made = new WeakTable<Key, const Rearranged>();  // never destroyed: holders may outlive teardown
-  std::shared_ptr<const Rearranged> copy =
-      made->find_or_make(Key{source.data(), source.size(), esize, view, perm},
-                         [&]() -> Result<std::shared_ptr<const Rearranged>> {
-                           auto r = std::make_shared<Rearranged>();
-                           r->source = source;
-                           r->bytes = graph::permute_bytes(source.data(), esize, view, perm);
-                           source.drop_file_pages();  // read once: the file's pages are not held beside the copy
-                           return std::shared_ptr<const Rearranged>(std::move(r));
-                         })
-          .value();
-  return Blob::view(copy->bytes.data(), copy->bytes.size(), copy);
 }
 
 class Raising {
@@ -292,7 +265,7 @@ class Raising {
       tosa_to_dtype(tt.type, &d);
       const TosaConstant& c = g_.constants[static_cast<size_t>(k)];
       return graph::add_graph_constant(out_, unique_value_name(c.name.empty() ? "const" : c.name), d, out,
-                                       rearranged_constant(c.data, tosa_element_size(tt.type), view, perm), &names_);
+                                       graph::permuted_blob(c.data, tosa_element_size(tt.type), view, perm), &names_);
     }
     GPUU_ASSIGN_OR_RETURN(ValueId x, in(input));
     GPUU_ASSIGN_OR_RETURN(x, reshape(x, view));

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 import torch
 import torch.nn as nn
 
@@ -77,7 +78,7 @@ with gpuu.load(sys.argv[1]) as warm:  # the device and the driver's own memory i
     baseline = _status_mib("VmRSS")
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")  # VmHWM starts again from here
-    with gpuu.load(sys.argv[2]) as program:
+    with gpuu.load(sys.argv[2], vgf_path="executor") as program:
         grown = _status_mib("VmHWM") - baseline
         out = program.run([np.load(sys.argv[3])])[0]
 np.save(sys.argv[4], out)
@@ -85,17 +86,59 @@ print(json.dumps({"grown_mib": grown}))
 """
 
 
-def test_loading_grows_the_process_by_about_its_weights(tmp_path):
+class _Siblings(nn.Module):
+    """Pairs of linears reading one input: gpuu joins each pair's weights into one (a derived constant)."""
+
+    def __init__(self, width=2048, layers=4):
+        super().__init__()
+        self.a = nn.ModuleList(nn.Linear(width, width) for _ in range(layers))
+        self.b = nn.ModuleList(nn.Linear(width, width) for _ in range(layers))
+        self.example = torch.randn(2, width)
+
+    def forward(self, x):
+        for a, b in zip(self.a, self.b):
+            x = torch.relu(a(x)) - torch.relu(b(x))
+        return x
+
+
+class _Convs(nn.Module):
+    """3x3 convolutions: their weights are stored in TOSA's OHWI for the VGF backend, OIHW for gpuu's kernels."""
+
+    def __init__(self, channels=512, layers=12):
+        super().__init__()
+        self.convs = nn.ModuleList(nn.Conv2d(channels, channels, 3, padding=1) for _ in range(layers))
+        self.example = torch.randn(1, channels, 4, 4)
+
+    def forward(self, x):
+        for conv in self.convs:
+            x = torch.relu(conv(x)) * 0.5
+        return x
+
+
+@pytest.mark.parametrize("policy", ["vulkan_first", "vgf_first"])
+@pytest.mark.parametrize("model_class", [_Siblings, _Convs])
+def test_loading_grows_the_process_by_about_its_weights(tmp_path, policy, model_class):
+    """Weights rearranged for a kernel (a program stores each weight once, in the VGF backend's layout where a VGF
+    region reads it, so gpuu's own kernels read it permuted) and sibling weights joined are made into device memory
+    as they are uploaded, not held on the host beside it. They once were: vulkan_first grew by 399 MiB for
+    _Siblings' 128 and by 224 for _Convs' 108."""
+    torch.manual_seed(0)
+    model = model_class().eval()
+    x = model.example
+    weights_mib = sum(p.numel() * 4 for p in model.parameters()) / MIB
+    with torch.no_grad():
+        want = model(x).numpy()
     small, large = tmp_path / "small.gpuu", tmp_path / "large.gpuu"
     _export_mlp(small, width=16, layers=1)
-    x, want, weights_mib = _export_mlp(large, width=1024, layers=8)
+    gpuu.export(model, (x,), gpuu.UnifiedGpuCompileSpec(vgf=gpuu.VgfCompileSpec(), prefer=policy, min_partition_size=1),
+                large)
     np.save(tmp_path / "x.npy", x.numpy())
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(__file__)] + sys.path))
     run = subprocess.run([sys.executable, "-c", _MEASURE_LOAD, str(small), str(large), str(tmp_path / "x.npy"),
                           str(tmp_path / "y.npy")], env=env, capture_output=True, text=True, timeout=240)
     assert run.returncode == 0, run.stderr
     grown = json.loads(run.stdout.strip().splitlines()[-1])["grown_mib"]
-    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), want, rtol=1e-4, atol=2e-5)
     # Issue 21's bound where device memory is host memory: the weights once, plus at most 64 MiB.
     assert grown <= weights_mib + 64, f"loading {weights_mib:.1f} MiB of weights grew the process by {grown:.1f} MiB"
     assert grown >= weights_mib * 0.9, f"{grown:.1f} MiB: are the weights on the device at all?"
