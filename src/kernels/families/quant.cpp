@@ -187,8 +187,9 @@ void add_residual(const ResidualStore& res, std::vector<int32_t>* spec, std::vec
 // read as uvec4s (int8_gemm_coopmat.comp's B_VEC). Under split-K the shares'
 // partials go to scratch and int8_gemm_split_reduce.comp adds them into y.
 // The matrix-core kernel applies `rq` (may be null) in its store, or its
-// reduction does, writing the rescale's i8 output in place of y, and `res`
-// (may be null; only with rq) after it, writing the residual's output.
+// reduction does, writing the rescale's i8 output in place of y; `res` (may
+// be null; only with rq) comes after it in the reduction, writing the
+// residual's output.
 Status add_int_gemm_dispatch(LoweringContext& lc, const graph::Node& n, const IntGemmChoice& choice, bool conv,
                              const GemmProblem& g, int32_t a_zp, int32_t b_zp, const PushConstants& form, bool b_vec,
                              const TensorRef& a, const TensorRef& b, const TensorRef* bias, const TensorRef& y,
@@ -199,7 +200,12 @@ Status add_int_gemm_dispatch(LoweringContext& lc, const graph::Node& n, const In
   const uint32_t tiles_m = choice.tiles(g.m), tiles_n = choice.tiles(g.n);
   const uint64_t tiles = uint64_t{tiles_m} * tiles_n * g.batches * choice.splits;
   const uint64_t outputs = uint64_t{g.m} * g.n * g.batches;
-  const bool split = choice.splits > 1;
+  // The residual add always runs in the reduction, over one share of K where
+  // K is not split: in the matrix-core store it made the whole GEMM 2-3x
+  // slower on the H100 (resnet50's 1x1 convs ending a block: 38-46 us against
+  // 13 for the same conv requantizing alone; the reduction adds ~5 us).
+  const bool split = choice.splits > 1 || res;
+  const uint32_t k_split = choice.splits > 1 ? choice.k_split : g.k;
   const BufferRange& out = res ? res->y->range : rq ? rq->y->range : y.range;
   BufferRange target = out;
   if (split) {
@@ -241,7 +247,7 @@ Status add_int_gemm_dispatch(LoweringContext& lc, const graph::Node& n, const In
   std::vector<Binding> bindings = {
       {a.range, false}, {b.range, false}, {bias ? bias->range : a.range, false}, {target, true}};
   if (coop) {
-    push.u32(choice.k_split).u32(g.batches);
+    push.u32(k_split).u32(g.batches);
     spec = {bias ? 1 : 0,
             g.k % 16 == 0 ? 1 : 0,
             b_vec ? 1 : 0,
@@ -256,16 +262,15 @@ Status add_int_gemm_dispatch(LoweringContext& lc, const graph::Node& n, const In
       push.append(rq_push);
       spec.insert(spec.end(), rq_spec.begin(), rq_spec.end());
       bindings.insert(bindings.end(), rq_bindings.begin(), rq_bindings.end());
-      if (res) add_residual(*res, &spec, &bindings);
     }
   } else {
     // A's rows lie on word boundaries (and are read as words) where K is a multiple of 4.
     spec = {bias ? 1 : 0, g.k % 4 == 0 ? 1 : 0};
   }
-  KernelKey key{choice.shader(conv) + (rq_in_store ? rq_suffix : ""), spec, static_cast<uint32_t>(bindings.size()),
+  KernelKey key{choice.shader(conv) + (rq_in_store ? "_rq" : ""), spec, static_cast<uint32_t>(bindings.size()),
                 push.size()};
-  work.choice = choice.describe() + (res ? ", requantized with the residual add in the store"
-                                     : rq ? ", requantized in the store"
+  work.choice = choice.describe() + (res  ? ", requantized with the residual add in the reduction"
+                                     : rq ? (split ? ", requantized in the reduction" : ", requantized in the store")
                                           : "");
   work.why = choice.why;
   work.flops = gemm_flops(g.m, g.n, g.k, g.batches);

@@ -27,9 +27,8 @@
 //
 // GPUU_RESCALE: the rescale that alone reads the sums (requantization to i8,
 // int_scale.glsl's TOSA arithmetic) is applied in the store, which writes the
-// i8 output (8-bit storage); under SPLIT_K the reduction applies it instead.
-// GPUU_RESIDUAL: and after it a residual block's int8 add with its rescales
-// (int8_requantize.glsl).
+// i8 output (8-bit storage); under SPLIT_K the reduction applies it instead,
+// and a residual block's add after it (int8_gemm_split_reduce.comp).
 //
 // Written against GL_NV_cooperative_matrix and GL_NV_integer_cooperative_matrix
 // (as gemm_coopmat.comp, rewritten into the KHR encoding at build time, which
@@ -42,7 +41,6 @@
 #include "common.glsl"
 #ifdef GPUU_RESCALE
 #extension GL_EXT_shader_8bit_storage : require
-#define RES_BINDING 6
 #include "int8_requantize.glsl"
 #endif
 
@@ -118,9 +116,6 @@ void store(uint o, uint row, uint n, int v) {
     int r = requantize(v, row, p.rq_input_zp, p.rq_output_zp, p.rq_lo, p.rq_hi);
 #else
     int r = requantize(v, n, p.rq_input_zp, p.rq_output_zp, p.rq_lo, p.rq_hi);
-#endif
-#ifdef GPUU_RESIDUAL
-    r = residual(r, skip_byte(o));
 #endif
     y8[o] = int8_t(r);
     return;
