@@ -890,12 +890,8 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse, const 
       if (chain && norm_chain_fits(g, *chain, y)) {
         // An integer y is stored a word at a time: its rows must be whole words.
         const graph::DType out = g.value(g.node(chain->back()).outputs[0]).dtype;
-        const graph::Shape& shape = g.value(y).shape;
-        const Result<graph::AttrMap> attrs = graph::resolve_attrs(ln);
-        int64_t row = 1;
-        const auto nd = attrs.ok() ? static_cast<size_t>(graph::attr_int(*attrs, "normalized_ndim")) : shape.size() + 1;
-        for (size_t d = shape.size() - std::min(nd, shape.size()); d < shape.size(); ++d) row *= shape[d];
-        if (attrs.ok() && (!int_edge(out) || row % (4 / static_cast<int64_t>(graph::dtype_size(out))) == 0)) {
+        const Result<NormRows> rows = layer_norm_rows(g, ln);
+        if (rows.ok() && (!int_edge(out) || rows->size % (4 / graph::dtype_size(out)) == 0)) {
           after = *chain;
           taken.push_back(at);
         }
@@ -1097,8 +1093,7 @@ Status lower_norm_with_chains(LoweringContext& lc, const LoweringUnit& unit) {
   const graph::Node& ln = g.node(*split);
   GPUU_ASSIGN_OR_RETURN(RowNorm norm, layer_norm_of(lc, ln));
   // Registers: 0 the value, 1..4 both chains' immediates, 5 + k results.
-  auto encode = [&](const std::vector<graph::NodeId>& chain, graph::ValueId value) {
-    const ChainOperands operands = operands_of(g, chain, kNormChainMaxImmediates);
+  auto encode = [&](const std::vector<graph::NodeId>& chain, const ChainOperands& operands, graph::ValueId value) {
     std::map<graph::ValueId, int> reg = {{value, 0}};
     for (size_t j = 0; j < operands.immediates.size(); ++j) {
       reg[operands.immediates[j]] = static_cast<int>(1 + norm.immediates.size());
@@ -1107,14 +1102,14 @@ Status lower_norm_with_chains(LoweringContext& lc, const LoweringUnit& unit) {
     return chain_instructions(g, chain, reg, static_cast<int>(1 + kNormChainMaxImmediates));
   };
   if (!before.empty()) {  // x is the chain's one tensor, read as itself (region_plan.cpp)
-    const graph::ValueId source = operands_of(g, before, kNormChainMaxImmediates).bound[0];
-    norm.x = &lc.tensor(source);
+    const ChainOperands operands = operands_of(g, before, kNormChainMaxImmediates);
+    norm.x = &lc.tensor(operands.bound[0]);
     norm.x_layout.reset();
-    norm.before = encode(before, source);
+    norm.before = encode(before, operands, operands.bound[0]);
   }
   if (!after.empty()) {
     norm.y = &lc.tensor(g.node(after.back()).outputs[0]);
-    norm.after = encode(after, ln.outputs[0]);
+    norm.after = encode(after, operands_of(g, after, kNormChainMaxImmediates), ln.outputs[0]);
   }
   if (norm.rows == 0) return Status::Ok();
   return add_row_norm(lc, unit.nodes, norm);

@@ -43,6 +43,13 @@ struct RowNorm {
 inline constexpr size_t kNormChainMaxInstructions = 8;
 inline constexpr size_t kNormChainMaxImmediates = 4;
 
+// Layer_norm node `n`'s rows and their length (its last normalized_ndim
+// dims), from its input's shape: what the kernel and the planner both size.
+struct NormRows {
+  uint64_t rows = 1, size = 1;
+};
+Result<NormRows> layer_norm_rows(const graph::Graph& g, const graph::Node& n);
+
 // The norm of layer_norm node `n` (normalized over its last dims), x read
 // through its view where it has one.
 Result<RowNorm> layer_norm_of(LoweringContext& lc, const graph::Node& n);

@@ -291,18 +291,24 @@ Status lower_layer_norm(LoweringContext& lc, const graph::Node& n) {
 
 }  // namespace
 
+Result<NormRows> layer_norm_rows(const graph::Graph& g, const graph::Node& n) {
+  GPUU_ASSIGN_OR_RETURN(graph::AttrMap attrs, graph::resolve_attrs(n));
+  const graph::Shape& shape = g.value(n.inputs[0]).shape;
+  const auto nd = static_cast<size_t>(graph::attr_int(attrs, "normalized_ndim"));
+  NormRows r;
+  for (size_t d = 0; d < shape.size(); ++d) (d + nd < shape.size() ? r.rows : r.size) *= static_cast<uint64_t>(shape[d]);
+  return r;
+}
+
 Result<RowNorm> layer_norm_of(LoweringContext& lc, const graph::Node& n) {
   GPUU_ASSIGN_OR_RETURN(graph::AttrMap attrs, graph::resolve_attrs(n));
   RowNorm norm;
   norm.x = &lc.tensor(n.inputs[0]);
   norm.y = &lc.tensor(n.outputs[0]);
   GPUU_RETURN_IF_ERROR(require_f16_support(lc, n, norm.x->dtype));
-  auto nd = static_cast<size_t>(graph::attr_int(attrs, "normalized_ndim"));
-  norm.rows = 1;
-  norm.size = 1;
-  for (size_t d = 0; d < norm.x->shape.size(); ++d) {
-    (d + nd < norm.x->shape.size() ? norm.rows : norm.size) *= static_cast<uint64_t>(norm.x->shape[d]);
-  }
+  GPUU_ASSIGN_OR_RETURN(const NormRows rows, layer_norm_rows(lc.graph, n));
+  norm.rows = rows.rows;
+  norm.size = rows.size;
   norm.eps = static_cast<float>(graph::attr_float(attrs, "eps", 1e-5));
   if (n.inputs.size() > 1 && n.inputs[1] >= 0) norm.weight = lc.tensor(n.inputs[1]).range;
   if (n.inputs.size() > 2 && n.inputs[2] >= 0) norm.bias = lc.tensor(n.inputs[2]).range;
