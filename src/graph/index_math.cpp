@@ -44,21 +44,47 @@ Blob permuted_blob(const Blob& source, size_t esize, const Shape& shape, const s
                        });
 }
 
+namespace {
+
+// One output row of `count` elements, the input read every `stride` elements.
+template <typename T>
+void copy_strided(uint8_t* out, const uint8_t* in, int64_t count, int64_t stride) {
+  for (int64_t i = 0; i < count; ++i) std::memcpy(out + i * sizeof(T), in + i * stride * sizeof(T), sizeof(T));
+}
+
+}  // namespace
+
 void permute_bytes_into(uint8_t* out, const uint8_t* data, size_t esize, const Shape& shape,
                         const std::vector<int64_t>& perm) {
-  size_t rank = shape.size();
+  const size_t rank = shape.size();
+  int64_t numel = 1;
+  for (int64_t d : shape) numel *= d;
+  if (rank == 0 || numel == 0) {
+    if (numel) std::memcpy(out, data, esize);
+    return;
+  }
   Shape out_shape(rank);
   for (size_t i = 0; i < rank; ++i) out_shape[i] = shape[static_cast<size_t>(perm[i])];
   std::vector<int64_t> in_strides(rank, 1);
   for (size_t i = rank; i-- > 1;) in_strides[i - 1] = in_strides[i] * shape[i];
-  int64_t numel = 1;
-  for (int64_t d : shape) numel *= d;
-  std::vector<int64_t> idx(rank, 0);  // index into the output
-  for (int64_t o = 0; o < numel; ++o) {
+  // Row by row of the output's last dim (weights are rearranged as they are
+  // uploaded, so this is on the load path).
+  const int64_t row = out_shape[rank - 1], step = in_strides[static_cast<size_t>(perm[rank - 1])];
+  std::vector<int64_t> idx(rank, 0);  // index into the output, its last dim 0
+  for (int64_t o = 0; o < numel; o += row) {
     int64_t src = 0;
-    for (size_t i = 0; i < rank; ++i) src += idx[i] * in_strides[static_cast<size_t>(perm[i])];
-    std::memcpy(out + static_cast<size_t>(o) * esize, data + static_cast<size_t>(src) * esize, esize);
-    for (size_t i = rank; i-- > 0;) {
+    for (size_t i = 0; i + 1 < rank; ++i) src += idx[i] * in_strides[static_cast<size_t>(perm[i])];
+    uint8_t* dst = out + static_cast<size_t>(o) * esize;
+    const uint8_t* from = data + static_cast<size_t>(src) * esize;
+    switch (esize) {
+      case 1: copy_strided<uint8_t>(dst, from, row, step); break;
+      case 2: copy_strided<uint16_t>(dst, from, row, step); break;
+      case 4: copy_strided<uint32_t>(dst, from, row, step); break;
+      case 8: copy_strided<uint64_t>(dst, from, row, step); break;
+      default:
+        for (int64_t i = 0; i < row; ++i) std::memcpy(dst + i * esize, from + i * step * esize, esize);
+    }
+    for (size_t i = rank - 1; i-- > 0;) {
       if (++idx[i] < out_shape[i]) break;
       idx[i] = 0;
     }
