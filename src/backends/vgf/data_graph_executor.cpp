@@ -294,6 +294,7 @@ Status DataGraphExecutor::Impl::make_segment(const VgfFile& file, const Segment&
   // Graph constants: each OpGraphConstantARM id takes its constant record's
   // data (format 0.5 binds them explicitly; 0.4 uses id = record index).
   std::vector<VkDataGraphPipelineConstantARM> constants;
+  std::vector<const Blob*> constant_data;
   for (const GraphConstantBinding& b : segment.effective_constant_bindings()) {
     if (b.constant_table_index >= file.constants.size()) {
       return err(StatusCode::kInvalidFormat, "constant ", b.constant_table_index, " of ", file.constants.size(),
@@ -306,6 +307,7 @@ Status DataGraphExecutor::Impl::make_segment(const VgfFile& file, const Segment&
     k.id = b.graph_constant_id;
     k.pConstantData = c.data.data();
     constants.push_back(k);
+    constant_data.push_back(&c.data);
   }
   VkDataGraphPipelineShaderModuleCreateInfoARM shader{VK_STRUCTURE_TYPE_DATA_GRAPH_PIPELINE_SHADER_MODULE_CREATE_INFO_ARM};
   shader.module = g.module;
@@ -324,6 +326,9 @@ Status DataGraphExecutor::Impl::make_segment(const VgfFile& file, const Segment&
                                                               nullptr, &g.pipeline),
                             "vkCreateDataGraphPipelinesARM");
   }
+  // The driver has the weights now: the program file's pages of them go
+  // (clean pages: read again, they come back from the file).
+  for (const Blob* data : constant_data) data->drop_file_pages();
 
   VkDataGraphPipelineSessionCreateInfoARM session_info{VK_STRUCTURE_TYPE_DATA_GRAPH_PIPELINE_SESSION_CREATE_INFO_ARM};
   session_info.dataGraphPipeline = g.pipeline;
