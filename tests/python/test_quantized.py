@@ -226,8 +226,10 @@ def test_gpuu_quantize_refuses_what_it_cannot_do():
 # The test families (tests/python/model_families.py) quantized by gpuu.quantize, a8w8: how many output steps from
 # the converted model each may be. One step per op is the integer ops' bound; across layers a step can grow where
 # PyTorch's float rounding and the integer one part: the ViT's patch embedding differs by a step in a few
-# elements, and its layer norms and attention turn that into four (its top-1 class still agrees).
-FAMILY_STEPS = {"resnet": 1, "mobilenet": 1, "efficientnet": 1, "convnext": 1, "gpt": 1, "vit": 4, "shufflenet": 1,
+# elements, and its layer norms and attention turn that into four (its top-1 class still agrees). The GPT's float
+# attention and layer norms round beside PyTorch's too: on twelve other inputs it is 0 or 1 step off, on this one 2
+# (with attention's heads quantized again, as gpuu.quantize once did, 1 here and 2 on three of those twelve).
+FAMILY_STEPS = {"resnet": 1, "mobilenet": 1, "efficientnet": 1, "convnext": 1, "gpt": 2, "vit": 4, "shufflenet": 1,
                 "unet": 1, "audio": 1}
 
 
@@ -245,6 +247,31 @@ def test_quantized_families(family, prefer, tmp_path, vgf_runtime):
     assert sum(r["runs"] == "integers" for r in rows) > len(rows) // 2, rows
     if prefer == "vulkan_first":  # int8 moves and casts included: nothing leaves the Vulkan backend
         assert [r["backend"] for r in report["regions"]] == ["VulkanBackend"], report["regions"]
+
+
+def test_attention_heads_from_a_quantized_projection_are_not_quantized_again():
+    """The GPT's query, key and value heads are split and reshaped from the quantized projection's dequantized result
+    and read by a float attention: quantizing them again would only add a quantize and a dequantize each (and a
+    transposed copy of the attention's int8 result before the output projection)."""
+    model, x = make_family("gpt"), family_input("gpt")
+    converted = gpuu.quantize(model, (x,), [family_input("gpt", seed=s) for s in range(2, 6)])
+    views = {"view", "_unsafe_view", "reshape", "transpose", "permute", "split", "getitem"}
+
+    def name(n):
+        return getattr(n.target, "__name__", str(n.target)).split(".")[0]
+
+    attentions = [n for n in converted.graph.nodes if "scaled_dot_product_attention" in str(n.target)]
+    assert attentions
+    for attention in attentions:
+        for head in attention.args[:3]:
+            while name(head) in views:
+                head = head.args[0]
+            assert "dequantize_per_tensor" in str(head.target), head
+            assert name(head.args[0].args[0]) == "linear", head.args[0].args[0]  # the projection's own quantize
+        (out,) = attention.users
+        while name(out) in views:
+            (out,) = out.users
+        assert "quantize_per_tensor" in str(out.target) and "dequantize" not in str(out.target), out
 
 
 # a16w8 (16-bit activations, int8 weights), on the Vulkan backend: how many output steps (i16 steps, 256 to an

@@ -9,8 +9,10 @@ Schemes (weights symmetric, per output channel):
 Weight-only schemes ("w8", "w4g32", "w4g64", "w4g128") leave activations float: gpuu/weight_only.py.
 Annotated, from the model's ATen graph: conv1d, conv2d and linear (the ReLU, ReLU6 or hardtanh right after one ends its
 quantized result), add and mul of two tensors, elementwise ops of one input that become lookup tables (hardswish,
-hardsigmoid, sigmoid, tanh, GELU, SiLU, ReLU alone), and max pooling and reshapes, which keep their input's
-parameters. Everything else stays float between a dequantize and a quantize.
+hardsigmoid, sigmoid, tanh, GELU, SiLU, ReLU alone), and max pooling and reshapes of a quantized result, which keep
+its parameters (a reshape of a float value stays float: attention's query, key and value heads, split from the
+quantized projection and reshaped for a float attention, are not quantized again). Everything else stays float
+between a dequantize and a quantize.
 """
 
 from __future__ import annotations
@@ -64,11 +66,14 @@ def make_quantizer(scheme: str = "a8w8"):
     class GpuuQuantizer(q.Quantizer):
         def annotate(self, model: torch.fx.GraphModule) -> torch.fx.GraphModule:
             done = set()
+            quantized = set()  # nodes whose result is quantized
 
             def mark(node, inputs, output):
                 node.meta["quantization_annotation"] = q.QuantizationAnnotation(
                     input_qspec_map=inputs, output_qspec=output, _annotated=True)
                 done.add(node)
+                if output is not None:
+                    quantized.add(node)
 
             for n in model.graph.nodes:
                 name = packet(n)
@@ -91,7 +96,8 @@ def make_quantizer(scheme: str = "a8w8"):
                         mark(ends_in, {}, act)
                 elif name in _TABLES and isinstance(n.args[0], torch.fx.Node):
                     mark(n, {n.args[0]: act}, act)
-                elif name in _SHARED and isinstance(n.args[0], torch.fx.Node):
+                elif name in _SHARED and n.args and n.args[0] in quantized:
+                    # Where the input is float, quantizing it here would only add a quantize and a dequantize.
                     mark(n, {n.args[0]: act}, q.SharedQuantizationSpec((n.args[0], n)))
             return model
 
