@@ -27,6 +27,7 @@
 #include "gpu/submission.h"
 #include "graph/builder.h"
 #include "kernels/kernel_graph.h"
+#include "bench_device.h"
 #include "stats.h"
 
 namespace {
@@ -319,14 +320,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  Result<SharedGpuContextPtr> ctx = create_vulkan_context("bench_attention", 0, DeviceOptions{});
-  if (!ctx.ok()) {
-    std::fprintf(stderr, "bench_attention: %s\n", ctx.status().message().c_str());
-    return 1;
-  }
-  const SharedGpuContextPtr& c = ctx.value();
-  VkCommandPool pool = VK_NULL_HANDLE;
-  if (c->create_command_pool(&pool) != VK_SUCCESS) return 1;
+  const std::unique_ptr<bench::BenchDevice> device = bench::open_bench_device("bench_attention");
+  if (!device) return 1;
+  const SharedGpuContextPtr& c = device->ctx;
+  VkCommandPool pool = device->pool;
   std::printf("{\n  \"benchmark\": \"attention\",\n  \"device\": \"%s\",\n  \"heads\": %lld,\n  \"head_dim\": %lld,\n"
               "  \"cases\": [\n",
               c->device_name().c_str(), static_cast<long long>(kHeads), static_cast<long long>(kHeadDim));
@@ -366,6 +363,5 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("\n  ]\n}\n");
-  c->destroy_command_pool(pool);
   return rc;
 }

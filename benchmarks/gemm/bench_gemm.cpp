@@ -23,6 +23,7 @@
 #include "graph/builder.h"
 #include "kernels/gemm_select.h"
 #include "kernels/kernel_graph.h"
+#include "bench_device.h"
 #include "stats.h"
 
 namespace {
@@ -339,14 +340,10 @@ int main(int argc, char** argv) {
     }
   }
   if (quick) size = std::min<int64_t>(size, 256);
-  Result<SharedGpuContextPtr> ctx = create_vulkan_context("bench_gemm", 0, DeviceOptions{});
-  if (!ctx.ok()) {
-    std::fprintf(stderr, "bench_gemm: %s\n", ctx.status().message().c_str());
-    return 1;
-  }
-  const SharedGpuContextPtr& c = ctx.value();
-  VkCommandPool pool = VK_NULL_HANDLE;
-  if (c->create_command_pool(&pool) != VK_SUCCESS) return 1;
+  const std::unique_ptr<bench::BenchDevice> device = bench::open_bench_device("bench_gemm");
+  if (!device) return 1;
+  const SharedGpuContextPtr& c = device->ctx;
+  VkCommandPool pool = device->pool;
 
   const double mm = 2.0 * double(size) * double(size) * double(size);
   // conv2d 3x3, padding 1: M = 256 output channels, N = batch*56*56, K = 256*9.
@@ -413,6 +410,5 @@ int main(int argc, char** argv) {
     first = false;
   }
   std::printf("\n  ]\n}\n");
-  c->destroy_command_pool(pool);
   return rc;
 }

@@ -23,6 +23,7 @@
 #include "graph/builder.h"
 #include "kernels/gemm_select.h"
 #include "kernels/kernel_graph.h"
+#include "bench_device.h"
 #include "stats.h"
 
 namespace {
@@ -154,14 +155,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  Result<SharedGpuContextPtr> ctx = create_vulkan_context("bench_int8_gemm", 0, DeviceOptions{});
-  if (!ctx.ok()) {
-    std::fprintf(stderr, "bench_int8_gemm: %s\n", ctx.status().message().c_str());
-    return 1;
-  }
-  const SharedGpuContextPtr& c = ctx.value();
-  VkCommandPool pool = VK_NULL_HANDLE;
-  if (c->create_command_pool(&pool) != VK_SUCCESS) return 1;
+  const std::unique_ptr<bench::BenchDevice> device = bench::open_bench_device("bench_int8_gemm");
+  if (!device) return 1;
+  const SharedGpuContextPtr& c = device->ctx;
+  VkCommandPool pool = device->pool;
   const graph::AttrMap pad1 = {{"padding", std::vector<int64_t>{1, 1, 1, 1}},
                                {"input_zp", int64_t{-3}},
                                {"weight_zp", int64_t{0}}};
@@ -221,6 +218,5 @@ int main(int argc, char** argv) {
     first = false;
   }
   std::printf("\n]}\n");
-  c->destroy_command_pool(pool);
   return 0;
 }
