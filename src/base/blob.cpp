@@ -16,8 +16,8 @@ Blob Blob::derived(std::vector<Blob> sources, std::string how, size_t size, Make
   d->make = std::move(make);
   Blob b;
   b.size_ = size;
-  b.derived_ = d;
-  b.derived_owner_ = std::move(d);
+  b.derived_ = d.get();
+  b.owner_ = std::move(d);
   return b;
 }
 

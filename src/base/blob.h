@@ -77,7 +77,7 @@ class Blob {
   const uint8_t* data() const { return derived_ ? derived_->made() : data_; }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  const std::shared_ptr<const void>& owner() const { return derived_ ? derived_owner_ : owner_; }
+  const std::shared_ptr<const void>& owner() const { return owner_; }
   bool same_bytes(const Blob& other) const {
     return size_ == other.size_ && (size_ == 0 || std::memcmp(data(), other.data(), size_) == 0);
   }
@@ -106,9 +106,8 @@ class Blob {
 
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
-  std::shared_ptr<const void> owner_;
-  std::shared_ptr<const Derived> derived_;
-  std::shared_ptr<const void> derived_owner_;  // derived_, as an owner for views of data()
+  std::shared_ptr<const void> owner_;  // a derived blob's: its Derived
+  const Derived* derived_ = nullptr;     // kept alive by owner_
   bool file_pages_ = false;
 };
 

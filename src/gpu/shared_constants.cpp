@@ -1,8 +1,8 @@
-// The process-wide table of shared constants: weak entries by device, address and size.
+// The process-wide table of shared constants: weak entries by device and the bytes' Blob::name().
 #include "gpu/shared_constants.h"
 
 #include <string>
-#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "base/weak_table.h"

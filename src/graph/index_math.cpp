@@ -57,8 +57,7 @@ void copy_strided(uint8_t* out, const uint8_t* in, int64_t count, int64_t stride
 void permute_bytes_into(uint8_t* out, const uint8_t* data, size_t esize, const Shape& shape,
                         const std::vector<int64_t>& perm) {
   const size_t rank = shape.size();
-  int64_t numel = 1;
-  for (int64_t d : shape) numel *= d;
+  const int64_t numel = shape_numel(shape);
   if (rank == 0 || numel == 0) {
     if (numel) std::memcpy(out, data, esize);
     return;

@@ -221,6 +221,15 @@ bool fused_edges_fit(const graph::Graph& g, const std::vector<graph::NodeId>& no
   return true;
 }
 
+// Fusable `node`'s instruction word (op | a << 8 | b << 16 | c << 24) over
+// the registers `reg` names for its inputs; c is where's third operand.
+int32_t instruction_word(const graph::Node& node, const std::map<graph::ValueId, int>& reg) {
+  const int a = reg.at(node.inputs[0]);
+  const int b = node.inputs.size() > 1 ? reg.at(node.inputs[1]) : 0;
+  const int c = node.inputs.size() > 2 ? reg.at(node.inputs[2]) : 0;
+  return fused_code(node) | (a << 8) | (b << 16) | (c << 24);
+}
+
 // The instruction words of `nodes` (fusable ops, in order) over the
 // registers `reg` names; each result joins `reg`, the k-th at `first_result` + k.
 std::vector<int32_t> chain_instructions(const graph::Graph& g, const std::vector<graph::NodeId>& nodes,
@@ -228,10 +237,7 @@ std::vector<int32_t> chain_instructions(const graph::Graph& g, const std::vector
   std::vector<int32_t> words;
   for (graph::NodeId id : nodes) {
     const graph::Node& node = g.node(id);
-    const int a = reg.at(node.inputs[0]);
-    const int b = node.inputs.size() > 1 ? reg.at(node.inputs[1]) : 0;
-    const int c = node.inputs.size() > 2 ? reg.at(node.inputs[2]) : 0;  // where's third operand
-    words.push_back(fused_code(node) | (a << 8) | (b << 16) | (c << 24));
+    words.push_back(instruction_word(node, reg));
     reg[node.outputs[0]] = first_result + static_cast<int>(words.size()) - 1;
   }
   return words;
@@ -336,12 +342,9 @@ std::optional<EpiloguePlan> plan_epilogue(const graph::Graph& g, const graph::No
       continue;
     }
     if (plan.instructions.size() == GemmEpilogue::kMaxInstructions) return std::nullopt;
-    int a = reg.at(node.inputs[0]);
-    int b = node.inputs.size() > 1 ? reg.at(node.inputs[1]) : 0;
-    int c = node.inputs.size() > 2 ? reg.at(node.inputs[2]) : 0;
+    plan.instructions.push_back(instruction_word(node, reg));
     reg[node.outputs[0]] = static_cast<int>(1 + GemmEpilogue::kMaxInputs + GemmEpilogue::kMaxImmediates +
-                                            plan.instructions.size());
-    plan.instructions.push_back(fused_code(node) | (a << 8) | (b << 16) | (c << 24));
+                                            plan.instructions.size() - 1);
   }
   return plan;
 }

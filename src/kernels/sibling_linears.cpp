@@ -1,11 +1,8 @@
 #include "kernels/sibling_linears.h"
 
-#include <cstring>
 #include <map>
-#include <memory>
 #include <tuple>
 #include <utility>
-
 
 namespace gpuu::kernels {
 namespace {

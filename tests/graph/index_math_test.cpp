@@ -46,7 +46,9 @@ TEST(PermuteBytes, EveryPermOfRanksOneToFourAndEveryElementSize) {
             << shape_to_string(shape) << " by perm of " << perm.size() << ", " << esize << "-byte elements";
         const Blob lazy = permuted_blob(Blob::take(in), esize, shape, perm);
         EXPECT_EQ(lazy.size(), want.size());
-        if (!want.empty()) EXPECT_EQ(std::vector<uint8_t>(lazy.data(), lazy.data() + lazy.size()), want);
+        if (!want.empty()) {
+          EXPECT_EQ(std::vector<uint8_t>(lazy.data(), lazy.data() + lazy.size()), want);
+        }
       }
     } while (std::next_permutation(perm.begin(), perm.end()));
   }

@@ -275,7 +275,6 @@ TEST(VulkanLayerNorm, ReadsAPermutedValueInPlace) {
 // invocation, a line, the workgroup), through the weight and bias or none.
 // A row of an integer output that is no whole word keeps the quantize apart.
 TEST(VulkanLayerNorm, RunsAQuantizedModelsDequantizeAndQuantize) {
-  using Ints = std::vector<int64_t>;
   struct Case {
     graph::Shape shape;
     DType out;

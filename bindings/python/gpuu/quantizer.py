@@ -96,7 +96,7 @@ def make_quantizer(scheme: str = "a8w8"):
                         mark(ends_in, {}, act)
                 elif name in _TABLES and isinstance(n.args[0], torch.fx.Node):
                     mark(n, {n.args[0]: act}, act)
-                elif name in _SHARED and n.args and n.args[0] in quantized:
+                elif name in _SHARED and isinstance(n.args[0], torch.fx.Node) and n.args[0] in quantized:
                     # Where the input is float, quantizing it here would only add a quantize and a dequantize.
                     mark(n, {n.args[0]: act}, q.SharedQuantizationSpec((n.args[0], n)))
             return model
