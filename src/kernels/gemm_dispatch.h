@@ -54,6 +54,9 @@ struct GemmDispatch {
   // K one scale covers (0: all of K) and the scales [N, K / group].
   uint32_t weight_bits = 0, weight_group = 0;
   BufferRange scales;
+  // gemv.comp's QW_WIDE (constant 7): a column line reads its weights a
+  // uvec4 at a time (128 / weight_bits of K under one scale).
+  bool qw_wide = false;
 };
 
 // The epilogue's specialization constants (gemm_epilogue.glsl, from EPI_ID on:

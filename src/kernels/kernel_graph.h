@@ -163,6 +163,19 @@ class KernelGraph {
     bool took_ = false;      // the unit being lowered took some
   };
   UnitScratch scratch_;
+  // LoweringContext::counters: zeroed blocks, each count taken once.
+  class ZeroedCounters {
+   public:
+    Result<BufferRange> take(const SharedGpuContext& ctx, VkCommandPool pool, uint64_t count, VkDeviceSize align,
+                             const char* what);
+    VkDeviceSize bytes() const;
+    void clear() { blocks_.clear(); }
+
+   private:
+    std::vector<DeviceBuffer> blocks_;
+    VkDeviceSize used_ = 0;  // of the last block
+  };
+  ZeroedCounters counters_;
   gpu::GpuTimer timer_;
   std::vector<BufferRange> inputs_, outputs_;  // what the slots are bound to now
   bool gpu_timing_ = true;

@@ -102,6 +102,45 @@ TEST(VulkanLinearDequant, SelectorKeepsQuantizedWeightsOffMatrixCores) {
   EXPECT_EQ(choice.shader(false, DType::kF16, 8), "gemv_qw8_f16");
 }
 
+// A decode row's GEMV reads whole uvec4s of quantized weights (32 4-bit or 16
+// 8-bit under one scale) where K and the group allow, 4-element chunks
+// otherwise; the CPU's results either way, K split (every other case) or not.
+TEST(VulkanLinearDequant, DecodeGemvReadsWholeUvec4sOfWeights) {
+  struct Case {
+    int64_t bits, group, k;
+    bool wide;
+  };
+  const Case cases[] = {{4, 64, 512, true},   {4, 32, 256, true},  {4, 0, 1024, true}, {8, 0, 512, true},
+                        {8, 16, 256, true},   {4, 16, 256, false}, {8, 0, 300, false}, {8, 4, 256, false}};
+  uint32_t seed = 700;
+  for (const Case& c : cases) {
+    const uint32_t splits = seed % 2 ? 2 : 0;
+    const int64_t n = 72, groups = c.group == 0 ? 1 : c.k / c.group;
+    const cpu::HostTensor w = random_tensor(DType::kI8, {n, c.bits == 8 ? c.k : c.k / 2}, seed++, -128, 128);
+    const cpu::HostTensor scales = random_tensor(DType::kF32, {n, groups}, seed++, 0.002, 0.01);
+    graph::Graph g;
+    graph::ValueId x = graph::add_graph_input(g, "x", DType::kF32, {1, c.k}).value();
+    graph::ValueId wq = graph::add_graph_constant(g, "w", DType::kI8, w.shape, w.to_blob()).value();
+    graph::ValueId s = graph::add_graph_constant(g, "s", DType::kF32, scales.shape, scales.to_blob()).value();
+    g.mark_output(
+        graph::add_op(g, "linear_dequant", "lin", {x, wq, s}, {{"bits", c.bits}, {"group_size", c.group}}).value()[0]);
+    const std::vector<cpu::HostTensor> inputs = {random_tensor(DType::kF32, {1, c.k}, seed++, -1, 1)};
+    kernels::KernelGraphOptions options = forced(GemmKernel::kGemv, splits);
+    options.profile_steps = true;
+    RunStats stats;
+    Result<std::vector<cpu::HostTensor>> got = run_on_vulkan(g, inputs, &stats, options);
+    const std::string what = std::to_string(c.bits) + " bits, group " + std::to_string(c.group) + ", K " +
+                             std::to_string(c.k) + ", splits " + std::to_string(splits);
+    ASSERT_TRUE(got.ok()) << what << ": " << got.status().message();
+    EXPECT_TRUE(all_close(got.value()[0], cpu::run_graph(g, inputs).value()[0], atol_for(DType::kF32, c.k),
+                          rtol_for(DType::kF32)))
+        << what;
+    ASSERT_FALSE(stats.steps.empty()) << what;
+    EXPECT_EQ(stats.steps[0].work.choice.find("uvec4") != std::string::npos, c.wide)
+        << what << ": " << stats.steps[0].work.choice;
+  }
+}
+
 // Malformed nodes are refused by the registry, each naming what is wrong.
 TEST(VulkanLinearDequant, RegistryRefusesMalformedNodes) {
   struct Case {

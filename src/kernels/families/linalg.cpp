@@ -66,6 +66,12 @@ Status dispatch_gemm(LoweringContext& lc, const graph::Node& n, const Gemm& g, c
   d.weight_bits = g.weight_bits;
   d.weight_group = g.weight_group;
   if (g.scales) d.scales = g.scales->range;
+  // A decode step's column lines read a quantized weight a uvec4 at a time
+  // where K and the scale group are whole uvec4s of it.
+  if (g.weight_bits && choice.kernel == GemmKernel::kGemv && choice.lines_are_columns && a_vec) {
+    const uint32_t per_uvec4 = 128 / g.weight_bits;
+    d.qw_wide = g.k % per_uvec4 == 0 && g.weight_group % per_uvec4 == 0 && b.range.offset % 16 == 0;
+  }
   return add_gemm_dispatch(lc, n, choice, d, a.range, b.range, GemmOutput{&y, bias});
 }
 

@@ -25,6 +25,12 @@ layout(constant_id = 5) const int LINES_ARE_COLUMNS = 1;
 // declares the arithmetic capability either way, which every Vulkan 1.1
 // device this runs on has).
 layout(constant_id = 6) const int SUBGROUP_LINES = 0;
+// GPUU_QW with column lines: each invocation reads its line's weights a uvec4
+// at a time (32 4-bit or 16 8-bit weights under one scale: the host checks K
+// and the group) and turns them into floats by exponent bits, not integer
+// conversions. The 4-element reads left the H100's 1B decode slower in 4 bits
+// than in f16: four times the loads per byte and a conversion per weight.
+layout(constant_id = 7) const int QW_WIDE = 0;
 
 #define LINE_WIDTH uint(LIMIT_GEMV_LINE_WIDTH)
 #define LINES (GPUU_WG / LINE_WIDTH)
@@ -42,6 +48,29 @@ layout(constant_id = 6) const int SUBGROUP_LINES = 0;
 layout(std430, set = 0, binding = 0) readonly buffer A4 { T4 a4[]; };
 #ifndef GPUU_QW
 layout(std430, set = 0, binding = 1) readonly buffer B4 { T4 b4[]; };
+#else
+layout(std430, set = 0, binding = 1) readonly buffer BQ16 { uvec4 bq16[]; };
+const uint QE = 128u / uint(GPUU_QW);  // weights per uvec4
+#define QW_UNROLL 4u                   // uvec4s in flight per invocation
+
+// The QE weights of `w`, unscaled: each integer q is read as the float whose
+// mantissa it fills under 2^23's exponent (q's bits made unsigned by flipping
+// the sign bit, so 2^23 + q + 2^(bits-1)), less that offset; exact.
+void qw_unpack(uvec4 w, out float x[QE]) {
+  [[unroll]] for (uint word = 0u; word < 4u; ++word) {
+#if GPUU_QW == 8
+    uint u = w[word] ^ 0x80808080u;
+    [[unroll]] for (uint j = 0u; j < 4u; ++j) {
+      x[word * 4u + j] = uintBitsToFloat(((u >> (8u * j)) & 0xFFu) | 0x4B000000u) - 8388736.0;
+    }
+#else
+    uint u = w[word] ^ 0x88888888u;
+    [[unroll]] for (uint j = 0u; j < 8u; ++j) {
+      x[word * 8u + j] = uintBitsToFloat(((u >> (4u * j)) & 0xFu) | 0x4B000000u) - 8388616.0;
+    }
+#endif
+  }
+}
 #endif
 
 shared vec4 sums[GPUU_WG];
@@ -80,7 +109,34 @@ void main() {
   // that many loads are in flight per invocation (fewer left the GEMV bound
   // by the loads' round trips: a 2048-deep f16 line is 16 chunks a lane).
   vec4 acc = vec4(0.0);  // one sum per output across the line
+#ifdef GPUU_QW
+  if (QW_WIDE != 0 && LINES_ARE_COLUMNS != 0) {
+    for (uint k0 = g_k0 + QE * lane; live && k0 < g_k_end; k0 += QE * LINE_WIDTH * QW_UNROLL) {
+      uvec4 own[QW_UNROLL];
+      [[unroll]] for (uint u = 0u; u < QW_UNROLL; ++u) {
+        uint k = k0 + u * QE * LINE_WIDTH;
+        own[u] = k >= g_k_end ? uvec4(0u) : bq16[(n0 * p.K + k) / QE];
+      }
+      [[unroll]] for (uint u = 0u; u < QW_UNROLL; ++u) {
+        uint k = k0 + u * QE * LINE_WIDTH;
+        if (k >= g_k_end) break;
+        float x[QE];
+        qw_unpack(own[u], x);
+        float scale = qw_scale(k, n0);
+        [[unroll]] for (uint r = 0u; r < ACROSS; ++r) {
+          if (r >= across) break;
+          float d = 0.0;
+          [[unroll]] for (uint c = 0u; c < QE / 4u; ++c) {
+            d += dot(vec4(x[4u * c], x[4u * c + 1u], x[4u * c + 2u], x[4u * c + 3u]), a_chunk(m0 + r, k + 4u * c));
+          }
+          acc[r] += scale * d;
+        }
+      }
+    }
+  } else if (live) {
+#else
   if (live) {
+#endif
     for (uint k0 = g_k0 + 4u * lane; k0 < g_k_end; k0 += 4u * LINE_WIDTH * UNROLL) {
       vec4 own[UNROLL];
       [[unroll]] for (uint u = 0u; u < UNROLL; ++u) {

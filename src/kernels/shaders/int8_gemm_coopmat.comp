@@ -23,12 +23,17 @@
 // needed only where az != 0 (COL_SUMS), on the matrix cores as 1s x B.
 //
 // Split-K (SPLIT_K): each share stores its i32 sums (the bias with share 0)
-// as partials [split][batch][M][N]; int8_gemm_split_reduce.comp adds them.
+// as partials [split][batch][M][N], then counts itself in at its tile's
+// counter; the last share to arrive adds the tile's partials and stores the
+// output, and sets the counter back to 0 for the next execute (the counters
+// start at 0 and live as long as the dispatch). No second dispatch: on the
+// H100 each reduction dispatch cost ~5 us, most of it the launch and barrier.
 //
 // GPUU_RESCALE: the rescale that alone reads the sums (requantization to i8,
 // int_scale.glsl's TOSA arithmetic) is applied in the store, which writes the
-// i8 output (8-bit storage); under SPLIT_K the reduction applies it instead,
-// and a residual block's add after it (int8_gemm_split_reduce.comp).
+// i8 output (8-bit storage). GPUU_RESIDUAL: a residual block's add after it
+// too, always through the split path (one share where K is not split): in the
+// accumulators' unrolled store it made the whole GEMM 2-3x slower.
 //
 // Written against GL_NV_cooperative_matrix and GL_NV_integer_cooperative_matrix
 // (as gemm_coopmat.comp, rewritten into the KHR encoding at build time, which
@@ -41,7 +46,19 @@
 #include "common.glsl"
 #ifdef GPUU_RESCALE
 #extension GL_EXT_shader_8bit_storage : require
+#ifdef GPUU_RESIDUAL
+#define RES_BINDING 6
+#endif
 #include "int8_requantize.glsl"
+#endif
+// The split path's partials and tile counters come after every other binding
+// (bound to A, never touched, where SPLIT_K is 0).
+#if defined(GPUU_RESIDUAL)
+#define SPLIT_BINDING 13
+#elif defined(GPUU_RESCALE)
+#define SPLIT_BINDING 6
+#else
+#define SPLIT_BINDING 4
 #endif
 
 layout(constant_id = 0) const int HAS_BIAS = 0;
@@ -82,8 +99,10 @@ layout(std430, set = 0, binding = 1) readonly buffer B16 { uvec4 b16[]; };
 // conv2d_int's bias per output channel, matmul_int's per column (the add
 // after it, taken with its rescale); bound to A where HAS_BIAS is 0 (never read then).
 layout(std430, set = 0, binding = 2) readonly buffer Bias { int bias[]; };
-// The output, or under SPLIT_K the partials.
 layout(std430, set = 0, binding = 3) writeonly buffer Out { int y[]; };
+// Coherent: the last share reads what the others wrote.
+layout(std430, set = 0, binding = SPLIT_BINDING) coherent buffer Partial { int partial[]; };
+layout(std430, set = 0, binding = SPLIT_BINDING + 1) buffer Counter { uint arrived[]; };
 
 layout(push_constant) uniform Params {
   uint M;  // conv: output channels per group
@@ -111,17 +130,18 @@ layout(std430, set = 0, binding = 3) writeonly buffer Out8 { int8_t y8[]; };
 // Output element `o` (its row: the output channel of conv2d; column n) = v.
 void store(uint o, uint row, uint n, int v) {
 #ifdef GPUU_RESCALE
-  if (SPLIT_K == 0) {
 #ifdef GPUU_CONV
-    int r = requantize(v, row, p.rq_input_zp, p.rq_output_zp, p.rq_lo, p.rq_hi);
+  int r = requantize(v, row, p.rq_input_zp, p.rq_output_zp, p.rq_lo, p.rq_hi);
 #else
-    int r = requantize(v, n, p.rq_input_zp, p.rq_output_zp, p.rq_lo, p.rq_hi);
+  int r = requantize(v, n, p.rq_input_zp, p.rq_output_zp, p.rq_lo, p.rq_hi);
 #endif
-    y8[o] = int8_t(r);
-    return;
-  }
+#ifdef GPUU_RESIDUAL
+  r = residual(r, skip_byte(o));
 #endif
+  y8[o] = int8_t(r);
+#else
   y[o] = v;
+#endif
 }
 
 // OpSDot (4450) on packed 4 x i8 words (PackedVectorFormat4x8Bit = 0),
@@ -139,7 +159,9 @@ shared int a_part[A_CHUNKS];  // each A chunk's share of its row's sum
 shared int row_sum[TILE_M];
 shared int col_sum[TILE_N];
 
-uint g_batch, g_m0, g_n0, a_base, b_base, g_split, g_k0, g_k_end;
+shared bool last_share;
+
+uint g_batch, g_m0, g_n0, a_base, b_base, g_split, g_splits, g_tile, g_k0, g_k_end;
 
 // The workgroup's tile and share of K; false past the last tile (the 2-D
 // spread of a large dispatch): the whole workgroup leaves before any barrier.
@@ -148,15 +170,18 @@ bool place_tile() {
   if (tile >= p.tile_count) return false;
   uint per_batch = p.tiles_n * p.tiles_m;
   g_split = 0u;
+  g_splits = 1u;
   g_k0 = 0u;
   g_k_end = p.K;
   if (SPLIT_K != 0) {
     uint per_split = per_batch * p.batches;
+    g_splits = p.tile_count / per_split;
     g_split = tile / per_split;
     tile -= g_split * per_split;
     g_k0 = g_split * p.k_split;
     g_k_end = min(p.K, g_k0 + p.k_split);
   }
+  g_tile = tile;
   g_batch = tile / per_batch;
   uint rest = tile - g_batch * per_batch;
   g_m0 = (rest / p.tiles_n) * TILE_M;
@@ -358,7 +383,7 @@ void main() {
           if (with_bias) v += bias[n];  // a quantized linear's, along the columns
 #endif
           if (SPLIT_K != 0) {
-            y[(g_split * p.batches * p.M + row) * p.N + n] = v;
+            partial[(g_split * p.batches * p.M + row) * p.N + n] = v;
           } else {
             store(OUTPUT_INDEX(m, n), row, n, v);
           }
@@ -366,5 +391,27 @@ void main() {
       }
       subgroupBarrier();  // read before the next store overwrites
     }
+  }
+  if (SPLIT_K == 0) return;
+
+  // The last share of the tile to arrive finishes it.
+  memoryBarrierBuffer();  // the partials, before the count says they are there
+  barrier();
+  if (t == 0u) {
+    last_share = g_splits == 1u || atomicAdd(arrived[g_tile], 1u) == g_splits - 1u;
+    if (last_share && g_splits > 1u) arrived[g_tile] = 0u;
+  }
+  barrier();
+  if (!last_share) return;
+  memoryBarrierBuffer();
+  // Invocations along n: the i32 partials and the output in runs.
+  for (uint e = t; e < TILE_M * TILE_N; e += GPUU_WG) {
+    uint ml = e / TILE_N, nl = e - ml * TILE_N;
+    uint m = g_m0 + ml, n = g_n0 + nl;
+    if (m >= p.M || n >= p.N) continue;
+    uint row = g_batch * p.M + m;
+    int v = 0;
+    for (uint s = 0u; s < g_splits; ++s) v += partial[(s * p.batches * p.M + row) * p.N + n];
+    store(OUTPUT_INDEX(m, n), row, n, v);
   }
 }
