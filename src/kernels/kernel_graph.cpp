@@ -285,9 +285,7 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
                      [this, align](VkDeviceSize bytes, const char* what) {
                        return scratch_.take(*ctx_, bytes, align, what);
                      },
-                     [this, align](uint64_t count, const char* what) {
-                       return counters_.take(*ctx_, pool_, count, align, what);
-                     },
+                     [this](VkDeviceSize bytes, const char* what) { return zeros_.take(*ctx_, pool_, bytes, what); },
                      GemmForce{options.gemm_kernel, options.gemm_splits}, std::move(plan.views.views)};
   lc.written_over = std::move(plan.written_over);
   lc.gemm_force.int_kernel = options.int_gemm_kernel;
@@ -414,7 +412,7 @@ KernelGraphMemory KernelGraph::memory() const {
   for (const auto& w : shared_constants_) m.weights.push_back(w->data());
   m.constant_bytes = constants_.size();
   m.arena_bytes = arena_.size();
-  m.scratch_bytes = scratch_.bytes() + counters_.bytes();
+  m.scratch_bytes = scratch_.bytes() + zeros_.bytes();
   return m;
 }
 
@@ -462,27 +460,21 @@ Result<BufferRange> KernelGraph::UnitScratch::take(const SharedGpuContext& ctx, 
   return r;
 }
 
-Result<BufferRange> KernelGraph::ZeroedCounters::take(const SharedGpuContext& ctx, VkCommandPool pool,
-                                                      uint64_t count, VkDeviceSize align, const char* what) {
-  // Blocks of 64 KiB (a split GEMM counts one u32 per output tile), zeroed
-  // once when made: the kernels leave them at 0.
-  constexpr VkDeviceSize kBlock = VkDeviceSize{64} << 10;
-  const VkDeviceSize bytes = std::max<VkDeviceSize>(count * sizeof(uint32_t), 4);
-  if (blocks_.empty() || used_ + bytes > blocks_.back().size()) {
-    GPUU_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::create(ctx, std::max(bytes, kBlock), MemoryKind::kDevice, what));
-    const std::vector<uint8_t> zeros(static_cast<size_t>(b.size()), 0);
+Result<BufferRange> KernelGraph::SharedZeros::take(const SharedGpuContext& ctx, VkCommandPool pool,
+                                                   VkDeviceSize bytes, const char* what) {
+  bytes = align_up(std::max<VkDeviceSize>(bytes, 4), 4);
+  if (buffers_.empty() || bytes > buffers_.back().size()) {
+    GPUU_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::create(ctx, bytes, MemoryKind::kDevice, what));
+    const std::vector<uint8_t> zeros(static_cast<size_t>(bytes), 0);
     GPUU_RETURN_IF_ERROR(gpu::upload_once(ctx, pool, b, 0, zeros.data(), zeros.size()));
-    blocks_.push_back(std::move(b));
-    used_ = 0;
+    buffers_.push_back(std::move(b));
   }
-  BufferRange r{blocks_.back().buffer(), used_, bytes};
-  used_ = align_up(used_ + bytes, align);
-  return r;
+  return BufferRange{buffers_.back().buffer(), 0, bytes};
 }
 
-VkDeviceSize KernelGraph::ZeroedCounters::bytes() const {
+VkDeviceSize KernelGraph::SharedZeros::bytes() const {
   VkDeviceSize sum = 0;
-  for (const DeviceBuffer& b : blocks_) sum += b.size();
+  for (const DeviceBuffer& b : buffers_) sum += b.size();
   return sum;
 }
 
@@ -503,7 +495,7 @@ KernelGraph::~KernelGraph() {
   sequence_.reset();
   kernels_.reset();
   scratch_.clear();
-  counters_.clear();
+  zeros_.clear();
   constants_.reset();
   arena_.reset();
   timer_.reset();

@@ -185,8 +185,8 @@ void add_residual(const ResidualStore& res, std::vector<int32_t>* spec, std::vec
 // A, never read) at 2, the output at 3; `form` is the push constants after
 // the eight every form takes; `b_vec`: B's runs of 16 along n may be read as
 // uvec4s (int8_gemm_coopmat.comp's B_VEC). Only the matrix-core kernel splits
-// K: its shares' partials go to scratch and the last share of each tile adds
-// them (one dispatch either way). It applies `rq` (may be null) in its store,
+// K: its shares add their sums into zeroed memory and the last share of each
+// tile finishes it (one dispatch either way). It applies `rq` (may be null) in its store,
 // writing the rescale's i8 output in place of y, and `res` (may be null; only
 // with rq) after it, writing the residual's output.
 Status add_int_gemm_dispatch(LoweringContext& lc, const graph::Node& n, const IntGemmChoice& choice, bool conv,
@@ -256,17 +256,13 @@ Status add_int_gemm_dispatch(LoweringContext& lc, const graph::Node& n, const In
       bindings.push_back({rq->shift->range, false});
       if (res) add_residual(*res, &spec, &bindings);
     }
-    // The split path's partials and its tiles' arrival counters (bound to
-    // A, never touched, where K is whole).
+    // The split path's sums and its tiles' arrival counters (bound to A,
+    // never touched, where K is whole).
     if (split) {
-      GPUU_ASSIGN_OR_RETURN(BufferRange partials,
-                            lc.scratch(outputs * choice.splits * sizeof(int32_t), "split-K partials"));
-      GPUU_ASSIGN_OR_RETURN(BufferRange arrived,
-                            lc.counters(tiles / choice.splits, "split-K arrival counters"));
-      bindings.push_back({partials, true});
-      bindings.push_back({arrived, true});
+      GPUU_ASSIGN_OR_RETURN(BufferRange sums,
+                            lc.zeroed((outputs + tiles / choice.splits) * sizeof(uint32_t), "split-K sums"));
+      bindings.push_back({sums, true});
     } else {
-      bindings.push_back({a.range, false});
       bindings.push_back({a.range, false});
     }
   } else {

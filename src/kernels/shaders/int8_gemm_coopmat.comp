@@ -22,12 +22,14 @@
 // taken as its slices load (packed dot products against 1s); B's column sums,
 // needed only where az != 0 (COL_SUMS), on the matrix cores as 1s x B.
 //
-// Split-K (SPLIT_K): each share stores its i32 sums (the bias with share 0)
-// as partials [split][batch][M][N], then counts itself in at its tile's
-// counter; the last share to arrive adds the tile's partials and stores the
-// output, and sets the counter back to 0 for the next execute (the counters
-// start at 0 and live as long as the dispatch). No second dispatch: on the
-// H100 each reduction dispatch cost ~5 us, most of it the launch and barrier.
+// Split-K (SPLIT_K): each share adds its i32 sums (the bias with share 0)
+// into the tile's sums [batch][M][N] with integer atomics (exact in any
+// order), then counts itself in at the tile's counter; the last share to
+// arrive reads the sums, stores the output and sets sums and counter back to
+// 0 (they are 0 before the dispatch: memory the kernel graph zeroed once). No
+// second dispatch: on the H100 each reduction dispatch cost ~5 us, most of it
+// the launch and barrier. The last share reads its elements 16 at a time
+// before using any: one at a time, the round trips made it 2x slower.
 //
 // GPUU_RESCALE: the rescale that alone reads the sums (requantization to i8,
 // int_scale.glsl's TOSA arithmetic) is applied in the store, which writes the
@@ -51,7 +53,7 @@
 #endif
 #include "int8_requantize.glsl"
 #endif
-// The split path's partials and tile counters come after every other binding
+// The split path's sums and tile counters come after every other binding
 // (bound to A, never touched, where SPLIT_K is 0).
 #if defined(GPUU_RESIDUAL)
 #define SPLIT_BINDING 13
@@ -100,9 +102,9 @@ layout(std430, set = 0, binding = 1) readonly buffer B16 { uvec4 b16[]; };
 // after it, taken with its rescale); bound to A where HAS_BIAS is 0 (never read then).
 layout(std430, set = 0, binding = 2) readonly buffer Bias { int bias[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer Out { int y[]; };
-// Coherent: the last share reads what the others wrote.
-layout(std430, set = 0, binding = SPLIT_BINDING) coherent buffer Partial { int partial[]; };
-layout(std430, set = 0, binding = SPLIT_BINDING + 1) buffer Counter { uint arrived[]; };
+// The sums [batch][M][N], then a counter per tile. Coherent: the last share
+// reads what the others added.
+layout(std430, set = 0, binding = SPLIT_BINDING) coherent buffer Sums { uint sums[]; };
 
 layout(push_constant) uniform Params {
   uint M;  // conv: output channels per group
@@ -383,7 +385,11 @@ void main() {
           if (with_bias) v += bias[n];  // a quantized linear's, along the columns
 #endif
           if (SPLIT_K != 0) {
-            partial[(g_split * p.batches * p.M + row) * p.N + n] = v;
+            if (g_splits == 1u) {
+              sums[row * p.N + n] = uint(v);
+            } else {
+              atomicAdd(sums[row * p.N + n], uint(v));
+            }
           } else {
             store(OUTPUT_INDEX(m, n), row, n, v);
           }
@@ -395,23 +401,31 @@ void main() {
   if (SPLIT_K == 0) return;
 
   // The last share of the tile to arrive finishes it.
-  memoryBarrierBuffer();  // the partials, before the count says they are there
+  memoryBarrierBuffer();  // the sums, before the count says they are there
   barrier();
   if (t == 0u) {
-    last_share = g_splits == 1u || atomicAdd(arrived[g_tile], 1u) == g_splits - 1u;
-    if (last_share && g_splits > 1u) arrived[g_tile] = 0u;
+    uint counter = p.batches * p.M * p.N + g_tile;
+    last_share = g_splits == 1u || atomicAdd(sums[counter], 1u) == g_splits - 1u;
+    if (last_share && g_splits > 1u) sums[counter] = 0u;
   }
   barrier();
   if (!last_share) return;
   memoryBarrierBuffer();
-  // Invocations along n: the i32 partials and the output in runs.
-  for (uint e = t; e < TILE_M * TILE_N; e += GPUU_WG) {
-    uint ml = e / TILE_N, nl = e - ml * TILE_N;
-    uint m = g_m0 + ml, n = g_n0 + nl;
-    if (m >= p.M || n >= p.N) continue;
-    uint row = g_batch * p.M + m;
-    int v = 0;
-    for (uint s = 0u; s < g_splits; ++s) v += partial[(s * p.batches * p.M + row) * p.N + n];
-    store(OUTPUT_INDEX(m, n), row, n, v);
+  // Invocations along n (the sums and the output in runs), 16 elements each
+  // read before any is used.
+  const uint PER_INVOCATION = TILE_M * TILE_N / GPUU_WG, RUN = 16u;
+  for (uint e0 = 0u; e0 < PER_INVOCATION; e0 += RUN) {
+    int v[RUN];
+    [[unroll]] for (uint j = 0u; j < RUN; ++j) {
+      uint e = t + (e0 + j) * GPUU_WG, ml = e / TILE_N, m = g_m0 + ml, n = g_n0 + (e - ml * TILE_N);
+      v[j] = m < p.M && n < p.N ? int(sums[(g_batch * p.M + m) * p.N + n]) : 0;
+    }
+    [[unroll]] for (uint j = 0u; j < RUN; ++j) {
+      uint e = t + (e0 + j) * GPUU_WG, ml = e / TILE_N, m = g_m0 + ml, n = g_n0 + (e - ml * TILE_N);
+      if (m >= p.M || n >= p.N) continue;
+      uint row = g_batch * p.M + m;
+      sums[row * p.N + n] = 0u;
+      store(OUTPUT_INDEX(m, n), row, n, v[j]);
+    }
   }
 }
