@@ -124,7 +124,7 @@ struct IntGemmChoice {
   uint32_t tile = 64;  // tiled and coopmat kernels: the square output tile one workgroup computes
   uint32_t cm_m = 0, cm_n = 0, cm_k = 0;  // kCoopMat: the cooperative-matrix shape
   // kCoopMat: `splits` workgroups share each tile, each summing `k_split` of
-  // K into i32 sums that the last of them to finish stores. 1: no split.
+  // K into i32 partials that int8_gemm_split_reduce.comp adds. 1: no split.
   uint32_t splits = 1, k_split = 0;
   std::string why;
   bool tiled() const { return kernel != IntGemmKernel::kDirect; }

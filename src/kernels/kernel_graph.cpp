@@ -285,7 +285,6 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
                      [this, align](VkDeviceSize bytes, const char* what) {
                        return scratch_.take(*ctx_, bytes, align, what);
                      },
-                     [this](VkDeviceSize bytes, const char* what) { return zeros_.take(*ctx_, pool_, bytes, what); },
                      GemmForce{options.gemm_kernel, options.gemm_splits}, std::move(plan.views.views)};
   lc.written_over = std::move(plan.written_over);
   lc.gemm_force.int_kernel = options.int_gemm_kernel;
@@ -412,7 +411,7 @@ KernelGraphMemory KernelGraph::memory() const {
   for (const auto& w : shared_constants_) m.weights.push_back(w->data());
   m.constant_bytes = constants_.size();
   m.arena_bytes = arena_.size();
-  m.scratch_bytes = scratch_.bytes() + zeros_.bytes();
+  m.scratch_bytes = scratch_.bytes();
   return m;
 }
 
@@ -460,24 +459,6 @@ Result<BufferRange> KernelGraph::UnitScratch::take(const SharedGpuContext& ctx, 
   return r;
 }
 
-Result<BufferRange> KernelGraph::SharedZeros::take(const SharedGpuContext& ctx, VkCommandPool pool,
-                                                   VkDeviceSize bytes, const char* what) {
-  bytes = align_up(std::max<VkDeviceSize>(bytes, 4), 4);
-  if (buffers_.empty() || bytes > buffers_.back().size()) {
-    GPUU_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::create(ctx, bytes, MemoryKind::kDevice, what));
-    const std::vector<uint8_t> zeros(static_cast<size_t>(bytes), 0);
-    GPUU_RETURN_IF_ERROR(gpu::upload_once(ctx, pool, b, 0, zeros.data(), zeros.size()));
-    buffers_.push_back(std::move(b));
-  }
-  return BufferRange{buffers_.back().buffer(), 0, bytes};
-}
-
-VkDeviceSize KernelGraph::SharedZeros::bytes() const {
-  VkDeviceSize sum = 0;
-  for (const DeviceBuffer& b : buffers_) sum += b.size();
-  return sum;
-}
-
 VkDeviceSize KernelGraph::UnitScratch::bytes() const {
   VkDeviceSize sum = 0;
   for (const auto& side : blocks_) {
@@ -495,7 +476,6 @@ KernelGraph::~KernelGraph() {
   sequence_.reset();
   kernels_.reset();
   scratch_.clear();
-  zeros_.clear();
   constants_.reset();
   arena_.reset();
   timer_.reset();

@@ -163,19 +163,6 @@ class KernelGraph {
     bool took_ = false;      // the unit being lowered took some
   };
   UnitScratch scratch_;
-  // LoweringContext::zeroed: a buffer zeroed once, taken from its start by
-  // every unit that asks (a larger ask zeroes a larger one for itself and
-  // the units after it).
-  class SharedZeros {
-   public:
-    Result<BufferRange> take(const SharedGpuContext& ctx, VkCommandPool pool, VkDeviceSize bytes, const char* what);
-    VkDeviceSize bytes() const;
-    void clear() { buffers_.clear(); }
-
-   private:
-    std::vector<DeviceBuffer> buffers_;
-  };
-  SharedZeros zeros_;
   gpu::GpuTimer timer_;
   std::vector<BufferRange> inputs_, outputs_;  // what the slots are bound to now
   bool gpu_timing_ = true;

@@ -66,10 +66,6 @@ struct LoweringContext {
   std::vector<TensorRef>& tensors;  // indexed by ValueId
   // Device memory for a kernel's temporaries, alive as long as the delegate.
   std::function<Result<BufferRange>(VkDeviceSize bytes, const char* what)> scratch;
-  // `bytes` of zeros: memory every unit that takes it shares, each leaving it
-  // zeroed when its dispatches end (int8_gemm_coopmat.comp's split-K sums
-  // and arrival counters).
-  std::function<Result<BufferRange>(VkDeviceSize bytes, const char* what)> zeroed;
   GemmForce gemm_force;  // KernelGraphOptions::gemm_kernel and gemm_splits
   // Indexed by ValueId: the view a value is read through (root kNone where
   // it is read as itself). Empty when nothing is read through a view.

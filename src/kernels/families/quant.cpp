@@ -182,13 +182,14 @@ void add_residual(const ResidualStore& res, std::vector<int32_t>* spec, std::vec
 
 // The tiled or matrix-core int8 GEMM of `choice` (int8_gemm.comp,
 // int8_gemm_coopmat.comp): A and B at bindings 0 and 1, conv2d_int's bias (or
-// A, never read) at 2, the output at 3; `form` is the push constants after
-// the eight every form takes; `b_vec`: B's runs of 16 along n may be read as
-// uvec4s (int8_gemm_coopmat.comp's B_VEC). Only the matrix-core kernel splits
-// K: its shares add their sums into zeroed memory and the last share of each
-// tile finishes it (one dispatch either way). It applies `rq` (may be null) in its store,
-// writing the rescale's i8 output in place of y, and `res` (may be null; only
-// with rq) after it, writing the residual's output.
+// A, never read) at 2, the i32 output at 3; `form` is the push constants
+// after the eight every form takes; `b_vec`: B's runs of 16 along n may be
+// read as uvec4s (int8_gemm_coopmat.comp's B_VEC). Under split-K the shares'
+// partials go to scratch and int8_gemm_split_reduce.comp adds them into y.
+// The matrix-core kernel applies `rq` (may be null) in its store, or its
+// reduction does, writing the rescale's i8 output in place of y; `res` (may
+// be null; only with rq) comes after it in the reduction, writing the
+// residual's output.
 Status add_int_gemm_dispatch(LoweringContext& lc, const graph::Node& n, const IntGemmChoice& choice, bool conv,
                              const GemmProblem& g, int32_t a_zp, int32_t b_zp, const PushConstants& form, bool b_vec,
                              const TensorRef& a, const TensorRef& b, const TensorRef* bias, const TensorRef& y,
@@ -196,19 +197,25 @@ Status add_int_gemm_dispatch(LoweringContext& lc, const graph::Node& n, const In
   const bool coop = choice.kernel == IntGemmKernel::kCoopMat;
   if (!coop) rq = nullptr;
   if (!rq) res = nullptr;
-  if (!coop && choice.splits > 1) {
-    return err(StatusCode::kInternal, "int8 GEMM: only the matrix-core kernel splits K, not ", choice.describe());
-  }
   const uint32_t tiles_m = choice.tiles(g.m), tiles_n = choice.tiles(g.n);
   const uint64_t tiles = uint64_t{tiles_m} * tiles_n * g.batches * choice.splits;
   const uint64_t outputs = uint64_t{g.m} * g.n * g.batches;
-  // The residual add always takes the split path, over one share of K where
-  // K is not split: in the accumulators' unrolled store it made the whole
-  // GEMM 2-3x slower on the H100 (resnet50's 1x1 convs ending a block: 38-46
-  // us against 13 for the same conv requantizing alone).
+  // The residual add always runs in the reduction, over one share of K where
+  // K is not split: in the matrix-core store it made the whole GEMM 2-3x
+  // slower on the H100 (resnet50's 1x1 convs ending a block: 38-46 us against
+  // 13 for the same conv requantizing alone; the reduction adds ~5 us).
+  // Nor does the GEMM finish its own tiles (the last share to arrive adding
+  // the others' sums, after integer atomics): bit-exact on the H100 but
+  // slower (int8 resnet50 1945 us against 1294, 93304f9), as the requantizing
+  // tail then runs in one workgroup per tile at low occupancy, where the
+  // reduction spreads it over the GPU, one element per invocation.
   const bool split = choice.splits > 1 || res;
   const uint32_t k_split = choice.splits > 1 ? choice.k_split : g.k;
   const BufferRange& out = res ? res->y->range : rq ? rq->y->range : y.range;
+  BufferRange target = out;
+  if (split) {
+    GPUU_ASSIGN_OR_RETURN(target, lc.scratch(outputs * choice.splits * sizeof(int32_t), "split-K partials"));
+  }
   graph::Node labelled = n;
   gpu::StepWork work;
   work.ops = n.op;
@@ -224,14 +231,26 @@ Status add_int_gemm_dispatch(LoweringContext& lc, const graph::Node& n, const In
       work.ops += "+" + node->op;
     }
   }
+  const std::string rq_suffix = res ? "_rqres" : "_rq";
+  // The rescale's push constants (RQ_PUSH), multipliers and shifts, and
+  // specialization constants 10 and 11 (int8_requantize.glsl).
+  PushConstants rq_push;
+  std::vector<int32_t> rq_spec;
+  std::vector<Binding> rq_bindings;
+  if (rq) {
+    rq_push.u32(u32(rq->params.input_zp)).u32(u32(rq->params.output_zp));
+    rq_push.u32(static_cast<uint32_t>(rq->params.lo)).u32(static_cast<uint32_t>(rq->params.hi));
+    rq_spec = {rq->params.axis >= 0 ? 1 : 0, rq->params.double_round ? 1 : 0};
+    rq_bindings = {{rq->multiplier->range, false}, {rq->shift->range, false}};
+  }
+  const bool rq_in_store = rq && !split;
   PushConstants push;
   push.u32(g.m).u32(g.n).u32(g.k).u32(tiles_n).u32(tiles_m).u32(static_cast<uint32_t>(tiles));
   push.u32(static_cast<uint32_t>(a_zp)).u32(static_cast<uint32_t>(b_zp));
   push.append(form);
   std::vector<int32_t> spec;
   std::vector<Binding> bindings = {
-      {a.range, false}, {b.range, false}, {bias ? bias->range : a.range, false}, {out, true}};
-  std::string shader = choice.shader(conv);
+      {a.range, false}, {b.range, false}, {bias ? bias->range : a.range, false}, {target, true}};
   if (coop) {
     push.u32(k_split).u32(g.batches);
     spec = {bias ? 1 : 0,
@@ -244,40 +263,43 @@ Status add_int_gemm_dispatch(LoweringContext& lc, const graph::Node& n, const In
             static_cast<int32_t>(choice.cm_k),
             static_cast<int32_t>(choice.tile),
             static_cast<int32_t>(choice.tile)};
-    if (rq) {
-      // The rescale's push constants (RQ_PUSH), multipliers and shifts, and
-      // specialization constants 10 and 11 (int8_requantize.glsl).
-      shader += res ? "_rqres" : "_rq";
-      push.u32(u32(rq->params.input_zp)).u32(u32(rq->params.output_zp));
-      push.u32(static_cast<uint32_t>(rq->params.lo)).u32(static_cast<uint32_t>(rq->params.hi));
-      spec.push_back(rq->params.axis >= 0 ? 1 : 0);
-      spec.push_back(rq->params.double_round ? 1 : 0);
-      bindings.push_back({rq->multiplier->range, false});
-      bindings.push_back({rq->shift->range, false});
-      if (res) add_residual(*res, &spec, &bindings);
-    }
-    // The split path's sums and its tiles' arrival counters (bound to A,
-    // never touched, where K is whole).
-    if (split) {
-      GPUU_ASSIGN_OR_RETURN(BufferRange sums,
-                            lc.zeroed((outputs + tiles / choice.splits) * sizeof(uint32_t), "split-K sums"));
-      bindings.push_back({sums, true});
-    } else {
-      bindings.push_back({a.range, false});
+    if (rq_in_store) {
+      push.append(rq_push);
+      spec.insert(spec.end(), rq_spec.begin(), rq_spec.end());
+      bindings.insert(bindings.end(), rq_bindings.begin(), rq_bindings.end());
     }
   } else {
     // A's rows lie on word boundaries (and are read as words) where K is a multiple of 4.
     spec = {bias ? 1 : 0, g.k % 4 == 0 ? 1 : 0};
   }
-  KernelKey key{shader, spec, static_cast<uint32_t>(bindings.size()), push.size()};
-  work.choice = choice.describe() + (res  ? ", requantized with the residual add by the last share of a tile"
-                                     : rq ? (split ? ", requantized by the last share of a tile"
-                                                   : ", requantized in the store")
+  KernelKey key{choice.shader(conv) + (rq_in_store ? "_rq" : ""), spec, static_cast<uint32_t>(bindings.size()),
+                push.size()};
+  work.choice = choice.describe() + (res  ? ", requantized with the residual add in the reduction"
+                                     : rq ? (split ? ", requantized in the reduction" : ", requantized in the store")
                                           : "");
   work.why = choice.why;
   work.flops = gemm_flops(g.m, g.n, g.k, g.batches);
   work.matrix_cores = coop;
-  return add_dispatch(lc, labelled, key, std::move(bindings), push, tiles * kWorkgroupSize, work);
+  GPUU_RETURN_IF_ERROR(add_dispatch(lc, labelled, key, std::move(bindings), push, tiles * kWorkgroupSize, work));
+  if (!split) return Status::Ok();
+  work.flops = 0;
+  work.matrix_cores = false;
+  work.bytes = target.size + out.size;
+  PushConstants reduce;
+  reduce.u32(static_cast<uint32_t>(outputs)).u32(g.n).u32(choice.splits);
+  reduce.u32(conv ? u32(y.shape[2] * y.shape[3]) : 0).u32(conv ? u32(y.shape[1]) : 0);
+  std::vector<int32_t> reduce_spec = {conv ? 1 : 0};
+  std::vector<Binding> reduce_bindings = {{target, false}, {out, true}};
+  if (rq) {
+    reduce.append(rq_push);
+    reduce_spec.resize(10, 0);  // the rescale's constants are 10 and 11
+    reduce_spec.insert(reduce_spec.end(), rq_spec.begin(), rq_spec.end());
+    reduce_bindings.insert(reduce_bindings.end(), rq_bindings.begin(), rq_bindings.end());
+    if (res) add_residual(*res, &reduce_spec, &reduce_bindings);
+  }
+  KernelKey reduce_key{rq ? "int8_gemm_split_reduce" + rq_suffix : "int8_gemm_split_reduce", reduce_spec,
+                       static_cast<uint32_t>(reduce_bindings.size()), reduce.size()};
+  return add_dispatch(lc, labelled, reduce_key, std::move(reduce_bindings), reduce, outputs, std::move(work));
 }
 
 Status lower_conv2d_int(LoweringContext& lc, const graph::Node& n) {

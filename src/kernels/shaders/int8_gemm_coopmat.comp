@@ -22,20 +22,13 @@
 // taken as its slices load (packed dot products against 1s); B's column sums,
 // needed only where az != 0 (COL_SUMS), on the matrix cores as 1s x B.
 //
-// Split-K (SPLIT_K): each share adds its i32 sums (the bias with share 0)
-// into the tile's sums [batch][M][N] with integer atomics (exact in any
-// order), then counts itself in at the tile's counter; the last share to
-// arrive reads the sums, stores the output and sets sums and counter back to
-// 0 (they are 0 before the dispatch: memory the kernel graph zeroed once). No
-// second dispatch: on the H100 each reduction dispatch cost ~5 us, most of it
-// the launch and barrier. The last share reads its elements 16 at a time
-// before using any: one at a time, the round trips made it 2x slower.
+// Split-K (SPLIT_K): each share stores its i32 sums (the bias with share 0)
+// as partials [split][batch][M][N]; int8_gemm_split_reduce.comp adds them.
 //
 // GPUU_RESCALE: the rescale that alone reads the sums (requantization to i8,
 // int_scale.glsl's TOSA arithmetic) is applied in the store, which writes the
-// i8 output (8-bit storage). GPUU_RESIDUAL: a residual block's add after it
-// too, always through the split path (one share where K is not split): in the
-// accumulators' unrolled store it made the whole GEMM 2-3x slower.
+// i8 output (8-bit storage); under SPLIT_K the reduction applies it instead,
+// and a residual block's add after it (int8_gemm_split_reduce.comp).
 //
 // Written against GL_NV_cooperative_matrix and GL_NV_integer_cooperative_matrix
 // (as gemm_coopmat.comp, rewritten into the KHR encoding at build time, which
@@ -48,19 +41,7 @@
 #include "common.glsl"
 #ifdef GPUU_RESCALE
 #extension GL_EXT_shader_8bit_storage : require
-#ifdef GPUU_RESIDUAL
-#define RES_BINDING 6
-#endif
 #include "int8_requantize.glsl"
-#endif
-// The split path's sums and tile counters come after every other binding
-// (bound to A, never touched, where SPLIT_K is 0).
-#if defined(GPUU_RESIDUAL)
-#define SPLIT_BINDING 13
-#elif defined(GPUU_RESCALE)
-#define SPLIT_BINDING 6
-#else
-#define SPLIT_BINDING 4
 #endif
 
 layout(constant_id = 0) const int HAS_BIAS = 0;
@@ -101,10 +82,8 @@ layout(std430, set = 0, binding = 1) readonly buffer B16 { uvec4 b16[]; };
 // conv2d_int's bias per output channel, matmul_int's per column (the add
 // after it, taken with its rescale); bound to A where HAS_BIAS is 0 (never read then).
 layout(std430, set = 0, binding = 2) readonly buffer Bias { int bias[]; };
+// The output, or under SPLIT_K the partials.
 layout(std430, set = 0, binding = 3) writeonly buffer Out { int y[]; };
-// The sums [batch][M][N], then a counter per tile. Coherent: the last share
-// reads what the others added.
-layout(std430, set = 0, binding = SPLIT_BINDING) coherent buffer Sums { uint sums[]; };
 
 layout(push_constant) uniform Params {
   uint M;  // conv: output channels per group
@@ -132,18 +111,17 @@ layout(std430, set = 0, binding = 3) writeonly buffer Out8 { int8_t y8[]; };
 // Output element `o` (its row: the output channel of conv2d; column n) = v.
 void store(uint o, uint row, uint n, int v) {
 #ifdef GPUU_RESCALE
+  if (SPLIT_K == 0) {
 #ifdef GPUU_CONV
-  int r = requantize(v, row, p.rq_input_zp, p.rq_output_zp, p.rq_lo, p.rq_hi);
+    int r = requantize(v, row, p.rq_input_zp, p.rq_output_zp, p.rq_lo, p.rq_hi);
 #else
-  int r = requantize(v, n, p.rq_input_zp, p.rq_output_zp, p.rq_lo, p.rq_hi);
+    int r = requantize(v, n, p.rq_input_zp, p.rq_output_zp, p.rq_lo, p.rq_hi);
 #endif
-#ifdef GPUU_RESIDUAL
-  r = residual(r, skip_byte(o));
+    y8[o] = int8_t(r);
+    return;
+  }
 #endif
-  y8[o] = int8_t(r);
-#else
   y[o] = v;
-#endif
 }
 
 // OpSDot (4450) on packed 4 x i8 words (PackedVectorFormat4x8Bit = 0),
@@ -161,9 +139,7 @@ shared int a_part[A_CHUNKS];  // each A chunk's share of its row's sum
 shared int row_sum[TILE_M];
 shared int col_sum[TILE_N];
 
-shared bool last_share;
-
-uint g_batch, g_m0, g_n0, a_base, b_base, g_split, g_splits, g_tile, g_k0, g_k_end;
+uint g_batch, g_m0, g_n0, a_base, b_base, g_split, g_k0, g_k_end;
 
 // The workgroup's tile and share of K; false past the last tile (the 2-D
 // spread of a large dispatch): the whole workgroup leaves before any barrier.
@@ -172,18 +148,15 @@ bool place_tile() {
   if (tile >= p.tile_count) return false;
   uint per_batch = p.tiles_n * p.tiles_m;
   g_split = 0u;
-  g_splits = 1u;
   g_k0 = 0u;
   g_k_end = p.K;
   if (SPLIT_K != 0) {
     uint per_split = per_batch * p.batches;
-    g_splits = p.tile_count / per_split;
     g_split = tile / per_split;
     tile -= g_split * per_split;
     g_k0 = g_split * p.k_split;
     g_k_end = min(p.K, g_k0 + p.k_split);
   }
-  g_tile = tile;
   g_batch = tile / per_batch;
   uint rest = tile - g_batch * per_batch;
   g_m0 = (rest / p.tiles_n) * TILE_M;
@@ -385,47 +358,13 @@ void main() {
           if (with_bias) v += bias[n];  // a quantized linear's, along the columns
 #endif
           if (SPLIT_K != 0) {
-            if (g_splits == 1u) {
-              sums[row * p.N + n] = uint(v);
-            } else {
-              atomicAdd(sums[row * p.N + n], uint(v));
-            }
+            y[(g_split * p.batches * p.M + row) * p.N + n] = v;
           } else {
             store(OUTPUT_INDEX(m, n), row, n, v);
           }
         }
       }
       subgroupBarrier();  // read before the next store overwrites
-    }
-  }
-  if (SPLIT_K == 0) return;
-
-  // The last share of the tile to arrive finishes it.
-  memoryBarrierBuffer();  // the sums, before the count says they are there
-  barrier();
-  if (t == 0u) {
-    uint counter = p.batches * p.M * p.N + g_tile;
-    last_share = g_splits == 1u || atomicAdd(sums[counter], 1u) == g_splits - 1u;
-    if (last_share && g_splits > 1u) sums[counter] = 0u;
-  }
-  barrier();
-  if (!last_share) return;
-  memoryBarrierBuffer();
-  // Invocations along n (the sums and the output in runs), 16 elements each
-  // read before any is used.
-  const uint PER_INVOCATION = TILE_M * TILE_N / GPUU_WG, RUN = 16u;
-  for (uint e0 = 0u; e0 < PER_INVOCATION; e0 += RUN) {
-    int v[RUN];
-    [[unroll]] for (uint j = 0u; j < RUN; ++j) {
-      uint e = t + (e0 + j) * GPUU_WG, ml = e / TILE_N, m = g_m0 + ml, n = g_n0 + (e - ml * TILE_N);
-      v[j] = m < p.M && n < p.N ? int(sums[(g_batch * p.M + m) * p.N + n]) : 0;
-    }
-    [[unroll]] for (uint j = 0u; j < RUN; ++j) {
-      uint e = t + (e0 + j) * GPUU_WG, ml = e / TILE_N, m = g_m0 + ml, n = g_n0 + (e - ml * TILE_N);
-      if (m >= p.M || n >= p.N) continue;
-      uint row = g_batch * p.M + m;
-      sums[row * p.N + n] = 0u;
-      store(OUTPUT_INDEX(m, n), row, n, v[j]);
     }
   }
 }

@@ -1,7 +1,7 @@
 // An int8 GEMM's store requantizing its i32 sums as the TOSA RESCALE that
 // alone reads them would (rescale.comp: int_scale.glsl's arithmetic, zero
-// points, clamp to [lo, hi]: rescale_value): int8_gemm_coopmat.comp under
-// GPUU_RESCALE. The multipliers are bound at RQ_BINDING
+// points, clamp to [lo, hi]: rescale_value): int8_gemm_coopmat.comp and its split-K
+// reduction under GPUU_RESCALE. The multipliers are bound at RQ_BINDING
 // (default 4), the shifts at the next binding; the including shader ends its
 // push constants with RQ_PUSH.
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require

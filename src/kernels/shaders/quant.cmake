@@ -22,15 +22,14 @@ gpuu_shader(pool2d_int_max pool2d_int.comp GPUU_MAX_ONLY)
 gpuu_shader(table_lookup table_lookup.comp)
 gpuu_shader(int_shift int_shift.comp)
 # The int8 GEMMs on matrix cores (int8_gemm_coopmat.comp): 128x128 tiles on 8
-# subgroups, 64x64 on 4 (_small); each storing i32 sums or requantizing in
-# the store (_rq: the rescale that alone reads the sums, i8 out), or with a
-# residual block's int8 add after the rescale too (_rqres).
-foreach(store "" _rq _rqres)
+# subgroups, 64x64 on 4 (_small), and the split-K reduction; each storing i32
+# sums or requantizing in the store (_rq: the rescale that alone reads the
+# sums, i8 out). The reduction also adds a residual block's int8 add after the
+# rescale (_rqres; in the GEMM's store it slowed the whole GEMM).
+foreach(store "" _rq)
   set(_gpuu_store "")
   if(store STREQUAL _rq)
     set(_gpuu_store GPUU_RESCALE)
-  elseif(store STREQUAL _rqres)
-    set(_gpuu_store GPUU_RESCALE GPUU_RESIDUAL)
   endif()
   foreach(op matmul_int conv2d_int)
     set(_gpuu_form "")
@@ -40,4 +39,6 @@ foreach(store "" _rq _rqres)
     gpuu_coopmat_shader(${op}_coopmat${store} int8_gemm_coopmat.comp ${_gpuu_form} ${_gpuu_store})
     gpuu_coopmat_shader(${op}_coopmat_small${store} int8_gemm_coopmat.comp ${_gpuu_form} GPUU_WG=128 ${_gpuu_store})
   endforeach()
+  gpuu_shader(int8_gemm_split_reduce${store} int8_gemm_split_reduce.comp ${_gpuu_store})
 endforeach()
+gpuu_shader(int8_gemm_split_reduce_rqres int8_gemm_split_reduce.comp GPUU_RESCALE GPUU_RESIDUAL)
