@@ -19,7 +19,7 @@ import os
 import sys
 import tempfile
 import time
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 import torch
@@ -49,13 +49,15 @@ def sizes(LlamaConfig) -> Dict[str, Any]:
 class TimedStep:
     """A step (tokens, start) -> the last token's logits, timed: each call's wall seconds in `wall_s`, and, where
     `gpu_us` is given, the GPU microseconds it reports after the call in `gpu_us_list`. `to_host` turns the
-    step's logits into a numpy array after the timing (greedy argmax is outside the timed step)."""
+    step's logits into a numpy array after the timing (greedy argmax is outside the timed step); `best_two` keeps
+    each call's two largest logits (a greedy token picked by a near tie is rounding's choice)."""
 
     def __init__(self, step: Callable[[List[int], int], Any], to_host: Callable[[Any], np.ndarray] = lambda x: x,
                  gpu_us: Optional[Callable[[], float]] = None):
         self.step, self.to_host, self.gpu_us = step, to_host, gpu_us
         self.wall_s: List[float] = []
         self.gpu_us_list: List[float] = []
+        self.best_two: List[Tuple[float, float]] = []
 
     def __call__(self, tokens: List[int], start: int) -> np.ndarray:
         t0 = time.perf_counter()
@@ -63,7 +65,16 @@ class TimedStep:
         self.wall_s.append(time.perf_counter() - t0)
         if self.gpu_us is not None:
             self.gpu_us_list.append(self.gpu_us())
-        return self.to_host(logits)
+        host = self.to_host(logits)
+        last = np.asarray(host, dtype=np.float64).reshape(-1, np.shape(host)[-1])[-1]
+        second, first = np.partition(last, -2)[-2:]
+        self.best_two.append((float(first), float(second)))
+        return host
+
+    def margins(self, generated: int) -> List[List[float]]:
+        """[best, second best] logits of the steps that picked the last `generated` tokens (a generation's
+        last steps each pick one)."""
+        return [[round(a, 6), round(b, 6)] for a, b in self.best_two[-generated:]] if generated else []
 
 
 def percentile(values: List[float], q: float) -> float:
@@ -193,7 +204,8 @@ class Bench:
             switch_s.clear()
             timed = TimedStep(step, gpu_us=(lambda: program.last_execute_stats().gpu_time_us) if gpu_timing else None)
             tokens = self.generate(timed)
-            out = {"load_s": round(load_s, 2), "tokens": tokens, **self.phases(timed, execute_s),
+            out = {"load_s": round(load_s, 2), "tokens": tokens, "best_two": timed.margins(len(tokens)),
+                   **self.phases(timed, execute_s),
                    # Changing the step's length within a generation (prefill to decode, within the timed steps).
                    "length_switch_us": [round(t * 1e6, 1) for t in switch_s]}
             if not gpu_timing:
@@ -247,7 +259,7 @@ class Bench:
         timed = TimedStep(step, to_host=lambda logits: logits.float().cpu().numpy(),
                           gpu_us=(lambda: gpu_us[-1]) if events else None)
         tokens = self.generate(timed)
-        return {"tokens": tokens, **self.phases(timed)}
+        return {"tokens": tokens, "best_two": timed.margins(len(tokens)), **self.phases(timed)}
 
     def torch_runner(self, model, graph: bool) -> Dict[str, Any]:
         # Static inputs per step length (decode's 1 and the prompt's): a CUDA graph reads them at fixed addresses.
@@ -302,11 +314,24 @@ class Bench:
         return out
 
 
-def agreement(got: List[int], want: List[int]) -> Dict[str, Any]:
+def agreement(got: List[int], want: List[int], want_best_two: Optional[List[List[float]]] = None) -> Dict[str, Any]:
     """How many greedy tokens agree before the first difference (after it the two runs continue from different
-    tokens, so later agreement says little)."""
+    tokens, so later agreement says little), and the reference's margin there: its best logit less its second,
+    also in f16 steps at the best's size (0 or 1: a tie that rounding decides, not a fault)."""
     same = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
-    return {"agree": same, "of": len(want), "identical": got == want}
+    out: Dict[str, Any] = {"agree": same, "of": len(want), "identical": got == want}
+    if same < len(want) and want_best_two and same < len(want_best_two):
+        best, second = want_best_two[same]
+        out["margin_there"] = round(best - second, 6)
+        out["margin_there_f16_steps"] = round((best - second) / float(np.spacing(np.float16(abs(best)))), 2)
+    return out
+
+
+def agreed(agree: Dict[str, Any]) -> str:
+    """The table's agreement cell: "35/65", with eager's margin where the tokens part (in f16 steps)."""
+    cell = f"{agree['agree']}/{agree['of']}"
+    return cell + (f" (eager's margin there: {agree['margin_there_f16_steps']:g} f16 steps)"
+                   if "margin_there_f16_steps" in agree else "")
 
 
 def numbers(runner: Dict[str, Any]) -> Dict[str, Optional[float]]:
@@ -336,10 +361,11 @@ def summary(r: Dict[str, Any]) -> Dict[str, Any]:
     s["gpuu_prefill_over_eager"] = ratio(s["torch_eager_prefill_tokens_per_s"], s["gpuu_prefill_tokens_per_s"])
     s["gpuu_prefill_over_graph"] = ratio(s["torch_graph_prefill_tokens_per_s"], s["gpuu_prefill_tokens_per_s"])
     want = r.get("torch_eager", {}).get("wall", {}).get("tokens")
+    want_best_two = r.get("torch_eager", {}).get("wall", {}).get("best_two")
     for runner in ("gpuu", "torch_graph"):
         got = r.get(runner, {}).get("wall", {}).get("tokens")
         if got is not None and want is not None:
-            s[f"{runner}_tokens_vs_eager"] = agreement(got, want)
+            s[f"{runner}_tokens_vs_eager"] = agreement(got, want, want_best_two)
     return s
 
 
@@ -359,7 +385,7 @@ def table(result: Dict[str, Any]) -> str:
             rows.append((prec, runner, *(fmt(s[f"{runner}_{k}"]) for k in
                                          ("prefill_tokens_per_s", "prefill_gpu_us", "decode_us", "tokens_per_s",
                                           "gpu_us")),
-                         f"{agree['agree']}/{agree['of']}" if agree else "(reference)" if runner == "torch_eager" else "-"))
+                         agreed(agree) if agree else "(reference)" if runner == "torch_eager" else "-"))
         notes.append(f"{prec}: decode gpuu wall/GPU {fmt(s['gpuu_wall_over_gpu'])} (within the gpu_timing pass "
                      f"{fmt(s['gpuu_timed_wall_over_gpu'])}; execute without reading the logits "
                      f"back: {fmt(s['gpuu_execute_us'])} us), gpuu/eager {fmt(s['gpuu_over_eager'])}, "
