@@ -49,7 +49,8 @@ Status add_gemm_dispatch(LoweringContext& lc, const graph::Node& node, const Gem
   const std::vector<int32_t> kernel_spec = choice.specialization();
   spec.insert(spec.end(), kernel_spec.begin(), kernel_spec.end());
   spec.resize(10, 0);  // constant ids 5..9 are gemm_coopmat.comp's and gemv.comp's (unused by gemm.comp)
-  if (choice.kernel == GemmKernel::kGemv && gemm.qw_wide) spec[7] = 1;  // gemv.comp's QW_WIDE
+  const bool qw_wide = choice.kernel == GemmKernel::kGemv && gemm.qw_wide;
+  if (qw_wide) spec[7] = 1;  // gemv.comp's QW_WIDE
   spec.push_back(split ? 1 : 0);
   spec.push_back(gemm.pointwise);
   // Without a bias, binding 2 still needs a buffer: A's, which the shader never reads there.
@@ -67,9 +68,7 @@ Status add_gemm_dispatch(LoweringContext& lc, const graph::Node& node, const Gem
                 push.size()};
   gpu::StepWork work;
   work.ops = epi ? node.op + "+" + epi->ops : node.op;
-  work.choice = choice.describe() + (choice.kernel == GemmKernel::kGemv && gemm.qw_wide
-                                         ? ", quantized weights read a uvec4 at a time"
-                                         : "");
+  work.choice = choice.describe() + (qw_wide ? ", quantized weights read a uvec4 at a time" : "");
   work.why = choice.why;
   work.flops = gemm_flops(gemm.m, gemm.n, gemm.k, gemm.batches);
   work.matrix_cores = choice.coopmat();

@@ -20,7 +20,7 @@ layout(constant_id = 3) const int B_VEC = 0;
 // tiles, 2 = N is whole tiles and K whole slices (a transformer's GEMMs are
 // often 2 alone: rows = batch x sequence, columns and depth = model sizes).
 layout(constant_id = 4) const int ALIGNED = 0;
-// (Constants 5..9 are gemm_coopmat.comp's, 5..6 gemv.comp's.)
+// (Constants 5..9 are gemm_coopmat.comp's, 5..7 gemv.comp's.)
 // Split-K: the workgroups of one output tile each sum p.k_split of K and
 // store an f32 partial (binding 4) instead of the result; a second dispatch
 // (gemm_split_reduce.comp) adds them up, with the bias, into the output.
