@@ -66,12 +66,12 @@ class TimedStep:
         if self.gpu_us is not None:
             self.gpu_us_list.append(self.gpu_us())
         host = self.to_host(logits)
-        last = np.asarray(host, dtype=np.float64).reshape(-1, np.shape(host)[-1])[-1]
+        last = np.asarray(host).reshape(-1, np.shape(host)[-1])[-1]
         second, first = np.partition(last, -2)[-2:]
         self.best_two.append((float(first), float(second)))
         return host
 
-    def margins(self, generated: int) -> List[List[float]]:
+    def best_two_of(self, generated: int) -> List[List[float]]:
         """[best, second best] logits of the steps that picked the last `generated` tokens (a generation's
         last steps each pick one)."""
         return [[round(a, 6), round(b, 6)] for a, b in self.best_two[-generated:]] if generated else []
@@ -204,7 +204,7 @@ class Bench:
             switch_s.clear()
             timed = TimedStep(step, gpu_us=(lambda: program.last_execute_stats().gpu_time_us) if gpu_timing else None)
             tokens = self.generate(timed)
-            out = {"load_s": round(load_s, 2), "tokens": tokens, "best_two": timed.margins(len(tokens)),
+            out = {"load_s": round(load_s, 2), "tokens": tokens, "best_two": timed.best_two_of(len(tokens)),
                    **self.phases(timed, execute_s),
                    # Changing the step's length within a generation (prefill to decode, within the timed steps).
                    "length_switch_us": [round(t * 1e6, 1) for t in switch_s]}
@@ -259,7 +259,7 @@ class Bench:
         timed = TimedStep(step, to_host=lambda logits: logits.float().cpu().numpy(),
                           gpu_us=(lambda: gpu_us[-1]) if events else None)
         tokens = self.generate(timed)
-        return {"tokens": tokens, "best_two": timed.margins(len(tokens)), **self.phases(timed)}
+        return {"tokens": tokens, "best_two": timed.best_two_of(len(tokens)), **self.phases(timed)}
 
     def torch_runner(self, model, graph: bool) -> Dict[str, Any]:
         # Static inputs per step length (decode's 1 and the prompt's): a CUDA graph reads them at fixed addresses.
