@@ -13,9 +13,13 @@
 #   quant the int8 kernels on this GPU: vulkan_quant_test (every int8 GEMM kernel, split-K and the requantizing
 #         store against the CPU reference, bit for bit) and bench_int8_gemm (each kernel's time, and whether its
 #         output equals the direct kernel's)
+#   attention  bench_attention: the flash kernel at GPT-2-small's heads over 128..1024 rows, its keys split as the
+#         selector picks and in one pass, against the decomposed graph; decode steps one pass against split
 #   load  issue 21's figures (benchmarks/load/load_memory.py): file vs weights, load time with a cold and a
 #         warm pipeline cache, RSS growth, first vs warm execute, device memory; the executor VGF path only
-# Env: PARTS, PART_S (seconds per part, default 170), SIZES, PRECISIONS, CASES, F16_CASES.
+# Env: PARTS, PART_S (seconds per part, default 170), SIZES, PRECISIONS, CASES, F16_CASES, F16_PRECISIONS (real's
+# precisions besides f32, default f16,int8,a16w8), PROFILE (real's programs profiled dispatch by dispatch),
+# GEMM_ONLY (gemm's sweep: only the cases whose names contain one of these, comma-separated).
 set -u
 for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null 2>&1; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
@@ -33,12 +37,13 @@ run_part() {  # name, command...
 for part in ${PARTS:-gemm llm real}; do
   case $part in
     gemm) run_part gemm-default sh -c ".bench/bin/bench_gemm --runs 10 --warmup 3 > $res/gemm-default.json"
-          run_part gemm-sweep sh -c ".bench/bin/bench_gemm --sweep-real --runs 15 --warmup 3 > $res/gemm-sweep.json" ;;
+          run_part gemm-sweep sh -c ".bench/bin/bench_gemm --sweep-real ${GEMM_ONLY:+--only $GEMM_ONLY} --runs 15 --warmup 3 > $res/gemm-sweep.json" ;;
     llm)  run_part llm env OUT_DIR=$res GPUU_COMMIT="$commit" SIZES="${SIZES:-125m}" \
             PRECISIONS="${PRECISIONS:-f32,f16,f16-w4g64,f16-w8}" bash benchmarks/llm/run.sh .bench/real ;;
     real) cp .bench/bin/bench_suite .bench/bin/profile_program .bench/real/  # real/run.sh runs them from its folder
-          run_part real env OUT_DIR=$res GPUU_COMMIT="$commit" BENCH=.bench/real F16_PRECISIONS=f16,int8,a16w8 \
+          run_part real env OUT_DIR=$res GPUU_COMMIT="$commit" BENCH=.bench/real F16_PRECISIONS="${F16_PRECISIONS:-f16,int8,a16w8}" \
             ${CASES:+CASES=$CASES} ${F16_CASES:+F16_CASES=$F16_CASES} bash .bench/real/run.sh ;;
+    attention) run_part attention sh -c ".bench/bin/bench_attention --runs 30 > $res/attention.json" ;;
     quant) run_part quant-test .bench/bin/vulkan_quant_test
            run_part int8-gemm sh -c ".bench/bin/bench_int8_gemm --runs 20 --warmup 5 > $res/int8-gemm.json" ;;
     load) python3 -m pip install -q --no-index --no-deps --target /tmp/load-site .bench/real/gpuu-*.whl

@@ -910,6 +910,37 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse, const 
     norm.nodes.insert(norm.nodes.end(), after.begin(), after.end());
     norm.norm_chains = true;
   }
+  // A layer norm over the last axis of a GEMM unit's stored result (a
+  // transformer's projection with the residual add in its store, then the
+  // next block's norm) joins that unit: where the GEMM splits K, its
+  // reduction normalises each row as it stores it (norm_after). The norm's
+  // weight and bias must exist before the GEMM unit runs: constants or
+  // region inputs.
+  for (size_t u = 0; u < units.size(); ++u) {
+    LoweringUnit& norm = units[u];
+    if (absorbed[u] || norm.nodes.size() != 1 || norm.movement_chain >= 0) continue;
+    const graph::Node& ln = g.node(norm.nodes[0]);
+    if (ln.op != "layer_norm" || ln.inputs.empty() || ln.inputs[0] < 0 || !is_float(g.value(ln.inputs[0]).dtype)) {
+      continue;
+    }
+    Result<graph::AttrMap> attrs = graph::resolve_attrs(ln);
+    if (!attrs.ok() || graph::attr_int(*attrs, "normalized_ndim") != 1) continue;
+    bool inputs_ready = true;
+    for (size_t i = 1; i < ln.inputs.size(); ++i) {
+      inputs_ready = inputs_ready && (ln.inputs[i] < 0 || g.value(ln.inputs[i]).producer < 0);
+    }
+    const graph::NodeId p = g.value(ln.inputs[0]).producer;
+    if (!inputs_ready || p < 0 || graph_outputs.count(ln.inputs[0])) continue;
+    const int gu = unit_of[static_cast<size_t>(p)];
+    LoweringUnit& gemm = units[static_cast<size_t>(gu)];
+    if (absorbed[static_cast<size_t>(gu)] || !gemm.gemm_epilogue || gemm.norm_after || gemm.nodes.back() != p ||
+        g.node(gemm.nodes[0]).op == "conv2d") {
+      continue;
+    }
+    gemm.nodes.push_back(norm.nodes[0]);
+    gemm.norm_after = true;
+    absorbed[u] = true;
+  }
   std::vector<LoweringUnit> kept;
   for (size_t u = 0; u < units.size(); ++u) {
     if (!absorbed[u]) kept.push_back(std::move(units[u]));
@@ -1183,7 +1214,9 @@ Status lower_int_gemm_with_rescale(LoweringContext& lc, const LoweringUnit& unit
   return Status::Ok();
 }
 
-Status lower_gemm_with_epilogue(LoweringContext& lc, const LoweringUnit& unit) {
+namespace {
+
+Status lower_gemm_and_chain(LoweringContext& lc, const LoweringUnit& unit) {
   const graph::Graph& g = lc.graph;
   const graph::Node& gemm = g.node(unit.nodes[0]);
   // The chain reads the GEMM's output, or views of it that keep its memory
@@ -1222,6 +1255,27 @@ Status lower_gemm_with_epilogue(LoweringContext& lc, const LoweringUnit& unit) {
   if (chain.fused()) return lower_fused_group(lc, chain);
   const graph::Node& only = g.node(chain.nodes[0]);
   return find_op_kernel(only.op)->lower(lc, only);
+}
+
+}  // namespace
+
+Status lower_gemm_with_epilogue(LoweringContext& lc, const LoweringUnit& unit) {
+  if (!unit.norm_after) return lower_gemm_and_chain(lc, unit);
+  const graph::Node& ln = lc.graph.node(unit.nodes.back());
+  GPUU_ASSIGN_OR_RETURN(const RowNorm norm, layer_norm_of(lc, ln));
+  LoweringUnit gemm = unit;
+  gemm.nodes.pop_back();
+  gemm.norm_after = false;
+  lc.norm_after = &norm;
+  lc.norm_after_node = unit.nodes.back();
+  lc.norm_after_taken = false;
+  Status lowered = lower_gemm_and_chain(lc, gemm);
+  const bool taken = lc.norm_after_taken;
+  lc.norm_after = nullptr;
+  lc.norm_after_node = graph::kNone;
+  lc.norm_after_taken = false;
+  GPUU_RETURN_IF_ERROR(lowered);
+  return taken ? Status::Ok() : add_row_norm(lc, {unit.nodes.back()}, norm);
 }
 
 }  // namespace gpuu::kernels

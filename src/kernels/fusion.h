@@ -17,6 +17,11 @@ struct LoweringUnit {
   // elementwise chain that alone reads its output: the chain may fold into
   // the GEMM's store (gemm_epilogue.glsl) where the GEMM lowering takes it.
   bool gemm_epilogue = false;
+  // ... and then a layer_norm over the last axis of the chain's result
+  // (nodes.back()), which other nodes read too: where the GEMM splits K, its
+  // reduction stores that result and normalises each row after it, one
+  // dispatch (gemm_split_reduce_norm.comp); else the norm runs on its own.
+  bool norm_after = false;
   // nodes are RMSNorm written out (x * x, its mean over the last axis, + eps,
   // rsqrt, times x, and maybe times a weight along the last axis): one row
   // kernel (row_norm.h) instead of four dispatches.
@@ -97,7 +102,9 @@ Status lower_int_gemm_with_rescale(LoweringContext& lc, const LoweringUnit& unit
 
 // Lowers a gemm_epilogue unit: the GEMM with the chain in its store where its
 // lowering takes it (a GEMM kernel, inputs each read at the output element,
-// its row or column, or once), else the GEMM and then the chain.
+// its row or column, or once), else the GEMM and then the chain; a
+// norm_after unit's norm in the split-K reduction where it takes it, else
+// after them.
 Status lower_gemm_with_epilogue(LoweringContext& lc, const LoweringUnit& unit);
 
 }  // namespace gpuu::kernels

@@ -1,6 +1,8 @@
 // GEMM dispatches and split-K reductions (see gemm_dispatch.h).
 #include "kernels/gemm_dispatch.h"
 
+#include "kernels/row_norm.h"
+
 namespace gpuu::kernels {
 
 void add_epilogue(const GemmEpilogue* epi, const BufferRange& any, std::vector<int32_t>* spec,
@@ -21,6 +23,55 @@ void add_epilogue(const GemmEpilogue* epi, const BufferRange& any, std::vector<i
     bindings->push_back({epi && i < epi->inputs.size() ? epi->inputs[i]->range : any, false});
   }
 }
+
+namespace {
+
+// gemm_split_reduce_norm.comp's elements per invocation, at most.
+constexpr uint64_t kReduceNormMaxPer = 16;
+
+// Whether the split-K reduction of `gemm` can apply `norm` as it stores `y`:
+// the norm's x is y itself, row-major, a row per GEMM row (not conv2d's
+// channels-first output), short enough for the kernel's registers, and a
+// plain layer norm (no RMS, no chains).
+bool reduces_with_norm(const RowNorm& norm, const GemmDispatch& gemm, const GemmOutput& out, const TensorRef& y,
+                       const GemmEpilogue* epi) {
+  return !out.conv && (!epi || epi->plane == 0) && norm.x == &y && !norm.x_layout && !norm.rms &&
+         norm.before.empty() && norm.after.empty() && is_float(y.dtype) && norm.size == gemm.n &&
+         norm.rows == uint64_t{gemm.m} * gemm.batches && gemm.n <= kWorkgroupSize * kReduceNormMaxPer;
+}
+
+// The reduction of `splits` shares of partials into `y` (bias, epilogue)
+// with `norm` of each row after it: a workgroup per row.
+Status add_split_reduce_norm(LoweringContext& lc, const graph::Node& labelled, const RowNorm& norm,
+                             const GemmDispatch& gemm, uint32_t splits, const BufferRange& partial,
+                             const BufferRange& bias, const GemmOutput& out, const TensorRef& y,
+                             const GemmEpilogue* epi, gpu::StepWork work) {
+  const uint64_t rows = norm.rows;
+  PushConstants push;
+  push.u32(static_cast<uint32_t>(rows * gemm.n)).u32(static_cast<uint32_t>(rows)).u32(gemm.m).u32(gemm.n);
+  push.u32(splits).f32(norm.eps).u32(norm.weight_offset).u32(norm.weight_stride);
+  const auto per = static_cast<int32_t>((gemm.n + kWorkgroupSize - 1) / kWorkgroupSize);
+  std::vector<int32_t> spec = {out.bias ? 1 : 0, per};
+  std::vector<Binding> bindings = {{partial, false}, {bias, false}, {y.range, true}};
+  add_epilogue(epi, partial, &spec, &bindings);
+  spec.push_back(norm.weight ? 1 : 0);
+  spec.push_back(norm.bias ? 1 : 0);
+  spec.push_back(lc.ctx.subgroup_arithmetic() ? 1 : 0);
+  // An absent weight or bias binds y's range in its place; never read.
+  bindings.push_back({norm.weight.value_or(y.range), false});
+  bindings.push_back({norm.bias.value_or(y.range), false});
+  bindings.push_back({norm.y->range, true});
+  KernelKey key{std::string("gemm_split_reduce_norm") + float_suffix(y.dtype), spec,
+                static_cast<uint32_t>(bindings.size()), push.size()};
+  graph::Node node = labelled;
+  node.name += "+" + lc.graph.node(lc.norm_after_node).name;
+  work.ops += "+layer_norm";
+  work.bytes += norm.y->range.size;
+  lc.norm_after_taken = true;
+  return add_dispatch(lc, node, key, std::move(bindings), push, rows * kWorkgroupSize, std::move(work));
+}
+
+}  // namespace
 
 Status add_gemm_dispatch(LoweringContext& lc, const graph::Node& node, const GemmChoice& choice,
                          const GemmDispatch& gemm, const BufferRange& a, const BufferRange& b, const GemmOutput& out) {
@@ -78,6 +129,9 @@ Status add_gemm_dispatch(LoweringContext& lc, const graph::Node& node, const Gem
   work.flops = 0;
   work.matrix_cores = false;
   work.bytes = partial.size + (out.bias ? bias.size : 0) + y.range.size;
+  if (const RowNorm* norm = lc.norm_after; norm && reduces_with_norm(*norm, gemm, out, y, epi)) {
+    return add_split_reduce_norm(lc, labelled, *norm, gemm, choice.splits, partial, bias, out, y, epi, std::move(work));
+  }
   PushConstants reduce;
   reduce.u32(static_cast<uint32_t>(outputs)).u32(gemm.m).u32(gemm.n).u32(choice.splits);
   reduce.u32(out.pixels).u32(out.out_channels);

@@ -65,6 +65,11 @@ MemoryLayout layout_memory(const graph::Graph& region, const RegionPlan& plan, V
     if (units[u].gemm_epilogue) {
       for (graph::ValueId v : region.node(units[u].nodes[0]).outputs) materialized[static_cast<size_t>(v)] = 1;
     }
+    // A norm_after unit stores the chain's result too (the residual stream).
+    if (units[u].norm_after) {
+      const graph::Node& before_norm = region.node(units[u].nodes[units[u].nodes.size() - 2]);
+      for (graph::ValueId v : before_norm.outputs) materialized[static_cast<size_t>(v)] = 1;
+    }
     // Likewise each step of an int8 GEMM's requantizing unit, where the store leaves them.
     if (units[u].int_rescale) {
       for (graph::NodeId id : units[u].nodes) {

@@ -47,6 +47,7 @@ struct MergedDims {
 };
 MergedDims merge_dims(const graph::Shape& shape, const std::vector<int64_t>& strides, size_t count);
 struct GemmEpilogue;  // gemm_dispatch.h
+struct RowNorm;       // row_norm.h
 
 // A residual block's int8 add after an int8 GEMM's rescale (fusion.h's
 // int_residual units): `a` rescales the GEMM's i8 result to i32, `b` the skip
@@ -74,6 +75,12 @@ struct LoweringContext {
   // store (fusion.h); a GEMM lowering that does sets epilogue_taken.
   const GemmEpilogue* epilogue = nullptr;
   bool epilogue_taken = false;
+  // The layer norm of the rows that store writes (fusion.h's norm_after
+  // units), which a split-K reduction may apply; one that does sets
+  // norm_after_taken.
+  const RowNorm* norm_after = nullptr;
+  graph::NodeId norm_after_node = graph::kNone;  // its layer_norm (labels)
+  bool norm_after_taken = false;
   // The rescale an int8 GEMM (conv2d_int, matmul_int) may apply in its store
   // (fusion.h's int_rescale units); a lowering that does sets int_rescale_taken.
   const graph::Node* int_rescale = nullptr;

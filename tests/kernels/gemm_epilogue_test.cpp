@@ -310,6 +310,64 @@ TEST(VulkanGemmEpilogue, AGemmLoweredAfterLaterNodesLeavesLiveValuesAlone) {
   EXPECT_TRUE(matches(c, kernels::KernelGraphOptions{}, &dispatches));
 }
 
+// A pre-norm transformer's residual stream: the projection's store adds the
+// residual, and the next block's layer norm reads that sum (also read on, by
+// the next residual add). Under split-K the reduction normalises each row as
+// it stores it (fusion.h's norm_after: gemm_split_reduce_norm.comp), one
+// dispatch for both; rows of 40 (one element per invocation, most idle),
+// 768 (GPT-2's and ViT's width, 3 each) and 1100 (5, the last ragged), with
+// and without the norm's weight and bias, in f32 and f16. Unsplit, or rows
+// longer than the kernel keeps in registers (5000), the norm runs on its own.
+TEST(VulkanGemmEpilogue, ALayerNormAfterTheResidualAddRunsInTheSplitReduction) {
+  struct Width {
+    int64_t d;
+    bool affine;
+  };
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    if (dtype == DType::kF16 && !f16_kernels_or_refused()) continue;
+    for (const Width& width : {Width{40, true}, Width{768, true}, Width{1100, false}, Width{5000, true}}) {
+      for (std::optional<uint32_t> splits : {std::optional<uint32_t>{}, std::optional<uint32_t>{3}}) {
+        SCOPED_TRACE(std::string(graph::dtype_name(dtype)) + " d " + std::to_string(width.d) + (splits ? " split" : ""));
+        const int64_t d = width.d, k = 48;
+        graph::Graph g;
+        std::vector<cpu::HostTensor> inputs;
+        uint32_t seed = 1;
+        auto input = [&](const std::string& name, const Shape& shape) {
+          inputs.push_back(random_tensor(dtype, shape, seed++, -1, 1));
+          return graph::add_graph_input(g, name, dtype, shape).value();
+        };
+        auto constant = [&](const std::string& name, const Shape& shape, double lo, double hi) {
+          cpu::HostTensor t = random_tensor(dtype, shape, seed++, lo, hi);
+          return graph::add_graph_constant(g, name, dtype, shape, Blob::copy_of(t.bytes.data(), t.bytes.size())).value();
+        };
+        auto op = [&](const std::string& name, std::vector<ValueId> in, graph::AttrMap attrs = {}) {
+          return graph::add_op(g, name, name + std::to_string(g.nodes().size()), std::move(in), std::move(attrs))
+              .value()[0];
+        };
+        ValueId x = input("x", {2, 5, k});
+        ValueId residual = input("residual", {2, 5, d});
+        ValueId y = op("linear", {x, constant("w", {d, k}, -0.2, 0.2), constant("b", {d}, -0.5, 0.5)});
+        ValueId stream = op("add", {y, residual});
+        std::vector<ValueId> norm_in = {stream};
+        if (width.affine) norm_in = {stream, constant("gamma", {d}, 0.5, 1.5), constant("beta", {d}, -0.5, 0.5)};
+        ValueId normed = op("layer_norm", norm_in, {{"normalized_ndim", int64_t{1}}, {"eps", 1e-5}});
+        ASSERT_TRUE(graph::add_graph_output(g, normed).ok());
+        ASSERT_TRUE(graph::add_graph_output(g, op("mul", {stream, constant("two", {1}, 2, 2)})).ok());
+        kernels::KernelGraphOptions options = gemm_forced(splits);
+        const double tol = dtype == DType::kF16 ? 4e-3 : 1e-4;
+        const std::string labels = joined(step_labels(g, inputs, tol, tol, options));
+        if (splits && d <= 4096) {
+          EXPECT_EQ(labels, "linear0+add1 linear0+add1+layer_norm2 mul3");
+        } else if (splits) {
+          EXPECT_EQ(labels, "linear0+add1 linear0+add1 layer_norm2 mul3");
+        } else {
+          EXPECT_EQ(labels, "linear0+add1 layer_norm2 mul3");
+        }
+      }
+    }
+  }
+}
+
 // Sibling linears (sibling_linears.h): q, k and v projections of one input, a
 // decode row and a short prefill, and a biased pair on a second input, each
 // group one GEMM whose columns the consumers read as views; a linear of

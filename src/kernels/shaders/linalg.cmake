@@ -11,6 +11,8 @@ gpuu_coopmat_shader(gemm_coopmat_small_f16 gemm_coopmat.comp GPUU_COOP_BK=64 GPU
 gpuu_float_shader(gemv_@T@ gemv.comp)
 # Split-K's reduction of the partials (matmul, linear and conv2d).
 gpuu_float_shader(gemm_split_reduce_@T@ gemm_split_reduce.comp)
+# ... with the layer norm of each row after it (fusion.h's norm_after units).
+gpuu_float_shader(gemm_split_reduce_norm_@T@ gemm_split_reduce_norm.comp)
 # linear_dequant: the same kernels reading 8- or 4-bit weights (GPUU_QW).
 foreach(bits 8 4)
   gpuu_float_shader(gemm_qw${bits}_@T@ gemm.comp GPUU_QW=${bits})
