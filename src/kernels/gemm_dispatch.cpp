@@ -103,7 +103,7 @@ Status add_gemm_dispatch(LoweringContext& lc, const graph::Node& node, const Gem
   const bool qw_wide = choice.kernel == GemmKernel::kGemv && gemm.qw_wide;
   if (qw_wide) spec[7] = 1;  // gemv.comp's QW_WIDE
   spec.push_back(split ? 1 : 0);
-  spec.push_back(gemm.pointwise);
+  spec.push_back(gemm.conv_b);
   // Without a bias, binding 2 still needs a buffer: A's, which the shader never reads there.
   const BufferRange bias = out.bias ? out.bias->range : a;
   // Under split-K the output binding takes the partials too: the GEMM pass
@@ -119,7 +119,8 @@ Status add_gemm_dispatch(LoweringContext& lc, const graph::Node& node, const Gem
                 push.size()};
   gpu::StepWork work;
   work.ops = epi ? node.op + "+" + epi->ops : node.op;
-  work.choice = choice.describe() + (qw_wide ? ", quantized weights read a uvec4 at a time" : "");
+  work.choice = choice.describe() + (qw_wide ? ", quantized weights read a uvec4 at a time" : "") +
+                (gemm.conv_b == GemmDispatch::kPatches ? ", patches read along k" : "");
   work.why = choice.why;
   work.flops = gemm_flops(gemm.m, gemm.n, gemm.k, gemm.batches);
   work.matrix_cores = choice.coopmat();

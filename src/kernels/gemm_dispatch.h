@@ -46,8 +46,11 @@ struct GemmOutput {
 struct GemmDispatch {
   uint32_t m = 0, n = 0, k = 0, batches = 1;
   // The five specialization constants every GEMM shader takes first
-  // (has_bias, B_K_CONTIGUOUS, A_VEC, B_VEC, ALIGNED), and conv2d's POINTWISE.
-  int32_t b_k_contiguous = 0, a_vec = 0, b_vec = 0, aligned = 0, pointwise = 0;
+  // (has_bias, B_K_CONTIGUOUS, A_VEC, B_VEC, ALIGNED), and conv2d's CONV_B.
+  int32_t b_k_contiguous = 0, a_vec = 0, b_vec = 0, aligned = 0;
+  // conv2d: how the im2col view is read (gemm_common.glsl's CONV_B).
+  enum ConvB : int32_t { kGathered = 0, kPointwise = 1, kPatches = 2 };
+  ConvB conv_b = kGathered;
   // The form's push constants up to (not including) k_split and batches.
   PushConstants push;
   // linear_dequant: B's integer width (8 or 4; 0 for a float B), the group of

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/gemm_select.h"
 #include "kernels/op_table.h"
 #include "kernels/vulkan_test_util.h"
 
@@ -85,6 +86,61 @@ TEST(VulkanConvPool, Conv2dF16) {
   EXPECT_TRUE(conv_matches(DType::kF16, kGemmConvs[3], 410)) << describe(kGemmConvs[3]);
   EXPECT_TRUE(conv_matches(DType::kF16, kDirectConvs[0], 420)) << describe(kDirectConvs[0]);
   EXPECT_TRUE(conv_matches(DType::kF16, kDirectConvs[2], 430)) << describe(kDirectConvs[2]);
+}
+
+// Patch convolutions (stride = kernel, no padding: a vision transformer's
+// patch embedding) read the im2col view along k, a tap row's columns side by
+// side in vectors (gemm_common.glsl's CONV_PATCHES), where kw and W are whole
+// vectors: ViT's 16x16 patches over 3 channels (an input whose rows the
+// patches do not cover to the end), and 8x8 ones over 8. 2x2 patches, or a
+// row width off the vector, are gathered as before. Each against the CPU, on
+// the kernel the device picks and on the forced tiled one, with and without
+// a split of K; the choice says which read ran.
+TEST(VulkanConvPool, Conv2dPatchesReadAlongK) {
+  struct Patches {
+    Conv conv;
+    bool along_k;
+  };
+  const Patches cases[] = {
+      {{{2, 3, 134, 128}, {64, 3, 16, 16}, true, {16, 16}}, true},
+      {{{1, 8, 64, 72}, {64, 8, 8, 8}, false, {8, 8}}, true},
+      {{{1, 4, 24, 36}, {64, 4, 2, 2}, true, {2, 2}}, false},
+      {{{1, 3, 32, 66}, {64, 3, 4, 4}, true, {4, 4}}, false},
+  };
+  uint32_t seed = 500;
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    if (dtype == DType::kF16 && !f16_kernels_or_refused()) continue;
+    for (const Patches& c : cases) {
+      for (int form = 0; form < 3; ++form) {
+        kernels::KernelGraphOptions options;
+        if (form > 0) options.gemm_kernel = kernels::GemmKernel::kTiled64;
+        if (form == 2) options.gemm_splits = 3;
+        options.profile_steps = true;
+        const Conv& v = c.conv;
+        std::vector<cpu::HostTensor> inputs = {random_tensor(dtype, v.x, seed, -1, 1),
+                                               random_tensor(dtype, v.w, seed + 1, -1, 1)};
+        if (v.bias) inputs.push_back(random_tensor(dtype, {v.w[0]}, seed + 2, -1, 1));
+        seed += 3;
+        graph::Graph g;
+        std::vector<graph::ValueId> in;
+        for (size_t i = 0; i < inputs.size(); ++i) {
+          in.push_back(graph::add_graph_input(g, "in" + std::to_string(i), dtype, inputs[i].shape).value());
+        }
+        g.mark_output(graph::add_op(g, "conv2d", "conv", in, {{"stride", v.stride}}).value()[0]);
+        const std::string what = describe(v) + " " + graph::dtype_name(dtype) + " form " + std::to_string(form);
+        RunStats stats;
+        Result<std::vector<cpu::HostTensor>> got = run_on_vulkan(g, inputs, &stats, options);
+        ASSERT_TRUE(got.ok()) << what << ": " << got.status().message();
+        const double k = static_cast<double>(v.w[1] * v.w[2] * v.w[3] + 1);
+        EXPECT_TRUE(all_close(got.value()[0], cpu::run_graph(g, inputs).value()[0],
+                              (dtype == DType::kF16 ? 1e-3 : 1e-6) + 1e-6 * k, dtype == DType::kF16 ? 1e-3 : 1e-5))
+            << what;
+        ASSERT_FALSE(stats.steps.empty()) << what;
+        EXPECT_EQ(stats.steps[0].work.choice.find("patches read along k") != std::string::npos, c.along_k)
+            << what << ": " << stats.steps[0].work.choice;
+      }
+    }
+  }
 }
 
 struct Pool {

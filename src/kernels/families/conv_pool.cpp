@@ -74,10 +74,21 @@ Status lower_conv2d(LoweringContext& lc, const graph::Node& n) {
     // The weight rows are read in vectors where whole. The im2col view is
     // gathered, except in a pointwise convolution (1x1, stride 1, no padding),
     // where it is the input itself: read in vectors where a chunk of pixels
-    // never straddles two images.
+    // never straddles two images; and in a patch convolution (stride =
+    // kernel, no padding or dilation), read along k in vectors of a tap row
+    // where kw and W are whole vectors.
     d.a_vec = d.k % choice.vector == 0 && w.range.offset % 16 == 0 ? 1 : 0;
-    d.pointwise = kh == 1 && kw == 1 && stride[0] == 1 && stride[1] == 1 && padding[0] == 0 && padding[1] == 0 ? 1 : 0;
-    d.b_vec = d.pointwise && (oh * ow) % choice.vector == 0 && x.range.offset % 16 == 0 ? 1 : 0;
+    const bool unpadded = padding[0] == 0 && padding[1] == 0;
+    const bool x_aligned = x.range.offset % 16 == 0;
+    if (kh == 1 && kw == 1 && stride[0] == 1 && stride[1] == 1 && unpadded) {
+      d.conv_b = GemmDispatch::kPointwise;
+      d.b_vec = (oh * ow) % choice.vector == 0 && x_aligned ? 1 : 0;
+    } else if (stride[0] == kh && stride[1] == kw && unpadded && dilation[0] == 1 && dilation[1] == 1 &&
+               kw % choice.vector == 0 && width % choice.vector == 0 && x_aligned) {
+      d.conv_b = GemmDispatch::kPatches;
+      d.b_k_contiguous = 1;
+      d.b_vec = 1;
+    }
     // Never aligned: the im2col view has edges (and a pointwise one ragged pixel counts).
     return add_gemm_dispatch(lc, n, choice, d, w.range, x.range,
                              GemmOutput{&y, bias, true, oh * ow, out_channels});

@@ -26,9 +26,17 @@ layout(constant_id = 4) const int ALIGNED = 0;
 // (gemm_split_reduce.comp) adds them up, with the bias, into the output.
 layout(constant_id = 10) const int SPLIT_K = 0;
 #ifdef GPUU_CONV
-// A 1x1 convolution with stride 1 and no padding: the im2col view is the
-// input itself, so B is read directly (in vector chunks where B_VEC).
-layout(constant_id = 11) const int POINTWISE = 0;
+// How B, the im2col view, is read. CONV_GATHERED: tap by tap
+// (gather_b_row). CONV_POINTWISE: a 1x1 convolution with stride 1 and no
+// padding, whose im2col view is the input itself, read directly (in vector
+// chunks where B_VEC). CONV_PATCHES: stride = kernel, no padding or
+// dilation (a vision transformer's patch embedding): a tap row's kw taps lie
+// side by side in the input, so B is read along k (B_K_CONTIGUOUS), in
+// vector chunks where B_VEC, not gathered a pixel at a time 16 apart.
+layout(constant_id = 11) const int CONV_B = 0;
+#define CONV_GATHERED 0
+#define CONV_POINTWISE 1
+#define CONV_PATCHES 2
 #endif
 
 layout(std430, set = 0, binding = 0) readonly buffer A { T a[]; };
@@ -146,6 +154,16 @@ uint pointwise_b(uint k, uint n) {
   uint img = n / pixels;
   return (img * p.C + g_batch * p.Cg + k) * pixels + (n - img * pixels);
 }
+// A patch convolution's B element: tap (c, ky, kx) of output pixel (oy, ox)
+// at input row oy * kh + ky, column ox * kw + kx.
+uint patch_b(uint k, uint n) {
+  uint taps = p.kh * p.kw, pixels = p.OH * p.OW;
+  uint c = k / taps, tap = k - c * taps;
+  uint ky = tap / p.kw, kx = tap - ky * p.kw;
+  uint img = n / pixels, pix = n - img * pixels;
+  uint oy = pix / p.OW, ox = pix - oy * p.OW;
+  return ((img * p.C + g_batch * p.Cg + c) * p.H + oy * p.kh + ky) * p.W + ox * p.kw + kx;
+}
 #endif
 
 #ifdef GPUU_QW
@@ -186,7 +204,8 @@ float load_b(uint k, uint n) {
   return qw_element(k, n);
 #endif
 #ifdef GPUU_CONV
-  if (POINTWISE != 0) return float(b[pointwise_b(k, n)]);
+  if (CONV_B == CONV_POINTWISE) return float(b[pointwise_b(k, n)]);
+  if (CONV_B == CONV_PATCHES) return float(b[patch_b(k, n)]);
   uint taps = p.kh * p.kw, pixels = p.OH * p.OW;
   uint c = k / taps, tap = k % taps;
   uint ky = tap / p.kw, kx = tap % p.kw;
@@ -208,7 +227,7 @@ float load_b(uint k, uint n) {
 void gather_b_row(uint k, uint n, uint count, out float v[8]) {
   [[unroll]] for (uint i = 0u; i < 8u; ++i) v[i] = 0.0;
   if (k >= g_k_end) return;
-  if (POINTWISE != 0) {
+  if (CONV_B == CONV_POINTWISE) {
     [[unroll]] for (uint i = 0u; i < 8u; ++i) {
       if (i >= count || n + i >= p.N) break;
       v[i] = float(b[pointwise_b(k, n + i)]);
@@ -241,9 +260,12 @@ void gather_b_row(uint k, uint n, uint count, out float v[8]) {
 // Element offsets of a vector chunk's first element (A_VEC / B_VEC only).
 uint a_offset(uint m, uint k) { return a_base + m * p.K + k; }
 #ifdef GPUU_CONV
-// B_VEC only where POINTWISE and the output pixels are whole chunks (a chunk
-// never straddles two images); otherwise im2col is gathered.
-uint b_offset(uint k, uint n) { return POINTWISE != 0 ? pointwise_b(k, n) : 0u; }
+// B_VEC only where CONV_POINTWISE and the output pixels are whole chunks (a
+// chunk never straddles two images), or CONV_PATCHES and kw and W are whole
+// chunks (a chunk is one tap row's run of columns).
+uint b_offset(uint k, uint n) {
+  return CONV_B == CONV_POINTWISE ? pointwise_b(k, n) : CONV_B == CONV_PATCHES ? patch_b(k, n) : 0u;
+}
 #else
 uint b_offset(uint k, uint n) { return b_base + k * p.b_stride_k + n * p.b_stride_n; }
 #endif
