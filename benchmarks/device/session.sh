@@ -15,8 +15,9 @@
 #         output equals the direct kernel's)
 #   attention  bench_attention: the flash kernel at GPT-2-small's heads over 128..1024 rows, its keys split as the
 #         selector picks and in one pass, against the decomposed graph; decode steps one pass against split
-#   fusion vulkan_gemm_epilogue_test on this GPU: chains in GEMM stores and layer norms in split-K reductions
-#         (subgroup sums where the device has them) against the CPU reference
+#   gemm-tests  the GEMM kernels on this GPU against the CPU reference: vulkan_gemm_test (the matrix-core
+#         kernels, which lavapipe lacks), vulkan_gemm_split_test, vulkan_gemm_epilogue_test (chains in GEMM
+#         stores, layer norms in split-K reductions with subgroup sums)
 #   load  issue 21's figures (benchmarks/load/load_memory.py): file vs weights, load time with a cold and a
 #         warm pipeline cache, RSS growth, first vs warm execute, device memory; the executor VGF path only
 # Env: PARTS, PART_S (seconds per part, default 170), SIZES, PRECISIONS, CASES, F16_CASES, F16_PRECISIONS (real's
@@ -46,7 +47,9 @@ for part in ${PARTS:-gemm llm real}; do
           run_part real env OUT_DIR=$res GPUU_COMMIT="$commit" BENCH=.bench/real F16_PRECISIONS="${F16_PRECISIONS:-f16,int8,a16w8}" \
             ${CASES:+CASES=$CASES} ${F16_CASES:+F16_CASES=$F16_CASES} bash .bench/real/run.sh ;;
     attention) run_part attention sh -c ".bench/bin/bench_attention --runs 30 > $res/attention.json" ;;
-    fusion) run_part fusion-test .bench/bin/vulkan_gemm_epilogue_test ;;
+    gemm-tests) for t in vulkan_gemm_test vulkan_gemm_split_test vulkan_gemm_epilogue_test; do
+                  run_part $t .bench/bin/$t
+                done ;;
     quant) run_part quant-test .bench/bin/vulkan_quant_test
            run_part int8-gemm sh -c ".bench/bin/bench_int8_gemm --runs 20 --warmup 5 > $res/int8-gemm.json" ;;
     load) python3 -m pip install -q --no-index --no-deps --target /tmp/load-site .bench/real/gpuu-*.whl

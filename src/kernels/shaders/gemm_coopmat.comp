@@ -7,8 +7,9 @@
 // workgroup of GPUU_WG invocations (256, or 128 for the small tile) =
 // SUBGROUPS subgroups of 32 computes a TILE_M x TILE_N output tile
 // (specialization constants, 64, 128 or 256 rows), the subgroups in a
-// (TILE_M/64) x (SUBGROUPS / (TILE_M/64)) grid, each a 64-row block of it as
-// (64/CM_M) x (WN/CM_N) accumulators of one supported cooperative-matrix
+// (TILE_M/WM) x (SUBGROUPS / (TILE_M/WM)) grid, each a WM-row block of it
+// (WM: 64, or 32 for the small tile) as (WM/CM_M) x (WN/CM_N) accumulators
+// of one supported cooperative-matrix
 // shape CM_M x CM_N x CM_K, which the kernel selector picks from
 // vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR. BK-deep slices of A and
 // B (GPUU_COOP_BK: 32 or 64) go through one shared buffer as 8-half chunks
@@ -49,8 +50,15 @@ layout(constant_id = 9) const uint TILE_N = 128;
 #define GPUU_COOP_BK 32
 #endif
 #define BK uint(GPUU_COOP_BK)  // slice depth
+// Rows per subgroup, 64 or 32: the small tile's 4 subgroups as a 2 x 2 grid
+// of 32 x 32 blocks rather than 1 x 4 of 64 x 16 load 2 A and 2 B fragments
+// per 4 products instead of 4 and 1 (H100, 2026-12-06: its GEMMs of 128-197
+// rows 4-8 % faster; `gemm-coopsmall-variants-*.json`).
+#ifndef GPUU_COOP_WM
+#define GPUU_COOP_WM 64
+#endif
 const uint SUBGROUPS = GPUU_WG / 32u;
-const uint WM = 64u;                     // rows per subgroup
+const uint WM = uint(GPUU_COOP_WM);      // rows per subgroup
 const uint WARPS_M = TILE_M / WM;        // subgroups along m
 const uint WARPS_N = SUBGROUPS / WARPS_M;  // ... and along n
 const uint WN = TILE_N / WARPS_N;        // columns per subgroup

@@ -6,8 +6,8 @@ gpuu_float_shader(gemm_@T@ gemm.comp)
 gpuu_float_shader(gemm_@T@_t8 gemm.comp GPUU_GEMM_TM=8)
 gpuu_coopmat_shader(gemm_coopmat_f16 gemm_coopmat.comp GPUU_COOP_BK=64)
 gpuu_coopmat_shader(gemm_coopmat_tall_f16 gemm_coopmat.comp GPUU_COOP_BK=32)
-# 64x64 tiles on 4 subgroups, for GEMMs of too few 128x128 tiles to fill the GPU.
-gpuu_coopmat_shader(gemm_coopmat_small_f16 gemm_coopmat.comp GPUU_COOP_BK=64 GPUU_WG=128)
+# 64x64 tiles on 4 subgroups (2 x 2 of 32 x 32), for GEMMs of too few 128x128 tiles to fill the GPU.
+gpuu_coopmat_shader(gemm_coopmat_small_f16 gemm_coopmat.comp GPUU_COOP_BK=64 GPUU_WG=128 GPUU_COOP_WM=32)
 gpuu_float_shader(gemv_@T@ gemv.comp)
 # Split-K's reduction of the partials (matmul, linear and conv2d).
 gpuu_float_shader(gemm_split_reduce_@T@ gemm_split_reduce.comp)
