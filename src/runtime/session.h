@@ -29,9 +29,11 @@ struct SessionOptions {
   // How long a host wait polls the timeline before it sleeps in the driver:
   // a sleeping wait's wake-up costs 20-60 us on the H100, as much as a small
   // model's GPU time, for one host core kept busy while it polls. 0: always
-  // sleep. Negative: 1000 on a GPU (executes up to a millisecond wake at
-  // once; longer ones lose under 5 % to the wake-up), 0 on a CPU device
-  // (lavapipe), whose own threads the polling would slow.
+  // sleep. Negative: 1000 on a GPU, 0 on a CPU device (lavapipe), whose own
+  // threads the polling would slow. Where a context's last two waits were
+  // longer than this, a wait first sleeps until 300 us (at most this long)
+  // before the shorter one's length, then polls: a long execute wakes at
+  // once too, for at most that long of a busy core.
   double wait_spin_us = -1;
   // Measure each delegate's GPU time (ExecuteStats::gpu_time_us) with
   // timestamps. Off by default: on a discrete GPU they cost several

@@ -126,6 +126,24 @@ TEST_F(SessionTest, TimelineWaitsOnlyWhereTheCpuNeedsData) {
   EXPECT_EQ(stats.host_copies, 0u);
 }
 
+// Waits longer than the polling (here 1 us: every wait) sleep until shortly
+// before the last two waits' length, then poll: each execute, with a new
+// input, still reads only its own finished results.
+TEST_F(SessionTest, LongWaitsSleepThenPollAndReadFinishedResults) {
+  MixedProgram p = make_mixed_program(spec_with("sleeps", ContextMode::kLookupOrCreate, SyncMode::kTimeline));
+  auto program = program::load_program_bytes(p.bytes.data(), p.bytes.size()).value();
+  SessionOptions options;
+  options.wait_spin_us = 1;
+  auto session = Session::create(program, options).value();
+  for (uint32_t seed = 10; seed < 16; ++seed) {
+    cpu::HostTensor x = vulkan_test::random_tensor(DType::kF32, {2, 3, 8}, seed, -3, 3);
+    std::vector<float> got = run(*session, x, 0);
+    cpu::HostTensor want = cpu::run_graph(p.graph, {x}).value()[0];
+    EXPECT_TRUE(vulkan_test::all_close(cpu::HostTensor::from_data<float>({2, 3, 8}, got).value(), want, 1e-5, 1e-5))
+        << "execute " << seed - 10;
+  }
+}
+
 TEST_F(SessionTest, BothDelegatesShareOneContextWithTheirOwnPools) {
   MixedProgram p = make_mixed_program(spec_with("one-device", ContextMode::kLookupOrCreate, SyncMode::kTimeline));
   auto program = program::load_program_bytes(p.bytes.data(), p.bytes.size()).value();
