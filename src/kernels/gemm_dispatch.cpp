@@ -49,7 +49,7 @@ Status add_split_reduce_norm(LoweringContext& lc, const graph::Node& labelled, c
   const uint64_t rows = norm.rows;
   PushConstants push;
   push.u32(static_cast<uint32_t>(rows * gemm.n)).u32(static_cast<uint32_t>(rows)).u32(gemm.m).u32(gemm.n);
-  push.u32(splits).f32(norm.eps).u32(norm.weight_offset).u32(norm.weight_stride);
+  push.f32(norm.eps).u32(norm.weight_offset).u32(norm.weight_stride);
   const auto per = static_cast<int32_t>((gemm.n + kWorkgroupSize - 1) / kWorkgroupSize);
   std::vector<int32_t> spec = {out.bias ? 1 : 0, per};
   std::vector<Binding> bindings = {{partial, false}, {bias, false}, {y.range, true}};
@@ -57,6 +57,7 @@ Status add_split_reduce_norm(LoweringContext& lc, const graph::Node& labelled, c
   spec.push_back(norm.weight ? 1 : 0);
   spec.push_back(norm.bias ? 1 : 0);
   spec.push_back(lc.ctx.subgroup_arithmetic() ? 1 : 0);
+  spec.push_back(static_cast<int32_t>(splits));
   // An absent weight or bias binds y's range in its place; never read.
   bindings.push_back({norm.weight.value_or(y.range), false});
   bindings.push_back({norm.bias.value_or(y.range), false});
@@ -134,11 +135,12 @@ Status add_gemm_dispatch(LoweringContext& lc, const graph::Node& node, const Gem
     return add_split_reduce_norm(lc, labelled, *norm, gemm, choice.splits, partial, bias, out, y, epi, std::move(work));
   }
   PushConstants reduce;
-  reduce.u32(static_cast<uint32_t>(outputs)).u32(gemm.m).u32(gemm.n).u32(choice.splits);
+  reduce.u32(static_cast<uint32_t>(outputs)).u32(gemm.m).u32(gemm.n);
   reduce.u32(out.pixels).u32(out.out_channels);
   std::vector<int32_t> reduce_spec = {out.bias ? 1 : 0, out.conv ? 1 : 0};
   std::vector<Binding> reduce_bindings = {{partial, false}, {bias, false}, {y.range, true}};
   add_epilogue(epi, a, &reduce_spec, &reduce_bindings);
+  reduce_spec.push_back(static_cast<int32_t>(choice.splits));  // SPLITS, constant 18
   KernelKey reduce_key{std::string("gemm_split_reduce") + float_suffix(y.dtype), reduce_spec,
                        static_cast<uint32_t>(reduce_bindings.size()), reduce.size()};
   return add_dispatch(lc, labelled, reduce_key, std::move(reduce_bindings), reduce, outputs, std::move(work));

@@ -3,6 +3,7 @@
 // then the GEMM's epilogue), one invocation per output element, stored in the
 // output's layout (the GEMM's [batch][M][N], or conv2d's NCHW where batch is
 // the group).
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 
 layout(constant_id = 0) const int HAS_BIAS = 0;
@@ -16,10 +17,12 @@ layout(std430, set = 0, binding = 2) writeonly buffer Out { T y[]; };
 #define EPI_ID 2
 #define EPI_BINDING 3
 #include "gemm_epilogue.glsl"
+// The shares of K: a constant, so that the loop unrolls and its loads are all
+// in flight at once.
+layout(constant_id = 18) const uint SPLITS = 2;
 layout(push_constant) uniform Params {
   uint count;    // batches * M * N
   uint M, N;
-  uint splits;
   uint pixels;   // CONV: output pixels per image
   uint O;        // CONV: output channels
 } p;
@@ -28,7 +31,7 @@ void main() {
   uint i = linear_id();
   if (i >= p.count) return;
   float v = 0.0;
-  for (uint s = 0u; s < p.splits; ++s) v += partial[s * p.count + i];
+  [[unroll]] for (uint s = 0u; s < SPLITS; ++s) v += partial[s * p.count + i];
   uint n = i % p.N;
   uint row = i / p.N;  // batch * M + m (conv: the output channel)
   if (CONV != 0) {

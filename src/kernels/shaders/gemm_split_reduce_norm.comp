@@ -25,6 +25,9 @@ layout(constant_id = 19) const bool HAS_NORM_BIAS = false;
 // subgroupAdd per subgroup and one over their results, not a tree of eight
 // barrier-separated steps.
 layout(constant_id = 20) const int SUBGROUP_SUMS = 0;
+// The shares of K: a constant, so that the loop unrolls and its loads are all
+// in flight at once.
+layout(constant_id = 21) const uint SPLITS = 2;
 #define MAX_PER 16u
 
 layout(std430, set = 0, binding = 0) readonly buffer Partial { float partial[]; };
@@ -37,7 +40,6 @@ layout(std430, set = 0, binding = 8) writeonly buffer Normed { T z[]; };
 layout(push_constant) uniform Params {
   uint count;  // rows * N: one share's partials
   uint rows, M, N;
-  uint splits;
   float eps;
   uint w_offset, w_stride;  // weight element j at w_offset + j * w_stride
 } p;
@@ -79,7 +81,7 @@ void main() {
     if (i < PER && j < p.N) {
       uint o = row * p.N + j;
       float acc = 0.0;
-      for (uint k = 0u; k < p.splits; ++k) acc += partial[k * p.count + o];
+      [[unroll]] for (uint k = 0u; k < SPLITS; ++k) acc += partial[k * p.count + o];
       if (HAS_BIAS != 0) acc += float(bias[j]);
       T stored = T(epilogue(acc, o, row % p.M, j));
       y[o] = stored;
