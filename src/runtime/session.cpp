@@ -613,9 +613,9 @@ Status Session::Impl::wait_host(ContextTrack& t) {
     bool done = false;
     // A wait likely longer than the polling (as the last two were): sleep
     // in the driver until shortly before its end, then poll, so that the
-    // wake-up's latency falls inside the execute, not after it (resnet50 and
-    // vit_b_16 in f16, 1.1-1.2 ms on the H100, ended 55 us after their GPU
-    // work when they slept through it).
+    // wake-up's latency falls inside the execute, not after it. On the H100
+    // this took the f32 models' wall-over-GPU from 64-110 us to 42-76; what
+    // is left (2-55 us, varying between runs) is not the wake-up.
     const double likely_us = std::min(t.wait_us[0], t.wait_us[1]);
     if (options.wait_spin_us > 0 && likely_us > options.wait_spin_us) {
       const double sleep_us = likely_us - std::min(options.wait_spin_us, kWakeUpMarginUs);
