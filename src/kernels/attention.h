@@ -36,8 +36,10 @@ Status lower_attention_heads_inner(LoweringContext& lc, const graph::Node& atten
 // `workgroups`: (batch, head, row block)s; `key_blocks`: blocks of keys a row
 // block may see; `compute_units`: the device's multiprocessors (0 where the
 // driver does not say: no split); `force`: a split count from
-// KernelGraphOptions, capped by the key blocks.
+// KernelGraphOptions, capped by the key blocks; `causal_square`: an
+// is_causal attention of as many rows as keys (a prefill), whose row blocks
+// walk a triangle of key blocks: never split unless forced.
 AttentionSplit choose_attention_split(uint64_t workgroups, uint32_t key_blocks, uint32_t compute_units,
-                                      std::optional<uint32_t> force = std::nullopt);
+                                      std::optional<uint32_t> force = std::nullopt, bool causal_square = false);
 
 }  // namespace gpuu::kernels

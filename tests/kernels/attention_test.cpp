@@ -229,6 +229,11 @@ TEST(VulkanAttention, SplitPolicyFillsTheGpu) {
   EXPECT_EQ(kernels::choose_attention_split(12, 1, 132).splits, 1u);
   EXPECT_EQ(kernels::choose_attention_split(12, 16, 0).splits, 1u);
   EXPECT_EQ(kernels::choose_attention_split(12, 16, 0).blocks_per_split, 16u);
+  // A causal prefill (GPT-2 at 128 rows: 48 row blocks of 4 key blocks) walks a triangle: one pass, unless forced.
+  EXPECT_EQ(kernels::choose_attention_split(48, 4, 132).splits, 4u);
+  EXPECT_EQ(kernels::choose_attention_split(48, 4, 132, std::nullopt, true).splits, 1u);
+  EXPECT_EQ(kernels::choose_attention_split(48, 4, 132, std::nullopt, true).blocks_per_split, 4u);
+  EXPECT_EQ(kernels::choose_attention_split(48, 4, 132, 2, true).splits, 2u);
   // Forced: capped by the blocks, shares made even.
   EXPECT_EQ(kernels::choose_attention_split(12, 3, 0, 100).splits, 3u);
   kernels::AttentionSplit five = kernels::choose_attention_split(12, 16, 0, 5);
