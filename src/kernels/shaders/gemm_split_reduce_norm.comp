@@ -10,6 +10,7 @@
 // then the biased variance of the deviations, in f32, of y as stored), so the
 // norm costs no dispatch and no second read of y.
 #include "common.glsl"
+#include "workgroup_reduce.glsl"  // wg_sum, wg_scratch
 
 layout(constant_id = 0) const int HAS_BIAS = 0;
 // Elements of the row per invocation, at most MAX_PER: the host picks the
@@ -44,28 +45,16 @@ layout(push_constant) uniform Params {
   uint w_offset, w_stride;  // weight element j at w_offset + j * w_stride
 } p;
 
-shared float sums[GPUU_WG];
-
-// The sum of v over the workgroup (uniform control flow).
+// The sum of v over the workgroup (uniform control flow): a subgroupAdd per
+// subgroup and one over their results, else workgroup_reduce.glsl's tree.
 float workgroup_sum(float v) {
-  uint t = gl_LocalInvocationID.x;
-  if (SUBGROUP_SUMS != 0) {
-    float s = subgroupAdd(v);
-    if (gl_SubgroupInvocationID == 0u) sums[gl_SubgroupID] = s;
-    barrier();
-    float total = 0.0;
-    for (uint i = 0u; i < gl_NumSubgroups; ++i) total += sums[i];
-    barrier();  // read before the next call writes
-    return total;
-  }
-  sums[t] = v;
+  if (SUBGROUP_SUMS == 0) return wg_sum(v);
+  float s = subgroupAdd(v);
+  if (gl_SubgroupInvocationID == 0u) wg_scratch[gl_SubgroupID] = s;
   barrier();
-  for (uint s = GPUU_WG / 2u; s > 0u; s >>= 1u) {
-    if (t < s) sums[t] += sums[t + s];
-    barrier();
-  }
-  float total = sums[0];
-  barrier();
+  float total = 0.0;
+  for (uint i = 0u; i < gl_NumSubgroups; ++i) total += wg_scratch[i];
+  barrier();  // read before the next call writes
   return total;
 }
 
