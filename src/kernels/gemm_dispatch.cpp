@@ -121,7 +121,9 @@ Status add_gemm_dispatch(LoweringContext& lc, const graph::Node& node, const Gem
   gpu::StepWork work;
   work.ops = epi ? node.op + "+" + epi->ops : node.op;
   work.choice = choice.describe() + (qw_wide ? ", quantized weights read a uvec4 at a time" : "") +
-                (gemm.conv_b == GemmDispatch::kPatches ? ", patches read along k" : "");
+                (gemm.conv_b == GemmDispatch::kPatches  ? ", patches read along k"
+                 : gemm.conv_b == GemmDispatch::kIm2col ? ", im2col view materialized"
+                                                        : "");
   work.why = choice.why;
   work.flops = gemm_flops(gemm.m, gemm.n, gemm.k, gemm.batches);
   work.matrix_cores = choice.coopmat();

@@ -49,7 +49,7 @@ struct GemmDispatch {
   // (has_bias, B_K_CONTIGUOUS, A_VEC, B_VEC, ALIGNED), and conv2d's CONV_B.
   int32_t b_k_contiguous = 0, a_vec = 0, b_vec = 0, aligned = 0;
   // conv2d: how the im2col view is read (gemm_common.glsl's CONV_B).
-  enum ConvB : int32_t { kGathered = 0, kPointwise = 1, kPatches = 2 };
+  enum ConvB : int32_t { kGathered = 0, kPointwise = 1, kPatches = 2, kIm2col = 3 };
   ConvB conv_b = kGathered;
   // The form's push constants up to (not including) k_split and batches.
   PushConstants push;

@@ -106,6 +106,9 @@ struct GemmForce {
   std::optional<uint32_t> splits;
   std::optional<uint32_t> compute_units;
   std::optional<IntGemmKernel> int_kernel;  // conv2d_int and matmul_int (select_int_gemm)
+  // conv2d: materialize the im2col view before the GEMM (true) or gather it
+  // in the tiles (false), where the convolution gathers it at all.
+  std::optional<bool> conv_im2col;
 };
 
 GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const GemmForce& force = {},

@@ -293,6 +293,7 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
                      GemmForce{options.gemm_kernel, options.gemm_splits}, std::move(plan.views.views)};
   lc.written_over = std::move(plan.written_over);
   lc.gemm_force.int_kernel = options.int_gemm_kernel;
+  lc.gemm_force.conv_im2col = options.conv_im2col;
   lc.attention_splits = options.attention_splits;
   for (const LoweringUnit& unit : units) {
     const graph::Node& node = region.node(unit.nodes.back());

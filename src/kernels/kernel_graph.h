@@ -51,6 +51,9 @@ struct KernelGraphOptions {
   // Forces the int8 GEMM kernel of conv2d_int and matmul_int (tests,
   // benchmarks): see select_int_gemm.
   std::optional<IntGemmKernel> int_gemm_kernel;
+  // Forces a conv2d whose im2col view is gathered to materialize it first
+  // (true) or to gather it in the GEMM's tiles (false) (tests, benchmarks).
+  std::optional<bool> conv_im2col;
   // Forces attention to split its keys into this many shares (flash-decoding;
   // tests, benchmarks), capped by the key blocks; 1 keeps one pass.
   std::optional<uint32_t> attention_splits;

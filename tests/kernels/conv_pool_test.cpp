@@ -143,6 +143,70 @@ TEST(VulkanConvPool, Conv2dPatchesReadAlongK) {
   }
 }
 
+// A convolution that gathers its im2col view (padding, stride without
+// patches, dilation, groups) may materialize it first (im2col.comp) and run
+// its GEMM over plain rows (CONV_IM2COL): each against the CPU, on the
+// kernel the device picks, the forced 64 and 128 tiles, and a split of K,
+// with row lengths (batch x pixels) whole vectors and not; the im2col
+// dispatch comes first and the GEMM's choice says it read the view.
+// Forced off, the same convolutions gather as before.
+TEST(VulkanConvPool, Conv2dIm2colViewMaterialized) {
+  const Conv cases[] = {
+      kGemmConvs[0],                                               // 'same' 3x3, 2 x 143 pixels
+      kGemmConvs[1],                                               // stride, dilation, 9 x 5 pixels
+      kGemmConvs[3],                                               // groups: a view per group
+      kGemmConvs[4],                                               // 7x7 stride 2
+      {{2, 32, 14, 14}, {64, 32, 3, 3}, true, {1, 1}, {1, 1}},     // 392 pixels: whole vectors
+      {{2, 48, 8, 8}, {96, 48, 1, 1}, false, {2, 2}},              // 1x1 stride 2 (a downsample)
+  };
+  uint32_t seed = 700;
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    if (dtype == DType::kF16 && !f16_kernels_or_refused()) continue;
+    for (const Conv& v : cases) {
+      for (int form = 0; form < 5; ++form) {
+        kernels::KernelGraphOptions options;
+        options.conv_im2col = form < 4;
+        if (form == 1 || form == 3) options.gemm_kernel = kernels::GemmKernel::kTiled64;
+        if (form == 2) options.gemm_kernel = kernels::GemmKernel::kTiled128;
+        if (form == 3) options.gemm_splits = 3;
+        if (form == 4) options.gemm_kernel = kernels::GemmKernel::kTiled64;
+        options.profile_steps = true;
+        std::vector<cpu::HostTensor> inputs = {random_tensor(dtype, v.x, seed, -1, 1),
+                                               random_tensor(dtype, v.w, seed + 1, -1, 1)};
+        if (v.bias) inputs.push_back(random_tensor(dtype, {v.w[0]}, seed + 2, -1, 1));
+        seed += 3;
+        graph::Graph g;
+        std::vector<graph::ValueId> in;
+        for (size_t i = 0; i < inputs.size(); ++i) {
+          in.push_back(graph::add_graph_input(g, "in" + std::to_string(i), dtype, inputs[i].shape).value());
+        }
+        graph::AttrMap attrs = {
+            {"stride", v.stride}, {"padding", v.padding}, {"dilation", v.dilation}, {"groups", v.groups}};
+        g.mark_output(graph::add_op(g, "conv2d", "conv", in, attrs).value()[0]);
+        const std::string what = describe(v) + " " + graph::dtype_name(dtype) + " form " + std::to_string(form);
+        RunStats stats;
+        Result<std::vector<cpu::HostTensor>> got = run_on_vulkan(g, inputs, &stats, options);
+        ASSERT_TRUE(got.ok()) << what << ": " << got.status().message();
+        const double k = static_cast<double>(v.w[1] * v.w[2] * v.w[3] + 1);
+        EXPECT_TRUE(all_close(got.value()[0], cpu::run_graph(g, inputs).value()[0],
+                              (dtype == DType::kF16 ? 1e-3 : 1e-6) + 1e-6 * k, dtype == DType::kF16 ? 1e-3 : 1e-5))
+            << what;
+        ASSERT_FALSE(stats.steps.empty()) << what;
+        // (On a CPU device the device's pick may be the direct kernel.)
+        const bool gemm = stats.steps.back().work.choice != "direct";
+        EXPECT_TRUE(gemm || form == 0) << what;
+        const bool materialized = options.conv_im2col.value() && gemm;
+        ASSERT_GE(stats.steps.size(), materialized ? 2u : 1u) << what;
+        EXPECT_EQ(stats.steps[0].work.choice.rfind("im2col view ", 0) == 0, materialized)
+            << what << ": " << stats.steps[0].work.choice;
+        EXPECT_EQ(stats.steps[materialized ? 1 : 0].work.choice.find("im2col view materialized") != std::string::npos,
+                  materialized)
+            << what << ": " << stats.steps[materialized ? 1 : 0].work.choice;
+      }
+    }
+  }
+}
+
 struct Pool {
   Shape x;
   Ints kernel, stride, padding;

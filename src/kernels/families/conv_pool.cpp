@@ -16,12 +16,43 @@ using graph::DType;
 // (at least) 64-row GEMM tile idle; the direct kernel serves those (depthwise included).
 constexpr int64_t kMinGemmChannelsPerGroup = 16;
 
+// The im2col view of a convolution that gathers it is materialized before
+// its GEMM (im2col.comp) where it takes at most this much scratch: gathered
+// in the tiles, each element costs index arithmetic in a kernel of few
+// workgroups (H100, resnet50 at batch 8 in f16: those convolutions ran at
+// 8-19 TFLOP/s, slower than in f32).
+constexpr uint64_t kIm2colMaxBytes = uint64_t{64} << 20;
+
 // A (height, width) attribute pair; `fallback` when absent (graphs built by
 // add_op store resolved attributes, so this only covers hand-made nodes).
 std::vector<uint32_t> pair_attr(const graph::Node& n, const char* name, std::vector<uint32_t> fallback) {
   std::vector<int64_t> v = graph::attr_ints(n.attrs, name);
   if (v.size() != 2) return fallback;
   return {static_cast<uint32_t>(v[0]), static_cast<uint32_t>(v[1])};
+}
+
+// Appends the dispatch that writes the im2col view of `x` for GEMM `d` (its
+// conv form's push constants) into scratch, and points `d` at it.
+Status add_im2col(LoweringContext& lc, const graph::Node& n, const TensorRef& x, const GemmChoice& choice,
+                  GemmDispatch* d, BufferRange* b) {
+  const uint32_t rows = d->batches * d->k, chunks = (d->n + 3) / 4;
+  GPUU_ASSIGN_OR_RETURN(BufferRange view,
+                        lc.scratch(uint64_t{rows} * d->n * graph::dtype_size(x.dtype), "im2col view"));
+  PushConstants push;
+  push.u32(rows * chunks).u32(chunks).u32(d->n).u32(d->k);
+  push.append(d->push);
+  const bool aligned = view.offset % 16 == 0;
+  KernelKey key{std::string("im2col") + float_suffix(x.dtype), {d->n % 4 == 0 && aligned ? 1 : 0}, 2, push.size()};
+  gpu::StepWork work;
+  work.ops = n.op;
+  work.choice = "im2col view " + std::to_string(rows) + " x " + std::to_string(d->n);
+  work.bytes = x.range.size + view.size;
+  GPUU_RETURN_IF_ERROR(add_dispatch(lc, n, key, {{x.range, false}, {view, true}}, push, uint64_t{rows} * chunks,
+                                    std::move(work)));
+  d->conv_b = GemmDispatch::kIm2col;
+  d->b_vec = d->n % choice.vector == 0 && aligned ? 1 : 0;
+  *b = view;
+  return Status::Ok();
 }
 
 Status lower_conv2d(LoweringContext& lc, const graph::Node& n) {
@@ -89,9 +120,14 @@ Status lower_conv2d(LoweringContext& lc, const graph::Node& n) {
       d.b_k_contiguous = 1;
       d.b_vec = 1;
     }
+    BufferRange b = x.range;
+    const uint64_t view_bytes = uint64_t{d.batches} * d.k * d.n * graph::dtype_size(y.dtype);
+    if (d.conv_b == GemmDispatch::kGathered && choice.kernel != GemmKernel::kGemv && view_bytes <= kIm2colMaxBytes &&
+        lc.gemm_force.conv_im2col.value_or(!cpu_device)) {
+      GPUU_RETURN_IF_ERROR(add_im2col(lc, n, x, choice, &d, &b));
+    }
     // Never aligned: the im2col view has edges (and a pointwise one ragged pixel counts).
-    return add_gemm_dispatch(lc, n, choice, d, w.range, x.range,
-                             GemmOutput{&y, bias, true, oh * ow, out_channels});
+    return add_gemm_dispatch(lc, n, choice, d, w.range, b, GemmOutput{&y, bias, true, oh * ow, out_channels});
   }
 
   PushConstants push;

@@ -33,10 +33,14 @@ layout(constant_id = 10) const int SPLIT_K = 0;
 // dilation (a vision transformer's patch embedding): a tap row's kw taps lie
 // side by side in the input, so B is read along k (B_K_CONTIGUOUS), in
 // vector chunks where B_VEC, not gathered a pixel at a time 16 apart.
+// CONV_IM2COL: B is the im2col view materialized beforehand (im2col.comp),
+// [groups][K][N] rows bound in place of the input, read in vector chunks
+// where B_VEC.
 layout(constant_id = 11) const int CONV_B = 0;
 #define CONV_GATHERED 0
 #define CONV_POINTWISE 1
 #define CONV_PATCHES 2
+#define CONV_IM2COL 3
 #endif
 
 layout(std430, set = 0, binding = 0) readonly buffer A { T a[]; };
@@ -164,6 +168,8 @@ uint patch_b(uint k, uint n) {
   uint oy = pix / p.OW, ox = pix - oy * p.OW;
   return ((img * p.C + g_batch * p.Cg + c) * p.H + oy * p.kh + ky) * p.W + ox * p.kw + kx;
 }
+// The materialized view's element.
+uint im2col_b(uint k, uint n) { return (g_batch * p.K + k) * p.N + n; }
 #endif
 
 #ifdef GPUU_QW
@@ -206,6 +212,7 @@ float load_b(uint k, uint n) {
 #ifdef GPUU_CONV
   if (CONV_B == CONV_POINTWISE) return float(b[pointwise_b(k, n)]);
   if (CONV_B == CONV_PATCHES) return float(b[patch_b(k, n)]);
+  if (CONV_B == CONV_IM2COL) return float(b[im2col_b(k, n)]);
   uint taps = p.kh * p.kw, pixels = p.OH * p.OW;
   uint c = k / taps, tap = k % taps;
   uint ky = tap / p.kw, kx = tap % p.kw;
@@ -227,10 +234,10 @@ float load_b(uint k, uint n) {
 void gather_b_row(uint k, uint n, uint count, out float v[8]) {
   [[unroll]] for (uint i = 0u; i < 8u; ++i) v[i] = 0.0;
   if (k >= g_k_end) return;
-  if (CONV_B == CONV_POINTWISE) {
+  if (CONV_B == CONV_POINTWISE || CONV_B == CONV_IM2COL) {
     [[unroll]] for (uint i = 0u; i < 8u; ++i) {
       if (i >= count || n + i >= p.N) break;
-      v[i] = float(b[pointwise_b(k, n + i)]);
+      v[i] = float(b[CONV_B == CONV_IM2COL ? im2col_b(k, n + i) : pointwise_b(k, n + i)]);
     }
     return;
   }
@@ -261,10 +268,14 @@ void gather_b_row(uint k, uint n, uint count, out float v[8]) {
 uint a_offset(uint m, uint k) { return a_base + m * p.K + k; }
 #ifdef GPUU_CONV
 // B_VEC only where CONV_POINTWISE and the output pixels are whole chunks (a
-// chunk never straddles two images), or CONV_PATCHES and kw and W are whole
-// chunks (a chunk is one tap row's run of columns).
+// chunk never straddles two images), CONV_PATCHES and kw and W are whole
+// chunks (a chunk is one tap row's run of columns), or CONV_IM2COL and N is
+// whole chunks.
 uint b_offset(uint k, uint n) {
-  return CONV_B == CONV_POINTWISE ? pointwise_b(k, n) : CONV_B == CONV_PATCHES ? patch_b(k, n) : 0u;
+  return CONV_B == CONV_POINTWISE ? pointwise_b(k, n)
+         : CONV_B == CONV_PATCHES ? patch_b(k, n)
+         : CONV_B == CONV_IM2COL  ? im2col_b(k, n)
+                                  : 0u;
 }
 #else
 uint b_offset(uint k, uint n) { return b_base + k * p.b_stride_k + n * p.b_stride_n; }
