@@ -222,10 +222,16 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Shapes
     }
   }
   GPUU_ASSIGN_OR_RETURN(Timing t_one, time_graph(ctx, pool, one, qkv, runs, true));
-  // The same node with its keys never split (no combine dispatch), whatever the device's multiprocessors.
+  // The same node on the shader-core kernel with its keys never split (no
+  // combine dispatch), whatever the device's multiprocessors and matrix cores.
   kernels::KernelGraphOptions one_pass;
   one_pass.attention_splits = 1;
+  one_pass.attention_coopmat = false;
   GPUU_ASSIGN_OR_RETURN(Timing t_one_pass, time_graph(ctx, pool, one, qkv, runs, false, one_pass));
+  // And forced onto the matrix-core kernel (f16, where the device has it; else as picked).
+  kernels::KernelGraphOptions coop;
+  coop.attention_coopmat = true;
+  GPUU_ASSIGN_OR_RETURN(Timing t_coop, time_graph(ctx, pool, one, qkv, runs, false, coop));
   std::string split = "one pass";
   for (const gpu::TimedStep& step : t_one.steps) {
     if (!step.work.choice.empty()) split = step.work.choice;
@@ -240,21 +246,25 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Shapes
   double max_diff = 0;
   for (size_t i = 0; i < n; ++i) {
     const float a = element(s.dtype, t_one.output.data(), i), b = element(s.dtype, t_parts.output.data(), i),
-                c = element(s.dtype, t_fused.output.data(), i), d = element(s.dtype, t_one_pass.output.data(), i);
-    max_diff = std::max({max_diff, double(std::fabs(a - b)), double(std::fabs(a - c)), double(std::fabs(a - d))});
+                c = element(s.dtype, t_fused.output.data(), i), d = element(s.dtype, t_one_pass.output.data(), i),
+                e = element(s.dtype, t_coop.output.data(), i);
+    max_diff = std::max({max_diff, double(std::fabs(a - b)), double(std::fabs(a - c)), double(std::fabs(a - d)),
+                         double(std::fabs(a - e))});
   }
   const double flops = 4.0 * kHeads * double(s.len) * double(s.len) * kHeadDim * (s.causal ? 0.5 : 1.0);
   std::printf("%s    {\"dtype\": \"%s\", \"len\": %lld, \"causal\": %s, \"sdpa_us\": %.1f, \"sdpa_views_us\": %.1f, "
               "\"decomposed_us\": %.1f, \"decomposed_gemms_us\": %.1f, \"decomposed_softmax_us\": %.1f, "
-              "\"sdpa_tflops\": %.3g, \"split\": \"%s\", \"sdpa_one_pass_us\": %.1f, \"max_abs_diff\": %.2e}",
+              "\"sdpa_tflops\": %.3g, \"split\": \"%s\", \"sdpa_shader_cores_one_pass_us\": %.1f, \"sdpa_matrix_cores_us\": %.1f, "
+              "\"max_abs_diff\": %.2e}",
               first ? "" : ",\n", graph::dtype_name(s.dtype), static_cast<long long>(s.len),
               s.causal ? "true" : "false", t_one.gpu_us, t_fused.gpu_us, t_parts.gpu_us, gemm_us, softmax_us,
-              flops / t_one.gpu_us / 1e6, split.c_str(), t_one_pass.gpu_us, max_diff);
+              flops / t_one.gpu_us / 1e6, split.c_str(), t_one_pass.gpu_us, t_coop.gpu_us, max_diff);
   std::fflush(stdout);
-  std::fprintf(stderr, "%-4s L=%-5lld causal=%d  sdpa %8.1f us (%s; one pass %8.1f)  views %8.1f  decomposed %8.1f"
+  std::fprintf(stderr, "%-4s L=%-5lld causal=%d  sdpa %8.1f us (%s; shader cores one pass %8.1f, matrix cores %8.1f)  views %8.1f  decomposed %8.1f"
                "  (gemms %8.1f, softmax %7.1f)  diff %.1e\n",
                graph::dtype_name(s.dtype), static_cast<long long>(s.len), s.causal ? 1 : 0, t_one.gpu_us,
-               split.c_str(), t_one_pass.gpu_us, t_fused.gpu_us, t_parts.gpu_us, gemm_us, softmax_us, max_diff);
+               split.c_str(), t_one_pass.gpu_us, t_coop.gpu_us, t_fused.gpu_us, t_parts.gpu_us, gemm_us, softmax_us,
+               max_diff);
   return Status::Ok();
 }
 

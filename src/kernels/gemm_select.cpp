@@ -41,6 +41,20 @@ bool coopmat_fits(const CooperativeMatrixShape& s) {
 
 }  // namespace
 
+bool f16_matrix_cores(const SharedGpuContext& ctx) {
+  return ctx.has_feature(kFeatureCooperativeMatrix) && ctx.has_feature(kFeatureVulkanMemoryModel) &&
+         ctx.has_feature(kFeatureShaderFloat16) && ctx.has_feature(kFeatureStorageBuffer16Bit) &&
+         ctx.subgroup_size() == 32;
+}
+
+bool f16_matrix_shape_16(const SharedGpuContext& ctx) {
+  if (!f16_matrix_cores(ctx)) return false;
+  for (const CooperativeMatrixShape& s : ctx.cooperative_matrix_shapes()) {
+    if (coopmat_fits(s) && s.m == 16 && s.n == 16 && s.k == 16) return true;
+  }
+  return false;
+}
+
 bool GemmChoice::coopmat() const {
   return kernel == GemmKernel::kCoopMat || kernel == GemmKernel::kCoopMatTall || kernel == GemmKernel::kCoopMatSmall;
 }
@@ -126,9 +140,7 @@ GemmChoice select_kernel(const SharedGpuContext& ctx, graph::DType dtype, std::o
     choice.why = "forced";
     return choice;
   }
-  if (dtype == graph::DType::kF16 && problem.weight_bits == 0 && ctx.has_feature(kFeatureCooperativeMatrix) &&
-      ctx.has_feature(kFeatureVulkanMemoryModel) && ctx.has_feature(kFeatureShaderFloat16) &&
-      ctx.has_feature(kFeatureStorageBuffer16Bit) && ctx.subgroup_size() == 32) {
+  if (dtype == graph::DType::kF16 && problem.weight_bits == 0 && f16_matrix_cores(ctx)) {
     // The largest shape the kernel can tile: fewest loads per multiply-add.
     const CooperativeMatrixShape* best = nullptr;
     for (const CooperativeMatrixShape& s : ctx.cooperative_matrix_shapes()) {

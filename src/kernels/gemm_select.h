@@ -114,6 +114,13 @@ struct GemmForce {
 GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const GemmForce& force = {},
                        GemmProblem problem = {});
 
+// Whether the device runs gpuu's f16 matrix-core kernels (cooperative
+// matrices, the Vulkan memory model, f16 math and storage, subgroups of 32);
+// and whether it multiplies f16 16 x 16 x 16 matrices into f32 ones among
+// them (the shape attention_coopmat.comp takes).
+bool f16_matrix_cores(const SharedGpuContext& ctx);
+bool f16_matrix_shape_16(const SharedGpuContext& ctx);
+
 // The int8 GEMMs of conv2d_int and matmul_int (i8 x i8 with zero points, i32
 // sums): the direct kernels (conv2d_int.comp, matmul_int.comp: one output per
 // invocation, every operand read from memory), the tiled one

@@ -295,6 +295,7 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
   lc.gemm_force.int_kernel = options.int_gemm_kernel;
   lc.gemm_force.conv_im2col = options.conv_im2col;
   lc.attention_splits = options.attention_splits;
+  lc.attention_coopmat = options.attention_coopmat;
   for (const LoweringUnit& unit : units) {
     const graph::Node& node = region.node(unit.nodes.back());
     scratch_.next_unit();

@@ -57,6 +57,9 @@ struct KernelGraphOptions {
   // Forces attention to split its keys into this many shares (flash-decoding;
   // tests, benchmarks), capped by the key blocks; 1 keeps one pass.
   std::optional<uint32_t> attention_splits;
+  // Forces f16 attention onto the matrix-core kernel (true, where the device
+  // and head dims allow it) or off it (tests, benchmarks).
+  std::optional<bool> attention_coopmat;
   // Where the intermediates' arena lives: `bytes` of device memory that its
   // giver owns for as long as the graph lives (a runtime's workspace, shared
   // with graphs that never run at the same time). Unset: a buffer of the

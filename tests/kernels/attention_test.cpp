@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "kernels/attention.h"
+#include "kernels/gemm_select.h"
 #include "kernels/op_table.h"
 #include "kernels/vulkan_test_util.h"
 
@@ -168,6 +169,59 @@ TEST(VulkanAttention, HalfComputesInF32) {
   EXPECT_TRUE(matches(DType::kF16, p, seed += 3, {}, &mask));
   HostTensor bmask = bool_mask(p.scores(), seed += 3);
   EXPECT_TRUE(matches(DType::kF16, p, seed += 3, {}, &bmask));
+}
+
+// f16 attention on matrix cores (attention_coopmat.comp: 64-row and 64-key
+// blocks, head dims multiples of 16 up to 64), where the device multiplies
+// f16 16 x 16 x 16 cooperative matrices: GPT-2's prefill, ragged sizes around
+// the blocks, grouped heads with a causal mask and L != S, small head dims,
+// both masks (rows fully masked) and batch dims, each against the CPU; the
+// profile says which kernel ran (the matrix-core one exactly where the device
+// has the shape; lavapipe has none, so there these run attention.comp).
+TEST(VulkanAttention, HalfOnMatrixCoresMatchesTheCpu) {
+  if (!f16_kernels_or_refused()) return;
+  const bool matrix_cores = kernels::f16_matrix_shape_16(*test_context());
+  struct Case {
+    Problem p;
+    bool causal;
+    int mask;  // 0 none, 1 bool, 2 added
+  };
+  const Case cases[] = {
+      {Problem{{1}, 12, 12, 128, 128, 64, 64}, true, 0},
+      {Problem{{2}, 3, 3, 70, 45, 64, 64}, false, 0},
+      {Problem{{1}, 4, 2, 33, 97, 64, 64}, true, 0},
+      {Problem{{1}, 2, 1, 200, 200, 64, 64}, true, 0},
+      {Problem{{2}, 2, 2, 37, 50, 32, 16}, false, 0},
+      {Problem{{2}, 2, 2, 40, 70, 64, 64}, false, 1},
+      {Problem{{2}, 2, 2, 40, 70, 48, 64}, false, 2},
+      {Problem{{2, 3}, 2, 2, 65, 130, 16, 32}, true, 0},
+  };
+  uint32_t seed = 1600;
+  for (const Case& c : cases) {
+    kernels::KernelGraphOptions options;
+    options.attention_coopmat = true;
+    options.profile_steps = true;
+    std::vector<HostTensor> inputs = qkv(DType::kF16, c.p, seed += 3);
+    if (c.mask == 1) inputs.push_back(bool_mask(c.p.scores(), seed += 3));
+    if (c.mask == 2) inputs.push_back(float_mask(DType::kF16, {c.p.l, c.p.s}, seed += 3));
+    graph::Graph g;
+    std::vector<graph::ValueId> in;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      in.push_back(graph::add_graph_input(g, "in" + std::to_string(i), inputs[i].dtype, inputs[i].shape).value());
+    }
+    graph::AttrMap attrs;
+    if (c.causal) attrs["is_causal"] = int64_t{1};
+    g.mark_output(graph::add_op(g, kOp, "attn", in, attrs).value()[0]);
+    RunStats stats;
+    Result<std::vector<HostTensor>> got = run_on_vulkan(g, inputs, &stats, options);
+    ASSERT_TRUE(got.ok()) << c.p.text() << ": " << got.status().message();
+    EXPECT_TRUE(all_close(got.value()[0], cpu::run_graph(g, inputs).value()[0], atol_for(DType::kF16),
+                          rtol_for(DType::kF16)))
+        << c.p.text() << (c.causal ? " causal" : "") << " mask " << c.mask;
+    ASSERT_EQ(stats.steps.size(), 1u) << c.p.text();
+    EXPECT_EQ(stats.steps[0].work.choice.rfind("matrix cores", 0) == 0, matrix_cores)
+        << c.p.text() << ": " << stats.steps[0].work.choice;
+  }
 }
 
 kernels::KernelGraphOptions split_keys(uint32_t splits) {

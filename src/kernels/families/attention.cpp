@@ -126,6 +126,43 @@ bool takes_operand_view(const graph::Graph& g, const graph::Node& n, size_t slot
   return slot < 3 && operand_layout(g.value(n.inputs[slot]).shape, view).has_value();
 }
 
+// attention_coopmat.comp's query rows per workgroup and largest head dims.
+constexpr uint32_t kCoopQueryRows = 64;
+constexpr uint32_t kMaxCoopHeadDim = 64;
+constexpr uint32_t kCoopSharedBytes = 45056;  // its tiles (see the shader)
+
+// The matrix-core attention of `n` into `y` (see lower_attention_to): `push`
+// holds attention.comp's constants up to the key split, which this kernel
+// shares, its row blocks counted for 32 rows.
+Status lower_coop_attention(LoweringContext& lc, const graph::Node& n, const TensorRef& y, bool heads_inner,
+                            PushConstants push, const BufferRange (&ranges)[3], const BufferRange& mask_range,
+                            int32_t mask_kind, bool causal, bool vec_writes, uint64_t heads) {
+  const graph::Shape& q_shape = lc.graph.value(n.inputs[0]).shape;
+  const size_t r = q_shape.size();
+  const auto len_l = static_cast<uint32_t>(q_shape[r - 2]), e = static_cast<uint32_t>(q_shape[r - 1]);
+  const auto ev = static_cast<uint32_t>(y.shape[r - 1]);
+  const uint32_t q_blocks = (len_l + kCoopQueryRows - 1) / kCoopQueryRows;
+  push.u32(1).u32(0);  // one pass (splits, split_blocks: unused)
+  // 8-half reads of q, k and v where every row and head starts on one.
+  bool vec8 = true;
+  for (size_t i = 0; i < 3; ++i) {
+    const Operand o = *operand_layout(lc.graph.value(n.inputs[i]).shape, lc.view_of(n.inputs[i]));
+    vec8 = vec8 && ranges[i].offset % 16 == 0 && (o.off | o.sb | o.sh | o.sl) % 8 == 0;
+  }
+  KernelKey key{"attention_coopmat_f16",
+                {static_cast<int32_t>(e / 4), static_cast<int32_t>(ev / 4), 0, 0, mask_kind, 16, 16, 16, causal ? 1 : 0,
+                 vec_writes ? 1 : 0, heads_inner ? 1 : 0, vec8 ? 1 : 0},
+                6,
+                push.size()};
+  gpu::StepWork work;
+  work.choice = "matrix cores, 64 rows x 64 keys per block";
+  work.why = "f16 with head dims of at most 64 and 16 x 16 x 16 f16 cooperative matrices";
+  return add_dispatch(lc, n, key,
+                      {{ranges[0], false}, {ranges[1], false}, {ranges[2], false}, {mask_range, false},
+                       {y.range, true}, {y.range, true}},
+                      push, heads * q_blocks * kWorkgroupSize, std::move(work));
+}
+
 // The attention of `n` into `y`: its own result [..., Hq, L, Ev], or with
 // `heads_inner` the transpose of that, [..., L, Hq, Ev].
 Status lower_attention_to(LoweringContext& lc, const graph::Node& n, const TensorRef& y, bool heads_inner) {
@@ -168,17 +205,22 @@ Status lower_attention_to(LoweringContext& lc, const graph::Node& n, const Tenso
 
   const double scale = graph::has_attr(attrs, "scale") ? graph::attr_float(attrs, "scale")
                                                        : 1.0 / std::sqrt(static_cast<double>(e));
+  // The push constants both kernels share, up to the key split, for row
+  // blocks of `rows`.
+  auto shared_push = [&](uint32_t rows) {
+    PushConstants push;
+    push.u32(len_l).u32(len_s).u32(e).u32(ev).u32(hq).u32(hq / hkv).u32((len_l + rows - 1) / rows);
+    push.f32(static_cast<float>(scale * 1.4426950408889634));  // scores in base 2: exp2 in the kernel
+    for (const Operand& o : operands) {
+      push.u32(static_cast<uint32_t>(o.off)).u32(static_cast<uint32_t>(o.sb)).u32(static_cast<uint32_t>(o.sh));
+      push.u32(static_cast<uint32_t>(o.sl));
+    }
+    push.u32(static_cast<uint32_t>(mask_sb)).u32(static_cast<uint32_t>(ms[r - 3])).u32(static_cast<uint32_t>(ms[r - 2]));
+    push.u32(static_cast<uint32_t>(ms[r - 1]));
+    return push;
+  };
   const uint32_t q_blocks = (len_l + kQueryRows - 1) / kQueryRows;
   const uint32_t e4 = (e + 3) / 4, ev4 = (ev + 3) / 4;
-  PushConstants push;
-  push.u32(len_l).u32(len_s).u32(e).u32(ev).u32(hq).u32(hq / hkv).u32(q_blocks);
-  push.f32(static_cast<float>(scale * 1.4426950408889634));  // scores in base 2: exp2 in the kernel
-  for (const Operand& o : operands) {
-    push.u32(static_cast<uint32_t>(o.off)).u32(static_cast<uint32_t>(o.sb)).u32(static_cast<uint32_t>(o.sh));
-    push.u32(static_cast<uint32_t>(o.sl));
-  }
-  push.u32(static_cast<uint32_t>(mask_sb)).u32(static_cast<uint32_t>(ms[r - 3])).u32(static_cast<uint32_t>(ms[r - 2]));
-  push.u32(static_cast<uint32_t>(ms[r - 1]));
   const uint32_t row_stride = std::max(e4, ev4) | 1u;  // odd: rows start on distinct banks
   const auto chunks = static_cast<int32_t>((ev4 + kRowGroup - 1) / kRowGroup);
   // 32-key blocks where they fit the device's shared memory, else 16.
@@ -198,6 +240,17 @@ Status lower_attention_to(LoweringContext& lc, const graph::Node& n, const Tenso
   const bool causal = graph::attr_int(attrs, "is_causal") != 0;
   const AttentionSplit split = choose_attention_split(row_blocks, key_blocks, lc.ctx.compute_units(),
                                                       lc.attention_splits, causal && len_l == len_s);
+  // f16 on matrix cores (attention_coopmat.comp) where the head dims fit it
+  // and the keys are not split (it walks them in one pass: a decode step's
+  // few row blocks stay on the split kernel).
+  const bool coop_fits = y.dtype == DType::kF16 && e % 16 == 0 && ev % 16 == 0 && e <= kMaxCoopHeadDim &&
+                         ev <= kMaxCoopHeadDim && lc.attention_splits.value_or(1) <= 1 &&
+                         shared_limit >= kCoopSharedBytes && f16_matrix_shape_16(lc.ctx);
+  if (coop_fits && lc.attention_coopmat.value_or(split.splits == 1)) {
+    return lower_coop_attention(lc, n, y, heads_inner, shared_push(kCoopQueryRows), ranges, mask_range, mask_kind,
+                                causal, vec_writes, batch * hq);
+  }
+  PushConstants push = shared_push(kQueryRows);
   push.u32(split.splits).u32(split.blocks_per_split);
   KernelKey key{std::string("attention") + float_suffix(y.dtype),
                 {static_cast<int32_t>(e4), static_cast<int32_t>(ev4), static_cast<int32_t>(row_stride), chunks, mask_kind,
