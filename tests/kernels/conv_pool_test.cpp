@@ -144,7 +144,8 @@ TEST(VulkanConvPool, Conv2dPatchesReadAlongK) {
 }
 
 // A convolution that gathers its im2col view (padding, stride without
-// patches, dilation, groups) may materialize it first (im2col.comp) and run
+// patches, dilation, groups), or a pointwise one whose images' pixels are not
+// whole vectors, may materialize the view first (im2col.comp) and run
 // its GEMM over plain rows (CONV_IM2COL): each against the CPU, on the
 // kernel the device picks, the forced 64 and 128 tiles, and a split of K,
 // with row lengths (batch x pixels) whole vectors and not; the im2col
@@ -158,6 +159,7 @@ TEST(VulkanConvPool, Conv2dIm2colViewMaterialized) {
       kGemmConvs[4],                                               // 7x7 stride 2
       {{2, 32, 14, 14}, {64, 32, 3, 3}, true, {1, 1}, {1, 1}},     // 392 pixels: whole vectors
       {{2, 48, 8, 8}, {96, 48, 1, 1}, false, {2, 2}},              // 1x1 stride 2 (a downsample)
+      {{4, 40, 7, 7}, {64, 40, 1, 1}, true},                       // pointwise, 49 pixels an image: 196 a row
   };
   uint32_t seed = 700;
   for (DType dtype : {DType::kF32, DType::kF16}) {

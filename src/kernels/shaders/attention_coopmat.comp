@@ -7,7 +7,7 @@
 // products on cooperative matrices. A workgroup of 4 subgroups of 32 takes
 // BQ = 64 query rows of one (batch, head), a subgroup 16 of them, and walks
 // the keys in blocks of BK = 64, staged with the values in shared memory as
-// f16. Per block and subgroup: S = Q K^T as 16 x 64 f32 (E / 16 products per
+// f16 (the next block's loads in flight during this one's work). Per block and subgroup: S = Q K^T as 16 x 64 f32 (E / 16 products per
 // 16 keys, Q's fragments held in registers from the start), stored to the
 // subgroup's own scratch; the online softmax on it in registers (two
 // invocations per row, 32 keys each: scale, mask, running max and sum in base
@@ -91,23 +91,47 @@ uvec4 pack8(float v0, float v1, float v2, float v3, float v4, float v5, float v6
                packFloat2x16(f16vec2(v6, v7)));
 }
 
-// Rows [row0, row0 + count) of a q/k/v tensor (row r at base + r * sl, `dim`
-// halves) into `tile` rows of KV_ROW chunks, zero past `limit` rows and `dim`.
-#define STAGE(buf, buf8, tile, base, sl, row0, count, limit, dim, t)                                    \
-  for (uint idx_ = (t); idx_ < (count) * ((dim) / 8u); idx_ += GPUU_WG) {                               \
-    uint r_ = idx_ / ((dim) / 8u), d_ = idx_ - r_ * ((dim) / 8u);                                        \
-    uvec4 val_ = uvec4(0u);                                                                             \
-    if ((row0) + r_ < (limit)) {                                                                        \
-      uint at_ = (base) + ((row0) + r_) * (sl) + 8u * d_;                                               \
-      if (IN_VEC8 != 0) {                                                                               \
-        val_ = buf8[at_ / 8u];                                                                          \
-      } else {                                                                                          \
-        val_ = pack8(float(buf[at_]), float(buf[at_ + 1u]), float(buf[at_ + 2u]), float(buf[at_ + 3u]), \
-                     float(buf[at_ + 4u]), float(buf[at_ + 5u]), float(buf[at_ + 6u]), float(buf[at_ + 7u])); \
-      }                                                                                                 \
-    }                                                                                                   \
-    tile[r_ * KV_ROW + d_] = val_;                                                                      \
+// 8-half chunk `d` of row `row` of a q/k/v tensor (row r at base + r * sl),
+// zero past `limit` rows.
+#define LOAD8(buf, buf8, base, sl, row, d, limit, out_v)                                                  \
+  {                                                                                                       \
+    out_v = uvec4(0u);                                                                                    \
+    if ((row) < (limit)) {                                                                                \
+      uint at_ = (base) + (row) * (sl) + 8u * (d);                                                        \
+      if (IN_VEC8 != 0) {                                                                                 \
+        out_v = buf8[at_ / 8u];                                                                           \
+      } else {                                                                                            \
+        out_v = pack8(float(buf[at_]), float(buf[at_ + 1u]), float(buf[at_ + 2u]), float(buf[at_ + 3u]),  \
+                      float(buf[at_ + 4u]), float(buf[at_ + 5u]), float(buf[at_ + 6u]), float(buf[at_ + 7u])); \
+      }                                                                                                   \
+    }                                                                                                     \
   }
+
+// A 64-row tile in chunks: invocation t holds chunks t + 128 i (i < CHUNKS),
+// chunk c being row c / (dim / 8), column chunk c % (dim / 8). The loads of
+// a block are all issued before any is stored (unrolled), and the next
+// block's during this block's products: one global latency per block, not
+// one per chunk.
+const uint CHUNKS = BK * MAX_E8 / GPUU_WG;
+uvec4 k_next[CHUNKS], v_next[CHUNKS];
+
+void fetch_kv(uint k_base, uint v_base, uint key0, uint t) {
+  [[unroll]] for (uint i = 0u; i < CHUNKS; ++i) {
+    const uint c = t + i * GPUU_WG;
+    k_next[i] = uvec4(0u);
+    v_next[i] = uvec4(0u);
+    if (c < BK * (E / 8u)) LOAD8(k, k8, k_base, p.k_sl, key0 + c / (E / 8u), c % (E / 8u), p.S, k_next[i]);
+    if (c < BK * (EV / 8u)) LOAD8(v, v8, v_base, p.v_sl, key0 + c / (EV / 8u), c % (EV / 8u), p.S, v_next[i]);
+  }
+}
+
+void stage_kv(uint t) {
+  [[unroll]] for (uint i = 0u; i < CHUNKS; ++i) {
+    const uint c = t + i * GPUU_WG;
+    if (c < BK * (E / 8u)) k_tile[(c / (E / 8u)) * KV_ROW + c % (E / 8u)] = k_next[i];
+    if (c < BK * (EV / 8u)) v_tile[(c / (EV / 8u)) * KV_ROW + c % (EV / 8u)] = v_next[i];
+  }
+}
 
 bool mask_allows(uint at) { return ((mask_words[at >> 2u] >> ((at & 3u) * 8u)) & 0xFFu) != 0u; }
 
@@ -124,8 +148,22 @@ void main() {
   const uint m_base = b * p.m_sb + h * p.m_sh;
   const uint s_base = sg * S_SIZE, p_base = sg * SUB_ROWS * P_ROW;
 
-  // Q's 64 rows through the scratch into each subgroup's fragments.
-  STAGE(q, q8, scratch, p.q_off + b * p.q_sb + h * p.q_sh, p.q_sl, row0, BQ, p.L, E, t);
+  // The first key block's loads, then Q's 64 rows through the scratch into
+  // each subgroup's fragments.
+  fetch_kv(k_base, v_base, 0u, t);
+  {
+    const uint q_base = p.q_off + b * p.q_sb + h * p.q_sh;
+    uvec4 qc[CHUNKS];
+    [[unroll]] for (uint i = 0u; i < CHUNKS; ++i) {
+      const uint c = t + i * GPUU_WG;
+      qc[i] = uvec4(0u);
+      if (c < BQ * (E / 8u)) LOAD8(q, q8, q_base, p.q_sl, row0 + c / (E / 8u), c % (E / 8u), p.L, qc[i]);
+    }
+    [[unroll]] for (uint i = 0u; i < CHUNKS; ++i) {
+      const uint c = t + i * GPUU_WG;
+      if (c < BQ * (E / 8u)) scratch[(c / (E / 8u)) * KV_ROW + c % (E / 8u)] = qc[i];
+    }
+  }
   barrier();
   fcoopmatNV<16, gl_ScopeSubgroup, CM_M, CM_K> qf[MAX_E8 / 2u];
   [[unroll]] for (uint e = 0u; e < MAX_E8 / 2u; ++e) {
@@ -147,9 +185,9 @@ void main() {
   for (uint blk = 0u; blk < blocks; ++blk) {
     const uint key0 = blk * BK;
     barrier();  // the previous block's readers of k_tile and v_tile are done
-    STAGE(k, k8, k_tile, k_base, p.k_sl, key0, BK, p.S, E, t);
-    STAGE(v, v8, v_tile, v_base, p.v_sl, key0, BK, p.S, EV, t);
+    stage_kv(t);
     barrier();
+    if (blk + 1u < blocks) fetch_kv(k_base, v_base, key0 + BK, t);  // in flight during this block's work
 
     // S = Q K^T, 16 keys at a time, into the subgroup's scratch.
     [[unroll]] for (uint j = 0u; j < BK / 16u; ++j) {
