@@ -18,8 +18,9 @@
 #   gemm-tests  the GEMM kernels on this GPU against the CPU reference: vulkan_gemm_test (the matrix-core
 #         kernels, which lavapipe lacks), vulkan_gemm_split_test, vulkan_gemm_epilogue_test (chains in GEMM
 #         stores, layer norms in split-K reductions with subgroup sums)
-#   kernel-tests  vulkan_attention_test (the matrix-core attention, which lavapipe lacks) and
-#         vulkan_conv_pool_test (convolutions through a materialized im2col view on matrix cores)
+#   kernel-tests  vulkan_attention_test (the matrix-core attention, which lavapipe lacks),
+#         vulkan_conv_pool_test (convolutions through a materialized im2col view on matrix cores) and
+#         vulkan_reduce_norm_test (layer norms summed in subgroups of 32, which lavapipe's 8 do not take)
 #   load  issue 21's figures (benchmarks/load/load_memory.py): file vs weights, load time with a cold and a
 #         warm pipeline cache, RSS growth, first vs warm execute, device memory; the executor VGF path only
 # Env: PARTS, PART_S (seconds per part, default 170), SIZES, PRECISIONS, CASES, F16_CASES, F16_PRECISIONS (real's
@@ -52,7 +53,7 @@ for part in ${PARTS:-gemm llm real}; do
     gemm-tests) for t in vulkan_gemm_test vulkan_gemm_split_test vulkan_gemm_epilogue_test; do
                   run_part $t .bench/bin/$t
                 done ;;
-    kernel-tests) for t in vulkan_attention_test vulkan_conv_pool_test; do
+    kernel-tests) for t in vulkan_attention_test vulkan_conv_pool_test vulkan_reduce_norm_test; do
                     run_part $t .bench/bin/$t
                   done ;;
     quant) run_part quant-test .bench/bin/vulkan_quant_test

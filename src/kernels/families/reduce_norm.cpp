@@ -30,6 +30,8 @@ constexpr uint32_t kPerThreadAlwaysBelow = 8;
 constexpr uint32_t kLayerNormLine = 32;
 constexpr uint32_t kLayerNormLineBelow = 1024;
 constexpr uint32_t kLayerNormLineMinRows = 2048;
+// layer_norm_rows.comp's MAX_PER: elements an invocation holds in registers.
+constexpr uint64_t kLayerNormMaxPer = 32;
 // A reduction this long over few outputs is split into chunks of at least this
 // many elements (f32 partials, then a second pass), to fill the GPU.
 constexpr uint32_t kMinChunk = 2048;
@@ -370,6 +372,11 @@ Status add_row_norm(LoweringContext& lc, const std::vector<graph::NodeId>& nodes
   for (size_t j = 0; j < kNormChainMaxImmediates; ++j) {
     spec.push_back(j < norm.immediates.size() ? float_bits(norm.immediates[j]) : 0);
   }
+  // PER: each invocation's elements held in registers, where at most 32;
+  // SUBGROUP_LINES: a line's sums as subgroup sums, where a line is one.
+  const uint64_t per = (size + row_width - 1) / row_width;
+  spec.push_back(per <= kLayerNormMaxPer ? static_cast<int32_t>(per) : 0);
+  spec.push_back(row_width > 1 && row_width == lc.ctx.subgroup_size() && lc.ctx.subgroup_arithmetic() ? 1 : 0);
   const graph::DType computed = is_float(x.dtype) ? x.dtype : graph::DType::kF32;  // integer x: a chain's edge
   KernelKey key{std::string("layer_norm_rows") + float_suffix(computed), std::move(spec), 4, push.size()};
   return add_dispatch(lc, nodes, key, {{x.range, false}, {weight, false}, {bias, false}, {norm.y->range, true}}, push,

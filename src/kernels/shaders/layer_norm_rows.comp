@@ -7,7 +7,11 @@
 // ROW_WIDTH invocations per row: 1 (short rows), 32 (a line of a workgroup:
 // rows of tens to hundreds, as convnext's 96-channel rows, which one
 // invocation each walked serially and uncoalesced at 1/10 of the bandwidth),
-// or the whole workgroup (long rows).
+// or the whole workgroup (long rows). Each invocation's elements stay in
+// registers between the passes where they are at most MAX_PER (PER), and a
+// line's sums are subgroup sums where a line is a subgroup (SUBGROUP_LINES):
+// x read once, no barriers (GPT-2's 2048 x 768 norms took 15 us in three
+// passes through memory and workgroup-wide tree sums; PyTorch's take 6).
 //
 // A layer norm's chains (f32 only; fusion.h's LoweringUnit::norm_chains):
 // an elementwise chain of x's one tensor and scalar constants, applied as x
@@ -17,6 +21,7 @@
 // for i8/i16, 0 for f32). Registers: 0 the value, 1..4 the immediates, 5 + k
 // instruction k's result.
 #extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
 #include "common.glsl"
 #include "op_math.glsl"  // fused_apply
 #include "int_convert.glsl"
@@ -50,6 +55,9 @@ layout(constant_id = 24) const float IMM0 = 0.0;
 layout(constant_id = 25) const float IMM1 = 0.0;
 layout(constant_id = 26) const float IMM2 = 0.0;
 layout(constant_id = 27) const float IMM3 = 0.0;
+layout(constant_id = 28) const uint PER = 0u;  // elements per invocation held in registers (0: re-read)
+layout(constant_id = 29) const bool SUBGROUP_LINES = false;  // ROW_WIDTH is the subgroup size: subgroupAdd
+#define MAX_PER 32u
 
 #ifdef GPUU_F16
 layout(std430, set = 0, binding = 0) readonly buffer In { T x[]; };
@@ -112,6 +120,7 @@ float finish(float v) {
 // of the workgroup calls it: uniform control flow).
 float row_sum(float v, uint t, uint lane) {
   if (ROW_WIDTH == 1u) return v;
+  if (SUBGROUP_LINES) return subgroupAdd(v);
   sums[t] = v;
   barrier();
   for (uint s = ROW_WIDTH / 2u; s > 0u; s >>= 1u) {
@@ -121,6 +130,17 @@ float row_sum(float v, uint t, uint lane) {
   float r = sums[t - lane];
   barrier();  // read before the next call writes
   return r;
+}
+
+// Element j of the row at `base` of y, from its normalized value r.
+void store_y(uint base, uint j, float r) {
+  if (HAS_WEIGHT) r *= W_AT(p.w_offset + j * p.w_stride);
+  if (HAS_BIAS) r += B_AT(j);
+#ifdef GPUU_F16
+  y[base + j] = T(finish(r));
+#else
+  y[base + j] = floatBitsToUint(finish(r));
+#endif
 }
 
 void main() {
@@ -133,16 +153,32 @@ void main() {
   uint xbase = p.x_offset + (row / p.inner_rows) * p.outer_stride + (row % p.inner_rows) * p.inner_stride;
   uint xs = p.element_stride;
   float n = float(p.size);
+  float xv[MAX_PER];
+  [[unroll]] for (uint i = 0u; i < MAX_PER; ++i) {
+    const uint j = first + i * step;
+    xv[i] = i < PER && j < p.size ? load_x(xbase + j * xs) : 0.0;
+  }
   float mean = 0.0;
   if (!RMS) {
     float s = 0.0;
-    for (uint j = first; j < p.size; j += step) s += load_x(xbase + j * xs);
+    if (PER != 0u) {
+      [[unroll]] for (uint i = 0u; i < MAX_PER; ++i) s += xv[i];
+    } else {
+      for (uint j = first; j < p.size; j += step) s += load_x(xbase + j * xs);
+    }
     mean = row_sum(s, t, lane) / n;
   }
   float v = 0.0;
-  for (uint j = first; j < p.size; j += step) {
-    float d = load_x(xbase + j * xs) - mean;
-    v += d * d;
+  if (PER != 0u) {
+    [[unroll]] for (uint i = 0u; i < MAX_PER; ++i) {
+      const float d = xv[i] - mean;
+      if (i < PER && first + i * step < p.size) v += d * d;
+    }
+  } else {
+    for (uint j = first; j < p.size; j += step) {
+      float d = load_x(xbase + j * xs) - mean;
+      v += d * d;
+    }
   }
   float rstd = 1.0 / sqrt(row_sum(v, t, lane) / n + p.eps);
 #ifndef GPUU_F16
@@ -166,14 +202,12 @@ void main() {
     return;
   }
 #endif
-  for (uint j = first; j < p.size; j += step) {
-    float r = (load_x(xbase + j * xs) - mean) * rstd;
-    if (HAS_WEIGHT) r *= W_AT(p.w_offset + j * p.w_stride);
-    if (HAS_BIAS) r += B_AT(j);
-#ifdef GPUU_F16
-    y[base + j] = T(finish(r));
-#else
-    y[base + j] = floatBitsToUint(finish(r));
-#endif
+  if (PER != 0u) {
+    [[unroll]] for (uint i = 0u; i < MAX_PER; ++i) {
+      const uint j = first + i * step;
+      if (i < PER && j < p.size) store_y(base, j, (xv[i] - mean) * rstd);
+    }
+  } else {
+    for (uint j = first; j < p.size; j += step) store_y(base, j, (load_x(xbase + j * xs) - mean) * rstd);
   }
 }
