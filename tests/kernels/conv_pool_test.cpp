@@ -159,7 +159,7 @@ TEST(VulkanConvPool, Conv2dIm2colViewMaterialized) {
       kGemmConvs[4],                                               // 7x7 stride 2
       {{2, 32, 14, 14}, {64, 32, 3, 3}, true, {1, 1}, {1, 1}},     // 392 pixels: whole vectors
       {{2, 48, 8, 8}, {96, 48, 1, 1}, false, {2, 2}},              // 1x1 stride 2 (a downsample)
-      {{4, 40, 7, 7}, {64, 40, 1, 1}, true},                       // pointwise, 49 pixels an image: 196 a row
+      {{8, 40, 7, 7}, {64, 40, 1, 1}, true},                       // pointwise, 49 pixels an image: 392 a row
   };
   uint32_t seed = 700;
   for (DType dtype : {DType::kF32, DType::kF16}) {

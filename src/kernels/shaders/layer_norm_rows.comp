@@ -133,7 +133,12 @@ float row_sum(float v, uint t, uint lane) {
 }
 
 // Element j of the row at `base` of y, from its normalized value r.
-void store_y(uint base, uint j, float r) {
+// `precise` here and in the sums: no multiply-add is contracted, so a norm
+// whose chains quantize its result rounds as the norm and the quantize run
+// apart do (the driver contracted differently in the two shaders: one int16
+// step apart on the H100).
+void store_y(uint base, uint j, float normalized) {
+  precise float r = normalized;
   if (HAS_WEIGHT) r *= W_AT(p.w_offset + j * p.w_stride);
   if (HAS_BIAS) r += B_AT(j);
 #ifdef GPUU_F16
@@ -158,9 +163,9 @@ void main() {
     const uint j = first + i * step;
     xv[i] = i < PER && j < p.size ? load_x(xbase + j * xs) : 0.0;
   }
-  float mean = 0.0;
+  precise float mean = 0.0;
   if (!RMS) {
-    float s = 0.0;
+    precise float s = 0.0;
     if (PER != 0u) {
       [[unroll]] for (uint i = 0u; i < MAX_PER; ++i) s += xv[i];
     } else {
@@ -168,19 +173,19 @@ void main() {
     }
     mean = row_sum(s, t, lane) / n;
   }
-  float v = 0.0;
+  precise float v = 0.0;
   if (PER != 0u) {
     [[unroll]] for (uint i = 0u; i < MAX_PER; ++i) {
-      const float d = xv[i] - mean;
+      precise const float d = xv[i] - mean;
       if (i < PER && first + i * step < p.size) v += d * d;
     }
   } else {
     for (uint j = first; j < p.size; j += step) {
-      float d = load_x(xbase + j * xs) - mean;
+      precise float d = load_x(xbase + j * xs) - mean;
       v += d * d;
     }
   }
-  float rstd = 1.0 / sqrt(row_sum(v, t, lane) / n + p.eps);
+  precise float rstd = 1.0 / sqrt(row_sum(v, t, lane) / n + p.eps);
 #ifndef GPUU_F16
   if (Y_BYTES != 0) {
     // An integer y a word at a time (the planner keeps rows whole words):
@@ -192,7 +197,7 @@ void main() {
       uint word = 0u;
       for (uint k = 0u; k < per; ++k) {
         uint j = j0 + k;
-        float r = (load_x(xbase + j * xs) - mean) * rstd;
+        precise float r = (load_x(xbase + j * xs) - mean) * rstd;
         if (HAS_WEIGHT) r *= W_AT(p.w_offset + j * p.w_stride);
         if (HAS_BIAS) r += B_AT(j);
         word |= bitfieldExtract(uint(float_to_int_saturated(finish(r), -hi - 1, hi)), 0, int(bits)) << (bits * k);
@@ -205,9 +210,13 @@ void main() {
   if (PER != 0u) {
     [[unroll]] for (uint i = 0u; i < MAX_PER; ++i) {
       const uint j = first + i * step;
-      if (i < PER && j < p.size) store_y(base, j, (xv[i] - mean) * rstd);
+      precise const float r = (xv[i] - mean) * rstd;
+      if (i < PER && j < p.size) store_y(base, j, r);
     }
   } else {
-    for (uint j = first; j < p.size; j += step) store_y(base, j, (load_x(xbase + j * xs) - mean) * rstd);
+    for (uint j = first; j < p.size; j += step) {
+      precise const float r = (load_x(xbase + j * xs) - mean) * rstd;
+      store_y(base, j, r);
+    }
   }
 }
