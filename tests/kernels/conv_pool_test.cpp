@@ -44,6 +44,28 @@ std::string describe(const Conv& c) {
          std::to_string(c.groups);
 }
 
+// `c` run on the test device with `options` (profile_steps set), against the
+// CPU with conv_matches's tolerances; its dispatches' work into `stats`.
+testing::AssertionResult conv_profiled(DType dtype, const Conv& c, uint32_t seed, kernels::KernelGraphOptions options,
+                                       RunStats* stats) {
+  std::vector<cpu::HostTensor> inputs = {random_tensor(dtype, c.x, seed, -1, 1), random_tensor(dtype, c.w, seed + 1, -1, 1)};
+  if (c.bias) inputs.push_back(random_tensor(dtype, {c.w[0]}, seed + 2, -1, 1));
+  graph::Graph g;
+  std::vector<graph::ValueId> in;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    in.push_back(graph::add_graph_input(g, "in" + std::to_string(i), dtype, inputs[i].shape).value());
+  }
+  graph::AttrMap attrs = {{"stride", c.stride}, {"padding", c.padding}, {"dilation", c.dilation}, {"groups", c.groups}};
+  g.mark_output(graph::add_op(g, "conv2d", "conv", in, attrs).value()[0]);
+  options.profile_steps = true;
+  Result<std::vector<cpu::HostTensor>> got = run_on_vulkan(g, inputs, stats, options);
+  if (!got.ok()) return testing::AssertionFailure() << got.status().message();
+  if (stats->steps.empty()) return testing::AssertionFailure() << "no dispatch profiled";
+  const double k = static_cast<double>(c.w[1] * c.w[2] * c.w[3] + 1);
+  return all_close(got.value()[0], cpu::run_graph(g, inputs).value()[0], (dtype == DType::kF16 ? 1e-3 : 1e-6) + 1e-6 * k,
+                   dtype == DType::kF16 ? 1e-3 : 1e-5);
+}
+
 // Output channels per group >= 16 take the tiled implicit GEMM; fewer, the direct kernel.
 const Conv kGemmConvs[] = {
     {{2, 8, 11, 13}, {32, 8, 3, 3}, true, {1, 1}, {1, 1}},                   // 'same' 3x3, odd spatial sizes
@@ -115,27 +137,9 @@ TEST(VulkanConvPool, Conv2dPatchesReadAlongK) {
         kernels::KernelGraphOptions options;
         if (form > 0) options.gemm_kernel = kernels::GemmKernel::kTiled64;
         if (form == 2) options.gemm_splits = 3;
-        options.profile_steps = true;
-        const Conv& v = c.conv;
-        std::vector<cpu::HostTensor> inputs = {random_tensor(dtype, v.x, seed, -1, 1),
-                                               random_tensor(dtype, v.w, seed + 1, -1, 1)};
-        if (v.bias) inputs.push_back(random_tensor(dtype, {v.w[0]}, seed + 2, -1, 1));
-        seed += 3;
-        graph::Graph g;
-        std::vector<graph::ValueId> in;
-        for (size_t i = 0; i < inputs.size(); ++i) {
-          in.push_back(graph::add_graph_input(g, "in" + std::to_string(i), dtype, inputs[i].shape).value());
-        }
-        g.mark_output(graph::add_op(g, "conv2d", "conv", in, {{"stride", v.stride}}).value()[0]);
-        const std::string what = describe(v) + " " + graph::dtype_name(dtype) + " form " + std::to_string(form);
+        const std::string what = describe(c.conv) + " " + graph::dtype_name(dtype) + " form " + std::to_string(form);
         RunStats stats;
-        Result<std::vector<cpu::HostTensor>> got = run_on_vulkan(g, inputs, &stats, options);
-        ASSERT_TRUE(got.ok()) << what << ": " << got.status().message();
-        const double k = static_cast<double>(v.w[1] * v.w[2] * v.w[3] + 1);
-        EXPECT_TRUE(all_close(got.value()[0], cpu::run_graph(g, inputs).value()[0],
-                              (dtype == DType::kF16 ? 1e-3 : 1e-6) + 1e-6 * k, dtype == DType::kF16 ? 1e-3 : 1e-5))
-            << what;
-        ASSERT_FALSE(stats.steps.empty()) << what;
+        ASSERT_TRUE(conv_profiled(dtype, c.conv, seed += 3, options, &stats)) << what;
         EXPECT_EQ(stats.steps[0].work.choice.find("patches read along k") != std::string::npos, c.along_k)
             << what << ": " << stats.steps[0].work.choice;
       }
@@ -168,32 +172,12 @@ TEST(VulkanConvPool, Conv2dIm2colViewMaterialized) {
       for (int form = 0; form < 5; ++form) {
         kernels::KernelGraphOptions options;
         options.conv_im2col = form < 4;
-        if (form == 1 || form == 3) options.gemm_kernel = kernels::GemmKernel::kTiled64;
+        if (form == 1 || form == 3 || form == 4) options.gemm_kernel = kernels::GemmKernel::kTiled64;
         if (form == 2) options.gemm_kernel = kernels::GemmKernel::kTiled128;
         if (form == 3) options.gemm_splits = 3;
-        if (form == 4) options.gemm_kernel = kernels::GemmKernel::kTiled64;
-        options.profile_steps = true;
-        std::vector<cpu::HostTensor> inputs = {random_tensor(dtype, v.x, seed, -1, 1),
-                                               random_tensor(dtype, v.w, seed + 1, -1, 1)};
-        if (v.bias) inputs.push_back(random_tensor(dtype, {v.w[0]}, seed + 2, -1, 1));
-        seed += 3;
-        graph::Graph g;
-        std::vector<graph::ValueId> in;
-        for (size_t i = 0; i < inputs.size(); ++i) {
-          in.push_back(graph::add_graph_input(g, "in" + std::to_string(i), dtype, inputs[i].shape).value());
-        }
-        graph::AttrMap attrs = {
-            {"stride", v.stride}, {"padding", v.padding}, {"dilation", v.dilation}, {"groups", v.groups}};
-        g.mark_output(graph::add_op(g, "conv2d", "conv", in, attrs).value()[0]);
         const std::string what = describe(v) + " " + graph::dtype_name(dtype) + " form " + std::to_string(form);
         RunStats stats;
-        Result<std::vector<cpu::HostTensor>> got = run_on_vulkan(g, inputs, &stats, options);
-        ASSERT_TRUE(got.ok()) << what << ": " << got.status().message();
-        const double k = static_cast<double>(v.w[1] * v.w[2] * v.w[3] + 1);
-        EXPECT_TRUE(all_close(got.value()[0], cpu::run_graph(g, inputs).value()[0],
-                              (dtype == DType::kF16 ? 1e-3 : 1e-6) + 1e-6 * k, dtype == DType::kF16 ? 1e-3 : 1e-5))
-            << what;
-        ASSERT_FALSE(stats.steps.empty()) << what;
+        ASSERT_TRUE(conv_profiled(dtype, v, seed += 3, options, &stats)) << what;
         // (On a CPU device the device's pick may be the direct kernel.)
         const bool gemm = stats.steps.back().work.choice != "direct";
         EXPECT_TRUE(gemm || form == 0) << what;
