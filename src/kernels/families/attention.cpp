@@ -132,8 +132,8 @@ constexpr uint32_t kMaxCoopHeadDim = 64;
 constexpr uint32_t kCoopSharedBytes = 45056;  // its tiles (see the shader)
 
 // The matrix-core attention of `n` into `y` (see lower_attention_to): `push`
-// holds attention.comp's constants up to the key split, which this kernel
-// shares, its row blocks counted for 32 rows.
+// holds the constants it shares with attention.comp up to the key split,
+// its row blocks counted in kCoopQueryRows.
 Status lower_coop_attention(LoweringContext& lc, const graph::Node& n, const TensorRef& y, bool heads_inner,
                             PushConstants push, const BufferRange (&ranges)[3], const BufferRange& mask_range,
                             int32_t mask_kind, bool causal, bool vec_writes, uint64_t heads) {
@@ -243,9 +243,9 @@ Status lower_attention_to(LoweringContext& lc, const graph::Node& n, const Tenso
   // f16 on matrix cores (attention_coopmat.comp) where the head dims fit it,
   // the keys are not forced into splits and there are rows for one of its
   // 64-row blocks at least: it walks the keys in one pass, so a decode
-  // step's few rows stay on the split kernel. (H100, in the models: GPT-2's
-  // 128-row prefill 9 us a layer against 19 split, 512 rows at batch 4 40
-  // against 108.)
+  // step's few rows stay on the split kernel. (H100, in the models' profiles:
+  // GPT-2's 128-row prefill 9.5 us a layer against 14 split, 512 rows at
+  // batch 4 37 against 108, vit_b_16's 197 rows 13.5 against 21.)
   const bool coop_fits = y.dtype == DType::kF16 && e % 16 == 0 && ev % 16 == 0 && e <= kMaxCoopHeadDim &&
                          ev <= kMaxCoopHeadDim && lc.attention_splits.value_or(1) <= 1 &&
                          shared_limit >= kCoopSharedBytes && f16_matrix_shape_16(lc.ctx);
