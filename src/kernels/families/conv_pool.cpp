@@ -35,14 +35,17 @@ std::vector<uint32_t> pair_attr(const graph::Node& n, const char* name, std::vec
 // conv form's push constants) into scratch, and points `d` at it.
 Status add_im2col(LoweringContext& lc, const graph::Node& n, const TensorRef& x, const GemmChoice& choice,
                   GemmDispatch* d, BufferRange* b) {
-  const uint32_t rows = d->batches * d->k, chunks = (d->n + 3) / 4;
+  // im2col.comp's pixels an invocation: 16 bytes of the element type.
+  const uint32_t pixels = 16 / static_cast<uint32_t>(graph::dtype_size(x.dtype));
+  const uint32_t rows = d->batches * d->k, chunks = (d->n + pixels - 1) / pixels;
   GPUU_ASSIGN_OR_RETURN(BufferRange view,
                         lc.scratch(uint64_t{rows} * d->n * graph::dtype_size(x.dtype), "im2col view"));
   PushConstants push;
   push.u32(rows * chunks).u32(chunks).u32(d->n).u32(d->k);
   push.append(d->push);
   const bool aligned = view.offset % 16 == 0;
-  KernelKey key{std::string("im2col") + float_suffix(x.dtype), {d->n % 4 == 0 && aligned ? 1 : 0}, 2, push.size()};
+  KernelKey key{std::string("im2col") + float_suffix(x.dtype), {d->n % pixels == 0 && aligned ? 1 : 0}, 2,
+                push.size()};
   gpu::StepWork work;
   work.ops = n.op;
   work.choice = "im2col view " + std::to_string(rows) + " x " + std::to_string(d->n);
