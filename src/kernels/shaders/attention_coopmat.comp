@@ -7,9 +7,10 @@
 // products on cooperative matrices. A workgroup of 4 subgroups of 32 takes
 // BQ = 64 query rows of one (batch, head), a subgroup 16 of them, and walks
 // the keys in blocks of BK = 64, staged with the values in shared memory as
-// f16 (the next block's loads in flight during this one's work). Per block and subgroup: S = Q K^T as 16 x 64 f32 (E / 16 products per
-// 16 keys, Q's fragments held in registers from the start), stored to the
-// subgroup's own scratch; the online softmax on it in registers (two
+// f16 (the next block's loads in flight during this one's work). Per block
+// and subgroup: S = Q K^T as 16 x 64 f32 (E / 16 products per 16 keys, Q's
+// fragments held in registers from the start), stored to the subgroup's own
+// scratch; the online softmax on it in registers (two
 // invocations per row, 32 keys each: scale, mask, running max and sum in base
 // 2), the probabilities back as f16; P V into fresh accumulators, stored to
 // the scratch again and added to the output rows the invocations hold, each
@@ -17,7 +18,8 @@
 // Ev per subgroup, Ev / 2 per invocation) because a cooperative matrix's
 // elements cannot be scaled by row. Causal blocks past the diagonal are
 // never visited; a row that sees no key writes 0. One pass (no key split):
-// the selector takes it for prefills, where row blocks fill the GPU.
+// the selector takes it where there are 64 rows or more (prefills) and
+// leaves decode steps to attention.comp's key splits.
 //
 // Written against GL_NV_cooperative_matrix (rewritten to the KHR encoding at
 // build time: see gemm_coopmat.comp); the shape, 16 x 16 x 16, is the
