@@ -123,14 +123,15 @@ Status lower_conv2d(LoweringContext& lc, const graph::Node& n) {
       d.b_k_contiguous = 1;
       d.b_vec = 1;
     }
-    // The view materialized: a gathered one; or a pointwise one whose pixel
-    // runs are not whole vectors (each element read alone, its image and
-    // pixel divided out) where the view's rows, all images' pixels, are.
+    // The view materialized (on GPUs, up to kIm2colMaxBytes): a gathered
+    // one; or a pointwise one whose pixel runs are not whole vectors (each
+    // element read alone, its image and pixel divided out) where the view's
+    // rows, all images' pixels, are.
     BufferRange b = x.range;
     const uint64_t view_bytes = uint64_t{d.batches} * d.k * d.n * graph::dtype_size(y.dtype);
-    const bool gathered = d.conv_b == GemmDispatch::kGathered ||
-                          (d.conv_b == GemmDispatch::kPointwise && !d.b_vec && d.n % choice.vector == 0);
-    if (gathered && choice.kernel != GemmKernel::kGemv && view_bytes <= kIm2colMaxBytes &&
+    const bool materialize = d.conv_b == GemmDispatch::kGathered ||
+                             (d.conv_b == GemmDispatch::kPointwise && !d.b_vec && d.n % choice.vector == 0);
+    if (materialize && choice.kernel != GemmKernel::kGemv && view_bytes <= kIm2colMaxBytes &&
         lc.gemm_force.conv_im2col.value_or(!cpu_device)) {
       GPUU_RETURN_IF_ERROR(add_im2col(lc, n, x, choice, &d, &b));
     }
