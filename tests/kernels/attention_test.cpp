@@ -354,15 +354,16 @@ TEST(VulkanAttention, ReadsSlicedTransposedHeadsInPlace) {
 
 // A transformer's attention as its output projection reads it:
 // y.transpose(1, 2).reshape(B, T, H * D). The attention writes that layout
-// itself, in one pass and with its keys split (the combine writes it then),
-// f32 and f16, batched; without the fold (the transpose also a region
-// output: it must stay itself) the transpose is a step of its own.
+// itself, in one pass, with its keys split (the combine writes it then) and
+// on matrix cores (f16, where the device has them), f32 and f16, batched;
+// without the fold (the transpose also a region output: it must stay itself)
+// the transpose is a step of its own.
 TEST(VulkanAttention, WritesTheHeadsInsideRowsTransposeItsReaderWants) {
   uint32_t seed = 1200;
   for (DType dtype : {DType::kF32, DType::kF16}) {
     if (dtype == DType::kF16 && !f16_kernels_or_refused()) return;
     for (bool also_read : {false, true}) {
-      for (uint32_t splits : {1u, 3u}) {
+      for (uint32_t splits : {1u, 3u, 0u}) {  // 0: matrix cores forced
         const Problem p{{2}, 4, 2, 37, 37, 16, 16};
         graph::Graph g;
         graph::ValueId q = graph::add_graph_input(g, "q", dtype, p.q()).value();
@@ -376,9 +377,13 @@ TEST(VulkanAttention, WritesTheHeadsInsideRowsTransposeItsReaderWants) {
             graph::add_op(g, "reshape", "flat", {t}, {{"shape", std::vector<int64_t>{2, 37, 64}}}).value()[0];
         g.mark_output(graph::add_op(g, "relu", "after", {flat}, {}).value()[0]);
         if (also_read) g.mark_output(y);
+        kernels::KernelGraphOptions options = split_keys(splits);
+        if (splits == 0) {
+          options.attention_splits.reset();
+          options.attention_coopmat = true;
+        }
         const std::string steps =
-            " " + joined(step_labels(g, qkv(dtype, p, seed += 3), atol_for(dtype), rtol_for(dtype), split_keys(splits))) +
-            " ";
+            " " + joined(step_labels(g, qkv(dtype, p, seed += 3), atol_for(dtype), rtol_for(dtype), options)) + " ";
         EXPECT_EQ(steps.find(" rows_out ") != std::string::npos, also_read)
             << steps << graph::dtype_name(dtype) << ", " << splits << " split(s)";
       }
