@@ -75,7 +75,9 @@ struct KernelGraphMemory {
   // The intermediates' arena: the plan's size (plan_memory), or the buffer
   // the graph made itself (memory(); 0 where KernelGraphOptions::arena gave it).
   VkDeviceSize arena_bytes = 0;
-  VkDeviceSize scratch_bytes = 0;  // units' scratch (split-K partials): known once lowered, so memory() only
+  // Units' scratch (split-K partials, convolutions' im2col views: up to 64 MiB
+  // each): known once lowered, so memory() only.
+  VkDeviceSize scratch_bytes = 0;
 };
 
 class KernelGraph {
@@ -99,7 +101,8 @@ class KernelGraph {
   // packed constants and the arena, laid out by the same code at a storage
   // offset alignment of `align` (create() uses the device's, at least 16).
   // States written in place may need a little less. Unit scratch is left
-  // out: how much a GEMM splits depends on the device.
+  // out: how much a GEMM splits, and whether a convolution materializes its
+  // im2col view, depend on the device.
   static KernelGraphMemory plan_memory(const graph::Graph& region, const KernelGraphOptions& options = {},
                                        VkDeviceSize align = 16);
   KernelGraphMemory memory() const;
@@ -149,7 +152,8 @@ class KernelGraph {
   DeviceBuffer arena_;  // where KernelGraphOptions::arena gives none
   VkDeviceSize arena_bytes_ = 0;
   // LoweringContext::scratch: memory that lives within one unit's dispatches
-  // (split-K partials and their reduction, ...). Each unit takes it from the
+  // (split-K partials and their reduction, a convolution's im2col view and
+  // its GEMM, ...). Each unit takes it from the
   // start of the same blocks again, so the memory is the largest unit's, not
   // the sum; units that take some alternate between two sets of blocks, so
   // that one does not wait for the one before it to be read (barriers follow
