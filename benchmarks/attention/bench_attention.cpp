@@ -267,14 +267,15 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Shapes
   const double flops = 4.0 * kHeads * double(s.len) * double(s.len) * kHeadDim * (s.causal ? 0.5 : 1.0);
   std::printf("%s    {\"dtype\": \"%s\", \"len\": %lld, \"causal\": %s, \"sdpa_us\": %.1f, \"sdpa_views_us\": %.1f, "
               "\"decomposed_us\": %.1f, \"decomposed_gemms_us\": %.1f, \"decomposed_softmax_us\": %.1f, "
-              "\"sdpa_tflops\": %.3g, \"split\": \"%s\", \"sdpa_shader_cores_one_pass_us\": %.1f, \"sdpa_matrix_cores_us\": %.1f, "
-              "\"max_abs_diff\": %.2e}",
+              "\"sdpa_tflops\": %.3g, \"split\": \"%s\", \"sdpa_shader_cores_one_pass_us\": %.1f, "
+              "\"sdpa_matrix_cores_us\": %.1f, \"max_abs_diff\": %.2e}",
               first ? "" : ",\n", graph::dtype_name(s.dtype), static_cast<long long>(s.len),
               s.causal ? "true" : "false", t_one.gpu_us, t_fused.gpu_us, t_parts.gpu_us, gemm_us, softmax_us,
               flops / t_one.gpu_us / 1e6, split.c_str(), t_one_pass.gpu_us, t_coop.gpu_us, max_diff);
   std::fflush(stdout);
-  std::fprintf(stderr, "%-4s L=%-5lld causal=%d  sdpa %8.1f us (%s; shader cores one pass %8.1f, matrix cores %8.1f)  views %8.1f  decomposed %8.1f"
-               "  (gemms %8.1f, softmax %7.1f)  diff %.1e\n",
+  std::fprintf(stderr,
+               "%-4s L=%-5lld causal=%d  sdpa %8.1f us (%s; shader cores one pass %8.1f, matrix cores %8.1f)"
+               "  views %8.1f  decomposed %8.1f  (gemms %8.1f, softmax %7.1f)  diff %.1e\n",
                graph::dtype_name(s.dtype), static_cast<long long>(s.len), s.causal ? 1 : 0, t_one.gpu_us,
                split.c_str(), t_one_pass.gpu_us, t_coop.gpu_us, t_fused.gpu_us, t_parts.gpu_us, gemm_us, softmax_us,
                max_diff);

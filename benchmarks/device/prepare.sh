@@ -2,9 +2,10 @@
 # Here (no GPU): everything benchmarks/device/session.sh needs on the GPU machine, into .bench/ (carried with
 # .gl, 64 MiB at most in all: docs/GPU.md): bench_gemm, bench_int8_gemm, bench_attention, bench_suite,
 # profile_program, vulkan_quant_test, the GEMM tests (vulkan_gemm_test, vulkan_gemm_split_test,
-# vulkan_gemm_epilogue_test) and the attention, convolution and norm tests from build/, stripped and packed into bin.tar.xz (a fifth of their size:
-# the embedded SPIR-V compresses well; session.sh unpacks them into .bench/bin), a gpuu wheel for the GPU machine's Python 3.12,
-# torchao's wheel (int8 and weight-only schemes), and the benchmark scripts. Run from the repository root after tools/dev/build.sh; prints the folder's size.
+# vulkan_gemm_epilogue_test) and the attention, convolution and norm tests from build/, stripped and packed into
+# bin.tar.xz (a fifth of their size: the embedded SPIR-V compresses well; session.sh unpacks them into
+# .bench/bin), a gpuu wheel for the GPU machine's Python 3.12, torchao's wheel (int8 and weight-only schemes), and
+# the benchmark scripts. Run from the repository root after tools/dev/build.sh; prints the folder's size.
 # Env: PY312 (a Python 3.12; default: pyenv's 3.12.*), TORCHAO_WHEEL (default: downloaded, torchao==0.17.0).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -18,7 +19,8 @@ cmake --build build --target bench_gemm bench_int8_gemm bench_attention bench_su
 for b in benchmarks/gemm/bench_gemm benchmarks/gemm/bench_int8_gemm benchmarks/attention/bench_attention \
          benchmarks/suite/bench_suite benchmarks/runtime/profile_program tests/kernels/vulkan_quant_test \
          tests/kernels/vulkan_gemm_test tests/kernels/vulkan_gemm_split_test tests/kernels/vulkan_gemm_epilogue_test \
-         tests/kernels/vulkan_attention_test tests/kernels/vulkan_conv_pool_test tests/kernels/vulkan_reduce_norm_test; do
+         tests/kernels/vulkan_attention_test tests/kernels/vulkan_conv_pool_test \
+         tests/kernels/vulkan_reduce_norm_test; do
   strip -o "$out/bin/$(basename $b)" "build/$b"
 done
 tar -C "$out" -cJf "$out/bin.tar.xz" bin && rm -rf "$out/bin"

@@ -144,8 +144,7 @@ Result<std::shared_ptr<SharedGpuContext>> SharedGpuContext::create(SharedGpuCont
   if (offers(VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME)) chain(&amd);
   instance_fns.vkGetPhysicalDeviceProperties2(ctx->info_.physical_device, &props2);
   ctx->subgroup_size_ = subgroup.subgroupSize;
-  ctx->subgroup_arithmetic_ = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
-                              (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
+  if (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ctx->subgroup_operations_ = subgroup.supportedOperations;
   if (sm.shaderSMCount) {
     ctx->compute_units_ = sm.shaderSMCount;
   } else if (amd.shaderEngineCount) {

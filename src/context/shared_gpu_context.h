@@ -126,8 +126,10 @@ class SharedGpuContext {
   const VkPhysicalDeviceMemoryProperties& memory_properties() const { return memory_properties_; }
   std::string device_name() const { return properties_.deviceName; }
   uint32_t subgroup_size() const { return subgroup_size_; }
-  // Compute shaders may use subgroup arithmetic (subgroupAdd, ...).
-  bool subgroup_arithmetic() const { return subgroup_arithmetic_; }
+  // Compute shaders may use subgroup arithmetic (subgroupAdd, ...), or
+  // shuffles (subgroupShuffleXor, ...).
+  bool subgroup_arithmetic() const { return (subgroup_operations_ & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) != 0; }
+  bool subgroup_shuffle() const { return (subgroup_operations_ & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) != 0; }
   // The device's multiprocessors (NVIDIA SMs, AMD compute units), where the
   // driver reports them (VK_NV_shader_sm_builtins, VK_AMD_shader_core_properties);
   // 0 where it does not. Kernel selectors size their grids by it: a dispatch
@@ -200,7 +202,7 @@ class SharedGpuContext {
   VkPhysicalDeviceProperties properties_{};
   VkPhysicalDeviceMemoryProperties memory_properties_{};
   uint32_t subgroup_size_ = 0;
-  bool subgroup_arithmetic_ = false;
+  VkSubgroupFeatureFlags subgroup_operations_ = 0;  // in compute shaders (none where they have no subgroups)
   uint32_t compute_units_ = 0;
   std::vector<CooperativeMatrixShape> coopmat_shapes_;
   std::unique_ptr<PipelineCache> pipeline_cache_;  // destroyed before the device

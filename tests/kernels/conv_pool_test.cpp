@@ -48,7 +48,8 @@ std::string describe(const Conv& c) {
 // CPU with conv_matches's tolerances; its dispatches' work into `stats`.
 testing::AssertionResult conv_profiled(DType dtype, const Conv& c, uint32_t seed, kernels::KernelGraphOptions options,
                                        RunStats* stats) {
-  std::vector<cpu::HostTensor> inputs = {random_tensor(dtype, c.x, seed, -1, 1), random_tensor(dtype, c.w, seed + 1, -1, 1)};
+  std::vector<cpu::HostTensor> inputs = {random_tensor(dtype, c.x, seed, -1, 1),
+                                         random_tensor(dtype, c.w, seed + 1, -1, 1)};
   if (c.bias) inputs.push_back(random_tensor(dtype, {c.w[0]}, seed + 2, -1, 1));
   graph::Graph g;
   std::vector<graph::ValueId> in;
@@ -62,8 +63,8 @@ testing::AssertionResult conv_profiled(DType dtype, const Conv& c, uint32_t seed
   if (!got.ok()) return testing::AssertionFailure() << got.status().message();
   if (stats->steps.empty()) return testing::AssertionFailure() << "no dispatch profiled";
   const double k = static_cast<double>(c.w[1] * c.w[2] * c.w[3] + 1);
-  return all_close(got.value()[0], cpu::run_graph(g, inputs).value()[0], (dtype == DType::kF16 ? 1e-3 : 1e-6) + 1e-6 * k,
-                   dtype == DType::kF16 ? 1e-3 : 1e-5);
+  const double atol = (dtype == DType::kF16 ? 1e-3 : 1e-6) + 1e-6 * k, rtol = dtype == DType::kF16 ? 1e-3 : 1e-5;
+  return all_close(got.value()[0], cpu::run_graph(g, inputs).value()[0], atol, rtol);
 }
 
 // Output channels per group >= 16 take the tiled implicit GEMM; fewer, the direct kernel.

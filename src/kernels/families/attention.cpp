@@ -126,7 +126,8 @@ bool takes_operand_view(const graph::Graph& g, const graph::Node& n, size_t slot
   return slot < 3 && operand_layout(g.value(n.inputs[slot]).shape, view).has_value();
 }
 
-// attention_coopmat.comp's query rows per workgroup and largest head dims.
+// attention_coopmat.comp's query rows per workgroup and largest head dims
+// (it also shuffles within subgroups: a row's two invocations share sums).
 constexpr uint32_t kCoopQueryRows = 64;
 constexpr uint32_t kMaxCoopHeadDim = 64;
 constexpr uint32_t kCoopSharedBytes = 45056;  // its tiles (see the shader)
@@ -248,7 +249,7 @@ Status lower_attention_to(LoweringContext& lc, const graph::Node& n, const Tenso
   // batch 4 37 against 108, vit_b_16's 197 rows 13.5 against 21.)
   const bool coop_fits = y.dtype == DType::kF16 && e % 16 == 0 && ev % 16 == 0 && e <= kMaxCoopHeadDim &&
                          ev <= kMaxCoopHeadDim && lc.attention_splits.value_or(1) <= 1 &&
-                         shared_limit >= kCoopSharedBytes && f16_matrix_shape_16(lc.ctx);
+                         shared_limit >= kCoopSharedBytes && lc.ctx.subgroup_shuffle() && f16_matrix_shape_16(lc.ctx);
   if (coop_fits && lc.attention_coopmat.value_or(split.splits == 1 || len_l >= kCoopQueryRows)) {
     return lower_coop_attention(lc, n, y, heads_inner, shared_push(kCoopQueryRows), ranges, mask_range, mask_kind,
                                 causal, vec_writes, batch * hq);
