@@ -88,11 +88,6 @@ shared uvec4 p_tile[4u * SUB_ROWS * P_ROW];
 #define NEG_INF uintBitsToFloat(0xFF800000u)
 const float LOG2E = 1.4426950408889634;
 
-uvec4 pack8(float v0, float v1, float v2, float v3, float v4, float v5, float v6, float v7) {
-  return uvec4(packFloat2x16(f16vec2(v0, v1)), packFloat2x16(f16vec2(v2, v3)), packFloat2x16(f16vec2(v4, v5)),
-               packFloat2x16(f16vec2(v6, v7)));
-}
-
 // 8-half chunk `d` of row `row` of a q/k/v tensor (row r at base + r * sl),
 // zero past `limit` rows.
 #define LOAD8(buf, buf8, base, sl, row, d, limit, out_v)                                                  \

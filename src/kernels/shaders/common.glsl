@@ -24,4 +24,13 @@ uint linear_id() {
 // Linear workgroup id over a 2-D dispatch (see linear_id()).
 uint linear_group_id() { return gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x; }
 
+#ifdef GPUU_F16
+// Eight values as halves in one 16-byte word: the chunk f16 kernels stage
+// and store 8 halves at a time.
+uvec4 pack8(float v0, float v1, float v2, float v3, float v4, float v5, float v6, float v7) {
+  return uvec4(packFloat2x16(f16vec2(v0, v1)), packFloat2x16(f16vec2(v2, v3)), packFloat2x16(f16vec2(v4, v5)),
+               packFloat2x16(f16vec2(v6, v7)));
+}
+#endif
+
 #define MAX_RANK LIMIT_MAX_RANK

@@ -83,11 +83,6 @@ shared uvec4 Bs[B_SIZE];
 
 uvec4 ra[CHUNKS_A], rb[CHUNKS_B];  // the next slice, on its way to shared memory
 
-uvec4 pack8(float v0, float v1, float v2, float v3, float v4, float v5, float v6, float v7) {
-  return uvec4(packFloat2x16(f16vec2(v0, v1)), packFloat2x16(f16vec2(v2, v3)), packFloat2x16(f16vec2(v4, v5)),
-               packFloat2x16(f16vec2(v6, v7)));
-}
-
 void fetch(uint k0, uint t) {
   [[unroll]] for (uint i = 0u; i < CHUNKS_A; ++i) {
     uint c = t + i * GPUU_WG;

@@ -66,8 +66,7 @@ void main() {
   uint at = row * p.N + n;
   if (VEC != 0) {
 #ifdef GPUU_F16
-    y16[at / 8u] = uvec4(packFloat2x16(f16vec2(v[0], v[1])), packFloat2x16(f16vec2(v[2], v[3])),
-                         packFloat2x16(f16vec2(v[4], v[5])), packFloat2x16(f16vec2(v[6], v[7])));
+    y16[at / 8u] = pack8(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
 #else
     y16[at / 4u] = floatBitsToUint(vec4(v[0], v[1], v[2], v[3]));
 #endif
