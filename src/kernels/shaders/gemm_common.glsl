@@ -228,9 +228,10 @@ float load_b(uint k, uint n) {
 }
 
 #ifdef GPUU_CONV
-// `count` (<= 8) consecutive n of row k of the im2col view into v: the tap is
-// decoded once and the pixel once, then stepped, instead of six divisions per
-// element (the gather bounded the implicit GEMM).
+#define CONV_INPUT(i) float(b[i])
+#include "conv_gather.glsl"
+// `count` (<= 8) consecutive n of row k of the im2col view into v, as this
+// form reads it.
 void gather_b_row(uint k, uint n, uint count, out float v[8]) {
   [[unroll]] for (uint i = 0u; i < 8u; ++i) v[i] = 0.0;
   if (k >= g_k_end) return;
@@ -241,26 +242,7 @@ void gather_b_row(uint k, uint n, uint count, out float v[8]) {
     }
     return;
   }
-  uint taps = p.kh * p.kw;
-  uint c = k / taps, tap = k % taps;
-  int dy = int((tap / p.kw) * p.dh) - int(p.ph), dx = int((tap % p.kw) * p.dw) - int(p.pw);
-  uint pixels = p.OH * p.OW;
-  uint img = n / pixels, pix = n % pixels;
-  uint oy = pix / p.OW, ox = pix % p.OW;
-  [[unroll]] for (uint i = 0u; i < 8u; ++i) {
-    if (i >= count || n + i >= p.N) break;
-    int iy = int(oy * p.sh) + dy, ix = int(ox * p.sw) + dx;
-    if (iy >= 0 && iy < int(p.H) && ix >= 0 && ix < int(p.W)) {
-      v[i] = float(b[((img * p.C + g_batch * p.Cg + c) * p.H + uint(iy)) * p.W + uint(ix)]);
-    }
-    if (++ox == p.OW) {
-      ox = 0u;
-      if (++oy == p.OH) {
-        oy = 0u;
-        ++img;
-      }
-    }
-  }
+  gather_conv_row(g_batch, k, n, count, v);
 }
 #endif
 

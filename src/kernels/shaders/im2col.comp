@@ -7,9 +7,9 @@
 // per element in a kernel of few workgroups; here every element has an
 // invocation's share of a GPU-wide dispatch and the GEMM reads plain rows.
 // An invocation writes PIXELS consecutive pixels of one row, 16 bytes (8
-// halves or 4 floats): the tap and the first pixel decoded once, then
-// stepped. (4 halves an invocation wrote resnet50's batch-8 views at ~900
-// GB/s on the H100.)
+// halves or 4 floats), gathered as a GEMM tile gathers them
+// (conv_gather.glsl). (4 halves an invocation wrote resnet50's batch-8 views
+// at ~900 GB/s on the H100.)
 #include "common.glsl"
 
 // 1 where rows are whole chunks of PIXELS (N % PIXELS == 0) and the output
@@ -34,35 +34,17 @@ layout(push_constant) uniform Params {
   uint Cg;  // input channels per group
 } p;
 
+#define CONV_INPUT(i) float(x[i])
+#include "conv_gather.glsl"
+
 void main() {
   uint i = linear_id();
   if (i >= p.count) return;
   uint row = i / p.chunks_per_row;
   uint n = (i - row * p.chunks_per_row) * PIXELS;
-  uint g = row / p.K, k = row - g * p.K;
-  uint taps = p.kh * p.kw;
-  uint c = k / taps, tap = k - c * taps;
-  uint ky = tap / p.kw, kx = tap - ky * p.kw;
-  int dy = int(ky * p.dh) - int(p.ph), dx = int(kx * p.dw) - int(p.pw);
-  uint pixels = p.OH * p.OW;
-  uint img = n / pixels, pix = n - img * pixels;
-  uint oy = pix / p.OW, ox = pix - oy * p.OW;
-  uint channel = g * p.Cg + c;
-  float v[PIXELS];
-  [[unroll]] for (uint j = 0u; j < PIXELS; ++j) {
-    v[j] = 0.0;
-    int iy = int(oy * p.sh) + dy, ix = int(ox * p.sw) + dx;
-    if (n + j < p.N && iy >= 0 && iy < int(p.H) && ix >= 0 && ix < int(p.W)) {
-      v[j] = float(x[((img * p.C + channel) * p.H + uint(iy)) * p.W + uint(ix)]);
-    }
-    if (++ox == p.OW) {
-      ox = 0u;
-      if (++oy == p.OH) {
-        oy = 0u;
-        ++img;
-      }
-    }
-  }
+  uint g = row / p.K;
+  float v[8];
+  gather_conv_row(g, row - g * p.K, n, PIXELS, v);
   uint at = row * p.N + n;
   if (VEC != 0) {
 #ifdef GPUU_F16
