@@ -137,22 +137,16 @@ constexpr uint32_t kCoopSharedBytes = 45056;  // its tiles (see the shader)
 // its row blocks counted in kCoopQueryRows.
 Status lower_coop_attention(LoweringContext& lc, const graph::Node& n, const TensorRef& y, bool heads_inner,
                             PushConstants push, const BufferRange (&ranges)[3], const BufferRange& mask_range,
-                            int32_t mask_kind, bool causal, bool vec_writes, uint64_t heads) {
+                            int32_t mask_kind, bool causal, bool vec8_reads, bool vec_writes, uint64_t heads) {
   const graph::Shape& q_shape = lc.graph.value(n.inputs[0]).shape;
   const size_t r = q_shape.size();
   const auto len_l = static_cast<uint32_t>(q_shape[r - 2]), e = static_cast<uint32_t>(q_shape[r - 1]);
   const auto ev = static_cast<uint32_t>(y.shape[r - 1]);
   const uint32_t q_blocks = (len_l + kCoopQueryRows - 1) / kCoopQueryRows;
   push.u32(1).u32(0);  // one pass (splits, split_blocks: unused)
-  // 8-half reads of q, k and v where every row and head starts on one.
-  bool vec8 = true;
-  for (size_t i = 0; i < 3; ++i) {
-    const Operand o = *operand_layout(lc.graph.value(n.inputs[i]).shape, lc.view_of(n.inputs[i]));
-    vec8 = vec8 && ranges[i].offset % 16 == 0 && (o.off | o.sb | o.sh | o.sl) % 8 == 0;
-  }
   KernelKey key{"attention_coopmat_f16",
                 {static_cast<int32_t>(e / 4), static_cast<int32_t>(ev / 4), 0, 0, mask_kind, 16, 16, 16, causal ? 1 : 0,
-                 vec_writes ? 1 : 0, heads_inner ? 1 : 0, vec8 ? 1 : 0},
+                 vec_writes ? 1 : 0, heads_inner ? 1 : 0, vec8_reads ? 1 : 0},
                 6,
                 push.size()};
   gpu::StepWork work;
@@ -181,7 +175,7 @@ Status lower_attention_to(LoweringContext& lc, const graph::Node& n, const Tenso
 
   Operand operands[3];
   BufferRange ranges[3];
-  bool vec_reads = e % 4 == 0 && ev % 4 == 0;
+  bool vec_reads = e % 4 == 0 && ev % 4 == 0, vec8_reads = true;
   for (size_t i = 0; i < 3; ++i) {
     StridedView view = lc.view_of(n.inputs[i]);
     std::optional<Operand> layout = operand_layout(lc.graph.value(n.inputs[i]).shape, view);
@@ -192,6 +186,9 @@ Status lower_attention_to(LoweringContext& lc, const graph::Node& n, const Tenso
     ranges[i] = lc.tensor(view.root).range;
     vec_reads = vec_reads && ranges[i].offset % 16 == 0 &&
                 (layout->off | layout->sb | layout->sh | layout->sl) % 4 == 0;
+    // The matrix-core kernel reads 8-half chunks: every row and head starts on one.
+    vec8_reads = vec8_reads && ranges[i].offset % 16 == 0 &&
+                 (layout->off | layout->sb | layout->sh | layout->sl) % 8 == 0;
   }
   int32_t mask_kind = 0;
   std::vector<int64_t> ms(r, 0);
@@ -252,7 +249,7 @@ Status lower_attention_to(LoweringContext& lc, const graph::Node& n, const Tenso
                          shared_limit >= kCoopSharedBytes && lc.ctx.subgroup_shuffle() && f16_matrix_shape_16(lc.ctx);
   if (coop_fits && lc.attention_coopmat.value_or(split.splits == 1 || len_l >= kCoopQueryRows)) {
     return lower_coop_attention(lc, n, y, heads_inner, shared_push(kCoopQueryRows), ranges, mask_range, mask_kind,
-                                causal, vec_writes, batch * hq);
+                                causal, vec8_reads, vec_writes, batch * hq);
   }
   PushConstants push = shared_push(kQueryRows);
   push.u32(split.splits).u32(split.blocks_per_split);

@@ -32,14 +32,13 @@ std::vector<uint32_t> pair_attr(const graph::Node& n, const char* name, std::vec
 }
 
 // Appends the dispatch that writes the im2col view of `x` for GEMM `d` (its
-// conv form's push constants) into scratch, and points `d` at it.
+// conv form's push constants), `view_bytes` of scratch, and points `d` at it.
 Status add_im2col(LoweringContext& lc, const graph::Node& n, const TensorRef& x, const GemmChoice& choice,
-                  GemmDispatch* d, BufferRange* b) {
+                  uint64_t view_bytes, GemmDispatch* d, BufferRange* b) {
   // im2col.comp's pixels an invocation: 16 bytes of the element type.
   const uint32_t pixels = 16 / static_cast<uint32_t>(graph::dtype_size(x.dtype));
   const uint32_t rows = d->batches * d->k, chunks = (d->n + pixels - 1) / pixels;
-  GPUU_ASSIGN_OR_RETURN(BufferRange view,
-                        lc.scratch(uint64_t{rows} * d->n * graph::dtype_size(x.dtype), "im2col view"));
+  GPUU_ASSIGN_OR_RETURN(BufferRange view, lc.scratch(view_bytes, "im2col view"));
   PushConstants push;
   push.u32(rows * chunks).u32(chunks).u32(d->n).u32(d->k);
   push.append(d->push);
@@ -128,12 +127,12 @@ Status lower_conv2d(LoweringContext& lc, const graph::Node& n) {
     // element read alone, its image and pixel divided out) where the view's
     // rows, all images' pixels, are.
     BufferRange b = x.range;
-    const uint64_t view_bytes = uint64_t{d.batches} * d.k * d.n * graph::dtype_size(y.dtype);
+    const uint64_t view_bytes = uint64_t{d.batches} * d.k * d.n * graph::dtype_size(x.dtype);
     const bool materialize = d.conv_b == GemmDispatch::kGathered ||
                              (d.conv_b == GemmDispatch::kPointwise && !d.b_vec && d.n % choice.vector == 0);
     if (materialize && choice.kernel != GemmKernel::kGemv && view_bytes <= kIm2colMaxBytes &&
         lc.gemm_force.conv_im2col.value_or(!cpu_device)) {
-      GPUU_RETURN_IF_ERROR(add_im2col(lc, n, x, choice, &d, &b));
+      GPUU_RETURN_IF_ERROR(add_im2col(lc, n, x, choice, view_bytes, &d, &b));
     }
     // Never aligned: the im2col view has edges (and a pointwise one ragged pixel counts).
     return add_gemm_dispatch(lc, n, choice, d, w.range, b, GemmOutput{&y, bias, true, oh * ow, out_channels});
