@@ -91,14 +91,13 @@ layout(push_constant) uniform Params {
   uint splits, split_blocks;  // key splits per row block, key blocks per split (1, all without SPLIT)
 } p;
 
+#include "attention_mask.glsl"  // masked_score, NEG_INF, LOG2E
+
 shared vec4 q_tile[BQ * RS];
 shared vec4 kv_tile[BK * RS];        // K, then V, of the current block
 shared vec4 p_tile[BQ * (BK / 4u + 1u)];  // probabilities, rows padded by one vec4
 shared vec4 row_part[BQ * (GROUP / 4u)];  // one partial per row and invocation of its group
 #define P_STRIDE (BK / 4u + 1u)
-
-#define NEG_INF uintBitsToFloat(0xFF800000u)
-const float LOG2E = 1.4426950408889634;
 
 // Chunk d (4 elements from 4 * d) of row `row` of a q/k/v tensor at `base`,
 // zero past the head dim `dim`.
@@ -141,8 +140,6 @@ void stage_v(uint v_base, uint key0, uint t) {
     kv_tile[row * RS + d] = val;
   }
 }
-
-bool mask_allows(uint at) { return ((mask_words[at >> 2u] >> ((at & 3u) * 8u)) & 0xFFu) != 0u; }
 
 // The sum over a row group of each invocation's `part` for its rows.
 void group_sum_or_max(inout float part[ROWS], bool is_max, uint r, uint c) {
@@ -232,17 +229,7 @@ void main() {
       block_max[i] = NEG_INF;
       [[unroll]] for (uint j = 0u; j < MAX_KEYS; ++j) {
         if (j < KEYS) {
-          const uint key = key0 + c + GROUP * j;
-          bool allowed = key < p.S && (CAUSAL == 0 || key <= row);
-          if (MASK != 0 && allowed && row < p.L) {
-            const uint at = m_base + row * p.m_sl + key * p.m_ss;
-            if (MASK == 1) {
-              allowed = mask_allows(at);
-            } else {
-              s[i][j] += float(mask_t[at]) * LOG2E;
-            }
-          }
-          s[i][j] = allowed ? s[i][j] : NEG_INF;
+          s[i][j] = masked_score(s[i][j], row, key0 + c + GROUP * j, m_base);
           block_max[i] = max(block_max[i], s[i][j]);
         }
       }

@@ -74,6 +74,8 @@ layout(push_constant) uniform Params {
   uint splits, split_blocks;  // 1 and all here
 } p;
 
+#include "attention_mask.glsl"  // masked_score, NEG_INF, LOG2E
+
 // Rows padded by one 8-half chunk (f16) or one vec4 (f32) against bank conflicts.
 const uint KV_ROW = MAX_E8 + 1u;        // k and v tiles: [key][e] in uvec4s
 const uint S_ROW = BK / 4u + 1u;        // a subgroup's f32 scratch: [row][key] in uvec4s (4 floats)
@@ -84,9 +86,6 @@ shared uvec4 k_tile[BK * KV_ROW];
 shared uvec4 v_tile[BK * KV_ROW];
 shared uvec4 scratch[4u * S_SIZE];
 shared uvec4 p_tile[4u * SUB_ROWS * P_ROW];
-
-#define NEG_INF uintBitsToFloat(0xFF800000u)
-const float LOG2E = 1.4426950408889634;
 
 // 8-half chunk `d` of row `row` of a q/k/v tensor (row r at base + r * sl),
 // zero past `limit` rows.
@@ -129,8 +128,6 @@ void stage_kv(uint t) {
     if (c < BK * (EV / 8u)) v_tile[(c / (EV / 8u)) * KV_ROW + c % (EV / 8u)] = v_next[i];
   }
 }
-
-bool mask_allows(uint at) { return ((mask_words[at >> 2u] >> ((at & 3u) * 8u)) & 0xFFu) != 0u; }
 
 void main() {
   const uint t = gl_LocalInvocationID.x;
@@ -207,18 +204,7 @@ void main() {
     [[unroll]] for (uint c4 = 0u; c4 < 8u; ++c4) {
       const vec4 w = uintBitsToFloat(scratch[s_base + r * S_ROW + 8u * hf + c4]);
       [[unroll]] for (uint e = 0u; e < 4u; ++e) {
-        const uint key = key0 + 32u * hf + 4u * c4 + e;
-        float sv = w[e] * p.scale_log2;
-        bool allowed = key < p.S && (CAUSAL == 0 || key <= row);
-        if (MASK != 0 && allowed && row < p.L) {
-          const uint at = m_base + row * p.m_sl + key * p.m_ss;
-          if (MASK == 1) {
-            allowed = mask_allows(at);
-          } else {
-            sv += float(mask_t[at]) * LOG2E;
-          }
-        }
-        sc[4u * c4 + e] = allowed ? sv : NEG_INF;
+        sc[4u * c4 + e] = masked_score(w[e] * p.scale_log2, row, key0 + 32u * hf + 4u * c4 + e, m_base);
         block_max = max(block_max, sc[4u * c4 + e]);
       }
     }
