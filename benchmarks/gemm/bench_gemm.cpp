@@ -6,6 +6,8 @@
 // outputs against a host dot product (a wrong kernel must not look fast).
 // Prints one JSON object. Run by benchmarks/gemm/run.sh.
 #include <algorithm>
+#include <array>
+#include <cinttypes>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -22,6 +24,7 @@
 #include "gpu/submission.h"
 #include "graph/builder.h"
 #include "kernels/gemm_select.h"
+#include "kernels/kernel_cache.h"
 #include "kernels/kernel_graph.h"
 #include "bench_device.h"
 #include "stats.h"
@@ -310,6 +313,31 @@ std::vector<Case> real_model_sweep() {
   return cases;
 }
 
+// --linear's cases: per M,K,N an f16 linear as picked and on each matrix-core
+// tile unsplit, and an f32 one as picked.
+std::vector<Case> linear_cases(const std::vector<std::array<int64_t, 3>>& sizes) {
+  using kernels::GemmKernel;
+  std::vector<Case> cases;
+  for (const auto& [m, k, n] : sizes) {
+    const std::string name = "linear_" + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
+    const Case base{name, "linear", DType::kF16, std::nullopt, {{m, k}, {n, k}}, {}, 2.0 * m * k * n};
+    cases.push_back(base);
+    for (auto [kernel, suffix] : {std::pair{GemmKernel::kCoopMat, "_coop"}, std::pair{GemmKernel::kCoopMatSmall, "_coopsmall"},
+                                  std::pair{GemmKernel::kCoopMatTall, "_cooptall"}}) {
+      Case f = base;
+      f.force = kernel;
+      f.splits = 1;
+      f.name += suffix;
+      cases.push_back(f);
+    }
+    Case f32 = base;
+    f32.dtype = DType::kF32;
+    f32.name += "_f32";
+    cases.push_back(f32);
+  }
+  return cases;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -318,6 +346,12 @@ int main(int argc, char** argv) {
   bool quick = false, sweep_real = false;
   double warmup_s = 0;
   std::vector<std::string> only;  // --only A,B: the cases whose name contains A or B
+  // --linear M,K,N (repeatable): an f16 and an f32 linear of that size instead
+  // of the default cases, each as picked and forced to the matrix-core tiles.
+  std::vector<std::array<int64_t, 3>> linears;
+  // --spirv NAME=FILE (repeatable): FILE's SPIR-V runs in place of the
+  // built-in kernel NAME (a variant under measurement).
+  std::vector<std::pair<std::string, std::string>> spirv;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = std::atoi(argv[++i]);
@@ -332,10 +366,26 @@ int main(int argc, char** argv) {
         only.push_back(list.substr(at, comma - at));
         at = comma + 1;
       }
+    } else if (!std::strcmp(argv[i], "--linear") && i + 1 < argc) {
+      std::array<int64_t, 3> mkn{};
+      if (std::sscanf(argv[++i], "%" SCNd64 ",%" SCNd64 ",%" SCNd64, &mkn[0], &mkn[1], &mkn[2]) != 3 ||
+          mkn[0] <= 0 || mkn[1] <= 0 || mkn[2] <= 0) {
+        std::fprintf(stderr, "bench_gemm: --linear wants M,K,N, got '%s'\n", argv[i]);
+        return 2;
+      }
+      linears.push_back(mkn);
+    } else if (!std::strcmp(argv[i], "--spirv") && i + 1 < argc) {
+      std::string arg = argv[++i];
+      size_t eq = arg.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        std::fprintf(stderr, "bench_gemm: --spirv wants NAME=FILE, got '%s'\n", arg.c_str());
+        return 2;
+      }
+      spirv.emplace_back(arg.substr(0, eq), arg.substr(eq + 1));
     } else {
       std::fprintf(stderr,
                    "usage: bench_gemm [--runs N] [--warmup N] [--warmup-s SECONDS] [--size S] [--quick] [--sweep-real] "
-                   "[--only NAME,...]\n");
+                   "[--only NAME,...] [--linear M,K,N]... [--spirv NAME=FILE]...\n");
       return 2;
     }
   }
@@ -373,6 +423,23 @@ int main(int argc, char** argv) {
        {{batch, ch, hw, hw}, {ch, ch, 3, 3}, {ch}}, conv_attrs, conv},
   };
   if (sweep_real) cases = real_model_sweep();
+  if (!linears.empty()) cases = linear_cases(linears);
+  // Held to the end: the cache lives only while someone holds it.
+  const std::shared_ptr<kernels::KernelCache> kernel_cache = kernels::KernelCache::shared(c);
+  for (const auto& [name, file] : spirv) {
+    std::FILE* f = std::fopen(file.c_str(), "rb");
+    std::vector<uint32_t> words;
+    if (f) {
+      uint32_t w;
+      while (std::fread(&w, 4, 1, f) == 1) words.push_back(w);
+      std::fclose(f);
+    }
+    if (words.empty()) {
+      std::fprintf(stderr, "bench_gemm: --spirv %s: cannot read SPIR-V from %s\n", name.c_str(), file.c_str());
+      return 2;
+    }
+    kernel_cache->add_spirv(name, std::move(words));
+  }
   if (!only.empty()) {
     std::vector<Case> kept;
     for (const Case& k : cases) {

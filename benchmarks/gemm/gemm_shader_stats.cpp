@@ -5,7 +5,7 @@
 // how well barriers and memory latency are hidden). A diagnostic for tuning,
 // not a benchmark: it makes its own device with that extension enabled.
 //
-//   gemm_shader_stats [SHADER[:SPEC,SPEC,...] ...]
+//   gemm_shader_stats [SHADER[:SPEC,SPEC,...] ...]   (SHADER: a name, or FILE.spv)
 //
 // Default: the GEMM shaders gpuu picks on GPUs, specialized for a 4096^3
 // matmul with vector reads.
@@ -158,15 +158,25 @@ int main(int argc, char** argv) {
   int rc = 0;
   for (size_t r = 0; r < requests.size(); ++r) {
     const Request& req = requests[r];
-    const gpuu::kernels::EmbeddedShader* shader = gpuu::kernels::find_shader(req.shader);
-    if (!shader) {
-      std::fprintf(stderr, "gemm_shader_stats: no embedded shader '%s'\n", req.shader.c_str());
+    // SHADER: an embedded shader's name, or a SPIR-V file (a variant under measurement).
+    std::vector<uint32_t> words;
+    if (req.shader.size() > 4 && req.shader.compare(req.shader.size() - 4, 4, ".spv") == 0) {
+      if (std::FILE* f = std::fopen(req.shader.c_str(), "rb")) {
+        uint32_t w;
+        while (std::fread(&w, 4, 1, f) == 1) words.push_back(w);
+        std::fclose(f);
+      }
+    } else if (const gpuu::kernels::EmbeddedShader* shader = gpuu::kernels::find_shader(req.shader)) {
+      words.assign(shader->words, shader->words + shader->word_count);
+    }
+    if (words.empty()) {
+      std::fprintf(stderr, "gemm_shader_stats: no embedded shader or SPIR-V file '%s'\n", req.shader.c_str());
       rc = 1;
       continue;
     }
     VkShaderModuleCreateInfo smci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    smci.codeSize = shader->word_count * 4;
-    smci.pCode = shader->words;
+    smci.codeSize = words.size() * 4;
+    smci.pCode = words.data();
     VkShaderModule module;
     if (!check(vkCreateShaderModule(device, &smci, nullptr, &module), "vkCreateShaderModule")) return 1;
     std::vector<VkSpecializationMapEntry> entries;

@@ -21,17 +21,38 @@ def gpu_us(fn, warmup, runs):
     return times[len(times) // 2], times[0]
 
 
+def linear_cases(a, dev):
+    out = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "tf32": False, "cases": []}
+    g = torch.Generator(device=dev).manual_seed(0)
+    for spec in a.linear:
+        m, k, n = (int(v) for v in spec.split(","))
+        for dtype, suffix in ((torch.float16, ""), (torch.float32, "_f32")):
+            x = torch.rand(m, k, device=dev, dtype=dtype, generator=g) * 2 - 1
+            w = torch.rand(n, k, device=dev, dtype=dtype, generator=g) * 2 - 1
+            med, best = gpu_us(lambda: torch.nn.functional.linear(x, w), a.warmup, a.runs)
+            flops = 2.0 * m * k * n
+            out["cases"].append({"name": f"linear_{m}x{k}x{n}{suffix}", "flops": flops, "gpu_us": med,
+                                 "gpu_us_min": best, "tflops": flops / med / 1e6})
+    return out
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--size", type=int, default=4096)
     p.add_argument("--runs", type=int, default=30)
     p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--linear", action="append", default=[], metavar="M,K,N",
+                   help="instead of the default cases: F.linear of [M, K] by a [N, K] weight, f16 and f32 "
+                        "(bench_gemm --linear's cases)")
     a = p.parse_args()
     # Plain f32: no TF32 anywhere (matmul and cuDNN convolutions).
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cudnn.benchmark = True
     dev = torch.device("cuda")
+    if a.linear:
+        print(json.dumps(linear_cases(a, dev), indent=2))
+        return
     n = a.size
     batch, ch, hw = 16, 256, 56
     out = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "size": n,

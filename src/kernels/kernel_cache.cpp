@@ -108,12 +108,14 @@ Result<const Kernel*> KernelCache::get(const KernelKey& key) {
     module = mod->second;
   } else {
     VkShaderModuleCreateInfo info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    if (const EmbeddedShader* shader = find_shader(key.shader)) {
-      info.codeSize = shader->word_count * 4;
-      info.pCode = shader->words;
-    } else if (auto custom = custom_spirv_.find(key.shader); custom != custom_spirv_.end()) {
+    // Added SPIR-V first: a benchmark may stand a variant in for a built-in
+    // kernel (bench_gemm --spirv); custom shaders' names never clash.
+    if (auto custom = custom_spirv_.find(key.shader); custom != custom_spirv_.end()) {
       info.codeSize = custom->second.size() * 4;
       info.pCode = custom->second.data();
+    } else if (const EmbeddedShader* shader = find_shader(key.shader)) {
+      info.codeSize = shader->word_count * 4;
+      info.pCode = shader->words;
     } else {
       return err(StatusCode::kInternal, "no shader named '", key.shader, "'");
     }

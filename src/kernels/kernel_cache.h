@@ -63,7 +63,8 @@ class KernelCache {
   static size_t pipelines_created();
 
   // Makes SPIR-V that is not built in (a custom shader's) known as `name`,
-  // which must name its content (a hash of the words).
+  // which must name its content (a hash of the words); or, under a built-in
+  // kernel's name, replaces that kernel in this cache (benchmarks' variants).
   void add_spirv(const std::string& name, std::vector<uint32_t> words);
 
   // The kernel for `key`: its layouts at once, its pipeline compiled on a
