@@ -31,7 +31,7 @@ constexpr uint32_t kTiled128SharedBytes = 2 * 2 * kTiled128Depth * 33 * 16;
 
 // A shape gemm_coopmat.comp can tile: 8 subgroups of 32, each 64 rows by 32 or
 // more columns, 32-deep slices or more, the epilogue's scratch of one
-// accumulator per subgroup (<= 256 floats) and whole uvec4 rows in it.
+// accumulator per subgroup (<= 256 floats) with rows of whole 8-float runs.
 bool coopmat_fits(const CooperativeMatrixShape& s) {
   return s.a_type == VK_COMPONENT_TYPE_FLOAT16_KHR && s.b_type == VK_COMPONENT_TYPE_FLOAT16_KHR &&
          s.c_type == VK_COMPONENT_TYPE_FLOAT32_KHR && s.result_type == VK_COMPONENT_TYPE_FLOAT32_KHR &&

@@ -43,6 +43,7 @@ kernels::KernelGraphOptions gemm_forced(std::optional<uint32_t> splits = std::nu
   kernels::KernelGraphOptions o;
   o.gemm_kernel = GemmKernel::kTiled64;  // lavapipe would run small convolutions directly
   o.gemm_splits = splits;
+  o.conv_im2col = false;  // GPUs would write a padded convolution's im2col view first: a dispatch more
   return o;
 }
 
@@ -362,6 +363,85 @@ TEST(VulkanGemmEpilogue, ALayerNormAfterTheResidualAddRunsInTheSplitReduction) {
           EXPECT_EQ(labels, "linear0+add1 linear0+add1 layer_norm2 mul3");
         } else {
           EXPECT_EQ(labels, "linear0+add1 layer_norm2 mul3");
+        }
+      }
+    }
+  }
+}
+
+// The matrix-core kernels store eight results of a row at a time: one
+// 16-byte store where they lie side by side in the output (an image's pixels
+// whole runs of eight, a linear's columns too), else one each; under split-K
+// two 4-float partial stores where the columns are a multiple of 4. f16
+// convolutions with batch norm, a residual and ReLU on 8 x 8 and 7 x 7 images
+// and linears with bias, GELU and a residual on 48, 44 and 42 columns of 37
+// rows, on every matrix-core tile with and without split-K, against the CPU.
+// On devices without matrix cores the forced tiles fall back (lavapipe runs
+// the shader-core kernels here); where they have them, the profile must name
+// the kernel.
+TEST(VulkanGemmEpilogue, MatrixCoreStoresInRunsOfEight) {
+  if (!f16_kernels_or_refused()) return;
+  const bool matrix_cores = kernels::f16_matrix_cores(*test_context());
+  using Ints = std::vector<int64_t>;
+  struct Shape2 {
+    bool conv;
+    int64_t size;  // conv: the image's side; linear: the columns
+  };
+  for (GemmKernel kernel : {GemmKernel::kCoopMat, GemmKernel::kCoopMatTall, GemmKernel::kCoopMatSmall}) {
+    for (const Shape2& shape : {Shape2{true, 8}, Shape2{true, 7}, Shape2{false, 48}, Shape2{false, 44},
+                                Shape2{false, 42}}) {
+      for (std::optional<uint32_t> splits : {std::optional<uint32_t>{}, std::optional<uint32_t>{2}}) {
+        SCOPED_TRACE(std::string(shape.conv ? "conv " : "linear ") + std::to_string(shape.size) + " kernel " +
+                     std::to_string(static_cast<int>(kernel)) + (splits ? " split" : ""));
+        graph::Graph g;
+        std::vector<cpu::HostTensor> inputs;
+        uint32_t seed = 7;
+        auto input = [&](const std::string& name, const Shape& s) {
+          inputs.push_back(random_tensor(DType::kF16, s, seed++, -1, 1));
+          return graph::add_graph_input(g, name, DType::kF16, s).value();
+        };
+        auto constant = [&](const std::string& name, const Shape& s, double lo, double hi) {
+          cpu::HostTensor t = random_tensor(DType::kF16, s, seed++, lo, hi);
+          return graph::add_graph_constant(g, name, DType::kF16, s, Blob::copy_of(t.bytes.data(), t.bytes.size()))
+              .value();
+        };
+        auto op = [&](const std::string& name, std::vector<ValueId> in, graph::AttrMap attrs = {}) {
+          return graph::add_op(g, name, name + std::to_string(g.nodes().size()), std::move(in), std::move(attrs))
+              .value()[0];
+        };
+        ValueId y;
+        if (shape.conv) {
+          const int64_t side = shape.size;
+          ValueId x = input("x", {2, 16, side, side});
+          ValueId residual = input("residual", {2, 24, side, side});
+          y = op("conv2d", {x, constant("w", {24, 16, 3, 3}, -0.2, 0.2), constant("b", {24}, -0.5, 0.5)},
+                 {{"stride", Ints{1, 1}}, {"padding", Ints{1, 1}}, {"dilation", Ints{1, 1}}, {"groups", int64_t{1}}});
+          y = op("mul", {y, constant("scale", {24, 1, 1}, 0.5, 1.5)});
+          y = op("add", {y, constant("shift", {24, 1, 1}, -0.5, 0.5)});
+          y = op("relu", {op("add", {y, residual})});
+        } else {
+          const int64_t n = shape.size;
+          ValueId x = input("x", {37, 192});  // three 64-deep slices: room for a split
+          ValueId residual = input("residual", {37, n});
+          y = op("linear", {x, constant("w", {n, 192}, -0.1, 0.1), constant("b", {n}, -0.5, 0.5)});
+          y = op("add", {op("gelu", {y}), residual});
+        }
+        ASSERT_TRUE(graph::add_graph_output(g, y).ok());
+        kernels::KernelGraphOptions options;
+        options.gemm_kernel = kernel;
+        options.gemm_splits = splits;
+        options.profile_steps = true;
+        options.conv_im2col = false;  // one dispatch on GPUs too (the store is the same either way)
+        RunStats stats;
+        Result<std::vector<cpu::HostTensor>> got = run_on_vulkan(g, inputs, &stats, options);
+        ASSERT_TRUE(got.ok()) << got.status().message();
+        Result<std::vector<cpu::HostTensor>> want = cpu::run_graph(g, inputs);
+        ASSERT_TRUE(want.ok()) << want.status().message();
+        EXPECT_TRUE(all_close((*got)[0], (*want)[0], 2e-2, 1e-2));
+        EXPECT_EQ(stats.dispatches, splits ? 2u : 1u) << "the chain in the store (and the split's reduction)";
+        if (matrix_cores) {
+          ASSERT_FALSE(stats.steps.empty());
+          EXPECT_NE(stats.steps[0].kernel.find("coopmat"), std::string::npos) << stats.steps[0].kernel;
         }
       }
     }

@@ -263,23 +263,42 @@ uint b_offset(uint k, uint n) {
 uint b_offset(uint k, uint n) { return b_base + k * p.b_stride_k + n * p.b_stride_n; }
 #endif
 
+// Where result (m, n) goes: its index in the output's layout, or under
+// SPLIT_K its index among the partials.
+uint partial_index(uint m, uint n) { return ((g_split * p.batches + g_batch) * p.M + m) * p.N + n; }
+#ifdef GPUU_CONV
+uint y_index(uint m, uint n) {
+  uint pixels = p.OH * p.OW;
+  uint img = n / pixels;
+  return (img * p.O + g_batch * p.M + m) * pixels + (n - img * pixels);
+}
+// Whether the results of columns n..n+7 (n a multiple of 8) lie side by side
+// in the output, from a multiple of 8: each image's pixels are whole chunks.
+bool y_chunks() { return (p.OH * p.OW) % 8u == 0u; }
+#else
+uint y_index(uint m, uint n) { return epi_store_index(g_batch * p.M + m, n, p.N); }
+bool y_chunks() { return EPI_PLANE == 0 && p.N % 8u == 0u; }
+#endif
+
+// Result (m, n) as stored at index i: bias added, through the epilogue.
+float finish_y(float v, uint m, uint n, uint i) {
+#ifdef GPUU_CONV
+  uint oc = g_batch * p.M + m;
+  if (HAS_BIAS != 0) v += float(bias[oc]);
+  return epilogue(v, i, oc, n);
+#else
+  if (HAS_BIAS != 0) v += float(bias[n]);
+  return epilogue(v, i, m, n);
+#endif
+}
+
 // One result, in bounds: bias added, stored in the output's layout; or,
 // under SPLIT_K, this share's partial sum as it is.
 void store_y(uint m, uint n, float v) {
   if (SPLIT_K != 0) {
-    partial[((g_split * p.batches + g_batch) * p.M + m) * p.N + n] = v;
+    partial[partial_index(m, n)] = v;
     return;
   }
-#ifdef GPUU_CONV
-  uint oc = g_batch * p.M + m;
-  if (HAS_BIAS != 0) v += float(bias[oc]);
-  uint pixels = p.OH * p.OW;
-  uint img = n / pixels, pix = n % pixels;
-  uint i = (img * p.O + oc) * pixels + pix;
-  y[i] = T(epilogue(v, i, oc, n));
-#else
-  if (HAS_BIAS != 0) v += float(bias[n]);
-  uint i = epi_store_index(g_batch * p.M + m, n, p.N);
-  y[i] = T(epilogue(v, i, m, n));
-#endif
+  uint i = y_index(m, n);
+  y[i] = T(finish_y(v, m, n, i));
 }

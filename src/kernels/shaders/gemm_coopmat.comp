@@ -77,6 +77,49 @@ const uint CHUNKS_B = TILE_N * BK / 8u / GPUU_WG;
 
 layout(std430, set = 0, binding = 0) readonly buffer A8 { uvec4 a8[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B8 { uvec4 b8[]; };
+layout(std430, set = 0, binding = 3) writeonly buffer Y8 { uvec4 y8[]; };
+layout(std430, set = 0, binding = 4) writeonly buffer Partial4 { vec4 partial4[]; };
+
+// Results (m, n..n+7) (lo, hi), n a multiple of 8: one 16-byte store of
+// eight halves (or two of four partial floats) where they lie side by side
+// in the output, else one store each.
+void store_y8(uint m, uint n, vec4 lo, vec4 hi) {
+  if (!in_m(m)) return;
+  const bool whole = n + 8u <= p.N;
+  if (SPLIT_K != 0) {
+    const uint i = partial_index(m, n);
+    if (whole && p.N % 4u == 0u) {
+      partial4[i / 4u] = lo;
+      partial4[i / 4u + 1u] = hi;
+    } else {
+      [[unroll]] for (uint e = 0u; e < 8u; ++e) {
+        if (n + e < p.N) partial[i + e] = e < 4u ? lo[e] : hi[e - 4u];
+      }
+    }
+    return;
+  }
+  const bool chunk = whole && y_chunks();
+  // Not unrolled, so that the epilogue is compiled once, not eight times
+  // (4.5x the SPIR-V); the results move through registers by shifts, not by
+  // indexing (which put them in memory: slower than one store each).
+  vec4 next = lo, after = hi;
+  uvec4 halves = uvec4(0u);
+  [[dont_unroll]] for (uint e = 0u; e < 8u; ++e) {
+    const uint i = y_index(m, n + e);
+    const float o = finish_y(next.x, m, n + e, i);
+    next = vec4(next.yzw, after.x);
+    after = vec4(after.yzw, 0.0);
+    if (chunk) {
+      // Into the top half of a 128-bit shift register: after eight, result 0 is at the bottom.
+      const uint h = packFloat2x16(f16vec2(o, 0.0)) << 16u;
+      halves = uvec4((halves.x >> 16u) | (halves.y << 16u), (halves.y >> 16u) | (halves.z << 16u),
+                     (halves.z >> 16u) | (halves.w << 16u), (halves.w >> 16u) | h);
+    } else if (n + e < p.N) {
+      y[i] = T(o);
+    }
+  }
+  if (chunk) y8[y_index(m, n) / 8u] = halves;
+}
 
 shared uvec4 As[A_SIZE];
 shared uvec4 Bs[B_SIZE];
@@ -182,23 +225,30 @@ void main() {
 
   // Epilogue through shared memory (bounds, bias, f16, the conv layout): each
   // subgroup stores one f32 accumulator at a time into its own part of As and
-  // its invocations write that out. CM_N % 4 == 0 (the selector checks), so
-  // the accumulator's rows are whole uvec4s; SUBGROUPS x CM_M*CM_N/4 <= 512
-  // uvec4s fit in A's part (>= 576).
+  // its invocations write that out, runs of eight results of a row each
+  // (CM_N % 8 == 0 and subgroups of 32: the selector checks).
+  // SUBGROUPS x CM_M*CM_N/4 <= 512 uvec4s fit in A's part (>= 576).
   barrier();  // every subgroup is done reading the slice
-  uint scratch = sg * (CM_M * CM_N / 4u);
-  uint lane = gl_SubgroupInvocationID;
-  [[unroll]] for (uint i = 0u; i < TILES_M; ++i) {
-    [[unroll]] for (uint j = 0u; j < TILES_N; ++j) {
-      coopMatStoreNV(acc[i][j], As, scratch, CM_N / 4u, false);
-      subgroupMemoryBarrierShared();
-      subgroupBarrier();
-      [[unroll]] for (uint r = 0u; r < CM_M * CM_N / 32u; ++r) {  // subgroups of 32 (the selector checks)
-        uint e = r * 32u + lane;
-        uint m = g_m0 + wm0 + i * CM_M + e / CM_N, n = g_n0 + wn0 + j * CM_N + e % CM_N;
-        if (in_m(m) && in_n(n)) store_y(m, n, uintBitsToFloat(As[scratch + e / 4u][e % 4u]));
+  const uint scratch = sg * (CM_M * CM_N / 4u);
+  const uint lane = gl_SubgroupInvocationID;
+  // Not unrolled, so that the stores (and the epilogue they inline) are
+  // compiled once, not once per accumulator: each pass stores the one
+  // accumulator it names, indexed by constants (registers stay registers).
+  [[dont_unroll]] for (uint ij = 0u; ij < TILES_M * TILES_N; ++ij) {
+    [[unroll]] for (uint i = 0u; i < TILES_M; ++i) {
+      [[unroll]] for (uint j = 0u; j < TILES_N; ++j) {
+        if (ij == i * TILES_N + j) coopMatStoreNV(acc[i][j], As, scratch, CM_N / 4u, false);
       }
-      subgroupBarrier();  // read before the next store overwrites
     }
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+    const uint m0 = g_m0 + wm0 + (ij / TILES_N) * CM_M, n0 = g_n0 + wn0 + (ij % TILES_N) * CM_N;
+    [[unroll]] for (uint r = 0u; r < (CM_M * CM_N / 8u + 31u) / 32u; ++r) {
+      const uint e = (r * 32u + lane) * 8u;  // the run's first element in the accumulator
+      if (e >= CM_M * CM_N) break;
+      store_y8(m0 + e / CM_N, n0 + e % CM_N, uintBitsToFloat(As[scratch + e / 4u]),
+               uintBitsToFloat(As[scratch + e / 4u + 1u]));
+    }
+    subgroupBarrier();  // read before the next store overwrites
   }
 }
