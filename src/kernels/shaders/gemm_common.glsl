@@ -280,17 +280,14 @@ uint y_index(uint m, uint n) { return epi_store_index(g_batch * p.M + m, n, p.N)
 bool y_chunks() { return EPI_PLANE == 0 && p.N % 8u == 0u; }
 #endif
 
-// Result (m, n) as stored at index i: bias added, through the epilogue.
-float finish_y(float v, uint m, uint n, uint i) {
+// Result (m, n) with its bias, and as stored at index i: through the epilogue too.
 #ifdef GPUU_CONV
-  uint oc = g_batch * p.M + m;
-  if (HAS_BIAS != 0) v += float(bias[oc]);
-  return epilogue(v, i, oc, n);
+float biased(float v, uint m, uint n) { return HAS_BIAS != 0 ? v + float(bias[g_batch * p.M + m]) : v; }
+float finish_y(float v, uint m, uint n, uint i) { return epilogue(biased(v, m, n), i, g_batch * p.M + m, n); }
 #else
-  if (HAS_BIAS != 0) v += float(bias[n]);
-  return epilogue(v, i, m, n);
+float biased(float v, uint m, uint n) { return HAS_BIAS != 0 ? v + float(bias[n]) : v; }
+float finish_y(float v, uint m, uint n, uint i) { return epilogue(biased(v, m, n), i, m, n); }
 #endif
-}
 
 // One result, in bounds: bias added, stored in the output's layout; or,
 // under SPLIT_K, this share's partial sum as it is.

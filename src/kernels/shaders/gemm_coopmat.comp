@@ -99,9 +99,18 @@ void store_y8(uint m, uint n, vec4 lo, vec4 hi) {
     return;
   }
   const bool chunk = whole && y_chunks();
-  // Not unrolled, so that the epilogue is compiled once, not eight times
-  // (4.5x the SPIR-V); the results move through registers by shifts, not by
-  // indexing (which put them in memory: slower than one store each).
+  if (chunk && EPI_N == 0) {  // no chain: the bias alone, unrolled
+    y8[y_index(m, n) / 8u] = pack8(biased(lo.x, m, n), biased(lo.y, m, n + 1u), biased(lo.z, m, n + 2u),
+                                   biased(lo.w, m, n + 3u), biased(hi.x, m, n + 4u), biased(hi.y, m, n + 5u),
+                                   biased(hi.z, m, n + 6u), biased(hi.w, m, n + 7u));
+    return;
+  }
+  // With a chain, not unrolled, so that the epilogue is compiled once, not
+  // eight times (4.5x the SPIR-V); the results move through registers by
+  // shifts, not by indexing (which put them in memory: slower than one
+  // store each). H100: this loop is 4-10 % slower than the unrolled one on
+  // plain GEMMs of 2048-4096 rows, and much faster than a store per result
+  // on convolutions (resnet50 at batch 8 in f16, 2.43 -> 1.91 ms).
   vec4 next = lo, after = hi;
   uvec4 halves = uvec4(0u);
   [[dont_unroll]] for (uint e = 0u; e < 8u; ++e) {
