@@ -369,16 +369,16 @@ TEST(VulkanGemmEpilogue, ALayerNormAfterTheResidualAddRunsInTheSplitReduction) {
   }
 }
 
-// The matrix-core kernels store eight results of a row at a time: one
-// 16-byte store where they lie side by side in the output (an image's pixels
-// whole runs of eight, a linear's columns too), else one each; under split-K
-// two 4-float partial stores where the columns are a multiple of 4. f16
-// convolutions with batch norm, a residual and ReLU on 8 x 8 and 7 x 7 images
-// and linears with bias, GELU and a residual on 48, 44 and 42 columns of 37
-// rows, on every matrix-core tile with and without split-K, against the CPU.
-// On devices without matrix cores the forced tiles fall back (lavapipe runs
-// the shader-core kernels here); where they have them, the profile must name
-// the kernel.
+// The matrix-core kernels store a convolution's results eight of a row at a
+// time: one 16-byte store where they lie side by side in the output (an
+// image's pixels whole runs of eight), else one each; under split-K two
+// 4-float partial stores where the columns are a multiple of 4. Linears store
+// one result at a time. f16 convolutions with batch norm, a residual and ReLU
+// on 8 x 8 and 7 x 7 images and linears with bias, GELU and a residual on 48,
+// 44 and 42 columns of 37 rows, on every matrix-core tile with and without
+// split-K, against the CPU. On devices without matrix cores the forced tiles
+// fall back (lavapipe runs the shader-core kernels here); where they have
+// them, the profile must name the kernel.
 TEST(VulkanGemmEpilogue, MatrixCoreStoresInRunsOfEight) {
   if (!f16_kernels_or_refused()) return;
   const bool matrix_cores = kernels::f16_matrix_cores(*test_context());

@@ -277,7 +277,6 @@ uint y_index(uint m, uint n) {
 bool y_chunks() { return (p.OH * p.OW) % 8u == 0u; }
 #else
 uint y_index(uint m, uint n) { return epi_store_index(g_batch * p.M + m, n, p.N); }
-bool y_chunks() { return EPI_PLANE == 0 && p.N % 8u == 0u; }
 #endif
 
 // Result (m, n) with its bias, and as stored at index i: through the epilogue too.

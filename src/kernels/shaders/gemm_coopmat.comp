@@ -77,6 +77,7 @@ const uint CHUNKS_B = TILE_N * BK / 8u / GPUU_WG;
 
 layout(std430, set = 0, binding = 0) readonly buffer A8 { uvec4 a8[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B8 { uvec4 b8[]; };
+#ifdef GPUU_CONV
 layout(std430, set = 0, binding = 3) writeonly buffer Y8 { uvec4 y8[]; };
 layout(std430, set = 0, binding = 4) writeonly buffer Partial4 { vec4 partial4[]; };
 
@@ -108,9 +109,7 @@ void store_y8(uint m, uint n, vec4 lo, vec4 hi) {
   // With a chain, not unrolled, so that the epilogue is compiled once, not
   // eight times (4.5x the SPIR-V); the results move through registers by
   // shifts, not by indexing (which put them in memory: slower than one
-  // store each). H100: this loop is 4-10 % slower than the unrolled one on
-  // plain GEMMs of 2048-4096 rows, and much faster than a store per result
-  // on convolutions (resnet50 at batch 8 in f16, 2.43 -> 1.91 ms).
+  // store each).
   vec4 next = lo, after = hi;
   uvec4 halves = uvec4(0u);
   [[dont_unroll]] for (uint e = 0u; e < 8u; ++e) {
@@ -129,6 +128,7 @@ void store_y8(uint m, uint n, vec4 lo, vec4 hi) {
   }
   if (chunk) y8[y_index(m, n) / 8u] = halves;
 }
+#endif
 
 shared uvec4 As[A_SIZE];
 shared uvec4 Bs[B_SIZE];
@@ -234,15 +234,20 @@ void main() {
 
   // Epilogue through shared memory (bounds, bias, f16, the conv layout): each
   // subgroup stores one f32 accumulator at a time into its own part of As and
-  // its invocations write that out, runs of eight results of a row each
-  // (CM_N % 8 == 0 and subgroups of 32: the selector checks).
-  // SUBGROUPS x CM_M*CM_N/4 <= 512 uvec4s fit in A's part (>= 576).
+  // its invocations write that out. SUBGROUPS x CM_M*CM_N/4 <= 512 uvec4s fit
+  // in A's part (>= 576).
   barrier();  // every subgroup is done reading the slice
   const uint scratch = sg * (CM_M * CM_N / 4u);
   const uint lane = gl_SubgroupInvocationID;
-  // Not unrolled, so that the stores (and the epilogue they inline) are
-  // compiled once, not once per accumulator: each pass stores the one
-  // accumulator it names, indexed by constants (registers stay registers).
+#ifdef GPUU_CONV
+  // A convolution's results in runs of eight of a row (CM_N % 8 == 0 and
+  // subgroups of 32: the selector checks), the accumulators in a loop not
+  // unrolled so that the stores (and the epilogue they inline) are compiled
+  // once: each pass stores the one accumulator it names, indexed by
+  // constants (registers stay registers). H100, 2026-12-06: resnet50 f16 at
+  // batch 8 2.43 -> 1.91 ms. Linears keep a store per result below: this
+  // form made GPT-2's 2048-row GEMMs 5-11 % slower (its fully unrolled form
+  // was 1-3 % faster, at 4.5x the SPIR-V: gemm-coopmat-stores-*.json).
   [[dont_unroll]] for (uint ij = 0u; ij < TILES_M * TILES_N; ++ij) {
     [[unroll]] for (uint i = 0u; i < TILES_M; ++i) {
       [[unroll]] for (uint j = 0u; j < TILES_N; ++j) {
@@ -260,4 +265,19 @@ void main() {
     }
     subgroupBarrier();  // read before the next store overwrites
   }
+#else
+  [[unroll]] for (uint i = 0u; i < TILES_M; ++i) {
+    [[unroll]] for (uint j = 0u; j < TILES_N; ++j) {
+      coopMatStoreNV(acc[i][j], As, scratch, CM_N / 4u, false);
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();
+      [[unroll]] for (uint r = 0u; r < CM_M * CM_N / 32u; ++r) {  // subgroups of 32 (the selector checks)
+        const uint e = r * 32u + lane;
+        const uint m = g_m0 + wm0 + i * CM_M + e / CM_N, n = g_n0 + wn0 + j * CM_N + e % CM_N;
+        if (in_m(m) && in_n(n)) store_y(m, n, uintBitsToFloat(As[scratch + e / 4u][e % 4u]));
+      }
+      subgroupBarrier();  // read before the next store overwrites
+    }
+  }
+#endif
 }
