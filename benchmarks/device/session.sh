@@ -21,11 +21,14 @@
 #   kernel-tests  vulkan_attention_test (the matrix-core attention, which lavapipe lacks),
 #         vulkan_conv_pool_test (convolutions through a materialized im2col view on matrix cores) and
 #         vulkan_reduce_norm_test (layer norms summed in subgroups of 32, which lavapipe's 8 do not take)
+#   linears  bench_gemm --linear on the real models' f16 GEMM sizes (ViT's 197 rows, GPT-2's 128 and 2048, 4096^3),
+#         as picked and on each matrix-core tile; with SPIRV_DIR, once more with every NAME.spv there standing in
+#         for the built-in kernel NAME (a variant under measurement, built here with glslc and spirv_coopmat_khr)
 #   load  issue 21's figures (benchmarks/load/load_memory.py): file vs weights, load time with a cold and a
 #         warm pipeline cache, RSS growth, first vs warm execute, device memory; the executor VGF path only
 # Env: PARTS, PART_S (seconds per part, default 170), SIZES, PRECISIONS, CASES, F16_CASES, F16_PRECISIONS (real's
 # precisions besides f32, default f16,int8,a16w8), PROFILE (real's programs profiled dispatch by dispatch),
-# GEMM_ONLY (gemm's sweep: only the cases whose names contain one of these, comma-separated).
+# GEMM_ONLY (gemm's sweep: only the cases whose names contain one of these, comma-separated), SPIRV_DIR (linears).
 set -u
 for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null 2>&1; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
@@ -49,6 +52,12 @@ for part in ${PARTS:-gemm llm real}; do
     real) cp .bench/bin/bench_suite .bench/bin/profile_program .bench/real/  # real/run.sh runs them from its folder
           run_part real env OUT_DIR=$res GPUU_COMMIT="$commit" BENCH=.bench/real F16_PRECISIONS="${F16_PRECISIONS:-f16,int8,a16w8}" \
             ${CASES:+CASES=$CASES} ${F16_CASES:+F16_CASES=$F16_CASES} bash .bench/real/run.sh ;;
+    linears) L="--linear 197,768,2304 --linear 197,3072,768 --linear 128,768,2304 --linear 2048,768,2304 --linear 2048,3072,768 --linear 4096,4096,4096"
+             run_part linears sh -c ".bench/bin/bench_gemm --runs 15 --warmup 3 $L > $res/linears.json"
+             if [ -n "${SPIRV_DIR:-}" ]; then
+               S=""; for f in "$SPIRV_DIR"/*.spv; do S="$S --spirv $(basename "$f" .spv)=$f"; done
+               run_part linears-variant sh -c ".bench/bin/bench_gemm --runs 15 --warmup 3 $L $S > $res/linears-variant.json"
+             fi ;;
     attention) run_part attention sh -c ".bench/bin/bench_attention --runs 30 > $res/attention.json" ;;
     gemm-tests) for t in vulkan_gemm_test vulkan_gemm_split_test vulkan_gemm_epilogue_test; do
                   run_part $t .bench/bin/$t
