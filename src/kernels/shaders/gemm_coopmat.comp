@@ -114,7 +114,8 @@ void store_y8(uint m, uint n, vec4 lo, vec4 hi) {
   uvec4 halves = uvec4(0u);
   [[dont_unroll]] for (uint e = 0u; e < 8u; ++e) {
     const uint i = y_index(m, n + e);
-    const float o = finish_y(next.x, m, n + e, i);
+    float o = 0.0;
+    if (n + e < p.N) o = finish_y(next.x, m, n + e, i);  // past the last column the chain's inputs end
     next = vec4(next.yzw, after.x);
     after = vec4(after.yzw, 0.0);
     if (chunk) {
