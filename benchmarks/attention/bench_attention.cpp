@@ -134,14 +134,7 @@ Result<Timing> time_graph(const SharedGpuContextPtr& ctx, VkCommandPool pool, co
     }
     if (pass == 0) {
       t.gpu_us = median(gpu);
-      GPUU_RETURN_IF_ERROR(gpu::run_once(
-          *ctx, pool,
-          [&](VkCommandBuffer copy_cb) {
-            VkBufferCopy region{0, 0, y_bytes};
-            ctx->vkd().vkCmdCopyBuffer(copy_cb, out.buffer(), readback.buffer(), 1, &region);
-            return Status::Ok();
-          },
-          "output readback"));
+      GPUU_RETURN_IF_ERROR(bench::read_back(*ctx, pool, out, readback));
       const auto* mapped = static_cast<const uint8_t*>(readback.mapped());
       t.output.assign(mapped, mapped + y_bytes);
     } else {

@@ -27,6 +27,7 @@
 #include "kernels/kernel_cache.h"
 #include "kernels/kernel_graph.h"
 #include "bench_device.h"
+#include "spirv_file.h"
 #include "stats.h"
 
 namespace {
@@ -73,30 +74,6 @@ HostData random_data(DType dtype, size_t count, uint32_t seed) {
     d.values[i] = v;
   }
   return d;
-}
-
-Status copy_to_host(const SharedGpuContext& ctx, VkCommandPool pool, const DeviceBuffer& src, DeviceBuffer& dst) {
-  const auto& vk = ctx.vkd();
-  VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  alloc.commandPool = pool;
-  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  alloc.commandBufferCount = 1;
-  VkCommandBuffer cb = VK_NULL_HANDLE;
-  GPUU_VK_RETURN_IF_ERROR(vk.vkAllocateCommandBuffers(ctx.device(), &alloc, &cb), "vkAllocateCommandBuffers");
-  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  vk.vkBeginCommandBuffer(cb, &begin);
-  VkBufferCopy region{0, 0, src.size()};
-  vk.vkCmdCopyBuffer(cb, src.buffer(), dst.buffer(), 1, &region);
-  vk.vkEndCommandBuffer(cb);
-  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &cb;
-  VkResult r = ctx.submit(1, &submit, VK_NULL_HANDLE);
-  if (r == VK_SUCCESS) r = ctx.queue_wait_idle();
-  vk.vkFreeCommandBuffers(ctx.device(), pool, 1, &cb);
-  GPUU_VK_RETURN_IF_ERROR(r, "copy to host");
-  return Status::Ok();
 }
 
 // Expected output element `index` of the case (double sums).
@@ -183,7 +160,7 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Case& 
   }
 
   // Sampled outputs against the host (corners included: edge tiles).
-  GPUU_RETURN_IF_ERROR(copy_to_host(*ctx, pool, out, readback));
+  GPUU_RETURN_IF_ERROR(bench::read_back(*ctx, pool, out, readback));
   const size_t count = static_cast<size_t>(graph::shape_numel(y.shape));
   std::mt19937 rng(99);
   std::vector<size_t> samples = {0, count - 1};
@@ -427,13 +404,7 @@ int main(int argc, char** argv) {
   // Held to the end: the cache lives only while someone holds it.
   const std::shared_ptr<kernels::KernelCache> kernel_cache = kernels::KernelCache::shared(c);
   for (const auto& [name, file] : spirv) {
-    std::FILE* f = std::fopen(file.c_str(), "rb");
-    std::vector<uint32_t> words;
-    if (f) {
-      uint32_t w;
-      while (std::fread(&w, 4, 1, f) == 1) words.push_back(w);
-      std::fclose(f);
-    }
+    std::vector<uint32_t> words = bench::read_spirv_file(file);
     if (words.empty()) {
       std::fprintf(stderr, "bench_gemm: --spirv %s: cannot read SPIR-V from %s\n", name.c_str(), file.c_str());
       return 2;

@@ -99,14 +99,7 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Case& 
       GPUU_VK_RETURN_IF_ERROR(ctx->queue_wait_idle(), "vkQueueWaitIdle");
       if (i >= warmup) gpu.push_back(kg->last_gpu_time_us());
     }
-    GPUU_RETURN_IF_ERROR(gpu::run_once(
-        *ctx, pool,
-        [&](VkCommandBuffer copy) {
-          VkBufferCopy region{0, 0, y_bytes};
-          ctx->vkd().vkCmdCopyBuffer(copy, out.buffer(), readback.buffer(), 1, &region);
-          return Status::Ok();
-        },
-        "reading the output back"));
+    GPUU_RETURN_IF_ERROR(bench::read_back(*ctx, pool, out, readback));
     const uint8_t* got = static_cast<const uint8_t*>(readback.mapped());
     if (k == IntGemmKernel::kDirect) direct.assign(got, got + y_bytes);
     const bool exact = std::memcmp(direct.data(), got, y_bytes) == 0;

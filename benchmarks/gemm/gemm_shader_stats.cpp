@@ -19,6 +19,7 @@
 
 #include "context/vulkan_coopmat.h"  // for Vulkan headers older than the extension
 #include "kernels/shader_library.h"
+#include "spirv_file.h"
 
 namespace {
 
@@ -161,11 +162,7 @@ int main(int argc, char** argv) {
     // SHADER: an embedded shader's name, or a SPIR-V file (a variant under measurement).
     std::vector<uint32_t> words;
     if (req.shader.size() > 4 && req.shader.compare(req.shader.size() - 4, 4, ".spv") == 0) {
-      if (std::FILE* f = std::fopen(req.shader.c_str(), "rb")) {
-        uint32_t w;
-        while (std::fread(&w, 4, 1, f) == 1) words.push_back(w);
-        std::fclose(f);
-      }
+      words = gpuu::bench::read_spirv_file(req.shader);
     } else if (const gpuu::kernels::EmbeddedShader* shader = gpuu::kernels::find_shader(req.shader)) {
       words.assign(shader->words, shader->words + shader->word_count);
     }

@@ -267,10 +267,12 @@ uint b_offset(uint k, uint n) { return b_base + k * p.b_stride_k + n * p.b_strid
 // SPLIT_K its index among the partials.
 uint partial_index(uint m, uint n) { return ((g_split * p.batches + g_batch) * p.M + m) * p.N + n; }
 #ifdef GPUU_CONV
+// Row m's output channel (the group's rows follow the earlier groups').
+uint out_channel(uint m) { return g_batch * p.M + m; }
 uint y_index(uint m, uint n) {
   uint pixels = p.OH * p.OW;
   uint img = n / pixels;
-  return (img * p.O + g_batch * p.M + m) * pixels + (n - img * pixels);
+  return (img * p.O + out_channel(m)) * pixels + (n - img * pixels);
 }
 // Whether the results of columns n..n+7 (n a multiple of 8) lie side by side
 // in the output, from a multiple of 8: each image's pixels are whole chunks.
@@ -281,8 +283,8 @@ uint y_index(uint m, uint n) { return epi_store_index(g_batch * p.M + m, n, p.N)
 
 // Result (m, n) with its bias, and as stored at index i: through the epilogue too.
 #ifdef GPUU_CONV
-float biased(float v, uint m, uint n) { return HAS_BIAS != 0 ? v + float(bias[g_batch * p.M + m]) : v; }
-float finish_y(float v, uint m, uint n, uint i) { return epilogue(biased(v, m, n), i, g_batch * p.M + m, n); }
+float biased(float v, uint m, uint n) { return HAS_BIAS != 0 ? v + float(bias[out_channel(m)]) : v; }
+float finish_y(float v, uint m, uint n, uint i) { return epilogue(biased(v, m, n), i, out_channel(m), n); }
 #else
 float biased(float v, uint m, uint n) { return HAS_BIAS != 0 ? v + float(bias[n]) : v; }
 float finish_y(float v, uint m, uint n, uint i) { return epilogue(biased(v, m, n), i, m, n); }
