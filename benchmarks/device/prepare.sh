@@ -13,10 +13,10 @@ cd "$root"
 out=.bench
 grep -qx '/.bench/' .git/info/exclude 2>/dev/null || echo /.bench/ >> .git/info/exclude
 rm -rf "$out" && mkdir -p "$out/bin" "$out/real"
-cmake --build build --target bench_gemm bench_int8_gemm bench_attention bench_suite profile_program vulkan_quant_test \
+cmake --build build --target bench_dispatch bench_gemm bench_int8_gemm bench_attention bench_suite profile_program vulkan_quant_test \
   vulkan_gemm_test vulkan_gemm_split_test vulkan_gemm_epilogue_test vulkan_attention_test vulkan_conv_pool_test \
   vulkan_reduce_norm_test >/dev/null
-for b in benchmarks/gemm/bench_gemm benchmarks/gemm/bench_int8_gemm benchmarks/attention/bench_attention \
+for b in benchmarks/runtime/bench_dispatch benchmarks/gemm/bench_gemm benchmarks/gemm/bench_int8_gemm benchmarks/attention/bench_attention \
          benchmarks/suite/bench_suite benchmarks/runtime/profile_program tests/kernels/vulkan_quant_test \
          tests/kernels/vulkan_gemm_test tests/kernels/vulkan_gemm_split_test tests/kernels/vulkan_gemm_epilogue_test \
          tests/kernels/vulkan_attention_test tests/kernels/vulkan_conv_pool_test \

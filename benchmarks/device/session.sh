@@ -24,6 +24,8 @@
 #   linears  bench_gemm --linear on the real models' f16 GEMM sizes (ViT's 197 rows, GPT-2's 128 and 2048, 4096^3),
 #         as picked and on each matrix-core tile; with SPIRV_DIR, once more with every NAME.spv there standing in
 #         for the built-in kernel NAME (a variant under measurement, built here with glslc and spirv_coopmat_khr)
+#   dispatch  bench_dispatch: what a dispatch and the barrier before it cost the GPU (chains of copies under
+#         each barrier form; chains of f16 layer norms and linears of 128 and 2048 rows as KernelGraph records them)
 #   load  issue 21's figures (benchmarks/load/load_memory.py): file vs weights, load time with a cold and a
 #         warm pipeline cache, RSS growth, first vs warm execute, device memory; the executor VGF path only
 # Env: PARTS, PART_S (seconds per part, default 170), SIZES, PRECISIONS, CASES, F16_CASES, F16_PRECISIONS (real's
@@ -58,6 +60,7 @@ for part in ${PARTS:-gemm llm real}; do
                S=""; for f in "$SPIRV_DIR"/*.spv; do S="$S --spirv $(basename "$f" .spv)=$f"; done
                run_part linears-variant sh -c ".bench/bin/bench_gemm --runs 15 --warmup 3 $L $S > $res/linears-variant.json"
              fi ;;
+    dispatch) run_part dispatch sh -c ".bench/bin/bench_dispatch --runs 40 --warmup 10 --rows 128 --rows 2048 > $res/dispatch.json" ;;
     attention) run_part attention sh -c ".bench/bin/bench_attention --runs 30 > $res/attention.json" ;;
     gemm-tests) for t in vulkan_gemm_test vulkan_gemm_split_test vulkan_gemm_epilogue_test; do
                   run_part $t .bench/bin/$t
