@@ -201,6 +201,22 @@ constexpr uint32_t kCoopSplitBelowUnitsOver = 2;
 constexpr uint32_t kGemvSplitBelowUnitsOver = 4;
 // More shares than this leave the reduction dominating.
 constexpr uint32_t kMaxSplits = 16;
+// The tiled kernels (f32) of a linear or matmul: a 128x128 grid whose last
+// round of tiles leaves more than a fifth of the GPU idle takes the 64x64
+// tile, whose rounds are a quarter as long (H100, 2048 x 768 -> 2304: 288
+// tiles of 128x128 in 3 rounds for 2.2 rounds' work, 304 us; 64x64, 252 us;
+// 2048 x 768 -> 3072, 2.9 rounds: 311 against 333).
+constexpr double kTiledMinLastRound = 0.8;
+// ... and they split K until the shares make about three workgroups a
+// multiprocessor, where their tiles alone make fewer than 1.25 (H100, 64x64:
+// ViT-B/16's 197 x 3072 -> 768, 48 tiles, 87.7 us in the 3 shares that fill
+// the GPU once, 56.1 in 8; 197 x 768 -> 2304, 144 tiles, 61.0 whole, 52.6 in
+// 3; GPT-2's 128 x 768 -> 2304, 72 tiles, 40.0 in 2, 33.5 in 6; 197 x 768 ->
+// 3072, 192 tiles, 62.8 whole and 61.2 in 3: left whole). Convolutions keep
+// the rule above (not measured this way).
+constexpr uint32_t kTiledSplitWorkgroupsPerUnit = 3;
+constexpr double kTiledSplitBelowUnits = 1.25;
+constexpr uint32_t kTiledMaxSplits = 8;
 
 // `splits` shares of K, each a whole number of slices: the share depth and the count that covers K with it.
 void split_k(GemmChoice& choice, uint32_t k, uint32_t splits) {
@@ -269,10 +285,31 @@ GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const Ge
     choice.why = std::to_string(large) + " tiles of 128x128 for " + std::to_string(units) +
                  " multiprocessors: the 64x64 tile makes " + std::to_string(tiles(choice));
   }
+  const bool tiled_gemm = !problem.conv && (choice.kernel == GemmKernel::kTiled64 || choice.kernel == GemmKernel::kTiled128);
+  if (tiled_gemm && choice.kernel == GemmKernel::kTiled128) {
+    const uint64_t large = tiles(choice), rounds = (large + units - 1) / units;
+    const double last_round = static_cast<double>(large - (rounds - 1) * units) / units;
+    if (last_round < kTiledMinLastRound) {
+      choice.kernel = GemmKernel::kTiled64;
+      choice.tile_m = choice.tile_n = small_side;
+      choice.depth = GemmChoice{}.depth;
+      choice.why = std::to_string(large) + " tiles of 128x128 in " + std::to_string(rounds) + " rounds on " +
+                   std::to_string(units) + " multiprocessors, the last " +
+                   std::to_string(static_cast<int>(last_round * 100)) + " % full: the 64x64 tile";
+    }
+  }
   const uint64_t made = tiles(choice);
   const bool fills_enough = (choice.kernel == GemmKernel::kGemv && made * kGemvSplitBelowUnitsOver >= units) ||
                             (choice.coopmat() && made * kCoopSplitBelowUnitsOver >= units);
-  if (made < units && !fills_enough && problem.k >= 2 * kMinSplitDepth) {
+  if (tiled_gemm && static_cast<double>(made) < kTiledSplitBelowUnits * units && problem.k >= 2 * kMinSplitDepth) {
+    const uint32_t wanted = static_cast<uint32_t>((kTiledSplitWorkgroupsPerUnit * units + made - 1) / made);
+    split_k(choice, problem.k, std::min({wanted, kTiledMaxSplits, problem.k / kMinSplitDepth}));
+    if (choice.splits > 1) {
+      choice.why += (choice.why.empty() ? "" : "; ") + std::to_string(made) + " tiles for " + std::to_string(units) +
+                    " multiprocessors: K in " + std::to_string(choice.splits) + " shares (about " +
+                    std::to_string(kTiledSplitWorkgroupsPerUnit) + " workgroups each)";
+    }
+  } else if (made < units && !fills_enough && problem.k >= 2 * kMinSplitDepth) {
     const uint32_t wanted = static_cast<uint32_t>((units + made - 1) / made);
     split_k(choice, problem.k, std::min({wanted, kMaxSplits, problem.k / kMinSplitDepth}));
     if (choice.splits > 1) {

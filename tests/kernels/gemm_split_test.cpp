@@ -234,19 +234,33 @@ TEST(VulkanGemmSplit, SelectorFillsTheGpu) {
   GemmChoice narrow = on_132(GemmProblem{true, 64, 8 * 56 * 56, 576});
   EXPECT_EQ(narrow.kernel, GemmKernel::kTiled64) << narrow.describe();
   EXPECT_EQ(narrow.splits, 1u) << narrow.describe();
-  // A GEMM of 2048 rows by 2304 columns keeps the device's usual tile.
-  GemmChoice wide = on_132(GemmProblem{false, 2048, 2304, 768, 1, true});
+  // A GEMM of 2048 rows by 3072 columns keeps the device's usual tile: 384 tiles of 128x128 fill 3 rounds.
+  GemmChoice wide = on_132(GemmProblem{false, 2048, 3072, 768, 1, true});
   EXPECT_EQ(wide.kernel, kernels::select_gemm(*test_context(), DType::kF32).kernel) << wide.describe();
+  EXPECT_EQ(wide.splits, 1u) << wide.describe();
+  // By 2304 columns, 288 tiles of 128x128 leave the third round under a fifth full: the 64x64 tile, unsplit.
+  GemmChoice qkv = on_132(GemmProblem{false, 2048, 2304, 768, 1, true});
+  EXPECT_EQ(qkv.kernel, GemmKernel::kTiled64) << qkv.describe();
+  EXPECT_EQ(qkv.splits, 1u) << qkv.describe();
   // ViT-B/16's MLP: 197 tokens, 768 -> 3072: the 64x64 tile (4 x 48 tiles) fills the GPU without a split.
   GemmChoice vit = on_132(GemmProblem{false, 197, 3072, 768});
   EXPECT_EQ(vit.tile_m, 64u) << vit.describe();
   EXPECT_EQ(vit.splits, 1u) << vit.describe();
+  // ... and back, 3072 -> 768: 48 tiles, K in 8 shares (about three workgroups a multiprocessor), not the
+  // 3 that fill it once; its attention's 768 -> 2304, 144 tiles, in 3.
+  GemmChoice vit_down = on_132(GemmProblem{false, 197, 768, 3072});
+  EXPECT_EQ(vit_down.tile_m, 64u) << vit_down.describe();
+  EXPECT_EQ(vit_down.splits, 8u) << vit_down.describe();
+  GemmChoice vit_qkv = on_132(GemmProblem{false, 197, 2304, 768});
+  EXPECT_EQ(vit_qkv.splits, 3u) << vit_qkv.describe();
   // A large GEMM keeps the device's usual choice.
   GemmChoice large = on_132(GemmProblem{false, 4096, 4096, 4096});
   EXPECT_EQ(large.splits, 1u) << large.describe();
   EXPECT_EQ(large.kernel, kernels::select_gemm(*test_context(), DType::kF32).kernel) << large.describe();
   // Every choice says why.
-  for (const GemmChoice& c : {late, decode, decode_kn, excite, narrow, wide, vit, large}) EXPECT_FALSE(c.why.empty()) << c.describe();
+  for (const GemmChoice& c : {late, decode, decode_kn, excite, narrow, wide, qkv, vit, vit_down, vit_qkv, large}) {
+    EXPECT_FALSE(c.why.empty()) << c.describe();
+  }
 }
 
 }  // namespace
