@@ -376,11 +376,27 @@ Status add_row_norm(LoweringContext& lc, const std::vector<graph::NodeId>& nodes
   // SUBGROUP_LINES: a line's sums as subgroup sums, where a line is one.
   const uint64_t per = (size + row_width - 1) / row_width;
   spec.push_back(per <= kLayerNormMaxPer ? static_cast<int32_t>(per) : 0);
-  spec.push_back(row_width > 1 && row_width == lc.ctx.subgroup_size() && lc.ctx.subgroup_arithmetic() ? 1 : 0);
+  const bool subgroup_lines = row_width > 1 && row_width == lc.ctx.subgroup_size() && lc.ctx.subgroup_arithmetic();
+  spec.push_back(subgroup_lines ? 1 : 0);
+  // VEC4: f16 rows four halves at a time, where every row and weight starts
+  // on a multiple of four elements and its quads split evenly over the line
+  // (H100, GPT-2's 2048 x 768 norms: see layer_norm_rows.comp).
+  const bool quads = x.dtype == graph::DType::kF16 && norm.y->dtype == graph::DType::kF16 && row_width > 1 &&
+                     norm.before.empty() && norm.after.empty() && at.element_stride == 1 &&
+                     size % (4 * row_width) == 0 && per <= kLayerNormMaxPer && at.offset % 4 == 0 &&
+                     at.inner_stride % 4 == 0 && at.outer_stride % 4 == 0 &&
+                     (!norm.weight || (norm.weight_stride == 1 && norm.weight_offset % 4 == 0));
+  spec.push_back(quads ? 1 : 0);
   const graph::DType computed = is_float(x.dtype) ? x.dtype : graph::DType::kF32;  // integer x: a chain's edge
   KernelKey key{std::string("layer_norm_rows") + float_suffix(computed), std::move(spec), 4, push.size()};
+  gpu::StepWork work;
+  work.choice = row_width == 1 ? "a row per invocation"
+                : row_width == kLayerNormLine
+                    ? std::string("a row per line of ") + std::to_string(row_width) + (subgroup_lines ? ", subgroup sums" : "")
+                    : "a row per workgroup";
+  if (quads) work.choice += ", four halves at a time";
   return add_dispatch(lc, nodes, key, {{x.range, false}, {weight, false}, {bias, false}, {norm.y->range, true}}, push,
-                      rows * row_width);
+                      rows * row_width, std::move(work));
 }
 
 void add_reduce_norm_kernels(std::vector<OpKernel>& table) {

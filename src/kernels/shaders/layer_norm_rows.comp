@@ -57,6 +57,10 @@ layout(constant_id = 26) const float IMM2 = 0.0;
 layout(constant_id = 27) const float IMM3 = 0.0;
 layout(constant_id = 28) const uint PER = 0u;  // elements per invocation held in registers (0: re-read)
 layout(constant_id = 29) const bool SUBGROUP_LINES = false;  // ROW_WIDTH is the subgroup size: subgroupAdd
+// f16 rows read and written four halves at a time (8-byte loads and stores,
+// a quarter of the instructions) where the host found them contiguous and
+// aligned, the row a multiple of 4 x ROW_WIDTH (> 1), PER <= MAX_PER, no chains.
+layout(constant_id = 30) const bool VEC4 = false;
 #define MAX_PER 32u
 
 #ifdef GPUU_F16
@@ -89,6 +93,7 @@ layout(push_constant) uniform Params {
 } p;
 
 shared float sums[GPUU_WG];
+
 
 // The chain `codes` (n instructions) applied to v, walked by a loop the
 // driver unrolls: as fused_elementwise.comp's, its switch folds away.
@@ -132,6 +137,44 @@ float row_sum(float v, uint t, uint lane) {
   return r;
 }
 
+#ifdef GPUU_F16
+// The same bindings as four halves a word pair (VEC4).
+layout(std430, set = 0, binding = 0) readonly buffer In4 { uvec2 x4[]; };
+layout(std430, set = 0, binding = 1) readonly buffer Weight4 { uvec2 w4[]; };
+layout(std430, set = 0, binding = 2) readonly buffer Bias4 { uvec2 bias4[]; };
+layout(std430, set = 0, binding = 3) writeonly buffer Out4 { uvec2 y4[]; };
+vec4 halves(uvec2 r) { return vec4(unpackHalf2x16(r.x), unpackHalf2x16(r.y)); }
+
+// A row of `n` elements at x element `xbase`, y element `base`, as VEC4 says:
+// invocation `lane` of its row's ROW_WIDTH holds quads lane, lane +
+// ROW_WIDTH, ... Every invocation of the workgroup calls it (row_sum's
+// barriers); one past the last row (`live` false) reads and writes nothing.
+void norm_quads(uint xbase, uint base, uint t, uint lane, bool live, float n) {
+  const uint quads = live ? PER / 4u : 0u;
+  vec4 v[MAX_PER / 4u];
+  vec4 sum = vec4(0.0);
+  [[unroll]] for (uint i = 0u; i < MAX_PER / 4u; ++i) {
+    v[i] = i < quads ? halves(x4[xbase / 4u + lane + i * ROW_WIDTH]) : vec4(0.0);
+    sum += v[i];
+  }
+  const float mean = RMS ? 0.0 : row_sum(sum.x + sum.y + sum.z + sum.w, t, lane) / n;
+  vec4 var = vec4(0.0);
+  [[unroll]] for (uint i = 0u; i < MAX_PER / 4u; ++i) {
+    const vec4 d = v[i] - mean;
+    if (i < quads) var += d * d;
+  }
+  const float rstd = 1.0 / sqrt(row_sum(var.x + var.y + var.z + var.w, t, lane) / n + p.eps);
+  [[unroll]] for (uint i = 0u; i < MAX_PER / 4u; ++i) {
+    if (i >= quads) break;
+    const uint q = lane + i * ROW_WIDTH;
+    vec4 r = (v[i] - mean) * rstd;
+    if (HAS_WEIGHT) r *= halves(w4[p.w_offset / 4u + q]);
+    if (HAS_BIAS) r += halves(bias4[q]);
+    y4[base / 4u + q] = uvec2(packHalf2x16(r.xy), packHalf2x16(r.zw));
+  }
+}
+#endif
+
 // Element j of the row at `base` of y, from its normalized value r.
 // `precise` here and in the sums: no multiply-add is contracted, so a norm
 // whose chains quantize its result rounds as the norm and the quantize run
@@ -158,6 +201,12 @@ void main() {
   uint xbase = p.x_offset + (row / p.inner_rows) * p.outer_stride + (row % p.inner_rows) * p.inner_stride;
   uint xs = p.element_stride;
   float n = float(p.size);
+#ifdef GPUU_F16
+  if (VEC4) {
+    norm_quads(xbase, base, t, lane, live, n);
+    return;
+  }
+#endif
   float xv[MAX_PER];
   [[unroll]] for (uint i = 0u; i < MAX_PER; ++i) {
     const uint j = first + i * step;
