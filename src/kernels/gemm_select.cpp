@@ -126,7 +126,7 @@ std::optional<GemmChoice> gemv_choice(const SharedGpuContext& ctx, const GemmPro
 
 // The kernel and tile, before any occupancy concern.
 GemmChoice select_kernel(const SharedGpuContext& ctx, graph::DType dtype, std::optional<GemmKernel> force,
-                         const GemmProblem& problem) {
+                         const GemmProblem& problem, bool as_gpu) {
   const uint32_t shared_limit = ctx.properties().limits.maxComputeSharedMemorySize;
   GemmChoice choice;
   if (force == GemmKernel::kTiled64) {
@@ -170,7 +170,8 @@ GemmChoice select_kernel(const SharedGpuContext& ctx, graph::DType dtype, std::o
       return choice;
     }
   }
-  if (ctx.properties().deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU && shared_limit >= kTiled128SharedBytes) {
+  const bool gpu = as_gpu || ctx.properties().deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+  if (gpu && shared_limit >= kTiled128SharedBytes) {
     choice.kernel = GemmKernel::kTiled128;
     choice.tile_m = choice.tile_n = op_codes::kLimitGemmTileLarge;
     choice.depth = kTiled128Depth;
@@ -201,12 +202,13 @@ constexpr uint32_t kCoopSplitBelowUnitsOver = 2;
 constexpr uint32_t kGemvSplitBelowUnitsOver = 4;
 // More shares than this leave the reduction dominating.
 constexpr uint32_t kMaxSplits = 16;
-// The tiled kernels (f32) of a linear or matmul: a 128x128 grid whose last
-// round of tiles leaves more than a fifth of the GPU idle takes the 64x64
-// tile, whose rounds are a quarter as long (H100, 2048 x 768 -> 2304: 288
-// tiles of 128x128 in 3 rounds for 2.2 rounds' work, 304 us; 64x64, 252 us;
-// 2048 x 768 -> 3072, 2.9 rounds: 311 against 333).
-constexpr double kTiledMinLastRound = 0.8;
+// The tiled kernels (f32) of a linear or matmul: a 128x128 grid whose rounds
+// of tiles leave more than a fifth of the GPU idle over the whole GEMM takes
+// the 64x64 tile, whose rounds are a quarter as long (H100, 2048 x 768 ->
+// 2304: 288 tiles of 128x128 in 3 rounds for 2.2 rounds' work, 304 us;
+// 64x64, 252 us; 2048 x 768 -> 3072, 2.9 rounds: 311 against 333; 4096^3, 7.8
+// rounds in 8, stays).
+constexpr double kTiledMinRoundsFull = 0.8;
 // ... and they split K until the shares make about three workgroups a
 // multiprocessor, where their tiles alone make fewer than 1.25 (H100, 64x64:
 // ViT-B/16's 197 x 3072 -> 768, 48 tiles, 87.7 us in the 3 shares that fill
@@ -238,7 +240,7 @@ GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const Ge
   std::optional<GemmChoice> gemv = (!force.kernel || force_gemv) && problem.m && problem.n
                                        ? gemv_choice(ctx, problem, force_gemv)
                                        : std::nullopt;
-  GemmChoice choice = gemv ? *gemv : select_kernel(ctx, dtype, force.kernel, problem);
+  GemmChoice choice = gemv ? *gemv : select_kernel(ctx, dtype, force.kernel, problem, force.as_gpu);
   if (force.splits) {
     if (problem.k) split_k(choice, problem.k, *force.splits);
     return choice;
@@ -288,14 +290,14 @@ GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const Ge
   const bool tiled_gemm = !problem.conv && (choice.kernel == GemmKernel::kTiled64 || choice.kernel == GemmKernel::kTiled128);
   if (tiled_gemm && choice.kernel == GemmKernel::kTiled128) {
     const uint64_t large = tiles(choice), rounds = (large + units - 1) / units;
-    const double last_round = static_cast<double>(large - (rounds - 1) * units) / units;
-    if (last_round < kTiledMinLastRound) {
+    const double full = static_cast<double>(large) / static_cast<double>(rounds * units);
+    if (full < kTiledMinRoundsFull) {
       choice.kernel = GemmKernel::kTiled64;
       choice.tile_m = choice.tile_n = small_side;
       choice.depth = GemmChoice{}.depth;
       choice.why = std::to_string(large) + " tiles of 128x128 in " + std::to_string(rounds) + " rounds on " +
-                   std::to_string(units) + " multiprocessors, the last " +
-                   std::to_string(static_cast<int>(last_round * 100)) + " % full: the 64x64 tile";
+                   std::to_string(units) + " multiprocessors, " + std::to_string(static_cast<int>(full * 100)) +
+                   " % full: the 64x64 tile";
     }
   }
   const uint64_t made = tiles(choice);

@@ -95,7 +95,7 @@ struct GemmChoice {
 // where the device allows it (the coopmat ones need the extension and their
 // shared memory), else the usual choice; a split-K count, capped by K's slices.
 // And, for tests of the selection policy, a multiprocessor count in place of
-// the device's (lavapipe reports none).
+// the device's (lavapipe reports none) and a GPU's policy on a CPU device.
 struct GemmForce {
   GemmForce() = default;
   GemmForce(std::nullopt_t) {}                     // NOLINT: forces nothing, as before GemmForce
@@ -105,6 +105,7 @@ struct GemmForce {
   std::optional<GemmKernel> kernel;
   std::optional<uint32_t> splits;
   std::optional<uint32_t> compute_units;
+  bool as_gpu = false;  // choose as for a GPU whatever the device type (lavapipe's tests)
   std::optional<IntGemmKernel> int_kernel;  // conv2d_int and matmul_int (select_int_gemm)
   // conv2d: materialize the im2col view before the GEMM (true) or gather it
   // in the tiles (false), where the convolution gathers it at all.
