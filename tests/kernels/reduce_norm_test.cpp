@@ -227,35 +227,38 @@ TEST(VulkanLayerNorm, HalfPrecision) {
   EXPECT_TRUE(layer_norm_matches(DType::kF16, {3, 777}, 1, true, false, 1e-5, 63, 4e-3));
 }
 
-// f16 rows four halves at a time, where they split evenly over the
+// Float rows four elements at a time, where they split evenly over the
 // invocations of a row: GPT-2's 2048 x 768 (a line of 32 a row), 2048 x 256
 // without bias, rows of 1024 and 2048 (a workgroup a row); rows of 100 and of
 // 770 (not quads of a line) the element at a time. The profile says which.
-TEST(VulkanLayerNorm, HalfRowsFourAtATime) {
-  if (!f16_kernels_or_refused()) return;
+TEST(VulkanLayerNorm, RowsFourAtATime) {
   uint32_t seed = 90;
-  for (const auto& [shape, bias, quads] : std::vector<std::tuple<graph::Shape, bool, bool>>{
-           {{2048, 768}, true, true}, {{2048, 256}, false, true}, {{3, 1024}, true, true}, {{2, 3, 2048}, true, true},
-           {{2048, 100}, true, false}, {{5, 770}, true, false}}) {
-    graph::Graph g;
-    graph::Shape row(shape.end() - 1, shape.end());
-    std::vector<cpu::HostTensor> inputs{random_tensor(DType::kF16, shape, seed += 3, -3, 5),
-                                        random_tensor(DType::kF16, row, seed + 1, 0.5, 2),
-                                        random_tensor(DType::kF16, row, seed + 2, -1, 1)};
-    graph::ValueId x = graph::add_graph_input(g, "x", DType::kF16, shape).value();
-    graph::ValueId w = graph::add_graph_input(g, "w", DType::kF16, row).value();
-    graph::ValueId b = bias ? graph::add_graph_input(g, "b", DType::kF16, row).value() : graph::kNone;
-    if (!bias) inputs.pop_back();
-    g.mark_output(graph::add_op(g, "layer_norm", "ln", {x, w, b}, {{"normalized_ndim", int64_t{1}}, {"eps", 1e-5}})
-                      .value()[0]);
-    EXPECT_TRUE(graph_matches_cpu(g, inputs, 4e-3, 2e-3)) << shape.back();
-    kernels::KernelGraphOptions options;
-    options.profile_steps = true;
-    RunStats stats;
-    ASSERT_TRUE(run_on_vulkan(g, inputs, &stats, options).ok());
-    ASSERT_EQ(stats.steps.size(), 1u);
-    EXPECT_EQ(stats.steps[0].work.choice.find("four halves") != std::string::npos, quads)
-        << shape.back() << ": " << stats.steps[0].work.choice;
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    if (dtype == DType::kF16 && !f16_kernels_or_refused()) return;
+    const double tol = dtype == DType::kF16 ? 4e-3 : 2e-5;
+    for (const auto& [shape, bias, quads] : std::vector<std::tuple<graph::Shape, bool, bool>>{
+             {{2048, 768}, true, true}, {{2048, 256}, false, true}, {{3, 1024}, true, true}, {{2, 3, 2048}, true, true},
+             {{2048, 100}, true, false}, {{5, 770}, true, false}}) {
+      graph::Graph g;
+      graph::Shape row(shape.end() - 1, shape.end());
+      std::vector<cpu::HostTensor> inputs{random_tensor(dtype, shape, seed += 3, -3, 5),
+                                          random_tensor(dtype, row, seed + 1, 0.5, 2),
+                                          random_tensor(dtype, row, seed + 2, -1, 1)};
+      graph::ValueId x = graph::add_graph_input(g, "x", dtype, shape).value();
+      graph::ValueId w = graph::add_graph_input(g, "w", dtype, row).value();
+      graph::ValueId b = bias ? graph::add_graph_input(g, "b", dtype, row).value() : graph::kNone;
+      if (!bias) inputs.pop_back();
+      g.mark_output(graph::add_op(g, "layer_norm", "ln", {x, w, b}, {{"normalized_ndim", int64_t{1}}, {"eps", 1e-5}})
+                        .value()[0]);
+      EXPECT_TRUE(graph_matches_cpu(g, inputs, tol, tol / 2)) << graph::dtype_name(dtype) << " " << shape.back();
+      kernels::KernelGraphOptions options;
+      options.profile_steps = true;
+      RunStats stats;
+      ASSERT_TRUE(run_on_vulkan(g, inputs, &stats, options).ok());
+      ASSERT_EQ(stats.steps.size(), 1u);
+      EXPECT_EQ(stats.steps[0].work.choice.find("four at a time") != std::string::npos, quads)
+          << graph::dtype_name(dtype) << " " << shape.back() << ": " << stats.steps[0].work.choice;
+    }
   }
 }
 

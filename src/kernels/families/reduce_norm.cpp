@@ -378,10 +378,10 @@ Status add_row_norm(LoweringContext& lc, const std::vector<graph::NodeId>& nodes
   spec.push_back(per <= kLayerNormMaxPer ? static_cast<int32_t>(per) : 0);
   const bool subgroup_lines = row_width > 1 && row_width == lc.ctx.subgroup_size() && lc.ctx.subgroup_arithmetic();
   spec.push_back(subgroup_lines ? 1 : 0);
-  // VEC4: f16 rows four halves at a time, where every row and weight starts
-  // on a multiple of four elements and its quads split evenly over the line
-  // (H100, GPT-2's 2048 x 768 norms: see layer_norm_rows.comp).
-  const bool quads = x.dtype == graph::DType::kF16 && norm.y->dtype == graph::DType::kF16 && row_width > 1 &&
+  // VEC4: float rows four elements at a time, where every row and weight
+  // starts on a multiple of four elements and its quads split evenly over
+  // the row's invocations (H100, GPT-2's 2048 x 768 norms: see layer_norm_rows.comp).
+  const bool quads = is_float(x.dtype) && norm.y->dtype == x.dtype && row_width > 1 &&
                      norm.before.empty() && norm.after.empty() && at.element_stride == 1 &&
                      size % (4 * row_width) == 0 && per <= kLayerNormMaxPer && at.offset % 4 == 0 &&
                      at.inner_stride % 4 == 0 && at.outer_stride % 4 == 0 &&
@@ -394,7 +394,7 @@ Status add_row_norm(LoweringContext& lc, const std::vector<graph::NodeId>& nodes
                 : row_width == kLayerNormLine
                     ? std::string("a row per line of ") + std::to_string(row_width) + (subgroup_lines ? ", subgroup sums" : "")
                     : "a row per workgroup";
-  if (quads) work.choice += ", four halves at a time";
+  if (quads) work.choice += ", four at a time";
   return add_dispatch(lc, nodes, key, {{x.range, false}, {weight, false}, {bias, false}, {norm.y->range, true}}, push,
                       rows * row_width, std::move(work));
 }
