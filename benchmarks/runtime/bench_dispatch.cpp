@@ -14,7 +14,8 @@
 //
 // Then the same slope for chains of real kernels as the runtime records them
 // (KernelGraph, its own barriers): f16 layer norms and linears of GPT-2's
-// 128 x 768 activations, each kind alone and the two alternating.
+// 768-wide activations (--rows, 128 by default), each kind alone and the two
+// alternating; --spirv NAME=FILE runs them with a variant of kernel NAME.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -166,8 +167,8 @@ class Bench {
   VkDescriptorSet sets_[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
 };
 
-// A chain of `n` f16 ops on [rows, 768]: "layer_norm", "linear" (768 -> 768,
-// one weight for all) or "mixed" (the two alternating), timed as recorded by
+// A chain of `n` f16 ops on [rows, 768]: "layer_norm" (with weight and
+// bias), "linear" (768 -> 768, one weight for all) or "mixed" (the two alternating), timed as recorded by
 // KernelGraph: wall without timestamps, GPU time with them. The buffers hold
 // whatever they hold: the time does not depend on the values.
 Result<Timing> graph_chain(const SharedGpuContextPtr& ctx, const std::string& kind, int n, int64_t rows, int warmup,
@@ -175,18 +176,20 @@ Result<Timing> graph_chain(const SharedGpuContextPtr& ctx, const std::string& ki
   graph::Graph g;
   GPUU_ASSIGN_OR_RETURN(graph::ValueId x, graph::add_graph_input(g, "x", graph::DType::kF16, {rows, 768}));
   GPUU_ASSIGN_OR_RETURN(graph::ValueId w, graph::add_graph_input(g, "w", graph::DType::kF16, {768, 768}));
+  GPUU_ASSIGN_OR_RETURN(graph::ValueId gamma, graph::add_graph_input(g, "gamma", graph::DType::kF16, {768}));
+  GPUU_ASSIGN_OR_RETURN(graph::ValueId beta, graph::add_graph_input(g, "beta", graph::DType::kF16, {768}));
   graph::ValueId v = x;
   for (int i = 0; i < n; ++i) {
     const bool norm = kind == "layer_norm" || (kind == "mixed" && i % 2 == 0);
     const std::string name = "op" + std::to_string(i);
     GPUU_ASSIGN_OR_RETURN(std::vector<graph::ValueId> out,
-                          norm ? graph::add_op(g, "layer_norm", name, {v}, {{"normalized_ndim", int64_t{1}}})
+                          norm ? graph::add_op(g, "layer_norm", name, {v, gamma, beta}, {{"normalized_ndim", int64_t{1}}})
                                : graph::add_op(g, "linear", name, {v, w}, {}));
     v = out[0];
   }
   g.mark_output(v);
   std::vector<gpu::DeviceBuffer> buffers;
-  for (int64_t elements : {rows * 768, int64_t{768 * 768}, rows * 768}) {
+  for (int64_t elements : {rows * 768, int64_t{768 * 768}, int64_t{768}, int64_t{768}, rows * 768}) {
     GPUU_ASSIGN_OR_RETURN(gpu::DeviceBuffer b, gpu::DeviceBuffer::create(*ctx, static_cast<VkDeviceSize>(elements) * 2,
                                                                          gpu::MemoryKind::kDevice, "chain"));
     buffers.push_back(std::move(b));
@@ -196,8 +199,10 @@ Result<Timing> graph_chain(const SharedGpuContextPtr& ctx, const std::string& ki
     kernels::KernelGraphOptions options;
     options.gpu_timing = timed;
     GPUU_ASSIGN_OR_RETURN(std::unique_ptr<kernels::KernelGraph> kg,
-                          kernels::KernelGraph::create(ctx, g, {buffers[0].whole_range(), buffers[1].whole_range()},
-                                                       {buffers[2].whole_range()}, options));
+                          kernels::KernelGraph::create(ctx, g,
+                                                       {buffers[0].whole_range(), buffers[1].whole_range(),
+                                                        buffers[2].whole_range(), buffers[3].whole_range()},
+                                                       {buffers[4].whole_range()}, options));
     VkCommandBuffer cb = kg->command_buffer();
     VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     submit.commandBufferCount = 1;
@@ -241,7 +246,19 @@ int main(int argc, char** argv) {
   auto device = bench::open_bench_device("bench_dispatch");
   if (!device) return 1;
   // Held to the end: the cache lives only while someone holds it.
+  // A variant replaces its kernel for the whole run (the cache keeps the
+  // pipelines it made: compare against a run without --spirv).
   const std::shared_ptr<kernels::KernelCache> kernel_cache = kernels::KernelCache::shared(device->ctx);
+  std::string variants;
+  for (const auto& [name, file] : spirv) {
+    std::vector<uint32_t> words = bench::read_spirv_file(file);
+    if (words.empty()) {
+      std::fprintf(stderr, "bench_dispatch: --spirv %s: cannot read SPIR-V from %s\n", name.c_str(), file.c_str());
+      return 2;
+    }
+    kernel_cache->add_spirv(name, std::move(words));
+    variants += (variants.empty() ? "\"" : ", \"") + name + "=" + file + "\"";
+  }
   const bool cpu = device->ctx->properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
   // A workgroup's worth; GPT-2's 2048 x 768 f16 activations (3 MB, as a layer
   // norm moves); 32 MB.
@@ -253,9 +270,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::printf("{\"benchmark\": \"dispatch\", \"device\": \"%s\", \"max_compute_shared_bytes\": %u, \"chain\": %d, "
-              "\"runs\": %d, \"cases\": [\n",
+              "\"runs\": %d, \"spirv\": [%s], \"cases\": [\n",
               device->ctx->device_name().c_str(), device->ctx->properties().limits.maxComputeSharedMemorySize, chain,
-              runs);
+              runs, variants.c_str());
   bool first = true;
   for (uint32_t words : sizes) {
     for (Form f : {Form::kNone, Form::kCompute, Form::kComputeTransfer, Form::kAll}) {
@@ -278,36 +295,21 @@ int main(int argc, char** argv) {
   std::printf("\n], \"graph_chains\": [\n");
   first = true;
   if (chain_rows.empty()) chain_rows.push_back(cpu ? 16 : 128);
-  for (bool variant : {false, true}) {
-    if (variant) {
-      if (spirv.empty()) break;
-      for (const auto& [name, file] : spirv) {
-        std::vector<uint32_t> words = bench::read_spirv_file(file);
-        if (words.empty()) {
-          std::fprintf(stderr, "bench_dispatch: --spirv %s: cannot read SPIR-V from %s\n", name.c_str(), file.c_str());
-          return 2;
-        }
-        kernel_cache->add_spirv(name, std::move(words));
+  for (int64_t rows : chain_rows) {
+    for (const char* kind : {"layer_norm", "linear", "mixed"}) {
+      const int n = chain / 5;
+      Result<Timing> one = graph_chain(device->ctx, kind, 1, rows, warmup, runs);
+      Result<Timing> many = graph_chain(device->ctx, kind, n, rows, warmup, runs);
+      if (!one.ok() || !many.ok()) {
+        std::fprintf(stderr, "bench_dispatch: %s\n", (one.ok() ? many : one).status().message().c_str());
+        return 1;
       }
-    }
-    for (int64_t rows : chain_rows) {
-      for (const char* kind : {"layer_norm", "linear", "mixed"}) {
-        const int n = chain / 5;
-        Result<Timing> one = graph_chain(device->ctx, kind, 1, rows, warmup, runs);
-        Result<Timing> many = graph_chain(device->ctx, kind, n, rows, warmup, runs);
-        if (!one.ok() || !many.ok()) {
-          std::fprintf(stderr, "bench_dispatch: %s\n", (one.ok() ? many : one).status().message().c_str());
-          return 1;
-        }
-        std::printf("%s  {\"ops\": \"%s\", \"variant\": %s, \"rows\": %lld, \"chain\": %d, \"one_gpu_us\": %.2f, "
-                    "\"one_wall_us\": %.2f, \"chain_gpu_us\": %.2f, \"chain_wall_us\": %.2f, \"per_op_gpu_us\": %.3f, "
-                    "\"per_op_wall_us\": %.3f}",
-                    first ? "" : ",\n", kind, variant ? "true" : "false", static_cast<long long>(rows), n,
-                    one.value().gpu_us, one.value().wall_us, many.value().gpu_us, many.value().wall_us,
-                    (many.value().gpu_us - one.value().gpu_us) / (n - 1),
-                    (many.value().wall_us - one.value().wall_us) / (n - 1));
-        first = false;
-      }
+      std::printf("%s  {\"ops\": \"%s\", \"rows\": %lld, \"chain\": %d, \"one_gpu_us\": %.2f, \"one_wall_us\": %.2f, "
+                  "\"chain_gpu_us\": %.2f, \"chain_wall_us\": %.2f, \"per_op_gpu_us\": %.3f, \"per_op_wall_us\": %.3f}",
+                  first ? "" : ",\n", kind, static_cast<long long>(rows), n, one.value().gpu_us, one.value().wall_us,
+                  many.value().gpu_us, many.value().wall_us, (many.value().gpu_us - one.value().gpu_us) / (n - 1),
+                  (many.value().wall_us - one.value().wall_us) / (n - 1));
+      first = false;
     }
   }
   std::printf("\n]}\n");
