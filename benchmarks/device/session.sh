@@ -34,7 +34,7 @@
 set -u
 for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null 2>&1; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-res=/tmp/res; mkdir -p $res
+res=/tmp/res; rm -rf $res; mkdir -p $res  # a machine may keep /tmp from an earlier loan
 [ -f .bench/bin.tar.xz ] && tar -C .bench -xJf .bench/bin.tar.xz
 commit=$(cat .bench/commit 2>/dev/null || echo unknown)
 pack() { tar -C /tmp -cJf "$OUT/res.tar.xz" res; }
