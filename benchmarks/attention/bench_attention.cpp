@@ -117,19 +117,12 @@ Result<Timing> time_graph(const SharedGpuContextPtr& ctx, VkCommandPool pool, co
     GPUU_ASSIGN_OR_RETURN(std::unique_ptr<kernels::KernelGraph> kg,
                           kernels::KernelGraph::create(ctx, g, in_ranges, out_ranges, options));
     VkCommandBuffer cb = kg->command_buffer();
-    VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    submit.commandBufferCount = 1;
-    submit.pCommandBuffers = &cb;
     std::vector<double> gpu;
     // A cold GPU clocks low: warm up for a while, not a few runs.
     const auto warm_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(pass == 0 ? 200 : 20);
-    while (std::chrono::steady_clock::now() < warm_until) {
-      GPUU_VK_RETURN_IF_ERROR(ctx->submit(1, &submit, VK_NULL_HANDLE), "vkQueueSubmit");
-      GPUU_VK_RETURN_IF_ERROR(ctx->queue_wait_idle(), "vkQueueWaitIdle");
-    }
+    while (std::chrono::steady_clock::now() < warm_until) GPUU_RETURN_IF_ERROR(bench::submit_and_wait(*ctx, cb).status());
     for (int i = 0; i < (pass == 0 ? runs : 5); ++i) {
-      GPUU_VK_RETURN_IF_ERROR(ctx->submit(1, &submit, VK_NULL_HANDLE), "vkQueueSubmit");
-      GPUU_VK_RETURN_IF_ERROR(ctx->queue_wait_idle(), "vkQueueWaitIdle");
+      GPUU_RETURN_IF_ERROR(bench::submit_and_wait(*ctx, cb).status());
       gpu.push_back(kg->last_gpu_time_us());
     }
     if (pass == 0) {

@@ -3,6 +3,7 @@
 // outputs read back.
 #pragma once
 
+#include <chrono>
 #include <cstdio>
 #include <memory>
 
@@ -49,6 +50,18 @@ inline Status read_back(const SharedGpuContext& ctx, VkCommandPool pool, const g
         return Status::Ok();
       },
       "reading the output back");
+}
+
+// Submits `cb` alone on the context's queue and waits for the queue to idle:
+// one timed run. The wall time in microseconds, submit to idle.
+inline Result<double> submit_and_wait(const SharedGpuContext& ctx, VkCommandBuffer cb) {
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &cb;
+  const auto start = std::chrono::steady_clock::now();
+  GPUU_VK_RETURN_IF_ERROR(ctx.submit(1, &submit, VK_NULL_HANDLE), "vkQueueSubmit");
+  GPUU_VK_RETURN_IF_ERROR(ctx.queue_wait_idle(), "vkQueueWaitIdle");
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace gpuu::bench

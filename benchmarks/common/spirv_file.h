@@ -1,11 +1,14 @@
 // A SPIR-V file's words, for benchmarks that run a variant of a built-in
-// kernel (bench_gemm --spirv, gemm_shader_stats FILE.spv).
+// kernel (bench_gemm and bench_dispatch --spirv, gemm_shader_stats FILE.spv).
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "kernels/kernel_cache.h"
 
 namespace gpuu::bench {
 
@@ -18,6 +21,22 @@ inline std::vector<uint32_t> read_spirv_file(const std::string& path) {
     std::fclose(f);
   }
   return words;
+}
+
+// Each (NAME, FILE) of `variants` stands in for built-in kernel NAME in
+// `cache` from now on; false, after saying why on stderr as `bench`, where a
+// file cannot be read.
+inline bool add_spirv_variants(kernels::KernelCache& cache,
+                               const std::vector<std::pair<std::string, std::string>>& variants, const char* bench) {
+  for (const auto& [name, file] : variants) {
+    std::vector<uint32_t> words = read_spirv_file(file);
+    if (words.empty()) {
+      std::fprintf(stderr, "%s: --spirv %s: cannot read SPIR-V from %s\n", bench, name.c_str(), file.c_str());
+      return false;
+    }
+    cache.add_spirv(name, std::move(words));
+  }
+  return true;
 }
 
 }  // namespace gpuu::bench

@@ -138,25 +138,16 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Case& 
                         kernels::KernelGraph::create(ctx, g, in_ranges, {BufferRange{out.buffer(), 0, out.size()}},
                                                      options));
   VkCommandBuffer cb = kg->command_buffer();
-  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &cb;
   std::vector<double> gpu, wall;
   // Warm-up by time as well as count: a cold GPU clocks low for seconds
   // (first case: `first_warmup_s`, then 0.3 s each).
   const auto warm_until = std::chrono::steady_clock::now() + std::chrono::duration<double>(first ? first_warmup_s : 0.3);
-  while (std::chrono::steady_clock::now() < warm_until) {
-    GPUU_VK_RETURN_IF_ERROR(ctx->submit(1, &submit, VK_NULL_HANDLE), "vkQueueSubmit");
-    GPUU_VK_RETURN_IF_ERROR(ctx->queue_wait_idle(), "vkQueueWaitIdle");
-  }
+  while (std::chrono::steady_clock::now() < warm_until) GPUU_RETURN_IF_ERROR(bench::submit_and_wait(*ctx, cb).status());
   for (int i = 0; i < warmup + runs; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    GPUU_VK_RETURN_IF_ERROR(ctx->submit(1, &submit, VK_NULL_HANDLE), "vkQueueSubmit");
-    GPUU_VK_RETURN_IF_ERROR(ctx->queue_wait_idle(), "vkQueueWaitIdle");
-    auto t1 = std::chrono::steady_clock::now();
+    GPUU_ASSIGN_OR_RETURN(const double us, bench::submit_and_wait(*ctx, cb));
     if (i < warmup) continue;
     gpu.push_back(kg->last_gpu_time_us());
-    wall.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    wall.push_back(us);
   }
 
   // Sampled outputs against the host (corners included: edge tiles).
@@ -403,14 +394,7 @@ int main(int argc, char** argv) {
   if (!linears.empty()) cases = linear_cases(linears);
   // Held to the end: the cache lives only while someone holds it.
   const std::shared_ptr<kernels::KernelCache> kernel_cache = kernels::KernelCache::shared(c);
-  for (const auto& [name, file] : spirv) {
-    std::vector<uint32_t> words = bench::read_spirv_file(file);
-    if (words.empty()) {
-      std::fprintf(stderr, "bench_gemm: --spirv %s: cannot read SPIR-V from %s\n", name.c_str(), file.c_str());
-      return 2;
-    }
-    kernel_cache->add_spirv(name, std::move(words));
-  }
+  if (!bench::add_spirv_variants(*kernel_cache, spirv, "bench_gemm")) return 2;
   if (!only.empty()) {
     std::vector<Case> kept;
     for (const Case& k : cases) {

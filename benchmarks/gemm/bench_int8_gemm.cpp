@@ -90,13 +90,9 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Case& 
                           kernels::KernelGraph::create(ctx, g, in_ranges, {BufferRange{out.buffer(), 0, out.size()}},
                                                        options));
     VkCommandBuffer cb = kg->command_buffer();
-    VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    submit.commandBufferCount = 1;
-    submit.pCommandBuffers = &cb;
     std::vector<double> gpu;
     for (int i = 0; i < warmup + runs; ++i) {
-      GPUU_VK_RETURN_IF_ERROR(ctx->submit(1, &submit, VK_NULL_HANDLE), "vkQueueSubmit");
-      GPUU_VK_RETURN_IF_ERROR(ctx->queue_wait_idle(), "vkQueueWaitIdle");
+      GPUU_RETURN_IF_ERROR(bench::submit_and_wait(*ctx, cb).status());
       if (i >= warmup) gpu.push_back(kg->last_gpu_time_us());
     }
     GPUU_RETURN_IF_ERROR(bench::read_back(*ctx, pool, out, readback));
@@ -112,10 +108,7 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Case& 
     GPUU_ASSIGN_OR_RETURN(std::unique_ptr<kernels::KernelGraph> profiled,
                           kernels::KernelGraph::create(ctx, g, in_ranges, {BufferRange{out.buffer(), 0, out.size()}},
                                                        options));
-    VkCommandBuffer profiled_cb = profiled->command_buffer();
-    submit.pCommandBuffers = &profiled_cb;
-    GPUU_VK_RETURN_IF_ERROR(ctx->submit(1, &submit, VK_NULL_HANDLE), "vkQueueSubmit");
-    GPUU_VK_RETURN_IF_ERROR(ctx->queue_wait_idle(), "vkQueueWaitIdle");
+    GPUU_RETURN_IF_ERROR(bench::submit_and_wait(*ctx, profiled->command_buffer()).status());
     for (const gpu::TimedStep& step : profiled->step_times()) {
       if (!step.work.choice.empty()) choice = step.work.choice;
     }

@@ -141,18 +141,12 @@ class Bench {
     }
     timer.end(cb);
     GPUU_VK_RETURN_IF_ERROR(vk.vkEndCommandBuffer(cb), "end");
-    VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    submit.commandBufferCount = 1;
-    submit.pCommandBuffers = &cb;
     std::vector<double> gpu, wall;
     for (int i = 0; i < warmup + runs; ++i) {
-      auto t0 = std::chrono::steady_clock::now();
-      GPUU_VK_RETURN_IF_ERROR(d_.ctx->submit(1, &submit, VK_NULL_HANDLE), "submit");
-      GPUU_VK_RETURN_IF_ERROR(d_.ctx->queue_wait_idle(), "wait");
-      auto t1 = std::chrono::steady_clock::now();
+      GPUU_ASSIGN_OR_RETURN(const double us, bench::submit_and_wait(*d_.ctx, cb));
       if (i < warmup) continue;
       gpu.push_back(timer.elapsed_us());
-      wall.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+      wall.push_back(us);
     }
     vk.vkFreeCommandBuffers(d_.ctx->device(), d_.pool, 1, &cb);
     return Timing{bench::median(gpu), bench::median(wall)};
@@ -203,19 +197,10 @@ Result<Timing> graph_chain(const SharedGpuContextPtr& ctx, const std::string& ki
                                                        {buffers[0].whole_range(), buffers[1].whole_range(),
                                                         buffers[2].whole_range(), buffers[3].whole_range()},
                                                        {buffers[4].whole_range()}, options));
-    VkCommandBuffer cb = kg->command_buffer();
-    VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    submit.commandBufferCount = 1;
-    submit.pCommandBuffers = &cb;
     std::vector<double> samples;
     for (int i = 0; i < warmup + runs; ++i) {
-      auto t0 = std::chrono::steady_clock::now();
-      GPUU_VK_RETURN_IF_ERROR(ctx->submit(1, &submit, VK_NULL_HANDLE), "submit");
-      GPUU_VK_RETURN_IF_ERROR(ctx->queue_wait_idle(), "wait");
-      auto t1 = std::chrono::steady_clock::now();
-      if (i >= warmup) {
-        samples.push_back(timed ? kg->last_gpu_time_us() : std::chrono::duration<double, std::micro>(t1 - t0).count());
-      }
+      GPUU_ASSIGN_OR_RETURN(const double us, bench::submit_and_wait(*ctx, kg->command_buffer()));
+      if (i >= warmup) samples.push_back(timed ? kg->last_gpu_time_us() : us);
     }
     (timed ? t.gpu_us : t.wall_us) = bench::median(samples);
   }
@@ -249,16 +234,9 @@ int main(int argc, char** argv) {
   // A variant replaces its kernel for the whole run (the cache keeps the
   // pipelines it made: compare against a run without --spirv).
   const std::shared_ptr<kernels::KernelCache> kernel_cache = kernels::KernelCache::shared(device->ctx);
+  if (!bench::add_spirv_variants(*kernel_cache, spirv, "bench_dispatch")) return 2;
   std::string variants;
-  for (const auto& [name, file] : spirv) {
-    std::vector<uint32_t> words = bench::read_spirv_file(file);
-    if (words.empty()) {
-      std::fprintf(stderr, "bench_dispatch: --spirv %s: cannot read SPIR-V from %s\n", name.c_str(), file.c_str());
-      return 2;
-    }
-    kernel_cache->add_spirv(name, std::move(words));
-    variants += (variants.empty() ? "\"" : ", \"") + name + "=" + file + "\"";
-  }
+  for (const auto& [name, file] : spirv) variants += (variants.empty() ? "\"" : ", \"") + name + "=" + file + "\"";
   const bool cpu = device->ctx->properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
   // A workgroup's worth; GPT-2's 2048 x 768 f16 activations (3 MB, as a layer
   // norm moves); 32 MB.
