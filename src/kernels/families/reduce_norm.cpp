@@ -379,13 +379,16 @@ Status add_row_norm(LoweringContext& lc, const std::vector<graph::NodeId>& nodes
   const bool subgroup_lines = row_width > 1 && row_width == lc.ctx.subgroup_size() && lc.ctx.subgroup_arithmetic();
   spec.push_back(subgroup_lines ? 1 : 0);
   // VEC4: float rows four elements at a time, where every row and weight
-  // starts on a multiple of four elements and its quads split evenly over
-  // the row's invocations (H100, GPT-2's 2048 x 768 norms: see layer_norm_rows.comp).
+  // starts on a multiple of four elements (and every binding on 16 bytes)
+  // and its quads split evenly over the row's invocations (H100, GPT-2's
+  // 2048 x 768 norms: see layer_norm_rows.comp).
   const bool quads = is_float(x.dtype) && norm.y->dtype == x.dtype && row_width > 1 &&
                      norm.before.empty() && norm.after.empty() && at.element_stride == 1 &&
                      size % (4 * row_width) == 0 && per <= kLayerNormMaxPer && at.offset % 4 == 0 &&
                      at.inner_stride % 4 == 0 && at.outer_stride % 4 == 0 &&
-                     (!norm.weight || (norm.weight_stride == 1 && norm.weight_offset % 4 == 0));
+                     (!norm.weight || (norm.weight_stride == 1 && norm.weight_offset % 4 == 0)) &&
+                     x.range.offset % 16 == 0 && weight.offset % 16 == 0 && bias.offset % 16 == 0 &&
+                     norm.y->range.offset % 16 == 0;
   spec.push_back(quads ? 1 : 0);
   const graph::DType computed = is_float(x.dtype) ? x.dtype : graph::DType::kF32;  // integer x: a chain's edge
   KernelKey key{std::string("layer_norm_rows") + float_suffix(computed), std::move(spec), 4, push.size()};

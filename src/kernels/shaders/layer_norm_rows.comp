@@ -96,7 +96,6 @@ layout(push_constant) uniform Params {
 
 shared float sums[GPUU_WG];
 
-
 // The chain `codes` (n instructions) applied to v, walked by a loop the
 // driver unrolls: as fused_elementwise.comp's, its switch folds away.
 float run_chain(float v, const int codes[8], int n) {
