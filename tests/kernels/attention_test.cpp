@@ -221,6 +221,11 @@ TEST(VulkanAttention, HalfOnMatrixCoresMatchesTheCpu) {
     ASSERT_EQ(stats.steps.size(), 1u) << c.p.text();
     EXPECT_EQ(stats.steps[0].work.choice.rfind("matrix cores", 0) == 0, matrix_cores)
         << c.p.text() << ": " << stats.steps[0].work.choice;
+    // The shader-core kernel's profile says it walks the keys in one pass, and why.
+    if (!matrix_cores) {
+      EXPECT_EQ(stats.steps[0].work.choice.rfind("one pass", 0), 0u) << stats.steps[0].work.choice;
+    }
+    EXPECT_FALSE(stats.steps[0].work.why.empty()) << c.p.text();
   }
 }
 

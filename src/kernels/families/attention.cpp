@@ -260,10 +260,15 @@ Status lower_attention_to(LoweringContext& lc, const graph::Node& n, const Tenso
                 6,
                 push.size()};
   gpu::StepWork work;
+  // A profile says why one pass as well as why a split.
   work.choice = split.splits > 1 ? "split keys " + std::to_string(split.splits) + " x " +
                                        std::to_string(split.blocks_per_split * block_keys)
-                                 : "";
-  work.why = split.why;
+                                 : "one pass, " + std::to_string(kQueryRows) + " rows x " + std::to_string(block_keys) +
+                                       " keys a block";
+  work.why = !split.why.empty() ? split.why
+             : causal && len_l == len_s
+                 ? "causal over square scores: a split's later shares would find little left of the diagonal"
+                 : std::to_string(row_blocks) + " workgroups of rows";
   const uint64_t workgroups = row_blocks * split.splits;
   // Split: per (batch, head, row, split) Ev / 4 vec4s of output and one of
   // stats; else binding 5 takes the output's range, never written.
