@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,13 @@ inline std::vector<uint32_t> read_spirv_file(const std::string& path) {
     std::fclose(f);
   }
   return words;
+}
+
+// A --spirv argument NAME=FILE as (NAME, FILE); none where it has no '=' or no name.
+inline std::optional<std::pair<std::string, std::string>> parse_spirv_variant(const std::string& arg) {
+  const size_t eq = arg.find('=');
+  if (eq == std::string::npos || eq == 0) return std::nullopt;
+  return std::pair{arg.substr(0, eq), arg.substr(eq + 1)};
 }
 
 // Each (NAME, FILE) of `variants` stands in for built-in kernel NAME in

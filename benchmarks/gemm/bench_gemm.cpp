@@ -343,13 +343,12 @@ int main(int argc, char** argv) {
       }
       linears.push_back(mkn);
     } else if (!std::strcmp(argv[i], "--spirv") && i + 1 < argc) {
-      std::string arg = argv[++i];
-      size_t eq = arg.find('=');
-      if (eq == std::string::npos || eq == 0) {
-        std::fprintf(stderr, "bench_gemm: --spirv wants NAME=FILE, got '%s'\n", arg.c_str());
+      const std::optional<std::pair<std::string, std::string>> variant = bench::parse_spirv_variant(argv[++i]);
+      if (!variant) {
+        std::fprintf(stderr, "bench_gemm: --spirv wants NAME=FILE, got '%s'\n", argv[i]);
         return 2;
       }
-      spirv.emplace_back(arg.substr(0, eq), arg.substr(eq + 1));
+      spirv.push_back(*variant);
     } else {
       std::fprintf(stderr,
                    "usage: bench_gemm [--runs N] [--warmup N] [--warmup-s SECONDS] [--size S] [--quick] [--sweep-real] "

@@ -78,7 +78,7 @@ struct Timing {
 
 class Bench {
  public:
-  explicit Bench(bench::BenchDevice& d) : d_(d), cache_(d.ctx) {}
+  Bench(bench::BenchDevice& d, std::shared_ptr<kernels::KernelCache> cache) : d_(d), cache_(std::move(cache)) {}
   ~Bench() {
     const auto& vk = d_.ctx->vkd();
     if (pool_) vk.vkDestroyDescriptorPool(d_.ctx->device(), pool_, nullptr);
@@ -86,7 +86,7 @@ class Bench {
 
   Status init(VkDeviceSize max_bytes) {
     const auto& vk = d_.ctx->vkd();
-    GPUU_ASSIGN_OR_RETURN(kernel_, cache_.get(kernels::KernelKey{"peak_copy", {}, 2, 4}));
+    GPUU_ASSIGN_OR_RETURN(kernel_, cache_->get(kernels::KernelKey{"peak_copy", {}, 2, 4}));
     GPUU_RETURN_IF_ERROR(kernel_->wait());
     for (const char* what : {"a", "b"}) {
       GPUU_ASSIGN_OR_RETURN(gpu::DeviceBuffer b, gpu::DeviceBuffer::create(*d_.ctx, max_bytes, gpu::MemoryKind::kDevice, what));
@@ -154,7 +154,7 @@ class Bench {
 
  private:
   bench::BenchDevice& d_;
-  kernels::KernelCache cache_;
+  std::shared_ptr<kernels::KernelCache> cache_;
   const kernels::Kernel* kernel_ = nullptr;
   std::vector<gpu::DeviceBuffer> buffers_;
   VkDescriptorPool pool_ = VK_NULL_HANDLE;
@@ -162,9 +162,10 @@ class Bench {
 };
 
 // A chain of `n` f16 ops on [rows, 768]: "layer_norm" (with weight and
-// bias), "linear" (768 -> 768, one weight for all) or "mixed" (the two alternating), timed as recorded by
-// KernelGraph: wall without timestamps, GPU time with them. The buffers hold
-// whatever they hold: the time does not depend on the values.
+// bias), "linear" (768 -> 768, one weight for all) or "mixed" (the two
+// alternating), timed as KernelGraph records them: wall without timestamps,
+// GPU time with them. The buffers hold whatever they hold: the time does not
+// depend on the values.
 Result<Timing> graph_chain(const SharedGpuContextPtr& ctx, const std::string& kind, int n, int64_t rows, int warmup,
                            int runs) {
   graph::Graph g;
@@ -213,20 +214,27 @@ int main(int argc, char** argv) {
   int runs = 50, warmup = 10, chain = 100;
   std::vector<int64_t> chain_rows;
   std::vector<std::pair<std::string, std::string>> spirv;  // NAME=FILE: a variant for the graph chains
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--runs")) runs = std::atoi(argv[i + 1]);
+  bool usage = false;
+  for (int i = 1; i < argc && !usage; i += 2) {
+    if (i + 1 >= argc) usage = true;
+    else if (!std::strcmp(argv[i], "--runs")) runs = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--warmup")) warmup = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--chain")) chain = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--rows")) chain_rows.push_back(std::atoll(argv[i + 1]));
     else if (!std::strcmp(argv[i], "--spirv")) {
-      const std::string arg = argv[i + 1];
-      const size_t eq = arg.find('=');
-      if (eq == std::string::npos) {
-        std::fprintf(stderr, "bench_dispatch: --spirv takes NAME=FILE\n");
-        return 2;
-      }
-      spirv.emplace_back(arg.substr(0, eq), arg.substr(eq + 1));
+      const std::optional<std::pair<std::string, std::string>> variant = bench::parse_spirv_variant(argv[i + 1]);
+      usage = !variant;
+      if (variant) spirv.push_back(*variant);
+    } else {
+      usage = true;
     }
+  }
+  // The slopes need two lengths of chain: 1 and `chain` copies, 1 and `chain` / 5 (>= 2) ops.
+  if (usage || runs < 1 || warmup < 0 || chain < 10 ||
+      std::any_of(chain_rows.begin(), chain_rows.end(), [](int64_t r) { return r < 1; })) {
+    std::fprintf(stderr, "usage: bench_dispatch [--runs N >= 1] [--warmup N] [--chain N >= 10] [--rows R]... "
+                         "[--spirv NAME=FILE]...\n");
+    return 2;
   }
   auto device = bench::open_bench_device("bench_dispatch");
   if (!device) return 1;
@@ -242,7 +250,7 @@ int main(int argc, char** argv) {
   // norm moves); 32 MB.
   const std::vector<uint32_t> sizes = cpu ? std::vector<uint32_t>{256, 4096}
                                           : std::vector<uint32_t>{256, 2048 * 768 * 2 / 16, 2u << 20};
-  Bench bench(*device);
+  Bench bench(*device, kernel_cache);
   if (Status s = bench.init(VkDeviceSize{sizes.back()} * 16); !s.ok()) {
     std::fprintf(stderr, "bench_dispatch: %s\n", s.message().c_str());
     return 1;

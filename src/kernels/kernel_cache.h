@@ -64,7 +64,8 @@ class KernelCache {
 
   // Makes SPIR-V that is not built in (a custom shader's) known as `name`,
   // which must name its content (a hash of the words); or, under a built-in
-  // kernel's name, replaces that kernel in this cache (benchmarks' variants).
+  // kernel's name, replaces that kernel in this cache for pipelines made
+  // from now on (benchmarks' variants; those made before stay as they are).
   void add_spirv(const std::string& name, std::vector<uint32_t> words);
 
   // The kernel for `key`: its layouts at once, its pipeline compiled on a
