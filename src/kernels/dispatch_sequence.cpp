@@ -139,10 +139,24 @@ Status DispatchSequence::record(VkCommandBuffer cb) {
     pool_ = VK_NULL_HANDLE;
   }
   uint32_t sets = 0, descriptors = 0;
+  // A binding wider than the device's storage-buffer range is undefined
+  // behaviour that some drivers run (wrongly or not at all): refused, every
+  // such binding named.
+  const VkDeviceSize max_range = ctx_->properties().limits.maxStorageBufferRange;
+  std::string too_wide;
   for (const Step& s : steps_) {
     if (s.kind != Step::Kind::kDispatch) continue;
     ++sets;
     descriptors += static_cast<uint32_t>(s.bindings.size());
+    for (size_t b = 0; b < s.bindings.size(); ++b) {
+      if (s.bindings[b].range.size <= max_range) continue;
+      too_wide += str_cat(too_wide.empty() ? "" : "; ", "'", s.label, "' binding ", b, " (",
+                          s.bindings[b].range.size, " bytes)");
+    }
+  }
+  if (!too_wide.empty()) {
+    return err(StatusCode::kUnsupported, "the device binds at most ", max_range,
+               " bytes to a kernel's storage buffer (maxStorageBufferRange), and these need more: ", too_wide);
   }
   set_of_step_.assign(steps_.size(), VK_NULL_HANDLE);
   if (sets > 0) {

@@ -14,6 +14,9 @@
 #include <utility>
 #include <vector>
 
+#include "gpu/device_buffer.h"
+#include "kernels/dispatch_sequence.h"
+#include "kernels/kernel_cache.h"
 #include "kernels/op_table.h"
 #include "kernels/vulkan_test_util.h"
 
@@ -64,6 +67,45 @@ TEST(VulkanElementwise, ClampWithBothOrOneBound) {
 TEST(VulkanElementwise, LargeTensorSpansMoreThanOneDispatchRow) {
   // 2^20 + 3 elements: 4097 workgroups of 256, past any single-row assumption.
   EXPECT_TRUE(node_matches_cpu("sin", {random_tensor(DType::kF32, {(1 << 20) + 3}, 3, -3, 3)}, {}, 2e-5, 2e-5));
+}
+
+// A kernel's binding wider than maxStorageBufferRange is refused before
+// anything is recorded, every such binding named (a folded expand of a
+// weight bound 192 MiB to a GEMM on lavapipe's 128 MiB range: the validation
+// layer's error, and undefined behaviour elsewhere).
+TEST(VulkanDispatchSequence, BindingsPastTheDeviceRangeAreRefusedByName) {
+  const SharedGpuContextPtr ctx = test_context();
+  const auto cache = kernels::KernelCache::shared(ctx);
+  Result<const kernels::Kernel*> copy = cache->get(kernels::KernelKey{"peak_copy", {}, 2, 4});
+  ASSERT_TRUE(copy.ok()) << copy.status().to_string();
+  Result<gpu::DeviceBuffer> buffer = gpu::DeviceBuffer::create(*ctx, 4096, gpu::MemoryKind::kDevice, "small");
+  ASSERT_TRUE(buffer.ok()) << buffer.status().to_string();
+  const VkDeviceSize range = ctx->properties().limits.maxStorageBufferRange;
+  kernels::DispatchSequence sequence(ctx);
+  for (const char* label : {"fits", "wide_a", "wide_b"}) {
+    kernels::Step step;
+    step.label = label;
+    step.kernel = *copy;
+    const VkDeviceSize size = std::string(label) == "fits" ? 4096 : range + 16;
+    step.bindings = {{gpu::BufferRange{buffer->buffer(), 0, 4096}, false}, {gpu::BufferRange{buffer->buffer(), 0, size}, true}};
+    sequence.add(std::move(step));
+  }
+  const auto& vk = ctx->vkd();
+  VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pool_info.queueFamilyIndex = ctx->queue_family_index();
+  VkCommandPool pool = VK_NULL_HANDLE;
+  ASSERT_EQ(vk.vkCreateCommandPool(ctx->device(), &pool_info, nullptr, &pool), VK_SUCCESS);
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  ASSERT_EQ(ctx->allocate_command_buffer(pool, &cb), VK_SUCCESS);
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  ASSERT_EQ(vk.vkBeginCommandBuffer(cb, &begin), VK_SUCCESS);
+  const Status s = sequence.record(cb);
+  vk.vkDestroyCommandPool(ctx->device(), pool, nullptr);
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported) << s.to_string();
+  EXPECT_NE(s.message().find("maxStorageBufferRange"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("'wide_a' binding 1"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("'wide_b' binding 1"), std::string::npos) << s.message();
+  EXPECT_EQ(s.message().find("'fits'"), std::string::npos) << s.message();
 }
 
 TEST(VulkanElementwise, BinaryOpsBroadcast) {
