@@ -476,6 +476,14 @@ def _addmm(L, a, real, node):
 def _matmul(L, a, real, node):
     a_in = L.tensor(a["self"], "input")
     b_raw = a.get("mat2", a.get("other"))
+    if isinstance(b_raw, _K) and b_raw.rank > 2 and a_in.rank == b_raw.rank and \
+            all(b_raw.tensor.stride(d) == 0 or b_raw.shape[d] == 1 for d in range(b_raw.rank - 2)):
+        # A weight expanded over the batch (PyTorch's decomposition of x.transpose(0, 1) @ W.t(), as in
+        # nn.MultiheadAttention's in-projection): the weight once, as a linear's.
+        name = b_raw.name
+        while name.endswith((".expand", ".view", "._unsafe_view", ".clone")):
+            name = name.rsplit(".", 1)[0]
+        b_raw = _K(b_raw.tensor[(0,) * (b_raw.rank - 2)], name)
     if isinstance(b_raw, _K) and b_raw.rank == 2 and a_in.rank >= 2:
         # x @ W.t() of a bias-free nn.Linear (Llama's, most LLMs'): a linear, whose weight rows are K-contiguous
         # (a decode step's GEMV reads them coalesced) and stay the model's own tensor.

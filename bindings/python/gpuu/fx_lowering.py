@@ -147,6 +147,26 @@ class _Recorder(torch.fx.Interpreter):
         return r
 
 
+def _broadcast_kept(t: torch.Tensor) -> torch.Tensor:
+    """A copy of `t` that stays a broadcast where `t` is one (stride 0 along an axis: a folded expand of a
+    weight): its entries once, expanded as a view, so that an expanded weight costs no more than the weight."""
+    axes = [axis for axis in range(t.dim()) if t.stride(axis) == 0 and t.shape[axis] > 1]
+    if not axes:
+        return t.clone()
+    small = t
+    for axis in axes:
+        small = small.narrow(axis, 0, 1)
+    return small.clone().expand(t.shape)
+
+
+def _broadcast_axes_cut(t: torch.Tensor) -> torch.Tensor:
+    """`t` cut to one entry along every axis it is broadcast along (stride 0)."""
+    for axis in range(t.dim()):
+        if t.stride(axis) == 0 and t.shape[axis] > 1:
+            t = t.narrow(axis, 0, 1)
+    return t
+
+
 def _compacted(t: torch.Tensor) -> torch.Tensor:
     """`t` cut to one entry along every axis where all its entries repeat."""
     for axis in range(t.dim()):
@@ -450,10 +470,11 @@ class Lowering:
             return v
         if isinstance(v, _K):
             if v.value is None:
-                t = v.tensor.detach().contiguous()
+                full_shape = tuple(v.tensor.shape)
+                # A broadcast constant is stored once and expanded by a node.
+                t = _broadcast_axes_cut(v.tensor.detach()).contiguous()
                 dtype = _gpuu_dtype_of(t.dtype, f"constant '{v.name}'")
                 name = self._unique_value_name(v.name)
-                full_shape = tuple(t.shape)
                 if self.compact_constants:
                     t = _compacted(t)
                 vid = self.graph.add_constant(name, t.numpy(), dtype)
@@ -554,9 +575,9 @@ class Lowering:
         known = [a for a in pytree.tree_flatten(args)[0] if isinstance(a, _K)]
         base = f"{known[0].name}.{_packet(node.target)}" if len(known) == 1 else node.name
         if isinstance(real, torch.Tensor):
-            return _K(real.detach().clone(), base)
+            return _K(_broadcast_kept(real.detach()), base)
         if isinstance(real, (list, tuple)):
-            return [_K(r.detach().clone(), f"{base}_{i}") if isinstance(r, torch.Tensor) else r
+            return [_K(_broadcast_kept(r.detach()), f"{base}_{i}") if isinstance(r, torch.Tensor) else r
                     for i, r in enumerate(real)]
         return real
 
