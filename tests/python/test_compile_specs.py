@@ -141,6 +141,7 @@ def test_unified_spec_has_the_rfc_fields_and_defaults():
                             "shared_sync_mode", "shared_group_id", "min_partition_size", "prefer",
                             "extra_shared_compile_specs", "backend_compile_specs"]
     spec = gpuu.UnifiedGpuCompileSpec(vgf=gpuu.VgfCompileSpec())
+    assert gpuu.UnifiedGpuCompileSpec() == spec  # the VGF backend's options default to its defaults
     assert (spec.vulkan_compile_options, spec.shared_context_token, spec.shared_context_mode, spec.shared_sync_mode,
             spec.shared_group_id, spec.min_partition_size, spec.prefer, spec.extra_shared_compile_specs) == (
         None, "default", "lookup_or_create", "timeline", 0, 3, "auto", ())

@@ -213,7 +213,7 @@ def _vulkan_denied_ops(options: Optional[Mapping[str, Any]]) -> List[str]:
 class UnifiedGpuCompileSpec:
     """The unified export's configuration (RFC phase 1), validated when made."""
 
-    vgf: Any
+    vgf: Any = field(default_factory=lambda: VgfCompileSpec())  # the VGF backend's options (None: its defaults)
     vulkan_compile_options: Optional[Dict[str, Any]] = None
     shared_context_token: str = SHARED_SPEC_DEFAULTS.token
     shared_context_mode: str = SHARED_SPEC_DEFAULTS.mode
