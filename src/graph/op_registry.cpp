@@ -676,6 +676,21 @@ Status infer_arg_reduce(InferContext& c) {
   return Status::Ok();
 }
 
+// topk: the k largest (or smallest) along an axis, and their indices (i64);
+// torch.sort is topk of the whole axis.
+Status infer_topk(InferContext& c) {
+  GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
+  GPUU_RETURN_IF_ERROR(c.expect_min_rank(0, 1));
+  GPUU_ASSIGN_OR_RETURN(int64_t axis, c.axis_attr("axis", c.rank(0)));
+  GPUU_RETURN_IF_ERROR(c.int_attr_in("largest", 0, 1).status());
+  Shape out = c.x(0).shape;
+  GPUU_ASSIGN_OR_RETURN(int64_t k, c.int_attr_in("k", 0, out[static_cast<size_t>(axis)]));  // at most the axis
+  out[static_cast<size_t>(axis)] = k;
+  c.emit(c.x(0).dtype, out);
+  c.emit(DType::kI64, std::move(out));
+  return Status::Ok();
+}
+
 // cumsum, softmax: along one axis in range, output like the input.
 Status infer_along_axis(InferContext& c) {
   GPUU_RETURN_IF_ERROR(c.expect_schema_dtype(0));
@@ -1599,6 +1614,11 @@ std::vector<OpSchema> build_registry() {
                      kFloatInt, "f32, f16, i32 or i64; output i64 (first index of the extreme value)",
                      infer_arg_reduce));
   }
+  ops.push_back(op("topk", {x}, 1, 1,
+                   {required("k", AttrKind::kInt), required("axis", AttrKind::kInt), with_default("largest", int64_t{1})},
+                   kFloatInt,
+                   "f32, f16, i32 or i64; values keep the dtype, indices i64; sorted, ties in index order",
+                   infer_topk));
   ops.push_back(op("cumsum", {x}, 1, 1, {required("axis", AttrKind::kInt)}, kFloatInt,
                    "f32, f16, i32 or i64; output has the input's dtype and shape", infer_along_axis));
   ops.push_back(op("softmax", {x}, 1, 1, {required("axis", AttrKind::kInt)}, kFloat, "f32 or f16", infer_along_axis));

@@ -698,6 +698,27 @@ _lowering("argmax")(_make_arg("argmax"))
 _lowering("argmin")(_make_arg("argmin"))
 
 
+@_lowering("topk")
+def _topk(L, a, real, node):
+    """topk: the k largest or smallest along an axis, sorted, with i64 indices (no GPU kernel: the CPU fallback's)."""
+    x = L.tensor(a["self"], "input")
+    if x.rank == 0:
+        return [x, L._scalar(0, core.DTYPE_I64, 0)]
+    axis = L.axis(a.get("dim", -1), x.rank)
+    return L._emit_outputs("topk", [x], {"k": int(a["k"]), "axis": axis, "largest": int(bool(a.get("largest", True)))})
+
+
+@_lowering("sort")
+def _sort(L, a, real, node):
+    """sort: topk of the whole axis (stable: equal values keep their order, as sort(stable=True))."""
+    x = L.tensor(a["self"], "input")
+    if x.rank == 0:
+        return [x, L._scalar(0, core.DTYPE_I64, 0)]
+    axis = L.axis(a.get("dim", -1), x.rank)
+    return L._emit_outputs("topk", [x], {"k": x.shape[axis], "axis": axis,
+                                         "largest": int(bool(a.get("descending", False)))})
+
+
 @_lowering("cumsum")
 def _cumsum(L, a, real, node):
     x = L._operand(a["self"], L.result_dtype(real), 0, "input")

@@ -27,8 +27,6 @@ _TRAINING = {"rand", "randn", "randperm", "native_dropout"}
 _WHY_MISSING = {
     "nonzero": "its output shape depends on the data",
     "masked_scatter": "its output layout depends on the data",
-    "sort": "no sorting kernel yet",
-    "topk": "no sorting kernel yet",
     "_embedding_bag": "no kernel yet",
     "_cdist_forward": "no kernel yet",
     "_pdist_forward": "no kernel yet",

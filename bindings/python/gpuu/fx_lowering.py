@@ -509,14 +509,18 @@ class Lowering:
         return self._emit("cast", [t], {"dtype": core.dtype_name(dtype)})
 
     def _emit(self, op: str, inputs: Sequence[Optional[_T]], attrs: Optional[Dict[str, Any]] = None) -> _T:
+        return self._emit_outputs(op, inputs, attrs)[0]
+
+    def _emit_outputs(self, op: str, inputs: Sequence[Optional[_T]],
+                      attrs: Optional[Dict[str, Any]] = None) -> List[_T]:
+        """A node of `op` and every output it has (topk: values and indices)."""
         name = f"{op}_{self.counters[op]}"
         self.counters[op] += 1
         try:
             outs = self.graph.add_node(op, name, [None if i is None else i.id for i in inputs], attrs or {})
         except GpuuError as e:
             raise self._error(f"gpuu refused node '{name}': {e}") from e
-        vid = outs[0]
-        return _T(vid, self.graph.value_dtype(vid), self.graph.value_shape(vid))
+        return [_T(vid, self.graph.value_dtype(vid), self.graph.value_shape(vid)) for vid in outs]
 
     def _real(self, arg: Any) -> Any:
         """The real value PyTorch computed for an fx argument (tensors), or the argument itself."""

@@ -1,5 +1,6 @@
 // Reduction and normalization CPU kernels: reduce_sum/mean/max over any axes,
 // softmax along one axis, and layer_norm over trailing dims (biased variance).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -138,6 +139,47 @@ Status kernel_arg_reduce(const KernelArgs& a, std::vector<HostTensor>* outputs) 
   return a.emit(outputs, make_ints(graph::DType::kI64, a.out[0].shape, r));
 }
 
+// topk along one axis: a stable sort of each line's indices by value
+// (descending for largest; a NaN counts as the largest, as in torch), the
+// first k kept; values are gathered exactly, in the input's dtype.
+Status kernel_topk(const KernelArgs& a, std::vector<HostTensor>* outputs) {
+  const HostTensor& x = a.x(0);
+  const auto [axis, outer, len, inner] = split_at_axis(a);
+  const int64_t k = std::get<int64_t>(a.attrs.at("k"));
+  const bool largest = std::get<int64_t>(a.attrs.at("largest")) != 0;
+  std::vector<int64_t> picked(static_cast<size_t>(outer * k * inner)), source(picked.size());
+  auto pick = [&](const auto& v, auto is_nan) {
+    std::vector<int64_t> order(static_cast<size_t>(len));
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < inner; ++i) {
+        const int64_t base = o * len * inner + i;
+        auto at = [&](int64_t j) { return v[static_cast<size_t>(base + j * inner)]; };
+        for (int64_t j = 0; j < len; ++j) order[static_cast<size_t>(j)] = j;
+        std::stable_sort(order.begin(), order.end(), [&](int64_t p, int64_t q) {
+          const bool p_nan = is_nan(at(p)), q_nan = is_nan(at(q));
+          if (p_nan || q_nan) return largest ? p_nan && !q_nan : q_nan && !p_nan;
+          return largest ? at(p) > at(q) : at(p) < at(q);
+        });
+        for (int64_t j = 0; j < k; ++j) {
+          const size_t out = static_cast<size_t>((o * k + j) * inner + i);
+          picked[out] = order[static_cast<size_t>(j)];
+          source[out] = base + order[static_cast<size_t>(j)] * inner;
+        }
+      }
+    }
+  };
+  if (is_float(x.dtype)) {
+    pick(read_reals(x), [](double e) { return std::isnan(e); });
+  } else {
+    pick(read_ints(x), [](int64_t) { return false; });
+  }
+  HostTensor values = HostTensor::zeros(x.dtype, a.out[0].shape);
+  gather_elements(x, source, &values);
+  outputs->push_back(std::move(values));
+  outputs->push_back(make_ints(graph::DType::kI64, a.out[1].shape, picked));
+  return Status::Ok();
+}
+
 // Inclusive prefix sums along one axis: floats accumulate in double and round
 // each output once; integers wrap in the dtype's width.
 Status kernel_cumsum(const KernelArgs& a, std::vector<HostTensor>* outputs) {
@@ -217,7 +259,7 @@ void add_reduce_norm_kernels(std::vector<CpuOpKernel>& table) {
                          "reduce_all"}) {
     table.push_back({op, kernel_reduce});
   }
-  table.insert(table.end(), {{"argmax", kernel_arg_reduce}, {"argmin", kernel_arg_reduce}, {"cumsum", kernel_cumsum},
+  table.insert(table.end(), {{"argmax", kernel_arg_reduce}, {"argmin", kernel_arg_reduce}, {"topk", kernel_topk}, {"cumsum", kernel_cumsum},
                              {"softmax", kernel_softmax}, {"layer_norm", kernel_layer_norm}});
 }
 
