@@ -314,6 +314,34 @@ TEST(VulkanReduce, ArgmaxAndArgminTakeTheFirstOfTies) {
   EXPECT_TRUE(node_exact("argmax", {wide_i64({3, 11}, seed++)}, {{"axis", int64_t{1}}}));
 }
 
+// topk (and sort, k = the axis): the values bit for bit and i64 indices,
+// ties in index order, NaN the largest (first when largest, last otherwise).
+TEST(VulkanReduce, TopkMatchesTheCpuWithTiesInIndexOrder) {
+  uint32_t seed = 1050;
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kI32, DType::kI64}) {
+    if (dtype == DType::kF16 && !device_has_f16()) continue;
+    auto x = random_tensor(dtype, {4, 9, 5}, seed++, -3, 3);
+    if (dtype == DType::kF32 || dtype == DType::kF16) {  // halves rounded to whole numbers: ties everywhere
+      std::vector<double> v = x.to_doubles();
+      for (double& e : v) e = std::round(e * 2) / 2;
+      x = values(dtype, x.shape, v);
+    }
+    for (int64_t axis : {0, 1, 2}) {
+      for (int64_t largest : {0, 1}) {
+        for (int64_t k : {int64_t{1}, int64_t{3}, x.shape[static_cast<size_t>(axis)]}) {
+          EXPECT_TRUE(node_exact("topk", {x}, {{"k", k}, {"axis", axis}, {"largest", largest}}))
+              << graph::dtype_name(dtype) << " axis " << axis << " k " << k << " largest " << largest;
+        }
+      }
+    }
+  }
+  auto nan = values(DType::kF32, {2, 5}, {1, NAN, 3, -2, 0.5, 2, 1, NAN, NAN, 5});
+  for (int64_t largest : {0, 1}) {
+    EXPECT_TRUE(node_exact("topk", {nan}, {{"k", int64_t{5}}, {"axis", int64_t{1}}, {"largest", largest}}));
+  }
+  EXPECT_TRUE(node_exact("topk", {wide_i64({3, 11}, seed++)}, {{"k", int64_t{4}}, {"axis", int64_t{1}}}));
+}
+
 TEST(VulkanReduce, Cumsum) {
   uint32_t seed = 1100;
   for (DType dtype : {DType::kI32, DType::kI64}) {

@@ -700,7 +700,7 @@ _lowering("argmin")(_make_arg("argmin"))
 
 @_lowering("topk")
 def _topk(L, a, real, node):
-    """topk: the k largest or smallest along an axis, sorted, with i64 indices (no GPU kernel: the CPU fallback's)."""
+    """topk: the k largest or smallest along an axis, sorted, with i64 indices."""
     x = L.tensor(a["self"], "input")
     if x.rank == 0:
         return [x, L._scalar(0, core.DTYPE_I64, 0)]

@@ -1,6 +1,6 @@
 // Reduction and normalization kernels: reduce_sum / _mean / _max / _min / _prod
 // over any axes (f32/f16 with f32 accumulation; i32/i64 and bool any/all in
-// reduce_int.comp), argmax/argmin and cumsum along one axis, softmax along one
+// reduce_int.comp), argmax/argmin, cumsum and topk along one axis, softmax along one
 // axis, layer_norm over trailing dims. Short rows take one invocation each, long
 // ones a workgroup with a shared-memory tree (shaders/workgroup_reduce.glsl).
 #include <algorithm>
@@ -239,6 +239,24 @@ Status lower_cumsum(LoweringContext& lc, const graph::Node& n) {
   return add_dispatch(lc, n, key, {{x.range, false}, {y.range, true}}, push, s.outer * s.inner);
 }
 
+Status lower_topk(LoweringContext& lc, const graph::Node& n) {
+  GPUU_ASSIGN_OR_RETURN(graph::AttrMap attrs, graph::resolve_attrs(n));
+  const TensorRef& x = lc.tensor(n.inputs[0]);
+  const TensorRef& values = lc.tensor(n.outputs[0]);
+  const TensorRef& indices = lc.tensor(n.outputs[1]);
+  GPUU_RETURN_IF_ERROR(require_f16_support(lc, n, x.dtype));
+  GPUU_RETURN_IF_ERROR(require_int64_support(lc, n, x.dtype));
+  auto axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(attrs, "axis"), x.shape.size()));
+  AxisSplit s = split_at(x.shape, axis);
+  PushConstants push;
+  push.u32(static_cast<uint32_t>(s.outer * s.inner)).u32(static_cast<uint32_t>(s.len));
+  push.u32(static_cast<uint32_t>(s.inner)).u32(static_cast<uint32_t>(graph::attr_int(attrs, "k")));
+  KernelKey key{std::string("topk_axis_") + graph::dtype_name(x.dtype), {graph::attr_int(attrs, "largest") ? 1 : 0},
+                3, push.size()};
+  return add_dispatch(lc, n, key, {{x.range, false}, {values.range, true}, {indices.range, true}}, push,
+                      s.outer * s.inner);
+}
+
 // The dtypes of input 0 each reduction's kernels take.
 // The dtypes each reduction's kernels take for input 0.
 DTypeSet reduce_dtypes(const std::string& op) {
@@ -410,6 +428,7 @@ void add_reduce_norm_kernels(std::vector<OpKernel>& table) {
   table.insert(table.end(), {{"argmax", reduce_dtypes("argmax"), reduce_check, lower_arg_reduce},
                              {"argmin", reduce_dtypes("argmin"), reduce_check, lower_arg_reduce},
                              {"cumsum", reduce_dtypes("cumsum"), reduce_check, lower_cumsum},
+                             {"topk", reduce_dtypes("topk"), reduce_check, lower_topk},
                              {"softmax", kFloatDTypes, check_float_inputs, lower_softmax},
                              {"layer_norm", kFloatDTypes, check_float_inputs, lower_layer_norm, 0,
                               layer_norm_takes_view}});

@@ -15,3 +15,8 @@ gpuu_shader(cumsum_axis_f32 cumsum_axis.comp)
 gpuu_shader(cumsum_axis_f16 cumsum_axis.comp GPUU_F16)
 gpuu_shader(cumsum_axis_i32 cumsum_axis.comp GPUU_INT)
 gpuu_shader(cumsum_axis_i64 cumsum_axis.comp GPUU_INT GPUU_I64)
+# topk (and sort) along one axis, for every dtype it takes.
+gpuu_shader(topk_axis_f32 topk_axis.comp)
+gpuu_shader(topk_axis_f16 topk_axis.comp GPUU_F16)
+gpuu_shader(topk_axis_i32 topk_axis.comp GPUU_INT)
+gpuu_shader(topk_axis_i64 topk_axis.comp GPUU_INT GPUU_I64)
