@@ -698,25 +698,26 @@ _lowering("argmax")(_make_arg("argmax"))
 _lowering("argmin")(_make_arg("argmin"))
 
 
-@_lowering("topk")
-def _topk(L, a, real, node):
-    """topk: the k largest or smallest along an axis, sorted, with i64 indices."""
+def _topk_node(L, a, k: Optional[int], largest: bool):
+    """values, indices of gpuu's topk along a["dim"] (k None: the whole axis)."""
     x = L.tensor(a["self"], "input")
     if x.rank == 0:
         return [x, L._scalar(0, core.DTYPE_I64, 0)]
     axis = L.axis(a.get("dim", -1), x.rank)
-    return L._emit_outputs("topk", [x], {"k": int(a["k"]), "axis": axis, "largest": int(bool(a.get("largest", True)))})
+    return L._emit_outputs("topk", [x], {"k": x.shape[axis] if k is None else int(k), "axis": axis,
+                                         "largest": int(bool(largest))})
+
+
+@_lowering("topk")
+def _topk(L, a, real, node):
+    """topk: the k largest or smallest along an axis, sorted, with i64 indices."""
+    return _topk_node(L, a, a["k"], a.get("largest", True))
 
 
 @_lowering("sort")
 def _sort(L, a, real, node):
     """sort: topk of the whole axis (stable: equal values keep their order, as sort(stable=True))."""
-    x = L.tensor(a["self"], "input")
-    if x.rank == 0:
-        return [x, L._scalar(0, core.DTYPE_I64, 0)]
-    axis = L.axis(a.get("dim", -1), x.rank)
-    return L._emit_outputs("topk", [x], {"k": x.shape[axis], "axis": axis,
-                                         "largest": int(bool(a.get("descending", False)))})
+    return _topk_node(L, a, None, a.get("descending", False))
 
 
 @_lowering("cumsum")

@@ -225,36 +225,43 @@ Status lower_arg_reduce(LoweringContext& lc, const graph::Node& n) {
   return add_dispatch(lc, n, key, {{x.range, false}, {y.range, true}}, push, s.outer * s.inner);
 }
 
-Status lower_cumsum(LoweringContext& lc, const graph::Node& n) {
-  GPUU_ASSIGN_OR_RETURN(graph::AttrMap attrs, graph::resolve_attrs(n));
+// A kernel that walks each (outer, inner) line of input 0 along attribute
+// "axis", one invocation a line (cumsum_axis.comp, topk_axis.comp): the
+// line count and the push constants (lines, len, inner) they begin with.
+struct LineWalk {
+  uint64_t lines = 0;
+  PushConstants push;
+};
+Result<LineWalk> line_walk(LoweringContext& lc, const graph::Node& n, const graph::AttrMap& attrs) {
   const TensorRef& x = lc.tensor(n.inputs[0]);
-  const TensorRef& y = lc.tensor(n.outputs[0]);
   GPUU_RETURN_IF_ERROR(require_f16_support(lc, n, x.dtype));
   GPUU_RETURN_IF_ERROR(require_int64_support(lc, n, x.dtype));
   auto axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(attrs, "axis"), x.shape.size()));
   AxisSplit s = split_at(x.shape, axis);
-  PushConstants push;
-  push.u32(static_cast<uint32_t>(s.outer * s.inner)).u32(static_cast<uint32_t>(s.len)).u32(static_cast<uint32_t>(s.inner));
-  KernelKey key{std::string("cumsum_axis_") + graph::dtype_name(x.dtype), {}, 2, push.size()};
-  return add_dispatch(lc, n, key, {{x.range, false}, {y.range, true}}, push, s.outer * s.inner);
+  LineWalk walk;
+  walk.lines = s.outer * s.inner;
+  walk.push.u32(static_cast<uint32_t>(walk.lines)).u32(static_cast<uint32_t>(s.len)).u32(static_cast<uint32_t>(s.inner));
+  return walk;
+}
+
+Status lower_cumsum(LoweringContext& lc, const graph::Node& n) {
+  GPUU_ASSIGN_OR_RETURN(graph::AttrMap attrs, graph::resolve_attrs(n));
+  GPUU_ASSIGN_OR_RETURN(LineWalk walk, line_walk(lc, n, attrs));
+  const TensorRef& x = lc.tensor(n.inputs[0]);
+  KernelKey key{std::string("cumsum_axis_") + graph::dtype_name(x.dtype), {}, 2, walk.push.size()};
+  return add_dispatch(lc, n, key, {{x.range, false}, {lc.tensor(n.outputs[0]).range, true}}, walk.push, walk.lines);
 }
 
 Status lower_topk(LoweringContext& lc, const graph::Node& n) {
   GPUU_ASSIGN_OR_RETURN(graph::AttrMap attrs, graph::resolve_attrs(n));
+  GPUU_ASSIGN_OR_RETURN(LineWalk walk, line_walk(lc, n, attrs));
+  walk.push.u32(static_cast<uint32_t>(graph::attr_int(attrs, "k")));
   const TensorRef& x = lc.tensor(n.inputs[0]);
-  const TensorRef& values = lc.tensor(n.outputs[0]);
-  const TensorRef& indices = lc.tensor(n.outputs[1]);
-  GPUU_RETURN_IF_ERROR(require_f16_support(lc, n, x.dtype));
-  GPUU_RETURN_IF_ERROR(require_int64_support(lc, n, x.dtype));
-  auto axis = static_cast<size_t>(graph::normalize_axis(graph::attr_int(attrs, "axis"), x.shape.size()));
-  AxisSplit s = split_at(x.shape, axis);
-  PushConstants push;
-  push.u32(static_cast<uint32_t>(s.outer * s.inner)).u32(static_cast<uint32_t>(s.len));
-  push.u32(static_cast<uint32_t>(s.inner)).u32(static_cast<uint32_t>(graph::attr_int(attrs, "k")));
   KernelKey key{std::string("topk_axis_") + graph::dtype_name(x.dtype), {graph::attr_int(attrs, "largest") ? 1 : 0},
-                3, push.size()};
-  return add_dispatch(lc, n, key, {{x.range, false}, {values.range, true}, {indices.range, true}}, push,
-                      s.outer * s.inner);
+                3, walk.push.size()};
+  return add_dispatch(lc, n, key,
+                      {{x.range, false}, {lc.tensor(n.outputs[0]).range, true}, {lc.tensor(n.outputs[1]).range, true}},
+                      walk.push, walk.lines);
 }
 
 // The dtypes of input 0 each reduction's kernels take.
