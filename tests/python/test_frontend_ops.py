@@ -270,6 +270,58 @@ def test_topk_past_the_axis_is_refused_by_the_graph():
         g.add_node("topk", "t", [x], {"k": 6, "axis": 1})
 
 
+def _freqs_cis(dim, end, theta=10000.0):
+    freqs = 1.0 / (theta ** (torch.arange(0, dim, 2)[: dim // 2].float() / dim))
+    angles = torch.outer(torch.arange(end), freqs).float()
+    return torch.polar(torch.ones_like(angles), angles)
+
+
+class ComplexRopeAttention(nn.Module):
+    """Attention with rotary embeddings as Meta's Llama reference code writes them: view_as_complex, a product by
+    precomputed complex frequencies (a buffer), view_as_real."""
+
+    def __init__(self, d=32, heads=4):
+        super().__init__()
+        self.heads, self.hd = heads, d // heads
+        self.qkv, self.out = nn.Linear(d, 3 * d, bias=False), nn.Linear(d, d, bias=False)
+        self.register_buffer("freqs_cis", _freqs_cis(self.hd, 64), persistent=False)
+
+    def rope(self, x):
+        xc = torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2))
+        f = self.freqs_cis[: x.shape[1]].view(1, x.shape[1], 1, xc.shape[-1])
+        return torch.view_as_real(xc * f).flatten(3).type_as(x)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        q, k, v = (y.view(b, t, self.heads, self.hd) for y in self.qkv(x).chunk(3, -1))
+        q, k = self.rope(q), self.rope(k)
+        y = F.scaled_dot_product_attention(*(z.transpose(1, 2) for z in (q, k, v)), is_causal=True)
+        return self.out(y.transpose(1, 2).reshape(b, t, -1))
+
+
+COMPLEX = {
+    "llama_reference_rope": (ComplexRopeAttention(), torch.randn(2, 10, 32)),
+    "add_sub_scale": (Fn(lambda x: torch.view_as_real((torch.view_as_complex(x) * 2.0 + torch.view_as_complex(x.flip(0)))
+                                                      - torch.view_as_complex(x) * torch.view_as_complex(x))),
+                      torch.randn(3, 4, 2)),
+    "times_real_tensor": (Fn(lambda x, r: torch.view_as_real(torch.view_as_complex(x) * r)),
+                          (torch.randn(3, 4, 2), torch.randn(4))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPLEX))
+def test_complex_products_between_view_as_complex_and_view_as_real(name, tmp_path):
+    model, x = COMPLEX[name]
+    inputs = x if isinstance(x, tuple) else (x,)
+    _check(model.eval(), inputs, tmp_path, tol=2e-5)
+
+
+def test_other_complex_ops_are_refused_by_name():
+    model = Fn(lambda x: torch.view_as_real(torch.view_as_complex(x).exp()))
+    with pytest.raises(FrontendError, match=r"'exp' \(aten.exp.default\): a complex operand"):
+        from_torch(model, (torch.randn(3, 2),))
+
+
 def test_in_place_and_view_ops_trace(tmp_path):
     class InPlace(nn.Module):
         def forward(self, x):

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from . import core
-from .fx_lowering import (_GPUU_TO_TORCH, _TORCH_TO_GPUU, Lowering, _gpuu_dtype_of, _ints, _K, _Lazy, _T,
+from .fx_lowering import (_GPUU_TO_TORCH, _TORCH_TO_GPUU, Lowering, _Complex, _gpuu_dtype_of, _ints, _K, _Lazy, _T,
                           _Unusable)
 
 LOWERINGS: Dict[str, Callable[[Lowering, Dict[str, Any], Any, torch.fx.Node], Any]] = {}
@@ -706,6 +706,21 @@ def _topk_node(L, a, k: Optional[int], largest: bool):
     axis = L.axis(a.get("dim", -1), x.rank)
     return L._emit_outputs("topk", [x], {"k": x.shape[axis] if k is None else int(k), "axis": axis,
                                          "largest": int(bool(largest))})
+
+
+@_lowering("view_as_complex")
+def _view_as_complex(L, a, real, node):
+    """view_as_complex: the pairs [..., 2] held as a complex value (+, - and * are defined on it)."""
+    return _Complex(L.tensor(a["self"], "input"))
+
+
+@_lowering("view_as_real")
+def _view_as_real(L, a, real, node):
+    """view_as_real: a complex value's pairs [..., 2]."""
+    v = a["self"]
+    if not isinstance(v, _Complex):
+        raise L._error("view_as_real of a value gpuu does not hold as complex")
+    return v.pairs
 
 
 @_lowering("topk")

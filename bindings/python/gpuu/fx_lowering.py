@@ -95,6 +95,23 @@ class _Lazy:
         return self._value
 
 
+class _Complex:
+    """A complex tensor, held as its real view `pairs` ([..., 2]: real and imaginary parts, a gpuu value). Made by
+    view_as_complex and given back by view_as_real; +, - and * are defined on it (rotary embeddings written with
+    complex numbers, as Meta's Llama reference code does), nothing else."""
+
+    def __init__(self, pairs: "_T") -> None:
+        self.pairs = pairs
+
+
+# The ATen ops whose lowerings take _Complex operands.
+_COMPLEX_AWARE = {"view_as_real", "add", "add_", "sub", "sub_", "mul"}
+
+
+def _is_complex(v: Any) -> bool:
+    return isinstance(v, _Complex) or (isinstance(v, _K) and v.tensor.is_complex())
+
+
 class _Unusable:
     """An output gpuu does not produce (e.g. max_pool2d's indices): an error if anything uses it."""
 
@@ -482,6 +499,9 @@ class Lowering:
             return v.value
         if isinstance(v, _Unusable):
             raise self._error(f"{what} uses {v.why}, which gpuu does not compute")
+        if isinstance(v, _Complex):
+            raise self._error(f"{what} is a complex tensor: gpuu takes complex values only through +, - and * "
+                              "between view_as_complex and view_as_real")
         raise self._error(f"{what} is a {type(v).__name__} where a tensor is needed")
 
     def _scalar(self, value: Any, dtype: int, rank: int) -> _T:
@@ -554,6 +574,9 @@ class Lowering:
         if packet in _IGNORED:
             return None
         real = self.real[node]
+        if packet not in _COMPLEX_AWARE and any(isinstance(v, _Complex) for v in pytree.tree_flatten((args, kwargs))[0]):
+            raise self._error("a complex operand: gpuu takes complex values only through +, - and * between "
+                              "view_as_complex and view_as_real")
         if packet is not None and self._foldable(args, kwargs, packet):
             return self._fold(node, real, args)
         lower = self.lowerings.get(packet) if packet is not None else None
@@ -566,7 +589,7 @@ class Lowering:
 
     def _foldable(self, args: Any, kwargs: Any, packet: str) -> bool:
         leaves = pytree.tree_flatten((args, kwargs))[0]
-        if any(isinstance(a, (_T, _Unusable)) for a in leaves):
+        if any(isinstance(a, (_T, _Unusable, _Complex)) for a in leaves):
             return packet in self.shape_only and not any(isinstance(a, _Unusable) for a in leaves)
         if packet.startswith(_RANDOM_PREFIXES):
             raise self._error("random tensors cannot be baked into a gpuu graph (call module.eval() for dropout)")
@@ -632,9 +655,55 @@ class Lowering:
 
     def binary(self, op: str, a: Any, b: Any, real: torch.Tensor, operand_dtype: Optional[int] = None) -> _T:
         """An elementwise op with torch's type promotion: operands cast to `operand_dtype` (default: the result's)."""
+        if _is_complex(a) or _is_complex(b):
+            return self._complex_binary(op, a, b, real)
         dtype = operand_dtype if operand_dtype is not None else self.result_dtype(real)
         rank = max((v.rank for v in (a, b) if isinstance(v, (_T, _K))), default=0)
         return self._emit(op, [self._operand(a, dtype, rank, "input 0"), self._operand(b, dtype, rank, "input 1")])
+
+    def _complex_binary(self, op: str, a: Any, b: Any, real: torch.Tensor) -> "_Complex":
+        """a op b with complex operands, on their real and imaginary parts (a real operand's imaginary part is 0)."""
+        if op not in ("add", "sub", "mul"):
+            raise self._error(f"{op} of complex tensors: gpuu takes complex values only through +, - and *")
+        dtype = self.result_dtype(torch.view_as_real(real))
+
+        def parts(v: Any, what: str) -> Tuple[Any, Any]:
+            """(real, imaginary) of `v`, each [..., 1] (a complex constant's as constants); imaginary None if real."""
+            if isinstance(v, _Complex):
+                return self.slice(v.pairs, -1, 0, 1), self.slice(v.pairs, -1, 1, 2)
+            if isinstance(v, _K) and v.tensor.is_complex():
+                pairs = torch.view_as_real(v.tensor)
+                return _K(pairs[..., 0:1], f"{v.name}.real"), _K(pairs[..., 1:2], f"{v.name}.imag")
+            if isinstance(v, (bool, int, float)):
+                return v, None
+            t = self._operand(v, dtype, 0, what)
+            return self.reshape(t, list(t.shape) + [1]), None
+
+        (ar, ai), (br, bi) = parts(a, "input 0"), parts(b, "input 1")
+        rank = max((v.rank for v in (ar, br) if isinstance(v, (_T, _K))), default=0)
+
+        def op2(name: str, x: Any, y: Any) -> _T:
+            return self._emit(name, [self._operand(x, dtype, rank, "input 0"), self._operand(y, dtype, rank, "input 1")])
+
+        if op == "mul":
+            re = op2("mul", ar, br)
+            im = None
+            if ai is not None and bi is not None:
+                re = op2("sub", re, op2("mul", ai, bi))
+            if ai is not None:
+                im = op2("mul", ai, br)
+            if bi is not None:
+                im = op2("mul", ar, bi) if im is None else op2("add", op2("mul", ar, bi), im)
+        else:  # add, sub
+            re = op2(op, ar, br)
+            if ai is not None and bi is not None:
+                im = op2(op, ai, bi)
+            elif bi is None:
+                im = self._operand(ai, dtype, rank, "input 0")
+            else:
+                im = self._operand(bi, dtype, rank, "input 1") if op == "add" else op2("sub", 0.0, bi)
+        im = self.broadcast_to(im, re.shape) if im.shape != re.shape else im
+        return _Complex(self._emit("concat", [re, im], {"axis": re.rank - 1}))
 
     def axis(self, dim: int, rank: int) -> int:
         if not -max(rank, 1) <= dim < max(rank, 1):
