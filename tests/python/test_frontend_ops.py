@@ -322,6 +322,49 @@ def test_other_complex_ops_are_refused_by_name():
         from_torch(model, (torch.randn(3, 2),))
 
 
+class Bags(nn.Module):
+    def __init__(self, **kw):
+        super().__init__()
+        torch.manual_seed(1)
+        self.bag = nn.EmbeddingBag(40, 8, **kw)
+
+    def forward(self, *args):
+        return self.bag(*args)
+
+
+IDS, OFFSETS = torch.tensor([3, 9, 0, 0, 17, 39, 3, 21, 5, 5]), torch.tensor([0, 3, 3, 7])  # bag 1 is empty
+BAGS = {
+    "sum": (Bags(mode="sum"), (IDS, OFFSETS)),
+    "mean_with_an_empty_bag": (Bags(mode="mean"), (IDS, OFFSETS)),
+    "per_sample_weights": (Bags(mode="sum"), (IDS, OFFSETS, torch.rand(10))),
+    "padding_idx": (Bags(mode="mean", padding_idx=0), (IDS, OFFSETS)),
+    "include_last_offset": (Bags(mode="sum", include_last_offset=True), (IDS, torch.tensor([0, 2, 6, 10]))),
+    "two_dimensional_ids": (Bags(mode="mean"), (IDS.view(5, 2),)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAGS))
+def test_embedding_bag_matches_torch(name, tmp_path):
+    """nn.EmbeddingBag (a recommender's sparse features) in its sum and mean forms, offsets given at run time."""
+    model, inputs = BAGS[name]
+    _check(model.eval(), inputs, tmp_path, tol=1e-6)
+
+
+def test_embedding_bag_takes_other_ids_and_offsets_at_run_time(tmp_path):
+    model = Bags(mode="mean").eval()
+    spec = gpuu.UnifiedGpuCompileSpec(prefer="vulkan_first")
+    gpuu.export(model, (IDS, OFFSETS), spec, tmp_path / "bag.gpuu")
+    ids, offsets = torch.arange(1, 11), torch.tensor([0, 1, 5, 5])
+    with gpuu.load(tmp_path / "bag.gpuu") as program:
+        (got,) = program.run([ids.numpy(), offsets.numpy()])
+    np.testing.assert_allclose(got, model(ids, offsets).detach().numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_embedding_bag_max_is_refused_by_name():
+    with pytest.raises(FrontendError, match="embedding_bag's max mode"):
+        from_torch(Bags(mode="max").eval(), (IDS, OFFSETS))
+
+
 def test_in_place_and_view_ops_trace(tmp_path):
     class InPlace(nn.Module):
         def forward(self, x):

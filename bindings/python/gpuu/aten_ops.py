@@ -376,6 +376,45 @@ def _embedding(L, a, real, node):
     return L.reshape(rows, real.shape)
 
 
+@_lowering("_embedding_bag", "_embedding_bag_forward_only")
+def _embedding_bag(L, a, real, node):
+    """embedding_bag, sum or mean (per-sample weights, padding_idx, include_last_offset): the rows gathered, then
+    summed into their bags by a product with the bag-membership matrix the offsets make."""
+    mode = int(a.get("mode", 0))
+    if mode not in (0, 1):
+        raise L._error("embedding_bag's max mode is not supported (sum and mean are)")
+    dtype = L.result_dtype(real[0])
+    weight = L._operand(a["weight"], dtype, 0, "weight")
+    indices = L.tensor(a["indices"], "indices")
+    if indices.rank != 1:
+        raise L._error(f"embedding_bag with indices of rank {indices.rank} (1-D indices and offsets are taken)")
+    n, bags = indices.shape[0], real[0].shape[0]
+    offsets = L._operand(a["offsets"], core.DTYPE_I64, 0, "offsets")
+    if a.get("include_last_offset"):
+        starts, ends = L.slice(offsets, 0, 0, bags), L.slice(offsets, 0, 1, bags + 1)
+    else:
+        starts = offsets
+        ends = L._emit("concat", [L.slice(offsets, 0, 1, bags), L._scalar(n, core.DTYPE_I64, 1)], {"axis": 0})
+    at = L.constant(np.arange(n, dtype=np.int64).reshape(1, n), f"{node.name}.positions")
+    member = L._emit("logical_and", [L._emit("greater_equal", [at, L.reshape(starts, [bags, 1])]),
+                                     L._emit("less", [at, L.reshape(ends, [bags, 1])])])
+    padding_idx = a.get("padding_idx")
+    if padding_idx is not None and padding_idx >= 0:
+        kept = L._emit("not_equal", [indices, L._scalar(int(padding_idx), indices.dtype, 1)])
+        member = L._emit("logical_and", [member, L.reshape(kept, [1, n])])
+    rows = L._emit("index_select", [weight, indices], {"axis": 0})
+    if a.get("per_sample_weights") is not None:
+        scale = L._operand(a["per_sample_weights"], dtype, 0, "per_sample_weights")
+        rows = L._emit("mul", [rows, L.reshape(scale, [n, 1])])
+    share = L._cast(member, dtype)
+    out = L._emit("matmul", [share, rows])
+    if mode == 1:
+        count = L._emit("reduce_sum", [share], {"axes": [1], "keepdim": 1})
+        out = L._emit("div", [out, L._emit("maximum", [count, L._scalar(1.0, dtype, 2)])])
+    unused = [_Unusable(f"embedding_bag's {what}") for what in ("offset2bag", "bag_size", "max_indices")]
+    return [out] + unused[: len(real) - 1]
+
+
 @_lowering("_softmax", "softmax")
 def _softmax(L, a, real, node):
     x = L._operand(a["self"], L.result_dtype(real), 0, "input")
