@@ -365,6 +365,23 @@ def test_embedding_bag_max_is_refused_by_name():
         from_torch(Bags(mode="max").eval(), (IDS, OFFSETS))
 
 
+CDIST = {
+    "p2_direct": (lambda a, b: torch.cdist(a, b), (torch.randn(2, 7, 3), torch.randn(2, 9, 3))),
+    "p2_matrix_product": (lambda a, b: torch.cdist(a, b), (torch.randn(2, 30, 5), torch.randn(2, 40, 5))),
+    "p2_forced_product": (lambda a, b: torch.cdist(a, b, compute_mode="use_mm_for_euclid_dist"),
+                          (torch.randn(6, 4), torch.randn(5, 4))),
+    "p1": (lambda a, b: torch.cdist(a, b, p=1.0), (torch.randn(6, 4), torch.randn(5, 4))),
+    "p_inf": (lambda a, b: torch.cdist(a, b, p=float("inf")), (torch.randn(6, 4), torch.randn(5, 4))),
+    "p3": (lambda a, b: torch.cdist(a, b, p=3.0), (torch.randn(6, 4), torch.randn(5, 4))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CDIST))
+def test_cdist_matches_torch(name, tmp_path):
+    fn, inputs = CDIST[name]
+    _check(Fn(fn), inputs, tmp_path, tol=2e-5)
+
+
 def test_in_place_and_view_ops_trace(tmp_path):
     class InPlace(nn.Module):
         def forward(self, x):

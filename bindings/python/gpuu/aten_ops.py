@@ -415,6 +415,41 @@ def _embedding_bag(L, a, real, node):
     return [out] + unused[: len(real) - 1]
 
 
+@_lowering("_cdist_forward")
+def _cdist(L, a, real, node):
+    """cdist as torch computes it: for p = 2 with more than 25 rows on either side (or compute_mode 1) through a
+    matrix product of norm-extended rows (torch's _euclidean_dist), else from the differences of every pair."""
+    dtype = L.result_dtype(real)
+    x1, x2 = L._operand(a["x1"], dtype, 0, "x1"), L._operand(a["x2"], dtype, 0, "x2")
+    p, mode = float(a["p"]), a.get("compute_mode")
+    rank, rows1, rows2 = x1.rank, x1.shape[-2], x2.shape[-2]
+    if p == 2.0 and (mode == 1 or (mode is None and (rows1 > 25 or rows2 > 25))):
+        def squares(x):
+            return L._emit("reduce_sum", [L._emit("mul", [x, x])], {"axes": [rank - 1], "keepdim": 1})
+        ones1 = L.broadcast_to(L._scalar(1.0, dtype, rank), list(x1.shape[:-1]) + [1])
+        ones2 = L.broadcast_to(L._scalar(1.0, dtype, rank), list(x2.shape[:-1]) + [1])
+        left = L._emit("concat", [L._emit("mul", [x1, L._scalar(-2.0, dtype, rank)]), squares(x1), ones1],
+                       {"axis": rank - 1})
+        right = L._emit("concat", [x2, ones2, squares(x2)], {"axis": rank - 1})
+        perm = list(range(rank - 2)) + [rank - 1, rank - 2]
+        dots = L._emit("matmul", [left, L._emit("transpose", [right], {"perm": perm})])
+        return L._emit("sqrt", [L._emit("maximum", [dots, L._scalar(0.0, dtype, rank)])])
+    batch = list(x1.shape[:-2])
+    diff = L._emit("sub", [L.reshape(x1, batch + [rows1, 1, x1.shape[-1]]), L.reshape(x2, batch + [1, rows2, x2.shape[-1]])])
+    last = {"axes": [rank], "keepdim": 0}
+    if p == 0.0:
+        return L._emit("reduce_sum", [L._cast(L._emit("not_equal", [diff, L._scalar(0.0, dtype, rank + 1)]), dtype)], last)
+    size = L._emit("abs", [diff])
+    if math.isinf(p):
+        return L._emit("reduce_max", [size], last)
+    if p == 1.0:
+        return L._emit("reduce_sum", [size], last)
+    if p == 2.0:
+        return L._emit("sqrt", [L._emit("reduce_sum", [L._emit("mul", [size, size])], last)])
+    powered = L._emit("pow", [size, L._scalar(p, dtype, rank + 1)])
+    return L._emit("pow", [L._emit("reduce_sum", [powered], last), L._scalar(1.0 / p, dtype, rank)])
+
+
 @_lowering("_softmax", "softmax")
 def _softmax(L, a, real, node):
     x = L._operand(a["self"], L.result_dtype(real), 0, "input")

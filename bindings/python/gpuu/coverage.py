@@ -27,7 +27,6 @@ _TRAINING = {"rand", "randn", "randperm", "native_dropout"}
 _WHY_MISSING = {
     "nonzero": "its output shape depends on the data",
     "masked_scatter": "its output layout depends on the data",
-    "_cdist_forward": "no kernel yet",
     "_pdist_forward": "no kernel yet",
     "_fft_r2c": "no FFT kernels",
     "_fft_c2r": "no FFT kernels (complex tensors)",
