@@ -164,24 +164,19 @@ class _Recorder(torch.fx.Interpreter):
         return r
 
 
-def _broadcast_kept(t: torch.Tensor) -> torch.Tensor:
-    """A copy of `t` that stays a broadcast where `t` is one (stride 0 along an axis: a folded expand of a
-    weight): its entries once, expanded as a view, so that an expanded weight costs no more than the weight."""
-    axes = [axis for axis in range(t.dim()) if t.stride(axis) == 0 and t.shape[axis] > 1]
-    if not axes:
-        return t.clone()
-    small = t
-    for axis in axes:
-        small = small.narrow(axis, 0, 1)
-    return small.clone().expand(t.shape)
-
-
 def _broadcast_axes_cut(t: torch.Tensor) -> torch.Tensor:
     """`t` cut to one entry along every axis it is broadcast along (stride 0)."""
     for axis in range(t.dim()):
         if t.stride(axis) == 0 and t.shape[axis] > 1:
             t = t.narrow(axis, 0, 1)
     return t
+
+
+def _broadcast_kept(t: torch.Tensor) -> torch.Tensor:
+    """A copy of `t` that stays a broadcast where `t` is one (stride 0 along an axis: a folded expand of a
+    weight): its entries once, expanded as a view, so that an expanded weight costs no more than the weight."""
+    small = _broadcast_axes_cut(t)
+    return t.clone() if small is t else small.clone().expand(t.shape)
 
 
 def _compacted(t: torch.Tensor) -> torch.Tensor:
