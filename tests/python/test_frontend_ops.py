@@ -382,6 +382,36 @@ def test_cdist_matches_torch(name, tmp_path):
     _check(Fn(fn), inputs, tmp_path, tol=2e-5)
 
 
+class SegNetBlock(nn.Module):
+    """SegNet's encoder-decoder step: a max pool's indices reused by max_unpool2d."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(2)
+        self.enc, self.dec = nn.Conv2d(3, 4, 3, padding=1), nn.Conv2d(4, 2, 3, padding=1)
+
+    def forward(self, x):
+        y, where = F.max_pool2d(torch.relu(self.enc(x)), 2, return_indices=True)
+        return self.dec(F.max_unpool2d(y * 2, where, 2, output_size=x.shape[-2:]))
+
+
+POOL_INDICES = {
+    "plain": (Fn(lambda x: F.max_pool2d(x, 2, return_indices=True)), torch.randn(2, 3, 6, 8)),
+    "strided_padded_dilated_ceil": (Fn(lambda x: F.max_pool2d(x, 3, 2, padding=1, dilation=2, ceil_mode=True,
+                                                              return_indices=True)), torch.randn(1, 2, 9, 10)),
+    "ties_keep_the_first": (Fn(lambda x: F.max_pool2d(x.round(), 3, 1, return_indices=True)), torch.randn(1, 2, 6, 6)),
+    "one_dimensional": (Fn(lambda x: F.max_pool1d(x, 3, 2, padding=1, return_indices=True)), torch.randn(2, 3, 11)),
+    "segnet_unpool": (SegNetBlock(), torch.randn(1, 3, 8, 6)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(POOL_INDICES))
+def test_max_pool_indices_and_unpool_match_torch(name, tmp_path):
+    """max_pool's indices (flat positions in each plane) exactly as torch's, and max_unpool2d putting values back."""
+    model, x = POOL_INDICES[name]
+    _check(model.eval(), (x,), tmp_path, tol=1e-5)
+
+
 def test_in_place_and_view_ops_trace(tmp_path):
     class InPlace(nn.Module):
         def forward(self, x):

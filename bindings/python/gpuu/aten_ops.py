@@ -918,11 +918,58 @@ def _make_max_pool(n: int):
         y = L._emit(op, [x], {"kernel": kernel, "stride": stride, "padding": padding, "dilation": dilation,
                               "ceil_mode": ceil})
         values = real[0] if isinstance(real, (list, tuple)) else real
-        y = L.reshape(y, values.shape)
-        if isinstance(real, (list, tuple)):
-            return [y, _Unusable(f"the indices of {node.target}")]
-        return y
+        out = L.reshape(y, values.shape)
+        if not isinstance(real, (list, tuple)):
+            return out
+        if n == 3:
+            return [out, _Unusable(f"the indices of {node.target}")]
+        windows = (kernel, stride, padding, dilation)
+        return [out, _Lazy(lambda: L.reshape(_max_pool2d_indices(L, x, windows, list(y.shape), node), real[1].shape))]
     return lower
+
+
+def _max_pool2d_indices(L, x: _T, windows, out_shape: List[int], node) -> _T:
+    """max_pool2d's indices (flat h * W + w in each plane, as torch's): a running argmax over the kernel's
+    offsets, each a strided slice of x padded with the lowest value; a later element wins only if greater or NaN
+    (torch's scan), so ties keep the first."""
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = windows
+    _, _, height, width = x.shape
+    oh, ow = out_shape[2], out_shape[3]
+    lowest = float("-inf") if x.dtype in (core.DTYPE_F32, core.DTYPE_F16) else \
+        float(np.iinfo(core.numpy_dtype(x.dtype)).min)
+    below = max(0, (oh - 1) * sh + (kh - 1) * dh + 1 - height - ph)
+    right = max(0, (ow - 1) * sw + (kw - 1) * dw + 1 - width - pw)
+    padded = L._emit("pad", [x], {"pads": [0, 0, 0, 0, ph, below, pw, right], "value": lowest})
+    rows, cols = np.arange(oh).reshape(oh, 1) * sh - ph, np.arange(ow).reshape(1, ow) * sw - pw
+    best = index = None
+    for i in range(kh):
+        for j in range(kw):
+            window = L._emit("slice", [padded], {"axes": [2, 3], "starts": [i * dh, j * dw],
+                                                 "ends": [i * dh + (oh - 1) * sh + 1, j * dw + (ow - 1) * sw + 1],
+                                                 "steps": [sh, sw]})
+            at = L.constant(((rows + i * dh) * width + cols + j * dw).astype(np.int64), f"{node.name}.at_{i}_{j}")
+            if best is None:
+                best, index = window, L.broadcast_to(at, out_shape)
+                continue
+            take = L._emit("greater", [window, best])
+            if x.dtype in (core.DTYPE_F32, core.DTYPE_F16):
+                take = L._emit("logical_or", [take, L._emit("isnan", [window])])
+            best = L._emit("where", [take, window, best])
+            index = L._emit("where", [take, at, index])
+    return index
+
+
+@_lowering("max_unpool2d")
+def _max_unpool2d(L, a, real, node):
+    """max_unpool2d: each value put at its index in a plane of zeros (a scatter along the flattened plane)."""
+    x = L.tensor(a["self"], "input")
+    indices = L._operand(a["indices"], core.DTYPE_I64, 0, "indices")
+    planes = list(real.shape[:-2])
+    size = int(real.shape[-2]) * int(real.shape[-1])
+    zeros = L.broadcast_to(L._scalar(0.0, x.dtype, len(planes) + 1), planes + [size])
+    src = L.reshape(x, planes + [int(np.prod(x.shape[len(planes):]))])
+    at = L.reshape(indices, list(src.shape))
+    return L.reshape(L._emit("scatter", [zeros, at, src], {"axis": len(planes)}), real.shape)
 
 
 for _n in (1, 2, 3):
