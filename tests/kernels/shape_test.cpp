@@ -87,6 +87,24 @@ TEST(VulkanShape, TransposeOfRankSixAndOfUnitDims) {
   EXPECT_EQ(stats.dispatches, 0u);
 }
 
+// Rank 8 (Swin-3D's window partition: [B, D/w, w, H/w, w, W/w, w, C] with
+// perm 0 1 3 5 2 4 6 7): transpose, slice and reshape take any rank whose
+// walk merges into at most six dims; one that does not is refused by name.
+TEST(VulkanShape, RankEightMovesWhoseWalkMergesToSixDims) {
+  const graph::Shape shape{1, 2, 2, 3, 2, 2, 3, 4};
+  const graph::Graph partition = one_input_graph(DType::kF32, shape, "transpose", {{{"perm", Ints{0, 1, 3, 5, 2, 4, 6, 7}}}});
+  EXPECT_EQ(kernels::vulkan_supports(partition, partition.nodes()[0]), "");
+  EXPECT_TRUE(graph_matches_cpu(partition, {exact_values(DType::kF32, shape, 12)}));
+  const graph::Graph cut = one_input_graph(DType::kF16, shape, "slice",
+                                           {{{"axes", Ints{3, 7}}, {"starts", Ints{1, 0}}, {"ends", Ints{3, 4}},
+                                             {"steps", Ints{1, 2}}}});
+  EXPECT_EQ(kernels::vulkan_supports(cut, cut.nodes()[0]), "");
+  EXPECT_TRUE(graph_matches_cpu(cut, {exact_values(DType::kF16, shape, 13)}));
+  const graph::Graph scattered = one_input_graph(DType::kF32, shape, "transpose", {{{"perm", Ints{7, 6, 5, 4, 3, 2, 1, 0}}}});
+  const std::string why = kernels::vulkan_supports(scattered, scattered.nodes()[0]);
+  EXPECT_NE(why.find("walks 7 separate dims (at most 6)"), std::string::npos) << why;
+}
+
 TEST(VulkanShape, ReshapeIsACopyForEveryDType) {
   uint32_t seed = 20;
   for (DType dtype : kAllDTypes) {

@@ -53,16 +53,48 @@ Status lower_strided(LoweringContext& lc, const graph::Node& n, const TensorRef&
 
 std::string any_dtype(const graph::Graph&, const graph::Node&) { return ""; }
 
-Status lower_transpose(LoweringContext& lc, const graph::Node& n) {
+// What a transpose or slice reads: out[i] = x[base + sum_d coord_d(i) * strides[d]].
+struct StridedRead {
+  std::vector<int64_t> strides;
+  int64_t base = 0;
+};
+StridedRead strided_read(const graph::Node& n, const graph::AttrMap& attrs, const graph::Shape& x_shape,
+                         const graph::Shape& y_shape) {
+  StridedRead read;
+  if (n.op == "transpose") {  // output dim i walks input dim perm[i]
+    std::vector<int64_t> perm = graph::attr_ints(attrs, "perm");
+    std::vector<int64_t> in_strides = graph::row_major_strides(x_shape);
+    for (int64_t p : perm) read.strides.push_back(in_strides[static_cast<size_t>(p)]);
+    return read;
+  }
+  graph::SliceReads reads = graph::slice_reads(attrs, x_shape, y_shape);
+  read.strides = reads.strides;
+  read.base = graph::shape_numel(y_shape) == 0 ? 0 : reads.base;  // nothing read: keep the base in range
+  return read;
+}
+
+Status lower_strided_read(LoweringContext& lc, const graph::Node& n) {
   GPUU_ASSIGN_OR_RETURN(graph::AttrMap attrs, attrs_of(n));
   const TensorRef& x = lc.tensor(n.inputs[0]);
   const TensorRef& y = lc.tensor(n.outputs[0]);
-  std::vector<int64_t> perm = graph::attr_ints(attrs, "perm");
-  std::vector<int64_t> in_strides = graph::row_major_strides(x.shape);
-  // Output dim i walks input dim perm[i].
-  std::vector<int64_t> strides(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) strides[i] = in_strides[static_cast<size_t>(perm[i])];
-  return lower_strided(lc, n, x, y, y.shape, strides, 0);
+  const StridedRead read = strided_read(n, attrs, x.shape, y.shape);
+  return lower_strided(lc, n, x, y, y.shape, read.strides, read.base);
+}
+
+// Tensors of any rank (check_tensor_limits lets these by), as long as the walk
+// merges into at most kMaxRank dims (a Swin-3D window partition's rank-8
+// transpose moves 5).
+std::string strided_read_check(const graph::Graph& g, const graph::Node& n) {
+  const graph::Value& x = g.value(n.inputs[0]);
+  const graph::Value& y = g.value(n.outputs[0]);
+  if (x.shape.size() <= kMaxRank && y.shape.size() <= kMaxRank) return "";
+  Result<graph::AttrMap> attrs = attrs_of(n);
+  if (!attrs.ok()) return attrs.status().message();
+  const StridedRead read = strided_read(n, *attrs, x.shape, y.shape);
+  const size_t walked = merge_dims(y.shape, read.strides, y.shape.size()).dims.size();
+  if (walked <= kMaxRank) return "";
+  return "Vulkan " + n.op + " of '" + x.name + "' walks " + std::to_string(walked) + " separate dims (at most " +
+         std::to_string(kMaxRank) + ")";
 }
 
 Status lower_reshape(LoweringContext& lc, const graph::Node& n) {
@@ -73,14 +105,6 @@ Status lower_reshape(LoweringContext& lc, const graph::Node& n) {
   return Status::Ok();
 }
 
-Status lower_slice(LoweringContext& lc, const graph::Node& n) {
-  GPUU_ASSIGN_OR_RETURN(graph::AttrMap attrs, attrs_of(n));
-  const TensorRef& x = lc.tensor(n.inputs[0]);
-  const TensorRef& y = lc.tensor(n.outputs[0]);
-  graph::SliceReads reads = graph::slice_reads(attrs, x.shape, y.shape);
-  if (graph::shape_numel(y.shape) == 0) reads.base = 0;  // nothing is read; keep the base in range
-  return lower_strided(lc, n, x, y, y.shape, reads.strides, reads.base);
-}
 
 // One concat_inputs dispatch over at most kConcatInputsPerDispatch inputs.
 Status concat_dispatch(LoweringContext& lc, const graph::Node& n, const std::vector<TensorRef>& inputs, size_t axis,
@@ -310,9 +334,8 @@ void add_shape_kernels(std::vector<OpKernel>& table) {
   // int8 and int16 values (a quantized model's, packed four or two to a
   // word) are moved and cast (to and from the float islands between quantized
   // ops) on the GPU too: byte and half-word moves, as for bool.
-  add_kernels(table, kAllDTypes, any_dtype,
-              {{"reshape", lower_reshape}, {"transpose", lower_transpose}, {"slice", lower_slice},
-               {"concat", lower_concat}});
+  add_kernels(table, kAllDTypes, any_dtype, {{"reshape", lower_reshape}, {"concat", lower_concat}});
+  add_kernels(table, kAllDTypes, strided_read_check, {{"transpose", lower_strided_read}, {"slice", lower_strided_read}});
   add_kernels(table, kStoredDTypes, any_dtype, {{"pad", lower_pad}, {"expand", lower_expand}, {"flip", lower_flip}});
   // A cast inside a fused chain reads views as the chain's kernel does (a half
   // model's SiLU begins with one, on the gate's columns of a merged GEMM); a
