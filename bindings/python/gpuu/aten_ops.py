@@ -378,11 +378,10 @@ def _embedding(L, a, real, node):
 
 @_lowering("_embedding_bag", "_embedding_bag_forward_only")
 def _embedding_bag(L, a, real, node):
-    """embedding_bag, sum or mean (per-sample weights, padding_idx, include_last_offset): the rows gathered, then
-    summed into their bags by a product with the bag-membership matrix the offsets make."""
+    """embedding_bag (per-sample weights, padding_idx, include_last_offset): the rows gathered, then summed (or
+    averaged) into their bags by a product with the bag-membership matrix the offsets make; max mode takes each
+    bag's largest over its members (an empty bag is 0, as in torch)."""
     mode = int(a.get("mode", 0))
-    if mode not in (0, 1):
-        raise L._error("embedding_bag's max mode is not supported (sum and mean are)")
     dtype = L.result_dtype(real[0])
     weight = L._operand(a["weight"], dtype, 0, "weight")
     indices = L.tensor(a["indices"], "indices")
@@ -406,6 +405,17 @@ def _embedding_bag(L, a, real, node):
     if a.get("per_sample_weights") is not None:
         scale = L._operand(a["per_sample_weights"], dtype, 0, "per_sample_weights")
         rows = L._emit("mul", [rows, L.reshape(scale, [n, 1])])
+    if mode == 2:
+        if a.get("per_sample_weights") is not None:
+            raise L._error("embedding_bag's max mode takes no per_sample_weights (as in torch)")
+        members = L.reshape(member, [bags, n, 1])
+        lowest = L._scalar(float("-inf"), dtype, 3)
+        best = L._emit("reduce_max", [L._emit("where", [members, L.reshape(rows, [1, n, rows.shape[1]]), lowest])],
+                       {"axes": [1], "keepdim": 0})
+        empty = L._emit("logical_not", [L._emit("reduce_any", [member], {"axes": [1], "keepdim": 1})])
+        out = L._emit("where", [empty, L._scalar(0.0, dtype, 2), best])
+        unused = [_Unusable(f"embedding_bag's {what}") for what in ("offset2bag", "bag_size", "max_indices")]
+        return [out] + unused[: len(real) - 1]
     share = L._cast(member, dtype)
     out = L._emit("matmul", [share, rows])
     if mode == 1:
