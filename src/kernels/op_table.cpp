@@ -178,8 +178,8 @@ Status require_byte_storage(const LoweringContext& lc, const graph::Node& node, 
 }
 
 std::string check_tensor_limits(const graph::Graph& graph, const graph::Node& node) {
-  // Data movement walks merged dims (shape.cpp checks those), so any rank.
-  const bool any_rank = node.op == "reshape" || node.op == "transpose" || node.op == "slice";
+  const OpKernel* kernel = find_op_kernel(node.op);
+  const bool any_rank = kernel && kernel->any_rank;
   auto check = [&](graph::ValueId id) -> std::string {
     if (id < 0) return "";
     const graph::Value& v = graph.value(id);

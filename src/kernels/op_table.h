@@ -144,6 +144,9 @@ struct OpKernel {
   // and skips the copy where LoweringContext::written_over says the output
   // already lies in the input's memory (index_put's self). nullptr: no input.
   bool (*writes_over)(const graph::Graph&, const graph::Node&, size_t slot) = nullptr;
+  // Whether `check` bounds what the kernel walks itself, so that tensors of
+  // any rank may come (data movement over merged dims: shape.cpp).
+  bool any_rank = false;
 };
 
 // writes_over of an elementwise kernel: input `slot` has the output's dtype

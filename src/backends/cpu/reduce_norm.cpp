@@ -1,5 +1,6 @@
 // Reduction and normalization CPU kernels: reduce_sum/mean/max over any axes,
-// softmax along one axis, and layer_norm over trailing dims (biased variance).
+// argmax/argmin, topk and cumsum along one axis, softmax along one axis, and
+// layer_norm over trailing dims (biased variance).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -259,8 +260,8 @@ void add_reduce_norm_kernels(std::vector<CpuOpKernel>& table) {
                          "reduce_all"}) {
     table.push_back({op, kernel_reduce});
   }
-  table.insert(table.end(), {{"argmax", kernel_arg_reduce}, {"argmin", kernel_arg_reduce}, {"topk", kernel_topk}, {"cumsum", kernel_cumsum},
-                             {"softmax", kernel_softmax}, {"layer_norm", kernel_layer_norm}});
+  table.insert(table.end(), {{"argmax", kernel_arg_reduce}, {"argmin", kernel_arg_reduce}, {"topk", kernel_topk},
+                             {"cumsum", kernel_cumsum}, {"softmax", kernel_softmax}, {"layer_norm", kernel_layer_norm}});
 }
 
 }  // namespace gpuu::cpu

@@ -1,8 +1,9 @@
 // Reduction and normalization kernels: reduce_sum / _mean / _max / _min / _prod
 // over any axes (f32/f16 with f32 accumulation; i32/i64 and bool any/all in
-// reduce_int.comp), argmax/argmin, cumsum and topk along one axis, softmax along one
-// axis, layer_norm over trailing dims. Short rows take one invocation each, long
-// ones a workgroup with a shared-memory tree (shaders/workgroup_reduce.glsl).
+// reduce_int.comp), argmax/argmin, cumsum and topk along one axis, softmax
+// along one axis, layer_norm over trailing dims. Short rows take one
+// invocation each, long ones a workgroup with a shared-memory tree
+// (shaders/workgroup_reduce.glsl).
 #include <algorithm>
 
 #include "graph/op_registry.h"

@@ -81,7 +81,7 @@ Status lower_strided_read(LoweringContext& lc, const graph::Node& n) {
   return lower_strided(lc, n, x, y, y.shape, read.strides, read.base);
 }
 
-// Tensors of any rank (check_tensor_limits lets these by), as long as the walk
+// Tensors of any rank (OpKernel::any_rank), as long as the walk
 // merges into at most kMaxRank dims (a Swin-3D window partition's rank-8
 // transpose moves 5).
 std::string strided_read_check(const graph::Graph& g, const graph::Node& n) {
@@ -104,7 +104,6 @@ Status lower_reshape(LoweringContext& lc, const graph::Node& n) {
   add_copy(lc, n, x.range, 0, y.range, static_cast<VkDeviceSize>(graph::shape_numel(x.shape)) * element_size(x.dtype));
   return Status::Ok();
 }
-
 
 // One concat_inputs dispatch over at most kConcatInputsPerDispatch inputs.
 Status concat_dispatch(LoweringContext& lc, const graph::Node& n, const std::vector<TensorRef>& inputs, size_t axis,
@@ -334,8 +333,12 @@ void add_shape_kernels(std::vector<OpKernel>& table) {
   // int8 and int16 values (a quantized model's, packed four or two to a
   // word) are moved and cast (to and from the float islands between quantized
   // ops) on the GPU too: byte and half-word moves, as for bool.
-  add_kernels(table, kAllDTypes, any_dtype, {{"reshape", lower_reshape}, {"concat", lower_concat}});
-  add_kernels(table, kAllDTypes, strided_read_check, {{"transpose", lower_strided_read}, {"slice", lower_strided_read}});
+  // Reshape is a byte copy, transpose and slice walk merged dims: any rank.
+  table.push_back(OpKernel{"reshape", kAllDTypes, any_dtype, lower_reshape, 0, nullptr, nullptr, true});
+  for (const char* op : {"transpose", "slice"}) {
+    table.push_back(OpKernel{op, kAllDTypes, strided_read_check, lower_strided_read, 0, nullptr, nullptr, true});
+  }
+  add_kernels(table, kAllDTypes, any_dtype, {{"concat", lower_concat}});
   add_kernels(table, kStoredDTypes, any_dtype, {{"pad", lower_pad}, {"expand", lower_expand}, {"flip", lower_flip}});
   // A cast inside a fused chain reads views as the chain's kernel does (a half
   // model's SiLU begins with one, on the gate's columns of a merged GEMM); a
