@@ -382,6 +382,8 @@ def _embedding_bag(L, a, real, node):
     averaged) into their bags by a product with the bag-membership matrix the offsets make; max mode takes each
     bag's largest over its members (an empty bag is 0, as in torch)."""
     mode = int(a.get("mode", 0))
+    if mode == 2 and a.get("per_sample_weights") is not None:
+        raise L._error("embedding_bag's max mode takes no per_sample_weights (as in torch)")
     dtype = L.result_dtype(real[0])
     weight = L._operand(a["weight"], dtype, 0, "weight")
     indices = L.tensor(a["indices"], "indices")
@@ -406,21 +408,18 @@ def _embedding_bag(L, a, real, node):
         scale = L._operand(a["per_sample_weights"], dtype, 0, "per_sample_weights")
         rows = L._emit("mul", [rows, L.reshape(scale, [n, 1])])
     if mode == 2:
-        if a.get("per_sample_weights") is not None:
-            raise L._error("embedding_bag's max mode takes no per_sample_weights (as in torch)")
         members = L.reshape(member, [bags, n, 1])
         lowest = L._scalar(float("-inf"), dtype, 3)
         best = L._emit("reduce_max", [L._emit("where", [members, L.reshape(rows, [1, n, rows.shape[1]]), lowest])],
                        {"axes": [1], "keepdim": 0})
         empty = L._emit("logical_not", [L._emit("reduce_any", [member], {"axes": [1], "keepdim": 1})])
         out = L._emit("where", [empty, L._scalar(0.0, dtype, 2), best])
-        unused = [_Unusable(f"embedding_bag's {what}") for what in ("offset2bag", "bag_size", "max_indices")]
-        return [out] + unused[: len(real) - 1]
-    share = L._cast(member, dtype)
-    out = L._emit("matmul", [share, rows])
-    if mode == 1:
-        count = L._emit("reduce_sum", [share], {"axes": [1], "keepdim": 1})
-        out = L._emit("div", [out, L._emit("maximum", [count, L._scalar(1.0, dtype, 2)])])
+    else:
+        share = L._cast(member, dtype)
+        out = L._emit("matmul", [share, rows])
+        if mode == 1:
+            count = L._emit("reduce_sum", [share], {"axes": [1], "keepdim": 1})
+            out = L._emit("div", [out, L._emit("maximum", [count, L._scalar(1.0, dtype, 2)])])
     unused = [_Unusable(f"embedding_bag's {what}") for what in ("offset2bag", "bag_size", "max_indices")]
     return [out] + unused[: len(real) - 1]
 
@@ -530,13 +529,17 @@ def _flash_attention_for_cpu(L, a, real, node):
 
 def _linear_from(L, x: _T, weight_t: _K, bias: Any, real) -> _T:
     """x @ weight_t (+ bias) with weight_t a constant [K, N]: linear(x, W [N, K], bias)."""
-    # "fc.weight.t" / "fc.weight.permute": the fold of the model's own transpose, undone here.
+    # "fc.weight.t" / "fc.weight.permute": the fold of the model's own transpose, undone here (after any
+    # expand or view of it: "in_proj_weight.permute.expand.view", a weight expanded over a batch).
+    name = weight_t.name
+    while name.endswith((".expand", ".view", "._unsafe_view", ".clone")):
+        name = name.rsplit(".", 1)[0]
     for suffix in (".t", ".permute", ".transpose"):
-        if weight_t.name.endswith(suffix):
-            name = weight_t.name[:-len(suffix)]
+        if name.endswith(suffix):
+            name = name[:-len(suffix)]
             break
     else:
-        name = weight_t.name + ".T"
+        name += ".T"
     w = _K(weight_t.tensor.t().contiguous(), name)
     b = None
     if bias is not None:
@@ -564,10 +567,7 @@ def _matmul(L, a, real, node):
             all(b_raw.tensor.stride(d) == 0 or b_raw.shape[d] == 1 for d in range(b_raw.rank - 2)):
         # A weight expanded over the batch (PyTorch's decomposition of x.transpose(0, 1) @ W.t(), as in
         # nn.MultiheadAttention's in-projection): the weight once, as a linear's.
-        name = b_raw.name
-        while name.endswith((".expand", ".view", "._unsafe_view", ".clone")):
-            name = name.rsplit(".", 1)[0]
-        b_raw = _K(b_raw.tensor[(0,) * (b_raw.rank - 2)], name)
+        b_raw = _K(b_raw.tensor[(0,) * (b_raw.rank - 2)], b_raw.name)
     if isinstance(b_raw, _K) and b_raw.rank == 2 and a_in.rank >= 2:
         # x @ W.t() of a bias-free nn.Linear (Llama's, most LLMs'): a linear, whose weight rows are K-contiguous
         # (a decode step's GEMV reads them coalesced) and stay the model's own tensor.
@@ -792,6 +792,18 @@ def _topk_node(L, a, k: Optional[int], largest: bool):
                                          "largest": int(bool(largest))})
 
 
+@_lowering("topk")
+def _topk(L, a, real, node):
+    """topk: the k largest or smallest along an axis, sorted, with i64 indices."""
+    return _topk_node(L, a, a["k"], a.get("largest", True))
+
+
+@_lowering("sort")
+def _sort(L, a, real, node):
+    """sort: topk of the whole axis (stable: equal values keep their order, as sort(stable=True))."""
+    return _topk_node(L, a, None, a.get("descending", False))
+
+
 @_lowering("view_as_complex")
 def _view_as_complex(L, a, real, node):
     """view_as_complex: the pairs [..., 2] held as a complex value (+, - and * are defined on it)."""
@@ -805,18 +817,6 @@ def _view_as_real(L, a, real, node):
     if not isinstance(v, _Complex):
         raise L._error("view_as_real of a value gpuu does not hold as complex")
     return v.pairs
-
-
-@_lowering("topk")
-def _topk(L, a, real, node):
-    """topk: the k largest or smallest along an axis, sorted, with i64 indices."""
-    return _topk_node(L, a, a["k"], a.get("largest", True))
-
-
-@_lowering("sort")
-def _sort(L, a, real, node):
-    """sort: topk of the whole axis (stable: equal values keep their order, as sort(stable=True))."""
-    return _topk_node(L, a, None, a.get("descending", False))
 
 
 @_lowering("cumsum")

@@ -697,8 +697,7 @@ class Lowering:
                 im = self._operand(ai, dtype, rank, "input 0")
             else:
                 im = self._operand(bi, dtype, rank, "input 1") if op == "add" else op2("sub", 0.0, bi)
-        im = self.broadcast_to(im, re.shape) if im.shape != re.shape else im
-        return _Complex(self._emit("concat", [re, im], {"axis": re.rank - 1}))
+        return _Complex(self._emit("concat", [re, self.broadcast_to(im, re.shape)], {"axis": re.rank - 1}))
 
     def axis(self, dim: int, rank: int) -> int:
         if not -max(rank, 1) <= dim < max(rank, 1):
