@@ -398,6 +398,10 @@ POOL_INDICES = {
     "ties_keep_the_first": (Fn(lambda x: F.max_pool2d(x.round(), 3, 1, return_indices=True)), torch.randn(1, 2, 6, 6)),
     "one_dimensional": (Fn(lambda x: F.max_pool1d(x, 3, 2, padding=1, return_indices=True)), torch.randn(2, 3, 11)),
     "segnet_unpool": (SegNetBlock(), torch.randn(1, 3, 8, 6)),
+    "three_dimensional": (Fn(lambda x: F.max_pool3d(x, (2, 3, 2), (2, 2, 1), padding=(1, 1, 0), return_indices=True)),
+                          torch.randn(2, 2, 5, 6, 7)),
+    "three_dimensional_dilated_ceil": (Fn(lambda x: F.max_pool3d(x.round(), 2, 2, dilation=(1, 2, 1), ceil_mode=True,
+                                                                 return_indices=True)), torch.randn(1, 3, 5, 7, 5)),
 }
 
 

@@ -11,6 +11,7 @@ decided in this file alone.
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
@@ -931,41 +932,47 @@ def _make_max_pool(n: int):
         out = L.reshape(y, values.shape)
         if not isinstance(real, (list, tuple)):
             return out
-        if n == 3:
-            return [out, _Unusable(f"the indices of {node.target}")]
         windows = (kernel, stride, padding, dilation)
-        return [out, _Lazy(lambda: L.reshape(_max_pool2d_indices(L, x, windows, list(y.shape), node), real[1].shape))]
+        return [out, _Lazy(lambda: L.reshape(_max_pool_indices(L, x, windows, list(y.shape), node), real[1].shape))]
     return lower
 
 
-def _max_pool2d_indices(L, x: _T, windows, out_shape: List[int], node) -> _T:
-    """max_pool2d's indices (flat h * W + w in each plane, as torch's): a running argmax over the kernel's
-    offsets, each a strided slice of x padded with the lowest value; a later element wins only if greater or NaN
-    (torch's scan), so ties keep the first."""
-    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = windows
-    _, _, height, width = x.shape
-    oh, ow = out_shape[2], out_shape[3]
+def _max_pool_indices(L, x: _T, windows, out_shape: List[int], node) -> _T:
+    """max_pool2d's and max_pool3d's indices (flat in each plane or volume, (d * H + h) * W + w, as torch's): a
+    running argmax over the kernel's offsets, each a strided slice of x padded with the lowest value; a later
+    element wins only if greater or NaN (torch's scan), so ties keep the first."""
+    kernel, stride, padding, dilation = windows
+    n = len(kernel)
+    sizes, outs = list(x.shape[-n:]), out_shape[-n:]
+    lead = x.rank - n
     lowest = float("-inf") if x.dtype in (core.DTYPE_F32, core.DTYPE_F16) else \
         float(np.iinfo(core.numpy_dtype(x.dtype)).min)
-    below = max(0, (oh - 1) * sh + (kh - 1) * dh + 1 - height - ph)
-    right = max(0, (ow - 1) * sw + (kw - 1) * dw + 1 - width - pw)
-    padded = L._emit("pad", [x], {"pads": [0, 0, 0, 0, ph, below, pw, right], "value": lowest})
-    rows, cols = np.arange(oh).reshape(oh, 1) * sh - ph, np.arange(ow).reshape(1, ow) * sw - pw
+    pads = [0, 0] * lead
+    for size, o, k, st, p, d in zip(sizes, outs, kernel, stride, padding, dilation):
+        pads += [p, max(0, (o - 1) * st + (k - 1) * d + 1 - size - p)]  # before, after
+    padded = L._emit("pad", [x], {"pads": pads, "value": lowest})
+    # Each output position's first input coordinate per axis, shaped to broadcast over the window grid.
+    starts = [(np.arange(o) * st - p).reshape([o if a == i else 1 for a in range(n)])
+              for i, (o, st, p) in enumerate(zip(outs, stride, padding))]
     best = index = None
-    for i in range(kh):
-        for j in range(kw):
-            window = L._emit("slice", [padded], {"axes": [2, 3], "starts": [i * dh, j * dw],
-                                                 "ends": [i * dh + (oh - 1) * sh + 1, j * dw + (ow - 1) * sw + 1],
-                                                 "steps": [sh, sw]})
-            at = L.constant(((rows + i * dh) * width + cols + j * dw).astype(np.int64), f"{node.name}.at_{i}_{j}")
-            if best is None:
-                best, index = window, L.broadcast_to(at, out_shape)
-                continue
-            take = L._emit("greater", [window, best])
-            if x.dtype in (core.DTYPE_F32, core.DTYPE_F16):
-                take = L._emit("logical_or", [take, L._emit("isnan", [window])])
-            best = L._emit("where", [take, window, best])
-            index = L._emit("where", [take, at, index])
+    for offsets in itertools.product(*(range(k) for k in kernel)):
+        window = L._emit("slice", [padded], {
+            "axes": list(range(lead, x.rank)), "starts": [o * d for o, d in zip(offsets, dilation)],
+            "ends": [o * d + (out - 1) * st + 1 for o, d, out, st in zip(offsets, dilation, outs, stride)],
+            "steps": list(stride)})
+        flat = 0
+        for i, (first, o, d) in enumerate(zip(starts, offsets, dilation)):
+            flat = flat * sizes[i] + first + o * d
+        tag = "_".join(str(o) for o in offsets)
+        at = L.constant(np.broadcast_to(flat, outs).astype(np.int64), f"{node.name}.at_{tag}")
+        if best is None:
+            best, index = window, L.broadcast_to(at, out_shape)
+            continue
+        take = L._emit("greater", [window, best])
+        if x.dtype in (core.DTYPE_F32, core.DTYPE_F16):
+            take = L._emit("logical_or", [take, L._emit("isnan", [window])])
+        best = L._emit("where", [take, window, best])
+        index = L._emit("where", [take, at, index])
     return index
 
 
