@@ -70,6 +70,10 @@ bool int_edge(graph::DType dtype) { return dtype == graph::DType::kI8 || dtype =
 // every other op's inputs have its output's type.
 bool fusable(const graph::Graph& g, const graph::Node& n) {
   if (fused_code(n) < 0 || n.outputs.size() != 1) return false;
+  // The fused kernel walks each node's tensors in at most kMaxRank dims; an
+  // elementwise node of a higher rank runs alone, its own walk merged.
+  auto too_high = [&](graph::ValueId id) { return id >= 0 && g.value(id).shape.size() > kMaxRank; };
+  if (too_high(n.outputs[0]) || std::any_of(n.inputs.begin(), n.inputs.end(), too_high)) return false;
   const graph::DType dtype = g.value(n.outputs[0]).dtype;
   if (comparison(n) || n.op == "where") {
     // A comparison of two floats of one type (its bool result kept in a

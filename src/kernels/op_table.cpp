@@ -129,6 +129,31 @@ std::vector<uint32_t> broadcast_strides(const graph::Shape& in_shape, const grap
   return strides;
 }
 
+BroadcastWalk broadcast_walk(const std::vector<graph::Shape>& in_shapes, const graph::Shape& out_shape) {
+  std::vector<std::vector<uint32_t>> full;
+  for (const graph::Shape& in : in_shapes) full.push_back(broadcast_strides(in, out_shape));
+  BroadcastWalk walk;
+  walk.strides.resize(in_shapes.size());
+  for (size_t d = 0; d < out_shape.size(); ++d) {
+    if (out_shape[d] == 1) continue;
+    const auto size = static_cast<uint32_t>(out_shape[d]);
+    bool merges = !walk.dims.empty();
+    for (size_t i = 0; i < full.size() && merges; ++i) merges = walk.strides[i].back() == full[i][d] * size;
+    if (merges) {
+      walk.dims.back() *= size;
+      for (size_t i = 0; i < full.size(); ++i) walk.strides[i].back() = full[i][d];
+      continue;
+    }
+    walk.dims.push_back(size);
+    for (size_t i = 0; i < full.size(); ++i) walk.strides[i].push_back(full[i][d]);
+  }
+  if (walk.dims.empty()) {
+    walk.dims.push_back(1);
+    for (std::vector<uint32_t>& s : walk.strides) s.push_back(0);
+  }
+  return walk;
+}
+
 std::vector<uint32_t> to_u32(const graph::Shape& shape) {
   std::vector<uint32_t> out;
   for (int64_t d : shape) out.push_back(static_cast<uint32_t>(d));

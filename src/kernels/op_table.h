@@ -217,6 +217,16 @@ const char* float_suffix(graph::DType dtype);
 bool is_float(graph::DType dtype);
 // Strides (in elements) to read an input of `in_shape` broadcast to `out_shape`.
 std::vector<uint32_t> broadcast_strides(const graph::Shape& in_shape, const graph::Shape& out_shape);
+// The fewest dims over which inputs of `in_shapes` broadcast to `out_shape`:
+// size-1 dims dropped, neighbours merged where every input reads both as one
+// (all of them whole there, or broadcast there), each input's strides over
+// the merged dims (0 where it broadcasts). One dim of 1 when nothing is left.
+// mvit's rank-8 relative-position adds walk four.
+struct BroadcastWalk {
+  std::vector<uint32_t> dims;
+  std::vector<std::vector<uint32_t>> strides;  // per input
+};
+BroadcastWalk broadcast_walk(const std::vector<graph::Shape>& in_shapes, const graph::Shape& out_shape);
 std::vector<uint32_t> to_u32(const graph::Shape& shape);
 // Invocations of an elements.glsl kernel (the data movers): one per output
 // word for 1- and 2-byte elements, else one per element.

@@ -124,6 +124,33 @@ TEST(VulkanElementwise, BinaryOpsBroadcast) {
   }
 }
 
+// Rank 8 (mvit_v2_s's relative-position terms: [B, heads, qt, qh, qw, kt, kh, kw] plus
+// a term broadcast over kt and kw): dims merged where both operands read them as one.
+TEST(VulkanElementwise, RankEightBroadcastsWhoseWalkMergesToSixDims) {
+  auto supports = [](const graph::Shape& a, const graph::Shape& b, const std::string& op) {
+    graph::Graph g;
+    const graph::ValueId x = graph::add_graph_input(g, "in0", DType::kF32, a).value();
+    const graph::ValueId y = graph::add_graph_input(g, "in1", DType::kF32, b).value();
+    const std::vector<graph::ValueId> out = graph::add_op(g, op, op + "_0", {x, y}, {}).value();
+    g.mark_output(out[0]);
+    return kernels::vulkan_supports(g, g.nodes()[0]);
+  };
+  const graph::Shape attn{1, 2, 2, 3, 3, 2, 3, 3}, rel{1, 2, 2, 3, 3, 1, 3, 1};
+  uint32_t seed = 300;
+  for (const char* op : {"add", "mul", "greater"}) {
+    EXPECT_EQ(supports(attn, rel, op), "") << op;
+    EXPECT_TRUE(node_matches_cpu(op, {random_tensor(DType::kF32, attn, seed, -3, 3),
+                                      random_tensor(DType::kF32, rel, seed + 1, -3, 3)}, {}, 0, 0))
+        << op;
+    seed += 2;
+  }
+  // Unary ops walk their elements in order at any rank.
+  EXPECT_TRUE(node_matches_cpu("exp", {random_tensor(DType::kF32, attn, seed, -2, 2)}, {}, 2e-5, 2e-5));
+  // Broadcasts alternating dim by dim leave eight dims to walk: refused, by name.
+  const std::string why = supports({2, 1, 2, 1, 2, 1, 2, 1}, {1, 2, 1, 2, 1, 2, 1, 2}, "add");
+  EXPECT_NE(why.find("add 'add_0' walks 8 separate dims of 'add_0:0' (at most 6)"), std::string::npos) << why;
+}
+
 TEST(VulkanElementwise, PowHandlesNegativeBasesWithIntegralExponents) {
   auto base = tensor_of({-2.0, -2.0, -1.5, 3.0, 0.0, 2.0}, {6});
   auto exponent = tensor_of({2.0, 3.0, 2.0, 0.5, 2.0, -1.0}, {6});

@@ -89,6 +89,15 @@ DTypeSet accepted_dtypes(const std::string& op) {
 
 std::string check_elementwise(const graph::Graph& g, const graph::Node& n) {
   const graph::Value& x = g.value(n.inputs[0]);
+  // Any rank (OpKernel::any_rank) whose broadcast walk merges into kMaxRank dims.
+  const graph::Value& y = g.value(n.outputs[0]);
+  std::vector<graph::Shape> in_shapes;
+  for (graph::ValueId in : n.inputs) in_shapes.push_back(g.value(in).shape);
+  const size_t walked = broadcast_walk(in_shapes, y.shape).dims.size();
+  if (walked > kMaxRank) {
+    return "Vulkan " + n.op + " '" + n.name + "' walks " + std::to_string(walked) + " separate dims of '" + y.name +
+           "' (at most " + std::to_string(kMaxRank) + ")";
+  }
   if (accepted_dtypes(n.op) & bit(x.dtype)) return "";
   std::string takes;
   for (DType d : {DType::kF32, DType::kF16, DType::kI32, DType::kI64, DType::kI8, DType::kI16, DType::kBool}) {
@@ -118,13 +127,13 @@ std::pair<uint32_t, uint32_t> int_bound_words(DType dtype, double v, bool is_max
   return {static_cast<uint32_t>(u), static_cast<uint32_t>(u >> 32)};
 }
 
-// Broadcast addressing of a binary op: count, rank, shape and both operands' strides.
+// Broadcast addressing of a binary op: count, then the merged walk's rank,
+// dims and both operands' strides (check_elementwise keeps it in kMaxRank).
 PushConstants broadcast_push(const TensorRef& a, const TensorRef& b, const TensorRef& y) {
+  const BroadcastWalk walk = broadcast_walk({a.shape, b.shape}, y.shape);
   PushConstants push;
-  push.u32(static_cast<uint32_t>(graph::shape_numel(y.shape))).u32(static_cast<uint32_t>(y.shape.size()));
-  push.u32_array(to_u32(y.shape), kMaxRank);
-  push.u32_array(broadcast_strides(a.shape, y.shape), kMaxRank);
-  push.u32_array(broadcast_strides(b.shape, y.shape), kMaxRank);
+  push.u32(static_cast<uint32_t>(graph::shape_numel(y.shape))).u32(static_cast<uint32_t>(walk.dims.size()));
+  push.u32_array(walk.dims, kMaxRank).u32_array(walk.strides[0], kMaxRank).u32_array(walk.strides[1], kMaxRank);
   return push;
 }
 
@@ -133,12 +142,11 @@ Status lower_logic(LoweringContext& lc, const graph::Node& n, int32_t op) {
   const TensorRef& b = lc.tensor(n.inputs.size() > 1 ? n.inputs[1] : n.inputs[0]);
   const TensorRef& y = lc.tensor(n.outputs[0]);
   uint32_t count = static_cast<uint32_t>(graph::shape_numel(y.shape));
+  const BroadcastWalk walk = broadcast_walk({a.shape, b.shape}, y.shape);
   PushConstants push;
-  push.u32(count).u32(static_cast<uint32_t>(y.shape.size()));
+  push.u32(count).u32(static_cast<uint32_t>(walk.dims.size()));
   push.u32(static_cast<uint32_t>(a.dtype)).u32(static_cast<uint32_t>(graph::dtype_size(a.dtype)));
-  push.u32_array(to_u32(y.shape), kMaxRank);
-  push.u32_array(broadcast_strides(a.shape, y.shape), kMaxRank);
-  push.u32_array(broadcast_strides(b.shape, y.shape), kMaxRank);
+  push.u32_array(walk.dims, kMaxRank).u32_array(walk.strides[0], kMaxRank).u32_array(walk.strides[1], kMaxRank);
   KernelKey key{"logic", {op}, 3, push.size()};
   // One invocation writes one word: four bool bytes.
   return add_dispatch(lc, n, key, {{a.range, false}, {b.range, false}, {y.range, true}}, push, (count + 3) / 4);
@@ -250,8 +258,8 @@ void add_elementwise_kernels(std::vector<OpKernel>& table) {
   // index only, so each may write over an input of its output's type. The
   // fusable ones read views through the fused kernel (fusion.h).
   auto add = [&](const char* op, Status (*lower)(LoweringContext&, const graph::Node&)) {
-    table.push_back(
-        OpKernel{op, accepted_dtypes(op), check_elementwise, lower, 0, takes_elementwise_view, same_element_operand});
+    table.push_back(OpKernel{op, accepted_dtypes(op), check_elementwise, lower, 0, takes_elementwise_view,
+                             same_element_operand, true});
   };
   for (const auto& entry : unary_ops()) add(entry.first.c_str(), lower_unary);
   for (const char* op : {"bitwise_not", "isnan", "isinf", "logical_not"}) add(op, lower_unary);
