@@ -11,17 +11,19 @@ namespace gpuu::kernels {
 namespace {
 
 // gemm_coopmat.comp's layouts. Its shared memory (a mirror of its
-// declarations, for the fit check): TILE_M rows of A and TILE_N of B, each a
+// declarations, for the fit check): for each of its groups of subgroups
+// (GPUU_COOP_KGROUPS, each walking every groups-th slice: the convolutions'
+// small tile, conv_pool.cmake), TILE_M rows of A and TILE_N of B, each a
 // slice in uvec4s of 8 halves plus one of padding.
 struct CoopLayout {
-  uint32_t tile_m, tile_n, depth;
+  uint32_t tile_m, tile_n, depth, groups;
   const char* shader;  // after "gemm_" / "conv2d_gemm_"
-  uint32_t shared_bytes() const { return (tile_m + tile_n) * (depth / 8 + 1) * 16; }
+  uint32_t shared_bytes() const { return groups * (tile_m + tile_n) * (depth / 8 + 1) * 16; }
 };
-CoopLayout coop_layout(GemmKernel k) {
-  if (k == GemmKernel::kCoopMatTall) return {256, 128, 32, "coopmat_tall_f16"};
-  if (k == GemmKernel::kCoopMatSmall) return {64, 64, 64, "coopmat_small_f16"};
-  return {128, 128, 64, "coopmat_f16"};
+CoopLayout coop_layout(GemmKernel k, bool conv) {
+  if (k == GemmKernel::kCoopMatTall) return {256, 128, 32, 1, "coopmat_tall_f16"};
+  if (k == GemmKernel::kCoopMatSmall) return {64, 64, 64, conv ? 2u : 1u, "coopmat_small_f16"};
+  return {128, 128, 64, 1, "coopmat_f16"};
 }
 
 // gemm.comp's 128 tile: two double-buffered 8-deep slices of 33 vec4s (its
@@ -64,7 +66,7 @@ std::string GemmChoice::shader(bool conv, graph::DType dtype, uint32_t weight_bi
   suffix += dtype == graph::DType::kF16 ? "_f16" : "_f32";
   if (kernel == GemmKernel::kGemv) return std::string(conv ? "conv2d_gemv" : "gemv") + suffix;
   std::string name = conv ? "conv2d_gemm" : "gemm";
-  if (coopmat()) return name + "_" + coop_layout(kernel).shader;
+  if (coopmat()) return name + "_" + coop_layout(kernel, conv).shader;
   name += suffix;
   return kernel == GemmKernel::kTiled128 ? name + "_t8" : name;
 }
@@ -87,7 +89,8 @@ std::string GemmChoice::describe() const {
   }
   if (!coopmat()) return "tiled " + tile + split;
   std::string shape = std::to_string(cm_m) + "x" + std::to_string(cm_n) + "x" + std::to_string(cm_k);
-  return "coopmat " + shape + " (" + tile + " tile, " + std::to_string(coop_layout(kernel).depth) + "-deep)" + split;
+  const uint32_t depth = coop_layout(kernel, false).depth;
+  return "coopmat " + shape + " (" + tile + " tile, " + std::to_string(depth) + "-deep)" + split;
 }
 
 namespace {
@@ -156,8 +159,8 @@ GemmChoice select_kernel(const SharedGpuContext& ctx, graph::DType dtype, std::o
     }
     // The square tile needs 36 KiB of shared memory, the tall one 30: a device
     // with less than 36 takes the tall one.
-    if (coop_layout(kernel).shared_bytes() > shared_limit) kernel = GemmKernel::kCoopMatTall;
-    const CoopLayout layout = coop_layout(kernel);
+    if (coop_layout(kernel, problem.conv).shared_bytes() > shared_limit) kernel = GemmKernel::kCoopMatTall;
+    const CoopLayout layout = coop_layout(kernel, problem.conv);
     if (best && layout.shared_bytes() <= shared_limit) {
       choice.kernel = kernel;
       choice.tile_m = layout.tile_m;
@@ -256,7 +259,7 @@ GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const Ge
   // The same on matrix cores: 64x64 tiles on 4 subgroups, where the picked
   // shape divides their 16 columns per subgroup (a split's partials and their
   // reduction cost f16 GEMMs of 128 rows a third of their time on the H100).
-  const CoopLayout small = coop_layout(GemmKernel::kCoopMatSmall);
+  const CoopLayout small = coop_layout(GemmKernel::kCoopMatSmall, problem.conv);
   if ((choice.kernel == GemmKernel::kCoopMat || choice.kernel == GemmKernel::kCoopMatTall) && tiles(choice) < units &&
       small.shared_bytes() <= ctx.properties().limits.maxComputeSharedMemorySize && 16 % choice.cm_n == 0) {
     const uint64_t large = tiles(choice);

@@ -10,4 +10,8 @@ gpuu_float_shader(im2col_@T@ im2col.comp)
 gpuu_float_shader(pool2d_@T@ pool2d.comp)
 gpuu_coopmat_shader(conv2d_gemm_coopmat_f16 gemm_coopmat.comp GPUU_CONV GPUU_COOP_BK=64)
 gpuu_coopmat_shader(conv2d_gemm_coopmat_tall_f16 gemm_coopmat.comp GPUU_CONV GPUU_COOP_BK=32)
-gpuu_coopmat_shader(conv2d_gemm_coopmat_small_f16 gemm_coopmat.comp GPUU_CONV GPUU_COOP_BK=64 GPUU_WG=128)
+# The small tile in two groups of 4 subgroups on alternate slices: twice the gathers in flight where a
+# multiprocessor holds one tile (H100: resnet50's late 3x3 and 1x1 layers at batch 1 0.6-0.8x the time of one
+# group; the same for linears was 1.1-1.5x, so they keep one).
+gpuu_coopmat_shader(conv2d_gemm_coopmat_small_f16 gemm_coopmat.comp GPUU_CONV GPUU_COOP_BK=64 GPUU_WG=256
+                    GPUU_COOP_KGROUPS=2)

@@ -4,8 +4,8 @@
 #extension GL_EXT_control_flow_attributes : require
 // f16 GEMM on matrix cores (VK_KHR_cooperative_matrix): f16 A and B, f32
 // accumulation, f16 results (forms and bindings: gemm_common.glsl). A
-// workgroup of GPUU_WG invocations (256, or 128 for the small tile) =
-// SUBGROUPS subgroups of 32 computes a TILE_M x TILE_N output tile
+// workgroup of GPUU_WG invocations (256, or 128 for the linears' small tile)
+// = KGROUPS groups of SUBGROUPS subgroups of 32 computes a TILE_M x TILE_N output tile
 // (specialization constants, 64, 128 or 256 rows), the subgroups in a
 // (TILE_M/WM) x (SUBGROUPS / (TILE_M/WM)) grid, each a WM-row block of it
 // (WM: 64, or 32 for the small tile) as (WM/CM_M) x (WN/CM_N) accumulators
@@ -57,7 +57,17 @@ layout(constant_id = 9) const uint TILE_N = 128;
 #ifndef GPUU_COOP_WM
 #define GPUU_COOP_WM 64
 #endif
-const uint SUBGROUPS = GPUU_WG / 32u;
+// Groups of subgroups that each walk every KGROUPS-th slice of the same tile
+// into their own accumulators, added up before the epilogue: KGROUPS times
+// the global reads in flight per workgroup, where a small GEMM's few
+// workgroups leave most multiprocessors with one workgroup (or none) and
+// each slice waits on its reads.
+#ifndef GPUU_COOP_KGROUPS
+#define GPUU_COOP_KGROUPS 1
+#endif
+const uint KGROUPS = uint(GPUU_COOP_KGROUPS);
+const uint GROUP_WG = GPUU_WG / KGROUPS;  // invocations per group
+const uint SUBGROUPS = GROUP_WG / 32u;    // per group
 const uint WM = uint(GPUU_COOP_WM);      // rows per subgroup
 const uint WARPS_M = TILE_M / WM;        // subgroups along m
 const uint WARPS_N = SUBGROUPS / WARPS_M;  // ... and along n
@@ -72,8 +82,8 @@ const uint BT_ROW = BK / 8u + 1u;        // B with k contiguous: [n][k]
 const uint A_SIZE = TILE_M * AS_ROW;
 const uint B_SIZE = TILE_N * BT_ROW;     // >= BK * BS_ROW for TILE_N >= BK
 // Chunks per invocation per slice.
-const uint CHUNKS_A = TILE_M * BK / 8u / GPUU_WG;
-const uint CHUNKS_B = TILE_N * BK / 8u / GPUU_WG;
+const uint CHUNKS_A = TILE_M * BK / 8u / GROUP_WG;
+const uint CHUNKS_B = TILE_N * BK / 8u / GROUP_WG;
 
 layout(std430, set = 0, binding = 0) readonly buffer A8 { uvec4 a8[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B8 { uvec4 b8[]; };
@@ -131,14 +141,14 @@ void store_y8(uint m, uint n, vec4 lo, vec4 hi) {
 }
 #endif
 
-shared uvec4 As[A_SIZE];
-shared uvec4 Bs[B_SIZE];
+shared uvec4 As[KGROUPS * A_SIZE];  // each group's own slice
+shared uvec4 Bs[KGROUPS * B_SIZE];
 
 uvec4 ra[CHUNKS_A], rb[CHUNKS_B];  // the next slice, on its way to shared memory
 
 void fetch(uint k0, uint t) {
   [[unroll]] for (uint i = 0u; i < CHUNKS_A; ++i) {
-    uint c = t + i * GPUU_WG;
+    uint c = t + i * GROUP_WG;
     // A: 8 consecutive k of one row.
     uint m = g_m0 + c / (BK / 8u), k = k0 + (c % (BK / 8u)) * 8u;
     if (A_VEC != 0) {
@@ -149,7 +159,7 @@ void fetch(uint k0, uint t) {
     }
   }
   [[unroll]] for (uint i = 0u; i < CHUNKS_B; ++i) {
-    uint c = t + i * GPUU_WG;
+    uint c = t + i * GROUP_WG;
     if (B_K_CONTIGUOUS != 0) {  // 8 consecutive k of one n
       uint n = g_n0 + c / (BK / 8u), k = k0 + (c % (BK / 8u)) * 8u;
       if (B_VEC != 0) {
@@ -176,17 +186,17 @@ void fetch(uint k0, uint t) {
   }
 }
 
-void stage(uint t) {
+void stage(uint t, uint as0, uint bs0) {
   [[unroll]] for (uint i = 0u; i < CHUNKS_A; ++i) {
-    uint c = t + i * GPUU_WG;
-    As[(c / (BK / 8u)) * AS_ROW + c % (BK / 8u)] = ra[i];
+    uint c = t + i * GROUP_WG;
+    As[as0 + (c / (BK / 8u)) * AS_ROW + c % (BK / 8u)] = ra[i];
   }
   [[unroll]] for (uint i = 0u; i < CHUNKS_B; ++i) {
-    uint c = t + i * GPUU_WG;
+    uint c = t + i * GROUP_WG;
     if (B_K_CONTIGUOUS != 0) {
-      Bs[(c / (BK / 8u)) * BT_ROW + c % (BK / 8u)] = rb[i];
+      Bs[bs0 + (c / (BK / 8u)) * BT_ROW + c % (BK / 8u)] = rb[i];
     } else {
-      Bs[(c / (TILE_N / 8u)) * BS_ROW + c % (TILE_N / 8u)] = rb[i];
+      Bs[bs0 + (c / (TILE_N / 8u)) * BS_ROW + c % (TILE_N / 8u)] = rb[i];
     }
   }
 }
@@ -195,49 +205,98 @@ fcoopmatNV<32, gl_ScopeSubgroup, CM_M, CM_N> acc[TILES_M][TILES_N];
 
 // The staged slice into the accumulators; each A fragment serves a row of
 // TILES_N products, each B fragment is loaded where used.
-void multiply(uint wm0, uint wn0) {
+void multiply(uint wm0, uint wn0, uint as0, uint bs0) {
   [[unroll]] for (uint kk = 0u; kk < BK; kk += CM_K) {
     fcoopmatNV<16, gl_ScopeSubgroup, CM_M, CM_K> fa[TILES_M];
     [[unroll]] for (uint i = 0u; i < TILES_M; ++i) {
-      coopMatLoadNV(fa[i], As, (wm0 + i * CM_M) * AS_ROW + kk / 8u, AS_ROW, false);
+      coopMatLoadNV(fa[i], As, as0 + (wm0 + i * CM_M) * AS_ROW + kk / 8u, AS_ROW, false);
     }
     [[unroll]] for (uint j = 0u; j < TILES_N; ++j) {
       fcoopmatNV<16, gl_ScopeSubgroup, CM_K, CM_N> fb;
       if (B_K_CONTIGUOUS != 0) {
-        coopMatLoadNV(fb, Bs, (wn0 + j * CM_N) * BT_ROW + kk / 8u, BT_ROW, true);
+        coopMatLoadNV(fb, Bs, bs0 + (wn0 + j * CM_N) * BT_ROW + kk / 8u, BT_ROW, true);
       } else {
-        coopMatLoadNV(fb, Bs, kk * BS_ROW + (wn0 + j * CM_N) / 8u, BS_ROW, false);
+        coopMatLoadNV(fb, Bs, bs0 + kk * BS_ROW + (wn0 + j * CM_N) / 8u, BS_ROW, false);
       }
       [[unroll]] for (uint i = 0u; i < TILES_M; ++i) acc[i][j] = coopMatMulAddNV(fa[i], fb, acc[i][j]);
     }
   }
 }
 
+const uint STASH = SUBGROUPS * WM * WN / 4u;  // uvec4s of a group's accumulators
+
+// Where group g's subgroup sg stashes its accumulator ij (g >= 1).
+uint stash_at(uint g, uint sg, uint ij) {
+  return (g - 1u) * STASH + (sg * TILES_M * TILES_N + ij) * (CM_M * CM_N / 4u);
+}
+
+// Chunk q (four results) of accumulator ij of group 0's subgroup sg: its own
+// (stored at `scratch`) plus the other groups'.
+vec4 summed(uint scratch, uint sg, uint ij, uint q) {
+  vec4 v = uintBitsToFloat(As[scratch + q]);
+  [[unroll]] for (uint g = 1u; g < KGROUPS; ++g) v += uintBitsToFloat(Bs[stash_at(g, sg, ij) + q]);
+  return v;
+}
+
+// ... its result e alone (one word read from each part).
+float summed1(uint scratch, uint sg, uint ij, uint e) {
+  float v = uintBitsToFloat(As[scratch + e / 4u][e % 4u]);
+  [[unroll]] for (uint g = 1u; g < KGROUPS; ++g) v += uintBitsToFloat(Bs[stash_at(g, sg, ij) + e / 4u][e % 4u]);
+  return v;
+}
+
 void main() {
   if (!gemm_tile(TILE_M, TILE_N)) return;
-  uint t = gl_LocalInvocationID.x;
-  uint sg = gl_SubgroupID;
+  // Groups by subgroup (of 32: the selector checks), so that a group's
+  // condition is uniform in each of its subgroups.
+  // One group: constants, as the kernel was before groups (the compiler
+  // cannot know that gl_SubgroupID < SUBGROUPS; with offsets it does not
+  // fold, 128-row linears took 15 % longer on the H100).
+  const uint group = KGROUPS == 1u ? 0u : gl_SubgroupID / SUBGROUPS;
+  const uint sg = KGROUPS == 1u ? gl_SubgroupID : gl_SubgroupID % SUBGROUPS;
+  const uint t = KGROUPS == 1u ? gl_LocalInvocationID.x : sg * 32u + gl_SubgroupInvocationID;
   uint wm0 = (sg / WARPS_N) * WM, wn0 = (sg % WARPS_N) * WN;
+  const uint as0 = group * A_SIZE, bs0 = group * B_SIZE;
 
   [[unroll]] for (uint i = 0u; i < TILES_M; ++i) {
     [[unroll]] for (uint j = 0u; j < TILES_N; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, CM_M, CM_N>(0.0);
   }
 
-  fetch(g_k0, t);
-  for (uint k0 = g_k0; k0 < g_k_end; k0 += BK) {
+  // Group g takes slices g, g + KGROUPS, ...; every group runs every round's
+  // barriers, a group past the share's end with nothing to multiply.
+  uint k0 = g_k0 + group * BK;
+  if (k0 < g_k_end) fetch(k0, t);
+  for (; k0 < g_k_end + group * BK; k0 += KGROUPS * BK) {  // as many rounds as group 0
+    const bool mine = k0 < g_k_end;
     barrier();  // every subgroup is done reading the previous slice
-    stage(t);
+    if (mine) stage(t, as0, bs0);
     barrier();
     // Issued after the barrier, so that it does not wait for these reads.
-    if (k0 + BK < g_k_end) fetch(k0 + BK, t);
-    multiply(wm0, wn0);
+    if (k0 + KGROUPS * BK < g_k_end) fetch(k0 + KGROUPS * BK, t);
+    if (mine) multiply(wm0, wn0, as0, bs0);
+  }
+
+  // The other groups' accumulators, stored in B's part of shared memory
+  // (STASH uvec4s a group: the selector keeps (KGROUPS - 1) x STASH <=
+  // KGROUPS x B_SIZE), are added as group 0 stores its own (a sum of
+  // fragments in registers would need the SPIR-V optimizer, which crashes).
+  barrier();  // every subgroup is done reading the slice
+  if (KGROUPS > 1u) {
+    if (group != 0u) {
+      [[unroll]] for (uint i = 0u; i < TILES_M; ++i) {
+        [[unroll]] for (uint j = 0u; j < TILES_N; ++j) {
+          coopMatStoreNV(acc[i][j], Bs, stash_at(group, sg, i * TILES_N + j), CM_N / 4u, false);
+        }
+      }
+    }
+    barrier();
+    if (group != 0u) return;
   }
 
   // Epilogue through shared memory (bounds, bias, f16, the conv layout): each
   // subgroup stores one f32 accumulator at a time into its own part of As and
   // its invocations write that out. SUBGROUPS x CM_M*CM_N/4 <= 512 uvec4s fit
   // in A's part (>= 576).
-  barrier();  // every subgroup is done reading the slice
   const uint scratch = sg * (CM_M * CM_N / 4u);
   const uint lane = gl_SubgroupInvocationID;
 #ifdef GPUU_CONV
@@ -261,8 +320,7 @@ void main() {
     [[unroll]] for (uint r = 0u; r < (CM_M * CM_N / 8u + 31u) / 32u; ++r) {
       const uint e = (r * 32u + lane) * 8u;  // the run's first element in the accumulator
       if (e >= CM_M * CM_N) break;
-      store_y8(m0 + e / CM_N, n0 + e % CM_N, uintBitsToFloat(As[scratch + e / 4u]),
-               uintBitsToFloat(As[scratch + e / 4u + 1u]));
+      store_y8(m0 + e / CM_N, n0 + e % CM_N, summed(scratch, sg, ij, e / 4u), summed(scratch, sg, ij, e / 4u + 1u));
     }
     subgroupBarrier();  // read before the next store overwrites
   }
@@ -275,7 +333,7 @@ void main() {
       [[unroll]] for (uint r = 0u; r < CM_M * CM_N / 32u; ++r) {  // subgroups of 32 (the selector checks)
         const uint e = r * 32u + lane;
         const uint m = g_m0 + wm0 + i * CM_M + e / CM_N, n = g_n0 + wn0 + j * CM_N + e % CM_N;
-        if (in_m(m) && in_n(n)) store_y(m, n, uintBitsToFloat(As[scratch + e / 4u][e % 4u]));
+        if (in_m(m) && in_n(n)) store_y(m, n, summed1(scratch, sg, i * TILES_N + j, e));
       }
       subgroupBarrier();  // read before the next store overwrites
     }
