@@ -57,17 +57,30 @@ layout(constant_id = 9) const uint TILE_N = 128;
 #ifndef GPUU_COOP_WM
 #define GPUU_COOP_WM 64
 #endif
-// Groups of subgroups that each walk every KGROUPS-th slice of the same tile
-// into their own accumulators, added up before the epilogue: KGROUPS times
-// the global reads in flight per workgroup, where a small GEMM's few
-// workgroups leave most multiprocessors with one workgroup (or none) and
-// each slice waits on its reads.
+// Groups of subgroups (GPUU_COOP_KGROUPS, the convolutions' small tile: 2)
+// that each walk every KGROUPS-th slice of the same tile into their own
+// accumulators, added up as the epilogue stores: KGROUPS times the reads in
+// flight per workgroup, where a small GEMM's few workgroups leave most
+// multiprocessors with one workgroup (or none) and each slice waits on its
+// reads. With one group the kernel compiles to the very SPIR-V it did before
+// groups (the group's offsets, GROUP_AS and GROUP_BS, expand to nothing): a
+// first form with groups, compiled for one, made 128-row linears 15 % slower
+// on the H100 (the cause not isolated).
 #ifndef GPUU_COOP_KGROUPS
 #define GPUU_COOP_KGROUPS 1
 #endif
-const uint KGROUPS = uint(GPUU_COOP_KGROUPS);
-const uint GROUP_WG = GPUU_WG / KGROUPS;  // invocations per group
-const uint SUBGROUPS = GROUP_WG / 32u;    // per group
+#define KGROUPS uint(GPUU_COOP_KGROUPS)
+#if GPUU_COOP_KGROUPS > 1
+#define GROUP_WG (GPUU_WG / GPUU_COOP_KGROUPS)  // invocations per group
+#define GROUP_AS g_as0 +
+#define GROUP_BS g_bs0 +
+uint g_as0, g_bs0;  // the group's parts of As and Bs
+#else
+#define GROUP_WG GPUU_WG
+#define GROUP_AS
+#define GROUP_BS
+#endif
+const uint SUBGROUPS = GROUP_WG / 32u;  // per group
 const uint WM = uint(GPUU_COOP_WM);      // rows per subgroup
 const uint WARPS_M = TILE_M / WM;        // subgroups along m
 const uint WARPS_N = SUBGROUPS / WARPS_M;  // ... and along n
@@ -141,8 +154,13 @@ void store_y8(uint m, uint n, vec4 lo, vec4 hi) {
 }
 #endif
 
+#if GPUU_COOP_KGROUPS > 1
 shared uvec4 As[KGROUPS * A_SIZE];  // each group's own slice
 shared uvec4 Bs[KGROUPS * B_SIZE];
+#else
+shared uvec4 As[A_SIZE];
+shared uvec4 Bs[B_SIZE];
+#endif
 
 uvec4 ra[CHUNKS_A], rb[CHUNKS_B];  // the next slice, on its way to shared memory
 
@@ -186,17 +204,17 @@ void fetch(uint k0, uint t) {
   }
 }
 
-void stage(uint t, uint as0, uint bs0) {
+void stage(uint t) {
   [[unroll]] for (uint i = 0u; i < CHUNKS_A; ++i) {
     uint c = t + i * GROUP_WG;
-    As[as0 + (c / (BK / 8u)) * AS_ROW + c % (BK / 8u)] = ra[i];
+    As[GROUP_AS(c / (BK / 8u)) * AS_ROW + c % (BK / 8u)] = ra[i];
   }
   [[unroll]] for (uint i = 0u; i < CHUNKS_B; ++i) {
     uint c = t + i * GROUP_WG;
     if (B_K_CONTIGUOUS != 0) {
-      Bs[bs0 + (c / (BK / 8u)) * BT_ROW + c % (BK / 8u)] = rb[i];
+      Bs[GROUP_BS(c / (BK / 8u)) * BT_ROW + c % (BK / 8u)] = rb[i];
     } else {
-      Bs[bs0 + (c / (TILE_N / 8u)) * BS_ROW + c % (TILE_N / 8u)] = rb[i];
+      Bs[GROUP_BS(c / (TILE_N / 8u)) * BS_ROW + c % (TILE_N / 8u)] = rb[i];
     }
   }
 }
@@ -205,24 +223,25 @@ fcoopmatNV<32, gl_ScopeSubgroup, CM_M, CM_N> acc[TILES_M][TILES_N];
 
 // The staged slice into the accumulators; each A fragment serves a row of
 // TILES_N products, each B fragment is loaded where used.
-void multiply(uint wm0, uint wn0, uint as0, uint bs0) {
+void multiply(uint wm0, uint wn0) {
   [[unroll]] for (uint kk = 0u; kk < BK; kk += CM_K) {
     fcoopmatNV<16, gl_ScopeSubgroup, CM_M, CM_K> fa[TILES_M];
     [[unroll]] for (uint i = 0u; i < TILES_M; ++i) {
-      coopMatLoadNV(fa[i], As, as0 + (wm0 + i * CM_M) * AS_ROW + kk / 8u, AS_ROW, false);
+      coopMatLoadNV(fa[i], As, GROUP_AS(wm0 + i * CM_M) * AS_ROW + kk / 8u, AS_ROW, false);
     }
     [[unroll]] for (uint j = 0u; j < TILES_N; ++j) {
       fcoopmatNV<16, gl_ScopeSubgroup, CM_K, CM_N> fb;
       if (B_K_CONTIGUOUS != 0) {
-        coopMatLoadNV(fb, Bs, bs0 + (wn0 + j * CM_N) * BT_ROW + kk / 8u, BT_ROW, true);
+        coopMatLoadNV(fb, Bs, GROUP_BS(wn0 + j * CM_N) * BT_ROW + kk / 8u, BT_ROW, true);
       } else {
-        coopMatLoadNV(fb, Bs, bs0 + kk * BS_ROW + (wn0 + j * CM_N) / 8u, BS_ROW, false);
+        coopMatLoadNV(fb, Bs, GROUP_BS kk * BS_ROW + (wn0 + j * CM_N) / 8u, BS_ROW, false);
       }
       [[unroll]] for (uint i = 0u; i < TILES_M; ++i) acc[i][j] = coopMatMulAddNV(fa[i], fb, acc[i][j]);
     }
   }
 }
 
+#if GPUU_COOP_KGROUPS > 1
 const uint STASH = SUBGROUPS * WM * WN / 4u;  // uvec4s of a group's accumulators
 
 // Where group g's subgroup sg stashes its accumulator ij (g >= 1).
@@ -244,59 +263,80 @@ float summed1(uint scratch, uint sg, uint ij, uint e) {
   [[unroll]] for (uint g = 1u; g < KGROUPS; ++g) v += uintBitsToFloat(Bs[stash_at(g, sg, ij) + e / 4u][e % 4u]);
   return v;
 }
+#else
+// Unparenthesized, so that one group compiles to the very SPIR-V it did
+// before groups (their call sites pass sums and names only).
+#define summed(scratch, sg, ij, q) uintBitsToFloat(As[scratch + q])
+#define summed1(scratch, sg, ij, e) uintBitsToFloat(As[scratch + e / 4u][e % 4u])
+#endif
 
 void main() {
   if (!gemm_tile(TILE_M, TILE_N)) return;
+#if GPUU_COOP_KGROUPS > 1
   // Groups by subgroup (of 32: the selector checks), so that a group's
   // condition is uniform in each of its subgroups.
-  // One group: constants, as the kernel was before groups (the compiler
-  // cannot know that gl_SubgroupID < SUBGROUPS; with offsets it does not
-  // fold, 128-row linears took 15 % longer on the H100).
-  const uint group = KGROUPS == 1u ? 0u : gl_SubgroupID / SUBGROUPS;
-  const uint sg = KGROUPS == 1u ? gl_SubgroupID : gl_SubgroupID % SUBGROUPS;
-  const uint t = KGROUPS == 1u ? gl_LocalInvocationID.x : sg * 32u + gl_SubgroupInvocationID;
+  const uint group = gl_SubgroupID / SUBGROUPS;
+  uint sg = gl_SubgroupID % SUBGROUPS;
+  uint t = sg * 32u + gl_SubgroupInvocationID;
+  g_as0 = group * A_SIZE;
+  g_bs0 = group * B_SIZE;
+#else
+  uint t = gl_LocalInvocationID.x;
+  uint sg = gl_SubgroupID;
+#endif
   uint wm0 = (sg / WARPS_N) * WM, wn0 = (sg % WARPS_N) * WN;
-  const uint as0 = group * A_SIZE, bs0 = group * B_SIZE;
 
   [[unroll]] for (uint i = 0u; i < TILES_M; ++i) {
     [[unroll]] for (uint j = 0u; j < TILES_N; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, CM_M, CM_N>(0.0);
   }
 
+#if GPUU_COOP_KGROUPS > 1
   // Group g takes slices g, g + KGROUPS, ...; every group runs every round's
-  // barriers, a group past the share's end with nothing to multiply.
+  // barriers (as many as group 0), a group past the share's end with nothing
+  // to multiply.
   uint k0 = g_k0 + group * BK;
   if (k0 < g_k_end) fetch(k0, t);
-  for (; k0 < g_k_end + group * BK; k0 += KGROUPS * BK) {  // as many rounds as group 0
+  for (; k0 < g_k_end + group * BK; k0 += KGROUPS * BK) {
     const bool mine = k0 < g_k_end;
     barrier();  // every subgroup is done reading the previous slice
-    if (mine) stage(t, as0, bs0);
+    if (mine) stage(t);
     barrier();
-    // Issued after the barrier, so that it does not wait for these reads.
     if (k0 + KGROUPS * BK < g_k_end) fetch(k0 + KGROUPS * BK, t);
-    if (mine) multiply(wm0, wn0, as0, bs0);
+    if (mine) multiply(wm0, wn0);
   }
-
-  // The other groups' accumulators, stored in B's part of shared memory
-  // (STASH uvec4s a group: the selector keeps (KGROUPS - 1) x STASH <=
-  // KGROUPS x B_SIZE), are added as group 0 stores its own (a sum of
-  // fragments in registers would need the SPIR-V optimizer, which crashes).
+  // The other groups' accumulators go to B's part of shared memory (STASH
+  // uvec4s a group: (KGROUPS - 1) x STASH <= KGROUPS x B_SIZE for the small
+  // tile, the only one with groups) and are added as group 0 stores its own
+  // (a sum of fragments in registers needs the SPIR-V optimizer, which
+  // crashes on it).
   barrier();  // every subgroup is done reading the slice
-  if (KGROUPS > 1u) {
-    if (group != 0u) {
-      [[unroll]] for (uint i = 0u; i < TILES_M; ++i) {
-        [[unroll]] for (uint j = 0u; j < TILES_N; ++j) {
-          coopMatStoreNV(acc[i][j], Bs, stash_at(group, sg, i * TILES_N + j), CM_N / 4u, false);
-        }
+  if (group != 0u) {
+    [[unroll]] for (uint i = 0u; i < TILES_M; ++i) {
+      [[unroll]] for (uint j = 0u; j < TILES_N; ++j) {
+        coopMatStoreNV(acc[i][j], Bs, stash_at(group, sg, i * TILES_N + j), CM_N / 4u, false);
       }
     }
-    barrier();
-    if (group != 0u) return;
   }
+#else
+  fetch(g_k0, t);
+  for (uint k0 = g_k0; k0 < g_k_end; k0 += BK) {
+    barrier();  // every subgroup is done reading the previous slice
+    stage(t);
+    barrier();
+    // Issued after the barrier, so that it does not wait for these reads.
+    if (k0 + BK < g_k_end) fetch(k0 + BK, t);
+    multiply(wm0, wn0);
+  }
+#endif
 
   // Epilogue through shared memory (bounds, bias, f16, the conv layout): each
   // subgroup stores one f32 accumulator at a time into its own part of As and
   // its invocations write that out. SUBGROUPS x CM_M*CM_N/4 <= 512 uvec4s fit
   // in A's part (>= 576).
+  barrier();  // every subgroup is done reading the slice (groups: stashing)
+#if GPUU_COOP_KGROUPS > 1
+  if (group != 0u) return;
+#endif
   const uint scratch = sg * (CM_M * CM_N / 4u);
   const uint lane = gl_SubgroupInvocationID;
 #ifdef GPUU_CONV
