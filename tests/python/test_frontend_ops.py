@@ -474,3 +474,34 @@ def test_more_layers(name, tmp_path):
     model, inputs = MORE_LAYERS[name]
     torch.manual_seed(5)
     _check(model.eval(), inputs, tmp_path, tol=2e-5)
+
+
+class ChecksItsInputs(nn.Module):
+    """A Hugging Face habit (BERT, BART, DeBERTa): Python reads the input's values to warn about padding, except
+    while torch.compile or torch.export trace it. make_fx cannot give Python a value; torch.export can skip it."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(4)
+        self.embed, self.proj = nn.Embedding(10, 8), nn.Linear(8, 3)
+
+    def forward(self, ids):
+        if not torch.compiler.is_compiling() and bool((ids == 0).any()):
+            print("padding without a mask")
+        return self.proj(self.embed(ids)).relu()
+
+
+def test_models_whose_python_reads_values_are_taken_through_torch_export(tmp_path):
+    _check(ChecksItsInputs().eval(), (torch.tensor([[3, 1, 4, 1, 5, 9]]),), tmp_path)
+
+
+class Branches(nn.Module):
+    def forward(self, x):
+        return x * 2 if x.sum() > 0 else x * 3
+
+
+def test_control_flow_on_values_that_torch_export_refuses_too_names_both():
+    with pytest.raises(FrontendError) as info:
+        from_torch(Branches(), (torch.randn(4),))
+    message = str(info.value)
+    assert "data-dependent" in message and "make_fx:" in message and "torch.export:" in message, message

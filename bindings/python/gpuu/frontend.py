@@ -242,13 +242,43 @@ def _from_torch_at(model: Any, example_inputs: Optional[Sequence[Any]], input_na
         model = _InPrecision(model, PRECISIONS[precision])
     model = _plain_parameters(model)
     # Tracing and recording run the model for real: on copies, so that in-place ops leave the caller's inputs alone.
-    gm, constants, updates = _trace_module(model, tuple(x.clone() for x in inputs))
+    try:
+        gm, constants, updates = _trace_module(model, tuple(x.clone() for x in inputs))
+    except RuntimeError as e:
+        if not _data_dependent(e):
+            raise
+        # Python reading a tensor's value (Hugging Face's BERT, BART, DeBERTa check their inputs for padding
+        # unless torch.compiler.is_compiling()): torch.export's tracer takes such a model where make_fx cannot.
+        ep = _export_instead(model, inputs, e)
+        names = list(input_names) if input_names is not None else _input_names(model, len(inputs))
+        return _from_exported(ep, inputs, names, compact_constants)
     names = list(input_names) if input_names is not None else _input_names(model, len(inputs))
     if len(names) != len(inputs):
         raise FrontendError(f"{len(names)} input names for {len(inputs)} example inputs")
     placeholders = constants + [Placeholder(n, x.clone(), True) for n, x in zip(names, inputs)]
     return Lowering(gm, placeholders, aten_ops.LOWERINGS, aten_ops.SHAPE_ONLY, updates,
                     compact_constants=compact_constants).run()
+
+
+def _data_dependent(error: BaseException) -> bool:
+    """Whether make_fx stopped because the model's Python read a traced tensor's value (.item(), bool(), `in`)."""
+    return "tracing tensor" in str(error) or "data-dependent" in str(error)
+
+
+def _export_instead(model: Any, inputs: List[torch.Tensor], traced_error: BaseException) -> Any:
+    """torch.export's ExportedProgram of `model`, for one that make_fx cannot trace (`traced_error`); a
+    FrontendError naming both failures where torch.export cannot take it either."""
+    if not isinstance(model, torch.nn.Module) or not hasattr(torch, "export"):
+        raise FrontendError(f"tracing needs the value of a tensor (data-dependent Python control flow): "
+                            f"{traced_error}") from traced_error
+    try:
+        with torch.no_grad():
+            return torch.export.export(model, tuple(x.clone() for x in inputs))
+    except Exception as e:  # noqa: BLE001 - whatever torch.export raises, both reasons go to the user
+        raise FrontendError(
+            "the model's Python needs the value of a tensor while it is traced (data-dependent control flow), "
+            f"and torch.export could not take it either.\nmake_fx: {str(traced_error).splitlines()[0]}\n"
+            f"torch.export: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from e
 
 
 def _plain_parameters(model: Any) -> Any:
