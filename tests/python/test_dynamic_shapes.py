@@ -4,8 +4,10 @@ back to sizes run before) and matches PyTorch there: a CNN with a dynamic batch,
 batch and sequence (its batch*seq flatten), under vulkan_first and vgf_first; a KV cache state carries over when
 the sequence length changes (prefill several tokens, then decode one). Sizes beyond the bounds, inputs that
 disagree on a dim, a fixed axis changed, an example outside the bounds, an unbounded Dim, a model whose graph
-changes with the size and a constant folded from a size are each refused with an error naming the dim, the
-input, the bound or the node. A program without dims behaves as before."""
+changes with the size and a constant folded from a size that is not the start of its value at the largest size
+are each refused with an error naming the dim, the input, the bound or the node; one that is (a position table,
+a rotary table, a causal mask of arange(seq)) is stored at the largest size and sliced. A program without dims
+behaves as before."""
 
 import json
 import subprocess
@@ -256,13 +258,50 @@ def test_export_refuses_what_cannot_vary(tmp_path):
     with pytest.raises(FrontendError, match=r"structure changes with the dims"):
         export(Branches(), (torch.randn(2, 4),), tmp_path / "c.gpuu", ({0: Dim("n", min=1, max=8)},))
 
-    class FoldedRange(nn.Module):
+    class FoldedSpread(nn.Module):  # folded from the size, but not the start of the largest size's values
         def forward(self, x):
-            return x + torch.arange(x.shape[1], dtype=torch.float32)
+            return x + torch.linspace(0, 1, x.shape[1])
 
-    with pytest.raises(FrontendError, match=r"constant '.*' is \[4\] at the example but \[5\] .*gpuu cannot "
-                                            r"compute it at run time"):
-        export(FoldedRange(), (torch.randn(2, 4),), tmp_path / "d.gpuu", ({1: Dim("n", min=2, max=8)},))
+    with pytest.raises(FrontendError, match=r"constant '.*' is folded from the sizes, and its value is not the "
+                                            r"start of its value at the largest sizes: gpuu cannot compute it"):
+        export(FoldedSpread(), (torch.randn(2, 4),), tmp_path / "d.gpuu", ({1: Dim("n", min=2, max=8)},))
+
+
+class PositionTables(nn.Module):
+    """What language models fold from the sequence length (GPT-2's and BERT's position embeddings of
+    arange(seq), a rotary cos/sin table, a causal mask): constants whose length follows the seq dim."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(3)
+        self.pos = nn.Embedding(32, 16)
+        self.attn = nn.Linear(16, 48)
+        self.out = nn.Linear(16, 16)
+        self.register_buffer("freq", 1.0 / 100 ** (torch.arange(0, 16, 2).float() / 16), persistent=False)
+
+    def forward(self, x):
+        s = x.shape[1]
+        angles = torch.outer(torch.arange(s).float(), self.freq)
+        cos, sin = torch.cat([angles.cos()] * 2, -1), torch.cat([angles.sin()] * 2, -1)
+        h = x + self.pos(torch.arange(s))
+        q, k, v = self.attn(h).chunk(3, -1)
+        q = q * cos + torch.cat([-q[..., 8:], q[..., :8]], -1) * sin
+        causal = torch.ones(s, s, dtype=torch.bool).tril()
+        scores = (q @ k.transpose(1, 2) / 4).masked_fill(~causal, float("-inf"))
+        return self.out(scores.softmax(-1) @ v)
+
+
+@pytest.mark.parametrize("prefer", ["vulkan_first", "vgf_first"])
+def test_tables_folded_from_the_sequence_length_follow_it(prefer, tmp_path):
+    model = PositionTables().eval()
+    g = torch.Generator().manual_seed(5)
+    export(model, (torch.randn(2, 6, 16, generator=g),), tmp_path / "t.gpuu", ({1: Dim("seq", min=1, max=20)},),
+           prefer)
+    with gpuu.load(tmp_path / "t.gpuu") as program:
+        for s in (6, 1, 20, 11, 2, 6):
+            x = torch.randn(2, s, 16, generator=g)
+            (y,) = program.run([x.numpy()])
+            np.testing.assert_allclose(y, torch_out(model, x), atol=TOL, err_msg=f"seq {s}")
 
 
 def test_program_without_dims_is_unchanged(tmp_path):

@@ -221,8 +221,10 @@ def from_torch(model: Any, example_inputs: Optional[Sequence[Any]] = None,
 
 
 def _from_torch_at(model: Any, example_inputs: Optional[Sequence[Any]], input_names: Optional[Sequence[str]],
-                   precision: str, compact_constants: bool = False) -> TracedGraph:
-    """from_torch at the example inputs' own sizes (compact_constants: Lowering's, for a graph with dims)."""
+                   precision: str, compact_constants: bool = False,
+                   prefix_tables: Optional[Dict[str, Any]] = None) -> TracedGraph:
+    """from_torch at the example inputs' own sizes (compact_constants, prefix_tables: Lowering's, for a graph
+    with dims)."""
     if precision not in PRECISIONS:
         why = " (gpuu graphs have no bf16 dtype yet)" if precision == "bf16" else ""
         raise FrontendError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}{why}")
@@ -230,7 +232,7 @@ def _from_torch_at(model: Any, example_inputs: Optional[Sequence[Any]], input_na
         if precision != "fp32":
             raise FrontendError(f"precision {precision!r} applies to a module traced here; an ExportedProgram "
                                 "keeps the dtypes it was exported with (export the module in that precision instead)")
-        return _from_exported(model, example_inputs, input_names, compact_constants)
+        return _from_exported(model, example_inputs, input_names, compact_constants, prefix_tables)
     if example_inputs is None:
         raise FrontendError("example_inputs are needed to trace a module (only an ExportedProgram carries its own)")
     inputs = _tensors(example_inputs)
@@ -251,13 +253,13 @@ def _from_torch_at(model: Any, example_inputs: Optional[Sequence[Any]], input_na
         # unless torch.compiler.is_compiling()): torch.export's tracer takes such a model where make_fx cannot.
         ep = _export_instead(model, inputs, e)
         names = list(input_names) if input_names is not None else _input_names(model, len(inputs))
-        return _from_exported(ep, inputs, names, compact_constants)
+        return _from_exported(ep, inputs, names, compact_constants, prefix_tables)
     names = list(input_names) if input_names is not None else _input_names(model, len(inputs))
     if len(names) != len(inputs):
         raise FrontendError(f"{len(names)} input names for {len(inputs)} example inputs")
     placeholders = constants + [Placeholder(n, x.clone(), True) for n, x in zip(names, inputs)]
     return Lowering(gm, placeholders, aten_ops.LOWERINGS, aten_ops.SHAPE_ONLY, updates,
-                    compact_constants=compact_constants).run()
+                    compact_constants=compact_constants, prefix_tables=prefix_tables).run()
 
 
 def _data_dependent(error: BaseException) -> bool:
@@ -467,17 +469,26 @@ def _with_dims(model: Any, example_inputs: Optional[Sequence[Any]], input_names:
     inputs = _tensors(example_inputs)
     examples = [int(inputs[d.places[0][0]].shape[d.places[0][1]]) for d in dims]
     base_sizes, recordings = _recording_sizes(dims, examples)
-    traced = _from_torch_at(model, _resized(inputs, dims, base_sizes), input_names, precision, True)
+
+    def trace_at(sizes: List[int], tables: Optional[Dict[str, Any]] = None) -> TracedGraph:
+        try:
+            return _from_torch_at(model, _resized(inputs, dims, sizes), input_names, precision, True, tables)
+        except FrontendError as e:
+            if sizes == base_sizes:
+                raise
+            raise FrontendError(f"recording the model at {_sizes_text(dims, sizes)} (to fit its dims) failed: "
+                                f"{e}") from e
+
+    traced = trace_at(base_sizes)
     try:
+        tables = _prefix_tables(traced, trace_at, dims, recordings[0])
+        if tables:
+            traced.close()
+            traced = trace_at(base_sizes, tables)
         for d, b in zip(dims, base_sizes):
             traced.graph.add_dim(d.name, d.min, d.max, b)
         for sizes in recordings:
-            try:
-                other = _from_torch_at(model, _resized(inputs, dims, sizes), input_names, precision, True)
-            except FrontendError as e:
-                raise FrontendError(f"recording the model at {_sizes_text(dims, sizes)} (to fit its dims) failed: "
-                                    f"{e}") from e
-            with other:
+            with trace_at(sizes, tables) as other:
                 traced.graph.add_dim_recording(other.graph, sizes)
         try:
             traced.graph.fit_dims()
@@ -488,6 +499,35 @@ def _with_dims(model: Any, example_inputs: Optional[Sequence[Any]], input_names:
         raise
     traced.dims = [(d.name, d.min, d.max, b) for d, b in zip(dims, base_sizes)]
     return traced
+
+
+def _prefix_tables(base: TracedGraph, trace_at: Callable, dims: List[_DeclaredDim],
+                   second: List[int]) -> Dict[str, Any]:
+    """The folded constants whose length follows the dims (GPT-2's and BERT's position embeddings, a rotary
+    table, a causal mask: each computed from arange(seq)), as Lowering's prefix_tables: each one's value at
+    the dims' largest sizes and the axes along which its length changes. {} when there are none."""
+    def grown(other: TracedGraph) -> Dict[str, List[int]]:
+        out = {}
+        for name, t in base.constants.items():
+            o = other.constants.get(name)
+            if o is not None and o.dim() == t.dim() and o.shape != t.shape:
+                out[name] = [a for a, (x, y) in enumerate(zip(t.shape, o.shape)) if x != y]
+        return out
+
+    with trace_at(second) as other:
+        changed = grown(other)
+    if not changed and len(dims) == 1:  # (with several, one that another dim grows shows at the largest only)
+        return {}
+    largest = [d.max for d in dims]
+    tables = {}
+    with trace_at(largest) as top:
+        for name, axes in grown(top).items():
+            axes = sorted(set(axes) | set(changed.pop(name, [])))
+            tables[name] = (top.constants[name].clone(), axes)
+    for name in changed:  # grew at the second sizes, absent or of another rank at the largest
+        raise FrontendError(f"constant '{name}' is folded from the sizes and is not there at "
+                            f"{_sizes_text(dims, largest)}: gpuu cannot compute it at run time")
+    return tables
 
 
 def _sizes_text(dims: List[_DeclaredDim], sizes: List[int]) -> str:
@@ -533,7 +573,7 @@ def _is_exported_program(model: Any) -> bool:
 
 
 def _from_exported(ep: Any, example_inputs: Optional[Sequence[Any]], input_names: Optional[Sequence[str]],
-                   compact_constants: bool = False) -> TracedGraph:
+                   compact_constants: bool = False, prefix_tables: Optional[Dict[str, Any]] = None) -> TracedGraph:
     from torch.export.graph_signature import InputKind
 
     ep = ep.run_decompositions(decomposition_table())
@@ -571,7 +611,7 @@ def _from_exported(ep: Any, example_inputs: Optional[Sequence[Any]], input_names
             raise FrontendError(f"ExportedProgram input '{spec.arg.name}' is a {spec.kind.name}, "
                                 "which gpuu graphs cannot take")
     return Lowering(ep.graph_module, placeholders, aten_ops.LOWERINGS, aten_ops.SHAPE_ONLY, updates,
-                    user_outputs, compact_constants=compact_constants).run()
+                    user_outputs, compact_constants=compact_constants, prefix_tables=prefix_tables).run()
 
 
 def _exported_outputs(ep: Any) -> Tuple[Dict[str, torch.fx.Node], List[int]]:

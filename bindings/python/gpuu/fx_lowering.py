@@ -146,6 +146,8 @@ class TracedGraph(core._ClosesOnExit):
     dims: List[Tuple[str, int, int, int]] = field(default_factory=list)
     # A PT2E-quantized model's int8 results: what computes each (quantized.Plan.report); empty otherwise.
     quantized: List[Dict[str, str]] = field(default_factory=list)
+    # With compact_constants (dims): each folded constant's value (before compaction), by value name.
+    constants: Dict[str, torch.Tensor] = field(default_factory=dict)
 
     def close(self) -> None:
         self.graph.close()
@@ -252,12 +254,18 @@ class Lowering:
     def __init__(self, gm: torch.fx.GraphModule, placeholders: Sequence[Placeholder],
                  lowerings: Dict[str, Callable], shape_only: set,
                  updates: Optional[Dict[str, torch.fx.Node]] = None,
-                 user_outputs: Optional[Sequence[int]] = None, compact_constants: bool = False) -> None:
+                 user_outputs: Optional[Sequence[int]] = None, compact_constants: bool = False,
+                 prefix_tables: Optional[Dict[str, Tuple[torch.Tensor, List[int]]]] = None) -> None:
         self.gm = gm
         # With dims (gpuu.frontend.from_torch's dynamic_shapes): a folded constant that repeats along an axis (a
         # weight expanded for a batched matmul, a full_like of an input) is stored once along it and expanded by
         # a node, whose shape can follow the dims where the constant's could not.
         self.compact_constants = compact_constants
+        # Folded constants whose length along some axes follows the dims (a position table, rotary cos/sin of
+        # arange(seq)): {value name: (its value at the dims' largest sizes, those axes)}; each is stored at the
+        # largest sizes and sliced to the recording's (gpuu.frontend._with_dims finds them).
+        self.prefix_tables = dict(prefix_tables or {})
+        self.constant_tensors: Dict[str, torch.Tensor] = {}
         self.placeholders = list(placeholders)
         self.lowerings = lowerings
         self.shape_only = shape_only
@@ -357,7 +365,7 @@ class Lowering:
             raise FrontendError(self._report())
         state_names = [self.graph.value_name(v.id) for v in self.state_values.values()]
         return TracedGraph(self.graph, input_names, output_names, self.gm, self.node_map, state_names,
-                           quantized=folds.report())
+                           quantized=folds.report(), constants=self.constant_tensors)
 
     def _report(self) -> str:
         head = f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''} exporting the model:"
@@ -488,6 +496,10 @@ class Lowering:
                 dtype = _gpuu_dtype_of(t.dtype, f"constant '{v.name}'")
                 name = self._unique_value_name(v.name)
                 if self.compact_constants:
+                    self.constant_tensors[name] = v.tensor.detach()
+                    if name in self.prefix_tables:
+                        v.value = self._prefix_of(name, v.tensor.detach(), *self.prefix_tables[name])
+                        return v.value
                     t = _compacted(t)
                 vid = self.graph.add_constant(name, t.numpy(), dtype)
                 v.value = self.broadcast_to(_T(vid, dtype, tuple(t.shape)), full_shape)
@@ -498,6 +510,20 @@ class Lowering:
             raise self._error(f"{what} is a complex tensor: gpuu takes complex values only through +, - and * "
                               "between view_as_complex and view_as_real")
         raise self._error(f"{what} is a {type(v).__name__} where a tensor is needed")
+
+    def _prefix_of(self, name: str, t: torch.Tensor, table: torch.Tensor, axes: List[int]) -> _T:
+        """`t` as a slice of `table` (the same constant at the dims' largest sizes) from 0 along `axes`."""
+        start = table
+        for axis in axes:
+            start = start.narrow(axis, 0, t.shape[axis])
+        if start.shape != t.shape or not torch.allclose(start, t, rtol=1e-6, atol=1e-6, equal_nan=True):
+            raise self._error(f"constant '{name}' is folded from the sizes, and its value is not the start of its "
+                              "value at the largest sizes: gpuu cannot compute it at run time")
+        dtype = _gpuu_dtype_of(table.dtype, f"constant '{name}'")
+        vid = self.graph.add_constant(name, table.contiguous().numpy(), dtype)
+        whole = _T(vid, dtype, tuple(table.shape))
+        return self._emit("slice", [whole], {"axes": list(axes), "starts": [0] * len(axes),
+                                             "ends": [int(t.shape[a]) for a in axes], "steps": [1] * len(axes)})
 
     def _scalar(self, value: Any, dtype: int, rank: int) -> _T:
         """A constant of `dtype` holding `value`, shaped [1]*rank so it broadcasts against a rank-`rank` tensor."""
