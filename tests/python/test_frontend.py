@@ -271,3 +271,27 @@ def test_gpuu_refusals_name_the_fx_node():
 def test_random_ops_are_not_baked_in():
     with pytest.raises(FrontendError, match="random"):
         from_torch(lambda x: x + torch.rand(3), (torch.randn(3),))
+
+
+class SharedEmbedding(nn.Module):
+    """T5's layout: an embedding module registered at the top and again inside the encoder that uses it."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(6)
+        self.shared = nn.Embedding(20, 8)
+        self.encoder = nn.Sequential(self.shared, nn.ReLU(), nn.Linear(8, 4))
+
+    def forward(self, ids):
+        return self.encoder(ids)
+
+
+def test_tracing_leaves_a_shared_weight_as_it_was_and_traces_again():
+    """functional_call under functionalization left a traced tensor in place of a weight registered twice, and
+    the next trace (a dim's recordings: T5's encoder) failed inside PyTorch."""
+    model = SharedEmbedding().eval()
+    weight = model.shared.weight
+    for n in (5, 6):
+        with from_torch(model, (torch.randint(0, 20, (1, n)),)):
+            pass
+        assert model.shared.weight is weight and model.encoder[0].weight is weight

@@ -153,7 +153,8 @@ def _trace_module(module: Callable, inputs: tuple):
 
     # mkldnn off: on the CPU, PyTorch would otherwise trace recurrent layers to its mkldnn kernels
     # (mkldnn_rnn_layer) instead of their decomposition into matmuls and gates.
-    with torch.no_grad(), torch.backends.mkldnn.flags(enabled=False), attention_kept_whole():
+    with torch.no_grad(), torch.backends.mkldnn.flags(enabled=False), attention_kept_whole(), \
+            _tensors_restored(module):
         gm = make_fx(_functionalize(run), decomposition_table=decomposition_table(), tracing_mode="real")(
             *traced_args())
         if _mutates(gm, len(names)):
@@ -164,6 +165,23 @@ def _trace_module(module: Callable, inputs: tuple):
     display = _InPrecision.inner_name if isinstance(module, _InPrecision) else (lambda k: k)
     placeholders = [Placeholder(display(k), state[k], False, k in updates) for k in names]
     return gm, placeholders, {display(k): node for k, node in updates.items()}
+
+
+@contextlib.contextmanager
+def _tensors_restored(module: Any):
+    """Puts every parameter and buffer of `module` back as it was: functional_call under functionalization
+    leaves a traced tensor in place of a weight tied to another (T5's shared embedding), and the next trace of
+    the module (a dim's recordings) then fails inside PyTorch."""
+    held = []
+    if isinstance(module, torch.nn.Module):
+        for sub in module.modules():
+            for table in (sub._parameters, sub._buffers):
+                held.extend((table, key, value) for key, value in table.items())
+    try:
+        yield
+    finally:
+        for table, key, value in held:
+            table[key] = value
 
 
 def _state_updates(gm: torch.fx.GraphModule, names: List[str]) -> Dict[str, torch.fx.Node]:
