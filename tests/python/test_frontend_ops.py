@@ -505,3 +505,56 @@ def test_control_flow_on_values_that_torch_export_refuses_too_names_both():
         from_torch(Branches(), (torch.randn(4),))
     message = str(info.value)
     assert "data-dependent" in message and "make_fx:" in message and "torch.export:" in message, message
+
+
+class MixtralSparseMoeBlock(nn.Module):
+    """Hugging Face's Mixtral expert block as it computes (top-2 of 4 experts, each token's experts found with
+    nonzero/where and summed with index_add_): shapes that follow the router's choices."""
+
+    def __init__(self, width=16, experts=4):
+        super().__init__()
+        self.top_k = 2
+        self.gate = nn.Linear(width, experts, bias=False)
+        self.experts = nn.ModuleList(nn.Sequential(nn.Linear(width, 32), nn.SiLU(), nn.Linear(32, width))
+                                     for _ in range(experts))
+
+    def forward(self, hidden):
+        batch, seq, width = hidden.shape
+        x = hidden.view(-1, width)
+        logits = self.gate(x)
+        weights, chosen = torch.topk(F.softmax(logits, dim=1, dtype=torch.float), self.top_k, dim=-1)
+        weights = (weights / weights.sum(dim=-1, keepdim=True)).to(x.dtype)
+        out = torch.zeros_like(x)
+        mask = F.one_hot(chosen, num_classes=len(self.experts)).permute(2, 1, 0)
+        for e in torch.greater(mask.sum(dim=(-1, -2)), 0).nonzero():
+            slot, token = torch.where(mask[e].squeeze(0))
+            out.index_add_(0, token, self.experts[e](x[token]) * weights[token, slot, None])
+        return out.reshape(batch, seq, width), logits
+
+
+class MoeLayer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(8)
+        self.norm, self.moe = nn.LayerNorm(16), MixtralSparseMoeBlock()
+
+    def forward(self, x):
+        y, _ = self.moe(self.norm(x))
+        return x + y
+
+
+@pytest.mark.parametrize("prefer", ["vulkan_first", "vgf_first"])
+def test_a_sparse_expert_block_runs_densely_and_routes_every_input(prefer, tmp_path):
+    """The block's data-dependent shapes cannot be traced; its dense form (gpuu.dense_moe) can, and the program
+    routes each input's tokens itself: inputs other than the example's match eager too."""
+    model = MoeLayer().eval()
+    g = torch.Generator().manual_seed(9)
+    example = torch.randn(2, 5, 16, generator=g)
+    spec = gpuu.UnifiedGpuCompileSpec(prefer=prefer, min_partition_size=1)
+    report = gpuu.export(model, (example,), spec, tmp_path / "moe.gpuu")
+    assert report["summary"]["backends"]["CpuFallback"]["nodes"] == 0, report["nodes"]
+    with gpuu.load(tmp_path / "moe.gpuu") as program:
+        for x in (example, torch.randn(2, 5, 16, generator=g), torch.randn(2, 5, 16, generator=g) * 3):
+            with torch.no_grad():
+                want = model(x).numpy()
+            np.testing.assert_allclose(program.run([x.numpy()])[0], want, rtol=1e-5, atol=1e-5)

@@ -38,6 +38,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 from . import aten_ops
 from .aten_ops import KEPT_WHOLE
+from .dense_moe import dense_experts
 from .errors import GpuuError
 from .fx_lowering import FrontendError, Lowering, Placeholder, TracedGraph
 
@@ -154,7 +155,7 @@ def _trace_module(module: Callable, inputs: tuple):
     # mkldnn off: on the CPU, PyTorch would otherwise trace recurrent layers to its mkldnn kernels
     # (mkldnn_rnn_layer) instead of their decomposition into matmuls and gates.
     with torch.no_grad(), torch.backends.mkldnn.flags(enabled=False), attention_kept_whole(), \
-            _tensors_restored(module):
+            _tensors_restored(module), dense_experts(module):
         gm = make_fx(_functionalize(run), decomposition_table=decomposition_table(), tracing_mode="real")(
             *traced_args())
         if _mutates(gm, len(names)):
@@ -292,7 +293,7 @@ def _export_instead(model: Any, inputs: List[torch.Tensor], traced_error: BaseEx
         raise FrontendError(f"tracing needs the value of a tensor (data-dependent Python control flow): "
                             f"{traced_error}") from traced_error
     try:
-        with torch.no_grad():
+        with torch.no_grad(), dense_experts(model):
             return torch.export.export(model, tuple(x.clone() for x in inputs))
     except Exception as e:  # noqa: BLE001 - whatever torch.export raises, both reasons go to the user
         raise FrontendError(
