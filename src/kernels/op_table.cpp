@@ -130,24 +130,16 @@ std::vector<uint32_t> broadcast_strides(const graph::Shape& in_shape, const grap
 }
 
 BroadcastWalk broadcast_walk(const std::vector<graph::Shape>& in_shapes, const graph::Shape& out_shape) {
-  std::vector<std::vector<uint32_t>> full;
-  for (const graph::Shape& in : in_shapes) full.push_back(broadcast_strides(in, out_shape));
-  BroadcastWalk walk;
-  walk.strides.resize(in_shapes.size());
-  for (size_t d = 0; d < out_shape.size(); ++d) {
-    if (out_shape[d] == 1) continue;
-    const auto size = static_cast<uint32_t>(out_shape[d]);
-    bool merges = !walk.dims.empty();
-    for (size_t i = 0; i < full.size() && merges; ++i) merges = walk.strides[i].back() == full[i][d] * size;
-    if (merges) {
-      walk.dims.back() *= size;
-      for (size_t i = 0; i < full.size(); ++i) walk.strides[i].back() = full[i][d];
-      continue;
-    }
-    walk.dims.push_back(size);
-    for (size_t i = 0; i < full.size(); ++i) walk.strides[i].push_back(full[i][d]);
+  std::vector<std::vector<int64_t>> full;
+  for (const graph::Shape& in : in_shapes) {
+    const std::vector<uint32_t> strides = broadcast_strides(in, out_shape);
+    full.emplace_back(strides.begin(), strides.end());
   }
-  if (walk.dims.empty()) {
+  const MergedWalk merged = merge_walk(out_shape, full, out_shape.size());
+  BroadcastWalk walk;
+  walk.dims = to_u32(merged.dims);
+  for (const std::vector<int64_t>& steps : merged.steps) walk.strides.push_back(to_u32(steps));
+  if (walk.dims.empty()) {  // one element
     walk.dims.push_back(1);
     for (std::vector<uint32_t>& s : walk.strides) s.push_back(0);
   }
@@ -284,19 +276,27 @@ uint64_t conv_flops(const TensorRef& side, const TensorRef& weight) {
   return 2 * static_cast<uint64_t>(graph::shape_numel(side.shape)) * per_channel;
 }
 
-MergedDims merge_dims(const graph::Shape& shape, const std::vector<int64_t>& strides, size_t count) {
-  MergedDims m;
+MergedWalk merge_walk(const graph::Shape& shape, const std::vector<std::vector<int64_t>>& strides, size_t count) {
+  MergedWalk m;
+  m.steps.resize(strides.size());
   for (size_t d = 0; d < count; ++d) {
     if (shape[d] == 1) continue;
-    if (!m.dims.empty() && m.steps.back() == strides[d] * shape[d]) {
+    bool merges = !m.dims.empty();
+    for (size_t j = 0; j < strides.size() && merges; ++j) merges = m.steps[j].back() == strides[j][d] * shape[d];
+    if (merges) {
       m.dims.back() *= shape[d];
-      m.steps.back() = strides[d];
+      for (size_t j = 0; j < strides.size(); ++j) m.steps[j].back() = strides[j][d];
     } else {
       m.dims.push_back(shape[d]);
-      m.steps.push_back(strides[d]);
+      for (size_t j = 0; j < strides.size(); ++j) m.steps[j].push_back(strides[j][d]);
     }
   }
   return m;
+}
+
+MergedDims merge_dims(const graph::Shape& shape, const std::vector<int64_t>& strides, size_t count) {
+  MergedWalk walk = merge_walk(shape, {strides}, count);
+  return MergedDims{std::move(walk.dims), std::move(walk.steps[0])};
 }
 
 bool view_in_32_bits(const StridedView& view) {

@@ -46,6 +46,13 @@ struct MergedDims {
   std::vector<int64_t> dims, steps;
 };
 MergedDims merge_dims(const graph::Shape& shape, const std::vector<int64_t>& strides, size_t count);
+// The same walk for several operands at once (strides[j]: operand j's):
+// neighbours merge where every operand walks them as one; steps[j] per operand.
+struct MergedWalk {
+  std::vector<int64_t> dims;
+  std::vector<std::vector<int64_t>> steps;
+};
+MergedWalk merge_walk(const graph::Shape& shape, const std::vector<std::vector<int64_t>>& strides, size_t count);
 struct GemmEpilogue;  // gemm_dispatch.h
 struct RowNorm;       // row_norm.h
 
