@@ -58,15 +58,18 @@ DENSE_FORMS: Dict[str, Callable[[Any, torch.Tensor], Any]] = {
 @contextlib.contextmanager
 def dense_experts(module: Any) -> Iterator[None]:
     """Within the block: every sparse MoE block of `module` (DENSE_FORMS) runs its dense form."""
-    patched = []
+    patched = []  # (block, the forward its instance had of its own, if any)
     if isinstance(module, torch.nn.Module):
         for sub in module.modules():
             form = DENSE_FORMS.get(type(sub).__name__)
             if form is not None and not sub.training:
-                patched.append(sub)
+                patched.append((sub, sub.__dict__.get("forward")))
                 sub.forward = form.__get__(sub)
     try:
         yield
     finally:
-        for sub in patched:
-            del sub.forward
+        for sub, own in patched:
+            if own is None:
+                del sub.forward
+            else:
+                sub.forward = own

@@ -262,6 +262,7 @@ def _from_torch_at(model: Any, example_inputs: Optional[Sequence[Any]], input_na
             input_names = _input_names(model, len(inputs))
         model = _InPrecision(model, PRECISIONS[precision])
     model = _plain_parameters(model)
+    names = list(input_names) if input_names is not None else _input_names(model, len(inputs))
     # Tracing and recording run the model for real: on copies, so that in-place ops leave the caller's inputs alone.
     try:
         gm, constants, updates = _trace_module(model, tuple(x.clone() for x in inputs))
@@ -270,10 +271,7 @@ def _from_torch_at(model: Any, example_inputs: Optional[Sequence[Any]], input_na
             raise
         # Python reading a tensor's value (Hugging Face's BERT, BART, DeBERTa check their inputs for padding
         # unless torch.compiler.is_compiling()): torch.export's tracer takes such a model where make_fx cannot.
-        ep = _export_instead(model, inputs, e)
-        names = list(input_names) if input_names is not None else _input_names(model, len(inputs))
-        return _from_exported(ep, inputs, names, compact_constants, prefix_tables)
-    names = list(input_names) if input_names is not None else _input_names(model, len(inputs))
+        return _from_exported(_export_instead(model, inputs, e), inputs, names, compact_constants, prefix_tables)
     if len(names) != len(inputs):
         raise FrontendError(f"{len(names)} input names for {len(inputs)} example inputs")
     placeholders = constants + [Placeholder(n, x.clone(), True) for n, x in zip(names, inputs)]
@@ -499,15 +497,19 @@ def _with_dims(model: Any, example_inputs: Optional[Sequence[Any]], input_names:
                                 f"{e}") from e
 
     traced = trace_at(base_sizes)
+    first = None  # the first recording, traced once where no constant follows the dims
     try:
-        tables = _prefix_tables(traced, trace_at, dims, recordings[0])
-        if tables:
+        first = trace_at(recordings[0])
+        tables = _prefix_tables(traced, first, trace_at, dims)
+        if tables:  # both again, their tables sliced
+            first.close()
             traced.close()
             traced = trace_at(base_sizes, tables)
+            first = trace_at(recordings[0], tables)
         for d, b in zip(dims, base_sizes):
             traced.graph.add_dim(d.name, d.min, d.max, b)
         for sizes in recordings:
-            with trace_at(sizes, tables) as other:
+            with (first if sizes is recordings[0] else trace_at(sizes, tables)) as other:
                 traced.graph.add_dim_recording(other.graph, sizes)
         try:
             traced.graph.fit_dims()
@@ -515,16 +517,19 @@ def _with_dims(model: Any, example_inputs: Optional[Sequence[Any]], input_names:
             raise FrontendError(f"dynamic shapes: {e}") from e
     except BaseException:
         traced.close()
+        if first is not None:
+            first.close()
         raise
     traced.dims = [(d.name, d.min, d.max, b) for d, b in zip(dims, base_sizes)]
     return traced
 
 
-def _prefix_tables(base: TracedGraph, trace_at: Callable, dims: List[_DeclaredDim],
-                   second: List[int]) -> Dict[str, Any]:
+def _prefix_tables(base: TracedGraph, second: TracedGraph, trace_at: Callable,
+                   dims: List[_DeclaredDim]) -> Dict[str, Any]:
     """The folded constants whose length follows the dims (GPT-2's and BERT's position embeddings, a rotary
     table, a causal mask: each computed from arange(seq)), as Lowering's prefix_tables: each one's value at
-    the dims' largest sizes and the axes along which its length changes. {} when there are none."""
+    the dims' largest sizes and the axes along which its length changes, from the graph at the base sizes, at
+    the first recording's (`second`) and, where some change, at the largest. {} when there are none."""
     def grown(other: TracedGraph) -> Dict[str, List[int]]:
         out = {}
         for name, t in base.constants.items():
@@ -533,8 +538,7 @@ def _prefix_tables(base: TracedGraph, trace_at: Callable, dims: List[_DeclaredDi
                 out[name] = [a for a, (x, y) in enumerate(zip(t.shape, o.shape)) if x != y]
         return out
 
-    with trace_at(second) as other:
-        changed = grown(other)
+    changed = grown(second)
     if not changed and len(dims) == 1:  # (with several, one that another dim grows shows at the largest only)
         return {}
     largest = [d.max for d in dims]
