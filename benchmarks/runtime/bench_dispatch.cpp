@@ -10,7 +10,12 @@
 // source, so no result depends on another), "compute" (compute -> compute,
 // shader writes -> shader reads and writes), "compute+transfer" (what
 // DispatchSequence records today: transfer stages and accesses on both sides)
-// and "all" (ALL_COMMANDS, memory write -> memory read and write).
+// "all" (ALL_COMMANDS, memory write -> memory read and write), "buffer" (as
+// "compute", but a buffer barrier on the one buffer written) and "execution"
+// (compute -> compute with no memory dependency: not a form the runtime may
+// use, as a copy's writes need not be visible to the next; it isolates what
+// waiting for the earlier dispatch costs from what making its writes visible
+// costs).
 //
 // Then the same slope for chains of real kernels as the runtime records them
 // (KernelGraph, its own barriers): f16 layer norms and linears of GPT-2's
@@ -37,22 +42,38 @@ namespace {
 
 using namespace gpuu;
 
-enum class Form { kNone, kCompute, kComputeTransfer, kAll };
+enum class Form { kNone, kCompute, kComputeTransfer, kAll, kBuffer, kExecution };
 const char* form_name(Form f) {
   switch (f) {
     case Form::kNone: return "none";
     case Form::kCompute: return "compute";
     case Form::kComputeTransfer: return "compute+transfer";
     case Form::kAll: return "all";
+    case Form::kBuffer: return "buffer";
+    case Form::kExecution: return "execution";
   }
   return "?";
 }
 
-void record_barrier(const vk::DeviceFunctions& vk, VkCommandBuffer cb, Form f) {
+// `written`: the buffer the dispatch before the barrier wrote ("buffer" form).
+void record_barrier(const vk::DeviceFunctions& vk, VkCommandBuffer cb, Form f, VkBuffer written) {
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   VkPipelineStageFlags src = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, dst = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
   switch (f) {
     case Form::kNone: return;
+    case Form::kExecution:
+      vk.vkCmdPipelineBarrier(cb, src, dst, 0, 0, nullptr, 0, nullptr, 0, nullptr);
+      return;
+    case Form::kBuffer: {
+      VkBufferMemoryBarrier bb{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER};
+      bb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+      bb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+      bb.srcQueueFamilyIndex = bb.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+      bb.buffer = written;
+      bb.size = VK_WHOLE_SIZE;
+      vk.vkCmdPipelineBarrier(cb, src, dst, 0, 0, nullptr, 1, &bb, 0, nullptr);
+      return;
+    }
     case Form::kCompute:
       mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
       mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
@@ -134,7 +155,8 @@ class Bench {
     vk.vkCmdPushConstants(cb, kernel_->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 4, &words);
     const uint32_t groups = (words + kernels::kWorkgroupSize - 1) / kernels::kWorkgroupSize;
     for (int i = 0; i < n; ++i) {
-      if (i > 0) record_barrier(vk, cb, f);
+      // Set s reads buffer s and writes the other: the last dispatch wrote buffer i % 2.
+      if (i > 0) record_barrier(vk, cb, f, buffers_[i % 2].buffer());
       const VkDescriptorSet set = sets_[f == Form::kNone ? 0 : i % 2];
       vk.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, kernel_->layout, 0, 1, &set, 0, nullptr);
       vk.vkCmdDispatch(cb, groups, 1, 1);
@@ -261,7 +283,7 @@ int main(int argc, char** argv) {
               runs, variants.c_str());
   bool first = true;
   for (uint32_t words : sizes) {
-    for (Form f : {Form::kNone, Form::kCompute, Form::kComputeTransfer, Form::kAll}) {
+    for (Form f : {Form::kNone, Form::kCompute, Form::kComputeTransfer, Form::kAll, Form::kBuffer, Form::kExecution}) {
       Result<Timing> one = bench.measure(words, 1, f, warmup, runs);
       Result<Timing> many = bench.measure(words, chain, f, warmup, runs);
       if (!one.ok() || !many.ok()) {
