@@ -1020,33 +1020,22 @@ Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit) {
     offsets[i] = static_cast<int32_t>((bytes - skipped) / element);
     bindings.push_back(Binding{root, false});
   }
-  // The fewest dims that describe the strided reads: unit dims dropped, and a
-  // dim merged into the one inside it where every strided input steps over
-  // both as one (the kernel divides once per dim, per element). The concat's
-  // axis stays a dim of its own, its coordinate the kernel's to fold.
-  std::vector<int64_t> dims;                                // outermost first
-  std::vector<std::vector<int64_t>> walks(externals.size());  // strided inputs' strides over `dims`
-  const size_t concat_dim = concat_axis.value_or(y.shape.size());  // y's rank: none
-  size_t concat_from_inside = y.shape.size();  // the concat axis' place in dims, counted from the innermost
-  for (size_t d = y.shape.size(); d-- > 0;) {
-    if (y.shape[d] == 1) continue;
-    const bool front_is_concat = concat_from_inside + 1 == dims.size();
-    bool merges = !dims.empty() && d != concat_dim && !front_is_concat;
-    for (size_t i = 0; i < externals.size() && merges; ++i) {
-      if (contiguous & (1 << i)) continue;
-      merges = strides[i][d] == walks[i].front() * dims.front();
-    }
-    if (merges) {
-      dims.front() *= y.shape[d];
-      continue;
-    }
-    if (d == concat_dim) concat_from_inside = dims.size();
-    dims.insert(dims.begin(), y.shape[d]);
-    for (size_t i = 0; i < externals.size(); ++i) walks[i].insert(walks[i].begin(), strides[i][d]);
+  // The fewest dims that describe the strided reads: unit dims dropped, and
+  // neighbours merged where every strided input walks them as one (the
+  // kernel divides once per dim, per element). The concat's axis stays a dim
+  // of its own, its coordinate the kernel's to fold. An input read at the
+  // output's index walks nothing: its steps stay 0.
+  std::vector<std::vector<int64_t>> strided;
+  for (size_t i = 0; i < externals.size(); ++i) {
+    if (!(contiguous & (1 << i))) strided.push_back(strides[i]);
   }
-  if (dims.empty()) {
-    dims.push_back(1);
-    for (std::vector<int64_t>& w : walks) w.push_back(0);
+  MergedWalk walk = merge_walk(y.shape, strided, y.shape.size(), concat_axis);
+  std::vector<int64_t>& dims = walk.dims;  // outermost first
+  if (dims.empty()) dims.push_back(1);
+  std::vector<std::vector<int64_t>> walks(externals.size());  // inputs' strides over `dims`
+  for (size_t i = 0, j = 0; i < externals.size(); ++i) {
+    walks[i] = contiguous & (1 << i) || walk.steps[j].empty() ? std::vector<int64_t>(dims.size(), 0) : walk.steps[j];
+    if (!(contiguous & (1 << i))) ++j;
   }
   PushConstants push;
   push.u32(count).u32(static_cast<uint32_t>(dims.size()));
@@ -1059,8 +1048,8 @@ Status lower_fused_group(LoweringContext& lc, const LoweringUnit& unit) {
   spec.insert(spec.end(), offsets.begin(), offsets.end());
   // CONCAT_DIM, CONCAT_PART, CONCAT_A, CONCAT_B.
   if (concat_axis) {
-    spec.push_back(static_cast<int32_t>(dims.size() - 1 - concat_from_inside));
-    spec.push_back(static_cast<int32_t>(space[concat_dim]));
+    spec.push_back(static_cast<int32_t>(*walk.apart_at));
+    spec.push_back(static_cast<int32_t>(space[*concat_axis]));
     spec.push_back(reg.at(last.inputs[0]));
     spec.push_back(reg.at(last.inputs[1]));
   } else {

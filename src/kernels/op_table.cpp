@@ -276,12 +276,15 @@ uint64_t conv_flops(const TensorRef& side, const TensorRef& weight) {
   return 2 * static_cast<uint64_t>(graph::shape_numel(side.shape)) * per_channel;
 }
 
-MergedWalk merge_walk(const graph::Shape& shape, const std::vector<std::vector<int64_t>>& strides, size_t count) {
+MergedWalk merge_walk(const graph::Shape& shape, const std::vector<std::vector<int64_t>>& strides, size_t count,
+                      std::optional<size_t> apart) {
   MergedWalk m;
   m.steps.resize(strides.size());
   for (size_t d = 0; d < count; ++d) {
-    if (shape[d] == 1) continue;
-    bool merges = !m.dims.empty();
+    if (shape[d] == 1 && d != apart) continue;
+    const bool back_is_apart = m.apart_at && *m.apart_at + 1 == m.dims.size();
+    if (d == apart) m.apart_at = m.dims.size();
+    bool merges = !m.dims.empty() && d != apart && !back_is_apart;
     for (size_t j = 0; j < strides.size() && merges; ++j) merges = m.steps[j].back() == strides[j][d] * shape[d];
     if (merges) {
       m.dims.back() *= shape[d];

@@ -48,11 +48,15 @@ struct MergedDims {
 MergedDims merge_dims(const graph::Shape& shape, const std::vector<int64_t>& strides, size_t count);
 // The same walk for several operands at once (strides[j]: operand j's):
 // neighbours merge where every operand walks them as one; steps[j] per operand.
+// `apart`: a dim kept, even of size 1, that merges with neither neighbour (a fused concat's axis,
+// whose coordinate the kernel folds); `apart_at` is its place in `dims`.
 struct MergedWalk {
   std::vector<int64_t> dims;
   std::vector<std::vector<int64_t>> steps;
+  std::optional<size_t> apart_at;
 };
-MergedWalk merge_walk(const graph::Shape& shape, const std::vector<std::vector<int64_t>>& strides, size_t count);
+MergedWalk merge_walk(const graph::Shape& shape, const std::vector<std::vector<int64_t>>& strides, size_t count,
+                      std::optional<size_t> apart = std::nullopt);
 struct GemmEpilogue;  // gemm_dispatch.h
 struct RowNorm;       // row_norm.h
 
