@@ -67,7 +67,8 @@ testing::AssertionResult conv_profiled(DType dtype, const Conv& c, uint32_t seed
   return all_close(got.value()[0], cpu::run_graph(g, inputs).value()[0], atol, rtol);
 }
 
-// Output channels per group >= 16 take the tiled implicit GEMM; fewer, the direct kernel.
+// Output channels per group >= 16 take the tiled implicit GEMM; fewer, the
+// direct kernel (on more than 4 output pixels: GemvForFewPixels).
 const Conv kGemmConvs[] = {
     {{2, 8, 11, 13}, {32, 8, 3, 3}, true, {1, 1}, {1, 1}},                   // 'same' 3x3, odd spatial sizes
     {{1, 5, 17, 9}, {70, 5, 3, 5}, true, {2, 1}, {1, 2}, {1, 2}},             // two M tiles, stride, dilation
@@ -79,8 +80,8 @@ const Conv kDirectConvs[] = {
     {{2, 12, 9, 11}, {12, 1, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 12},       // depthwise
     {{1, 6, 10, 7}, {12, 1, 3, 3}, false, {2, 2}, {1, 1}, {1, 1}, 6},        // depthwise, multiplier 2, stride 2
     {{2, 8, 8, 9}, {12, 2, 3, 2}, true, {1, 2}, {2, 1}, {2, 3}, 4},          // groups of 3 outputs, dilation
-    {{1, 3, 5, 5}, {1, 3, 5, 5}, true},                                      // one output channel, window = input
-    {{1, 2, 1, 1}, {4, 2, 1, 1}, true},                                      // 1x1 spatial
+    {{1, 3, 5, 5}, {1, 3, 5, 5}, true, {1, 1}, {1, 1}},                      // one output channel, 3x3 pixels
+    {{1, 2, 3, 3}, {4, 2, 1, 1}, true},                                      // 1x1 over 9 pixels
 };
 
 TEST(VulkanConvPool, Conv2dImplicitGemm) {
@@ -91,6 +92,31 @@ TEST(VulkanConvPool, Conv2dImplicitGemm) {
 TEST(VulkanConvPool, Conv2dDirect) {
   uint32_t seed = 100;
   for (const Conv& c : kDirectConvs) EXPECT_TRUE(conv_matches(DType::kF32, c, seed += 3)) << describe(c);
+}
+
+// At most 4 output pixels take the GEMV however few their output channels
+// per group: squeeze-excite 1x1 convolutions on a pooled pixel (240 -> 10
+// channels as efficientnet_b0's, two images of 96 -> 4 without bias), one
+// output channel whose window is the input, a depthwise 3x3 on 2x2 pixels.
+// Each against the CPU (f32; the first in f16 too), and the profile names the GEMV.
+TEST(VulkanConvPool, GemvForFewPixels) {
+  const Conv cases[] = {
+      {{1, 240, 1, 1}, {10, 240, 1, 1}, true},
+      {{2, 96, 1, 1}, {4, 96, 1, 1}, false},
+      {{1, 3, 5, 5}, {1, 3, 5, 5}, true},
+      {{1, 16, 2, 2}, {16, 1, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 16},
+  };
+  uint32_t seed = 150;
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    if (dtype == DType::kF16 && !f16_kernels_or_refused()) continue;
+    for (const Conv& c : cases) {
+      if (dtype == DType::kF16 && &c != &cases[0]) break;
+      const std::string what = describe(c) + " " + graph::dtype_name(dtype);
+      RunStats stats;
+      ASSERT_TRUE(conv_profiled(dtype, c, seed += 3, {}, &stats)) << what;
+      EXPECT_NE(stats.steps[0].kernel.find("gemv"), std::string::npos) << what << ": " << stats.steps[0].kernel;
+    }
+  }
 }
 
 TEST(VulkanConvPool, Conv2dLargerGemm) {
