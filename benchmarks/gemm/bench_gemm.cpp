@@ -235,7 +235,13 @@ std::vector<Case> real_model_sweep() {
                         // resnet50 at batch 8: the same layers with 8 images' pixels as columns.
                         {"res8_1x1_64to256_56", 64, 256, 56, 1, 8}, {"res8_3x3_64_56", 64, 64, 56, 3, 8},
                         {"res8_3x3_128_28", 128, 128, 28, 3, 8}, {"res8_3x3_256_14", 256, 256, 14, 3, 8},
-                        {"res8_3x3_512_7", 512, 512, 7, 3, 8}, {"res8_1x1_2048to512_7", 2048, 512, 7, 1, 8}};
+                        {"res8_3x3_512_7", 512, 512, 7, 3, 8}, {"res8_1x1_2048to512_7", 2048, 512, 7, 1, 8},
+                        // efficientnet_b0's pointwise convolutions at batch 1: few channels in or out, many
+                        // pixels or few (K of 16 to 1152; 196 and 49 pixels are not whole 8-half vectors).
+                        {"eff_1x1_16to96_112", 16, 96, 112, 1}, {"eff_1x1_96to24_56", 96, 24, 56, 1},
+                        {"eff_1x1_24to144_56", 24, 144, 56, 1}, {"eff_1x1_144to40_28", 144, 40, 28, 1},
+                        {"eff_1x1_240to80_14", 240, 80, 14, 1}, {"eff_1x1_480to112_14", 480, 112, 14, 1},
+                        {"eff_1x1_672to192_7", 672, 192, 7, 1}, {"eff_1x1_1152to320_7", 1152, 320, 7, 1}};
   std::vector<Case> cases;
   auto variants = [&](const Case& base) {
     for (DType dtype : {DType::kF32, DType::kF16}) {
