@@ -90,13 +90,16 @@ DTypeSet accepted_dtypes(const std::string& op) {
 std::string check_elementwise(const graph::Graph& g, const graph::Node& n) {
   const graph::Value& x = g.value(n.inputs[0]);
   // Any rank (OpKernel::any_rank) whose broadcast walk merges into kMaxRank dims.
+  // A walk has at most y's rank of dims: only higher ranks need walking.
   const graph::Value& y = g.value(n.outputs[0]);
-  std::vector<graph::Shape> in_shapes;
-  for (graph::ValueId in : n.inputs) in_shapes.push_back(g.value(in).shape);
-  const size_t walked = broadcast_walk(in_shapes, y.shape).dims.size();
-  if (walked > kMaxRank) {
-    return "Vulkan " + n.op + " '" + n.name + "' walks " + std::to_string(walked) + " separate dims of '" + y.name +
-           "' (at most " + std::to_string(kMaxRank) + ")";
+  if (y.shape.size() > kMaxRank) {
+    std::vector<graph::Shape> in_shapes;
+    for (graph::ValueId in : n.inputs) in_shapes.push_back(g.value(in).shape);
+    const size_t walked = broadcast_walk(in_shapes, y.shape).dims.size();
+    if (walked > kMaxRank) {
+      return "Vulkan " + n.op + " '" + n.name + "' walks " + std::to_string(walked) + " separate dims of '" + y.name +
+             "' (at most " + std::to_string(kMaxRank) + ")";
+    }
   }
   if (accepted_dtypes(n.op) & bit(x.dtype)) return "";
   std::string takes;
