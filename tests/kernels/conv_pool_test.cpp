@@ -68,7 +68,8 @@ testing::AssertionResult conv_profiled(DType dtype, const Conv& c, uint32_t seed
 }
 
 // Output channels per group >= 16 take the tiled implicit GEMM; fewer, the
-// direct kernel (on more than 4 output pixels: GemvForFewPixels).
+// direct kernels (on more than 4 output pixels: GemvForFewPixels; one input
+// channel per group, the depthwise kernel: Conv2dDepthwise).
 const Conv kGemmConvs[] = {
     {{2, 8, 11, 13}, {32, 8, 3, 3}, true, {1, 1}, {1, 1}},                   // 'same' 3x3, odd spatial sizes
     {{1, 5, 17, 9}, {70, 5, 3, 5}, true, {2, 1}, {1, 2}, {1, 2}},             // two M tiles, stride, dilation
@@ -117,6 +118,37 @@ TEST(VulkanConvPool, GemvForFewPixels) {
       EXPECT_NE(stats.steps[0].kernel.find("gemv"), std::string::npos) << what << ": " << stats.steps[0].kernel;
     }
   }
+}
+
+// One input channel per group takes conv2d_depthwise.comp (its window
+// compiled in, 4 outputs of a row per invocation): 3x3 and 5x5 windows,
+// strides 1 and 2 (rows of 7 and 9 outputs: strips cut short), padding off
+// and asymmetric to the window, dilation 2, a channel multiplier of 2, two
+// images, 1-pixel-wide planes; f32 and f16 against the CPU, each profiled as
+// depthwise. A group of two input channels stays on the direct kernel.
+TEST(VulkanConvPool, Conv2dDepthwise) {
+  const Conv cases[] = {
+      {{2, 12, 9, 11}, {12, 1, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 12},
+      {{1, 8, 13, 17}, {8, 1, 5, 5}, true, {2, 2}, {2, 2}, {1, 1}, 8},
+      {{1, 6, 10, 7}, {12, 1, 3, 3}, false, {2, 2}, {1, 1}, {1, 1}, 6},  // multiplier 2
+      {{1, 4, 12, 12}, {4, 1, 3, 3}, true, {1, 2}, {0, 2}, {2, 2}, 4},   // dilation, rows of 7
+      {{2, 5, 9, 1}, {5, 1, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 5},     // one pixel wide
+      {{1, 3, 7, 9}, {3, 1, 1, 5}, false, {1, 1}, {0, 2}, {1, 1}, 3},    // a 1x5 window
+  };
+  uint32_t seed = 170;
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    if (dtype == DType::kF16 && !f16_kernels_or_refused()) continue;
+    for (const Conv& c : cases) {
+      const std::string what = describe(c) + " " + graph::dtype_name(dtype);
+      RunStats stats;
+      ASSERT_TRUE(conv_profiled(dtype, c, seed += 3, {}, &stats)) << what;
+      EXPECT_NE(stats.steps[0].kernel.find("conv2d_depthwise"), std::string::npos) << what << ": " << stats.steps[0].kernel;
+    }
+  }
+  RunStats stats;
+  const Conv grouped = kDirectConvs[2];
+  ASSERT_TRUE(conv_profiled(DType::kF32, grouped, seed += 3, {}, &stats)) << describe(grouped);
+  EXPECT_NE(stats.steps[0].kernel.find("conv2d_direct"), std::string::npos) << stats.steps[0].kernel;
 }
 
 TEST(VulkanConvPool, Conv2dLargerGemm) {

@@ -15,6 +15,8 @@ using graph::DType;
 // Fewer output channels per group than this would leave over 3/4 of each
 // (at least) 64-row GEMM tile idle; the direct kernel serves those (depthwise included).
 constexpr int64_t kMinGemmChannelsPerGroup = 16;
+// Outputs per invocation of conv2d_depthwise.comp (its STRIP), along a row.
+constexpr uint64_t kDepthwiseStrip = 4;
 
 // The im2col view of a convolution that gathers it is materialized before
 // its GEMM (im2col.comp) where it takes at most this much scratch: gathered
@@ -142,24 +144,39 @@ Status lower_conv2d(LoweringContext& lc, const graph::Node& n) {
     return add_gemm_dispatch(lc, n, choice, d, w.range, b, GemmOutput{&y, bias, true, oh * ow, out_channels});
   }
 
+  // One input channel per group (depthwise): conv2d_depthwise.comp, its
+  // window compiled in and a strip of outputs per invocation.
+  const bool depthwise = group_channels == 1;
   PushConstants push;
-  push.u32(static_cast<uint32_t>(count));
-  push.u32(channels).u32(height).u32(width).u32(out_channels).u32(oh).u32(ow);
-  push.u32(kh).u32(kw).u32(stride[0]).u32(stride[1]).u32(padding[0]).u32(padding[1]).u32(dilation[0]).u32(dilation[1]);
-  push.u32(group_channels).u32(out_per_group);
-  // conv2d_direct.comp takes the input at binding 0 and the weight at 1, and
-  // stores through the chain the kernel graph offers (its output instead of y).
+  uint64_t invocations = count;
+  if (depthwise) {
+    invocations = count / ow * ((ow + kDepthwiseStrip - 1) / kDepthwiseStrip);
+    push.u32(static_cast<uint32_t>(invocations));
+    push.u32(channels).u32(height).u32(width).u32(out_channels).u32(oh).u32(ow);
+    push.u32(padding[0]).u32(padding[1]).u32(out_per_group);
+  } else {
+    push.u32(static_cast<uint32_t>(count));
+    push.u32(channels).u32(height).u32(width).u32(out_channels).u32(oh).u32(ow);
+    push.u32(kh).u32(kw).u32(stride[0]).u32(stride[1]).u32(padding[0]).u32(padding[1]).u32(dilation[0]).u32(dilation[1]);
+    push.u32(group_channels).u32(out_per_group);
+  }
+  // The direct kernels take the input at binding 0 and the weight at 1, and
+  // store through the chain the kernel graph offers (its output instead of y).
   std::swap(bindings[0], bindings[1]);
   const GemmEpilogue* epi = lc.epilogue;
   lc.epilogue_taken = epi != nullptr;
   if (epi) bindings[3] = {epi->output->range, true};
   std::vector<int32_t> spec = {has_bias};
   add_epilogue(epi, w.range, &spec, &bindings);
-  KernelKey key{std::string("conv2d_direct") + float_suffix(y.dtype), spec, static_cast<uint32_t>(bindings.size()),
-                push.size()};
+  if (depthwise) {  // constants 17..22: KH, KW, SH, SW, DH, DW
+    for (uint32_t v : {kh, kw, stride[0], stride[1], dilation[0], dilation[1]}) spec.push_back(static_cast<int32_t>(v));
+  }
+  KernelKey key{std::string(depthwise ? "conv2d_depthwise" : "conv2d_direct") + float_suffix(y.dtype), spec,
+                static_cast<uint32_t>(bindings.size()), push.size()};
   gpu::StepWork work;
   work.ops = epi ? n.op + "+" + epi->ops : n.op;
-  work.choice = "direct";
+  work.choice = depthwise ? "depthwise, " + std::to_string(kh) + "x" + std::to_string(kw) + " window compiled in"
+                          : "direct";
   work.why = out_per_group < kMinGemmChannelsPerGroup
                  ? std::to_string(out_per_group) + " output channels per group leave most of a GEMM tile idle"
                  : "a CPU device, and the GEMM would not fill a " + std::to_string(cpu_tile) + "x" +
@@ -167,7 +184,7 @@ Status lower_conv2d(LoweringContext& lc, const graph::Node& n) {
   work.flops = conv_flops(y, w);
   graph::Node labelled = n;
   if (epi) labelled.name += "+" + epi->label;
-  return add_dispatch(lc, labelled, key, std::move(bindings), push, count, std::move(work));
+  return add_dispatch(lc, labelled, key, std::move(bindings), push, invocations, std::move(work));
 }
 
 std::string check_pool2d(const graph::Graph& g, const graph::Node& n) {

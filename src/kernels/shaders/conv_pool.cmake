@@ -1,11 +1,13 @@
 # Convolution and pooling shader variants: conv2d as a tiled implicit GEMM
 # (gemm.comp or gemm_coopmat.comp with GPUU_CONV; gemv.comp on at most 4
-# output pixels) or direct, and the 2-D pools; im2col.comp materializes the
-# im2col view for the GEMM where gathering it in the tiles would bound it.
+# output pixels) or direct (conv2d_depthwise.comp where a group has one input
+# channel), and the 2-D pools; im2col.comp materializes the im2col view for
+# the GEMM where gathering it in the tiles would bound it.
 gpuu_float_shader(conv2d_gemm_@T@ gemm.comp GPUU_CONV)
 gpuu_float_shader(conv2d_gemm_@T@_t8 gemm.comp GPUU_CONV GPUU_GEMM_TM=8)
 gpuu_float_shader(conv2d_gemv_@T@ gemv.comp GPUU_CONV)
 gpuu_float_shader(conv2d_direct_@T@ conv2d_direct.comp)
+gpuu_float_shader(conv2d_depthwise_@T@ conv2d_depthwise.comp)
 gpuu_float_shader(im2col_@T@ im2col.comp)
 gpuu_float_shader(pool2d_@T@ pool2d.comp)
 gpuu_coopmat_shader(conv2d_gemm_coopmat_f16 gemm_coopmat.comp GPUU_CONV GPUU_COOP_BK=64)
