@@ -163,12 +163,19 @@ void check_linears(DType dtype) {
 void check_convs(DType dtype) {
   uint32_t seed = 200;
   for (auto kernel : all_kernels()) {
-    // 3x3 padded (K = 27, gathered), strided; grouped; a 1x1 with K = 64 (vector weight reads).
+    // 3x3 padded (K = 27, gathered), strided; grouped; a 1x1 with K = 64 (vector weight reads), whose 90
+    // pixels per image leave its runs of 8 on and off 4-element boundaries and across images.
     EXPECT_TRUE(conv_matches(dtype, {2, 3, 13, 11}, {20, 3, 3, 3}, {1, 1}, {1, 1}, 1, seed += 3, kernel))
         << name(kernel, dtype);
     EXPECT_TRUE(conv_matches(dtype, {1, 8, 17, 19}, {34, 4, 3, 3}, {2, 2}, {1, 0}, 2, seed += 3, kernel))
         << name(kernel, dtype);
     EXPECT_TRUE(conv_matches(dtype, {2, 64, 9, 10}, {130, 64, 1, 1}, {1, 1}, {0, 0}, 1, seed += 3, kernel))
+        << name(kernel, dtype);
+    // 1x1s over planes that are not whole 8-element runs, gathered: efficientnet_b0's 14x14 (196 pixels, runs
+    // on 4-element boundaries) and two 7x7 images (runs that cross from one image to the next).
+    EXPECT_TRUE(conv_matches(dtype, {1, 240, 14, 14}, {80, 240, 1, 1}, {1, 1}, {0, 0}, 1, seed += 3, kernel))
+        << name(kernel, dtype);
+    EXPECT_TRUE(conv_matches(dtype, {2, 32, 7, 7}, {48, 32, 1, 1}, {1, 1}, {0, 0}, 1, seed += 3, kernel))
         << name(kernel, dtype);
   }
 }

@@ -101,6 +101,7 @@ const uint CHUNKS_B = TILE_N * BK / 8u / GROUP_WG;
 layout(std430, set = 0, binding = 0) readonly buffer A8 { uvec4 a8[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B8 { uvec4 b8[]; };
 #ifdef GPUU_CONV
+layout(std430, set = 0, binding = 1) readonly buffer B4 { uvec2 b4[]; };  // 4 halves
 layout(std430, set = 0, binding = 3) writeonly buffer Y8 { uvec4 y8[]; };
 layout(std430, set = 0, binding = 4) writeonly buffer Partial4 { vec4 partial4[]; };
 
@@ -164,6 +165,26 @@ shared uvec4 Bs[B_SIZE];
 
 uvec4 ra[CHUNKS_A], rb[CHUNKS_B];  // the next slice, on its way to shared memory
 
+#ifdef GPUU_CONV
+// Halves n..n+7 of row k of a pointwise convolution's B whose images' pixels
+// are not whole 8-half chunks (14x14 and 7x7 planes): two 8-byte reads where
+// the run lies in one image and starts on a multiple of 4 halves (196
+// pixels), else a read each, the image's start found once rather than per
+// element (pointwise_b divides by the plane's size).
+uvec4 pointwise_chunk(uint k, uint n) {
+  if (k >= g_k_end) return uvec4(0u);
+  const uint pixels = p.OH * p.OW;
+  const uint img = n / pixels, pix = n - img * pixels;
+  const uint at = (img * p.C + g_batch * p.Cg + k) * pixels + pix;
+  if (pix + 8u <= pixels && n + 8u <= p.N && at % 4u == 0u) return uvec4(b4[at / 4u], b4[at / 4u + 1u]);
+  float v[8];
+  [[unroll]] for (uint i = 0u; i < 8u; ++i) {
+    v[i] = n + i >= p.N ? 0.0 : pix + i < pixels ? float(b[at + i]) : float(b[pointwise_b(k, n + i)]);
+  }
+  return pack8(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
+}
+#endif
+
 void fetch(uint k0, uint t) {
   [[unroll]] for (uint i = 0u; i < CHUNKS_A; ++i) {
     uint c = t + i * GROUP_WG;
@@ -192,9 +213,13 @@ void fetch(uint k0, uint t) {
         rb[i] = (in_n(n) && in_k(k)) ? b8[b_offset(k, n) / 8u] : uvec4(0u);
       } else {
 #ifdef GPUU_CONV
-        float v[8];
-        gather_b_row(k, n, 8u, v);
-        rb[i] = pack8(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
+        if (CONV_B == CONV_POINTWISE) {
+          rb[i] = pointwise_chunk(k, n);
+        } else {
+          float v[8];
+          gather_b_row(k, n, 8u, v);
+          rb[i] = pack8(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
+        }
 #else
         rb[i] = pack8(load_b(k, n), load_b(k, n + 1u), load_b(k, n + 2u), load_b(k, n + 3u), load_b(k, n + 4u),
                       load_b(k, n + 5u), load_b(k, n + 6u), load_b(k, n + 7u));
