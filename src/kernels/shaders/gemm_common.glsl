@@ -235,10 +235,21 @@ float load_b(uint k, uint n) {
 void gather_b_row(uint k, uint n, uint count, out float v[8]) {
   [[unroll]] for (uint i = 0u; i < 8u; ++i) v[i] = 0.0;
   if (k >= g_k_end) return;
-  if (CONV_B == CONV_POINTWISE || CONV_B == CONV_IM2COL) {
+  if (CONV_B == CONV_IM2COL) {
     [[unroll]] for (uint i = 0u; i < 8u; ++i) {
       if (i >= count || n + i >= p.N) break;
-      v[i] = float(b[CONV_B == CONV_IM2COL ? im2col_b(k, n + i) : pointwise_b(k, n + i)]);
+      v[i] = float(b[im2col_b(k, n + i)]);
+    }
+    return;
+  }
+  if (CONV_B == CONV_POINTWISE) {
+    // The run's image found once: within it the elements lie side by side
+    // (pointwise_b divides by the plane's size for each).
+    const uint pixels = p.OH * p.OW, img = n / pixels, pix = n - img * pixels;
+    const uint at = (img * p.C + g_batch * p.Cg + k) * pixels + pix;
+    [[unroll]] for (uint i = 0u; i < 8u; ++i) {
+      if (i >= count || n + i >= p.N) break;
+      v[i] = float(b[pix + i < pixels ? at + i : pointwise_b(k, n + i)]);
     }
     return;
   }

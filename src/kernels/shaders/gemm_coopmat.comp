@@ -169,18 +169,15 @@ uvec4 ra[CHUNKS_A], rb[CHUNKS_B];  // the next slice, on its way to shared memor
 // Halves n..n+7 of row k of a pointwise convolution's B whose images' pixels
 // are not whole 8-half chunks (14x14 and 7x7 planes): two 8-byte reads where
 // the run lies in one image and starts on a multiple of 4 halves (196
-// pixels), else a read each, the image's start found once rather than per
-// element (pointwise_b divides by the plane's size).
+// pixels), else gathered a half at a time.
 uvec4 pointwise_chunk(uint k, uint n) {
-  if (k >= g_k_end) return uvec4(0u);
-  const uint pixels = p.OH * p.OW;
-  const uint img = n / pixels, pix = n - img * pixels;
+  const uint pixels = p.OH * p.OW, img = n / pixels, pix = n - img * pixels;
   const uint at = (img * p.C + g_batch * p.Cg + k) * pixels + pix;
-  if (pix + 8u <= pixels && n + 8u <= p.N && at % 4u == 0u) return uvec4(b4[at / 4u], b4[at / 4u + 1u]);
-  float v[8];
-  [[unroll]] for (uint i = 0u; i < 8u; ++i) {
-    v[i] = n + i >= p.N ? 0.0 : pix + i < pixels ? float(b[at + i]) : float(b[pointwise_b(k, n + i)]);
+  if (k < g_k_end && pix + 8u <= pixels && n + 8u <= p.N && at % 4u == 0u) {
+    return uvec4(b4[at / 4u], b4[at / 4u + 1u]);
   }
+  float v[8];
+  gather_b_row(k, n, 8u, v);
   return pack8(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
 }
 #endif
