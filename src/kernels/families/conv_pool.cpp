@@ -15,8 +15,8 @@ using graph::DType;
 // Fewer output channels per group than this would leave over 3/4 of each
 // (at least) 64-row GEMM tile idle; the direct kernel serves those (depthwise included).
 constexpr int64_t kMinGemmChannelsPerGroup = 16;
-// Outputs per invocation of conv2d_depthwise.comp (its STRIP), along a row.
-constexpr uint64_t kDepthwiseStrip = 4;
+// Outputs per invocation of conv2d_depthwise.comp, along a row.
+constexpr uint64_t kDepthwiseStrip = op_codes::kLimitDepthwiseStrip;
 
 // The im2col view of a convolution that gathers it is materialized before
 // its GEMM (im2col.comp) where it takes at most this much scratch: gathered

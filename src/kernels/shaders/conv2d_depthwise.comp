@@ -29,7 +29,7 @@ layout(constant_id = 19) const uint SH = 1;
 layout(constant_id = 20) const uint SW = 1;
 layout(constant_id = 21) const uint DH = 1;
 layout(constant_id = 22) const uint DW = 1;
-#define STRIP 4u  // outputs per invocation, along a row
+#define STRIP uint(LIMIT_DEPTHWISE_STRIP)  // outputs per invocation, along a row
 
 layout(push_constant) uniform Params {
   uint count;  // invocations: batch x O x OH x strips per row
