@@ -147,16 +147,15 @@ Status lower_conv2d(LoweringContext& lc, const graph::Node& n) {
   // One input channel per group (depthwise): conv2d_depthwise.comp, its
   // window compiled in and a strip of outputs per invocation.
   const bool depthwise = group_channels == 1;
+  // Both kernels' push constants start with their invocations and the shapes;
+  // the direct one takes its window there too, the depthwise one has it compiled in.
+  const uint64_t invocations = depthwise ? count / ow * ((ow + kDepthwiseStrip - 1) / kDepthwiseStrip) : count;
   PushConstants push;
-  uint64_t invocations = count;
+  push.u32(static_cast<uint32_t>(invocations));
+  push.u32(channels).u32(height).u32(width).u32(out_channels).u32(oh).u32(ow);
   if (depthwise) {
-    invocations = count / ow * ((ow + kDepthwiseStrip - 1) / kDepthwiseStrip);
-    push.u32(static_cast<uint32_t>(invocations));
-    push.u32(channels).u32(height).u32(width).u32(out_channels).u32(oh).u32(ow);
     push.u32(padding[0]).u32(padding[1]).u32(out_per_group);
   } else {
-    push.u32(static_cast<uint32_t>(count));
-    push.u32(channels).u32(height).u32(width).u32(out_channels).u32(oh).u32(ow);
     push.u32(kh).u32(kw).u32(stride[0]).u32(stride[1]).u32(padding[0]).u32(padding[1]).u32(dilation[0]).u32(dilation[1]);
     push.u32(group_channels).u32(out_per_group);
   }
