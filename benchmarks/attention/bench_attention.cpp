@@ -227,10 +227,18 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Shapes
   one_pass.attention_splits = 1;
   one_pass.attention_coopmat = false;
   GPUU_ASSIGN_OR_RETURN(Timing t_one_pass, time_graph(ctx, pool, one, qkv, runs, false, one_pass));
-  // And forced onto the matrix-core kernel (f16, where the device has it; else as picked).
+  // And forced onto the matrix-core kernel (f16, where the device has it;
+  // else as picked): its key split as the policy picks it, then 1, 2 and 4
+  // subgroups sharing each key block.
   kernels::KernelGraphOptions coop;
   coop.attention_coopmat = true;
   GPUU_ASSIGN_OR_RETURN(Timing t_coop, time_graph(ctx, pool, one, qkv, runs, false, coop));
+  std::vector<Timing> t_coop_split;
+  for (uint32_t key_split : {1u, 2u, 4u}) {
+    coop.attention_coop_key_split = key_split;
+    GPUU_ASSIGN_OR_RETURN(Timing t, time_graph(ctx, pool, one, qkv, runs, false, coop));
+    t_coop_split.push_back(std::move(t));
+  }
   std::string split = "one pass";
   for (const gpu::TimedStep& step : t_one.steps) {
     if (!step.work.choice.empty()) split = step.work.choice;
@@ -249,22 +257,28 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Shapes
                 e = element(s.dtype, t_coop.output.data(), i);
     max_diff = std::max({max_diff, double(std::fabs(a - b)), double(std::fabs(a - c)), double(std::fabs(a - d)),
                          double(std::fabs(a - e))});
+    for (const Timing& t : t_coop_split) {
+      max_diff = std::max(max_diff, double(std::fabs(a - element(s.dtype, t.output.data(), i))));
+    }
   }
   const double flops = 4.0 * kHeads * double(s.len) * double(s.len) * kHeadDim * (s.causal ? 0.5 : 1.0);
   std::printf("%s    {\"dtype\": \"%s\", \"len\": %lld, \"causal\": %s, \"sdpa_us\": %.1f, \"sdpa_views_us\": %.1f, "
               "\"decomposed_us\": %.1f, \"decomposed_gemms_us\": %.1f, \"decomposed_softmax_us\": %.1f, "
               "\"sdpa_tflops\": %.3g, \"split\": \"%s\", \"sdpa_shader_cores_one_pass_us\": %.1f, "
-              "\"sdpa_matrix_cores_us\": %.1f, \"max_abs_diff\": %.2e}",
+              "\"sdpa_matrix_cores_us\": %.1f, \"sdpa_matrix_cores_key_split_1_2_4_us\": [%.1f, %.1f, %.1f], "
+              "\"max_abs_diff\": %.2e}",
               first ? "" : ",\n", graph::dtype_name(s.dtype), static_cast<long long>(s.len),
               s.causal ? "true" : "false", t_one.gpu_us, t_fused.gpu_us, t_parts.gpu_us, gemm_us, softmax_us,
-              flops / t_one.gpu_us / 1e6, split.c_str(), t_one_pass.gpu_us, t_coop.gpu_us, max_diff);
+              flops / t_one.gpu_us / 1e6, split.c_str(), t_one_pass.gpu_us, t_coop.gpu_us, t_coop_split[0].gpu_us,
+              t_coop_split[1].gpu_us, t_coop_split[2].gpu_us, max_diff);
   std::fflush(stdout);
   std::fprintf(stderr,
-               "%-4s L=%-5lld causal=%d  sdpa %8.1f us (%s; shader cores one pass %8.1f, matrix cores %8.1f)"
-               "  views %8.1f  decomposed %8.1f  (gemms %8.1f, softmax %7.1f)  diff %.1e\n",
+               "%-4s L=%-5lld causal=%d  sdpa %8.1f us (%s; shader cores one pass %8.1f, matrix cores %8.1f,"
+               " key split 1/2/4 %.1f/%.1f/%.1f)  views %8.1f  decomposed %8.1f  (gemms %8.1f, softmax %7.1f)"
+               "  diff %.1e\n",
                graph::dtype_name(s.dtype), static_cast<long long>(s.len), s.causal ? 1 : 0, t_one.gpu_us,
-               split.c_str(), t_one_pass.gpu_us, t_coop.gpu_us, t_fused.gpu_us, t_parts.gpu_us, gemm_us, softmax_us,
-               max_diff);
+               split.c_str(), t_one_pass.gpu_us, t_coop.gpu_us, t_coop_split[0].gpu_us, t_coop_split[1].gpu_us,
+               t_coop_split[2].gpu_us, t_fused.gpu_us, t_parts.gpu_us, gemm_us, softmax_us, max_diff);
   return Status::Ok();
 }
 
@@ -333,8 +347,17 @@ int main(int argc, char** argv) {
       runs = 3;
     } else if (!std::strcmp(argv[i], "--decode")) {
       decode_only = true;
+    } else if (!std::strcmp(argv[i], "--lengths") && i + 1 < argc) {  // --lengths 128,197: prefills of these
+      lengths.clear();
+      for (const char* at = argv[++i]; *at;) {
+        char* end = nullptr;
+        lengths.push_back(std::strtoll(at, &end, 10));
+        at = *end == ',' ? end + 1 : end;
+        if (end == at && *at) break;
+      }
+      caches.clear();
     } else {
-      std::fprintf(stderr, "usage: bench_attention [--runs N] [--quick] [--decode]\n");
+      std::fprintf(stderr, "usage: bench_attention [--runs N] [--quick] [--decode] [--lengths L,L...]\n");
       return 2;
     }
   }

@@ -42,4 +42,13 @@ Status lower_attention_heads_inner(LoweringContext& lc, const graph::Node& atten
 AttentionSplit choose_attention_split(uint64_t workgroups, uint32_t key_blocks, uint32_t compute_units,
                                       std::optional<uint32_t> force = std::nullopt, bool causal_square = false);
 
+// Subgroups of the matrix-core attention (attention_coopmat.comp) that share
+// each 64-key block of one workgroup's rows: 1 (64 rows a workgroup), 2 or 4
+// (16 rows). The fewest that give `heads` (batch x heads) row blocks of
+// `rows` queries at least `compute_units` workgroups, else 4; 1 where the
+// driver names no multiprocessors. `force` (KernelGraphOptions) is taken as
+// is where it is 1, 2 or 4.
+uint32_t choose_coop_attention_key_split(uint64_t heads, uint32_t rows, uint32_t compute_units,
+                                         std::optional<uint32_t> force = std::nullopt);
+
 }  // namespace gpuu::kernels

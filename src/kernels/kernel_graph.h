@@ -60,6 +60,9 @@ struct KernelGraphOptions {
   // Forces f16 attention onto the matrix-core kernel (true, where the device
   // and head dims allow it) or off it (tests, benchmarks).
   std::optional<bool> attention_coopmat;
+  // Forces the matrix-core attention's subgroups sharing each key block (1,
+  // 2 or 4; tests, benchmarks): choose_coop_attention_key_split otherwise.
+  std::optional<uint32_t> attention_coop_key_split;
   // Where the intermediates' arena lives: `bytes` of device memory that its
   // giver owns for as long as the graph lives (a runtime's workspace, shared
   // with graphs that never run at the same time). Unset: a buffer of the

@@ -171,13 +171,15 @@ TEST(VulkanAttention, HalfComputesInF32) {
   EXPECT_TRUE(matches(DType::kF16, p, seed += 3, {}, &bmask));
 }
 
-// f16 attention on matrix cores (attention_coopmat.comp: 64-row and 64-key
-// blocks, head dims multiples of 16 up to 64), where the device multiplies
-// f16 16 x 16 x 16 cooperative matrices: GPT-2's prefill, ragged sizes around
-// the blocks, grouped heads with a causal mask and L != S, small head dims,
-// both masks (rows fully masked) and batch dims, each against the CPU; the
-// profile says which kernel ran (the matrix-core one exactly where the device
-// has the shape; lavapipe has none, so there these run attention.comp).
+// f16 attention on matrix cores (attention_coopmat.comp: 64-key blocks, head
+// dims multiples of 16 up to 64), where the device multiplies f16 16 x 16 x
+// 16 cooperative matrices: GPT-2's prefill, ragged sizes around the blocks,
+// grouped heads with a causal mask and L != S, small head dims, both masks
+// (rows fully masked) and batch dims, each against the CPU with each key
+// block walked by one subgroup per 16 rows (64 rows a workgroup) or shared by
+// 2 or 4 (32 or 16 rows: the partial softmaxes weighed together at the end);
+// the profile says which kernel ran (the matrix-core one exactly where the
+// device has the shape; lavapipe has none, so there these run attention.comp).
 TEST(VulkanAttention, HalfOnMatrixCoresMatchesTheCpu) {
   if (!f16_kernels_or_refused()) return;
   const bool matrix_cores = kernels::f16_matrix_shape_16(*test_context());
@@ -197,36 +199,60 @@ TEST(VulkanAttention, HalfOnMatrixCoresMatchesTheCpu) {
       {Problem{{2, 3}, 2, 2, 65, 130, 16, 32}, true, 0},
   };
   uint32_t seed = 1600;
-  for (const Case& c : cases) {
-    kernels::KernelGraphOptions options;
-    options.attention_coopmat = true;
-    options.profile_steps = true;
-    std::vector<HostTensor> inputs = qkv(DType::kF16, c.p, seed += 3);
-    if (c.mask == 1) inputs.push_back(bool_mask(c.p.scores(), seed += 3));
-    if (c.mask == 2) inputs.push_back(float_mask(DType::kF16, {c.p.l, c.p.s}, seed += 3));
-    graph::Graph g;
-    std::vector<graph::ValueId> in;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      in.push_back(graph::add_graph_input(g, "in" + std::to_string(i), inputs[i].dtype, inputs[i].shape).value());
+  for (uint32_t key_split : {1u, 2u, 4u}) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE("key split " + std::to_string(key_split));
+      kernels::KernelGraphOptions options;
+      options.attention_coopmat = true;
+      options.attention_coop_key_split = key_split;
+      options.profile_steps = true;
+      std::vector<HostTensor> inputs = qkv(DType::kF16, c.p, seed += 3);
+      if (c.mask == 1) inputs.push_back(bool_mask(c.p.scores(), seed += 3));
+      if (c.mask == 2) inputs.push_back(float_mask(DType::kF16, {c.p.l, c.p.s}, seed += 3));
+      graph::Graph g;
+      std::vector<graph::ValueId> in;
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        in.push_back(graph::add_graph_input(g, "in" + std::to_string(i), inputs[i].dtype, inputs[i].shape).value());
+      }
+      graph::AttrMap attrs;
+      if (c.causal) attrs["is_causal"] = int64_t{1};
+      g.mark_output(graph::add_op(g, kOp, "attn", in, attrs).value()[0]);
+      RunStats stats;
+      Result<std::vector<HostTensor>> got = run_on_vulkan(g, inputs, &stats, options);
+      ASSERT_TRUE(got.ok()) << c.p.text() << ": " << got.status().message();
+      EXPECT_TRUE(all_close(got.value()[0], cpu::run_graph(g, inputs).value()[0], atol_for(DType::kF16),
+                            rtol_for(DType::kF16)))
+          << c.p.text() << (c.causal ? " causal" : "") << " mask " << c.mask;
+      ASSERT_EQ(stats.steps.size(), 1u) << c.p.text();
+      EXPECT_EQ(stats.steps[0].work.choice.rfind("matrix cores", 0) == 0, matrix_cores)
+          << c.p.text() << ": " << stats.steps[0].work.choice;
+      if (matrix_cores) {
+        EXPECT_EQ(stats.steps[0].work.choice.rfind("matrix cores, " + std::to_string(64 / key_split) + " rows", 0), 0u)
+            << stats.steps[0].work.choice;
+      } else {
+        // The shader-core kernel's profile says it walks the keys in one pass, and why.
+        EXPECT_EQ(stats.steps[0].work.choice.rfind("one pass", 0), 0u) << stats.steps[0].work.choice;
+      }
+      EXPECT_FALSE(stats.steps[0].work.why.empty()) << c.p.text();
     }
-    graph::AttrMap attrs;
-    if (c.causal) attrs["is_causal"] = int64_t{1};
-    g.mark_output(graph::add_op(g, kOp, "attn", in, attrs).value()[0]);
-    RunStats stats;
-    Result<std::vector<HostTensor>> got = run_on_vulkan(g, inputs, &stats, options);
-    ASSERT_TRUE(got.ok()) << c.p.text() << ": " << got.status().message();
-    EXPECT_TRUE(all_close(got.value()[0], cpu::run_graph(g, inputs).value()[0], atol_for(DType::kF16),
-                          rtol_for(DType::kF16)))
-        << c.p.text() << (c.causal ? " causal" : "") << " mask " << c.mask;
-    ASSERT_EQ(stats.steps.size(), 1u) << c.p.text();
-    EXPECT_EQ(stats.steps[0].work.choice.rfind("matrix cores", 0) == 0, matrix_cores)
-        << c.p.text() << ": " << stats.steps[0].work.choice;
-    // The shader-core kernel's profile says it walks the keys in one pass, and why.
-    if (!matrix_cores) {
-      EXPECT_EQ(stats.steps[0].work.choice.rfind("one pass", 0), 0u) << stats.steps[0].work.choice;
-    }
-    EXPECT_FALSE(stats.steps[0].work.why.empty()) << c.p.text();
   }
+}
+
+// How many subgroups share each key block of the matrix-core attention: the
+// fewest whose workgroups (batch x heads x row blocks of 64 / split rows)
+// reach the multiprocessors, else 4. GPT-2's 128-token prefill (12 heads: 24
+// workgroups of 64 rows, 96 of 16) and ViT-B/16's 197 (48, 96, 156) on 132
+// multiprocessors take 4; 4 x 512 tokens (384 of 64 rows) keep 1.
+TEST(VulkanAttention, MatrixCoreKeySplitFillsTheGpu) {
+  using kernels::choose_coop_attention_key_split;
+  EXPECT_EQ(choose_coop_attention_key_split(12, 128, 132), 4u);
+  EXPECT_EQ(choose_coop_attention_key_split(12, 197, 132), 4u);
+  EXPECT_EQ(choose_coop_attention_key_split(48, 512, 132), 1u);
+  EXPECT_EQ(choose_coop_attention_key_split(12, 512, 132), 2u);  // 96 of 64 rows, 192 of 32
+  EXPECT_EQ(choose_coop_attention_key_split(1, 64, 132), 4u);
+  EXPECT_EQ(choose_coop_attention_key_split(12, 128, 0), 1u);     // no multiprocessor count: no split
+  EXPECT_EQ(choose_coop_attention_key_split(48, 512, 132, 2u), 2u);  // forced
+  EXPECT_EQ(choose_coop_attention_key_split(12, 128, 132, 3u), 4u);  // not a form the kernel has: the policy's
 }
 
 kernels::KernelGraphOptions split_keys(uint32_t splits) {

@@ -49,6 +49,17 @@ AttentionSplit choose_attention_split(uint64_t workgroups, uint32_t key_blocks, 
   return split;
 }
 
+uint32_t choose_coop_attention_key_split(uint64_t heads, uint32_t rows, uint32_t compute_units,
+                                         std::optional<uint32_t> force) {
+  if (force && (*force == 1 || *force == 2 || *force == 4)) return *force;
+  if (compute_units == 0) return 1;
+  for (uint32_t split : {1u, 2u}) {
+    const uint32_t rows_per_group = 64 / split;
+    if (heads * ((rows + rows_per_group - 1) / rows_per_group) >= compute_units) return split;
+  }
+  return 4;
+}
+
 namespace {
 
 using graph::DType;
@@ -126,32 +137,40 @@ bool takes_operand_view(const graph::Graph& g, const graph::Node& n, size_t slot
   return slot < 3 && operand_layout(g.value(n.inputs[slot]).shape, view).has_value();
 }
 
-// attention_coopmat.comp's query rows per workgroup and largest head dims
-// (it also shuffles within subgroups: a row's two invocations share sums).
+// attention_coopmat.comp's query rows per workgroup with no key split (64 /
+// KEY_SPLIT with one) and largest head dims (it also shuffles within
+// subgroups: a row's two invocations share sums).
 constexpr uint32_t kCoopQueryRows = 64;
 constexpr uint32_t kMaxCoopHeadDim = 64;
 constexpr uint32_t kCoopSharedBytes = 45056;  // its tiles (see the shader)
 
 // The matrix-core attention of `n` into `y` (see lower_attention_to): `push`
 // holds the constants it shares with attention.comp up to the key split,
-// its row blocks counted in kCoopQueryRows.
+// its row blocks counted in `rows` (64 / key_split).
 Status lower_coop_attention(LoweringContext& lc, const graph::Node& n, const TensorRef& y, bool heads_inner,
-                            PushConstants push, const BufferRange (&ranges)[3], const BufferRange& mask_range,
-                            int32_t mask_kind, bool causal, bool vec8_reads, bool vec_writes, uint64_t heads) {
+                            PushConstants push, uint32_t key_split, const BufferRange (&ranges)[3],
+                            const BufferRange& mask_range, int32_t mask_kind, bool causal, bool vec8_reads,
+                            bool vec_writes, uint64_t heads) {
   const graph::Shape& q_shape = lc.graph.value(n.inputs[0]).shape;
   const size_t r = q_shape.size();
   const auto len_l = static_cast<uint32_t>(q_shape[r - 2]), e = static_cast<uint32_t>(q_shape[r - 1]);
   const auto ev = static_cast<uint32_t>(y.shape[r - 1]);
-  const uint32_t q_blocks = (len_l + kCoopQueryRows - 1) / kCoopQueryRows;
-  push.u32(1).u32(0);  // one pass (splits, split_blocks: unused)
+  const uint32_t rows = kCoopQueryRows / key_split;
+  const uint32_t q_blocks = (len_l + rows - 1) / rows;
+  push.u32(1).u32(0);  // one dispatch (splits, split_blocks: unused)
   KernelKey key{"attention_coopmat_f16",
                 {static_cast<int32_t>(e / 4), static_cast<int32_t>(ev / 4), 0, 0, mask_kind, 16, 16, 16, causal ? 1 : 0,
-                 vec_writes ? 1 : 0, heads_inner ? 1 : 0, vec8_reads ? 1 : 0},
+                 vec_writes ? 1 : 0, heads_inner ? 1 : 0, vec8_reads ? 1 : 0, static_cast<int32_t>(key_split)},
                 6,
                 push.size()};
   gpu::StepWork work;
-  work.choice = "matrix cores, 64 rows x 64 keys per block";
+  work.choice = "matrix cores, " + std::to_string(rows) + " rows x 64 keys per block";
   work.why = "f16 with head dims of at most 64 and 16 x 16 x 16 f16 cooperative matrices";
+  if (key_split > 1) {
+    work.choice += ", each block's keys shared by " + std::to_string(key_split) + " subgroups";
+    work.why += "; " + std::to_string(heads * ((len_l + kCoopQueryRows - 1) / kCoopQueryRows)) +
+                " workgroups of 64 rows for " + std::to_string(lc.ctx.compute_units()) + " multiprocessors";
+  }
   return add_dispatch(lc, n, key,
                       {{ranges[0], false}, {ranges[1], false}, {ranges[2], false}, {mask_range, false},
                        {y.range, true}, {y.range, true}},
@@ -248,8 +267,10 @@ Status lower_attention_to(LoweringContext& lc, const graph::Node& n, const Tenso
                          ev <= kMaxCoopHeadDim && lc.attention_splits.value_or(1) <= 1 &&
                          shared_limit >= kCoopSharedBytes && lc.ctx.subgroup_shuffle() && f16_matrix_shape_16(lc.ctx);
   if (coop_fits && lc.attention_coopmat.value_or(split.splits == 1 || len_l >= kCoopQueryRows)) {
-    return lower_coop_attention(lc, n, y, heads_inner, shared_push(kCoopQueryRows), ranges, mask_range, mask_kind,
-                                causal, vec8_reads, vec_writes, batch * hq);
+    const uint32_t key_split =
+        choose_coop_attention_key_split(batch * hq, len_l, lc.ctx.compute_units(), lc.attention_coop_key_split);
+    return lower_coop_attention(lc, n, y, heads_inner, shared_push(kCoopQueryRows / key_split), key_split, ranges,
+                                mask_range, mask_kind, causal, vec8_reads, vec_writes, batch * hq);
   }
   PushConstants push = shared_push(kQueryRows);
   push.u32(split.splits).u32(split.blocks_per_split);

@@ -5,21 +5,28 @@
 // scaled_dot_product_attention on matrix cores (f16 q, k, v; f32 scores,
 // softmax and output sums): attention.comp's flash-attention walk with both
 // products on cooperative matrices. A workgroup of 4 subgroups of 32 takes
-// BQ = 64 query rows of one (batch, head), a subgroup 16 of them, and walks
-// the keys in blocks of BK = 64, staged with the values in shared memory as
-// f16 (the next block's loads in flight during this one's work). Per block
-// and subgroup: S = Q K^T as 16 x 64 f32 (E / 16 products per 16 keys, Q's
-// fragments held in registers from the start), stored to the subgroup's own
-// scratch; the online softmax on it in registers (two
-// invocations per row, 32 keys each: scale, mask, running max and sum in base
-// 2), the probabilities back as f16; P V into fresh accumulators, stored to
-// the scratch again and added to the output rows the invocations hold, each
-// row rescaled by its max's change. The output stays f32 in registers (16 x
+// BQ query rows of one (batch, head) and walks the keys in blocks of BK = 64,
+// staged with the values in shared memory as f16 (the next block's loads in
+// flight during this one's work). The 4 subgroups share the work as
+// ROW_GROUPS groups of 16 rows by KEY_SPLIT shares of each block's keys
+// (KEY_SPLIT 1: 64 rows, a subgroup all 64 keys of a block for its 16; 4: 16
+// rows, each subgroup 16 keys of every block): where (batch, head, 64 rows)
+// make too few workgroups to fill the GPU (a 128-token prefill: 24 for 132
+// multiprocessors) the split makes 4 times the workgroups, each subgroup's
+// chain of products per block a quarter as long. Per block and subgroup: S =
+// Q K^T as 16 x BKS f32 (E / 16 products per 16 keys, Q's fragments held in
+// registers from the start), stored to the subgroup's own scratch; the
+// online softmax on it in registers (two invocations per row, BKS / 2 keys
+// each: scale, mask, running max and sum in base 2), the probabilities back
+// as f16; P V into fresh accumulators, stored to the scratch again and added
+// to the output rows the invocations hold, each row rescaled by its max's
+// change. Key shares end as partial softmaxes (max, sum, output) that the
+// first share's subgroup weighs together through shared memory. The output stays f32 in registers (16 x
 // Ev per subgroup, Ev / 2 per invocation) because a cooperative matrix's
 // elements cannot be scaled by row. Causal blocks past the diagonal are
-// never visited; a row that sees no key writes 0. One pass (no key split):
-// the selector takes it where there are 64 rows or more (prefills) and
-// leaves decode steps to attention.comp's key splits.
+// never visited; a row that sees no key writes 0. One dispatch (no split
+// across workgroups): the selector takes it where there are 64 rows or more
+// (prefills) and leaves decode steps to attention.comp's key splits.
 //
 // Written against GL_NV_cooperative_matrix (rewritten to the KHR encoding at
 // build time: see gemm_coopmat.comp); the shape, 16 x 16 x 16, is the
@@ -44,8 +51,15 @@ layout(constant_id = 9) const int OUT_VEC = 0;  // vector stores of the output (
 layout(constant_id = 10) const int HEADS_INNER = 0;
 // q, k and v rows read as 8-half chunks (strides and offsets multiples of 8).
 layout(constant_id = 11) const int IN_VEC8 = 0;
+// Subgroups sharing each block's keys: 1, 2 or 4 (the host's rows per
+// workgroup, 64 / KEY_SPLIT, count its row blocks).
+layout(constant_id = 12) const uint KEY_SPLIT = 1u;
 
-const uint BQ = 64u, BK = 64u, SUB_ROWS = 16u;
+const uint BK = 64u, SUB_ROWS = 16u;
+const uint ROW_GROUPS = 4u / KEY_SPLIT;  // subgroups along the rows
+const uint BQ = SUB_ROWS * ROW_GROUPS;   // query rows per workgroup
+const uint BKS = BK / KEY_SPLIT;         // a subgroup's keys of each block
+const uint HALF = BKS / 2u;              // ... an invocation's (two per row)
 const uint E = 4u * E4, EV = 4u * EV4;
 const uint MAX_E8 = 8u;                 // E, Ev <= 64: a subgroup's 16 x Ev output fits its scratch
 const uint OUT_PER = 32u;               // output columns per invocation, at most (Ev / 2)
@@ -141,6 +155,8 @@ void main() {
   const uint v_base = p.v_off + b * p.v_sb + kvh * p.v_sh;
   const uint m_base = b * p.m_sb + h * p.m_sh;
   const uint s_base = sg * S_SIZE, p_base = sg * SUB_ROWS * P_ROW;
+  // This subgroup's 16 rows (of the workgroup's BQ) and share of each block's keys.
+  const uint rg = sg % ROW_GROUPS, share = sg / ROW_GROUPS, kb0 = share * BKS;
 
   // The first key block's loads, then Q's 64 rows through the scratch into
   // each subgroup's fragments.
@@ -161,14 +177,14 @@ void main() {
   barrier();
   fcoopmatNV<16, gl_ScopeSubgroup, CM_M, CM_K> qf[MAX_E8 / 2u];
   [[unroll]] for (uint e = 0u; e < MAX_E8 / 2u; ++e) {
-    if (e < E / 16u) coopMatLoadNV(qf[e], scratch, (sg * SUB_ROWS) * KV_ROW + 2u * e, KV_ROW, false);
+    if (e < E / 16u) coopMatLoadNV(qf[e], scratch, (rg * SUB_ROWS) * KV_ROW + 2u * e, KV_ROW, false);
   }
   barrier();  // every subgroup has its fragments before the scratch is reused
 
   // Invocation `lane` holds row r = lane / 2 of its subgroup's 16, keys and
   // output columns of half `hf`.
   const uint r = lane / 2u, hf = lane % 2u;
-  const uint row = row0 + sg * SUB_ROWS + r;
+  const uint row = row0 + rg * SUB_ROWS + r;
   float m = NEG_INF, l = 0.0;
   float o[OUT_PER];
   [[unroll]] for (uint j = 0u; j < OUT_PER; ++j) o[j] = 0.0;
@@ -183,29 +199,34 @@ void main() {
     barrier();
     if (blk + 1u < blocks) fetch_kv(k_base, v_base, key0 + BK, t);  // in flight during this block's work
 
-    // S = Q K^T, 16 keys at a time, into the subgroup's scratch.
+    // S = Q K^T over the subgroup's keys, 16 at a time, into its scratch.
     [[unroll]] for (uint j = 0u; j < BK / 16u; ++j) {
-      fcoopmatNV<32, gl_ScopeSubgroup, CM_M, CM_N> s = fcoopmatNV<32, gl_ScopeSubgroup, CM_M, CM_N>(0.0);
-      [[unroll]] for (uint e = 0u; e < MAX_E8 / 2u; ++e) {
-        if (e < E / 16u) {
-          fcoopmatNV<16, gl_ScopeSubgroup, CM_K, CM_N> kf;
-          coopMatLoadNV(kf, k_tile, (16u * j) * KV_ROW + 2u * e, KV_ROW, true);  // K^T: k rows are its columns
-          s = coopMatMulAddNV(qf[e], kf, s);
+      if (j < BKS / 16u) {
+        fcoopmatNV<32, gl_ScopeSubgroup, CM_M, CM_N> s = fcoopmatNV<32, gl_ScopeSubgroup, CM_M, CM_N>(0.0);
+        [[unroll]] for (uint e = 0u; e < MAX_E8 / 2u; ++e) {
+          if (e < E / 16u) {
+            fcoopmatNV<16, gl_ScopeSubgroup, CM_K, CM_N> kf;
+            coopMatLoadNV(kf, k_tile, (kb0 + 16u * j) * KV_ROW + 2u * e, KV_ROW, true);  // K^T: k rows are its columns
+            s = coopMatMulAddNV(qf[e], kf, s);
+          }
         }
+        coopMatStoreNV(s, scratch, s_base + 4u * j, S_ROW, false);
       }
-      coopMatStoreNV(s, scratch, s_base + 4u * j, S_ROW, false);
     }
     subgroupMemoryBarrierShared();
     subgroupBarrier();
 
-    // The online softmax of row r over keys [32 hf, 32 hf + 32) of the block.
+    // The online softmax of row r over its HALF keys of the subgroup's share,
+    // [kb0 + HALF hf, kb0 + HALF (hf + 1)) of the block.
     float sc[32];
     float block_max = NEG_INF;
     [[unroll]] for (uint c4 = 0u; c4 < 8u; ++c4) {
-      const vec4 w = uintBitsToFloat(scratch[s_base + r * S_ROW + 8u * hf + c4]);
-      [[unroll]] for (uint e = 0u; e < 4u; ++e) {
-        sc[4u * c4 + e] = masked_score(w[e] * p.scale_log2, row, key0 + 32u * hf + 4u * c4 + e, m_base);
-        block_max = max(block_max, sc[4u * c4 + e]);
+      if (c4 < HALF / 4u) {
+        const vec4 w = uintBitsToFloat(scratch[s_base + r * S_ROW + (HALF / 4u) * hf + c4]);
+        [[unroll]] for (uint e = 0u; e < 4u; ++e) {
+          sc[4u * c4 + e] = masked_score(w[e] * p.scale_log2, row, key0 + kb0 + HALF * hf + 4u * c4 + e, m_base);
+          block_max = max(block_max, sc[4u * c4 + e]);
+        }
       }
     }
     block_max = max(block_max, subgroupShuffleXor(block_max, 1u));
@@ -217,12 +238,14 @@ void main() {
     m = m_new;
     float sum = 0.0;
     [[unroll]] for (uint c8 = 0u; c8 < 4u; ++c8) {
-      float pv[8];
-      [[unroll]] for (uint e = 0u; e < 8u; ++e) {
-        pv[e] = exp2(sc[8u * c8 + e] - m_use);
-        sum += pv[e];
+      if (c8 < HALF / 8u) {
+        float pv[8];
+        [[unroll]] for (uint e = 0u; e < 8u; ++e) {
+          pv[e] = exp2(sc[8u * c8 + e] - m_use);
+          sum += pv[e];
+        }
+        p_tile[p_base + r * P_ROW + (HALF / 8u) * hf + c8] = pack8(pv[0], pv[1], pv[2], pv[3], pv[4], pv[5], pv[6], pv[7]);
       }
-      p_tile[p_base + r * P_ROW + 4u * hf + c8] = pack8(pv[0], pv[1], pv[2], pv[3], pv[4], pv[5], pv[6], pv[7]);
     }
     l = l * alpha + sum + subgroupShuffleXor(sum, 1u);
     subgroupMemoryBarrierShared();
@@ -233,11 +256,13 @@ void main() {
       if (n < EV / 16u) {
         fcoopmatNV<32, gl_ScopeSubgroup, CM_M, CM_N> pvacc = fcoopmatNV<32, gl_ScopeSubgroup, CM_M, CM_N>(0.0);
         [[unroll]] for (uint j = 0u; j < BK / 16u; ++j) {
-          fcoopmatNV<16, gl_ScopeSubgroup, CM_M, CM_K> pf;
-          fcoopmatNV<16, gl_ScopeSubgroup, CM_K, CM_N> vf;
-          coopMatLoadNV(pf, p_tile, p_base + 2u * j, P_ROW, false);
-          coopMatLoadNV(vf, v_tile, (16u * j) * KV_ROW + 2u * n, KV_ROW, false);
-          pvacc = coopMatMulAddNV(pf, vf, pvacc);
+          if (j < BKS / 16u) {
+            fcoopmatNV<16, gl_ScopeSubgroup, CM_M, CM_K> pf;
+            fcoopmatNV<16, gl_ScopeSubgroup, CM_K, CM_N> vf;
+            coopMatLoadNV(pf, p_tile, p_base + 2u * j, P_ROW, false);
+            coopMatLoadNV(vf, v_tile, (kb0 + 16u * j) * KV_ROW + 2u * n, KV_ROW, false);
+            pvacc = coopMatMulAddNV(pf, vf, pvacc);
+          }
         }
         coopMatStoreNV(pvacc, scratch, s_base + 4u * n, S_ROW, false);
       }
@@ -253,6 +278,43 @@ void main() {
     subgroupBarrier();  // read before the next block's S overwrites the scratch
   }
 
+  if (KEY_SPLIT > 1u) {
+    // The other shares' partial softmaxes of these rows through shared memory
+    // (each share's own scratch and probability rows): the first share's
+    // subgroup weighs them by their maxes' distance from the largest.
+    barrier();  // every share's last block read from the scratch
+    if (share != 0u) {
+      [[unroll]] for (uint c4 = 0u; c4 < OUT_PER / 4u; ++c4) {
+        if (c4 < EV / 8u) {
+          scratch[s_base + r * S_ROW + (EV / 8u) * hf + c4] =
+              floatBitsToUint(vec4(o[4u * c4], o[4u * c4 + 1u], o[4u * c4 + 2u], o[4u * c4 + 3u]));
+        }
+      }
+      if (hf == 0u) p_tile[p_base + r * P_ROW] = uvec4(floatBitsToUint(m), floatBitsToUint(l), 0u, 0u);
+    }
+    barrier();
+    if (share != 0u) return;
+    float m_all = m;
+    [[unroll]] for (uint j = 1u; j < KEY_SPLIT; ++j) {
+      m_all = max(m_all, uintBitsToFloat(p_tile[(rg + j * ROW_GROUPS) * SUB_ROWS * P_ROW + r * P_ROW].x));
+    }
+    const float m_ref = m_all == NEG_INF ? 0.0 : m_all;  // no key in any share: every weight 0
+    const float own = exp2(m - m_ref);
+    l *= own;
+    [[unroll]] for (uint c = 0u; c < OUT_PER; ++c) o[c] *= own;
+    [[unroll]] for (uint j = 1u; j < KEY_SPLIT; ++j) {
+      const uint other = rg + j * ROW_GROUPS;
+      const uvec4 ml = p_tile[other * SUB_ROWS * P_ROW + r * P_ROW];
+      const float w = exp2(uintBitsToFloat(ml.x) - m_ref);
+      l += uintBitsToFloat(ml.y) * w;
+      [[unroll]] for (uint c4 = 0u; c4 < OUT_PER / 4u; ++c4) {
+        if (c4 < EV / 8u) {
+          const vec4 x = uintBitsToFloat(scratch[other * S_SIZE + r * S_ROW + (EV / 8u) * hf + c4]);
+          [[unroll]] for (uint e = 0u; e < 4u; ++e) o[4u * c4 + e] += x[e] * w;
+        }
+      }
+    }
+  }
   if (row >= p.L) return;
   // l = 0: the row saw no key; it is 0, not 0/0.
   const float inv = l > 0.0 ? 1.0 / l : 0.0;
