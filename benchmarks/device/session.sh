@@ -30,7 +30,8 @@
 #         warm pipeline cache, RSS growth, first vs warm execute, device memory; the executor VGF path only
 # Env: PARTS, PART_S (seconds per part, default 170), SIZES, PRECISIONS, CASES, F16_CASES, F16_PRECISIONS (real's
 # precisions besides f32, default f16,int8,a16w8), PROFILE (real's programs profiled dispatch by dispatch),
-# GEMM_ONLY (gemm's sweep: only the cases whose names contain one of these, comma-separated), SPIRV_DIR (linears).
+# GEMM_ONLY (gemm's sweep: only the cases whose names contain one of these, comma-separated), SPIRV_DIR (linears),
+# ATTN_ARGS (bench_attention's, e.g. --lengths 128,197).
 set -u
 for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null 2>&1; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
@@ -61,7 +62,7 @@ for part in ${PARTS:-gemm llm real}; do
                run_part linears-variant sh -c ".bench/bin/bench_gemm --runs 15 --warmup 3 $L $S > $res/linears-variant.json"
              fi ;;
     dispatch) run_part dispatch sh -c ".bench/bin/bench_dispatch --runs 40 --warmup 10 --rows 128 --rows 2048 > $res/dispatch.json" ;;
-    attention) run_part attention sh -c ".bench/bin/bench_attention --runs 30 > $res/attention.json" ;;
+    attention) run_part attention sh -c ".bench/bin/bench_attention --runs 30 ${ATTN_ARGS:-} > $res/attention.json" ;;
     gemm-tests) for t in vulkan_gemm_test vulkan_gemm_split_test vulkan_gemm_epilogue_test; do
                   run_part $t .bench/bin/$t
                 done ;;

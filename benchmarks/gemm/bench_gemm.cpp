@@ -48,6 +48,7 @@ struct Case {
   graph::AttrMap attrs;
   double flops = 0;
   std::optional<uint32_t> splits;  // forced split-K shares (--sweep-real)
+  bool bias_gelu = false;          // linear with a bias, then tanh-GELU (--chain): the epilogue's cost
 };
 
 // Values in [-1, 1) of `dtype`, and their exact float values for the host check.
@@ -86,6 +87,10 @@ double reference(const Case& c, const std::vector<HostData>& in, size_t index) {
     for (int64_t kk = 0; kk < k; ++kk) {
       s += double(in[0].values[i * k + kk]) * in[1].values[linear ? j * k + kk : kk * n + j];
     }
+    if (c.bias_gelu) {
+      s += in[2].values[j];
+      s = 0.5 * s * (1.0 + std::tanh(0.7978845608028654 * (s + 0.044715 * s * s * s)));
+    }
     return s;
   }
   const graph::Shape &x = c.inputs[0], &w = c.inputs[1];
@@ -115,6 +120,9 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Case& 
     ids.push_back(id);
   }
   GPUU_ASSIGN_OR_RETURN(std::vector<graph::ValueId> outs, graph::add_op(g, c.op, c.name, ids, c.attrs));
+  if (c.bias_gelu) {
+    GPUU_ASSIGN_OR_RETURN(outs, graph::add_op(g, "gelu", "gelu", {outs[0]}, {{"approximate", std::string("tanh")}}));
+  }
   g.mark_output(outs[0]);
   const graph::Value& y = g.value(outs[0]);
   const size_t y_bytes = static_cast<size_t>(graph::shape_numel(y.shape)) * graph::dtype_size(c.dtype);
@@ -288,14 +296,27 @@ std::vector<Case> real_model_sweep() {
 }
 
 // --linear's cases: per M,K,N an f16 linear as picked and on each matrix-core
-// tile unsplit, and an f32 one as picked.
-std::vector<Case> linear_cases(const std::vector<std::array<int64_t, 3>>& sizes) {
+// tile unsplit, and an f32 one as picked; with `chain`, also the f16 linear
+// with a bias and tanh-GELU after it (GPT-2's fc1) as picked and on the
+// small tile.
+std::vector<Case> linear_cases(const std::vector<std::array<int64_t, 3>>& sizes, bool chain) {
   using kernels::GemmKernel;
   std::vector<Case> cases;
   for (const auto& [m, k, n] : sizes) {
     const std::string name = "linear_" + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
     const Case base{name, "linear", DType::kF16, std::nullopt, {{m, k}, {n, k}}, {}, 2.0 * m * k * n};
     cases.push_back(base);
+    if (chain) {
+      Case g = base;
+      g.name += "_bias_gelu";
+      g.inputs.push_back({n});
+      g.bias_gelu = true;
+      cases.push_back(g);
+      g.force = GemmKernel::kCoopMatSmall;
+      g.splits = 1;
+      g.name += "_coopsmall";
+      cases.push_back(g);
+    }
     for (auto [kernel, suffix] : {std::pair{GemmKernel::kCoopMat, "_coop"}, std::pair{GemmKernel::kCoopMatSmall, "_coopsmall"},
                                   std::pair{GemmKernel::kCoopMatTall, "_cooptall"}}) {
       Case f = base;
@@ -317,7 +338,7 @@ std::vector<Case> linear_cases(const std::vector<std::array<int64_t, 3>>& sizes)
 int main(int argc, char** argv) {
   int runs = 30, warmup = 5;
   int64_t size = 4096;
-  bool quick = false, sweep_real = false;
+  bool quick = false, sweep_real = false, chain = false;
   double warmup_s = 0;
   std::vector<std::string> only;  // --only A,B: the cases whose name contains A or B
   // --linear M,K,N (repeatable): an f16 and an f32 linear of that size instead
@@ -333,6 +354,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--quick")) quick = true;  // small shapes, for CPU devices
     else if (!std::strcmp(argv[i], "--warmup-s") && i + 1 < argc) warmup_s = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--sweep-real")) sweep_real = true;  // real models' GEMMs, every tile and split
+    else if (!std::strcmp(argv[i], "--chain")) chain = true;  // --linear's cases with a bias and GELU too
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
       std::string list = argv[++i];
       for (size_t at = 0; at <= list.size();) {
@@ -358,7 +380,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: bench_gemm [--runs N] [--warmup N] [--warmup-s SECONDS] [--size S] [--quick] [--sweep-real] "
-                   "[--only NAME,...] [--linear M,K,N]... [--spirv NAME=FILE]...\n");
+                   "[--only NAME,...] [--linear M,K,N]... [--chain] [--spirv NAME=FILE]...\n");
       return 2;
     }
   }
@@ -396,7 +418,7 @@ int main(int argc, char** argv) {
        {{batch, ch, hw, hw}, {ch, ch, 3, 3}, {ch}}, conv_attrs, conv},
   };
   if (sweep_real) cases = real_model_sweep();
-  if (!linears.empty()) cases = linear_cases(linears);
+  if (!linears.empty()) cases = linear_cases(linears, chain);
   // Held to the end: the cache lives only while someone holds it.
   const std::shared_ptr<kernels::KernelCache> kernel_cache = kernels::KernelCache::shared(c);
   if (!bench::add_spirv_variants(*kernel_cache, spirv, "bench_gemm")) return 2;

@@ -16,7 +16,7 @@
 # Environment: BENCH (default .bench/real), OUT_DIR (default benchmarks/results), RUNS (50), WARMUP (10),
 # CASES (f32 cases, default: all), F16_CASES (default: all; each as a half model, f16, and as the f32 model
 # exported with precision="fp16", f32to16: F16_PRECISIONS), POLICY (vulkan_first), PROFILE (programs to
-# profile dispatch by dispatch, comma-separated NAME_PREC), GPUU_COMMIT.
+# profile dispatch by dispatch, comma-separated NAME_PREC), GPUU_COMMIT, F32 (0: no f32 exports).
 set -euo pipefail
 step() { echo "== $(date -u +%T) $*" >&2; }
 bench=${BENCH:-.bench/real}
@@ -33,9 +33,11 @@ cases=()
 [ -n "${CASES:-}" ] && cases=(--cases "$CASES")
 f16_cases=()
 [ -n "${F16_CASES:-}" ] && f16_cases=(--cases "$F16_CASES")
-step export f32
-PYTHONPATH="$work/site" python3 "$bench/export_real.py" "$work/programs" --policy "${POLICY:-vulkan_first}" \
-  "${cases[@]}" --precisions f32 2>&1 | grep -v Warning
+if [ "${F32:-1}" = 1 ]; then  # F32=0: the f16 programs alone (PyTorch's f32 times are still taken)
+  step export f32
+  PYTHONPATH="$work/site" python3 "$bench/export_real.py" "$work/programs" --policy "${POLICY:-vulkan_first}" \
+    "${cases[@]}" --precisions f32 2>&1 | grep -v Warning
+fi
 step export f16
 PYTHONPATH="$work/site" python3 "$bench/export_real.py" "$work/programs" --policy "${POLICY:-vulkan_first}" \
   "${f16_cases[@]}" --precisions "${F16_PRECISIONS:-f16,f32to16}" --log export-f16.json 2>&1 | grep -v Warning

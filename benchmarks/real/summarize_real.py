@@ -7,6 +7,7 @@ torch_graph_us, the ratios, the error against PyTorch's f32 eager, and the commi
 
 import argparse
 import json
+import os
 
 
 def main() -> None:
@@ -20,7 +21,7 @@ def main() -> None:
     a = p.parse_args()
     g = json.load(open(a.gpuu))
     t = json.load(open(a.torch))
-    logs = [json.load(open(path)) for path in a.export]
+    logs = [json.load(open(path)) for path in a.export if os.path.exists(path)]  # F32=0 writes no f32 log
     exported = {k: v for log in logs for k, v in log["cases"].items()}
     torch_by = {c["case"]: c for c in t["cases"]}
     rows = []
