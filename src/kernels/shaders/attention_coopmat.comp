@@ -158,7 +158,7 @@ void main() {
   // This subgroup's 16 rows (of the workgroup's BQ) and share of each block's keys.
   const uint rg = sg % ROW_GROUPS, share = sg / ROW_GROUPS, kb0 = share * BKS;
 
-  // The first key block's loads, then Q's 64 rows through the scratch into
+  // The first key block's loads, then Q's BQ rows through the scratch into
   // each subgroup's fragments.
   fetch_kv(k_base, v_base, 0u, t);
   {
