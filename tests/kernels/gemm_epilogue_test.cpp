@@ -62,37 +62,50 @@ testing::AssertionResult matches(Case& c, const kernels::KernelGraphOptions& opt
   return testing::AssertionSuccess();
 }
 
-// conv -> * scale[c] + shift[c] -> + residual -> relu: one dispatch (two with a split).
+// conv -> * scale[c] + shift[c] -> + residual -> relu: one dispatch (two
+// with a split), on both gemm.comp tiles (the 128x128 one, GPUs', reads each
+// row's chain inputs ahead of its stores).
 TEST(VulkanGemmEpilogue, ConvBatchNormResidualRelu) {
-  for (std::optional<uint32_t> splits : {std::optional<uint32_t>{}, std::optional<uint32_t>{3}}) {
-    Case c;
-    ValueId x = c.input("x", {2, 24, 9, 9});
-    ValueId residual = c.input("residual", {2, 32, 9, 9});
-    ValueId w = c.constant("w", {32, 24, 3, 3}, -0.2, 0.2);
-    ValueId y = c.op("conv2d", {x, w}, {{"padding", std::vector<int64_t>{1, 1}}});
-    y = c.op("mul", {y, c.constant("scale", {1, 32, 1, 1}, 0.5, 1.5)});
-    y = c.op("add", {y, c.constant("shift", {32, 1, 1}, -0.5, 0.5)});
-    y = c.op("add", {y, residual});
-    ASSERT_TRUE(graph::add_graph_output(c.g, c.op("relu", {y})).ok());
-    size_t dispatches = 0;
-    EXPECT_TRUE(matches(c, gemm_forced(splits), &dispatches));
-    EXPECT_EQ(dispatches, splits ? 2u : 1u);
+  for (GemmKernel kernel : {GemmKernel::kTiled64, GemmKernel::kTiled128}) {
+    for (std::optional<uint32_t> splits : {std::optional<uint32_t>{}, std::optional<uint32_t>{3}}) {
+      SCOPED_TRACE(kernels::select_gemm(*test_context(), DType::kF32, kernel).describe());
+      Case c;
+      ValueId x = c.input("x", {2, 24, 9, 9});
+      ValueId residual = c.input("residual", {2, 32, 9, 9});
+      ValueId w = c.constant("w", {32, 24, 3, 3}, -0.2, 0.2);
+      ValueId y = c.op("conv2d", {x, w}, {{"padding", std::vector<int64_t>{1, 1}}});
+      y = c.op("mul", {y, c.constant("scale", {1, 32, 1, 1}, 0.5, 1.5)});
+      y = c.op("add", {y, c.constant("shift", {32, 1, 1}, -0.5, 0.5)});
+      y = c.op("add", {y, residual});
+      ASSERT_TRUE(graph::add_graph_output(c.g, c.op("relu", {y})).ok());
+      kernels::KernelGraphOptions options = gemm_forced(splits);
+      options.gemm_kernel = kernel;
+      size_t dispatches = 0;
+      EXPECT_TRUE(matches(c, options, &dispatches));
+      EXPECT_EQ(dispatches, splits ? 2u : 1u);
+    }
   }
 }
 
-// linear (bias) -> + bias2[n] -> gelu(tanh) -> + x: one dispatch.
+// linear (bias) -> + bias2[n] -> gelu(tanh) -> + x: one dispatch, on both
+// gemm.comp tiles.
 TEST(VulkanGemmEpilogue, LinearBiasGeluResidual) {
-  for (std::optional<uint32_t> splits : {std::optional<uint32_t>{}, std::optional<uint32_t>{2}}) {
-    Case c;
-    ValueId x = c.input("x", {3, 5, 40});
-    ValueId w = c.constant("w", {40, 40}, -0.2, 0.2);
-    ValueId y = c.op("linear", {x, w, c.constant("b", {40})});
-    y = c.op("add", {y, c.constant("b2", {40})});
-    y = c.op("gelu", {y}, {{"approximate", std::string("tanh")}});
-    ASSERT_TRUE(graph::add_graph_output(c.g, c.op("add", {y, x})).ok());
-    size_t dispatches = 0;
-    EXPECT_TRUE(matches(c, gemm_forced(splits), &dispatches));
-    EXPECT_EQ(dispatches, splits ? 2u : 1u);
+  for (GemmKernel kernel : {GemmKernel::kTiled64, GemmKernel::kTiled128}) {
+    for (std::optional<uint32_t> splits : {std::optional<uint32_t>{}, std::optional<uint32_t>{2}}) {
+      SCOPED_TRACE(kernels::select_gemm(*test_context(), DType::kF32, kernel).describe());
+      Case c;
+      ValueId x = c.input("x", {3, 5, 40});
+      ValueId w = c.constant("w", {40, 40}, -0.2, 0.2);
+      ValueId y = c.op("linear", {x, w, c.constant("b", {40})});
+      y = c.op("add", {y, c.constant("b2", {40})});
+      y = c.op("gelu", {y}, {{"approximate", std::string("tanh")}});
+      ASSERT_TRUE(graph::add_graph_output(c.g, c.op("add", {y, x})).ok());
+      kernels::KernelGraphOptions options = gemm_forced(splits);
+      options.gemm_kernel = kernel;
+      size_t dispatches = 0;
+      EXPECT_TRUE(matches(c, options, &dispatches));
+      EXPECT_EQ(dispatches, splits ? 2u : 1u);
+    }
   }
 }
 
