@@ -190,35 +190,12 @@ void main() {
     }
   }
 
-  // The stores' reads go before them (epilogue_inputs: a read after a store
-  // waits for it): the biases of this invocation's TM rows (a convolution's
-  // output channels) or columns (a linear's) first, then each row's chain
-  // inputs before that row's stores.
-  float bias_at[TM];
-  [[unroll]] for (uint i = 0u; i < TM; ++i) {
-    uint m = g_m0 + 4u * (row0 + row_step * (i / 4u)) + i % 4u;
-    uint n = g_n0 + 4u * (col0 + col_step * (i / 4u)) + i % 4u;
-#ifdef GPUU_CONV
-    bias_at[i] = SPLIT_K == 0 && in_m(m) ? bias_of(m, 0u) : 0.0;
-#else
-    bias_at[i] = SPLIT_K == 0 && in_n(n) ? bias_of(0u, n) : 0.0;
-#endif
-  }
   [[unroll]] for (uint i = 0u; i < TM; ++i) {
     uint m = g_m0 + 4u * (row0 + row_step * (i / 4u)) + i % 4u;
     if (!in_m(m)) continue;
-    vec3 x[TM];
     [[unroll]] for (uint j = 0u; j < TM; ++j) {
       uint n = g_n0 + 4u * (col0 + col_step * (j / 4u)) + j % 4u;
-      x[j] = in_n(n) ? chain_inputs(m, n) : vec3(0.0);
-    }
-    [[unroll]] for (uint j = 0u; j < TM; ++j) {
-      uint n = g_n0 + 4u * (col0 + col_step * (j / 4u)) + j % 4u;
-#ifdef GPUU_CONV
-      if (in_n(n)) store_y_read(m, n, acc[i][j], bias_at[i], x[j]);
-#else
-      if (in_n(n)) store_y_read(m, n, acc[i][j], bias_at[j], x[j]);
-#endif
+      if (in_n(n)) store_y(m, n, acc[i][j]);
     }
   }
 }

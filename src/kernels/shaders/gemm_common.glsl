@@ -292,33 +292,22 @@ bool y_chunks() { return (p.OH * p.OW) % 8u == 0u; }
 uint y_index(uint m, uint n) { return epi_store_index(g_batch * p.M + m, n, p.N); }
 #endif
 
-// Result (m, n)'s bias (0 without one: a convolution's output channel's, a
-// linear's column's), and the epilogue's inputs there (none under SPLIT_K,
-// whose reduction applies both): a kernel storing many results reads these
-// for several before its stores (see epilogue_inputs).
+// Result (m, n) with its bias, and as stored at index i: through the epilogue too.
 #ifdef GPUU_CONV
-float bias_of(uint m, uint n) { return HAS_BIAS != 0 ? float(bias[out_channel(m)]) : 0.0; }
-vec3 chain_inputs(uint m, uint n) {
-  return SPLIT_K != 0 ? vec3(0.0) : epilogue_inputs(y_index(m, n), out_channel(m), n);
-}
+float biased(float v, uint m, uint n) { return HAS_BIAS != 0 ? v + float(bias[out_channel(m)]) : v; }
+float finish_y(float v, uint m, uint n, uint i) { return epilogue(biased(v, m, n), i, out_channel(m), n); }
 #else
-float bias_of(uint m, uint n) { return HAS_BIAS != 0 ? float(bias[n]) : 0.0; }
-vec3 chain_inputs(uint m, uint n) { return SPLIT_K != 0 ? vec3(0.0) : epilogue_inputs(y_index(m, n), m, n); }
+float biased(float v, uint m, uint n) { return HAS_BIAS != 0 ? v + float(bias[n]) : v; }
+float finish_y(float v, uint m, uint n, uint i) { return epilogue(biased(v, m, n), i, m, n); }
 #endif
-float biased(float v, uint m, uint n) { return v + bias_of(m, n); }
 
-// One result, in bounds, with its bias `b` and chain inputs `x` read
-// beforehand: through the epilogue, stored in the output's layout; or, under
-// SPLIT_K, this share's partial sum as it is.
-void store_y_read(uint m, uint n, float v, float b, vec3 x) {
+// One result, in bounds: bias added, stored in the output's layout; or,
+// under SPLIT_K, this share's partial sum as it is.
+void store_y(uint m, uint n, float v) {
   if (SPLIT_K != 0) {
     partial[partial_index(m, n)] = v;
     return;
   }
-  y[y_index(m, n)] = T(epilogue_apply(v + b, x));
-}
-
-// One result, its bias and inputs read here.
-void store_y(uint m, uint n, float v) {
-  store_y_read(m, n, v, SPLIT_K != 0 ? 0.0 : bias_of(m, n), chain_inputs(m, n));
+  uint i = y_index(m, n);
+  y[i] = T(finish_y(v, m, n, i));
 }

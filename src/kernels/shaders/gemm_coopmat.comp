@@ -133,37 +133,15 @@ void store_y8(uint m, uint n, vec4 lo, vec4 hi) {
   // With a chain, not unrolled, so that the epilogue is compiled once, not
   // eight times (4.5x the SPIR-V); the results move through registers by
   // shifts, not by indexing (which put them in memory: slower than one
-  // store each). The run's bias (one output channel's) and its chain inputs
-  // are read first, unrolled, so that their reads are in flight together
-  // (epilogue_inputs), and move along with the results.
-  const float b = bias_of(m, n);
-  vec4 in1 = vec4(0.0), in1_hi = vec4(0.0), in2 = vec4(0.0), in2_hi = vec4(0.0), in3 = vec4(0.0), in3_hi = vec4(0.0);
-  [[unroll]] for (uint e = 0u; e < 8u; ++e) {
-    const vec3 x = n + e < p.N ? chain_inputs(m, n + e) : vec3(0.0);  // past the last column the chain's inputs end
-    if (e < 4u) {
-      in1[e] = x.x;
-      in2[e] = x.y;
-      in3[e] = x.z;
-    } else {
-      in1_hi[e - 4u] = x.x;
-      in2_hi[e - 4u] = x.y;
-      in3_hi[e - 4u] = x.z;
-    }
-  }
+  // store each).
   vec4 next = lo, after = hi;
   uvec4 halves = uvec4(0u);
   [[dont_unroll]] for (uint e = 0u; e < 8u; ++e) {
     const uint i = y_index(m, n + e);
     float o = 0.0;
-    if (n + e < p.N) o = epilogue_apply(next.x + b, vec3(in1.x, in2.x, in3.x));
+    if (n + e < p.N) o = finish_y(next.x, m, n + e, i);  // past the last column the chain's inputs end
     next = vec4(next.yzw, after.x);
     after = vec4(after.yzw, 0.0);
-    in1 = vec4(in1.yzw, in1_hi.x);
-    in1_hi = vec4(in1_hi.yzw, 0.0);
-    in2 = vec4(in2.yzw, in2_hi.x);
-    in2_hi = vec4(in2_hi.yzw, 0.0);
-    in3 = vec4(in3.yzw, in3_hi.x);
-    in3_hi = vec4(in3_hi.yzw, 0.0);
     if (chunk) {
       // Into the top half of a 128-bit shift register: after eight, result 0 is at the bottom.
       const uint h = packFloat2x16(f16vec2(o, 0.0)) << 16u;
@@ -409,33 +387,15 @@ void main() {
     subgroupBarrier();  // read before the next store overwrites
   }
 #else
-  // The stores' reads go before them (epilogue_inputs: a read after a store
-  // waits for it): the biases of the TILES_N columns this invocation stores
-  // (each of a fragment's passes stores the same column where CM_N divides
-  // the subgroup's 32) before any store, each fragment's chain inputs before
-  // its stores.
-  const bool column_per_lane = 32u % CM_N == 0u;
-  float bias_at[TILES_N];
-  [[unroll]] for (uint j = 0u; j < TILES_N; ++j) {
-    const uint n = g_n0 + wn0 + j * CM_N + lane % CM_N;
-    bias_at[j] = SPLIT_K == 0 && column_per_lane && in_n(n) ? bias_of(0u, n) : 0.0;
-  }
   [[unroll]] for (uint i = 0u; i < TILES_M; ++i) {
     [[unroll]] for (uint j = 0u; j < TILES_N; ++j) {
       coopMatStoreNV(acc[i][j], As, scratch, CM_N / 4u, false);
       subgroupMemoryBarrierShared();
       subgroupBarrier();
-      vec3 x[CM_M * CM_N / 32u];
       [[unroll]] for (uint r = 0u; r < CM_M * CM_N / 32u; ++r) {  // subgroups of 32 (the selector checks)
         const uint e = r * 32u + lane;
         const uint m = g_m0 + wm0 + i * CM_M + e / CM_N, n = g_n0 + wn0 + j * CM_N + e % CM_N;
-        x[r] = in_m(m) && in_n(n) ? chain_inputs(m, n) : vec3(0.0);
-      }
-      [[unroll]] for (uint r = 0u; r < CM_M * CM_N / 32u; ++r) {
-        const uint e = r * 32u + lane;
-        const uint m = g_m0 + wm0 + i * CM_M + e / CM_N, n = g_n0 + wn0 + j * CM_N + e % CM_N;
-        const float b = column_per_lane || SPLIT_K != 0 ? bias_at[j] : bias_of(m, n);
-        if (in_m(m) && in_n(n)) store_y_read(m, n, summed1(scratch, sg, i * TILES_N + j, e), b, x[r]);
+        if (in_m(m) && in_n(n)) store_y(m, n, summed1(scratch, sg, i * TILES_N + j, e));
       }
       subgroupBarrier();  // read before the next store overwrites
     }

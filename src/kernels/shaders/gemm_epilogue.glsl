@@ -69,24 +69,14 @@ float epi_load(int which, uint index, uint row, uint column) {
                                      R[((CODE) >> 24) & 0xff]);                                           \
   }
 
-// The chain's inputs at the output element `index` at (`row`, `column`),
-// read apart from its arithmetic (epilogue_apply): a kernel storing many
-// results reads theirs before its first store, since a read after a store
-// waits for it (the buffers may alias), one round trip per result (H100: a
-// bias and tanh-GELU took a 2048 x 768 -> 3072 linear from 51 to 70 us).
-vec3 epilogue_inputs(uint index, uint row, uint column) {
-  if (EPI_N == 0) return vec3(0.0);
-  return vec3(epi_load(1, index, row, column), epi_load(2, index, row, column), epi_load(3, index, row, column));
-}
-
-// `v` through the chain, its inputs `x` (epilogue_inputs).
-float epilogue_apply(float v, vec3 x) {
+// `v` through the chain, for the output element `index` at (`row`, `column`).
+float epilogue(float v, uint index, uint row, uint column) {
   if (EPI_N == 0) return v;
   float r[EPI_RESULTS + EPI_MAX];  // indexed by constants only: registers
   r[0] = v;
-  r[1] = x.x;
-  r[2] = x.y;
-  r[3] = x.z;
+  r[1] = epi_load(1, index, row, column);
+  r[2] = epi_load(2, index, row, column);
+  r[3] = epi_load(3, index, row, column);
   r[4] = EPI_IMM0;
   r[5] = EPI_IMM1;
   r[6] = EPI_IMM2;
@@ -94,9 +84,4 @@ float epilogue_apply(float v, vec3 x) {
   EPI_STEP(r, 0, EPI_C0) EPI_STEP(r, 1, EPI_C1) EPI_STEP(r, 2, EPI_C2) EPI_STEP(r, 3, EPI_C3)
   EPI_STEP(r, 4, EPI_C4) EPI_STEP(r, 5, EPI_C5) EPI_STEP(r, 6, EPI_C6) EPI_STEP(r, 7, EPI_C7)
   return r[EPI_RESULTS + EPI_N - 1];
-}
-
-// `v` through the chain, for the output element `index` at (`row`, `column`).
-float epilogue(float v, uint index, uint row, uint column) {
-  return epilogue_apply(v, epilogue_inputs(index, row, column));
 }
