@@ -63,8 +63,7 @@ testing::AssertionResult matches(Case& c, const kernels::KernelGraphOptions& opt
 }
 
 // conv -> * scale[c] + shift[c] -> + residual -> relu: one dispatch (two
-// with a split), on both gemm.comp tiles (the 128x128 one, GPUs', reads each
-// row's chain inputs ahead of its stores).
+// with a split), on both gemm.comp tiles (the 128x128 one is GPUs').
 TEST(VulkanGemmEpilogue, ConvBatchNormResidualRelu) {
   for (GemmKernel kernel : {GemmKernel::kTiled64, GemmKernel::kTiled128}) {
     for (std::optional<uint32_t> splits : {std::optional<uint32_t>{}, std::optional<uint32_t>{3}}) {
