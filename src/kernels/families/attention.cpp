@@ -49,12 +49,16 @@ AttentionSplit choose_attention_split(uint64_t workgroups, uint32_t key_blocks, 
   return split;
 }
 
+// attention_coopmat.comp's query rows per workgroup with no key split (64 /
+// KEY_SPLIT with one).
+constexpr uint32_t kCoopQueryRows = 64;
+
 uint32_t choose_coop_attention_key_split(uint64_t heads, uint32_t rows, uint32_t compute_units,
                                          std::optional<uint32_t> force) {
   if (force && (*force == 1 || *force == 2 || *force == 4)) return *force;
   if (compute_units == 0) return 1;
   for (uint32_t split : {1u, 2u}) {
-    const uint32_t rows_per_group = 64 / split;
+    const uint32_t rows_per_group = kCoopQueryRows / split;
     if (heads * ((rows + rows_per_group - 1) / rows_per_group) >= compute_units) return split;
   }
   return 4;
@@ -137,10 +141,8 @@ bool takes_operand_view(const graph::Graph& g, const graph::Node& n, size_t slot
   return slot < 3 && operand_layout(g.value(n.inputs[slot]).shape, view).has_value();
 }
 
-// attention_coopmat.comp's query rows per workgroup with no key split (64 /
-// KEY_SPLIT with one) and largest head dims (it also shuffles within
+// attention_coopmat.comp's largest head dims (it also shuffles within
 // subgroups: a row's two invocations share sums).
-constexpr uint32_t kCoopQueryRows = 64;
 constexpr uint32_t kMaxCoopHeadDim = 64;
 constexpr uint32_t kCoopSharedBytes = 45056;  // its tiles (see the shader)
 

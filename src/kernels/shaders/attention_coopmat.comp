@@ -21,9 +21,9 @@
 // as f16; P V into fresh accumulators, stored to the scratch again and added
 // to the output rows the invocations hold, each row rescaled by its max's
 // change. Key shares end as partial softmaxes (max, sum, output) that the
-// first share's subgroup weighs together through shared memory. The output stays f32 in registers (16 x
-// Ev per subgroup, Ev / 2 per invocation) because a cooperative matrix's
-// elements cannot be scaled by row. Causal blocks past the diagonal are
+// first share's subgroup weighs together through shared memory. The output
+// stays f32 in registers (16 x Ev per subgroup, Ev / 2 per invocation)
+// because a cooperative matrix's elements cannot be scaled by row. Causal blocks past the diagonal are
 // never visited; a row that sees no key writes 0. One dispatch (no split
 // across workgroups): the selector takes it where there are 64 rows or more
 // (prefills) and leaves decode steps to attention.comp's key splits.
@@ -244,7 +244,8 @@ void main() {
           pv[e] = exp2(sc[8u * c8 + e] - m_use);
           sum += pv[e];
         }
-        p_tile[p_base + r * P_ROW + (HALF / 8u) * hf + c8] = pack8(pv[0], pv[1], pv[2], pv[3], pv[4], pv[5], pv[6], pv[7]);
+        p_tile[p_base + r * P_ROW + (HALF / 8u) * hf + c8] =
+            pack8(pv[0], pv[1], pv[2], pv[3], pv[4], pv[5], pv[6], pv[7]);
       }
     }
     l = l * alpha + sum + subgroupShuffleXor(sum, 1u);
