@@ -30,7 +30,11 @@ venv=/tmp/gpuu-py312-venv
 [ -x $venv/bin/pip ] || { "$py312" -m venv $venv && $venv/bin/pip install -q numpy scikit-build-core 'cmake<4' ninja; }
 # The wheel builds from a clean copy of HEAD (uncommitted changes are not measured).
 tree=$(mktemp -d) && git worktree add -q --detach "$tree" HEAD
-$venv/bin/pip wheel -q --no-build-isolation --no-deps -C build-dir=/tmp/gpuu-wheel-build -w "$out/real" "$tree"
+# The cooperative-matrix-2 kernels need Arm's glslc (the scenario runner's, in the project's environment).
+coopmat2_glslc=$("$(tools/dev/python_env.sh)" -c \
+  "import os, scenario_runner; print(os.path.join(os.path.dirname(scenario_runner.__file__), 'binaries', 'bin', 'glslc'))")
+$venv/bin/pip wheel -q --no-build-isolation --no-deps -C build-dir=/tmp/gpuu-wheel-build \
+  -C cmake.define.GPUU_COOPMAT2_GLSLC="$coopmat2_glslc" -w "$out/real" "$tree"
 git worktree remove --force "$tree"
 if [ -n "${TORCHAO_WHEEL:-}" ]; then
   cp "$TORCHAO_WHEEL" "$out/real/"

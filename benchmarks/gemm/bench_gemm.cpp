@@ -194,6 +194,7 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Case& 
     problem.k = static_cast<uint32_t>(c.inputs[0].back());
     problem.b_k_contiguous = c.op == "linear";
     problem.n = static_cast<uint32_t>(problem.b_k_contiguous ? c.inputs[1][0] : c.inputs[1].back());
+    problem.tensor_addressable = problem.k % 8 == 0 && problem.n % 8 == 0;  // as linalg.cpp sees it (own buffers)
   }
   const kernels::GemmChoice choice = kernels::select_gemm(*ctx, c.dtype, kernels::GemmForce{c.force, c.splits}, problem);
   std::printf("%s    {\"name\": \"%s\", \"kernel\": \"%s\", \"shader\": \"%s\", \"flops\": %.0f, \"gpu_us\": %.1f, "
@@ -318,7 +319,8 @@ std::vector<Case> linear_cases(const std::vector<std::array<int64_t, 3>>& sizes,
       cases.push_back(g);
     }
     for (auto [kernel, suffix] : {std::pair{GemmKernel::kCoopMat, "_coop"}, std::pair{GemmKernel::kCoopMatSmall, "_coopsmall"},
-                                  std::pair{GemmKernel::kCoopMatTall, "_cooptall"}}) {
+                                  std::pair{GemmKernel::kCoopMatTall, "_cooptall"}, std::pair{GemmKernel::kCoopMat2, "_coop2"},
+                                  std::pair{GemmKernel::kCoopMat2Tall, "_coop2tall"}}) {
       Case f = base;
       f.force = kernel;
       f.splits = 1;
@@ -433,17 +435,29 @@ int main(int argc, char** argv) {
   }
   // What the selector saw: the device's cooperative-matrix shapes (M x N x K,
   // VkComponentTypeKHR of A/B/C/result, VkScopeKHR).
-  std::string shapes;
-  for (const CooperativeMatrixShape& s : c->cooperative_matrix_shapes()) {
-    shapes += (shapes.empty() ? "\"" : ", \"") + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
-              std::to_string(s.k) + " " + std::to_string(s.a_type) + "/" + std::to_string(s.b_type) + "/" +
-              std::to_string(s.c_type) + "/" + std::to_string(s.result_type) + (s.saturating ? " sat" : "") + " scope " +
-              std::to_string(s.scope) + "\"";
-  }
+  // Workgroup-scope (VK_NV_cooperative_matrix2) shapes are granularities,
+  // with the workgroup size they need.
+  auto list = [](const std::vector<CooperativeMatrixShape>& all) {
+    std::string shapes;
+    for (const CooperativeMatrixShape& s : all) {
+      shapes += (shapes.empty() ? "\"" : ", \"") + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+                std::to_string(s.k) + " " + std::to_string(s.a_type) + "/" + std::to_string(s.b_type) + "/" +
+                std::to_string(s.c_type) + "/" + std::to_string(s.result_type) + (s.saturating ? " sat" : "") +
+                " scope " + std::to_string(s.scope) +
+                (s.workgroup_invocations ? " wg " + std::to_string(s.workgroup_invocations) : std::string()) + "\"";
+    }
+    return shapes;
+  };
+  const CooperativeMatrixWorkgroupLimits& wg = c->cooperative_matrix_workgroup();
   std::printf("{\n  \"device\": \"%s\",\n  \"max_shared_bytes\": %u,\n  \"size\": %lld,\n  \"cooperative_matrix\": %s,\n"
-              "  \"subgroup_size\": %u,\n  \"cooperative_matrix_shapes\": [%s],\n  \"cases\": [\n",
+              "  \"subgroup_size\": %u,\n  \"cooperative_matrix_shapes\": [%s],\n"
+              "  \"cooperative_matrix_workgroup\": {\"enabled\": %s, \"max_workgroup_size\": %u, \"max_dimension\": %u, "
+              "\"reserved_shared_bytes\": %u, \"shapes\": [%s]},\n  \"cases\": [\n",
               c->device_name().c_str(), c->properties().limits.maxComputeSharedMemorySize, static_cast<long long>(size),
-              c->has_feature(kFeatureCooperativeMatrix) ? "true" : "false", c->subgroup_size(), shapes.c_str());
+              c->has_feature(kFeatureCooperativeMatrix) ? "true" : "false", c->subgroup_size(),
+              list(c->cooperative_matrix_shapes()).c_str(),
+              c->has_feature(kFeatureCooperativeMatrixWorkgroup) ? "true" : "false", wg.max_workgroup_size,
+              wg.max_dimension, wg.reserved_shared_bytes, list(wg.shapes).c_str());
   bool first = true;
   int rc = 0;
   for (const Case& k : cases) {

@@ -31,6 +31,9 @@ static_assert(static_cast<uint32_t>(kFeatureCooperativeMatrix) ==
 static_assert(static_cast<uint32_t>(kFeatureShaderIntegerDotProduct) ==
                   static_cast<uint32_t>(GPUU_FEATURE_SHADER_INTEGER_DOT_PRODUCT),
               "features drifted");
+static_assert(static_cast<uint32_t>(kFeatureCooperativeMatrixWorkgroup) ==
+                  static_cast<uint32_t>(GPUU_FEATURE_COOPERATIVE_MATRIX_WORKGROUP),
+              "features drifted");
 
 gpuu_context* wrap(SharedGpuContextPtr ptr) { return wrap_context(std::move(ptr)); }
 

@@ -82,6 +82,12 @@ Result<std::shared_ptr<SharedGpuContext>> SharedGpuContext::create(SharedGpuCont
                 vk::kCooperativeMatrixExtension) == info.enabled_device_extensions.end()) {
     info.enabled_features &= ~static_cast<uint32_t>(kFeatureCooperativeMatrix);
   }
+  // Workgroup-scope matrices: their extension enabled too, and the first one.
+  if (!(info.enabled_features & kFeatureCooperativeMatrix) ||
+      std::find(info.enabled_device_extensions.begin(), info.enabled_device_extensions.end(),
+                vk::kCooperativeMatrix2Extension) == info.enabled_device_extensions.end()) {
+    info.enabled_features &= ~static_cast<uint32_t>(kFeatureCooperativeMatrixWorkgroup);
+  }
   // So do the dot-product instructions on a device before Vulkan 1.3.
   if ((info.enabled_features & kFeatureShaderIntegerDotProduct) &&
       std::find(info.enabled_device_extensions.begin(), info.enabled_device_extensions.end(),
@@ -136,6 +142,10 @@ Result<std::shared_ptr<SharedGpuContext>> SharedGpuContext::create(SharedGpuCont
   chain(&subgroup);
   const bool has_coopmat = (ctx->info_.enabled_features & kFeatureCooperativeMatrix) != 0;
   if (has_coopmat) chain(&coopmat);
+  VkPhysicalDeviceCooperativeMatrix2PropertiesNV coopmat2{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_PROPERTIES_NV};
+  const bool has_coopmat2 = (ctx->info_.enabled_features & kFeatureCooperativeMatrixWorkgroup) != 0;
+  if (has_coopmat2) chain(&coopmat2);
   const std::vector<std::string> offered = device_extensions(instance_fns, ctx->info_.physical_device);
   auto offers = [&offered](const char* name) {
     return std::find(offered.begin(), offered.end(), name) != offered.end();
@@ -165,6 +175,29 @@ Result<std::shared_ptr<SharedGpuContext>> SharedGpuContext::create(SharedGpuCont
           p.MSize, p.NSize, p.KSize, static_cast<uint32_t>(p.AType), static_cast<uint32_t>(p.BType),
           static_cast<uint32_t>(p.CType), static_cast<uint32_t>(p.ResultType), p.saturatingAccumulation != VK_FALSE,
           static_cast<uint32_t>(p.scope)});
+    }
+  }
+  auto get_flexible = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV>(
+      global.vkGetInstanceProcAddr(ctx->info_.instance,
+                                   "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV"));
+  if (has_coopmat2 && get_flexible) {
+    CooperativeMatrixWorkgroupLimits& wg = ctx->coopmat_workgroup_;
+    wg.max_workgroup_size = coopmat2.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize;
+    wg.max_dimension = coopmat2.cooperativeMatrixFlexibleDimensionsMaxDimension;
+    wg.reserved_shared_bytes = coopmat2.cooperativeMatrixWorkgroupScopeReservedSharedMemory;
+    uint32_t count = 0;
+    std::vector<VkCooperativeMatrixFlexibleDimensionsPropertiesNV> props;
+    if (get_flexible(ctx->info_.physical_device, &count, nullptr) == VK_SUCCESS) {
+      props.resize(count, VkCooperativeMatrixFlexibleDimensionsPropertiesNV{
+                              VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_FLEXIBLE_DIMENSIONS_PROPERTIES_NV});
+      if (get_flexible(ctx->info_.physical_device, &count, props.data()) != VK_SUCCESS) count = 0;
+    }
+    for (uint32_t i = 0; i < count; ++i) {
+      const VkCooperativeMatrixFlexibleDimensionsPropertiesNV& p = props[i];
+      wg.shapes.push_back(CooperativeMatrixShape{
+          p.MGranularity, p.NGranularity, p.KGranularity, static_cast<uint32_t>(p.AType),
+          static_cast<uint32_t>(p.BType), static_cast<uint32_t>(p.CType), static_cast<uint32_t>(p.ResultType),
+          p.saturatingAccumulation != VK_FALSE, static_cast<uint32_t>(p.scope), p.workgroupInvocations});
     }
   }
   if (ctx->info_.timeline_semaphore) {

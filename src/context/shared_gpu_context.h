@@ -39,6 +39,11 @@ enum DeviceFeature : uint32_t {
   // shaderIntegerDotProduct (Vulkan 1.3, or VK_KHR_shader_integer_dot_product)
   // enabled: the int8 GEMM kernels use OpSDot on packed 4 x i8 words.
   kFeatureShaderIntegerDotProduct = 1u << 9,
+  // VK_NV_cooperative_matrix2 enabled with its cooperativeMatrixWorkgroupScope,
+  // cooperativeMatrixFlexibleDimensions, cooperativeMatrixTensorAddressing
+  // and cooperativeMatrixPerElementOperations features (with
+  // kFeatureCooperativeMatrix): GEMMs on workgroup-scope matrices.
+  kFeatureCooperativeMatrixWorkgroup = 1u << 10,
 };
 
 // One matrix shape the device multiplies on its matrix cores
@@ -49,6 +54,17 @@ struct CooperativeMatrixShape {
   uint32_t a_type = 0, b_type = 0, c_type = 0, result_type = 0;
   bool saturating = false;
   uint32_t scope = 0;
+  // Flexible (workgroup-scope) shapes: m, n, k are granularities, and the
+  // workgroup must have this many invocations (0: any).
+  uint32_t workgroup_invocations = 0;
+};
+
+// VK_NV_cooperative_matrix2's limits, where kFeatureCooperativeMatrixWorkgroup.
+struct CooperativeMatrixWorkgroupLimits {
+  uint32_t max_workgroup_size = 0;
+  uint32_t max_dimension = 0;
+  uint32_t reserved_shared_bytes = 0;  // shared memory the driver keeps for its staging
+  std::vector<CooperativeMatrixShape> shapes;  // flexible shapes (granularities)
 };
 
 // What a device does at most, which Vulkan does not report: measured on the
@@ -139,6 +155,7 @@ class SharedGpuContext {
   // create() where kFeatureCooperativeMatrix is enabled and compute shaders
   // may use it; empty otherwise.
   const std::vector<CooperativeMatrixShape>& cooperative_matrix_shapes() const { return coopmat_shapes_; }
+  const CooperativeMatrixWorkgroupLimits& cooperative_matrix_workgroup() const { return coopmat_workgroup_; }
 
   // The device's peak rates: what `measure` gave the first time it
   // succeeded on this context (callers meanwhile wait for it), measured once.
@@ -205,6 +222,7 @@ class SharedGpuContext {
   VkSubgroupFeatureFlags subgroup_operations_ = 0;  // in compute shaders (none where they have no subgroups)
   uint32_t compute_units_ = 0;
   std::vector<CooperativeMatrixShape> coopmat_shapes_;
+  CooperativeMatrixWorkgroupLimits coopmat_workgroup_;
   std::unique_ptr<PipelineCache> pipeline_cache_;  // destroyed before the device
   mutable std::mutex peaks_mutex_;  // held while measuring
   mutable std::optional<DevicePeaks> peaks_;

@@ -353,6 +353,14 @@ Result<SharedGpuContextPtr> create_vulkan_context(const std::string& token, int6
     coopmat_features.pNext = supported.v12.pNext;
     supported.v12.pNext = &coopmat_features;
   }
+  // Workgroup-scope matrices (VK_NV_cooperative_matrix2), on top of the above.
+  const bool coopmat2_offered = coopmat_offered && offered(vk::kCooperativeMatrix2Extension);
+  VkPhysicalDeviceCooperativeMatrix2FeaturesNV coopmat2_features{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
+  if (coopmat2_offered) {
+    coopmat2_features.pNext = supported.v12.pNext;
+    supported.v12.pNext = &coopmat2_features;
+  }
   // int8 dot products (the tiled conv2d_int / matmul_int kernels' OpSDot):
   // core in Vulkan 1.3, else VK_KHR_shader_integer_dot_product. Its feature
   // structure is chained only where one of the two makes it known.
@@ -393,6 +401,19 @@ Result<SharedGpuContextPtr> create_vulkan_context(const std::string& token, int6
     enable_coopmat.cooperativeMatrix = VK_TRUE;
     enabled |= kFeatureCooperativeMatrix;
   }
+  VkPhysicalDeviceCooperativeMatrix2FeaturesNV enable_coopmat2{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
+  const bool coopmat2 = coopmat && coopmat2_offered && coopmat2_features.cooperativeMatrixWorkgroupScope &&
+                        coopmat2_features.cooperativeMatrixFlexibleDimensions &&
+                        coopmat2_features.cooperativeMatrixTensorAddressing &&
+                        coopmat2_features.cooperativeMatrixPerElementOperations;
+  if (coopmat2) {
+    enable_coopmat2.cooperativeMatrixWorkgroupScope = VK_TRUE;
+    enable_coopmat2.cooperativeMatrixFlexibleDimensions = VK_TRUE;
+    enable_coopmat2.cooperativeMatrixTensorAddressing = VK_TRUE;
+    enable_coopmat2.cooperativeMatrixPerElementOperations = VK_TRUE;
+    enabled |= kFeatureCooperativeMatrixWorkgroup;
+  }
   VkPhysicalDeviceShaderIntegerDotProductFeatures enable_dot{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
   const bool dot = (dot_offered || dot_core) && dot_features.shaderIntegerDotProduct;
@@ -413,6 +434,10 @@ Result<SharedGpuContextPtr> create_vulkan_context(const std::string& token, int6
     enable_coopmat.pNext = enable.v12.pNext;
     enable.v12.pNext = &enable_coopmat;
   }
+  if (coopmat2) {
+    enable_coopmat2.pNext = enable.v12.pNext;
+    enable.v12.pNext = &enable_coopmat2;
+  }
   if (dot) {
     enable_dot.pNext = enable.v12.pNext;
     enable.v12.pNext = &enable_dot;
@@ -422,6 +447,7 @@ Result<SharedGpuContextPtr> create_vulkan_context(const std::string& token, int6
   // The portability subset must be enabled where it is offered.
   if (offered("VK_KHR_portability_subset")) extensions.emplace_back("VK_KHR_portability_subset");
   if (coopmat) extensions.emplace_back(vk::kCooperativeMatrixExtension);
+  if (coopmat2) extensions.emplace_back(vk::kCooperativeMatrix2Extension);
   // On a 1.2 device the extension carries the SPIR-V instructions; a 1.3
   // device that still lists it gets it enabled too (harmless, and what a
   // validation layer that checks the extension wants).

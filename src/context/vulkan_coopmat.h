@@ -1,5 +1,6 @@
-// VK_KHR_cooperative_matrix, the extension gpuu's matrix-core GEMM runs on.
-// Vulkan headers older than it (Debian 12 ships 1.3.239) lack it: this header
+// VK_KHR_cooperative_matrix, the extension gpuu's matrix-core GEMM runs on,
+// and VK_NV_cooperative_matrix2, which adds workgroup-scope matrices.
+// Vulkan headers older than them (Debian 12 ships 1.3.239) lack them: this header
 // then declares, from the values the Vulkan registry publishes, the types and
 // entry point gpuu uses, and nothing else. Where the system headers have it,
 // theirs are used.
@@ -9,6 +10,9 @@
 
 namespace gpuu::vk {
 inline constexpr const char* kCooperativeMatrixExtension = "VK_KHR_cooperative_matrix";
+// Workgroup-scope matrices of flexible sizes (NVIDIA): the driver stages a
+// workgroup's tiles through shared memory and pipelines their reads itself.
+inline constexpr const char* kCooperativeMatrix2Extension = "VK_NV_cooperative_matrix2";
 }  // namespace gpuu::vk
 
 #ifndef VK_KHR_cooperative_matrix
@@ -63,3 +67,48 @@ typedef struct VkPhysicalDeviceCooperativeMatrixPropertiesKHR {
 typedef VkResult(VKAPI_PTR* PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)(
     VkPhysicalDevice physicalDevice, uint32_t* pPropertyCount, VkCooperativeMatrixPropertiesKHR* pProperties);
 #endif  // VK_KHR_cooperative_matrix
+
+#ifndef VK_NV_cooperative_matrix2
+#define VK_NV_cooperative_matrix2 1
+#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV ((VkStructureType)1000593000)
+#define VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_FLEXIBLE_DIMENSIONS_PROPERTIES_NV ((VkStructureType)1000593001)
+#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_PROPERTIES_NV ((VkStructureType)1000593002)
+
+typedef struct VkPhysicalDeviceCooperativeMatrix2FeaturesNV {
+  VkStructureType sType;
+  void* pNext;
+  VkBool32 cooperativeMatrixWorkgroupScope;
+  VkBool32 cooperativeMatrixFlexibleDimensions;
+  VkBool32 cooperativeMatrixReductions;
+  VkBool32 cooperativeMatrixConversions;
+  VkBool32 cooperativeMatrixPerElementOperations;
+  VkBool32 cooperativeMatrixTensorAddressing;
+  VkBool32 cooperativeMatrixBlockLoads;
+} VkPhysicalDeviceCooperativeMatrix2FeaturesNV;
+
+typedef struct VkPhysicalDeviceCooperativeMatrix2PropertiesNV {
+  VkStructureType sType;
+  void* pNext;
+  uint32_t cooperativeMatrixWorkgroupScopeMaxWorkgroupSize;
+  uint32_t cooperativeMatrixFlexibleDimensionsMaxDimension;
+  uint32_t cooperativeMatrixWorkgroupScopeReservedSharedMemory;
+} VkPhysicalDeviceCooperativeMatrix2PropertiesNV;
+
+typedef struct VkCooperativeMatrixFlexibleDimensionsPropertiesNV {
+  VkStructureType sType;
+  void* pNext;
+  uint32_t MGranularity;
+  uint32_t NGranularity;
+  uint32_t KGranularity;
+  VkComponentTypeKHR AType;
+  VkComponentTypeKHR BType;
+  VkComponentTypeKHR CType;
+  VkComponentTypeKHR ResultType;
+  VkBool32 saturatingAccumulation;
+  VkScopeKHR scope;
+  uint32_t workgroupInvocations;
+} VkCooperativeMatrixFlexibleDimensionsPropertiesNV;
+
+typedef VkResult(VKAPI_PTR* PFN_vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV)(
+    VkPhysicalDevice physicalDevice, uint32_t* pPropertyCount, VkCooperativeMatrixFlexibleDimensionsPropertiesNV* pProperties);
+#endif  // VK_NV_cooperative_matrix2

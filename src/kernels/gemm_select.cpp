@@ -6,6 +6,7 @@
 
 #include "context/vulkan_coopmat.h"
 #include "kernels/op_codes.h"
+#include "kernels/shader_library.h"
 
 namespace gpuu::kernels {
 namespace {
@@ -15,12 +16,16 @@ namespace {
 // (GPUU_COOP_KGROUPS, each walking every groups-th slice: the convolutions'
 // small tile, conv_pool.cmake), TILE_M rows of A and TILE_N of B, each a
 // slice in uvec4s of 8 halves plus one of padding.
+// gemm_coopmat2.comp has none of its own (groups 0): the driver stages its
+// tiles in what it reserves.
 struct CoopLayout {
   uint32_t tile_m, tile_n, depth, groups;
   const char* shader;  // after "gemm_" / "conv2d_gemm_"
   uint32_t shared_bytes() const { return groups * (tile_m + tile_n) * (depth / 8 + 1) * 16; }
 };
 CoopLayout coop_layout(GemmKernel k, bool conv) {
+  if (k == GemmKernel::kCoopMat2) return {128, 128, 32, 0, "coopmat2_f16"};
+  if (k == GemmKernel::kCoopMat2Tall) return {256, 128, 32, 0, "coopmat2_tall_f16"};
   if (k == GemmKernel::kCoopMatTall) return {256, 128, 32, 1, "coopmat_tall_f16"};
   if (k == GemmKernel::kCoopMatSmall) return {64, 64, 64, conv ? 2u : 1u, "coopmat_small_f16"};
   return {128, 128, 64, 1, "coopmat_f16"};
@@ -49,6 +54,24 @@ bool f16_matrix_cores(const SharedGpuContext& ctx) {
          ctx.subgroup_size() == 32;
 }
 
+bool f16_matrix_cores_2(const SharedGpuContext& ctx) {
+  if (!f16_matrix_cores(ctx) || !ctx.has_feature(kFeatureCooperativeMatrixWorkgroup)) return false;
+  if (!find_shader("gemm_coopmat2_f16") || !find_shader("gemm_coopmat2_tall_f16")) return false;
+  const CooperativeMatrixWorkgroupLimits& wg = ctx.cooperative_matrix_workgroup();
+  const uint32_t invocations = op_codes::kLimitWorkgroupSize;
+  if (wg.max_workgroup_size < invocations || wg.max_dimension < 256) return false;
+  for (const CooperativeMatrixShape& s : wg.shapes) {
+    if (s.scope == VK_SCOPE_WORKGROUP_KHR && s.a_type == VK_COMPONENT_TYPE_FLOAT16_KHR &&
+        s.b_type == VK_COMPONENT_TYPE_FLOAT16_KHR && s.c_type == VK_COMPONENT_TYPE_FLOAT32_KHR &&
+        s.result_type == VK_COMPONENT_TYPE_FLOAT32_KHR && !s.saturating &&
+        (s.workgroup_invocations == 0 || s.workgroup_invocations == invocations) && s.m && s.n && s.k &&
+        128 % s.m == 0 && 128 % s.n == 0 && 32 % s.k == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool f16_matrix_shape_16(const SharedGpuContext& ctx) {
   if (!f16_matrix_cores(ctx)) return false;
   for (const CooperativeMatrixShape& s : ctx.cooperative_matrix_shapes()) {
@@ -58,8 +81,11 @@ bool f16_matrix_shape_16(const SharedGpuContext& ctx) {
 }
 
 bool GemmChoice::coopmat() const {
-  return kernel == GemmKernel::kCoopMat || kernel == GemmKernel::kCoopMatTall || kernel == GemmKernel::kCoopMatSmall;
+  return kernel == GemmKernel::kCoopMat || kernel == GemmKernel::kCoopMatTall || kernel == GemmKernel::kCoopMatSmall ||
+         coopmat2();
 }
+
+bool GemmChoice::coopmat2() const { return kernel == GemmKernel::kCoopMat2 || kernel == GemmKernel::kCoopMat2Tall; }
 
 std::string GemmChoice::shader(bool conv, graph::DType dtype, uint32_t weight_bits) const {
   std::string suffix = weight_bits ? "_qw" + std::to_string(weight_bits) : "";
@@ -88,6 +114,7 @@ std::string GemmChoice::describe() const {
            " per workgroup" + (subgroup_lines ? ", subgroup sums" : "") + split;
   }
   if (!coopmat()) return "tiled " + tile + split;
+  if (coopmat2()) return "coopmat2 workgroup matrices (" + tile + " tile, 32-deep)" + split;
   std::string shape = std::to_string(cm_m) + "x" + std::to_string(cm_n) + "x" + std::to_string(cm_k);
   const uint32_t depth = coop_layout(kernel, false).depth;
   return "coopmat " + shape + " (" + tile + " tile, " + std::to_string(depth) + "-deep)" + split;
@@ -156,6 +183,15 @@ GemmChoice select_kernel(const SharedGpuContext& ctx, graph::DType dtype, std::o
     if (force == GemmKernel::kCoopMat || force == GemmKernel::kCoopMatTall || force == GemmKernel::kCoopMatSmall) {
       kernel = *force;
       choice.why = "forced";
+    }
+    // Workgroup-scope matrices where the device has them and the GEMM's
+    // operands and result suit tensor addressing (else the forced kernel
+    // falls back to the usual pick).
+    const bool forced_2 = force == GemmKernel::kCoopMat2 || force == GemmKernel::kCoopMat2Tall;
+    if ((!force || forced_2) && !problem.conv && problem.weight_bits == 0 && problem.tensor_addressable &&
+        f16_matrix_cores_2(ctx)) {
+      kernel = forced_2 ? *force : GemmKernel::kCoopMat2;
+      choice.why = forced_2 ? "forced" : "f16 on matrix cores, workgroup-scope matrices (the driver pipelines the reads)";
     }
     // The square tile needs 36 KiB of shared memory, the tall one 30: a device
     // with less than 36 takes the tall one.
@@ -260,7 +296,8 @@ GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const Ge
   // shape divides their 16 columns per subgroup (a split's partials and their
   // reduction cost f16 GEMMs of 128 rows a third of their time on the H100).
   const CoopLayout small = coop_layout(GemmKernel::kCoopMatSmall, problem.conv);
-  if ((choice.kernel == GemmKernel::kCoopMat || choice.kernel == GemmKernel::kCoopMatTall) && tiles(choice) < units &&
+  if ((choice.kernel == GemmKernel::kCoopMat || choice.kernel == GemmKernel::kCoopMatTall || choice.coopmat2()) &&
+      tiles(choice) < units &&
       small.shared_bytes() <= ctx.properties().limits.maxComputeSharedMemorySize && 16 % choice.cm_n == 0) {
     const uint64_t large = tiles(choice);
     const std::string from = std::to_string(choice.tile_m) + "x" + std::to_string(choice.tile_n);

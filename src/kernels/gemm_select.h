@@ -23,6 +23,11 @@ enum class GemmKernel {
   kCoopMat,      // gemm_coopmat.comp, 128x128 tile, 64-deep slices
   kCoopMatTall,  // gemm_coopmat.comp, 256x128 tile, 32-deep slices
   kCoopMatSmall, // gemm_coopmat.comp, 64x64 tile on 4 subgroups, 64-deep slices
+  // gemm_coopmat2.comp: workgroup-scope matrices with tensor addressing
+  // (VK_NV_cooperative_matrix2), the driver staging and pipelining the tiles'
+  // reads; 32-deep slices. Matmul and linear only.
+  kCoopMat2,      // 128x128 tile
+  kCoopMat2Tall,  // 256x128 tile
   kGemv,         // gemv.comp: <= 4 rows or columns, dot products along K
 };
 
@@ -55,6 +60,11 @@ struct GemmProblem {
   uint32_t weight_bits = 0;
   // conv2d_int: input channels per group (0: not given).
   uint32_t conv_channels = 0;
+  // Matmul and linear: A's and B's rows start on 16 bytes and are whole
+  // 8-element chunks (the matrix-core kernels' vector reads), and the
+  // result is stored row-major (not through a channels-first epilogue):
+  // what gemm_coopmat2.comp's tensor loads and stores need.
+  bool tensor_addressable = false;
 };
 
 struct GemmChoice {
@@ -75,7 +85,8 @@ struct GemmChoice {
   // Why this kernel, tile and split, for profiles and gpuu-inspect.
   std::string why;
 
-  bool coopmat() const;
+  bool coopmat() const;   // on matrix cores: any gemm_coopmat.comp or gemm_coopmat2.comp tile
+  bool coopmat2() const;  // gemm_coopmat2.comp
   // Tiles covering `m` rows / `n` columns.
   uint32_t tiles_m(uint32_t m) const { return (m + tile_m - 1) / tile_m; }
   uint32_t tiles_n(uint32_t n) const { return (n + tile_n - 1) / tile_n; }
@@ -117,9 +128,12 @@ GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const Ge
 
 // Whether the device runs gpuu's f16 matrix-core kernels (cooperative
 // matrices, the Vulkan memory model, f16 math and storage, subgroups of 32);
+// f16_matrix_cores_2: and gemm_coopmat2.comp's workgroup-scope matrices
+// (built in, and a workgroup shape of 256 invocations that tiles them);
 // and whether it multiplies f16 16 x 16 x 16 matrices into f32 ones among
 // them (the shape attention_coopmat.comp takes).
 bool f16_matrix_cores(const SharedGpuContext& ctx);
+bool f16_matrix_cores_2(const SharedGpuContext& ctx);
 bool f16_matrix_shape_16(const SharedGpuContext& ctx);
 
 // The int8 GEMMs of conv2d_int and matmul_int (i8 x i8 with zero points, i32

@@ -399,7 +399,15 @@ TEST(VulkanGemmEpilogue, MatrixCoreStoresInRunsOfEight) {
     bool conv;
     int64_t size;  // conv: the image's side; linear: the columns
   };
-  for (GemmKernel kernel : {GemmKernel::kCoopMat, GemmKernel::kCoopMatTall, GemmKernel::kCoopMatSmall}) {
+  // gemm_coopmat2.comp, where the device has it, applies the chain element
+  // by element on its accumulator instead; it takes the linears of whole
+  // 8-column rows (48), the others fall back.
+  std::vector<GemmKernel> kernels = {GemmKernel::kCoopMat, GemmKernel::kCoopMatTall, GemmKernel::kCoopMatSmall};
+  if (kernels::f16_matrix_cores_2(*test_context())) {
+    kernels.push_back(GemmKernel::kCoopMat2);
+    kernels.push_back(GemmKernel::kCoopMat2Tall);
+  }
+  for (GemmKernel kernel : kernels) {
     for (const Shape2& shape : {Shape2{true, 8}, Shape2{true, 7}, Shape2{false, 48}, Shape2{false, 44},
                                 Shape2{false, 42}}) {
       for (std::optional<uint32_t> splits : {std::optional<uint32_t>{}, std::optional<uint32_t>{2}}) {

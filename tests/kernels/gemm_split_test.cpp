@@ -60,11 +60,14 @@ testing::AssertionResult conv_matches(DType dtype, const Shape& x, const Shape& 
 }
 
 // Shares of K that are not equal (K off the share), a K of fewer slices than
-// asked shares, batches with a broadcast operand, each gemm.comp tile.
+// asked shares, batches with a broadcast operand, each gemm.comp tile and
+// gemm_coopmat2.comp's (f16 where the device has it; else the usual pick).
 void check_split_matmuls(DType dtype) {
   uint32_t seed = 1;
-  const std::pair<GemmKernel, uint32_t> forms[] = {
-      {GemmKernel::kTiled64, 2}, {GemmKernel::kTiled64, 5}, {GemmKernel::kTiled128, 3}};
+  const std::pair<GemmKernel, uint32_t> forms[] = {{GemmKernel::kTiled64, 2},
+                                                   {GemmKernel::kTiled64, 5},
+                                                   {GemmKernel::kTiled128, 3},
+                                                   {GemmKernel::kCoopMat2, 3}};
   for (const auto& [kernel, splits] : forms) {
     kernels::KernelGraphOptions o = split(splits, kernel);
     EXPECT_TRUE(matmul_matches(dtype, {37, 300}, {300, 45}, seed += 2, o)) << splits;

@@ -28,12 +28,21 @@ kernels::KernelGraphOptions forced(std::optional<GemmKernel> kernel) {
   return options;
 }
 
-// Every kernel: both gemm.comp tiles, the three matrix-core tiles (each the
-// selector's fallback where the device has none), and the selector's own pick
-// (the matrix-core kernel where it has one).
+// Every kernel: both gemm.comp tiles, the three gemm_coopmat.comp tiles
+// (each the selector's fallback where the device has none), the two
+// gemm_coopmat2.comp ones where the device has them (the GEMMs they do not
+// suit fall back; where it has none, the fallback is the selector's own pick,
+// run anyway, and SelectorPicksByDevice checks it), and the selector's own
+// pick (a matrix-core kernel where the device has one).
 std::vector<std::optional<GemmKernel>> all_kernels() {
-  return {GemmKernel::kTiled64, GemmKernel::kTiled128, GemmKernel::kCoopMat, GemmKernel::kCoopMatTall,
-          GemmKernel::kCoopMatSmall, std::nullopt};
+  std::vector<std::optional<GemmKernel>> kernels = {GemmKernel::kTiled64, GemmKernel::kTiled128, GemmKernel::kCoopMat,
+                                                    GemmKernel::kCoopMatTall, GemmKernel::kCoopMatSmall};
+  if (kernels::f16_matrix_cores_2(*test_context())) {
+    kernels.push_back(GemmKernel::kCoopMat2);
+    kernels.push_back(GemmKernel::kCoopMat2Tall);
+  }
+  kernels.push_back(std::nullopt);
+  return kernels;
 }
 
 std::string name(std::optional<GemmKernel> k, DType dtype) {
@@ -62,6 +71,10 @@ TEST(VulkanGemm, SelectorPicksByDevice) {
     EXPECT_EQ(f16.shader(false, DType::kF16), cpu ? "gemm_f16" : "gemm_f16_t8");
     // Asking for the matrix cores falls back the same way.
     EXPECT_EQ(kernels::select_gemm(ctx, DType::kF16, GemmKernel::kCoopMat).kernel, f16.kernel);
+    kernels::GemmProblem addressable{false, 2048, 3072, 768};
+    addressable.tensor_addressable = true;
+    EXPECT_EQ(kernels::select_gemm(ctx, DType::kF16, GemmKernel::kCoopMat2, addressable).kernel, f16.kernel);
+    EXPECT_FALSE(kernels::f16_matrix_cores_2(ctx));
     return;
   }
   // The extension is enabled: the device must report shapes, and an f16 x f16
@@ -89,6 +102,23 @@ TEST(VulkanGemm, SelectorPicksByDevice) {
     EXPECT_EQ(few.shader(false, DType::kF16), "gemm_coopmat_small_f16");
     EXPECT_GT(few.splits, 1u) << few.describe();
   }
+  // Workgroup-scope matrices, where the device has them, for a GEMM whose
+  // operands tensor addressing takes; not for one whose rows are not whole
+  // 16-byte chunks, nor for a convolution.
+  kernels::GemmProblem addressable{false, 2048, 3072, 768};
+  addressable.tensor_addressable = true;
+  const kernels::GemmChoice wide = kernels::select_gemm(ctx, DType::kF16, on_132, addressable);
+  if (kernels::f16_matrix_cores_2(ctx)) {
+    EXPECT_TRUE(wide.coopmat2()) << wide.describe();
+    EXPECT_EQ(wide.shader(false, DType::kF16), "gemm_coopmat2_f16");
+  } else {
+    EXPECT_EQ(wide.kernel, GemmKernel::kCoopMat) << wide.describe();
+  }
+  addressable.tensor_addressable = false;
+  EXPECT_EQ(kernels::select_gemm(ctx, DType::kF16, on_132, addressable).kernel, GemmKernel::kCoopMat);
+  kernels::GemmProblem conv_2{true, 2048, 3072, 768};
+  conv_2.tensor_addressable = true;
+  EXPECT_FALSE(kernels::select_gemm(ctx, DType::kF16, on_132, conv_2).coopmat2());
   bool reported = false;
   for (const CooperativeMatrixShape& s : ctx.cooperative_matrix_shapes()) {
     reported = reported || (s.m == f16.cm_m && s.n == f16.cm_n && s.k == f16.cm_k);

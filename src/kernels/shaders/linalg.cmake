@@ -19,3 +19,6 @@ foreach(bits 8 4)
   gpuu_float_shader(gemm_qw${bits}_@T@_t8 gemm.comp GPUU_QW=${bits} GPUU_GEMM_TM=8)
   gpuu_float_shader(gemv_qw${bits}_@T@ gemv.comp GPUU_QW=${bits})
 endforeach()
+# Workgroup-scope matrices with tensor addressing (VK_NV_cooperative_matrix2; built where Arm's glslc is found).
+gpuu_coopmat2_shader(gemm_coopmat2_f16 gemm_coopmat2.comp)
+gpuu_coopmat2_shader(gemm_coopmat2_tall_f16 gemm_coopmat2.comp GPUU_COOP2_TM=256)
