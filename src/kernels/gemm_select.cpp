@@ -184,14 +184,16 @@ GemmChoice select_kernel(const SharedGpuContext& ctx, graph::DType dtype, std::o
       kernel = *force;
       choice.why = "forced";
     }
-    // Workgroup-scope matrices where the device has them and the GEMM's
-    // operands and result suit tensor addressing (else the forced kernel
-    // falls back to the usual pick).
+    // Workgroup-scope matrices, where the device has them and the GEMM's
+    // operands and result suit tensor addressing (else the usual pick). Only
+    // where forced (tests, benchmarks, KernelGraphOptions::gemm_kernel) until
+    // measured against gemm_coopmat.comp on a GPU: the form without tensor
+    // addressing ran 6x slower on the H100.
     const bool forced_2 = force == GemmKernel::kCoopMat2 || force == GemmKernel::kCoopMat2Tall;
-    if ((!force || forced_2) && !problem.conv && problem.weight_bits == 0 && problem.tensor_addressable &&
+    if (forced_2 && !problem.conv && problem.weight_bits == 0 && problem.tensor_addressable &&
         f16_matrix_cores_2(ctx)) {
-      kernel = forced_2 ? *force : GemmKernel::kCoopMat2;
-      choice.why = forced_2 ? "forced" : "f16 on matrix cores, workgroup-scope matrices (the driver pipelines the reads)";
+      kernel = *force;
+      choice.why = "forced";
     }
     // The square tile needs 36 KiB of shared memory, the tall one 30: a device
     // with less than 36 takes the tall one.

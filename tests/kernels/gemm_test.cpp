@@ -102,23 +102,26 @@ TEST(VulkanGemm, SelectorPicksByDevice) {
     EXPECT_EQ(few.shader(false, DType::kF16), "gemm_coopmat_small_f16");
     EXPECT_GT(few.splits, 1u) << few.describe();
   }
-  // Workgroup-scope matrices, where the device has them, for a GEMM whose
-  // operands tensor addressing takes; not for one whose rows are not whole
-  // 16-byte chunks, nor for a convolution.
+  // Workgroup-scope matrices, forced, where the device has them, for a GEMM
+  // whose operands tensor addressing takes; not for one whose rows are not
+  // whole 16-byte chunks, nor for a convolution; never unforced (yet).
   kernels::GemmProblem addressable{false, 2048, 3072, 768};
   addressable.tensor_addressable = true;
-  const kernels::GemmChoice wide = kernels::select_gemm(ctx, DType::kF16, on_132, addressable);
+  kernels::GemmForce coop2 = on_132;
+  coop2.kernel = GemmKernel::kCoopMat2;
+  const kernels::GemmChoice wide = kernels::select_gemm(ctx, DType::kF16, coop2, addressable);
   if (kernels::f16_matrix_cores_2(ctx)) {
     EXPECT_TRUE(wide.coopmat2()) << wide.describe();
     EXPECT_EQ(wide.shader(false, DType::kF16), "gemm_coopmat2_f16");
   } else {
     EXPECT_EQ(wide.kernel, GemmKernel::kCoopMat) << wide.describe();
   }
-  addressable.tensor_addressable = false;
   EXPECT_EQ(kernels::select_gemm(ctx, DType::kF16, on_132, addressable).kernel, GemmKernel::kCoopMat);
+  addressable.tensor_addressable = false;
+  EXPECT_EQ(kernels::select_gemm(ctx, DType::kF16, coop2, addressable).kernel, GemmKernel::kCoopMat);
   kernels::GemmProblem conv_2{true, 2048, 3072, 768};
   conv_2.tensor_addressable = true;
-  EXPECT_FALSE(kernels::select_gemm(ctx, DType::kF16, on_132, conv_2).coopmat2());
+  EXPECT_FALSE(kernels::select_gemm(ctx, DType::kF16, coop2, conv_2).coopmat2());
   bool reported = false;
   for (const CooperativeMatrixShape& s : ctx.cooperative_matrix_shapes()) {
     reported = reported || (s.m == f16.cm_m && s.n == f16.cm_n && s.k == f16.cm_k);
