@@ -31,7 +31,8 @@
 # Env: PARTS, PART_S (seconds per part, default 170), SIZES, PRECISIONS, CASES, F16_CASES, F16_PRECISIONS (real's
 # precisions besides f32, default f16,int8,a16w8), PROFILE (real's programs profiled dispatch by dispatch),
 # GEMM_ONLY (gemm's sweep: only the cases whose names contain one of these, comma-separated), SPIRV_DIR (linears),
-# ATTN_ARGS (bench_attention's, e.g. --lengths 128,197).
+# ATTN_ARGS (bench_attention's, e.g. --lengths 128,197), BACKEND_OPTION (real: the programs timed again under it,
+# e.g. VulkanBackend:gemm_kernel=coopmat2).
 set -u
 for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null 2>&1; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
@@ -54,7 +55,8 @@ for part in ${PARTS:-gemm llm real}; do
             PRECISIONS="${PRECISIONS:-f32,f16,f16-w4g64,f16-w8}" bash benchmarks/llm/run.sh .bench/real ;;
     real) cp .bench/bin/bench_suite .bench/bin/profile_program .bench/real/  # real/run.sh runs them from its folder
           run_part real env OUT_DIR=$res GPUU_COMMIT="$commit" BENCH=.bench/real F16_PRECISIONS="${F16_PRECISIONS:-f16,int8,a16w8}" \
-            ${CASES:+CASES=$CASES} ${F16_CASES:+F16_CASES=$F16_CASES} bash .bench/real/run.sh ;;
+            ${CASES:+CASES=$CASES} ${F16_CASES:+F16_CASES=$F16_CASES} ${BACKEND_OPTION:+BACKEND_OPTION=$BACKEND_OPTION} \
+            bash .bench/real/run.sh ;;
     linears) L="--linear 197,768,2304 --linear 197,3072,768 --linear 128,768,2304 --linear 2048,768,2304 --linear 2048,3072,768 --linear 4096,4096,4096"
              run_part linears sh -c ".bench/bin/bench_gemm --runs 15 --warmup 3 $L > $res/linears.json"
              if [ -n "${SPIRV_DIR:-}" ]; then

@@ -16,7 +16,8 @@
 # Environment: BENCH (default .bench/real), OUT_DIR (default benchmarks/results), RUNS (50), WARMUP (10),
 # CASES (f32 cases, default: all), F16_CASES (default: all; each as a half model, f16, and as the f32 model
 # exported with precision="fp16", f32to16: F16_PRECISIONS), POLICY (vulkan_first), PROFILE (programs to
-# profile dispatch by dispatch, comma-separated NAME_PREC), GPUU_COMMIT, F32 (0: no f32 exports).
+# profile dispatch by dispatch, comma-separated NAME_PREC), GPUU_COMMIT, F32 (0: no f32 exports),
+# BACKEND_OPTION (ID:KEY=VALUE: bench_suite again under it, into gpuu-option.json).
 set -euo pipefail
 step() { echo "== $(date -u +%T) $*" >&2; }
 bench=${BENCH:-.bench/real}
@@ -44,6 +45,11 @@ PYTHONPATH="$work/site" python3 "$bench/export_real.py" "$work/programs" --polic
 step gpuu
 "$bench/bench_suite" --programs-only --programs "$work/programs" --runs "${RUNS:-50}" --warmup "${WARMUP:-10}" \
   > "$out_dir/gpuu.json"
+if [ -n "${BACKEND_OPTION:-}" ]; then  # the same programs again under a backend option (an A/B in one run)
+  step gpuu "$BACKEND_OPTION"
+  "$bench/bench_suite" --programs-only --programs "$work/programs" --runs "${RUNS:-50}" --warmup "${WARMUP:-10}" \
+    --backend_option "$BACKEND_OPTION" > "$out_dir/gpuu-option.json"
+fi
 step torch
 python3 "$bench/torch_real.py" --runs "${RUNS:-50}" --warmup "${WARMUP:-10}" "${cases[@]}" > "$out_dir/torch.json"
 # Named as the other results are (device, day), with the commit: runs of one day stay apart.

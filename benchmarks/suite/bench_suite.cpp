@@ -47,6 +47,8 @@ struct Options {
   bool small = false;
   bool programs_only = false;  // --programs-only: no kernel-level cases (benchmarks/real)
   std::string programs;
+  // --backend_option ID:KEY=VALUE (as gpuu-run spells it), for every session.
+  std::vector<backends::BackendOption> backend_options;
 };
 
 double us_since(Clock::time_point t0) {
@@ -122,7 +124,9 @@ struct SessionRun {
 Result<SessionRun> run_session(std::shared_ptr<const program::Program> program, const std::vector<uint8_t>& input0,
                                const std::vector<uint8_t>& expected, const Options& o) {
   SessionRun r;
-  GPUU_ASSIGN_OR_RETURN(auto session, runtime::Session::create(program, runtime::SessionOptions{}));
+  runtime::SessionOptions options;
+  options.backend_options = o.backend_options;
+  GPUU_ASSIGN_OR_RETURN(auto session, runtime::Session::create(program, options));
   SharedGpuContextPtr ctx = session->primary_context();
   if (!ctx) return err(StatusCode::kFailedPrecondition, "the program has no GPU delegate");
   r.delegates = session->delegate_count();
@@ -208,6 +212,7 @@ Result<SessionRun> run_session(std::shared_ptr<const program::Program> program, 
   // wall-time runs above go without them.
   runtime::SessionOptions timed_options;
   timed_options.gpu_timing = true;
+  timed_options.backend_options = o.backend_options;
   GPUU_ASSIGN_OR_RETURN(auto timed, runtime::Session::create(program, timed_options));
   for (size_t k = 0; k < inputs.size(); ++k) GPUU_RETURN_IF_ERROR(timed->set_input(k, inputs[k].data(), inputs[k].size()));
   GPUU_RETURN_IF_ERROR(warm(o.warmup, [&] { return timed->execute(); }));
@@ -446,8 +451,17 @@ int main(int argc, char** argv) {
       o.programs = argv[++i];
     } else if (a == "--programs-only") {
       o.programs_only = true;
+    } else if (a == "--backend_option" && i + 1 < argc) {
+      const std::string text = argv[++i];
+      const size_t colon = text.find(':'), equals = text.find('=', colon == std::string::npos ? 0 : colon);
+      if (colon == std::string::npos || colon == 0 || equals == std::string::npos || equals == colon + 1) {
+        std::fprintf(stderr, "bench_suite: --backend_option takes ID:KEY=VALUE, got '%s'\n", text.c_str());
+        return 2;
+      }
+      o.backend_options.push_back({text.substr(0, colon), text.substr(colon + 1, equals - colon - 1), text.substr(equals + 1)});
     } else {
-      std::fprintf(stderr, "usage: bench_suite [--small] [--runs N] [--warmup N] [--programs DIR] [--programs-only]\n");
+      std::fprintf(stderr, "usage: bench_suite [--small] [--runs N] [--warmup N] [--programs DIR] [--programs-only] "
+                           "[--backend_option ID:KEY=VALUE]...\n");
       return 2;
     }
   }

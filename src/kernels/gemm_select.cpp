@@ -156,7 +156,7 @@ std::optional<GemmChoice> gemv_choice(const SharedGpuContext& ctx, const GemmPro
 
 // The kernel and tile, before any occupancy concern.
 GemmChoice select_kernel(const SharedGpuContext& ctx, graph::DType dtype, std::optional<GemmKernel> force,
-                         const GemmProblem& problem, bool as_gpu) {
+                         const GemmProblem& problem, bool as_gpu, bool prefer_coopmat2) {
   const uint32_t shared_limit = ctx.properties().limits.maxComputeSharedMemorySize;
   GemmChoice choice;
   if (force == GemmKernel::kTiled64) {
@@ -186,14 +186,14 @@ GemmChoice select_kernel(const SharedGpuContext& ctx, graph::DType dtype, std::o
     }
     // Workgroup-scope matrices, where the device has them and the GEMM's
     // operands and result suit tensor addressing (else the usual pick). Only
-    // where forced (tests, benchmarks, KernelGraphOptions::gemm_kernel) until
-    // measured against gemm_coopmat.comp on a GPU: the form without tensor
-    // addressing ran 6x slower on the H100.
+    // where forced or preferred (tests, benchmarks, the Vulkan backend's
+    // gemm_kernel option) until measured against gemm_coopmat.comp on a
+    // GPU: the form without tensor addressing ran 6x slower on the H100.
     const bool forced_2 = force == GemmKernel::kCoopMat2 || force == GemmKernel::kCoopMat2Tall;
-    if (forced_2 && !problem.conv && problem.weight_bits == 0 && problem.tensor_addressable &&
-        f16_matrix_cores_2(ctx)) {
-      kernel = *force;
-      choice.why = "forced";
+    if ((forced_2 || (!force && prefer_coopmat2)) && !problem.conv && problem.weight_bits == 0 &&
+        problem.tensor_addressable && f16_matrix_cores_2(ctx)) {
+      kernel = forced_2 ? *force : GemmKernel::kCoopMat2;
+      choice.why = forced_2 ? "forced" : "f16 on matrix cores, workgroup-scope matrices (preferred by option)";
     }
     // The square tile needs 36 KiB of shared memory, the tall one 30: a device
     // with less than 36 takes the tall one.
@@ -281,7 +281,7 @@ GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const Ge
   std::optional<GemmChoice> gemv = (!force.kernel || force_gemv) && problem.m && problem.n
                                        ? gemv_choice(ctx, problem, force_gemv)
                                        : std::nullopt;
-  GemmChoice choice = gemv ? *gemv : select_kernel(ctx, dtype, force.kernel, problem, force.as_gpu);
+  GemmChoice choice = gemv ? *gemv : select_kernel(ctx, dtype, force.kernel, problem, force.as_gpu, force.coopmat2);
   if (force.splits) {
     if (problem.k) split_k(choice, problem.k, *force.splits);
     return choice;

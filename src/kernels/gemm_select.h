@@ -122,6 +122,9 @@ struct GemmForce {
   // conv2d: materialize the im2col view before the GEMM (true) or gather it
   // in the tiles (false), where the convolution gathers it at all.
   std::optional<bool> conv_im2col;
+  // f16 matmul and linear on gemm_coopmat2.comp wherever it can take them
+  // (KernelGraphOptions::gemm_coopmat2), every other choice as usual.
+  bool coopmat2 = false;
 };
 
 GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const GemmForce& force = {},

@@ -294,6 +294,7 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
   lc.written_over = std::move(plan.written_over);
   lc.gemm_force.int_kernel = options.int_gemm_kernel;
   lc.gemm_force.conv_im2col = options.conv_im2col;
+  lc.gemm_force.coopmat2 = options.gemm_coopmat2;
   lc.attention_splits = options.attention_splits;
   lc.attention_coopmat = options.attention_coopmat;
   lc.attention_coop_key_split = options.attention_coop_key_split;

@@ -46,6 +46,10 @@ struct KernelGraphOptions {
   // Forces the GEMM kernel of matmul, linear and conv2d (tests, benchmarks):
   // see select_gemm.
   std::optional<GemmKernel> gemm_kernel;
+  // f16 matmul and linear on workgroup-scope matrices (gemm_coopmat2.comp)
+  // wherever the device and the GEMM allow, the rest as picked (the Vulkan
+  // backend's gemm_kernel=coopmat2 option).
+  bool gemm_coopmat2 = false;
   // Forces split-K into this many shares of K (tests, benchmarks), where K has the slices.
   std::optional<uint32_t> gemm_splits;
   // Forces the int8 GEMM kernel of conv2d_int and matmul_int (tests,

@@ -719,7 +719,7 @@ TEST_F(BackendOptionsCapi, EveryBadOptionIsNamedInOneMessageBeforeAnyDelegateIni
            "VgfBackend)",
            "'VgfBackend:path=native': VgfBackend has no option 'path' (its options: data_graph_path)",
            "'VgfBackend:data_graph_path=fastest': 'fastest' is not one of auto, native, executor",
-           "'VulkanBackend:tiles=8': VulkanBackend has no option 'tiles' (it takes none)",
+           "'VulkanBackend:tiles=8': VulkanBackend has no option 'tiles' (its options: gemm_kernel)",
            "'VgfBackend:data_graph_path=executor' sets VgfBackend:data_graph_path again (first "
            "'VgfBackend:data_graph_path=fastest')",
        }) {

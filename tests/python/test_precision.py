@@ -88,3 +88,19 @@ def test_an_exported_program_keeps_its_dtypes(tmp_path):
     exported = torch.export.export(model, (x,))
     with pytest.raises(FrontendError, match="ExportedProgram keeps the dtypes"):
         gpuu.export(exported, (x,), _spec(), tmp_path / "e.gpuu", precision="fp16")
+
+
+def test_the_coopmat2_gemm_option_runs_and_falls_back_where_the_device_lacks_it(tmp_path):
+    """VulkanBackend:gemm_kernel=coopmat2 asks for f16 matmuls and linears on workgroup-scope matrices
+    (VK_NV_cooperative_matrix2); lavapipe has none, so the same kernels run and the outputs are equal."""
+    model, x = _model_and_input()
+    path = tmp_path / "fp16.gpuu"
+    gpuu.export(model, (x,), _spec(), path, precision="fp16")
+    with gpuu.load(path) as program:
+        (default,) = program.run([x.numpy()])
+    option = {"VulkanBackend": {"gemm_kernel": "coopmat2"}}
+    with gpuu.load(path, backend_options=option) as program:
+        (chosen,) = program.run([x.numpy()])
+    np.testing.assert_array_equal(chosen, default)
+    with pytest.raises(gpuu.InvalidArgumentError, match="'fastest' is not one of auto, coopmat2"):
+        gpuu.load(path, backend_options={"VulkanBackend": {"gemm_kernel": "fastest"}})

@@ -46,6 +46,22 @@ class VulkanHandle final : public backends::DelegateHandle {
 
 bool VulkanBackend::is_available() const { return vk::system_loader().ok(); }
 
+namespace {
+constexpr const char* kGemmKernelKey = "gemm_kernel";
+constexpr const char* kGemmCoopMat2 = "coopmat2";
+}  // namespace
+
+const std::vector<backends::OptionDecl>& VulkanBackend::declared_options() const {
+  static const std::vector<backends::OptionDecl> options = {
+      {kGemmKernelKey,
+       {"auto", kGemmCoopMat2},
+       "auto",
+       "f16 GEMM kernels: auto (the selector's pick) or coopmat2 (matmul and linear on workgroup-scope matrices, "
+       "VK_NV_cooperative_matrix2, wherever the device and the GEMM allow)"},
+  };
+  return options;
+}
+
 Result<std::unique_ptr<backends::DelegateHandle>> VulkanBackend::init(
     backends::BackendInitContext& context, const Blob& processed, const std::vector<CompileSpecEntry>& compile_specs) {
   log(LogLevel::kInfo, "Vulkan", "init: ", backends::describe_init(processed, compile_specs));
@@ -59,6 +75,8 @@ Result<std::unique_ptr<backends::DelegateHandle>> VulkanBackend::init(
   options.gpu_timing = context.gpu_timing;
   options.host_visible_results = !context.runtime_makes_host_visible;
   options.profile_steps = context.profile_steps;
+  auto gemm_kernel = context.options.find(kGemmKernelKey);
+  options.gemm_coopmat2 = gemm_kernel != context.options.end() && gemm_kernel->second == kGemmCoopMat2;
   // The state updates the kernels can write over the state itself.
   std::vector<backends::InPlaceUpdate> in_place;
   for (const backends::InPlaceUpdate& offer : context.in_place_offers) {

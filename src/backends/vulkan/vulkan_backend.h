@@ -22,6 +22,11 @@ class VulkanBackend final : public backends::Backend {
                                                const std::vector<CompileSpecEntry>& compile_specs,
                                                const program::ConstantLookup& constants) const override;
 
+  // gemm_kernel: auto (the selector's pick) or coopmat2 (f16 matmul and
+  // linear on workgroup-scope matrices, VK_NV_cooperative_matrix2, wherever
+  // the device and the GEMM allow).
+  const std::vector<backends::OptionDecl>& declared_options() const override;
+
   std::string check(const graph::Graph& graph, const graph::Node& node) const override;
   const partition::BackendCapability& capability() const override { return vulkan_capability(); }
   Result<std::vector<uint8_t>> preprocess(const graph::Graph& graph, const partition::Region& region,
