@@ -24,6 +24,19 @@ std::vector<std::string> device_extensions(const vk::InstanceFunctions& fns, VkP
   return names;
 }
 
+// Every record of a two-call physical-device query (the count, then the
+// records, each made with `stype`); none where the entry point is missing or
+// a call fails.
+template <typename Record, typename Query>
+std::vector<Record> query_records(Query query, VkPhysicalDevice physical_device, VkStructureType stype) {
+  uint32_t count = 0;
+  if (!query || query(physical_device, &count, nullptr) != VK_SUCCESS) return {};
+  std::vector<Record> records(count, Record{stype});
+  if (query(physical_device, &count, records.data()) != VK_SUCCESS) return {};
+  records.resize(count);
+  return records;
+}
+
 }  // namespace
 
 Result<std::shared_ptr<SharedGpuContext>> SharedGpuContext::create(SharedGpuContextCreateInfo info) {
@@ -64,11 +77,13 @@ Result<std::shared_ptr<SharedGpuContext>> SharedGpuContext::create(SharedGpuCont
   // and a queue that runs data-graph work; an application's device qualifies
   // only if it enabled them (and the tensors / dataGraph features, which gpuu
   // cannot read back from a device it did not create).
+  auto enabled = [&info](const char* name) {
+    return std::find(info.enabled_device_extensions.begin(), info.enabled_device_extensions.end(), name) !=
+           info.enabled_device_extensions.end();
+  };
   bool data_graph_extensions = true;
   for (const char* name : {vk::kTensorsExtension, vk::kDataGraphExtension, vk::kDataGraphTosaExtension}) {
-    data_graph_extensions = data_graph_extensions &&
-                            std::find(info.enabled_device_extensions.begin(), info.enabled_device_extensions.end(),
-                                      name) != info.enabled_device_extensions.end();
+    data_graph_extensions = data_graph_extensions && enabled(name);
   }
   bool data_graph_queue = (families[info.queue_family_index].queueFlags & VK_QUEUE_DATA_GRAPH_BIT_ARM) != 0;
   if (data_graph_extensions && data_graph_queue) {
@@ -78,20 +93,16 @@ Result<std::shared_ptr<SharedGpuContext>> SharedGpuContext::create(SharedGpuCont
   }
   // The matrix-core kernels need the extension enabled (an application's
   // device says so through its extension list and feature bits).
-  if (std::find(info.enabled_device_extensions.begin(), info.enabled_device_extensions.end(),
-                vk::kCooperativeMatrixExtension) == info.enabled_device_extensions.end()) {
+  if (!enabled(vk::kCooperativeMatrixExtension)) {
     info.enabled_features &= ~static_cast<uint32_t>(kFeatureCooperativeMatrix);
   }
   // Workgroup-scope matrices: their extension enabled too, and the first one.
-  if (!(info.enabled_features & kFeatureCooperativeMatrix) ||
-      std::find(info.enabled_device_extensions.begin(), info.enabled_device_extensions.end(),
-                vk::kCooperativeMatrix2Extension) == info.enabled_device_extensions.end()) {
+  if (!(info.enabled_features & kFeatureCooperativeMatrix) || !enabled(vk::kCooperativeMatrix2Extension)) {
     info.enabled_features &= ~static_cast<uint32_t>(kFeatureCooperativeMatrixWorkgroup);
   }
   // So do the dot-product instructions on a device before Vulkan 1.3.
   if ((info.enabled_features & kFeatureShaderIntegerDotProduct) &&
-      std::find(info.enabled_device_extensions.begin(), info.enabled_device_extensions.end(),
-                VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME) == info.enabled_device_extensions.end()) {
+      !enabled(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME)) {
     VkPhysicalDeviceProperties props;
     instance_fns.vkGetPhysicalDeviceProperties(info.physical_device, &props);
     if (props.apiVersion < VK_API_VERSION_1_3) {
@@ -162,15 +173,9 @@ Result<std::shared_ptr<SharedGpuContext>> SharedGpuContext::create(SharedGpuCont
   }
   auto get_shapes = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
       global.vkGetInstanceProcAddr(ctx->info_.instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
-  if (has_coopmat && get_shapes && (coopmat.cooperativeMatrixSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT)) {
-    uint32_t count = 0;
-    std::vector<VkCooperativeMatrixPropertiesKHR> props;
-    if (get_shapes(ctx->info_.physical_device, &count, nullptr) == VK_SUCCESS) {
-      props.resize(count, VkCooperativeMatrixPropertiesKHR{VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR});
-      if (get_shapes(ctx->info_.physical_device, &count, props.data()) != VK_SUCCESS) count = 0;
-    }
-    for (uint32_t i = 0; i < count; ++i) {
-      const VkCooperativeMatrixPropertiesKHR& p = props[i];
+  if (has_coopmat && (coopmat.cooperativeMatrixSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT)) {
+    for (const VkCooperativeMatrixPropertiesKHR& p : query_records<VkCooperativeMatrixPropertiesKHR>(
+             get_shapes, ctx->info_.physical_device, VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR)) {
       ctx->coopmat_shapes_.push_back(CooperativeMatrixShape{
           p.MSize, p.NSize, p.KSize, static_cast<uint32_t>(p.AType), static_cast<uint32_t>(p.BType),
           static_cast<uint32_t>(p.CType), static_cast<uint32_t>(p.ResultType), p.saturatingAccumulation != VK_FALSE,
@@ -185,15 +190,10 @@ Result<std::shared_ptr<SharedGpuContext>> SharedGpuContext::create(SharedGpuCont
     wg.max_workgroup_size = coopmat2.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize;
     wg.max_dimension = coopmat2.cooperativeMatrixFlexibleDimensionsMaxDimension;
     wg.reserved_shared_bytes = coopmat2.cooperativeMatrixWorkgroupScopeReservedSharedMemory;
-    uint32_t count = 0;
-    std::vector<VkCooperativeMatrixFlexibleDimensionsPropertiesNV> props;
-    if (get_flexible(ctx->info_.physical_device, &count, nullptr) == VK_SUCCESS) {
-      props.resize(count, VkCooperativeMatrixFlexibleDimensionsPropertiesNV{
-                              VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_FLEXIBLE_DIMENSIONS_PROPERTIES_NV});
-      if (get_flexible(ctx->info_.physical_device, &count, props.data()) != VK_SUCCESS) count = 0;
-    }
-    for (uint32_t i = 0; i < count; ++i) {
-      const VkCooperativeMatrixFlexibleDimensionsPropertiesNV& p = props[i];
+    for (const VkCooperativeMatrixFlexibleDimensionsPropertiesNV& p :
+         query_records<VkCooperativeMatrixFlexibleDimensionsPropertiesNV>(
+             get_flexible, ctx->info_.physical_device,
+             VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_FLEXIBLE_DIMENSIONS_PROPERTIES_NV)) {
       wg.shapes.push_back(CooperativeMatrixShape{
           p.MGranularity, p.NGranularity, p.KGranularity, static_cast<uint32_t>(p.AType),
           static_cast<uint32_t>(p.BType), static_cast<uint32_t>(p.CType), static_cast<uint32_t>(p.ResultType),
