@@ -6,8 +6,10 @@
 // timestamps after warm-up) of the one node, of the same node reading q, k
 // and v through views of a fused [L, 3 * 768] projection (split, view,
 // transpose: no copies), of the whole decomposed graph, and of its two GEMMs
-// alone (per-dispatch timestamps); and the largest difference between the
-// two outputs. Then decode steps (one query row, grouped heads, over a cache;
+// alone (per-dispatch timestamps); the node on each matrix-core kernel (f16:
+// subgroup matrices at each key split, workgroup-scope matrices at 64, 32
+// and 16 rows a workgroup, where the device has them); and the largest
+// difference between any two outputs. Then decode steps (one query row, grouped heads, over a cache;
 // `--decode` alone): the kernel in one pass against the keys split among
 // workgroups as the device's multiprocessor count has it (flash-decoding).
 // Prints one JSON object, then a table on stderr.
