@@ -333,11 +333,9 @@ typedef enum gpuu_device_features {
    * enabled_device_extensions. */
   GPUU_FEATURE_SHADER_INTEGER_DOT_PRODUCT = 512,
   /* VK_NV_cooperative_matrix2 enabled with its cooperativeMatrixWorkgroupScope,
-   * cooperativeMatrixFlexibleDimensions, cooperativeMatrixTensorAddressing,
-   * cooperativeMatrixPerElementOperations, cooperativeMatrixReductions and
-   * cooperativeMatrixConversions features (with COOPERATIVE_MATRIX): f16
-   * attention (and, where asked, matmul and linear) on workgroup-scope
-   * matrices. For an
+   * cooperativeMatrixFlexibleDimensions, cooperativeMatrixTensorAddressing and
+   * cooperativeMatrixPerElementOperations features (with COOPERATIVE_MATRIX):
+   * f16 matmul and linear run on workgroup-scope matrices. For an
    * application's device gpuu clears this bit unless the extension is among
    * enabled_device_extensions. */
   GPUU_FEATURE_COOPERATIVE_MATRIX_WORKGROUP = 1024,

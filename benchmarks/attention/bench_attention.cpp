@@ -6,10 +6,8 @@
 // timestamps after warm-up) of the one node, of the same node reading q, k
 // and v through views of a fused [L, 3 * 768] projection (split, view,
 // transpose: no copies), of the whole decomposed graph, and of its two GEMMs
-// alone (per-dispatch timestamps); the node on each matrix-core kernel (f16:
-// subgroup matrices at each key split, workgroup-scope matrices at 64, 32
-// and 16 rows a workgroup, where the device has them); and the largest
-// difference between any two outputs. Then decode steps (one query row, grouped heads, over a cache;
+// alone (per-dispatch timestamps); and the largest difference between the
+// two outputs. Then decode steps (one query row, grouped heads, over a cache;
 // `--decode` alone): the kernel in one pass against the keys split among
 // workgroups as the device's multiprocessor count has it (flash-decoding).
 // Prints one JSON object, then a table on stderr.
@@ -235,17 +233,11 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Shapes
   kernels::KernelGraphOptions coop;
   coop.attention_coopmat = true;
   GPUU_ASSIGN_OR_RETURN(Timing t_coop, time_graph(ctx, pool, one, qkv, runs, false, coop));
-  // Each split on attention_coopmat.comp (subgroup matrices), then on
-  // attention_coopmat2.comp (workgroup-scope matrices; as the other where
-  // the device lacks them).
-  std::vector<Timing> t_coop_split, t_coop2_split;
-  for (const bool coopmat2 : {false, true}) {
-    coop.attention_coopmat2 = coopmat2;
-    for (uint32_t key_split : {1u, 2u, 4u}) {
-      coop.attention_coop_key_split = key_split;
-      GPUU_ASSIGN_OR_RETURN(Timing t, time_graph(ctx, pool, one, qkv, runs, false, coop));
-      (coopmat2 ? t_coop2_split : t_coop_split).push_back(std::move(t));
-    }
+  std::vector<Timing> t_coop_split;
+  for (uint32_t key_split : {1u, 2u, 4u}) {
+    coop.attention_coop_key_split = key_split;
+    GPUU_ASSIGN_OR_RETURN(Timing t, time_graph(ctx, pool, one, qkv, runs, false, coop));
+    t_coop_split.push_back(std::move(t));
   }
   std::string split = "one pass";
   for (const gpu::TimedStep& step : t_one.steps) {
@@ -265,10 +257,8 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Shapes
                 e = element(s.dtype, t_coop.output.data(), i);
     max_diff = std::max({max_diff, double(std::fabs(a - b)), double(std::fabs(a - c)), double(std::fabs(a - d)),
                          double(std::fabs(a - e))});
-    for (const std::vector<Timing>* split_times : {&t_coop_split, &t_coop2_split}) {
-      for (const Timing& t : *split_times) {
-        max_diff = std::max(max_diff, double(std::fabs(a - element(s.dtype, t.output.data(), i))));
-      }
+    for (const Timing& t : t_coop_split) {
+      max_diff = std::max(max_diff, double(std::fabs(a - element(s.dtype, t.output.data(), i))));
     }
   }
   const double flops = 4.0 * kHeads * double(s.len) * double(s.len) * kHeadDim * (s.causal ? 0.5 : 1.0);
@@ -276,21 +266,19 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Shapes
               "\"decomposed_us\": %.1f, \"decomposed_gemms_us\": %.1f, \"decomposed_softmax_us\": %.1f, "
               "\"sdpa_tflops\": %.3g, \"split\": \"%s\", \"sdpa_shader_cores_one_pass_us\": %.1f, "
               "\"sdpa_matrix_cores_us\": %.1f, \"sdpa_matrix_cores_key_split_1_2_4_us\": [%.1f, %.1f, %.1f], "
-              "\"sdpa_workgroup_matrices_rows_64_32_16_us\": [%.1f, %.1f, %.1f], \"max_abs_diff\": %.2e}",
+              "\"max_abs_diff\": %.2e}",
               first ? "" : ",\n", graph::dtype_name(s.dtype), static_cast<long long>(s.len),
               s.causal ? "true" : "false", t_one.gpu_us, t_fused.gpu_us, t_parts.gpu_us, gemm_us, softmax_us,
               flops / t_one.gpu_us / 1e6, split.c_str(), t_one_pass.gpu_us, t_coop.gpu_us, t_coop_split[0].gpu_us,
-              t_coop_split[1].gpu_us, t_coop_split[2].gpu_us, t_coop2_split[0].gpu_us, t_coop2_split[1].gpu_us,
-              t_coop2_split[2].gpu_us, max_diff);
+              t_coop_split[1].gpu_us, t_coop_split[2].gpu_us, max_diff);
   std::fflush(stdout);
   std::fprintf(stderr,
                "%-4s L=%-5lld causal=%d  sdpa %8.1f us (%s; shader cores one pass %8.1f, matrix cores %8.1f,"
-               " key split 1/2/4 %.1f/%.1f/%.1f, workgroup matrices 64/32/16 rows %.1f/%.1f/%.1f)  views %8.1f"
-               "  decomposed %8.1f  (gemms %8.1f, softmax %7.1f)  diff %.1e\n",
+               " key split 1/2/4 %.1f/%.1f/%.1f)  views %8.1f  decomposed %8.1f  (gemms %8.1f, softmax %7.1f)"
+               "  diff %.1e\n",
                graph::dtype_name(s.dtype), static_cast<long long>(s.len), s.causal ? 1 : 0, t_one.gpu_us,
                split.c_str(), t_one_pass.gpu_us, t_coop.gpu_us, t_coop_split[0].gpu_us, t_coop_split[1].gpu_us,
-               t_coop_split[2].gpu_us, t_coop2_split[0].gpu_us, t_coop2_split[1].gpu_us, t_coop2_split[2].gpu_us,
-               t_fused.gpu_us, t_parts.gpu_us, gemm_us, softmax_us, max_diff);
+               t_coop_split[2].gpu_us, t_fused.gpu_us, t_parts.gpu_us, gemm_us, softmax_us, max_diff);
   return Status::Ok();
 }
 

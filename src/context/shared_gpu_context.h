@@ -40,10 +40,9 @@ enum DeviceFeature : uint32_t {
   // enabled: the int8 GEMM kernels use OpSDot on packed 4 x i8 words.
   kFeatureShaderIntegerDotProduct = 1u << 9,
   // VK_NV_cooperative_matrix2 enabled with its cooperativeMatrixWorkgroupScope,
-  // cooperativeMatrixFlexibleDimensions, cooperativeMatrixTensorAddressing,
-  // cooperativeMatrixPerElementOperations, cooperativeMatrixReductions and
-  // cooperativeMatrixConversions features (with kFeatureCooperativeMatrix):
-  // attention and GEMMs on workgroup-scope matrices.
+  // cooperativeMatrixFlexibleDimensions, cooperativeMatrixTensorAddressing
+  // and cooperativeMatrixPerElementOperations features (with
+  // kFeatureCooperativeMatrix): GEMMs on workgroup-scope matrices.
   kFeatureCooperativeMatrixWorkgroup = 1u << 10,
 };
 

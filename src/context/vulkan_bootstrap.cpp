@@ -406,15 +406,12 @@ Result<SharedGpuContextPtr> create_vulkan_context(const std::string& token, int6
   const bool coopmat2 = coopmat && coopmat2_offered && coopmat2_features.cooperativeMatrixWorkgroupScope &&
                         coopmat2_features.cooperativeMatrixFlexibleDimensions &&
                         coopmat2_features.cooperativeMatrixTensorAddressing &&
-                        coopmat2_features.cooperativeMatrixPerElementOperations &&
-                        coopmat2_features.cooperativeMatrixReductions && coopmat2_features.cooperativeMatrixConversions;
+                        coopmat2_features.cooperativeMatrixPerElementOperations;
   if (coopmat2) {
     enable_coopmat2.cooperativeMatrixWorkgroupScope = VK_TRUE;
     enable_coopmat2.cooperativeMatrixFlexibleDimensions = VK_TRUE;
     enable_coopmat2.cooperativeMatrixTensorAddressing = VK_TRUE;
     enable_coopmat2.cooperativeMatrixPerElementOperations = VK_TRUE;
-    enable_coopmat2.cooperativeMatrixReductions = VK_TRUE;
-    enable_coopmat2.cooperativeMatrixConversions = VK_TRUE;
     enabled |= kFeatureCooperativeMatrixWorkgroup;
   }
   VkPhysicalDeviceShaderIntegerDotProductFeatures enable_dot{

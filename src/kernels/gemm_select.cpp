@@ -54,26 +54,22 @@ bool f16_matrix_cores(const SharedGpuContext& ctx) {
          ctx.subgroup_size() == 32;
 }
 
-bool f16_workgroup_matrices(const SharedGpuContext& ctx, uint32_t invocations, uint32_t rows, uint32_t cols,
-                            uint32_t depth) {
+bool f16_matrix_cores_2(const SharedGpuContext& ctx) {
   if (!f16_matrix_cores(ctx) || !ctx.has_feature(kFeatureCooperativeMatrixWorkgroup)) return false;
+  if (!find_shader("gemm_coopmat2_f16") || !find_shader("gemm_coopmat2_tall_f16")) return false;
   const CooperativeMatrixWorkgroupLimits& wg = ctx.cooperative_matrix_workgroup();
-  if (wg.max_workgroup_size < invocations || wg.max_dimension < std::max({rows, cols, depth})) return false;
+  const uint32_t invocations = op_codes::kLimitWorkgroupSize;
+  if (wg.max_workgroup_size < invocations || wg.max_dimension < 256) return false;
   for (const CooperativeMatrixShape& s : wg.shapes) {
     if (s.scope == VK_SCOPE_WORKGROUP_KHR && s.a_type == VK_COMPONENT_TYPE_FLOAT16_KHR &&
         s.b_type == VK_COMPONENT_TYPE_FLOAT16_KHR && s.c_type == VK_COMPONENT_TYPE_FLOAT32_KHR &&
         s.result_type == VK_COMPONENT_TYPE_FLOAT32_KHR && !s.saturating &&
         (s.workgroup_invocations == 0 || s.workgroup_invocations == invocations) && s.m && s.n && s.k &&
-        rows % s.m == 0 && cols % s.n == 0 && depth % s.k == 0) {
+        128 % s.m == 0 && 128 % s.n == 0 && 32 % s.k == 0) {
       return true;
     }
   }
   return false;
-}
-
-bool f16_matrix_cores_2(const SharedGpuContext& ctx) {
-  return find_shader("gemm_coopmat2_f16") && find_shader("gemm_coopmat2_tall_f16") &&
-         f16_workgroup_matrices(ctx, op_codes::kLimitWorkgroupSize, 128, 128, 32);
 }
 
 bool f16_matrix_shape_16(const SharedGpuContext& ctx) {

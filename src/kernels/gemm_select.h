@@ -138,11 +138,6 @@ GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const Ge
 // them (the shape attention_coopmat.comp takes).
 bool f16_matrix_cores(const SharedGpuContext& ctx);
 bool f16_matrix_cores_2(const SharedGpuContext& ctx);
-// Whether the device has workgroup-scope f16 -> f32 matrices (gpuu's
-// kFeatureCooperativeMatrixWorkgroup) whose flexible shapes tile a
-// `rows` x `cols` x `depth` product in workgroups of `invocations`.
-bool f16_workgroup_matrices(const SharedGpuContext& ctx, uint32_t invocations, uint32_t rows, uint32_t cols,
-                            uint32_t depth);
 bool f16_matrix_shape_16(const SharedGpuContext& ctx);
 
 // The int8 GEMMs of conv2d_int and matmul_int (i8 x i8 with zero points, i32

@@ -67,10 +67,6 @@ struct KernelGraphOptions {
   // Forces the matrix-core attention's subgroups sharing each key block (1,
   // 2 or 4; tests, benchmarks): choose_coop_attention_key_split otherwise.
   std::optional<uint32_t> attention_coop_key_split;
-  // Forces the matrix-core attention onto workgroup-scope matrices
-  // (attention_coopmat2.comp: true, where the device and operands allow it)
-  // or onto attention_coopmat.comp (false) (tests, benchmarks).
-  std::optional<bool> attention_coopmat2;
   // Where the intermediates' arena lives: `bytes` of device memory that its
   // giver owns for as long as the graph lives (a runtime's workspace, shared
   // with graphs that never run at the same time). Unset: a buffer of the

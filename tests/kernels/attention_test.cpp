@@ -198,52 +198,42 @@ TEST(VulkanAttention, HalfOnMatrixCoresMatchesTheCpu) {
       {Problem{{2}, 2, 2, 40, 70, 48, 64}, false, 2},
       {Problem{{2, 3}, 2, 2, 65, 130, 16, 32}, true, 0},
   };
-  // Both matrix-core kernels where the device has workgroup-scope matrices
-  // (attention_coopmat2.comp, the pick there), else attention_coopmat.comp.
-  const bool workgroup_matrices = matrix_cores && kernels::f16_workgroup_matrices(*test_context(), 128, 16, 16, 16);
-  std::vector<bool> forms = {false};
-  if (workgroup_matrices) forms.push_back(true);
   uint32_t seed = 1600;
-  for (const bool coopmat2 : forms) {
-    for (uint32_t key_split : {1u, 2u, 4u}) {
-      for (const Case& c : cases) {
-        SCOPED_TRACE("key split " + std::to_string(key_split) + (coopmat2 ? ", workgroup-scope matrices" : ""));
-        kernels::KernelGraphOptions options;
-        options.attention_coopmat = true;
-        options.attention_coop_key_split = key_split;
-        options.attention_coopmat2 = coopmat2;
-        options.profile_steps = true;
-        std::vector<HostTensor> inputs = qkv(DType::kF16, c.p, seed += 3);
-        if (c.mask == 1) inputs.push_back(bool_mask(c.p.scores(), seed += 3));
-        if (c.mask == 2) inputs.push_back(float_mask(DType::kF16, {c.p.l, c.p.s}, seed += 3));
-        graph::Graph g;
-        std::vector<graph::ValueId> in;
-        for (size_t i = 0; i < inputs.size(); ++i) {
-          in.push_back(graph::add_graph_input(g, "in" + std::to_string(i), inputs[i].dtype, inputs[i].shape).value());
-        }
-        graph::AttrMap attrs;
-        if (c.causal) attrs["is_causal"] = int64_t{1};
-        g.mark_output(graph::add_op(g, kOp, "attn", in, attrs).value()[0]);
-        RunStats stats;
-        Result<std::vector<HostTensor>> got = run_on_vulkan(g, inputs, &stats, options);
-        ASSERT_TRUE(got.ok()) << c.p.text() << ": " << got.status().message();
-        EXPECT_TRUE(all_close(got.value()[0], cpu::run_graph(g, inputs).value()[0], atol_for(DType::kF16),
-                              rtol_for(DType::kF16)))
-            << c.p.text() << (c.causal ? " causal" : "") << " mask " << c.mask;
-        ASSERT_EQ(stats.steps.size(), 1u) << c.p.text();
-        EXPECT_EQ(stats.steps[0].work.choice.rfind("matrix cores", 0) == 0, matrix_cores)
-            << c.p.text() << ": " << stats.steps[0].work.choice;
-        if (matrix_cores) {
-          const std::string rows = "matrix cores, " + std::to_string(64 / key_split) + " rows";
-          EXPECT_EQ(stats.steps[0].work.choice.rfind(rows, 0), 0u) << stats.steps[0].work.choice;
-          EXPECT_EQ(stats.steps[0].work.choice.find("workgroup-scope") != std::string::npos, coopmat2)
-              << stats.steps[0].work.choice;
-        } else {
-          // The shader-core kernel's profile says it walks the keys in one pass, and why.
-          EXPECT_EQ(stats.steps[0].work.choice.rfind("one pass", 0), 0u) << stats.steps[0].work.choice;
-        }
-        EXPECT_FALSE(stats.steps[0].work.why.empty()) << c.p.text();
+  for (uint32_t key_split : {1u, 2u, 4u}) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE("key split " + std::to_string(key_split));
+      kernels::KernelGraphOptions options;
+      options.attention_coopmat = true;
+      options.attention_coop_key_split = key_split;
+      options.profile_steps = true;
+      std::vector<HostTensor> inputs = qkv(DType::kF16, c.p, seed += 3);
+      if (c.mask == 1) inputs.push_back(bool_mask(c.p.scores(), seed += 3));
+      if (c.mask == 2) inputs.push_back(float_mask(DType::kF16, {c.p.l, c.p.s}, seed += 3));
+      graph::Graph g;
+      std::vector<graph::ValueId> in;
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        in.push_back(graph::add_graph_input(g, "in" + std::to_string(i), inputs[i].dtype, inputs[i].shape).value());
       }
+      graph::AttrMap attrs;
+      if (c.causal) attrs["is_causal"] = int64_t{1};
+      g.mark_output(graph::add_op(g, kOp, "attn", in, attrs).value()[0]);
+      RunStats stats;
+      Result<std::vector<HostTensor>> got = run_on_vulkan(g, inputs, &stats, options);
+      ASSERT_TRUE(got.ok()) << c.p.text() << ": " << got.status().message();
+      EXPECT_TRUE(all_close(got.value()[0], cpu::run_graph(g, inputs).value()[0], atol_for(DType::kF16),
+                            rtol_for(DType::kF16)))
+          << c.p.text() << (c.causal ? " causal" : "") << " mask " << c.mask;
+      ASSERT_EQ(stats.steps.size(), 1u) << c.p.text();
+      EXPECT_EQ(stats.steps[0].work.choice.rfind("matrix cores", 0) == 0, matrix_cores)
+          << c.p.text() << ": " << stats.steps[0].work.choice;
+      if (matrix_cores) {
+        EXPECT_EQ(stats.steps[0].work.choice.rfind("matrix cores, " + std::to_string(64 / key_split) + " rows", 0), 0u)
+            << stats.steps[0].work.choice;
+      } else {
+        // The shader-core kernel's profile says it walks the keys in one pass, and why.
+        EXPECT_EQ(stats.steps[0].work.choice.rfind("one pass", 0), 0u) << stats.steps[0].work.choice;
+      }
+      EXPECT_FALSE(stats.steps[0].work.why.empty()) << c.p.text();
     }
   }
 }

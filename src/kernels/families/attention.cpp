@@ -13,7 +13,6 @@
 #include "graph/op_registry.h"
 #include "kernels/attention.h"
 #include "kernels/op_table.h"
-#include "kernels/shader_library.h"
 
 namespace gpuu::kernels {
 
@@ -53,7 +52,6 @@ AttentionSplit choose_attention_split(uint64_t workgroups, uint32_t key_blocks, 
 // attention_coopmat.comp's query rows per workgroup with no key split (64 /
 // KEY_SPLIT with one).
 constexpr uint32_t kCoopQueryRows = 64;
-constexpr uint32_t kCoopInvocations = 128;  // both matrix-core kernels' GPUU_WG
 
 uint32_t choose_coop_attention_key_split(uint64_t heads, uint32_t rows, uint32_t compute_units,
                                          std::optional<uint32_t> force) {
@@ -162,13 +160,7 @@ Status lower_coop_attention(LoweringContext& lc, const graph::Node& n, const Ten
   const uint32_t rows = kCoopQueryRows / key_split;
   const uint32_t q_blocks = (len_l + rows - 1) / rows;
   push.u32(1).u32(0);  // one dispatch (splits, split_blocks: unused)
-  // On workgroup-scope matrices (attention_coopmat2.comp, same interface)
-  // where the device has them and every operand starts rows and heads on
-  // the 16-byte boundaries its tensor loads and stores want.
-  const bool workgroup_matrices =
-      lc.attention_coopmat2.value_or(true) && vec8_reads && y.range.offset % 16 == 0 &&
-      find_shader("attention_coopmat2_f16") && f16_workgroup_matrices(lc.ctx, kCoopInvocations, rows, 16, 16);
-  KernelKey key{workgroup_matrices ? "attention_coopmat2_f16" : "attention_coopmat_f16",
+  KernelKey key{"attention_coopmat_f16",
                 {static_cast<int32_t>(e / 4), static_cast<int32_t>(ev / 4), 0, 0, mask_kind, 16, 16, 16, causal ? 1 : 0,
                  vec_writes ? 1 : 0, heads_inner ? 1 : 0, vec8_reads ? 1 : 0, static_cast<int32_t>(key_split)},
                 6,
@@ -176,13 +168,8 @@ Status lower_coop_attention(LoweringContext& lc, const graph::Node& n, const Ten
   gpu::StepWork work;
   work.choice = "matrix cores, " + std::to_string(rows) + " rows x 64 keys per block";
   work.why = "f16 with head dims of at most 64 and 16 x 16 x 16 f16 cooperative matrices";
-  if (workgroup_matrices) {
-    work.choice += ", workgroup-scope matrices";
-    work.why += "; workgroup-scope matrices with row reductions (VK_NV_cooperative_matrix2)";
-  } else if (key_split > 1) {
-    work.choice += ", each block's keys shared by " + std::to_string(key_split) + " subgroups";
-  }
   if (key_split > 1) {
+    work.choice += ", each block's keys shared by " + std::to_string(key_split) + " subgroups";
     work.why += "; " + std::to_string(heads * ((len_l + kCoopQueryRows - 1) / kCoopQueryRows)) +
                 " workgroups of 64 rows for " + std::to_string(lc.ctx.compute_units()) + " multiprocessors";
   }

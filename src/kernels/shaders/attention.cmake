@@ -5,5 +5,3 @@ gpuu_float_shader(attention_@T@ attention.comp)
 gpuu_float_shader(attention_combine_@T@ attention_combine.comp)
 # f16 on matrix cores (head dims up to 64, one pass): the selector's pick for prefills where the device has them.
 gpuu_coopmat_shader(attention_coopmat_f16 attention_coopmat.comp)
-# ... and on workgroup-scope matrices (VK_NV_cooperative_matrix2: softmax steps on the matrices, no scratch).
-gpuu_coopmat2_shader(attention_coopmat2_f16 attention_coopmat2.comp)
