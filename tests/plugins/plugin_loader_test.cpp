@@ -422,6 +422,13 @@ void PluginRun::run_device_plugin(const char* path, const std::string& id) {
     EXPECT_TRUE(vulkan_test::all_close(cpu::HostTensor::from_data<float>({32}, out).value(), want.value()[0], 1e-5,
                                        1e-5));
   }
+  // The plugin declares no options: one set for it is refused, saying so.
+  runtime::SessionOptions with_option;
+  with_option.backend_options = {{id, "queue", "1"}};
+  auto refused = runtime::Session::create(program.value(), with_option);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "backend options: '" + id + ":queue=1': " + id + " has no option 'queue' (it takes none)");
 }
 
 TEST_F(PluginRun, DevicePluginSubmitsOnTheSharedContextInTheChain) { run_device_plugin(GPUU_DEVICE_PLUGIN, "AcmeCopy"); }
