@@ -194,7 +194,9 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Case& 
     problem.k = static_cast<uint32_t>(c.inputs[0].back());
     problem.b_k_contiguous = c.op == "linear";
     problem.n = static_cast<uint32_t>(problem.b_k_contiguous ? c.inputs[1][0] : c.inputs[1].back());
-    problem.tensor_addressable = problem.k % 8 == 0 && problem.n % 8 == 0;  // as linalg.cpp sees it (own buffers)
+    // Its own contiguous buffers: B's rows are K (linear) or N (matmul) apart.
+    problem.tensor_addressable = kernels::tensor_addressable(
+        problem.k, problem.n, 1, problem.b_k_contiguous ? problem.k : problem.n, true, true);
   }
   const kernels::GemmChoice choice = kernels::select_gemm(*ctx, c.dtype, kernels::GemmForce{c.force, c.splits}, problem);
   std::printf("%s    {\"name\": \"%s\", \"kernel\": \"%s\", \"shader\": \"%s\", \"flops\": %.0f, \"gpu_us\": %.1f, "

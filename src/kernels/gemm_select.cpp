@@ -48,6 +48,13 @@ bool coopmat_fits(const CooperativeMatrixShape& s) {
 
 }  // namespace
 
+bool tensor_addressable(uint32_t k, uint32_t n, uint32_t b_unit, uint32_t b_row, bool aligned_starts,
+                        bool row_major_store) {
+  constexpr uint32_t kChunk = 8;  // halves in 16 bytes
+  return k % kChunk == 0 && n % kChunk == 0 && b_unit == 1 && b_row % kChunk == 0 && aligned_starts &&
+         row_major_store;
+}
+
 bool f16_matrix_cores(const SharedGpuContext& ctx) {
   return ctx.has_feature(kFeatureCooperativeMatrix) && ctx.has_feature(kFeatureVulkanMemoryModel) &&
          ctx.has_feature(kFeatureShaderFloat16) && ctx.has_feature(kFeatureStorageBuffer16Bit) &&

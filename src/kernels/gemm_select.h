@@ -68,6 +68,14 @@ struct GemmProblem {
   bool tensor_addressable = false;
 };
 
+// GemmProblem::tensor_addressable for a matmul or linear of depth `k` and
+// `n` columns whose B has unit stride `b_unit` (1 where its elements along a
+// row are adjacent) and `b_row` elements between rows, where every operand's
+// and the stored result's binding starts on 16 bytes (`aligned_starts`) and
+// the result is stored row-major (`row_major_store`).
+bool tensor_addressable(uint32_t k, uint32_t n, uint32_t b_unit, uint32_t b_row, bool aligned_starts,
+                        bool row_major_store);
+
 struct GemmChoice {
   GemmKernel kernel = GemmKernel::kTiled64;
   uint32_t tile_m = 64, tile_n = 64;  // the output tile one workgroup computes

@@ -37,15 +37,15 @@ Status dispatch_gemm(LoweringContext& lc, const graph::Node& n, const Gemm& g, c
   uint64_t batches = 1;
   for (uint32_t d : g.batch_shape) batches *= d;
   GemmProblem problem{false, g.m, g.n, g.k, static_cast<uint32_t>(batches), g.b_k_contiguous, g.weight_bits};
-  // Rows in whole 16-byte chunks from 16-byte starts (batch strides, multiples
-  // of the rows, follow), stored row-major: what tensor addressing takes.
-  constexpr uint32_t kChunk = 8;
+  // Tensor addressing (batch strides, multiples of the rows, follow the rows).
   const uint32_t b_unit = g.b_k_contiguous ? g.b_stride_k : g.b_stride_n;
   const uint32_t b_row = g.b_k_contiguous ? g.b_stride_n : g.b_stride_k;
   const TensorRef& stored = lc.epilogue ? *lc.epilogue->output : y;
-  problem.tensor_addressable = g.weight_bits == 0 && g.k % kChunk == 0 && g.n % kChunk == 0 && b_unit == 1 &&
-                               b_row % kChunk == 0 && a.range.offset % 16 == 0 && b.range.offset % 16 == 0 &&
-                               stored.range.offset % 16 == 0 && (!lc.epilogue || lc.epilogue->plane == 0);
+  problem.tensor_addressable =
+      g.weight_bits == 0 &&
+      tensor_addressable(g.k, g.n, b_unit, b_row,
+                         a.range.offset % 16 == 0 && b.range.offset % 16 == 0 && stored.range.offset % 16 == 0,
+                         !lc.epilogue || lc.epilogue->plane == 0);
   const GemmChoice choice = select_gemm(lc.ctx, y.dtype, lc.gemm_force, problem);
   GemmDispatch d;
   d.m = g.m;
