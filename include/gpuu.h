@@ -335,9 +335,9 @@ typedef enum gpuu_device_features {
   /* VK_NV_cooperative_matrix2 enabled with its cooperativeMatrixWorkgroupScope,
    * cooperativeMatrixFlexibleDimensions, cooperativeMatrixTensorAddressing and
    * cooperativeMatrixPerElementOperations features (with COOPERATIVE_MATRIX):
-   * f16 matmul and linear run on workgroup-scope matrices. For an
-   * application's device gpuu clears this bit unless the extension is among
-   * enabled_device_extensions. */
+   * f16 matmul and linear can run on workgroup-scope matrices
+   * (VulkanBackend:gemm_kernel=coopmat2). For an application's device gpuu
+   * clears this bit unless the extension is among enabled_device_extensions. */
   GPUU_FEATURE_COOPERATIVE_MATRIX_WORKGROUP = 1024,
   GPUU_DEVICE_FEATURES_FORCE32 = 0x7FFFFFFF
 } gpuu_device_features;

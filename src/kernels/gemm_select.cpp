@@ -194,8 +194,8 @@ GemmChoice select_kernel(const SharedGpuContext& ctx, graph::DType dtype, std::o
     // Workgroup-scope matrices, where the device has them and the GEMM's
     // operands and result suit tensor addressing (else the usual pick). Only
     // where forced or preferred (tests, benchmarks, the Vulkan backend's
-    // gemm_kernel option) until measured against gemm_coopmat.comp on a
-    // GPU: the form without tensor addressing ran 6x slower on the H100.
+    // gemm_kernel option): on the H100 and H200 it ran at half
+    // gemm_coopmat.comp's speed or less (gemm-coopmat2-*.json).
     const bool forced_2 = force == GemmKernel::kCoopMat2 || force == GemmKernel::kCoopMat2Tall;
     if ((forced_2 || (!force && prefer_coopmat2)) && !problem.conv && problem.weight_bits == 0 &&
         problem.tensor_addressable && f16_matrix_cores_2(ctx)) {

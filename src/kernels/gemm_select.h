@@ -25,8 +25,8 @@ enum class GemmKernel {
   kCoopMatSmall, // gemm_coopmat.comp, 64x64 tile on 4 subgroups, 64-deep slices
   // gemm_coopmat2.comp: workgroup-scope matrices with tensor addressing
   // (VK_NV_cooperative_matrix2), the driver staging and pipelining the tiles'
-  // reads; 32-deep slices. Matmul and linear only, and only where forced
-  // until measured on a GPU.
+  // reads; 32-deep slices. Matmul and linear only, and only where forced:
+  // half gemm_coopmat.comp's speed or less on the H100 and H200.
   kCoopMat2,      // 128x128 tile
   kCoopMat2Tall,  // 256x128 tile
   kGemv,         // gemv.comp: <= 4 rows or columns, dot products along K

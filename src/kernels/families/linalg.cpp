@@ -42,7 +42,6 @@ Status dispatch_gemm(LoweringContext& lc, const graph::Node& n, const Gemm& g, c
   const uint32_t b_row = g.b_k_contiguous ? g.b_stride_n : g.b_stride_k;
   const TensorRef& stored = lc.epilogue ? *lc.epilogue->output : y;
   problem.tensor_addressable =
-      g.weight_bits == 0 &&
       tensor_addressable(g.k, g.n, b_unit, b_row,
                          a.range.offset % 16 == 0 && b.range.offset % 16 == 0 && stored.range.offset % 16 == 0,
                          !lc.epilogue || lc.epilogue->plane == 0);
