@@ -302,6 +302,91 @@ TEST(VulkanQuant, TiledConv2dIntWrapsLikeDirect) {
                                      false, {IntGemmKernel::kTiled, IntGemmKernel::kTiledDot, IntGemmKernel::kCoopMat}));
 }
 
+// a16w8's convolutions on the int8 GEMMs: an i16 input runs as its two
+// 8-bit halves (int16_split, the GEMM once per half, int16_join into the i64
+// sums) under every tiled and matrix-core kernel and tile, bit for bit as
+// the CPU reference and the direct kernel (conv2d_int16.comp): full-range
+// inputs, weight zero points, padding, groups, dilation, a pointwise
+// convolution read in vector runs, and every product at its extreme.
+TEST(VulkanQuant, Int16ConvOnInt8GemmsEqualsDirectAndCpu) {
+  struct Case {
+    graph::Shape x, w;
+    Ints stride, padding, dilation;
+    int64_t groups;
+    bool bias;
+    int64_t weight_zp;
+    int64_t x_lo = -32768, x_hi = 32768;
+  };
+  const Case cases[] = {
+      {{1, 16, 9, 9}, {32, 16, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, 5},
+      {{2, 5, 11, 10}, {20, 5, 3, 3}, {2, 2}, {1, 0, 2, 1}, {1, 1}, 1, true, -3},  // K = 45, M = 20: ragged
+      {{1, 32, 8, 9}, {40, 16, 3, 3}, {2, 1}, {1, 1, 2, 2}, {1, 2}, 2, false, 1},  // groups, dilation
+      {{1, 64, 8, 8}, {48, 64, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, true, 0},   // pointwise, 64 pixels
+      // Every product at its extreme: x = -32768 (hi -128, lo 0) against w - zp = -255.
+      {{1, 96, 4, 4}, {16, 96, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, false, 127, -32768, -32767},
+  };
+  uint32_t seed = 600;
+  for (const Case& c : cases) {
+    graph::Graph g;
+    std::vector<HostTensor> inputs = {random_tensor(DType::kI16, c.x, seed++, c.x_lo, c.x_hi),
+                                      random_tensor(DType::kI8, c.w, seed++, -128, c.weight_zp == 127 ? -127 : 128)};
+    if (c.bias) inputs.push_back(random_tensor(DType::kI64, {c.w[0]}, seed++, -1e12, 1e12));
+    std::vector<graph::ValueId> ids;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      ids.push_back(graph::add_graph_input(g, "in" + std::to_string(i), inputs[i].dtype, inputs[i].shape).value());
+    }
+    const graph::AttrMap attrs = {{"stride", c.stride}, {"padding", c.padding}, {"dilation", c.dilation},
+                                  {"groups", c.groups}, {"weight_zp", c.weight_zp}};
+    g.mark_output(graph::add_op(g, "conv2d_int", "conv", ids, attrs).value()[0]);
+    const HostTensor want = cpu::run_graph(g, inputs).value()[0];
+    const std::string name = graph::shape_to_string(c.x) + " * " + graph::shape_to_string(c.w);
+    for (IntGemmKernel k : kIntKernels) {
+      for (bool large : {false, true}) {
+        if (k == IntGemmKernel::kDirect && large) continue;
+        kernels::KernelGraphOptions options;
+        options.int_gemm_kernel = k;
+        options.gemm_kernel = large ? kernels::GemmKernel::kTiled128 : kernels::GemmKernel::kTiled64;
+        options.profile_steps = true;
+        RunStats stats;
+        Result<std::vector<HostTensor>> got = run_on_vulkan(g, inputs, &stats, options);
+        const std::string run = name + " on " + int_gemm_kernel_name(k) + (large ? " 128x128" : "");
+        ASSERT_TRUE(got.ok()) << run << ": " << got.status().message();
+        EXPECT_TRUE(all_close(got.value()[0], want, 0, 0)) << run;
+        std::vector<std::string> kernels;
+        for (const gpu::TimedStep& step : stats.steps) {
+          if (step.kernel != "int8_gemm_split_reduce") kernels.push_back(step.kernel);  // a split K's reductions
+        }
+        const std::string gemm = expected_int_shader("conv2d_int", k, large);
+        const std::vector<std::string> expected =
+            k == IntGemmKernel::kDirect ? std::vector<std::string>{"conv2d_int16"}
+                                        : std::vector<std::string>{"int16_split", gemm, gemm, "int16_join"};
+        EXPECT_EQ(kernels, expected) << run;
+      }
+    }
+  }
+  // Deeper than the halves' i32 sums hold exactly (K = 3700 x 3 x 3 > 32768):
+  // the direct kernel's 64-bit sums, even when a tiled kernel is asked for.
+  // Its values are checked on GPUs only: lavapipe's direct kernels stop
+  // summing after ~10923 iterations (TiledConv2dIntWrapsLikeDirect).
+  graph::Graph g;
+  std::vector<HostTensor> inputs = {random_tensor(DType::kI16, {1, 3700, 3, 3}, 700, -32768, 32768),
+                                    random_tensor(DType::kI8, {2, 3700, 3, 3}, 701, -128, 128)};
+  std::vector<graph::ValueId> ids = {graph::add_graph_input(g, "x", DType::kI16, inputs[0].shape).value(),
+                                     graph::add_graph_input(g, "w", DType::kI8, inputs[1].shape).value()};
+  g.mark_output(graph::add_op(g, "conv2d_int", "conv", ids, {{"weight_zp", int64_t{-9}}}).value()[0]);
+  kernels::KernelGraphOptions options;
+  options.int_gemm_kernel = IntGemmKernel::kTiled;
+  options.profile_steps = true;
+  RunStats stats;
+  Result<std::vector<HostTensor>> got = run_on_vulkan(g, inputs, &stats, options);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  if (test_context()->properties().deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) {
+    EXPECT_TRUE(all_close(got.value()[0], cpu::run_graph(g, inputs).value()[0], 0, 0));
+  }
+  ASSERT_EQ(stats.steps.size(), 1u);
+  EXPECT_EQ(stats.steps[0].kernel, "conv2d_int16");
+}
+
 TEST(VulkanQuant, TiledMatmulIntEqualsDirectAndCpu) {
   struct Case {
     graph::Shape bmkn;

@@ -281,6 +281,34 @@ def test_attention_heads_from_a_quantized_projection_are_not_quantized_again():
 A16_STEPS = {"resnet": 1, "mobilenet": 1, "gpt": 4}
 
 
+class _WideA16Cnn(torch.nn.Module):
+    """Convolutions wide enough for the int8 GEMMs (the families' are not): a 3-channel stem, a 3x3 and a 1x1."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, 32, 3, padding=1)
+        self.mid = torch.nn.Conv2d(32, 32, 3, padding=1)
+        self.out = torch.nn.Conv2d(32, 48, 1)
+
+    def forward(self, x):
+        return self.out(torch.relu(self.mid(torch.relu(self.stem(x)))))
+
+
+def test_a16w8_convolutions_run_on_int8_gemms_as_two_halves(tmp_path):
+    """Each a16w8 convolution wide enough for a tile runs on the int8 GEMMs: its i16 input split into two 8-bit
+    halves, one GEMM per half, the sums joined into 64 bits; the output within a step of the converted model's."""
+    torch.manual_seed(3)
+    model = _WideA16Cnn().eval()
+    x = torch.randn(2, 3, 16, 16)
+    converted = gpuu.quantize(model, (x,), [torch.randn(2, 3, 16, 16) for _ in range(4)], scheme="a16w8")
+    with torch.no_grad():
+        want = converted(x).numpy()
+    got, report, kernels = _export_and_run(converted, x, "vulkan_first", tmp_path)
+    assert np.abs(got - want).max() <= _output_step(converted) * 1.001
+    assert kernels.count("int16_split") == 3 and kernels.count("int16_join") == 3, kernels
+    assert "conv2d_int16" not in kernels and _int_gemms(kernels, "conv2d_int") == 6, kernels
+
+
 @pytest.mark.parametrize("family", sorted(A16_STEPS))
 def test_a16w8_runs_16_bit_activations_on_integers(family, tmp_path):
     model, x = make_family(family), family_input(family)
@@ -292,11 +320,14 @@ def test_a16w8_runs_16_bit_activations_on_integers(family, tmp_path):
     got, report, kernels = _export_and_run(converted, x, "vulkan_first", tmp_path)
     assert np.abs(got - want).max() <= A16_STEPS[family] * _output_step(converted) * 1.001
     assert got.reshape(got.shape[0], -1).argmax(-1).tolist() == fp.reshape(fp.shape[0], -1).argmax(-1).tolist()
-    # Every convolution and linear sums i16 x i8 on the 16-bit kernel; nothing leaves the Vulkan backend.
+    # Every convolution and linear sums i16 x i8: on the int8 GEMMs as the input's two 8-bit halves (split,
+    # two GEMMs, joined into 64-bit sums) where they take it, else on the direct 16-bit kernel; nothing leaves
+    # the Vulkan backend.
     rows = report["quantized"]
     layers = [r for r in rows if r["op"] in ("convolution", "addmm", "mm")]
     assert layers and all(r["runs"] == "integers" for r in layers), rows
-    assert kernels.count("conv2d_int16") == len(layers), kernels
+    halves = kernels.count("int16_split")
+    assert halves + kernels.count("conv2d_int16") == len(layers) and kernels.count("int16_join") == halves, kernels
     # Each i16 quantize (its clamp to the symmetric range included) and dequantize is one fused dispatch.
     assert "cast_convert" not in kernels, kernels
     assert [r["backend"] for r in report["regions"]] == ["VulkanBackend"], report["regions"]

@@ -302,6 +302,43 @@ Status add_int_gemm_dispatch(LoweringContext& lc, const graph::Node& n, const In
   return add_dispatch(lc, labelled, reduce_key, std::move(reduce_bindings), reduce, outputs, std::move(work));
 }
 
+// The deepest K whose i32 sums stay exact for both halves of an i16 input
+// (int16_parts.comp): |lo| <= 255 and |w - weight_zp| <= 255 per product.
+constexpr uint32_t kMaxInt16HalvesDepth = 32768;
+
+// conv2d_int over an i16 input x on the int8 GEMM of `choice`: x split into
+// hi = x >> 8 and lo = (x & 255) - 128 (read with input zero point -128, so
+// the GEMM sums x & 255), both GEMMs' i32 sums in scratch, joined into y
+// (i64) as 256 * hi + lo + bias.
+Status add_int16_halves_dispatches(LoweringContext& lc, const graph::Node& n, IntGemmChoice choice,
+                                   const GemmProblem& g, int32_t weight_zp, const PushConstants& form, bool b_vec,
+                                   const TensorRef& x, const TensorRef& w, const TensorRef* bias, const TensorRef& y) {
+  const uint64_t in_count = static_cast<uint64_t>(graph::shape_numel(x.shape));
+  const uint64_t out_count = static_cast<uint64_t>(graph::shape_numel(y.shape));
+  const uint64_t half_bytes = (in_count + 3) / 4 * 4;
+  GPUU_ASSIGN_OR_RETURN(BufferRange hi_range, lc.scratch(half_bytes, "i16 input's high bytes"));
+  GPUU_ASSIGN_OR_RETURN(BufferRange lo_range, lc.scratch(half_bytes, "i16 input's low bytes"));
+  GPUU_ASSIGN_OR_RETURN(BufferRange hi_sums, lc.scratch(out_count * 4, "sums over the high bytes"));
+  GPUU_ASSIGN_OR_RETURN(BufferRange lo_sums, lc.scratch(out_count * 4, "sums over the low bytes"));
+  const TensorRef hi{hi_range, DType::kI8, x.shape}, lo{lo_range, DType::kI8, x.shape};
+  const TensorRef hi_y{hi_sums, DType::kI32, y.shape}, lo_y{lo_sums, DType::kI32, y.shape};
+  PushConstants split;
+  split.u32(static_cast<uint32_t>(in_count));
+  GPUU_RETURN_IF_ERROR(add_dispatch(lc, n, KernelKey{"int16_split", {}, 3, split.size()},
+                                    {{x.range, false}, {hi_range, true}, {lo_range, true}}, split,
+                                    word_invocations(in_count, DType::kI8)));
+  choice.why = "16-bit activations as two 8-bit halves; " + choice.why;
+  GPUU_RETURN_IF_ERROR(
+      add_int_gemm_dispatch(lc, n, choice, true, g, weight_zp, 0, form, b_vec, w, hi, nullptr, hi_y, nullptr, nullptr));
+  GPUU_RETURN_IF_ERROR(add_int_gemm_dispatch(lc, n, choice, true, g, weight_zp, -128, form, b_vec, w, lo, nullptr,
+                                             lo_y, nullptr, nullptr));
+  PushConstants join;
+  join.u32(static_cast<uint32_t>(out_count)).u32(u32(y.shape[2] * y.shape[3])).u32(u32(y.shape[1]));
+  return add_dispatch(lc, n, KernelKey{"int16_join", {bias ? 1 : 0}, 4, join.size()},
+                      {{hi_sums, false}, {lo_sums, false}, {bias ? bias->range : hi_sums, false}, {y.range, true}}, join,
+                      out_count);
+}
+
 Status lower_conv2d_int(LoweringContext& lc, const graph::Node& n) {
   GPUU_ASSIGN_OR_RETURN(graph::AttrMap a, attrs_of(n));
   const TensorRef& x = lc.tensor(n.inputs[0]);
@@ -321,15 +358,18 @@ Status lower_conv2d_int(LoweringContext& lc, const graph::Node& n) {
   GemmProblem g{true, u32(w.shape[0] / groups), u32(y.shape[0] * y.shape[2] * y.shape[3]),
                 u32(w.shape[1] * w.shape[2] * w.shape[3]), u32(groups)};
   g.conv_channels = u32(w.shape[1]);
-  // 16-bit activations (a16w8) sum in i64 on the direct kernel's wide form,
-  // conv2d_int16.comp (the int8 GEMMs take i8 alone).
+  // 16-bit activations (a16w8) sum in i64: on the int8 GEMMs as two i8
+  // halves of the input (int16_parts.comp), where K keeps each half's i32
+  // sums exact, else on the direct kernel's wide form, conv2d_int16.comp.
   const bool wide = x.dtype == DType::kI16;
   if (wide) GPUU_RETURN_IF_ERROR(require_int64(lc, n));
-  IntGemmChoice choice;
-  if (wide) {
-    choice.why = "16-bit activations: the direct kernel's 64-bit sums";
-  } else {
-    choice = select_int_gemm(lc.ctx, g, lc.gemm_force);
+  IntGemmChoice choice = select_int_gemm(lc.ctx, g, lc.gemm_force);
+  if (wide && choice.tiled() && g.k > kMaxInt16HalvesDepth) {
+    choice = IntGemmChoice{};
+    choice.why = "16-bit activations over " + std::to_string(g.k) + " deep: the int8 GEMMs' i32 sums of their halves " +
+                 "could overflow past " + std::to_string(kMaxInt16HalvesDepth) + "; the direct kernel's 64-bit sums";
+  } else if (wide && !choice.tiled()) {
+    choice.why = "16-bit activations: the direct kernel's 64-bit sums" + (choice.why.empty() ? "" : "; " + choice.why);
   }
   if (choice.tiled()) {
     PushConstants form;
@@ -344,6 +384,7 @@ Status lower_conv2d_int(LoweringContext& lc, const graph::Node& n) {
                            pad[1] == 0 && pad[2] == 0 && pad[3] == 0 && x.shape[2] == y.shape[2] &&
                            x.shape[3] == y.shape[3];
     const bool b_vec = pointwise && (y.shape[2] * y.shape[3]) % 16 == 0;
+    if (wide) return add_int16_halves_dispatches(lc, n, choice, g, weight_zp, form, b_vec, x, w, bias, y);
     const std::optional<RescaleStore> rq = rescale_store(lc, true);
     const std::optional<ResidualStore> res = residual_store(lc);
     return add_int_gemm_dispatch(lc, n, choice, true, g, weight_zp, input_zp, form, b_vec, w, x, bias, y,

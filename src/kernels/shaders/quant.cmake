@@ -3,6 +3,10 @@
 gpuu_shader(rescale rescale.comp)
 gpuu_shader(conv2d_int conv2d_int.comp)
 gpuu_shader(conv2d_int16 conv2d_int16.comp)
+# a16w8 convolutions on the int8 GEMMs: the i16 input split into two i8
+# halves, and the two GEMMs' sums joined into the i64 output.
+gpuu_shader(int16_split int16_parts.comp GPUU_SPLIT)
+gpuu_shader(int16_join int16_parts.comp)
 gpuu_shader(matmul_int matmul_int.comp)
 # The tiled int8 GEMMs (int8_gemm.comp) behind conv2d_int and matmul_int:
 # packed dot products (OpSDot, where the device has shaderIntegerDotProduct)
