@@ -307,7 +307,8 @@ TEST(VulkanQuant, TiledConv2dIntWrapsLikeDirect) {
 // sums) under every tiled and matrix-core kernel and tile, bit for bit as
 // the CPU reference and the direct kernel (conv2d_int16.comp): full-range
 // inputs, weight zero points, padding, groups, dilation, a pointwise
-// convolution read in vector runs, and every product at its extreme.
+// convolution read in vector runs, linears (transposed halves), and every
+// product at its extreme.
 TEST(VulkanQuant, Int16ConvOnInt8GemmsEqualsDirectAndCpu) {
   struct Case {
     graph::Shape x, w;
@@ -322,6 +323,9 @@ TEST(VulkanQuant, Int16ConvOnInt8GemmsEqualsDirectAndCpu) {
       {{2, 5, 11, 10}, {20, 5, 3, 3}, {2, 2}, {1, 0, 2, 1}, {1, 1}, 1, true, -3},  // K = 45, M = 20: ragged
       {{1, 32, 8, 9}, {40, 16, 3, 3}, {2, 1}, {1, 1, 2, 2}, {1, 2}, 2, false, 1},  // groups, dilation
       {{1, 64, 8, 8}, {48, 64, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, true, 0},   // pointwise, 64 pixels
+      // Linears (a16w8's, as 1x1 convolutions of rows x K x 1 x 1): halves and sums transposed.
+      {{20, 48, 1, 1}, {40, 48, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, true, -7},
+      {{32, 72, 1, 1}, {24, 72, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, false, 0},  // rows in vector runs
       // Every product at its extreme: x = -32768 (hi -128, lo 0) against w - zp = -255.
       {{1, 96, 4, 4}, {16, 96, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, false, 127, -32768, -32767},
   };
@@ -361,6 +365,11 @@ TEST(VulkanQuant, Int16ConvOnInt8GemmsEqualsDirectAndCpu) {
             k == IntGemmKernel::kDirect ? std::vector<std::string>{"conv2d_int16"}
                                         : std::vector<std::string>{"int16_split", gemm, gemm, "int16_join"};
         EXPECT_EQ(kernels, expected) << run;
+        // A linear's halves go to the GEMM transposed (rows along its columns, read in runs).
+        const bool linear = c.x[2] == 1 && c.x[3] == 1;
+        if (k != IntGemmKernel::kDirect && stats.steps.size() > 1) {
+          EXPECT_EQ(stats.steps[1].work.why.find("transposed") != std::string::npos, linear) << run;
+        }
       }
     }
   }

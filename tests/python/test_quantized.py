@@ -309,6 +309,21 @@ def test_a16w8_convolutions_run_on_int8_gemms_as_two_halves(tmp_path):
     assert "conv2d_int16" not in kernels and _int_gemms(kernels, "conv2d_int") == 6, kernels
 
 
+def test_a16w8_linears_run_on_int8_gemms_as_two_transposed_halves(tmp_path):
+    """a16w8's linears (1x1 convolutions of [rows, K, 1, 1]) run on the int8 GEMMs too, their halves transposed
+    so that the GEMM reads rows in runs; the output within a step of the converted model's."""
+    torch.manual_seed(4)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 48), torch.nn.ReLU(), torch.nn.Linear(48, 40)).eval()
+    x = torch.randn(32, 64)
+    converted = gpuu.quantize(model, (x,), [torch.randn(32, 64) for _ in range(4)], scheme="a16w8")
+    with torch.no_grad():
+        want = converted(x).numpy()
+    got, report, kernels = _export_and_run(converted, x, "vulkan_first", tmp_path)
+    assert np.abs(got - want).max() <= _output_step(converted) * 1.001
+    assert kernels.count("int16_split") == 2 and kernels.count("int16_join") == 2, kernels
+    assert "conv2d_int16" not in kernels, kernels
+
+
 @pytest.mark.parametrize("family", sorted(A16_STEPS))
 def test_a16w8_runs_16_bit_activations_on_integers(family, tmp_path):
     model, x = make_family(family), family_input(family)

@@ -309,31 +309,48 @@ constexpr uint32_t kMaxInt16HalvesDepth = 32768;
 // conv2d_int over an i16 input x on the int8 GEMM of `choice`: x split into
 // hi = x >> 8 and lo = (x & 255) - 128 (read with input zero point -128, so
 // the GEMM sums x & 255), both GEMMs' i32 sums in scratch, joined into y
-// (i64) as 256 * hi + lo + bias.
-Status add_int16_halves_dispatches(LoweringContext& lc, const graph::Node& n, IntGemmChoice choice,
-                                   const GemmProblem& g, int32_t weight_zp, const PushConstants& form, bool b_vec,
+// (i64) as 256 * hi + lo + bias. A linear (a16w8's linears are 1x1
+// convolutions of [rows, K, 1, 1]: rows images of one pixel, whose GEMM
+// would gather B a byte at a time K apart) has its halves written transposed,
+// [K, rows] as one image of `rows` pixels, which the GEMM reads in runs along
+// the rows, and its sums [O, rows] transposed back as they are joined.
+Status add_int16_halves_dispatches(LoweringContext& lc, const graph::Node& n, IntGemmChoice choice, GemmProblem g,
+                                   int32_t weight_zp, PushConstants form, bool b_vec, bool linear,
                                    const TensorRef& x, const TensorRef& w, const TensorRef* bias, const TensorRef& y) {
   const uint64_t in_count = static_cast<uint64_t>(graph::shape_numel(x.shape));
   const uint64_t out_count = static_cast<uint64_t>(graph::shape_numel(y.shape));
   const uint64_t half_bytes = (in_count + 3) / 4 * 4;
+  const uint32_t rows = linear ? u32(x.shape[0]) : 0;  // the linear's rows (0: not transposed)
+  graph::Shape half_shape = x.shape, sums_shape = y.shape;
+  if (linear) {
+    half_shape = {1, x.shape[1], 1, x.shape[0]};
+    sums_shape = {1, y.shape[1], 1, x.shape[0]};
+    form = PushConstants{};
+    form.u32(u32(x.shape[1])).u32(1).u32(rows);     // C, H, W
+    form.u32(u32(w.shape[0])).u32(1).u32(rows);     // O, OH, OW
+    form.u32(1).u32(1).u32(1).u32(1);               // kH, kW, strides
+    form.u32(0).u32(0).u32(1).u32(1);               // pads, dilations
+    form.u32(u32(x.shape[1]));                      // C per group
+    b_vec = rows % 16 == 0;
+  }
   GPUU_ASSIGN_OR_RETURN(BufferRange hi_range, lc.scratch(half_bytes, "i16 input's high bytes"));
   GPUU_ASSIGN_OR_RETURN(BufferRange lo_range, lc.scratch(half_bytes, "i16 input's low bytes"));
   GPUU_ASSIGN_OR_RETURN(BufferRange hi_sums, lc.scratch(out_count * 4, "sums over the high bytes"));
   GPUU_ASSIGN_OR_RETURN(BufferRange lo_sums, lc.scratch(out_count * 4, "sums over the low bytes"));
-  const TensorRef hi{hi_range, DType::kI8, x.shape}, lo{lo_range, DType::kI8, x.shape};
-  const TensorRef hi_y{hi_sums, DType::kI32, y.shape}, lo_y{lo_sums, DType::kI32, y.shape};
+  const TensorRef hi{hi_range, DType::kI8, half_shape}, lo{lo_range, DType::kI8, half_shape};
+  const TensorRef hi_y{hi_sums, DType::kI32, sums_shape}, lo_y{lo_sums, DType::kI32, sums_shape};
   PushConstants split;
-  split.u32(static_cast<uint32_t>(in_count));
+  split.u32(static_cast<uint32_t>(in_count)).u32(rows).u32(linear ? u32(x.shape[1]) : 0);
   GPUU_RETURN_IF_ERROR(add_dispatch(lc, n, KernelKey{"int16_split", {}, 3, split.size()},
                                     {{x.range, false}, {hi_range, true}, {lo_range, true}}, split,
                                     word_invocations(in_count, DType::kI8)));
-  choice.why = "16-bit activations as two 8-bit halves; " + choice.why;
+  choice.why = "16-bit activations as two 8-bit halves" + std::string(linear ? ", transposed" : "") + "; " + choice.why;
   GPUU_RETURN_IF_ERROR(
       add_int_gemm_dispatch(lc, n, choice, true, g, weight_zp, 0, form, b_vec, w, hi, nullptr, hi_y, nullptr, nullptr));
   GPUU_RETURN_IF_ERROR(add_int_gemm_dispatch(lc, n, choice, true, g, weight_zp, -128, form, b_vec, w, lo, nullptr,
                                              lo_y, nullptr, nullptr));
   PushConstants join;
-  join.u32(static_cast<uint32_t>(out_count)).u32(u32(y.shape[2] * y.shape[3])).u32(u32(y.shape[1]));
+  join.u32(static_cast<uint32_t>(out_count)).u32(u32(y.shape[2] * y.shape[3])).u32(u32(y.shape[1])).u32(rows);
   return add_dispatch(lc, n, KernelKey{"int16_join", {bias ? 1 : 0}, 4, join.size()},
                       {{hi_sums, false}, {lo_sums, false}, {bias ? bias->range : hi_sums, false}, {y.range, true}}, join,
                       out_count);
@@ -384,7 +401,10 @@ Status lower_conv2d_int(LoweringContext& lc, const graph::Node& n) {
                            pad[1] == 0 && pad[2] == 0 && pad[3] == 0 && x.shape[2] == y.shape[2] &&
                            x.shape[3] == y.shape[3];
     const bool b_vec = pointwise && (y.shape[2] * y.shape[3]) % 16 == 0;
-    if (wide) return add_int16_halves_dispatches(lc, n, choice, g, weight_zp, form, b_vec, x, w, bias, y);
+    if (wide) {
+      const bool linear = pointwise && groups == 1 && x.shape[2] == 1 && x.shape[3] == 1;
+      return add_int16_halves_dispatches(lc, n, choice, g, weight_zp, form, b_vec, linear, x, w, bias, y);
+    }
     const std::optional<RescaleStore> rq = rescale_store(lc, true);
     const std::optional<ResidualStore> res = residual_store(lc);
     return add_int_gemm_dispatch(lc, n, choice, true, g, weight_zp, input_zp, form, b_vec, w, x, bias, y,
