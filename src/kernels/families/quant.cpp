@@ -312,45 +312,50 @@ constexpr uint32_t kMaxInt16HalvesDepth = 32768;
 // (i64) as 256 * hi + lo + bias. A linear (a16w8's linears are 1x1
 // convolutions of [rows, K, 1, 1]: rows images of one pixel, whose GEMM
 // would gather B a byte at a time K apart) has its halves written transposed,
-// [K, rows] as one image of `rows` pixels, which the GEMM reads in runs along
-// the rows, and its sums [O, rows] transposed back as they are joined.
+// [K, stride] as one image of `stride` pixels (rows rounded up to whole
+// 16-byte runs, the rest zeros), which the GEMM reads in runs along the rows,
+// and its sums [O, stride] transposed back as they are joined.
 Status add_int16_halves_dispatches(LoweringContext& lc, const graph::Node& n, IntGemmChoice choice, GemmProblem g,
                                    int32_t weight_zp, PushConstants form, bool b_vec, bool linear,
                                    const TensorRef& x, const TensorRef& w, const TensorRef* bias, const TensorRef& y) {
-  const uint64_t in_count = static_cast<uint64_t>(graph::shape_numel(x.shape));
-  const uint64_t out_count = static_cast<uint64_t>(graph::shape_numel(y.shape));
-  const uint64_t half_bytes = (in_count + 3) / 4 * 4;
+  constexpr uint32_t kRun = 16;  // bytes the GEMM reads along B's rows as one vector
   const uint32_t rows = linear ? u32(x.shape[0]) : 0;  // the linear's rows (0: not transposed)
+  const uint32_t stride = (rows + kRun - 1) / kRun * kRun;
   graph::Shape half_shape = x.shape, sums_shape = y.shape;
   if (linear) {
-    half_shape = {1, x.shape[1], 1, x.shape[0]};
-    sums_shape = {1, y.shape[1], 1, x.shape[0]};
+    half_shape = {1, x.shape[1], 1, stride};
+    sums_shape = {1, y.shape[1], 1, stride};
     form = PushConstants{};
-    form.u32(u32(x.shape[1])).u32(1).u32(rows);     // C, H, W
-    form.u32(u32(w.shape[0])).u32(1).u32(rows);     // O, OH, OW
+    form.u32(u32(x.shape[1])).u32(1).u32(stride);   // C, H, W
+    form.u32(u32(w.shape[0])).u32(1).u32(stride);   // O, OH, OW
     form.u32(1).u32(1).u32(1).u32(1);               // kH, kW, strides
     form.u32(0).u32(0).u32(1).u32(1);               // pads, dilations
     form.u32(u32(x.shape[1]));                      // C per group
-    b_vec = rows % 16 == 0;
+    g.n = stride;
+    b_vec = true;
   }
+  const uint64_t half_count = static_cast<uint64_t>(graph::shape_numel(half_shape));
+  const uint64_t sums_count = static_cast<uint64_t>(graph::shape_numel(sums_shape));
+  const uint64_t half_bytes = (half_count + 3) / 4 * 4;
   GPUU_ASSIGN_OR_RETURN(BufferRange hi_range, lc.scratch(half_bytes, "i16 input's high bytes"));
   GPUU_ASSIGN_OR_RETURN(BufferRange lo_range, lc.scratch(half_bytes, "i16 input's low bytes"));
-  GPUU_ASSIGN_OR_RETURN(BufferRange hi_sums, lc.scratch(out_count * 4, "sums over the high bytes"));
-  GPUU_ASSIGN_OR_RETURN(BufferRange lo_sums, lc.scratch(out_count * 4, "sums over the low bytes"));
+  GPUU_ASSIGN_OR_RETURN(BufferRange hi_sums, lc.scratch(sums_count * 4, "sums over the high bytes"));
+  GPUU_ASSIGN_OR_RETURN(BufferRange lo_sums, lc.scratch(sums_count * 4, "sums over the low bytes"));
   const TensorRef hi{hi_range, DType::kI8, half_shape}, lo{lo_range, DType::kI8, half_shape};
   const TensorRef hi_y{hi_sums, DType::kI32, sums_shape}, lo_y{lo_sums, DType::kI32, sums_shape};
   PushConstants split;
-  split.u32(static_cast<uint32_t>(in_count)).u32(rows).u32(linear ? u32(x.shape[1]) : 0);
+  split.u32(static_cast<uint32_t>(half_count)).u32(rows).u32(stride).u32(linear ? u32(x.shape[1]) : 0);
   GPUU_RETURN_IF_ERROR(add_dispatch(lc, n, KernelKey{"int16_split", {}, 3, split.size()},
                                     {{x.range, false}, {hi_range, true}, {lo_range, true}}, split,
-                                    word_invocations(in_count, DType::kI8)));
+                                    word_invocations(half_count, DType::kI8)));
   choice.why = "16-bit activations as two 8-bit halves" + std::string(linear ? ", transposed" : "") + "; " + choice.why;
   GPUU_RETURN_IF_ERROR(
       add_int_gemm_dispatch(lc, n, choice, true, g, weight_zp, 0, form, b_vec, w, hi, nullptr, hi_y, nullptr, nullptr));
   GPUU_RETURN_IF_ERROR(add_int_gemm_dispatch(lc, n, choice, true, g, weight_zp, -128, form, b_vec, w, lo, nullptr,
                                              lo_y, nullptr, nullptr));
+  const uint64_t out_count = static_cast<uint64_t>(graph::shape_numel(y.shape));
   PushConstants join;
-  join.u32(static_cast<uint32_t>(out_count)).u32(u32(y.shape[2] * y.shape[3])).u32(u32(y.shape[1])).u32(rows);
+  join.u32(static_cast<uint32_t>(out_count)).u32(u32(y.shape[2] * y.shape[3])).u32(u32(y.shape[1])).u32(stride);
   return add_dispatch(lc, n, KernelKey{"int16_join", {bias ? 1 : 0}, 4, join.size()},
                       {{hi_sums, false}, {lo_sums, false}, {bias ? bias->range : hi_sums, false}, {y.range, true}}, join,
                       out_count);

@@ -9,8 +9,8 @@
 // output word (four elements of each). Else (join): the two GEMMs' i32 sums
 // into the i64 output, 256 * hi + lo (+ the i64 bias of the element's output
 // channel), one invocation per output element. A linear's (rows != 0): x
-// [rows, K] split into halves [K, rows], and sums [O, rows] joined into y
-// [rows, O].
+// [rows, K] split into halves [K, stride] (stride >= rows, the columns past
+// rows zeros), and sums [O, stride] joined into y [rows, O].
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #include "common.glsl"
 #include "int_load.glsl"
@@ -20,8 +20,8 @@ layout(std430, set = 0, binding = 0) readonly buffer X { uint x_words[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer Hi { uint hi_words[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer Lo { uint lo_words[]; };
 layout(push_constant) uniform Params {
-  uint count;
-  uint rows, K;  // a linear's (rows 0: not transposed)
+  uint count;  // of the halves
+  uint rows, stride, K;  // a linear's (rows 0: not transposed)
 } p;
 
 void main() {
@@ -29,8 +29,12 @@ void main() {
   if (first >= p.count) return;
   uint hi = 0u, lo = 0u;
   for (uint k = 0u; k < 4u && first + k < p.count; ++k) {
-    uint at = first + k;  // element (c, r) of the halves [K, rows] reads x's (r, c)
-    if (p.rows != 0u) at = (at % p.rows) * p.K + at / p.rows;
+    uint at = first + k;  // element (c, r) of the halves [K, stride] reads x's (r, c)
+    if (p.rows != 0u) {
+      const uint r = at % p.stride;
+      if (r >= p.rows) continue;  // padding: zero bytes
+      at = r * p.K + at / p.stride;
+    }
     int x = LOAD_I16(x_words, at);
     hi |= bitfieldExtract(uint(x >> 8), 0, 8) << (8u * k);
     lo |= ((uint(x) & 0xFFu) ^ 0x80u) << (8u * k);  // (x & 255) - 128 as a signed byte
@@ -48,13 +52,13 @@ layout(push_constant) uniform Params {
   uint count;
   uint pixels;  // per output channel of one image
   uint O;       // output channels
-  uint rows;    // a linear's (0: not transposed)
+  uint stride;  // a linear's sums' row stride (0: not transposed)
 } p;
 
 void main() {
   uint i = linear_id();
   if (i >= p.count) return;
-  uint at = p.rows != 0u ? (i % p.O) * p.rows + i / p.O : i;  // y's (r, o) is the sums' (o, r)
+  uint at = p.stride != 0u ? (i % p.O) * p.stride + i / p.O : i;  // y's (r, o) is the sums' (o, r)
   int64_t v = int64_t(hi[at]) * 256 + int64_t(lo[at]);
   if (HAS_BIAS != 0) {
     uint o = (i / p.pixels) % p.O;
