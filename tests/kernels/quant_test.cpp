@@ -396,6 +396,63 @@ TEST(VulkanQuant, Int16ConvOnInt8GemmsEqualsDirectAndCpu) {
   EXPECT_EQ(stats.steps[0].kernel, "conv2d_int16");
 }
 
+// ... and the rescale that alone reads such a convolution's i64 sums runs as
+// they are joined (rescale_join), bit for bit as the conv and rescale apart:
+// a16w8's two forms, to i32 exactly (multiplier 2^14, shift 14) and to i16
+// per channel with a 16-bit multiplier, on a convolution and on a linear.
+TEST(VulkanQuant, Int16ConvJoinsItsRescale) {
+  struct Case {
+    graph::Shape x, w;
+    const char* dtype;
+    std::vector<int32_t> multiplier, shift;
+  };
+  const Case cases[] = {
+      {{1, 16, 9, 9}, {24, 16, 3, 3}, "i32", {1 << 14}, {14}},
+      {{20, 48, 1, 1}, {4, 48, 1, 1}, "i16", {17000, 30000, 16384, 25000}, {30, 31, 29, 32}},
+  };
+  uint32_t seed = 800;
+  for (const Case& c : cases) {
+    const bool conv = c.w[2] == 3;
+    std::vector<HostTensor> inputs = {random_tensor(DType::kI16, c.x, seed++, -32768, 32768),
+                                      random_tensor(DType::kI8, c.w, seed++, -128, 128),
+                                      random_tensor(DType::kI64, {c.w[0]}, seed++, -1e9, 1e9)};
+    graph::Graph g;
+    std::vector<graph::ValueId> ids;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      ids.push_back(graph::add_graph_input(g, "in" + std::to_string(i), inputs[i].dtype, inputs[i].shape).value());
+    }
+    graph::AttrMap attrs = {{"weight_zp", int64_t{2}}};
+    if (conv) attrs["padding"] = Ints{1, 1, 1, 1};
+    const graph::ValueId sums = graph::add_op(g, "conv2d_int", "conv", ids, attrs).value()[0];
+    const HostTensor m = HostTensor::from_data<int32_t>({static_cast<int64_t>(c.multiplier.size())}, c.multiplier).value();
+    const HostTensor sh = HostTensor::from_data<int32_t>({static_cast<int64_t>(c.shift.size())}, c.shift).value();
+    const graph::ValueId mv = graph::add_graph_constant(g, "m", DType::kI32, m.shape, m.to_blob()).value();
+    const graph::ValueId sv = graph::add_graph_constant(g, "s", DType::kI32, sh.shape, sh.to_blob()).value();
+    graph::AttrMap rescale = {{"dtype", std::string(c.dtype)}, {"scale32", int64_t{0}}};
+    if (c.multiplier.size() > 1) rescale["axis"] = int64_t{1};
+    Result<std::vector<graph::ValueId>> out = graph::add_op(g, "rescale", "rq", {sums, mv, sv}, rescale);
+    ASSERT_TRUE(out.ok()) << out.status().message();
+    g.mark_output(out.value()[0]);
+    const HostTensor want = cpu::run_graph(g, inputs).value()[0];
+    for (IntGemmKernel k : {IntGemmKernel::kTiled, IntGemmKernel::kTiledDot, IntGemmKernel::kCoopMat}) {
+      kernels::KernelGraphOptions options;
+      options.int_gemm_kernel = k;
+      options.profile_steps = true;
+      RunStats stats;
+      Result<std::vector<HostTensor>> got = run_on_vulkan(g, inputs, &stats, options);
+      const std::string run = graph::shape_to_string(c.x) + " on " + int_gemm_kernel_name(k);
+      ASSERT_TRUE(got.ok()) << run << ": " << got.status().message();
+      EXPECT_TRUE(all_close(got.value()[0], want, 0, 0)) << run;
+      ASSERT_FALSE(stats.steps.empty()) << run;
+      EXPECT_EQ(stats.steps.back().kernel, "rescale_join") << run;
+      EXPECT_EQ(std::count_if(stats.steps.begin(), stats.steps.end(),
+                              [](const gpu::TimedStep& s) { return s.kernel == "rescale" || s.kernel == "int16_join"; }),
+                0)
+          << run;
+    }
+  }
+}
+
 TEST(VulkanQuant, TiledMatmulIntEqualsDirectAndCpu) {
   struct Case {
     graph::Shape bmkn;

@@ -86,6 +86,22 @@ RescaleParams rescale_params(const graph::AttrMap& a, const TensorRef& x, const 
   return r;
 }
 
+// rescale.comp's push constants for `r` over an input of `x_shape` (`count`
+// output elements): the channel's stride and count where it scales per
+// channel, the zero points and the clamp.
+PushConstants rescale_push(const RescaleParams& r, const graph::Shape& x_shape, uint64_t count) {
+  uint32_t inner = 1, channels = 1;
+  if (r.axis >= 0) {
+    channels = u32(x_shape[static_cast<size_t>(r.axis)]);
+    for (size_t d = static_cast<size_t>(r.axis) + 1; d < x_shape.size(); ++d) inner *= u32(x_shape[d]);
+  }
+  PushConstants push;
+  push.u32(static_cast<uint32_t>(count)).u32(inner).u32(channels);
+  push.u32(u32(r.input_zp)).u32(u32(r.output_zp));
+  push.u32(static_cast<uint32_t>(r.lo)).u32(static_cast<uint32_t>(r.hi));
+  return push;
+}
+
 Status lower_rescale(LoweringContext& lc, const graph::Node& n) {
   GPUU_RETURN_IF_ERROR(require_int64(lc, n));
   GPUU_ASSIGN_OR_RETURN(graph::AttrMap a, attrs_of(n));
@@ -96,15 +112,7 @@ Status lower_rescale(LoweringContext& lc, const graph::Node& n) {
   const uint64_t count = static_cast<uint64_t>(graph::shape_numel(y.shape));
   if (count == 0) return Status::Ok();
   const RescaleParams r = rescale_params(a, x, m, y);
-  uint32_t inner = 1, channels = 1;
-  if (r.axis >= 0) {
-    channels = u32(x.shape[static_cast<size_t>(r.axis)]);
-    for (size_t d = static_cast<size_t>(r.axis) + 1; d < x.shape.size(); ++d) inner *= u32(x.shape[d]);
-  }
-  PushConstants push;
-  push.u32(static_cast<uint32_t>(count)).u32(inner).u32(channels);
-  push.u32(u32(r.input_zp)).u32(u32(r.output_zp));
-  push.u32(static_cast<uint32_t>(r.lo)).u32(static_cast<uint32_t>(r.hi));
+  const PushConstants push = rescale_push(r, x.shape, count);
   KernelKey key{"rescale", {int_bytes(x.dtype), int_bytes(y.dtype), r.input_unsigned ? 1 : 0, r.double_round ? 1 : 0},
                 4, push.size()};
   return add_dispatch(lc, n, key, {{x.range, false}, {m.range, false}, {s.range, false}, {y.range, true}}, push,
@@ -355,10 +363,35 @@ Status add_int16_halves_dispatches(LoweringContext& lc, const graph::Node& n, In
                                              lo_y, nullptr, nullptr));
   const uint64_t out_count = static_cast<uint64_t>(graph::shape_numel(y.shape));
   PushConstants join;
-  join.u32(static_cast<uint32_t>(out_count)).u32(u32(y.shape[2] * y.shape[3])).u32(u32(y.shape[1])).u32(stride);
-  return add_dispatch(lc, n, KernelKey{"int16_join", {bias ? 1 : 0}, 4, join.size()},
-                      {{hi_sums, false}, {lo_sums, false}, {bias ? bias->range : hi_sums, false}, {y.range, true}}, join,
-                      out_count);
+  join.u32(u32(y.shape[2] * y.shape[3])).u32(u32(y.shape[1])).u32(stride);
+  const BufferRange& bias_range = bias ? bias->range : hi_sums;  // never read without a bias
+  // The rescale that alone reads y (LoweringContext::int_rescale) applied as
+  // the sums are joined: y itself is never stored.
+  if (lc.int_rescale && lc.int_rescale->inputs[0] == n.outputs[0]) {
+    const graph::Node& rn = *lc.int_rescale;
+    GPUU_ASSIGN_OR_RETURN(graph::AttrMap ra, attrs_of(rn));
+    const TensorRef& m = lc.tensor(rn.inputs[1]);
+    const TensorRef& sh = lc.tensor(rn.inputs[2]);
+    const TensorRef& ry = lc.tensor(rn.outputs[0]);
+    const RescaleParams r = rescale_params(ra, y, m, ry);
+    PushConstants push = rescale_push(r, y.shape, out_count);
+    push.append(join);
+    lc.int_rescale_taken = true;
+    graph::Node labelled = n;
+    labelled.name += "+" + rn.name;
+    gpu::StepWork work;
+    work.ops = n.op + "+" + rn.op;
+    return add_dispatch(lc, labelled,
+                        KernelKey{"rescale_join", {8, int_bytes(ry.dtype), 0, r.double_round ? 1 : 0, 1, bias ? 1 : 0},
+                                  6, push.size()},
+                        {{hi_sums, false}, {m.range, false}, {sh.range, false}, {ry.range, true}, {lo_sums, false},
+                         {bias_range, false}},
+                        push, word_invocations(out_count, ry.dtype), std::move(work));
+  }
+  PushConstants plain;
+  plain.u32(static_cast<uint32_t>(out_count)).append(join);
+  return add_dispatch(lc, n, KernelKey{"int16_join", {bias ? 1 : 0}, 4, plain.size()},
+                      {{hi_sums, false}, {lo_sums, false}, {bias_range, false}, {y.range, true}}, plain, out_count);
 }
 
 Status lower_conv2d_int(LoweringContext& lc, const graph::Node& n) {

@@ -7,10 +7,10 @@
 // as the zero point, 0 as it should).
 // GPUU_SPLIT: x into its two i8 halves, hi and lo - 128, one invocation per
 // output word (four elements of each). Else (join): the two GEMMs' i32 sums
-// into the i64 output, 256 * hi + lo (+ the i64 bias of the element's output
-// channel), one invocation per output element. A linear's (rows != 0): x
-// [rows, K] split into halves [K, stride] (stride >= rows, the columns past
-// rows zeros), and sums [O, stride] joined into y [rows, O].
+// joined into the i64 output (int16_join.glsl), one invocation per output
+// element. A linear's (rows != 0): x [rows, K] split into halves [K, stride]
+// (stride >= rows, the columns past rows zeros), and sums [O, stride] joined
+// into y [rows, O].
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #include "common.glsl"
 #include "int_load.glsl"
@@ -43,27 +43,21 @@ void main() {
   lo_words[word] = lo;
 }
 #else
-layout(constant_id = 0) const int HAS_BIAS = 0;
-layout(std430, set = 0, binding = 0) readonly buffer Hi { int hi[]; };
-layout(std430, set = 0, binding = 1) readonly buffer Lo { int lo[]; };
-layout(std430, set = 0, binding = 2) readonly buffer Bias { uint bias_words[]; };
+#define JOIN_HI_BINDING 0
+#define JOIN_LO_BINDING 1
+#define JOIN_BIAS_BINDING 2
+#define JOIN_BIAS_ID 0
+#include "int16_join.glsl"
 layout(std430, set = 0, binding = 3) writeonly buffer Out { uint out_words[]; };
 layout(push_constant) uniform Params {
   uint count;
-  uint pixels;  // per output channel of one image
-  uint O;       // output channels
-  uint stride;  // a linear's sums' row stride (0: not transposed)
+  JOIN_PUSH
 } p;
 
 void main() {
   uint i = linear_id();
   if (i >= p.count) return;
-  uint at = p.stride != 0u ? (i % p.O) * p.stride + i / p.O : i;  // y's (r, o) is the sums' (o, r)
-  int64_t v = int64_t(hi[at]) * 256 + int64_t(lo[at]);
-  if (HAS_BIAS != 0) {
-    uint o = (i / p.pixels) % p.O;
-    v += int64_t(bias_words[2u * o]) | (int64_t(int(bias_words[2u * o + 1u])) << 32);
-  }
+  int64_t v = joined_sum(i, p.join_pixels, p.join_channels, p.join_stride);
   out_words[2u * i] = uint(v & int64_t(0xFFFFFFFF));
   out_words[2u * i + 1u] = uint(v >> 32);
 }

@@ -1,6 +1,8 @@
 # Integer (TOSA INT profile) kernels over i8/i32 words: rescale and the
 # average pool need 64-bit shader integers (shaderInt64).
 gpuu_shader(rescale rescale.comp)
+# ... applied as an a16w8 convolution's two int8 GEMMs' sums are joined (int16_join.glsl).
+gpuu_shader(rescale_join rescale.comp GPUU_JOIN)
 gpuu_shader(conv2d_int conv2d_int.comp)
 gpuu_shader(conv2d_int16 conv2d_int16.comp)
 # a16w8 convolutions on the int8 GEMMs: the i16 input split into two i8

@@ -13,7 +13,18 @@ layout(constant_id = 3) const int DOUBLE_ROUND = 0;
 // 0: no scale (an i8 or i16 clamp: [lo, hi] alone; multiplier and shift unread).
 layout(constant_id = 4) const int SCALED = 1;
 
+#ifdef GPUU_JOIN
+// rescale_join: the rescale after an a16w8 convolution's two int8 GEMMs,
+// applied as their sums are joined (int16_join.glsl): its i64 input is never
+// stored. The sums at bindings 0 and 4, the bias at 5.
+#define JOIN_HI_BINDING 0
+#define JOIN_LO_BINDING 4
+#define JOIN_BIAS_BINDING 5
+#define JOIN_BIAS_ID 5
+#include "int16_join.glsl"
+#else
 layout(std430, set = 0, binding = 0) readonly buffer X { uint x_words[]; };
+#endif
 layout(std430, set = 0, binding = 1) readonly buffer Multiplier { int multiplier[]; };
 layout(std430, set = 0, binding = 2) readonly buffer Shift { int shift_amount[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer Out { uint out_words[]; };
@@ -22,16 +33,23 @@ layout(push_constant) uniform Params {
   uint inner, channels;  // channels 1: one scale for the whole tensor
   int input_zp, output_zp;
   int lo, hi;
+#ifdef GPUU_JOIN
+  JOIN_PUSH
+#endif
 } p;
 
 #define COUNT p.count
 #include "int_io.glsl"
 
 int compute(uint i) {
+#ifdef GPUU_JOIN
+  int64_t v = joined_sum(i, p.join_pixels, p.join_channels, p.join_stride);
+#else
   int64_t v = IN_BYTES == 8   ? int64_t(x_words[2u * i]) | (int64_t(int(x_words[2u * i + 1u])) << 32)
               : IN_BYTES == 2 ? int64_t(LOAD_I16(x_words, i))
               : IN_BYTES == 1 ? int64_t(IN_UNSIGNED != 0 ? LOAD_U8(x_words, i) : LOAD_I8(x_words, i))
                               : int64_t(int(x_words[i]));
+#endif
   uint c = p.channels > 1u ? (i / p.inner) % p.channels : 0u;
   return rescale_value(v, p.input_zp, SCALED != 0, multiplier[c], shift_amount[c], DOUBLE_ROUND != 0, p.output_zp,
                        int64_t(p.lo), int64_t(p.hi));
