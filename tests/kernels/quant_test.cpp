@@ -261,6 +261,11 @@ TEST(VulkanQuant, TiledConv2dIntEqualsDirectAndCpu) {
       {{2, 6, 7, 7}, {6, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 6, false, 3, 0},
       // Padding wider than the kernel: windows wholly in the padding.
       {{1, 3, 4, 4}, {16, 3, 2, 2}, {1, 1}, {3, 3, 3, 3}, {1, 1}, 1, true, -50, 0},
+      // Rows of 40: the matrix-core kernel reads runs inside a row as words (stride (2, 1), padding at the
+      // edges, dilation along x), the rest a byte at a time.
+      {{1, 16, 9, 40}, {24, 16, 3, 3}, {2, 1}, {1, 1, 1, 1}, {1, 2}, 1, true, -128, 3},
+      // Pointwise over 3 images of 7x7 (49 pixels, not whole 16-byte runs): runs inside an image as words.
+      {{3, 40, 7, 7}, {72, 40, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, false, 11, 0},
   };
   uint32_t seed = 100;
   for (const Case& c : cases) {
