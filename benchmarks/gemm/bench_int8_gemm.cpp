@@ -22,8 +22,10 @@
 #include "gpu/submission.h"
 #include "graph/builder.h"
 #include "kernels/gemm_select.h"
+#include "kernels/kernel_cache.h"
 #include "kernels/kernel_graph.h"
 #include "bench_device.h"
+#include "spirv_file.h"
 #include "stats.h"
 
 namespace {
@@ -132,18 +134,31 @@ double conv_ops(const graph::Shape& x, const graph::Shape& w, int64_t oh, int64_
 int main(int argc, char** argv) {
   int runs = 10, warmup = 2;
   std::string only;
+  // --spirv NAME=FILE (repeatable): FILE's SPIR-V runs in place of the
+  // built-in kernel NAME (a variant under measurement).
+  std::vector<std::pair<std::string, std::string>> spirv;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];  // cases whose name contains it
-    else {
-      std::fprintf(stderr, "usage: bench_int8_gemm [--runs N] [--warmup N] [--only TEXT]\n");
+    else if (!std::strcmp(argv[i], "--spirv") && i + 1 < argc) {
+      const std::optional<std::pair<std::string, std::string>> variant = bench::parse_spirv_variant(argv[++i]);
+      if (!variant) {
+        std::fprintf(stderr, "bench_int8_gemm: --spirv wants NAME=FILE, got '%s'\n", argv[i]);
+        return 2;
+      }
+      spirv.push_back(*variant);
+    } else {
+      std::fprintf(stderr, "usage: bench_int8_gemm [--runs N] [--warmup N] [--only TEXT] [--spirv NAME=FILE]...\n");
       return 2;
     }
   }
   const std::unique_ptr<bench::BenchDevice> device = bench::open_bench_device("bench_int8_gemm");
   if (!device) return 1;
   const SharedGpuContextPtr& c = device->ctx;
+  // Held to the end: the cache lives only while someone holds it.
+  const std::shared_ptr<kernels::KernelCache> kernel_cache = kernels::KernelCache::shared(c);
+  if (!bench::add_spirv_variants(*kernel_cache, spirv, "bench_int8_gemm")) return 2;
   VkCommandPool pool = device->pool;
   const graph::AttrMap pad1 = {{"padding", std::vector<int64_t>{1, 1, 1, 1}},
                                {"input_zp", int64_t{-3}},
