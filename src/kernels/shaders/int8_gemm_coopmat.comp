@@ -168,16 +168,6 @@ bool place_tile() {
 
 uint byte_at(uint e) { return (b_words[e >> 2u] >> ((e & 3u) * 8u)) & 0xFFu; }
 
-// B's 16 bytes from byte e on, at any alignment: four words, or five shifted
-// (the fifth holds bytes of the run whenever e is not a multiple of 4).
-uvec4 bytes16_at(uint e) {
-  uint w = e >> 2u, shift = (e & 3u) * 8u;
-  uvec4 v = uvec4(b_words[w], b_words[w + 1u], b_words[w + 2u], b_words[w + 3u]);
-  if (shift == 0u) return v;
-  uvec4 next = uvec4(v.yzw, b_words[w + 4u]);
-  return (v >> shift) | (next << (32u - shift));
-}
-
 // A[m][k .. k+15], 0 outside A and the share.
 uvec4 load_a(uint m, uint k) {
   if (m >= p.M || k >= g_k_end) return uvec4(0u);
@@ -205,19 +195,6 @@ uvec4 load_b(uint k, uint n) {
   uint ky = tap / p.kw, kx = tap - ky * p.kw;
   int dy = int(ky * p.dh) - int(p.ph), dx = int(kx * p.dw) - int(p.pw);
   uint oy = pix / p.OW, ox = pix - oy * p.OW;
-  // Runs whose 16 input bytes lie side by side: a pointwise convolution's
-  // within one image (late ResNet layers' 7x7 and 14x14 planes are not whole
-  // 16-byte runs), a stride-1 convolution's within one output row whose taps
-  // all fall inside the input row. Read as words, not a byte at a time.
-  const bool pointwise = taps == 1u && p.sh == 1u && p.sw == 1u && p.ph == 0u && p.pw == 0u && p.OW == p.W &&
-                         p.OH == p.H;
-  if (pointwise && pix + 16u <= pixels) return bytes16_at((img * p.C + channel_base + k) * pixels + pix);
-  if (p.sw == 1u && ox + 16u <= p.OW) {
-    int iy = int(oy * p.sh) + dy, ix = int(ox) + dx;
-    if (iy >= 0 && iy < int(p.H) && ix >= 0 && ix + 16 <= int(p.W)) {
-      return bytes16_at(((img * p.C + channel_base + c) * p.H + uint(iy)) * p.W + uint(ix));
-    }
-  }
   uint images = p.N / pixels;
   uint pad = uint(p.b_zp) & 0xFFu;
   uvec4 v = uvec4(0u);
