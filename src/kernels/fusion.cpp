@@ -807,6 +807,28 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse, const 
     unit.nodes.insert(unit.nodes.begin(), p);
     unit.int_rescale = true;
   }
+  // a16w8's convolutions rescale their i64 sums twice (to i32 exactly, then
+  // to i16): the second rescale, alone reading the first's result, takes the
+  // unit into its own.
+  for (size_t u = 0; u < units.size(); ++u) {
+    LoweringUnit& second = units[u];
+    if (absorbed[u] || second.nodes.size() != 1 || g.node(second.nodes[0]).op != "rescale") continue;
+    const graph::ValueId between = g.node(second.nodes[0]).inputs[0];
+    const graph::NodeId first = between < 0 ? graph::kNone : g.value(between).producer;
+    if (first < 0 || !sole_reader(between)) continue;
+    const int fu = unit_of[static_cast<size_t>(first)];
+    LoweringUnit& unit = units[static_cast<size_t>(fu)];
+    if (absorbed[static_cast<size_t>(fu)] || !unit.int_rescale || unit.int_bias || unit.nodes.size() != 2 ||
+        unit.nodes[1] != first) {
+      continue;
+    }
+    const graph::Node& conv = g.node(unit.nodes[0]);
+    if (conv.op != "conv2d_int" || g.value(conv.inputs[0]).dtype != graph::DType::kI16) continue;
+    absorbed[static_cast<size_t>(fu)] = true;
+    second.nodes.insert(second.nodes.begin(), unit.nodes.begin(), unit.nodes.end());
+    second.int_rescale = true;
+    second.int_rescale_twice = true;
+  }
   // A residual block's int8 add after such a unit (its i8 result and the
   // skip connection's each rescaled to i32, added, the sum rescaled to i8,
   // each rescale scaling the whole tensor): the rescale ending it takes the
@@ -1176,7 +1198,8 @@ std::optional<GemmEpilogue> make_epilogue(const LoweringContext& lc, const graph
 }  // namespace
 
 Status lower_int_gemm_with_rescale(LoweringContext& lc, const LoweringUnit& unit) {
-  // nodes: the GEMM, the bias add (int_bias), the rescale, then the residual's four (int_residual).
+  // nodes: the GEMM, the bias add (int_bias), the rescale, then the residual's four (int_residual) or the
+  // second rescale (int_rescale_twice).
   const graph::Graph& g = lc.graph;
   const size_t rescale = unit.int_bias ? 2 : 1;
   IntResidual residual;
@@ -1186,20 +1209,25 @@ Status lower_int_gemm_with_rescale(LoweringContext& lc, const LoweringUnit& unit
   }
   lc.int_bias_add = unit.int_bias ? &g.node(unit.nodes[1]) : nullptr;
   lc.int_rescale = &g.node(unit.nodes[rescale]);
+  lc.int_rescale_next = unit.int_rescale_twice ? &g.node(unit.nodes[rescale + 1]) : nullptr;
   lc.int_residual = unit.int_residual ? &residual : nullptr;
   lc.int_rescale_taken = false;
+  lc.int_rescale_next_taken = false;
   lc.int_residual_taken = false;
   const graph::Node& gemm = g.node(unit.nodes[0]);
   Status lowered = find_op_kernel(gemm.op)->lower(lc, gemm);
   const bool rescaled = lc.int_rescale_taken, added = lc.int_residual_taken;
+  const bool rescaled_twice = rescaled && lc.int_rescale_next_taken;
   lc.int_bias_add = nullptr;
   lc.int_rescale = nullptr;
+  lc.int_rescale_next = nullptr;
   lc.int_residual = nullptr;
   lc.int_rescale_taken = false;
+  lc.int_rescale_next_taken = false;
   lc.int_residual_taken = false;
   GPUU_RETURN_IF_ERROR(lowered);
   // What the GEMM's store did not take (it takes the bias with the rescale) runs after it, node by node.
-  const size_t done = added ? unit.nodes.size() : rescaled ? rescale + 1 : 1;
+  const size_t done = added ? unit.nodes.size() : rescaled_twice ? rescale + 2 : rescaled ? rescale + 1 : 1;
   for (size_t i = done; i < unit.nodes.size(); ++i) {
     const graph::Node& node = g.node(unit.nodes[i]);
     GPUU_RETURN_IF_ERROR(find_op_kernel(node.op)->lower(lc, node));

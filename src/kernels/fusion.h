@@ -36,6 +36,10 @@ struct LoweringUnit {
   // ... with, between them, the add of an i32 bias along matmul_int's columns
   // (nodes: GEMM, add, rescale, ...).
   bool int_bias = false;
+  // ... or, after an a16w8 convolution (i16 input, i64 sums), the second
+  // rescale (to i16) that alone reads the first's i32 result (nodes: GEMM,
+  // rescale, rescale): the convolution's join may apply both.
+  bool int_rescale_twice = false;
   // ... and then the rescales, add and rescale of a residual block's int8 add
   // (nodes: GEMM, [bias add,] rescale, A, B, add, C: op_table.h's IntResidual).
   bool int_residual = false;

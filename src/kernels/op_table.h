@@ -76,7 +76,9 @@ struct LoweringContext {
   DispatchSequence& sequence;
   const graph::Graph& graph;
   std::vector<TensorRef>& tensors;  // indexed by ValueId
-  // Device memory for a kernel's temporaries, alive as long as the delegate.
+  // Device memory for a kernel's temporaries, valid within the dispatches of
+  // the unit being lowered: the next unit takes the same memory again
+  // (KernelGraph's UnitScratch).
   std::function<Result<BufferRange>(VkDeviceSize bytes, const char* what)> scratch;
   GemmForce gemm_force;  // KernelGraphOptions::gemm_kernel and gemm_splits
   // Indexed by ValueId: the view a value is read through (root kNone where
@@ -96,6 +98,11 @@ struct LoweringContext {
   // (fusion.h's int_rescale units); a lowering that does sets int_rescale_taken.
   const graph::Node* int_rescale = nullptr;
   bool int_rescale_taken = false;
+  // The second rescale after it (fusion.h's int_rescale_twice: a16w8's
+  // convolutions), taken with it by a lowering that sets
+  // int_rescale_next_taken.
+  const graph::Node* int_rescale_next = nullptr;
+  bool int_rescale_next_taken = false;
   // The add of a bias along matmul_int's columns before that rescale, taken
   // with it.
   const graph::Node* int_bias_add = nullptr;

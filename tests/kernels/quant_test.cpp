@@ -404,16 +404,21 @@ TEST(VulkanQuant, Int16ConvOnInt8GemmsEqualsDirectAndCpu) {
 // ... and the rescale that alone reads such a convolution's i64 sums runs as
 // they are joined (rescale_join), bit for bit as the conv and rescale apart:
 // a16w8's two forms, to i32 exactly (multiplier 2^14, shift 14) and to i16
-// per channel with a 16-bit multiplier, on a convolution and on a linear.
+// per channel with a 16-bit multiplier, on a convolution and on a linear;
+// and both in a row (the first's i32 result rescaled to i16 with 32-bit
+// multipliers per channel), the second applied in the same dispatch.
 TEST(VulkanQuant, Int16ConvJoinsItsRescale) {
   struct Case {
     graph::Shape x, w;
     const char* dtype;
     std::vector<int32_t> multiplier, shift;
+    bool then_to_i16 = false;
   };
   const Case cases[] = {
       {{1, 16, 9, 9}, {24, 16, 3, 3}, "i32", {1 << 14}, {14}},
       {{20, 48, 1, 1}, {4, 48, 1, 1}, "i16", {17000, 30000, 16384, 25000}, {30, 31, 29, 32}},
+      {{1, 16, 9, 9}, {24, 16, 3, 3}, "i32", {1 << 14}, {14}, true},
+      {{20, 48, 1, 1}, {4, 48, 1, 1}, "i32", {1 << 14}, {14}, true},
   };
   uint32_t seed = 800;
   for (const Case& c : cases) {
@@ -437,6 +442,20 @@ TEST(VulkanQuant, Int16ConvJoinsItsRescale) {
     if (c.multiplier.size() > 1) rescale["axis"] = int64_t{1};
     Result<std::vector<graph::ValueId>> out = graph::add_op(g, "rescale", "rq", {sums, mv, sv}, rescale);
     ASSERT_TRUE(out.ok()) << out.status().message();
+    if (c.then_to_i16) {  // per output channel, 32-bit multipliers, double rounding
+      std::vector<int32_t> m2(static_cast<size_t>(c.w[0])), s2(static_cast<size_t>(c.w[0]));
+      for (size_t o = 0; o < m2.size(); ++o) {
+        m2[o] = 1518500250 - static_cast<int32_t>(o) * 7919;
+        s2[o] = 38 + static_cast<int32_t>(o % 5);
+      }
+      const HostTensor mt = HostTensor::from_data<int32_t>({c.w[0]}, m2).value();
+      const HostTensor st = HostTensor::from_data<int32_t>({c.w[0]}, s2).value();
+      const graph::ValueId m2v = graph::add_graph_constant(g, "m2", DType::kI32, mt.shape, mt.to_blob()).value();
+      const graph::ValueId s2v = graph::add_graph_constant(g, "s2", DType::kI32, st.shape, st.to_blob()).value();
+      out = graph::add_op(g, "rescale", "rq2", {out.value()[0], m2v, s2v},
+                          {{"dtype", std::string("i16")}, {"axis", int64_t{1}}, {"rounding", std::string("double_round")}});
+      ASSERT_TRUE(out.ok()) << out.status().message();
+    }
     g.mark_output(out.value()[0]);
     const HostTensor want = cpu::run_graph(g, inputs).value()[0];
     for (IntGemmKernel k : {IntGemmKernel::kTiled, IntGemmKernel::kTiledDot, IntGemmKernel::kCoopMat}) {
@@ -445,7 +464,8 @@ TEST(VulkanQuant, Int16ConvJoinsItsRescale) {
       options.profile_steps = true;
       RunStats stats;
       Result<std::vector<HostTensor>> got = run_on_vulkan(g, inputs, &stats, options);
-      const std::string run = graph::shape_to_string(c.x) + " on " + int_gemm_kernel_name(k);
+      const std::string run = graph::shape_to_string(c.x) + (c.then_to_i16 ? " twice" : "") + " on " +
+                              int_gemm_kernel_name(k);
       ASSERT_TRUE(got.ok()) << run << ": " << got.status().message();
       EXPECT_TRUE(all_close(got.value()[0], want, 0, 0)) << run;
       ASSERT_FALSE(stats.steps.empty()) << run;

@@ -86,19 +86,25 @@ RescaleParams rescale_params(const graph::AttrMap& a, const TensorRef& x, const 
   return r;
 }
 
-// rescale.comp's push constants for `r` over an input of `x_shape` (`count`
-// output elements): the channel's stride and count where it scales per
-// channel, the zero points and the clamp.
-PushConstants rescale_push(const RescaleParams& r, const graph::Shape& x_shape, uint64_t count) {
+// Appends what rescale.comp pushes for `r` over an input of `x_shape`: the
+// channel's stride and count where it scales per channel, the zero points
+// and the clamp.
+void append_rescale_push(PushConstants& push, const RescaleParams& r, const graph::Shape& x_shape) {
   uint32_t inner = 1, channels = 1;
   if (r.axis >= 0) {
     channels = u32(x_shape[static_cast<size_t>(r.axis)]);
     for (size_t d = static_cast<size_t>(r.axis) + 1; d < x_shape.size(); ++d) inner *= u32(x_shape[d]);
   }
-  PushConstants push;
-  push.u32(static_cast<uint32_t>(count)).u32(inner).u32(channels);
+  push.u32(inner).u32(channels);
   push.u32(u32(r.input_zp)).u32(u32(r.output_zp));
   push.u32(static_cast<uint32_t>(r.lo)).u32(static_cast<uint32_t>(r.hi));
+}
+
+// rescale.comp's push constants: `count` output elements, then `r`'s.
+PushConstants rescale_push(const RescaleParams& r, const graph::Shape& x_shape, uint64_t count) {
+  PushConstants push;
+  push.u32(static_cast<uint32_t>(count));
+  append_rescale_push(push, r, x_shape);
   return push;
 }
 
@@ -366,7 +372,8 @@ Status add_int16_halves_dispatches(LoweringContext& lc, const graph::Node& n, In
   join.u32(u32(y.shape[2] * y.shape[3])).u32(u32(y.shape[1])).u32(stride);
   const BufferRange& bias_range = bias ? bias->range : hi_sums;  // never read without a bias
   // The rescale that alone reads y (LoweringContext::int_rescale) applied as
-  // the sums are joined: y itself is never stored.
+  // the sums are joined, and the second rescale after it where there is one
+  // (int_rescale_next): y, and the first's result, are never stored.
   if (lc.int_rescale && lc.int_rescale->inputs[0] == n.outputs[0]) {
     const graph::Node& rn = *lc.int_rescale;
     GPUU_ASSIGN_OR_RETURN(graph::AttrMap ra, attrs_of(rn));
@@ -376,17 +383,39 @@ Status add_int16_halves_dispatches(LoweringContext& lc, const graph::Node& n, In
     const RescaleParams r = rescale_params(ra, y, m, ry);
     PushConstants push = rescale_push(r, y.shape, out_count);
     push.append(join);
-    lc.int_rescale_taken = true;
     graph::Node labelled = n;
     labelled.name += "+" + rn.name;
     gpu::StepWork work;
     work.ops = n.op + "+" + rn.op;
+    std::vector<Binding> bindings = {{hi_sums, false}, {m.range, false},  {sh.range, false},
+                                     {ry.range, true}, {lo_sums, false}, {bias_range, false}};
+    const graph::Node* next = lc.int_rescale_next;
+    const TensorRef* out = &ry;
+    RescaleParams r2;  // the second's (all zero and unread where there is none: TWICE 0)
+    if (next && next->inputs[0] == rn.outputs[0]) {
+      GPUU_ASSIGN_OR_RETURN(graph::AttrMap na, attrs_of(*next));
+      const TensorRef& m2 = lc.tensor(next->inputs[1]);
+      out = &lc.tensor(next->outputs[0]);
+      r2 = rescale_params(na, ry, m2, *out);
+      bindings[3] = {out->range, true};
+      bindings.push_back({m2.range, false});
+      bindings.push_back({lc.tensor(next->inputs[2]).range, false});
+      labelled.name += "+" + next->name;
+      work.ops += "+" + next->op;
+      lc.int_rescale_next_taken = true;
+    } else {
+      bindings.push_back({m.range, false});
+      bindings.push_back({sh.range, false});
+    }
+    append_rescale_push(push, r2, ry.shape);
+    lc.int_rescale_taken = true;
+    const bool twice = lc.int_rescale_next_taken;
     return add_dispatch(lc, labelled,
-                        KernelKey{"rescale_join", {8, int_bytes(ry.dtype), 0, r.double_round ? 1 : 0, 1, bias ? 1 : 0},
-                                  6, push.size()},
-                        {{hi_sums, false}, {m.range, false}, {sh.range, false}, {ry.range, true}, {lo_sums, false},
-                         {bias_range, false}},
-                        push, word_invocations(out_count, ry.dtype), std::move(work));
+                        KernelKey{"rescale_join",
+                                  {8, int_bytes(out->dtype), 0, r.double_round ? 1 : 0, 1, bias ? 1 : 0, twice ? 1 : 0,
+                                   twice && r2.double_round ? 1 : 0},
+                                  8, push.size()},
+                        std::move(bindings), push, word_invocations(out_count, out->dtype), std::move(work));
   }
   PushConstants plain;
   plain.u32(static_cast<uint32_t>(out_count)).append(join);

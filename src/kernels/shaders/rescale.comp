@@ -16,12 +16,19 @@ layout(constant_id = 4) const int SCALED = 1;
 #ifdef GPUU_JOIN
 // rescale_join: the rescale after an a16w8 convolution's two int8 GEMMs,
 // applied as their sums are joined (int16_join.glsl): its i64 input is never
-// stored. The sums at bindings 0 and 4, the bias at 5.
+// stored. The sums at bindings 0 and 4, the bias at 5. TWICE: and the second
+// rescale that alone reads the first's i32 result (a16w8's to i16), its
+// multipliers and shifts at bindings 6 and 7, so that result is not stored
+// either; OUT_BYTES is then the second's.
 #define JOIN_HI_BINDING 0
 #define JOIN_LO_BINDING 4
 #define JOIN_BIAS_BINDING 5
 #define JOIN_BIAS_ID 5
 #include "int16_join.glsl"
+layout(constant_id = 6) const int TWICE = 0;
+layout(constant_id = 7) const int DOUBLE_ROUND2 = 0;
+layout(std430, set = 0, binding = 6) readonly buffer Multiplier2 { int multiplier2[]; };
+layout(std430, set = 0, binding = 7) readonly buffer Shift2 { int shift2[]; };
 #else
 layout(std430, set = 0, binding = 0) readonly buffer X { uint x_words[]; };
 #endif
@@ -35,6 +42,10 @@ layout(push_constant) uniform Params {
   int lo, hi;
 #ifdef GPUU_JOIN
   JOIN_PUSH
+  // TWICE: the second rescale's channel stride and count, zero points, clamp.
+  uint inner2, channels2;
+  int input_zp2, output_zp2;
+  int lo2, hi2;
 #endif
 } p;
 
@@ -51,6 +62,14 @@ int compute(uint i) {
                               : int64_t(int(x_words[i]));
 #endif
   uint c = p.channels > 1u ? (i / p.inner) % p.channels : 0u;
-  return rescale_value(v, p.input_zp, SCALED != 0, multiplier[c], shift_amount[c], DOUBLE_ROUND != 0, p.output_zp,
-                       int64_t(p.lo), int64_t(p.hi));
+  int r = rescale_value(v, p.input_zp, SCALED != 0, multiplier[c], shift_amount[c], DOUBLE_ROUND != 0, p.output_zp,
+                        int64_t(p.lo), int64_t(p.hi));
+#ifdef GPUU_JOIN
+  if (TWICE != 0) {
+    uint c2 = p.channels2 > 1u ? (i / p.inner2) % p.channels2 : 0u;
+    r = rescale_value(int64_t(r), p.input_zp2, true, multiplier2[c2], shift2[c2], DOUBLE_ROUND2 != 0, p.output_zp2,
+                      int64_t(p.lo2), int64_t(p.hi2));
+  }
+#endif
+  return r;
 }
