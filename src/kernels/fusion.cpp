@@ -829,6 +829,27 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse, const 
     second.int_rescale = true;
     second.int_rescale_twice = true;
   }
+  // ... and the clamp that alone reads such a unit's i16 result.
+  for (size_t u = 0; u < units.size(); ++u) {
+    LoweringUnit& clamp = units[u];
+    if (absorbed[u] || clamp.nodes.size() != 1 || g.node(clamp.nodes[0]).op != "clamp") continue;
+    const graph::ValueId in = g.node(clamp.nodes[0]).inputs[0];
+    const graph::NodeId last = in < 0 ? graph::kNone : g.value(in).producer;
+    if (last < 0 || !sole_reader(in) || g.value(in).dtype != graph::DType::kI16) continue;
+    const int ru = unit_of[static_cast<size_t>(last)];
+    LoweringUnit& unit = units[static_cast<size_t>(ru)];
+    if (absorbed[static_cast<size_t>(ru)] || !unit.int_rescale || unit.int_bias || unit.int_residual ||
+        unit.nodes.back() != last) {
+      continue;
+    }
+    const graph::Node& conv = g.node(unit.nodes[0]);
+    if (conv.op != "conv2d_int" || g.value(conv.inputs[0]).dtype != graph::DType::kI16) continue;
+    absorbed[static_cast<size_t>(ru)] = true;
+    clamp.nodes.insert(clamp.nodes.begin(), unit.nodes.begin(), unit.nodes.end());
+    clamp.int_rescale = true;
+    clamp.int_rescale_twice = unit.int_rescale_twice;
+    clamp.int_clamp_after = true;
+  }
   // A residual block's int8 add after such a unit (its i8 result and the
   // skip connection's each rescaled to i32, added, the sum rescaled to i8,
   // each rescale scaling the whole tensor): the rescale ending it takes the
@@ -1199,7 +1220,7 @@ std::optional<GemmEpilogue> make_epilogue(const LoweringContext& lc, const graph
 
 Status lower_int_gemm_with_rescale(LoweringContext& lc, const LoweringUnit& unit) {
   // nodes: the GEMM, the bias add (int_bias), the rescale, then the residual's four (int_residual) or the
-  // second rescale (int_rescale_twice).
+  // second rescale (int_rescale_twice) and the clamp (int_clamp_after).
   const graph::Graph& g = lc.graph;
   const size_t rescale = unit.int_bias ? 2 : 1;
   IntResidual residual;
@@ -1210,24 +1231,32 @@ Status lower_int_gemm_with_rescale(LoweringContext& lc, const LoweringUnit& unit
   lc.int_bias_add = unit.int_bias ? &g.node(unit.nodes[1]) : nullptr;
   lc.int_rescale = &g.node(unit.nodes[rescale]);
   lc.int_rescale_next = unit.int_rescale_twice ? &g.node(unit.nodes[rescale + 1]) : nullptr;
+  lc.int_clamp_after = unit.int_clamp_after ? &g.node(unit.nodes.back()) : nullptr;
   lc.int_residual = unit.int_residual ? &residual : nullptr;
   lc.int_rescale_taken = false;
   lc.int_rescale_next_taken = false;
+  lc.int_clamp_after_taken = false;
   lc.int_residual_taken = false;
   const graph::Node& gemm = g.node(unit.nodes[0]);
   Status lowered = find_op_kernel(gemm.op)->lower(lc, gemm);
   const bool rescaled = lc.int_rescale_taken, added = lc.int_residual_taken;
   const bool rescaled_twice = rescaled && lc.int_rescale_next_taken;
+  const bool clamped = rescaled && lc.int_clamp_after_taken;
   lc.int_bias_add = nullptr;
   lc.int_rescale = nullptr;
   lc.int_rescale_next = nullptr;
+  lc.int_clamp_after = nullptr;
   lc.int_residual = nullptr;
   lc.int_rescale_taken = false;
   lc.int_rescale_next_taken = false;
+  lc.int_clamp_after_taken = false;
   lc.int_residual_taken = false;
   GPUU_RETURN_IF_ERROR(lowered);
   // What the GEMM's store did not take (it takes the bias with the rescale) runs after it, node by node.
-  const size_t done = added ? unit.nodes.size() : rescaled_twice ? rescale + 2 : rescaled ? rescale + 1 : 1;
+  const size_t done = added || clamped ? unit.nodes.size()
+                      : rescaled_twice ? rescale + 2
+                      : rescaled       ? rescale + 1
+                                       : 1;
   for (size_t i = done; i < unit.nodes.size(); ++i) {
     const graph::Node& node = g.node(unit.nodes[i]);
     GPUU_RETURN_IF_ERROR(find_op_kernel(node.op)->lower(lc, node));

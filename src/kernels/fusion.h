@@ -40,6 +40,10 @@ struct LoweringUnit {
   // rescale (to i16) that alone reads the first's i32 result (nodes: GEMM,
   // rescale, rescale): the convolution's join may apply both.
   bool int_rescale_twice = false;
+  // ... and then, after an a16w8 convolution's rescales, the clamp of their
+  // i16 result that alone reads it (a ReLU, the output's bounds): nodes end
+  // with it, and the join may clamp to it too.
+  bool int_clamp_after = false;
   // ... and then the rescales, add and rescale of a residual block's int8 add
   // (nodes: GEMM, [bias add,] rescale, A, B, add, C: op_table.h's IntResidual).
   bool int_residual = false;

@@ -103,6 +103,10 @@ struct LoweringContext {
   // int_rescale_next_taken.
   const graph::Node* int_rescale_next = nullptr;
   bool int_rescale_next_taken = false;
+  // ... and the clamp after them (fusion.h's int_clamp_after), taken with
+  // them by a lowering that sets int_clamp_after_taken.
+  const graph::Node* int_clamp_after = nullptr;
+  bool int_clamp_after_taken = false;
   // The add of a bias along matmul_int's columns before that rescale, taken
   // with it.
   const graph::Node* int_bias_add = nullptr;

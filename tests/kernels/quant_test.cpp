@@ -406,19 +406,28 @@ TEST(VulkanQuant, Int16ConvOnInt8GemmsEqualsDirectAndCpu) {
 // a16w8's two forms, to i32 exactly (multiplier 2^14, shift 14) and to i16
 // per channel with a 16-bit multiplier, on a convolution and on a linear;
 // and both in a row (the first's i32 result rescaled to i16 with 32-bit
-// multipliers per channel), the second applied in the same dispatch.
+// multipliers per channel), the second applied in the same dispatch; and a
+// clamp of the i16 result after either (a ReLU, a band) folded into the last
+// rescale's bounds.
 TEST(VulkanQuant, Int16ConvJoinsItsRescale) {
   struct Case {
     graph::Shape x, w;
     const char* dtype;
     std::vector<int32_t> multiplier, shift;
     bool then_to_i16 = false;
+    std::optional<graph::AttrMap> clamp;  // on the i16 result
   };
+  const graph::AttrMap relu = {{"min", 0.0}};
+  const graph::AttrMap band = {{"min", -100.5}, {"max", 20000.5}};
   const Case cases[] = {
       {{1, 16, 9, 9}, {24, 16, 3, 3}, "i32", {1 << 14}, {14}},
       {{20, 48, 1, 1}, {4, 48, 1, 1}, "i16", {17000, 30000, 16384, 25000}, {30, 31, 29, 32}},
       {{1, 16, 9, 9}, {24, 16, 3, 3}, "i32", {1 << 14}, {14}, true},
       {{20, 48, 1, 1}, {4, 48, 1, 1}, "i32", {1 << 14}, {14}, true},
+      {{1, 16, 9, 9}, {24, 16, 3, 3}, "i32", {1 << 14}, {14}, true, relu},
+      {{20, 48, 1, 1}, {4, 48, 1, 1}, "i32", {1 << 14}, {14}, true, band},
+      {{20, 48, 1, 1}, {4, 48, 1, 1}, "i16", {17000, 30000, 16384, 25000}, {30, 31, 29, 32}, false, relu},
+      {{1, 16, 9, 9}, {24, 16, 3, 3}, "i16", {20000}, {33}, false, band},
   };
   uint32_t seed = 800;
   for (const Case& c : cases) {
@@ -456,6 +465,10 @@ TEST(VulkanQuant, Int16ConvJoinsItsRescale) {
                           {{"dtype", std::string("i16")}, {"axis", int64_t{1}}, {"rounding", std::string("double_round")}});
       ASSERT_TRUE(out.ok()) << out.status().message();
     }
+    if (c.clamp) {
+      out = graph::add_op(g, "clamp", "clamp", {out.value()[0]}, *c.clamp);
+      ASSERT_TRUE(out.ok()) << out.status().message();
+    }
     g.mark_output(out.value()[0]);
     const HostTensor want = cpu::run_graph(g, inputs).value()[0];
     for (IntGemmKernel k : {IntGemmKernel::kTiled, IntGemmKernel::kTiledDot, IntGemmKernel::kCoopMat}) {
@@ -464,8 +477,8 @@ TEST(VulkanQuant, Int16ConvJoinsItsRescale) {
       options.profile_steps = true;
       RunStats stats;
       Result<std::vector<HostTensor>> got = run_on_vulkan(g, inputs, &stats, options);
-      const std::string run = graph::shape_to_string(c.x) + (c.then_to_i16 ? " twice" : "") + " on " +
-                              int_gemm_kernel_name(k);
+      const std::string run = graph::shape_to_string(c.x) + (c.then_to_i16 ? " twice" : "") +
+                              (c.clamp ? " clamped" : "") + " on " + int_gemm_kernel_name(k);
       ASSERT_TRUE(got.ok()) << run << ": " << got.status().message();
       EXPECT_TRUE(all_close(got.value()[0], want, 0, 0)) << run;
       ASSERT_FALSE(stats.steps.empty()) << run;

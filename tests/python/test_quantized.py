@@ -306,11 +306,13 @@ def test_a16w8_convolutions_run_on_int8_gemms_as_two_halves(tmp_path):
     labels = []
     got, report, kernels = _export_and_run(converted, x, "vulkan_first", tmp_path, labels)
     assert np.abs(got - want).max() <= _output_step(converted) * 1.001
-    # Each joins its sums as the rescales after it run (rescale_join: to i32 exactly, then to i16): neither the
-    # 64-bit sums nor the i32 values are stored.
+    # Each joins its sums as the rescales after it run (rescale_join: to i32 exactly, then to i16) and its clamp
+    # (the ReLU, the output's bounds) with them: neither the 64-bit sums nor the i32 values are stored, and no
+    # rescale or clamp runs apart.
     assert kernels.count("int16_split") == 3 and kernels.count("rescale_join") == 3, kernels
     joins = [label for label, kernel in zip(labels, kernels) if kernel == "rescale_join"]
-    assert all(label.count("+rescale_") == 2 for label in joins), joins
+    assert all(label.count("+rescale_") == 2 and "+clamp_" in label for label in joins), joins
+    assert "rescale" not in kernels, kernels
     assert "conv2d_int16" not in kernels and _int_gemms(kernels, "conv2d_int") == 6, kernels
 
 

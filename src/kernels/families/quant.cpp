@@ -316,6 +316,24 @@ Status add_int_gemm_dispatch(LoweringContext& lc, const graph::Node& n, const In
   return add_dispatch(lc, labelled, reduce_key, std::move(reduce_bindings), reduce, outputs, std::move(work));
 }
 
+// The integer bounds of a clamp of i8 or i16 (`dtype`) values: the integers
+// inside its [min, max], within the type; crossed bounds give max, as in the
+// CPU reference.
+std::pair<int32_t, int32_t> narrow_clamp_bounds(const graph::Node& n, DType dtype) {
+  const double type_lo = dtype == DType::kI8 ? -128.0 : -32768.0, type_hi = -type_lo - 1.0;
+  auto bound = [&](const char* name, double fallback, bool is_max) {
+    auto it = n.attrs.find(name);
+    double v = it == n.attrs.end()                        ? fallback
+               : std::holds_alternative<double>(it->second) ? std::get<double>(it->second)
+                                                            : static_cast<double>(std::get<int64_t>(it->second));
+    v = is_max ? std::floor(v) : std::ceil(v);
+    return static_cast<int32_t>(std::min(std::max(v, type_lo), type_hi));
+  };
+  int32_t lo = bound("min", type_lo, false), hi = bound("max", type_hi, true);
+  if (lo > hi) lo = hi;
+  return {lo, hi};
+}
+
 // The deepest K whose i32 sums stay exact for both halves of an i16 input
 // (int16_parts.comp): |lo| <= 255 and |w - weight_zp| <= 255 per product.
 constexpr uint32_t kMaxInt16HalvesDepth = 32768;
@@ -380,9 +398,7 @@ Status add_int16_halves_dispatches(LoweringContext& lc, const graph::Node& n, In
     const TensorRef& m = lc.tensor(rn.inputs[1]);
     const TensorRef& sh = lc.tensor(rn.inputs[2]);
     const TensorRef& ry = lc.tensor(rn.outputs[0]);
-    const RescaleParams r = rescale_params(ra, y, m, ry);
-    PushConstants push = rescale_push(r, y.shape, out_count);
-    push.append(join);
+    RescaleParams r = rescale_params(ra, y, m, ry);
     graph::Node labelled = n;
     labelled.name += "+" + rn.name;
     gpu::StepWork work;
@@ -407,9 +423,29 @@ Status add_int16_halves_dispatches(LoweringContext& lc, const graph::Node& n, In
       bindings.push_back({m.range, false});
       bindings.push_back({sh.range, false});
     }
+    const bool twice = lc.int_rescale_next_taken;
+    // The clamp after them (LoweringContext::int_clamp_after) narrows the
+    // last rescale's own bounds: clamping to [lo, hi] and then to the
+    // clamp's is clamping to their overlap (never empty: the rescale's span
+    // the i16 type, the clamp's lie inside it).
+    const graph::Node* clamp = lc.int_clamp_after;
+    RescaleParams& last = twice ? r2 : r;
+    const auto [clamp_lo, clamp_hi] =
+        clamp ? narrow_clamp_bounds(*clamp, out->dtype) : std::pair<int32_t, int32_t>{last.lo, last.hi};
+    if (clamp && clamp->inputs[0] == (twice ? next->outputs[0] : rn.outputs[0]) &&
+        std::max(last.lo, clamp_lo) <= std::min(last.hi, clamp_hi)) {
+      last.lo = std::max(last.lo, clamp_lo);
+      last.hi = std::min(last.hi, clamp_hi);
+      out = &lc.tensor(clamp->outputs[0]);
+      bindings[3] = {out->range, true};
+      labelled.name += "+" + clamp->name;
+      work.ops += "+" + clamp->op;
+      lc.int_clamp_after_taken = true;
+    }
+    PushConstants push = rescale_push(r, y.shape, out_count);
+    push.append(join);
     append_rescale_push(push, r2, ry.shape);
     lc.int_rescale_taken = true;
-    const bool twice = lc.int_rescale_next_taken;
     return add_dispatch(lc, labelled,
                         KernelKey{"rescale_join",
                                   {8, int_bytes(out->dtype), 0, r.double_round ? 1 : 0, 1, bias ? 1 : 0, twice ? 1 : 0,
@@ -607,17 +643,7 @@ Status lower_narrow_int_clamp(LoweringContext& lc, const graph::Node& n) {
   const TensorRef& y = lc.tensor(n.outputs[0]);
   const uint64_t count = static_cast<uint64_t>(graph::shape_numel(y.shape));
   if (count == 0) return Status::Ok();
-  const double type_lo = x.dtype == DType::kI8 ? -128.0 : -32768.0, type_hi = -type_lo - 1.0;
-  auto bound = [&](const char* name, double fallback, bool is_max) {
-    auto it = n.attrs.find(name);
-    double v = it == n.attrs.end()                        ? fallback
-               : std::holds_alternative<double>(it->second) ? std::get<double>(it->second)
-                                                            : static_cast<double>(std::get<int64_t>(it->second));
-    v = is_max ? std::floor(v) : std::ceil(v);  // the integers inside [min, max]
-    return static_cast<int32_t>(std::min(std::max(v, type_lo), type_hi));
-  };
-  int32_t lo = bound("min", type_lo, false), hi = bound("max", type_hi, true);
-  if (lo > hi) lo = hi;  // crossed bounds: max wins, as in the CPU reference
+  const auto [lo, hi] = narrow_clamp_bounds(n, x.dtype);
   PushConstants push;
   push.u32(static_cast<uint32_t>(count)).u32(1).u32(1).u32(0).u32(0);
   push.u32(static_cast<uint32_t>(lo)).u32(static_cast<uint32_t>(hi));
