@@ -807,49 +807,36 @@ std::vector<LoweringUnit> plan_lowering(const graph::Graph& g, bool fuse, const 
     unit.nodes.insert(unit.nodes.begin(), p);
     unit.int_rescale = true;
   }
-  // a16w8's convolutions rescale their i64 sums twice (to i32 exactly, then
-  // to i16): the second rescale, alone reading the first's result, takes the
-  // unit into its own.
-  for (size_t u = 0; u < units.size(); ++u) {
-    LoweringUnit& second = units[u];
-    if (absorbed[u] || second.nodes.size() != 1 || g.node(second.nodes[0]).op != "rescale") continue;
-    const graph::ValueId between = g.node(second.nodes[0]).inputs[0];
-    const graph::NodeId first = between < 0 ? graph::kNone : g.value(between).producer;
-    if (first < 0 || !sole_reader(between)) continue;
-    const int fu = unit_of[static_cast<size_t>(first)];
-    LoweringUnit& unit = units[static_cast<size_t>(fu)];
-    if (absorbed[static_cast<size_t>(fu)] || !unit.int_rescale || unit.int_bias || unit.nodes.size() != 2 ||
-        unit.nodes[1] != first) {
-      continue;
+  // a16w8's convolutions (i16 input, i64 sums) rescale twice (to i32
+  // exactly, then to i16) and clamp the result (a ReLU, the output's
+  // bounds): each follower, a lone `op` node alone reading the unit's last
+  // result, takes the unit into its own, so that the join applies them all.
+  auto absorb_a16w8_followers = [&](const char* op, bool twice) {
+    for (size_t u = 0; u < units.size(); ++u) {
+      LoweringUnit& follower = units[u];
+      if (absorbed[u] || follower.nodes.size() != 1 || g.node(follower.nodes[0]).op != op) continue;
+      const graph::ValueId in = g.node(follower.nodes[0]).inputs[0];
+      const graph::NodeId last = in < 0 ? graph::kNone : g.value(in).producer;
+      if (last < 0 || !sole_reader(in)) continue;
+      const int at = unit_of[static_cast<size_t>(last)];
+      LoweringUnit& unit = units[static_cast<size_t>(at)];
+      // Twice: after the first rescale alone; the clamp: after either, on i16 values.
+      const bool fits = twice ? unit.nodes.size() == 2 : g.value(in).dtype == graph::DType::kI16;
+      if (absorbed[static_cast<size_t>(at)] || !unit.int_rescale || unit.int_bias || unit.int_residual ||
+          unit.int_clamp_after || unit.nodes.back() != last || !fits) {
+        continue;
+      }
+      const graph::Node& conv = g.node(unit.nodes[0]);
+      if (conv.op != "conv2d_int" || g.value(conv.inputs[0]).dtype != graph::DType::kI16) continue;
+      absorbed[static_cast<size_t>(at)] = true;
+      follower.nodes.insert(follower.nodes.begin(), unit.nodes.begin(), unit.nodes.end());
+      follower.int_rescale = true;
+      follower.int_rescale_twice = twice || unit.int_rescale_twice;
+      follower.int_clamp_after = !twice;
     }
-    const graph::Node& conv = g.node(unit.nodes[0]);
-    if (conv.op != "conv2d_int" || g.value(conv.inputs[0]).dtype != graph::DType::kI16) continue;
-    absorbed[static_cast<size_t>(fu)] = true;
-    second.nodes.insert(second.nodes.begin(), unit.nodes.begin(), unit.nodes.end());
-    second.int_rescale = true;
-    second.int_rescale_twice = true;
-  }
-  // ... and the clamp that alone reads such a unit's i16 result.
-  for (size_t u = 0; u < units.size(); ++u) {
-    LoweringUnit& clamp = units[u];
-    if (absorbed[u] || clamp.nodes.size() != 1 || g.node(clamp.nodes[0]).op != "clamp") continue;
-    const graph::ValueId in = g.node(clamp.nodes[0]).inputs[0];
-    const graph::NodeId last = in < 0 ? graph::kNone : g.value(in).producer;
-    if (last < 0 || !sole_reader(in) || g.value(in).dtype != graph::DType::kI16) continue;
-    const int ru = unit_of[static_cast<size_t>(last)];
-    LoweringUnit& unit = units[static_cast<size_t>(ru)];
-    if (absorbed[static_cast<size_t>(ru)] || !unit.int_rescale || unit.int_bias || unit.int_residual ||
-        unit.nodes.back() != last) {
-      continue;
-    }
-    const graph::Node& conv = g.node(unit.nodes[0]);
-    if (conv.op != "conv2d_int" || g.value(conv.inputs[0]).dtype != graph::DType::kI16) continue;
-    absorbed[static_cast<size_t>(ru)] = true;
-    clamp.nodes.insert(clamp.nodes.begin(), unit.nodes.begin(), unit.nodes.end());
-    clamp.int_rescale = true;
-    clamp.int_rescale_twice = unit.int_rescale_twice;
-    clamp.int_clamp_after = true;
-  }
+  };
+  absorb_a16w8_followers("rescale", true);
+  absorb_a16w8_followers("clamp", false);
   // A residual block's int8 add after such a unit (its i8 result and the
   // skip connection's each rescaled to i32, added, the sum rescaled to i8,
   // each rescale scaling the whole tensor): the rescale ending it takes the
