@@ -31,6 +31,19 @@ inline std::optional<std::pair<std::string, std::string>> parse_spirv_variant(co
   return std::pair{arg.substr(0, eq), arg.substr(eq + 1)};
 }
 
+// A --spirv argument appended to `variants`; false, after saying why on
+// stderr as `bench`, where it is not NAME=FILE.
+inline bool take_spirv_variant(const char* arg, std::vector<std::pair<std::string, std::string>>& variants,
+                               const char* bench) {
+  const std::optional<std::pair<std::string, std::string>> variant = parse_spirv_variant(arg);
+  if (!variant) {
+    std::fprintf(stderr, "%s: --spirv wants NAME=FILE, got '%s'\n", bench, arg);
+    return false;
+  }
+  variants.push_back(*variant);
+  return true;
+}
+
 // Each (NAME, FILE) of `variants` stands in for built-in kernel NAME in
 // `cache` from now on; false, after saying why on stderr as `bench`, where a
 // file cannot be read.

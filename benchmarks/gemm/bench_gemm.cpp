@@ -375,12 +375,7 @@ int main(int argc, char** argv) {
       }
       linears.push_back(mkn);
     } else if (!std::strcmp(argv[i], "--spirv") && i + 1 < argc) {
-      const std::optional<std::pair<std::string, std::string>> variant = bench::parse_spirv_variant(argv[++i]);
-      if (!variant) {
-        std::fprintf(stderr, "bench_gemm: --spirv wants NAME=FILE, got '%s'\n", argv[i]);
-        return 2;
-      }
-      spirv.push_back(*variant);
+      if (!bench::take_spirv_variant(argv[++i], spirv, "bench_gemm")) return 2;
     } else {
       std::fprintf(stderr,
                    "usage: bench_gemm [--runs N] [--warmup N] [--warmup-s SECONDS] [--size S] [--quick] [--sweep-real] "

@@ -142,12 +142,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];  // cases whose name contains it
     else if (!std::strcmp(argv[i], "--spirv") && i + 1 < argc) {
-      const std::optional<std::pair<std::string, std::string>> variant = bench::parse_spirv_variant(argv[++i]);
-      if (!variant) {
-        std::fprintf(stderr, "bench_int8_gemm: --spirv wants NAME=FILE, got '%s'\n", argv[i]);
-        return 2;
-      }
-      spirv.push_back(*variant);
+      if (!bench::take_spirv_variant(argv[++i], spirv, "bench_int8_gemm")) return 2;
     } else {
       std::fprintf(stderr, "usage: bench_int8_gemm [--runs N] [--warmup N] [--only TEXT] [--spirv NAME=FILE]...\n");
       return 2;
