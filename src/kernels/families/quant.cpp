@@ -426,21 +426,23 @@ Status add_int16_halves_dispatches(LoweringContext& lc, const graph::Node& n, In
     const bool twice = lc.int_rescale_next_taken;
     // The clamp after them (LoweringContext::int_clamp_after) narrows the
     // last rescale's own bounds: clamping to [lo, hi] and then to the
-    // clamp's is clamping to their overlap (never empty: the rescale's span
-    // the i16 type, the clamp's lie inside it).
+    // clamp's is clamping to their overlap (never empty for a16w8: the
+    // rescale's span the i16 type, the clamp's lie inside it; where it were,
+    // the clamp would run apart).
     const graph::Node* clamp = lc.int_clamp_after;
     RescaleParams& last = twice ? r2 : r;
-    const auto [clamp_lo, clamp_hi] =
-        clamp ? narrow_clamp_bounds(*clamp, out->dtype) : std::pair<int32_t, int32_t>{last.lo, last.hi};
-    if (clamp && clamp->inputs[0] == (twice ? next->outputs[0] : rn.outputs[0]) &&
-        std::max(last.lo, clamp_lo) <= std::min(last.hi, clamp_hi)) {
-      last.lo = std::max(last.lo, clamp_lo);
-      last.hi = std::min(last.hi, clamp_hi);
-      out = &lc.tensor(clamp->outputs[0]);
-      bindings[3] = {out->range, true};
-      labelled.name += "+" + clamp->name;
-      work.ops += "+" + clamp->op;
-      lc.int_clamp_after_taken = true;
+    if (clamp && clamp->inputs[0] == (twice ? next : &rn)->outputs[0]) {
+      const auto [clamp_lo, clamp_hi] = narrow_clamp_bounds(*clamp, out->dtype);
+      const int32_t lo = std::max(last.lo, clamp_lo), hi = std::min(last.hi, clamp_hi);
+      if (lo <= hi) {
+        last.lo = lo;
+        last.hi = hi;
+        out = &lc.tensor(clamp->outputs[0]);
+        bindings[3] = {out->range, true};
+        labelled.name += "+" + clamp->name;
+        work.ops += "+" + clamp->op;
+        lc.int_clamp_after_taken = true;
+      }
     }
     PushConstants push = rescale_push(r, y.shape, out_count);
     push.append(join);
