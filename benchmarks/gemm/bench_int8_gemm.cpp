@@ -181,6 +181,13 @@ int main(int argc, char** argv) {
       // A pointwise convolution at 56x56 (pixels a multiple of 16: read as it lies), batch 2.
       {"res_1x1_64to256_56_b2", "conv2d_int", {{2, 64, 56, 56}, {256, 64, 1, 1}, {256}}, pointwise,
        conv_ops({2, 64, 56, 56}, {256, 64, 1, 1}, 56, 56)},
+      // resnet50 at batch 8 (int8 is furthest behind f16 there): 8 images' pixels as columns.
+      {"res8_3x3_256_14", "conv2d_int", {{8, 256, 14, 14}, {256, 256, 3, 3}, {256}}, pad1,
+       conv_ops({8, 256, 14, 14}, {256, 256, 3, 3}, 14, 14)},
+      {"res8_3x3_512_7", "conv2d_int", {{8, 512, 7, 7}, {512, 512, 3, 3}, {512}}, pad1,
+       conv_ops({8, 512, 7, 7}, {512, 512, 3, 3}, 7, 7)},
+      {"res8_1x1_64to256_56", "conv2d_int", {{8, 64, 56, 56}, {256, 64, 1, 1}, {256}}, pointwise,
+       conv_ops({8, 64, 56, 56}, {256, 64, 1, 1}, 56, 56)},
       // The stem: 3 channels, 7x7 stride 2 (K = 147, not a multiple of 16).
       {"res_stem_7x7_s2", "conv2d_int", {{1, 3, 224, 224}, {64, 3, 7, 7}, {64}},
        {{"padding", std::vector<int64_t>{3, 3, 3, 3}}, {"stride", std::vector<int64_t>{2, 2}},
