@@ -71,15 +71,18 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Case& 
 
   std::vector<uint8_t> direct;
   bool first_kernel = true;
-  // The matrix cores twice: as the selector splits K, and with K whole (is
-  // the split's reduction repaid?).
+  // The matrix cores three times: as the selector splits K, with K whole
+  // (is the split's reduction repaid?), and a convolution's im2col view
+  // gathered in the tiles instead of materialized first (is the view repaid?).
   struct Run {
     IntGemmKernel kernel;
     bool whole_k;
+    bool gathered = false;
   };
   for (const Run& run : {Run{IntGemmKernel::kDirect, false}, Run{IntGemmKernel::kTiled, false},
                          Run{IntGemmKernel::kTiledDot, false}, Run{IntGemmKernel::kCoopMat, false},
-                         Run{IntGemmKernel::kCoopMat, true}}) {
+                         Run{IntGemmKernel::kCoopMat, true}, Run{IntGemmKernel::kCoopMat, false, true}}) {
+    if (run.gathered && c.op != "conv2d_int") continue;
     const IntGemmKernel k = run.kernel;
     if (k == IntGemmKernel::kTiledDot && !ctx->has_feature(kFeatureShaderIntegerDotProduct)) continue;
     if (k == IntGemmKernel::kCoopMat && !ctx->has_feature(kFeatureCooperativeMatrix)) continue;
@@ -88,6 +91,7 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Case& 
     kernels::KernelGraphOptions options;
     options.int_gemm_kernel = k;
     if (run.whole_k) options.gemm_splits = 1;
+    if (run.gathered) options.conv_im2col = false;
     GPUU_ASSIGN_OR_RETURN(std::unique_ptr<kernels::KernelGraph> kg,
                           kernels::KernelGraph::create(ctx, g, in_ranges, {BufferRange{out.buffer(), 0, out.size()}},
                                                        options));
@@ -117,7 +121,9 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Case& 
     std::printf("%s    {\"case\": \"%s\", \"kernel\": \"%s\", \"choice\": \"%s\", \"dispatches\": %zu, "
                 "\"gpu_us_median\": %.1f, \"gpu_us_min\": %.1f, \"tops\": %.4f, \"equals_direct\": %s}",
                 first && first_kernel ? "" : ",\n", c.name.c_str(),
-                (std::string(int_gemm_kernel_name(k)) + (run.whole_k ? "_whole_k" : "")).c_str(), choice.c_str(),
+                (std::string(int_gemm_kernel_name(k)) + (run.whole_k ? "_whole_k" : "") + (run.gathered ? "_gathered" : ""))
+                    .c_str(),
+                choice.c_str(),
                 kg->dispatch_count(), med,
                 *std::min_element(gpu.begin(), gpu.end()), c.ops / med * 1e-6, exact ? "true" : "false");
     first_kernel = false;

@@ -116,6 +116,13 @@ struct GemmChoice {
 // shared memory), else the usual choice; a split-K count, capped by K's slices.
 // And, for tests of the selection policy, a multiprocessor count in place of
 // the device's (lavapipe reports none) and a GPU's policy on a CPU device.
+// The im2col view of a convolution that gathers it is materialized before
+// its GEMM (im2col.comp) where it takes at most this much scratch: gathered
+// in the tiles, each element costs index arithmetic in a kernel of few
+// workgroups (H100, resnet50 at batch 8: f16 convolutions ran at 8-19
+// TFLOP/s, slower than in f32; int8 ones at 9-15 TOPS).
+constexpr uint64_t kIm2colMaxBytes = uint64_t{64} << 20;
+
 struct GemmForce {
   GemmForce() = default;
   GemmForce(std::nullopt_t) {}                     // NOLINT: forces nothing, as before GemmForce
@@ -127,8 +134,9 @@ struct GemmForce {
   std::optional<uint32_t> compute_units;
   bool as_gpu = false;  // choose as for a GPU whatever the device type (lavapipe's tests)
   std::optional<IntGemmKernel> int_kernel;  // conv2d_int and matmul_int (select_int_gemm)
-  // conv2d: materialize the im2col view before the GEMM (true) or gather it
-  // in the tiles (false), where the convolution gathers it at all.
+  // conv2d and conv2d_int: materialize the im2col view before the GEMM
+  // (true) or gather it in the tiles (false), where the convolution gathers
+  // it at all (up to kIm2colMaxBytes).
   std::optional<bool> conv_im2col;
   // f16 matmul and linear on gemm_coopmat2.comp wherever it can take them
   // (KernelGraphOptions::gemm_coopmat2), every other choice as usual.

@@ -11,6 +11,7 @@
 #include <optional>
 #include <utility>
 
+#include "graph/op_registry.h"
 #include "kernels/fusion.h"
 #include "kernels/gemm_select.h"
 #include "kernels/vulkan_test_util.h"
@@ -188,30 +189,61 @@ testing::AssertionResult int_gemm_kernels_agree(const std::string& op, const std
   // Every kernel's disagreement, not only the first.
   std::string failures;
   std::optional<HostTensor> direct;
-  std::vector<std::pair<IntGemmKernel, bool>> runs;
+  struct Run {
+    IntGemmKernel kernel;
+    bool large = false, split = false;
+    bool im2col = false;  // conv2d_int: the im2col view materialized first (add_int_im2col)
+  };
+  std::vector<Run> runs;
   for (IntGemmKernel k : forced) {
-    runs.push_back({k, false});
+    runs.push_back({k});
     if (k != IntGemmKernel::kDirect) runs.push_back({k, true});
   }
   // The matrix cores once more with K in three shares (a split reduction
   // after the GEMM), where they run.
   const bool coop_split = int_coopmat_runs() && std::find(forced.begin(), forced.end(), IntGemmKernel::kCoopMat) != forced.end();
-  if (coop_split) runs.push_back({IntGemmKernel::kCoopMat, false});
-  for (size_t r = 0; r < runs.size(); ++r) {
-    const auto& [k, large] = runs[r];
-    const bool split = coop_split && r + 1 == runs.size();
+  if (coop_split) runs.push_back({IntGemmKernel::kCoopMat, false, true});
+  // A convolution whose GEMM would gather its im2col view reads it
+  // materialized instead (the matrix cores' default on GPUs), split too.
+  const bool conv = op == "conv2d_int";
+  const graph::Shape& w_shape = inputs[1].shape;
+  auto attr_or = [&](const char* name, const Ints& absent) {
+    const Ints v = graph::attr_ints(attrs, name);
+    return v.empty() ? absent : v;
+  };
+  const bool pointwise_runs = conv && w_shape[2] == 1 && w_shape[3] == 1 && attr_or("stride", {1, 1}) == Ints{1, 1} &&
+                              attr_or("padding", {0, 0, 0, 0}) == Ints{0, 0, 0, 0} &&
+                              inputs[0].shape[2] * inputs[0].shape[3] % 16 == 0;
+  if (conv) {
+    for (IntGemmKernel k : forced) {
+      if (k != IntGemmKernel::kDirect) runs.push_back({k, false, false, true});
+    }
+    if (coop_split) runs.push_back({IntGemmKernel::kCoopMat, false, true, true});
+  }
+  for (const Run& run : runs) {
+    const IntGemmKernel k = run.kernel;
     kernels::KernelGraphOptions options;
     options.int_gemm_kernel = k;
-    options.gemm_kernel = large ? kernels::GemmKernel::kTiled128 : kernels::GemmKernel::kTiled64;
-    if (split) options.gemm_splits = 3;
+    options.gemm_kernel = run.large ? kernels::GemmKernel::kTiled128 : kernels::GemmKernel::kTiled64;
+    if (run.split) options.gemm_splits = 3;
+    options.conv_im2col = run.im2col;
     options.profile_steps = true;
     RunStats stats;
     Result<std::vector<HostTensor>> got = run_on_vulkan(g, runtime_inputs, &stats, options);
-    const std::string name = std::string(int_gemm_kernel_name(k)) + (large ? " 128x128" : "") + (split ? " split" : "");
+    const std::string name = std::string(int_gemm_kernel_name(k)) + (run.large ? " 128x128" : "") +
+                             (run.split ? " split" : "") + (run.im2col ? " on the im2col view" : "");
     if (!got.ok()) {
       failures += "\n" + name + ": " + got.status().message();
       continue;
     }
+    // The view, where it is asked for and the GEMM would gather (a pointwise
+    // convolution over whole 16-pixel runs reads its input as it lies).
+    const bool viewed = !stats.steps.empty() && stats.steps[0].kernel == "im2col_i8";
+    if (viewed != (run.im2col && !pointwise_runs)) {
+      failures += "\n" + name + ": " + (viewed ? "an" : "no") + " im2col dispatch";
+    }
+    if (viewed) stats.steps.erase(stats.steps.begin());
+    const bool large = run.large, split = run.split;
     if (stats.steps.empty() || stats.steps[0].kernel != expected_int_shader(op, k, large)) {
       failures += "\n" + name + ": ran on " + (stats.steps.empty() ? "nothing" : stats.steps[0].kernel) + ", not " +
                   expected_int_shader(op, k, large);
@@ -349,16 +381,22 @@ TEST(VulkanQuant, Int16ConvOnInt8GemmsEqualsDirectAndCpu) {
     g.mark_output(graph::add_op(g, "conv2d_int", "conv", ids, attrs).value()[0]);
     const HostTensor want = cpu::run_graph(g, inputs).value()[0];
     const std::string name = graph::shape_to_string(c.x) + " * " + graph::shape_to_string(c.w);
+    // Each half's GEMM gathers its im2col view, or (im2col) reads it
+    // materialized, where it would gather at all (not pointwise over whole
+    // 16-pixel runs, not a linear's transposed halves).
+    const bool gathers = !(c.w[2] == 1 && c.w[3] == 1 && c.x[2] * c.x[3] % 16 == 0) && !(c.x[2] == 1 && c.x[3] == 1);
     for (IntGemmKernel k : kIntKernels) {
-      for (bool large : {false, true}) {
-        if (k == IntGemmKernel::kDirect && large) continue;
+      for (const auto& [large, im2col] : {std::pair{false, false}, std::pair{true, false}, std::pair{false, true}}) {
+        if (k == IntGemmKernel::kDirect && (large || im2col)) continue;
         kernels::KernelGraphOptions options;
         options.int_gemm_kernel = k;
         options.gemm_kernel = large ? kernels::GemmKernel::kTiled128 : kernels::GemmKernel::kTiled64;
+        options.conv_im2col = im2col;
         options.profile_steps = true;
         RunStats stats;
         Result<std::vector<HostTensor>> got = run_on_vulkan(g, inputs, &stats, options);
-        const std::string run = name + " on " + int_gemm_kernel_name(k) + (large ? " 128x128" : "");
+        const std::string run = name + " on " + int_gemm_kernel_name(k) + (large ? " 128x128" : "") +
+                                (im2col ? " on im2col views" : "");
         ASSERT_TRUE(got.ok()) << run << ": " << got.status().message();
         EXPECT_TRUE(all_close(got.value()[0], want, 0, 0)) << run;
         std::vector<std::string> kernels;
@@ -366,14 +404,16 @@ TEST(VulkanQuant, Int16ConvOnInt8GemmsEqualsDirectAndCpu) {
           if (step.kernel != "int8_gemm_split_reduce") kernels.push_back(step.kernel);  // a split K's reductions
         }
         const std::string gemm = expected_int_shader("conv2d_int", k, large);
-        const std::vector<std::string> expected =
-            k == IntGemmKernel::kDirect ? std::vector<std::string>{"conv2d_int16"}
-                                        : std::vector<std::string>{"int16_split", gemm, gemm, "int16_join"};
+        std::vector<std::string> expected = {"int16_split", gemm, gemm, "int16_join"};
+        if (im2col && gathers) expected = {"int16_split", "im2col_i8", gemm, "im2col_i8", gemm, "int16_join"};
+        if (k == IntGemmKernel::kDirect) expected = {"conv2d_int16"};
         EXPECT_EQ(kernels, expected) << run;
         // A linear's halves go to the GEMM transposed (rows along its columns, read in runs).
         const bool linear = c.x[2] == 1 && c.x[3] == 1;
-        if (k != IntGemmKernel::kDirect && stats.steps.size() > 1) {
-          EXPECT_EQ(stats.steps[1].work.why.find("transposed") != std::string::npos, linear) << run;
+        const auto first_gemm = std::find_if(stats.steps.begin(), stats.steps.end(),
+                                             [&](const gpu::TimedStep& step) { return step.kernel == gemm; });
+        if (k != IntGemmKernel::kDirect && first_gemm != stats.steps.end()) {
+          EXPECT_EQ(first_gemm->work.why.find("transposed") != std::string::npos, linear) << run;
         }
       }
     }
@@ -564,10 +604,14 @@ TEST(VulkanQuant, Conv2dIntPicksTiledForResnetShapes) {
   RunStats stats;
   Result<std::vector<HostTensor>> got = run_on_vulkan(g, {x}, &stats, options);
   ASSERT_TRUE(got.ok()) << got.status().message();
-  ASSERT_GE(stats.steps.size(), 1u);
-  EXPECT_EQ(stats.steps[0].kernel.rfind(coop ? "conv2d_int_coopmat" : dot ? "conv2d_int_tiled_dot" : "conv2d_int_tiled", 0),
+  // On matrix cores (GPUs) the 3x3 convolution's im2col view is materialized
+  // first; the tiled kernels gather it.
+  const size_t gemm_step = coop ? 1 : 0;
+  ASSERT_GE(stats.steps.size(), gemm_step + 1);
+  if (coop) EXPECT_EQ(stats.steps[0].kernel, "im2col_i8");
+  EXPECT_EQ(stats.steps[gemm_step].kernel.rfind(coop ? "conv2d_int_coopmat" : dot ? "conv2d_int_tiled_dot" : "conv2d_int_tiled", 0),
             0u)
-      << stats.steps[0].kernel;
+      << stats.steps[gemm_step].kernel;
   EXPECT_TRUE(all_close(got.value()[0], cpu::run_graph(g, {x}).value()[0], 0, 0));
 }
 
@@ -591,6 +635,8 @@ void expect_requantizing_store(const graph::Graph& g, const std::vector<HostTens
       const std::string what = label + " " + int_gemm_kernel_name(k) + " in " + std::to_string(splits) + " shares";
       ASSERT_TRUE(got.ok()) << what << ": " << got.status().message();
       EXPECT_TRUE(all_close(got.value()[0], want[0], 0, 0)) << what;
+      // A convolution's im2col view (on matrix cores) is written before the GEMM; the store is the GEMM's.
+      if (!stats.steps.empty() && stats.steps[0].kernel == "im2col_i8") stats.steps.erase(stats.steps.begin());
       std::string kernels_run;
       for (const gpu::TimedStep& step : stats.steps) kernels_run += step.kernel + " ";
       if (k == IntGemmKernel::kCoopMat && int_coopmat_runs()) {

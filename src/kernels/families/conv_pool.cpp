@@ -18,13 +18,6 @@ constexpr int64_t kMinGemmChannelsPerGroup = 16;
 // Outputs per invocation of conv2d_depthwise.comp, along a row.
 constexpr uint64_t kDepthwiseStrip = op_codes::kLimitDepthwiseStrip;
 
-// The im2col view of a convolution that gathers it is materialized before
-// its GEMM (im2col.comp) where it takes at most this much scratch: gathered
-// in the tiles, each element costs index arithmetic in a kernel of few
-// workgroups (H100, resnet50 at batch 8 in f16: those convolutions ran at
-// 8-19 TFLOP/s, slower than in f32).
-constexpr uint64_t kIm2colMaxBytes = uint64_t{64} << 20;
-
 // A (height, width) attribute pair; `fallback` when absent (graphs built by
 // add_op store resolved attributes, so this only covers hand-made nodes).
 std::vector<uint32_t> pair_attr(const graph::Node& n, const char* name, std::vector<uint32_t> fallback) {

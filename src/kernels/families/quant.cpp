@@ -194,12 +194,44 @@ void add_residual(const ResidualStore& res, std::vector<int32_t>* spec, std::vec
   for (const TensorRef* t : res.scales) bindings->push_back({t->range, false});
 }
 
+// conv2d_int's im2col view of `x` (its GEMM problem `g` and conv form
+// `form`, input zero point `zp`), materialized by im2col.comp's GPUU_I8 into
+// scratch for the int8 GEMM of `choice`: on GPUs where the GEMM runs on
+// matrix cores (there, gathered a byte at a time in the tiles, resnet50's
+// convolutions ran at 9-15 TOPS), or where forced (GemmForce::conv_im2col),
+// up to kIm2colMaxBytes. Nothing (no view) otherwise.
+Result<std::optional<BufferRange>> add_int_im2col(LoweringContext& lc, const graph::Node& n,
+                                                  const IntGemmChoice& choice, const GemmProblem& g, int32_t zp,
+                                                  const PushConstants& form, const TensorRef& x) {
+  const bool cpu_device = lc.ctx.properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  const uint32_t rows = g.batches * g.k, chunks = (g.n + 15) / 16;  // each chunk 16 bytes of a row
+  const uint64_t view_bytes = uint64_t{rows} * chunks * 16;
+  if (view_bytes > kIm2colMaxBytes ||
+      !lc.gemm_force.conv_im2col.value_or(choice.kernel == IntGemmKernel::kCoopMat && !cpu_device)) {
+    return std::optional<BufferRange>{};
+  }
+  GPUU_ASSIGN_OR_RETURN(BufferRange view, lc.scratch(view_bytes, "im2col view"));
+  if (view.offset % 16 != 0) return std::optional<BufferRange>{};  // written and read in uvec4s
+  PushConstants push;
+  push.u32(rows * chunks).u32(chunks).u32(g.n).u32(g.k).append(form).u32(static_cast<uint32_t>(zp));
+  gpu::StepWork work;
+  work.ops = n.op;
+  work.choice = "im2col view " + std::to_string(rows) + " x " + std::to_string(g.n) + " (i8)";
+  work.bytes = x.range.size + view.size;
+  GPUU_RETURN_IF_ERROR(add_dispatch(lc, n, KernelKey{"im2col_i8", {}, 2, push.size()},
+                                    {{x.range, false}, {view, true}}, push, uint64_t{rows} * chunks,
+                                    std::move(work)));
+  return std::optional<BufferRange>{view};
+}
+
 // The tiled or matrix-core int8 GEMM of `choice` (int8_gemm.comp,
 // int8_gemm_coopmat.comp): A and B at bindings 0 and 1, conv2d_int's bias (or
 // A, never read) at 2, the i32 output at 3; `form` is the push constants
 // after the eight every form takes; `b_vec`: B's runs of 16 along n may be
 // read as uvec4s (int8_gemm_coopmat.comp's B_VEC). Under split-K the shares'
 // partials go to scratch and int8_gemm_split_reduce.comp adds them into y.
+// A convolution that would gather B (not b_vec) may read its im2col view
+// materialized first instead (add_int_im2col).
 // The matrix-core kernel applies `rq` (may be null) in its store, or its
 // reduction does, writing the rescale's i8 output in place of y; `res` (may
 // be null; only with rq) comes after it in the reduction, writing the
@@ -258,13 +290,19 @@ Status add_int_gemm_dispatch(LoweringContext& lc, const graph::Node& n, const In
     rq_bindings = {{rq->multiplier->range, false}, {rq->shift->range, false}};
   }
   const bool rq_in_store = rq && !split;
+  BufferRange b_range = b.range;
+  std::optional<BufferRange> view;
+  if (conv && !b_vec) {
+    GPUU_ASSIGN_OR_RETURN(view, add_int_im2col(lc, n, choice, g, b_zp, form, b));
+    if (view) b_range = *view;
+  }
   PushConstants push;
   push.u32(g.m).u32(g.n).u32(g.k).u32(tiles_n).u32(tiles_m).u32(static_cast<uint32_t>(tiles));
   push.u32(static_cast<uint32_t>(a_zp)).u32(static_cast<uint32_t>(b_zp));
   push.append(form);
   std::vector<int32_t> spec;
   std::vector<Binding> bindings = {
-      {a.range, false}, {b.range, false}, {bias ? bias->range : a.range, false}, {target, true}};
+      {a.range, false}, {b_range, false}, {bias ? bias->range : a.range, false}, {target, true}};
   if (coop) {
     push.u32(k_split).u32(g.batches);
     spec = {bias ? 1 : 0,
@@ -282,15 +320,21 @@ Status add_int_gemm_dispatch(LoweringContext& lc, const graph::Node& n, const In
       spec.insert(spec.end(), rq_spec.begin(), rq_spec.end());
       bindings.insert(bindings.end(), rq_bindings.begin(), rq_bindings.end());
     }
+    if (view) {  // CONV_IM2COL is constant 12 (10 and 11 the rescale's)
+      spec.resize(12, 0);
+      spec.push_back(1);
+    }
   } else {
     // A's rows lie on word boundaries (and are read as words) where K is a multiple of 4.
     spec = {bias ? 1 : 0, g.k % 4 == 0 ? 1 : 0};
+    if (view) spec.push_back(1);  // CONV_IM2COL
   }
   KernelKey key{choice.shader(conv) + (rq_in_store ? "_rq" : ""), spec, static_cast<uint32_t>(bindings.size()),
                 push.size()};
-  work.choice = choice.describe() + (res  ? ", requantized with the residual add in the reduction"
-                                     : rq ? (split ? ", requantized in the reduction" : ", requantized in the store")
-                                          : "");
+  work.choice = choice.describe() + (view ? ", im2col view materialized" : "") +
+                (res  ? ", requantized with the residual add in the reduction"
+                 : rq ? (split ? ", requantized in the reduction" : ", requantized in the store")
+                      : "");
   work.why = choice.why;
   work.flops = gemm_flops(g.m, g.n, g.k, g.batches);
   work.matrix_cores = coop;

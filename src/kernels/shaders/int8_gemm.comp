@@ -38,6 +38,9 @@
 layout(constant_id = 0) const int HAS_BIAS = 0;
 // K is a multiple of 4: A's rows start on word boundaries and are read as words.
 layout(constant_id = 1) const int A_WORDS = 0;
+// conv2d_int: B is the im2col view materialized beforehand, as for
+// int8_gemm_coopmat.comp (its CONV_IM2COL), read as the matmul form reads B.
+layout(constant_id = 2) const int CONV_IM2COL = 0;
 
 layout(std430, set = 0, binding = 0) readonly buffer A { uint a_words[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B { uint b_words[]; };
@@ -113,7 +116,8 @@ uint fetch_a(uint m, uint k) {
 
 #ifdef GPUU_CONV
 // The invocation's B columns, decoded once: input element (channel 0 of
-// the group, row iy0, column ix0) of each column's window, or ~0u past N.
+// the group, row iy0, column ix0) of each column's window (CONV_IM2COL: the
+// column itself), or ~0u past N.
 uint b_img_base[CHUNKS];
 int b_iy0[CHUNKS], b_ix0[CHUNKS];
 
@@ -122,7 +126,7 @@ void place_columns(uint t) {
   [[unroll]] for (uint i = 0u; i < CHUNKS; ++i) {
     uint n = g_n0 + chunk_n(t + i * GPUU_WG);
     uint img = n / pixels, pix = n % pixels;
-    b_img_base[i] = n < p.N ? (img * p.C + g_batch * p.Cg) * p.H * p.W : ~0u;
+    b_img_base[i] = n >= p.N ? ~0u : CONV_IM2COL != 0 ? n : (img * p.C + g_batch * p.Cg) * p.H * p.W;
     b_iy0[i] = int((pix / p.OW) * p.sh) - int(p.ph);
     b_ix0[i] = int((pix % p.OW) * p.sw) - int(p.pw);
   }
@@ -132,6 +136,12 @@ void place_columns(uint t) {
 // where the window lies in the padding, 0 past K.
 uint fetch_b(uint i, uint k) {
   if (b_img_base[i] == ~0u || k >= p.K) return 0u;
+  if (CONV_IM2COL != 0) {  // b_img_base holds the column
+    uint row_bytes = (p.N + 15u) / 16u * 16u;
+    uint e = (g_batch * p.K + k) * row_bytes + b_img_base[i], w = 0u;
+    for (uint j = 0u; j < 4u && k + j < p.K; ++j, e += row_bytes) w |= ((b_words[e >> 2u] >> ((e & 3u) * 8u)) & 0xFFu) << (8u * j);
+    return w;
+  }
   uint taps = p.kh * p.kw;
   uint c = k / taps, tap = k % taps;
   uint ky = tap / p.kw, kx = tap % p.kw;

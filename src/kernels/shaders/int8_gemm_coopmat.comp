@@ -58,6 +58,11 @@ layout(constant_id = 6) const uint CM_N = 16;
 layout(constant_id = 7) const uint CM_K = 32;
 layout(constant_id = 8) const uint TILE_M = 128;
 layout(constant_id = 9) const uint TILE_N = 128;
+// (10 and 11: the rescale's, int8_requantize.glsl.)
+// conv2d_int: B is the im2col view materialized beforehand (im2col.comp's
+// GPUU_I8: [groups][K][N rounded up to 16] bytes, the zero point in the
+// padding) and read in uvec4s, instead of gathered a byte at a time.
+layout(constant_id = 12) const int CONV_IM2COL = 0;
 
 const uint BK = 64u;  // k per slice
 const uint SUBGROUPS = GPUU_WG / 32u;
@@ -189,6 +194,7 @@ uvec4 load_b(uint k, uint n) {
   uint pixels = p.OH * p.OW;
   uint img = n / pixels, pix = n - img * pixels;
   uint channel_base = g_batch * p.Cg;
+  if (CONV_IM2COL != 0) return b16[(g_batch * p.K + k) * ((p.N + 15u) / 16u) + n / 16u];
   if (B_VEC != 0) return b16[((img * p.C + channel_base + k) * pixels + pix) >> 4u];
   uint taps = p.kh * p.kw;
   uint c = k / taps, tap = k - c * taps;

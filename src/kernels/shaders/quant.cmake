@@ -10,6 +10,9 @@ gpuu_shader(conv2d_int16 conv2d_int16.comp)
 gpuu_shader(int16_split int16_parts.comp GPUU_SPLIT)
 gpuu_shader(int16_join int16_parts.comp)
 gpuu_shader(matmul_int matmul_int.comp)
+# conv2d_int's im2col view of i8 bytes, materialized before an int8 GEMM that
+# reads it in runs (int8_gemm_coopmat.comp's CONV_IM2COL).
+gpuu_shader(im2col_i8 im2col.comp GPUU_I8)
 # The tiled int8 GEMMs (int8_gemm.comp) behind conv2d_int and matmul_int:
 # packed dot products (OpSDot, where the device has shaderIntegerDotProduct)
 # or multiply-adds; 64x64 tiles (CPU devices) or 128x128 (_t8, GPUs).
