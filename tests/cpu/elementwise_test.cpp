@@ -193,6 +193,11 @@ TEST_F(Clamp, IntegersClampToIntegersInsideTheBounds) {
   EXPECT_TRUE(Matches(run1("clamp", {i8({2}, {-128, 127})}, {{"min", -1e30}, {"max", 1e30}}), DType::kI8, {2},
                       {-128, 127}));
   EXPECT_TRUE(Matches(run1("clamp", {i64({2}, {-5, 5})}, {{"min", 0.0}}), DType::kI64, {2}, {0, 5}));
+  // A bound beyond the range clamps to the type's end (the Vulkan kernels'
+  // result), not to the bound wrapped into the type (40000 as i16 is -25536).
+  EXPECT_TRUE(Matches(run1("clamp", {in(DType::kI16, {3}, {-32768, 0, 32767})}, {{"min", 40000.0}}), DType::kI16, {3},
+                      {32767, 32767, 32767}));
+  EXPECT_TRUE(Matches(run1("clamp", {i8({2}, {-128, 127})}, {{"max", -300.0}}), DType::kI8, {2}, {-128, -128}));
 }
 
 using Where = OpTest;

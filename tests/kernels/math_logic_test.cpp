@@ -183,6 +183,11 @@ TEST(VulkanInteger, UnaryOpsAndClamp) {
     EXPECT_TRUE(node_exact("clamp", {x}, {{"min", 0.0}}));
     EXPECT_TRUE(node_exact("clamp", {x}, {{"max", 1e30}}));  // saturates to the dtype's range
   }
+  // 16-bit (a16w8's activations): a bound beyond the type clamps to its end
+  // on both the GPU and the CPU reference (which wrapped it: 40000 -> -25536).
+  auto x16 = exact_values(DType::kI16, {5, 13}, seed++);
+  EXPECT_TRUE(node_exact("clamp", {x16}, {{"min", 40000.0}}));
+  EXPECT_TRUE(node_exact("clamp", {x16}, {{"min", -5.5}, {"max", 7.5}}));
 }
 
 TEST(VulkanLogic, PredicatesOnSpecialFloats) {

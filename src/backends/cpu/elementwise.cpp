@@ -282,10 +282,13 @@ Status kernel_clamp(const KernelArgs& a, std::vector<HostTensor>* outputs) {
     return a.emit_reals(outputs, v);
   }
   // Integers clamp to the integers inside [min, max]: ceil(min) and floor(max),
-  // saturated to int64 (the result then fits the dtype, since x does).
-  auto to_int = [](double b) {
-    if (b >= 9223372036854775807.0) return std::numeric_limits<int64_t>::max();
-    if (b <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+  // saturated to the dtype's range (as the Vulkan kernels do: a bound beyond
+  // it, min 40000 on i16 say, clamps to the type's end, never wraps).
+  const int bits = static_cast<int>(graph::dtype_size(x.dtype)) * 8;
+  const double type_lo = -std::ldexp(1.0, bits - 1), type_hi = std::ldexp(1.0, bits - 1);  // hi excluded
+  auto to_int = [&](double b) {
+    if (b >= type_hi) return bits == 64 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(type_hi) - 1;
+    if (b <= type_lo) return bits == 64 ? std::numeric_limits<int64_t>::min() : static_cast<int64_t>(type_lo);
     return static_cast<int64_t>(b);
   };
   int64_t ilo = to_int(std::ceil(lo)), ihi = to_int(std::floor(hi));
