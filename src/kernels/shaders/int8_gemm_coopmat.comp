@@ -253,8 +253,7 @@ void fetch(uint k0, uint t) {
 
 // A's chunks are summed here, not as they are fetched: a sum there waited for
 // the loads it had just issued, before the multiply they were meant to
-// overlap (H100: resnet50's batch-8 pointwise 64->256 at 56x56 194 -> 45 us,
-// 3x3s 3-10 % faster).
+// overlap (H100: resnet50's 3x3s 2-8 % faster, most where K is whole).
 void stage(uint t) {
   [[unroll]] for (uint i = 0u; i < CHUNKS_A; ++i) {
     uint c = t + i * GPUU_WG;
