@@ -159,6 +159,13 @@ std::string expected_int_shader(const std::string& op, IntGemmKernel force, bool
   return op + (dot_forced && dot ? "_tiled_dot" : "_tiled") + (large ? "_t8" : "");
 }
 
+// Whether conv2d_int's int8 GEMM reads its input as it lies (the lowering's
+// b_vec): a 1x1 convolution, stride 1, no padding, over images of whole
+// 16-pixel runs. No im2col view is gathered, or materialized, for it.
+bool reads_input_as_it_lies(const graph::Shape& x, const graph::Shape& w, const Ints& stride, const Ints& padding) {
+  return w[2] == 1 && w[3] == 1 && stride == Ints{1, 1} && padding == Ints{0, 0, 0, 0} && x[2] * x[3] % 16 == 0;
+}
+
 // Runs one `op` node over `inputs` (input 1, the weight, a constant where
 // `weight_constant`) with each of the `forced` int8 GEMM kernels (the tiled
 // ones with each tile), and expects every run's output to equal the CPU
@@ -206,14 +213,12 @@ testing::AssertionResult int_gemm_kernels_agree(const std::string& op, const std
   // A convolution whose GEMM would gather its im2col view reads it
   // materialized instead (the matrix cores' default on GPUs), split too.
   const bool conv = op == "conv2d_int";
-  const graph::Shape& w_shape = inputs[1].shape;
   auto attr_or = [&](const char* name, const Ints& absent) {
     const Ints v = graph::attr_ints(attrs, name);
     return v.empty() ? absent : v;
   };
-  const bool pointwise_runs = conv && w_shape[2] == 1 && w_shape[3] == 1 && attr_or("stride", {1, 1}) == Ints{1, 1} &&
-                              attr_or("padding", {0, 0, 0, 0}) == Ints{0, 0, 0, 0} &&
-                              inputs[0].shape[2] * inputs[0].shape[3] % 16 == 0;
+  const bool pointwise_runs = conv && reads_input_as_it_lies(inputs[0].shape, inputs[1].shape, attr_or("stride", {1, 1}),
+                                                             attr_or("padding", {0, 0, 0, 0}));
   if (conv) {
     for (IntGemmKernel k : forced) {
       if (k != IntGemmKernel::kDirect) runs.push_back({k, false, false, true});
@@ -243,10 +248,9 @@ testing::AssertionResult int_gemm_kernels_agree(const std::string& op, const std
       failures += "\n" + name + ": " + (viewed ? "an" : "no") + " im2col dispatch";
     }
     if (viewed) stats.steps.erase(stats.steps.begin());
-    const bool large = run.large, split = run.split;
-    if (stats.steps.empty() || stats.steps[0].kernel != expected_int_shader(op, k, large)) {
+    if (stats.steps.empty() || stats.steps[0].kernel != expected_int_shader(op, k, run.large)) {
       failures += "\n" + name + ": ran on " + (stats.steps.empty() ? "nothing" : stats.steps[0].kernel) + ", not " +
-                  expected_int_shader(op, k, large);
+                  expected_int_shader(op, k, run.large);
     }
     // The matrix cores may split K (forced, or on a GPU whose
     // multiprocessors their tiles leave idle): a reduction follows. A forced
@@ -254,10 +258,10 @@ testing::AssertionResult int_gemm_kernels_agree(const std::string& op, const std
     const size_t dispatches = stats.steps.size();
     const bool reduced = dispatches == 2 && stats.steps[1].kernel == "int8_gemm_split_reduce";
     const int64_t depth = gemm_depth(op, inputs);
-    if (dispatches != 1 && !(expected_int_shader(op, k, large).find("coopmat") != std::string::npos && reduced)) {
+    if (dispatches != 1 && !(expected_int_shader(op, k, run.large).find("coopmat") != std::string::npos && reduced)) {
       failures += "\n" + name + ": " + std::to_string(dispatches) + " dispatches";
     }
-    if (split && depth > 64 && !reduced) failures += "\n" + name + ": K of " + std::to_string(depth) + " not split";
+    if (run.split && depth > 64 && !reduced) failures += "\n" + name + ": K of " + std::to_string(depth) + " not split";
     testing::AssertionResult same = all_close(got.value()[0], want.value()[0], 0, 0);
     if (!same) failures += "\n" + name + " against the CPU: " + same.message();
     if (!direct) {
@@ -382,9 +386,9 @@ TEST(VulkanQuant, Int16ConvOnInt8GemmsEqualsDirectAndCpu) {
     const HostTensor want = cpu::run_graph(g, inputs).value()[0];
     const std::string name = graph::shape_to_string(c.x) + " * " + graph::shape_to_string(c.w);
     // Each half's GEMM gathers its im2col view, or (im2col) reads it
-    // materialized, where it would gather at all (not pointwise over whole
-    // 16-pixel runs, not a linear's transposed halves).
-    const bool gathers = !(c.w[2] == 1 && c.w[3] == 1 && c.x[2] * c.x[3] % 16 == 0) && !(c.x[2] == 1 && c.x[3] == 1);
+    // materialized, where it would gather at all (not a linear's transposed halves).
+    const bool linear = c.x[2] == 1 && c.x[3] == 1;
+    const bool gathers = !reads_input_as_it_lies(c.x, c.w, c.stride, c.padding) && !linear;
     for (IntGemmKernel k : kIntKernels) {
       for (const auto& [large, im2col] : {std::pair{false, false}, std::pair{true, false}, std::pair{false, true}}) {
         if (k == IntGemmKernel::kDirect && (large || im2col)) continue;
@@ -409,7 +413,6 @@ TEST(VulkanQuant, Int16ConvOnInt8GemmsEqualsDirectAndCpu) {
         if (k == IntGemmKernel::kDirect) expected = {"conv2d_int16"};
         EXPECT_EQ(kernels, expected) << run;
         // A linear's halves go to the GEMM transposed (rows along its columns, read in runs).
-        const bool linear = c.x[2] == 1 && c.x[3] == 1;
         const auto first_gemm = std::find_if(stats.steps.begin(), stats.steps.end(),
                                              [&](const gpu::TimedStep& step) { return step.kernel == gemm; });
         if (k != IntGemmKernel::kDirect && first_gemm != stats.steps.end()) {
@@ -608,7 +611,9 @@ TEST(VulkanQuant, Conv2dIntPicksTiledForResnetShapes) {
   // first; the tiled kernels gather it.
   const size_t gemm_step = coop ? 1 : 0;
   ASSERT_GE(stats.steps.size(), gemm_step + 1);
-  if (coop) EXPECT_EQ(stats.steps[0].kernel, "im2col_i8");
+  if (coop) {
+    EXPECT_EQ(stats.steps[0].kernel, "im2col_i8");
+  }
   EXPECT_EQ(stats.steps[gemm_step].kernel.rfind(coop ? "conv2d_int_coopmat" : dot ? "conv2d_int_tiled_dot" : "conv2d_int_tiled", 0),
             0u)
       << stats.steps[gemm_step].kernel;
