@@ -220,6 +220,7 @@ SharedGpuContext::~SharedGpuContext() {
   // using its own device from other threads. Delegates finish their own work
   // before they drop their references.
   if (info_.device && info_.owns_device) device_fns_.vkDeviceWaitIdle(info_.device);
+  while (!kept_.empty()) kept_.pop_back();
   pipeline_cache_.reset();
   if (info_.owns_timeline_semaphore && info_.timeline_semaphore) {
     device_fns_.vkDestroySemaphore(info_.device, info_.timeline_semaphore, nullptr);
@@ -230,6 +231,16 @@ SharedGpuContext::~SharedGpuContext() {
   }
   if (info_.owns_instance && info_.instance) instance_fns_.vkDestroyInstance(info_.instance, nullptr);
   if (info_.on_destroy) info_.on_destroy();
+}
+
+std::shared_ptr<void> SharedGpuContext::kept(const std::string& name,
+                                             const std::function<std::shared_ptr<void>()>& make) const {
+  std::lock_guard<std::mutex> lock(kept_mutex_);
+  for (const auto& entry : kept_) {
+    if (entry.first == name) return entry.second;
+  }
+  kept_.emplace_back(name, make());
+  return kept_.back().second;
 }
 
 bool SharedGpuContext::has_extension(const std::string& name) const {

@@ -166,6 +166,13 @@ class SharedGpuContext {
   // share the driver's work.
   PipelineCache& pipeline_cache() const { return *pipeline_cache_; }
 
+  // What a layer above keeps for the device's whole life under `name` (the
+  // kernel layer's compiled pipelines), made by `make` on first request:
+  // so a session, program or test that comes after the last one closed
+  // finds it made. Destroyed first when the context is, while the device
+  // lives; whatever holds one must also hold the context.
+  std::shared_ptr<void> kept(const std::string& name, const std::function<std::shared_ptr<void>()>& make) const;
+
   const vk::InstanceFunctions& vki() const { return instance_fns_; }
   // What the context's entry points were loaded through (plugins load theirs too).
   PFN_vkGetInstanceProcAddr get_instance_proc_addr() const { return global_fns_.vkGetInstanceProcAddr; }
@@ -224,6 +231,8 @@ class SharedGpuContext {
   std::vector<CooperativeMatrixShape> coopmat_shapes_;
   CooperativeMatrixWorkgroupLimits coopmat_workgroup_;
   std::unique_ptr<PipelineCache> pipeline_cache_;  // destroyed before the device
+  mutable std::mutex kept_mutex_;
+  mutable std::vector<std::pair<std::string, std::shared_ptr<void>>> kept_;  // destroyed last made first
   mutable std::mutex peaks_mutex_;  // held while measuring
   mutable std::optional<DevicePeaks> peaks_;
   mutable std::mutex queue_mutex_;

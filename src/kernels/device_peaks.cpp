@@ -48,7 +48,7 @@ Sizes sizes_for(const SharedGpuContext& ctx) {
 
 class Calibration {
  public:
-  explicit Calibration(SharedGpuContextPtr ctx) : ctx_(std::move(ctx)), kernels_(ctx_) {}
+  explicit Calibration(SharedGpuContextPtr ctx) : ctx_(std::move(ctx)), kernels_(*ctx_) {}
   ~Calibration() {
     if (pool_) ctx_->destroy_command_pool(pool_);
   }

@@ -5,7 +5,6 @@
 #include <atomic>
 #include <tuple>
 
-#include "base/weak_table.h"
 #include "kernels/shader_library.h"
 
 namespace gpuu::kernels {
@@ -16,12 +15,8 @@ std::atomic<size_t> g_pipelines_created{0};
 }  // namespace
 
 std::shared_ptr<KernelCache> KernelCache::shared(const SharedGpuContextPtr& ctx) {
-  // By context: a cache holds its context, so an entry's context lives as
-  // long as the cache does, and a dead entry is replaced.
-  // Never destroyed: holders may outlive static teardown.
-  static auto* caches = new WeakTable<const SharedGpuContext*, KernelCache>();
-  auto make = [&]() -> Result<std::shared_ptr<KernelCache>> { return std::make_shared<KernelCache>(ctx); };
-  return caches->find_or_make(ctx.get(), make).value();
+  return std::static_pointer_cast<KernelCache>(
+      ctx->kept("kernels::KernelCache", [&] { return std::make_shared<KernelCache>(*ctx); }));
 }
 
 size_t KernelCache::pipelines_created() { return g_pipelines_created.load(); }

@@ -52,12 +52,14 @@ struct Kernel {
 // Thread-safe: sessions on several threads may build delegates at once.
 class KernelCache {
  public:
-  explicit KernelCache(SharedGpuContextPtr ctx) : ctx_(std::move(ctx)) {}
+  // Owned by `ctx` (shared() makes it so), which outlives it.
+  explicit KernelCache(const SharedGpuContext& ctx) : ctx_(&ctx) {}
   ~KernelCache();
   KernelCache(const KernelCache&) = delete;
   KernelCache& operator=(const KernelCache&) = delete;
 
-  // The cache every delegate on `ctx` shares, alive while one holds it.
+  // The cache every delegate on `ctx` shares, kept as long as the context
+  // (SharedGpuContext::kept), so pipelines outlive the sessions that made them.
   static std::shared_ptr<KernelCache> shared(const SharedGpuContextPtr& ctx);
   // Pipelines created by every cache of the process so far (for tests).
   static size_t pipelines_created();
@@ -78,7 +80,7 @@ class KernelCache {
   void work();                                                  // a worker's loop
 
   mutable std::mutex mutex_;  // guards everything below
-  SharedGpuContextPtr ctx_;
+  const SharedGpuContext* ctx_;
   std::map<KernelKey, std::unique_ptr<Kernel>> kernels_;
   std::map<std::string, VkShaderModule> modules_;
   std::map<std::string, std::vector<uint32_t>> custom_spirv_;

@@ -126,9 +126,10 @@ TEST_F(ShapeVariantsTest, EverySizeRunsAndTheWeightIsUploadedOnce) {
 }
 
 // Pipelines are made once per device (kernels::KernelCache::shared): a
-// second session of the program at a size the first ran makes none, and a
+// second session of the program at a size the first ran makes none, a
 // size whose kernels specialize as another's (batch 9 after 7: the same
-// kernels, the sizes in push constants) makes none either.
+// kernels, the sizes in push constants) makes none either, nor does a
+// session made after the others closed.
 TEST_F(ShapeVariantsTest, PipelinesAreMadeOncePerDevice) {
   auto program = dynamic_program();
   ASSERT_TRUE(program);
@@ -148,6 +149,14 @@ TEST_F(ShapeVariantsTest, PipelinesAreMadeOncePerDevice) {
   const size_t after_7 = kernels::KernelCache::pipelines_created();
   run(**first, 9);
   EXPECT_EQ(kernels::KernelCache::pipelines_created(), after_7) << "the size 9 made pipelines the size 7 had";
+  // The pipelines live as long as the context, which the registry keeps:
+  // a session made after every other closed compiles none either.
+  first->reset();
+  second->reset();
+  auto third = Session::create(program, options);
+  ASSERT_TRUE(third.ok()) << third.status().message();
+  run(**third, 9);
+  EXPECT_EQ(kernels::KernelCache::pipelines_created(), after_7) << "a session after the others closed made pipelines";
 }
 
 // y [batch, 512] = x @ W1^T + x @ W2^T, two linears of one input: the kernels
