@@ -64,4 +64,13 @@ inline Result<double> submit_and_wait(const SharedGpuContext& ctx, VkCommandBuff
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
 }
 
+// Submits `cb` again and again for `seconds`: a GPU left idle (between
+// cases, while pipelines compile) clocks low and takes a while to come back,
+// and a count of warm-up runs of a 20-us kernel is over before it does.
+inline Status warm_up(const SharedGpuContext& ctx, VkCommandBuffer cb, double seconds) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < until) GPUU_RETURN_IF_ERROR(submit_and_wait(ctx, cb).status());
+  return Status::Ok();
+}
+
 }  // namespace gpuu::bench

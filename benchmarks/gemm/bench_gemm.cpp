@@ -147,10 +147,8 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Case& 
                                                      options));
   VkCommandBuffer cb = kg->command_buffer();
   std::vector<double> gpu, wall;
-  // Warm-up by time as well as count: a cold GPU clocks low for seconds
-  // (first case: `first_warmup_s`, then 0.3 s each).
-  const auto warm_until = std::chrono::steady_clock::now() + std::chrono::duration<double>(first ? first_warmup_s : 0.3);
-  while (std::chrono::steady_clock::now() < warm_until) GPUU_RETURN_IF_ERROR(bench::submit_and_wait(*ctx, cb).status());
+  // Warm-up by time as well as count (first case: `first_warmup_s`, then 0.3 s each).
+  GPUU_RETURN_IF_ERROR(bench::warm_up(*ctx, cb, first ? first_warmup_s : 0.3));
   for (int i = 0; i < warmup + runs; ++i) {
     GPUU_ASSIGN_OR_RETURN(const double us, bench::submit_and_wait(*ctx, cb));
     if (i < warmup) continue;

@@ -97,6 +97,11 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Case& 
                                                        options));
     VkCommandBuffer cb = kg->command_buffer();
     std::vector<double> gpu;
+    // By time too, as bench_gemm does: with a count alone a case after the
+    // long direct kernels and the pipelines' compiles may run at idle clocks
+    // (suspected: H100, 6753b8f, the batch-8 pointwise case 193 us on every
+    // GEMM kernel when run ninth, 45 when run third).
+    GPUU_RETURN_IF_ERROR(bench::warm_up(*ctx, cb, 0.3));
     for (int i = 0; i < warmup + runs; ++i) {
       GPUU_RETURN_IF_ERROR(bench::submit_and_wait(*ctx, cb).status());
       if (i >= warmup) gpu.push_back(kg->last_gpu_time_us());
