@@ -87,8 +87,10 @@ layout(std430, set = 0, binding = 1) readonly buffer B16 { uvec4 b16[]; };
 // conv2d_int's bias per output channel, matmul_int's per column (the add
 // after it, taken with its rescale); bound to A where HAS_BIAS is 0 (never read then).
 layout(std430, set = 0, binding = 2) readonly buffer Bias { int bias[]; };
-// The output, or under SPLIT_K the partials.
+// The output, or under SPLIT_K the partials; also as ivec4s, and (the i8
+// output) as words of four results.
 layout(std430, set = 0, binding = 3) writeonly buffer Out { int y[]; };
+layout(std430, set = 0, binding = 3) writeonly buffer Out4 { ivec4 y4[]; };
 
 layout(push_constant) uniform Params {
   uint M;  // conv: output channels per group
@@ -127,6 +129,48 @@ void store(uint o, uint row, uint n, int v) {
   }
 #endif
   y[o] = v;
+}
+
+// Four results v of row `row` (conv: the output channel), columns n..n+3,
+// the first at output element o (under SPLIT_K: partial o): one store (a
+// word of four i8, or an ivec4) where they lie side by side in the output,
+// aligned (`whole`), else one each (a convolution's run may go on in the
+// next image's plane).
+void store4(uint o, uint row, uint n, ivec4 v, bool whole) {
+#ifdef GPUU_RESCALE
+  if (SPLIT_K == 0) {
+    if (whole) {
+      uint word = 0u;
+      [[unroll]] for (uint e = 0u; e < 4u; ++e) {
+#ifdef GPUU_CONV
+        const int r = requantize(v[e], row, p.rq_input_zp, p.rq_output_zp, p.rq_lo, p.rq_hi);
+#else
+        const int r = requantize(v[e], n + e, p.rq_input_zp, p.rq_output_zp, p.rq_lo, p.rq_hi);
+#endif
+        word |= (uint(r) & 0xFFu) << (8u * e);
+      }
+      y[o / 4u] = int(word);
+      return;
+    }
+  } else
+#endif
+  if (whole) {
+    y4[o / 4u] = v;
+    return;
+  }
+  [[unroll]] for (uint e = 0u; e < 4u; ++e) {
+    if (n + e >= p.N) return;
+    if (SPLIT_K != 0) {
+      y[o + e] = v[e];
+      continue;
+    }
+#ifdef GPUU_CONV
+    const uint pixels = p.OH * p.OW, at = n + e;
+    store(at / pixels * p.O * pixels + row * pixels + at % pixels, row, at, v[e]);
+#else
+    store(o + e, row, n + e, v[e]);
+#endif
+  }
 }
 
 // OpSDot (4450) on packed 4 x i8 words (PackedVectorFormat4x8Bit = 0),
@@ -341,35 +385,56 @@ void main() {
   const uint pixels = p.OH * p.OW;
 #endif
   uint scratch = sg * (CM_M * CM_N / 4u);
-  const uint PER_LANE = CM_M * CM_N / 32u;  // elements of one accumulator per invocation
-  // Element (m, n)'s index in the output's layout.
-#ifdef GPUU_CONV
-#define OUTPUT_INDEX(m, n) ((n) / pixels * p.O * pixels + (g_batch * p.M + (m)) * pixels + (n) % pixels)
-#else
-#define OUTPUT_INDEX(m, n) ((g_batch * p.M + (m)) * p.N + (n))
-#endif
+  // An accumulator's results go out in runs of eight of a row, one per
+  // invocation (CM_N is 16: int_coopmat_fits), so that the row's sums, bias
+  // and output index are found once a run rather than once a result, and
+  // stored four at a time. (A store per result, with its conv index's
+  // divisions, was the suspect in the pointwise convolutions of resnet50 at
+  // batch 8: 15 TOPS where the 3x3s reach 40-50.)
+  const uint RUNS = CM_M * CM_N / 8u;
   [[unroll]] for (uint i = 0u; i < TILES_M; ++i) {
     [[unroll]] for (uint j = 0u; j < TILES_N; ++j) {
       coopMatStoreNV(acc[i][j], As, scratch, CM_N / 4u, false);
       subgroupMemoryBarrierShared();
       subgroupBarrier();
-      [[unroll]] for (uint r = 0u; r < PER_LANE; ++r) {
-        uint e = r * 32u + lane;
-        uint ml = wm0 + i * CM_M + e / CM_N, nl = wn0 + j * CM_N + e % CM_N;
-        uint m = g_m0 + ml, n = g_n0 + nl;
-        if (m < p.M && n < p.N) {
-          int v = int(As[scratch + e / 4u][e % 4u]) - p.b_zp * row_sum[ml] + zz;
-          if (COL_SUMS != 0) v -= p.a_zp * col_sum[nl];
-          uint row = g_batch * p.M + m;  // conv: the output channel
+      [[unroll]] for (uint r = 0u; r < (RUNS + 31u) / 32u; ++r) {
+        const uint run = r * 32u + lane;
+        const uint e = run * 8u;  // the run's first result in the accumulator
+        const uint ml = wm0 + i * CM_M + e / CM_N, nl = wn0 + j * CM_N + e % CM_N;
+        const uint m = g_m0 + ml, n = g_n0 + nl;
+        if (run < RUNS && m < p.M && n < p.N) {
+          const uint row = g_batch * p.M + m;  // conv: the output channel
+          int base = zz - p.b_zp * row_sum[ml];
 #ifdef GPUU_CONV
-          if (with_bias) v += bias[row];
-#else
-          if (with_bias) v += bias[n];  // a quantized linear's, along the columns
+          if (with_bias) base += bias[row];
 #endif
-          if (SPLIT_K != 0) {
-            y[(g_split * p.batches * p.M + row) * p.N + n] = v;
-          } else {
-            store(OUTPUT_INDEX(m, n), row, n, v);
+          [[unroll]] for (uint h = 0u; h < 2u; ++h) {
+            const uint nh = n + 4u * h;
+            if (nh >= p.N) break;
+            ivec4 v = ivec4(As[scratch + e / 4u + h]) + base;
+            if (COL_SUMS != 0) {
+              v -= p.a_zp * ivec4(col_sum[nl + 4u * h], col_sum[nl + 4u * h + 1u], col_sum[nl + 4u * h + 2u],
+                                  col_sum[nl + 4u * h + 3u]);
+            }
+#ifndef GPUU_CONV
+            if (with_bias) {  // a quantized linear's, along the columns
+              [[unroll]] for (uint q = 0u; q < 4u; ++q) v[q] += nh + q < p.N ? bias[nh + q] : 0;
+            }
+#endif
+            const bool in_row = nh + 4u <= p.N;
+            if (SPLIT_K != 0) {
+              const uint o = (g_split * p.batches * p.M + row) * p.N + nh;
+              store4(o, row, nh, v, in_row && o % 4u == 0u);
+            } else {
+#ifdef GPUU_CONV
+              const uint img = nh / pixels, pix = nh - img * pixels;
+              const uint o = (img * p.O + row) * pixels + pix;
+              store4(o, row, nh, v, in_row && pix + 4u <= pixels && o % 4u == 0u);
+#else
+              const uint o = row * p.N + nh;
+              store4(o, row, nh, v, in_row && o % 4u == 0u);
+#endif
+            }
           }
         }
       }
