@@ -8,7 +8,17 @@
 int apply_scale(int64_t value, int multiplier, int shift, bool double_round) {
   uint64_t round = shift > 0 ? (uint64_t(1) << uint(shift - 1)) : uint64_t(0);
   if (double_round && shift > 31) round += value >= int64_t(0) ? (uint64_t(1) << 30) : (uint64_t(0) - (uint64_t(1) << 30));
-  uint64_t product = uint64_t(value) * uint64_t(int64_t(multiplier)) + round;
+  uint64_t product;
+  if (int64_t(int(value)) == value) {
+    // The usual case (a GEMM's i32 sum, an i8 or i16 value less its zero
+    // point): one 32 x 32 -> 64 multiply gives the same product, where a
+    // 64 x 64 one is several of the GPU's 32-bit ones.
+    int hi, lo;
+    imulExtended(int(value), multiplier, hi, lo);
+    product = uint64_t(packInt2x32(ivec2(lo, hi))) + round;
+  } else {
+    product = uint64_t(value) * uint64_t(int64_t(multiplier)) + round;
+  }
   return int(int64_t(product) >> uint(shift));
 }
 
