@@ -343,10 +343,13 @@ Status add_int_gemm_dispatch(LoweringContext& lc, const graph::Node& n, const In
   work.flops = 0;
   work.matrix_cores = false;
   work.bytes = target.size + out.size;
+  // Four outputs an invocation where rows (conv: and planes) are whole runs of four.
+  const uint32_t pixels = conv ? u32(y.shape[2] * y.shape[3]) : 0;
+  const bool run4 = g.n % 4 == 0 && (!conv || pixels % 4 == 0);
   PushConstants reduce;
   reduce.u32(static_cast<uint32_t>(outputs)).u32(g.n).u32(choice.splits);
-  reduce.u32(conv ? u32(y.shape[2] * y.shape[3]) : 0).u32(conv ? u32(y.shape[1]) : 0);
-  std::vector<int32_t> reduce_spec = {conv ? 1 : 0};
+  reduce.u32(pixels).u32(conv ? u32(y.shape[1]) : 0);
+  std::vector<int32_t> reduce_spec = {conv ? 1 : 0, run4 ? 1 : 0};
   std::vector<Binding> reduce_bindings = {{target, false}, {out, true}};
   if (rq) {
     reduce.append(rq_push);
@@ -357,7 +360,8 @@ Status add_int_gemm_dispatch(LoweringContext& lc, const graph::Node& n, const In
   }
   KernelKey reduce_key{rq ? "int8_gemm_split_reduce" + rq_suffix : "int8_gemm_split_reduce", reduce_spec,
                        static_cast<uint32_t>(reduce_bindings.size()), reduce.size()};
-  return add_dispatch(lc, labelled, reduce_key, std::move(reduce_bindings), reduce, outputs, std::move(work));
+  return add_dispatch(lc, labelled, reduce_key, std::move(reduce_bindings), reduce, run4 ? outputs / 4 : outputs,
+                      std::move(work));
 }
 
 // The integer bounds of a clamp of i8 or i16 (`dtype`) values: the integers
