@@ -37,6 +37,6 @@ if [ -s "$entry" ]; then
   exit 0
 fi
 "$glslc" "$@"
-tmp=$(mktemp "$cache/.$key.XXXXXX") && cp "$out" "$tmp" && mv -f "$tmp" "$entry" || rm -f "${tmp:-}"
+tmp=$(mktemp "$cache/.$key.XXXXXX") && cp "$out" "$tmp" && chmod 644 "$tmp" && mv -f "$tmp" "$entry" || rm -f "${tmp:-}"
 # Entries unused for 30 days go (each build touches the ones it takes).
 find "$cache" -maxdepth 1 -name '*.spv' -mtime +30 -delete 2>/dev/null || true
