@@ -141,6 +141,9 @@ class SharedGpuContext {
   const VkPhysicalDeviceProperties& properties() const { return properties_; }
   const VkPhysicalDeviceMemoryProperties& memory_properties() const { return memory_properties_; }
   std::string device_name() const { return properties_.deviceName; }
+  // A Vulkan implementation on the CPU (lavapipe): kernel choices that pay
+  // only on a GPU (matrix cores, wide tiles, materialized views) are skipped.
+  bool is_cpu_device() const { return properties_.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU; }
   uint32_t subgroup_size() const { return subgroup_size_; }
   // Compute shaders may use subgroup arithmetic (subgroupAdd, ...), or
   // shuffles (subgroupShuffleXor, ...).

@@ -34,7 +34,7 @@ struct Sizes {
 };
 
 Sizes sizes_for(const SharedGpuContext& ctx) {
-  if (ctx.properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) return Sizes{4u << 20, 16, 32, 1, 4, 3};
+  if (ctx.is_cpu_device()) return Sizes{4u << 20, 16, 32, 1, 4, 3};
   // Larger than any GPU's last-level cache (50 MB on the H100), within what a
   // storage buffer may span.
   const VkDeviceSize copy = std::min<VkDeviceSize>(VkDeviceSize{128} << 20,

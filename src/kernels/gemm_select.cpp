@@ -218,7 +218,7 @@ GemmChoice select_kernel(const SharedGpuContext& ctx, graph::DType dtype, std::o
       return choice;
     }
   }
-  const bool gpu = as_gpu || ctx.properties().deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+  const bool gpu = as_gpu || !ctx.is_cpu_device();
   if (gpu && shared_limit >= kTiled128SharedBytes) {
     choice.kernel = GemmKernel::kTiled128;
     choice.tile_m = choice.tile_n = op_codes::kLimitGemmTileLarge;
@@ -226,7 +226,7 @@ GemmChoice select_kernel(const SharedGpuContext& ctx, graph::DType dtype, std::o
     choice.why = "a GPU: the 128x128 tile reads shared memory half as often per multiply-add";
   } else {
     choice.tile_m = choice.tile_n = op_codes::kLimitGemmTileSmall;
-    choice.why = ctx.properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU
+    choice.why = ctx.is_cpu_device()
                      ? "a CPU device: wide tiles only add wasted work on edges"
                      : "too little shared memory for the 128x128 tile";
   }
@@ -513,7 +513,7 @@ IntGemmChoice select_int_gemm(const SharedGpuContext& ctx, const GemmProblem& pr
   std::optional<IntGemmKernel> force = forced.int_kernel;
   IntGemmChoice choice;
   const bool dot = ctx.has_feature(kFeatureShaderIntegerDotProduct);
-  const bool cpu = ctx.properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  const bool cpu = ctx.is_cpu_device();
   if (force == IntGemmKernel::kDirect) {
     choice.why = "forced";
     return choice;

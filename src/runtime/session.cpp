@@ -1277,7 +1277,7 @@ Result<std::unique_ptr<Session::Impl>> Session::make_impl(std::shared_ptr<const 
 
   if (impl->options.wait_spin_us < 0) {
     SharedGpuContextPtr ctx = impl->contexts.empty() ? nullptr : impl->contexts.front()->ctx;
-    bool cpu_device = ctx && ctx->properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    bool cpu_device = ctx && ctx->is_cpu_device();
     impl->options.wait_spin_us = cpu_device ? 0 : 1000;
   }
   log(LogLevel::kDebug, "runtime", "session: ", program->delegates().size(), " delegates, ", impl->contexts.size(),

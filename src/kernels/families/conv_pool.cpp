@@ -79,7 +79,7 @@ Status lower_conv2d(LoweringContext& lc, const graph::Node& n) {
   // idle (fewer pixels or channels than the tile) costs the whole tile's
   // serial work, so there the direct kernel takes every conv without a full
   // tile (H100-sized tiles made resnet's small convs 5x slower on lavapipe).
-  const bool cpu_device = lc.ctx.properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  const bool cpu_device = lc.ctx.is_cpu_device();
   const uint32_t cpu_tile = op_codes::kLimitGemmTileSmall;
   const bool gemm_fills_a_tile = out_per_group >= cpu_tile && uint64_t{batch} * oh * ow >= cpu_tile;
   // At most 4 output pixels (a squeeze-excite block's 1x1 convolutions on a

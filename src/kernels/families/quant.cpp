@@ -203,7 +203,7 @@ void add_residual(const ResidualStore& res, std::vector<int32_t>* spec, std::vec
 Result<std::optional<BufferRange>> add_int_im2col(LoweringContext& lc, const graph::Node& n,
                                                   const IntGemmChoice& choice, const GemmProblem& g, int32_t zp,
                                                   const PushConstants& form, const TensorRef& x) {
-  const bool cpu_device = lc.ctx.properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  const bool cpu_device = lc.ctx.is_cpu_device();
   const uint32_t rows = g.batches * g.k, chunks = (g.n + 15) / 16;  // each chunk 16 bytes of a row
   const uint64_t view_bytes = uint64_t{rows} * chunks * 16;
   if (view_bytes > kIm2colMaxBytes ||
