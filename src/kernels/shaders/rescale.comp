@@ -5,6 +5,7 @@
 // clamped to [lo, hi] (an integer clamp is this with an identity scale).
 #include "common.glsl"
 #include "int_scale.glsl"
+#include "channel_walk.glsl"
 
 layout(constant_id = 0) const int IN_BYTES = 1;
 layout(constant_id = 1) const int OUT_BYTES = 1;
@@ -52,6 +53,11 @@ layout(push_constant) uniform Params {
 #define COUNT p.count
 #include "int_io.glsl"
 
+ChannelWalk g_walk = CHANNEL_WALK_START;
+#ifdef GPUU_JOIN
+ChannelWalk g_walk2 = CHANNEL_WALK_START;
+#endif
+
 int compute(uint i) {
 #ifdef GPUU_JOIN
   int64_t v = joined_sum(i, p.join_pixels, p.join_channels, p.join_stride);
@@ -61,12 +67,12 @@ int compute(uint i) {
               : IN_BYTES == 1 ? int64_t(IN_UNSIGNED != 0 ? LOAD_U8(x_words, i) : LOAD_I8(x_words, i))
                               : int64_t(int(x_words[i]));
 #endif
-  uint c = p.channels > 1u ? (i / p.inner) % p.channels : 0u;
+  uint c = p.channels > 1u ? walk_channel(g_walk, i, p.inner, p.channels) : 0u;
   int r = rescale_value(v, p.input_zp, SCALED != 0, multiplier[c], shift_amount[c], DOUBLE_ROUND != 0, p.output_zp,
                         int64_t(p.lo), int64_t(p.hi));
 #ifdef GPUU_JOIN
   if (TWICE != 0) {
-    uint c2 = p.channels2 > 1u ? (i / p.inner2) % p.channels2 : 0u;
+    uint c2 = p.channels2 > 1u ? walk_channel(g_walk2, i, p.inner2, p.channels2) : 0u;
     r = rescale_value(int64_t(r), p.input_zp2, true, multiplier2[c2], shift2[c2], DOUBLE_ROUND2 != 0, p.output_zp2,
                       int64_t(p.lo2), int64_t(p.hi2));
   }
