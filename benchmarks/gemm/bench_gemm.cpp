@@ -416,7 +416,7 @@ int main(int argc, char** argv) {
   };
   if (sweep_real) cases = real_model_sweep();
   if (!linears.empty()) cases = linear_cases(linears, chain);
-  // Held to the end: the cache lives only while someone holds it.
+  // The context's kernel cache (it lives as long as the context), for the variants.
   const std::shared_ptr<kernels::KernelCache> kernel_cache = kernels::KernelCache::shared(c);
   if (!bench::add_spirv_variants(*kernel_cache, spirv, "bench_gemm")) return 2;
   if (!only.empty()) {

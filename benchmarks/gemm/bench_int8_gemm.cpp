@@ -162,7 +162,7 @@ int main(int argc, char** argv) {
   const std::unique_ptr<bench::BenchDevice> device = bench::open_bench_device("bench_int8_gemm");
   if (!device) return 1;
   const SharedGpuContextPtr& c = device->ctx;
-  // Held to the end: the cache lives only while someone holds it.
+  // The context's kernel cache (it lives as long as the context), for the variants.
   const std::shared_ptr<kernels::KernelCache> kernel_cache = kernels::KernelCache::shared(c);
   if (!bench::add_spirv_variants(*kernel_cache, spirv, "bench_int8_gemm")) return 2;
   VkCommandPool pool = device->pool;

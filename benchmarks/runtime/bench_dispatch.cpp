@@ -260,7 +260,7 @@ int main(int argc, char** argv) {
   }
   auto device = bench::open_bench_device("bench_dispatch");
   if (!device) return 1;
-  // Held to the end: the cache lives only while someone holds it.
+  // The context's kernel cache (it lives as long as the context), for the variants.
   // A variant replaces its kernel for the whole run (the cache keeps the
   // pipelines it made: compare against a run without --spirv).
   const std::shared_ptr<kernels::KernelCache> kernel_cache = kernels::KernelCache::shared(device->ctx);
