@@ -52,7 +52,8 @@ struct Kernel {
 // Thread-safe: sessions on several threads may build delegates at once.
 class KernelCache {
  public:
-  // Owned by `ctx` (shared() makes it so), which outlives it.
+  // Owned by `ctx` (shared()), or by an object that also holds ctx (device
+  // peaks' calibration keeps its probes' pipelines to itself): ctx outlives it.
   explicit KernelCache(const SharedGpuContext& ctx) : ctx_(&ctx) {}
   ~KernelCache();
   KernelCache(const KernelCache&) = delete;
