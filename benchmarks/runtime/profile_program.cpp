@@ -6,15 +6,24 @@
 // --profile and the C API give it). Prints one JSON object; medians (profile:
 // means) after warm-up.
 //
-//   profile_program PROGRAM.gpuu [--runs N] [--warmup N]
+//   profile_program PROGRAM.gpuu [--runs N] [--warmup N] [--spirv NAME=FILE]...
+//
+// --spirv: FILE's SPIR-V stands in for built-in kernel NAME (a variant under
+// measurement in the model, as bench_gemm's --spirv does for one GEMM). The
+// shared contexts the program's delegates name are created here first, with
+// the variants in their kernel caches, so that the sessions find them.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
+#include "context/shared_gpu_context_registry.h"
+#include "context/vulkan_bootstrap.h"
+#include "kernels/kernel_cache.h"
 #include "program/program_loader.h"
 #include "runtime/session.h"
+#include "spirv_file.h"
 #include "stats.h"
 
 namespace {
@@ -35,12 +44,30 @@ int main(int argc, char** argv) {
     return 2;
   }
   int runs = 1000, warmup = 100;
+  std::vector<std::pair<std::string, std::string>> spirv;
   for (int i = 2; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--runs")) runs = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--warmup")) warmup = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--spirv") && !bench::take_spirv_variant(argv[i + 1], spirv, "profile_program")) return 2;
   }
   Result<std::shared_ptr<const program::Program>> program = program::load_program_file(argv[1]);
   if (!program.ok()) return fail(program.status());
+  std::vector<SharedGpuContextPtr> contexts;  // held while the sessions run
+  if (!spirv.empty()) {
+    for (const program::DelegateInfo& d : program.value()->delegates()) {
+      if (!d.shared.enabled()) {
+        std::fprintf(stderr, "profile_program: --spirv needs delegates on a shared context; a %s delegate has none\n",
+                     d.backend_id.c_str());
+        return 2;
+      }
+      const ContextFactory factory = vulkan_context_factory(DeviceOptions{});
+      Result<SharedGpuContextPtr> ctx = SharedGpuContextRegistry::get().lookup_or_create(
+          ContextKey{d.shared.token, d.shared.group_id}, [&] { return factory(d.shared.token, d.shared.group_id); });
+      if (!ctx.ok()) return fail(ctx.status());
+      if (!bench::add_spirv_variants(*kernels::KernelCache::shared(ctx.value()), spirv, "profile_program")) return 2;
+      contexts.push_back(ctx.value());
+    }
+  }
   std::printf("{\n  \"program\": \"%s\",\n  \"runs\": %d,\n  \"cases\": [\n", argv[1], runs);
   // Sleep at once; poll first (a GPU's default); poll first with timestamps
   // (GPU time, at the cost of the serialisation they bring).
