@@ -10,9 +10,9 @@
 // shared-memory reads per multiply-add (the build makes both, GPUU_GEMM_TM;
 // the kernel selector picks). BK-deep slices of A and B are double-buffered
 // in shared memory: the next slice is read from global memory into registers
-// while the current one is multiplied, so one barrier per slice. (Measured on
-// the H100, 4096^3 f32: 16-deep slices, double- or single-buffered, were no
-// faster.)
+// while the current one is multiplied, so one barrier per slice; the 128x128
+// tile reads two slices ahead (below). (Measured on the H100, 4096^3 f32:
+// 16-deep slices, double- or single-buffered, were no faster.)
 #include "common.glsl"
 #include "gemm_common.glsl"
 
@@ -51,6 +51,9 @@ shared vec4 As[2][BK][BMV];
 shared vec4 Bs[2][BK][BNV];
 
 vec4 ra[CHUNKS], rb[CHUNKS];  // the next slice, on its way to shared memory
+#if GPUU_GEMM_TM == 8
+vec4 ra1[CHUNKS], rb1[CHUNKS];  // the slice after it, waiting to be staged
+#endif
 
 // Chunk c of the A slice: 4 consecutive k of one row (neighbours read along k).
 void chunk_a(uint c, out uint m, out uint k) {
@@ -174,6 +177,36 @@ void main() {
     [[unroll]] for (uint j = 0u; j < TM; ++j) acc[i][j] = 0.0;
   }
 
+#if GPUU_GEMM_TM == 8
+  // Reads two slices ahead of the multiply (the registers' roles swap by
+  // copies; two slices an iteration): one ahead left the reads' latency
+  // exposed. H100, f32, against one ahead in the same process: 4096^3 32.2 ->
+  // 43.7 TFLOP/s, GPT-2's 2048-row linears 20-31 -> 26-39, a batch-16 3x3
+  // convolution 2080 -> 1869 us. This exact form: a version with the step in
+  // a function called twice an iteration compiled slower than one ahead.
+  // The 64x64 tile keeps one ahead (not measured two ahead in this form).
+  fetch(g_k0, t);
+  stage(0u, t);
+  if (g_k0 + BK < g_k_end) { fetch(g_k0 + BK, t); ra1 = ra; rb1 = rb; }
+  barrier();
+  uint buf = 0u;
+  for (uint k0 = g_k0; k0 < g_k_end; k0 += 2u * BK) {
+    // slice k0 staged in buf; k0 + BK in ra1/rb1
+    if (k0 + 2u * BK < g_k_end) fetch(k0 + 2u * BK, t);  // into ra/rb
+    multiply(buf);
+    if (k0 + BK >= g_k_end) break;
+    { vec4 sa[CHUNKS] = ra, sb[CHUNKS] = rb; ra = ra1; rb = rb1; stage(buf ^ 1u, t); ra1 = sa; rb1 = sb; }
+    barrier();
+    buf ^= 1u;
+    // slice k0 + BK staged in buf; k0 + 2BK in ra1/rb1
+    if (k0 + 3u * BK < g_k_end) fetch(k0 + 3u * BK, t);
+    multiply(buf);
+    if (k0 + 2u * BK >= g_k_end) break;
+    { vec4 sa[CHUNKS] = ra, sb[CHUNKS] = rb; ra = ra1; rb = rb1; stage(buf ^ 1u, t); ra1 = sa; rb1 = sb; }
+    barrier();
+    buf ^= 1u;
+  }
+#else
   fetch(g_k0, t);
   stage(0u, t);
   barrier();
@@ -189,6 +222,7 @@ void main() {
       buf ^= 1u;
     }
   }
+#endif
 
   [[unroll]] for (uint i = 0u; i < TM; ++i) {
     uint m = g_m0 + 4u * (row0 + row_step * (i / 4u)) + i % 4u;
