@@ -12,6 +12,7 @@
 // measurement in the model, as bench_gemm's --spirv does for one GEMM). The
 // shared contexts the program's delegates name are created here first, with
 // the variants in their kernel caches, so that the sessions find them.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -54,16 +55,17 @@ int main(int argc, char** argv) {
   if (!program.ok()) return fail(program.status());
   std::vector<SharedGpuContextPtr> contexts;  // held while the sessions run
   if (!spirv.empty()) {
+    const ContextFactory factory = vulkan_context_factory(DeviceOptions{});
     for (const program::DelegateInfo& d : program.value()->delegates()) {
       if (!d.shared.enabled()) {
         std::fprintf(stderr, "profile_program: --spirv needs delegates on a shared context; a %s delegate has none\n",
                      d.backend_id.c_str());
         return 2;
       }
-      const ContextFactory factory = vulkan_context_factory(DeviceOptions{});
       Result<SharedGpuContextPtr> ctx = SharedGpuContextRegistry::get().lookup_or_create(
           ContextKey{d.shared.token, d.shared.group_id}, [&] { return factory(d.shared.token, d.shared.group_id); });
       if (!ctx.ok()) return fail(ctx.status());
+      if (std::find(contexts.begin(), contexts.end(), ctx.value()) != contexts.end()) continue;  // delegates share it
       if (!bench::add_spirv_variants(*kernels::KernelCache::shared(ctx.value()), spirv, "profile_program")) return 2;
       contexts.push_back(ctx.value());
     }
