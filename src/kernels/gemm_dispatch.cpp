@@ -85,18 +85,26 @@ Status add_gemm_dispatch(LoweringContext& lc, const graph::Node& node, const Gem
   if (epi) labelled.name += "+" + epi->label;
   const bool split = choice.splits > 1;
   const uint32_t tiles_m = choice.tiles_m(gemm.m), tiles_n = choice.tiles_n(gemm.n);
+  // Under split-K, the rows of tiles computed whole first (the choice's, where
+  // they leave tiles to split) and the first row the split ones cover.
+  const uint64_t tile_rows = uint64_t{tiles_m} * gemm.batches;
+  const uint64_t whole_rows = split && choice.whole_tile_rows < tile_rows ? choice.whole_tile_rows : 0;
+  const uint64_t whole = whole_rows * tiles_n;
+  const uint64_t row0 = whole_rows / tiles_m * gemm.m + whole_rows % tiles_m * choice.tile_m;
   // <= numel(y) x splits <= 2^31 x 16 would not fit; check_tensor_limits caps
   // numel(y), and the selector splits only GEMMs of few tiles.
-  const uint64_t tiles = uint64_t{tiles_m} * tiles_n * gemm.batches * choice.splits;
+  const uint64_t tiles = whole + (tile_rows * tiles_n - whole) * choice.splits;
   const uint64_t outputs = uint64_t{gemm.m} * gemm.n * gemm.batches;
+  const uint64_t split_outputs = outputs - row0 * gemm.n;
   BufferRange partial = y.range;
   if (split) {
-    GPUU_ASSIGN_OR_RETURN(partial, lc.scratch(outputs * choice.splits * sizeof(float), "split-K partials"));
+    GPUU_ASSIGN_OR_RETURN(partial, lc.scratch(split_outputs * choice.splits * sizeof(float), "split-K partials"));
   }
   PushConstants push;
   push.u32(gemm.m).u32(gemm.n).u32(gemm.k).u32(tiles_n).u32(tiles_m).u32(static_cast<uint32_t>(tiles));
   push.append(gemm.push);
   push.u32(choice.k_split).u32(gemm.batches);
+  push.u32(static_cast<uint32_t>(whole)).u32(static_cast<uint32_t>(row0));
   std::vector<int32_t> spec = {out.bias ? 1 : 0, gemm.b_k_contiguous, gemm.a_vec, gemm.b_vec, gemm.aligned};
   const std::vector<int32_t> kernel_spec = choice.specialization();
   spec.insert(spec.end(), kernel_spec.begin(), kernel_spec.end());
@@ -107,11 +115,12 @@ Status add_gemm_dispatch(LoweringContext& lc, const graph::Node& node, const Gem
   spec.push_back(gemm.conv_b);
   // Without a bias, binding 2 still needs a buffer: A's, which the shader never reads there.
   const BufferRange bias = out.bias ? out.bias->range : a;
-  // Under split-K the output binding takes the partials too: the GEMM pass
-  // writes nothing else, and the reduction reads them after it (and applies
-  // the epilogue).
-  std::vector<Binding> bindings = {{a, false}, {b, false}, {bias, false}, {partial, true}, {partial, true}};
-  add_epilogue(split ? nullptr : epi, a, &spec, &bindings);
+  // Where every tile is split the output binding takes the partials too: the
+  // GEMM pass writes nothing else, and the reduction reads them after it (and
+  // applies the epilogue). Whole tiles store their results (and epilogue).
+  std::vector<Binding> bindings = {
+      {a, false}, {b, false}, {bias, false}, {split && !whole ? partial : y.range, true}, {partial, true}};
+  add_epilogue(split && !whole ? nullptr : epi, a, &spec, &bindings);
   if (gemm.weight_bits) {
     spec.push_back(static_cast<int32_t>(gemm.weight_group));  // QW_GROUP, constant 28
     bindings.push_back({gemm.scales, false});                   // binding 8
@@ -132,20 +141,21 @@ Status add_gemm_dispatch(LoweringContext& lc, const graph::Node& node, const Gem
   // The reduction moves the partials, the bias where there is one, and the output.
   work.flops = 0;
   work.matrix_cores = false;
-  work.bytes = partial.size + (out.bias ? bias.size : 0) + y.range.size;
-  if (const RowNorm* norm = lc.norm_after; norm && reduces_with_norm(*norm, gemm, out, y, epi)) {
+  work.bytes = partial.size + (out.bias ? bias.size : 0) + split_outputs * graph::dtype_size(y.dtype);
+  // The norm of every row follows a reduction of every row only.
+  if (const RowNorm* norm = lc.norm_after; norm && !whole && reduces_with_norm(*norm, gemm, out, y, epi)) {
     return add_split_reduce_norm(lc, labelled, *norm, gemm, choice.splits, partial, bias, out, y, epi, std::move(work));
   }
   PushConstants reduce;
-  reduce.u32(static_cast<uint32_t>(outputs)).u32(gemm.m).u32(gemm.n);
-  reduce.u32(out.pixels).u32(out.out_channels);
+  reduce.u32(static_cast<uint32_t>(split_outputs)).u32(gemm.m).u32(gemm.n);
+  reduce.u32(out.pixels).u32(out.out_channels).u32(static_cast<uint32_t>(row0));
   std::vector<int32_t> reduce_spec = {out.bias ? 1 : 0, out.conv ? 1 : 0};
   std::vector<Binding> reduce_bindings = {{partial, false}, {bias, false}, {y.range, true}};
   add_epilogue(epi, a, &reduce_spec, &reduce_bindings);
   reduce_spec.push_back(static_cast<int32_t>(choice.splits));  // SPLITS, constant 18
   KernelKey reduce_key{std::string("gemm_split_reduce") + float_suffix(y.dtype), reduce_spec,
                        static_cast<uint32_t>(reduce_bindings.size()), reduce.size()};
-  return add_dispatch(lc, labelled, reduce_key, std::move(reduce_bindings), reduce, outputs, std::move(work));
+  return add_dispatch(lc, labelled, reduce_key, std::move(reduce_bindings), reduce, split_outputs, std::move(work));
 }
 
 }  // namespace gpuu::kernels

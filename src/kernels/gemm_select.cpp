@@ -114,6 +114,7 @@ std::vector<int32_t> GemmChoice::specialization() const {
 std::string GemmChoice::describe() const {
   std::string tile = std::to_string(tile_m) + "x" + std::to_string(tile_n);
   std::string split = splits > 1 ? ", split-K " + std::to_string(splits) + " x " + std::to_string(k_split) : "";
+  if (splits > 1 && whole_tile_rows) split += " after " + std::to_string(whole_tile_rows) + " whole rows of tiles";
   if (kernel == GemmKernel::kGemv) {
     // tile_n x tile_m: the workgroup's lines (columns or rows) by the outputs across each.
     return "gemv, " + (lines_are_columns ? std::to_string(tile_n) + " columns x " + std::to_string(tile_m) + " rows"
@@ -251,8 +252,9 @@ constexpr uint32_t kGemvSplitBelowUnitsOver = 4;
 // More shares than this leave the reduction dominating.
 constexpr uint32_t kMaxSplits = 16;
 // The tiled kernels (f32) of a linear or matmul: a 128x128 grid whose rounds
-// of tiles leave more than a fifth of the GPU idle over the whole GEMM takes
-// the 64x64 tile, whose rounds are a quarter as long (H100, 2048 x 768 ->
+// of tiles leave more than a fifth of the GPU idle over the whole GEMM splits
+// its last round (split_last_round below) or, where K is too shallow to
+// split, takes the 64x64 tile, whose rounds are a quarter as long (H100, 2048 x 768 ->
 // 2304: 288 tiles of 128x128 in 3 rounds for 2.2 rounds' work, 304 us;
 // 64x64, 252 us; 2048 x 768 -> 3072, 2.9 rounds: 311 against 333; 4096^3, 7.8
 // rounds in 8, stays).
@@ -281,6 +283,68 @@ void split_k(GemmChoice& choice, uint32_t k, uint32_t splits) {
   }
 }
 
+// gemm.comp's 128x128 tile runs one workgroup a multiprocessor (H100: 182
+// registers an invocation of 256 reading one slice ahead, more two ahead).
+// Where a linear's or matmul's grid of them would leave more than a fifth of
+// the GPU idle in its last round (kTiledMinRoundsFull), it computes whole
+// tiles for its whole rounds and splits K of the rest into the shares that
+// fill one more round. H100, f32, GPT-2's 2048 x 768 -> 2304 (288 tiles on
+// 132 multiprocessors: 252 whole, 36 in 4 shares): 259-262 us on the 64x64
+// tile before, 190-193 + 6.6 for the reduction. On the matrix cores
+// (gemm_coopmat.comp) the same split was slower (51.8 -> 58.9 + 6.0 us), and
+// convolutions are not measured: both keep their whole tiles.
+bool split_last_round(GemmChoice& choice, const GemmProblem& problem, uint32_t units) {
+  const uint64_t tiles_n = choice.tiles_n(problem.n);
+  const uint64_t tile_rows = uint64_t{choice.tiles_m(problem.m)} * std::max(1u, problem.batches);
+  const uint64_t tiles = tile_rows * tiles_n, rounds = tiles / units;
+  if (rounds == 0 || problem.k < 2 * kMinSplitDepth) return false;
+  const double full = static_cast<double>(tiles) / static_cast<double>((rounds + (tiles % units ? 1 : 0)) * units);
+  if (full >= kTiledMinRoundsFull) return false;
+  const uint64_t whole_rows = rounds * units / tiles_n;
+  const uint64_t rest = tiles - whole_rows * tiles_n, idle = rounds * units - whole_rows * tiles_n;
+  const uint64_t wanted = (units + idle + rest / 2) / rest;
+  if (whole_rows == 0 || wanted < 2) return false;
+  GemmChoice split = choice;
+  split_k(split, problem.k, static_cast<uint32_t>(std::min<uint64_t>({wanted, kMaxSplits, problem.k / kMinSplitDepth})));
+  if (split.splits < 2) return false;
+  split.whole_tile_rows = static_cast<uint32_t>(whole_rows);
+  split.why += "; " + std::to_string(tiles) + " tiles in " + std::to_string(rounds + 1) + " rounds on " +
+               std::to_string(units) + " multiprocessors, " + std::to_string(static_cast<int>(full * 100)) +
+               " % full: " + std::to_string(whole_rows * tiles_n) + " whole, the last " + std::to_string(rest) +
+               " in " + std::to_string(split.splits) + " shares of K";
+  choice = split;
+  return true;
+}
+
+// A linear of half a round to one round of 128x128 tiles (fewer than the
+// multiprocessors) with a deep K splits it into the shares that make the most
+// of whole rounds, each at least kLargeTileMinShare deep. H100, f32, GPT-2's
+// 2048 x 3072 -> 768 (96 tiles): 4 shares of 768, 252 us + 17 for the
+// reduction with the layer norm after it, against 357 + 7 on the 64x64 tile
+// unsplit; its 2048 x 768 -> 768 in 4 shares of 192 was no faster (84 + 17
+// against 97 + 7), hence the depth.
+constexpr uint32_t kLargeTileMinShare = 512;
+bool split_few_large_tiles(GemmChoice& choice, const GemmProblem& problem, uint32_t units) {
+  const uint64_t tiles = uint64_t{choice.tiles_m(problem.m)} * choice.tiles_n(problem.n) * std::max(1u, problem.batches);
+  if (tiles >= units || 2 * tiles < units) return false;
+  uint32_t best = 1;
+  double best_rounds = 1.0;  // in rounds of whole-K tiles
+  for (uint32_t s = 2; s <= std::min(kTiledMaxSplits, problem.k / kLargeTileMinShare); ++s) {
+    const double rounds = static_cast<double>((tiles * s + units - 1) / units) / s;
+    if (rounds < best_rounds - 1e-9) {
+      best = s;
+      best_rounds = rounds;
+    }
+  }
+  if (best_rounds > kTiledMinRoundsFull) return false;
+  split_k(choice, problem.k, best);
+  if (choice.splits < 2) return false;
+  choice.why += "; " + std::to_string(tiles) + " tiles for " + std::to_string(units) + " multiprocessors: K in " +
+                std::to_string(choice.splits) + " shares (" + std::to_string(static_cast<int>(best_rounds * 100)) +
+                " % of a round's time)";
+  return true;
+}
+
 }  // namespace
 
 GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const GemmForce& force, GemmProblem problem) {
@@ -291,6 +355,7 @@ GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const Ge
   GemmChoice choice = gemv ? *gemv : select_kernel(ctx, dtype, force.kernel, problem, force.as_gpu, force.coopmat2);
   if (force.splits) {
     if (problem.k) split_k(choice, problem.k, *force.splits);
+    if (choice.splits > 1 && !choice.coopmat2()) choice.whole_tile_rows = force.whole_tile_rows.value_or(0);
     return choice;
   }
   // Occupancy, where the driver names its multiprocessors: a GEMM of fewer
@@ -328,6 +393,10 @@ GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const Ge
     choice.why = std::string(problem.m <= small_side ? "rows" : "columns") + " within one 64x64 tile: a 128x128 tile "
                  "would compute half of it in vain";
   }
+  // f32 linears of a half to one round of 128x128 tiles with a deep K (split_few_large_tiles).
+  if (choice.kernel == GemmKernel::kTiled128 && !problem.conv && split_few_large_tiles(choice, problem, units)) {
+    return choice;
+  }
   if (choice.kernel == GemmKernel::kTiled128 && tiles(choice) < units) {
     const uint64_t large = tiles(choice);
     choice.kernel = GemmKernel::kTiled64;
@@ -335,6 +404,9 @@ GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const Ge
     choice.depth = GemmChoice{}.depth;
     choice.why = std::to_string(large) + " tiles of 128x128 for " + std::to_string(units) +
                  " multiprocessors: the 64x64 tile makes " + std::to_string(tiles(choice));
+  }
+  if (choice.kernel == GemmKernel::kTiled128 && !problem.conv && split_last_round(choice, problem, units)) {
+    return choice;
   }
   const bool tiled_gemm = !problem.conv && (choice.kernel == GemmKernel::kTiled64 || choice.kernel == GemmKernel::kTiled128);
   if (tiled_gemm && choice.kernel == GemmKernel::kTiled128) {

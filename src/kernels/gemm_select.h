@@ -91,6 +91,10 @@ struct GemmChoice {
   // dispatch (gemm_split_reduce.comp) adds the partials, the bias, and writes
   // the output. 1: no split.
   uint32_t splits = 1, k_split = 0;
+  // Under split-K, the rows of tiles (across batches, in dispatch order)
+  // computed whole before the split ones: whole rounds of the GPU, the split
+  // shares of the remaining tiles filling the last round. 0: every tile split.
+  uint32_t whole_tile_rows = 0;
   // Why this kernel, tile and split, for profiles and gpuu-inspect.
   std::string why;
 
@@ -107,7 +111,8 @@ struct GemmChoice {
   // and tile, gemv's line orientation and reduction.
   std::vector<int32_t> specialization() const;
   // For logs and benchmarks: "coopmat 16x16x16 (128x128 tile, 64-deep)",
-  // "tiled 128x128, split-K 4 x 512".
+  // "tiled 128x128, split-K 4 x 512", "tiled 128x128, split-K 4 x 192 after
+  // 14 whole rows of tiles".
   std::string describe() const;
 };
 
@@ -131,6 +136,7 @@ struct GemmForce {
       : kernel(kernel), splits(splits) {}
   std::optional<GemmKernel> kernel;
   std::optional<uint32_t> splits;
+  std::optional<uint32_t> whole_tile_rows;  // with splits: GemmChoice::whole_tile_rows
   std::optional<uint32_t> compute_units;
   bool as_gpu = false;  // choose as for a GPU whatever the device type (lavapipe's tests)
   std::optional<IntGemmKernel> int_kernel;  // conv2d_int and matmul_int (select_int_gemm)

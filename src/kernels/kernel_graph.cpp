@@ -295,6 +295,7 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
   lc.gemm_force.int_kernel = options.int_gemm_kernel;
   lc.gemm_force.conv_im2col = options.conv_im2col;
   lc.gemm_force.coopmat2 = options.gemm_coopmat2;
+  lc.gemm_force.whole_tile_rows = options.gemm_whole_tile_rows;
   lc.attention_splits = options.attention_splits;
   lc.attention_coopmat = options.attention_coopmat;
   lc.attention_coop_key_split = options.attention_coop_key_split;

@@ -52,6 +52,9 @@ struct KernelGraphOptions {
   bool gemm_coopmat2 = false;
   // Forces split-K into this many shares of K (tests, benchmarks), where K has the slices.
   std::optional<uint32_t> gemm_splits;
+  // With gemm_splits: this many rows of tiles computed whole before the split
+  // ones (GemmChoice::whole_tile_rows; tests).
+  std::optional<uint32_t> gemm_whole_tile_rows;
   // Forces the int8 GEMM kernel of conv2d_int and matmul_int (tests,
   // benchmarks): see select_int_gemm.
   std::optional<IntGemmKernel> int_gemm_kernel;

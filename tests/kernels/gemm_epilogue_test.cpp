@@ -108,6 +108,47 @@ TEST(VulkanGemmEpilogue, LinearBiasGeluResidual) {
   }
 }
 
+// Whole tiles first, the rest split (GemmChoice::whole_tile_rows): the whole
+// tiles apply the chain in their store, the reduction in its own; a layer
+// norm after the chain runs apart (the reduction covers only the split rows):
+// linear (bias) -> + bias2[n] -> gelu(tanh) -> + x -> layer_norm, and conv ->
+// batch norm -> + residual -> relu.
+TEST(VulkanGemmEpilogue, WholeTilesAndSplitSharesBothApplyTheChain) {
+  for (GemmKernel kernel : {GemmKernel::kTiled64, GemmKernel::kTiled128}) {
+    SCOPED_TRACE(kernels::select_gemm(*test_context(), DType::kF32, kernel).describe());
+    kernels::KernelGraphOptions options = gemm_forced(3);
+    options.gemm_kernel = kernel;
+    options.gemm_whole_tile_rows = 1;
+    {
+      Case c;
+      ValueId x = c.input("x", {2, 100, 48});  // 200 rows: 2 (128) or 4 (64) rows of tiles
+      ValueId w = c.constant("w", {48, 48}, -0.2, 0.2);
+      ValueId y = c.op("linear", {x, w, c.constant("b", {48})});
+      y = c.op("add", {y, c.constant("b2", {48})});
+      y = c.op("gelu", {y}, {{"approximate", std::string("tanh")}});
+      y = c.op("add", {y, x});
+      ASSERT_TRUE(graph::add_graph_output(c.g, y).ok());
+      ASSERT_TRUE(graph::add_graph_output(
+          c.g, c.op("layer_norm", {y}, {{"normalized_ndim", int64_t{1}}, {"eps", 1e-5}})).ok());
+      EXPECT_EQ(joined(step_labels(c.g, c.inputs, 1e-4, 1e-4, options)),
+                "linear0+add1+gelu2+add3 linear0+add1+gelu2+add3 layer_norm4");
+    }
+    {
+      Case c;
+      ValueId x = c.input("x", {2, 24, 9, 9});
+      ValueId residual = c.input("residual", {2, 160, 9, 9});  // 160 channels: 2 or 3 rows of tiles
+      ValueId y = c.op("conv2d", {x, c.constant("w", {160, 24, 3, 3}, -0.2, 0.2)}, {{"padding", std::vector<int64_t>{1, 1}}});
+      y = c.op("mul", {y, c.constant("scale", {1, 160, 1, 1}, 0.5, 1.5)});
+      y = c.op("add", {y, c.constant("shift", {160, 1, 1}, -0.5, 0.5)});
+      y = c.op("add", {y, residual});
+      ASSERT_TRUE(graph::add_graph_output(c.g, c.op("relu", {y})).ok());
+      size_t dispatches = 0;
+      EXPECT_TRUE(matches(c, options, &dispatches));
+      EXPECT_EQ(dispatches, 2u);
+    }
+  }
+}
+
 // A transformer's projection: linear over [tokens, d], reshaped to
 // [batch, seq, d] (the last axis kept), then bias, GELU and the residual:
 // the chain folds through the reshape, one dispatch (two with a split). A

@@ -85,6 +85,47 @@ TEST(VulkanGemmSplit, MatmulAndLinearF16) {
   check_split_matmuls(DType::kF16);
 }
 
+// Whole tiles first, then the split shares of the rest (GemmChoice::
+// whole_tile_rows, the selector's pick where a large tile's last round would
+// leave the GPU idle): the whole tiles store their results, the reduction
+// adds the partials of the rows after them. Ragged rows, columns and K;
+// whole rows that end inside a batch (and a group of a grouped convolution),
+// so the split rows start mid-batch; every gemm.comp tile and, where the
+// device has matrix cores, gemm_coopmat.comp's.
+TEST(VulkanGemmSplit, WholeTilesThenSharesOfTheRest) {
+  uint32_t seed = 700;
+  struct Form {
+    DType dtype;
+    GemmKernel kernel;
+    uint32_t tile;
+  };
+  const Form forms[] = {{DType::kF32, GemmKernel::kTiled64, 64},
+                        {DType::kF32, GemmKernel::kTiled128, 128},
+                        {DType::kF16, GemmKernel::kTiled64, 64},
+                        {DType::kF16, GemmKernel::kCoopMat, 128}};
+  for (const Form& f : forms) {
+    if (f.dtype == DType::kF16 && !f16_kernels_or_refused()) continue;
+    const GemmChoice picked = kernels::select_gemm(*test_context(), f.dtype, f.kernel);
+    SCOPED_TRACE(picked.describe());
+    const uint32_t tile = picked.tile_m;  // a forced matrix-core tile falls back where the device has none
+    for (uint32_t splits : {2u, 3u}) {
+      kernels::KernelGraphOptions o = split(splits, f.kernel);
+      // 300 rows: 3 (128) or 5 (64) rows of tiles; all but the last whole.
+      o.gemm_whole_tile_rows = (300 + tile - 1) / tile - 1;
+      EXPECT_TRUE(matmul_matches(f.dtype, {300, 520}, {520, 380}, seed += 2, o)) << splits;
+      EXPECT_TRUE(linear_matches(f.dtype, {300, 520}, 200, seed += 3, o)) << splits;
+      // Two batches of 200 rows: the whole rows end in the second batch.
+      o.gemm_whole_tile_rows = (200 + tile - 1) / tile + 1;
+      EXPECT_TRUE(matmul_matches(f.dtype, {2, 200, 384}, {384, 136}, seed += 2, o)) << splits;
+      // A convolution of 160 output channels, and a grouped one of 2 x 80.
+      o.gemm_whole_tile_rows = 1;
+      EXPECT_TRUE(conv_matches(f.dtype, {2, 64, 9, 9}, {160, 64, 3, 3}, {1, 1}, {1, 1}, 1, true, seed += 3, o)) << splits;
+      o.gemm_whole_tile_rows = (80 + tile - 1) / tile;
+      EXPECT_TRUE(conv_matches(f.dtype, {2, 64, 9, 9}, {160, 32, 3, 3}, {1, 1}, {1, 1}, 2, true, seed += 3, o)) << splits;
+    }
+  }
+}
+
 // Convolutions split along K (channels x taps): the reduction adds the bias per
 // output channel and writes NCHW, groups included.
 TEST(VulkanGemmSplit, Conv2dF32) {
@@ -243,11 +284,25 @@ TEST(VulkanGemmSplit, SelectorFillsTheGpu) {
   GemmChoice wide = on_132(GemmProblem{false, 2048, 3072, 768, 1, true});
   EXPECT_EQ(wide.kernel, GemmKernel::kTiled128) << wide.describe();
   EXPECT_EQ(wide.splits, 1u) << wide.describe();
-  // By 2304 columns, 288 tiles of 128x128 fill their 3 rounds to 73 %: the 64x64 tile, unsplit. (4096^3 below:
-  // 1024 tiles in 8 rounds, 97 %, keeps the 128x128 one.)
+  // By 2304 columns, 288 tiles of 128x128 fill their 3 rounds to 73 %: two rounds of whole tiles (14 rows of 18)
+  // and the last 36 tiles in 4 shares of K. (4096^3 below: 1024 tiles in 8 rounds, 97 %, keeps the 128x128 one.)
   GemmChoice qkv = on_132(GemmProblem{false, 2048, 2304, 768, 1, true});
-  EXPECT_EQ(qkv.kernel, GemmKernel::kTiled64) << qkv.describe();
-  EXPECT_EQ(qkv.splits, 1u) << qkv.describe();
+  EXPECT_EQ(qkv.kernel, GemmKernel::kTiled128) << qkv.describe();
+  EXPECT_EQ(qkv.whole_tile_rows, 14u) << qkv.describe();
+  EXPECT_EQ(qkv.splits, 4u) << qkv.describe();
+  // 2048 x 3072 -> 768: 96 tiles of 128x128, K in 4 shares of 768 (384 workgroups, 97 % of 3 rounds); with K =
+  // 768 the shares would be too shallow: the 64x64 tile, unsplit.
+  GemmChoice fc2 = on_132(GemmProblem{false, 2048, 768, 3072, 1, true});
+  EXPECT_EQ(fc2.kernel, GemmKernel::kTiled128) << fc2.describe();
+  EXPECT_EQ(fc2.splits, 4u) << fc2.describe();
+  EXPECT_EQ(fc2.whole_tile_rows, 0u) << fc2.describe();
+  GemmChoice proj = on_132(GemmProblem{false, 2048, 768, 768, 1, true});
+  EXPECT_EQ(proj.kernel, GemmKernel::kTiled64) << proj.describe();
+  EXPECT_EQ(proj.splits, 1u) << proj.describe();
+  // Too shallow a K to split (2 x 128): the 64x64 tile, unsplit.
+  GemmChoice shallow = on_132(GemmProblem{false, 2048, 2304, 192, 1, true});
+  EXPECT_EQ(shallow.kernel, GemmKernel::kTiled64) << shallow.describe();
+  EXPECT_EQ(shallow.splits, 1u) << shallow.describe();
   // ViT-B/16's MLP: 197 tokens, 768 -> 3072: the 64x64 tile (4 x 48 tiles) fills the GPU without a split.
   GemmChoice vit = on_132(GemmProblem{false, 197, 3072, 768});
   EXPECT_EQ(vit.tile_m, 64u) << vit.describe();
@@ -264,7 +319,9 @@ TEST(VulkanGemmSplit, SelectorFillsTheGpu) {
   EXPECT_EQ(large.splits, 1u) << large.describe();
   EXPECT_EQ(large.kernel, GemmKernel::kTiled128) << large.describe();
   // Every choice says why.
-  for (const GemmChoice& c : {late, decode, decode_kn, excite, narrow, wide, qkv, vit, vit_down, vit_qkv, large}) {
+  EXPECT_EQ(large.whole_tile_rows, 0u) << large.describe();
+  for (const GemmChoice& c :
+       {late, decode, decode_kn, excite, narrow, wide, qkv, fc2, proj, shallow, vit, vit_down, vit_qkv, large}) {
     EXPECT_FALSE(c.why.empty()) << c.describe();
   }
 }

@@ -24,6 +24,9 @@ layout(constant_id = 4) const int ALIGNED = 0;
 // Split-K: the workgroups of one output tile each sum p.k_split of K and
 // store an f32 partial (binding 4) instead of the result; a second dispatch
 // (gemm_split_reduce.comp) adds them up, with the bias, into the output.
+// Only the tiles from p.whole_tiles on are split (all where it is 0): the
+// ones before it fill whole rounds of the GPU and store their results, and
+// their shares fill the last round, which whole tiles would leave part idle.
 layout(constant_id = 10) const int SPLIT_K = 0;
 #ifdef GPUU_CONV
 // How B, the im2col view, is read. CONV_GATHERED: tap by tap
@@ -60,7 +63,7 @@ layout(std430, set = 0, binding = 1) readonly buffer B { T b[]; };
 // Bound to some read-only tensor when HAS_BIAS is 0 (never read then).
 layout(std430, set = 0, binding = 2) readonly buffer Bias { T bias[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer Out { T y[]; };
-// The partials [split][batch][M][N] when SPLIT_K (else bound to the output, never written).
+// The partials [split][row][N] when SPLIT_K, rows from p.split_row0 (else bound to the output, never written).
 layout(std430, set = 0, binding = 4) writeonly buffer Partial { float partial[]; };
 // Bindings 5..7 and constants 12..27: the epilogue (binding 8 and constant
 // 28: GPUU_QW's scales and group) (gemm_epilogue.glsl); under
@@ -82,6 +85,10 @@ layout(push_constant) uniform Params {
   uint Cg;  // input channels per group
   uint k_split;  // SPLIT_K: the depth one workgroup sums
   uint batches;  // groups
+  // SPLIT_K: the tiles before the split ones (whole tile rows), and the first
+  // row (batch * M + m) of those: the partials hold the rows from it on.
+  uint whole_tiles;
+  uint split_row0;
 } p;
 #else
 layout(push_constant) uniform Params {
@@ -99,12 +106,18 @@ layout(push_constant) uniform Params {
   uint b_batch_stride[4];
   uint k_split;  // SPLIT_K: the depth one workgroup sums
   uint batches;  // product of batch_shape
+  // SPLIT_K: the tiles before the split ones (whole tile rows), and the first
+  // row (batch * M + m) of those: the partials hold the rows from it on.
+  uint whole_tiles;
+  uint split_row0;
 } p;
 #endif
 
 // Set by gemm_tile() for the workgroup's tile: its batch (conv2d: group),
-// first row and column, the bases of A and B, and its share [g_k0, g_k_end) of K.
+// first row and column, the bases of A and B, its share [g_k0, g_k_end) of K,
+// and whether that is all of K (its results are stored, not partials).
 uint g_batch, g_m0, g_n0, a_base, b_base, g_split, g_k0, g_k_end;
+bool g_whole;
 
 // False for workgroups past the last tile (the 2-D spread of a large
 // dispatch): they leave together, before any barrier.
@@ -115,12 +128,15 @@ bool gemm_tile(uint bm, uint bn) {
   g_split = 0u;
   g_k0 = 0u;
   g_k_end = p.K;
-  if (SPLIT_K != 0) {
-    uint per_split = per_batch * p.batches;
-    g_split = tile / per_split;
-    tile -= g_split * per_split;
+  g_whole = true;
+  if (SPLIT_K != 0 && tile >= p.whole_tiles) {
+    uint per_split = per_batch * p.batches - p.whole_tiles;
+    uint share = tile - p.whole_tiles;
+    g_split = share / per_split;
+    tile = p.whole_tiles + share - g_split * per_split;
     g_k0 = g_split * p.k_split;
     g_k_end = min(p.K, g_k0 + p.k_split);
+    g_whole = false;
   }
   g_batch = tile / per_batch;
   uint rest = tile - g_batch * per_batch;
@@ -274,9 +290,12 @@ uint b_offset(uint k, uint n) {
 uint b_offset(uint k, uint n) { return b_base + k * p.b_stride_k + n * p.b_stride_n; }
 #endif
 
-// Where result (m, n) goes: its index in the output's layout, or under
-// SPLIT_K its index among the partials.
-uint partial_index(uint m, uint n) { return ((g_split * p.batches + g_batch) * p.M + m) * p.N + n; }
+// Where result (m, n) goes: its index in the output's layout, or in a split
+// tile its index among the partials [split][rows from p.split_row0][N].
+uint partial_index(uint m, uint n) {
+  uint rows = p.batches * p.M - p.split_row0;
+  return (g_split * rows + g_batch * p.M + m - p.split_row0) * p.N + n;
+}
 #ifdef GPUU_CONV
 // Row m's output channel (the group's rows follow the earlier groups').
 uint out_channel(uint m) { return g_batch * p.M + m; }
@@ -301,10 +320,10 @@ float biased(float v, uint m, uint n) { return HAS_BIAS != 0 ? v + float(bias[n]
 float finish_y(float v, uint m, uint n, uint i) { return epilogue(biased(v, m, n), i, m, n); }
 #endif
 
-// One result, in bounds: bias added, stored in the output's layout; or,
-// under SPLIT_K, this share's partial sum as it is.
+// One result, in bounds: bias added, stored in the output's layout; or, in
+// a split tile, this share's partial sum as it is.
 void store_y(uint m, uint n, float v) {
-  if (SPLIT_K != 0) {
+  if (SPLIT_K != 0 && !g_whole) {
     partial[partial_index(m, n)] = v;
     return;
   }

@@ -111,7 +111,7 @@ layout(std430, set = 0, binding = 4) writeonly buffer Partial4 { vec4 partial4[]
 void store_y8(uint m, uint n, vec4 lo, vec4 hi) {
   if (!in_m(m)) return;
   const bool whole = n + 8u <= p.N;
-  if (SPLIT_K != 0) {
+  if (SPLIT_K != 0 && !g_whole) {
     const uint i = partial_index(m, n);
     if (whole && p.N % 4u == 0u) {
       partial4[i / 4u] = lo;

@@ -70,6 +70,8 @@ void main() {
   tensorLayoutNV<2, gl_CooperativeMatrixClampModeConstantNV> ly =
       createTensorLayoutNV(2, gl_CooperativeMatrixClampModeConstantNV);
   ly = setTensorLayoutDimensionNV(ly, p.M, p.N);
+  // The selector splits this kernel's tiles all or none (whole_tiles 0), so
+  // a share's partials start at its batch's row 0.
   if (SPLIT_K != 0) {
     coopMatStoreTensorNV(acc, partial, partial_index(0u, 0u), sliceTensorLayoutNV(ly, g_m0, BM, g_n0, BN));
     return;

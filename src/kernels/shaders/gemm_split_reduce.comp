@@ -1,6 +1,7 @@
 #version 450
 // Split-K's second step: y = sum over the shares of the f32 partials (+ bias,
-// then the GEMM's epilogue), one invocation per output element, stored in the
+// then the GEMM's epilogue), one invocation per output element of the split
+// tiles' rows (all rows, unless the GEMM stored whole tiles first), stored in the
 // output's layout (the GEMM's [batch][M][N], or conv2d's NCHW where batch is
 // the group).
 #extension GL_EXT_control_flow_attributes : require
@@ -21,10 +22,11 @@ layout(std430, set = 0, binding = 2) writeonly buffer Out { T y[]; };
 // in flight at once.
 layout(constant_id = 18) const uint SPLITS = 2;
 layout(push_constant) uniform Params {
-  uint count;    // batches * M * N
+  uint count;    // one share's partials: (batches * M - row0) * N
   uint M, N;
   uint pixels;   // CONV: output pixels per image
   uint O;        // CONV: output channels
+  uint row0;     // the first split row (batch * M + m); the GEMM stored the rows before it
 } p;
 
 void main() {
@@ -33,7 +35,7 @@ void main() {
   float v = 0.0;
   [[unroll]] for (uint s = 0u; s < SPLITS; ++s) v += partial[s * p.count + i];
   uint n = i % p.N;
-  uint row = i / p.N;  // batch * M + m (conv: the output channel)
+  uint row = p.row0 + i / p.N;  // batch * M + m (conv: the output channel)
   if (CONV != 0) {
     if (HAS_BIAS != 0) v += float(bias[row]);
     uint img = n / p.pixels;
