@@ -283,6 +283,11 @@ void split_k(GemmChoice& choice, uint32_t k, uint32_t splits) {
   }
 }
 
+// The tiles `choice` covers `problem` with, over its batches.
+uint64_t grid_tiles(const GemmChoice& choice, const GemmProblem& problem) {
+  return uint64_t{choice.tiles_m(problem.m)} * choice.tiles_n(problem.n) * std::max(1u, problem.batches);
+}
+
 // gemm.comp's 128x128 tile runs one workgroup a multiprocessor (H100: 182
 // registers an invocation of 256 reading one slice ahead, more two ahead).
 // Where a linear's or matmul's grid of them would leave more than a fifth of
@@ -295,8 +300,7 @@ void split_k(GemmChoice& choice, uint32_t k, uint32_t splits) {
 // convolutions are not measured: both keep their whole tiles.
 bool split_last_round(GemmChoice& choice, const GemmProblem& problem, uint32_t units) {
   const uint64_t tiles_n = choice.tiles_n(problem.n);
-  const uint64_t tile_rows = uint64_t{choice.tiles_m(problem.m)} * std::max(1u, problem.batches);
-  const uint64_t tiles = tile_rows * tiles_n, rounds = tiles / units;
+  const uint64_t tiles = grid_tiles(choice, problem), rounds = tiles / units;
   if (rounds == 0 || problem.k < 2 * kMinSplitDepth) return false;
   const double full = static_cast<double>(tiles) / static_cast<double>((rounds + (tiles % units ? 1 : 0)) * units);
   if (full >= kTiledMinRoundsFull) return false;
@@ -325,7 +329,7 @@ bool split_last_round(GemmChoice& choice, const GemmProblem& problem, uint32_t u
 // against 97 + 7), hence the depth.
 constexpr uint32_t kLargeTileMinShare = 512;
 bool split_few_large_tiles(GemmChoice& choice, const GemmProblem& problem, uint32_t units) {
-  const uint64_t tiles = uint64_t{choice.tiles_m(problem.m)} * choice.tiles_n(problem.n) * std::max(1u, problem.batches);
+  const uint64_t tiles = grid_tiles(choice, problem);
   if (tiles >= units || 2 * tiles < units) return false;
   uint32_t best = 1;
   double best_rounds = 1.0;  // in rounds of whole-K tiles
@@ -363,9 +367,7 @@ GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const Ge
   // late layers, batch 1, made 4 to 16 tiles of 128x128 on a 132-SM GPU).
   const uint32_t units = force.compute_units.value_or(ctx.compute_units());
   if (!units || !problem.n || !problem.m || force.kernel) return choice;
-  auto tiles = [&](const GemmChoice& c) {
-    return uint64_t{c.tiles_m(problem.m)} * c.tiles_n(problem.n) * std::max(1u, problem.batches);
-  };
+  auto tiles = [&](const GemmChoice& c) { return grid_tiles(c, problem); };
   // The same on matrix cores: 64x64 tiles on 4 subgroups, where the picked
   // shape divides their 16 columns per subgroup (a split's partials and their
   // reduction cost f16 GEMMs of 128 rows a third of their time on the H100).

@@ -25,8 +25,9 @@ layout(constant_id = 4) const int ALIGNED = 0;
 // store an f32 partial (binding 4) instead of the result; a second dispatch
 // (gemm_split_reduce.comp) adds them up, with the bias, into the output.
 // Only the tiles from p.whole_tiles on are split (all where it is 0): the
-// ones before it fill whole rounds of the GPU and store their results, and
-// their shares fill the last round, which whole tiles would leave part idle.
+// ones before it fill whole rounds of the GPU and store their results; the
+// split tiles' shares fill the last round, which they would leave part idle
+// whole.
 layout(constant_id = 10) const int SPLIT_K = 0;
 #ifdef GPUU_CONV
 // How B, the im2col view, is read. CONV_GATHERED: tap by tap
