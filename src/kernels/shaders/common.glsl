@@ -24,6 +24,14 @@ uint linear_id() {
 // Linear workgroup id over a 2-D dispatch (see linear_id()).
 uint linear_group_id() { return gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x; }
 
+// Where a convolution's GEMM result lies in its NCHW output: column n (image
+// x pixels + pixel) of output channel `channel`, `channels` channels of
+// `pixels` pixels an image.
+uint nchw_index(uint n, uint channel, uint pixels, uint channels) {
+  uint img = n / pixels;
+  return (img * channels + channel) * pixels + (n - img * pixels);
+}
+
 #ifdef GPUU_F16
 // Eight values as halves in one 16-byte word: the chunk f16 kernels stage
 // and store 8 halves at a time.

@@ -300,11 +300,7 @@ uint partial_index(uint m, uint n) {
 #ifdef GPUU_CONV
 // Row m's output channel (the group's rows follow the earlier groups').
 uint out_channel(uint m) { return g_batch * p.M + m; }
-uint y_index(uint m, uint n) {
-  uint pixels = p.OH * p.OW;
-  uint img = n / pixels;
-  return (img * p.O + out_channel(m)) * pixels + (n - img * pixels);
-}
+uint y_index(uint m, uint n) { return nchw_index(n, out_channel(m), p.OH * p.OW, p.O); }
 // Whether the results of columns n..n+7 (n a multiple of 8) lie side by side
 // in the output, from a multiple of 8: each image's pixels are whole chunks.
 bool y_chunks() { return (p.OH * p.OW) % 8u == 0u; }

@@ -38,8 +38,7 @@ void main() {
   uint row = p.row0 + i / p.N;  // batch * M + m (conv: the output channel)
   if (CONV != 0) {
     if (HAS_BIAS != 0) v += float(bias[row]);
-    uint img = n / p.pixels;
-    uint o = (img * p.O + row) * p.pixels + (n - img * p.pixels);
+    uint o = nchw_index(n, row, p.pixels, p.O);
     y[o] = T(epilogue(v, o, row, n));
   } else {
     if (HAS_BIAS != 0) v += float(bias[n]);

@@ -325,8 +325,7 @@ void main() {
       if (n >= p.N) continue;
       int v = acc[i][j] - p.a_zp * col_sum[nl] + row_term;
 #ifdef GPUU_CONV
-      uint img = n / pixels;
-      y[(img * p.O + oc) * pixels + (n - img * pixels)] = v;
+      y[nchw_index(n, oc, pixels, p.O)] = v;
 #else
       y[(g_batch * p.M + m) * p.N + n] = v;
 #endif

@@ -82,10 +82,7 @@ void main() {
     for (uint s = 0u; s < p.splits; ++s) v += partial4[(s * p.count + i) / 4u];
     const uint n = i % p.N, row = i / p.N;
     uint o = i;
-    if (CONV != 0) {
-      const uint img = n / p.pixels;
-      o = (img * p.O + row) * p.pixels + (n - img * p.pixels);
-    }
+    if (CONV != 0) o = nchw_index(n, row, p.pixels, p.O);
     store4(o, row, n, v);
     return;
   }
@@ -95,8 +92,7 @@ void main() {
   for (uint s = 0u; s < p.splits; ++s) v += partial[s * p.count + i];
   uint n = i % p.N, row = i / p.N;  // conv: row is the output channel
   if (CONV != 0) {
-    uint img = n / p.pixels;
-    store((img * p.O + row) * p.pixels + (n - img * p.pixels), row, n, v);
+    store(nchw_index(n, row, p.pixels, p.O), row, n, v);
   } else {
     store(i, row, n, v);
   }
