@@ -288,6 +288,13 @@ uint64_t grid_tiles(const GemmChoice& choice, const GemmProblem& problem) {
   return uint64_t{choice.tiles_m(problem.m)} * choice.tiles_n(problem.n) * std::max(1u, problem.batches);
 }
 
+// Rounds of `tiles` workgroups on `units` multiprocessors, one each at a time,
+// and how full those rounds are (1: no multiprocessor idles).
+uint64_t rounds_of(uint64_t tiles, uint32_t units) { return (tiles + units - 1) / units; }
+double rounds_full(uint64_t tiles, uint32_t units) {
+  return static_cast<double>(tiles) / static_cast<double>(rounds_of(tiles, units) * units);
+}
+
 // gemm.comp's 128x128 tile runs one workgroup a multiprocessor (H100: 182
 // registers an invocation of 256 reading one slice ahead, more two ahead).
 // Where a linear's or matmul's grid of them would leave more than a fifth of
@@ -302,7 +309,7 @@ bool split_last_round(GemmChoice& choice, const GemmProblem& problem, uint32_t u
   const uint64_t tiles_n = choice.tiles_n(problem.n);
   const uint64_t tiles = grid_tiles(choice, problem), rounds = tiles / units;
   if (rounds == 0 || problem.k < 2 * kMinSplitDepth) return false;
-  const double full = static_cast<double>(tiles) / static_cast<double>((rounds + (tiles % units ? 1 : 0)) * units);
+  const double full = rounds_full(tiles, units);
   if (full >= kTiledMinRoundsFull) return false;
   const uint64_t whole_rows = rounds * units / tiles_n;
   const uint64_t rest = tiles - whole_rows * tiles_n, idle = rounds * units - whole_rows * tiles_n;
@@ -334,7 +341,7 @@ bool split_few_large_tiles(GemmChoice& choice, const GemmProblem& problem, uint3
   uint32_t best = 1;
   double best_rounds = 1.0;  // in rounds of whole-K tiles
   for (uint32_t s = 2; s <= std::min(kTiledMaxSplits, problem.k / kLargeTileMinShare); ++s) {
-    const double rounds = static_cast<double>((tiles * s + units - 1) / units) / s;
+    const double rounds = static_cast<double>(rounds_of(tiles * s, units)) / s;
     if (rounds < best_rounds - 1e-9) {
       best = s;
       best_rounds = rounds;
@@ -412,8 +419,8 @@ GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const Ge
   }
   const bool tiled_gemm = !problem.conv && (choice.kernel == GemmKernel::kTiled64 || choice.kernel == GemmKernel::kTiled128);
   if (tiled_gemm && choice.kernel == GemmKernel::kTiled128) {
-    const uint64_t large = tiles(choice), rounds = (large + units - 1) / units;
-    const double full = static_cast<double>(large) / static_cast<double>(rounds * units);
+    const uint64_t large = tiles(choice), rounds = rounds_of(large, units);
+    const double full = rounds_full(large, units);
     if (full < kTiledMinRoundsFull) {
       choice.kernel = GemmKernel::kTiled64;
       choice.tile_m = choice.tile_n = small_side;
