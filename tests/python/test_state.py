@@ -16,7 +16,7 @@ import torch.nn as nn
 
 import gpuu
 from gpuu.errors import InvalidArgumentError, NotFoundError
-from gpuu.frontend import from_torch
+from gpuu.frontend import FrontendError, from_torch
 
 from arm_sdk import gpuu_inspect
 
@@ -339,3 +339,90 @@ def test_a_cache_written_at_an_input_position_is_updated_in_place(policy, tmp_pa
                 np.testing.assert_allclose(program.state(name), getattr(reference, name).numpy(), rtol=1e-6,
                                            atol=1e-6, err_msg=f"state {name!r} after execute {step}")
         assert program.last_execute_stats().host_copies == 0, "a state went through the host"
+
+
+class _CacheObject:
+    """Key and value caches kept in lists by an object of their own, as Hugging Face's StaticCache keeps them."""
+
+    def __init__(self, layers):
+        self.keys = [torch.zeros(1, H, L, D) for _ in range(layers)]
+        self.values = [torch.zeros(1, H, L, D) for _ in range(layers)]
+
+    def update(self, layer, k, v, position):
+        self.keys[layer].index_copy_(2, position, k)
+        self.values[layer][:, :, position] = v
+        return self.keys[layer], self.values[layer]
+
+
+class CacheHeldElsewhere(nn.Module):
+    """Two attention layers writing a cache object's tensors, which the module also registers as its buffers
+    (transformers' TorchExportableModuleWithStaticCache does so): the writes go through the object, not the
+    module's attributes."""
+
+    def __init__(self):
+        super().__init__()
+        self.cache = _CacheObject(2)
+        for i in range(2):
+            self.register_buffer(f"key_cache_{i}", self.cache.keys[i], persistent=False)
+            self.register_buffer(f"value_cache_{i}", self.cache.values[i], persistent=False)
+        self.proj = nn.ModuleList(nn.Linear(D, 3 * D) for _ in range(2))
+
+    def forward(self, x, position):
+        for i, proj in enumerate(self.proj):
+            q, k, v = proj(x).split(D, dim=-1)
+            keys, values = self.cache.update(i, k, v, position)
+            x = x + torch.softmax(q @ keys.transpose(2, 3), dim=-1) @ values
+        return x
+
+
+def cache_step_inputs(step):
+    g = torch.Generator().manual_seed(300 + step)
+    return torch.randn(1, H, 1, D, generator=g), torch.tensor([(2 * step) % L], dtype=torch.int64)
+
+
+@pytest.mark.parametrize("policy", ["vulkan_first", "vgf_first"])
+def test_a_cache_another_object_holds_too_becomes_states(policy, tmp_path):
+    """make_fx cannot trace writes into a buffer that another object holds (functional_call swaps the module's
+    entry only): gpuu.export takes such a model through torch.export's strict tracer instead, and the caches
+    become states updated in place, as PyTorch updates them."""
+    model = CacheHeldElsewhere()
+    reference = copy.deepcopy(model)
+    spec = gpuu.UnifiedGpuCompileSpec(vgf=gpuu.VgfCompileSpec(), prefer=policy, min_partition_size=1)
+    report = gpuu.export(model, cache_step_inputs(0), spec, tmp_path / "m.gpuu")
+    names = ["key_cache_0", "value_cache_0", "key_cache_1", "value_cache_1"]
+    assert sorted(s["name"] for s in report["states"]) == sorted(names)
+    assert all(not t.any() for t in model.cache.keys + model.cache.values), "export wrote into the model's caches"
+    with gpuu.load(tmp_path / "m.gpuu") as program:
+        for step in range(L + 1):
+            inputs = cache_step_inputs(step)
+            (got,) = program.run([x.numpy() for x in inputs])
+            with torch.no_grad():
+                want = reference(*inputs)
+            np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-5, err_msg=f"execute {step}")
+            for name in names:
+                np.testing.assert_allclose(program.state(name), getattr(reference, name).numpy(), rtol=1e-5,
+                                           atol=1e-5, err_msg=f"state {name!r} after execute {step}")
+
+
+def test_an_exported_program_that_loses_its_cache_writes_is_refused_by_name(tmp_path):
+    """Non-strict torch.export lifts the cache object's tensors as constants and keeps the writes into them (a
+    program whose updates would be lost): refused, naming each constant and the way out; the strict export of
+    the same model exports and runs."""
+    model = CacheHeldElsewhere()
+    example = cache_step_inputs(0)
+    spec = gpuu.UnifiedGpuCompileSpec(prefer="vulkan_first")
+    with torch.no_grad():
+        lossy = torch.export.export(copy.deepcopy(model), example, strict=False)
+    with pytest.raises(FrontendError) as refused:
+        gpuu.export(lossy, example, spec, tmp_path / "lossy.gpuu")
+    message = str(refused.value)
+    assert "writes in place into 4 constant tensor(s)" in message and "lifted_tensor" in message, message
+    assert "strict=True" in message, message
+    assert not (tmp_path / "lossy.gpuu").exists()
+    with torch.no_grad():
+        strict = torch.export.export(copy.deepcopy(model), example, strict=True)
+    gpuu.export(strict, example, spec, tmp_path / "strict.gpuu")
+    with gpuu.load(tmp_path / "strict.gpuu") as program:
+        (got,) = program.run([x.numpy() for x in example])
+    with torch.no_grad():
+        np.testing.assert_allclose(got, copy.deepcopy(model)(*example).numpy(), rtol=1e-5, atol=1e-5)

@@ -267,11 +267,20 @@ def _from_torch_at(model: Any, example_inputs: Optional[Sequence[Any]], input_na
     try:
         gm, constants, updates = _trace_module(model, tuple(x.clone() for x in inputs))
     except RuntimeError as e:
-        if not _data_dependent(e):
+        if _data_dependent(e):
+            # Python reading a tensor's value (Hugging Face's BERT, BART, DeBERTa check their inputs for padding
+            # unless torch.compiler.is_compiling()): torch.export's tracer takes such a model where make_fx cannot.
+            ep = _export_instead(model, inputs, e, "the model's Python needs the value of a tensor while it is "
+                                 "traced (data-dependent control flow)")
+        elif _state_held_elsewhere(e):
+            # A buffer the model writes that another object holds too (Hugging Face's StaticCache keeps its
+            # key/value tensors in lists beside the wrapper's buffers): functional_call swaps the module's
+            # entry only, so the write lands in the real tensor. Dynamo's tracer (strict) follows the object.
+            ep = _export_instead(model, inputs, e, "the model writes into a buffer that another object holds "
+                                 "too (a cache object beside the module's buffers)", strict=True)
+        else:
             raise
-        # Python reading a tensor's value (Hugging Face's BERT, BART, DeBERTa check their inputs for padding
-        # unless torch.compiler.is_compiling()): torch.export's tracer takes such a model where make_fx cannot.
-        return _from_exported(_export_instead(model, inputs, e), inputs, names, compact_constants, prefix_tables)
+        return _from_exported(ep, inputs, names, compact_constants, prefix_tables)
     if len(names) != len(inputs):
         raise FrontendError(f"{len(names)} input names for {len(inputs)} example inputs")
     placeholders = constants + [Placeholder(n, x.clone(), True) for n, x in zip(names, inputs)]
@@ -284,19 +293,24 @@ def _data_dependent(error: BaseException) -> bool:
     return "tracing tensor" in str(error) or "data-dependent" in str(error)
 
 
-def _export_instead(model: Any, inputs: List[torch.Tensor], traced_error: BaseException) -> Any:
-    """torch.export's ExportedProgram of `model`, for one that make_fx cannot trace (`traced_error`); a
-    FrontendError naming both failures where torch.export cannot take it either."""
+def _state_held_elsewhere(error: BaseException) -> bool:
+    """Whether make_fx stopped because the model wrote into a tensor that functional_call did not swap (a buffer
+    another object holds too)."""
+    return "mutating a non-functional tensor with a functional tensor" in str(error)
+
+
+def _export_instead(model: Any, inputs: List[torch.Tensor], traced_error: BaseException, why: str,
+                    strict: bool = False) -> Any:
+    """torch.export's ExportedProgram of `model`, for one that make_fx cannot trace (`traced_error`, for the
+    reason `why`); a FrontendError naming both failures where torch.export cannot take it either."""
     if not isinstance(model, torch.nn.Module) or not hasattr(torch, "export"):
-        raise FrontendError(f"tracing needs the value of a tensor (data-dependent Python control flow): "
-                            f"{traced_error}") from traced_error
+        raise FrontendError(f"{why}: {traced_error}") from traced_error
     try:
         with torch.no_grad(), dense_experts(model):
-            return torch.export.export(model, tuple(x.clone() for x in inputs))
+            return torch.export.export(model, tuple(x.clone() for x in inputs), strict=strict)
     except Exception as e:  # noqa: BLE001 - whatever torch.export raises, both reasons go to the user
         raise FrontendError(
-            "the model's Python needs the value of a tensor while it is traced (data-dependent control flow), "
-            f"and torch.export could not take it either.\nmake_fx: {str(traced_error).splitlines()[0]}\n"
+            f"{why}, and torch.export could not take it either.\nmake_fx: {str(traced_error).splitlines()[0]}\n"
             f"torch.export: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from e
 
 
@@ -599,6 +613,7 @@ def _from_exported(ep: Any, example_inputs: Optional[Sequence[Any]], input_names
                    compact_constants: bool = False, prefix_tables: Optional[Dict[str, Any]] = None) -> TracedGraph:
     from torch.export.graph_signature import InputKind
 
+    _refuse_writes_into_constants(ep)
     ep = ep.run_decompositions(decomposition_table())
     if example_inputs is None:
         stored = getattr(ep, "example_inputs", None)
@@ -635,6 +650,31 @@ def _from_exported(ep: Any, example_inputs: Optional[Sequence[Any]], input_names
                                 "which gpuu graphs cannot take")
     return Lowering(ep.graph_module, placeholders, aten_ops.LOWERINGS, aten_ops.SHAPE_ONLY, updates,
                     user_outputs, compact_constants=compact_constants, prefix_tables=prefix_tables).run()
+
+
+def _refuse_writes_into_constants(ep: Any) -> None:
+    """A FrontendError naming the constant tensors an ExportedProgram writes into in place. Non-strict
+    torch.export lifts a tensor the model holds outside its parameters and buffers (Hugging Face's StaticCache)
+    as a constant and leaves the model's writes into it in the graph: a program whose updates are lost, which
+    PyTorch's own decompositions then fail on."""
+    from torch.export.graph_signature import InputKind
+
+    constants = {s.arg.name: s.target for s in ep.graph_signature.input_specs if s.kind == InputKind.CONSTANT_TENSOR}
+    written = []
+    for node in ep.graph.nodes:
+        schema = getattr(node.target, "_schema", None)
+        if node.op != "call_function" or schema is None or not schema.is_mutable:
+            continue
+        for arg, value in zip(schema.arguments, node.args):
+            if arg.alias_info is not None and arg.alias_info.is_write and getattr(value, "name", None) in constants:
+                written.append(f"{constants[value.name]} ({node.target})")
+    if written:
+        raise FrontendError(
+            f"the ExportedProgram writes in place into {len(written)} constant tensor(s): {', '.join(written)}. "
+            "torch.export (non-strict) lifted tensors the model holds outside its parameters and buffers (a cache "
+            "object such as Hugging Face's StaticCache) as constants, so their updates would be lost. Export with "
+            "torch.export.export(..., strict=True) (transformers' convert_and_export_with_cache does), or pass "
+            "the module itself to gpuu.export.")
 
 
 def _exported_outputs(ep: Any) -> Tuple[Dict[str, torch.fx.Node], List[int]]:
