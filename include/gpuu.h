@@ -1248,6 +1248,12 @@ GPUU_API gpuu_status gpuu_session_set_input_shapes(gpuu_session* session, const 
 /* The size of dim `index` (gpuu_program_dim_info) the session runs at now to
  * *size. GPUU_ERROR_INVALID_ARGUMENT when out of range. Added in 0.8. */
 GPUU_API gpuu_status gpuu_session_dim(const gpuu_session* session, size_t index, int64_t* size);
+
+/* How many sets of sizes the session holds ready, the one it runs at
+ * included: each the program specialized and recorded there once, kept until
+ * gpuu_session_options.max_shape_variants is reached (the least recently
+ * used goes first). 1 for a program without dims; 0 for NULL. Added in 0.9. */
+GPUU_API size_t gpuu_session_shape_variant_count(const gpuu_session* session);
 GPUU_API gpuu_status gpuu_session_output_info(const gpuu_session* session, size_t index, gpuu_tensor_info* out);
 
 /* Copies input `index` from host memory: `size` must equal its byte size

@@ -1,8 +1,11 @@
 /* Greedy generation from C with the step program of samples/llm/llama_decode.py (--out PROGRAM writes one):
  * each execute takes token ids [1, s] and their positions [s] (both i64), writes the step's keys and values
  * into the KV caches the program keeps as states on the device, and returns the logits of its last token
- * [1, vocab]. s is a dim of the program: the prompt goes in one execute (s = its length), then each argmax is
- * fed back in an execute of one token (s = 1). Prints the new tokens.
+ * [1, vocab]. s is a dim of the program: the prompt goes in executes whose lengths are powers of two, largest
+ * first (13 tokens: s = 8, 4, 1), then each argmax is fed back in an execute of one token (s = 1). The session
+ * specializes and records the program once per length it meets, so powers of two keep that to log2(max) + 1
+ * lengths whatever the prompts (one execute of the whole prompt would make one per prompt length). Prints the
+ * new tokens.
  *
  *   gpuu_llm_generate PROGRAM NEW_TOKENS PROMPT_TOKEN...
  */
@@ -77,8 +80,15 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < prompt_len; ++i) tokens[i] = atoll(argv[3 + i]);
   int64_t next = 0;
   const char* what = "prefill";
-  s = set_step_length(session, prompt_len);
-  if (s == GPUU_OK) s = step(session, tokens, positions, prompt_len, 0, logits, vocab, &next);
+  size_t done = 0;
+  size_t length = 1;
+  while (length <= prompt_len / 2) length <<= 1; /* the largest power of two within the prompt */
+  for (; length && s == GPUU_OK; length >>= 1) {
+    if (!(prompt_len & length)) continue;
+    s = set_step_length(session, length);
+    if (s == GPUU_OK) s = step(session, tokens + done, positions, length, (int64_t)done, logits, vocab, &next);
+    done += length;
+  }
   if (s == GPUU_OK && new_tokens > 1) {
     what = "decode step";
     s = set_step_length(session, 1);

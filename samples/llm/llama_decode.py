@@ -192,17 +192,29 @@ def gpuu_step(program) -> Step:
     return step
 
 
-PREFILLS = ("one_step", "by_token")
+PREFILLS = ("one_step", "by_token", "buckets")
+
+
+def bucket_lengths(count: int) -> List[int]:
+    """`count` as a sum of powers of two, largest first (13: 8, 4, 1)."""
+    return [1 << bit for bit in reversed(range(count.bit_length())) if count >> bit & 1]
 
 
 def generate(step: Step, prompt_ids: Sequence[int], new_tokens: int, prefill: str = "one_step") -> List[int]:
-    """Greedy decoding from an empty cache: the prompt in one step (prefill "one_step") or one token per step
-    ("by_token"), then `new_tokens` argmax tokens, each fed back in a step of one token. `step` is
-    torch_step(model) or gpuu_step(program)."""
+    """Greedy decoding from an empty cache: the prompt in one step (prefill "one_step"), one token per step
+    ("by_token"), or in steps of powers of two, largest first ("buckets": 13 tokens as 8, 4 and 1; a session
+    then meets at most log2(max_len) + 1 step lengths whatever the prompts, each specialized and recorded once,
+    where one_step meets one per prompt length), then `new_tokens` argmax tokens, each fed back in a step of one
+    token. `step` is torch_step(model) or gpuu_step(program)."""
     if prefill not in PREFILLS:
         raise ValueError(f"prefill {prefill!r} is not one of {', '.join(PREFILLS)}")
     if prefill == "one_step":
         logits = step(list(prompt_ids), 0)
+    elif prefill == "buckets":
+        start = 0
+        for length in bucket_lengths(len(prompt_ids)):
+            logits = step(list(prompt_ids[start:start + length]), start)
+            start += length
     else:
         for position, token in enumerate(prompt_ids):
             logits = step([token], position)
@@ -233,7 +245,7 @@ def main():
     parser.add_argument("--prompt", default="1,2,3,4,5", help="comma-separated prompt token ids")
     parser.add_argument("--new-tokens", type=int, default=64)
     parser.add_argument("--prefill", default="one_step", choices=PREFILLS,
-                        help="the prompt in one step (default) or one token per step")
+                        help="the prompt in one step (default), one token per step, or in steps of powers of two")
     parser.add_argument("--prefer", default="vulkan_first", choices=["vulkan_first", "vgf_first"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", help="where to write the program (default: a temporary file)")

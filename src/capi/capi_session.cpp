@@ -327,6 +327,10 @@ GPUU_API gpuu_status gpuu_session_dim(const gpuu_session* session, size_t index,
   });
 }
 
+GPUU_API size_t gpuu_session_shape_variant_count(const gpuu_session* session) {
+  return session && session->session ? session->session->shape_variant_count() : 0;
+}
+
 GPUU_API gpuu_status gpuu_session_set_input(gpuu_session* session, size_t index, const void* data, size_t size) {
   return guarded(__func__, [&]() -> gpuu_status {
     if (gpuu_status s = check_session(session, "gpuu_session_set_input")) return s;

@@ -150,6 +150,41 @@ def test_prefill_in_one_step_and_token_by_token_agree(model, vulkan_first):
         assert llama.generate(step, PROMPT, 8, prefill="by_token") == tokens
 
 
+def test_prefill_in_power_of_two_steps_meets_few_lengths(model, vulkan_first):
+    """Prompts of 3 to 15 tokens prefilled in steps of powers of two (13: 8, 4, 1) pick the tokens of PyTorch's
+    one-step prefill and of gpuu's, and a session meets only the lengths 1, 2, 4 and 8: after the first four
+    prompts, four more of other lengths make no new specialization. max_shape_variants bounds what it holds."""
+    assert llama.bucket_lengths(13) == [8, 4, 1] and llama.bucket_lengths(8) == [8]
+    first, second = [5, 7, 3, 12], [6, 9, 11, 15]
+    with gpuu.load(vulkan_first, max_shape_variants=8) as program:
+        step = llama.gpuu_step(program)
+        seqs = []
+
+        def generated(prompt, prefill):
+            program.reset_state()
+            logits = []
+            tokens = llama.generate(recording(step, logits, seqs, program), prompt, 4, prefill=prefill)
+            return tokens
+        for lengths in (first, second):
+            for n in lengths:
+                prompt = [(17 * i + n) % model.cfg.vocab for i in range(n)]
+                want = llama.generate(llama.torch_step(copy.deepcopy(model)), prompt, 4)
+                assert generated(prompt, "buckets") == want, f"{n} tokens in buckets"
+                if n in (7, 15):
+                    assert generated(prompt, "one_step") == want, f"{n} tokens in one step"
+            if lengths is first:
+                held = program.shape_variant_count
+        assert set(seqs) == {1, 2, 4, 8, 7, 15}
+        # The second prompts' lengths 6, 9, 11 in buckets and 15 in one step: only 15 is new.
+        assert program.shape_variant_count == held + 1
+        assert program.shape_variant_count <= 8
+    with gpuu.load(vulkan_first, max_shape_variants=2) as program:
+        assert llama.generate(llama.gpuu_step(program), first[3] * [1], 2, prefill="buckets")
+        assert program.shape_variant_count <= 2
+    with pytest.raises(TypeError, match="max_shape_variants"):
+        gpuu.load(vulkan_first, max_shape_variants=-1)
+
+
 def test_vgf_first_generates_pytorchs_tokens(model, reference, tmp_path):
     report = llama.export(model, tmp_path / "llama_vgf_first.gpuu", "vgf_first", example_length=len(PROMPT))
     assert "VgfBackend" in {r["backend"] for r in report["regions"]}

@@ -555,7 +555,7 @@ def session_options(token: Optional[str] = None, group_id: Optional[int] = None,
                     vgf_path: Any = None, gpu_timing: bool = False,
                     backend_options: Optional[Mapping[str, Mapping[str, str]]] = None, profile: bool = False,
                     device_memory_limit: int = 0,
-                    pipeline_cache: Optional[Union[str, os.PathLike]] = None) -> Any:
+                    pipeline_cache: Optional[Union[str, os.PathLike]] = None, max_shape_variants: int = 0) -> Any:
     """A filled gpuu_session_options: None keeps what the file (or environment) says.
 
     profile: profile every execute (Session.profile_json), at the cost of serialising the GPU.
@@ -564,6 +564,9 @@ def session_options(token: Optional[str] = None, group_id: Optional[int] = None,
 
     pipeline_cache: a file that keeps the driver's compiled pipelines across processes
     (gpuu_session_options.pipeline_cache_path); one that does not fit is replaced, never an error.
+
+    max_shape_variants: for a program with dims, how many sets of sizes the session keeps ready (each
+    specialized and recorded once; the least recently used goes first); 0 is the default, 4.
 
     backend_options: {backend id: {key: value}}, each backend's load-time options
     (gpuu-inspect --backends lists them), e.g. {"VgfBackend": {"data_graph_path": "native"}};
@@ -597,6 +600,9 @@ def session_options(token: Optional[str] = None, group_id: Optional[int] = None,
     if isinstance(device_memory_limit, bool) or not isinstance(device_memory_limit, int) or device_memory_limit < 0:
         raise TypeError(f"device_memory_limit must be a non-negative int, got {device_memory_limit!r}")
     o.device_memory_limit = device_memory_limit
+    if isinstance(max_shape_variants, bool) or not isinstance(max_shape_variants, int) or max_shape_variants < 0:
+        raise TypeError(f"max_shape_variants must be a non-negative int, got {max_shape_variants!r}")
+    o.max_shape_variants = max_shape_variants
     if pipeline_cache is not None:
         o.pipeline_cache_path = os.fspath(pipeline_cache)
     # The C struct's array is filled when the session is created (Session).
@@ -687,6 +693,11 @@ class Session(_Handle):
     def dims(self) -> Dict[str, int]:
         """The sizes the session runs at now, by dim name (empty for a static program)."""
         return {name: _c.gpuu_session_dim(self.handle, i) for i, name in enumerate(self.dim_names)}
+
+    @property
+    def shape_variant_count(self) -> int:
+        """How many sets of sizes the session holds ready, each specialized and recorded once (1 without dims)."""
+        return _c.gpuu_session_shape_variant_count(self.handle)
 
     def set_input_shapes(self, shapes: Sequence[Sequence[int]]) -> None:
         """Every input's shape for what follows (a program with dims runs at the sizes they give; gpuu.h's

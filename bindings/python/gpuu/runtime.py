@@ -26,7 +26,7 @@ class LoadedProgram(core._ClosesOnExit):
                  validation: Optional[bool] = None, vgf_path: Optional[str] = None, gpu_timing: bool = False,
                  backend_options: Optional[Mapping[str, Mapping[str, str]]] = None, profile: bool = False,
                  device_memory_limit: int = 0,
-                 pipeline_cache: Optional[Union[str, os.PathLike]] = None) -> None:
+                 pipeline_cache: Optional[Union[str, os.PathLike]] = None, max_shape_variants: int = 0) -> None:
         self.path = os.fspath(path)
         with core.Program(path=self.path) as program:
             self.delegates: List[str] = program.delegates
@@ -34,7 +34,7 @@ class LoadedProgram(core._ClosesOnExit):
                                            device=device, validation=validation, vgf_path=vgf_path,
                                            gpu_timing=gpu_timing, backend_options=backend_options,
                                            profile=profile, device_memory_limit=device_memory_limit,
-                                           pipeline_cache=pipeline_cache)
+                                           pipeline_cache=pipeline_cache, max_shape_variants=max_shape_variants)
             # The session keeps its own reference to the program.
             self.session = core.Session(program, options)
 
@@ -89,6 +89,11 @@ class LoadedProgram(core._ClosesOnExit):
         """The sizes the program runs at now, by dim name (a program exported with dynamic_shapes); empty if none."""
         return self.session.dims
 
+    @property
+    def shape_variant_count(self) -> int:
+        """How many sets of sizes the session holds ready (max_shape_variants at most; 1 without dims)."""
+        return self.session.shape_variant_count
+
     def last_execute_stats(self) -> core.ExecuteStats:
         return self.session.last_execute_stats()
 
@@ -126,7 +131,7 @@ def load(path: Union[str, os.PathLike], *, token: Optional[str] = None, group_id
          validation: Optional[bool] = None, vgf_path: Optional[str] = None,
          gpu_timing: bool = False, backend_options: Optional[Mapping[str, Mapping[str, str]]] = None,
          profile: bool = False, device_memory_limit: int = 0,
-         pipeline_cache: Optional[Union[str, os.PathLike]] = None) -> LoadedProgram:
+         pipeline_cache: Optional[Union[str, os.PathLike]] = None, max_shape_variants: int = 0) -> LoadedProgram:
     """Loads the program at `path` and initialises its delegates.
 
     Runtime options override what the file's compile specs say (None keeps it):
@@ -147,7 +152,10 @@ def load(path: Union[str, os.PathLike], *, token: Optional[str] = None, group_id
       OutOfMemoryError naming the need, its parts and the limit when the plan does not fit);
       pipeline_cache: a file that keeps the driver's compiled pipelines across processes, so a
       later load on the same device and driver skips compiling them (one made elsewhere or
-      damaged is replaced with a warning, never an error).
+      damaged is replaced with a warning, never an error); max_shape_variants: for a program with
+      dims, how many sets of sizes the session keeps ready, each specialized and recorded once
+      (0: the default, 4; the least recently used goes first; shape_variant_count says how many
+      it holds).
     Raises a GpuuError subclass naming the delegate that failed (NotFoundError for
     lookup_only with nothing registered, UnsupportedError for a missing feature, ...),
     InvalidArgumentError naming every bad backend option at once.
@@ -155,4 +163,5 @@ def load(path: Union[str, os.PathLike], *, token: Optional[str] = None, group_id
     return LoadedProgram(path, token=token, group_id=group_id, mode=mode, sync_mode=sync_mode, device=device,
                          validation=validation, vgf_path=vgf_path, gpu_timing=gpu_timing,
                          backend_options=backend_options, profile=profile,
-                         device_memory_limit=device_memory_limit, pipeline_cache=pipeline_cache)
+                         device_memory_limit=device_memory_limit, pipeline_cache=pipeline_cache,
+                         max_shape_variants=max_shape_variants)
