@@ -54,6 +54,21 @@ int main(int argc, char** argv) {
   gpuu_program* program = NULL;
   gpuu_status s = gpuu_program_load_file(argv[1], &program);
   if (s != GPUU_OK) return fail("load", s);
+  /* Every position must fit the caches, whose length is the seq dim's upper bound: the prompt's steps would each
+   * pass the dim's bounds check on their own, but write past the caches' end. */
+  const char* dim_name = NULL;
+  int64_t seq_min = 0, seq_max = 0, seq_example = 0;
+  s = gpuu_program_dim_info(program, 0, &dim_name, &seq_min, &seq_max, &seq_example);
+  if (s != GPUU_OK) {
+    gpuu_program_release(program);
+    return fail("not a step with a seq dim", s);
+  }
+  if ((int64_t)prompt_len + (new_tokens > 1 ? new_tokens - 1 : 0) > seq_max) {
+    fprintf(stderr, "gpuu_llm_generate: %zu prompt tokens and %d new ones need %lld positions; the caches hold %lld\n",
+            prompt_len, new_tokens, (long long)prompt_len + (new_tokens > 1 ? new_tokens - 1 : 0), (long long)seq_max);
+    gpuu_program_release(program);
+    return 2;
+  }
   gpuu_session* session = NULL;
   s = gpuu_session_create(program, NULL, &session);
   gpuu_program_release(program);
