@@ -63,9 +63,11 @@ int main(int argc, char** argv) {
     gpuu_program_release(program);
     return fail("not a step with a seq dim", s);
   }
-  if ((int64_t)prompt_len + (new_tokens > 1 ? new_tokens - 1 : 0) > seq_max) {
+  /* The last new token is printed, never fed back: it takes no position. */
+  const int64_t positions_needed = (int64_t)prompt_len + (new_tokens > 1 ? new_tokens - 1 : 0);
+  if (positions_needed > seq_max) {
     fprintf(stderr, "gpuu_llm_generate: %zu prompt tokens and %d new ones need %lld positions; the caches hold %lld\n",
-            prompt_len, new_tokens, (long long)prompt_len + (new_tokens > 1 ? new_tokens - 1 : 0), (long long)seq_max);
+            prompt_len, new_tokens, (long long)positions_needed, (long long)seq_max);
     gpuu_program_release(program);
     return 2;
   }

@@ -597,17 +597,20 @@ def session_options(token: Optional[str] = None, group_id: Optional[int] = None,
         o.vgf_path = _enum_value(VGF_PATHS, "VGF path", vgf_path)
     o.gpu_timing = 1 if gpu_timing else 0
     o.profile = 1 if profile else 0
-    if isinstance(device_memory_limit, bool) or not isinstance(device_memory_limit, int) or device_memory_limit < 0:
-        raise TypeError(f"device_memory_limit must be a non-negative int, got {device_memory_limit!r}")
-    o.device_memory_limit = device_memory_limit
-    if isinstance(max_shape_variants, bool) or not isinstance(max_shape_variants, int) or max_shape_variants < 0:
-        raise TypeError(f"max_shape_variants must be a non-negative int, got {max_shape_variants!r}")
-    o.max_shape_variants = max_shape_variants
+    o.device_memory_limit = _non_negative_int("device_memory_limit", device_memory_limit)
+    o.max_shape_variants = _non_negative_int("max_shape_variants", max_shape_variants)
     if pipeline_cache is not None:
         o.pipeline_cache_path = os.fspath(pipeline_cache)
     # The C struct's array is filled when the session is created (Session).
     o.backend_option_list = _backend_option_list(backend_options)
     return o
+
+
+def _non_negative_int(name: str, value: Any) -> int:
+    """`value`, or a TypeError naming option `name` where it is not a non-negative int (bool included)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise TypeError(f"{name} must be a non-negative int, got {value!r}")
+    return value
 
 
 def _backend_option_list(backend_options: Optional[Mapping[str, Mapping[str, str]]]) -> List[Tuple[str, str, str]]:
