@@ -40,6 +40,7 @@ using gpu::DeviceBuffer;
 using gpu::MemoryKind;
 
 constexpr int64_t kHeads = 12, kHeadDim = 64;
+int64_t g_batch = 1;  // --batch: the prefills' batch (GPT-2's trunk at batch 4 x 512 in the real-size suite)
 
 std::vector<uint8_t> random_bytes(DType dtype, size_t count, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -144,7 +145,7 @@ struct Shapes {
 };
 
 Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Shapes& s, int runs, bool first) {
-  const graph::Shape heads = {1, kHeads, s.len, kHeadDim};
+  const graph::Shape heads = {g_batch, kHeads, s.len, kHeadDim};
   const size_t n = static_cast<size_t>(graph::shape_numel(heads));
   std::vector<std::vector<uint8_t>> qkv = {random_bytes(s.dtype, n, 1), random_bytes(s.dtype, n, 2),
                                            random_bytes(s.dtype, n, 3)};
@@ -163,7 +164,7 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Shapes
   graph::Graph fused;
   const int64_t width = kHeads * kHeadDim;
   {
-    auto x = graph::add_graph_input(fused, "x", s.dtype, {1, s.len, 3 * width}).value();
+    auto x = graph::add_graph_input(fused, "x", s.dtype, {g_batch, s.len, 3 * width}).value();
     std::vector<graph::ValueId> parts;
     for (int64_t i = 0; i < 3; ++i) {
       std::string name = "p" + std::to_string(i);
@@ -172,7 +173,7 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Shapes
                                                    {"starts", std::vector<int64_t>{i * width}},
                                                    {"ends", std::vector<int64_t>{(i + 1) * width}}}));
       GPUU_ASSIGN_OR_RETURN(auto r, graph::add_op(fused, "reshape", name + "_r", {p[0]},
-                                                  {{"shape", std::vector<int64_t>{1, s.len, kHeads, kHeadDim}}}));
+                                                  {{"shape", std::vector<int64_t>{g_batch, s.len, kHeads, kHeadDim}}}));
       GPUU_ASSIGN_OR_RETURN(auto t, graph::add_op(fused, "transpose", name + "_t", {r[0]},
                                                   {{"perm", std::vector<int64_t>{0, 2, 1, 3}}}));
       parts.push_back(t[0]);
@@ -184,7 +185,7 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Shapes
   graph::Graph parts;
   {
     auto q = graph::add_graph_input(parts, "q", s.dtype, heads).value();
-    auto kt = graph::add_graph_input(parts, "kt", s.dtype, {1, kHeads, kHeadDim, s.len}).value();
+    auto kt = graph::add_graph_input(parts, "kt", s.dtype, {g_batch, kHeads, kHeadDim, s.len}).value();
     auto v = graph::add_graph_input(parts, "v", s.dtype, heads).value();
     GPUU_ASSIGN_OR_RETURN(auto scores, graph::add_op(parts, "matmul", "qk", {q, kt}, {}));
     auto scale = graph::add_graph_constant(parts, "scale", s.dtype, {1},
@@ -208,13 +209,14 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Shapes
   // k transposed on the host for the decomposed graph; x = [q | k | v] per row for the fused one.
   const size_t es = graph::dtype_size(s.dtype);
   std::vector<uint8_t> kt(qkv[1].size()), x(3 * qkv[0].size());
-  for (int64_t h = 0; h < kHeads; ++h) {
+  for (int64_t bh = 0; bh < g_batch * kHeads; ++bh) {
+    const int64_t b = bh / kHeads, h = bh % kHeads;
     for (int64_t j = 0; j < s.len; ++j) {
       for (int64_t e = 0; e < kHeadDim; ++e) {
-        const size_t at = static_cast<size_t>((h * s.len + j) * kHeadDim + e);
-        std::memcpy(&kt[static_cast<size_t>((h * kHeadDim + e) * s.len + j) * es], &qkv[1][at * es], es);
+        const size_t at = static_cast<size_t>((bh * s.len + j) * kHeadDim + e);
+        std::memcpy(&kt[static_cast<size_t>((bh * kHeadDim + e) * s.len + j) * es], &qkv[1][at * es], es);
         for (int64_t w = 0; w < 3; ++w) {
-          const size_t to = static_cast<size_t>(j * 3 * width + w * width + h * kHeadDim + e);
+          const size_t to = static_cast<size_t>((b * s.len + j) * 3 * width + w * width + h * kHeadDim + e);
           std::memcpy(&x[to * es], &qkv[static_cast<size_t>(w)][at * es], es);
         }
       }
@@ -227,6 +229,14 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Shapes
   one_pass.attention_splits = 1;
   one_pass.attention_coopmat = false;
   GPUU_ASSIGN_OR_RETURN(Timing t_one_pass, time_graph(ctx, pool, one, qkv, runs, false, one_pass));
+  // ... with 16 and 32 keys a block (key columns per invocation 1, 2).
+  std::vector<Timing> t_keys;
+  for (uint32_t keys : {1u, 2u}) {
+    kernels::KernelGraphOptions o = one_pass;
+    o.attention_keys = keys;
+    GPUU_ASSIGN_OR_RETURN(Timing t, time_graph(ctx, pool, one, qkv, runs, false, o));
+    t_keys.push_back(std::move(t));
+  }
   // And forced onto the matrix-core kernel (f16, where the device has it;
   // else as picked): its key split as the policy picks it, then 1, 2 and 4
   // subgroups sharing each key block.
@@ -257,28 +267,31 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Shapes
                 e = element(s.dtype, t_coop.output.data(), i);
     max_diff = std::max({max_diff, double(std::fabs(a - b)), double(std::fabs(a - c)), double(std::fabs(a - d)),
                          double(std::fabs(a - e))});
+    for (const Timing& t : t_keys) max_diff = std::max(max_diff, double(std::fabs(a - element(s.dtype, t.output.data(), i))));
     for (const Timing& t : t_coop_split) {
       max_diff = std::max(max_diff, double(std::fabs(a - element(s.dtype, t.output.data(), i))));
     }
   }
-  const double flops = 4.0 * kHeads * double(s.len) * double(s.len) * kHeadDim * (s.causal ? 0.5 : 1.0);
+  const double flops = 4.0 * double(g_batch * kHeads) * double(s.len) * double(s.len) * kHeadDim * (s.causal ? 0.5 : 1.0);
   std::printf("%s    {\"dtype\": \"%s\", \"len\": %lld, \"causal\": %s, \"sdpa_us\": %.1f, \"sdpa_views_us\": %.1f, "
               "\"decomposed_us\": %.1f, \"decomposed_gemms_us\": %.1f, \"decomposed_softmax_us\": %.1f, "
               "\"sdpa_tflops\": %.3g, \"split\": \"%s\", \"sdpa_shader_cores_one_pass_us\": %.1f, "
+              "\"sdpa_shader_cores_keys_1_2_us\": [%.1f, %.1f], "
               "\"sdpa_matrix_cores_us\": %.1f, \"sdpa_matrix_cores_key_split_1_2_4_us\": [%.1f, %.1f, %.1f], "
               "\"max_abs_diff\": %.2e}",
               first ? "" : ",\n", graph::dtype_name(s.dtype), static_cast<long long>(s.len),
               s.causal ? "true" : "false", t_one.gpu_us, t_fused.gpu_us, t_parts.gpu_us, gemm_us, softmax_us,
-              flops / t_one.gpu_us / 1e6, split.c_str(), t_one_pass.gpu_us, t_coop.gpu_us, t_coop_split[0].gpu_us,
+              flops / t_one.gpu_us / 1e6, split.c_str(), t_one_pass.gpu_us, t_keys[0].gpu_us, t_keys[1].gpu_us,
+              t_coop.gpu_us, t_coop_split[0].gpu_us,
               t_coop_split[1].gpu_us, t_coop_split[2].gpu_us, max_diff);
   std::fflush(stdout);
   std::fprintf(stderr,
-               "%-4s L=%-5lld causal=%d  sdpa %8.1f us (%s; shader cores one pass %8.1f, matrix cores %8.1f,"
-               " key split 1/2/4 %.1f/%.1f/%.1f)  views %8.1f  decomposed %8.1f  (gemms %8.1f, softmax %7.1f)"
+               "%-4s L=%-5lld causal=%d  sdpa %8.1f us (%s; shader cores one pass %8.1f, keys 1/2 %.1f/%.1f,"
+               " matrix cores %8.1f, key split 1/2/4 %.1f/%.1f/%.1f)  views %8.1f  decomposed %8.1f  (gemms %8.1f, softmax %7.1f)"
                "  diff %.1e\n",
                graph::dtype_name(s.dtype), static_cast<long long>(s.len), s.causal ? 1 : 0, t_one.gpu_us,
-               split.c_str(), t_one_pass.gpu_us, t_coop.gpu_us, t_coop_split[0].gpu_us, t_coop_split[1].gpu_us,
-               t_coop_split[2].gpu_us, t_fused.gpu_us, t_parts.gpu_us, gemm_us, softmax_us, max_diff);
+               split.c_str(), t_one_pass.gpu_us, t_keys[0].gpu_us, t_keys[1].gpu_us, t_coop.gpu_us,
+               t_coop_split[0].gpu_us, t_coop_split[1].gpu_us, t_coop_split[2].gpu_us, t_fused.gpu_us, t_parts.gpu_us, gemm_us, softmax_us, max_diff);
   return Status::Ok();
 }
 
@@ -345,6 +358,8 @@ int main(int argc, char** argv) {
       lengths = {64, 100};  // CPU devices
       caches = {96};
       runs = 3;
+    } else if (!std::strcmp(argv[i], "--batch") && i + 1 < argc) {
+      g_batch = std::max(1, std::atoi(argv[++i]));
     } else if (!std::strcmp(argv[i], "--decode")) {
       decode_only = true;
     } else if (!std::strcmp(argv[i], "--lengths") && i + 1 < argc) {  // --lengths 128,197: prefills of these
@@ -357,7 +372,7 @@ int main(int argc, char** argv) {
       }
       caches.clear();
     } else {
-      std::fprintf(stderr, "usage: bench_attention [--runs N] [--quick] [--decode] [--lengths L,L...]\n");
+      std::fprintf(stderr, "usage: bench_attention [--runs N] [--quick] [--decode] [--lengths L,L...] [--batch B]\n");
       return 2;
     }
   }
@@ -365,9 +380,10 @@ int main(int argc, char** argv) {
   if (!device) return 1;
   const SharedGpuContextPtr& c = device->ctx;
   VkCommandPool pool = device->pool;
-  std::printf("{\n  \"benchmark\": \"attention\",\n  \"device\": \"%s\",\n  \"heads\": %lld,\n  \"head_dim\": %lld,\n"
-              "  \"cases\": [\n",
-              c->device_name().c_str(), static_cast<long long>(kHeads), static_cast<long long>(kHeadDim));
+  std::printf("{\n  \"benchmark\": \"attention\",\n  \"device\": \"%s\",\n  \"batch\": %lld,\n  \"heads\": %lld,\n"
+              "  \"head_dim\": %lld,\n  \"cases\": [\n",
+              c->device_name().c_str(), static_cast<long long>(g_batch), static_cast<long long>(kHeads),
+              static_cast<long long>(kHeadDim));
   const bool f16 = c->has_feature(kFeatureShaderFloat16) && c->has_feature(kFeatureStorageBuffer16Bit);
   bool first = true;
   int rc = 0;

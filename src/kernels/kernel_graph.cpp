@@ -299,6 +299,7 @@ Status KernelGraph::build(const graph::Graph& region, const std::vector<BufferRa
   lc.attention_splits = options.attention_splits;
   lc.attention_coopmat = options.attention_coopmat;
   lc.attention_coop_key_split = options.attention_coop_key_split;
+  lc.attention_keys = options.attention_keys;
   for (const LoweringUnit& unit : units) {
     const graph::Node& node = region.node(unit.nodes.back());
     scratch_.next_unit();

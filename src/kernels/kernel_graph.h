@@ -70,6 +70,10 @@ struct KernelGraphOptions {
   // Forces the matrix-core attention's subgroups sharing each key block (1,
   // 2 or 4; tests, benchmarks): choose_coop_attention_key_split otherwise.
   std::optional<uint32_t> attention_coop_key_split;
+  // Forces the shader-core attention's key blocks to 16 keys (1; tests,
+  // benchmarks): 32 (2) is the pick wherever the device's shared memory
+  // holds them.
+  std::optional<uint32_t> attention_keys;
   // Where the intermediates' arena lives: `bytes` of device memory that its
   // giver owns for as long as the graph lives (a runtime's workspace, shared
   // with graphs that never run at the same time). Unset: a buffer of the

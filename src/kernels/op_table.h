@@ -117,6 +117,7 @@ struct LoweringContext {
   std::optional<uint32_t> attention_splits;  // KernelGraphOptions::attention_splits
   std::optional<bool> attention_coopmat;      // KernelGraphOptions::attention_coopmat
   std::optional<uint32_t> attention_coop_key_split;  // KernelGraphOptions::attention_coop_key_split
+  std::optional<uint32_t> attention_keys;            // KernelGraphOptions::attention_keys
   // Indexed by ValueId: the region input whose memory the value is written
   // over (a program state updated in place), else kNone; empty when none is.
   // A lowering that would first copy that input into the value skips the

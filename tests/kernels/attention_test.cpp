@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <tuple>
 
 #include "kernels/attention.h"
 #include "kernels/gemm_select.h"
@@ -122,6 +123,24 @@ TEST(VulkanAttention, CausalSkipsBlocksPastTheDiagonal) {
     Problem p{{2}, 2, 2, l, s, 64, 64};
     EXPECT_TRUE(matches(DType::kF32, p, seed += 3, causal));
   }
+}
+
+TEST(VulkanAttention, SixteenKeyBlocksMatchTheCpu) {
+  // The blocks devices with little shared memory take (forced here): each
+  // block's keys and values loaded while the previous one is multiplied, S
+  // ragged around 16, causal, head dims past the vector chunks and up to 128,
+  // and split keys.
+  kernels::KernelGraphOptions sixteen;
+  sixteen.attention_keys = 1;
+  uint32_t seed = 250;
+  for (auto [s, e, ev] : std::initializer_list<std::tuple<int64_t, int64_t, int64_t>>{
+           {1, 64, 64}, {16, 64, 64}, {17, 128, 128}, {47, 33, 20}, {100, 64, 64}}) {
+    EXPECT_TRUE(matches(DType::kF32, Problem{{2}, 2, 2, 37, s, e, ev}, seed += 3, {}, nullptr, sixteen));
+  }
+  EXPECT_TRUE(matches(DType::kF32, Problem{{2}, 2, 2, 50, 50, 64, 64}, seed += 3, {{"is_causal", int64_t{1}}},
+                      nullptr, sixteen));
+  sixteen.attention_splits = 3;
+  EXPECT_TRUE(matches(DType::kF32, Problem{{1}, 4, 2, 1, 90, 64, 64}, seed += 3, {}, nullptr, sixteen));
 }
 
 TEST(VulkanAttention, BoolMaskWithFullyMaskedRows) {

@@ -242,9 +242,13 @@ Status lower_attention_to(LoweringContext& lc, const graph::Node& n, const Tenso
   const uint32_t e4 = (e + 3) / 4, ev4 = (ev + 3) / 4;
   const uint32_t row_stride = std::max(e4, ev4) | 1u;  // odd: rows start on distinct banks
   const auto chunks = static_cast<int32_t>((ev4 + kRowGroup - 1) / kRowGroup);
-  // 32-key blocks where they fit the device's shared memory, else 16.
+  // 32-key blocks where they fit the device's shared memory, else 16 (or as
+  // forced). 64 (4 keys an invocation) measured no faster on the H100:
+  // GPT-2's heads at 512 rows 54-57 us against 55-57 at batch 1, 111 against
+  // 106 at batch 4 (`attention-keys-prefetch-*-2026-12-08.json`).
   const uint32_t shared_limit = lc.ctx.properties().limits.maxComputeSharedMemorySize;
-  const uint32_t keys = shared_bytes(row_stride, 2) <= shared_limit ? 2 : 1;
+  uint32_t keys = shared_bytes(row_stride, 2) <= shared_limit ? 2 : 1;
+  if (lc.attention_keys == 1u) keys = 1;
   if (shared_bytes(row_stride, keys) > shared_limit) {
     return err(StatusCode::kUnsupported, "node '", n.name, "' (", n.op, "): the attention kernel needs ",
                shared_bytes(row_stride, keys), " bytes of shared memory at head dims ", e, "/", ev, "; device '",

@@ -7,10 +7,11 @@
 // takes BQ = 32 query rows of one (batch, head) and streams the keys and
 // values through shared memory in blocks of BK = 32, keeping an online
 // softmax per row (running max and sum, f32) and its 32 x Ev output in
-// registers; whatever T is, the math is f32. Per key block: stage K, scores
-// (4 rows x KEYS keys per invocation), the rows' block max through shared
-// memory, probabilities into shared memory, stage V (over K), output += P V
-// (4 rows x 4*NC output columns per invocation). BK = 32 keys per block, or 16
+// registers; whatever T is, the math is f32. Per key block: stage K (loaded
+// during the previous block's P V), scores (4 rows x KEYS keys per
+// invocation) while V loads, the rows' block max through shared memory,
+// probabilities into shared memory, stage V (over K), output += P V (4 rows x
+// 4*NC output columns per invocation) while the next K loads. BK = 32 keys per block, or 16
 // where the device's shared memory is too small for 32 (lavapipe's 32 KiB at
 // head dims past 96). Causal blocks past the
 // diagonal are never visited. A row that sees no key (every score -inf)
@@ -123,21 +124,35 @@ void stage_q(uint q_base, uint row0, uint t) {
   }
 }
 
-void stage_k(uint k_base, uint key0, uint t) {
-  for (uint idx = t; idx < BK * E4; idx += GPUU_WG) {
-    uint row = idx / E4, d = idx - row * E4;
-    vec4 val = vec4(0.0);
-    if (key0 + row < p.S) LOAD_CHUNK(k, k4, k_base + (key0 + row) * p.k_sl, d, p.E, val);
-    kv_tile[row * RS + d] = val;
-  }
-}
+// The K or V block in flight: each invocation carries its chunks of the next
+// block from memory in registers while the current one is multiplied, so
+// that a block's loads are not waited for between its barriers (at most
+// 32 keys x 32 chunks over 128 invocations).
+#define MAX_PRE 8u
+vec4 pre[MAX_PRE];
 
-void stage_v(uint v_base, uint key0, uint t) {
-  for (uint idx = t; idx < BK * EV4; idx += GPUU_WG) {
-    uint row = idx / EV4, d = idx - row * EV4;
-    vec4 val = vec4(0.0);  // rows past S stay 0: their probabilities are 0, 0 * garbage could be NaN
-    if (key0 + row < p.S) LOAD_CHUNK(v, v4, v_base + (key0 + row) * p.v_sl, d, p.Ev, val);
-    kv_tile[row * RS + d] = val;
+// Loads the chunks of `rows` x `chunks` (key rows from key0 of the tensor at
+// `base`, row stride `sl`, head dim `dim`) that this invocation stages; rows
+// past S stay 0 (a value row's probability is 0 there, and 0 * garbage could
+// be NaN).
+#define FETCH(buf, buf4, base, sl, chunks, dim, key0, t)                                \
+  [[unroll]] for (uint i_ = 0u; i_ < MAX_PRE; ++i_) {                                     \
+    const uint idx_ = (t) + i_ * GPUU_WG;                                                 \
+    if (idx_ < BK * (chunks)) {                                                           \
+      const uint row_ = idx_ / (chunks), d_ = idx_ - row_ * (chunks);                     \
+      pre[i_] = vec4(0.0);                                                                \
+      if ((key0) + row_ < p.S) LOAD_CHUNK(buf, buf4, (base) + ((key0) + row_) * (sl), d_, dim, pre[i_]); \
+    }                                                                                     \
+  }
+
+// The fetched block into kv_tile (`chunks` per key row).
+void put_block(uint chunks, uint t) {
+  [[unroll]] for (uint i = 0u; i < MAX_PRE; ++i) {
+    const uint idx = t + i * GPUU_WG;
+    if (idx < BK * chunks) {
+      const uint row = idx / chunks, d = idx - row * chunks;
+      kv_tile[row * RS + d] = pre[i];
+    }
   }
 }
 
@@ -201,17 +216,22 @@ void main() {
   uint keys = p.S;
   if (CAUSAL != 0) keys = min(keys, row0 + BQ);
   const uint blocks = min((keys + BK - 1u) / BK, (split + 1u) * p.split_blocks);
-  for (uint blk = split * p.split_blocks; blk < blocks; ++blk) {
+  const uint first = split * p.split_blocks;
+  if (first < blocks) FETCH(k, k4, k_base, p.k_sl, E4, p.E, first * BK, t);
+  for (uint blk = first; blk < blocks; ++blk) {
     const uint key0 = blk * BK;
     barrier();  // the previous block's readers of kv_tile and p_tile are done
-    stage_k(k_base, key0, t);
+    put_block(E4, t);
     barrier();
+    FETCH(v, v4, v_base, p.v_sl, EV4, p.Ev, key0, t);  // in flight during the scores
 
     float s[ROWS][MAX_KEYS];
     [[unroll]] for (uint i = 0u; i < ROWS; ++i) {
       [[unroll]] for (uint j = 0u; j < MAX_KEYS; ++j) s[i][j] = 0.0;
     }
-    for (uint d = 0u; d < E4; ++d) {
+    // Unrolled (E4 is a specialization constant: the driver unrolls): the
+    // next chunks' shared reads issue before this one's products need them.
+    [[unroll]] for (uint d = 0u; d < E4; ++d) {
       vec4 qv[ROWS], kv[MAX_KEYS];
       [[unroll]] for (uint i = 0u; i < ROWS; ++i) qv[i] = q_tile[(r + 8u * i) * RS + d];
       [[unroll]] for (uint j = 0u; j < MAX_KEYS; ++j) {
@@ -256,10 +276,11 @@ void main() {
       out0[i] *= alpha;
       out1[i] *= alpha;
     }
-    stage_v(v_base, key0, t);
+    put_block(EV4, t);
     barrier();
+    if (blk + 1u < blocks) FETCH(k, k4, k_base, p.k_sl, E4, p.E, key0 + BK, t);  // in flight during P V
 
-    for (uint j4 = 0u; j4 < BK / 4u; ++j4) {
+    [[unroll]] for (uint j4 = 0u; j4 < BK / 4u; ++j4) {
       vec4 pv[ROWS];
       [[unroll]] for (uint i = 0u; i < ROWS; ++i) pv[i] = p_tile[(r + 8u * i) * P_STRIDE + j4];
       if (c < EV4) add_pv(out0, pv, 4u * j4 * RS + c);
