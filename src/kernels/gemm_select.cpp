@@ -333,11 +333,18 @@ bool split_last_round(GemmChoice& choice, const GemmProblem& problem, uint32_t u
 // 2048 x 3072 -> 768 (96 tiles): 4 shares of 768, 252 us + 17 for the
 // reduction with the layer norm after it, against 357 + 7 on the 64x64 tile
 // unsplit; its 2048 x 768 -> 768 in 4 shares of 192 was no faster (84 + 17
-// against 97 + 7), hence the depth.
+// against 97 + 7), hence the depth. A convolution takes it from fewer tiles
+// too, as long as its shares make half a round or more: resnet50's batch-8
+// 3x3 convolutions made 16, 26 and 49 tiles of 128x128 and ran on the 64x64
+// tile at 14-19 TFLOP/s (H100, c7cf3a9), where the 128x128 tile runs GPT-2's
+// linears at 35-39; split there, resnet50 at batch 8 f32 went 4.28 -> 4.11
+// ms of GPU time (H100, same call, `real-conv-split-*-2026-12-08.json`).
+// (Linears of under half a round keep the 64x64 tile's split, measured for
+// ViT's and GPT-2's 128-197 rows.)
 constexpr uint32_t kLargeTileMinShare = 512;
 bool split_few_large_tiles(GemmChoice& choice, const GemmProblem& problem, uint32_t units) {
   const uint64_t tiles = grid_tiles(choice, problem);
-  if (tiles >= units || 2 * tiles < units) return false;
+  if (tiles >= units || (!problem.conv && 2 * tiles < units)) return false;
   uint32_t best = 1;
   double best_rounds = 1.0;  // in rounds of whole-K tiles
   for (uint32_t s = 2; s <= std::min(kTiledMaxSplits, problem.k / kLargeTileMinShare); ++s) {
@@ -347,7 +354,7 @@ bool split_few_large_tiles(GemmChoice& choice, const GemmProblem& problem, uint3
       best_rounds = rounds;
     }
   }
-  if (best_rounds > kTiledMinRoundsFull) return false;
+  if (best_rounds > kTiledMinRoundsFull || 2 * tiles * best < units) return false;
   split_k(choice, problem.k, best);
   if (choice.splits < 2) return false;
   choice.why += "; " + std::to_string(tiles) + " tiles for " + std::to_string(units) + " multiprocessors: K in " +
@@ -402,8 +409,8 @@ GemmChoice select_gemm(const SharedGpuContext& ctx, graph::DType dtype, const Ge
     choice.why = std::string(problem.m <= small_side ? "rows" : "columns") + " within one 64x64 tile: a 128x128 tile "
                  "would compute half of it in vain";
   }
-  // f32 linears of a half to one round of 128x128 tiles with a deep K (split_few_large_tiles).
-  if (choice.kernel == GemmKernel::kTiled128 && !problem.conv && split_few_large_tiles(choice, problem, units)) {
+  // f32 GEMMs of fewer 128x128 tiles than a round with a deep K (split_few_large_tiles).
+  if (choice.kernel == GemmKernel::kTiled128 && split_few_large_tiles(choice, problem, units)) {
     return choice;
   }
   if (choice.kernel == GemmKernel::kTiled128 && tiles(choice) < units) {

@@ -280,6 +280,15 @@ TEST(VulkanGemmSplit, SelectorFillsTheGpu) {
   GemmChoice narrow = on_132(GemmProblem{true, 64, 8 * 56 * 56, 576});
   EXPECT_EQ(narrow.kernel, GemmKernel::kTiled64) << narrow.describe();
   EXPECT_EQ(narrow.splits, 1u) << narrow.describe();
+  // resnet50's batch-8 3x3 convolutions of 512 channels at 7x7 (16 tiles of 128x128) and of 128 at 28x28 (49):
+  // the 128x128 tile with K in the shares that fill half a round or more (8 of 576, 2 of 576).
+  GemmChoice late8 = on_132(GemmProblem{true, 512, 8 * 49, 4608});
+  EXPECT_EQ(late8.kernel, GemmKernel::kTiled128) << late8.describe();
+  EXPECT_EQ(late8.splits, 8u) << late8.describe();
+  EXPECT_EQ(late8.k_split, 576u) << late8.describe();
+  GemmChoice mid8 = on_132(GemmProblem{true, 128, 8 * 28 * 28, 1152});
+  EXPECT_EQ(mid8.kernel, GemmKernel::kTiled128) << mid8.describe();
+  EXPECT_EQ(mid8.splits, 2u) << mid8.describe();
   // A GEMM of 2048 rows by 3072 columns keeps a GPU's usual tile: 384 tiles of 128x128 fill 3 rounds.
   GemmChoice wide = on_132(GemmProblem{false, 2048, 3072, 768, 1, true});
   EXPECT_EQ(wide.kernel, GemmKernel::kTiled128) << wide.describe();
@@ -321,7 +330,8 @@ TEST(VulkanGemmSplit, SelectorFillsTheGpu) {
   // Every choice says why.
   EXPECT_EQ(large.whole_tile_rows, 0u) << large.describe();
   for (const GemmChoice& c :
-       {late, decode, decode_kn, excite, narrow, wide, qkv, fc2, proj, shallow, vit, vit_down, vit_qkv, large}) {
+       {late, late8, mid8, decode, decode_kn, excite, narrow, wide, qkv, fc2, proj, shallow, vit, vit_down, vit_qkv,
+        large}) {
     EXPECT_FALSE(c.why.empty()) << c.describe();
   }
 }
