@@ -126,15 +126,16 @@ void stage_q(uint q_base, uint row0, uint t) {
 
 // The K or V block in flight: each invocation carries its chunks of the next
 // block from memory in registers while the current one is multiplied, so
-// that a block's loads are not waited for between its barriers (at most
-// 32 keys x 32 chunks over 128 invocations).
+// that a block's loads are not waited for between its barriers. At most
+// 32 keys x 32 chunks over 128 invocations: the host takes head dims up to
+// 128 (kMaxHeadDim) and blocks of at most 32 keys.
 #define MAX_PRE 8u
 vec4 pre[MAX_PRE];
 
-// Loads the chunks of `rows` x `chunks` (key rows from key0 of the tensor at
-// `base`, row stride `sl`, head dim `dim`) that this invocation stages; rows
-// past S stay 0 (a value row's probability is 0 there, and 0 * garbage could
-// be NaN).
+// Loads into `pre` this invocation's chunks of the BK key rows from key0 of
+// the tensor at `base` (row stride `sl`, `chunks` chunks a row, head dim
+// `dim`); rows past S stay 0 (a value row's probability is 0 there, and 0 *
+// garbage could be NaN).
 #define FETCH(buf, buf4, base, sl, chunks, dim, key0, t)                                \
   [[unroll]] for (uint i_ = 0u; i_ < MAX_PRE; ++i_) {                                     \
     const uint idx_ = (t) + i_ * GPUU_WG;                                                 \
