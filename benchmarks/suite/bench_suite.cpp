@@ -114,8 +114,9 @@ struct SessionRun {
   size_t delegates = 0;
   double wall_us = -1, gpu_us = -1, host_io_wall_us = -1;
   // Of wall_us, the host's wait for the GPU (median): the rest is the host's
-  // own work in execute (recording, submitting).
-  double host_wait_us = -1;
+  // own work in execute (recording, submitting), of which host_submit_us
+  // (median) in vkQueueSubmit.
+  double host_wait_us = -1, host_submit_us = -1;
   double max_abs_diff = -1, ref_max_abs = -1;  // against the expected output, where given
 };
 
@@ -162,7 +163,7 @@ Result<SessionRun> run_session(std::shared_ptr<const program::Program> program, 
     GPUU_RETURN_IF_ERROR(session->bind_output_buffer(i, b.buffer(), 0, n));
     app.push_back(std::move(b));
   }
-  std::vector<double> wall, wait, gpu;
+  std::vector<double> wall, wait, submit, gpu;
   GPUU_RETURN_IF_ERROR(warm(o.warmup, [&] { return session->execute(); }));
   for (int i = 0; i < o.runs; ++i) {
     runtime::ExecuteStats stats;
@@ -170,9 +171,11 @@ Result<SessionRun> run_session(std::shared_ptr<const program::Program> program, 
     GPUU_RETURN_IF_ERROR(session->execute(&stats));
     wall.push_back(us_since(t0));
     wait.push_back(stats.host_wait_us);
+    submit.push_back(stats.host_submit_us);
   }
   r.wall_us = median(wall);
   r.host_wait_us = median(wait);
+  r.host_submit_us = median(submit);
   // The check: output 0 of the device-resident run against PyTorch eager.
   std::vector<std::vector<uint8_t>> outputs;
   for (const auto& d : session->outputs()) outputs.emplace_back(d.bytes);
@@ -409,8 +412,9 @@ void chain_case(const SharedGpuContextPtr& ctx, int64_t elements, const Options&
 }
 
 void print_session(const SessionRun& r) {
-  std::printf(", \"delegates\": %zu, \"wall_us\": %.2f, \"host_wait_us\": %.2f, \"gpu_us\": %.2f, \"host_io_wall_us\": %.2f",
-              r.delegates, r.wall_us, r.host_wait_us, r.gpu_us, r.host_io_wall_us);
+  std::printf(", \"delegates\": %zu, \"wall_us\": %.2f, \"host_wait_us\": %.2f, \"host_submit_us\": %.2f, "
+              "\"gpu_us\": %.2f, \"host_io_wall_us\": %.2f",
+              r.delegates, r.wall_us, r.host_wait_us, r.host_submit_us, r.gpu_us, r.host_io_wall_us);
 }
 
 // Every NAME.gpuu in `dir`, sorted by name.

@@ -600,7 +600,12 @@ Status Session::Impl::build_cpu_step(size_t plan_index) {
 }
 
 Status Session::Impl::wait_host(ContextTrack& t) {
-  if (!t.batch->empty()) GPUU_RETURN_IF_ERROR(t.batch->flush(&stats->queue_submits));
+  if (!t.batch->empty()) {
+    const auto submitting = std::chrono::steady_clock::now();
+    GPUU_RETURN_IF_ERROR(t.batch->flush(&stats->queue_submits));
+    stats->host_submit_us +=
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - submitting).count();
+  }
   if (!t.pending) return Status::Ok();
   auto start = std::chrono::steady_clock::now();
   if (sync_mode == SyncMode::kTimeline) {

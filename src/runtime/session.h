@@ -95,6 +95,10 @@ struct ExecuteStats {
   uint32_t host_waits = 0;   // times the host blocked on the GPU
   uint32_t host_copies = 0;  // tensors copied through the host between two devices
   double host_wait_us = 0;   // wall time the host spent blocked on the GPU
+  // Wall time the host spent in vkQueueSubmit for the batched delegates
+  // before its waits (timeline mode): of the host's own time in execute, the
+  // driver's share.
+  double host_submit_us = 0;
   double gpu_time_us = 0;    // sum of the delegates' GPU times (SessionOptions::gpu_timing), where known
 };
 
