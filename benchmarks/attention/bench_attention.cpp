@@ -267,12 +267,14 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Shapes
                 e = element(s.dtype, t_coop.output.data(), i);
     max_diff = std::max({max_diff, double(std::fabs(a - b)), double(std::fabs(a - c)), double(std::fabs(a - d)),
                          double(std::fabs(a - e))});
-    for (const Timing& t : t_keys) max_diff = std::max(max_diff, double(std::fabs(a - element(s.dtype, t.output.data(), i))));
-    for (const Timing& t : t_coop_split) {
-      max_diff = std::max(max_diff, double(std::fabs(a - element(s.dtype, t.output.data(), i))));
+    for (const std::vector<Timing>* forced : {&t_keys, &t_coop_split}) {
+      for (const Timing& t : *forced) {
+        max_diff = std::max(max_diff, double(std::fabs(a - element(s.dtype, t.output.data(), i))));
+      }
     }
   }
-  const double flops = 4.0 * double(g_batch * kHeads) * double(s.len) * double(s.len) * kHeadDim * (s.causal ? 0.5 : 1.0);
+  const double flops =
+      4.0 * double(g_batch * kHeads) * double(s.len) * double(s.len) * kHeadDim * (s.causal ? 0.5 : 1.0);
   std::printf("%s    {\"dtype\": \"%s\", \"len\": %lld, \"causal\": %s, \"sdpa_us\": %.1f, \"sdpa_views_us\": %.1f, "
               "\"decomposed_us\": %.1f, \"decomposed_gemms_us\": %.1f, \"decomposed_softmax_us\": %.1f, "
               "\"sdpa_tflops\": %.3g, \"split\": \"%s\", \"sdpa_shader_cores_one_pass_us\": %.1f, "
@@ -282,16 +284,16 @@ Status run_case(const SharedGpuContextPtr& ctx, VkCommandPool pool, const Shapes
               first ? "" : ",\n", graph::dtype_name(s.dtype), static_cast<long long>(s.len),
               s.causal ? "true" : "false", t_one.gpu_us, t_fused.gpu_us, t_parts.gpu_us, gemm_us, softmax_us,
               flops / t_one.gpu_us / 1e6, split.c_str(), t_one_pass.gpu_us, t_keys[0].gpu_us, t_keys[1].gpu_us,
-              t_coop.gpu_us, t_coop_split[0].gpu_us,
-              t_coop_split[1].gpu_us, t_coop_split[2].gpu_us, max_diff);
+              t_coop.gpu_us, t_coop_split[0].gpu_us, t_coop_split[1].gpu_us, t_coop_split[2].gpu_us, max_diff);
   std::fflush(stdout);
   std::fprintf(stderr,
                "%-4s L=%-5lld causal=%d  sdpa %8.1f us (%s; shader cores one pass %8.1f, keys 1/2 %.1f/%.1f,"
-               " matrix cores %8.1f, key split 1/2/4 %.1f/%.1f/%.1f)  views %8.1f  decomposed %8.1f  (gemms %8.1f, softmax %7.1f)"
-               "  diff %.1e\n",
+               " matrix cores %8.1f, key split 1/2/4 %.1f/%.1f/%.1f)  views %8.1f  decomposed %8.1f"
+               "  (gemms %8.1f, softmax %7.1f)  diff %.1e\n",
                graph::dtype_name(s.dtype), static_cast<long long>(s.len), s.causal ? 1 : 0, t_one.gpu_us,
                split.c_str(), t_one_pass.gpu_us, t_keys[0].gpu_us, t_keys[1].gpu_us, t_coop.gpu_us,
-               t_coop_split[0].gpu_us, t_coop_split[1].gpu_us, t_coop_split[2].gpu_us, t_fused.gpu_us, t_parts.gpu_us, gemm_us, softmax_us, max_diff);
+               t_coop_split[0].gpu_us, t_coop_split[1].gpu_us, t_coop_split[2].gpu_us, t_fused.gpu_us, t_parts.gpu_us,
+               gemm_us, softmax_us, max_diff);
   return Status::Ok();
 }
 

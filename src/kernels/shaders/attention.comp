@@ -11,10 +11,10 @@
 // during the previous block's P V), scores (4 rows x KEYS keys per
 // invocation) while V loads, the rows' block max through shared memory,
 // probabilities into shared memory, stage V (over K), output += P V (4 rows x
-// 4*NC output columns per invocation) while the next K loads. BK = 32 keys per block, or 16
-// where the device's shared memory is too small for 32 (lavapipe's 32 KiB at
-// head dims past 96). Causal blocks past the
-// diagonal are never visited. A row that sees no key (every score -inf)
+// 4*NC output columns per invocation) while the next K loads. BK = 32 keys
+// per block, or 16 where the device's shared memory is too small for 32
+// (lavapipe's 32 KiB at head dims past 96). Causal blocks past the diagonal
+// are never visited. A row that sees no key (every score -inf)
 // writes 0, as PyTorch's _safe_softmax.
 //
 // Split over keys (SPLIT = 1, flash-decoding): where (batch, head, query
